@@ -1,0 +1,99 @@
+//===- TGDialect.td - the tg dialect, its types and enums -*- tablegen -*-===//
+//
+// The tg dialect: tensor-semantics, side-effect-free ops for training steps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DIALECT_TG_TGDIALECT_TD
+#define TGC_DIALECT_TG_TGDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def TG_Dialect : Dialect {
+  let name = "tg";
+  let cppNamespace = "::tgc::tg";
+  let summary = "Training-graph dialect: the ops of a deep-learning training step";
+  let description = [{
+    The `tg` dialect describes one training step (forward, loss, backward and
+    optimizer update) as a `func.func` over statically shaped tensors. Every op
+    has tensor semantics and no side effects; shapes must match exactly, so
+    broadcasting is the explicit `tg.broadcast_in_dim` op.
+
+    Element types: `f32`, `f16`, `bf16`, `f8E4M3FN`, `f8E5M2`, `f64` (reference
+    only), `i64`, `i32` and `i1`. A scalar is a rank-0 tensor (`tensor<f32>`).
+
+    Function arguments and results carry attributes that say what they are:
+
+    * `tg.role` on an argument: `"param"`, `"state"` (optimizer state),
+      `"input"`, `"label"` or `"hyper"` (learning rate, step, loss scale).
+    * `tg.role` on a result: `"loss"` (a floating-point scalar, at most one),
+      `"grad"`, `"param"`, `"state"` or `"output"`.
+    * `tg.name` on either: the framework's stable name; unique among the
+      arguments and unique among the results.
+    * `tg.aliases = N` on a result: the result is the new value of argument
+      `N`, which must have the same type and the role `param` or `state`; at
+      most one result aliases a given argument. The buffer may be updated in
+      place.
+  }];
+  let useDefaultAttributePrinterParser = 0;
+  let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Names of the function argument/result attributes.
+    static constexpr ::llvm::StringLiteral kRoleAttrName = "tg.role";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "tg.name";
+    static constexpr ::llvm::StringLiteral kAliasesAttrName = "tg.aliases";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F64],
+                                "tg floating-point type">;
+def TG_IntElement : AnyTypeOf<[I64, I32], "tg integer type">;
+def TG_BoolElement : I<1>;
+
+def TG_Tensor : StaticShapeTensorOf<[TG_FloatElement, TG_IntElement,
+                                     TG_BoolElement]>;
+def TG_FloatTensor : StaticShapeTensorOf<[TG_FloatElement]>;
+def TG_IntTensor : StaticShapeTensorOf<[TG_IntElement]>;
+def TG_NumericTensor : StaticShapeTensorOf<[TG_FloatElement, TG_IntElement]>;
+def TG_BoolTensor : StaticShapeTensorOf<[TG_BoolElement]>;
+def TG_IntScalar : 0DTensorOf<[TG_IntElement]>;
+def TG_FloatScalar : 0DTensorOf<[TG_FloatElement]>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def TG_CompareDirection : I32EnumAttr<"CompareDirection",
+    "comparison direction", [
+      I32EnumAttrCase<"EQ", 0, "eq">, I32EnumAttrCase<"NE", 1, "ne">,
+      I32EnumAttrCase<"LT", 2, "lt">, I32EnumAttrCase<"LE", 3, "le">,
+      I32EnumAttrCase<"GT", 4, "gt">, I32EnumAttrCase<"GE", 5, "ge">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
+def TG_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+      I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">, I32EnumAttrCase<"Mean", 3, "mean">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
+def TG_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU formula", [
+      I32EnumAttrCase<"Erf", 0, "erf">, I32EnumAttrCase<"Tanh", 1, "tanh">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
+def TG_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
+      I32EnumAttrCase<"Mean", 0, "mean">, I32EnumAttrCase<"Sum", 1, "sum">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
+#endif // TGC_DIALECT_TG_TGDIALECT_TD

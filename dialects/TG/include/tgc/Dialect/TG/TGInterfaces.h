@@ -1,0 +1,66 @@
+//===- TGInterfaces.h - op interfaces of the tg dialect --------*- C++ -*-===//
+//
+// The data the tg op interfaces exchange (costs, sharding rules) and the
+// generated interface declarations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DIALECT_TG_TGINTERFACES_H
+#define TGC_DIALECT_TG_TGINTERFACES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace tgc::tg {
+
+/// The cost of executing one op as one kernel.
+struct OpCost {
+  /// Floating-point operations (a multiply-add counts as two).
+  int64_t flops = 0;
+  /// Evaluations of exp, log, tanh, erf, sqrt... (also counted in `flops`).
+  int64_t transcendentals = 0;
+  /// Bytes read from and written to device memory.
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  /// The element type the FLOPs run in (selects the peak rate), or null.
+  mlir::Type computeType;
+
+  int64_t bytesMoved() const { return bytesRead + bytesWritten; }
+
+  OpCost &operator+=(const OpCost &other);
+};
+
+/// A factor-based sharding rule (Shardy's model): every tensor dimension is
+/// the product of some factors, listed by index into `factorSizes`.
+struct ShardingRule {
+  llvm::SmallVector<int64_t> factorSizes;
+  /// For each operand, for each dimension, the factors it is made of.
+  llvm::SmallVector<llvm::SmallVector<llvm::SmallVector<int64_t, 1>>>
+      operandFactors;
+  /// For each result, for each dimension, the factors it is made of.
+  llvm::SmallVector<llvm::SmallVector<llvm::SmallVector<int64_t, 1>>>
+      resultFactors;
+
+  /// A factor of the operands that appears in no result: sharding it leaves
+  /// partial sums.
+  bool isReductionFactor(int64_t factor) const;
+};
+
+/// Bytes of one element of `elementType` in device memory (i1 is one byte).
+int64_t getElementByteSize(mlir::Type elementType);
+/// Bytes of a statically shaped tensor.
+int64_t getTensorByteSize(mlir::Type type);
+
+/// The cost of an elementwise op: `flopsPerElement` and
+/// `transcendentalsPerElement` per result element, all operands read once and
+/// the results written once.
+OpCost getElementwiseCost(mlir::Operation *op, int64_t flopsPerElement,
+                          int64_t transcendentalsPerElement);
+
+} // namespace tgc::tg
+
+#include "tgc/Dialect/TG/TGInterfaces.h.inc"
+
+#endif // TGC_DIALECT_TG_TGINTERFACES_H

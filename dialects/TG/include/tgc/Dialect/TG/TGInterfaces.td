@@ -1,0 +1,88 @@
+//===- TGInterfaces.td - op interfaces of the tg dialect -*- tablegen -*-===//
+//
+// The interfaces through which passes learn what they need of an op, so that
+// no pass lists op names: cost, differentiation, sharding and precision.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DIALECT_TG_TGINTERFACES_TD
+#define TGC_DIALECT_TG_TGINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def TG_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    What executing the op costs: floating-point operations (with the element
+    type they run in, so the cost model can pick the right peak rate),
+    transcendental function evaluations, and the bytes it reads from and
+    writes to device memory when it runs as its own kernel.
+
+    The figures describe the op as one kernel. A fusion region reports the
+    FLOPs of its body but only the bytes of its own inputs and outputs.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the cost of executing this op as one kernel.",
+      "::tgc::tg::OpCost", "getCost">,
+  ];
+}
+
+def TG_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    Reverse-mode differentiation: builds the vector-Jacobian product of the op.
+    Given the gradients of the op's results (a null value where a result has
+    no gradient), the op emits the ops that compute the gradient of each
+    operand and returns them, one per operand; a null value marks an operand
+    without a gradient (integer ids, labels, seeds).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Whether operand `index` can receive a gradient.
+      }], "bool", "isDifferentiableOperand", (ins "unsigned":$index),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::isa<::mlir::FloatType>(::mlir::getElementTypeOrSelf(
+            $_op->getOperand(index).getType()));
+      }]>,
+    InterfaceMethod<[{
+        Emits the vector-Jacobian product at the builder's insertion point and
+        returns one gradient per operand (null where there is none).
+      }], "::mlir::FailureOr<::llvm::SmallVector<::mlir::Value>>", "buildVjp",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGrads)>,
+  ];
+}
+
+def TG_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    How the op's tensor dimensions relate, as factors (the model of Shardy's
+    `OpShardingRule`): each factor has a size, and each operand and result
+    dimension is a product of factors. A factor that appears in operands but
+    in no result is a reduction factor: sharding it leaves partial sums.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the factor-based sharding rule of the op.",
+      "::tgc::tg::ShardingRule", "getShardingRule">,
+  ];
+}
+
+def TG_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    Mixed precision: which operands may be fed in a reduced-precision type
+    (bf16, f16, f8) and which type the op accumulates in.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Whether operand `index` may be converted to a reduced-precision type.
+      }], "bool", "allowsReducedPrecisionOperand", (ins "unsigned":$index)>,
+    InterfaceMethod<[{
+        The type the op accumulates in, or null if it does not accumulate.
+      }], "::mlir::Type", "getAccumulationType", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/"return {};">,
+  ];
+}
+
+#endif // TGC_DIALECT_TG_TGINTERFACES_TD

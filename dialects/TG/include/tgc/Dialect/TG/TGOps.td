@@ -1,0 +1,702 @@
+//===- TGOps.td - operations of the tg dialect -------------*- tablegen -*-===//
+//
+// Forward ops of a training step, grouped as in DESIGN.md: elementwise, shape,
+// reduction, compute and structure.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DIALECT_TG_TGOPS_TD
+#define TGC_DIALECT_TG_TGOPS_TD
+
+include "tgc/Dialect/TG/TGDialect.td"
+include "tgc/Dialect/TG/TGInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Traits that group ops for fusion.
+//===----------------------------------------------------------------------===//
+
+// Moves or reinterprets data without arithmetic.
+def TG_ShapeOpTrait : NativeOpTrait<"ShapeOp"> {
+  let cppNamespace = "::tgc::tg::OpTrait";
+}
+// Reduces along some dimensions of its (first) operand.
+def TG_ReductionOpTrait : NativeOpTrait<"ReductionOp"> {
+  let cppNamespace = "::tgc::tg::OpTrait";
+}
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class TG_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TG_Dialect, mnemonic,
+         [DeclareOpInterfaceMethods<TG_CostOpInterface>] # traits>;
+
+// An elementwise op whose cost is `flops` FLOPs and `transcendentals`
+// transcendental evaluations per result element.
+class TG_ElementwiseOp<string mnemonic, int flops, int transcendentals,
+                       list<Trait> traits = []>
+    : TG_Op<mnemonic, [Pure, Elementwise] # traits> {
+  let extraClassDefinition = [{
+    ::tgc::tg::OpCost $cppClass::getCost() {
+      return ::tgc::tg::getElementwiseCost(getOperation(), }] # flops #
+      [{, }] # transcendentals # [{);
+    }
+  }];
+}
+
+class TG_UnaryOp<string mnemonic, int flops, int transcendentals,
+                 Type type = TG_FloatTensor, list<Trait> traits = []>
+    : TG_ElementwiseOp<mnemonic, flops, transcendentals,
+                       [SameOperandsAndResultType] # traits> {
+  let arguments = (ins type:$operand);
+  let results = (outs type:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
+class TG_BinaryOp<string mnemonic, int flops, int transcendentals,
+                  Type type = TG_NumericTensor, list<Trait> traits = []>
+    : TG_ElementwiseOp<mnemonic, flops, transcendentals,
+                       [SameOperandsAndResultType] # traits> {
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+def TG_AddOp : TG_BinaryOp<"add", 1, 0, TG_NumericTensor, [Commutative]> {
+  let summary = "Elementwise addition";
+  let description = [{
+    `result[i] = lhs[i] + rhs[i]`. Integers wrap around.
+
+    ```mlir
+    %0 = tg.add %a, %b : tensor<4x8xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def TG_SubOp : TG_BinaryOp<"sub", 1, 0> {
+  let summary = "Elementwise subtraction";
+  let description = [{
+    `result[i] = lhs[i] - rhs[i]`. Integers wrap around.
+  }];
+  let hasFolder = 1;
+}
+
+def TG_MulOp : TG_BinaryOp<"mul", 1, 0, TG_NumericTensor, [Commutative]> {
+  let summary = "Elementwise multiplication";
+  let description = [{
+    `result[i] = lhs[i] * rhs[i]`. Integers wrap around.
+  }];
+  let hasFolder = 1;
+}
+
+def TG_DivOp : TG_BinaryOp<"div", 1, 0> {
+  let summary = "Elementwise division";
+  let description = [{
+    `result[i] = lhs[i] / rhs[i]`, IEEE division for floats; integer division
+    rounds toward zero and dividing by zero is an error at run time.
+  }];
+  let hasFolder = 1;
+}
+
+def TG_MaxOp : TG_BinaryOp<"max", 1, 0, TG_NumericTensor, [Commutative]> {
+  let summary = "Elementwise maximum";
+  let description = [{
+    `result[i] = max(lhs[i], rhs[i])`; NaN if either float operand is NaN.
+  }];
+}
+
+def TG_MinOp : TG_BinaryOp<"min", 1, 0, TG_NumericTensor, [Commutative]> {
+  let summary = "Elementwise minimum";
+  let description = [{
+    `result[i] = min(lhs[i], rhs[i])`; NaN if either float operand is NaN.
+  }];
+}
+
+def TG_PowOp : TG_BinaryOp<"pow", 1, 1, TG_FloatTensor> {
+  let summary = "Elementwise power";
+  let description = [{
+    `result[i] = lhs[i] ^ rhs[i]`, with the special cases of C's `pow`.
+  }];
+}
+
+def TG_NegOp : TG_UnaryOp<"neg", 1, 0, TG_NumericTensor> {
+  let summary = "Elementwise negation";
+  let description = "`result[i] = -operand[i]`.";
+  let hasFolder = 1;
+}
+
+def TG_AbsOp : TG_UnaryOp<"abs", 1, 0, TG_NumericTensor> {
+  let summary = "Elementwise absolute value";
+  let description = "`result[i] = |operand[i]|`.";
+}
+
+def TG_ExpOp : TG_UnaryOp<"exp", 1, 1> {
+  let summary = "Elementwise exponential";
+  let description = "`result[i] = e ^ operand[i]`.";
+}
+
+def TG_LogOp : TG_UnaryOp<"log", 1, 1> {
+  let summary = "Elementwise natural logarithm";
+  let description = "`result[i] = ln(operand[i])`; NaN below zero.";
+}
+
+def TG_SqrtOp : TG_UnaryOp<"sqrt", 1, 1> {
+  let summary = "Elementwise square root";
+  let description = "`result[i] = sqrt(operand[i])`.";
+}
+
+def TG_RsqrtOp : TG_UnaryOp<"rsqrt", 2, 1> {
+  let summary = "Elementwise reciprocal square root";
+  let description = "`result[i] = 1 / sqrt(operand[i])`.";
+}
+
+def TG_TanhOp : TG_UnaryOp<"tanh", 1, 1> {
+  let summary = "Elementwise hyperbolic tangent";
+  let description = "`result[i] = tanh(operand[i])`.";
+}
+
+def TG_ErfOp : TG_UnaryOp<"erf", 1, 1> {
+  let summary = "Elementwise error function";
+  let description = "`result[i] = erf(operand[i])`.";
+}
+
+def TG_SigmoidOp : TG_UnaryOp<"sigmoid", 3, 1> {
+  let summary = "Elementwise logistic sigmoid";
+  let description = "`result[i] = 1 / (1 + e ^ -operand[i])`.";
+}
+
+def TG_ReluOp : TG_UnaryOp<"relu", 1, 0> {
+  let summary = "Elementwise rectified linear unit";
+  let description = "`result[i] = max(operand[i], 0)`; NaN stays NaN.";
+}
+
+def TG_SiluOp : TG_UnaryOp<"silu", 4, 1> {
+  let summary = "Elementwise SiLU (swish)";
+  let description = "`result[i] = operand[i] * sigmoid(operand[i])`.";
+}
+
+def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [SameOperandsAndResultType]> {
+  let summary = "Elementwise GELU, exact (erf) or tanh approximation";
+  let description = [{
+    With `erf`: `x * 0.5 * (1 + erf(x / sqrt(2)))`.
+    With `tanh`: `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`,
+    the form of GPT-2 and PyTorch's `approximate="tanh"`.
+
+    ```mlir
+    %0 = tg.gelu tanh %x : tensor<4x3072xbf16>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$operand,
+                       TG_GeluApproximation:$approximation);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$approximation $operand attr-dict `:` type($result)";
+}
+
+def TG_SelectOp : TG_ElementwiseOp<"select", 1, 0,
+    [AllTypesMatch<["on_true", "on_false", "result"]>,
+     AllShapesMatch<["pred", "result"]>]> {
+  let summary = "Elementwise choice between two tensors";
+  let description = [{
+    `result[i] = pred[i] ? on_true[i] : on_false[i]`.
+
+    ```mlir
+    %0 = tg.select %mask, %a, %b : tensor<4x4xi1>, tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins TG_BoolTensor:$pred, TG_Tensor:$on_true,
+                       TG_Tensor:$on_false);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def TG_CompareOp : TG_ElementwiseOp<"compare", 1, 0,
+    [AllTypesMatch<["lhs", "rhs"]>,
+     InferTypeOpAdaptor]> {
+  let summary = "Elementwise comparison";
+  let description = [{
+    `result[i] = lhs[i] <direction> rhs[i]`, an `i1` tensor of the operands'
+    shape. Float comparisons are ordered (false when either side is NaN),
+    except `ne`, which is true when either side is NaN.
+
+    ```mlir
+    %0 = tg.compare lt, %a, %b : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins TG_CompareDirection:$direction, TG_NumericTensor:$lhs,
+                       TG_NumericTensor:$rhs);
+  let results = (outs TG_BoolTensor:$result);
+  let assemblyFormat = [{
+    $direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)
+  }];
+}
+
+def TG_ConvertOp : TG_ElementwiseOp<"convert", 1, 0,
+    [AllShapesMatch<["operand", "result"]>]> {
+  let summary = "Elementwise element type conversion";
+  let description = [{
+    Converts each element to the result's element type:
+    float to float rounds to nearest even (to infinity on overflow, or to NaN
+    for `f8E4M3FN`, which has no infinity); float to integer rounds toward
+    zero and saturates, NaN becoming 0; integer to float rounds to nearest
+    even; anything to `i1` is `x != 0`; `i1` to anything is 0 or 1.
+
+    ```mlir
+    %0 = tg.convert %w : tensor<768x768xf32> -> tensor<768x768xbf16>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def TG_ConstantOp : TG_Op<"constant", [Pure, ConstantLike, TG_ShapeOpTrait,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor";
+  let description = [{
+    ```mlir
+    %0 = tg.constant dense<1.0> : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
+      build($_builder, $_state, value.getType(), value);
+    }]>,
+  ];
+}
+
+def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [Pure, TG_ShapeOpTrait]> {
+  let summary = "Broadcast a tensor to a larger shape";
+  let description = [{
+    Dimension `i` of the operand becomes dimension `dims[i]` of the result;
+    the other result dimensions are new. `dims` is strictly increasing, and
+    each operand dimension either equals its result dimension or is 1 (and is
+    then repeated).
+    `result[j] = operand[i]` with `i[k] = operand_dim(k) == 1 ? 0 : j[dims[k]]`.
+
+    ```mlir
+    %0 = tg.broadcast_in_dim %bias dims = [1] : tensor<768xf32> -> tensor<8x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand,
+                       DenseI64ArrayAttr:$broadcast_dimensions);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `dims` `=` $broadcast_dimensions attr-dict `:` type($operand)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TG_ReshapeOp : TG_Op<"reshape", [Pure, TG_ShapeOpTrait]> {
+  let summary = "Reinterpret a tensor with another shape";
+  let description = [{
+    Same elements in row-major order; the element counts must match.
+
+    ```mlir
+    %0 = tg.reshape %x : tensor<8x128x768xf32> -> tensor<1024x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TG_TransposeOp : TG_Op<"transpose", [Pure, TG_ShapeOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "Permute the dimensions of a tensor";
+  let description = [{
+    Result dimension `i` is operand dimension `permutation[i]`.
+
+    ```mlir
+    %0 = tg.transpose %x perm = [0, 2, 1, 3] : tensor<8x128x12x64xf32> -> tensor<8x12x128x64xf32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand, DenseI64ArrayAttr:$permutation);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `perm` `=` $permutation attr-dict `:` type($operand) `->`
+    type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def TG_SliceOp : TG_Op<"slice", [Pure, TG_ShapeOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "A strided rectangular part of a tensor";
+  let description = [{
+    For each dimension, the elements `start, start + stride, ...` below
+    `limit`, written `start:limit` or `start:limit:stride`; the result
+    dimension is `ceil((limit - start) / stride)`, with
+    `0 <= start <= limit <= size` and `stride >= 1`.
+
+    ```mlir
+    %q = tg.slice %qkv [0:8, 0:128, 0:768] : tensor<8x128x2304xf32> -> tensor<8x128x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand, DenseI64ArrayAttr:$start_indices,
+                       DenseI64ArrayAttr:$limit_indices,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $operand custom<SliceRanges>($start_indices, $limit_indices, $strides)
+    attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def TG_ConcatOp : TG_Op<"concat", [Pure, TG_ShapeOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "Concatenate tensors along one dimension";
+  let description = [{
+    All inputs have the same element type and the same sizes except along
+    `dim`.
+
+    ```mlir
+    %0 = tg.concat %a, %b dim = 1 : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TG_Tensor>:$inputs, I64Attr:$dimension);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` `=` $dimension attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def TG_ReduceOp : TG_Op<"reduce", [Pure, TG_ReductionOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "Sum, max, min or mean over some dimensions";
+  let description = [{
+    Reduces over `dims` (strictly increasing), which disappear from the
+    result. Floating-point reductions accumulate in f32 (f64 for f64) and
+    round once to the result type, as GPU libraries do. `mean` is for floats
+    only. Over an empty set, `sum` is 0, `max` is -inf (the lowest integer)
+    and `min` is +inf (the highest integer).
+
+    ```mlir
+    %0 = tg.reduce sum %x dims = [0, 1] : tensor<8x128x768xf32> -> tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins TG_ReduceKind:$kind, TG_NumericTensor:$operand,
+                       DenseI64ArrayAttr:$dimensions);
+  let results = (outs TG_NumericTensor:$result);
+  let assemblyFormat = [{
+    $kind $operand `dims` `=` $dimensions attr-dict `:` type($operand) `->`
+    type($result)
+  }];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute ops
+//===----------------------------------------------------------------------===//
+
+def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
+  let summary = "Batched matrix multiplication";
+  let description = [{
+    `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]` after the
+    optional transposes of the last two dimensions of each operand.
+
+    Either both operands have the same rank and identical batch dimensions,
+    or `rhs` is a matrix shared by every batch of `lhs` (a linear layer:
+    `tensor<8x128x768xbf16>` times `tensor<768x3072xbf16>`). Both operands
+    have the same floating-point element type; the products are accumulated
+    in f32 (f64 for f64) and rounded once to the result's element type, which
+    may differ from the operands' (e.g. bf16 inputs, f32 output).
+
+    ```mlir
+    %0 = tg.matmul %x, %w : (tensor<8x128x768xbf16>, tensor<768x3072xbf16>) -> tensor<8x128x3072xbf16>
+    %1 = tg.matmul %q, %k transpose_b : (tensor<8x12x128x64xf32>, tensor<8x12x128x64xf32>) -> tensor<8x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    // Infers the result type, with the operands' element type.
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transposeA,
+                   CArg<"bool", "false">:$transposeB)>,
+  ];
+  let extraClassDeclaration = [{
+    /// The shape of the result implied by the operands, or failure with a
+    /// message in `error`.
+    static ::mlir::FailureOr<::llvm::SmallVector<int64_t>>
+    inferResultShape(::llvm::ArrayRef<int64_t> lhs, ::llvm::ArrayRef<int64_t> rhs,
+                     bool transposeA, bool transposeB, std::string &error);
+  }];
+}
+
+def TG_EmbeddingOp : TG_Op<"embedding", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "Gather rows of a table by integer ids";
+  let description = [{
+    `result[i..., d] = table[indices[i...], d]` for a `VxD` table. Every id
+    must be in `[0, V)`; the interpreter reports one that is not.
+
+    ```mlir
+    %0 = tg.embedding %wte[%ids] : (tensor<50257x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$table, TG_IntTensor:$indices);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $indices `]` attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class TG_SoftmaxLikeOp<string mnemonic> : TG_Op<mnemonic, [Pure,
+    SameOperandsAndResultType, TG_ReductionOpTrait]> {
+  let arguments = (ins TG_FloatTensor:$operand, I64Attr:$dimension);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $operand `dim` `=` $dimension attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_SoftmaxOp : TG_SoftmaxLikeOp<"softmax"> {
+  let summary = "Softmax along one dimension";
+  let description = [{
+    `result = exp(x - max(x)) / sum(exp(x - max(x)))` along `dim`, computed
+    in f32 for lower-precision inputs and rounded once.
+
+    ```mlir
+    %0 = tg.softmax %scores dim = 3 : tensor<8x12x128x128xf32>
+    ```
+  }];
+}
+
+def TG_LogSoftmaxOp : TG_SoftmaxLikeOp<"log_softmax"> {
+  let summary = "Log-softmax along one dimension";
+  let description = [{
+    `result = x - max(x) - log(sum(exp(x - max(x))))` along `dim`, computed
+    in f32 for lower-precision inputs and rounded once.
+  }];
+}
+
+def TG_LayerNormOp : TG_Op<"layer_norm", [Pure, TG_ReductionOpTrait,
+    AllTypesMatch<["scale", "bias"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over the last dimension";
+  let description = [{
+    Over the last dimension of `x` (size `H`), with f32 statistics:
+    `mean = sum(x) / H`, `var = sum((x - mean)^2) / H` (biased),
+    `rstd = 1 / sqrt(var + epsilon)`,
+    `y = (x - mean) * rstd * scale + bias`.
+    `scale` and `bias` are vectors of size `H` and may have another float type
+    than `x` (fp32 master weights under mixed precision). Results: `y` (the
+    type of `x`), and `mean` and `rstd` (f32, the shape of `x` without its
+    last dimension), which the backward reuses.
+
+    ```mlir
+    %y, %mean, %rstd = tg.layer_norm %x, %g, %b epsilon = 1.000000e-05 : (tensor<8x128x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<8x128x768xf32>, tensor<8x128xf32>, tensor<8x128xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$scale,
+                       TG_FloatTensor:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$mean,
+                      TG_FloatTensor:$rstd);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `epsilon` `=` $epsilon attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_RmsNormOp : TG_Op<"rms_norm", [Pure, TG_ReductionOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    Over the last dimension of `x` (size `H`), with f32 statistics:
+    `rstd = 1 / sqrt(sum(x^2) / H + epsilon)`, `y = x * rstd * scale`.
+    Results: `y` (the type of `x`) and `rstd` (f32, the shape of `x` without
+    its last dimension).
+
+    ```mlir
+    %y, %rstd = tg.rms_norm %x, %g epsilon = 1.000000e-06 : (tensor<2x64x256xf32>, tensor<256xf32>) -> (tensor<2x64x256xf32>, tensor<2x64xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$scale,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$rstd);
+  let assemblyFormat = [{
+    $input `,` $scale `epsilon` `=` $epsilon attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_AttentionOp : TG_Op<"attention", [Pure,
+    AllElementTypesMatch<["query", "key", "value"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "Scaled dot-product attention (flash-attention semantics)";
+  let description = [{
+    `query` is `BxHxSqxD`, `key` is `BxKxSkxD`, `value` is `BxKxSkxDv`, where
+    the query heads `H` are a multiple of the key/value heads `K` (grouped-query
+    attention: query head `h` uses key/value head `h / (H / K)`).
+
+    `p = softmax(scale * query @ key^T)` over the keys, `output = p @ value`
+    (`BxHxSqxDv`, the element type of the query), and `logsumexp` (`BxHxSq`,
+    f32) is the log of the softmax denominator including the scale, which the
+    backward reuses. Scores and the softmax are computed in f32.
+    `scale` defaults to `1 / sqrt(D)`.
+
+    With `causal`, query `i` sees key `j` only if `j <= i + Sk - Sq` (the
+    mask is aligned to the bottom right, as in FlashAttention 2); this
+    requires `Sq <= Sk` so that every query sees at least one key.
+
+    ```mlir
+    %o, %lse = tg.attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>) -> (tensor<8x12x128x64xbf16>, tensor<8x12x128xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key,
+                       TG_FloatTensor:$value, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$logsumexp);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? (`scale` `=` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: the attribute, else 1/sqrt(D).
+    double getScaleOrDefault();
+  }];
+}
+
+def TG_DropoutOp : TG_Op<"dropout", [Pure,
+    AllTypesMatch<["operand", "result"]>]> {
+  let summary = "Counter-based, seeded dropout";
+  let description = [{
+    `result[i] = keep(i) ? operand[i] / (1 - rate) : 0`, where the mask is a
+    pure function of the seed, the op's `stream` and the element's row-major
+    index `i`, so a recomputed dropout and the backward regenerate exactly the
+    same mask:
+
+    * Philox4x32-10 with key `(lo32(seed), hi32(seed))` and counter
+      `(lo32(i), hi32(i), stream, 0)`;
+    * `u` = the first output word divided by 2^32;
+    * `keep(i)` is `u >= rate`.
+
+    `seed` is a runtime scalar (a `hyper` argument, new each step); `stream`
+    tells the dropout ops of one step apart. Two ops with the same seed and
+    stream draw the same mask: that is how a recomputation replays one.
+    `rate` is in `[0, 1)`.
+
+    ```mlir
+    %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 3 : tensor<8x128x768xf32>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$operand, TG_IntScalar:$seed,
+                       F64Attr:$rate, I64Attr:$stream);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $seed `rate` `=` $rate `stream` `=` $stream attr-dict `:`
+    type($operand) `,` type($seed)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TG_CrossEntropyOp : TG_Op<"cross_entropy", [Pure, TG_ReductionOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "Softmax cross-entropy loss against integer labels";
+  let description = [{
+    `logits` is `N...xC`, `labels` is `N...` with class ids in `[0, C)`.
+    Per token: `loss_t = logsumexp(logits_t) - logits_t[label_t]`, computed in
+    f32. The result `loss` (a f32 scalar) is the `mean` over the tokens whose
+    label is not `ignore_index` (0/0 is NaN when every token is ignored, as in
+    PyTorch and ONNX), or their `sum`. The second result is the f32
+    `logsumexp` per token, which the backward reuses.
+
+    ```mlir
+    %loss, %lse = tg.cross_entropy mean %logits, %labels ignore_index = -100 : (tensor<1024x50257xf32>, tensor<1024xi64>) -> (tensor<f32>, tensor<1024xf32>)
+    ```
+  }];
+  let arguments = (ins TG_LossReduction:$reduction, TG_FloatTensor:$logits,
+                       TG_IntTensor:$labels,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs TG_FloatScalar:$loss, TG_FloatTensor:$logsumexp);
+  let assemblyFormat = [{
+    $reduction $logits `,` $labels (`ignore_index` `=` $ignore_index^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def TG_FusionOp : TG_Op<"fusion", [IsolatedFromAbove, SingleBlock,
+    RecursiveMemoryEffects, RecursivelySpeculatable]> {
+  let summary = "A region that becomes one kernel";
+  let description = [{
+    The body computes the results from the block arguments, which are the
+    `inputs`; it reads nothing else from above. Code generation emits the
+    region as one kernel (or one library call with an epilogue), so only the
+    inputs and results move through device memory.
+
+    ```mlir
+    %0 = tg.fusion (%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+      %s = tg.add %x, %y : tensor<4xf32>
+      %r = tg.relu %s : tensor<4xf32>
+      tg.yield %r : tensor<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<TG_Tensor>:$inputs);
+  let results = (outs Variadic<TG_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def TG_YieldOp : TG_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FusionOp">]> {
+  let summary = "Returns the results of a fusion region";
+  let arguments = (ins Variadic<TG_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+}
+
+#endif // TGC_DIALECT_TG_TGOPS_TD

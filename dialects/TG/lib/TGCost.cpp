@@ -1,0 +1,225 @@
+//===- TGCost.cpp - CostOpInterface of the tg ops ------------------------===//
+//
+// FLOPs, transcendentals and bytes moved for every tg op, as one kernel.
+// Conventions: a multiply-add is two FLOPs; a transcendental also counts as
+// one FLOP; bytes are those a kernel must read and write in device memory
+// (a reshape is a view and moves nothing; a slice reads what it keeps).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+using namespace mlir;
+using namespace tgc::tg;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+OpCost &OpCost::operator+=(const OpCost &other) {
+  flops += other.flops;
+  transcendentals += other.transcendentals;
+  bytesRead += other.bytesRead;
+  bytesWritten += other.bytesWritten;
+  return *this;
+}
+
+bool ShardingRule::isReductionFactor(int64_t factor) const {
+  for (const auto &result : resultFactors)
+    for (const auto &dim : result)
+      if (llvm::is_contained(dim, factor))
+        return false;
+  return true;
+}
+
+int64_t tgc::tg::getElementByteSize(Type elementType) {
+  // Sub-byte types (i1) occupy a byte each in device memory.
+  return std::max<int64_t>(
+      1, llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8));
+}
+
+int64_t tgc::tg::getTensorByteSize(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.getNumElements() * getElementByteSize(shaped.getElementType());
+}
+
+static int64_t getNumElements(Value value) {
+  return cast<ShapedType>(value.getType()).getNumElements();
+}
+
+static int64_t getByteSize(ValueRange values) {
+  int64_t bytes = 0;
+  for (Value value : values)
+    bytes += getTensorByteSize(value.getType());
+  return bytes;
+}
+
+/// Reads every operand once and writes every result once.
+static OpCost getStreamingCost(Operation *op) {
+  OpCost cost;
+  cost.bytesRead = getByteSize(op->getOperands());
+  cost.bytesWritten = getByteSize(op->getResults());
+  return cost;
+}
+
+OpCost tgc::tg::getElementwiseCost(Operation *op, int64_t flopsPerElement,
+                                   int64_t transcendentalsPerElement) {
+  OpCost cost = getStreamingCost(op);
+  int64_t elements = getNumElements(op->getResult(0));
+  cost.flops = flopsPerElement * elements;
+  cost.transcendentals = transcendentalsPerElement * elements;
+  // The type the arithmetic runs in: the compared or converted operand's,
+  // else the result's (select's predicate is not it).
+  cost.computeType =
+      getElementTypeOrSelf(op->getOperand(op->getNumOperands() - 1).getType());
+  return cost;
+}
+
+/// A kernel that does `flopsPerElement` FLOPs per element of `elementsOf`
+/// and `transcendentalsPerRow` per row (elements / last dimension).
+static OpCost getRowwiseCost(Operation *op, Value elementsOf,
+                             int64_t flopsPerElement,
+                             int64_t transcendentalsPerElement,
+                             int64_t flopsPerRow,
+                             int64_t transcendentalsPerRow) {
+  OpCost cost = getStreamingCost(op);
+  auto type = cast<RankedTensorType>(elementsOf.getType());
+  int64_t elements = type.getNumElements();
+  int64_t rowSize = type.getRank() == 0 ? 1 : type.getShape().back();
+  int64_t rows = rowSize == 0 ? 0 : elements / rowSize;
+  cost.transcendentals =
+      transcendentalsPerElement * elements + transcendentalsPerRow * rows;
+  cost.flops = flopsPerElement * elements + flopsPerRow * rows +
+               transcendentalsPerRow * rows;
+  cost.computeType = type.getElementType();
+  return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+OpCost ConstantOp::getCost() { return {}; }
+
+OpCost BroadcastInDimOp::getCost() { return getStreamingCost(*this); }
+
+OpCost ReshapeOp::getCost() { return {}; }
+
+OpCost TransposeOp::getCost() { return getStreamingCost(*this); }
+
+OpCost SliceOp::getCost() {
+  OpCost cost;
+  cost.bytesRead = cost.bytesWritten = getTensorByteSize(getType());
+  return cost;
+}
+
+OpCost ConcatOp::getCost() { return getStreamingCost(*this); }
+
+//===----------------------------------------------------------------------===//
+// Reductions and compute ops
+//===----------------------------------------------------------------------===//
+
+OpCost ReduceOp::getCost() {
+  OpCost cost = getStreamingCost(*this);
+  cost.flops = getNumElements(getOperand());
+  if (getKind() == ReduceKind::Mean)
+    cost.flops += getNumElements(getResult());
+  cost.computeType = getOperand().getType().getElementType();
+  return cost;
+}
+
+OpCost MatmulOp::getCost() {
+  OpCost cost = getStreamingCost(*this);
+  RankedTensorType lhsType = getLhs().getType();
+  int64_t k = lhsType.getShape()[lhsType.getRank() - (getTransposeA() ? 2 : 1)];
+  cost.flops = 2 * getNumElements(getResult()) * k;
+  cost.computeType = lhsType.getElementType();
+  return cost;
+}
+
+OpCost EmbeddingOp::getCost() {
+  OpCost cost;
+  // Only the gathered rows of the table are read.
+  cost.bytesRead = getTensorByteSize(getIndices().getType()) +
+                   getTensorByteSize(getType());
+  cost.bytesWritten = getTensorByteSize(getType());
+  return cost;
+}
+
+OpCost SoftmaxOp::getCost() {
+  // max, subtract, exp, sum, divide.
+  return getRowwiseCost(*this, getOperand(), 5, 1, 0, 0);
+}
+
+OpCost LogSoftmaxOp::getCost() {
+  // max, subtract, exp, sum, subtract; one log per row.
+  return getRowwiseCost(*this, getOperand(), 5, 1, 0, 1);
+}
+
+OpCost LayerNormOp::getCost() {
+  // sum, subtract mean, square, sum, times rstd, times scale, plus bias; per
+  // row: the two divisions by H, the epsilon and one rsqrt.
+  return getRowwiseCost(*this, getInput(), 7, 0, 3, 1);
+}
+
+OpCost RmsNormOp::getCost() {
+  // square, sum, times rstd, times scale; per row: divide, epsilon, rsqrt.
+  return getRowwiseCost(*this, getInput(), 4, 0, 2, 1);
+}
+
+OpCost AttentionOp::getCost() {
+  OpCost cost = getStreamingCost(*this);
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> v = getValue().getType().getShape();
+  int64_t batch = q[0], heads = q[1], queries = q[2], headSize = q[3];
+  int64_t keys = v[2], valueSize = v[3];
+  // Query-key pairs that are computed: all, or the causal (bottom-right
+  // aligned) lower triangle, where query i sees keys 0 .. i + keys - queries.
+  int64_t pairs = queries * keys;
+  if (getCausal())
+    pairs = queries * (keys - queries + 1) + queries * (queries - 1) / 2;
+  pairs *= batch * heads;
+  // Two matmuls (scores and output), then per score: scale, max, subtract,
+  // exp, sum; per output element a division.
+  cost.flops = 2 * pairs * (headSize + valueSize) + 5 * pairs +
+               batch * heads * queries * valueSize;
+  cost.transcendentals = pairs;
+  cost.computeType = getQuery().getType().getElementType();
+  return cost;
+}
+
+OpCost DropoutOp::getCost() {
+  // The mask is integer work (Philox); the FLOPs are the scale and select.
+  OpCost cost = getStreamingCost(*this);
+  cost.flops = 2 * getNumElements(getResult());
+  cost.computeType = getOperand().getType().getElementType();
+  return cost;
+}
+
+OpCost CrossEntropyOp::getCost() {
+  // Per logit: max, subtract, exp, sum; per token: log, pick, accumulate.
+  return getRowwiseCost(*this, getLogits(), 4, 1, 2, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+OpCost FusionOp::getCost() {
+  // One kernel: the body's arithmetic, but only the region's own inputs and
+  // results move through device memory.
+  OpCost cost = getStreamingCost(*this);
+  int64_t largestFlops = -1;
+  getBody().walk([&](CostOpInterface inner) {
+    OpCost innerCost = inner.getCost();
+    cost.flops += innerCost.flops;
+    cost.transcendentals += innerCost.transcendentals;
+    if (innerCost.flops > largestFlops && innerCost.computeType) {
+      largestFlops = innerCost.flops;
+      cost.computeType = innerCost.computeType;
+    }
+  });
+  return cost;
+}
+
+OpCost YieldOp::getCost() { return {}; }

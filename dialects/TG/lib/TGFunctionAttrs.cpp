@@ -1,0 +1,177 @@
+//===- TGFunctionAttrs.cpp - verification of tg.role/tg.name/tg.aliases --===//
+//
+// The function conventions of a training step: what each argument and result
+// is (`tg.role`), its stable name (`tg.name`), and which argument a result
+// updates in place (`tg.aliases`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Dialect/TG/TGDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace tgc::tg;
+
+static constexpr StringLiteral kArgumentRoles[] = {"param", "state", "input",
+                                                   "label", "hyper"};
+static constexpr StringLiteral kResultRoles[] = {"loss", "grad", "param",
+                                                 "state", "output"};
+
+/// Where to report a problem with argument `index`: its own location when
+/// the function has a body, else the function.
+static InFlightDiagnostic emitArgumentError(FunctionOpInterface func,
+                                            unsigned index) {
+  if (!func.isExternal())
+    return emitError(func.getArgument(index).getLoc())
+           << "argument #" << index << " of '" << func.getName() << "': ";
+  return func.emitError() << "argument #" << index << ": ";
+}
+
+static InFlightDiagnostic emitResultError(FunctionOpInterface func,
+                                          unsigned index) {
+  return func.emitError() << "result #" << index << ": ";
+}
+
+static StringAttr getStringAttr(ArrayRef<DictionaryAttr> attrs, unsigned index,
+                                StringRef name) {
+  if (index >= attrs.size() || !attrs[index])
+    return {};
+  return attrs[index].getAs<StringAttr>(name);
+}
+
+static SmallVector<DictionaryAttr> getArgAttrs(FunctionOpInterface func) {
+  SmallVector<DictionaryAttr> attrs;
+  func.getAllArgAttrs(attrs);
+  return attrs;
+}
+
+static SmallVector<DictionaryAttr> getResultAttrs(FunctionOpInterface func) {
+  SmallVector<DictionaryAttr> attrs;
+  func.getAllResultAttrs(attrs);
+  return attrs;
+}
+
+/// Checks a `tg.role` value against the allowed roles.
+template <size_t N>
+static LogicalResult verifyRole(Attribute value,
+                                const StringLiteral (&roles)[N],
+                                function_ref<InFlightDiagnostic()> emit) {
+  auto role = dyn_cast<StringAttr>(value);
+  if (!role)
+    return emit() << "'tg.role' must be a string, got " << value;
+  if (llvm::is_contained(roles, role.getValue()))
+    return success();
+  InFlightDiagnostic diag = emit() << "unknown role '" << role.getValue()
+                                   << "'; expected one of ";
+  llvm::interleaveComma(roles, diag, [&](StringLiteral r) {
+    diag << "'" << r << "'";
+  });
+  return diag;
+}
+
+/// Checks a `tg.name` value, and that no earlier entry has the same name.
+static LogicalResult verifyName(Attribute value, unsigned index,
+                                ArrayRef<DictionaryAttr> all, StringRef kind,
+                                function_ref<InFlightDiagnostic()> emit) {
+  auto name = dyn_cast<StringAttr>(value);
+  if (!name || name.getValue().empty())
+    return emit() << "'tg.name' must be a non-empty string, got " << value;
+  for (unsigned other = 0; other < index; ++other)
+    if (getStringAttr(all, other, TGDialect::kNameAttrName) == name)
+      return emit() << "'tg.name' \"" << name.getValue()
+                    << "\" is already the name of " << kind << " #" << other;
+  return success();
+}
+
+LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned regionIndex,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attribute) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError() << "'" << attribute.getName()
+                           << "' is only valid on function arguments";
+  auto emit = [&] { return emitArgumentError(func, argIndex); };
+  StringRef name = attribute.getName().getValue();
+  if (name == kRoleAttrName)
+    return verifyRole(attribute.getValue(), kArgumentRoles, emit);
+  if (name == kNameAttrName)
+    return verifyName(attribute.getValue(), argIndex, getArgAttrs(func),
+                      "argument", emit);
+  if (name == kAliasesAttrName)
+    return emit() << "'tg.aliases' belongs on a result, naming the argument "
+                     "it updates";
+  return emit() << "unknown argument attribute '" << name << "'";
+}
+
+/// Checks that result `index` may alias argument `value`.
+static LogicalResult verifyAliases(FunctionOpInterface func, unsigned index,
+                                   Attribute value,
+                                   function_ref<InFlightDiagnostic()> emit) {
+  auto target = dyn_cast<IntegerAttr>(value);
+  if (!target || !target.getType().isSignlessInteger())
+    return emit() << "'tg.aliases' must be an integer argument index, got "
+                  << value;
+  int64_t arg = target.getInt();
+  unsigned numArgs = func.getNumArguments();
+  if (arg < 0 || arg >= static_cast<int64_t>(numArgs))
+    return emit() << "'tg.aliases' = " << arg << " is not an argument index (the "
+                  << "function has " << numArgs << " arguments)";
+  Type argType = func.getArgumentTypes()[arg];
+  Type resultType = func.getResultTypes()[index];
+  if (argType != resultType)
+    return emit() << "aliases argument #" << arg << " of type " << argType
+                  << ", but has type " << resultType;
+  SmallVector<DictionaryAttr> argAttrs = getArgAttrs(func);
+  StringAttr role = getStringAttr(argAttrs, arg, TGDialect::kRoleAttrName);
+  if (!role || (role.getValue() != "param" && role.getValue() != "state"))
+    return emit() << "aliases argument #" << arg
+                  << ", which is not a 'param' or 'state'";
+  SmallVector<DictionaryAttr> resultAttrs = getResultAttrs(func);
+  for (unsigned other = 0; other < index; ++other) {
+    if (other >= resultAttrs.size() || !resultAttrs[other])
+      continue;
+    if (resultAttrs[other].get(TGDialect::kAliasesAttrName) == value)
+      return emit() << "argument #" << arg << " is already aliased by result #"
+                    << other;
+  }
+  return success();
+}
+
+LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attribute) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError() << "'" << attribute.getName()
+                           << "' is only valid on function results";
+  auto emit = [&] { return emitResultError(func, resultIndex); };
+  StringRef name = attribute.getName().getValue();
+  SmallVector<DictionaryAttr> resultAttrs = getResultAttrs(func);
+  if (name == kRoleAttrName) {
+    if (failed(verifyRole(attribute.getValue(), kResultRoles, emit)))
+      return failure();
+    if (cast<StringAttr>(attribute.getValue()).getValue() != "loss")
+      return success();
+    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[resultIndex]);
+    if (!type || type.getRank() != 0 || !isa<FloatType>(type.getElementType()))
+      return emit() << "the loss must be a floating-point scalar tensor, got "
+                    << func.getResultTypes()[resultIndex];
+    for (unsigned other = 0; other < resultIndex; ++other)
+      if (StringAttr role = getStringAttr(resultAttrs, other, kRoleAttrName);
+          role && role.getValue() == "loss")
+        return emit() << "result #" << other
+                      << " is already the loss; a step has one loss";
+    return success();
+  }
+  if (name == kNameAttrName)
+    return verifyName(attribute.getValue(), resultIndex, resultAttrs, "result",
+                      emit);
+  if (name == kAliasesAttrName)
+    return verifyAliases(func, resultIndex, attribute.getValue(), emit);
+  return emit() << "unknown result attribute '" << name << "'";
+}

@@ -1,0 +1,559 @@
+//===- TGOps.cpp - tg op verifiers, type inference and custom syntax -----===//
+//
+// What ODS constraints cannot express: shape rules (as result type inference
+// where the result follows from the operands, as verifiers otherwise), the
+// slice range syntax, and hand-written builders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc::tg;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// The value's type as a ranked tensor, or failure with a diagnostic (type
+/// inference may run before operand constraints are verified).
+static FailureOr<RankedTensorType>
+getRankedTensor(std::optional<Location> loc, Value value, StringRef what) {
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    return type;
+  (void)emitOptionalError(loc, "expected ", what, " to be a ranked tensor, got ",
+                          value.getType());
+  return failure();
+}
+
+/// Writes a shape as `2x3x4` (or `scalar`) for diagnostics.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(shape, os, "x");
+  return text;
+}
+
+/// The shape without its last dimension (the statistics of a normalization
+/// over the last dimension).
+static RankedTensorType getRowStatisticsType(RankedTensorType type) {
+  return RankedTensorType::get(type.getShape().drop_back(),
+                               Float32Type::get(type.getContext()));
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = getRankedTensor(location, adaptor.getLhs(), "lhs");
+  if (failed(type))
+    return failure();
+  inferred.push_back(
+      RankedTensorType::get(type->getShape(), IntegerType::get(context, 1)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastInDimOp::verify() {
+  RankedTensorType operandType = getOperand().getType();
+  RankedTensorType resultType = getResult().getType();
+  ArrayRef<int64_t> dims = getBroadcastDimensions();
+  if (operandType.getElementType() != resultType.getElementType())
+    return emitOpError("result element type ")
+           << resultType.getElementType() << " differs from operand's "
+           << operandType.getElementType();
+  if (static_cast<int64_t>(dims.size()) != operandType.getRank())
+    return emitOpError("has ")
+           << dims.size() << " broadcast dimensions for an operand of rank "
+           << operandType.getRank();
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (dim < 0 || dim >= resultType.getRank())
+      return emitOpError("broadcast dimension ")
+             << dim << " is out of range for a result of rank "
+             << resultType.getRank();
+    if (i > 0 && dim <= dims[i - 1])
+      return emitOpError("broadcast dimensions must be strictly increasing");
+    int64_t operandSize = operandType.getDimSize(i);
+    int64_t resultSize = resultType.getDimSize(dim);
+    if (operandSize != 1 && operandSize != resultSize)
+      return emitOpError("operand dimension ")
+             << i << " has size " << operandSize << ", which is neither 1 nor "
+             << resultSize << " (result dimension " << dim << ")";
+  }
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType operandType = getOperand().getType();
+  RankedTensorType resultType = getResult().getType();
+  if (operandType.getElementType() != resultType.getElementType())
+    return emitOpError("result element type ")
+           << resultType.getElementType() << " differs from operand's "
+           << operandType.getElementType();
+  if (operandType.getNumElements() != resultType.getNumElements())
+    return emitOpError("cannot reshape ")
+           << formatShape(operandType.getShape()) << " ("
+           << operandType.getNumElements() << " elements) to "
+           << formatShape(resultType.getShape()) << " ("
+           << resultType.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto type = getRankedTensor(location, adaptor.getOperand(), "operand");
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  int64_t rank = type->getRank();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return emitOptionalError(location, "permutation has ", perm.size(),
+                             " entries for an operand of rank ", rank);
+  llvm::SmallBitVector seen(rank);
+  SmallVector<int64_t> shape;
+  for (int64_t dim : perm) {
+    if (dim < 0 || dim >= rank || seen.test(dim))
+      return emitOptionalError(location, "[", llvm::make_range(perm.begin(), perm.end()),
+                               "] is not a permutation of the dimensions 0..",
+                               rank - 1);
+    seen.set(dim);
+    shape.push_back(type->getDimSize(dim));
+  }
+  inferred.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto type = getRankedTensor(location, adaptor.getOperand(), "operand");
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> start = adaptor.getStartIndices();
+  ArrayRef<int64_t> limit = adaptor.getLimitIndices();
+  ArrayRef<int64_t> strides = adaptor.getStrides();
+  int64_t rank = type->getRank();
+  if (static_cast<int64_t>(start.size()) != rank ||
+      static_cast<int64_t>(limit.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return emitOptionalError(location, "expected one slice range per dimension (",
+                             rank, "), got ", start.size());
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t size = type->getDimSize(i);
+    if (start[i] < 0 || start[i] > limit[i] || limit[i] > size)
+      return emitOptionalError(location, "slice range ", start[i], ":",
+                               limit[i], " of dimension ", i,
+                               " is not within 0:", size);
+    if (strides[i] < 1)
+      return emitOptionalError(location, "slice stride ", strides[i],
+                               " of dimension ", i, " is not positive");
+    shape.push_back(llvm::divideCeil(limit[i] - start[i], strides[i]));
+  }
+  inferred.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+/// Parses `[start:limit(:stride)?, ...]`.
+static ParseResult parseSliceRanges(OpAsmParser &parser,
+                                    DenseI64ArrayAttr &start,
+                                    DenseI64ArrayAttr &limit,
+                                    DenseI64ArrayAttr &strides) {
+  SmallVector<int64_t> starts, limits, steps;
+  auto parseRange = [&]() -> ParseResult {
+    int64_t first, last, step = 1;
+    if (parser.parseInteger(first) || parser.parseColon() ||
+        parser.parseInteger(last))
+      return failure();
+    if (succeeded(parser.parseOptionalColon()) && parser.parseInteger(step))
+      return failure();
+    starts.push_back(first);
+    limits.push_back(last);
+    steps.push_back(step);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                     parseRange, " in slice ranges"))
+    return failure();
+  MLIRContext *context = parser.getContext();
+  start = DenseI64ArrayAttr::get(context, starts);
+  limit = DenseI64ArrayAttr::get(context, limits);
+  strides = DenseI64ArrayAttr::get(context, steps);
+  return success();
+}
+
+static void printSliceRanges(OpAsmPrinter &printer, SliceOp,
+                             DenseI64ArrayAttr start, DenseI64ArrayAttr limit,
+                             DenseI64ArrayAttr strides) {
+  printer << '[';
+  for (size_t i = 0, e = start.size(); i < e; ++i) {
+    if (i > 0)
+      printer << ", ";
+    printer << start[i] << ':' << limit[i];
+    if (static_cast<int64_t>(i) < strides.size() && strides[i] != 1)
+      printer << ':' << strides[i];
+  }
+  printer << ']';
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(location, "expected at least one input");
+  auto first = getRankedTensor(location, inputs.front(), "input 0");
+  if (failed(first))
+    return failure();
+  int64_t rank = first->getRank();
+  int64_t dim = adaptor.getDimension();
+  if (dim < 0 || dim >= rank)
+    return emitOptionalError(location, "concatenation dimension ", dim,
+                             " is out of range for rank ", rank);
+  SmallVector<int64_t> shape(first->getShape());
+  for (auto [i, input] : llvm::enumerate(inputs.drop_front())) {
+    auto type = getRankedTensor(location, input, "input");
+    if (failed(type))
+      return failure();
+    if (type->getElementType() != first->getElementType() ||
+        type->getRank() != rank)
+      return emitOptionalError(location, "input ", i + 1, " has type ", *type,
+                               ", which differs from input 0 (", *first,
+                               ") in rank or element type");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == dim)
+        continue;
+      if (type->getDimSize(d) != first->getDimSize(d))
+        return emitOptionalError(location, "input ", i + 1, " has size ",
+                                 type->getDimSize(d), " in dimension ", d,
+                                 ", input 0 has ", first->getDimSize(d));
+    }
+    shape[dim] += type->getDimSize(dim);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto type = getRankedTensor(location, adaptor.getOperand(), "operand");
+  if (failed(type))
+    return failure();
+  if (adaptor.getKind() == ReduceKind::Mean &&
+      !isa<FloatType>(type->getElementType()))
+    return emitOptionalError(location, "'mean' needs a floating-point operand, got ",
+                             type->getElementType());
+  ArrayRef<int64_t> dims = adaptor.getDimensions();
+  llvm::SmallBitVector reduced(type->getRank());
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (dim < 0 || dim >= type->getRank())
+      return emitOptionalError(location, "reduction dimension ", dim,
+                               " is out of range for rank ", type->getRank());
+    if (i > 0 && dim <= dims[i - 1])
+      return emitOptionalError(location,
+                               "reduction dimensions must be strictly increasing");
+    reduced.set(dim);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type->getRank(); ++d)
+    if (!reduced.test(d))
+      shape.push_back(type->getDimSize(d));
+  inferred.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute ops
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+MatmulOp::inferResultShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                           bool transposeA, bool transposeB,
+                           std::string &error) {
+  llvm::raw_string_ostream os(error);
+  if (lhs.size() < 2 || rhs.size() < 2) {
+    os << "operands must have rank 2 or more, got " << formatShape(lhs)
+       << " and " << formatShape(rhs);
+    return failure();
+  }
+  ArrayRef<int64_t> lhsBatch = lhs.drop_back(2), rhsBatch = rhs.drop_back(2);
+  if (rhs.size() != 2 && lhsBatch != rhsBatch) {
+    os << "batch dimensions differ: " << formatShape(lhsBatch) << " and "
+       << formatShape(rhsBatch)
+       << " (they must be equal, or rhs must be a matrix)";
+    return failure();
+  }
+  int64_t m = lhs[lhs.size() - (transposeA ? 1 : 2)];
+  int64_t k = lhs[lhs.size() - (transposeA ? 2 : 1)];
+  int64_t rhsK = rhs[rhs.size() - (transposeB ? 1 : 2)];
+  int64_t n = rhs[rhs.size() - (transposeB ? 2 : 1)];
+  if (k != rhsK) {
+    os << "contracting dimensions differ: lhs has " << k << ", rhs has "
+       << rhsK;
+    return failure();
+  }
+  SmallVector<int64_t> shape(lhsBatch);
+  shape.push_back(m);
+  shape.push_back(n);
+  return shape;
+}
+
+void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
+                     Value rhs, bool transposeA, bool transposeB) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape = inferResultShape(
+      lhsType.getShape(), rhsType.getShape(), transposeA, transposeB, error);
+  // An invalid combination still builds, so that the verifier reports it.
+  Type resultType = lhsType;
+  if (succeeded(shape))
+    resultType = RankedTensorType::get(*shape, lhsType.getElementType());
+  build(builder, state, resultType, lhs, rhs, transposeA, transposeB);
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhsType = getLhs().getType();
+  RankedTensorType rhsType = getRhs().getType();
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitOpError("operand element types differ: ")
+           << lhsType.getElementType() << " and " << rhsType.getElementType();
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape =
+      inferResultShape(lhsType.getShape(), rhsType.getShape(),
+                       getTransposeA(), getTransposeB(), error);
+  if (failed(shape))
+    return emitOpError(error);
+  if (getResult().getType().getShape() != ArrayRef<int64_t>(*shape))
+    return emitOpError("result shape ")
+           << formatShape(getResult().getType().getShape())
+           << " differs from the expected " << formatShape(*shape);
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto table = getRankedTensor(location, adaptor.getTable(), "table");
+  auto indices = getRankedTensor(location, adaptor.getIndices(), "indices");
+  if (failed(table) || failed(indices))
+    return failure();
+  if (table->getRank() != 2)
+    return emitOptionalError(location, "table must have rank 2, got ",
+                             *table);
+  SmallVector<int64_t> shape(indices->getShape());
+  shape.push_back(table->getDimSize(1));
+  inferred.push_back(RankedTensorType::get(shape, table->getElementType()));
+  return success();
+}
+
+template <typename SoftmaxLikeOp>
+static LogicalResult verifySoftmaxLike(SoftmaxLikeOp op) {
+  int64_t rank = op.getOperand().getType().getRank();
+  int64_t dim = op.getDimension();
+  if (dim < 0 || dim >= rank)
+    return op.emitOpError("dimension ")
+           << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxLike(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxLike(*this); }
+
+/// Checks the input and per-feature parameters of a normalization over the
+/// last dimension.
+static LogicalResult inferNormalizationTypes(std::optional<Location> location,
+                                             Value input, ValueRange params,
+                                             unsigned numStatistics,
+                                             SmallVectorImpl<Type> &inferred) {
+  auto type = getRankedTensor(location, input, "input");
+  if (failed(type))
+    return failure();
+  if (type->getRank() < 1)
+    return emitOptionalError(location, "input must have rank 1 or more");
+  int64_t features = type->getShape().back();
+  for (Value param : params) {
+    auto paramType = getRankedTensor(location, param, "scale and bias");
+    if (failed(paramType))
+      return failure();
+    if (paramType->getRank() != 1 || paramType->getDimSize(0) != features)
+      return emitOptionalError(location, "scale and bias must be vectors of ",
+                               features, " elements (the last dimension of ",
+                               "the input), got ", *paramType);
+  }
+  inferred.push_back(*type);
+  inferred.append(numStatistics, getRowStatisticsType(*type));
+  return success();
+}
+
+static LogicalResult verifyEpsilon(Operation *op, double epsilon) {
+  if (!(epsilon >= 0.0) || std::isinf(epsilon))
+    return op->emitOpError("epsilon must be finite and non-negative, got ")
+           << epsilon;
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferNormalizationTypes(location, adaptor.getInput(),
+                                 {adaptor.getScale(), adaptor.getBias()},
+                                 /*numStatistics=*/2, inferred);
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferNormalizationTypes(location, adaptor.getInput(),
+                                 adaptor.getScale(), /*numStatistics=*/1,
+                                 inferred);
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto query = getRankedTensor(location, adaptor.getQuery(), "query");
+  auto key = getRankedTensor(location, adaptor.getKey(), "key");
+  auto value = getRankedTensor(location, adaptor.getValue(), "value");
+  if (failed(query) || failed(key) || failed(value))
+    return failure();
+  if (query->getRank() != 4 || key->getRank() != 4 || value->getRank() != 4)
+    return emitOptionalError(
+        location, "query, key and value must have rank 4 "
+                  "(batch x heads x sequence x head size), got ",
+        formatShape(query->getShape()), ", ", formatShape(key->getShape()),
+        " and ", formatShape(value->getShape()));
+  ArrayRef<int64_t> q = query->getShape(), k = key->getShape(),
+                    v = value->getShape();
+  if (q[0] != k[0] || k[0] != v[0])
+    return emitOptionalError(location, "batch sizes differ: ", q[0], ", ",
+                             k[0], " and ", v[0]);
+  if (k[1] != v[1] || k[2] != v[2])
+    return emitOptionalError(location, "key (", formatShape(k),
+                             ") and value (", formatShape(v),
+                             ") differ in heads or sequence length");
+  if (k[1] == 0 || q[1] % k[1] != 0)
+    return emitOptionalError(location, "query heads (", q[1],
+                             ") are not a multiple of key/value heads (", k[1],
+                             ")");
+  if (q[3] != k[3])
+    return emitOptionalError(location, "query and key head sizes differ: ",
+                             q[3], " and ", k[3]);
+  if (adaptor.getCausal() && q[2] > k[2])
+    return emitOptionalError(location, "causal attention needs at most as "
+                                       "many queries as keys, got ",
+                             q[2], " queries and ", k[2], " keys");
+  if (std::optional<APFloat> scale = adaptor.getScale()) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0.0)
+      return emitOptionalError(location, "scale must be finite and positive, got ",
+                               s);
+  }
+  inferred.push_back(RankedTensorType::get({q[0], q[1], q[2], v[3]},
+                                           query->getElementType()));
+  inferred.push_back(
+      RankedTensorType::get({q[0], q[1], q[2]}, Float32Type::get(context)));
+  return success();
+}
+
+double AttentionOp::getScaleOrDefault() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+}
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError("rate must be in [0, 1), got ") << rate;
+  if (getStreamAttr().getInt() < 0)
+    return emitOpError("stream must be non-negative, got ")
+           << getStreamAttr().getInt();
+  return success();
+}
+
+LogicalResult CrossEntropyOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto logits = getRankedTensor(location, adaptor.getLogits(), "logits");
+  auto labels = getRankedTensor(location, adaptor.getLabels(), "labels");
+  if (failed(logits) || failed(labels))
+    return failure();
+  if (logits->getRank() < 1 ||
+      logits->getShape().drop_back() != labels->getShape())
+    return emitOptionalError(location, "labels (", formatShape(labels->getShape()),
+                             ") must have the shape of the logits (",
+                             formatShape(logits->getShape()),
+                             ") without the class dimension");
+  Type f32 = Float32Type::get(context);
+  inferred.push_back(RankedTensorType::get({}, f32));
+  inferred.push_back(RankedTensorType::get(labels->getShape(), f32));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
+  for (auto [i, input, arg] :
+       llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("body argument ")
+             << i << " has type " << arg.getType() << ", input has "
+             << input.getType();
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end with tg.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return yield.emitOpError("yields ")
+           << yield.getValues().getTypes() << ", the fusion returns "
+           << getResultTypes();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "tgc/Dialect/TG/TGOps.cpp.inc"

@@ -1,0 +1,39 @@
+//===- Pipeline.h - the tgc training pipeline -------------------*- C++ -*-===//
+//
+// The named pipeline that turns a tg module into an optimized training step,
+// for `tgc compile`, `tgc-opt --tg-training-pipeline` and embedding compilers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_PIPELINE_PIPELINE_H
+#define TGC_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace tgc {
+
+/// Options of the training pipeline. Each pass that joins the pipeline adds
+/// its options here, so `tgc compile`, `tgc-opt` and embedders share them.
+struct TrainingPipelineOptions
+    : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  Option<bool> canonicalize{
+      *this, "canonicalize",
+      llvm::cl::desc("Run canonicalization and CSE over the step"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the training pipeline to `pm`, which must run on a `builtin.module`.
+/// The pipeline verifies the module after every pass.
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
+/// Registers the pipeline as `tg-training-pipeline`.
+void registerTrainingPipeline();
+
+} // namespace tgc
+
+#endif // TGC_PIPELINE_PIPELINE_H

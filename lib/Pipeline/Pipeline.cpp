@@ -1,0 +1,28 @@
+//===- Pipeline.cpp - the tgc training pipeline ---------------------------===//
+//
+// The pass order of DESIGN.md; passes join here as they are implemented.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Pipeline/Pipeline.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tgc::buildTrainingPipeline(OpPassManager &pm,
+                                const TrainingPipelineOptions &options) {
+  if (options.canonicalize) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+}
+
+void tgc::registerTrainingPipeline() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "tg-training-pipeline",
+      "Turn a tg module into an optimized training step",
+      buildTrainingPipeline);
+}

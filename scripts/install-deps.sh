@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything tgc needs to build and test on Debian 12, from Debian's packages.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+
+PKGS=(
+  # Toolchain and build tools.
+  g++ cmake ninja-build ccache git python3
+  # LLVM/MLIR 22: libraries, mlir-tblgen, FileCheck/lit/not.
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  # C++ unit tests.
+  libgtest-dev
+  # JSON for reports (nlohmann/json, header-only).
+  nlohmann-json3-dev
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi

@@ -39,8 +39,7 @@ FunctionCostSummary FunctionCostSummary::compute(Operation *function) {
   return summary;
 }
 
-std::vector<FunctionCostSummary>
-tgc::summarizeModuleCosts(ModuleOp module) {
+std::vector<FunctionCostSummary> tgc::summarizeModuleCosts(ModuleOp module) {
   std::vector<FunctionCostSummary> summaries;
   for (auto function : module.getOps<FunctionOpInterface>())
     summaries.push_back(FunctionCostSummary::compute(function));
@@ -61,8 +60,9 @@ static std::string formatQuantity(int64_t value) {
   if (index == 0)
     os << value;
   else
-    os << llvm::format(scaled >= 100 ? "%.0f%s" : scaled >= 10 ? "%.1f%s"
-                                                               : "%.2f%s",
+    os << llvm::format(scaled >= 100  ? "%.0f%s"
+                       : scaled >= 10 ? "%.1f%s"
+                                      : "%.2f%s",
                        scaled, suffixes[index]);
   return text;
 }

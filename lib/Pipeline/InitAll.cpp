@@ -1,4 +1,5 @@
-//===- InitAll.cpp - register everything tgc provides ----------------------===//
+//===- InitAll.cpp - register everything tgc provides
+//----------------------===//
 
 #include "tgc/InitAll.h"
 
@@ -14,9 +15,9 @@
 #include "mlir/Transforms/Passes.h"
 
 void tgc::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<tg::TGDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
-                  mlir::shard::ShardDialect>();
+  registry
+      .insert<tg::TGDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+              mlir::tensor::TensorDialect, mlir::shard::ShardDialect>();
   mlir::func::registerInlinerExtension(registry);
 }
 

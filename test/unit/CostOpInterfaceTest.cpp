@@ -27,9 +27,8 @@ protected:
   /// Parses `body` as the body of `func.func @f(args)` and returns the cost
   /// of its first op.
   tg::OpCost costOfFirstOp(StringRef args, StringRef body) {
-    std::string source = ("func.func @f(" + args + ") {\n" + body +
-                          "\n  return\n}\n")
-                             .str();
+    std::string source =
+        ("func.func @f(" + args + ") {\n" + body + "\n  return\n}\n").str();
     module = parseSourceString<ModuleOp>(source, &context);
     EXPECT_TRUE(module) << source;
     if (!module)
@@ -49,10 +48,10 @@ protected:
 
 TEST_F(CostTest, MatmulIsTwoMNKPerBatch) {
   // 2 * M * N * K = 2 * 128 * 3072 * 768 per batch of 8, in bf16.
-  tg::OpCost cost = costOfFirstOp(
-      "%x: tensor<8x128x768xbf16>, %w: tensor<768x3072xbf16>",
-      "%0 = tg.matmul %x, %w : (tensor<8x128x768xbf16>, "
-      "tensor<768x3072xbf16>) -> tensor<8x128x3072xbf16>");
+  tg::OpCost cost =
+      costOfFirstOp("%x: tensor<8x128x768xbf16>, %w: tensor<768x3072xbf16>",
+                    "%0 = tg.matmul %x, %w : (tensor<8x128x768xbf16>, "
+                    "tensor<768x3072xbf16>) -> tensor<8x128x3072xbf16>");
   EXPECT_EQ(cost.flops, 2LL * 8 * 128 * 3072 * 768);
   EXPECT_EQ(cost.bytesRead, (8LL * 128 * 768 + 768 * 3072) * 2);
   EXPECT_EQ(cost.bytesWritten, 8LL * 128 * 3072 * 2);
@@ -61,17 +60,16 @@ TEST_F(CostTest, MatmulIsTwoMNKPerBatch) {
 
 TEST_F(CostTest, TransposedMatmulContractsTheRightDimension) {
   // lhs^T: 64x32 -> M = 32, K = 64; rhs 64x16 -> N = 16.
-  tg::OpCost cost = costOfFirstOp(
-      "%a: tensor<64x32xf32>, %b: tensor<64x16xf32>",
-      "%0 = tg.matmul %a, %b transpose_a : (tensor<64x32xf32>, "
-      "tensor<64x16xf32>) -> tensor<32x16xf32>");
+  tg::OpCost cost =
+      costOfFirstOp("%a: tensor<64x32xf32>, %b: tensor<64x16xf32>",
+                    "%0 = tg.matmul %a, %b transpose_a : (tensor<64x32xf32>, "
+                    "tensor<64x16xf32>) -> tensor<32x16xf32>");
   EXPECT_EQ(cost.flops, 2LL * 32 * 16 * 64);
 }
 
 TEST_F(CostTest, ElementwiseCountsEveryElement) {
-  tg::OpCost cost =
-      costOfFirstOp("%a: tensor<3x5xf16>, %b: tensor<3x5xf16>",
-                    "%0 = tg.add %a, %b : tensor<3x5xf16>");
+  tg::OpCost cost = costOfFirstOp("%a: tensor<3x5xf16>, %b: tensor<3x5xf16>",
+                                  "%0 = tg.add %a, %b : tensor<3x5xf16>");
   EXPECT_EQ(cost.flops, 15);
   EXPECT_EQ(cost.transcendentals, 0);
   EXPECT_EQ(cost.bytesRead, 2 * 15 * 2);
@@ -98,9 +96,9 @@ TEST_F(CostTest, CausalAttentionCountsTheLowerTriangle) {
 }
 
 TEST_F(CostTest, ReshapeIsAViewAndEmbeddingReadsOnlyGatheredRows) {
-  tg::OpCost cost = costOfFirstOp(
-      "%x: tensor<4x6xf32>",
-      "%0 = tg.reshape %x : tensor<4x6xf32> -> tensor<24xf32>");
+  tg::OpCost cost =
+      costOfFirstOp("%x: tensor<4x6xf32>",
+                    "%0 = tg.reshape %x : tensor<4x6xf32> -> tensor<24xf32>");
   EXPECT_EQ(cost.bytesMoved(), 0);
 
   cost = costOfFirstOp(
@@ -147,10 +145,9 @@ TEST_F(CostTest, LayerNormAndReduce) {
 }
 
 TEST_F(CostTest, SummaryGroupsByOpName) {
-  costOfFirstOp("%a: tensor<4xf32>",
-                "%0 = tg.exp %a : tensor<4xf32>\n"
-                "%1 = tg.exp %0 : tensor<4xf32>\n"
-                "%2 = tg.add %0, %1 : tensor<4xf32>");
+  costOfFirstOp("%a: tensor<4xf32>", "%0 = tg.exp %a : tensor<4xf32>\n"
+                                     "%1 = tg.exp %0 : tensor<4xf32>\n"
+                                     "%2 = tg.add %0, %1 : tensor<4xf32>");
   ASSERT_TRUE(module);
   std::vector<FunctionCostSummary> summaries = summarizeModuleCosts(*module);
   ASSERT_EQ(summaries.size(), 1u);

@@ -1,4 +1,5 @@
-//===- tgc.cpp - the tgc driver --------------------------------------------===//
+//===- tgc.cpp - the tgc driver
+//--------------------------------------------===//
 //
 // `tgc compile` and `tgc report`: the user's way in. Each subcommand parses
 // and verifies its input with file:line:col diagnostics, returns 1 on any
@@ -29,16 +30,16 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory tgcCategory("tgc options");
 
-static cl::SubCommand compileCommand(
-    "compile", "Parse, verify and optimize a training step, and write it");
-static cl::SubCommand reportCommand(
-    "report", "Print the operations, FLOPs and bytes of every function");
+static cl::SubCommand
+    compileCommand("compile",
+                   "Parse, verify and optimize a training step, and write it");
+static cl::SubCommand
+    reportCommand("report",
+                  "Print the operations, FLOPs and bytes of every function");
 
-static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                          cl::desc("<input .mlir, or - for stdin>"),
-                                          cl::sub(compileCommand),
-                                          cl::sub(reportCommand),
-                                          cl::cat(tgcCategory));
+static cl::opt<std::string> inputFilename(
+    cl::Positional, cl::Required, cl::desc("<input .mlir, or - for stdin>"),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 
 static cl::opt<std::string> outputFilename(
     "o", cl::desc("Output file for the optimized module (default: stdout)"),
@@ -50,8 +51,7 @@ static cl::opt<bool> noCanonicalize(
     cl::desc("Skip canonicalization and CSE (verify and print only)"),
     cl::sub(compileCommand), cl::cat(tgcCategory));
 
-static cl::opt<bool> reportJson("json",
-                                cl::desc("Print the report as JSON"),
+static cl::opt<bool> reportJson("json", cl::desc("Print the report as JSON"),
                                 cl::sub(reportCommand), cl::cat(tgcCategory));
 
 /// Parses and verifies the input; diagnostics go to stderr with locations.
@@ -125,7 +125,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tgc: a compiler for deep-learning training steps\n\n"
-      "  tgc compile FILE.mlir -o OUT.mlir   verify, optimize and write a step\n"
+      "  tgc compile FILE.mlir -o OUT.mlir   verify, optimize and write a "
+      "step\n"
       "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");
 
@@ -133,6 +134,9 @@ int main(int argc, char **argv) {
   tgc::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // The source line under each diagnostic says enough; the generic form of
+  // the op would only repeat it.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 

@@ -43,9 +43,8 @@ struct FoldLosslessConvertChain : OpRewritePattern<ConvertOp> {
     Type middle = producer.getType().getElementType();
     if (!isLosslessConversion(source, middle))
       return rewriter.notifyMatchFailure(op, "first conversion rounds");
-    rewriter.modifyOpInPlace(op, [&] {
-      op.getOperandMutable().assign(producer.getOperand());
-    });
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getOperandMutable().assign(producer.getOperand()); });
     return success();
   }
 };
@@ -82,16 +81,14 @@ struct DropUnusedFusionValues : OpRewritePattern<FusionOp> {
     SmallVector<Location> argLocs;
     for (Value input : keptInputs)
       argLocs.push_back(input.getLoc());
-    Block *newBody =
-        rewriter.createBlock(&fused.getBody(), {},
-                             ValueRange(keptInputs).getTypes(), argLocs);
+    Block *newBody = rewriter.createBlock(
+        &fused.getBody(), {}, ValueRange(keptInputs).getTypes(), argLocs);
     // An unused argument has no uses to rewrite: any value of its type does.
     SmallVector<Value> argReplacements;
     unsigned nextArg = 0;
     for (auto [i, input] : llvm::enumerate(op.getInputs()))
-      argReplacements.push_back(unusedArgs.test(i)
-                                    ? input
-                                    : newBody->getArgument(nextArg++));
+      argReplacements.push_back(
+          unusedArgs.test(i) ? input : newBody->getArgument(nextArg++));
     rewriter.mergeBlocks(&body, newBody, argReplacements);
     rewriter.setInsertionPoint(yield);
     YieldOp::create(rewriter, yield.getLoc(), keptYields);

@@ -140,8 +140,8 @@ OpCost MatmulOp::getCost() {
 OpCost EmbeddingOp::getCost() {
   OpCost cost;
   // Only the gathered rows of the table are read.
-  cost.bytesRead = getTensorByteSize(getIndices().getType()) +
-                   getTensorByteSize(getType());
+  cost.bytesRead =
+      getTensorByteSize(getIndices().getType()) + getTensorByteSize(getType());
   cost.bytesWritten = getTensorByteSize(getType());
   return cost;
 }

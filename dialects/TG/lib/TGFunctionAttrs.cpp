@@ -66,9 +66,8 @@ static LogicalResult verifyRole(Attribute value,
     return success();
   InFlightDiagnostic diag = emit() << "unknown role '" << role.getValue()
                                    << "'; expected one of ";
-  llvm::interleaveComma(roles, diag, [&](StringLiteral r) {
-    diag << "'" << r << "'";
-  });
+  llvm::interleaveComma(roles, diag,
+                        [&](StringLiteral r) { diag << "'" << r << "'"; });
   return diag;
 }
 
@@ -86,13 +85,27 @@ static LogicalResult verifyName(Attribute value, unsigned index,
   return success();
 }
 
+LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attribute) {
+  // No tg attribute is defined on operations themselves yet; catching them
+  // keeps a misplaced role or name from being silently ignored.
+  InFlightDiagnostic diag = op->emitError() << "unknown attribute '"
+                                            << attribute.getName().getValue()
+                                            << "' on an operation";
+  StringRef name = attribute.getName().getValue();
+  if (name == kRoleAttrName || name == kNameAttrName ||
+      name == kAliasesAttrName)
+    diag << "; it belongs on function arguments and results";
+  return diag;
+}
+
 LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
                                                   NamedAttribute attribute) {
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitError() << "'" << attribute.getName()
+    return op->emitError() << "'" << attribute.getName().getValue()
                            << "' is only valid on function arguments";
   auto emit = [&] { return emitArgumentError(func, argIndex); };
   StringRef name = attribute.getName().getValue();
@@ -111,15 +124,19 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
 static LogicalResult verifyAliases(FunctionOpInterface func, unsigned index,
                                    Attribute value,
                                    function_ref<InFlightDiagnostic()> emit) {
+  // An index (any integer type but i1, whose `true` would read as -1).
   auto target = dyn_cast<IntegerAttr>(value);
-  if (!target || !target.getType().isSignlessInteger())
+  if (!target || !(target.getType().isIndex() ||
+                   (target.getType().isSignlessInteger() &&
+                    target.getType().getIntOrFloatBitWidth() > 1)))
     return emit() << "'tg.aliases' must be an integer argument index, got "
                   << value;
   int64_t arg = target.getInt();
   unsigned numArgs = func.getNumArguments();
   if (arg < 0 || arg >= static_cast<int64_t>(numArgs))
-    return emit() << "'tg.aliases' = " << arg << " is not an argument index (the "
-                  << "function has " << numArgs << " arguments)";
+    return emit() << "'tg.aliases' = " << arg
+                  << " is not an argument index (the "
+                  << "function has " << numArgs << " argument(s))";
   Type argType = func.getArgumentTypes()[arg];
   Type resultType = func.getResultTypes()[index];
   if (argType != resultType)
@@ -134,7 +151,10 @@ static LogicalResult verifyAliases(FunctionOpInterface func, unsigned index,
   for (unsigned other = 0; other < index; ++other) {
     if (other >= resultAttrs.size() || !resultAttrs[other])
       continue;
-    if (resultAttrs[other].get(TGDialect::kAliasesAttrName) == value)
+    // Compare indices, not attributes: `0 : i32` and `0 : i64` are the same.
+    auto earlier =
+        resultAttrs[other].getAs<IntegerAttr>(TGDialect::kAliasesAttrName);
+    if (earlier && earlier.getValue().getSExtValue() == arg)
       return emit() << "argument #" << arg << " is already aliased by result #"
                     << other;
   }
@@ -147,7 +167,7 @@ LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
                                                      NamedAttribute attribute) {
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitError() << "'" << attribute.getName()
+    return op->emitError() << "'" << attribute.getName().getValue()
                            << "' is only valid on function results";
   auto emit = [&] { return emitResultError(func, resultIndex); };
   StringRef name = attribute.getName().getValue();

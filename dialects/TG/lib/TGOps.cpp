@@ -28,8 +28,8 @@ static FailureOr<RankedTensorType>
 getRankedTensor(std::optional<Location> loc, Value value, StringRef what) {
   if (auto type = dyn_cast<RankedTensorType>(value.getType()))
     return type;
-  (void)emitOptionalError(loc, "expected ", what, " to be a ranked tensor, got ",
-                          value.getType());
+  (void)emitOptionalError(loc, "expected ", what,
+                          " to be a ranked tensor, got ", value.getType());
   return failure();
 }
 
@@ -131,9 +131,9 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
   SmallVector<int64_t> shape;
   for (int64_t dim : perm) {
     if (dim < 0 || dim >= rank || seen.test(dim))
-      return emitOptionalError(location, "[", llvm::make_range(perm.begin(), perm.end()),
-                               "] is not a permutation of the dimensions 0..",
-                               rank - 1);
+      return emitOptionalError(
+          location, "[", llvm::make_range(perm.begin(), perm.end()),
+          "] is not a permutation of the dimensions 0..", rank - 1);
     seen.set(dim);
     shape.push_back(type->getDimSize(dim));
   }
@@ -155,8 +155,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
   if (static_cast<int64_t>(start.size()) != rank ||
       static_cast<int64_t>(limit.size()) != rank ||
       static_cast<int64_t>(strides.size()) != rank)
-    return emitOptionalError(location, "expected one slice range per dimension (",
-                             rank, "), got ", start.size());
+    return emitOptionalError(location,
+                             "expected one slice range per dimension (", rank,
+                             "), got ", start.size());
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t size = type->getDimSize(i);
@@ -191,8 +192,8 @@ static ParseResult parseSliceRanges(OpAsmParser &parser,
     steps.push_back(step);
     return success();
   };
-  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
-                                     parseRange, " in slice ranges"))
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseRange,
+                                     " in slice ranges"))
     return failure();
   MLIRContext *context = parser.getContext();
   start = DenseI64ArrayAttr::get(context, starts);
@@ -204,12 +205,15 @@ static ParseResult parseSliceRanges(OpAsmParser &parser,
 static void printSliceRanges(OpAsmPrinter &printer, SliceOp,
                              DenseI64ArrayAttr start, DenseI64ArrayAttr limit,
                              DenseI64ArrayAttr strides) {
+  // Invalid IR is printed in generic form, so the three arrays agree here;
+  // the bound only keeps a printer of broken IR in range.
+  int64_t rank = std::min({start.size(), limit.size(), strides.size()});
   printer << '[';
-  for (size_t i = 0, e = start.size(); i < e; ++i) {
+  for (int64_t i = 0; i < rank; ++i) {
     if (i > 0)
       printer << ", ";
     printer << start[i] << ':' << limit[i];
-    if (static_cast<int64_t>(i) < strides.size() && strides[i] != 1)
+    if (strides[i] != 1)
       printer << ':' << strides[i];
   }
   printer << ']';
@@ -267,7 +271,8 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *context,
     return failure();
   if (adaptor.getKind() == ReduceKind::Mean &&
       !isa<FloatType>(type->getElementType()))
-    return emitOptionalError(location, "'mean' needs a floating-point operand, got ",
+    return emitOptionalError(location,
+                             "'mean' needs a floating-point operand, got ",
                              type->getElementType());
   ArrayRef<int64_t> dims = adaptor.getDimensions();
   llvm::SmallBitVector reduced(type->getRank());
@@ -276,8 +281,8 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *context,
       return emitOptionalError(location, "reduction dimension ", dim,
                                " is out of range for rank ", type->getRank());
     if (i > 0 && dim <= dims[i - 1])
-      return emitOptionalError(location,
-                               "reduction dimensions must be strictly increasing");
+      return emitOptionalError(
+          location, "reduction dimensions must be strictly increasing");
     reduced.set(dim);
   }
   SmallVector<int64_t> shape;
@@ -304,8 +309,11 @@ MatmulOp::inferResultShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
   }
   ArrayRef<int64_t> lhsBatch = lhs.drop_back(2), rhsBatch = rhs.drop_back(2);
   if (rhs.size() != 2 && lhsBatch != rhsBatch) {
-    os << "batch dimensions differ: " << formatShape(lhsBatch) << " and "
-       << formatShape(rhsBatch)
+    auto formatBatch = [](ArrayRef<int64_t> batch) {
+      return batch.empty() ? std::string("none") : formatShape(batch);
+    };
+    os << "batch dimensions differ: " << formatBatch(lhsBatch) << " and "
+       << formatBatch(rhsBatch)
        << " (they must be equal, or rhs must be a matrix)";
     return failure();
   }
@@ -346,8 +354,8 @@ LogicalResult MatmulOp::verify() {
            << lhsType.getElementType() << " and " << rhsType.getElementType();
   std::string error;
   FailureOr<SmallVector<int64_t>> shape =
-      inferResultShape(lhsType.getShape(), rhsType.getShape(),
-                       getTransposeA(), getTransposeB(), error);
+      inferResultShape(lhsType.getShape(), rhsType.getShape(), getTransposeA(),
+                       getTransposeB(), error);
   if (failed(shape))
     return emitOpError(error);
   if (getResult().getType().getShape() != ArrayRef<int64_t>(*shape))
@@ -366,8 +374,7 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
   if (failed(table) || failed(indices))
     return failure();
   if (table->getRank() != 2)
-    return emitOptionalError(location, "table must have rank 2, got ",
-                             *table);
+    return emitOptionalError(location, "table must have rank 2, got ", *table);
   SmallVector<int64_t> shape(indices->getShape());
   shape.push_back(table->getDimSize(1));
   inferred.push_back(RankedTensorType::get(shape, table->getElementType()));
@@ -391,6 +398,7 @@ LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxLike(*this); }
 /// last dimension.
 static LogicalResult inferNormalizationTypes(std::optional<Location> location,
                                              Value input, ValueRange params,
+                                             StringRef paramsName,
                                              unsigned numStatistics,
                                              SmallVectorImpl<Type> &inferred) {
   auto type = getRankedTensor(location, input, "input");
@@ -400,13 +408,16 @@ static LogicalResult inferNormalizationTypes(std::optional<Location> location,
     return emitOptionalError(location, "input must have rank 1 or more");
   int64_t features = type->getShape().back();
   for (Value param : params) {
-    auto paramType = getRankedTensor(location, param, "scale and bias");
+    auto paramType = getRankedTensor(location, param, paramsName);
     if (failed(paramType))
       return failure();
     if (paramType->getRank() != 1 || paramType->getDimSize(0) != features)
-      return emitOptionalError(location, "scale and bias must be vectors of ",
-                               features, " elements (the last dimension of ",
-                               "the input), got ", *paramType);
+      return emitOptionalError(location, paramsName, " must be ",
+                               params.size() == 1 ? "a vector" : "vectors",
+                               " of ", features,
+                               " elements (the last dimension of the input), "
+                               "got ",
+                               *paramType);
   }
   inferred.push_back(*type);
   inferred.append(numStatistics, getRowStatisticsType(*type));
@@ -424,9 +435,9 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  return inferNormalizationTypes(location, adaptor.getInput(),
-                                 {adaptor.getScale(), adaptor.getBias()},
-                                 /*numStatistics=*/2, inferred);
+  return inferNormalizationTypes(
+      location, adaptor.getInput(), {adaptor.getScale(), adaptor.getBias()},
+      "scale and bias", /*numStatistics=*/2, inferred);
 }
 
 LogicalResult LayerNormOp::verify() {
@@ -438,8 +449,8 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *context,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &inferred) {
   return inferNormalizationTypes(location, adaptor.getInput(),
-                                 adaptor.getScale(), /*numStatistics=*/1,
-                                 inferred);
+                                 adaptor.getScale(), "scale",
+                                 /*numStatistics=*/1, inferred);
 }
 
 LogicalResult RmsNormOp::verify() {
@@ -456,39 +467,41 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
   if (failed(query) || failed(key) || failed(value))
     return failure();
   if (query->getRank() != 4 || key->getRank() != 4 || value->getRank() != 4)
-    return emitOptionalError(
-        location, "query, key and value must have rank 4 "
-                  "(batch x heads x sequence x head size), got ",
-        formatShape(query->getShape()), ", ", formatShape(key->getShape()),
-        " and ", formatShape(value->getShape()));
+    return emitOptionalError(location,
+                             "query, key and value must have rank 4 "
+                             "(batch x heads x sequence x head size), got ",
+                             formatShape(query->getShape()), ", ",
+                             formatShape(key->getShape()), " and ",
+                             formatShape(value->getShape()));
   ArrayRef<int64_t> q = query->getShape(), k = key->getShape(),
                     v = value->getShape();
   if (q[0] != k[0] || k[0] != v[0])
-    return emitOptionalError(location, "batch sizes differ: ", q[0], ", ",
-                             k[0], " and ", v[0]);
+    return emitOptionalError(location, "batch sizes differ: ", q[0], ", ", k[0],
+                             " and ", v[0]);
   if (k[1] != v[1] || k[2] != v[2])
-    return emitOptionalError(location, "key (", formatShape(k),
-                             ") and value (", formatShape(v),
+    return emitOptionalError(location, "key (", formatShape(k), ") and value (",
+                             formatShape(v),
                              ") differ in heads or sequence length");
   if (k[1] == 0 || q[1] % k[1] != 0)
     return emitOptionalError(location, "query heads (", q[1],
                              ") are not a multiple of key/value heads (", k[1],
                              ")");
   if (q[3] != k[3])
-    return emitOptionalError(location, "query and key head sizes differ: ",
-                             q[3], " and ", k[3]);
+    return emitOptionalError(
+        location, "query and key head sizes differ: ", q[3], " and ", k[3]);
   if (adaptor.getCausal() && q[2] > k[2])
-    return emitOptionalError(location, "causal attention needs at most as "
-                                       "many queries as keys, got ",
+    return emitOptionalError(location,
+                             "causal attention needs at most as "
+                             "many queries as keys, got ",
                              q[2], " queries and ", k[2], " keys");
   if (std::optional<APFloat> scale = adaptor.getScale()) {
     double s = scale->convertToDouble();
     if (!std::isfinite(s) || s <= 0.0)
-      return emitOptionalError(location, "scale must be finite and positive, got ",
-                               s);
+      return emitOptionalError(location,
+                               "scale must be finite and positive, got ", s);
   }
-  inferred.push_back(RankedTensorType::get({q[0], q[1], q[2], v[3]},
-                                           query->getElementType()));
+  inferred.push_back(
+      RankedTensorType::get({q[0], q[1], q[2], v[3]}, query->getElementType()));
   inferred.push_back(
       RankedTensorType::get({q[0], q[1], q[2]}, Float32Type::get(context)));
   return success();
@@ -497,7 +510,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
 double AttentionOp::getScaleOrDefault() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+  return 1.0 /
+         std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
 }
 
 LogicalResult DropoutOp::verify() {
@@ -517,12 +531,16 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
   auto labels = getRankedTensor(location, adaptor.getLabels(), "labels");
   if (failed(logits) || failed(labels))
     return failure();
-  if (logits->getRank() < 1 ||
-      logits->getShape().drop_back() != labels->getShape())
-    return emitOptionalError(location, "labels (", formatShape(labels->getShape()),
-                             ") must have the shape of the logits (",
-                             formatShape(logits->getShape()),
-                             ") without the class dimension");
+  if (logits->getRank() < 1)
+    return emitOptionalError(location,
+                             "logits must have a class dimension "
+                             "(rank 1 or more), got ",
+                             *logits);
+  if (logits->getShape().drop_back() != labels->getShape())
+    return emitOptionalError(
+        location, "labels (", formatShape(labels->getShape()),
+        ") must have the shape of the logits (",
+        formatShape(logits->getShape()), ") without the class dimension");
   Type f32 = Float32Type::get(context);
   inferred.push_back(RankedTensorType::get({}, f32));
   inferred.push_back(RankedTensorType::get(labels->getShape(), f32));
@@ -537,21 +555,23 @@ LogicalResult FusionOp::verifyRegions() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError("body has ")
-           << body.getNumArguments() << " arguments for " << getInputs().size()
-           << " inputs";
-  for (auto [i, input, arg] :
-       llvm::enumerate(getInputs(), body.getArguments()))
+           << body.getNumArguments() << " argument(s) for "
+           << getInputs().size() << " input(s)";
+  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
     if (input.getType() != arg.getType())
-      return emitOpError("body argument ")
-             << i << " has type " << arg.getType() << ", input has "
-             << input.getType();
+      return emitOpError("body argument ") << i << " has type " << arg.getType()
+                                           << ", input has " << input.getType();
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError("body must end with tg.yield");
-  if (yield.getValues().getTypes() != getResultTypes())
-    return yield.emitOpError("yields ")
-           << yield.getValues().getTypes() << ", the fusion returns "
-           << getResultTypes();
+  if (yield.getValues().getTypes() != getResultTypes()) {
+    InFlightDiagnostic diag = yield.emitOpError("yields ");
+    if (yield.getValues().empty())
+      diag << "no values";
+    else
+      diag << yield.getValues().getTypes();
+    return diag << ", the fusion returns " << getResultTypes();
+  }
   return success();
 }
 

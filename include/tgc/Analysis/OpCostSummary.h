@@ -46,7 +46,8 @@ void printCostTables(llvm::raw_ostream &os,
                      llvm::ArrayRef<FunctionCostSummary> summaries);
 
 /// The summaries as JSON: {"functions": [{"name", "ops": [...], "total"}]}.
-nlohmann::json costSummariesToJson(llvm::ArrayRef<FunctionCostSummary> summaries);
+nlohmann::json
+costSummariesToJson(llvm::ArrayRef<FunctionCostSummary> summaries);
 
 } // namespace tgc
 

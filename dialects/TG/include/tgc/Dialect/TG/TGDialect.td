@@ -39,6 +39,7 @@ def TG_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 0;
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{

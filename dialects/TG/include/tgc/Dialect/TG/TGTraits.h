@@ -18,8 +18,8 @@ class ShapeOp : public mlir::OpTrait::TraitBase<ConcreteType, ShapeOp> {};
 
 /// The op reduces along some dimensions of its first operand.
 template <typename ConcreteType>
-class ReductionOp
-    : public mlir::OpTrait::TraitBase<ConcreteType, ReductionOp> {};
+class ReductionOp : public mlir::OpTrait::TraitBase<ConcreteType, ReductionOp> {
+};
 
 } // namespace tgc::tg::OpTrait
 

@@ -1,0 +1,250 @@
+// RUN: tgc-opt %s --split-input-file --verify-diagnostics
+
+// An argument role that does not exist; argument errors point at the argument.
+func.func @arg_unknown_role(
+    // expected-error @+1 {{argument #0 of 'arg_unknown_role': unknown role 'weight'; expected one of 'param', 'state', 'input', 'label', 'hyper'}}
+    %w: tensor<4xf32> {tg.role = "weight"}) {
+  return
+}
+
+// -----
+
+// A result role that exists only for arguments; result errors point at the function.
+// expected-error @+1 {{result #0: unknown role 'input'; expected one of 'loss', 'grad', 'param', 'state', 'output'}}
+func.func @result_unknown_role(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.role = "input"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A role that is not a string, on an argument.
+func.func @arg_role_not_string(
+    // expected-error @+1 {{argument #0 of 'arg_role_not_string': 'tg.role' must be a string, got 1 : i64}}
+    %w: tensor<4xf32> {tg.role = 1}) {
+  return
+}
+
+// -----
+
+// A role that is not a string, on a result.
+// expected-error @+1 {{result #0: 'tg.role' must be a string, got ["loss"]}}
+func.func @result_role_not_string(%x: tensor<f32>) -> (tensor<f32> {tg.role = ["loss"]}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// An empty argument name.
+func.func @arg_empty_name(
+    // expected-error @+1 {{argument #0 of 'arg_empty_name': 'tg.name' must be a non-empty string, got ""}}
+    %w: tensor<4xf32> {tg.name = ""}) {
+  return
+}
+
+// -----
+
+// An argument name that is not a string.
+func.func @arg_name_not_string(
+    // expected-error @+1 {{argument #0 of 'arg_name_not_string': 'tg.name' must be a non-empty string, got 7 : i64}}
+    %w: tensor<4xf32> {tg.name = 7}) {
+  return
+}
+
+// -----
+
+// Two arguments with the same name: the second one is reported.
+func.func @arg_duplicate_name(
+    %a: tensor<4xf32> {tg.name = "w"},
+    %b: tensor<4xf32> {tg.name = "b"},
+    // expected-error @+1 {{argument #2 of 'arg_duplicate_name': 'tg.name' "w" is already the name of argument #0}}
+    %c: tensor<4xf32> {tg.name = "w"}) {
+  return
+}
+
+// -----
+
+// An empty result name.
+// expected-error @+1 {{result #0: 'tg.name' must be a non-empty string, got ""}}
+func.func @result_empty_name(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.name = ""}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Two results with the same name.
+// expected-error @+1 {{result #1: 'tg.name' "y" is already the name of result #0}}
+func.func @result_duplicate_name(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.name = "y"}, tensor<4xf32> {tg.name = "y"}) {
+  return %x, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// tg.aliases belongs on the result that updates an argument, not on the argument.
+func.func @aliases_on_argument(
+    // expected-error @+1 {{argument #0 of 'aliases_on_argument': 'tg.aliases' belongs on a result, naming the argument it updates}}
+    %w: tensor<4xf32> {tg.role = "param", tg.aliases = 0}) {
+  return
+}
+
+// -----
+
+// An aliases index past the last argument.
+// expected-error @+1 {{result #0: 'tg.aliases' = 1 is not an argument index (the function has 1 argument(s))}}
+func.func @aliases_out_of_range(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.aliases = 1}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// A negative aliases index.
+// expected-error @+1 {{result #0: 'tg.aliases' = -1 is not an argument index (the function has 1 argument(s))}}
+func.func @aliases_negative(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.aliases = -1}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// A result that aliases an argument of another type.
+// expected-error @+1 {{result #0: aliases argument #0 of type 'tensor<4xf32>', but has type 'tensor<4xbf16>'}}
+func.func @aliases_wrong_type(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xbf16> {tg.aliases = 0}) {
+  %0 = tg.convert %w : tensor<4xf32> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// Only a param or a state may be updated in place, not an input.
+// expected-error @+1 {{result #0: aliases argument #0, which is not a 'param' or 'state'}}
+func.func @aliases_input(%x: tensor<4xf32> {tg.role = "input"}) -> (tensor<4xf32> {tg.aliases = 0}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// An argument without a role cannot be updated in place either.
+// expected-error @+1 {{result #0: aliases argument #0, which is not a 'param' or 'state'}}
+func.func @aliases_no_role(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.aliases = 0}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Two results that update the same argument.
+// expected-error @+1 {{result #2: argument #1 is already aliased by result #0}}
+func.func @aliases_twice(%w: tensor<4xf32> {tg.role = "param"}, %m: tensor<4xf32> {tg.role = "state"})
+    -> (tensor<4xf32> {tg.aliases = 1}, tensor<4xf32> {tg.aliases = 0}, tensor<4xf32> {tg.aliases = 1}) {
+  return %m, %w, %m : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An aliases value that is a string.
+// expected-error @+1 {{result #0: 'tg.aliases' must be an integer argument index, got "0"}}
+func.func @aliases_string(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.aliases = "0"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// An aliases value that is a float.
+// expected-error @+1 {{result #0: 'tg.aliases' must be an integer argument index, got 0.000000e+00 : f64}}
+func.func @aliases_float(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.aliases = 0.0}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// An aliases value that is an unsigned integer (only signless integers are indices).
+// expected-error @+1 {{result #0: 'tg.aliases' must be an integer argument index, got 0 : ui32}}
+func.func @aliases_unsigned(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.aliases = 0 : ui32}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// The loss must be a scalar.
+// expected-error @+1 {{result #0: the loss must be a floating-point scalar tensor, got 'tensor<4xf32>'}}
+func.func @loss_not_scalar(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.role = "loss"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// The loss must be floating-point.
+// expected-error @+1 {{result #0: the loss must be a floating-point scalar tensor, got 'tensor<i32>'}}
+func.func @loss_not_float(%x: tensor<i32>) -> (tensor<i32> {tg.role = "loss"}) {
+  return %x : tensor<i32>
+}
+
+// -----
+
+// A step has one loss.
+// expected-error @+1 {{result #2: result #0 is already the loss; a step has one loss}}
+func.func @two_losses(%x: tensor<f32>) -> (tensor<f32> {tg.role = "loss"}, tensor<f32> {tg.role = "output"}, tensor<f32> {tg.role = "loss"}) {
+  return %x, %x, %x : tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A misspelled tg attribute on an argument.
+func.func @arg_unknown_attr(
+    // expected-error @+1 {{argument #0 of 'arg_unknown_attr': unknown argument attribute 'tg.rol'}}
+    %w: tensor<4xf32> {tg.rol = "param"}) {
+  return
+}
+
+// -----
+
+// A misspelled tg attribute on a result.
+// expected-error @+1 {{result #0: unknown result attribute 'tg.alias'}}
+func.func @result_unknown_attr(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.alias = 0}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// Declaration arguments have no location of their own: the error points at the function.
+// expected-error @+1 {{argument #1: unknown role 'grad'; expected one of 'param', 'state', 'input', 'label', 'hyper'}}
+func.func private @declaration(tensor<4xf32> {tg.role = "param"}, tensor<4xf32> {tg.role = "grad"})
+
+// -----
+
+// Two results alias argument #0 even when the indices have different types.
+// expected-error @+1 {{result #1: argument #0 is already aliased by result #0}}
+func.func @aliases_twice_mixed_int_types(%w: tensor<4xf32> {tg.role = "param"})
+    -> (tensor<4xf32> {tg.aliases = 0}, tensor<4xf32> {tg.aliases = 0 : i32}) {
+  return %w, %w : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A boolean is not an argument index.
+// expected-error @+1 {{result #0: 'tg.aliases' must be an integer argument index, got false}}
+func.func @aliases_false(%w: tensor<4xf32> {tg.role = "param"}) -> (tensor<4xf32> {tg.aliases = false}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// Nor is `true` (which an i1 would read as -1).
+// expected-error @+1 {{result #0: 'tg.aliases' must be an integer argument index, got true}}
+func.func @aliases_true(%w: tensor<4xf32> {tg.role = "param"}, %m: tensor<4xf32> {tg.role = "state"}) -> (tensor<4xf32> {tg.aliases = true}) {
+  return %m : tensor<4xf32>
+}
+
+// -----
+
+// A tg attribute on the function itself is misplaced, not ignored.
+// expected-error @+1 {{unknown attribute 'tg.role' on an operation; it belongs on function arguments and results}}
+func.func @role_on_function(%w: tensor<4xf32>) attributes {tg.role = "param"} {
+  return
+}
+
+// -----
+
+// An unknown tg attribute on an op is an error.
+func.func @unknown_attr_on_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown attribute 'tg.frobnicate' on an operation}}
+  %0 = tg.exp %a {tg.frobnicate = 1} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

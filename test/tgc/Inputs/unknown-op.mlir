@@ -1,0 +1,4 @@
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tg.frobnicate %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

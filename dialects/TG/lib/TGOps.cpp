@@ -157,11 +157,17 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
       static_cast<int64_t>(strides.size()) != rank)
     return emitOptionalError(location,
                              "expected one slice range per dimension (", rank,
-                             "), got ", start.size());
+                             "), got ", start.size(), " starts, ",
+                             limit.size(), " limits and ", strides.size(),
+                             " strides");
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t size = type->getDimSize(i);
-    if (start[i] < 0 || start[i] > limit[i] || limit[i] > size)
+    if (start[i] > limit[i])
+      return emitOptionalError(location, "slice range ", start[i], ":",
+                               limit[i], " of dimension ", i,
+                               " starts after its limit");
+    if (start[i] < 0 || limit[i] > size)
       return emitOptionalError(location, "slice range ", start[i], ":",
                                limit[i], " of dimension ", i,
                                " is not within 0:", size);

@@ -59,14 +59,28 @@ def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F64],
 def TG_IntElement : AnyTypeOf<[I64, I32], "tg integer type">;
 def TG_BoolElement : I<1>;
 
-def TG_Tensor : StaticShapeTensorOf<[TG_FloatElement, TG_IntElement,
-                                     TG_BoolElement]>;
-def TG_FloatTensor : StaticShapeTensorOf<[TG_FloatElement]>;
-def TG_IntTensor : StaticShapeTensorOf<[TG_IntElement]>;
-def TG_NumericTensor : StaticShapeTensorOf<[TG_FloatElement, TG_IntElement]>;
-def TG_BoolTensor : StaticShapeTensorOf<[TG_BoolElement]>;
-def TG_IntScalar : 0DTensorOf<[TG_IntElement]>;
-def TG_FloatScalar : 0DTensorOf<[TG_FloatElement]>;
+// Statically shaped tensors of `types` without an encoding: tg values are
+// plain dense tensors (layouts and shardings are tgc's own attributes).
+class TG_TensorOf<list<Type> types>
+    : ConfinedType<StaticShapeTensorOf<types>,
+                   [CPred<"!::llvm::cast<::mlir::RankedTensorType>($_self)"
+                          ".getEncoding()">],
+                   StaticShapeTensorOf<types>.summary # " without encoding",
+                   "::mlir::RankedTensorType">;
+class TG_ScalarOf<list<Type> types>
+    : ConfinedType<0DTensorOf<types>,
+                   [CPred<"!::llvm::cast<::mlir::RankedTensorType>($_self)"
+                          ".getEncoding()">],
+                   0DTensorOf<types>.summary # " without encoding",
+                   "::mlir::RankedTensorType">;
+
+def TG_Tensor : TG_TensorOf<[TG_FloatElement, TG_IntElement, TG_BoolElement]>;
+def TG_FloatTensor : TG_TensorOf<[TG_FloatElement]>;
+def TG_IntTensor : TG_TensorOf<[TG_IntElement]>;
+def TG_NumericTensor : TG_TensorOf<[TG_FloatElement, TG_IntElement]>;
+def TG_BoolTensor : TG_TensorOf<[TG_BoolElement]>;
+def TG_IntScalar : TG_ScalarOf<[TG_IntElement]>;
+def TG_FloatScalar : TG_ScalarOf<[TG_FloatElement]>;
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -13,6 +13,11 @@ PKGS=(
   libgtest-dev
   # JSON for reports (nlohmann/json, header-only).
   nlohmann-json3-dev
+  # BLAS for the interpreter's matmuls.
+  libopenblas-dev
+  # numpy, for the tests that check the interpreter against an independent
+  # implementation and read/write .npy files (used through /usr/bin/python3).
+  python3-numpy
 )
 
 missing=()

@@ -9,6 +9,8 @@
 
 #include "tgc/Analysis/OpCostSummary.h"
 #include "tgc/InitAll.h"
+#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Pipeline/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -18,12 +20,19 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -36,6 +45,9 @@ static cl::SubCommand
 static cl::SubCommand
     reportCommand("report",
                   "Print the operations, FLOPs and bytes of every function");
+
+static cl::SubCommand
+    runCommand("run", "Run a function on the CPU reference interpreter");
 
 static cl::opt<std::string> inputFilename(
     cl::Positional, cl::Required, cl::desc("<input .mlir, or - for stdin>"),
@@ -54,12 +66,68 @@ static cl::opt<bool> noCanonicalize(
 static cl::opt<bool> reportJson("json", cl::desc("Print the report as JSON"),
                                 cl::sub(reportCommand), cl::cat(tgcCategory));
 
-/// Parses and verifies the input; diagnostics go to stderr with locations.
+static cl::list<std::string>
+    runFiles(cl::Positional, cl::OneOrMore,
+             cl::desc("<input .mlir> (two with --compare)"),
+             cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<std::string>
+    runEntry("entry",
+             cl::desc("The function to run (default: the only one, or main)"),
+             cl::value_desc("name"), cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::list<std::string> runInputs(
+    "input",
+    cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file"),
+    cl::value_desc("NAME=PATH.npy"), cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<uint64_t> runRandomSeed(
+    "random-inputs",
+    cl::desc("Give every argument without --input a random value from SEED "
+             "(params: normal std 0.02; inputs: normal; labels and ids: "
+             "uniform valid ids; state: zeros; see docs/interpreter.md)"),
+    cl::value_desc("SEED"), cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> runOutputDir(
+    "output-dir", cl::desc("Write each result to DIR/<tg.name or index>.npy"),
+    cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(tgcCategory));
+enum class Toggle { Off, On };
+static cl::opt<Toggle> runPrecisionEmulation(
+    "precision-emulation",
+    cl::desc("Round every bf16/f16/f8 result to its type (default: on)"),
+    cl::values(clEnumValN(Toggle::On, "on", "round results"),
+               clEnumValN(Toggle::Off, "off", "keep f32 values")),
+    cl::init(Toggle::On), cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<bool> runF64("f64",
+                            cl::desc("Run every float op in double precision"),
+                            cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<bool> runAllowNonFinite(
+    "allow-non-finite",
+    cl::desc("Accept NaN and infinity in --input files (default: an error)"),
+    cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<bool>
+    runPrintValues("print-values",
+                   cl::desc("Print every element of every result"),
+                   cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<bool>
+    runTime("time", cl::desc("Print the interpretation time (without parsing)"),
+            cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<bool> runCompare(
+    "compare",
+    cl::desc("Run two files on the same inputs and compare their results"),
+    cl::sub(runCommand), cl::cat(tgcCategory));
+static cl::opt<double> runRtol("rtol",
+                               cl::desc("Relative tolerance of --compare"),
+                               cl::init(1e-5), cl::sub(runCommand),
+                               cl::cat(tgcCategory));
+static cl::opt<double> runAtol("atol",
+                               cl::desc("Absolute tolerance of --compare"),
+                               cl::init(1e-8), cl::sub(runCommand),
+                               cl::cat(tgcCategory));
+
+/// Parses and verifies `filename`; diagnostics go to stderr with locations.
 static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
-                                        llvm::SourceMgr &sourceMgr) {
+                                        llvm::SourceMgr &sourceMgr,
+                                        StringRef filename) {
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &errorMessage);
+      openInputFile(filename, &errorMessage);
   if (!input) {
     llvm::errs() << "tgc: error: " << errorMessage << "\n";
     return nullptr;
@@ -71,7 +139,7 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
 
 static LogicalResult runCompile(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr) {
-  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr);
+  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
   if (!module)
     return failure();
   PassManager pm(&context);
@@ -104,7 +172,7 @@ static LogicalResult runCompile(MLIRContext &context,
 
 static LogicalResult runReport(MLIRContext &context,
                                llvm::SourceMgr &sourceMgr) {
-  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr);
+  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
   if (!module)
     return failure();
   std::vector<tgc::FunctionCostSummary> summaries =
@@ -113,6 +181,287 @@ static LogicalResult runReport(MLIRContext &context,
     llvm::outs() << tgc::costSummariesToJson(summaries).dump(2) << "\n";
   else
     tgc::printCostTables(llvm::outs(), summaries);
+  return success();
+}
+
+/// The function to run: --entry, else the only function, else @main.
+static FunctionOpInterface findEntry(ModuleOp module, StringRef filename) {
+  SmallVector<FunctionOpInterface> functions;
+  for (auto function : module.getOps<FunctionOpInterface>())
+    if (!function.isExternal())
+      functions.push_back(function);
+  StringRef wanted = runEntry;
+  if (wanted.empty() && functions.size() == 1)
+    return functions.front();
+  if (wanted.empty())
+    wanted = "main";
+  for (FunctionOpInterface function : functions)
+    if (function.getName() == wanted)
+      return function;
+  llvm::errs() << "tgc: error: " << filename << " has no function '" << wanted
+               << "' to run; functions:";
+  for (FunctionOpInterface function : functions)
+    llvm::errs() << " " << function.getName();
+  llvm::errs() << (functions.empty() ? " none\n" : " (choose with --entry)\n");
+  return nullptr;
+}
+
+/// Arguments for `function`: --input files, else random values.
+static FailureOr<SmallVector<tgc::Tensor>>
+prepareArguments(FunctionOpInterface function) {
+  unsigned numArgs = function.getNumArguments();
+  llvm::StringMap<unsigned> indexOfName;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    indexOfName[tgc::getArgumentName(function, i)] = i;
+    indexOfName["arg" + std::to_string(i)] = i;
+  }
+  SmallVector<std::optional<tgc::Tensor>> values(numArgs);
+  for (StringRef spec : runInputs) {
+    auto [name, path] = spec.split('=');
+    if (path.empty()) {
+      llvm::errs() << "tgc: error: --input expects NAME=PATH.npy, got '" << spec
+                   << "'\n";
+      return failure();
+    }
+    auto it = indexOfName.find(name);
+    if (it == indexOfName.end()) {
+      llvm::errs() << "tgc: error: --input names '" << name
+                   << "', which is no argument of @" << function.getName()
+                   << "; arguments:";
+      for (unsigned i = 0; i < numArgs; ++i)
+        llvm::errs() << " " << tgc::getArgumentName(function, i);
+      llvm::errs() << "\n";
+      return failure();
+    }
+    unsigned index = it->second;
+    if (values[index]) {
+      llvm::errs() << "tgc: error: argument '" << name
+                   << "' is given twice by --input\n";
+      return failure();
+    }
+    llvm::Expected<tgc::npy::Array> array = tgc::npy::readNpy(path);
+    if (!array) {
+      llvm::errs() << "tgc: error: argument '" << name
+                   << "': " << llvm::toString(array.takeError()) << "\n";
+      return failure();
+    }
+    llvm::Expected<tgc::Tensor> tensor = tgc::tensorFromNpy(
+        *array, cast<RankedTensorType>(function.getArgumentTypes()[index]),
+        tgc::getArgumentName(function, index), runAllowNonFinite);
+    if (!tensor) {
+      llvm::errs() << "tgc: error: " << llvm::toString(tensor.takeError())
+                   << "\n";
+      return failure();
+    }
+    values[index] = std::move(*tensor);
+  }
+  SmallVector<tgc::Tensor> arguments;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    if (!isa<RankedTensorType>(function.getArgumentTypes()[i])) {
+      llvm::errs() << "tgc: error: argument '"
+                   << tgc::getArgumentName(function, i) << "' has type "
+                   << function.getArgumentTypes()[i]
+                   << ", which the interpreter cannot hold\n";
+      return failure();
+    }
+    if (values[i]) {
+      arguments.push_back(std::move(*values[i]));
+    } else if (runRandomSeed.getNumOccurrences()) {
+      arguments.push_back(tgc::makeRandomArgument(function, i, runRandomSeed));
+    } else {
+      llvm::errs() << "tgc: error: argument '"
+                   << tgc::getArgumentName(function, i)
+                   << "' has no value: give --input "
+                   << tgc::getArgumentName(function, i)
+                   << "=FILE.npy or --random-inputs SEED\n";
+      return failure();
+    }
+  }
+  return arguments;
+}
+
+/// One line per result: name, type, mean, largest magnitude, non-finite
+/// count; with --print-values, every element.
+static void printResult(llvm::raw_ostream &os, StringRef name,
+                        const tgc::Tensor &tensor) {
+  int64_t count = tensor.getNumElements(), nonFinite = 0;
+  double sum = 0.0, absMax = 0.0;
+  for (int64_t i = 0; i < count; ++i) {
+    double value = tensor.getAsDouble(i);
+    if (!std::isfinite(value)) {
+      ++nonFinite;
+      continue;
+    }
+    sum += value;
+    absMax = std::max(absMax, std::abs(value));
+  }
+  double mean = count > nonFinite ? sum / double(count - nonFinite) : 0.0;
+  os << name << ": " << tensor.getType()
+     << llvm::format(" mean=%.6g absmax=%.6g", mean, absMax);
+  if (nonFinite)
+    os << " nonfinite=" << nonFinite;
+  os << "\n";
+  if (!runPrintValues)
+    return;
+  os << "  [";
+  for (int64_t i = 0; i < count; ++i) {
+    if (i)
+      os << ", ";
+    if (tensor.isIntStorage())
+      os << tensor.ints()[i];
+    else
+      os << llvm::format("%.9g", tensor.getAsDouble(i));
+  }
+  os << "]\n";
+}
+
+/// Writes DIR/<name>.npy per result; on any error removes what it wrote.
+static LogicalResult writeResults(FunctionOpInterface function,
+                                  ArrayRef<tgc::Tensor> results) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(runOutputDir)) {
+    llvm::errs() << "tgc: error: cannot create output directory '"
+                 << runOutputDir << "': " << ec.message() << "\n";
+    return failure();
+  }
+  SmallVector<std::string> written;
+  llvm::StringSet<> names;
+  for (auto [i, tensor] : llvm::enumerate(results)) {
+    std::string name = tgc::getResultName(function, i);
+    // A name is a file name: path separators would escape the directory.
+    std::replace(name.begin(), name.end(), '/', '_');
+    SmallString<128> path(runOutputDir);
+    llvm::sys::path::append(path, name + ".npy");
+    llvm::Error error =
+        names.insert(name).second
+            ? tgc::npy::writeNpy(path, tgc::tensorToNpy(tensor))
+            : llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                      "two results are named '" + name + "'");
+    if (error) {
+      llvm::errs() << "tgc: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      for (const std::string &file : written)
+        llvm::sys::fs::remove(file);
+      return failure();
+    }
+    written.push_back(path.str().str());
+  }
+  return success();
+}
+
+/// Compares `actual` with `expected` per result (numpy's allclose rule:
+/// |a - b| <= atol + rtol * |b|; NaN matches NaN, infinities match
+/// themselves) and prints the largest errors.
+static LogicalResult compareResults(FunctionOpInterface function,
+                                    ArrayRef<tgc::Tensor> actual,
+                                    ArrayRef<tgc::Tensor> expected) {
+  if (actual.size() != expected.size()) {
+    llvm::errs() << "tgc: error: the two functions return " << actual.size()
+                 << " and " << expected.size() << " results\n";
+    return failure();
+  }
+  bool allClose = true;
+  for (auto [i, a, b] : llvm::enumerate(actual, expected)) {
+    std::string name = tgc::getResultName(function, i);
+    if (a.getType() != b.getType()) {
+      llvm::errs() << "tgc: error: result '" << name << "' has type "
+                   << a.getType() << " and " << b.getType() << "\n";
+      return failure();
+    }
+    double maxAbs = 0.0, maxRel = 0.0;
+    int64_t mismatches = 0;
+    for (int64_t j = 0, e = a.getNumElements(); j < e; ++j) {
+      double x = a.getAsDouble(j), y = b.getAsDouble(j);
+      if ((std::isnan(x) && std::isnan(y)) || x == y)
+        continue;
+      double diff = std::abs(x - y);
+      if (std::isnan(diff))
+        diff = INFINITY;
+      maxAbs = std::max(maxAbs, diff);
+      maxRel = std::max(maxRel, diff / std::max(std::abs(y), 1e-300));
+      if (!(diff <= runAtol + runRtol * std::abs(y)))
+        ++mismatches;
+    }
+    llvm::outs() << name << ": "
+                 << llvm::format("max abs error %.3g, max rel error %.3g",
+                                 maxAbs, maxRel)
+                 << (mismatches ? " FAIL (" + std::to_string(mismatches) +
+                                      " elements beyond tolerance)"
+                                : std::string(" ok"))
+                 << "\n";
+    allClose &= mismatches == 0;
+  }
+  if (!allClose)
+    llvm::errs() << "tgc: error: results differ beyond "
+                 << llvm::format("rtol=%g atol=%g", double(runRtol),
+                                 double(runAtol))
+                 << "\n";
+  return success(allClose);
+}
+
+static LogicalResult runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  if (runCompare != (runFiles.size() == 2) || runFiles.size() > 2) {
+    llvm::errs() << "tgc: error: "
+                 << (runCompare ? "--compare needs two files"
+                                : "run takes one file (two with --compare)")
+                 << "\n";
+    return failure();
+  }
+  SmallVector<OwningOpRef<ModuleOp>> modules;
+  SmallVector<FunctionOpInterface> functions;
+  // parseSourceFile parses a SourceMgr's main file: one SourceMgr per file.
+  // (The diagnostic handler shows lines of the others by reading the file.)
+  SmallVector<std::unique_ptr<llvm::SourceMgr>> otherSourceMgrs;
+  for (const std::string &file : runFiles) {
+    llvm::SourceMgr *fileSourceMgr = &sourceMgr;
+    if (!modules.empty())
+      fileSourceMgr =
+          otherSourceMgrs.emplace_back(std::make_unique<llvm::SourceMgr>())
+              .get();
+    modules.push_back(loadModule(context, *fileSourceMgr, file));
+    if (!modules.back())
+      return failure();
+    functions.push_back(findEntry(*modules.back(), file));
+    if (!functions.back())
+      return failure();
+  }
+  FunctionOpInterface function = functions.front();
+  FailureOr<SmallVector<tgc::Tensor>> arguments = prepareArguments(function);
+  if (failed(arguments))
+    return failure();
+
+  tgc::InterpreterOptions options;
+  options.precisionEmulation = runPrecisionEmulation == Toggle::On;
+  options.f64 = runF64;
+  tgc::Interpreter interpreter(options);
+  auto start = std::chrono::steady_clock::now();
+  FailureOr<SmallVector<tgc::Tensor>> results =
+      interpreter.run(function, *arguments);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failed(results))
+    return failure();
+
+  if (runCompare) {
+    FunctionOpInterface other = functions.back();
+    if (other.getArgumentTypes() != function.getArgumentTypes()) {
+      llvm::errs() << "tgc: error: @" << function.getName() << " and @"
+                   << other.getName() << " take different arguments\n";
+      return failure();
+    }
+    FailureOr<SmallVector<tgc::Tensor>> otherResults =
+        interpreter.run(other, *arguments);
+    if (failed(otherResults))
+      return failure();
+    return compareResults(function, *results, *otherResults);
+  }
+
+  for (auto [i, tensor] : llvm::enumerate(*results))
+    printResult(llvm::outs(), tgc::getResultName(function, i), tensor);
+  if (runTime)
+    llvm::outs() << llvm::format("time: %.6f s\n", seconds);
+  if (!runOutputDir.empty() && failed(writeResults(function, *results)))
+    return failure();
   return success();
 }
 
@@ -127,7 +476,8 @@ int main(int argc, char **argv) {
       "tgc: a compiler for deep-learning training steps\n\n"
       "  tgc compile FILE.mlir -o OUT.mlir   verify, optimize and write a "
       "step\n"
-      "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n\n"
+      "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n"
+      "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");
 
   DialectRegistry registry;
@@ -145,8 +495,10 @@ int main(int argc, char **argv) {
     result = runCompile(context, sourceMgr);
   else if (reportCommand)
     result = runReport(context, sourceMgr);
+  else if (runCommand)
+    result = runRun(context, sourceMgr);
   else {
-    llvm::errs() << "tgc: error: expected a subcommand (compile, report); "
+    llvm::errs() << "tgc: error: expected a subcommand (compile, report, run); "
                     "see 'tgc --help'\n";
     return 1;
   }

@@ -157,9 +157,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
       static_cast<int64_t>(strides.size()) != rank)
     return emitOptionalError(location,
                              "expected one slice range per dimension (", rank,
-                             "), got ", start.size(), " starts, ",
-                             limit.size(), " limits and ", strides.size(),
-                             " strides");
+                             "), got ", start.size(), " starts, ", limit.size(),
+                             " limits and ", strides.size(), " strides");
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t size = type->getDimSize(i);

@@ -1,0 +1,33 @@
+//===- FloatFormats.h - rounding to low-precision float formats -*- C++ -*-===//
+//
+// Emulation of bf16, f16, f8E4M3FN and f8E5M2 on the CPU: a value computed in
+// f32 is rounded to the nearest value of the format (ties to even), with the
+// format's overflow rule (to infinity, or to NaN for f8E4M3FN, which has no
+// infinity) and its subnormals. Every value of these formats is exactly
+// representable in f32, so rounded values are stored as floats.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_SUPPORT_FLOATFORMATS_H
+#define TGC_SUPPORT_FLOATFORMATS_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tgc {
+
+enum class FloatFormat { F32, F16, BF16, F8E4M3FN, F8E5M2 };
+
+/// Rounds `value` to the nearest value of `format` (round to nearest, ties to
+/// even). F32 returns `value` unchanged. NaN stays NaN.
+float roundToFormat(float value, FloatFormat format);
+
+/// Rounds `count` values in place.
+void roundToFormat(float *values, size_t count, FloatFormat format);
+
+/// The largest finite value of `format`.
+float getMaxFinite(FloatFormat format);
+
+} // namespace tgc
+
+#endif // TGC_SUPPORT_FLOATFORMATS_H

@@ -1,0 +1,310 @@
+//===- ComputeKernels.cpp - interpreter kernels of compute ops ------------===//
+//
+// matmul (through BLAS), embedding, layer_norm, rms_norm, attention, dropout
+// and cross_entropy, following the semantics in TGOps.td. Statistics and
+// scores are computed in f32 (double in f64 mode).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Support/Philox.h"
+
+#include <cblas.h>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::detail;
+
+namespace {
+
+/// C[m x n] = op(A) * op(B) in row-major storage, through BLAS.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, const float *b, float *c, float alpha = 1.0f) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, 0.0f, c, n);
+}
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const double *a, const double *b, double *c, double alpha = 1.0) {
+  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, 0.0, c, n);
+}
+
+/// Copies computed values into a result of possibly another storage.
+template <typename T> void store(const std::vector<T> &values, Tensor &result) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (result.isFloatStorage()) {
+      result.floats() = values;
+      return;
+    }
+  } else {
+    if (result.isDoubleStorage()) {
+      result.doubles() = values;
+      return;
+    }
+  }
+  for (size_t i = 0, e = values.size(); i < e; ++i)
+    setFloat(result, i, values[i]);
+}
+
+LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                           SmallVectorImpl<Tensor> &results,
+                           const KernelContext &context) {
+  auto matmul = cast<tg::MatmulOp>(op);
+  const Tensor &lhs = *operands[0], &rhs = *operands[1];
+  bool transA = matmul.getTransposeA(), transB = matmul.getTransposeB();
+  ArrayRef<int64_t> lhsShape = lhs.getShape(), rhsShape = rhs.getShape();
+  int64_t rank = lhsShape.size();
+  int64_t m = lhsShape[rank - (transA ? 1 : 2)];
+  int64_t k = lhsShape[rank - (transA ? 2 : 1)];
+  int64_t n = rhsShape[rhsShape.size() - (transB ? 2 : 1)];
+  int64_t batch = 1;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    batch *= lhsShape[d];
+  bool sharedRhs = rhsShape.size() == 2;
+  Tensor result = context.makeResult(matmul.getType());
+  dispatchFloat(lhs, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &a = lhs.data<T>(), &b = rhs.data<T>();
+    std::vector<T> c(batch * m * n);
+    if (c.empty())
+      return;
+    if (k == 0) {
+      std::fill(c.begin(), c.end(), T(0));
+    } else if (sharedRhs && !transA) {
+      // A linear layer: all batches form one tall matrix.
+      gemm(false, transB, batch * m, n, k, a.data(), b.data(), c.data());
+    } else {
+      for (int64_t i = 0; i < batch; ++i)
+        gemm(transA, transB, m, n, k, a.data() + i * m * k,
+             b.data() + (sharedRhs ? 0 : i * k * n), c.data() + i * m * n);
+    }
+    store(c, result);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult embeddingKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                              SmallVectorImpl<Tensor> &results,
+                              const KernelContext &context) {
+  const Tensor &table = *operands[0];
+  const std::vector<int64_t> &ids = operands[1]->ints();
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  int64_t rows = table.getShape()[0], width = table.getShape()[1];
+  for (size_t i = 0, e = ids.size(); i < e; ++i) {
+    if (ids[i] < 0 || ids[i] >= rows)
+      return op->emitError("embedding id ")
+             << ids[i] << " at flat position " << i << " is out of range [0, "
+             << rows << ")";
+    visitData(table, result, [&](const auto &src, auto &dst) {
+      std::copy_n(src.begin() + ids[i] * width, width, dst.begin() + i * width);
+    });
+  }
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// Layer and RMS normalization over the last dimension. Results: y, then
+/// mean (layer norm only) and rstd, as f32 statistics.
+template <bool IsLayerNorm>
+LogicalResult normKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                         SmallVectorImpl<Tensor> &results,
+                         const KernelContext &context) {
+  const Tensor &x = *operands[0];
+  double epsilon =
+      op->getAttrOfType<FloatAttr>("epsilon").getValue().convertToDouble();
+  Tensor y = context.makeResult(op->getResult(0).getType());
+  Tensor mean, rstd = context.makeResult(op->getResults().back().getType());
+  if (IsLayerNorm)
+    mean = context.makeResult(op->getResult(1).getType());
+  int64_t width = x.getShape().back();
+  int64_t rows = width == 0 ? 0 : x.getNumElements() / width;
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &in = x.data<T>();
+    std::vector<T> &out = y.data<T>();
+    std::vector<T> scale = getFloatsAs<T>(*operands[1]);
+    std::vector<T> bias;
+    if (IsLayerNorm)
+      bias = getFloatsAs<T>(*operands[2]);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = in.data() + r * width;
+      T mu = 0;
+      if (IsLayerNorm) {
+        for (int64_t j = 0; j < width; ++j)
+          mu += row[j];
+        mu /= T(width);
+      }
+      T variance = 0;
+      for (int64_t j = 0; j < width; ++j)
+        variance += (row[j] - mu) * (row[j] - mu);
+      variance /= T(width);
+      T inverse = T(1) / std::sqrt(variance + T(epsilon));
+      for (int64_t j = 0; j < width; ++j) {
+        T normalized = (row[j] - mu) * inverse * scale[j];
+        out[r * width + j] = IsLayerNorm ? normalized + bias[j] : normalized;
+      }
+      if (IsLayerNorm)
+        setFloat(mean, r, mu);
+      setFloat(rstd, r, inverse);
+    }
+  });
+  results.push_back(std::move(y));
+  if (IsLayerNorm)
+    results.push_back(std::move(mean));
+  results.push_back(std::move(rstd));
+  return success();
+}
+
+LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                              SmallVectorImpl<Tensor> &results,
+                              const KernelContext &context) {
+  auto attention = cast<tg::AttentionOp>(op);
+  const Tensor &query = *operands[0], &key = *operands[1],
+               &value = *operands[2];
+  ArrayRef<int64_t> q = query.getShape(), k = key.getShape(),
+                    v = value.getShape();
+  int64_t batch = q[0], heads = q[1], queries = q[2], headSize = q[3];
+  int64_t kvHeads = k[1], keys = k[2], valueSize = v[3];
+  int64_t group = heads / kvHeads;
+  bool causal = attention.getCausal();
+  double scale = attention.getScaleOrDefault();
+  Tensor output = context.makeResult(attention.getOutput().getType());
+  Tensor logsumexp = context.makeResult(attention.getLogsumexp().getType());
+  dispatchFloat(query, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
+                         &vd = value.data<T>();
+    std::vector<T> out(output.getNumElements());
+    std::vector<T> scores(queries * keys);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t h = 0; h < heads; ++h) {
+        int64_t kvh = h / group;
+        const T *qp = qd.data() + ((b * heads + h) * queries) * headSize;
+        const T *kp = kd.data() + ((b * kvHeads + kvh) * keys) * headSize;
+        const T *vp = vd.data() + ((b * kvHeads + kvh) * keys) * valueSize;
+        T *outRows = out.data() + ((b * heads + h) * queries) * valueSize;
+        if (scores.empty())
+          continue;
+        // scores = scale * q k^T, then a masked, stable softmax per row.
+        if (headSize == 0)
+          std::fill(scores.begin(), scores.end(), T(0));
+        else
+          gemm(false, true, queries, keys, headSize, qp, kp, scores.data(),
+               T(scale));
+        for (int64_t i = 0; i < queries; ++i) {
+          T *row = scores.data() + i * keys;
+          int64_t visible = causal ? i + keys - queries + 1 : keys;
+          T max = -std::numeric_limits<T>::infinity();
+          for (int64_t j = 0; j < visible; ++j)
+            max = propagatingMax(max, row[j]);
+          T sum = 0;
+          for (int64_t j = 0; j < keys; ++j) {
+            row[j] = j < visible ? std::exp(row[j] - max) : T(0);
+            sum += row[j];
+          }
+          for (int64_t j = 0; j < visible; ++j)
+            row[j] /= sum;
+          setFloat(logsumexp, (b * heads + h) * queries + i,
+                   max + std::log(sum));
+        }
+        if (keys > 0 && valueSize > 0)
+          gemm(false, false, queries, valueSize, keys, scores.data(), vp,
+               outRows);
+      }
+    }
+    store(out, output);
+  });
+  results.push_back(std::move(output));
+  results.push_back(std::move(logsumexp));
+  return success();
+}
+
+LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                            SmallVectorImpl<Tensor> &results,
+                            const KernelContext &context) {
+  auto dropout = cast<tg::DropoutOp>(op);
+  const Tensor &x = *operands[0];
+  uint64_t seed = static_cast<uint64_t>(operands[1]->ints()[0]);
+  uint32_t stream = static_cast<uint32_t>(dropout.getStream());
+  double rate = dropout.getRate().convertToDouble();
+  Tensor result = context.makeResult(dropout.getType());
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &in = x.data<T>();
+    std::vector<T> &out = result.data<T>();
+    T keepScale = T(1) - T(rate);
+    for (size_t i = 0, e = in.size(); i < e; ++i)
+      out[i] =
+          dropoutUniform(seed, i, stream) >= rate ? in[i] / keepScale : T(0);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult crossEntropyKernel(Operation *op,
+                                 ArrayRef<const Tensor *> operands,
+                                 SmallVectorImpl<Tensor> &results,
+                                 const KernelContext &context) {
+  auto crossEntropy = cast<tg::CrossEntropyOp>(op);
+  const Tensor &logits = *operands[0];
+  const std::vector<int64_t> &labels = operands[1]->ints();
+  std::optional<int64_t> ignoreIndex;
+  if (auto attr = crossEntropy.getIgnoreIndexAttr())
+    ignoreIndex = attr.getInt();
+  Tensor loss = context.makeResult(crossEntropy.getLoss().getType());
+  Tensor logsumexp = context.makeResult(crossEntropy.getLogsumexp().getType());
+  int64_t classes = logits.getShape().back();
+  LogicalResult status = success();
+  dispatchFloat(logits, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &in = logits.data<T>();
+    T total = 0;
+    int64_t counted = 0;
+    for (size_t t = 0, e = labels.size(); t < e; ++t) {
+      const T *row = in.data() + t * classes;
+      T max = -std::numeric_limits<T>::infinity();
+      for (int64_t c = 0; c < classes; ++c)
+        max = propagatingMax(max, row[c]);
+      T sum = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        sum += std::exp(row[c] - max);
+      T lse = max + std::log(sum);
+      setFloat(logsumexp, t, lse);
+      if (ignoreIndex && labels[t] == *ignoreIndex)
+        continue;
+      if (labels[t] < 0 || labels[t] >= classes) {
+        op->emitError("label ") << labels[t] << " of token " << t
+                                << " is out of range [0, " << classes << ")";
+        status = failure();
+        return;
+      }
+      total += lse - row[labels[t]];
+      ++counted;
+    }
+    bool mean = crossEntropy.getReduction() == tg::LossReduction::Mean;
+    // 0/0 is NaN when every token is ignored, as in PyTorch and ONNX.
+    setFloat(loss, 0, mean ? total / T(counted) : total);
+  });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(loss));
+  results.push_back(std::move(logsumexp));
+  return success();
+}
+
+} // namespace
+
+void tgc::registerComputeKernels(KernelRegistry &registry) {
+  registry.add(tg::MatmulOp::getOperationName(), matmulKernel);
+  registry.add(tg::EmbeddingOp::getOperationName(), embeddingKernel);
+  registry.add(tg::LayerNormOp::getOperationName(), normKernel<true>);
+  registry.add(tg::RmsNormOp::getOperationName(), normKernel<false>);
+  registry.add(tg::AttentionOp::getOperationName(), attentionKernel);
+  registry.add(tg::DropoutOp::getOperationName(), dropoutKernel);
+  registry.add(tg::CrossEntropyOp::getOperationName(), crossEntropyKernel);
+}

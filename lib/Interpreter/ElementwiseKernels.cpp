@@ -1,0 +1,307 @@
+//===- ElementwiseKernels.cpp - interpreter kernels of elementwise ops ----===//
+//
+// Float kernels compute in the tensor's storage type (f32, or double in f64
+// mode); the interpreter then rounds each result to its element type.
+// Integer kernels compute in 64 bits and are wrapped to the element width.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::detail;
+
+namespace {
+
+/// Wrap-around integer arithmetic without undefined behaviour.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                              static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
+
+/// A kernel of a unary float op: `fn(x)` per element.
+template <typename Fn> Kernel unaryFloat(Fn fn) {
+  return [fn](Operation *op, ArrayRef<const Tensor *> operands,
+              SmallVectorImpl<Tensor> &results, const KernelContext &context) {
+    const Tensor &x = *operands[0];
+    Tensor result = context.makeResult(op->getResult(0).getType());
+    dispatchFloat(x, [&](auto tag) {
+      using T = decltype(tag);
+      const std::vector<T> &in = x.data<T>();
+      std::vector<T> &out = result.data<T>();
+      for (size_t i = 0, e = in.size(); i < e; ++i)
+        out[i] = fn(in[i]);
+    });
+    results.push_back(std::move(result));
+    return success();
+  };
+}
+
+/// A kernel of a binary float op: `fn(a, b)` per element.
+template <typename Fn> Kernel binaryFloat(Fn fn) {
+  return [fn](Operation *op, ArrayRef<const Tensor *> operands,
+              SmallVectorImpl<Tensor> &results, const KernelContext &context) {
+    const Tensor &a = *operands[0], &b = *operands[1];
+    Tensor result = context.makeResult(op->getResult(0).getType());
+    dispatchFloat(a, [&](auto tag) {
+      using T = decltype(tag);
+      const std::vector<T> &x = a.data<T>(), &y = b.data<T>();
+      std::vector<T> &out = result.data<T>();
+      for (size_t i = 0, e = x.size(); i < e; ++i)
+        out[i] = fn(x[i], y[i]);
+    });
+    results.push_back(std::move(result));
+    return success();
+  };
+}
+
+/// A kernel of an op on floats and integers: `floatFn(a[, b])` per float
+/// element, `intFn(a[, b])` per integer element (which may fail: then it
+/// reports the error and the kernel fails).
+template <unsigned Arity, typename FloatFn, typename IntFn>
+Kernel numeric(FloatFn floatFn, IntFn intFn) {
+  return [floatFn, intFn](Operation *op, ArrayRef<const Tensor *> operands,
+                          SmallVectorImpl<Tensor> &results,
+                          const KernelContext &context) -> LogicalResult {
+    const Tensor &a = *operands[0];
+    const Tensor &b = *operands[Arity - 1];
+    Tensor result = context.makeResult(op->getResult(0).getType());
+    if (a.isIntStorage()) {
+      const std::vector<int64_t> &x = a.ints(), &y = b.ints();
+      std::vector<int64_t> &out = result.ints();
+      for (size_t i = 0, e = x.size(); i < e; ++i) {
+        FailureOr<int64_t> value;
+        if constexpr (Arity == 1)
+          value = intFn(op, x[i]);
+        else
+          value = intFn(op, x[i], y[i]);
+        if (failed(value))
+          return failure();
+        out[i] = *value;
+      }
+    } else {
+      dispatchFloat(a, [&](auto tag) {
+        using T = decltype(tag);
+        const std::vector<T> &x = a.data<T>(), &y = b.data<T>();
+        std::vector<T> &out = result.data<T>();
+        for (size_t i = 0, e = x.size(); i < e; ++i) {
+          if constexpr (Arity == 1)
+            out[i] = floatFn(x[i]);
+          else
+            out[i] = floatFn(x[i], y[i]);
+        }
+      });
+    }
+    results.push_back(std::move(result));
+    return success();
+  };
+}
+
+template <typename Fn>
+Kernel binaryNumeric(Fn floatFn, int64_t (*intFn)(int64_t, int64_t)) {
+  return numeric<2>(
+      floatFn,
+      [intFn](Operation *, int64_t a, int64_t b) -> FailureOr<int64_t> {
+        return intFn(a, b);
+      });
+}
+
+template <typename Fn>
+Kernel unaryNumeric(Fn floatFn, int64_t (*intFn)(int64_t)) {
+  return numeric<1>(floatFn,
+                    [intFn](Operation *, int64_t a) -> FailureOr<int64_t> {
+                      return intFn(a);
+                    });
+}
+
+/// Integer division rounds toward zero; dividing by zero is an error.
+FailureOr<int64_t> divideInts(Operation *op, int64_t a, int64_t b) {
+  if (b == 0) {
+    op->emitError("integer division by zero");
+    return failure();
+  }
+  if (b == -1)
+    return wrapSub(0, a); // INT64_MIN / -1 wraps like the other ops.
+  return a / b;
+}
+
+template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+
+template <typename T> T geluErf(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
+}
+
+template <typename T> T geluTanh(T x) {
+  const T k = T(0.7978845608028654); // sqrt(2 / pi)
+  return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+}
+
+/// Float comparisons are ordered, except `ne`, which is true on NaN.
+template <typename T> bool compare(tg::CompareDirection direction, T a, T b) {
+  switch (direction) {
+  case tg::CompareDirection::EQ:
+    return a == b;
+  case tg::CompareDirection::NE:
+    return a != b;
+  case tg::CompareDirection::LT:
+    return a < b;
+  case tg::CompareDirection::LE:
+    return a <= b;
+  case tg::CompareDirection::GT:
+    return a > b;
+  case tg::CompareDirection::GE:
+    return a >= b;
+  }
+  return false;
+}
+
+LogicalResult compareKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                            SmallVectorImpl<Tensor> &results,
+                            const KernelContext &context) {
+  auto direction = cast<tg::CompareOp>(op).getDirection();
+  const Tensor &a = *operands[0], &b = *operands[1];
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  std::vector<int64_t> &out = result.ints();
+  auto run = [&](const auto &x, const auto &y) {
+    for (size_t i = 0, e = x.size(); i < e; ++i)
+      out[i] = compare(direction, x[i], y[i]);
+  };
+  if (a.isIntStorage())
+    run(a.ints(), b.ints());
+  else if (a.isDoubleStorage())
+    run(a.doubles(), b.doubles());
+  else
+    run(a.floats(), b.floats());
+  results.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult selectKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                           SmallVectorImpl<Tensor> &results,
+                           const KernelContext &context) {
+  const std::vector<int64_t> &pred = operands[0]->ints();
+  Tensor result = *operands[1];
+  visitData(*operands[2], result, [&](const auto &onFalse, auto &out) {
+    for (size_t i = 0, e = out.size(); i < e; ++i)
+      if (!pred[i])
+        out[i] = onFalse[i];
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// Float to integer: toward zero, saturating, NaN to 0.
+int64_t floatToInt(double value, Type type) {
+  if (std::isnan(value))
+    return 0;
+  double truncated = std::trunc(value);
+  int64_t low = getIntMin(type), high = getIntMax(type);
+  if (truncated <= static_cast<double>(low))
+    return low;
+  if (truncated >= static_cast<double>(high))
+    return high;
+  return static_cast<int64_t>(truncated);
+}
+
+LogicalResult convertKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                            SmallVectorImpl<Tensor> &results,
+                            const KernelContext &context) {
+  const Tensor &x = *operands[0];
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  Type target = result.getElementType();
+  int64_t count = x.getNumElements();
+  if (target.isInteger(1)) {
+    for (int64_t i = 0; i < count; ++i)
+      result.ints()[i] =
+          x.isIntStorage() ? x.ints()[i] != 0 : x.getAsDouble(i) != 0.0;
+  } else if (result.isIntStorage()) {
+    for (int64_t i = 0; i < count; ++i)
+      result.ints()[i] =
+          x.isIntStorage() ? x.ints()[i] : floatToInt(x.getAsDouble(i), target);
+  } else if (x.isIntStorage() && result.isFloatStorage()) {
+    // One rounding, int64 -> f32, then the interpreter's to the format.
+    for (int64_t i = 0; i < count; ++i)
+      result.floats()[i] = static_cast<float>(x.ints()[i]);
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      setFloat(result, i, x.getAsDouble(i));
+  }
+  results.push_back(std::move(result));
+  return success();
+}
+
+} // namespace
+
+void tgc::registerElementwiseKernels(KernelRegistry &registry) {
+  auto add = [](auto a, auto b) { return a + b; };
+  auto sub = [](auto a, auto b) { return a - b; };
+  auto mul = [](auto a, auto b) { return a * b; };
+  auto max = [](auto a, auto b) { return propagatingMax(a, b); };
+  auto min = [](auto a, auto b) { return propagatingMin(a, b); };
+  registry.add(tg::AddOp::getOperationName(), binaryNumeric(add, wrapAdd));
+  registry.add(tg::SubOp::getOperationName(), binaryNumeric(sub, wrapSub));
+  registry.add(tg::MulOp::getOperationName(), binaryNumeric(mul, wrapMul));
+  registry.add(tg::MaxOp::getOperationName(),
+               binaryNumeric(max, propagatingMax<int64_t>));
+  registry.add(tg::MinOp::getOperationName(),
+               binaryNumeric(min, propagatingMin<int64_t>));
+  registry.add(tg::DivOp::getOperationName(),
+               numeric<2>([](auto a, auto b) { return a / b; }, divideInts));
+  registry.add(tg::PowOp::getOperationName(),
+               binaryFloat([](auto a, auto b) { return std::pow(a, b); }));
+  registry.add(tg::NegOp::getOperationName(),
+               unaryNumeric([](auto a) { return -a; },
+                            [](int64_t a) { return wrapSub(0, a); }));
+  registry.add(
+      tg::AbsOp::getOperationName(),
+      unaryNumeric([](auto a) { return std::abs(a); },
+                   [](int64_t a) { return a < 0 ? wrapSub(0, a) : a; }));
+
+  registry.add(tg::ExpOp::getOperationName(),
+               unaryFloat([](auto x) { return std::exp(x); }));
+  registry.add(tg::LogOp::getOperationName(),
+               unaryFloat([](auto x) { return std::log(x); }));
+  registry.add(tg::SqrtOp::getOperationName(),
+               unaryFloat([](auto x) { return std::sqrt(x); }));
+  registry.add(tg::RsqrtOp::getOperationName(), unaryFloat([](auto x) {
+                 return decltype(x)(1) / std::sqrt(x);
+               }));
+  registry.add(tg::TanhOp::getOperationName(),
+               unaryFloat([](auto x) { return std::tanh(x); }));
+  registry.add(tg::ErfOp::getOperationName(),
+               unaryFloat([](auto x) { return std::erf(x); }));
+  registry.add(tg::SigmoidOp::getOperationName(),
+               unaryFloat([](auto x) { return sigmoid(x); }));
+  registry.add(tg::ReluOp::getOperationName(), unaryFloat([](auto x) {
+                 return x > 0 || std::isnan(x) ? x : decltype(x)(0);
+               }));
+  registry.add(tg::SiluOp::getOperationName(),
+               unaryFloat([](auto x) { return x * sigmoid(x); }));
+  registry.add(
+      tg::GeluOp::getOperationName(),
+      [](Operation *op, ArrayRef<const Tensor *> operands,
+         SmallVectorImpl<Tensor> &results, const KernelContext &context) {
+        bool tanhForm = cast<tg::GeluOp>(op).getApproximation() ==
+                        tg::GeluApproximation::Tanh;
+        Kernel kernel = tanhForm
+                            ? unaryFloat([](auto x) { return geluTanh(x); })
+                            : unaryFloat([](auto x) { return geluErf(x); });
+        return kernel(op, operands, results, context);
+      });
+  registry.add(tg::CompareOp::getOperationName(), compareKernel);
+  registry.add(tg::SelectOp::getOperationName(), selectKernel);
+  registry.add(tg::ConvertOp::getOperationName(), convertKernel);
+}

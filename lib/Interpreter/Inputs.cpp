@@ -1,0 +1,240 @@
+//===- Inputs.cpp - arguments for the interpreter: files and random -------===//
+
+#include "tgc/Interpreter/Inputs.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/IR/Block.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+using namespace tgc;
+
+static StringAttr getArgStringAttr(FunctionOpInterface function, unsigned index,
+                                   StringRef name) {
+  return function.getArgAttrOfType<StringAttr>(index, name);
+}
+
+std::string tgc::getArgumentName(FunctionOpInterface function, unsigned index) {
+  if (StringAttr name =
+          getArgStringAttr(function, index, tg::TGDialect::kNameAttrName))
+    return name.str();
+  return "arg" + std::to_string(index);
+}
+
+std::string tgc::getResultName(FunctionOpInterface function, unsigned index) {
+  if (auto name = function.getResultAttrOfType<StringAttr>(
+          index, tg::TGDialect::kNameAttrName))
+    return name.str();
+  return std::to_string(index);
+}
+
+/// The exclusive upper bound of the integer ids `value` may hold: the rows of
+/// the embedding tables and the classes of the cross-entropies that read it,
+/// through shape ops and fusion regions. None if nothing bounds it.
+static std::optional<int64_t> findIdBound(Value value) {
+  std::optional<int64_t> bound;
+  auto tighten = [&](int64_t limit) {
+    bound = bound ? std::min(*bound, limit) : limit;
+  };
+  SmallVector<Value> worklist = {value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    for (OpOperand &use : current.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto embedding = dyn_cast<tg::EmbeddingOp>(user)) {
+        if (use.get() == embedding.getIndices())
+          tighten(embedding.getTable().getType().getDimSize(0));
+      } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
+        if (use.get() == loss.getLabels())
+          tighten(loss.getLogits().getType().getShape().back());
+      } else if (user->hasTrait<tg::OpTrait::ShapeOp>()) {
+        worklist.append(user->result_begin(), user->result_end());
+      } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
+        worklist.push_back(
+            fusion.getBody().getArgument(use.getOperandNumber()));
+      }
+    }
+  }
+  return bound;
+}
+
+Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
+                               uint64_t seed) {
+  auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+  Type elementType = type.getElementType();
+  StringAttr roleAttr =
+      getArgStringAttr(function, index, tg::TGDialect::kRoleAttrName);
+  StringRef role = roleAttr ? roleAttr.getValue() : "input";
+  // One generator per argument: seed and index mixed by splitmix64's
+  // constants so that neighbouring seeds give unrelated streams.
+  std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ull +
+                            (index + 1) * 0xBF58476D1CE4E5B9ull);
+  int64_t count = type.getNumElements();
+
+  if (isa<FloatType>(elementType)) {
+    Tensor tensor(type, elementType.isF64() ? Tensor::Storage::Double
+                                            : Tensor::Storage::Float);
+    std::normal_distribution<double> normal(0.0, role == "param" ? 0.02 : 1.0);
+    for (int64_t i = 0; i < count; ++i) {
+      double value = 0.0;
+      if (role == "hyper")
+        value = 1e-3;
+      else if (role != "state")
+        value = normal(generator);
+      if (tensor.isDoubleStorage())
+        tensor.doubles()[i] = value;
+      else
+        tensor.floats()[i] = static_cast<float>(value);
+    }
+    return tensor;
+  }
+
+  Tensor tensor(type, Tensor::Storage::Int);
+  if (role == "state")
+    return tensor;
+  int64_t high = 16;
+  if (elementType.isInteger(1))
+    high = 2;
+  else if (role == "hyper")
+    high = int64_t(1) << 31;
+  else if (role == "label")
+    high = findIdBound(function.getArgument(index)).value_or(2);
+  else if (std::optional<int64_t> bound =
+               findIdBound(function.getArgument(index)))
+    high = *bound;
+  std::uniform_int_distribution<int64_t> uniform(0, std::max<int64_t>(high, 1) -
+                                                        1);
+  for (int64_t &value : tensor.ints())
+    value = uniform(generator);
+  return tensor;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy conversion
+//===----------------------------------------------------------------------===//
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "(";
+  for (auto [i, size] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + std::to_string(size);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+template <typename T> static T readElement(const npy::Array &array, int64_t i) {
+  T value;
+  std::memcpy(&value, array.data.data() + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+static double readHalf(const npy::Array &array, int64_t i) {
+  uint16_t bits = readElement<uint16_t>(array, i);
+  return APFloat(APFloat::IEEEhalf(), APInt(16, bits)).convertToDouble();
+}
+
+llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
+                                          RankedTensorType type, StringRef name,
+                                          bool allowNonFinite) {
+  auto error = [&](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "argument '" + name + "': " + message);
+  };
+  if (ArrayRef<int64_t>(array.shape) != type.getShape())
+    return error("the .npy array has shape " + formatShape(array.shape) +
+                 ", the argument is " + formatShape(type.getShape()));
+  Type elementType = type.getElementType();
+  npy::DType dtype = array.dtype;
+  int64_t count = array.getNumElements();
+  auto wrongDtype = [&]() {
+    std::string typeText;
+    llvm::raw_string_ostream os(typeText);
+    os << elementType;
+    return error("a .npy array of dtype '" + npy::getDescr(dtype).str() +
+                 "' cannot hold " + typeText + " values");
+  };
+
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    bool accepted = dtype == npy::DType::F32 ||
+                    (dtype == npy::DType::F64 && floatType.isF64()) ||
+                    (dtype == npy::DType::F16 && floatType.isF16());
+    if (!accepted)
+      return wrongDtype();
+    Tensor tensor(type, floatType.isF64() ? Tensor::Storage::Double
+                                          : Tensor::Storage::Float);
+    for (int64_t i = 0; i < count; ++i) {
+      double value = dtype == npy::DType::F32   ? readElement<float>(array, i)
+                     : dtype == npy::DType::F64 ? readElement<double>(array, i)
+                                                : readHalf(array, i);
+      if (!allowNonFinite && !std::isfinite(value))
+        return error(llvm::formatv("element {0} is {1}; pass "
+                                   "--allow-non-finite to accept NaN and "
+                                   "infinity",
+                                   i, value)
+                         .str());
+      if (tensor.isDoubleStorage())
+        tensor.doubles()[i] = value;
+      else
+        tensor.floats()[i] = static_cast<float>(value);
+    }
+    return tensor;
+  }
+
+  Tensor tensor(type, Tensor::Storage::Int);
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  if (width == 1) {
+    if (dtype != npy::DType::Bool)
+      return wrongDtype();
+    for (int64_t i = 0; i < count; ++i)
+      tensor.ints()[i] = readElement<uint8_t>(array, i) != 0;
+    return tensor;
+  }
+  if (dtype != npy::DType::I32 && dtype != npy::DType::I64)
+    return wrongDtype();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t value = dtype == npy::DType::I32 ? readElement<int32_t>(array, i)
+                                             : readElement<int64_t>(array, i);
+    if (width == 32 && (value < INT32_MIN || value > INT32_MAX))
+      return error(
+          llvm::formatv("element {0} ({1}) does not fit in i32", i, value)
+              .str());
+    tensor.ints()[i] = value;
+  }
+  return tensor;
+}
+
+npy::Array tgc::tensorToNpy(const Tensor &tensor) {
+  npy::Array array;
+  array.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  int64_t count = tensor.getNumElements();
+  auto fill = [&](npy::DType dtype, auto convert) {
+    using T = decltype(convert(int64_t(0)));
+    array.dtype = dtype;
+    array.data.resize(count * sizeof(T));
+    for (int64_t i = 0; i < count; ++i) {
+      T value = convert(i);
+      std::memcpy(array.data.data() + i * sizeof(T), &value, sizeof(T));
+    }
+  };
+  if (tensor.isDoubleStorage())
+    fill(npy::DType::F64, [&](int64_t i) { return tensor.doubles()[i]; });
+  else if (tensor.isFloatStorage())
+    fill(npy::DType::F32, [&](int64_t i) { return tensor.floats()[i]; });
+  else if (tensor.getElementType().isInteger(1))
+    fill(npy::DType::Bool,
+         [&](int64_t i) { return uint8_t(tensor.ints()[i] != 0); });
+  else if (tensor.getElementType().isInteger(32))
+    fill(npy::DType::I32,
+         [&](int64_t i) { return static_cast<int32_t>(tensor.ints()[i]); });
+  else
+    fill(npy::DType::I64, [&](int64_t i) { return tensor.ints()[i]; });
+  return array;
+}

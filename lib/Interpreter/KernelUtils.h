@@ -1,0 +1,139 @@
+//===- KernelUtils.h - helpers shared by the interpreter kernels -*- C++
+//-*-===//
+//
+// Private to lib/Interpreter: dispatch over a tensor's storage, row-major
+// strides and strided copies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_LIB_INTERPRETER_KERNELUTILS_H
+#define TGC_LIB_INTERPRETER_KERNELUTILS_H
+
+#include "tgc/Interpreter/Interpreter.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tgc::detail {
+
+/// Calls `fn(float{})` or `fn(double{})` for a Float or Double tensor, so a
+/// generic lambda can be written once for both (`using T = decltype(tag)`).
+template <typename Fn> auto dispatchFloat(const Tensor &tensor, Fn &&fn) {
+  if (tensor.isDoubleStorage())
+    return fn(double{});
+  return fn(float{});
+}
+
+/// Calls `fn(vector)` with the tensor's element vector, whatever its storage.
+template <typename Fn> auto visitData(Tensor &tensor, Fn &&fn) {
+  switch (tensor.getStorage()) {
+  case Tensor::Storage::Float:
+    return fn(tensor.floats());
+  case Tensor::Storage::Double:
+    return fn(tensor.doubles());
+  case Tensor::Storage::Int:
+    break;
+  }
+  return fn(tensor.ints());
+}
+
+/// Calls `fn(source, destination)` with the element vectors of two tensors
+/// of the same storage.
+template <typename Fn>
+void visitData(const Tensor &source, Tensor &destination, Fn &&fn) {
+  switch (source.getStorage()) {
+  case Tensor::Storage::Float:
+    return fn(source.floats(), destination.floats());
+  case Tensor::Storage::Double:
+    return fn(source.doubles(), destination.doubles());
+  case Tensor::Storage::Int:
+    return fn(source.ints(), destination.ints());
+  }
+}
+
+/// Writes a float value into a Float or Double tensor.
+inline void setFloat(Tensor &tensor, int64_t index, double value) {
+  if (tensor.isDoubleStorage())
+    tensor.doubles()[index] = value;
+  else
+    tensor.floats()[index] = static_cast<float>(value);
+}
+
+/// The elements of a float tensor as T (a copy when the storage differs).
+template <typename T> std::vector<T> getFloatsAs(const Tensor &tensor) {
+  if (tensor.isDoubleStorage())
+    return std::vector<T>(tensor.doubles().begin(), tensor.doubles().end());
+  return std::vector<T>(tensor.floats().begin(), tensor.floats().end());
+}
+
+/// Row-major strides of `shape`.
+inline llvm::SmallVector<int64_t> getStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// dst[i] = src[offset + sum_d index_d(i) * sourceStrides[d]] for every
+/// row-major index i of `shape`: transposes, broadcasts and slices.
+template <typename Vector>
+void stridedGather(const Vector &src, Vector &dst,
+                   llvm::ArrayRef<int64_t> shape,
+                   llvm::ArrayRef<int64_t> sourceStrides, int64_t offset) {
+  int64_t rank = shape.size();
+  int64_t count = static_cast<int64_t>(dst.size());
+  if (count == 0)
+    return;
+  if (rank == 0) {
+    dst[0] = src[offset];
+    return;
+  }
+  llvm::SmallVector<int64_t> index(rank, 0);
+  int64_t inner = shape[rank - 1], innerStride = sourceStrides[rank - 1];
+  int64_t source = offset;
+  for (int64_t out = 0; out < count; out += inner) {
+    for (int64_t j = 0; j < inner; ++j)
+      dst[out + j] = src[source + j * innerStride];
+    // Advance the multi-index over the outer dimensions.
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      source += sourceStrides[d];
+      if (++index[d] < shape[d])
+        break;
+      source -= sourceStrides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/// NaN-propagating max and min, as tg.max/tg.min and reductions define them.
+template <typename T> T propagatingMax(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) || std::isnan(b))
+      return std::numeric_limits<T>::quiet_NaN();
+  return a < b ? b : a;
+}
+template <typename T> T propagatingMin(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) || std::isnan(b))
+      return std::numeric_limits<T>::quiet_NaN();
+  return b < a ? b : a;
+}
+
+/// The smallest and largest value of an integer element type.
+inline int64_t getIntMin(mlir::Type type) {
+  unsigned width = type.getIntOrFloatBitWidth();
+  return width >= 64 ? std::numeric_limits<int64_t>::min()
+                     : -(int64_t(1) << (width - 1));
+}
+inline int64_t getIntMax(mlir::Type type) {
+  unsigned width = type.getIntOrFloatBitWidth();
+  return width >= 64 ? std::numeric_limits<int64_t>::max()
+                     : (int64_t(1) << (width - 1)) - 1;
+}
+
+} // namespace tgc::detail
+
+#endif // TGC_LIB_INTERPRETER_KERNELUTILS_H

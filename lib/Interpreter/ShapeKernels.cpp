@@ -1,0 +1,145 @@
+//===- ShapeKernels.cpp - interpreter kernels of shape ops ----------------===//
+//
+// constant, broadcast_in_dim, reshape, transpose, slice and concat: data
+// movement, written once for every storage through strided gathers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::detail;
+
+namespace {
+
+LogicalResult constantKernel(Operation *op, ArrayRef<const Tensor *>,
+                             SmallVectorImpl<Tensor> &results,
+                             const KernelContext &context) {
+  ElementsAttr value = cast<tg::ConstantOp>(op).getValue();
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  int64_t i = 0;
+  if (result.isIntStorage()) {
+    auto values = value.tryGetValues<APInt>();
+    if (!values)
+      return op->emitError("the interpreter cannot read this constant's "
+                           "storage");
+    bool isBool = result.getElementType().isInteger(1);
+    for (const APInt &v : *values)
+      result.ints()[i++] = isBool ? v.getZExtValue() : v.getSExtValue();
+  } else {
+    auto values = value.tryGetValues<APFloat>();
+    if (!values)
+      return op->emitError("the interpreter cannot read this constant's "
+                           "storage");
+    for (APFloat v : *values) {
+      bool losesInfo = false;
+      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+      setFloat(result, i++, v.convertToDouble());
+    }
+  }
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// A result computed by a strided gather from the single operand.
+LogicalResult gatherInto(Operation *op, const Tensor &source,
+                         ArrayRef<int64_t> sourceStrides, int64_t offset,
+                         SmallVectorImpl<Tensor> &results,
+                         const KernelContext &context) {
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = result.getShape();
+  visitData(source, result, [&](const auto &src, auto &dst) {
+    stridedGather(src, dst, shape, sourceStrides, offset);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult broadcastKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                              SmallVectorImpl<Tensor> &results,
+                              const KernelContext &context) {
+  auto broadcast = cast<tg::BroadcastInDimOp>(op);
+  const Tensor &source = *operands[0];
+  SmallVector<int64_t> operandStrides = getStrides(source.getShape());
+  // New and size-1 dimensions repeat: stride 0.
+  SmallVector<int64_t> strides(broadcast.getType().getRank(), 0);
+  for (auto [i, dim] : llvm::enumerate(broadcast.getBroadcastDimensions()))
+    if (source.getShape()[i] != 1)
+      strides[dim] = operandStrides[i];
+  return gatherInto(op, source, strides, 0, results, context);
+}
+
+LogicalResult reshapeKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                            SmallVectorImpl<Tensor> &results,
+                            const KernelContext &) {
+  results.push_back(operands[0]->withType(
+      cast<RankedTensorType>(op->getResult(0).getType())));
+  return success();
+}
+
+LogicalResult transposeKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                              SmallVectorImpl<Tensor> &results,
+                              const KernelContext &context) {
+  const Tensor &source = *operands[0];
+  SmallVector<int64_t> operandStrides = getStrides(source.getShape());
+  SmallVector<int64_t> strides;
+  for (int64_t dim : cast<tg::TransposeOp>(op).getPermutation())
+    strides.push_back(operandStrides[dim]);
+  return gatherInto(op, source, strides, 0, results, context);
+}
+
+LogicalResult sliceKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                          SmallVectorImpl<Tensor> &results,
+                          const KernelContext &context) {
+  auto slice = cast<tg::SliceOp>(op);
+  const Tensor &source = *operands[0];
+  SmallVector<int64_t> operandStrides = getStrides(source.getShape());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  for (auto [i, stride] : llvm::enumerate(operandStrides)) {
+    offset += slice.getStartIndices()[i] * stride;
+    strides.push_back(slice.getStrides()[i] * stride);
+  }
+  return gatherInto(op, source, strides, offset, results, context);
+}
+
+LogicalResult concatKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                           SmallVectorImpl<Tensor> &results,
+                           const KernelContext &context) {
+  int64_t dim = cast<tg::ConcatOp>(op).getDimension();
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = result.getShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
+    inner *= shape[d];
+  // Each input contributes a contiguous chunk to every outer row.
+  int64_t rowSize = shape[dim] * inner, column = 0;
+  for (const Tensor *input : operands) {
+    int64_t chunk = input->getShape()[dim] * inner;
+    visitData(*input, result, [&](const auto &src, auto &dst) {
+      for (int64_t o = 0; o < outer; ++o)
+        std::copy_n(src.begin() + o * chunk, chunk,
+                    dst.begin() + o * rowSize + column);
+    });
+    column += chunk;
+  }
+  results.push_back(std::move(result));
+  return success();
+}
+
+} // namespace
+
+void tgc::registerShapeKernels(KernelRegistry &registry) {
+  registry.add(tg::ConstantOp::getOperationName(), constantKernel);
+  registry.add(tg::BroadcastInDimOp::getOperationName(), broadcastKernel);
+  registry.add(tg::ReshapeOp::getOperationName(), reshapeKernel);
+  registry.add(tg::TransposeOp::getOperationName(), transposeKernel);
+  registry.add(tg::SliceOp::getOperationName(), sliceKernel);
+  registry.add(tg::ConcatOp::getOperationName(), concatKernel);
+}

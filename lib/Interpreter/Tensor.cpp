@@ -1,0 +1,40 @@
+//===- Tensor.cpp - runtime values of the reference interpreter -----------===//
+
+#include "tgc/Interpreter/Tensor.h"
+
+using namespace mlir;
+using namespace tgc;
+
+Tensor::Tensor(RankedTensorType type, Storage storage)
+    : type(type), storage(storage) {
+  size_t count = type.getNumElements();
+  switch (storage) {
+  case Storage::Float:
+    floatData.assign(count, 0.0f);
+    break;
+  case Storage::Double:
+    doubleData.assign(count, 0.0);
+    break;
+  case Storage::Int:
+    intData.assign(count, 0);
+    break;
+  }
+}
+
+double Tensor::getAsDouble(int64_t index) const {
+  switch (storage) {
+  case Storage::Float:
+    return floatData[index];
+  case Storage::Double:
+    return doubleData[index];
+  case Storage::Int:
+    return static_cast<double>(intData[index]);
+  }
+  return 0.0;
+}
+
+Tensor Tensor::withType(RankedTensorType newType) const {
+  Tensor result = *this;
+  result.type = newType;
+  return result;
+}

@@ -231,8 +231,25 @@ LogicalResult convertKernel(Operation *op, ArrayRef<const Tensor *> operands,
     for (int64_t i = 0; i < count; ++i)
       result.ints()[i] =
           x.isIntStorage() ? x.ints()[i] : floatToInt(x.getAsDouble(i), target);
+  } else if (result.isFloatStorage() && !x.isFloatStorage() &&
+             !target.isF32() && context.options.precisionEmulation) {
+    // An f64 or integer source rounds once, straight to the target format
+    // (through f32 it would round twice).
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(target).getFloatSemantics();
+    for (int64_t i = 0; i < count; ++i) {
+      APFloat value(semantics);
+      bool losesInfo = false;
+      if (x.isIntStorage()) {
+        value.convertFromAPInt(APInt(64, x.ints()[i], /*isSigned=*/true),
+                               /*IsSigned=*/true, APFloat::rmNearestTiesToEven);
+      } else {
+        value = APFloat(x.doubles()[i]);
+        value.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+      }
+      result.floats()[i] = value.convertToFloat();
+    }
   } else if (x.isIntStorage() && result.isFloatStorage()) {
-    // One rounding, int64 -> f32, then the interpreter's to the format.
     for (int64_t i = 0; i < count; ++i)
       result.floats()[i] = static_cast<float>(x.ints()[i]);
   } else {
@@ -283,6 +300,10 @@ void tgc::registerElementwiseKernels(KernelRegistry &registry) {
                unaryFloat([](auto x) { return std::tanh(x); }));
   registry.add(tg::ErfOp::getOperationName(),
                unaryFloat([](auto x) { return std::erf(x); }));
+  registry.add(tg::SinOp::getOperationName(),
+               unaryFloat([](auto x) { return std::sin(x); }));
+  registry.add(tg::CosOp::getOperationName(),
+               unaryFloat([](auto x) { return std::cos(x); }));
   registry.add(tg::SigmoidOp::getOperationName(),
                unaryFloat([](auto x) { return sigmoid(x); }));
   registry.add(tg::ReluOp::getOperationName(), unaryFloat([](auto x) {

@@ -55,6 +55,7 @@ const KernelRegistry &KernelRegistry::getDefault() {
     registerShapeKernels(r);
     registerReductionKernels(r);
     registerComputeKernels(r);
+    registerBackwardKernels(r);
     registerStructureKernels(r);
     return r;
   }();

@@ -107,6 +107,40 @@ LogicalResult sliceKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return gatherInto(op, source, strides, offset, results, context);
 }
 
+LogicalResult padKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                        SmallVectorImpl<Tensor> &results,
+                        const KernelContext &context) {
+  auto pad = cast<tg::PadOp>(op);
+  const Tensor &source = *operands[0];
+  Tensor result = context.makeResult(pad.getType());
+  ArrayRef<int64_t> shape = source.getShape();
+  SmallVector<int64_t> resultStrides = getStrides(result.getShape());
+  // Element i of the operand lands at low + i * (interior + 1) per dimension.
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  for (auto [d, stride] : llvm::enumerate(resultStrides)) {
+    offset += pad.getLow()[d] * stride;
+    strides.push_back((pad.getInterior()[d] + 1) * stride);
+  }
+  visitData(source, result, [&](const auto &src, auto &dst) {
+    int64_t rank = shape.size();
+    SmallVector<int64_t> index(rank, 0);
+    int64_t target = offset;
+    for (size_t i = 0, e = src.size(); i < e; ++i) {
+      dst[target] = src[i];
+      for (int64_t dim = rank - 1; dim >= 0; --dim) {
+        target += strides[dim];
+        if (++index[dim] < shape[dim])
+          break;
+        target -= strides[dim] * shape[dim];
+        index[dim] = 0;
+      }
+    }
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
 LogicalResult concatKernel(Operation *op, ArrayRef<const Tensor *> operands,
                            SmallVectorImpl<Tensor> &results,
                            const KernelContext &context) {
@@ -142,4 +176,5 @@ void tgc::registerShapeKernels(KernelRegistry &registry) {
   registry.add(tg::TransposeOp::getOperationName(), transposeKernel);
   registry.add(tg::SliceOp::getOperationName(), sliceKernel);
   registry.add(tg::ConcatOp::getOperationName(), concatKernel);
+  registry.add(tg::PadOp::getOperationName(), padKernel);
 }

@@ -5,6 +5,7 @@
 
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Pipeline/Pipeline.h"
+#include "tgc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -26,5 +27,6 @@ void tgc::registerAllPasses() {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
+  tgc::registerTGCPasses();
   registerTrainingPipeline();
 }

@@ -9,11 +9,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "tgc/Transforms/Passes.h"
 
 using namespace mlir;
 
 void tgc::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
+  if (options.autodiff)
+    pm.addPass(createTGAutodiff());
   if (options.canonicalize) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

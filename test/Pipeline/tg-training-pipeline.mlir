@@ -19,3 +19,4 @@ func.func @step(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   %3 = tg.tanh %1 : tensor<2x3xf32>
   return %2, %3 : tensor<2x3xf32>, tensor<2x3xf32>
 }
+

@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Analysis/OpCostSummary.h"
+#include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/InitAll.h"
+#include "tgc/Interpreter/GradientCheck.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Pipeline/Pipeline.h"
@@ -48,15 +50,25 @@ static cl::SubCommand
 
 static cl::SubCommand
     runCommand("run", "Run a function on the CPU reference interpreter");
+static cl::SubCommand gradcheckCommand(
+    "gradcheck",
+    "Check tg-autodiff's gradients against finite differences (f64)");
 
-static cl::opt<std::string> inputFilename(
-    cl::Positional, cl::Required, cl::desc("<input .mlir, or - for stdin>"),
-    cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<std::string>
+    inputFilename(cl::Positional, cl::Required,
+                  cl::desc("<input .mlir, or - for stdin>"),
+                  cl::sub(compileCommand), cl::sub(reportCommand),
+                  cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 
 static cl::opt<std::string> outputFilename(
     "o", cl::desc("Output file for the optimized module (default: stdout)"),
     cl::value_desc("file"), cl::init("-"), cl::sub(compileCommand),
     cl::cat(tgcCategory));
+
+static cl::opt<bool> compileAutodiff(
+    "autodiff",
+    cl::desc("Differentiate: also return the gradient of every param"),
+    cl::sub(compileCommand), cl::cat(tgcCategory));
 
 static cl::opt<bool> noCanonicalize(
     "no-canonicalize",
@@ -73,17 +85,20 @@ static cl::list<std::string>
 static cl::opt<std::string>
     runEntry("entry",
              cl::desc("The function to run (default: the only one, or main)"),
-             cl::value_desc("name"), cl::sub(runCommand), cl::cat(tgcCategory));
+             cl::value_desc("name"), cl::sub(runCommand),
+             cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 static cl::list<std::string> runInputs(
     "input",
     cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file"),
-    cl::value_desc("NAME=PATH.npy"), cl::sub(runCommand), cl::cat(tgcCategory));
+    cl::value_desc("NAME=PATH.npy"), cl::sub(runCommand),
+    cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 static cl::opt<uint64_t> runRandomSeed(
     "random-inputs",
     cl::desc("Give every argument without --input a random value from SEED "
              "(params: normal std 0.02; inputs: normal; labels and ids: "
              "uniform valid ids; state: zeros; see docs/interpreter.md)"),
-    cl::value_desc("SEED"), cl::sub(runCommand), cl::cat(tgcCategory));
+    cl::value_desc("SEED"), cl::sub(runCommand), cl::sub(gradcheckCommand),
+    cl::cat(tgcCategory));
 static cl::opt<std::string> runOutputDir(
     "output-dir", cl::desc("Write each result to DIR/<tg.name or index>.npy"),
     cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(tgcCategory));
@@ -100,7 +115,7 @@ static cl::opt<bool> runF64("f64",
 static cl::opt<bool> runAllowNonFinite(
     "allow-non-finite",
     cl::desc("Accept NaN and infinity in --input files (default: an error)"),
-    cl::sub(runCommand), cl::cat(tgcCategory));
+    cl::sub(runCommand), cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 static cl::opt<bool>
     runPrintValues("print-values",
                    cl::desc("Print every element of every result"),
@@ -120,6 +135,18 @@ static cl::opt<double> runAtol("atol",
                                cl::desc("Absolute tolerance of --compare"),
                                cl::init(1e-8), cl::sub(runCommand),
                                cl::cat(tgcCategory));
+
+static cl::opt<double> gradcheckEpsilon(
+    "epsilon",
+    cl::desc("Step of the central differences along unit directions "
+             "(default 1e-3; Richardson extrapolation also uses half of it)"),
+    cl::init(1e-3), cl::sub(gradcheckCommand), cl::cat(tgcCategory));
+static cl::opt<unsigned> gradcheckDirections(
+    "directions", cl::desc("Random directions per parameter (default 3)"),
+    cl::init(3), cl::sub(gradcheckCommand), cl::cat(tgcCategory));
+static cl::opt<double> gradcheckTolerance(
+    "tolerance", cl::desc("Largest relative error accepted (default 1e-6)"),
+    cl::init(1e-6), cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 
 /// Parses and verifies `filename`; diagnostics go to stderr with locations.
 static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
@@ -145,6 +172,7 @@ static LogicalResult runCompile(MLIRContext &context,
   PassManager pm(&context);
   tgc::TrainingPipelineOptions options;
   options.canonicalize = !noCanonicalize;
+  options.autodiff = compileAutodiff;
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
@@ -266,7 +294,8 @@ prepareArguments(FunctionOpInterface function) {
     }
     if (values[i]) {
       arguments.push_back(std::move(*values[i]));
-    } else if (runRandomSeed.getNumOccurrences()) {
+    } else if (runRandomSeed.getNumOccurrences() || gradcheckCommand) {
+      // gradcheck draws random values (seed 0) unless told otherwise.
       arguments.push_back(tgc::makeRandomArgument(function, i, runRandomSeed));
     } else {
       llvm::errs() << "tgc: error: argument '"
@@ -398,6 +427,58 @@ static LogicalResult compareResults(FunctionOpInterface function,
   return success(allClose);
 }
 
+/// Checks the gradients of every function with a loss (or of --entry).
+static LogicalResult runGradcheck(MLIRContext &context,
+                                  llvm::SourceMgr &sourceMgr) {
+  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
+  if (!module)
+    return failure();
+  SmallVector<func::FuncOp> functions;
+  for (auto function : module->getOps<func::FuncOp>()) {
+    bool hasLoss = false;
+    for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
+      if (auto role = function.getResultAttrOfType<StringAttr>(
+              i, tgc::tg::TGDialect::kRoleAttrName))
+        hasLoss |= role.getValue() == "loss";
+    if (hasLoss && (runEntry.empty() || function.getName() == runEntry))
+      functions.push_back(function);
+  }
+  if (functions.empty()) {
+    llvm::errs() << "tgc: error: " << inputFilename << " has no function "
+                 << (runEntry.empty() ? std::string("with a loss result")
+                                      : "'" + runEntry + "' with a loss")
+                 << " to check\n";
+    return failure();
+  }
+  tgc::GradientCheckOptions options;
+  options.epsilon = gradcheckEpsilon;
+  options.directions = gradcheckDirections;
+  options.seed = runRandomSeed;
+  bool allPassed = true;
+  for (func::FuncOp function : functions) {
+    FailureOr<SmallVector<tgc::Tensor>> arguments = prepareArguments(function);
+    if (failed(arguments))
+      return failure();
+    FailureOr<std::vector<tgc::ParameterGradientCheck>> checks =
+        tgc::checkGradients(function, *arguments, options);
+    if (failed(checks))
+      return failure();
+    for (const tgc::ParameterGradientCheck &check : *checks) {
+      bool passed = check.maxRelativeError <= gradcheckTolerance;
+      allPassed &= passed;
+      llvm::outs() << "@" << function.getName() << " " << check.name << ": "
+                   << llvm::format("max relative error %.3g over %u checks",
+                                   check.maxRelativeError, check.checks)
+                   << (passed ? " ok" : " FAIL") << "\n";
+    }
+  }
+  if (!allPassed)
+    llvm::errs() << "tgc: error: gradients differ from finite differences "
+                    "beyond "
+                 << llvm::format("%g", double(gradcheckTolerance)) << "\n";
+  return success(allPassed);
+}
+
 static LogicalResult runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (runCompare != (runFiles.size() == 2) || runFiles.size() > 2) {
     llvm::errs() << "tgc: error: "
@@ -477,7 +558,8 @@ int main(int argc, char **argv) {
       "  tgc compile FILE.mlir -o OUT.mlir   verify, optimize and write a "
       "step\n"
       "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n"
-      "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n\n"
+      "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n"
+      "  tgc gradcheck FILE.mlir             check gradients (f64)\n\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");
 
   DialectRegistry registry;
@@ -497,8 +579,11 @@ int main(int argc, char **argv) {
     result = runReport(context, sourceMgr);
   else if (runCommand)
     result = runRun(context, sourceMgr);
+  else if (gradcheckCommand)
+    result = runGradcheck(context, sourceMgr);
   else {
-    llvm::errs() << "tgc: error: expected a subcommand (compile, report, run); "
+    llvm::errs() << "tgc: error: expected a subcommand (compile, report, run, "
+                    "gradcheck); "
                     "see 'tgc --help'\n";
     return 1;
   }

@@ -115,6 +115,8 @@ OpCost SliceOp::getCost() {
 
 OpCost ConcatOp::getCost() { return getStreamingCost(*this); }
 
+OpCost PadOp::getCost() { return getStreamingCost(*this); }
+
 //===----------------------------------------------------------------------===//
 // Reductions and compute ops
 //===----------------------------------------------------------------------===//
@@ -167,22 +169,27 @@ OpCost RmsNormOp::getCost() {
   return getRowwiseCost(*this, getInput(), 4, 0, 2, 1);
 }
 
+/// Query-key pairs attention computes: all, or the causal (bottom-right
+/// aligned) lower triangle, where query i sees keys 0 .. i + keys - queries.
+static int64_t getAttentionPairs(RankedTensorType query, RankedTensorType key,
+                                 bool causal) {
+  int64_t queries = query.getDimSize(2), keys = key.getDimSize(2);
+  int64_t pairs = queries * keys;
+  if (causal)
+    pairs = queries * (keys - queries + 1) + queries * (queries - 1) / 2;
+  return pairs * query.getDimSize(0) * query.getDimSize(1);
+}
+
 OpCost AttentionOp::getCost() {
   OpCost cost = getStreamingCost(*this);
-  ArrayRef<int64_t> q = getQuery().getType().getShape();
-  ArrayRef<int64_t> v = getValue().getType().getShape();
-  int64_t batch = q[0], heads = q[1], queries = q[2], headSize = q[3];
-  int64_t keys = v[2], valueSize = v[3];
-  // Query-key pairs that are computed: all, or the causal (bottom-right
-  // aligned) lower triangle, where query i sees keys 0 .. i + keys - queries.
-  int64_t pairs = queries * keys;
-  if (getCausal())
-    pairs = queries * (keys - queries + 1) + queries * (queries - 1) / 2;
-  pairs *= batch * heads;
+  int64_t pairs =
+      getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
+  int64_t headSize = getQuery().getType().getDimSize(3);
+  int64_t valueSize = getValue().getType().getDimSize(3);
   // Two matmuls (scores and output), then per score: scale, max, subtract,
   // exp, sum; per output element a division.
   cost.flops = 2 * pairs * (headSize + valueSize) + 5 * pairs +
-               batch * heads * queries * valueSize;
+               getNumElements(getOutput());
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
   return cost;
@@ -199,6 +206,56 @@ OpCost DropoutOp::getCost() {
 OpCost CrossEntropyOp::getCost() {
   // Per logit: max, subtract, exp, sum; per token: log, pick, accumulate.
   return getRowwiseCost(*this, getLogits(), 4, 1, 2, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+OpCost SoftmaxGradOp::getCost() {
+  // multiply, sum, subtract, multiply.
+  OpCost cost = getStreamingCost(*this);
+  cost.flops = 4 * getNumElements(getResult());
+  cost.computeType = getType().getElementType();
+  return cost;
+}
+
+OpCost LayerNormGradOp::getCost() {
+  // xhat, g, the two row means, the combination, and the two column sums.
+  return getRowwiseCost(*this, getInput(), 10, 0, 4, 0);
+}
+
+OpCost RmsNormGradOp::getCost() {
+  return getRowwiseCost(*this, getInput(), 7, 0, 2, 0);
+}
+
+OpCost AttentionGradOp::getCost() {
+  // Five matmuls (the recomputed scores, dP, dV, dQ, dK) and per score the
+  // recomputed exp and the softmax backward.
+  OpCost cost = getStreamingCost(*this);
+  int64_t pairs =
+      getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
+  int64_t headSize = getQuery().getType().getDimSize(3);
+  int64_t valueSize = getValue().getType().getDimSize(3);
+  cost.flops = 2 * pairs * (3 * headSize + 2 * valueSize) + 6 * pairs;
+  cost.transcendentals = pairs;
+  cost.computeType = getQuery().getType().getElementType();
+  return cost;
+}
+
+OpCost EmbeddingGradOp::getCost() {
+  // The table is written whole (zeros, then the scattered rows are added).
+  OpCost cost;
+  cost.bytesRead = getByteSize(getOperands()) + getTensorByteSize(getType());
+  cost.bytesWritten = getTensorByteSize(getType());
+  cost.flops = getNumElements(getGradOutput());
+  cost.computeType = getType().getElementType();
+  return cost;
+}
+
+OpCost CrossEntropyGradOp::getCost() {
+  // Per logit: subtract logsumexp, exp, subtract the one-hot, scale.
+  return getRowwiseCost(*this, getLogits(), 4, 1, 0, 0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -153,6 +153,12 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return reshapeSplat(adaptor.getOperand(), getType());
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();

@@ -179,6 +179,35 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult PadOp::inferReturnTypes(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  auto type = getRankedTensor(location, adaptor.getOperand(), "operand");
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
+                    interior = adaptor.getInterior();
+  int64_t rank = type->getRank();
+  if (static_cast<int64_t>(low.size()) != rank ||
+      static_cast<int64_t>(high.size()) != rank ||
+      static_cast<int64_t>(interior.size()) != rank)
+    return emitOptionalError(location, "expected one padding per dimension (",
+                             rank, "), got ", low.size(), " low, ", high.size(),
+                             " high and ", interior.size(), " interior");
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (low[i] < 0 || high[i] < 0 || interior[i] < 0)
+      return emitOptionalError(location, "padding of dimension ", i,
+                               " is negative");
+    int64_t size = type->getDimSize(i);
+    shape.push_back(low[i] + size +
+                    std::max<int64_t>(size - 1, 0) * interior[i] + high[i]);
+  }
+  inferred.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
 /// Parses `[start:limit(:stride)?, ...]`.
 static ParseResult parseSliceRanges(OpAsmParser &parser,
                                     DenseI64ArrayAttr &start,
@@ -386,18 +415,22 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
-template <typename SoftmaxLikeOp>
-static LogicalResult verifySoftmaxLike(SoftmaxLikeOp op) {
-  int64_t rank = op.getOperand().getType().getRank();
-  int64_t dim = op.getDimension();
+/// Checks the dimension of softmax and its relatives.
+static LogicalResult verifySoftmaxDimension(Operation *op, Type type,
+                                            int64_t dim) {
+  int64_t rank = cast<RankedTensorType>(type).getRank();
   if (dim < 0 || dim >= rank)
-    return op.emitOpError("dimension ")
+    return op->emitOpError("dimension ")
            << dim << " is out of range for rank " << rank;
   return success();
 }
 
-LogicalResult SoftmaxOp::verify() { return verifySoftmaxLike(*this); }
-LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxLike(*this); }
+LogicalResult SoftmaxOp::verify() {
+  return verifySoftmaxDimension(*this, getType(), getDimension());
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxDimension(*this, getType(), getDimension());
+}
 
 /// Checks the input and per-feature parameters of a normalization over the
 /// last dimension.
@@ -462,13 +495,17 @@ LogicalResult RmsNormOp::verify() {
   return verifyEpsilon(*this, getEpsilon().convertToDouble());
 }
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
-                                            std::optional<Location> location,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &inferred) {
-  auto query = getRankedTensor(location, adaptor.getQuery(), "query");
-  auto key = getRankedTensor(location, adaptor.getKey(), "key");
-  auto value = getRankedTensor(location, adaptor.getValue(), "value");
+/// Checks the operands of attention and its backward; returns the output
+/// and logsumexp types.
+static LogicalResult inferAttentionTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Value queryValue, Value keyValue,
+                                         Value valueValue, bool causal,
+                                         std::optional<APFloat> scaleAttr,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto query = getRankedTensor(location, queryValue, "query");
+  auto key = getRankedTensor(location, keyValue, "key");
+  auto value = getRankedTensor(location, valueValue, "value");
   if (failed(query) || failed(key) || failed(value))
     return failure();
   if (query->getRank() != 4 || key->getRank() != 4 || value->getRank() != 4)
@@ -494,13 +531,13 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
   if (q[3] != k[3])
     return emitOptionalError(
         location, "query and key head sizes differ: ", q[3], " and ", k[3]);
-  if (adaptor.getCausal() && q[2] > k[2])
+  if (causal && q[2] > k[2])
     return emitOptionalError(location,
                              "causal attention needs at most as "
                              "many queries as keys, got ",
                              q[2], " queries and ", k[2], " keys");
-  if (std::optional<APFloat> scale = adaptor.getScale()) {
-    double s = scale->convertToDouble();
+  if (scaleAttr) {
+    double s = scaleAttr->convertToDouble();
     if (!std::isfinite(s) || s <= 0.0)
       return emitOptionalError(location,
                                "scale must be finite and positive, got ", s);
@@ -510,6 +547,15 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
   inferred.push_back(
       RankedTensorType::get({q[0], q[1], q[2]}, Float32Type::get(context)));
   return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferAttentionTypes(context, location, adaptor.getQuery(),
+                             adaptor.getKey(), adaptor.getValue(),
+                             adaptor.getCausal(), adaptor.getScale(), inferred);
 }
 
 double AttentionOp::getScaleOrDefault() {
@@ -549,6 +595,127 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
   Type f32 = Float32Type::get(context);
   inferred.push_back(RankedTensorType::get({}, f32));
   inferred.push_back(RankedTensorType::get(labels->getShape(), f32));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxGradOp::verify() {
+  return verifySoftmaxDimension(*this, getType(), getDimension());
+}
+
+/// Checks the gradient, input and statistics of a normalization's backward.
+static LogicalResult verifyNormalizationGrad(std::optional<Location> location,
+                                             Value gradOutput, Value input,
+                                             ValueRange statistics, Value scale,
+                                             SmallVectorImpl<Type> &inferred) {
+  SmallVector<Type> forward;
+  if (failed(inferNormalizationTypes(location, input, scale, "scale",
+                                     statistics.size(), forward)))
+    return failure();
+  if (gradOutput.getType() != input.getType())
+    return emitOptionalError(location, "grad_output has type ",
+                             gradOutput.getType(), ", the input ",
+                             input.getType());
+  for (Value statistic : statistics) {
+    auto type = dyn_cast<RankedTensorType>(statistic.getType());
+    if (!type ||
+        type.getShape() != cast<RankedTensorType>(forward.back()).getShape())
+      return emitOptionalError(
+          location, "statistics must have shape ",
+          formatShape(cast<RankedTensorType>(forward.back()).getShape()),
+          ", got ", statistic.getType());
+  }
+  inferred.push_back(input.getType());
+  return success();
+}
+
+LogicalResult LayerNormGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  if (failed(verifyNormalizationGrad(location, adaptor.getGradOutput(),
+                                     adaptor.getInput(),
+                                     {adaptor.getMean(), adaptor.getRstd()},
+                                     adaptor.getScale(), inferred)))
+    return failure();
+  inferred.append(2, adaptor.getScale().getType());
+  return success();
+}
+
+LogicalResult RmsNormGradOp::inferReturnTypes(MLIRContext *context,
+                                              std::optional<Location> location,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  if (failed(verifyNormalizationGrad(location, adaptor.getGradOutput(),
+                                     adaptor.getInput(), adaptor.getRstd(),
+                                     adaptor.getScale(), inferred)))
+    return failure();
+  inferred.push_back(adaptor.getScale().getType());
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  SmallVector<Type> forward;
+  if (failed(inferAttentionTypes(context, location, adaptor.getQuery(),
+                                 adaptor.getKey(), adaptor.getValue(),
+                                 adaptor.getCausal(), adaptor.getScale(),
+                                 forward)))
+    return failure();
+  if (adaptor.getGradOutput().getType() != forward[0] ||
+      adaptor.getOutput().getType() != forward[0])
+    return emitOptionalError(location,
+                             "grad_output and output must have the "
+                             "forward's output type ",
+                             forward[0]);
+  if (adaptor.getLogsumexp().getType() != forward[1])
+    return emitOptionalError(location, "logsumexp must have type ", forward[1]);
+  inferred.push_back(adaptor.getQuery().getType());
+  inferred.push_back(adaptor.getKey().getType());
+  inferred.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+double AttentionGradOp::getScaleOrDefault() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 /
+         std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType gradType = getGradOutput().getType();
+  RankedTensorType resultType = getType();
+  if (resultType.getRank() != 2)
+    return emitOpError("result must be a table of rank 2, got ") << resultType;
+  if (gradType.getElementType() != resultType.getElementType())
+    return emitOpError("result element type differs from grad_output's");
+  if (gradType.getRank() < 1 ||
+      gradType.getShape().drop_back() != getIndices().getType().getShape() ||
+      gradType.getShape().back() != resultType.getDimSize(1))
+    return emitOpError("grad_output (")
+           << formatShape(gradType.getShape())
+           << ") must have the shape of the indices ("
+           << formatShape(getIndices().getType().getShape())
+           << ") followed by the table width (" << resultType.getDimSize(1)
+           << ")";
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  RankedTensorType logits = getLogits().getType();
+  ArrayRef<int64_t> tokens = getLabels().getType().getShape();
+  if (logits.getRank() < 1 || logits.getShape().drop_back() != tokens)
+    return emitOpError("labels (")
+           << formatShape(tokens) << ") must have the shape of the logits ("
+           << formatShape(logits.getShape()) << ") without the class dimension";
+  if (getLogsumexp().getType().getShape() != tokens)
+    return emitOpError("logsumexp must have the labels' shape (")
+           << formatShape(tokens) << "), got "
+           << formatShape(getLogsumexp().getType().getShape());
   return success();
 }
 

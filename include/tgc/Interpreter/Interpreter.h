@@ -97,6 +97,7 @@ void registerElementwiseKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
 void registerComputeKernels(KernelRegistry &registry);
+void registerBackwardKernels(KernelRegistry &registry);
 void registerStructureKernels(KernelRegistry &registry);
 
 } // namespace tgc

@@ -20,6 +20,11 @@ namespace tgc {
 /// its options here, so `tgc compile`, `tgc-opt` and embedders share them.
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  Option<bool> autodiff{
+      *this, "autodiff",
+      llvm::cl::desc("Differentiate the loss: return the gradient of every "
+                     "param (tg-autodiff)"),
+      llvm::cl::init(false)};
   Option<bool> canonicalize{
       *this, "canonicalize",
       llvm::cl::desc("Run canonicalization and CSE over the step"),

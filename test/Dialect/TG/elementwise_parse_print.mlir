@@ -122,6 +122,8 @@ func.func @neg_abs(%f: tensor<4xf32>, %i: tensor<4xi32>, %l: tensor<4xi64>,
 // CHECK: tg.sigmoid %[[X]] : tensor<2x3xf32>
 // CHECK: tg.relu %[[X]] : tensor<2x3xf32>
 // CHECK: tg.silu %[[X]] : tensor<2x3xf32>
+// CHECK: tg.sin %[[X]] : tensor<2x3xf32>
+// CHECK: tg.cos %[[X]] : tensor<2x3xf32>
 func.func @unary_f32(%x: tensor<2x3xf32>) {
   %0 = tg.exp %x : tensor<2x3xf32>
   %1 = tg.log %x : tensor<2x3xf32>
@@ -132,6 +134,8 @@ func.func @unary_f32(%x: tensor<2x3xf32>) {
   %6 = tg.sigmoid %x : tensor<2x3xf32>
   %7 = tg.relu %x : tensor<2x3xf32>
   %8 = tg.silu %x : tensor<2x3xf32>
+  %9 = tg.sin %x : tensor<2x3xf32>
+  %10 = tg.cos %x : tensor<2x3xf32>
   return
 }
 

@@ -32,6 +32,9 @@ def TG_ReductionOpTrait : NativeOpTrait<"ReductionOp"> {
 // Base classes
 //===----------------------------------------------------------------------===//
 
+// The op builds its vector-Jacobian product (TGDifferentiation.cpp).
+defvar TG_Differentiable = DeclareOpInterfaceMethods<TG_DifferentiableOpInterface>;
+
 class TG_Op<string mnemonic, list<Trait> traits = []>
     : Op<TG_Dialect, mnemonic,
          [DeclareOpInterfaceMethods<TG_CostOpInterface>] # traits>;
@@ -52,7 +55,7 @@ class TG_ElementwiseOp<string mnemonic, int flops, int transcendentals,
 class TG_UnaryOp<string mnemonic, int flops, int transcendentals,
                  Type type = TG_FloatTensor, list<Trait> traits = []>
     : TG_ElementwiseOp<mnemonic, flops, transcendentals,
-                       [SameOperandsAndResultType] # traits> {
+                       [SameOperandsAndResultType, TG_Differentiable] # traits> {
   let arguments = (ins type:$operand);
   let results = (outs type:$result);
   let assemblyFormat = "$operand attr-dict `:` type($result)";
@@ -61,7 +64,7 @@ class TG_UnaryOp<string mnemonic, int flops, int transcendentals,
 class TG_BinaryOp<string mnemonic, int flops, int transcendentals,
                   Type type = TG_NumericTensor, list<Trait> traits = []>
     : TG_ElementwiseOp<mnemonic, flops, transcendentals,
-                       [SameOperandsAndResultType] # traits> {
+                       [SameOperandsAndResultType, TG_Differentiable] # traits> {
   let arguments = (ins type:$lhs, type:$rhs);
   let results = (outs type:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
@@ -170,6 +173,16 @@ def TG_ErfOp : TG_UnaryOp<"erf", 1, 1> {
   let description = "`result[i] = erf(operand[i])`.";
 }
 
+def TG_SinOp : TG_UnaryOp<"sin", 1, 1> {
+  let summary = "Elementwise sine";
+  let description = "`result[i] = sin(operand[i])` (radians).";
+}
+
+def TG_CosOp : TG_UnaryOp<"cos", 1, 1> {
+  let summary = "Elementwise cosine";
+  let description = "`result[i] = cos(operand[i])` (radians).";
+}
+
 def TG_SigmoidOp : TG_UnaryOp<"sigmoid", 3, 1> {
   let summary = "Elementwise logistic sigmoid";
   let description = "`result[i] = 1 / (1 + e ^ -operand[i])`.";
@@ -185,7 +198,7 @@ def TG_SiluOp : TG_UnaryOp<"silu", 4, 1> {
   let description = "`result[i] = operand[i] * sigmoid(operand[i])`.";
 }
 
-def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [SameOperandsAndResultType]> {
+def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [TG_Differentiable, SameOperandsAndResultType]> {
   let summary = "Elementwise GELU, exact (erf) or tanh approximation";
   let description = [{
     With `erf`: `x * 0.5 * (1 + erf(x / sqrt(2)))`.
@@ -203,7 +216,7 @@ def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [SameOperandsAndResultType]> {
 }
 
 def TG_SelectOp : TG_ElementwiseOp<"select", 1, 0,
-    [AllTypesMatch<["on_true", "on_false", "result"]>,
+    [TG_Differentiable, AllTypesMatch<["on_true", "on_false", "result"]>,
      AllShapesMatch<["pred", "result"]>]> {
   let summary = "Elementwise choice between two tensors";
   let description = [{
@@ -244,7 +257,7 @@ def TG_CompareOp : TG_ElementwiseOp<"compare", 1, 0,
 }
 
 def TG_ConvertOp : TG_ElementwiseOp<"convert", 1, 0,
-    [AllShapesMatch<["operand", "result"]>]> {
+    [TG_Differentiable, AllShapesMatch<["operand", "result"]>]> {
   let summary = "Elementwise element type conversion";
   let description = [{
     Converts each element to the result's element type:
@@ -287,7 +300,7 @@ def TG_ConstantOp : TG_Op<"constant", [Pure, ConstantLike, TG_ShapeOpTrait,
   ];
 }
 
-def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [Pure, TG_ShapeOpTrait]> {
+def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [TG_Differentiable, Pure, TG_ShapeOpTrait]> {
   let summary = "Broadcast a tensor to a larger shape";
   let description = [{
     Dimension `i` of the operand becomes dimension `dims[i]` of the result;
@@ -311,7 +324,7 @@ def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [Pure, TG_ShapeOpTrait]> {
   let hasFolder = 1;
 }
 
-def TG_ReshapeOp : TG_Op<"reshape", [Pure, TG_ShapeOpTrait]> {
+def TG_ReshapeOp : TG_Op<"reshape", [TG_Differentiable, Pure, TG_ShapeOpTrait]> {
   let summary = "Reinterpret a tensor with another shape";
   let description = [{
     Same elements in row-major order; the element counts must match.
@@ -327,7 +340,7 @@ def TG_ReshapeOp : TG_Op<"reshape", [Pure, TG_ShapeOpTrait]> {
   let hasFolder = 1;
 }
 
-def TG_TransposeOp : TG_Op<"transpose", [Pure, TG_ShapeOpTrait,
+def TG_TransposeOp : TG_Op<"transpose", [TG_Differentiable, Pure, TG_ShapeOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "Permute the dimensions of a tensor";
   let description = [{
@@ -346,7 +359,7 @@ def TG_TransposeOp : TG_Op<"transpose", [Pure, TG_ShapeOpTrait,
   let hasFolder = 1;
 }
 
-def TG_SliceOp : TG_Op<"slice", [Pure, TG_ShapeOpTrait,
+def TG_SliceOp : TG_Op<"slice", [TG_Differentiable, Pure, TG_ShapeOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "A strided rectangular part of a tensor";
   let description = [{
@@ -370,7 +383,29 @@ def TG_SliceOp : TG_Op<"slice", [Pure, TG_ShapeOpTrait,
   let hasFolder = 1;
 }
 
-def TG_ConcatOp : TG_Op<"concat", [Pure, TG_ShapeOpTrait,
+def TG_PadOp : TG_Op<"pad", [TG_Differentiable, Pure, TG_ShapeOpTrait, InferTypeOpAdaptor]> {
+  let summary = "Surround a tensor with zeros, and space its elements apart";
+  let description = [{
+    For each dimension, `low` zeros before the elements, `high` zeros after
+    them and `interior` zeros between two neighbours: the result dimension is
+    `low + size + (size - 1) * interior + high` (for `size > 0`). All
+    paddings are non-negative. This is the backward of `tg.slice`.
+
+    ```mlir
+    %0 = tg.pad %x low = [1, 0] high = [0, 2] interior = [0, 1] : tensor<2x3xf32> -> tensor<3x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, DenseI64ArrayAttr:$interior);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `low` `=` $low `high` `=` $high `interior` `=` $interior
+    attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def TG_ConcatOp : TG_Op<"concat", [TG_Differentiable, Pure, TG_ShapeOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "Concatenate tensors along one dimension";
   let description = [{
@@ -393,7 +428,7 @@ def TG_ConcatOp : TG_Op<"concat", [Pure, TG_ShapeOpTrait,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-def TG_ReduceOp : TG_Op<"reduce", [Pure, TG_ReductionOpTrait,
+def TG_ReduceOp : TG_Op<"reduce", [TG_Differentiable, Pure, TG_ReductionOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "Sum, max, min or mean over some dimensions";
   let description = [{
@@ -421,7 +456,7 @@ def TG_ReduceOp : TG_Op<"reduce", [Pure, TG_ReductionOpTrait,
 // Compute ops
 //===----------------------------------------------------------------------===//
 
-def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
+def TG_MatmulOp : TG_Op<"matmul", [TG_Differentiable, Pure]> {
   let summary = "Batched matrix multiplication";
   let description = [{
     `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]` after the
@@ -462,7 +497,7 @@ def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
   }];
 }
 
-def TG_EmbeddingOp : TG_Op<"embedding", [Pure,
+def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Gather rows of a table by integer ids";
   let description = [{
@@ -480,7 +515,7 @@ def TG_EmbeddingOp : TG_Op<"embedding", [Pure,
   }];
 }
 
-class TG_SoftmaxLikeOp<string mnemonic> : TG_Op<mnemonic, [Pure,
+class TG_SoftmaxLikeOp<string mnemonic> : TG_Op<mnemonic, [TG_Differentiable, Pure,
     SameOperandsAndResultType, TG_ReductionOpTrait]> {
   let arguments = (ins TG_FloatTensor:$operand, I64Attr:$dimension);
   let results = (outs TG_FloatTensor:$result);
@@ -510,7 +545,7 @@ def TG_LogSoftmaxOp : TG_SoftmaxLikeOp<"log_softmax"> {
   }];
 }
 
-def TG_LayerNormOp : TG_Op<"layer_norm", [Pure, TG_ReductionOpTrait,
+def TG_LayerNormOp : TG_Op<"layer_norm", [TG_Differentiable, Pure, TG_ReductionOpTrait,
     AllTypesMatch<["scale", "bias"]>,
     InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the last dimension";
@@ -540,7 +575,7 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [Pure, TG_ReductionOpTrait,
   let hasVerifier = 1;
 }
 
-def TG_RmsNormOp : TG_Op<"rms_norm", [Pure, TG_ReductionOpTrait,
+def TG_RmsNormOp : TG_Op<"rms_norm", [TG_Differentiable, Pure, TG_ReductionOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "RMS normalization over the last dimension";
   let description = [{
@@ -563,7 +598,7 @@ def TG_RmsNormOp : TG_Op<"rms_norm", [Pure, TG_ReductionOpTrait,
   let hasVerifier = 1;
 }
 
-def TG_AttentionOp : TG_Op<"attention", [Pure,
+def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, Pure,
     AllElementTypesMatch<["query", "key", "value"]>,
     InferTypeOpAdaptor]> {
   let summary = "Scaled dot-product attention (flash-attention semantics)";
@@ -600,7 +635,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure,
   }];
 }
 
-def TG_DropoutOp : TG_Op<"dropout", [Pure,
+def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, Pure,
     AllTypesMatch<["operand", "result"]>]> {
   let summary = "Counter-based, seeded dropout";
   let description = [{
@@ -634,7 +669,7 @@ def TG_DropoutOp : TG_Op<"dropout", [Pure,
   let hasFolder = 1;
 }
 
-def TG_CrossEntropyOp : TG_Op<"cross_entropy", [Pure, TG_ReductionOpTrait,
+def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, Pure, TG_ReductionOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "Softmax cross-entropy loss against integer labels";
   let description = [{
@@ -657,6 +692,176 @@ def TG_CrossEntropyOp : TG_Op<"cross_entropy", [Pure, TG_ReductionOpTrait,
     $reduction $logits `,` $labels (`ignore_index` `=` $ignore_index^)?
     attr-dict `:` functional-type(operands, results)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops: the vector-Jacobian products that are worth one kernel.
+//===----------------------------------------------------------------------===//
+
+def TG_SoftmaxGradOp : TG_Op<"softmax_grad", [Pure, TG_ReductionOpTrait,
+    AllTypesMatch<["output", "grad_output", "result"]>]> {
+  let summary = "Backward of softmax";
+  let description = [{
+    Given the softmax `output` y and the gradient `grad_output` dy along
+    `dim`: `result = y * (dy - sum(dy * y))`, the sum along `dim`, computed
+    in f32.
+
+    ```mlir
+    %dx = tg.softmax_grad %y, %dy dim = 3 : tensor<8x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$output, TG_FloatTensor:$grad_output,
+                       I64Attr:$dimension);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $output `,` $grad_output `dim` `=` $dimension attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_GeluGradOp : TG_ElementwiseOp<"gelu_grad", 12, 2,
+    [AllTypesMatch<["grad_output", "input", "result"]>]> {
+  let summary = "Backward of GELU";
+  let description = [{
+    `result = grad_output * gelu'(input)` for the op's GELU formula.
+
+    ```mlir
+    %dx = tg.gelu_grad tanh %dy, %x : tensor<8x128x3072xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$input,
+                       TG_GeluApproximation:$approximation);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $approximation $grad_output `,` $input attr-dict `:` type($result)
+  }];
+}
+
+def TG_LayerNormGradOp : TG_Op<"layer_norm_grad", [Pure, TG_ReductionOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "Backward of layer normalization";
+  let description = [{
+    From the gradient of `y`, the input, the forward's `mean` and `rstd`, and
+    the scale: with `xhat = (x - mean) * rstd` and `g = grad_output * scale`,
+    `grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat))` (means over
+    the last dimension), `grad_scale = sum(grad_output * xhat)` and
+    `grad_bias = sum(grad_output)` over every dimension but the last; in f32.
+
+    ```mlir
+    %dx, %dg, %db = tg.layer_norm_grad %dy, %x, %mean, %rstd, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$input,
+                       TG_FloatTensor:$mean, TG_FloatTensor:$rstd,
+                       TG_FloatTensor:$scale);
+  let results = (outs TG_FloatTensor:$grad_input, TG_FloatTensor:$grad_scale,
+                      TG_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $mean `,` $rstd `,` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def TG_RmsNormGradOp : TG_Op<"rms_norm_grad", [Pure, TG_ReductionOpTrait,
+    InferTypeOpAdaptor]> {
+  let summary = "Backward of RMS normalization";
+  let description = [{
+    With `xhat = x * rstd` and `g = grad_output * scale`:
+    `grad_input = rstd * (g - xhat * mean(g * xhat))` (mean over the last
+    dimension) and `grad_scale = sum(grad_output * xhat)` over every dimension
+    but the last; in f32.
+
+    ```mlir
+    %dx, %dg = tg.rms_norm_grad %dy, %x, %rstd, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$input,
+                       TG_FloatTensor:$rstd, TG_FloatTensor:$scale);
+  let results = (outs TG_FloatTensor:$grad_input, TG_FloatTensor:$grad_scale);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $rstd `,` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["query", "key", "value", "grad_output"]>]> {
+  let summary = "Backward of attention (flash-attention semantics)";
+  let description = [{
+    The gradients of `tg.attention`'s query, key and value from the gradient
+    of its output, its operands, its `output` and its `logsumexp` (which
+    rebuild the probabilities `p` without storing them):
+    `dp = grad_output @ value^T`, `ds = p * (dp - rowsum(grad_output * output))`,
+    `grad_query = scale * ds @ key`, `grad_key = scale * ds^T @ query`,
+    `grad_value = p^T @ grad_output`; with grouped-query attention, the
+    gradients of a key/value head sum over the query heads that share it.
+    `causal` and `scale` are those of the forward op.
+
+    ```mlir
+    %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse causal : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$query,
+                       TG_FloatTensor:$key, TG_FloatTensor:$value,
+                       TG_FloatTensor:$output, TG_FloatTensor:$logsumexp,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+  let results = (outs TG_FloatTensor:$grad_query, TG_FloatTensor:$grad_key,
+                      TG_FloatTensor:$grad_value);
+  let assemblyFormat = [{
+    $grad_output `,` $query `,` $key `,` $value `,` $output `,` $logsumexp
+    (`causal` $causal^)? (`scale` `=` $scale^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: the attribute, else 1/sqrt(D).
+    double getScaleOrDefault();
+  }];
+}
+
+def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure]> {
+  let summary = "Backward of embedding: scatter-add rows into a table";
+  let description = [{
+    `result[v, d] = sum of grad_output[i..., d] over the positions i... whose
+    id is v`, accumulated in f32; the result has the embedding table's type
+    (`VxD`). Every id must be in `[0, V)`.
+
+    ```mlir
+    %dw = tg.embedding_grad %dy[%ids] : (tensor<8x128x768xf32>, tensor<8x128xi64>) -> tensor<50257x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_IntTensor:$indices);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad_output `[` $indices `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
+    AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Backward of cross-entropy";
+  let description = [{
+    `result[t, c] = w * (softmax(logits[t])[c] - (c == labels[t]))`, with
+    `softmax = exp(logits - logsumexp)` from the forward's `logsumexp`, and
+    `w = grad_loss / N` for the `mean` over the N counted tokens
+    (`grad_loss` for `sum`); ignored tokens get zeros. `reduction` and
+    `ignore_index` are those of the forward op.
+
+    ```mlir
+    %dl = tg.cross_entropy_grad mean %dloss, %logits, %labels, %lse ignore_index = -100 : (tensor<f32>, tensor<1024x50257xf32>, tensor<1024xi64>, tensor<1024xf32>) -> tensor<1024x50257xf32>
+    ```
+  }];
+  let arguments = (ins TG_LossReduction:$reduction, TG_FloatScalar:$grad_loss,
+                       TG_FloatTensor:$logits, TG_IntTensor:$labels,
+                       TG_FloatTensor:$logsumexp,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $reduction $grad_loss `,` $logits `,` $labels `,` $logsumexp
+    (`ignore_index` `=` $ignore_index^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

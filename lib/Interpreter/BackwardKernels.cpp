@@ -1,0 +1,320 @@
+//===- BackwardKernels.cpp - interpreter kernels of backward ops ----------===//
+//
+// The vector-Jacobian products with ops of their own: softmax_grad,
+// gelu_grad, layer_norm_grad, rms_norm_grad, attention_grad, embedding_grad
+// and cross_entropy_grad, as TGOps.td defines them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include <cblas.h>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::detail;
+
+namespace {
+
+LogicalResult softmaxGradKernel(Operation *op,
+                                ArrayRef<const Tensor *> operands,
+                                SmallVectorImpl<Tensor> &results,
+                                const KernelContext &context) {
+  auto grad = cast<tg::SoftmaxGradOp>(op);
+  const Tensor &y = *operands[0], &dy = *operands[1];
+  Tensor result = context.makeResult(grad.getType());
+  ArrayRef<int64_t> shape = y.getShape();
+  int64_t dim = grad.getDimension();
+  int64_t outer = 1, inner = 1, size = shape[dim];
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
+    inner *= shape[d];
+  dispatchFloat(y, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &yv = y.data<T>(), &dyv = dy.data<T>();
+    std::vector<T> &out = result.data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t base = o * size * inner + i;
+        T dot = 0;
+        for (int64_t k = 0; k < size; ++k)
+          dot += yv[base + k * inner] * dyv[base + k * inner];
+        for (int64_t k = 0; k < size; ++k) {
+          int64_t at = base + k * inner;
+          out[at] = yv[at] * (dyv[at] - dot);
+        }
+      }
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+template <typename T> T geluErfGrad(T x) {
+  const T invSqrt2Pi = T(0.3989422804014327); // 1 / sqrt(2 pi)
+  return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))) +
+         x * invSqrt2Pi * std::exp(T(-0.5) * x * x);
+}
+
+template <typename T> T geluTanhGrad(T x) {
+  const T k = T(0.7978845608028654); // sqrt(2 / pi)
+  T inner = k * (x + T(0.044715) * x * x * x);
+  T t = std::tanh(inner);
+  return T(0.5) * (T(1) + t) +
+         T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * x * x);
+}
+
+LogicalResult geluGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                             SmallVectorImpl<Tensor> &results,
+                             const KernelContext &context) {
+  bool tanhForm = cast<tg::GeluGradOp>(op).getApproximation() ==
+                  tg::GeluApproximation::Tanh;
+  const Tensor &dy = *operands[0], &x = *operands[1];
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &g = dy.data<T>(), &in = x.data<T>();
+    std::vector<T> &out = result.data<T>();
+    for (size_t i = 0, e = in.size(); i < e; ++i)
+      out[i] = g[i] * (tanhForm ? geluTanhGrad(in[i]) : geluErfGrad(in[i]));
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// Layer norm (with mean) and RMS norm (without) backward over the last
+/// dimension. Operands: dy, x, [mean,] rstd, scale.
+template <bool IsLayerNorm>
+LogicalResult normGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                             SmallVectorImpl<Tensor> &results,
+                             const KernelContext &context) {
+  const Tensor &dy = *operands[0], &x = *operands[1];
+  const Tensor *mean = IsLayerNorm ? operands[2] : nullptr;
+  const Tensor &rstd = *operands[IsLayerNorm ? 3 : 2];
+  const Tensor &scaleTensor = *operands[IsLayerNorm ? 4 : 3];
+  Tensor dx = context.makeResult(op->getResult(0).getType());
+  Tensor dscale = context.makeResult(op->getResult(1).getType());
+  Tensor dbias;
+  if (IsLayerNorm)
+    dbias = context.makeResult(op->getResult(2).getType());
+  int64_t width = x.getShape().back();
+  int64_t rows = width == 0 ? 0 : x.getNumElements() / width;
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &g = dy.data<T>(), &in = x.data<T>();
+    std::vector<T> &out = dx.data<T>();
+    std::vector<T> scale = getFloatsAs<T>(scaleTensor);
+    std::vector<T> sumScale(width, T(0)), sumBias(width, T(0));
+    std::vector<T> xhat(width), gs(width);
+    for (int64_t r = 0; r < rows; ++r) {
+      T mu = IsLayerNorm ? T(mean->getAsDouble(r)) : T(0);
+      T inverse = T(rstd.getAsDouble(r));
+      const T *row = in.data() + r * width;
+      const T *grow = g.data() + r * width;
+      T meanG = 0, meanGX = 0;
+      for (int64_t j = 0; j < width; ++j) {
+        xhat[j] = (row[j] - mu) * inverse;
+        gs[j] = grow[j] * scale[j];
+        meanG += gs[j];
+        meanGX += gs[j] * xhat[j];
+        sumScale[j] += grow[j] * xhat[j];
+        sumBias[j] += grow[j];
+      }
+      meanG /= T(width);
+      meanGX /= T(width);
+      for (int64_t j = 0; j < width; ++j)
+        out[r * width + j] =
+            inverse * (gs[j] - (IsLayerNorm ? meanG : T(0)) - xhat[j] * meanGX);
+    }
+    for (int64_t j = 0; j < width; ++j) {
+      setFloat(dscale, j, sumScale[j]);
+      if (IsLayerNorm)
+        setFloat(dbias, j, sumBias[j]);
+    }
+  });
+  results.push_back(std::move(dx));
+  results.push_back(std::move(dscale));
+  if (IsLayerNorm)
+    results.push_back(std::move(dbias));
+  return success();
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, const float *b, float *c, float alpha, float beta) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, beta, c, n);
+}
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const double *a, const double *b, double *c, double alpha,
+          double beta) {
+  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, beta, c, n);
+}
+
+LogicalResult attentionGradKernel(Operation *op,
+                                  ArrayRef<const Tensor *> operands,
+                                  SmallVectorImpl<Tensor> &results,
+                                  const KernelContext &context) {
+  auto grad = cast<tg::AttentionGradOp>(op);
+  const Tensor &dout = *operands[0], &query = *operands[1], &key = *operands[2],
+               &value = *operands[3], &output = *operands[4],
+               &lse = *operands[5];
+  ArrayRef<int64_t> q = query.getShape(), k = key.getShape(),
+                    v = value.getShape();
+  int64_t batch = q[0], heads = q[1], queries = q[2], headSize = q[3];
+  int64_t kvHeads = k[1], keys = k[2], valueSize = v[3];
+  int64_t group = heads / kvHeads;
+  bool causal = grad.getCausal();
+  double scale = grad.getScaleOrDefault();
+  Tensor dq = context.makeResult(grad.getGradQuery().getType());
+  Tensor dk = context.makeResult(grad.getGradKey().getType());
+  Tensor dv = context.makeResult(grad.getGradValue().getType());
+  dispatchFloat(query, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
+                         &vd = value.data<T>(), &od = output.data<T>(),
+                         &dod = dout.data<T>();
+    std::vector<T> dqv(dq.getNumElements()), dkv(dk.getNumElements(), T(0)),
+        dvv(dv.getNumElements(), T(0));
+    std::vector<T> p(queries * keys), dp(queries * keys);
+    if (p.empty() || headSize == 0 || valueSize == 0) {
+      dq.data<T>() = dqv;
+      dk.data<T>() = dkv;
+      dv.data<T>() = dvv;
+      return;
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t h = 0; h < heads; ++h) {
+        int64_t kvh = h / group;
+        int64_t qOffset = ((b * heads + h) * queries);
+        int64_t kvOffset = ((b * kvHeads + kvh) * keys);
+        const T *qp = qd.data() + qOffset * headSize;
+        const T *kp = kd.data() + kvOffset * headSize;
+        const T *vp = vd.data() + kvOffset * valueSize;
+        const T *outp = od.data() + qOffset * valueSize;
+        const T *dop = dod.data() + qOffset * valueSize;
+        // p = exp(scale * q k^T - lse), masked.
+        gemm(false, true, queries, keys, headSize, qp, kp, p.data(), T(scale),
+             T(0));
+        for (int64_t i = 0; i < queries; ++i) {
+          int64_t visible = causal ? i + keys - queries + 1 : keys;
+          T rowLse = T(lse.getAsDouble(qOffset + i));
+          for (int64_t j = 0; j < keys; ++j)
+            p[i * keys + j] =
+                j < visible ? std::exp(p[i * keys + j] - rowLse) : T(0);
+        }
+        // dv += p^T dout; dp = dout v^T.
+        gemm(true, false, keys, valueSize, queries, p.data(), dop,
+             dvv.data() + kvOffset * valueSize, T(1), T(1));
+        gemm(false, true, queries, keys, valueSize, dop, vp, dp.data(), T(1),
+             T(0));
+        // ds = p * (dp - rowsum(dout * out)), scaled.
+        for (int64_t i = 0; i < queries; ++i) {
+          T delta = 0;
+          for (int64_t d = 0; d < valueSize; ++d)
+            delta += dop[i * valueSize + d] * outp[i * valueSize + d];
+          for (int64_t j = 0; j < keys; ++j)
+            dp[i * keys + j] =
+                T(scale) * p[i * keys + j] * (dp[i * keys + j] - delta);
+        }
+        // dq = ds k; dk += ds^T q.
+        gemm(false, false, queries, headSize, keys, dp.data(), kp,
+             dqv.data() + qOffset * headSize, T(1), T(0));
+        gemm(true, false, keys, headSize, queries, dp.data(), qp,
+             dkv.data() + kvOffset * headSize, T(1), T(1));
+      }
+    }
+    dq.data<T>() = std::move(dqv);
+    dk.data<T>() = std::move(dkv);
+    dv.data<T>() = std::move(dvv);
+  });
+  results.push_back(std::move(dq));
+  results.push_back(std::move(dk));
+  results.push_back(std::move(dv));
+  return success();
+}
+
+LogicalResult embeddingGradKernel(Operation *op,
+                                  ArrayRef<const Tensor *> operands,
+                                  SmallVectorImpl<Tensor> &results,
+                                  const KernelContext &context) {
+  const Tensor &dy = *operands[0];
+  const std::vector<int64_t> &ids = operands[1]->ints();
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  int64_t rows = result.getShape()[0], width = result.getShape()[1];
+  for (size_t i = 0, e = ids.size(); i < e; ++i)
+    if (ids[i] < 0 || ids[i] >= rows)
+      return op->emitError("embedding id ")
+             << ids[i] << " at flat position " << i << " is out of range [0, "
+             << rows << ")";
+  dispatchFloat(dy, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &g = dy.data<T>();
+    std::vector<T> &out = result.data<T>();
+    for (size_t i = 0, e = ids.size(); i < e; ++i)
+      for (int64_t d = 0; d < width; ++d)
+        out[ids[i] * width + d] += g[i * width + d];
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult crossEntropyGradKernel(Operation *op,
+                                     ArrayRef<const Tensor *> operands,
+                                     SmallVectorImpl<Tensor> &results,
+                                     const KernelContext &context) {
+  auto grad = cast<tg::CrossEntropyGradOp>(op);
+  double dloss = operands[0]->getAsDouble(0);
+  const Tensor &logits = *operands[1], &lse = *operands[3];
+  const std::vector<int64_t> &labels = operands[2]->ints();
+  std::optional<int64_t> ignoreIndex;
+  if (auto attr = grad.getIgnoreIndexAttr())
+    ignoreIndex = attr.getInt();
+  int64_t classes = logits.getShape().back();
+  int64_t counted = 0;
+  for (int64_t label : labels) {
+    if (ignoreIndex && label == *ignoreIndex)
+      continue;
+    if (label < 0 || label >= classes)
+      return op->emitError("label ")
+             << label << " is out of range [0, " << classes << ")";
+    ++counted;
+  }
+  bool mean = grad.getReduction() == tg::LossReduction::Mean;
+  Tensor result = context.makeResult(grad.getType());
+  dispatchFloat(logits, [&](auto tag) {
+    using T = decltype(tag);
+    // 0/0 is NaN for the mean over no token, as in the forward.
+    T weight = mean ? T(dloss) / T(counted) : T(dloss);
+    const std::vector<T> &in = logits.data<T>();
+    std::vector<T> &out = result.data<T>();
+    for (size_t t = 0, e = labels.size(); t < e; ++t) {
+      if (ignoreIndex && labels[t] == *ignoreIndex)
+        continue;
+      T rowLse = T(lse.getAsDouble(t));
+      for (int64_t c = 0; c < classes; ++c) {
+        T p = std::exp(in[t * classes + c] - rowLse);
+        out[t * classes + c] = weight * (p - (c == labels[t] ? T(1) : T(0)));
+      }
+    }
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+} // namespace
+
+void tgc::registerBackwardKernels(KernelRegistry &registry) {
+  registry.add(tg::SoftmaxGradOp::getOperationName(), softmaxGradKernel);
+  registry.add(tg::GeluGradOp::getOperationName(), geluGradKernel);
+  registry.add(tg::LayerNormGradOp::getOperationName(), normGradKernel<true>);
+  registry.add(tg::RmsNormGradOp::getOperationName(), normGradKernel<false>);
+  registry.add(tg::AttentionGradOp::getOperationName(), attentionGradKernel);
+  registry.add(tg::EmbeddingGradOp::getOperationName(), embeddingGradKernel);
+  registry.add(tg::CrossEntropyGradOp::getOperationName(),
+               crossEntropyGradKernel);
+}

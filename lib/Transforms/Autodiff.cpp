@@ -1,0 +1,208 @@
+//===- Autodiff.cpp - tg-autodiff: reverse-mode differentiation -----------===//
+//
+// Collect the ops between the parameters and the loss, walk them backwards
+// asking each for its vector-Jacobian product, accumulate fan-out with adds,
+// and return one gradient per parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "tg-autodiff"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGAUTODIFF
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+StringRef getRole(FunctionOpInterface func, unsigned index, bool isResult) {
+  StringAttr role = isResult ? func.getResultAttrOfType<StringAttr>(
+                                   index, tg::TGDialect::kRoleAttrName)
+                             : func.getArgAttrOfType<StringAttr>(
+                                   index, tg::TGDialect::kRoleAttrName);
+  return role ? role.getValue() : StringRef();
+}
+
+/// Records the ops a builder creates, to erase those that end up unused.
+struct CreatedOps : OpBuilder::Listener {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+  SmallVector<Operation *> ops;
+};
+
+/// The backward of one function: its active ops, and the gradients.
+class ReverseModeDifferentiator {
+public:
+  ReverseModeDifferentiator(func::FuncOp func) : func(func) {}
+
+  LogicalResult run();
+
+private:
+  /// Values that depend on a parameter, and ops that reach the loss.
+  void findActiveOps(Value loss);
+  void accumulate(OpBuilder &builder, Value value, Value grad);
+
+  func::FuncOp func;
+  llvm::DenseSet<Value> dependsOnParams;
+  llvm::SetVector<Operation *> activeOps;
+  llvm::DenseMap<Value, Value> grads;
+};
+
+void ReverseModeDifferentiator::findActiveOps(Value loss) {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    if (getRole(func, arg.getArgNumber(), /*isResult=*/false) == "param")
+      dependsOnParams.insert(arg);
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return dependsOnParams.contains(v); }))
+      dependsOnParams.insert(op.result_begin(), op.result_end());
+
+  // Backwards from the loss: an op is active if a result of it reaches the
+  // loss and an operand of it depends on a parameter.
+  llvm::DenseSet<Value> reachesLoss = {loss};
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (llvm::none_of(op.getResults(),
+                      [&](Value v) { return reachesLoss.contains(v); }))
+      continue;
+    reachesLoss.insert(op.operand_begin(), op.operand_end());
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return dependsOnParams.contains(v); }))
+      activeOps.insert(&op);
+  }
+}
+
+void ReverseModeDifferentiator::accumulate(OpBuilder &builder, Value value,
+                                           Value grad) {
+  Value &slot = grads[value];
+  slot = slot ? tg::AddOp::create(builder, grad.getLoc(), slot, grad) : grad;
+}
+
+LogicalResult ReverseModeDifferentiator::run() {
+  // The loss result.
+  std::optional<unsigned> lossIndex;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    StringRef role = getRole(func, i, /*isResult=*/true);
+    if (role == "grad")
+      return func.emitError("is already differentiated: result #")
+             << i << " is a gradient";
+    if (role == "loss")
+      lossIndex = i;
+  }
+  if (!lossIndex)
+    return success(); // Not a training graph: nothing to differentiate.
+  if (func.isExternal())
+    return func.emitError("cannot differentiate a function without a body");
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(*lossIndex);
+  findActiveOps(loss);
+
+  OpBuilder builder(ret);
+  CreatedOps created;
+  builder.setListener(&created);
+  Type lossType = loss.getType();
+  auto one = DenseElementsAttr::get(
+      cast<ShapedType>(lossType),
+      builder.getFloatAttr(cast<ShapedType>(lossType).getElementType(), 1.0));
+  grads[loss] = tg::ConstantOp::create(builder, loss.getLoc(), one);
+
+  for (Operation *op : activeOps) { // In reverse order of the body.
+    SmallVector<Value> resultGrads;
+    for (Value result : op->getResults())
+      resultGrads.push_back(grads.lookup(result));
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue;
+    auto differentiable = dyn_cast<tg::DifferentiableOpInterface>(op);
+    if (!differentiable)
+      return op->emitOpError("is between the parameters and the loss but "
+                             "has no DifferentiableOpInterface");
+    if (!resultGrads.front())
+      return op->emitOpError("cannot be differentiated through a secondary "
+                             "result alone");
+    builder.setInsertionPoint(ret);
+    FailureOr<SmallVector<Value>> operandGrads =
+        differentiable.buildVjp(builder, resultGrads);
+    if (failed(operandGrads))
+      return failure();
+    for (auto [index, operand, grad] :
+         llvm::enumerate(op->getOperands(), *operandGrads))
+      if (grad && dependsOnParams.contains(operand) &&
+          differentiable.isDifferentiableOperand(index))
+        accumulate(builder, operand, grad);
+  }
+
+  // One gradient per parameter, after the existing results.
+  builder.setListener(nullptr);
+  builder.setInsertionPoint(ret);
+  SmallVector<Value> newResults(ret.getOperands());
+  SmallVector<DictionaryAttr> resultAttrs;
+  func.getAllResultAttrs(resultAttrs);
+  resultAttrs.resize(func.getNumResults());
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    if (getRole(func, index, /*isResult=*/false) != "param")
+      continue;
+    StringAttr nameAttr =
+        func.getArgAttrOfType<StringAttr>(index, tg::TGDialect::kNameAttrName);
+    std::string name =
+        nameAttr ? nameAttr.str() : "arg" + std::to_string(index);
+    if (!isa<FloatType>(getElementTypeOrSelf(arg.getType()))) {
+      emitRemark(arg.getLoc())
+          << "parameter '" << name << "' is not a float tensor: no gradient";
+      continue;
+    }
+    Value grad = grads.lookup(arg);
+    if (!grad) {
+      emitRemark(arg.getLoc())
+          << "parameter '" << name
+          << "' does not influence the loss: its gradient is zero";
+      auto zero = DenseElementsAttr::get(
+          cast<ShapedType>(arg.getType()),
+          builder.getFloatAttr(getElementTypeOrSelf(arg.getType()), 0.0));
+      grad = tg::ConstantOp::create(builder, arg.getLoc(), zero);
+    }
+    newResults.push_back(grad);
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
+                              builder.getStringAttr("grad")),
+         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                              builder.getStringAttr(name + ".grad"))}));
+  }
+  func::ReturnOp::create(builder, ret.getLoc(), newResults);
+  ret.erase();
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 ValueRange(newResults).getTypes()));
+  func.setAllResultAttrs(resultAttrs);
+
+  // Backward ops that no gradient needed (e.g. the gradient of an input).
+  for (Operation *op : llvm::reverse(created.ops))
+    if (op->use_empty() && isPure(op))
+      op->erase();
+  return success();
+}
+
+struct TGAutodiffPass : tgc::impl::TGAutodiffBase<TGAutodiffPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(ReverseModeDifferentiator(func).run()))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

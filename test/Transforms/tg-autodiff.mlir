@@ -1,0 +1,103 @@
+// RUN: tgc-opt %s --split-input-file --tg-autodiff --verify-diagnostics | FileCheck %s
+
+// A linear layer and a loss: one gradient per param, named after it; no
+// gradient is built for the input.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: -> (tensor<f32> {tg.role = "loss"}, tensor<8x2xf32> {tg.name = "w.grad", tg.role = "grad"}, tensor<2xf32> {tg.name = "b.grad", tg.role = "grad"})
+// CHECK: %[[LOSS:.*]], %[[LSE:.*]] = tg.cross_entropy mean %[[LOGITS:.*]], %arg3
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[DL:.*]] = tg.cross_entropy_grad mean %[[ONE]], %[[LOGITS]], %arg3, %[[LSE]]
+// CHECK-DAG: %[[DB:.*]] = tg.reduce sum %[[DL]] dims = [0]
+// CHECK-DAG: %[[DW:.*]] = tg.matmul %arg0, %[[DL]] transpose_a
+// CHECK-NOT: transpose_b
+// CHECK: return %[[LOSS]], %[[DW]], %[[DB]]
+func.func @linear(%x: tensor<4x8xf32> {tg.role = "input"},
+                  %w: tensor<8x2xf32> {tg.role = "param", tg.name = "w"},
+                  %b: tensor<2xf32> {tg.role = "param", tg.name = "b"},
+                  %y: tensor<4xi64> {tg.role = "label"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %0 = tg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %1 = tg.broadcast_in_dim %b dims = [1] : tensor<2xf32> -> tensor<4x2xf32>
+  %2 = tg.add %0, %1 : tensor<4x2xf32>
+  %loss, %lse = tg.cross_entropy mean %2, %y : (tensor<4x2xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A value used twice accumulates both gradients with an add.
+// CHECK-LABEL: func.func @fan_out
+// CHECK: %[[T:.*]] = tg.tanh %arg0
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: tg.broadcast_in_dim %[[ONE]]
+// CHECK: %[[A:.*]] = tg.mul %{{.*}}, %[[T]]
+// CHECK: %[[B:.*]] = tg.mul %{{.*}}, %[[T]]
+// CHECK: tg.add %[[A]], %[[B]]
+// CHECK: return
+func.func @fan_out(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %t = tg.tanh %p : tensor<4xf32>
+  %sq = tg.mul %t, %t : tensor<4xf32>
+  %loss = tg.reduce sum %sq dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A parameter that does not reach the loss gets zeros, and a remark.
+// CHECK-LABEL: func.func @unused
+// CHECK: %[[Z:.*]] = tg.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[Z]]
+func.func @unused(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"},
+                  // expected-remark @+1 {{parameter 'q' does not influence the loss: its gradient is zero}}
+                  %q: tensor<3xf32> {tg.role = "param", tg.name = "q"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %loss = tg.reduce sum %p dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Dropout's backward is the same dropout (seed and stream) of the gradient.
+// CHECK-LABEL: func.func @dropout
+// CHECK: tg.dropout %arg0, %arg1 rate = 1.000000e-01 stream = 7
+// CHECK: tg.dropout %{{.*}}, %arg1 rate = 1.000000e-01 stream = 7
+func.func @dropout(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"},
+                   %seed: tensor<i64> {tg.role = "hyper"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %d = tg.dropout %p, %seed rate = 1.000000e-01 stream = 7 : tensor<4xf32>, tensor<i64>
+  %loss = tg.reduce sum %d dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Other results are kept; a function without a loss is left alone.
+// CHECK-LABEL: func.func @extra_outputs
+// CHECK-SAME: -> (tensor<4xf32> {tg.name = "out", tg.role = "output"}, tensor<f32> {tg.role = "loss"}, tensor<4xf32> {tg.name = "p.grad", tg.role = "grad"})
+// CHECK-LABEL: func.func @no_loss
+// CHECK-SAME: -> tensor<4xf32>
+func.func @extra_outputs(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"})
+    -> (tensor<4xf32> {tg.role = "output", tg.name = "out"}, tensor<f32> {tg.role = "loss"}) {
+  %e = tg.exp %p : tensor<4xf32>
+  %loss = tg.reduce sum %e dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %e, %loss : tensor<4xf32>, tensor<f32>
+}
+func.func @no_loss(%p: tensor<4xf32> {tg.role = "param"}) -> tensor<4xf32> {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// Layer norm, attention and GELU use their dedicated backward ops.
+// CHECK-LABEL: func.func @block
+// CHECK-DAG: tg.gelu_grad tanh
+// CHECK-DAG: tg.attention_grad
+// CHECK-SAME: causal
+// CHECK-DAG: tg.layer_norm_grad
+func.func @block(%x: tensor<1x2x4x8xf32> {tg.role = "param", tg.name = "x"},
+                 %g: tensor<8xf32> {tg.role = "param", tg.name = "g"},
+                 %b: tensor<8xf32> {tg.role = "param", tg.name = "b"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %y, %m, %r = tg.layer_norm %x, %g, %b epsilon = 1.000000e-05 : (tensor<1x2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  %o, %lse = tg.attention %y, %y, %y causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  %a = tg.gelu tanh %o : tensor<1x2x4x8xf32>
+  %loss = tg.reduce sum %a dims = [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

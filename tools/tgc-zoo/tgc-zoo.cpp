@@ -1,0 +1,415 @@
+//===- tgc-zoo.cpp - write the graphs of well-known models as tg MLIR -----===//
+//
+// `tgc-zoo MODEL [--preset P] [options] [--summary] [-o FILE]`: builds the
+// forward pass and loss of GPT-2, Llama or an MLP with the tg ops, verifies
+// it and writes it atomically; --summary prints the parameters instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/InitAll.h"
+#include "tgc/Zoo/ModelZoo.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace tgc::zoo;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory zooCategory("tgc-zoo options");
+
+static cl::opt<std::string> modelName(cl::Positional,
+                                      cl::desc("<model: gpt2, llama or mlp>"),
+                                      cl::cat(zooCategory));
+static cl::opt<std::string>
+    presetName("preset",
+               cl::desc("Start from a named configuration (gpt2: default "
+                        "124m; llama: default 7b; see above)"),
+               cl::value_desc("name"), cl::cat(zooCategory));
+
+static cl::opt<int64_t> layers("layers",
+                               cl::desc("Transformer blocks (gpt2, llama), or "
+                                        "linear layers (mlp; default 2)"),
+                               cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t>
+    hidden("hidden",
+           cl::desc("Model width (gpt2, llama), or width of the hidden "
+                    "layers (mlp; default 256)"),
+           cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t>
+    heads("heads",
+          cl::desc("Attention heads; must divide --hidden (gpt2, llama)"),
+          cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t>
+    kvHeads("kv-heads",
+            cl::desc("Key/value heads; must divide --heads, fewer is "
+                     "grouped-query attention (llama; default: the preset's, "
+                     "or --heads where the preset has as many)"),
+            cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t>
+    intermediate("intermediate", cl::desc("Width of the SwiGLU MLP (llama)"),
+                 cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t>
+    positions("positions",
+              cl::desc("Rows of the position table wpe, n_positions "
+                       "(gpt2; default 1024)"),
+              cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t> vocab("vocab",
+                              cl::desc("Vocabulary size (gpt2, llama)"),
+                              cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t>
+    seq("seq", cl::desc("Sequence length (gpt2, llama; default 64)"),
+        cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t> batch("batch",
+                              cl::desc("Batch size (default 2; mlp: 32)"),
+                              cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t> inputSize("input-size",
+                                  cl::desc("Input features (mlp; default 784)"),
+                                  cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<int64_t> classes("classes",
+                                cl::desc("Output classes (mlp; default 10)"),
+                                cl::value_desc("N"), cl::cat(zooCategory));
+static cl::opt<MLPActivation> activation(
+    "activation", cl::desc("Activation of the hidden layers (mlp)"),
+    cl::values(clEnumValN(MLPActivation::ReLU, "relu", "ReLU (default)"),
+               clEnumValN(MLPActivation::GELU, "gelu", "GELU, exact (erf)")),
+    cl::cat(zooCategory));
+static cl::opt<double>
+    dropout("dropout",
+            cl::desc("Dropout rate in [0, 1); above 0 adds a dropout_seed "
+                     "argument (gpt2, mlp; default 0)"),
+            cl::value_desc("rate"), cl::cat(zooCategory));
+static cl::opt<double>
+    normEpsilon("norm-eps",
+                cl::desc("Epsilon of the LayerNorms (gpt2; default 1e-5) or "
+                         "RMSNorms (llama; default 1e-5)"),
+                cl::value_desc("eps"), cl::cat(zooCategory));
+static cl::opt<double>
+    ropeTheta("rope-theta",
+              cl::desc("Base of the rotary frequencies (llama; default 10000)"),
+              cl::value_desc("theta"), cl::cat(zooCategory));
+
+static cl::opt<std::string>
+    functionName("name",
+                 cl::desc("Name of the function (default: the model's name)"),
+                 cl::value_desc("symbol"), cl::cat(zooCategory));
+static cl::opt<bool>
+    summary("summary",
+            cl::desc("Print the configuration and a table of the parameters "
+                     "by group with their total; write the graph only if -o "
+                     "is given too"),
+            cl::cat(zooCategory));
+static cl::opt<std::string> outputFilename(
+    "o", cl::desc("Write the graph to FILE, atomically (default: stdout)"),
+    cl::value_desc("FILE"), cl::init("-"), cl::cat(zooCategory));
+
+/// The options that describe a model, each of which applies to some
+/// models only.
+static cl::Option *const kModelOptions[] = {
+    &presetName, &layers,  &hidden,      &heads,    &kvHeads,   &intermediate,
+    &positions,  &vocab,   &seq,         &batch,    &inputSize, &classes,
+    &activation, &dropout, &normEpsilon, &ropeTheta};
+
+static void printError(const llvm::Twine &message) {
+  llvm::errs() << "tgc-zoo: error: " << message << "\n";
+}
+
+/// Fails on a size option given for a model it does not apply to.
+static LogicalResult checkOptionsApply(StringRef model,
+                                       ArrayRef<cl::Option *> applicable) {
+  for (cl::Option *option : kModelOptions) {
+    if (!option->getNumOccurrences() || llvm::is_contained(applicable, option))
+      continue;
+    std::string names = llvm::join(
+        llvm::map_range(applicable,
+                        [](cl::Option *o) { return "--" + o->ArgStr.str(); }),
+        " ");
+    printError("--" + option->ArgStr + " does not apply to " + model +
+               " (its options: " + names + ")");
+    return failure();
+  }
+  return success();
+}
+
+template <typename T, typename FieldT>
+static void applyOverride(const cl::opt<T> &option, FieldT &field) {
+  if (option.getNumOccurrences())
+    field = option;
+}
+
+/// The preset --preset names, else `defaultName`; null after an error.
+template <typename ConfigT>
+static const Preset<ConfigT> *findPreset(StringRef model,
+                                         ArrayRef<Preset<ConfigT>> presets,
+                                         StringRef defaultName) {
+  StringRef name =
+      presetName.getNumOccurrences() ? StringRef(presetName) : defaultName;
+  if (const Preset<ConfigT> *preset = lookupPreset(presets, name))
+    return preset;
+  std::string names = llvm::join(
+      llvm::map_range(presets,
+                      [](const Preset<ConfigT> &p) { return p.name.str(); }),
+      ", ");
+  printError("unknown " + model + " preset '" + name + "'; presets: " + names);
+  return nullptr;
+}
+
+/// Flushes `os` and reports a write error.
+static LogicalResult flushAndCheck(llvm::raw_fd_ostream &os, StringRef path) {
+  os.flush();
+  if (!os.has_error())
+    return success();
+  printError("cannot write '" + path + "': " + os.error().message());
+  os.clear_error();
+  return failure();
+}
+
+/// Writes `path` (`-` is stdout) with `write`. A regular file is written
+/// under a temporary name next to it and renamed once complete, so an error
+/// never leaves a partial file behind; a device or pipe is written directly.
+static LogicalResult
+writeAtomically(StringRef path,
+                llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  if (path == "-") {
+    write(llvm::outs());
+    return flushAndCheck(llvm::outs(), "<stdout>");
+  }
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      !llvm::sys::fs::is_regular_file(status)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      printError("cannot write '" + path + "': " + ec.message());
+      return failure();
+    }
+    write(os);
+    return flushAndCheck(os, path);
+  }
+  llvm::Expected<llvm::sys::fs::TempFile> temp =
+      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
+  if (!temp) {
+    printError("cannot write '" + path +
+               "': " + llvm::toString(temp.takeError()));
+    return failure();
+  }
+  LogicalResult written = success();
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    write(os);
+    written = flushAndCheck(os, path);
+  }
+  if (failed(written)) {
+    llvm::consumeError(temp->discard());
+    return failure();
+  }
+  if (llvm::Error error = temp->keep(path)) {
+    printError("cannot write '" + path +
+               "': " + llvm::toString(std::move(error)));
+    return failure();
+  }
+  return success();
+}
+
+/// Writes the summary and/or the graph of a checked configuration.
+template <typename ConfigT>
+static LogicalResult emit(StringRef model, StringRef presetLabel,
+                          const ConfigT &config) {
+  SmallVector<ParameterSpec> params = getParameters(config);
+  std::string title = (model + presetLabel).str();
+  if (summary) {
+    llvm::outs() << "model: " << title << "\n"
+                 << "config: " << describeConfig(config) << "\n";
+    printParameterSummary(llvm::outs(), params);
+    llvm::outs().flush();
+    if (!outputFilename.getNumOccurrences())
+      return success();
+  }
+
+  DialectRegistry registry;
+  tgc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::string name =
+      functionName.getNumOccurrences() ? functionName.getValue() : model.str();
+  FailureOr<OwningOpRef<ModuleOp>> module = buildModel(context, config, name);
+  if (failed(module)) {
+    printError("the " + model + " graph failed to verify (a bug of tgc-zoo)");
+    return failure();
+  }
+
+  return writeAtomically(outputFilename, [&](llvm::raw_ostream &os) {
+    os << "// " << title
+       << ": forward pass and mean cross-entropy loss, written by tgc-zoo.\n"
+       << "// " << describeConfig(config) << "\n"
+       << "// " << countParameters(params) << " parameters.\n";
+    (*module)->print(os);
+    os << "\n";
+  });
+}
+
+static LogicalResult runGPT2() {
+  if (failed(checkOptionsApply("gpt2", {&presetName, &layers, &hidden, &heads,
+                                        &positions, &vocab, &seq, &batch,
+                                        &dropout, &normEpsilon})))
+    return failure();
+  const Preset<GPT2Config> *preset =
+      findPreset<GPT2Config>("gpt2", getGPT2Presets(), "124m");
+  if (!preset)
+    return failure();
+  GPT2Config config = preset->config;
+  applyOverride(layers, config.layers);
+  applyOverride(hidden, config.hidden);
+  applyOverride(heads, config.heads);
+  applyOverride(positions, config.positions);
+  applyOverride(vocab, config.vocab);
+  applyOverride(seq, config.seq);
+  applyOverride(batch, config.batch);
+  applyOverride(dropout, config.dropout);
+  applyOverride(normEpsilon, config.layerNormEpsilon);
+  if (llvm::Error error = verifyConfig(config)) {
+    printError("gpt2: " + llvm::toString(std::move(error)));
+    return failure();
+  }
+  return emit("gpt2", (" (preset " + preset->name + ")").str(), config);
+}
+
+static LogicalResult runLlama() {
+  if (failed(checkOptionsApply("llama", {&presetName, &layers, &hidden, &heads,
+                                         &kvHeads, &intermediate, &vocab, &seq,
+                                         &batch, &normEpsilon, &ropeTheta})))
+    return failure();
+  const Preset<LlamaConfig> *preset =
+      findPreset<LlamaConfig>("llama", getLlamaPresets(), "7b");
+  if (!preset)
+    return failure();
+  LlamaConfig config = preset->config;
+  applyOverride(layers, config.layers);
+  applyOverride(hidden, config.hidden);
+  // A preset without grouped-query attention keeps none when --heads
+  // changes; a grouped one keeps its kv heads.
+  if (heads.getNumOccurrences() && config.kvHeads == config.heads)
+    config.kvHeads = heads;
+  applyOverride(heads, config.heads);
+  applyOverride(kvHeads, config.kvHeads);
+  applyOverride(intermediate, config.intermediate);
+  applyOverride(vocab, config.vocab);
+  applyOverride(seq, config.seq);
+  applyOverride(batch, config.batch);
+  applyOverride(normEpsilon, config.rmsNormEpsilon);
+  applyOverride(ropeTheta, config.ropeTheta);
+  if (llvm::Error error = verifyConfig(config)) {
+    printError("llama: " + llvm::toString(std::move(error)));
+    return failure();
+  }
+  return emit("llama", (" (preset " + preset->name + ")").str(), config);
+}
+
+static LogicalResult runMLP() {
+  if (failed(checkOptionsApply("mlp", {&layers, &hidden, &inputSize, &classes,
+                                       &batch, &activation, &dropout})))
+    return failure();
+  MLPConfig config;
+  applyOverride(layers, config.layers);
+  applyOverride(hidden, config.hidden);
+  applyOverride(inputSize, config.inputSize);
+  applyOverride(classes, config.classes);
+  applyOverride(batch, config.batch);
+  applyOverride(activation, config.activation);
+  applyOverride(dropout, config.dropout);
+  if (llvm::Error error = verifyConfig(config)) {
+    printError("mlp: " + llvm::toString(std::move(error)));
+    return failure();
+  }
+  return emit("mlp", "", config);
+}
+
+/// The --help overview, with the presets from the tables.
+static std::string getOverview() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "tgc-zoo: write the forward pass and loss of a well-known model as tg "
+        "MLIR\n\n"
+        "  tgc-zoo MODEL [--preset P] [options] [--summary] [-o FILE.mlir]\n\n"
+        "The graph is one func.func: input_ids/inputs (role input), labels "
+        "(role label),\n"
+        "dropout_seed (role hyper, only with --dropout > 0), then every "
+        "parameter\n"
+        "(role param, Hugging Face-style tg.name), returning the mean "
+        "cross-entropy\n"
+        "(role loss). Weights are [in, out] matrices used as x @ W. The "
+        "graph is\n"
+        "verified before it is written; on any error nothing is written and "
+        "the exit\n"
+        "status is 1. Options set on top of the preset override it.\n\n"
+        "Models:\n"
+        "  gpt2   GPT-2 (GPT2LMHeadModel): learned positions, pre-LayerNorm "
+        "blocks,\n"
+        "         GELU (tanh) MLP, causal attention, dropout, LM head tied to "
+        "wte\n"
+        "         --preset (default 124m):\n";
+  for (const Preset<GPT2Config> &preset : getGPT2Presets())
+    os << "           " << llvm::left_justify(preset.name, 5) << " "
+       << preset.description << "\n";
+  os << "  llama  Llama (LlamaForCausalLM): RMSNorm, rotary embeddings, "
+        "grouped-query\n"
+        "         attention, SwiGLU MLP, untied lm_head, no biases\n"
+        "         --preset (default 7b):\n";
+  for (const Preset<LlamaConfig> &preset : getLlamaPresets())
+    os << "           " << llvm::left_justify(preset.name, 5) << " "
+       << preset.description << "\n";
+  os << "  mlp    classifier of --layers linear layers (fc1, fc2, ...) with "
+        "ReLU or GELU\n\n"
+        "Examples:\n"
+        "  tgc-zoo gpt2 --preset 1.5b --summary\n"
+        "  tgc-zoo gpt2 --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 128 "
+        "| tgc run - --random-inputs 0\n"
+        "  tgc-zoo llama --preset 70b --seq 4096 --batch 1 -o llama-70b.mlir\n"
+        "  tgc-zoo mlp --layers 3 --activation gelu -o mlp.mlir\n\n"
+        "See docs/zoo.md for the graphs, names and layouts.\n";
+  return text;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "tgc-zoo " << TGC_VERSION << " (MLIR " << LLVM_VERSION_STRING
+       << ")\n";
+  });
+  cl::HideUnrelatedOptions(zooCategory);
+  std::string overview = getOverview();
+  cl::ParseCommandLineOptions(argc, argv, overview);
+
+  if (functionName.getNumOccurrences() &&
+      !llvm::Regex("^[A-Za-z_][A-Za-z0-9_$.]*$").match(functionName)) {
+    printError("--name '" + functionName +
+               "' is not a symbol name ([A-Za-z_][A-Za-z0-9_$.]*)");
+    return 1;
+  }
+  if (summary && outputFilename.getNumOccurrences() && outputFilename == "-") {
+    printError("--summary prints to stdout; give -o a file for the graph");
+    return 1;
+  }
+
+  LogicalResult result = failure();
+  if (modelName == "gpt2")
+    result = runGPT2();
+  else if (modelName == "llama")
+    result = runLlama();
+  else if (modelName == "mlp")
+    result = runMLP();
+  else if (modelName.empty())
+    printError("expected a model: gpt2, llama or mlp (see 'tgc-zoo --help')");
+  else
+    printError("unknown model '" + modelName +
+               "'; models: gpt2, llama, mlp (see 'tgc-zoo --help')");
+  return succeeded(result) ? 0 : 1;
+}

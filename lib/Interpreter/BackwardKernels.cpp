@@ -59,6 +59,10 @@ template <typename T> T geluErfGrad(T x) {
 }
 
 template <typename T> T geluTanhGrad(T x) {
+  // Far from 0 the tanh has saturated (and x^2 would overflow): the
+  // derivative is that of x or of 0.
+  if (std::abs(x) > T(20))
+    return x > 0 ? T(1) : T(0);
   const T k = T(0.7978845608028654); // sqrt(2 / pi)
   T inner = k * (x + T(0.044715) * x * x * x);
   T t = std::tanh(inner);
@@ -181,7 +185,7 @@ LogicalResult attentionGradKernel(Operation *op,
     std::vector<T> dqv(dq.getNumElements()), dkv(dk.getNumElements(), T(0)),
         dvv(dv.getNumElements(), T(0));
     std::vector<T> p(queries * keys), dp(queries * keys);
-    if (p.empty() || headSize == 0 || valueSize == 0) {
+    if (p.empty()) {
       dq.data<T>() = dqv;
       dk.data<T>() = dkv;
       dv.data<T>() = dvv;
@@ -198,8 +202,11 @@ LogicalResult attentionGradKernel(Operation *op,
         const T *outp = od.data() + qOffset * valueSize;
         const T *dop = dod.data() + qOffset * valueSize;
         // p = exp(scale * q k^T - lse), masked.
-        gemm(false, true, queries, keys, headSize, qp, kp, p.data(), T(scale),
-             T(0));
+        if (headSize == 0)
+          std::fill(p.begin(), p.end(), T(0));
+        else
+          gemm(false, true, queries, keys, headSize, qp, kp, p.data(), T(scale),
+               T(0));
         for (int64_t i = 0; i < queries; ++i) {
           int64_t visible = causal ? i + keys - queries + 1 : keys;
           T rowLse = T(lse.getAsDouble(qOffset + i));
@@ -208,10 +215,14 @@ LogicalResult attentionGradKernel(Operation *op,
                 j < visible ? std::exp(p[i * keys + j] - rowLse) : T(0);
         }
         // dv += p^T dout; dp = dout v^T.
-        gemm(true, false, keys, valueSize, queries, p.data(), dop,
-             dvv.data() + kvOffset * valueSize, T(1), T(1));
-        gemm(false, true, queries, keys, valueSize, dop, vp, dp.data(), T(1),
-             T(0));
+        if (valueSize == 0) {
+          std::fill(dp.begin(), dp.end(), T(0));
+        } else {
+          gemm(true, false, keys, valueSize, queries, p.data(), dop,
+               dvv.data() + kvOffset * valueSize, T(1), T(1));
+          gemm(false, true, queries, keys, valueSize, dop, vp, dp.data(), T(1),
+               T(0));
+        }
         // ds = p * (dp - rowsum(dout * out)), scaled.
         for (int64_t i = 0; i < queries; ++i) {
           T delta = 0;
@@ -222,10 +233,12 @@ LogicalResult attentionGradKernel(Operation *op,
                 T(scale) * p[i * keys + j] * (dp[i * keys + j] - delta);
         }
         // dq = ds k; dk += ds^T q.
-        gemm(false, false, queries, headSize, keys, dp.data(), kp,
-             dqv.data() + qOffset * headSize, T(1), T(0));
-        gemm(true, false, keys, headSize, queries, dp.data(), qp,
-             dkv.data() + kvOffset * headSize, T(1), T(1));
+        if (headSize > 0) {
+          gemm(false, false, queries, headSize, keys, dp.data(), kp,
+               dqv.data() + qOffset * headSize, T(1), T(0));
+          gemm(true, false, keys, headSize, queries, dp.data(), qp,
+               dkv.data() + kvOffset * headSize, T(1), T(1));
+        }
       }
     }
     dq.data<T>() = std::move(dqv);

@@ -81,6 +81,25 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
                             (index + 1) * 0xBF58476D1CE4E5B9ull);
   int64_t count = type.getNumElements();
 
+  // A documented default (a learning rate, a step) is the value to use.
+  if (Attribute value =
+          function.getArgAttr(index, tg::TGDialect::kDefaultAttrName)) {
+    Tensor tensor(type, isa<FloatType>(elementType)
+                            ? (elementType.isF64() ? Tensor::Storage::Double
+                                                   : Tensor::Storage::Float)
+                            : Tensor::Storage::Int);
+    if (auto floatValue = dyn_cast<FloatAttr>(value))
+      for (int64_t i = 0; i < count; ++i)
+        if (tensor.isDoubleStorage())
+          tensor.doubles()[i] = floatValue.getValueAsDouble();
+        else
+          tensor.floats()[i] =
+              static_cast<float>(floatValue.getValueAsDouble());
+    else if (auto intValue = dyn_cast<IntegerAttr>(value))
+      std::fill(tensor.ints().begin(), tensor.ints().end(), intValue.getInt());
+    return tensor;
+  }
+
   if (isa<FloatType>(elementType)) {
     Tensor tensor(type, elementType.isF64() ? Tensor::Storage::Double
                                             : Tensor::Storage::Float);

@@ -56,6 +56,7 @@ const KernelRegistry &KernelRegistry::getDefault() {
     registerReductionKernels(r);
     registerComputeKernels(r);
     registerBackwardKernels(r);
+    registerOptimizerKernels(r);
     registerStructureKernels(r);
     return r;
   }();

@@ -241,6 +241,98 @@ def cross_entropy(logits, labels, reduction, ignore_index=None):
     return np.float64(loss), lse.reshape(labels.shape)
 
 
+def pad(x, low, high, interior):
+    """Zeros before (low), after (high) and between (interior) the elements."""
+    x = np.asarray(x)
+    shape = [l + n + max(n - 1, 0) * i + h for n, l, h, i in zip(x.shape, low, high, interior)]
+    out = np.zeros(shape, x.dtype)
+    if x.ndim == 0:
+        return x.copy()
+    where = np.ix_(*[l + np.arange(n) * (i + 1) for n, l, i in zip(x.shape, low, interior)])
+    out[where] = x
+    return out
+
+
+def gelu_erf_grad(x):
+    # d/dx x * Phi(x) = Phi(x) + x * phi(x)
+    return 0.5 * (1.0 + erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
+def gelu_tanh_grad(x):
+    c = math.sqrt(2.0 / math.pi)
+    t = np.tanh(c * (x + 0.044715 * x**3))
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)
+
+
+def softmax_grad(y, dy, axis):
+    return y * (dy - np.sum(dy * y, axis=axis, keepdims=True))
+
+
+def layer_norm_grad(dy, x, mean, rstd, g):
+    """The spec's formulas, from the given statistics (not recomputed)."""
+    lead = tuple(range(x.ndim - 1))
+    xhat = (x - mean[..., None]) * rstd[..., None]
+    gg = dy * g
+    dx = rstd[..., None] * (gg - gg.mean(-1, keepdims=True) - xhat * (gg * xhat).mean(-1, keepdims=True))
+    return dx, (dy * xhat).sum(lead), dy.sum(lead)
+
+
+def rms_norm_grad(dy, x, rstd, g):
+    lead = tuple(range(x.ndim - 1))
+    xhat = x * rstd[..., None]
+    gg = dy * g
+    dx = rstd[..., None] * (gg - xhat * (gg * xhat).mean(-1, keepdims=True))
+    return dx, (dy * xhat).sum(lead)
+
+
+def attention_grad(do, q, k, v, o, lse, causal, scale, absolute=False):
+    """dq, dk, dv from the spec's formulas, with p rebuilt from the given
+    logsumexp. With absolute=True, the same sums over absolute values (the
+    scale of the rounding errors)."""
+    B, H, Sq, D = q.shape
+    K, Sk = k.shape[1], k.shape[2]
+    group = H // K
+    f = np.abs if absolute else (lambda a: a)
+    dq, dk, dv = np.zeros(q.shape), np.zeros(k.shape), np.zeros(v.shape)
+    for b in range(B):
+        for h in range(H):
+            kh = h // group
+            s = scale * (q[b, h] @ k[b, kh].T)
+            p = np.exp(s - lse[b, h][:, None])
+            if causal:
+                i = np.arange(Sq)[:, None]
+                j = np.arange(Sk)[None, :]
+                p = np.where(j <= i + Sk - Sq, p, 0.0)
+            dp = f(do[b, h]) @ f(v[b, kh]).T
+            rowsum = np.sum(f(do[b, h] * o[b, h]), axis=1, keepdims=True)
+            ds = p * (dp + rowsum) if absolute else p * (dp - rowsum)
+            dq[b, h] = scale * ds @ f(k[b, kh])
+            dk[b, kh] += scale * ds.T @ f(q[b, h])
+            dv[b, kh] += p.T @ f(do[b, h])
+    return dq, dk, dv
+
+
+def embedding_grad(dy, ids, V):
+    D = dy.shape[-1]
+    out = np.zeros((V, D))
+    np.add.at(out, ids.reshape(-1), dy.reshape(-1, D))
+    return out
+
+
+def cross_entropy_grad(dloss, logits, labels, lse, reduction, ignore_index=None):
+    C = logits.shape[-1]
+    flat = logits.reshape(-1, C)
+    lab = labels.reshape(-1)
+    keep = np.ones(lab.shape, bool) if ignore_index is None else lab != ignore_index
+    n = int(keep.sum())
+    w = np.float64(dloss) / n if reduction == "mean" else np.float64(dloss)  # n = 0: unused
+    out = np.zeros(flat.shape)
+    for t in range(len(lab)):
+        if keep[t]:
+            out[t] = w * (np.exp(flat[t] - lse.reshape(-1)[t]) - (np.arange(C) == lab[t]))
+    return out.reshape(logits.shape)
+
+
 def wrap(values, bits):
     """Python integers -> two's complement `bits`-bit integers."""
     m = 1 << bits
@@ -1168,6 +1260,37 @@ def build_shape():
     cc("concat_i64", [r.integers(0, 9, (k, 3)).astype(np.int64) for k in (2, 2)], "i64", 0)
     cc("concat_i1", [r.random((2, k)) < 0.5 for k in (1, 3)], "i1", 1)
 
+    def pd(name, x, et, low, high, interior, flags=()):
+        ref = pad(x, low, high, interior)
+        tin, tout = tt(x.shape, et), tt(ref.shape, et)
+        m = func([("x", tin)], ["%%r = tg.pad %%x low = %s high = %s interior = %s : %s -> %s"
+                                % (low, high, interior, tin, tout)], [("%r", tout, "r")])
+        if et == "f32":
+            fcase(name, m, {"x": x}, {"r": E(ref, "exact")}, flags)
+        elif et in ("bf16", "f16"):
+            add_case(name, m, {"x": x.astype(np.float32)}, {"r": chk_exact(ref, np.float32)}, flags)
+        else:
+            add_case(name, m, {"x": x}, {"r": chk_exact(ref)}, flags)
+
+    x = r.standard_normal((2, 3)).astype(np.float32)
+    pd("pad_low_high_interior", x, "f32", [1, 0], [0, 2], [0, 1])
+    pd("pad_low_only", x, "f32", [2, 1], [0, 0], [0, 0])
+    pd("pad_high_only", x, "f32", [0, 0], [3, 1], [0, 0])
+    pd("pad_interior_only", x, "f32", [0, 0], [0, 0], [2, 3])
+    pd("pad_zero_is_identity", x, "f32", [0, 0], [0, 0], [0, 0])
+    pd("pad_3d", r.standard_normal((2, 3, 4)).astype(np.float32), "f32", [0, 2, 1], [1, 0, 3], [2, 0, 1])
+    pd("pad_size1_dim_interior", r.standard_normal((1, 3)).astype(np.float32), "f32", [1, 0], [1, 0], [5, 1])
+    pd("pad_zero_size_dim", np.zeros((0, 3), np.float32), "f32", [2, 1], [1, 0], [3, 2])
+    pd("pad_zero_size_dim_no_padding", np.zeros((2, 0), np.float32), "f32", [0, 0], [0, 0], [1, 0])
+    pd("pad_zero_size_inner_dim", np.zeros((2, 0, 2), np.float32), "f32", [1, 2, 0], [0, 1, 1], [1, 4, 1])
+    pd("pad_scalar", np.array(2.5, np.float32), "f32", [], [], [])
+    pd("pad_nan_inf", np.array([np.nan, -np.inf, np.inf, -0.0], np.float32), "f32", [1], [1], [1], NF)
+    pd("pad_i64", r.integers(-(2**62), 2**62, (3, 2)).astype(np.int64), "i64", [1, 0], [0, 2], [1, 1])
+    pd("pad_i32", r.integers(-(2**31), 2**31 - 1, (2, 2, 2)).astype(np.int32), "i32", [0, 1, 0], [1, 0, 0], [0, 0, 2])
+    pd("pad_i64_zero_size", np.zeros((0,), np.int64), "i64", [2], [3], [1])
+    pd("pad_i1", r.random((2, 3)) < 0.5, "i1", [1, 1], [0, 1], [1, 0])
+    pd("pad_bf16", round_to(r.standard_normal((3, 2)), "bf16"), "bf16", [0, 1], [2, 0], [1, 1])
+
 
 # ---------------------------------------------------------------------------
 # Reductions.
@@ -1441,6 +1564,247 @@ def build_compute():
 
 
 # ---------------------------------------------------------------------------
+# Backward ops.
+# ---------------------------------------------------------------------------
+
+def build_backward():
+    r = rng_for("backward")
+
+    # softmax_grad: y is a real softmax output, except in one case where the
+    # formula is checked on arbitrary values.
+    def smg(name, shape, dim, et="f32", arbitrary_y=False):
+        x = r.standard_normal(shape) * 2
+        y = r.uniform(-1, 1, shape) if arbitrary_y else softmax(x, dim)
+        dy = r.standard_normal(shape)
+        rnd = f32 if et == "f32" else (lambda a: round_to(a, et))
+        y, dy = rnd(y), rnd(dy)
+        ref = softmax_grad(y, dy, dim)
+        scale = np.abs(y) * (np.abs(dy) + np.sum(np.abs(dy * y), axis=dim, keepdims=True))
+        ty = tt(shape, et)
+        m = func([("y", ty), ("dy", ty)], ["%%r = tg.softmax_grad %%y, %%dy dim = %d : %s" % (dim, ty)],
+                 [("%r", ty, "r")])
+        inputs = {"y": y.astype(np.float32), "dy": dy.astype(np.float32)}
+        if et == "f32":
+            fcase(name, m, inputs, {"r": E(ref, scale=scale)})
+        else:
+            add_case(name, m, inputs, {"r": chk_lowp(ref, et)})
+
+    smg("softmax_grad_middle_f32", (3, 5, 4), 1)
+    smg("softmax_grad_last_f32", (3, 5, 4), 2)
+    smg("softmax_grad_first_f32", (3, 5, 4), 0)
+    smg("softmax_grad_middle_4d_f32", (2, 3, 6, 2), 2)
+    smg("softmax_grad_arbitrary_y_f32", (4, 6, 3), 1, arbitrary_y=True)
+    smg("softmax_grad_bf16", (4, 8), 0, et="bf16")
+
+    # gelu_grad, both formulas.
+    xs = f32(np.concatenate([r.standard_normal(48) * 2.5,
+                             [0.0, 1e-3, -1e-3, 5.0, -5.0, 8.0, -8.0, 20.0, -20.0, 3.0, -3.0, 0.5]]))
+    dys = f32(r.standard_normal(xs.shape) * 2)
+    ty = tt(xs.shape, "f32")
+    for approx, fn in [("erf", gelu_erf_grad), ("tanh", gelu_tanh_grad)]:
+        m = func([("dy", ty), ("x", ty)], ["%%r = tg.gelu_grad %s %%dy, %%x : %s" % (approx, ty)],
+                 [("%r", ty, "r")])
+        fcase("gelu_grad_%s_f32" % approx, m, {"dy": dys.astype(np.float32), "x": xs.astype(np.float32)},
+              {"r": E(dys * fn(xs), rtol=2e-5, atol=2e-6)})
+        xb = round_to(r.standard_normal(32) * 2, "bf16")
+        db = round_to(r.standard_normal(32), "bf16")
+        tb = tt((32,), "bf16")
+        m = func([("dy", tb), ("x", tb)], ["%%r = tg.gelu_grad %s %%dy, %%x : %s" % (approx, tb)],
+                 [("%r", tb, "r")])
+        add_case("gelu_grad_%s_bf16" % approx, m, {"dy": db.astype(np.float32), "x": xb.astype(np.float32)},
+                 {"r": chk_lowp(db * fn(xb), "bf16")})
+
+    # Huge finite inputs: gelu'(x) is 1 for large positive x and 0 for large
+    # negative x (x^2 and x^3 overflow f32 there).
+    xh = np.array([1e20, -1e20, 3e38, -3e38, 1e13, -1e13, 1e6, -1e6], np.float32)
+    dh = f32(r.standard_normal(xh.shape))
+    th = tt(xh.shape, "f32")
+    for approx in ("erf", "tanh"):
+        m = func([("dy", th), ("x", th)], ["%%r = tg.gelu_grad %s %%dy, %%x : %s" % (approx, th)],
+                 [("%r", th, "r")])
+        fcase("gelu_grad_%s_f32_huge_inputs" % approx, m, {"dy": dh.astype(np.float32), "x": xh},
+              {"r": E(np.where(xh > 0, dh, 0.0), rtol=2e-5, atol=2e-6)})
+
+    # layer_norm_grad from x, the statistics computed here (f32, as the
+    # forward returns them) and the scale.
+    def lng(name, shape, eps, xet="f32", pet="f32", xscale=2.0):
+        H = shape[-1]
+        rnd = {"f32": f32, "bf16": lambda a: round_to(a, "bf16")}
+        x = rnd[xet](r.standard_normal(shape) * xscale + 0.5)
+        dy = rnd[xet](r.standard_normal(shape))
+        g = rnd[pet](r.standard_normal(H))
+        _, mean, rstd = layer_norm(x, g, np.zeros(H), eps)
+        mean, rstd = f32(mean), f32(rstd)
+        dx, dg, db = layer_norm_grad(dy, x, mean, rstd, g)
+        lead = tuple(range(len(shape) - 1))
+        xhat = np.abs((x - mean[..., None]) * rstd[..., None])
+        ag = np.abs(dy * g)
+        dx_scale = rstd[..., None] * (ag + ag.mean(-1, keepdims=True) + xhat * (ag * xhat).mean(-1, keepdims=True))
+        dg_scale = (np.abs(dy) * xhat).sum(lead)
+        db_scale = np.abs(dy).sum(lead)
+        tx, tg, ts = tt(shape, xet), tt((H,), pet), tt(shape[:-1], "f32")
+        m = func([("dy", tx), ("x", tx), ("mean", ts), ("rstd", ts), ("g", tg)],
+                 ["%%dx, %%dg, %%db = tg.layer_norm_grad %%dy, %%x, %%mean, %%rstd, %%g : (%s, %s, %s, %s, %s) -> (%s, %s, %s)"
+                  % (tx, tx, ts, ts, tg, tx, tg, tg)],
+                 [("%dx", tx, "dx"), ("%dg", tg, "dg"), ("%db", tg, "db")])
+        inputs = {k: v.astype(np.float32) for k, v in
+                  {"dy": dy, "x": x, "mean": mean, "rstd": rstd, "g": g}.items()}
+        if xet == "f32" and pet == "f32":
+            fcase(name, m, inputs, {"dx": E(dx, scale=dx_scale), "dg": E(dg, scale=dg_scale),
+                                    "db": E(db, scale=db_scale)})
+        else:
+            chk = {"dx": chk_lowp(dx, xet) if xet != "f32" else chk_close(dx, 1e-5, 1e-6, np.float32, dx_scale)}
+            for k, ref, sc in (("dg", dg, dg_scale), ("db", db, db_scale)):
+                chk[k] = chk_lowp(ref, pet) if pet != "f32" else chk_close(ref, 1e-5, 1e-6, np.float32, sc)
+            add_case(name, m, inputs, chk)
+
+    lng("layer_norm_grad_f32", (2, 3, 16), 1e-5)
+    lng("layer_norm_grad_f32_big_eps", (4, 8), 0.5)
+    lng("layer_norm_grad_f32_h1", (5, 1), 1e-5)
+    lng("layer_norm_grad_bf16_x_f32_scale", (3, 32), 1e-5, "bf16", "f32")
+    lng("layer_norm_grad_f32_no_rows", (0, 6), 1e-5)
+
+    def rmsg(name, shape, eps, xet="f32", pet="f32", xscale=2.0):
+        H = shape[-1]
+        rnd = {"f32": f32, "bf16": lambda a: round_to(a, "bf16")}
+        x = rnd[xet](r.standard_normal(shape) * xscale)
+        dy = rnd[xet](r.standard_normal(shape))
+        g = rnd[pet](r.standard_normal(H))
+        _, rstd = rms_norm(x, g, eps)
+        rstd = f32(rstd)
+        dx, dg = rms_norm_grad(dy, x, rstd, g)
+        lead = tuple(range(len(shape) - 1))
+        xhat = np.abs(x * rstd[..., None])
+        ag = np.abs(dy * g)
+        dx_scale = rstd[..., None] * (ag + xhat * (ag * xhat).mean(-1, keepdims=True))
+        dg_scale = (np.abs(dy) * xhat).sum(lead)
+        tx, tg, ts = tt(shape, xet), tt((H,), pet), tt(shape[:-1], "f32")
+        m = func([("dy", tx), ("x", tx), ("rstd", ts), ("g", tg)],
+                 ["%%dx, %%dg = tg.rms_norm_grad %%dy, %%x, %%rstd, %%g : (%s, %s, %s, %s) -> (%s, %s)"
+                  % (tx, tx, ts, tg, tx, tg)],
+                 [("%dx", tx, "dx"), ("%dg", tg, "dg")])
+        inputs = {k: v.astype(np.float32) for k, v in {"dy": dy, "x": x, "rstd": rstd, "g": g}.items()}
+        if xet == "f32" and pet == "f32":
+            fcase(name, m, inputs, {"dx": E(dx, scale=dx_scale), "dg": E(dg, scale=dg_scale)})
+        else:
+            add_case(name, m, inputs, {"dx": chk_lowp(dx, xet), "dg": chk_lowp(dg, pet)})
+
+    rmsg("rms_norm_grad_f32", (2, 3, 16), 1e-6)
+    rmsg("rms_norm_grad_f32_big_eps", (4, 8), 0.5, xscale=0.1)
+    rmsg("rms_norm_grad_bf16", (3, 32), 1e-6, "bf16", "bf16")
+    rmsg("rms_norm_grad_f32_no_rows", (2, 0, 5), 1e-6)
+
+    # attention_grad: the forward's output and logsumexp computed here
+    # (rounded to f32, as the forward returns them).
+    def attg(name, B, H, K, Sq, Sk, D, Dv, causal, scale, et="f32"):
+        rnd = f32 if et == "f32" else (lambda a: round_to(a, et))
+        q = rnd(r.standard_normal((B, H, Sq, D)))
+        k = rnd(r.standard_normal((B, K, Sk, D)))
+        v = rnd(r.standard_normal((B, K, Sk, Dv)))
+        do = rnd(r.standard_normal((B, H, Sq, Dv)))
+        s = scale if scale is not None else 1 / math.sqrt(D)
+        o, lse = attention(q, k, v, causal, s)
+        o, lse = rnd(o), f32(lse)
+        grads = attention_grad(do, q, k, v, o, lse, causal, s)
+        scales = attention_grad(do, q, k, v, o, lse, causal, s, absolute=True)
+        tq, tk, tv, to = tt(q.shape, et), tt(k.shape, et), tt(v.shape, et), tt(o.shape, et)
+        tl = tt(lse.shape, "f32")
+        attrs = (" causal" if causal else "") + (" scale = %s" % flt(scale) if scale is not None else "")
+        m = func([("do", to), ("q", tq), ("k", tk), ("v", tv), ("o", to), ("lse", tl)],
+                 ["%%dq, %%dk, %%dv = tg.attention_grad %%do, %%q, %%k, %%v, %%o, %%lse%s : (%s, %s, %s, %s, %s, %s) -> (%s, %s, %s)"
+                  % (attrs, to, tq, tk, tv, to, tl, tq, tk, tv)],
+                 [("%dq", tq, "dq"), ("%dk", tk, "dk"), ("%dv", tv, "dv")])
+        inputs = {k_: v_.astype(np.float32) for k_, v_ in
+                  {"do": do, "q": q, "k": k, "v": v, "o": o, "lse": lse}.items()}
+        names = ("dq", "dk", "dv")
+        if et == "f32":
+            fcase(name, m, inputs, {n: E(g, scale=sc) for n, g, sc in zip(names, grads, scales)})
+        else:
+            add_case(name, m, inputs, {n: chk_lowp(g, et) for n, g in zip(names, grads)})
+
+    attg("attention_grad_f32", 2, 2, 2, 4, 6, 8, 5, False, None)
+    attg("attention_grad_f32_explicit_scale", 1, 2, 2, 5, 3, 4, 4, False, 0.3)
+    attg("attention_grad_f32_causal_square", 1, 2, 2, 5, 5, 4, 4, True, None)
+    attg("attention_grad_f32_causal_sq_lt_sk", 1, 3, 3, 3, 6, 4, 5, True, None)
+    attg("attention_grad_f32_gqa", 2, 4, 2, 4, 5, 8, 6, False, None)
+    attg("attention_grad_f32_gqa_causal_scale", 1, 4, 2, 3, 5, 8, 6, True, 0.7)
+    attg("attention_grad_f32_mqa", 1, 4, 1, 3, 3, 4, 4, False, None)
+    # Head size 0 with an explicit scale: every score is 0, p is uniform over
+    # the visible keys, dq and dk are empty and dv = p^T @ grad_output.
+    attg("attention_grad_f32_head_size_0", 1, 2, 2, 3, 4, 0, 3, True, 1.0)
+    # No queries: the key and value gradients are sums over nothing.
+    attg("attention_grad_f32_no_queries", 1, 2, 1, 0, 3, 4, 2, False, None)
+    attg("attention_grad_bf16", 1, 2, 2, 4, 6, 8, 8, True, None, "bf16")
+
+    # embedding_grad: repeated ids add up, unused rows are zero.
+    def embg(name, ids, V, D, et="f32", dy=None, check=None):
+        if dy is None:
+            dy = f32(r.standard_normal(ids.shape + (D,)))
+        ref = embedding_grad(dy, ids, V)
+        scale = embedding_grad(np.abs(dy), ids, V)
+        iet = "i64" if ids.dtype == np.int64 else "i32"
+        tg, ti, tr = tt(dy.shape, et), tt(ids.shape, iet), tt((V, D), et)
+        m = func([("dy", tg), ("ids", ti)], ["%%r = tg.embedding_grad %%dy[%%ids] : (%s, %s) -> %s" % (tg, ti, tr)],
+                 [("%r", tr, "r")])
+        inputs = {"dy": dy.astype(np.float32), "ids": ids}
+        if et == "f32":
+            fcase(name, m, inputs, {"r": E(ref, scale=scale)})
+        else:
+            add_case(name, m, inputs, {"r": check(ref)})
+
+    ids = np.array([[3, 0, 3], [9, 3, 0]], np.int64)
+    embg("embedding_grad_ids_i64_repeated", ids, 10, 4)
+    embg("embedding_grad_ids_i32_repeated", r.integers(0, 4, 12).astype(np.int32), 6, 3)
+    embg("embedding_grad_all_same_id", np.full((3, 5), 2, np.int64), 4, 2)
+    embg("embedding_grad_no_ids", np.zeros((0,), np.int64), 5, 3)
+    # bf16: sums of 256 and sixteen 1s are exact in f32 (272) and become 272
+    # once rounded, where a bf16 accumulator would stay at 256.
+    ids = np.array([1] * 17 + [0], np.int64)
+    dyb = np.ones((18, 2))
+    dyb[0] = [256.0, -3.0]
+    dyb[17] = [0.5, 7.0]
+    embg("embedding_grad_bf16_accumulates_in_f32", ids, 3, 2, "bf16", dyb,
+         lambda ref: chk_exact(round_to(ref, "bf16"), np.float32))
+
+    # cross_entropy_grad from the forward's logsumexp computed here.
+    def ceg(name, logits, labels, red, ignore=None, dloss=1.0, let="i64", xet="f32"):
+        lse = f32(logsumexp(logits.reshape(-1, logits.shape[-1]), 1).reshape(labels.shape))
+        dl = f32(dloss)
+        ref = cross_entropy_grad(dl, logits, labels, lse, red, ignore)
+        tl, ty, ts = tt(logits.shape, xet), tt(labels.shape, let), tt(labels.shape, "f32")
+        attr = " ignore_index = %d" % ignore if ignore is not None else ""
+        m = func([("dloss", "tensor<f32>"), ("logits", tl), ("labels", ty, "label"), ("lse", ts)],
+                 ["%%r = tg.cross_entropy_grad %s %%dloss, %%logits, %%labels, %%lse%s : (tensor<f32>, %s, %s, %s) -> %s"
+                  % (red, attr, tl, ty, ts, tl)], [("%r", tl, "r")])
+        inputs = {"dloss": np.array(dl, np.float32), "logits": logits.astype(np.float32), "labels": labels,
+                  "lse": lse.astype(np.float32)}
+        if xet == "f32":
+            fcase(name, m, inputs, {"r": E(ref)})
+        else:
+            add_case(name, m, inputs, {"r": chk_lowp(ref, xet)})
+
+    lg = f32(r.standard_normal((6, 10)) * 3)
+    lab = r.integers(0, 10, 6).astype(np.int64)
+    ceg("cross_entropy_grad_mean", lg, lab, "mean")
+    ceg("cross_entropy_grad_sum", lg, lab, "sum")
+    ceg("cross_entropy_grad_mean_scaled", lg, lab, "mean", dloss=0.37)
+    ceg("cross_entropy_grad_sum_scaled", lg, lab, "sum", dloss=-2.5)
+    lab2 = np.array([3, -100, 5, -100, 0, 9], np.int64)
+    ceg("cross_entropy_grad_mean_ignore_index", lg, lab2, "mean", -100, dloss=1.5)
+    ceg("cross_entropy_grad_sum_ignore_index", lg, lab2, "sum", -100, dloss=0.75)
+    lab3 = np.array([2, 2, 5, 1, 2, 0], np.int64)
+    ceg("cross_entropy_grad_ignore_index_is_a_class", lg, lab3, "mean", 2)
+    ceg("cross_entropy_grad_all_ignored_zeros", lg, np.full(6, -100, np.int64), "mean", -100)
+    ceg("cross_entropy_grad_3d_i32_labels", f32(r.standard_normal((2, 3, 7)) * 2),
+        r.integers(0, 7, (2, 3)).astype(np.int32), "mean", dloss=2.0, let="i32")
+    ceg("cross_entropy_grad_no_tokens", np.zeros((0, 4)), np.zeros((0,), np.int64), "mean")
+    ceg("cross_entropy_grad_large_logits", f32(r.standard_normal((4, 5)) * 50 + 200),
+        r.integers(0, 5, 4).astype(np.int64), "mean")
+    ceg("cross_entropy_grad_bf16_logits", round_to(r.standard_normal((4, 8)) * 2, "bf16"),
+        r.integers(0, 8, 4).astype(np.int64), "sum", dloss=0.5, xet="bf16")
+
+
+# ---------------------------------------------------------------------------
 # Dropout.
 # ---------------------------------------------------------------------------
 
@@ -1656,6 +2020,24 @@ def build_cli():
                 "(tensor<f32>, %s)" % (tl, ty, tt((3,), "f32"))], [("%loss", "tensor<f32>", "loss")])
     err_case("error_label_out_of_range_with_ignore_index",
              Run(mci, {"logits": lg, "labels": np.array([-100, -1, 1], np.int64)}), ["error", "f.mlir", "-1"])
+    # The same range checks in the backward ops.
+    tdy, tids, ttab = tt((3, 4), "f32"), tt((3,), "i64"), tt((10, 4), "f32")
+    meg = func([("dy", tdy), ("ids", tids)],
+               ["%%r = tg.embedding_grad %%dy[%%ids] : (%s, %s) -> %s" % (tdy, tids, ttab)], [("%r", ttab, "r")])
+    dy = np.ones((3, 4), np.float32)
+    err_case("error_embedding_grad_id_too_large", Run(meg, {"dy": dy, "ids": np.array([0, 10, 3], np.int64)}),
+             ["error", "f.mlir", "10"])
+    err_case("error_embedding_grad_id_negative", Run(meg, {"dy": dy, "ids": np.array([0, -1, 3], np.int64)}),
+             ["error", "f.mlir", "-1"])
+    tlse = tt((3,), "f32")
+    mcg = func([("dloss", "tensor<f32>"), ("logits", tl), ("labels", ty, "label"), ("lse", tlse)],
+               ["%%r = tg.cross_entropy_grad mean %%dloss, %%logits, %%labels, %%lse ignore_index = -100 : "
+                "(tensor<f32>, %s, %s, %s) -> %s" % (tl, ty, tlse, tl)], [("%r", tl, "r")])
+    grad_inputs = {"dloss": np.array(1.0, np.float32), "logits": lg, "lse": np.zeros(3, np.float32)}
+    err_case("error_cross_entropy_grad_label_too_large",
+             Run(mcg, dict(grad_inputs, labels=np.array([0, 5, 1], np.int64))), ["error", "f.mlir", "5"])
+    err_case("error_cross_entropy_grad_label_negative",
+             Run(mcg, dict(grad_inputs, labels=np.array([-100, -1, 1], np.int64))), ["error", "f.mlir", "-1"])
     for et, npt in [("i64", np.int64), ("i32", np.int32)]:
         Tn = tt((3,), et)
         md = func([("a", Tn), ("b", Tn)], ["%%r = tg.div %%a, %%b : %s" % Tn], [("%r", Tn, "r")])
@@ -1791,7 +2173,7 @@ def main():
             lines.append("PASS %s" % name)
             passed += 1
     for build in (build_elementwise, build_convert, build_precision, build_shape, build_reduce, build_compute,
-                  build_dropout, build_fusion, build_cli):
+                  build_backward, build_dropout, build_fusion, build_cli):
         try:
             build()
         except Exception:  # noqa: BLE001  (an oracle bug: report it, run the rest)

@@ -209,6 +209,37 @@ OpCost CrossEntropyOp::getCost() {
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizer ops
+//===----------------------------------------------------------------------===//
+
+/// An optimizer update: `flops` per parameter element, `transcendentals` per
+/// element (the square roots), reading and writing parameter and state once.
+static OpCost getOptimizerCost(Operation *op, int64_t flops,
+                               int64_t transcendentals) {
+  OpCost cost = getStreamingCost(op);
+  int64_t elements = getNumElements(op->getResult(0));
+  cost.flops = flops * elements;
+  cost.transcendentals = transcendentals * elements;
+  cost.computeType = getElementTypeOrSelf(op->getResult(0).getType());
+  return cost;
+}
+
+OpCost SgdOp::getCost() {
+  // decay, scale, subtract; with momentum: the buffer update and nesterov.
+  return getOptimizerCost(*this, getMomentumBuffer() ? 7 : 4, 0);
+}
+
+OpCost AdamWOp::getCost() {
+  // two moment updates, two bias corrections, sqrt, divide, decay, update.
+  return getOptimizerCost(*this, 14, 1);
+}
+
+OpCost LambOp::getCost() {
+  // AdamW's direction plus the two norms of the trust ratio.
+  return getOptimizerCost(*this, 18, 1);
+}
+
+//===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//
 

@@ -117,6 +117,19 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
   if (name == kAliasesAttrName)
     return emit() << "'tg.aliases' belongs on a result, naming the argument "
                      "it updates";
+  if (name == kDefaultAttrName) {
+    auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[argIndex]);
+    Attribute value = attribute.getValue();
+    bool matches =
+        type && type.getRank() == 0 &&
+        ((isa<FloatType>(type.getElementType()) && isa<FloatAttr>(value)) ||
+         (isa<IntegerType>(type.getElementType()) && isa<IntegerAttr>(value)));
+    if (!matches)
+      return emit() << "'tg.default' must be a value of the argument's "
+                       "element type on a scalar argument, got "
+                    << value << " for " << func.getArgumentTypes()[argIndex];
+    return success();
+  }
   return emit() << "unknown argument attribute '" << name << "'";
 }
 

@@ -599,6 +599,69 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizer ops
+//===----------------------------------------------------------------------===//
+
+/// The checks every optimizer op shares: a float scalar learning rate and a
+/// non-negative weight decay.
+static LogicalResult verifyOptimizerCommon(Operation *op, Value lr,
+                                           double weightDecay) {
+  if (!(weightDecay >= 0.0) || std::isinf(weightDecay))
+    return op->emitOpError("weight_decay must be finite and non-negative, got ")
+           << weightDecay;
+  return success();
+}
+
+LogicalResult SgdOp::inferReturnTypes(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(adaptor.getParam().getType());
+  if (adaptor.getMomentumBuffer())
+    inferred.push_back(adaptor.getParam().getType());
+  return success();
+}
+
+LogicalResult SgdOp::verify() {
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0.0 && momentum < 1.0))
+    return emitOpError("momentum must be in [0, 1), got ") << momentum;
+  if ((momentum > 0.0) != static_cast<bool>(getMomentumBuffer()))
+    return emitOpError(momentum > 0.0
+                           ? "momentum > 0 needs a momentum_buffer operand"
+                           : "a momentum_buffer needs momentum > 0");
+  if (getMomentumBuffer() &&
+      getMomentumBuffer().getType() != getParam().getType())
+    return emitOpError("momentum_buffer has type ")
+           << getMomentumBuffer().getType() << ", the parameter "
+           << getParam().getType();
+  if (getNesterov() && momentum == 0.0)
+    return emitOpError("nesterov needs momentum > 0");
+  return verifyOptimizerCommon(*this, getLr(),
+                               getWeightDecay().convertToDouble());
+}
+
+/// AdamW and LAMB: moments of the parameter's type, betas in [0, 1), a
+/// positive epsilon.
+template <typename AdamLikeOp>
+static LogicalResult verifyAdamLike(AdamLikeOp op) {
+  for (double beta :
+       {op.getBeta1().convertToDouble(), op.getBeta2().convertToDouble()})
+    if (!(beta >= 0.0 && beta < 1.0))
+      return op.emitOpError("betas must be in [0, 1), got ") << beta;
+  double epsilon = op.getEpsilon().convertToDouble();
+  if (!(epsilon > 0.0) || std::isinf(epsilon))
+    return op.emitOpError("epsilon must be finite and positive, got ")
+           << epsilon;
+  return verifyOptimizerCommon(op, op.getLr(),
+                               op.getWeightDecay().convertToDouble());
+}
+
+LogicalResult AdamWOp::verify() { return verifyAdamLike(*this); }
+
+LogicalResult LambOp::verify() { return verifyAdamLike(*this); }
+
+//===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//
 
@@ -621,12 +684,10 @@ static LogicalResult verifyNormalizationGrad(std::optional<Location> location,
                              input.getType());
   for (Value statistic : statistics) {
     auto type = dyn_cast<RankedTensorType>(statistic.getType());
-    if (!type ||
-        type.getShape() != cast<RankedTensorType>(forward.back()).getShape())
-      return emitOptionalError(
-          location, "statistics must have shape ",
-          formatShape(cast<RankedTensorType>(forward.back()).getShape()),
-          ", got ", statistic.getType());
+    if (!type || type != forward.back())
+      return emitOptionalError(location, "statistics must have type ",
+                               forward.back(), " (the forward's), got ",
+                               statistic.getType());
   }
   inferred.push_back(input.getType());
   return success();
@@ -712,10 +773,10 @@ LogicalResult CrossEntropyGradOp::verify() {
     return emitOpError("labels (")
            << formatShape(tokens) << ") must have the shape of the logits ("
            << formatShape(logits.getShape()) << ") without the class dimension";
-  if (getLogsumexp().getType().getShape() != tokens)
-    return emitOpError("logsumexp must have the labels' shape (")
-           << formatShape(tokens) << "), got "
-           << formatShape(getLogsumexp().getType().getShape());
+  auto expected = RankedTensorType::get(tokens, Float32Type::get(getContext()));
+  if (getLogsumexp().getType() != expected)
+    return emitOpError("logsumexp must have type ")
+           << expected << " (the forward's), got " << getLogsumexp().getType();
   return success();
 }
 

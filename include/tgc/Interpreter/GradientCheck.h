@@ -36,7 +36,9 @@ struct ParameterGradientCheck {
   std::string name;
   /// max |numeric - analytic| / max(|numeric|, |analytic|, |gradient|) over
   /// the unit directions checked (the gradient's own, random ones, and each
-  /// element of a small parameter).
+  /// element of a small parameter). A difference below the rounding noise of
+  /// the loss (64 ulps of it divided by the step) counts as 0: no finite
+  /// difference can resolve it.
   double maxRelativeError = 0.0;
   unsigned checks = 0;
 };

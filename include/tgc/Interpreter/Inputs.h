@@ -26,7 +26,8 @@ std::string getArgumentName(mlir::FunctionOpInterface function, unsigned index);
 /// The name of result `index`: its `tg.name`, else its index.
 std::string getResultName(mlir::FunctionOpInterface function, unsigned index);
 
-/// A random value for argument `index` of `function`, from `seed`:
+/// A value for argument `index` of `function`: its `tg.default` if it has
+/// one, else a random value from `seed`:
 ///  - `param`: normal, mean 0, standard deviation 0.02;
 ///  - `state`: zeros;
 ///  - `label` (integer): uniform class ids in [0, C), C being the class

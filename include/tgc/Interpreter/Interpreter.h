@@ -98,6 +98,7 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
 void registerComputeKernels(KernelRegistry &registry);
 void registerBackwardKernels(KernelRegistry &registry);
+void registerOptimizerKernels(KernelRegistry &registry);
 void registerStructureKernels(KernelRegistry &registry);
 
 } // namespace tgc

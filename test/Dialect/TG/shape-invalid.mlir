@@ -425,3 +425,63 @@ func.func @concat_encoded_input(%a: tensor<4xf32, "enc">) -> tensor<4xf32> {
   %0 = tg.concat %a dim = 0 : (tensor<4xf32, "enc">) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// pad needs one low padding per dimension.
+func.func @pad_low_count(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{expected one padding per dimension (2), got 1 low, 2 high and 2 interior}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [1] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// pad needs one high and one interior padding per dimension.
+func.func @pad_high_interior_count(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{expected one padding per dimension (2), got 2 low, 3 high and 0 interior}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [0, 0] high = [0, 0, 0] interior = [] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// A negative low padding (a crop) is rejected.
+func.func @pad_negative_low(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{padding of dimension 1 is negative}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [0, -1] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// A negative high padding is rejected.
+func.func @pad_negative_high(%a: tensor<2x3xi64>) {
+  // expected-error @+2 {{padding of dimension 0 is negative}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [0, 0] high = [-1, 0] interior = [0, 0] : tensor<2x3xi64> -> tensor<1x3xi64>
+  return
+}
+
+// -----
+
+// A negative interior padding is rejected.
+func.func @pad_negative_interior(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{padding of dimension 1 is negative}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [0, 0] high = [0, 0] interior = [0, -1] : tensor<2x3xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+// A pad result of another shape than the paddings give.
+func.func @pad_result_shape(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'tg.pad' op inferred type(s) 'tensor<3x7xf32>' are incompatible with return type(s) of operation 'tensor<3x6xf32>'}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [1, 0] high = [0, 2] interior = [0, 1] : tensor<2x3xf32> -> tensor<3x6xf32>
+  return
+}

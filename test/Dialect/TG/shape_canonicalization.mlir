@@ -325,3 +325,44 @@ func.func @splat_through_shape_ops() -> tensor<2x4xf32> {
   %2 = tg.slice %1 [1:3, 0:4] : tensor<3x4xf32> -> tensor<2x4xf32>
   return %2 : tensor<2x4xf32>
 }
+
+// -----
+
+// A pad by zeros everywhere is its operand; any non-zero padding stays.
+// CHECK-LABEL: func.func @pad_zero
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3xf32>)
+// CHECK-DAG: %[[LOW:.*]] = tg.pad %[[X]] low = [1, 0] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<3x3xf32>
+// CHECK-DAG: %[[HIGH:.*]] = tg.pad %[[X]] low = [0, 0] high = [0, 2] interior = [0, 0] : tensor<2x3xf32> -> tensor<2x5xf32>
+// CHECK-DAG: %[[INT:.*]] = tg.pad %[[X]] low = [0, 0] high = [0, 0] interior = [0, 1] : tensor<2x3xf32> -> tensor<2x5xf32>
+// CHECK: return %[[X]], %[[LOW]], %[[HIGH]], %[[INT]] : tensor<2x3xf32>, tensor<3x3xf32>, tensor<2x5xf32>, tensor<2x5xf32>
+func.func @pad_zero(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3x3xf32>, tensor<2x5xf32>, tensor<2x5xf32>) {
+  %0 = tg.pad %x low = [0, 0] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = tg.pad %x low = [1, 0] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<3x3xf32>
+  %2 = tg.pad %x low = [0, 0] high = [0, 2] interior = [0, 0] : tensor<2x3xf32> -> tensor<2x5xf32>
+  %3 = tg.pad %x low = [0, 0] high = [0, 0] interior = [0, 1] : tensor<2x3xf32> -> tensor<2x5xf32>
+  return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<3x3xf32>, tensor<2x5xf32>, tensor<2x5xf32>
+}
+
+// -----
+
+// Interior padding has no neighbours to separate in a dimension of size 1 or 0: that pad is its operand too.
+// CHECK-LABEL: func.func @pad_interior_without_neighbours
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x0xi64>)
+// CHECK-NOT: tg.pad
+// CHECK: return %[[X]] : tensor<1x0xi64>
+func.func @pad_interior_without_neighbours(%x: tensor<1x0xi64>) -> tensor<1x0xi64> {
+  %0 = tg.pad %x low = [0, 0] high = [0, 0] interior = [4, 3] : tensor<1x0xi64> -> tensor<1x0xi64>
+  return %0 : tensor<1x0xi64>
+}
+
+// -----
+
+// A pad of a scalar has no padding: it is its operand.
+// CHECK-LABEL: func.func @pad_scalar
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<i1>)
+// CHECK-NOT: tg.pad
+// CHECK: return %[[X]] : tensor<i1>
+func.func @pad_scalar(%x: tensor<i1>) -> tensor<i1> {
+  %0 = tg.pad %x low = [] high = [] interior = [] : tensor<i1> -> tensor<i1>
+  return %0 : tensor<i1>
+}

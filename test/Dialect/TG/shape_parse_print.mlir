@@ -165,3 +165,33 @@ func.func @concat_types(%bf16: tensor<2xbf16>, %e4m3: tensor<2xf8E4M3FN>,
   %4 = tg.concat %i1, %i1 dim = 0 : (tensor<2xi1>, tensor<2xi1>) -> tensor<4xi1>
   return
 }
+
+// -----
+
+// pad prints its low, high and interior paddings and its types.
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3xf32>, %[[I:[^:]+]]: tensor<4xi64>)
+// CHECK: tg.pad %[[X]] low = [1, 0] high = [0, 2] interior = [0, 1] : tensor<2x3xf32> -> tensor<3x7xf32>
+// CHECK: tg.pad %[[X]] low = [0, 0] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK: tg.pad %[[I]] low = [3] high = [1] interior = [2] : tensor<4xi64> -> tensor<14xi64>
+func.func @pad(%x: tensor<2x3xf32>, %i: tensor<4xi64>) {
+  %0 = tg.pad %x low = [1, 0] high = [0, 2] interior = [0, 1] : tensor<2x3xf32> -> tensor<3x7xf32>
+  %1 = tg.pad %x low = [0, 0] high = [0, 0] interior = [0, 0] : tensor<2x3xf32> -> tensor<2x3xf32>
+  %2 = tg.pad %i low = [3] high = [1] interior = [2] : tensor<4xi64> -> tensor<14xi64>
+  return
+}
+
+// -----
+
+// pad of an empty dimension (only low and high count), a scalar, i1 and bf16, and interior padding of a size-1 dimension.
+// CHECK-LABEL: func.func @pad_edges
+// CHECK-SAME: (%[[E:[^:]+]]: tensor<0x3xi32>, %[[S:[^:]+]]: tensor<i1>, %[[O:[^:]+]]: tensor<1x4xbf16>)
+// CHECK: tg.pad %[[E]] low = [2, 0] high = [1, 1] interior = [5, 0] : tensor<0x3xi32> -> tensor<3x4xi32>
+// CHECK: tg.pad %[[S]] low = [] high = [] interior = [] : tensor<i1> -> tensor<i1>
+// CHECK: tg.pad %[[O]] low = [0, 1] high = [0, 0] interior = [7, 1] : tensor<1x4xbf16> -> tensor<1x8xbf16>
+func.func @pad_edges(%e: tensor<0x3xi32>, %s: tensor<i1>, %o: tensor<1x4xbf16>) {
+  %0 = tg.pad %e low = [2, 0] high = [1, 1] interior = [5, 0] : tensor<0x3xi32> -> tensor<3x4xi32>
+  %1 = tg.pad %s low = [] high = [] interior = [] : tensor<i1> -> tensor<i1>
+  %2 = tg.pad %o low = [0, 1] high = [0, 0] interior = [7, 1] : tensor<1x4xbf16> -> tensor<1x8xbf16>
+  return
+}

@@ -32,6 +32,9 @@ def TG_Dialect : Dialect {
       `"grad"`, `"param"`, `"state"` or `"output"`.
     * `tg.name` on either: the framework's stable name; unique among the
       arguments and unique among the results.
+    * `tg.default` on a scalar argument: the value the host uses unless told
+      otherwise (e.g. the learning rate tg-optimizer was given); a float for a
+      float scalar, an integer for an integer scalar.
     * `tg.aliases = N` on a result: the result is the new value of argument
       `N`, which must have the same type and the role `param` or `state`; at
       most one result aliases a given argument. The buffer may be updated in
@@ -47,6 +50,7 @@ def TG_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRoleAttrName = "tg.role";
     static constexpr ::llvm::StringLiteral kNameAttrName = "tg.name";
     static constexpr ::llvm::StringLiteral kAliasesAttrName = "tg.aliases";
+    static constexpr ::llvm::StringLiteral kDefaultAttrName = "tg.default";
   }];
 }
 

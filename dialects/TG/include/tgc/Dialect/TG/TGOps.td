@@ -695,6 +695,92 @@ def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, Pure, TG_Redu
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizer ops: the update of one parameter and its state, in one kernel.
+//===----------------------------------------------------------------------===//
+
+class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
+    : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "grad", "new_param"]>]
+                      # traits> {
+  let hasVerifier = 1;
+}
+
+def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor]> {
+  let summary = "Stochastic gradient descent step, with optional momentum";
+  let description = [{
+    With `momentum = 0` (no buffer operand):
+    `new_param = param - lr * (grad + weight_decay * param)`.
+    With momentum μ > 0 and a `momentum_buffer` operand and result (PyTorch's
+    SGD): `d = grad + weight_decay * param`, `new_buffer = μ * buffer + d`,
+    `new_param = param - lr * (nesterov ? d + μ * new_buffer : new_buffer)`.
+    Computed in f32 (f64 for f64 parameters).
+
+    ```mlir
+    %p2 = tg.sgd %p, %g, %lr momentum = 0.000000e+00 weight_decay = 0.000000e+00 : tensor<768xf32>, tensor<f32>
+    %p3, %b3 = tg.sgd %p, %g, %lr, %buf momentum = 9.000000e-01 weight_decay = 1.000000e-04 : tensor<768xf32>, tensor<f32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
+                       TG_FloatScalar:$lr,
+                       Optional<TG_FloatTensor>:$momentum_buffer,
+                       F64Attr:$momentum, F64Attr:$weight_decay,
+                       UnitAttr:$nesterov);
+  let results = (outs TG_FloatTensor:$new_param,
+                      Optional<TG_FloatTensor>:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $lr (`,` $momentum_buffer^)? `momentum` `=` $momentum
+    `weight_decay` `=` $weight_decay (`nesterov` $nesterov^)? attr-dict `:`
+    type($param) `,` type($lr) (`,` type($momentum_buffer)^)?
+  }];
+}
+
+class TG_AdamLikeOp<string mnemonic> : TG_OptimizerOp<mnemonic,
+    [AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_exp_avg",
+                    "new_exp_avg_sq"]>]> {
+  let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
+                       TG_FloatTensor:$exp_avg, TG_FloatTensor:$exp_avg_sq,
+                       TG_FloatScalar:$lr, TG_IntScalar:$step,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$epsilon,
+                       F64Attr:$weight_decay);
+  let results = (outs TG_FloatTensor:$new_param, TG_FloatTensor:$new_exp_avg,
+                      TG_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
+    `betas` `=` `(` $beta1 `,` $beta2 `)` `epsilon` `=` $epsilon
+    `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($lr)
+    `,` type($step)
+  }];
+}
+
+def TG_AdamWOp : TG_AdamLikeOp<"adamw"> {
+  let summary = "AdamW step (decoupled weight decay)";
+  let description = [{
+    With `t = step` (1 for the first step; the host increments it):
+    `m' = beta1 * m + (1 - beta1) * grad`,
+    `v' = beta2 * v + (1 - beta2) * grad^2`,
+    `new_param = param - lr * (m' / (1 - beta1^t) / (sqrt(v' / (1 - beta2^t)) + epsilon) + weight_decay * param)`
+    (PyTorch's AdamW). Computed in f32 (f64 for f64 parameters).
+
+    ```mlir
+    %p2, %m2, %v2 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<768xf32>, tensor<f32>, tensor<i64>
+    ```
+  }];
+}
+
+def TG_LambOp : TG_AdamLikeOp<"lamb"> {
+  let summary = "LAMB step (layer-wise adaptive moments)";
+  let description = [{
+    As AdamW, the update direction is
+    `r = m' / (1 - beta1^t) / (sqrt(v' / (1 - beta2^t)) + epsilon) + weight_decay * param`,
+    scaled per parameter tensor by the trust ratio `|param| / |r|` (1 when
+    either norm is 0): `new_param = param - lr * ratio * r` (You et al. 2020).
+
+    ```mlir
+    %p2, %m2, %v2 = tg.lamb %p, %g, %m, %v, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-06 weight_decay = 0.01 : tensor<768xf32>, tensor<f32>, tensor<i64>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Backward ops: the vector-Jacobian products that are worth one kernel.
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,24 @@
+// RUN: tgc-opt %s --split-input-file | tgc-opt --split-input-file | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --mlir-print-op-generic | tgc-opt --split-input-file | FileCheck %s
+
+// Plain SGD, and SGD with a (Nesterov) momentum buffer.
+// CHECK-LABEL: func.func @sgd
+// CHECK: tg.sgd %arg0, %arg1, %arg2 momentum = 0.000000e+00 weight_decay = 0.000000e+00 : tensor<4xf32>, tensor<f32>
+// CHECK: tg.sgd %arg0, %arg1, %arg2, %arg3 momentum = 9.000000e-01 weight_decay = 1.000000e-04 nesterov : tensor<4xf32>, tensor<f32>, tensor<4xf32>
+func.func @sgd(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %buf: tensor<4xf32>) {
+  %0 = tg.sgd %p, %g, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>
+  %1, %2 = tg.sgd %p, %g, %lr, %buf momentum = 0.9 weight_decay = 1.0e-4 nesterov : tensor<4xf32>, tensor<f32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// AdamW and LAMB update a parameter and its two moments.
+// CHECK-LABEL: func.func @adam
+// CHECK: tg.adamw %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 betas = (9.000000e-01, 0.99899999999999999) epsilon = 1.000000e-08 weight_decay = 0.000000e+00 : tensor<2x3xf32>, tensor<f32>, tensor<i64>
+// CHECK: tg.lamb %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 betas = (9.000000e-01, 0.99899999999999999) epsilon = 9.9999999999999995E-7 weight_decay = 1.000000e-02 : tensor<2x3xf32>, tensor<f32>, tensor<i64>
+func.func @adam(%p: tensor<2x3xf32>, %g: tensor<2x3xf32>, %m: tensor<2x3xf32>, %v: tensor<2x3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  %0:3 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<2x3xf32>, tensor<f32>, tensor<i64>
+  %1:3 = tg.lamb %p, %g, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-6 weight_decay = 0.01 : tensor<2x3xf32>, tensor<f32>, tensor<i64>
+  return
+}

@@ -15,8 +15,14 @@ using namespace mlir;
 
 void tgc::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
-  if (options.autodiff)
+  if (options.autodiff || !options.optimizer.empty())
     pm.addPass(createTGAutodiff());
+  if (!options.optimizer.empty()) {
+    TGOptimizerOptions optimizer;
+    optimizer.kind = options.optimizer;
+    optimizer.lr = options.lr;
+    pm.addPass(createTGOptimizer(optimizer));
+  }
   if (options.canonicalize) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

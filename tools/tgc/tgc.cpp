@@ -8,12 +8,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Analysis/OpCostSummary.h"
-#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/InitAll.h"
 #include "tgc/Interpreter/GradientCheck.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Pipeline/Pipeline.h"
+#include "tgc/Support/Safetensors.h"
+#include "tgc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -22,6 +24,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -50,15 +53,17 @@ static cl::SubCommand
 
 static cl::SubCommand
     runCommand("run", "Run a function on the CPU reference interpreter");
+static cl::SubCommand
+    trainCommand("train",
+                 "Train a model on the CPU interpreter (autodiff + optimizer)");
 static cl::SubCommand gradcheckCommand(
     "gradcheck",
     "Check tg-autodiff's gradients against finite differences (f64)");
 
-static cl::opt<std::string>
-    inputFilename(cl::Positional, cl::Required,
-                  cl::desc("<input .mlir, or - for stdin>"),
-                  cl::sub(compileCommand), cl::sub(reportCommand),
-                  cl::sub(gradcheckCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> inputFilename(
+    cl::Positional, cl::Required, cl::desc("<input .mlir, or - for stdin>"),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::sub(gradcheckCommand),
+    cl::sub(trainCommand), cl::cat(tgcCategory));
 
 static cl::opt<std::string> outputFilename(
     "o", cl::desc("Output file for the optimized module (default: stdout)"),
@@ -69,6 +74,16 @@ static cl::opt<bool> compileAutodiff(
     "autodiff",
     cl::desc("Differentiate: also return the gradient of every param"),
     cl::sub(compileCommand), cl::cat(tgcCategory));
+
+static cl::opt<std::string> compileOptimizer(
+    "optimizer",
+    cl::desc("Also apply an optimizer update: sgd, adamw or lamb (implies "
+             "--autodiff)"),
+    cl::value_desc("kind"), cl::sub(compileCommand), cl::cat(tgcCategory));
+static cl::opt<double>
+    compileLr("lr",
+              cl::desc("Default learning rate of --optimizer (default 1e-3)"),
+              cl::init(1e-3), cl::sub(compileCommand), cl::cat(tgcCategory));
 
 static cl::opt<bool> noCanonicalize(
     "no-canonicalize",
@@ -82,11 +97,10 @@ static cl::list<std::string>
     runFiles(cl::Positional, cl::OneOrMore,
              cl::desc("<input .mlir> (two with --compare)"),
              cl::sub(runCommand), cl::cat(tgcCategory));
-static cl::opt<std::string>
-    runEntry("entry",
-             cl::desc("The function to run (default: the only one, or main)"),
-             cl::value_desc("name"), cl::sub(runCommand),
-             cl::sub(gradcheckCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> runEntry(
+    "entry", cl::desc("The function to run (default: the only one, or main)"),
+    cl::value_desc("name"), cl::sub(runCommand), cl::sub(gradcheckCommand),
+    cl::sub(trainCommand), cl::cat(tgcCategory));
 static cl::list<std::string> runInputs(
     "input",
     cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file"),
@@ -148,6 +162,53 @@ static cl::opt<double> gradcheckTolerance(
     "tolerance", cl::desc("Largest relative error accepted (default 1e-6)"),
     cl::init(1e-6), cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 
+static cl::opt<unsigned> trainSteps("steps",
+                                    cl::desc("Training steps (default 100)"),
+                                    cl::init(100), cl::sub(trainCommand),
+                                    cl::cat(tgcCategory));
+enum class TrainData { Automatic, SyntheticCopy, Fixed };
+static cl::opt<TrainData> trainData(
+    "data",
+    cl::desc("Training data (default: synthetic-copy for token "
+             "models, else fixed)"),
+    cl::values(clEnumValN(TrainData::SyntheticCopy, "synthetic-copy",
+                          "fresh random token ids each step; the labels are "
+                          "the ids (the model learns to copy its input)"),
+               clEnumValN(TrainData::Fixed, "fixed",
+                          "one random batch, every step (memorization)")),
+    cl::init(TrainData::Automatic), cl::sub(trainCommand),
+    cl::cat(tgcCategory));
+static cl::opt<std::string>
+    trainOptimizer("optimizer", cl::desc("sgd, adamw or lamb (default adamw)"),
+                   cl::init("adamw"), cl::sub(trainCommand),
+                   cl::cat(tgcCategory));
+static cl::opt<double> trainLr("lr", cl::desc("Learning rate (default 1e-3)"),
+                               cl::init(1e-3), cl::sub(trainCommand),
+                               cl::cat(tgcCategory));
+static cl::opt<double> trainMomentum("momentum",
+                                     cl::desc("SGD momentum (default 0)"),
+                                     cl::init(0.0), cl::sub(trainCommand),
+                                     cl::cat(tgcCategory));
+static cl::opt<double> trainWeightDecay("weight-decay",
+                                        cl::desc("Weight decay (default 0)"),
+                                        cl::init(0.0), cl::sub(trainCommand),
+                                        cl::cat(tgcCategory));
+static cl::opt<double>
+    trainClipNorm("clip-norm",
+                  cl::desc("Global gradient-norm clipping (default: none)"),
+                  cl::init(0.0), cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<uint64_t>
+    trainSeed("seed",
+              cl::desc("Seeds the initial parameters and the data (default 0)"),
+              cl::init(0), cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<unsigned>
+    trainLogEvery("log-every",
+                  cl::desc("Print the loss every K steps (default 10)"),
+                  cl::init(10), cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> trainSave(
+    "save", cl::desc("Write the trained parameters to FILE.safetensors"),
+    cl::value_desc("FILE"), cl::sub(trainCommand), cl::cat(tgcCategory));
+
 /// Parses and verifies `filename`; diagnostics go to stderr with locations.
 static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
                                         llvm::SourceMgr &sourceMgr,
@@ -173,6 +234,8 @@ static LogicalResult runCompile(MLIRContext &context,
   tgc::TrainingPipelineOptions options;
   options.canonicalize = !noCanonicalize;
   options.autodiff = compileAutodiff;
+  options.optimizer = compileOptimizer;
+  options.lr = compileLr;
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
@@ -479,6 +542,167 @@ static LogicalResult runGradcheck(MLIRContext &context,
   return success(allPassed);
 }
 
+/// The role and name of argument or result `index`.
+static StringRef getRoleOf(func::FuncOp func, unsigned index, bool result) {
+  auto role = result ? func.getResultAttrOfType<StringAttr>(
+                           index, tgc::tg::TGDialect::kRoleAttrName)
+                     : func.getArgAttrOfType<StringAttr>(
+                           index, tgc::tg::TGDialect::kRoleAttrName);
+  return role ? role.getValue() : StringRef();
+}
+
+/// For synthetic-copy data: the token-id input, the label argument of the
+/// same shape, and the vocabulary, if the model has them.
+struct CopyTask {
+  unsigned ids, labels;
+  int64_t vocabulary;
+};
+static std::optional<CopyTask> findCopyTask(func::FuncOp func) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (getRoleOf(func, i, false) != "input")
+      continue;
+    for (OpOperand &use : func.getArgument(i).getUses()) {
+      auto embedding = dyn_cast<tgc::tg::EmbeddingOp>(use.getOwner());
+      if (!embedding || use.get() != embedding.getIndices())
+        continue;
+      for (unsigned j = 0; j < e; ++j)
+        if (getRoleOf(func, j, false) == "label" &&
+            func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
+          return CopyTask{i, j, embedding.getTable().getType().getDimSize(0)};
+    }
+  }
+  return std::nullopt;
+}
+
+/// Differentiates `forward` in `module`, adds the optimizer update, and
+/// returns the training step (the same function, rewritten).
+static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
+  PassManager pm(module.getContext());
+  pm.addPass(tgc::createTGAutodiff());
+  tgc::TGOptimizerOptions options;
+  options.kind = trainOptimizer;
+  options.lr = trainLr;
+  options.momentum = trainMomentum;
+  options.weightDecay = trainWeightDecay;
+  options.clipNorm = trainClipNorm;
+  pm.addPass(tgc::createTGOptimizer(options));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (failed(pm.run(module)))
+    return nullptr;
+  return forward;
+}
+
+static LogicalResult runTrain(MLIRContext &context,
+                              llvm::SourceMgr &sourceMgr) {
+  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
+  if (!module)
+    return failure();
+  auto entry = dyn_cast_or_null<func::FuncOp>(
+      static_cast<Operation *>(findEntry(*module, inputFilename)));
+  if (!entry)
+    return failure();
+  std::optional<CopyTask> copyTask = findCopyTask(entry);
+  TrainData data = trainData;
+  if (data == TrainData::Automatic)
+    data = copyTask ? TrainData::SyntheticCopy : TrainData::Fixed;
+  if (data == TrainData::SyntheticCopy && !copyTask) {
+    llvm::errs() << "tgc: error: --data synthetic-copy needs a token-id "
+                    "'input' argument read by tg.embedding and a 'label' "
+                    "argument of the same type; @"
+                 << entry.getName() << " has none (try --data fixed)\n";
+    return failure();
+  }
+  func::FuncOp step = buildTrainingStep(*module, entry);
+  if (!step)
+    return failure();
+
+  // Initial values; parameters and state then thread through the steps.
+  unsigned numArgs = step.getNumArguments();
+  SmallVector<tgc::Tensor> arguments;
+  for (unsigned i = 0; i < numArgs; ++i)
+    arguments.push_back(tgc::makeRandomArgument(step, i, trainSeed));
+  std::optional<unsigned> lossIndex;
+  SmallVector<std::pair<unsigned, unsigned>> threaded; // result -> argument
+  for (unsigned r = 0, e = step.getNumResults(); r < e; ++r) {
+    if (getRoleOf(step, r, true) == "loss")
+      lossIndex = r;
+    if (auto aliases = step.getResultAttrOfType<IntegerAttr>(
+            r, tgc::tg::TGDialect::kAliasesAttrName))
+      threaded.push_back({r, static_cast<unsigned>(aliases.getInt())});
+  }
+  tgc::Interpreter interpreter;
+  double firstLoss = NAN, lastLoss = NAN;
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned n = 0; n < trainSteps; ++n) {
+    uint64_t stepSeed = trainSeed + 1000003 * (n + 1);
+    for (unsigned i = 0; i < numArgs; ++i) {
+      StringRef role = getRoleOf(step, i, false);
+      auto name = step.getArgAttrOfType<StringAttr>(
+          i, tgc::tg::TGDialect::kNameAttrName);
+      bool isInt =
+          !isa<FloatType>(getElementTypeOrSelf(step.getArgumentTypes()[i]));
+      if (role == "hyper" && name && name.getValue() == "step")
+        arguments[i].ints()[0] = n + 1;
+      else if (role == "hyper" && isInt &&
+               !step.getArgAttr(i, tgc::tg::TGDialect::kDefaultAttrName))
+        arguments[i] = tgc::makeRandomArgument(step, i, stepSeed); // seeds
+      else if (data == TrainData::SyntheticCopy && i == copyTask->ids) {
+        arguments[i] = tgc::makeRandomArgument(step, i, stepSeed);
+        arguments[copyTask->labels] = arguments[i];
+      }
+    }
+    FailureOr<SmallVector<tgc::Tensor>> results =
+        interpreter.run(step, arguments);
+    if (failed(results))
+      return failure();
+    double loss = (*results)[*lossIndex].getAsDouble(0);
+    if (n == 0)
+      firstLoss = loss;
+    lastLoss = loss;
+    if (!std::isfinite(loss)) {
+      llvm::errs() << "tgc: error: the loss is " << loss << " at step " << n + 1
+                   << "; try a smaller --lr or --clip-norm\n";
+      return failure();
+    }
+    if (n == 0 || (n + 1) % std::max(1u, unsigned(trainLogEvery)) == 0 ||
+        n + 1 == trainSteps)
+      llvm::outs() << llvm::format("step %u: loss %.6f\n", n + 1, loss);
+    for (auto [result, argument] : threaded)
+      arguments[argument] = std::move((*results)[result]);
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  llvm::outs() << llvm::format(
+      "trained %u steps (%s, %s data) in %.2f s: "
+      "loss %.6f -> %.6f\n",
+      unsigned(trainSteps), trainOptimizer.c_str(),
+      data == TrainData::SyntheticCopy ? "synthetic-copy" : "fixed", seconds,
+      firstLoss, lastLoss);
+
+  if (trainSave.empty())
+    return success();
+  std::vector<tgc::safetensors::Entry> entries;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    if (getRoleOf(step, i, false) != "param")
+      continue;
+    tgc::npy::Array array = tgc::tensorToNpy(arguments[i]);
+    entries.push_back({tgc::getArgumentName(step, i),
+                       array.dtype == tgc::npy::DType::F64   ? "F64"
+                       : array.dtype == tgc::npy::DType::F32 ? "F32"
+                       : array.dtype == tgc::npy::DType::I64 ? "I64"
+                       : array.dtype == tgc::npy::DType::I32 ? "I32"
+                                                             : "BOOL",
+                       array.shape, std::move(array.data)});
+  }
+  if (llvm::Error error = tgc::safetensors::write(trainSave, entries)) {
+    llvm::errs() << "tgc: error: " << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
+  return success();
+}
+
 static LogicalResult runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (runCompare != (runFiles.size() == 2) || runFiles.size() > 2) {
     llvm::errs() << "tgc: error: "
@@ -559,7 +783,8 @@ int main(int argc, char **argv) {
       "step\n"
       "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n"
       "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n"
-      "  tgc gradcheck FILE.mlir             check gradients (f64)\n\n"
+      "  tgc gradcheck FILE.mlir             check gradients (f64)\n"
+      "  tgc train FILE.mlir --steps 300     train on the CPU interpreter\n\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");
 
   DialectRegistry registry;
@@ -581,9 +806,11 @@ int main(int argc, char **argv) {
     result = runRun(context, sourceMgr);
   else if (gradcheckCommand)
     result = runGradcheck(context, sourceMgr);
+  else if (trainCommand)
+    result = runTrain(context, sourceMgr);
   else {
     llvm::errs() << "tgc: error: expected a subcommand (compile, report, run, "
-                    "gradcheck); "
+                    "gradcheck, train); "
                     "see 'tgc --help'\n";
     return 1;
   }

@@ -25,6 +25,15 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Differentiate the loss: return the gradient of every "
                      "param (tg-autodiff)"),
       llvm::cl::init(false)};
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc("Update the params with this optimizer (sgd, adamw, "
+                     "lamb; implies autodiff; tg-optimizer with its "
+                     "defaults and the lr below)"),
+      llvm::cl::init("")};
+  Option<double> lr{*this, "lr",
+                    llvm::cl::desc("Default learning rate of the optimizer"),
+                    llvm::cl::init(1e-3)};
   Option<bool> canonicalize{
       *this, "canonicalize",
       llvm::cl::desc("Run canonicalization and CSE over the step"),

@@ -50,4 +50,56 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   }];
 }
 
+def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Apply an optimizer update to every parameter";
+  let description = [{
+    Turns a differentiated step (a function returning `grad` results, see
+    `tg-autodiff`) into a training step that updates its parameters: for
+    every parameter with a gradient, one optimizer op (`tg.sgd`, `tg.adamw`,
+    `tg.lamb`) computes the new parameter and optimizer state, which are
+    returned with `tg.aliases` naming the argument they replace, so their
+    buffers can be updated in place. The gradients are consumed, no longer
+    returned.
+
+    New arguments: the optimizer state, one `state` argument per moment and
+    parameter (`<param>.exp_avg`, `<param>.exp_avg_sq`, or
+    `<param>.momentum_buffer`, as PyTorch names them), the learning rate `lr`
+    (an f32 `hyper` scalar whose `tg.default` is the `lr` option) and, for
+    AdamW and LAMB, the step count `step` (an i64 `hyper`, 1 for the first
+    step): the host runs any schedule by passing them.
+
+    `clip-norm` > 0 first scales every gradient by
+    `min(1, clip-norm / (global norm + 1e-6))`, the global norm taken over all
+    gradients together (as `torch.nn.utils.clip_grad_norm_`). Parameters whose
+    name matches a `no-decay` glob get no weight decay.
+
+    Before: `(..., %w {tg.role = "param"}) -> (loss, w.grad)`. After (AdamW):
+    `(..., %w, %w.exp_avg, %w.exp_avg_sq, %lr, %step) -> (loss, w {tg.aliases
+    = i}, w.exp_avg {tg.aliases = j}, w.exp_avg_sq {tg.aliases = k})`.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"adamw\"",
+           "The optimizer: sgd, adamw or lamb">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3",
+           "Default learning rate (the tg.default of the lr argument)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum (0: plain SGD, no state)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum for SGD">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "AdamW/LAMB first-moment decay">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "AdamW/LAMB second-moment decay">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8",
+           "AdamW/LAMB denominator epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (decoupled for AdamW and LAMB)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Clip the global gradient norm to this value (0: no clipping)">,
+    ListOption<"noDecay", "no-decay", "std::string",
+               "Globs of parameter names without weight decay (default: "
+               "*bias,*norm*,*ln_*)">,
+  ];
+}
+
 #endif // TGC_TRANSFORMS_PASSES_TD

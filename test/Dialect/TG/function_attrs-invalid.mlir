@@ -248,3 +248,19 @@ func.func @unknown_attr_on_op(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tg.exp %a {tg.frobnicate = 1} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// tg.default is a scalar value of the argument's element type.
+// expected-error @+1 {{argument #0 of 'default_not_scalar': 'tg.default' must be a value of the argument's element type on a scalar argument, got 1.000000e-03 : f32 for 'tensor<4xf32>'}}
+func.func @default_not_scalar(%lr: tensor<4xf32> {tg.role = "hyper", tg.default = 1.0e-3 : f32}) {
+  return
+}
+
+// -----
+
+// An integer default on a float argument is refused.
+// expected-error @+1 {{argument #0 of 'default_wrong_kind': 'tg.default' must be a value of the argument's element type on a scalar argument, got 1 : i64 for 'tensor<f32>'}}
+func.func @default_wrong_kind(%lr: tensor<f32> {tg.role = "hyper", tg.default = 1 : i64}) {
+  return
+}

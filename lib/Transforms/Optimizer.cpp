@@ -1,0 +1,291 @@
+//===- Optimizer.cpp - tg-optimizer: the parameter update of a step -------===//
+//
+// Collect each parameter and its gradient, optionally clip the gradients by
+// their global norm, then build one optimizer op per parameter and return
+// the new parameters and state in place of the gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/GlobPattern.h"
+
+#define DEBUG_TYPE "tg-optimizer"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGOPTIMIZER
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+/// A parameter to update: its argument and the returned gradient.
+struct ParamUpdate {
+  unsigned argIndex;
+  unsigned gradResult;
+  std::string name;
+  Value grad;
+};
+
+StringAttr getStringAttr(DictionaryAttr dict, StringRef name) {
+  return dict ? dict.getAs<StringAttr>(name) : StringAttr();
+}
+
+struct TGOptimizerPass : tgc::impl::TGOptimizerBase<TGOptimizerPass> {
+  using TGOptimizerBase::TGOptimizerBase;
+
+  void runOnOperation() override;
+  LogicalResult updateFunction(func::FuncOp func);
+
+  /// The parameters of `func` that have a gradient result.
+  FailureOr<SmallVector<ParamUpdate>> collectUpdates(func::FuncOp func);
+  /// Scales every gradient by min(1, clip / (global norm + 1e-6)).
+  void clipGradients(OpBuilder &builder, Location loc,
+                     MutableArrayRef<ParamUpdate> updates);
+  bool decays(StringRef name) const;
+
+  SmallVector<llvm::GlobPattern> noDecayPatterns;
+};
+
+void TGOptimizerPass::runOnOperation() {
+  if (kind != "sgd" && kind != "adamw" && kind != "lamb") {
+    getOperation().emitError("tg-optimizer: unknown kind '")
+        << kind << "'; expected sgd, adamw or lamb";
+    return signalPassFailure();
+  }
+  if (kind != "sgd" && (momentum != 0.0 || nesterov)) {
+    getOperation().emitError(
+        "tg-optimizer: momentum and nesterov are options of kind=sgd");
+    return signalPassFailure();
+  }
+  SmallVector<std::string> patterns(noDecay.begin(), noDecay.end());
+  if (patterns.empty())
+    patterns = {"*bias", "*norm*", "*ln_*"};
+  for (const std::string &pattern : patterns) {
+    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(pattern);
+    if (!glob) {
+      getOperation().emitError("tg-optimizer: invalid no-decay glob '")
+          << pattern << "': " << llvm::toString(glob.takeError());
+      return signalPassFailure();
+    }
+    noDecayPatterns.push_back(std::move(*glob));
+  }
+  for (auto func : getOperation().getOps<func::FuncOp>())
+    if (failed(updateFunction(func)))
+      return signalPassFailure();
+}
+
+bool TGOptimizerPass::decays(StringRef name) const {
+  return llvm::none_of(noDecayPatterns, [&](const llvm::GlobPattern &glob) {
+    return glob.match(name);
+  });
+}
+
+FailureOr<SmallVector<ParamUpdate>>
+TGOptimizerPass::collectUpdates(func::FuncOp func) {
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  func.getAllArgAttrs(argAttrs);
+  func.getAllResultAttrs(resultAttrs);
+  resultAttrs.resize(func.getNumResults());
+  // Gradients are named "<param name>.grad" by tg-autodiff.
+  llvm::StringMap<unsigned> gradResultOf;
+  for (auto [i, attrs] : llvm::enumerate(resultAttrs)) {
+    StringAttr role = getStringAttr(attrs, tg::TGDialect::kRoleAttrName);
+    StringAttr name = getStringAttr(attrs, tg::TGDialect::kNameAttrName);
+    if (role && role.getValue() == "grad" && name &&
+        name.getValue().ends_with(".grad"))
+      gradResultOf[name.getValue().drop_back(5)] = i;
+  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<ParamUpdate> updates;
+  for (auto [i, attrs] : llvm::enumerate(argAttrs)) {
+    StringAttr role = getStringAttr(attrs, tg::TGDialect::kRoleAttrName);
+    if (!role || role.getValue() != "param")
+      continue;
+    StringAttr nameAttr = getStringAttr(attrs, tg::TGDialect::kNameAttrName);
+    std::string name = nameAttr ? nameAttr.str() : "arg" + std::to_string(i);
+    auto it = gradResultOf.find(name);
+    if (it == gradResultOf.end())
+      continue; // Frozen, or not a float: nothing to update.
+    updates.push_back({static_cast<unsigned>(i), it->second, name,
+                       ret.getOperand(it->second)});
+  }
+  return updates;
+}
+
+void TGOptimizerPass::clipGradients(OpBuilder &builder, Location loc,
+                                    MutableArrayRef<ParamUpdate> updates) {
+  auto f32Scalar = RankedTensorType::get({}, builder.getF32Type());
+  auto f32Splat = [&](double value) -> Value {
+    return tg::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(f32Scalar, builder.getF32FloatAttr(value)));
+  };
+  // The squared norm of every gradient, summed in f32.
+  Value total;
+  for (ParamUpdate &update : updates) {
+    auto type = cast<RankedTensorType>(update.grad.getType());
+    Value grad = update.grad;
+    if (!type.getElementType().isF32())
+      grad = tg::ConvertOp::create(
+          builder, loc,
+          RankedTensorType::get(type.getShape(), builder.getF32Type()), grad);
+    Value squares = tg::MulOp::create(builder, loc, grad, grad);
+    Value sum =
+        tg::ReduceOp::create(builder, loc, tg::ReduceKind::Sum, squares,
+                             builder.getDenseI64ArrayAttr(llvm::to_vector(
+                                 llvm::seq<int64_t>(0, type.getRank()))));
+    total =
+        total ? tg::AddOp::create(builder, loc, total, sum).getResult() : sum;
+  }
+  Value norm = tg::SqrtOp::create(builder, loc, total);
+  Value coefficient =
+      tg::DivOp::create(builder, loc, f32Splat(clipNorm),
+                        tg::AddOp::create(builder, loc, norm, f32Splat(1e-6)));
+  coefficient = tg::MinOp::create(builder, loc, coefficient, f32Splat(1.0));
+  for (ParamUpdate &update : updates) {
+    auto type = cast<RankedTensorType>(update.grad.getType());
+    Value scale = coefficient;
+    if (!type.getElementType().isF32())
+      scale = tg::ConvertOp::create(
+          builder, loc, RankedTensorType::get({}, type.getElementType()),
+          scale);
+    scale = tg::BroadcastInDimOp::create(builder, loc, type, scale,
+                                         ArrayRef<int64_t>{});
+    update.grad = tg::MulOp::create(builder, loc, update.grad, scale);
+  }
+}
+
+LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  FailureOr<SmallVector<ParamUpdate>> collected = collectUpdates(func);
+  if (failed(collected))
+    return failure();
+  SmallVector<ParamUpdate> updates = std::move(*collected);
+  if (updates.empty())
+    return success(); // Not a differentiated step.
+
+  MLIRContext *context = func.getContext();
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder builder(ret);
+  Location loc = func.getLoc();
+
+  // New arguments: state per parameter, then the hyperparameters.
+  auto addArgument = [&](Type type, StringRef role, StringRef name,
+                         Attribute defaultValue = {}) -> BlockArgument {
+    SmallVector<NamedAttribute> attrs = {
+        builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
+                             builder.getStringAttr(role)),
+        builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                             builder.getStringAttr(name))};
+    if (defaultValue)
+      attrs.push_back(
+          builder.getNamedAttr(tg::TGDialect::kDefaultAttrName, defaultValue));
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, type,
+                                   builder.getDictionaryAttr(attrs), loc)))
+      return {};
+    return func.getArgument(index);
+  };
+  SmallVector<std::string> stateSuffixes;
+  if (kind == "sgd" && momentum > 0.0)
+    stateSuffixes = {".momentum_buffer"};
+  else if (kind != "sgd")
+    stateSuffixes = {".exp_avg", ".exp_avg_sq"};
+  SmallVector<SmallVector<BlockArgument>> states;
+  for (const ParamUpdate &update : updates) {
+    Type type = func.getArgumentTypes()[update.argIndex];
+    SmallVector<BlockArgument> paramStates;
+    for (const std::string &suffix : stateSuffixes)
+      paramStates.push_back(addArgument(type, "state", update.name + suffix));
+    states.push_back(std::move(paramStates));
+  }
+  BlockArgument lrArg =
+      addArgument(RankedTensorType::get({}, builder.getF32Type()), "hyper",
+                  "lr", builder.getF32FloatAttr(lr));
+  BlockArgument stepArg;
+  if (kind != "sgd")
+    stepArg = addArgument(RankedTensorType::get({}, builder.getI64Type()),
+                          "hyper", "step", builder.getI64IntegerAttr(1));
+
+  if (clipNorm > 0.0)
+    clipGradients(builder, loc, updates);
+
+  // One update per parameter; results in place of the gradients.
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  SmallVector<DictionaryAttr> oldResultAttrs;
+  func.getAllResultAttrs(oldResultAttrs);
+  oldResultAttrs.resize(func.getNumResults());
+  llvm::SmallDenseSet<unsigned> gradResults;
+  for (const ParamUpdate &update : updates)
+    gradResults.insert(update.gradResult);
+  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+    if (!gradResults.contains(i)) {
+      results.push_back(value);
+      resultAttrs.push_back(oldResultAttrs[i]);
+    }
+  auto addResult = [&](Value value, StringRef role, StringRef name,
+                       unsigned aliases) {
+    results.push_back(value);
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
+                              builder.getStringAttr(role)),
+         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                              builder.getStringAttr(name)),
+         builder.getNamedAttr(tg::TGDialect::kAliasesAttrName,
+                              builder.getI64IntegerAttr(aliases))}));
+  };
+  for (auto [update, paramStates] : llvm::zip(updates, states)) {
+    Value param = body.getArgument(update.argIndex);
+    double decay = decays(update.name) ? weightDecay.getValue() : 0.0;
+    SmallVector<Value> newValues;
+    if (kind == "sgd") {
+      auto sgd = tg::SgdOp::create(
+          builder, loc, param, update.grad, lrArg,
+          paramStates.empty() ? Value() : Value(paramStates.front()),
+          builder.getF64FloatAttr(momentum), builder.getF64FloatAttr(decay),
+          nesterov ? builder.getUnitAttr() : UnitAttr());
+      newValues.append(sgd->result_begin(), sgd->result_end());
+    } else {
+      auto betas = std::make_pair(builder.getF64FloatAttr(beta1),
+                                  builder.getF64FloatAttr(beta2));
+      Operation *op =
+          kind == "adamw"
+              ? tg::AdamWOp::create(builder, loc, param, update.grad,
+                                    paramStates[0], paramStates[1], lrArg,
+                                    stepArg, betas.first, betas.second,
+                                    builder.getF64FloatAttr(epsilon),
+                                    builder.getF64FloatAttr(decay))
+                    .getOperation()
+              : tg::LambOp::create(builder, loc, param, update.grad,
+                                   paramStates[0], paramStates[1], lrArg,
+                                   stepArg, betas.first, betas.second,
+                                   builder.getF64FloatAttr(epsilon),
+                                   builder.getF64FloatAttr(decay))
+                    .getOperation();
+      newValues.append(op->result_begin(), op->result_end());
+    }
+    addResult(newValues[0], "param", update.name, update.argIndex);
+    for (auto [state, value, suffix] : llvm::zip(
+             paramStates, ArrayRef(newValues).drop_front(), stateSuffixes))
+      addResult(value, "state", update.name + suffix, state.getArgNumber());
+  }
+  func::ReturnOp::create(builder, ret.getLoc(), results);
+  ret.erase();
+  func.setType(FunctionType::get(context, func.getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  func.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,17 @@
+// optimizer=KIND (tgc compile --optimizer KIND) differentiates and updates:
+// the step returns the loss and the new parameters, not the gradients.
+// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd lr=0.5})' | FileCheck %s
+// RUN: tgc compile %s --optimizer sgd --lr 0.5 | FileCheck %s
+// RUN: not tgc compile %s --optimizer bogus -o %t.out 2>&1 | FileCheck %s --check-prefix=BOGUS
+// RUN: test ! -e %t.out
+
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: {tg.default = 5.000000e-01 : f32, tg.name = "lr", tg.role = "hyper"}
+// CHECK-SAME: -> (tensor<f32> {tg.role = "loss"}, tensor<4xf32> {tg.aliases = 0 : i64, tg.name = "p", tg.role = "param"})
+// CHECK: tg.sgd %arg0
+// BOGUS: error: tg-optimizer: unknown kind 'bogus'; expected sgd, adamw or lamb
+func.func @step(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %e = tg.exp %p : tensor<4xf32>
+  %loss = tg.reduce sum %e dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

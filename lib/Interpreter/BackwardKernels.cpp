@@ -10,8 +10,6 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 
-#include <cblas.h>
-
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::detail;
@@ -27,11 +25,8 @@ LogicalResult softmaxGradKernel(Operation *op,
   Tensor result = context.makeResult(grad.getType());
   ArrayRef<int64_t> shape = y.getShape();
   int64_t dim = grad.getDimension();
-  int64_t outer = 1, inner = 1, size = shape[dim];
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= shape[d];
-  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
-    inner *= shape[d];
+  LineLayout line = getLineLayout(shape, dim);
+  int64_t outer = line.outer, size = line.size, inner = line.inner;
   dispatchFloat(y, [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> &yv = y.data<T>(), &dyv = dy.data<T>();
@@ -143,20 +138,6 @@ LogicalResult normGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
   if (IsLayerNorm)
     results.push_back(std::move(dbias));
   return success();
-}
-
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const float *a, const float *b, float *c, float alpha, float beta) {
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              transA ? m : k, b, transB ? k : n, beta, c, n);
-}
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const double *a, const double *b, double *c, double alpha,
-          double beta) {
-  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              transA ? m : k, b, transB ? k : n, beta, c, n);
 }
 
 LogicalResult attentionGradKernel(Operation *op,

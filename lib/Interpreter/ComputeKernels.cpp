@@ -11,27 +11,11 @@
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Support/Philox.h"
 
-#include <cblas.h>
-
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::detail;
 
 namespace {
-
-/// C[m x n] = op(A) * op(B) in row-major storage, through BLAS.
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const float *a, const float *b, float *c, float alpha = 1.0f) {
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              transA ? m : k, b, transB ? k : n, 0.0f, c, n);
-}
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const double *a, const double *b, double *c, double alpha = 1.0) {
-  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              transA ? m : k, b, transB ? k : n, 0.0, c, n);
-}
 
 /// Copies computed values into a result of possibly another storage.
 template <typename T> void store(const std::vector<T> &values, Tensor &result) {

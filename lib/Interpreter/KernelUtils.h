@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cblas.h>
+
 #include <cmath>
 #include <limits>
 
@@ -106,6 +108,39 @@ void stridedGather(const Vector &src, Vector &dst,
       index[d] = 0;
     }
   }
+}
+
+/// C[m x n] = alpha * op(A) op(B) + beta * C in row-major storage, through
+/// BLAS (f32 accumulation for floats, f64 for doubles).
+inline void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 const float *a, const float *b, float *c, float alpha = 1.0f,
+                 float beta = 0.0f) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, beta, c, n);
+}
+inline void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 const double *a, const double *b, double *c,
+                 double alpha = 1.0, double beta = 0.0) {
+  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, beta, c, n);
+}
+
+/// The sizes around dimension `dim` of `shape`: the product of the dims
+/// before it, its own, and the product of those after it (a line along
+/// `dim` is `size` elements at stride `inner`).
+struct LineLayout {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+inline LineLayout getLineLayout(llvm::ArrayRef<int64_t> shape, int64_t dim) {
+  LineLayout layout;
+  for (int64_t d = 0; d < dim; ++d)
+    layout.outer *= shape[d];
+  layout.size = shape[dim];
+  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
+    layout.inner *= shape[d];
+  return layout;
 }
 
 /// NaN-propagating max and min, as tg.max/tg.min and reductions define them.

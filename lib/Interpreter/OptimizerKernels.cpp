@@ -1,13 +1,15 @@
 //===- OptimizerKernels.cpp - interpreter kernels of optimizer ops --------===//
 //
-// sgd (with momentum), adamw and lamb, as TGOps.td defines them, computed in
-// the parameter's storage type (f32, or double in f64 mode).
+// sgd (with momentum), adamw, lamb and adafactor, as TGOps.td defines them,
+// computed in the parameter's storage type (f32, or double in f64 mode).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace tgc;
@@ -100,10 +102,110 @@ LogicalResult adamKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// Adafactor: the second moment factored over the last two dimensions for a
+/// parameter of rank >= 2 (two states), unfactored otherwise (one state).
+LogicalResult adafactorKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                              SmallVectorImpl<Tensor> &results,
+                              const KernelContext &context) {
+  auto adafactor = cast<tg::AdafactorOp>(op);
+  size_t numStates = adafactor.getState().size();
+  const Tensor &param = *operands[0], &grad = *operands[1];
+  ArrayRef<const Tensor *> states = operands.slice(2, numStates);
+  double lr = operands[2 + numStates]->getAsDouble(0);
+  int64_t step = operands[3 + numStates]->ints()[0];
+  if (step < 1)
+    return op->emitOpError("step must be at least 1 (the first step is 1), "
+                           "got ")
+           << step;
+  double beta =
+      1.0 - std::pow(double(step), adafactor.getDecayRate().convertToDouble());
+  double epsilon1 = adafactor.getEpsilon1().convertToDouble();
+  double clipThreshold = adafactor.getClipThreshold().convertToDouble();
+  double decay = adafactor.getWeightDecay().convertToDouble();
+  bool factored = numStates == 2;
+  // A factored parameter is seen as [batches, rows, columns].
+  ArrayRef<int64_t> shape = param.getShape();
+  int64_t rows = factored ? shape[shape.size() - 2] : 1;
+  int64_t columns = factored ? shape.back() : 1;
+  int64_t batches = 1;
+  if (factored)
+    for (int64_t size : shape.drop_back(2))
+      batches *= size;
+
+  Tensor newParam = context.makeResult(param.getType());
+  SmallVector<Tensor, 2> newStates;
+  for (const Tensor *state : states)
+    newStates.push_back(context.makeResult(state->getType()));
+  dispatchFloat(param, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &p = param.data<T>(), &g = grad.data<T>();
+    std::vector<T> &out = newParam.data<T>();
+    size_t size = p.size();
+    T b = T(beta), oneMinusB = T(1 - beta), eps = T(epsilon1);
+    // An empty dimension has a zero mean, not 0/0.
+    auto mean = [](T sum, int64_t count) {
+      return count ? sum / T(count) : T(0);
+    };
+    std::vector<T> variance(size);
+    if (factored) {
+      const std::vector<T> &row = states[0]->data<T>(),
+                           &column = states[1]->data<T>();
+      std::vector<T> &newRow = newStates[0].data<T>(),
+                     &newColumn = newStates[1].data<T>();
+      std::vector<T> rowSum(batches * rows, 0), columnSum(batches * columns, 0);
+      for (int64_t n = 0; n < batches; ++n)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < columns; ++j) {
+            int64_t index = (n * rows + i) * columns + j;
+            T g2 = g[index] * g[index] + eps;
+            rowSum[n * rows + i] += g2;
+            columnSum[n * columns + j] += g2;
+          }
+      for (size_t k = 0, e = newRow.size(); k < e; ++k)
+        newRow[k] = b * row[k] + oneMinusB * mean(rowSum[k], columns);
+      for (size_t k = 0, e = newColumn.size(); k < e; ++k)
+        newColumn[k] = b * column[k] + oneMinusB * mean(columnSum[k], rows);
+      for (int64_t n = 0; n < batches; ++n) {
+        T rowTotal = 0;
+        for (int64_t i = 0; i < rows; ++i)
+          rowTotal += newRow[n * rows + i];
+        T rowMean = mean(rowTotal, rows);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < columns; ++j)
+            variance[(n * rows + i) * columns + j] =
+                newRow[n * rows + i] * newColumn[n * columns + j] / rowMean;
+      }
+    } else {
+      const std::vector<T> &v = states[0]->data<T>();
+      std::vector<T> &newV = newStates[0].data<T>();
+      for (size_t i = 0; i < size; ++i) {
+        newV[i] = b * v[i] + oneMinusB * (g[i] * g[i] + eps);
+        variance[i] = newV[i];
+      }
+    }
+    // U = grad / sqrt(V), then clipped by its root mean square.
+    std::vector<T> update(size);
+    T sumOfSquares = 0;
+    for (size_t i = 0; i < size; ++i) {
+      update[i] = g[i] / std::sqrt(variance[i]);
+      sumOfSquares += update[i] * update[i];
+    }
+    T rms = std::sqrt(mean(sumOfSquares, static_cast<int64_t>(size)));
+    T scale = T(1) / std::max(T(1), rms / T(clipThreshold));
+    for (size_t i = 0; i < size; ++i)
+      out[i] = p[i] - T(lr) * (update[i] * scale + T(decay) * p[i]);
+  });
+  results.push_back(std::move(newParam));
+  for (Tensor &state : newStates)
+    results.push_back(std::move(state));
+  return success();
+}
+
 } // namespace
 
 void tgc::registerOptimizerKernels(KernelRegistry &registry) {
   registry.add(tg::SgdOp::getOperationName(), sgdKernel);
   registry.add(tg::AdamWOp::getOperationName(), adamKernel<tg::AdamWOp, false>);
   registry.add(tg::LambOp::getOperationName(), adamKernel<tg::LambOp, true>);
+  registry.add(tg::AdafactorOp::getOperationName(), adafactorKernel);
 }

@@ -111,11 +111,8 @@ LogicalResult softmaxKernel(Operation *op, ArrayRef<const Tensor *> operands,
   const Tensor &x = *operands[0];
   Tensor result = context.makeResult(op->getResult(0).getType());
   ArrayRef<int64_t> shape = x.getShape();
-  int64_t outer = 1, inner = 1, size = shape[dim];
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= shape[d];
-  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
-    inner *= shape[d];
+  LineLayout line = getLineLayout(shape, dim);
+  int64_t outer = line.outer, size = line.size, inner = line.inner;
   dispatchFloat(x, [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> &in = x.data<T>();

@@ -147,13 +147,10 @@ LogicalResult concatKernel(Operation *op, ArrayRef<const Tensor *> operands,
   int64_t dim = cast<tg::ConcatOp>(op).getDimension();
   Tensor result = context.makeResult(op->getResult(0).getType());
   ArrayRef<int64_t> shape = result.getShape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= shape[d];
-  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
-    inner *= shape[d];
+  LineLayout line = getLineLayout(shape, dim);
+  int64_t outer = line.outer, size = line.size, inner = line.inner;
   // Each input contributes a contiguous chunk to every outer row.
-  int64_t rowSize = shape[dim] * inner, column = 0;
+  int64_t rowSize = size * inner, column = 0;
   for (const Tensor *input : operands) {
     int64_t chunk = input->getShape()[dim] * inner;
     visitData(*input, result, [&](const auto &src, auto &dst) {

@@ -15,8 +15,13 @@ using namespace mlir;
 
 void tgc::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
-  if (options.autodiff || !options.optimizer.empty())
-    pm.addPass(createTGAutodiff());
+  if (options.autodiff || !options.optimizer.empty()) {
+    TGAutodiffOptions autodiff;
+    autodiff.frozen.assign(options.frozen.begin(), options.frozen.end());
+    autodiff.trainable.assign(options.trainable.begin(),
+                              options.trainable.end());
+    pm.addPass(createTGAutodiff(autodiff));
+  }
   if (!options.optimizer.empty()) {
     TGOptimizerOptions optimizer;
     optimizer.kind = options.optimizer;

@@ -16,6 +16,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/GlobPattern.h"
 
 #define DEBUG_TYPE "tg-autodiff"
 
@@ -45,10 +46,25 @@ struct CreatedOps : OpBuilder::Listener {
   SmallVector<Operation *> ops;
 };
 
+/// Which parameters are trained: those that match no `frozen` glob and,
+/// when `trainable` globs are given, match one of them.
+struct TrainableFilter {
+  SmallVector<llvm::GlobPattern> frozen, trainable;
+
+  bool isTrainable(StringRef name) const {
+    auto matches = [&](const llvm::GlobPattern &glob) {
+      return glob.match(name);
+    };
+    return llvm::none_of(frozen, matches) &&
+           (trainable.empty() || llvm::any_of(trainable, matches));
+  }
+};
+
 /// The backward of one function: its active ops, and the gradients.
 class ReverseModeDifferentiator {
 public:
-  ReverseModeDifferentiator(func::FuncOp func) : func(func) {}
+  ReverseModeDifferentiator(func::FuncOp func, const TrainableFilter &filter)
+      : func(func), filter(filter) {}
 
   LogicalResult run();
 
@@ -57,7 +73,11 @@ private:
   void findActiveOps(Value loss);
   void accumulate(OpBuilder &builder, Value value, Value grad);
 
+  /// The name of parameter `index`: its tg.name, else argN.
+  std::string getParamName(unsigned index);
+
   func::FuncOp func;
+  const TrainableFilter &filter;
   llvm::DenseSet<Value> dependsOnParams;
   llvm::SetVector<Operation *> activeOps;
   llvm::DenseMap<Value, Value> grads;
@@ -66,7 +86,8 @@ private:
 void ReverseModeDifferentiator::findActiveOps(Value loss) {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
-    if (getRole(func, arg.getArgNumber(), /*isResult=*/false) == "param")
+    if (getRole(func, arg.getArgNumber(), /*isResult=*/false) == "param" &&
+        filter.isTrainable(getParamName(arg.getArgNumber())))
       dependsOnParams.insert(arg);
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
@@ -85,6 +106,12 @@ void ReverseModeDifferentiator::findActiveOps(Value loss) {
                      [&](Value v) { return dependsOnParams.contains(v); }))
       activeOps.insert(&op);
   }
+}
+
+std::string ReverseModeDifferentiator::getParamName(unsigned index) {
+  StringAttr name =
+      func.getArgAttrOfType<StringAttr>(index, tg::TGDialect::kNameAttrName);
+  return name ? name.str() : "arg" + std::to_string(index);
 }
 
 void ReverseModeDifferentiator::accumulate(OpBuilder &builder, Value value,
@@ -158,10 +185,9 @@ LogicalResult ReverseModeDifferentiator::run() {
     unsigned index = arg.getArgNumber();
     if (getRole(func, index, /*isResult=*/false) != "param")
       continue;
-    StringAttr nameAttr =
-        func.getArgAttrOfType<StringAttr>(index, tg::TGDialect::kNameAttrName);
-    std::string name =
-        nameAttr ? nameAttr.str() : "arg" + std::to_string(index);
+    std::string name = getParamName(index);
+    if (!filter.isTrainable(name))
+      continue;
     if (!isa<FloatType>(getElementTypeOrSelf(arg.getType()))) {
       emitRemark(arg.getLoc())
           << "parameter '" << name << "' is not a float tensor: no gradient";
@@ -198,9 +224,25 @@ LogicalResult ReverseModeDifferentiator::run() {
 }
 
 struct TGAutodiffPass : tgc::impl::TGAutodiffBase<TGAutodiffPass> {
+  using TGAutodiffBase::TGAutodiffBase;
+
   void runOnOperation() override {
+    TrainableFilter filter;
+    for (auto [globs, patterns] :
+         {std::make_pair(&filter.frozen, &frozen),
+          std::make_pair(&filter.trainable, &trainable)})
+      for (const std::string &pattern : *patterns) {
+        llvm::Expected<llvm::GlobPattern> glob =
+            llvm::GlobPattern::create(pattern);
+        if (!glob) {
+          getOperation().emitError("tg-autodiff: invalid glob '")
+              << pattern << "': " << llvm::toString(glob.takeError());
+          return signalPassFailure();
+        }
+        globs->push_back(std::move(*glob));
+      }
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(ReverseModeDifferentiator(func).run()))
+      if (failed(ReverseModeDifferentiator(func, filter).run()))
         return signalPassFailure();
   }
 };

@@ -34,6 +34,13 @@ struct ParamUpdate {
   Value grad;
 };
 
+/// One optimizer state tensor of a parameter: the suffix of its name
+/// (`<param><suffix>`, as PyTorch and fairseq name it) and its type.
+struct StateSpec {
+  StringRef suffix;
+  Type type;
+};
+
 StringAttr getStringAttr(DictionaryAttr dict, StringRef name) {
   return dict ? dict.getAs<StringAttr>(name) : StringAttr();
 }
@@ -50,14 +57,17 @@ struct TGOptimizerPass : tgc::impl::TGOptimizerBase<TGOptimizerPass> {
   void clipGradients(OpBuilder &builder, Location loc,
                      MutableArrayRef<ParamUpdate> updates);
   bool decays(StringRef name) const;
+  /// The state tensors `kind` keeps for a parameter of type `paramType`.
+  SmallVector<StateSpec> getStateSpecs(Type paramType) const;
 
   SmallVector<llvm::GlobPattern> noDecayPatterns;
 };
 
 void TGOptimizerPass::runOnOperation() {
-  if (kind != "sgd" && kind != "adamw" && kind != "lamb") {
+  if (kind != "sgd" && kind != "adamw" && kind != "lamb" &&
+      kind != "adafactor") {
     getOperation().emitError("tg-optimizer: unknown kind '")
-        << kind << "'; expected sgd, adamw or lamb";
+        << kind << "'; expected sgd, adamw, lamb or adafactor";
     return signalPassFailure();
   }
   if (kind != "sgd" && (momentum != 0.0 || nesterov)) {
@@ -86,6 +96,20 @@ bool TGOptimizerPass::decays(StringRef name) const {
   return llvm::none_of(noDecayPatterns, [&](const llvm::GlobPattern &glob) {
     return glob.match(name);
   });
+}
+
+SmallVector<StateSpec> TGOptimizerPass::getStateSpecs(Type paramType) const {
+  if (kind == "sgd")
+    return momentum > 0.0
+               ? SmallVector<StateSpec>{{".momentum_buffer", paramType}}
+               : SmallVector<StateSpec>{};
+  if (kind != "adafactor")
+    return {{".exp_avg", paramType}, {".exp_avg_sq", paramType}};
+  SmallVector<RankedTensorType, 2> types =
+      tg::AdafactorOp::getStateTypes(cast<RankedTensorType>(paramType));
+  if (types.size() == 2)
+    return {{".exp_avg_sq_row", types[0]}, {".exp_avg_sq_col", types[1]}};
+  return {{".exp_avg_sq", types[0]}};
 }
 
 FailureOr<SmallVector<ParamUpdate>>
@@ -196,17 +220,15 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
       return {};
     return func.getArgument(index);
   };
-  SmallVector<std::string> stateSuffixes;
-  if (kind == "sgd" && momentum > 0.0)
-    stateSuffixes = {".momentum_buffer"};
-  else if (kind != "sgd")
-    stateSuffixes = {".exp_avg", ".exp_avg_sq"};
+  SmallVector<SmallVector<StateSpec>> stateSpecs;
   SmallVector<SmallVector<BlockArgument>> states;
   for (const ParamUpdate &update : updates) {
-    Type type = func.getArgumentTypes()[update.argIndex];
+    stateSpecs.push_back(
+        getStateSpecs(func.getArgumentTypes()[update.argIndex]));
     SmallVector<BlockArgument> paramStates;
-    for (const std::string &suffix : stateSuffixes)
-      paramStates.push_back(addArgument(type, "state", update.name + suffix));
+    for (const StateSpec &spec : stateSpecs.back())
+      paramStates.push_back(
+          addArgument(spec.type, "state", update.name + spec.suffix.str()));
     states.push_back(std::move(paramStates));
   }
   BlockArgument lrArg =
@@ -245,7 +267,8 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
          builder.getNamedAttr(tg::TGDialect::kAliasesAttrName,
                               builder.getI64IntegerAttr(aliases))}));
   };
-  for (auto [update, paramStates] : llvm::zip(updates, states)) {
+  for (auto [update, paramStates, specs] :
+       llvm::zip(updates, states, stateSpecs)) {
     Value param = body.getArgument(update.argIndex);
     double decay = decays(update.name) ? weightDecay.getValue() : 0.0;
     SmallVector<Value> newValues;
@@ -256,6 +279,14 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
           builder.getF64FloatAttr(momentum), builder.getF64FloatAttr(decay),
           nesterov ? builder.getUnitAttr() : UnitAttr());
       newValues.append(sgd->result_begin(), sgd->result_end());
+    } else if (kind == "adafactor") {
+      auto adafactor = tg::AdafactorOp::create(
+          builder, loc, param, update.grad, ValueRange(paramStates), lrArg,
+          stepArg, builder.getF64FloatAttr(decayRate),
+          builder.getF64FloatAttr(epsilon1),
+          builder.getF64FloatAttr(clipThreshold),
+          builder.getF64FloatAttr(decay));
+      newValues.append(adafactor->result_begin(), adafactor->result_end());
     } else {
       auto betas = std::make_pair(builder.getF64FloatAttr(beta1),
                                   builder.getF64FloatAttr(beta2));
@@ -276,9 +307,10 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
       newValues.append(op->result_begin(), op->result_end());
     }
     addResult(newValues[0], "param", update.name, update.argIndex);
-    for (auto [state, value, suffix] : llvm::zip(
-             paramStates, ArrayRef(newValues).drop_front(), stateSuffixes))
-      addResult(value, "state", update.name + suffix, state.getArgNumber());
+    for (auto [state, value, spec] :
+         llvm::zip(paramStates, ArrayRef(newValues).drop_front(), specs))
+      addResult(value, "state", update.name + spec.suffix.str(),
+                state.getArgNumber());
   }
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();

@@ -1907,6 +1907,76 @@ def build_dropout():
 
 
 # ---------------------------------------------------------------------------
+# optimizers
+# ---------------------------------------------------------------------------
+
+def adafactor(p, g, states, lr, t, decay_rate, eps1, clip, wd):
+    """Adafactor as tg.adafactor's description states it (Shazeer & Stern
+    2018, no momentum): returns the new parameter, the new states, the
+    clipped update U' and RMS(U)."""
+    b = 1.0 - float(t) ** decay_rate
+    g2 = g * g + eps1
+    if p.ndim >= 2:
+        row, col = states
+        row = b * row + (1 - b) * g2.mean(axis=-1)
+        col = b * col + (1 - b) * g2.mean(axis=-2)
+        v = np.einsum("...i,...j->...ij", row, col) / row.mean(axis=-1)[..., None, None]
+        new_states = [row, col]
+    else:
+        v = b * states[0] + (1 - b) * g2
+        new_states = [v]
+    u = g / np.sqrt(v)
+    rms = math.sqrt(float(np.mean(u * u))) if u.size else 0.0
+    u = u / max(1.0, rms / clip)
+    return p - lr * (u + wd * p), new_states, u, rms
+
+
+def build_optimizer():
+    def afc(name, shape, step, decay_rate=-0.8, eps1=1e-30, clip=1.0, wd=0.0, lr=0.01, zero_rows=False,
+            expect_clip=None):
+        r = rng_for(name)
+        p = f32(r.standard_normal(shape))
+        g = f32(r.standard_normal(shape) * 0.1)
+        if zero_rows and len(shape) >= 2:
+            g[..., 0, :] = 0.0  # a zero row: its second moment is eps1 alone
+        factored = len(shape) >= 2
+        state_shapes = [shape[:-1], shape[:-2] + (shape[-1],)] if factored else [shape]
+        states = [f32(r.uniform(0.001, 0.02, s)) for s in state_shapes]
+        lr = float(f32(lr))
+        new_p, new_states, u, rms = adafactor(p, g, states, lr, step, decay_rate, eps1, clip, wd)
+        # The case exercises the clipping it is named for.
+        if expect_clip is not None:
+            assert (rms > clip) == expect_clip, "%s: RMS(U) = %g, clip %g" % (name, rms, clip)
+        tp = tt(shape, "f32")
+        ts = [tt(s, "f32") for s in state_shapes]
+        names = ["r", "c"] if factored else ["v"]
+        args = [("p", tp), ("g", tp)] + list(zip(names, ts))
+        body = ["%%lr = tg.constant dense<%s> : tensor<f32>" % flt(lr),
+                "%%t = tg.constant dense<%d> : tensor<i64>" % step,
+                "%%u:%d = tg.adafactor %%p, %%g, [%s], %%lr, %%t decay_rate = %s epsilon1 = %s "
+                "clip_threshold = %s weight_decay = %s : %s, [%s], tensor<f32>, tensor<i64>"
+                % (len(names) + 1, ", ".join("%" + n for n in names), flt(decay_rate), flt(eps1), flt(clip), flt(wd),
+                   tp, ", ".join(ts))]
+        rets = [("%u#0", tp, "new_p")] + [("%%u#%d" % (i + 1), t, "new_" + n) for i, (n, t) in enumerate(zip(names, ts))]
+        m = func(args, body, rets)
+        inputs = {"p": p.astype(np.float32), "g": g.astype(np.float32)}
+        inputs.update({n: s.astype(np.float32) for n, s in zip(names, states)})
+        expected = {"new_p": E(new_p, rtol=2e-6, atol=1e-7, scale=np.abs(p) + lr * np.abs(u))}
+        expected.update({"new_" + n: E(s, rtol=2e-6, atol=0) for n, s in zip(names, new_states)})
+        fcase(name, m, inputs, expected)
+
+    # Factored (rank 2 and a batch of matrices), clipped or not; unfactored
+    # (vector, scalar); the first step (b = 0) and later ones.
+    afc("adafactor_2d_clipped", (5, 7), 3, clip=0.5, wd=0.1, expect_clip=True)
+    afc("adafactor_2d_unclipped", (6, 4), 2, decay_rate=-0.5, clip=100.0, expect_clip=False)
+    afc("adafactor_3d_first_step_zero_row", (3, 4, 5), 1, zero_rows=True)
+    afc("adafactor_3d_unclipped", (2, 3, 8), 7, clip=10.0, wd=0.01, lr=0.1, expect_clip=False)
+    afc("adafactor_1d", (9,), 5, wd=0.05)
+    afc("adafactor_1d_first_step_clipped", (16,), 1, clip=0.25, expect_clip=True)
+    afc("adafactor_0d", (), 4, decay_rate=-1.0, eps1=1e-3)
+
+
+# ---------------------------------------------------------------------------
 # fusion
 # ---------------------------------------------------------------------------
 
@@ -2173,7 +2243,7 @@ def main():
             lines.append("PASS %s" % name)
             passed += 1
     for build in (build_elementwise, build_convert, build_precision, build_shape, build_reduce, build_compute,
-                  build_backward, build_dropout, build_fusion, build_cli):
+                  build_backward, build_optimizer, build_dropout, build_fusion, build_cli):
         try:
             build()
         except Exception:  # noqa: BLE001  (an oracle bug: report it, run the rest)

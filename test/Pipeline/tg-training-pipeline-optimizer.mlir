@@ -9,7 +9,7 @@
 // CHECK-SAME: {tg.default = 5.000000e-01 : f32, tg.name = "lr", tg.role = "hyper"}
 // CHECK-SAME: -> (tensor<f32> {tg.role = "loss"}, tensor<4xf32> {tg.aliases = 0 : i64, tg.name = "p", tg.role = "param"})
 // CHECK: tg.sgd %arg0
-// BOGUS: error: tg-optimizer: unknown kind 'bogus'; expected sgd, adamw or lamb
+// BOGUS: error: tg-optimizer: unknown kind 'bogus'; expected sgd, adamw, lamb or adafactor
 func.func @step(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"}) -> (tensor<f32> {tg.role = "loss"}) {
   %e = tg.exp %p : tensor<4xf32>
   %loss = tg.reduce sum %e dims = [0] : tensor<4xf32> -> tensor<f32>

@@ -1,6 +1,6 @@
 // RUN: not tgc-opt %s --tg-optimizer='kind=adagrad' 2>&1 | FileCheck %s --check-prefix=KIND
 // RUN: not tgc-opt %s --tg-optimizer='kind=adamw momentum=0.9' 2>&1 | FileCheck %s --check-prefix=MOMENTUM
-// KIND: error: tg-optimizer: unknown kind 'adagrad'; expected sgd, adamw or lamb
+// KIND: error: tg-optimizer: unknown kind 'adagrad'; expected sgd, adamw, lamb or adafactor
 // MOMENTUM: error: tg-optimizer: momentum and nesterov are options of kind=sgd
 
 // The step is valid; the options are not.

@@ -75,15 +75,30 @@ static cl::opt<bool> compileAutodiff(
     cl::desc("Differentiate: also return the gradient of every param"),
     cl::sub(compileCommand), cl::cat(tgcCategory));
 
-static cl::opt<std::string> compileOptimizer(
-    "optimizer",
-    cl::desc("Also apply an optimizer update: sgd, adamw or lamb (implies "
-             "--autodiff)"),
-    cl::value_desc("kind"), cl::sub(compileCommand), cl::cat(tgcCategory));
+static cl::opt<std::string>
+    compileOptimizer("optimizer",
+                     cl::desc("Also apply an optimizer update: sgd, adamw, "
+                              "lamb or adafactor (implies "
+                              "--autodiff)"),
+                     cl::value_desc("kind"), cl::sub(compileCommand),
+                     cl::cat(tgcCategory));
 static cl::opt<double>
     compileLr("lr",
               cl::desc("Default learning rate of --optimizer (default 1e-3)"),
               cl::init(1e-3), cl::sub(compileCommand), cl::cat(tgcCategory));
+
+static cl::list<std::string> freezeGlobs(
+    "freeze",
+    cl::desc("Do not train the parameters whose tg.name matches (globs, "
+             "comma-separated)"),
+    cl::value_desc("glob"), cl::CommaSeparated, cl::sub(compileCommand),
+    cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::list<std::string> trainableGlobs(
+    "trainable",
+    cl::desc("Train only the parameters whose tg.name matches (globs, "
+             "comma-separated)"),
+    cl::value_desc("glob"), cl::CommaSeparated, cl::sub(compileCommand),
+    cl::sub(trainCommand), cl::cat(tgcCategory));
 
 static cl::opt<bool> noCanonicalize(
     "no-canonicalize",
@@ -178,10 +193,9 @@ static cl::opt<TrainData> trainData(
                           "one random batch, every step (memorization)")),
     cl::init(TrainData::Automatic), cl::sub(trainCommand),
     cl::cat(tgcCategory));
-static cl::opt<std::string>
-    trainOptimizer("optimizer", cl::desc("sgd, adamw or lamb (default adamw)"),
-                   cl::init("adamw"), cl::sub(trainCommand),
-                   cl::cat(tgcCategory));
+static cl::opt<std::string> trainOptimizer(
+    "optimizer", cl::desc("sgd, adamw, lamb or adafactor (default adamw)"),
+    cl::init("adamw"), cl::sub(trainCommand), cl::cat(tgcCategory));
 static cl::opt<double> trainLr("lr", cl::desc("Learning rate (default 1e-3)"),
                                cl::init(1e-3), cl::sub(trainCommand),
                                cl::cat(tgcCategory));
@@ -235,6 +249,8 @@ static LogicalResult runCompile(MLIRContext &context,
   options.canonicalize = !noCanonicalize;
   options.autodiff = compileAutodiff;
   options.optimizer = compileOptimizer;
+  options.frozen = freezeGlobs;
+  options.trainable = trainableGlobs;
   options.lr = compileLr;
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
@@ -578,7 +594,10 @@ static std::optional<CopyTask> findCopyTask(func::FuncOp func) {
 /// returns the training step (the same function, rewritten).
 static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
   PassManager pm(module.getContext());
-  pm.addPass(tgc::createTGAutodiff());
+  tgc::TGAutodiffOptions autodiff;
+  autodiff.frozen.assign(freezeGlobs.begin(), freezeGlobs.end());
+  autodiff.trainable.assign(trainableGlobs.begin(), trainableGlobs.end());
+  pm.addPass(tgc::createTGAutodiff(autodiff));
   tgc::TGOptimizerOptions options;
   options.kind = trainOptimizer;
   options.lr = trainLr;

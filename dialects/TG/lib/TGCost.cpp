@@ -239,6 +239,16 @@ OpCost LambOp::getCost() {
   return getOptimizerCost(*this, 18, 1);
 }
 
+OpCost AdafactorOp::getCost() {
+  // Per element: g2, the row and column sums (or the moment update), V,
+  // sqrt, divide, the RMS sum, clip, decay, update; the state is small.
+  OpCost cost = getOptimizerCost(*this, 14, 1);
+  // The statistics must be complete before U, and RMS(U) before any
+  // parameter is written: the gradient is read three times.
+  cost.bytesRead += 2 * getTensorByteSize(getGrad().getType());
+  return cost;
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//

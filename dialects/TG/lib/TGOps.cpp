@@ -661,6 +661,67 @@ LogicalResult AdamWOp::verify() { return verifyAdamLike(*this); }
 
 LogicalResult LambOp::verify() { return verifyAdamLike(*this); }
 
+SmallVector<RankedTensorType, 2>
+AdafactorOp::getStateTypes(RankedTensorType param) {
+  ArrayRef<int64_t> shape = param.getShape();
+  if (shape.size() < 2)
+    return {param};
+  SmallVector<int64_t> columns(shape.drop_back(2));
+  columns.push_back(shape.back());
+  return {RankedTensorType::get(shape.drop_back(), param.getElementType()),
+          RankedTensorType::get(columns, param.getElementType())};
+}
+
+LogicalResult AdafactorOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(adaptor.getParam().getType());
+  llvm::append_range(inferred, adaptor.getState().getTypes());
+  return success();
+}
+
+LogicalResult AdafactorOp::verify() {
+  RankedTensorType paramType = getParam().getType();
+  SmallVector<RankedTensorType, 2> expected = getStateTypes(paramType);
+  bool factored = expected.size() == 2;
+  if (getState().size() != expected.size())
+    return emitOpError("a parameter of rank ")
+           << paramType.getRank() << " needs "
+           << (factored ? "2 states (the factored row and column second "
+                          "moments)"
+                        : "1 state (its second moment)")
+           << ", got " << getState().size();
+  static constexpr StringLiteral factoredStates[][2] = {
+      {"row state", "the parameter's shape without its last dimension"},
+      {"column state",
+       "the parameter's shape without its second-to-last dimension"}};
+  for (auto [i, state, type] : llvm::enumerate(getState(), expected)) {
+    if (state.getType() == type)
+      continue;
+    InFlightDiagnostic diag =
+        emitOpError(factored ? factoredStates[i][0] : "state")
+        << " has type " << state.getType() << ", expected " << type;
+    if (factored)
+      diag << " (" << factoredStates[i][1] << ")";
+    else
+      diag << " (the parameter's)";
+    return diag;
+  }
+  double decayRate = getDecayRate().convertToDouble();
+  if (!(decayRate < 0.0) || std::isinf(decayRate))
+    return emitOpError("decay_rate must be finite and negative, got ")
+           << decayRate;
+  for (auto [name, value] :
+       {std::make_pair("epsilon1", getEpsilon1().convertToDouble()),
+        std::make_pair("clip_threshold", getClipThreshold().convertToDouble())})
+    if (!(value > 0.0) || std::isinf(value))
+      return emitOpError() << name << " must be finite and positive, got "
+                           << value;
+  return verifyOptimizerCommon(*this, getLr(),
+                               getWeightDecay().convertToDouble());
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//

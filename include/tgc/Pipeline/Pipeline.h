@@ -25,11 +25,17 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Differentiate the loss: return the gradient of every "
                      "param (tg-autodiff)"),
       llvm::cl::init(false)};
+  ListOption<std::string> frozen{
+      *this, "frozen",
+      llvm::cl::desc("Globs of parameter names that are not trained")};
+  ListOption<std::string> trainable{
+      *this, "trainable",
+      llvm::cl::desc("Globs of the only parameter names that are trained")};
   Option<std::string> optimizer{
       *this, "optimizer",
       llvm::cl::desc("Update the params with this optimizer (sgd, adamw, "
-                     "lamb; implies autodiff; tg-optimizer with its "
-                     "defaults and the lr below)"),
+                     "lamb, adafactor; implies autodiff; tg-optimizer with "
+                     "its defaults and the lr below)"),
       llvm::cl::init("")};
   Option<double> lr{*this, "lr",
                     llvm::cl::desc("Default learning rate of the optimizer"),

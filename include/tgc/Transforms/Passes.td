@@ -25,6 +25,11 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
     parameter that does not influence the loss gets a zero gradient and a
     remark. Backward ops whose results are not needed are not kept.
 
+    Frozen parameters (parameter-efficient fine-tuning): a parameter whose
+    `tg.name` matches a `frozen` glob, or that matches none of the
+    `trainable` globs when some are given, gets no gradient, and no backward
+    work is built for it alone (no weight-gradient matmul).
+
     Before:
 
     ```mlir
@@ -48,6 +53,12 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
     ```
     with the new result marked `{tg.role = "grad", tg.name = "w.grad"}`.
   }];
+  let options = [
+    ListOption<"frozen", "frozen", "std::string",
+               "Globs of parameter names that get no gradient">,
+    ListOption<"trainable", "trainable", "std::string",
+               "Globs of the only parameter names that get a gradient">,
+  ];
 }
 
 def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
@@ -56,17 +67,20 @@ def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
     Turns a differentiated step (a function returning `grad` results, see
     `tg-autodiff`) into a training step that updates its parameters: for
     every parameter with a gradient, one optimizer op (`tg.sgd`, `tg.adamw`,
-    `tg.lamb`) computes the new parameter and optimizer state, which are
-    returned with `tg.aliases` naming the argument they replace, so their
-    buffers can be updated in place. The gradients are consumed, no longer
-    returned.
+    `tg.lamb`, `tg.adafactor`) computes the new parameter and optimizer
+    state, which are returned with `tg.aliases` naming the argument they
+    replace, so their buffers can be updated in place. The gradients are
+    consumed, no longer returned.
 
     New arguments: the optimizer state, one `state` argument per moment and
     parameter (`<param>.exp_avg`, `<param>.exp_avg_sq`, or
-    `<param>.momentum_buffer`, as PyTorch names them), the learning rate `lr`
+    `<param>.momentum_buffer`, as PyTorch names them; for Adafactor, as
+    fairseq names them, `<param>.exp_avg_sq_row` and `<param>.exp_avg_sq_col`
+    for a parameter of rank >= 2, whose second moment is factored over its
+    last two dimensions, else `<param>.exp_avg_sq`), the learning rate `lr`
     (an f32 `hyper` scalar whose `tg.default` is the `lr` option) and, for
-    AdamW and LAMB, the step count `step` (an i64 `hyper`, 1 for the first
-    step): the host runs any schedule by passing them.
+    AdamW, LAMB and Adafactor, the step count `step` (an i64 `hyper`, 1 for
+    the first step): the host runs any schedule by passing them.
 
     `clip-norm` > 0 first scales every gradient by
     `min(1, clip-norm / (global norm + 1e-6))`, the global norm taken over all
@@ -75,11 +89,13 @@ def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
 
     Before: `(..., %w {tg.role = "param"}) -> (loss, w.grad)`. After (AdamW):
     `(..., %w, %w.exp_avg, %w.exp_avg_sq, %lr, %step) -> (loss, w {tg.aliases
-    = i}, w.exp_avg {tg.aliases = j}, w.exp_avg_sq {tg.aliases = k})`.
+    = i}, w.exp_avg {tg.aliases = j}, w.exp_avg_sq {tg.aliases = k})`. After
+    (Adafactor, `%w: tensor<MxNxf32>`): `(..., %w, %w.exp_avg_sq_row:
+    tensor<Mxf32>, %w.exp_avg_sq_col: tensor<Nxf32>, %lr, %step)`.
   }];
   let options = [
     Option<"kind", "kind", "std::string", /*default=*/"\"adamw\"",
-           "The optimizer: sgd, adamw or lamb">,
+           "The optimizer: sgd, adamw, lamb or adafactor">,
     Option<"lr", "lr", "double", /*default=*/"1e-3",
            "Default learning rate (the tg.default of the lr argument)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
@@ -92,8 +108,14 @@ def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
            "AdamW/LAMB second-moment decay">,
     Option<"epsilon", "eps", "double", /*default=*/"1e-8",
            "AdamW/LAMB denominator epsilon">,
+    Option<"decayRate", "decay-rate", "double", /*default=*/"-0.8",
+           "Adafactor second-moment decay: beta2 = 1 - step^decay-rate">,
+    Option<"epsilon1", "eps1", "double", /*default=*/"1e-30",
+           "Adafactor epsilon added to the squared gradient">,
+    Option<"clipThreshold", "clip-threshold", "double", /*default=*/"1.0",
+           "Adafactor update clipping: the update's RMS is at most this">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "Weight decay (decoupled for AdamW and LAMB)">,
+           "Weight decay (decoupled for AdamW, LAMB and Adafactor)">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Clip the global gradient norm to this value (0: no clipping)">,
     ListOption<"noDecay", "no-decay", "std::string",

@@ -69,3 +69,84 @@ func.func @epsilon(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v: 
   %0:3 = tg.lamb %p, %g, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>, tensor<i64>
   return
 }
+
+// -----
+
+// A matrix has factored row and column states.
+func.func @adafactor_factored_count(%p: tensor<2x3xf32>, %v: tensor<2x3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op a parameter of rank 2 needs 2 states (the factored row and column second moments), got 1}}
+  %0:2 = tg.adafactor %p, %p, [%v], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<2x3xf32>, [tensor<2x3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// A vector has one state.
+func.func @adafactor_unfactored_count(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op a parameter of rank 1 needs 1 state (its second moment), got 2}}
+  %0:3 = tg.adafactor %p, %p, [%p, %p], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<3xf32>, [tensor<3xf32>, tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// The row state drops the last dimension.
+func.func @adafactor_row(%p: tensor<2x3xf32>, %r: tensor<3xf32>, %c: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op row state has type 'tensor<3xf32>', expected 'tensor<2xf32>' (the parameter's shape without its last dimension)}}
+  %0:3 = tg.adafactor %p, %p, [%r, %c], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<2x3xf32>, [tensor<3xf32>, tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// The column state drops the second-to-last dimension, keeping the batch.
+func.func @adafactor_column(%p: tensor<4x2x3xf32>, %r: tensor<4x2xf32>, %c: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op column state has type 'tensor<3xf32>', expected 'tensor<4x3xf32>' (the parameter's shape without its second-to-last dimension)}}
+  %0:3 = tg.adafactor %p, %p, [%r, %c], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<4x2x3xf32>, [tensor<4x2xf32>, tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// An unfactored state has the parameter's type, element type included.
+func.func @adafactor_state(%p: tensor<3xf32>, %v: tensor<3xbf16>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op state has type 'tensor<3xbf16>', expected 'tensor<3xf32>' (the parameter's)}}
+  %0:2 = tg.adafactor %p, %p, [%v], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<3xf32>, [tensor<3xbf16>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// beta2 = 1 - t^decay_rate is in [0, 1) only for a negative decay_rate.
+func.func @adafactor_decay_rate(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op decay_rate must be finite and negative, got 0}}
+  %0:2 = tg.adafactor %p, %p, [%p], %lr, %t decay_rate = 0.0 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<3xf32>, [tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// epsilon1 keeps the second moment positive.
+func.func @adafactor_epsilon1(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op epsilon1 must be finite and positive, got 0}}
+  %0:2 = tg.adafactor %p, %p, [%p], %lr, %t decay_rate = -0.8 epsilon1 = 0.0 clip_threshold = 1.0 weight_decay = 0.0 : tensor<3xf32>, [tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// The update's RMS is clipped to a positive threshold.
+func.func @adafactor_clip_threshold(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op clip_threshold must be finite and positive, got -1}}
+  %0:2 = tg.adafactor %p, %p, [%p], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = -1.0 weight_decay = 0.0 : tensor<3xf32>, [tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Weight decay is non-negative.
+func.func @adafactor_weight_decay(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op weight_decay must be finite and non-negative, got -5.000000e-01}}
+  %0:2 = tg.adafactor %p, %p, [%p], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = -0.5 : tensor<3xf32>, [tensor<3xf32>], tensor<f32>, tensor<i64>
+  return
+}

@@ -780,6 +780,68 @@ def TG_LambOp : TG_AdamLikeOp<"lamb"> {
   }];
 }
 
+def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor]> {
+  let summary = "Adafactor step (factored second moments, no momentum)";
+  let description = [{
+    Adafactor (Shazeer & Stern 2018) with an explicit learning rate and no
+    first moment (fairseq's and Hugging Face's `Adafactor` with
+    `relative_step=False, scale_parameter=False, warmup_init=False`). With
+    `t = step` (1 for the first step; the host increments it),
+    `b = beta2_t = 1 - t^decay_rate` (0 at the first step, so the initial
+    state does not matter) and `g2 = grad^2 + epsilon1`:
+
+    - A parameter of rank >= 2, shape `[..., m, n]`, has two states, the
+      second moment factored over its last two dimensions: a row state `R`
+      of shape `[..., m]` and a column state `C` of shape `[..., n]`.
+      `R' = b * R + (1 - b) * mean_j(g2[..., i, j])`,
+      `C' = b * C + (1 - b) * mean_i(g2[..., i, j])`,
+      `V[..., i, j] = R'[..., i] * C'[..., j] / mean_i(R'[..., i])`.
+    - A parameter of rank 0 or 1 has one unfactored state `S` of its own
+      type: `S' = b * S + (1 - b) * g2`, and `V = S'`.
+
+    Then `U = grad / sqrt(V)`, clipped by its root mean square over the whole
+    tensor: `U' = U / max(1, RMS(U) / clip_threshold)` with
+    `RMS(U) = sqrt(mean(U^2))`, and
+    `new_param = param - lr * (U' + weight_decay * param)`: the weight decay
+    is decoupled from the gradient and scaled by `lr`, as AdamW's and
+    fairseq's. The results are the new parameter and the new states, in the
+    order of the state operands (row before column). Computed in f32 (f64 for
+    f64 parameters). For an `m x n` matrix the state is `m + n` numbers,
+    where AdamW keeps `2 * m * n`. `decay_rate` must be negative,
+    `epsilon1` and `clip_threshold` positive; the attributes default to
+    fairseq's values (-0.8, 1e-30, 1 and a weight decay of 0) in builders
+    and the generic form.
+
+    ```mlir
+    %w2, %r2, %c2 = tg.adafactor %w, %gw, [%r, %c], %lr, %t decay_rate = -8.000000e-01 epsilon1 = 1.000000e-30 clip_threshold = 1.000000e+00 weight_decay = 0.000000e+00 : tensor<768x3072xf32>, [tensor<768xf32>, tensor<3072xf32>], tensor<f32>, tensor<i64>
+    %b2, %v2 = tg.adafactor %b, %gb, [%v], %lr, %t decay_rate = -8.000000e-01 epsilon1 = 1.000000e-30 clip_threshold = 1.000000e+00 weight_decay = 0.000000e+00 : tensor<3072xf32>, [tensor<3072xf32>], tensor<f32>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
+                       Variadic<TG_FloatTensor>:$state,
+                       TG_FloatScalar:$lr, TG_IntScalar:$step,
+                       DefaultValuedAttr<F64Attr, "-0.8">:$decay_rate,
+                       DefaultValuedAttr<F64Attr, "1e-30">:$epsilon1,
+                       DefaultValuedAttr<F64Attr, "1.0">:$clip_threshold,
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs TG_FloatTensor:$new_param,
+                      Variadic<TG_FloatTensor>:$new_state);
+  let assemblyFormat = [{
+    $param `,` $grad `,` `[` $state `]` `,` $lr `,` $step
+    `decay_rate` `=` $decay_rate `epsilon1` `=` $epsilon1
+    `clip_threshold` `=` $clip_threshold `weight_decay` `=` $weight_decay
+    attr-dict `:` type($param) `,` `[` type($state) `]` `,` type($lr) `,`
+    type($step)
+  }];
+  let extraClassDeclaration = [{
+    /// The state types of a parameter of type `param`: the row and column
+    /// second moments for rank >= 2 (`[..., m]` and `[..., n]` for
+    /// `[..., m, n]`), else one second moment of the parameter's type.
+    static ::llvm::SmallVector<::mlir::RankedTensorType, 2>
+    getStateTypes(::mlir::RankedTensorType param);
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops: the vector-Jacobian products that are worth one kernel.
 //===----------------------------------------------------------------------===//

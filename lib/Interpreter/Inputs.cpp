@@ -2,6 +2,8 @@
 
 #include "tgc/Interpreter/Inputs.h"
 
+#include "KernelUtils.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/IR/Block.h"
@@ -90,11 +92,7 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
                             : Tensor::Storage::Int);
     if (auto floatValue = dyn_cast<FloatAttr>(value))
       for (int64_t i = 0; i < count; ++i)
-        if (tensor.isDoubleStorage())
-          tensor.doubles()[i] = floatValue.getValueAsDouble();
-        else
-          tensor.floats()[i] =
-              static_cast<float>(floatValue.getValueAsDouble());
+        detail::setFloat(tensor, i, floatValue.getValueAsDouble());
     else if (auto intValue = dyn_cast<IntegerAttr>(value))
       std::fill(tensor.ints().begin(), tensor.ints().end(), intValue.getInt());
     return tensor;
@@ -110,10 +108,7 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
         value = 1e-3;
       else if (role != "state")
         value = normal(generator);
-      if (tensor.isDoubleStorage())
-        tensor.doubles()[i] = value;
-      else
-        tensor.floats()[i] = static_cast<float>(value);
+      detail::setFloat(tensor, i, value);
     }
     return tensor;
   }
@@ -199,10 +194,7 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
                                    "infinity",
                                    i, value)
                          .str());
-      if (tensor.isDoubleStorage())
-        tensor.doubles()[i] = value;
-      else
-        tensor.floats()[i] = static_cast<float>(value);
+      detail::setFloat(tensor, i, value);
     }
     return tensor;
   }

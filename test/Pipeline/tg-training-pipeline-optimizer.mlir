@@ -4,6 +4,13 @@
 // RUN: tgc compile %s --optimizer sgd --lr 0.5 | FileCheck %s
 // RUN: not tgc compile %s --optimizer bogus -o %t.out 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: test ! -e %t.out
+// A frozen parameter is not updated (frozen=, tgc compile --freeze).
+// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd frozen=p})' | FileCheck %s --check-prefix=FROZEN
+// RUN: tgc compile %s --optimizer sgd --freeze p | FileCheck %s --check-prefix=FROZEN
+// RUN: tgc compile %s --optimizer sgd --trainable q | FileCheck %s --check-prefix=FROZEN
+// FROZEN-LABEL: func.func @step
+// FROZEN-SAME: -> (tensor<f32> {tg.role = "loss"})
+// FROZEN-NOT: tg.sgd
 
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: {tg.default = 5.000000e-01 : f32, tg.name = "lr", tg.role = "hyper"}

@@ -3,6 +3,7 @@
 // RUN: tgc-opt %s --split-input-file --tg-optimizer='kind=sgd momentum=0.9 nesterov=true weight-decay=0.1' | FileCheck %s --check-prefix=MOMENTUM
 // RUN: tgc-opt %s --split-input-file --tg-optimizer='kind=lamb weight-decay=0.01 no-decay=b,frozen' | FileCheck %s --check-prefix=LAMB
 // RUN: tgc-opt %s --split-input-file --tg-optimizer='clip-norm=1.0' | FileCheck %s --check-prefix=CLIP
+// RUN: tgc-opt %s --split-input-file --tg-optimizer='beta1=0.8 beta2=0.95 eps=1e-6' | FileCheck %s --check-prefix=BETAS
 // RUN: tgc-opt %s --split-input-file --tg-optimizer='kind=adafactor' | FileCheck %s --check-prefix=ADAFACTOR
 // RUN: tgc-opt %s --split-input-file --tg-optimizer='kind=adafactor lr=0.01 decay-rate=-0.5 eps1=1e-20 clip-threshold=2.0 weight-decay=0.1' | FileCheck %s --check-prefix=ADAFACTOR-OPTS
 
@@ -26,6 +27,8 @@
 // LAMB-LABEL: func.func @step
 // LAMB: tg.lamb %arg0, {{.*}} weight_decay = 1.000000e-02
 // LAMB: tg.lamb %arg1, {{.*}} weight_decay = 0.000000e+00
+// BETAS-LABEL: func.func @step
+// BETAS: tg.adamw %arg0, {{.*}} betas = (8.000000e-01, 0.94999999999999996) epsilon = 9.9999999999999995E-7
 // CLIP-LABEL: func.func @step
 // CLIP: tg.reduce sum %arg0
 // CLIP: %[[S0:[0-9]+]] = tg.reduce sum
@@ -63,6 +66,7 @@ func.func @step(%w: tensor<2xf32> {tg.role = "param", tg.name = "w"},
 // MOMENTUM: tg.sgd %arg2, {{.*}} weight_decay = 0.000000e+00
 // LAMB-LABEL: func.func @decay
 // CLIP-LABEL: func.func @decay
+// BETAS-LABEL: func.func @decay
 // ADAFACTOR-LABEL: func.func @decay
 // ADAFACTOR-OPTS-LABEL: func.func @decay
 func.func @decay(%w: tensor<2xf32> {tg.role = "param", tg.name = "h.0.attn.weight"},

@@ -462,10 +462,12 @@ static LogicalResult inferNormalizationTypes(std::optional<Location> location,
   return success();
 }
 
-static LogicalResult verifyEpsilon(Operation *op, double epsilon) {
-  if (!(epsilon >= 0.0) || std::isinf(epsilon))
-    return op->emitOpError("epsilon must be finite and non-negative, got ")
-           << epsilon;
+/// Checks that attribute `name` of `op` is finite and non-negative.
+static LogicalResult verifyFiniteNonNegative(Operation *op, StringRef name,
+                                             double value) {
+  if (!(value >= 0.0) || std::isinf(value))
+    return op->emitOpError()
+           << name << " must be finite and non-negative, got " << value;
   return success();
 }
 
@@ -479,7 +481,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
 }
 
 LogicalResult LayerNormOp::verify() {
-  return verifyEpsilon(*this, getEpsilon().convertToDouble());
+  return verifyFiniteNonNegative(*this, "epsilon",
+                                 getEpsilon().convertToDouble());
 }
 
 LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *context,
@@ -492,7 +495,8 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *context,
 }
 
 LogicalResult RmsNormOp::verify() {
-  return verifyEpsilon(*this, getEpsilon().convertToDouble());
+  return verifyFiniteNonNegative(*this, "epsilon",
+                                 getEpsilon().convertToDouble());
 }
 
 /// Checks the operands of attention and its backward; returns the output
@@ -602,16 +606,6 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
 // Optimizer ops
 //===----------------------------------------------------------------------===//
 
-/// The checks every optimizer op shares: a float scalar learning rate and a
-/// non-negative weight decay.
-static LogicalResult verifyOptimizerCommon(Operation *op, Value lr,
-                                           double weightDecay) {
-  if (!(weightDecay >= 0.0) || std::isinf(weightDecay))
-    return op->emitOpError("weight_decay must be finite and non-negative, got ")
-           << weightDecay;
-  return success();
-}
-
 LogicalResult SgdOp::inferReturnTypes(MLIRContext *context,
                                       std::optional<Location> location,
                                       Adaptor adaptor,
@@ -637,8 +631,8 @@ LogicalResult SgdOp::verify() {
            << getParam().getType();
   if (getNesterov() && momentum == 0.0)
     return emitOpError("nesterov needs momentum > 0");
-  return verifyOptimizerCommon(*this, getLr(),
-                               getWeightDecay().convertToDouble());
+  return verifyFiniteNonNegative(*this, "weight_decay",
+                                 getWeightDecay().convertToDouble());
 }
 
 /// AdamW and LAMB: moments of the parameter's type, betas in [0, 1), a
@@ -653,8 +647,8 @@ static LogicalResult verifyAdamLike(AdamLikeOp op) {
   if (!(epsilon > 0.0) || std::isinf(epsilon))
     return op.emitOpError("epsilon must be finite and positive, got ")
            << epsilon;
-  return verifyOptimizerCommon(op, op.getLr(),
-                               op.getWeightDecay().convertToDouble());
+  return verifyFiniteNonNegative(op, "weight_decay",
+                                 op.getWeightDecay().convertToDouble());
 }
 
 LogicalResult AdamWOp::verify() { return verifyAdamLike(*this); }
@@ -718,8 +712,8 @@ LogicalResult AdafactorOp::verify() {
     if (!(value > 0.0) || std::isinf(value))
       return emitOpError() << name << " must be finite and positive, got "
                            << value;
-  return verifyOptimizerCommon(*this, getLr(),
-                               getWeightDecay().convertToDouble());
+  return verifyFiniteNonNegative(*this, "weight_decay",
+                                 getWeightDecay().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//

@@ -171,6 +171,25 @@ public:
                                 /*transpose_a=*/false, transposeB);
   }
 
+  /// `y + ((x @ A) @ B) * scaling` with the LoRA adapters `P.lora_A.weight`
+  /// and `P.lora_B.weight` of the weight `P.weight` named `weightName`, the
+  /// scaling a splat constant; `y` unchanged where it has no adapters.
+  Value addLora(Value y, Value x, StringRef weightName, double scaling) {
+    StringRef prefix = weightName;
+    if (!prefix.consume_back(".weight"))
+      return y;
+    Value a = arg((prefix + ".lora_A.weight").str());
+    Value b = arg((prefix + ".lora_B.weight").str());
+    if (!a || !b)
+      return y;
+    Value down = matmul(x, a);
+    Value up = matmul(down, b);
+    auto type = tensorType(shapeOf(up));
+    Value scale = tg::ConstantOp::create(
+        builder, DenseElementsAttr::get(type, float(scaling)));
+    return add(y, mul(up, scale));
+  }
+
   /// `x @ w + bias`, the bias broadcast over the leading dimensions.
   Value linear(Value x, Value w, Value bias) {
     Value product = matmul(x, w);
@@ -285,13 +304,19 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   for (int64_t n = 0; n < config.layers; ++n) {
     std::string prefix = "h." + std::to_string(n) + ".";
     auto w = [&](StringRef suffix) { return graph.arg(prefix + suffix.str()); };
+    // A linear layer, plus its LoRA adapters if it has any.
+    auto linear = [&](Value in, StringRef weight, StringRef bias) {
+      Value y = graph.linear(in, w(weight), w(bias));
+      return graph.addLora(y, in, prefix + weight.str(),
+                           config.lora.isEnabled() ? config.lora.getScaling()
+                                                   : 1.0);
+    };
 
     // Pre-LayerNorm attention block: c_attn gives q, k, v side by side.
     graph.setScope(prefix + "attn");
     Value normed = graph.layerNorm(x, w("ln_1.weight"), w("ln_1.bias"),
                                    config.layerNormEpsilon);
-    Value qkv =
-        graph.linear(normed, w("attn.c_attn.weight"), w("attn.c_attn.bias"));
+    Value qkv = linear(normed, "attn.c_attn.weight", "attn.c_attn.bias");
     SmallVector<Value, 3> qkvHeads;
     for (int64_t part = 0; part < 3; ++part) {
       Value flat = graph.sliceLast(qkv, part * h, (part + 1) * h);
@@ -302,19 +327,17 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
         graph.causalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2]);
     Value merged =
         graph.reshape(graph.transpose(attended, {0, 2, 1, 3}), {b, s, h});
-    Value projected =
-        graph.linear(merged, w("attn.c_proj.weight"), w("attn.c_proj.bias"));
+    Value projected = linear(merged, "attn.c_proj.weight", "attn.c_proj.bias");
     x = graph.add(x, maybeDropout(projected));
 
     // Pre-LayerNorm MLP block with GELU (tanh approximation).
     graph.setScope(prefix + "mlp");
     normed = graph.layerNorm(x, w("ln_2.weight"), w("ln_2.bias"),
                              config.layerNormEpsilon);
-    Value fc = graph.linear(normed, w("mlp.c_fc.weight"), w("mlp.c_fc.bias"));
+    Value fc = linear(normed, "mlp.c_fc.weight", "mlp.c_fc.bias");
     Value activated =
         tg::GeluOp::create(graph.builder, fc, tg::GeluApproximation::Tanh);
-    Value out =
-        graph.linear(activated, w("mlp.c_proj.weight"), w("mlp.c_proj.bias"));
+    Value out = linear(activated, "mlp.c_proj.weight", "mlp.c_proj.bias");
     x = graph.add(x, maybeDropout(out));
   }
 
@@ -410,6 +433,13 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
                                ? queryTables
                                : broadcastToHeads(graph, tables, b, kvHeads);
 
+  double loraScaling = config.lora.isEnabled() ? config.lora.getScaling() : 1.0;
+  // `x @ W` of the weight `name`, plus its LoRA adapters if it has any.
+  auto project = [&](Value in, const std::string &name) {
+    return graph.addLora(graph.matmul(in, graph.arg(name)), in, name,
+                         loraScaling);
+  };
+
   // [B, S, N * D] -> [B, N, S, D].
   auto splitHeads = [&](Value value, int64_t count) {
     return graph.transpose(graph.reshape(value, {b, s, count, d}),
@@ -419,6 +449,9 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   for (int64_t n = 0; n < config.layers; ++n) {
     std::string prefix = "model.layers." + std::to_string(n) + ".";
     auto w = [&](StringRef suffix) { return graph.arg(prefix + suffix.str()); };
+    auto linear = [&](Value in, StringRef suffix) {
+      return project(in, prefix + suffix.str());
+    };
 
     // Attention: RMSNorm, q/k/v, rotary embeddings of q and k, grouped-query
     // causal attention (tg.attention maps query head i to kv head
@@ -426,34 +459,30 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
     graph.setScope(prefix + "self_attn");
     Value normed =
         graph.rmsNorm(x, w("input_layernorm.weight"), config.rmsNormEpsilon);
-    Value q =
-        splitHeads(graph.matmul(normed, w("self_attn.q_proj.weight")), heads);
-    Value k =
-        splitHeads(graph.matmul(normed, w("self_attn.k_proj.weight")), kvHeads);
-    Value v =
-        splitHeads(graph.matmul(normed, w("self_attn.v_proj.weight")), kvHeads);
+    Value q = splitHeads(linear(normed, "self_attn.q_proj.weight"), heads);
+    Value k = splitHeads(linear(normed, "self_attn.k_proj.weight"), kvHeads);
+    Value v = splitHeads(linear(normed, "self_attn.v_proj.weight"), kvHeads);
     q = applyRotary(graph, q, queryTables);
     k = applyRotary(graph, k, keyTables);
     Value attended = graph.causalAttention(q, k, v);
     Value merged =
         graph.reshape(graph.transpose(attended, {0, 2, 1, 3}), {b, s, h});
-    x = graph.add(x, graph.matmul(merged, w("self_attn.o_proj.weight")));
+    x = graph.add(x, linear(merged, "self_attn.o_proj.weight"));
 
     // SwiGLU MLP: down(silu(gate(x)) * up(x)).
     graph.setScope(prefix + "mlp");
     normed = graph.rmsNorm(x, w("post_attention_layernorm.weight"),
                            config.rmsNormEpsilon);
-    Value gate = tg::SiluOp::create(
-        graph.builder, graph.matmul(normed, w("mlp.gate_proj.weight")));
-    Value up = graph.matmul(normed, w("mlp.up_proj.weight"));
-    x = graph.add(x,
-                  graph.matmul(graph.mul(gate, up), w("mlp.down_proj.weight")));
+    Value gate = tg::SiluOp::create(graph.builder,
+                                    linear(normed, "mlp.gate_proj.weight"));
+    Value up = linear(normed, "mlp.up_proj.weight");
+    x = graph.add(x, linear(graph.mul(gate, up), "mlp.down_proj.weight"));
   }
 
   // Final RMSNorm and the untied LM head.
   graph.setScope("lm_head");
   x = graph.rmsNorm(x, graph.arg("model.norm.weight"), config.rmsNormEpsilon);
-  Value logits = graph.matmul(x, graph.arg("lm_head.weight"));
+  Value logits = project(x, "lm_head.weight");
   return graph.finish(graph.meanCrossEntropy(logits, graph.arg("labels")));
 }
 

@@ -16,9 +16,12 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace tgc::zoo;
@@ -97,6 +100,24 @@ static cl::opt<double>
               cl::desc("Base of the rotary frequencies (llama; default 10000)"),
               cl::value_desc("theta"), cl::cat(zooCategory));
 
+static cl::opt<int64_t>
+    loraRank("lora",
+             cl::desc("Add LoRA adapters of rank R to the targeted linear "
+                      "layers: P.lora_A.weight [in, R], P.lora_B.weight "
+                      "[R, out] (gpt2, llama)"),
+             cl::value_desc("R"), cl::cat(zooCategory));
+static cl::opt<std::string> loraTargets(
+    "lora-targets",
+    cl::desc("Comma-separated globs over the weight names of the linear "
+             "layers that get adapters (gpt2: *c_attn.weight; llama: "
+             "*q_proj.weight,*v_proj.weight)"),
+    cl::value_desc("GLOBS"), cl::cat(zooCategory));
+static cl::opt<double>
+    loraAlpha("lora-alpha",
+              cl::desc("LoRA alpha: the adapters' output is scaled by "
+                       "alpha / R (default R: scaling 1)"),
+              cl::value_desc("alpha"), cl::cat(zooCategory));
+
 static cl::opt<std::string>
     functionName("name",
                  cl::desc("Name of the function (default: the model's name)"),
@@ -114,9 +135,10 @@ static cl::opt<std::string> outputFilename(
 /// The options that describe a model, each of which applies to some
 /// models only.
 static cl::Option *const kModelOptions[] = {
-    &presetName, &layers,  &hidden,      &heads,    &kvHeads,   &intermediate,
-    &positions,  &vocab,   &seq,         &batch,    &inputSize, &classes,
-    &activation, &dropout, &normEpsilon, &ropeTheta};
+    &presetName,   &layers,    &hidden,      &heads,    &kvHeads,
+    &intermediate, &positions, &vocab,       &seq,      &batch,
+    &inputSize,    &classes,   &activation,  &dropout,  &normEpsilon,
+    &ropeTheta,    &loraRank,  &loraTargets, &loraAlpha};
 
 static void printError(const llvm::Twine &message) {
   llvm::errs() << "tgc-zoo: error: " << message << "\n";
@@ -143,6 +165,49 @@ template <typename T, typename FieldT>
 static void applyOverride(const cl::opt<T> &option, FieldT &field) {
   if (option.getNumOccurrences())
     field = option;
+}
+
+/// Reads --lora, --lora-targets and --lora-alpha into `lora`; fails on
+/// --lora-targets or --lora-alpha without --lora.
+static LogicalResult applyLoraOptions(StringRef model, LoraConfig &lora) {
+  if (!loraRank.getNumOccurrences()) {
+    for (cl::Option *option :
+         std::initializer_list<cl::Option *>{&loraTargets, &loraAlpha})
+      if (option->getNumOccurrences()) {
+        printError(model + ": --" + option->ArgStr + " needs --lora");
+        return failure();
+      }
+    return success();
+  }
+  lora.rank = loraRank;
+  if (lora.rank < 1) {
+    printError(model + ": --lora must be between 1 and " +
+               llvm::Twine(kMaxSize) + ", got " + llvm::Twine(lora.rank));
+    return failure();
+  }
+  if (loraAlpha.getNumOccurrences()) {
+    if (!(loraAlpha > 0.0) || !std::isfinite(loraAlpha)) {
+      std::string value;
+      llvm::raw_string_ostream(value) << llvm::format("%g", double(loraAlpha));
+      printError(model + ": --lora-alpha must be a positive number, got " +
+                 value);
+      return failure();
+    }
+    lora.alpha = loraAlpha;
+  }
+  if (loraTargets.getNumOccurrences()) {
+    SmallVector<StringRef> globs;
+    StringRef(loraTargets)
+        .split(globs, ',', /*MaxSplit=*/-1,
+               /*KeepEmpty=*/false);
+    if (globs.empty()) {
+      printError(model + ": --lora-targets names no glob");
+      return failure();
+    }
+    for (StringRef glob : globs)
+      lora.targets.push_back(glob.trim().str());
+  }
+  return success();
 }
 
 /// The preset --preset names, else `defaultName`; null after an error.
@@ -250,7 +315,15 @@ static LogicalResult emit(StringRef model, StringRef presetLabel,
     os << "// " << title
        << ": forward pass and mean cross-entropy loss, written by tgc-zoo.\n"
        << "// " << describeConfig(config) << "\n"
-       << "// " << countParameters(params) << " parameters.\n";
+       << "// " << countParameters(params) << " parameters";
+    int64_t adapters = 0;
+    for (const ParameterSpec &param : params)
+      if (isLoraParameter(param.name))
+        adapters += param.getNumElements();
+    if (adapters)
+      os << " (" << adapters
+         << " in LoRA adapters; train with --trainable '*lora_*')";
+    os << ".\n";
     (*module)->print(os);
     os << "\n";
   });
@@ -259,7 +332,8 @@ static LogicalResult emit(StringRef model, StringRef presetLabel,
 static LogicalResult runGPT2() {
   if (failed(checkOptionsApply("gpt2", {&presetName, &layers, &hidden, &heads,
                                         &positions, &vocab, &seq, &batch,
-                                        &dropout, &normEpsilon})))
+                                        &dropout, &normEpsilon, &loraRank,
+                                        &loraTargets, &loraAlpha})))
     return failure();
   const Preset<GPT2Config> *preset =
       findPreset<GPT2Config>("gpt2", getGPT2Presets(), "124m");
@@ -275,6 +349,8 @@ static LogicalResult runGPT2() {
   applyOverride(batch, config.batch);
   applyOverride(dropout, config.dropout);
   applyOverride(normEpsilon, config.layerNormEpsilon);
+  if (failed(applyLoraOptions("gpt2", config.lora)))
+    return failure();
   if (llvm::Error error = verifyConfig(config)) {
     printError("gpt2: " + llvm::toString(std::move(error)));
     return failure();
@@ -285,7 +361,8 @@ static LogicalResult runGPT2() {
 static LogicalResult runLlama() {
   if (failed(checkOptionsApply("llama", {&presetName, &layers, &hidden, &heads,
                                          &kvHeads, &intermediate, &vocab, &seq,
-                                         &batch, &normEpsilon, &ropeTheta})))
+                                         &batch, &normEpsilon, &ropeTheta,
+                                         &loraRank, &loraTargets, &loraAlpha})))
     return failure();
   const Preset<LlamaConfig> *preset =
       findPreset<LlamaConfig>("llama", getLlamaPresets(), "7b");
@@ -306,6 +383,8 @@ static LogicalResult runLlama() {
   applyOverride(batch, config.batch);
   applyOverride(normEpsilon, config.rmsNormEpsilon);
   applyOverride(ropeTheta, config.ropeTheta);
+  if (failed(applyLoraOptions("llama", config.lora)))
+    return failure();
   if (llvm::Error error = verifyConfig(config)) {
     printError("llama: " + llvm::toString(std::move(error)));
     return failure();
@@ -373,7 +452,9 @@ static std::string getOverview() {
         "  tgc-zoo gpt2 --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 128 "
         "| tgc run - --random-inputs 0\n"
         "  tgc-zoo llama --preset 70b --seq 4096 --batch 1 -o llama-70b.mlir\n"
-        "  tgc-zoo mlp --layers 3 --activation gelu -o mlp.mlir\n\n"
+        "  tgc-zoo mlp --layers 3 --activation gelu -o mlp.mlir\n"
+        "  tgc-zoo llama --preset tiny --lora 4 -o lora.mlir && tgc train "
+        "lora.mlir --trainable '*lora_*'\n\n"
         "See docs/zoo.md for the graphs, names and layouts.\n";
   return text;
 }

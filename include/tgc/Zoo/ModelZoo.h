@@ -36,6 +36,24 @@ struct ParameterSpec {
   int64_t getNumElements() const;
 };
 
+/// LoRA adapters (Hu et al., 2021; PEFT's names): every linear layer whose
+/// weight `P.weight` matches one of `targets` gets `P.lora_A.weight`
+/// [in, rank] and `P.lora_B.weight` [rank, out], and computes
+/// `y = x W + ((x A) B) * (alpha / rank)`.
+struct LoraConfig {
+  /// 0: no adapters.
+  int64_t rank = 0;
+  /// 0: the rank (a scaling of 1).
+  double alpha = 0.0;
+  /// Globs over the weight names of the linear layers; empty: the model's
+  /// default (getDefaultLoraTargets).
+  llvm::SmallVector<std::string, 2> targets;
+
+  bool isEnabled() const { return rank > 0; }
+  double getAlpha() const { return alpha > 0.0 ? alpha : double(rank); }
+  double getScaling() const { return getAlpha() / double(rank); }
+};
+
 /// GPT-2 as Hugging Face's GPT2LMHeadModel computes it.
 struct GPT2Config {
   int64_t layers = 12;
@@ -50,6 +68,7 @@ struct GPT2Config {
   /// Embedding and residual dropout rate; 0 emits no dropout ops.
   double dropout = 0.0;
   double layerNormEpsilon = 1e-5;
+  LoraConfig lora;
 };
 
 /// Llama (LlamaForCausalLM): RMSNorm, rotary embeddings, grouped-query
@@ -66,6 +85,7 @@ struct LlamaConfig {
   int64_t batch = 2;
   double rmsNormEpsilon = 1e-5;
   double ropeTheta = 10000.0;
+  LoraConfig lora;
 };
 
 enum class MLPActivation { ReLU, GELU };
@@ -111,12 +131,27 @@ llvm::Error verifyConfig(const GPT2Config &config);
 llvm::Error verifyConfig(const LlamaConfig &config);
 llvm::Error verifyConfig(const MLPConfig &config);
 
-/// The parameters in the order of the framework's state dict, which is also
-/// the order of the `param` arguments of the built function. The config must
-/// have passed verifyConfig.
+/// The parameters in the order of the framework's state dict, then the LoRA
+/// adapters (if any; A then B of each target, in the order of the targets'
+/// weights), which is also the order of the `param` arguments of the built
+/// function. The config must have passed verifyConfig.
 llvm::SmallVector<ParameterSpec> getParameters(const GPT2Config &config);
 llvm::SmallVector<ParameterSpec> getParameters(const LlamaConfig &config);
 llvm::SmallVector<ParameterSpec> getParameters(const MLPConfig &config);
+
+/// The weights of the linear layers (`x @ W`), which LoRA may target: gpt2's
+/// c_attn, c_proj, c_fc and mlp.c_proj (not the embeddings, nor the LM head
+/// tied to wte), llama's q/k/v/o, gate/up/down projections and lm_head.
+llvm::SmallVector<std::string> getLinearWeights(const GPT2Config &config);
+llvm::SmallVector<std::string> getLinearWeights(const LlamaConfig &config);
+
+/// The default --lora-targets: gpt2 `*c_attn.weight`, llama
+/// `*q_proj.weight,*v_proj.weight` (PEFT's defaults).
+llvm::SmallVector<std::string, 2> getDefaultLoraTargets(const GPT2Config &);
+llvm::SmallVector<std::string, 2> getDefaultLoraTargets(const LlamaConfig &);
+
+/// Whether `name` is a LoRA adapter (`*.lora_A.weight`, `*.lora_B.weight`).
+bool isLoraParameter(llvm::StringRef name);
 
 /// One line that states every field of the configuration.
 std::string describeConfig(const GPT2Config &config);
@@ -129,7 +164,9 @@ int64_t countParameters(llvm::ArrayRef<ParameterSpec> params);
 /// Prints one row per parameter group (the parameters whose names are equal
 /// once the layer number is replaced by `*`, so `h.*.attn.c_attn.weight`
 /// gathers every layer's), with shape, tensor count, parameter count and
-/// share of the total, then the total.
+/// share of the total, then the total. With LoRA adapters among `params`,
+/// their groups come last, followed by their subtotal, the total and the
+/// trainable count (the adapters) and fraction.
 void printParameterSummary(llvm::raw_ostream &os,
                            llvm::ArrayRef<ParameterSpec> params);
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Analysis/OpCostSummary.h"
+#include "tgc/Analysis/TrainingMemory.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/InitAll.h"
 #include "tgc/Interpreter/GradientCheck.h"
@@ -92,19 +93,24 @@ static cl::list<std::string> freezeGlobs(
     cl::desc("Do not train the parameters whose tg.name matches (globs, "
              "comma-separated)"),
     cl::value_desc("glob"), cl::CommaSeparated, cl::sub(compileCommand),
-    cl::sub(trainCommand), cl::cat(tgcCategory));
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::list<std::string> trainableGlobs(
     "trainable",
     cl::desc("Train only the parameters whose tg.name matches (globs, "
              "comma-separated)"),
     cl::value_desc("glob"), cl::CommaSeparated, cl::sub(compileCommand),
-    cl::sub(trainCommand), cl::cat(tgcCategory));
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 
 static cl::opt<bool> noCanonicalize(
     "no-canonicalize",
     cl::desc("Skip canonicalization and CSE (verify and print only)"),
     cl::sub(compileCommand), cl::cat(tgcCategory));
 
+static cl::opt<bool> reportTrain(
+    "train",
+    cl::desc("Report the persistent memory of the training step built with "
+             "--optimizer (parameters, gradients, optimizer state)"),
+    cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::opt<bool> reportJson("json", cl::desc("Print the report as JSON"),
                                 cl::sub(reportCommand), cl::cat(tgcCategory));
 
@@ -193,9 +199,11 @@ static cl::opt<TrainData> trainData(
                           "one random batch, every step (memorization)")),
     cl::init(TrainData::Automatic), cl::sub(trainCommand),
     cl::cat(tgcCategory));
-static cl::opt<std::string> trainOptimizer(
-    "optimizer", cl::desc("sgd, adamw, lamb or adafactor (default adamw)"),
-    cl::init("adamw"), cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<std::string>
+    trainOptimizer("optimizer",
+                   cl::desc("sgd, adamw, lamb or adafactor (default adamw)"),
+                   cl::init("adamw"), cl::sub(trainCommand),
+                   cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::opt<double> trainLr("lr", cl::desc("Learning rate (default 1e-3)"),
                                cl::init(1e-3), cl::sub(trainCommand),
                                cl::cat(tgcCategory));
@@ -277,11 +285,45 @@ static LogicalResult runCompile(MLIRContext &context,
   return success();
 }
 
+static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward);
+static FunctionOpInterface findEntry(ModuleOp module, StringRef filename);
+
+/// `tgc report --train`: differentiates a copy of the entry function, adds
+/// the optimizer, and reports what the resulting step keeps in memory.
+static LogicalResult reportTrainingMemory(ModuleOp module) {
+  auto forward = dyn_cast_or_null<func::FuncOp>(
+      static_cast<Operation *>(findEntry(module, inputFilename)));
+  if (!forward)
+    return failure();
+  OwningOpRef<ModuleOp> differentiated = module.clone();
+  PassManager pm(module.getContext());
+  tgc::TGAutodiffOptions autodiff;
+  autodiff.frozen.assign(freezeGlobs.begin(), freezeGlobs.end());
+  autodiff.trainable.assign(trainableGlobs.begin(), trainableGlobs.end());
+  pm.addPass(tgc::createTGAutodiff(autodiff));
+  if (failed(pm.run(*differentiated)))
+    return failure();
+  auto gradients =
+      differentiated->lookupSymbol<func::FuncOp>(forward.getName());
+  func::FuncOp step = buildTrainingStep(module, forward);
+  if (!step)
+    return failure();
+  tgc::TrainingMemory memory =
+      tgc::TrainingMemory::compute(gradients, step, trainOptimizer);
+  if (reportJson)
+    llvm::outs() << memory.toJson().dump(2) << "\n";
+  else
+    memory.print(llvm::outs());
+  return success();
+}
+
 static LogicalResult runReport(MLIRContext &context,
                                llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
   if (!module)
     return failure();
+  if (reportTrain)
+    return reportTrainingMemory(*module);
   std::vector<tgc::FunctionCostSummary> summaries =
       tgc::summarizeModuleCosts(*module);
   if (reportJson)

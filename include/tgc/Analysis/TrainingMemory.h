@@ -1,0 +1,53 @@
+//===- TrainingMemory.h - persistent memory of a training step -*- C++ -*-===//
+//
+// What a training step keeps in device memory across steps, read off the
+// compiled step itself: its parameters and optimizer-state arguments, and the
+// gradient buffers the backward produces for the optimizer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_ANALYSIS_TRAININGMEMORY_H
+#define TGC_ANALYSIS_TRAININGMEMORY_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+struct MemoryCategory {
+  std::string name;
+  int64_t tensors = 0;
+  int64_t elements = 0;
+  int64_t bytes = 0;
+};
+
+struct TrainingMemory {
+  std::string functionName;
+  std::string optimizer;
+  MemoryCategory parameters{"parameters"};
+  MemoryCategory trainable{"trainable parameters"};
+  MemoryCategory gradients{"gradients"};
+  MemoryCategory optimizerState{"optimizer state"};
+
+  int64_t getTotalBytes() const {
+    return parameters.bytes + gradients.bytes + optimizerState.bytes;
+  }
+
+  /// From the differentiated function (its `grad` results) and the step
+  /// after the optimizer (its `param` and `state` arguments).
+  static TrainingMemory compute(mlir::func::FuncOp differentiated,
+                                mlir::func::FuncOp step,
+                                llvm::StringRef optimizer);
+
+  void print(llvm::raw_ostream &os) const;
+  nlohmann::json toJson() const;
+};
+
+} // namespace tgc
+
+#endif // TGC_ANALYSIS_TRAININGMEMORY_H

@@ -21,6 +21,11 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     autodiff.trainable.assign(options.trainable.begin(),
                               options.trainable.end());
     pm.addPass(createTGAutodiff(autodiff));
+    if (options.microBatches > 1) {
+      TGMicrobatchOptions microbatch;
+      microbatch.microBatches = options.microBatches;
+      pm.addPass(createTGMicrobatch(microbatch));
+    }
   }
   if (!options.optimizer.empty()) {
     TGOptimizerOptions optimizer;

@@ -101,6 +101,13 @@ static cl::list<std::string> trainableGlobs(
     cl::value_desc("glob"), cl::CommaSeparated, cl::sub(compileCommand),
     cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 
+static cl::opt<unsigned> microBatches(
+    "micro-batches",
+    cl::desc("Accumulate gradients over N micro-batches: the graph is written "
+             "for one, the step takes N times its batch (default 1)"),
+    cl::value_desc("N"), cl::init(1), cl::sub(compileCommand),
+    cl::sub(trainCommand), cl::cat(tgcCategory));
+
 static cl::opt<bool> noCanonicalize(
     "no-canonicalize",
     cl::desc("Skip canonicalization and CSE (verify and print only)"),
@@ -257,6 +264,7 @@ static LogicalResult runCompile(MLIRContext &context,
   options.canonicalize = !noCanonicalize;
   options.autodiff = compileAutodiff;
   options.optimizer = compileOptimizer;
+  options.microBatches = microBatches;
   options.frozen = freezeGlobs;
   options.trainable = trainableGlobs;
   options.lr = compileLr;
@@ -640,6 +648,9 @@ static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
   autodiff.frozen.assign(freezeGlobs.begin(), freezeGlobs.end());
   autodiff.trainable.assign(trainableGlobs.begin(), trainableGlobs.end());
   pm.addPass(tgc::createTGAutodiff(autodiff));
+  tgc::TGMicrobatchOptions microbatch;
+  microbatch.microBatches = microBatches;
+  pm.addPass(tgc::createTGMicrobatch(microbatch));
   tgc::TGOptimizerOptions options;
   options.kind = trainOptimizer;
   options.lr = trainLr;

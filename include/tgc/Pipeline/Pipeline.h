@@ -31,6 +31,11 @@ struct TrainingPipelineOptions
   ListOption<std::string> trainable{
       *this, "trainable",
       llvm::cl::desc("Globs of the only parameter names that are trained")};
+  Option<unsigned> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Accumulate gradients over this many micro-batches "
+                     "(tg-microbatch; the graph is written for one)"),
+      llvm::cl::init(1)};
   Option<std::string> optimizer{
       *this, "optimizer",
       llvm::cl::desc("Update the params with this optimizer (sgd, adamw, "

@@ -61,6 +61,30 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGMicrobatch : Pass<"tg-microbatch", "::mlir::ModuleOp"> {
+  let summary = "Gradient accumulation: one step over several micro-batches";
+  let description = [{
+    Turns a differentiated step (a function returning its loss and `grad`
+    results, see `tg-autodiff`) written for a micro-batch of `b` examples into
+    a step over `micro-batches` x `b` examples: every `input` and `label`
+    argument gets a leading dimension `micro-batches` times larger, and the
+    body runs once per micro-batch on its slice of them, one after the other,
+    so that only one micro-batch's activations are live at a time. The loss
+    and the gradients are the means over the micro-batches: the same as one
+    step over the whole batch when the loss is a mean over equally many
+    tokens per micro-batch (no ignored labels) and the step has no dropout
+    (each micro-batch replays the same dropout masks).
+
+    The body is repeated, not looped: the IR grows with `micro-batches`.
+    Steps that return other results than the loss and the gradients are
+    refused.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "unsigned", /*default=*/"1",
+           "Micro-batches per step (1: unchanged)">,
+  ];
+}
+
 def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
   let summary = "Apply an optimizer update to every parameter";
   let description = [{

@@ -1,0 +1,142 @@
+//===- Microbatch.cpp - tg-microbatch: gradient accumulation --------------===//
+//
+// Widen the batch arguments, then repeat the step's body once per
+// micro-batch on slices of them, and average the losses and gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#define DEBUG_TYPE "tg-microbatch"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGMICROBATCH
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+StringRef getRole(DictionaryAttr attrs) {
+  auto role = attrs ? attrs.getAs<StringAttr>(tg::TGDialect::kRoleAttrName)
+                    : StringAttr();
+  return role ? role.getValue() : StringRef();
+}
+
+struct TGMicrobatchPass : tgc::impl::TGMicrobatchBase<TGMicrobatchPass> {
+  using TGMicrobatchBase::TGMicrobatchBase;
+
+  void runOnOperation() override {
+    if (microBatches < 1) {
+      getOperation().emitError("tg-microbatch: micro-batches must be >= 1");
+      return signalPassFailure();
+    }
+    if (microBatches == 1)
+      return;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(accumulate(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult accumulate(func::FuncOp func);
+};
+
+LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
+  SmallVector<DictionaryAttr> resultAttrs;
+  func.getAllResultAttrs(resultAttrs);
+  resultAttrs.resize(func.getNumResults());
+  if (llvm::none_of(resultAttrs,
+                    [](DictionaryAttr a) { return getRole(a) == "grad"; }))
+    return success(); // Not a differentiated step.
+  for (auto [i, attrs] : llvm::enumerate(resultAttrs))
+    if (getRole(attrs) != "grad" && getRole(attrs) != "loss")
+      return func.emitError("tg-microbatch: result #")
+             << i
+             << " is neither the loss nor a gradient; only steps that "
+                "return those can be split into micro-batches";
+
+  // The batch arguments and their wider types.
+  unsigned n = microBatches;
+  SmallVector<DictionaryAttr> argAttrs;
+  func.getAllArgAttrs(argAttrs);
+  SmallVector<Type> newTypes(func.getArgumentTypes());
+  SmallVector<bool> isBatch(func.getNumArguments(), false);
+  for (auto [i, attrs] : llvm::enumerate(argAttrs)) {
+    StringRef role = getRole(attrs);
+    if (role != "input" && role != "label")
+      continue;
+    auto type = cast<RankedTensorType>(newTypes[i]);
+    if (type.getRank() == 0)
+      return func.emitError("tg-microbatch: batch argument #")
+             << i << " is a scalar; its first dimension is the batch";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] *= n;
+    newTypes[i] = RankedTensorType::get(shape, type.getElementType());
+    isBatch[i] = true;
+  }
+
+  Block &oldBody = func.getBody().front();
+  auto *newBody = new Block();
+  func.getBody().push_back(newBody);
+  for (auto [type, arg] : llvm::zip(newTypes, oldBody.getArguments()))
+    newBody->addArgument(type, arg.getLoc());
+  OpBuilder builder = OpBuilder::atBlockEnd(newBody);
+  Location loc = func.getLoc();
+
+  // The body, once per micro-batch, on its slice of the batch.
+  SmallVector<Value> sums;
+  for (unsigned k = 0; k < n; ++k) {
+    IRMapping mapping;
+    for (auto [i, oldArg, newArg] :
+         llvm::enumerate(oldBody.getArguments(), newBody->getArguments())) {
+      if (!isBatch[i]) {
+        mapping.map(oldArg, newArg);
+        continue;
+      }
+      auto type = cast<RankedTensorType>(oldArg.getType());
+      SmallVector<int64_t> start(type.getRank(), 0);
+      SmallVector<int64_t> limit(type.getShape());
+      SmallVector<int64_t> strides(type.getRank(), 1);
+      start[0] = k * type.getDimSize(0);
+      limit[0] = start[0] + type.getDimSize(0);
+      mapping.map(oldArg, tg::SliceOp::create(builder, oldArg.getLoc(), newArg,
+                                              start, limit, strides));
+    }
+    for (Operation &op : oldBody.without_terminator())
+      builder.clone(op, mapping);
+    Operation *ret = oldBody.getTerminator();
+    for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
+      Value mapped = mapping.lookupOrDefault(value);
+      if (k == 0)
+        sums.push_back(mapped);
+      else
+        sums[i] = tg::AddOp::create(builder, loc, sums[i], mapped);
+    }
+  }
+
+  // Means over the micro-batches.
+  SmallVector<Value> results;
+  for (Value sum : sums) {
+    auto type = cast<RankedTensorType>(sum.getType());
+    auto scale = DenseElementsAttr::get(
+        type, builder.getFloatAttr(type.getElementType(), 1.0 / n));
+    results.push_back(tg::MulOp::create(
+        builder, loc, sum, tg::ConstantOp::create(builder, loc, scale)));
+  }
+  func::ReturnOp::create(builder, loc, results);
+  oldBody.dropAllDefinedValueUses();
+  oldBody.erase();
+  func.setType(
+      FunctionType::get(func.getContext(), newTypes, func.getResultTypes()));
+  return success();
+}
+
+} // namespace

@@ -562,11 +562,16 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
                              adaptor.getCausal(), adaptor.getScale(), inferred);
 }
 
-double AttentionOp::getScaleOrDefault() {
-  if (std::optional<APFloat> scale = getScale())
+/// The attribute, else 1/sqrt(D) for the query's head size D.
+static double getAttentionScale(std::optional<APFloat> scale,
+                                RankedTensorType query) {
+  if (scale)
     return scale->convertToDouble();
-  return 1.0 /
-         std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+  return 1.0 / std::sqrt(static_cast<double>(query.getDimSize(3)));
+}
+
+double AttentionOp::getScaleOrDefault() {
+  return getAttentionScale(getScale(), getQuery().getType());
 }
 
 LogicalResult DropoutOp::verify() {
@@ -796,10 +801,7 @@ LogicalResult AttentionGradOp::inferReturnTypes(
 }
 
 double AttentionGradOp::getScaleOrDefault() {
-  if (std::optional<APFloat> scale = getScale())
-    return scale->convertToDouble();
-  return 1.0 /
-         std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+  return getAttentionScale(getScale(), getQuery().getType());
 }
 
 LogicalResult EmbeddingGradOp::verify() {

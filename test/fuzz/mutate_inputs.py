@@ -3,8 +3,9 @@
 
 Takes seed .mlir files, applies random token-level mutations (drop, duplicate,
 swap, replace a number with an extreme one, replace a type, truncate) and runs
-`tgc-opt --canonicalize`, `tgc report` and `tgc run --random-inputs 0` (the
-interpreter) on each mutant. Any exit status other
+`tgc-opt --canonicalize`, `tgc report`, `tgc run --random-inputs 0` (the
+interpreter) and the training passes (autodiff, micro-batching, optimizer)
+on each mutant. Any exit status other
 than 0 (accepted) or 1 (diagnosed) is a failure: a crash, an abort or a hang.
 Deterministic for a given --seed. Failing inputs are written to --crash-dir.
 """
@@ -69,7 +70,10 @@ def main():
              for case in open(path).read().split("// -----") if "func.func" in case]
     commands = [[os.path.join(args.tools_dir, "tgc-opt"), "--canonicalize", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "report", "-"],
-                [os.path.join(args.tools_dir, "tgc"), "run", "-", "--random-inputs", "0"]]
+                [os.path.join(args.tools_dir, "tgc"), "run", "-", "--random-inputs", "0"],
+                [os.path.join(args.tools_dir, "tgc-opt"), "--tg-autodiff",
+                 "--tg-microbatch=micro-batches=2", "--tg-optimizer",
+                 "--canonicalize", "-"]]
     failures = 0
     for i in range(args.iterations):
         text = rng.choice(seeds)

@@ -31,6 +31,9 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     TGOptimizerOptions optimizer;
     optimizer.kind = options.optimizer;
     optimizer.lr = options.lr;
+    optimizer.momentum = options.momentum;
+    optimizer.weightDecay = options.weightDecay;
+    optimizer.clipNorm = options.clipNorm;
     pm.addPass(createTGOptimizer(optimizer));
   }
   if (options.canonicalize) {

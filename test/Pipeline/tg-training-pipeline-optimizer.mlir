@@ -4,6 +4,10 @@
 // RUN: tgc compile %s --optimizer sgd --lr 0.5 | FileCheck %s
 // RUN: not tgc compile %s --optimizer bogus -o %t.out 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: test ! -e %t.out
+// The optimizer's momentum, weight decay and clipping are pipeline options.
+// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd momentum=0.9 weight-decay=0.1 clip-norm=1.0})' | FileCheck %s --check-prefix=OPTS
+// OPTS: tg.sqrt
+// OPTS: tg.sgd %arg0, {{.*}} momentum = 9.000000e-01 weight_decay = 1.000000e-01
 // A frozen parameter is not updated (frozen=, tgc compile --freeze).
 // RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd frozen=p})' | FileCheck %s --check-prefix=FROZEN
 // RUN: tgc compile %s --optimizer sgd --freeze p | FileCheck %s --check-prefix=FROZEN

@@ -14,6 +14,7 @@
 #include "tgc/Interpreter/GradientCheck.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
+#include "tgc/Interpreter/Trainer.h"
 #include "tgc/Pipeline/Pipeline.h"
 #include "tgc/Support/Safetensors.h"
 #include "tgc/Transforms/Passes.h"
@@ -617,49 +618,20 @@ static StringRef getRoleOf(func::FuncOp func, unsigned index, bool result) {
   return role ? role.getValue() : StringRef();
 }
 
-/// For synthetic-copy data: the token-id input, the label argument of the
-/// same shape, and the vocabulary, if the model has them.
-struct CopyTask {
-  unsigned ids, labels;
-  int64_t vocabulary;
-};
-static std::optional<CopyTask> findCopyTask(func::FuncOp func) {
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    if (getRoleOf(func, i, false) != "input")
-      continue;
-    for (OpOperand &use : func.getArgument(i).getUses()) {
-      auto embedding = dyn_cast<tgc::tg::EmbeddingOp>(use.getOwner());
-      if (!embedding || use.get() != embedding.getIndices())
-        continue;
-      for (unsigned j = 0; j < e; ++j)
-        if (getRoleOf(func, j, false) == "label" &&
-            func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
-          return CopyTask{i, j, embedding.getTable().getType().getDimSize(0)};
-    }
-  }
-  return std::nullopt;
-}
-
-/// Differentiates `forward` in `module`, adds the optimizer update, and
-/// returns the training step (the same function, rewritten).
+/// Builds the training step of `forward` in place with the training
+/// pipeline, configured by the train/report flags.
 static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
   PassManager pm(module.getContext());
-  tgc::TGAutodiffOptions autodiff;
-  autodiff.frozen.assign(freezeGlobs.begin(), freezeGlobs.end());
-  autodiff.trainable.assign(trainableGlobs.begin(), trainableGlobs.end());
-  pm.addPass(tgc::createTGAutodiff(autodiff));
-  tgc::TGMicrobatchOptions microbatch;
-  microbatch.microBatches = microBatches;
-  pm.addPass(tgc::createTGMicrobatch(microbatch));
-  tgc::TGOptimizerOptions options;
-  options.kind = trainOptimizer;
+  tgc::TrainingPipelineOptions options;
+  options.optimizer = trainOptimizer;
   options.lr = trainLr;
   options.momentum = trainMomentum;
   options.weightDecay = trainWeightDecay;
   options.clipNorm = trainClipNorm;
-  pm.addPass(tgc::createTGOptimizer(options));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  options.microBatches = microBatches;
+  options.frozen = freezeGlobs;
+  options.trainable = trainableGlobs;
+  tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))
     return nullptr;
   return forward;
@@ -674,7 +646,7 @@ static LogicalResult runTrain(MLIRContext &context,
       static_cast<Operation *>(findEntry(*module, inputFilename)));
   if (!entry)
     return failure();
-  std::optional<CopyTask> copyTask = findCopyTask(entry);
+  std::optional<tgc::CopyTask> copyTask = tgc::CopyTask::find(entry);
   TrainData data = trainData;
   if (data == TrainData::Automatic)
     data = copyTask ? TrainData::SyntheticCopy : TrainData::Fixed;
@@ -689,69 +661,30 @@ static LogicalResult runTrain(MLIRContext &context,
   if (!step)
     return failure();
 
-  // Initial values; parameters and state then thread through the steps.
-  unsigned numArgs = step.getNumArguments();
-  SmallVector<tgc::Tensor> arguments;
-  for (unsigned i = 0; i < numArgs; ++i)
-    arguments.push_back(tgc::makeRandomArgument(step, i, trainSeed));
-  std::optional<unsigned> lossIndex;
-  SmallVector<std::pair<unsigned, unsigned>> threaded; // result -> argument
-  for (unsigned r = 0, e = step.getNumResults(); r < e; ++r) {
-    if (getRoleOf(step, r, true) == "loss")
-      lossIndex = r;
-    if (auto aliases = step.getResultAttrOfType<IntegerAttr>(
-            r, tgc::tg::TGDialect::kAliasesAttrName))
-      threaded.push_back({r, static_cast<unsigned>(aliases.getInt())});
-  }
-  tgc::Interpreter interpreter;
-  double firstLoss = NAN, lastLoss = NAN;
+  tgc::TrainerOptions options;
+  options.steps = trainSteps;
+  options.seed = trainSeed;
+  if (data == TrainData::SyntheticCopy)
+    options.copyTask = copyTask;
+  unsigned logEvery = std::max(1u, unsigned(trainLogEvery));
   auto start = std::chrono::steady_clock::now();
-  for (unsigned n = 0; n < trainSteps; ++n) {
-    uint64_t stepSeed = trainSeed + 1000003 * (n + 1);
-    for (unsigned i = 0; i < numArgs; ++i) {
-      StringRef role = getRoleOf(step, i, false);
-      auto name = step.getArgAttrOfType<StringAttr>(
-          i, tgc::tg::TGDialect::kNameAttrName);
-      bool isInt =
-          !isa<FloatType>(getElementTypeOrSelf(step.getArgumentTypes()[i]));
-      if (role == "hyper" && name && name.getValue() == "step")
-        arguments[i].ints()[0] = n + 1;
-      else if (role == "hyper" && isInt &&
-               !step.getArgAttr(i, tgc::tg::TGDialect::kDefaultAttrName))
-        arguments[i] = tgc::makeRandomArgument(step, i, stepSeed); // seeds
-      else if (data == TrainData::SyntheticCopy && i == copyTask->ids) {
-        arguments[i] = tgc::makeRandomArgument(step, i, stepSeed);
-        arguments[copyTask->labels] = arguments[i];
-      }
-    }
-    FailureOr<SmallVector<tgc::Tensor>> results =
-        interpreter.run(step, arguments);
-    if (failed(results))
-      return failure();
-    double loss = (*results)[*lossIndex].getAsDouble(0);
-    if (n == 0)
-      firstLoss = loss;
-    lastLoss = loss;
-    if (!std::isfinite(loss)) {
-      llvm::errs() << "tgc: error: the loss is " << loss << " at step " << n + 1
-                   << "; try a smaller --lr or --clip-norm\n";
-      return failure();
-    }
-    if (n == 0 || (n + 1) % std::max(1u, unsigned(trainLogEvery)) == 0 ||
-        n + 1 == trainSteps)
-      llvm::outs() << llvm::format("step %u: loss %.6f\n", n + 1, loss);
-    for (auto [result, argument] : threaded)
-      arguments[argument] = std::move((*results)[result]);
-  }
+  FailureOr<tgc::TrainingRun> run =
+      tgc::runTraining(step, options, [&](unsigned n, double loss) {
+        if (n == 1 || n % logEvery == 0 || n == trainSteps)
+          llvm::outs() << llvm::format("step %u: loss %.6f\n", n, loss);
+      });
+  if (failed(run))
+    return failure();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   llvm::outs() << llvm::format(
-      "trained %u steps (%s, %s data) in %.2f s: "
-      "loss %.6f -> %.6f\n",
+      "trained %u steps (%s, %s data) in %.2f s: loss %.6f -> %.6f\n",
       unsigned(trainSteps), trainOptimizer.c_str(),
       data == TrainData::SyntheticCopy ? "synthetic-copy" : "fixed", seconds,
-      firstLoss, lastLoss);
+      run->firstLoss, run->lastLoss);
+  SmallVector<tgc::Tensor> &arguments = run->arguments;
+  unsigned numArgs = step.getNumArguments();
 
   if (trainSave.empty())
     return success();

@@ -45,6 +45,16 @@ struct TrainingPipelineOptions
   Option<double> lr{*this, "lr",
                     llvm::cl::desc("Default learning rate of the optimizer"),
                     llvm::cl::init(1e-3)};
+  Option<double> momentum{*this, "momentum",
+                          llvm::cl::desc("SGD momentum of the optimizer"),
+                          llvm::cl::init(0.0)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("Weight decay of the optimizer"),
+                             llvm::cl::init(0.0)};
+  Option<double> clipNorm{
+      *this, "clip-norm",
+      llvm::cl::desc("Clip the global gradient norm (0: no clipping)"),
+      llvm::cl::init(0.0)};
   Option<bool> canonicalize{
       *this, "canonicalize",
       llvm::cl::desc("Run canonicalization and CSE over the step"),

@@ -102,10 +102,16 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
     Tensor tensor(type, elementType.isF64() ? Tensor::Storage::Double
                                             : Tensor::Storage::Float);
     std::normal_distribution<double> normal(0.0, role == "param" ? 0.02 : 1.0);
+    StringRef init = "normal";
+    if (auto attr = function.getArgAttrOfType<StringAttr>(
+            index, tg::TGDialect::kInitAttrName))
+      init = attr.getValue();
     for (int64_t i = 0; i < count; ++i) {
       double value = 0.0;
       if (role == "hyper")
         value = 1e-3;
+      else if (init != "normal")
+        value = init == "ones" ? 1.0 : 0.0;
       else if (role != "state")
         value = normal(generator);
       detail::setFloat(tensor, i, value);

@@ -60,6 +60,10 @@ public:
                           builder.getStringAttr(argument.role));
       function.setArgAttr(i, tg::TGDialect::kNameAttrName,
                           builder.getStringAttr(argument.name));
+      // LoRA starts from the base model: B = 0, as PEFT initializes it.
+      if (StringRef(argument.name).ends_with(".lora_B.weight"))
+        function.setArgAttr(i, tg::TGDialect::kInitAttrName,
+                            builder.getStringAttr("zeros"));
     }
     function.setResultAttr(0, tg::TGDialect::kRoleAttrName,
                            builder.getStringAttr("loss"));

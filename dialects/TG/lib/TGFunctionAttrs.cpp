@@ -130,6 +130,18 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
                     << value << " for " << func.getArgumentTypes()[argIndex];
     return success();
   }
+  if (name == kInitAttrName) {
+    auto init = dyn_cast<StringAttr>(attribute.getValue());
+    if (!init ||
+        !llvm::is_contained({"normal", "zeros", "ones"}, init.getValue()))
+      return emit() << "'tg.init' must be \"normal\", \"zeros\" or "
+                       "\"ones\", got "
+                    << attribute.getValue();
+    if (!isa<FloatType>(
+            getElementTypeOrSelf(func.getArgumentTypes()[argIndex])))
+      return emit() << "'tg.init' is for float arguments";
+    return success();
+  }
   return emit() << "unknown argument attribute '" << name << "'";
 }
 

@@ -28,7 +28,8 @@ std::string getResultName(mlir::FunctionOpInterface function, unsigned index);
 
 /// A value for argument `index` of `function`: its `tg.default` if it has
 /// one, else a random value from `seed`:
-///  - `param`: normal, mean 0, standard deviation 0.02;
+///  - `param`: normal, mean 0, standard deviation 0.02, or its `tg.init`
+///    ("zeros", "ones");
 ///  - `state`: zeros;
 ///  - `label` (integer): uniform class ids in [0, C), C being the class
 ///    dimension of the cross-entropy that reads it (else [0, 2));

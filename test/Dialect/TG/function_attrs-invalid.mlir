@@ -264,3 +264,19 @@ func.func @default_not_scalar(%lr: tensor<4xf32> {tg.role = "hyper", tg.default 
 func.func @default_wrong_kind(%lr: tensor<f32> {tg.role = "hyper", tg.default = 1 : i64}) {
   return
 }
+
+// -----
+
+// tg.init names one of the known initializations.
+// expected-error @+1 {{argument #0 of 'init_unknown': 'tg.init' must be "normal", "zeros" or "ones", got "xavier"}}
+func.func @init_unknown(%w: tensor<4xf32> {tg.role = "param", tg.init = "xavier"}) {
+  return
+}
+
+// -----
+
+// tg.init is for float arguments.
+// expected-error @+1 {{argument #0 of 'init_int': 'tg.init' is for float arguments}}
+func.func @init_int(%w: tensor<4xi64> {tg.role = "param", tg.init = "zeros"}) {
+  return
+}

@@ -35,6 +35,9 @@ def TG_Dialect : Dialect {
     * `tg.default` on a scalar argument: the value the host uses unless told
       otherwise (e.g. the learning rate tg-optimizer was given); a float for a
       float scalar, an integer for an integer scalar.
+    * `tg.init` on a float `param` argument: how a fresh run initializes it,
+      `"normal"` (mean 0, standard deviation 0.02, the default), `"zeros"`
+      (e.g. LoRA's B matrices) or `"ones"`.
     * `tg.aliases = N` on a result: the result is the new value of argument
       `N`, which must have the same type and the role `param` or `state`; at
       most one result aliases a given argument. The buffer may be updated in
@@ -51,6 +54,7 @@ def TG_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNameAttrName = "tg.name";
     static constexpr ::llvm::StringLiteral kAliasesAttrName = "tg.aliases";
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "tg.default";
+    static constexpr ::llvm::StringLiteral kInitAttrName = "tg.init";
   }];
 }
 

@@ -79,6 +79,22 @@ inline llvm::SmallVector<int64_t> getStrides(llvm::ArrayRef<int64_t> shape) {
   return strides;
 }
 
+/// Advances the row-major multi-index `index` over `shape` by one step in
+/// dimensions [0, rank) and moves `position` along `strides` with it: the
+/// odometer of every strided loop below.
+inline void advanceIndex(llvm::MutableArrayRef<int64_t> index,
+                         llvm::ArrayRef<int64_t> shape,
+                         llvm::ArrayRef<int64_t> strides, int64_t rank,
+                         int64_t &position) {
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    position += strides[d];
+    if (++index[d] < shape[d])
+      return;
+    position -= strides[d] * shape[d];
+    index[d] = 0;
+  }
+}
+
 /// dst[i] = src[offset + sum_d index_d(i) * sourceStrides[d]] for every
 /// row-major index i of `shape`: transposes, broadcasts and slices.
 template <typename Vector>
@@ -100,13 +116,7 @@ void stridedGather(const Vector &src, Vector &dst,
     for (int64_t j = 0; j < inner; ++j)
       dst[out + j] = src[source + j * innerStride];
     // Advance the multi-index over the outer dimensions.
-    for (int64_t d = rank - 2; d >= 0; --d) {
-      source += sourceStrides[d];
-      if (++index[d] < shape[d])
-        break;
-      source -= sourceStrides[d] * shape[d];
-      index[d] = 0;
-    }
+    advanceIndex(index, shape, sourceStrides, rank - 1, source);
   }
 }
 

@@ -28,13 +28,7 @@ void reduceInto(const std::vector<T> &in, std::vector<T> &out,
   int64_t target = 0;
   for (size_t i = 0, e = in.size(); i < e; ++i) {
     out[target] = combine(out[target], in[i]);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      target += resultStrides[d];
-      if (++index[d] < shape[d])
-        break;
-      target -= resultStrides[d] * shape[d];
-      index[d] = 0;
-    }
+    advanceIndex(index, shape, resultStrides, rank, target);
   }
 }
 

@@ -128,13 +128,7 @@ LogicalResult padKernel(Operation *op, ArrayRef<const Tensor *> operands,
     int64_t target = offset;
     for (size_t i = 0, e = src.size(); i < e; ++i) {
       dst[target] = src[i];
-      for (int64_t dim = rank - 1; dim >= 0; --dim) {
-        target += strides[dim];
-        if (++index[dim] < shape[dim])
-          break;
-        target -= strides[dim] * shape[dim];
-        index[dim] = 0;
-      }
+      advanceIndex(index, shape, strides, rank, target);
     }
   });
   results.push_back(std::move(result));

@@ -11,24 +11,16 @@
 using namespace mlir;
 using namespace tgc;
 
-static StringRef getRole(func::FuncOp func, unsigned index, bool result) {
-  auto role = result ? func.getResultAttrOfType<StringAttr>(
-                           index, tg::TGDialect::kRoleAttrName)
-                     : func.getArgAttrOfType<StringAttr>(
-                           index, tg::TGDialect::kRoleAttrName);
-  return role ? role.getValue() : StringRef();
-}
-
 std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    if (getRole(func, i, false) != "input")
+    if (tg::getArgumentRole(func, i) != "input")
       continue;
     for (OpOperand &use : func.getArgument(i).getUses()) {
       auto embedding = dyn_cast<tg::EmbeddingOp>(use.getOwner());
       if (!embedding || use.get() != embedding.getIndices())
         continue;
       for (unsigned j = 0; j < e; ++j)
-        if (getRole(func, j, false) == "label" &&
+        if (tg::getArgumentRole(func, j) == "label" &&
             func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
           return CopyTask{i, j, embedding.getTable().getType().getDimSize(0)};
     }
@@ -46,7 +38,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   std::optional<unsigned> lossIndex;
   SmallVector<std::pair<unsigned, unsigned>> threaded; // result -> argument
   for (unsigned r = 0, e = step.getNumResults(); r < e; ++r) {
-    if (getRole(step, r, true) == "loss")
+    if (tg::getResultRole(step, r) == "loss")
       lossIndex = r;
     if (auto aliases = step.getResultAttrOfType<IntegerAttr>(
             r, tg::TGDialect::kAliasesAttrName))
@@ -60,7 +52,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   for (unsigned n = 0; n < options.steps; ++n) {
     uint64_t stepSeed = options.seed + 1000003 * (n + 1);
     for (unsigned i = 0; i < numArgs; ++i) {
-      StringRef role = getRole(step, i, false);
+      StringRef role = tg::getArgumentRole(step, i);
       auto name =
           step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
       bool isInt =

@@ -30,14 +30,6 @@ using namespace tgc;
 
 namespace {
 
-StringRef getRole(FunctionOpInterface func, unsigned index, bool isResult) {
-  StringAttr role = isResult ? func.getResultAttrOfType<StringAttr>(
-                                   index, tg::TGDialect::kRoleAttrName)
-                             : func.getArgAttrOfType<StringAttr>(
-                                   index, tg::TGDialect::kRoleAttrName);
-  return role ? role.getValue() : StringRef();
-}
-
 /// Records the ops a builder creates, to erase those that end up unused.
 struct CreatedOps : OpBuilder::Listener {
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
@@ -86,7 +78,7 @@ private:
 void ReverseModeDifferentiator::findActiveOps(Value loss) {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
-    if (getRole(func, arg.getArgNumber(), /*isResult=*/false) == "param" &&
+    if (tg::getArgumentRole(func, arg.getArgNumber()) == "param" &&
         filter.isTrainable(getParamName(arg.getArgNumber())))
       dependsOnParams.insert(arg);
   for (Operation &op : body.without_terminator())
@@ -124,7 +116,7 @@ LogicalResult ReverseModeDifferentiator::run() {
   // The loss result.
   std::optional<unsigned> lossIndex;
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    StringRef role = getRole(func, i, /*isResult=*/true);
+    StringRef role = tg::getResultRole(func, i);
     if (role == "grad")
       return func.emitError("is already differentiated: result #")
              << i << " is a gradient";
@@ -183,7 +175,7 @@ LogicalResult ReverseModeDifferentiator::run() {
   resultAttrs.resize(func.getNumResults());
   for (BlockArgument arg : body.getArguments()) {
     unsigned index = arg.getArgNumber();
-    if (getRole(func, index, /*isResult=*/false) != "param")
+    if (tg::getArgumentRole(func, index) != "param")
       continue;
     std::string name = getParamName(index);
     if (!filter.isTrainable(name))

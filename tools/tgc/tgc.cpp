@@ -609,15 +609,6 @@ static LogicalResult runGradcheck(MLIRContext &context,
   return success(allPassed);
 }
 
-/// The role and name of argument or result `index`.
-static StringRef getRoleOf(func::FuncOp func, unsigned index, bool result) {
-  auto role = result ? func.getResultAttrOfType<StringAttr>(
-                           index, tgc::tg::TGDialect::kRoleAttrName)
-                     : func.getArgAttrOfType<StringAttr>(
-                           index, tgc::tg::TGDialect::kRoleAttrName);
-  return role ? role.getValue() : StringRef();
-}
-
 /// Builds the training step of `forward` in place with the training
 /// pipeline, configured by the train/report flags.
 static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
@@ -690,7 +681,7 @@ static LogicalResult runTrain(MLIRContext &context,
     return success();
   std::vector<tgc::safetensors::Entry> entries;
   for (unsigned i = 0; i < numArgs; ++i) {
-    if (getRoleOf(step, i, false) != "param")
+    if (tgc::tg::getArgumentRole(step, i) != "param")
       continue;
     tgc::npy::Array array = tgc::tensorToNpy(arguments[i]);
     entries.push_back({tgc::getArgumentName(step, i),

@@ -20,6 +20,19 @@ static constexpr StringLiteral kArgumentRoles[] = {"param", "state", "input",
 static constexpr StringLiteral kResultRoles[] = {"loss", "grad", "param",
                                                  "state", "output"};
 
+StringRef tgc::tg::getArgumentRole(FunctionOpInterface function,
+                                   unsigned index) {
+  auto role =
+      function.getArgAttrOfType<StringAttr>(index, TGDialect::kRoleAttrName);
+  return role ? role.getValue() : StringRef();
+}
+
+StringRef tgc::tg::getResultRole(FunctionOpInterface function, unsigned index) {
+  auto role =
+      function.getResultAttrOfType<StringAttr>(index, TGDialect::kRoleAttrName);
+  return role ? role.getValue() : StringRef();
+}
+
 /// Where to report a problem with argument `index`: its own location when
 /// the function has a body, else the function.
 static InFlightDiagnostic emitArgumentError(FunctionOpInterface func,

@@ -13,4 +13,18 @@
 #include "tgc/Dialect/TG/TGDialect.h.inc"
 #include "tgc/Dialect/TG/TGEnums.h.inc"
 
+namespace mlir {
+class FunctionOpInterface;
+} // namespace mlir
+
+namespace tgc::tg {
+
+/// The `tg.role` of argument or result `index` of `function` ("" if none).
+llvm::StringRef getArgumentRole(mlir::FunctionOpInterface function,
+                                unsigned index);
+llvm::StringRef getResultRole(mlir::FunctionOpInterface function,
+                              unsigned index);
+
+} // namespace tgc::tg
+
 #endif // TGC_DIALECT_TG_TGDIALECT_H

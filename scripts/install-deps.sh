@@ -18,6 +18,8 @@ PKGS=(
   # numpy, for the tests that check the interpreter against an independent
   # implementation and read/write .npy files (used through /usr/bin/python3).
   python3-numpy
+  # rsvg-convert, to check that the memory timeline SVG renders.
+  librsvg2-bin
 )
 
 missing=()

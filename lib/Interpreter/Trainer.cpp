@@ -30,7 +30,7 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
 
 FailureOr<TrainingRun>
 tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
-                 function_ref<void(const StepReport &)> onStep) {
+                 function_ref<void(const TrainingStepResult &)> onStep) {
   TrainingRun run;
   unsigned numArgs = step.getNumArguments();
   for (unsigned i = 0; i < numArgs; ++i)
@@ -87,7 +87,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       return step.emitError("the loss is ")
              << loss << " at step " << n + 1
              << "; try a smaller learning rate or gradient clipping";
-    StepReport report{n + 1, loss};
+    TrainingStepResult report{n + 1, loss};
     if (lossScale) {
       report.lossScale = arguments[lossScale->second].getAsDouble(0);
       report.newLossScale = (*results)[lossScale->first].getAsDouble(0);

@@ -126,11 +126,9 @@ LogicalResult ScalingUpdater::updateLossScale(BlockArgument scale) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   // The gradients: what the updates consume, or what the step returns.
   llvm::SetVector<Value> grads;
-  for (Operation &op : body.without_terminator())
-    if (auto precision = dyn_cast<tg::PrecisionOpInterface>(&op))
-      for (OpOperand &operand : op.getOpOperands())
-        if (precision.isGradientOperand(operand.getOperandNumber()))
-          grads.insert(operand.get());
+  func.walk([&](tg::OptimizerOpInterface update) {
+    grads.insert(update.getParamGrad());
+  });
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (tg::getResultRole(func, i) == "grad")
       grads.insert(value);

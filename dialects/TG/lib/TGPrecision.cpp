@@ -84,15 +84,15 @@ OperandPrecision FakeQuantGradOp::getOperandPrecision(unsigned index) {
 // Optimizer updates: f32 parameters, gradients and state.
 //===----------------------------------------------------------------------===//
 
-#define TG_OPTIMIZER_PRECISION(OpTy)                                           \
-  OperandPrecision OpTy::getOperandPrecision(unsigned) {                       \
-    return OperandPrecision::Full;                                             \
-  }                                                                            \
-  bool OpTy::isGradientOperand(unsigned index) {                               \
-    return index == getGradMutable().getOperandNumber();                       \
-  }
-TG_OPTIMIZER_PRECISION(SgdOp)
-TG_OPTIMIZER_PRECISION(AdamWOp)
-TG_OPTIMIZER_PRECISION(LambOp)
-TG_OPTIMIZER_PRECISION(AdafactorOp)
-#undef TG_OPTIMIZER_PRECISION
+OperandPrecision SgdOp::getOperandPrecision(unsigned) {
+  return OperandPrecision::Full;
+}
+OperandPrecision AdamWOp::getOperandPrecision(unsigned) {
+  return OperandPrecision::Full;
+}
+OperandPrecision LambOp::getOperandPrecision(unsigned) {
+  return OperandPrecision::Full;
+}
+OperandPrecision AdafactorOp::getOperandPrecision(unsigned) {
+  return OperandPrecision::Full;
+}

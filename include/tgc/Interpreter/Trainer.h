@@ -36,7 +36,7 @@ struct TrainerOptions {
 };
 
 /// What one step did.
-struct StepReport {
+struct TrainingStepResult {
   unsigned step;
   double loss;
   /// With dynamic loss scaling (a `loss_scale` state): the scale the step
@@ -61,7 +61,7 @@ struct TrainingRun {
 /// reported on the function.
 mlir::FailureOr<TrainingRun>
 runTraining(mlir::func::FuncOp step, const TrainerOptions &options,
-            llvm::function_ref<void(const StepReport &)> onStep);
+            llvm::function_ref<void(const TrainingStepResult &)> onStep);
 
 } // namespace tgc
 

@@ -109,15 +109,28 @@ def TG_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
       }], "bool", "isResultInComputeType", (ins "unsigned":$index),
       /*methodBody=*/"", /*defaultImplementation=*/"return true;">,
     InterfaceMethod<[{
-        Whether operand `index` is a parameter's gradient that the op
-        consumes (optimizer updates): dynamic loss scaling checks these for
-        inf/NaN before it lets the update through.
-      }], "bool", "isGradientOperand", (ins "unsigned":$index),
-      /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
-    InterfaceMethod<[{
         The type the op accumulates in, or null if it does not accumulate.
       }], "::mlir::Type", "getAccumulationType", (ins),
       /*methodBody=*/"", /*defaultImplementation=*/"return {};">,
+  ];
+}
+
+def TG_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    An optimizer update: the op that turns one parameter and its gradient
+    (and its optimizer state) into the parameter's new value. Analyses use
+    it to tell gradients from other values (the memory simulator's "grads"
+    category, the optimizer phase of the cost report) without listing
+    optimizer ops by name.
+  }];
+  let methods = [
+    InterfaceMethod<"The parameter being updated.", "::mlir::Value",
+      "getUpdatedParam", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getParam();">,
+    InterfaceMethod<"The gradient of the parameter.", "::mlir::Value",
+      "getParamGrad", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getGrad();">,
   ];
 }
 

@@ -795,8 +795,7 @@ def TG_FakeQuantGradOp : TG_FakeQuantOpBase<"fake_quant_grad"> {
 
 class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
     : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "grad", "new_param"]>,
-                       DeclareOpInterfaceMethods<TG_PrecisionOpInterface,
-                           ["getOperandPrecision", "isGradientOperand"]>]
+                       TG_OperandPrecision, TG_OptimizerOpInterface]
                       # traits> {
   let hasVerifier = 1;
 }

@@ -449,6 +449,16 @@ static LogicalResult runReport(MLIRContext &context,
   if (!entry)
     return failure();
   std::optional<tgc::TrainingMemory> trainingMemory;
+  if (!reportTrain && precisionPolicy != "fp32") {
+    // The forward alone, autocast as the training step would be.
+    PassManager pm(&context);
+    tgc::TrainingPipelineOptions options;
+    setPrecisionOptions(options);
+    options.memoryPlan = false;
+    tgc::buildTrainingPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
   if (reportTrain) {
     FailureOr<tgc::TrainingMemory> memory =
         computeTrainingMemory(*module, entry);

@@ -223,7 +223,8 @@ FailureOr<double> GraphImporter::requireConstantScalar(unsigned index,
   const Tensor *tensor = getConstant(*value);
   if (!tensor || tensor->getNumElements() != 1) {
     emitNodeError() << "'" << what << "' (input '" << node->input(index)
-                    << "') must be a single value computable at import";
+                    << "') must be computable at import (a single value), "
+                       "but it is not";
     return failure();
   }
   return tensor->getAsDouble(0);

@@ -633,7 +633,8 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
       opset = opsetId.version();
   if (opset <= 0) {
     emitModelError() << "the model imports no opset of the default ONNX "
-                        "domain";
+                        "domain; models of other domains only are not "
+                        "supported";
     return failure();
   }
   if (!model.has_graph()) {

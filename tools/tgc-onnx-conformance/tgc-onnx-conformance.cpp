@@ -44,16 +44,16 @@ static cl::opt<std::string> expectedPass(
              "passes"),
     cl::value_desc("FILE"));
 static cl::opt<std::string>
-    writePassing("write-passing",
-                 cl::desc("Write the cases that pass to FILE"),
+    writePassing("write-passing", cl::desc("Write the cases that pass to FILE"),
                  cl::value_desc("FILE"));
-static cl::opt<double> relativeTolerance("rtol",
-                            cl::desc("Relative tolerance (default 1e-3, as "
-                                     "ONNX's backend tests)"),
-                            cl::init(1e-3));
-static cl::opt<double> absoluteTolerance("atol",
-                            cl::desc("Absolute tolerance (default 1e-7)"),
-                            cl::init(1e-7));
+static cl::opt<double>
+    relativeTolerance("rtol",
+                      cl::desc("Relative tolerance (default 1e-3, as "
+                               "ONNX's backend tests)"),
+                      cl::init(1e-3));
+static cl::opt<double>
+    absoluteTolerance("atol", cl::desc("Absolute tolerance (default 1e-7)"),
+                      cl::init(1e-7));
 static cl::opt<bool> quiet("quiet",
                            cl::desc("Print only failures and the tables"));
 
@@ -111,8 +111,7 @@ static CaseResult runCase(StringRef directory) {
 
   SmallString<256> modelPath(directory);
   llvm::sys::path::append(modelPath, "model.onnx");
-  std::vector<std::string> dataSets =
-      listSorted(directory, "test_data_set_");
+  std::vector<std::string> dataSets = listSorted(directory, "test_data_set_");
   if (dataSets.empty())
     return {Outcome::Fail, "no test_data_set_*"};
 
@@ -278,8 +277,8 @@ int main(int argc, char **argv) {
   }
 
   Tally total;
-  llvm::outs() << llvm::format("\n%-20s %8s %8s %12s %8s\n", "suite",
-                               "passed", "failed", "unsupported", "total");
+  llvm::outs() << llvm::format("\n%-20s %8s %8s %12s %8s\n", "suite", "passed",
+                               "failed", "unsupported", "total");
   for (const auto &[suite, tally] : tallies) {
     llvm::outs() << llvm::format(
         "%-20s %8u %8u %12u %8u\n", suite.c_str(), tally.passed, tally.failed,
@@ -306,8 +305,8 @@ int main(int argc, char **argv) {
     return 0;
   auto list = llvm::MemoryBuffer::getFile(expectedPass);
   if (!list) {
-    llvm::errs() << "tgc-onnx-conformance: error: cannot read '"
-                 << expectedPass << "'\n";
+    llvm::errs() << "tgc-onnx-conformance: error: cannot read '" << expectedPass
+                 << "'\n";
     return 1;
   }
   unsigned regressions = 0;

@@ -135,7 +135,7 @@ SmallVector<Value> GraphImporter::finish(Operation *op) {
     operands.push_back(tensor);
   }
   for (Type type : op->getResultTypes())
-    if (cast<RankedTensorType>(type).getNumElements() > kMaxImportElements) {
+    if (cast<RankedTensorType>(type).getNumElements() > kMaxFoldElements) {
       op->emitError("constant too large to fold at import: ") << type;
       errorSeen = true;
       return results;
@@ -280,7 +280,7 @@ GraphImporter::getAxes(unsigned inputIndex, StringRef attributeName) {
 }
 
 FailureOr<int64_t> GraphImporter::normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+  if (axis < -rank || axis >= rank) {
     emitNodeError() << "axis " << axis << " is out of range for rank " << rank;
     return failure();
   }

@@ -25,8 +25,11 @@
 
 namespace tgc::onnx_import {
 
-/// The largest tensor the importer folds or reads (elements).
+/// The largest tensor the importer reads (elements).
 constexpr int64_t kMaxImportElements = int64_t(1) << 31;
+/// The largest tensor the importer computes at import (elements): larger
+/// constants would make the module itself huge.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
 
 /// The MLIR element type of an ONNX TensorProto data type, or null where tg
 /// has none (strings, complex, 8/16-bit and unsigned integers).

@@ -1105,8 +1105,8 @@ static LogicalResult convertConstantOfShape(Importer &g) {
   for (int64_t dim : shape) {
     if (dim < 0)
       return g.fail("shape has a negative dimension");
-    if (dim && count > kMaxImportElements / dim)
-      return g.fail("the constant is too large");
+    if (dim && count > kMaxFoldElements / dim)
+      return g.fail("the constant is too large to build at import");
     count *= dim;
   }
   Type elementType = g.builder.getF32Type();
@@ -1133,7 +1133,7 @@ static LogicalResult convertRange(Importer &g) {
   if (delta == 0.0)
     return g.fail("delta is 0");
   double steps = std::ceil((limit - start) / delta);
-  if (!(steps < double(kMaxImportElements)))
+  if (!(steps < double(kMaxFoldElements)))
     return g.fail("the range is too long");
   int64_t count = std::max<int64_t>(int64_t(steps), 0);
   Type elementType = Importer::getType(startValue).getElementType();

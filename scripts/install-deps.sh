@@ -21,6 +21,8 @@ PKGS=(
   # The ONNX importer: the ONNX protobuf schema (onnx_proto) and protobuf;
   # the ONNX backend test data for the conformance runner.
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  # rsvg-convert, to check that the memory timeline SVG renders.
+  librsvg2-bin
 )
 
 missing=()

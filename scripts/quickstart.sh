@@ -9,8 +9,8 @@ cmake --preset default
 cmake --build --preset default
 
 echo
-echo "== tgc report examples/mlp.mlir"
-build/bin/tgc report examples/mlp.mlir
+echo "== tgc report examples/mlp.mlir --train"
+build/bin/tgc report examples/mlp.mlir --train
 build/bin/tgc compile examples/mlp.mlir -o build/mlp.opt.mlir
 echo
 echo "== tgc compile examples/mlp.mlir -o build/mlp.opt.mlir: done"

@@ -6,6 +6,7 @@
 
 #include "tgc/Pipeline/Pipeline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -39,6 +40,14 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
   if (options.canonicalize) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+  }
+  // Last: the order and the offsets are those of the program emitted.
+  if (options.schedule)
+    pm.addNestedPass<func::FuncOp>(createTGSchedule());
+  if (options.memoryPlan) {
+    TGMemoryPlanOptions plan;
+    plan.device = options.device;
+    pm.addNestedPass<func::FuncOp>(createTGMemoryPlan(plan));
   }
 }
 

@@ -1,7 +1,12 @@
 // optimizer=KIND (tgc compile --optimizer KIND) differentiates and updates:
 // the step returns the loss and the new parameters, not the gradients.
-// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd lr=0.5})' | FileCheck %s
-// RUN: tgc compile %s --optimizer sgd --lr 0.5 | FileCheck %s
+// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd lr=0.5 memory-plan=false})' | FileCheck %s
+// RUN: tgc compile %s --optimizer sgd --lr 0.5 --no-memory-plan | FileCheck %s
+// The pipeline ends with tg-schedule and tg-memory-plan (tgc compile's
+// default): the update is written in place into the parameter's buffer.
+// RUN: tgc compile %s --optimizer sgd --lr 0.5 | FileCheck %s --check-prefix=PLAN
+// PLAN: func.func @step(%arg0: tensor<4xf32> {tg.name = "p", tg.offset = [[P:[0-9]+]] : i64
+// PLAN: tg.sgd %arg0, {{.*}}tg.offsets = array<i64: [[P]]>
 // RUN: not tgc compile %s --optimizer bogus -o %t.out 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: test ! -e %t.out
 // The optimizer's momentum, weight decay and clipping are pipeline options.

@@ -1,6 +1,9 @@
-// `tgc report` prints FLOPs and bytes per op kind and function.
-// RUN: tgc report %s | FileCheck %s
-// RUN: tgc report %s --json | FileCheck %s --check-prefix=JSON
+// `tgc report` prints FLOPs and bytes per op kind and function, then the
+// estimated time and the simulated memory of the entry function.
+// RUN: tgc report %s --entry linear | FileCheck %s
+// RUN: tgc report %s --entry linear --json | FileCheck %s --check-prefix=JSON
+// RUN: not tgc report %s 2>&1 | FileCheck %s --check-prefix=NOENTRY
+// NOENTRY: error: {{.*}}report.mlir has no function 'main' to run; functions: linear empty (choose with --entry)
 
 // A 32x784 by 784x256 matmul: 2 * 32 * 256 * 784 = 12845056 FLOPs, reading
 // (32*784 + 784*256) * 4 = 903168 bytes and writing 32*256*4 = 32768.
@@ -13,10 +16,21 @@
 // CHECK: function @empty (0 ops)
 // CHECK-NEXT: op
 // CHECK-NEXT: total {{ *}}0 {{ *}}0
+// The tanh's input (the reshaped matmul result) and output, the inputs and
+// cuBLASLt's 32 MiB workspace are live at the peak.
+// CHECK: estimated time of @linear on H100-SXM
+// CHECK: memory of @linear (simulated, 3 ops in order)
+// CHECK-NEXT: peak 32.92 MiB (34523136 bytes) during op #2 (forward): tg.tanh
+// CHECK: summary: 0 params, {{.*}} peak 34523136 bytes {{.*}} arena 34523136 bytes, {{.*}} 2 kernels, 12853248 FLOPs
 
-// JSON: "functions": [
-// JSON: "name": "linear"
+// JSON: "arena_bytes": 34523136,
+// JSON: "flops": 12853248,
+// JSON-NEXT: "function": "linear",
+// JSON: "kernels": 2,
 // JSON: "ops": [
+// JSON-NEXT: {
+// JSON-NEXT: "name": "linear",
+// JSON-NEXT: "ops": [
 // JSON: "bytes_read": 903168,
 // JSON-NEXT: "bytes_written": 32768,
 // JSON-NEXT: "count": 1,

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/OpCostSummary.h"
+#include "tgc/Analysis/StepReport.h"
 #include "tgc/Analysis/TrainingMemory.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Import/ONNX/Importer.h"
@@ -53,7 +55,8 @@ static cl::SubCommand
                    "Parse, verify and optimize a training step, and write it");
 static cl::SubCommand
     reportCommand("report",
-                  "Print the operations, FLOPs and bytes of every function");
+                  "FLOPs and bytes of every op, estimated step time, simulated "
+                  "peak memory");
 
 static cl::SubCommand
     runCommand("run", "Run a function on the CPU reference interpreter");
@@ -147,10 +150,19 @@ static cl::opt<unsigned> microBatches(
     cl::value_desc("N"), cl::init(1), cl::sub(compileCommand),
     cl::sub(trainCommand), cl::cat(tgcCategory));
 
-static cl::opt<bool> noCanonicalize(
-    "no-canonicalize",
-    cl::desc("Skip canonicalization and CSE (verify and print only)"),
-    cl::sub(compileCommand), cl::cat(tgcCategory));
+static cl::opt<bool> noCanonicalize("no-canonicalize",
+                                    cl::desc("Skip canonicalization and CSE"),
+                                    cl::sub(compileCommand),
+                                    cl::cat(tgcCategory));
+static cl::opt<bool>
+    noSchedule("no-schedule",
+               cl::desc("Keep the op order (skip tg-schedule, which reorders "
+                        "ops to lower the peak memory)"),
+               cl::sub(compileCommand), cl::cat(tgcCategory));
+static cl::opt<bool>
+    noMemoryPlan("no-memory-plan",
+                 cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
+                 cl::sub(compileCommand), cl::cat(tgcCategory));
 
 static cl::opt<bool> reportTrain(
     "train",
@@ -159,15 +171,33 @@ static cl::opt<bool> reportTrain(
     cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::opt<bool> reportJson("json", cl::desc("Print the report as JSON"),
                                 cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> reportTimeline(
+    "memory-timeline",
+    cl::desc("Draw live memory over the op sequence, by kind, as an SVG"),
+    cl::value_desc("FILE.svg"), cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<std::string>
+    deviceName("device",
+               cl::desc("The GPU to plan for: A100-40GB, A100-80GB, "
+                        "H100-SXM (default), H200, B200"),
+               cl::value_desc("name"), cl::sub(compileCommand),
+               cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> deviceFile(
+    "device-file",
+    cl::desc(
+        "Read the GPU's figures from a JSON file (see docs/cost-model.md)"),
+    cl::value_desc("FILE.json"), cl::sub(compileCommand),
+    cl::sub(reportCommand), cl::cat(tgcCategory));
 
 static cl::list<std::string>
     runFiles(cl::Positional, cl::OneOrMore,
              cl::desc("<input .mlir or .onnx> (two with --compare)"),
              cl::sub(runCommand), cl::cat(tgcCategory));
 static cl::opt<std::string> runEntry(
-    "entry", cl::desc("The function to run (default: the only one, or main)"),
+    "entry",
+    cl::desc("The function to run or report (default: the only one, or "
+             "main)"),
     cl::value_desc("name"), cl::sub(runCommand), cl::sub(gradcheckCommand),
-    cl::sub(trainCommand), cl::cat(tgcCategory));
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::list<std::string> runInputs(
     "input",
     cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file or "
@@ -344,6 +374,9 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
 }
 
 static LogicalResult writeModule(ModuleOp module);
+static std::optional<tgc::DeviceSpec> resolveDevice();
+static LogicalResult writeOutputFile(StringRef file,
+                                     function_ref<void(raw_ostream &)> write);
 
 static LogicalResult runCompile(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr) {
@@ -353,6 +386,16 @@ static LogicalResult runCompile(MLIRContext &context,
   PassManager pm(&context);
   tgc::TrainingPipelineOptions options;
   options.canonicalize = !noCanonicalize;
+  options.schedule = !noSchedule;
+  options.memoryPlan = !noMemoryPlan;
+  if (!resolveDevice())
+    return failure();
+  if (!deviceFile.empty()) // A path, whatever its name (see tg-memory-plan).
+    options.device = StringRef(deviceFile).contains('/')
+                         ? std::string(deviceFile)
+                         : "./" + deviceFile;
+  else if (!deviceName.empty())
+    options.device = deviceName;
   options.autodiff = compileAutodiff;
   options.optimizer = compileOptimizer;
   options.microBatches = microBatches;
@@ -379,30 +422,62 @@ static LogicalResult writeModule(ModuleOp module) {
     llvm::sys::path::replace_extension(path, "safetensors");
     paramsFile = path.str().str();
   }
-  // The output file is removed again unless everything succeeded.
+  if (failed(writeOutputFile(outputFilename, [&](raw_ostream &os) {
+        module->print(os);
+        os << "\n";
+      })))
+    return failure();
+  if (paramsFile.empty())
+    return success();
+  if (llvm::Error error =
+          tgc::writeParameters(paramsFile, *importedParameters)) {
+    llvm::errs() << "tgc: error: " << llvm::toString(std::move(error)) << "\n";
+    llvm::sys::fs::remove(outputFilename);
+    return failure();
+  }
+  return success();
+}
+
+static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward);
+static FunctionOpInterface findEntry(ModuleOp module, StringRef filename);
+
+/// The device of --device or --device-file (default H100-SXM).
+static std::optional<tgc::DeviceSpec> resolveDevice() {
+  if (!deviceName.empty() && !deviceFile.empty()) {
+    llvm::errs() << "tgc: error: give --device or --device-file, not both\n";
+    return std::nullopt;
+  }
+  llvm::Expected<tgc::DeviceSpec> device =
+      deviceFile.empty()
+          ? tgc::lookupDevice(deviceName.empty() ? tgc::getDefaultDeviceName()
+                                                 : StringRef(deviceName))
+          : tgc::loadDeviceFile(deviceFile);
+  if (!device) {
+    llvm::errs() << "tgc: error: " << llvm::toString(device.takeError())
+                 << "\n";
+    return std::nullopt;
+  }
+  return *device;
+}
+
+/// Writes `file` through `write`, or leaves nothing behind on failure.
+static LogicalResult writeOutputFile(StringRef file,
+                                     function_ref<void(raw_ostream &)> write) {
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
+      openOutputFile(file, &errorMessage);
   if (!output) {
     llvm::errs() << "tgc: error: " << errorMessage << "\n";
     return failure();
   }
-  module->print(output->os());
-  output->os() << "\n";
+  write(output->os());
   output->os().flush();
   if (output->os().has_error()) {
-    llvm::errs() << "tgc: error: cannot write '" << outputFilename
+    llvm::errs() << "tgc: error: cannot write '" << file
                  << "': " << output->os().error().message() << "\n";
     output->os().clear_error();
     return failure();
   }
-  if (!paramsFile.empty())
-    if (llvm::Error error =
-            tgc::writeParameters(paramsFile, *importedParameters)) {
-      llvm::errs() << "tgc: error: " << llvm::toString(std::move(error))
-                   << "\n";
-      return failure();
-    }
   output->keep();
   return success();
 }
@@ -420,16 +495,10 @@ static LogicalResult runImport(MLIRContext &context,
   return writeModule(*module);
 }
 
-static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward);
-static FunctionOpInterface findEntry(ModuleOp module, StringRef filename);
-
-/// `tgc report --train`: differentiates a copy of the entry function, adds
-/// the optimizer, and reports what the resulting step keeps in memory.
-static LogicalResult reportTrainingMemory(ModuleOp module) {
-  auto forward = dyn_cast_or_null<func::FuncOp>(
-      static_cast<Operation *>(findEntry(module, inputFilename)));
-  if (!forward)
-    return failure();
+/// The persistent memory of the step `tgc report --train` builds: the
+/// gradients come from differentiating a copy of the forward.
+static FailureOr<tgc::TrainingMemory>
+computeTrainingMemory(ModuleOp module, func::FuncOp forward) {
   OwningOpRef<ModuleOp> differentiated = module.clone();
   PassManager pm(module.getContext());
   tgc::TGAutodiffOptions autodiff;
@@ -443,28 +512,49 @@ static LogicalResult reportTrainingMemory(ModuleOp module) {
   func::FuncOp step = buildTrainingStep(module, forward);
   if (!step)
     return failure();
-  tgc::TrainingMemory memory =
-      tgc::TrainingMemory::compute(gradients, step, trainOptimizer);
-  if (reportJson)
-    llvm::outs() << memory.toJson().dump(2) << "\n";
-  else
-    memory.print(llvm::outs());
-  return success();
+  return tgc::TrainingMemory::compute(gradients, step, trainOptimizer);
 }
 
 static LogicalResult runReport(MLIRContext &context,
                                llvm::SourceMgr &sourceMgr) {
+  std::optional<tgc::DeviceSpec> device = resolveDevice();
+  if (!device)
+    return failure();
   OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
   if (!module)
     return failure();
-  if (reportTrain)
-    return reportTrainingMemory(*module);
+  auto entry = dyn_cast_or_null<func::FuncOp>(
+      static_cast<Operation *>(findEntry(*module, inputFilename)));
+  if (!entry)
+    return failure();
+  std::optional<tgc::TrainingMemory> trainingMemory;
+  if (reportTrain) {
+    FailureOr<tgc::TrainingMemory> memory =
+        computeTrainingMemory(*module, entry);
+    if (failed(memory))
+      return failure();
+    trainingMemory = *memory;
+  }
   std::vector<tgc::FunctionCostSummary> summaries =
       tgc::summarizeModuleCosts(*module);
-  if (reportJson)
-    llvm::outs() << tgc::costSummariesToJson(summaries).dump(2) << "\n";
-  else
-    tgc::printCostTables(llvm::outs(), summaries);
+  tgc::StepReport report = tgc::StepReport::compute(entry, *device);
+  if (!reportTimeline.empty() &&
+      failed(writeOutputFile(reportTimeline, [&](raw_ostream &os) {
+        report.memory.writeTimelineSvg(os);
+      })))
+    return failure();
+  if (reportJson) {
+    nlohmann::json json = report.toJson();
+    json["ops"] = tgc::costSummariesToJson(summaries)["functions"];
+    if (trainingMemory)
+      json["training_memory"] = trainingMemory->toJson();
+    llvm::outs() << json.dump(2) << "\n";
+    return success();
+  }
+  tgc::printCostTables(llvm::outs(), summaries);
+  if (trainingMemory)
+    trainingMemory->print(llvm::outs());
+  report.print(llvm::outs());
   return success();
 }
 
@@ -804,6 +894,9 @@ static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
   options.microBatches = microBatches;
   options.frozen = freezeGlobs;
   options.trainable = trainableGlobs;
+  // The order of `tgc compile` (the report simulates it); the offsets are
+  // not needed to run or report the step.
+  options.memoryPlan = false;
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))
     return nullptr;
@@ -961,7 +1054,7 @@ int main(int argc, char **argv) {
       "OUT.safetensors)\n"
       "  tgc compile FILE.mlir -o OUT.mlir   verify, optimize and write a "
       "step\n"
-      "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n"
+      "  tgc report FILE.mlir [--json]       cost, step time and peak memory\n"
       "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n"
       "  tgc gradcheck FILE.mlir             check gradients (f64)\n"
       "  tgc train FILE.mlir --steps 300     train on the CPU interpreter\n\n"

@@ -19,8 +19,10 @@ using namespace tgc::tg;
 OpCost &OpCost::operator+=(const OpCost &other) {
   flops += other.flops;
   transcendentals += other.transcendentals;
+  matrixFlops += other.matrixFlops;
   bytesRead += other.bytesRead;
   bytesWritten += other.bytesWritten;
+  workspaceBytes += other.workspaceBytes;
   return *this;
 }
 
@@ -135,6 +137,7 @@ OpCost MatmulOp::getCost() {
   RankedTensorType lhsType = getLhs().getType();
   int64_t k = lhsType.getShape()[lhsType.getRank() - (getTransposeA() ? 2 : 1)];
   cost.flops = 2 * getNumElements(getResult()) * k;
+  cost.matrixFlops = cost.flops;
   cost.computeType = lhsType.getElementType();
   return cost;
 }
@@ -188,8 +191,8 @@ OpCost AttentionOp::getCost() {
   int64_t valueSize = getValue().getType().getDimSize(3);
   // Two matmuls (scores and output), then per score: scale, max, subtract,
   // exp, sum; per output element a division.
-  cost.flops = 2 * pairs * (headSize + valueSize) + 5 * pairs +
-               getNumElements(getOutput());
+  cost.matrixFlops = 2 * pairs * (headSize + valueSize);
+  cost.flops = cost.matrixFlops + 5 * pairs + getNumElements(getOutput());
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
   return cost;
@@ -278,9 +281,15 @@ OpCost AttentionGradOp::getCost() {
       getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
   int64_t headSize = getQuery().getType().getDimSize(3);
   int64_t valueSize = getValue().getType().getDimSize(3);
-  cost.flops = 2 * pairs * (3 * headSize + 2 * valueSize) + 6 * pairs;
+  cost.matrixFlops = 2 * pairs * (3 * headSize + 2 * valueSize);
+  cost.flops = cost.matrixFlops + 6 * pairs;
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
+  // FlashAttention-2's backward accumulates dQ in f32 across the key blocks
+  // and keeps delta = rowsum(dO * O) per query row (both f32).
+  RankedTensorType query = getQuery().getType();
+  int64_t rows = query.getNumElements() / query.getDimSize(3);
+  cost.workspaceBytes = 4 * (query.getNumElements() + rows);
   return cost;
 }
 
@@ -312,6 +321,9 @@ OpCost FusionOp::getCost() {
     OpCost innerCost = inner.getCost();
     cost.flops += innerCost.flops;
     cost.transcendentals += innerCost.transcendentals;
+    cost.matrixFlops += innerCost.matrixFlops;
+    cost.workspaceBytes =
+        std::max(cost.workspaceBytes, innerCost.workspaceBytes);
     if (innerCost.flops > largestFlops && innerCost.computeType) {
       largestFlops = innerCost.flops;
       cost.computeType = innerCost.computeType;

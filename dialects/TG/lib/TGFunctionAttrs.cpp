@@ -98,16 +98,49 @@ static LogicalResult verifyName(Attribute value, unsigned index,
   return success();
 }
 
+/// A byte offset or size of the memory plan: a non-negative integer.
+static bool isByteCount(Attribute value) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  return integer && !integer.getType().isInteger(1) && integer.getInt() >= 0;
+}
+
 LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attribute) {
-  // No tg attribute is defined on operations themselves yet; catching them
-  // keeps a misplaced role or name from being silently ignored.
-  InFlightDiagnostic diag = op->emitError() << "unknown attribute '"
-                                            << attribute.getName().getValue()
-                                            << "' on an operation";
   StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+  // The memory plan of tg-memory-plan.
+  if (name == kOffsetsAttrName) {
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!offsets ||
+        offsets.size() != static_cast<int64_t>(op->getNumResults()) ||
+        llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; }))
+      return op->emitError() << "'tg.offsets' must be an array<i64> of one "
+                                "non-negative offset per result ("
+                             << op->getNumResults() << "), got " << value;
+    return success();
+  }
+  if (name == kWorkspaceOffsetAttrName) {
+    if (!isByteCount(value))
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer, got "
+             << value;
+    return success();
+  }
+  if (name == kArenaSizeAttrName || name == kGemmWorkspaceOffsetAttrName) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name << "' belongs on a function";
+    if (!isByteCount(value))
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer, got "
+             << value;
+    return success();
+  }
+  // Catching unknown tg attributes keeps a misplaced role or name from being
+  // silently ignored.
+  InFlightDiagnostic diag = op->emitError() << "unknown attribute '" << name
+                                            << "' on an operation";
   if (name == kRoleAttrName || name == kNameAttrName ||
-      name == kAliasesAttrName)
+      name == kAliasesAttrName || name == kOffsetAttrName)
     diag << "; it belongs on function arguments and results";
   return diag;
 }
@@ -141,6 +174,12 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
       return emit() << "'tg.default' must be a value of the argument's "
                        "element type on a scalar argument, got "
                     << value << " for " << func.getArgumentTypes()[argIndex];
+    return success();
+  }
+  if (name == kOffsetAttrName) {
+    if (!isByteCount(attribute.getValue()))
+      return emit() << "'tg.offset' must be a non-negative integer, got "
+                    << attribute.getValue();
     return success();
   }
   if (name == kInitAttrName) {

@@ -59,6 +59,20 @@ struct TrainingPipelineOptions
       *this, "canonicalize",
       llvm::cl::desc("Run canonicalization and CSE over the step"),
       llvm::cl::init(true)};
+  Option<bool> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Reorder the ops to lower the peak memory (tg-schedule)"),
+      llvm::cl::init(true)};
+  Option<bool> memoryPlan{
+      *this, "memory-plan",
+      llvm::cl::desc("Give every buffer an offset in one arena "
+                     "(tg-memory-plan)"),
+      llvm::cl::init(true)};
+  Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("The device planned for: a built-in name or a device "
+                     "JSON file (docs/cost-model.md)"),
+      llvm::cl::init("H100-SXM")};
 };
 
 /// Adds the training pipeline to `pm`, which must run on a `builtin.module`.

@@ -3,6 +3,7 @@
 #ifndef TGC_TRANSFORMS_PASSES_H
 #define TGC_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace tgc {

@@ -148,4 +148,94 @@ def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
+  let summary = "Reorder the ops of a step to lower its peak memory";
+  let description = [{
+    List scheduling against the memory simulator (docs/memory.md). Among the
+    ops whose operands are ready, an op that frees at least as many bytes as
+    it allocates runs first (the one freeing most; e.g. an optimizer update
+    as soon as its gradient is complete, so the gradient buffer dies at
+    once); otherwise the op that comes first in the original order runs.
+    Constants are placed just before their first use. Two variants are tried
+    (the one above, and the same one that always takes the op with the
+    smallest net allocation), and the order with the lowest simulated peak is
+    kept, never one with a higher peak than the original. Dependencies are
+    respected (ops with memory effects also keep their relative order) and
+    the result is deterministic.
+
+    Before (the update of `w` waits until every gradient exists):
+
+    ```mlir
+    %gw = tg.matmul %x, %dy transpose_a : ...
+    %gb = tg.reduce sum %dy dims = [0] : ...
+    %w2 = tg.sgd %w, %gw, %lr ...
+    %b2 = tg.sgd %b, %gb, %lr ...
+    ```
+
+    After:
+
+    ```mlir
+    %gw = tg.matmul %x, %dy transpose_a : ...
+    %w2 = tg.sgd %w, %gw, %lr ...
+    %gb = tg.reduce sum %dy dims = [0] : ...
+    %b2 = tg.sgd %b, %gb, %lr ...
+    ```
+
+    With `explain`, a remark on each function states the simulated peak
+    before and after.
+  }];
+  let dependentDialects = ["::tgc::tg::TGDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark with the peak before and after">,
+  ];
+  let statistics = [
+    Statistic<"peakBefore", "peak-before", "Simulated peak bytes before">,
+    Statistic<"peakAfter", "peak-after", "Simulated peak bytes after">,
+  ];
+}
+
+def TGMemoryPlan : Pass<"tg-memory-plan", "::mlir::func::FuncOp"> {
+  let summary = "Assign every buffer an offset in one arena per device";
+  let description = [{
+    Places every buffer of the memory simulator's model (docs/memory.md) in
+    one arena, greedy by size with best fit over the buffers' lifetimes, and
+    records the plan for the code generator:
+
+    - `tg.offset` on each argument (the buffer the host fills),
+    - `tg.offsets` on each op: the offset of each result's buffer (views and
+      in-place updates share their operand's or argument's offset),
+    - `tg.workspace_offset` on an op that needs a workspace,
+    - `tg.arena_size` on the function, and `tg.gemm_workspace_offset` when
+      the step uses the GEMM library.
+
+    ```mlir
+    func.func @f(%x: tensor<4xf32> {tg.offset = 0 : i64, tg.role = "input"})
+        -> tensor<4xf32> attributes {tg.arena_size = 512 : i64} {
+      %0 = tg.exp %x {tg.offsets = array<i64: 256>} : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    ```
+
+    The arena is never smaller than the simulated peak of live bytes (each
+    buffer rounded up to `alignment`); with `explain` a remark states both.
+    The plan is for the op order the function has: run `tg-schedule` first.
+  }];
+  let dependentDialects = ["::tgc::tg::TGDialect"];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",
+           "The device whose GEMM workspace the arena holds: a built-in "
+           "name or the path of a device JSON file (*.json)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Alignment of every buffer in bytes (a power of two)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark with the arena size and its lower bound">,
+  ];
+  let statistics = [
+    Statistic<"arenaBytes", "arena-bytes", "Arena size in bytes">,
+    Statistic<"lowerBoundBytes", "lower-bound-bytes",
+              "Peak of live aligned bytes">,
+  ];
+}
+
 #endif // TGC_TRANSFORMS_PASSES_TD

@@ -280,3 +280,58 @@ func.func @init_unknown(%w: tensor<4xf32> {tg.role = "param", tg.init = "xavier"
 func.func @init_int(%w: tensor<4xi64> {tg.role = "param", tg.init = "zeros"}) {
   return
 }
+
+// -----
+
+// The memory plan: one non-negative offset per result.
+func.func @offsets_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.offsets' must be an array<i64> of one non-negative offset per result (1), got array<i64: 0, 256>}}
+  %0 = tg.exp %x {tg.offsets = array<i64: 0, 256>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @offsets_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.offsets' must be an array<i64> of one non-negative offset per result (1), got array<i64: -256>}}
+  %0 = tg.exp %x {tg.offsets = array<i64: -256>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @workspace_offset(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.workspace_offset' must be a non-negative integer, got "0"}}
+  %0 = tg.exp %x {tg.workspace_offset = "0"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 of 'arg_offset': 'tg.offset' must be a non-negative integer, got -1 : i64}}
+func.func @arg_offset(%x: tensor<4xf32> {tg.offset = -1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tg.arena_size' must be a non-negative integer, got 1.000000e+00 : f32}}
+func.func @arena_size(%x: tensor<4xf32>) attributes {tg.arena_size = 1.0 : f32} {
+  return
+}
+
+// -----
+
+func.func @arena_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.arena_size' belongs on a function}}
+  %0 = tg.exp %x {tg.arena_size = 512 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @offset_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown attribute 'tg.offset' on an operation; it belongs on function arguments and results}}
+  %0 = tg.exp %x {tg.offset = 0 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

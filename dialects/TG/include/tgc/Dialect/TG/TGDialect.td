@@ -55,6 +55,15 @@ def TG_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kAliasesAttrName = "tg.aliases";
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "tg.default";
     static constexpr ::llvm::StringLiteral kInitAttrName = "tg.init";
+    /// The memory plan (tg-memory-plan): byte offsets in the arena.
+    static constexpr ::llvm::StringLiteral kOffsetAttrName = "tg.offset";
+    static constexpr ::llvm::StringLiteral kOffsetsAttrName = "tg.offsets";
+    static constexpr ::llvm::StringLiteral kWorkspaceOffsetAttrName =
+        "tg.workspace_offset";
+    static constexpr ::llvm::StringLiteral kArenaSizeAttrName =
+        "tg.arena_size";
+    static constexpr ::llvm::StringLiteral kGemmWorkspaceOffsetAttrName =
+        "tg.gemm_workspace_offset";
   }];
 }
 

@@ -21,9 +21,15 @@ struct OpCost {
   int64_t flops = 0;
   /// Evaluations of exp, log, tanh, erf, sqrt... (also counted in `flops`).
   int64_t transcendentals = 0;
+  /// The part of `flops` that runs on the matrix units (tensor cores): the
+  /// products of matmuls and attention. The rest runs on the vector units.
+  int64_t matrixFlops = 0;
   /// Bytes read from and written to device memory.
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
+  /// Scratch device memory the kernel needs while it runs, beyond its
+  /// results (e.g. attention backward's f32 accumulator for dQ).
+  int64_t workspaceBytes = 0;
   /// The element type the FLOPs run in (selects the peak rate), or null.
   mlir::Type computeType;
 

@@ -85,4 +85,23 @@ def TG_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   ];
 }
 
+def TG_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    An optimizer update: the op that turns one parameter and its gradient
+    (and its optimizer state) into the parameter's new value. Analyses use
+    it to tell gradients from other values (the memory simulator's "grads"
+    category, the optimizer phase of the cost report) without listing
+    optimizer ops by name.
+  }];
+  let methods = [
+    InterfaceMethod<"The parameter being updated.", "::mlir::Value",
+      "getUpdatedParam", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getParam();">,
+    InterfaceMethod<"The gradient of the parameter.", "::mlir::Value",
+      "getParamGrad", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getGrad();">,
+  ];
+}
+
 #endif // TGC_DIALECT_TG_TGINTERFACES_TD

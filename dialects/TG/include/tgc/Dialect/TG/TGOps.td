@@ -699,7 +699,8 @@ def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, Pure, TG_Redu
 //===----------------------------------------------------------------------===//
 
 class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
-    : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "grad", "new_param"]>]
+    : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "grad", "new_param"]>,
+                       TG_OptimizerOpInterface]
                       # traits> {
   let hasVerifier = 1;
 }

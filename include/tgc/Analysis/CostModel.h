@@ -1,0 +1,69 @@
+//===- CostModel.h - estimated time of a step on a device -------*- C++ -*-===//
+//
+// The one cost model every decision uses: an op that runs as a kernel takes
+// max(matrix FLOPs / matrix peak + vector FLOPs / vector peak,
+//     bytes moved / HBM bandwidth) + the launch overhead,
+// with FLOPs and bytes from CostOpInterface (a fusion region is one kernel:
+// its body's FLOPs, only its own inputs' and results' bytes). Ops that move
+// nothing and compute nothing (views, constants) launch no kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_ANALYSIS_COSTMODEL_H
+#define TGC_ANALYSIS_COSTMODEL_H
+
+#include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Dialect/TG/TGInterfaces.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tgc {
+
+struct OpTime {
+  double computeTime = 0;
+  double memoryTime = 0;
+  /// max(compute, memory) + launch overhead; 0 for ops that launch nothing.
+  double time = 0;
+  bool launchesKernel = false;
+};
+
+/// The roofline time of one op with cost `cost` on `device`.
+OpTime estimateOpTime(const tg::OpCost &cost, const DeviceSpec &device);
+/// The same for an op (CostOpInterface; ops without it cost nothing).
+OpTime estimateOpTime(mlir::Operation *op, const DeviceSpec &device);
+
+/// Totals of a group of ops (one op kind, or one phase).
+struct CostGroup {
+  std::string name;
+  int64_t ops = 0;
+  int64_t kernels = 0;
+  double time = 0;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+
+/// The estimated time of a step: per op kind, per phase, in total.
+struct StepTimeEstimate {
+  std::string functionName;
+  std::string deviceName;
+  std::vector<CostGroup> byKind; // in order of first appearance
+  CostGroup byPhase[3];          // forward, backward, optimizer
+  CostGroup total;
+  int64_t matrixFlops = 0;
+  /// The peak the model FLOP utilization is measured against: the matrix
+  /// peak of the type most matrix FLOPs run in.
+  double peakFlops = 0;
+  /// total.flops / (total.time * peakFlops): what the estimate implies.
+  double mfu = 0;
+
+  static StepTimeEstimate compute(mlir::func::FuncOp function,
+                                  const DeviceSpec &device,
+                                  const StepStructure &structure);
+  void print(llvm::raw_ostream &os) const;
+  nlohmann::json toJson() const;
+};
+
+} // namespace tgc
+
+#endif // TGC_ANALYSIS_COSTMODEL_H

@@ -1,0 +1,154 @@
+//===- MemorySimulator.h - exact live memory of a step ----------*- C++ -*-===//
+//
+// The buffers a function needs when its ops run one after the other in block
+// order, each from the op that writes it to the last op that reads it, and
+// the live bytes during every op. This is the single source of every memory
+// figure tgc prints, of tg-schedule's objective and of tg-memory-plan's
+// lower bound.
+//
+// The buffer model (docs/memory.md):
+//  - Arguments are live for the whole step (the host owns them across steps).
+//  - A result with `tg.aliases = k` is written in place into argument k when
+//    nothing reads argument k after the op that computes it (and that op is
+//    elementwise or an optimizer update when it reads argument k itself);
+//    otherwise it needs its own buffer until the end.
+//  - Other returned values live from their definition to the end.
+//  - Every other op result is a buffer from its op to its last use (uses in
+//    nested regions count at their top-level op); an unused result lives
+//    during its op only.
+//  - A view (an op that moves no bytes and returns its single operand's bytes,
+//    like tg.reshape) shares its operand's buffer.
+//  - Dense constants are part of the program: live for the whole step. Splat
+//    constants are filled just before their first use.
+//  - Each op's workspace (CostOpInterface) is live during the op; the GEMM
+//    library's workspace is live for the whole step when any op uses the
+//    matrix units.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_ANALYSIS_MEMORYSIMULATOR_H
+#define TGC_ANALYSIS_MEMORYSIMULATOR_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+struct DeviceSpec;
+
+/// The phases of a training step, recovered from its structure (see
+/// StepStructure::compute).
+enum class Phase { Forward, Backward, Optimizer };
+llvm::StringRef stringifyPhase(Phase phase);
+
+/// Which op belongs to which phase, and which values are gradients.
+///  - forward: the ops the loss and the `output` results depend on;
+///  - backward: the other ops that gradients depend on (a gradient is a
+///    `grad` result or the gradient operand of an optimizer update, and the
+///    same-shaped elementwise partials it is made of: accumulation,
+///    clipping);
+///  - optimizer: everything else (the updates and their state arithmetic).
+/// A function without a loss is all forward.
+struct StepStructure {
+  llvm::DenseMap<mlir::Operation *, Phase> phases;
+  llvm::DenseSet<mlir::Value> gradients;
+
+  static StepStructure compute(mlir::func::FuncOp function);
+  Phase getPhase(mlir::Operation *op) const {
+    auto it = phases.find(op);
+    return it == phases.end() ? Phase::Forward : it->second;
+  }
+};
+
+/// What a buffer holds, for the peak breakdown.
+enum class MemoryKind {
+  Params,
+  OptimizerState, // `state` and `hyper` arguments
+  Inputs,         // `input` and `label` arguments
+  Constants,      // dense constants of the program
+  Gradients,
+  Activations, // forward values read by the backward or the optimizer
+  Transient,   // every other intermediate
+  Workspace,   // op workspaces and the GEMM library's
+};
+constexpr unsigned kNumMemoryKinds = 8;
+llvm::StringRef stringifyMemoryKind(MemoryKind kind);
+using MemoryBreakdown = std::array<int64_t, kNumMemoryKinds>;
+
+/// One allocation of the step.
+struct Buffer {
+  /// The values stored in it (views and in-place results share a buffer);
+  /// empty for workspaces.
+  llvm::SmallVector<mlir::Value, 1> values;
+  int64_t bytes = 0;
+  /// Live during the ops with index in [start, end] (block order, the
+  /// terminator excluded).
+  int64_t start = 0;
+  int64_t end = 0;
+  MemoryKind kind = MemoryKind::Transient;
+  /// The function argument it holds, or -1.
+  int64_t argument = -1;
+  /// The op whose workspace it is (null for the GEMM library's workspace
+  /// and for buffers holding values).
+  mlir::Operation *workspaceOf = nullptr;
+};
+
+struct MemorySimulation {
+  std::string functionName;
+  /// The top-level ops in order (the terminator excluded).
+  std::vector<mlir::Operation *> ops;
+  std::vector<Buffer> buffers;
+  /// The buffer of each value stored in one.
+  llvm::DenseMap<mlir::Value, size_t> bufferOf;
+  /// Live bytes during each op, by kind.
+  std::vector<MemoryBreakdown> timeline;
+  int64_t peakBytes = 0;
+  int64_t peakIndex = -1; // the first op at the peak, -1 without ops
+  MemoryBreakdown peakBreakdown{};
+  /// Bytes that stay allocated across steps (arguments and dense constants).
+  int64_t persistentBytes = 0;
+  /// The phase of each op, as in `ops`.
+  std::vector<Phase> phases;
+
+  /// Simulates `function` in its block order. The device only contributes
+  /// its GEMM workspace; null leaves it out.
+  static MemorySimulation run(mlir::func::FuncOp function,
+                              const DeviceSpec *device = nullptr);
+
+  /// The peak of `function` if its top-level ops ran in `order` (a
+  /// permutation of them that respects dependencies), without building the
+  /// full result.
+  static int64_t peakOf(mlir::func::FuncOp function,
+                        llvm::ArrayRef<mlir::Operation *> order,
+                        const DeviceSpec *device = nullptr);
+
+  void print(llvm::raw_ostream &os) const;
+  nlohmann::json toJson(bool withTimeline = false) const;
+  /// An SVG of live memory over the op sequence, stacked by kind, with the
+  /// peak marked and the phases shaded.
+  void writeTimelineSvg(llvm::raw_ostream &os) const;
+};
+
+/// Whether `op` is a view of its single operand (shares its buffer): it
+/// moves no bytes and returns as many bytes as it reads, like tg.reshape.
+bool isViewOp(mlir::Operation *op);
+
+/// Calls `callback` with each top-level op of `body` (other than `op`) that
+/// produces a value `op` or an op nested in it reads.
+void forEachProducer(mlir::Operation *op, mlir::Block &body,
+                     llvm::function_ref<void(mlir::Operation *)> callback);
+
+/// Total bytes of a breakdown.
+int64_t getTotal(const MemoryBreakdown &breakdown);
+
+} // namespace tgc
+
+#endif // TGC_ANALYSIS_MEMORYSIMULATOR_H

@@ -1,0 +1,161 @@
+//===- CostModel.cpp - estimated time of a step on a device ---------------===//
+
+#include "tgc/Analysis/CostModel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace tgc;
+
+OpTime tgc::estimateOpTime(const tg::OpCost &cost, const DeviceSpec &device) {
+  OpTime time;
+  time.launchesKernel = cost.flops > 0 || cost.bytesMoved() > 0;
+  if (!time.launchesKernel)
+    return time;
+  double matrixPeak = cost.computeType ? device.getMatrixPeak(cost.computeType)
+                                       : device.matrixFp32;
+  int64_t vectorFlops = std::max<int64_t>(0, cost.flops - cost.matrixFlops);
+  if (cost.matrixFlops > 0 && matrixPeak > 0)
+    time.computeTime += cost.matrixFlops / matrixPeak;
+  if (vectorFlops > 0 && device.vectorFp32 > 0)
+    time.computeTime += vectorFlops / device.vectorFp32;
+  if (device.hbmBandwidth > 0)
+    time.memoryTime = cost.bytesMoved() / device.hbmBandwidth;
+  time.time =
+      std::max(time.computeTime, time.memoryTime) + device.launchOverhead;
+  return time;
+}
+
+OpTime tgc::estimateOpTime(Operation *op, const DeviceSpec &device) {
+  auto costed = dyn_cast<tg::CostOpInterface>(op);
+  return costed ? estimateOpTime(costed.getCost(), device) : OpTime();
+}
+
+static void accumulate(CostGroup &group, const tg::OpCost &cost,
+                       const OpTime &time) {
+  ++group.ops;
+  group.kernels += time.launchesKernel;
+  group.time += time.time;
+  group.flops += cost.flops;
+  group.bytes += cost.bytesMoved();
+}
+
+StepTimeEstimate StepTimeEstimate::compute(func::FuncOp function,
+                                           const DeviceSpec &device,
+                                           const StepStructure &structure) {
+  StepTimeEstimate estimate;
+  estimate.functionName = function.getName().str();
+  estimate.deviceName = device.name;
+  estimate.total.name = "total";
+  for (Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer})
+    estimate.byPhase[static_cast<unsigned>(phase)].name =
+        stringifyPhase(phase).str();
+  if (function.isExternal())
+    return estimate;
+  llvm::StringMap<size_t> kindIndex;
+  // Matrix FLOPs per compute type, to pick the peak MFU is measured against.
+  llvm::SmallVector<std::pair<Type, int64_t>> matrixByType;
+  for (Operation &op : function.getBody().front().without_terminator()) {
+    auto costed = dyn_cast<tg::CostOpInterface>(&op);
+    if (!costed)
+      continue;
+    tg::OpCost cost = costed.getCost();
+    OpTime time = estimateOpTime(cost, device);
+    StringRef name = op.getName().getStringRef();
+    auto [it, inserted] = kindIndex.try_emplace(name, estimate.byKind.size());
+    if (inserted)
+      estimate.byKind.push_back({name.str()});
+    accumulate(estimate.byKind[it->second], cost, time);
+    accumulate(estimate.byPhase[static_cast<unsigned>(structure.getPhase(&op))],
+               cost, time);
+    accumulate(estimate.total, cost, time);
+    estimate.matrixFlops += cost.matrixFlops;
+    if (cost.matrixFlops > 0 && cost.computeType) {
+      auto entry = llvm::find_if(matrixByType, [&](auto &pair) {
+        return pair.first == cost.computeType;
+      });
+      if (entry == matrixByType.end())
+        matrixByType.push_back({cost.computeType, cost.matrixFlops});
+      else
+        entry->second += cost.matrixFlops;
+    }
+  }
+  estimate.peakFlops =
+      device.matrixBf16 > 0 ? device.matrixBf16 : device.matrixFp32;
+  if (!matrixByType.empty()) {
+    auto dominant = llvm::max_element(
+        matrixByType, [](auto &a, auto &b) { return a.second < b.second; });
+    estimate.peakFlops = device.getMatrixPeak(dominant->first);
+  }
+  if (estimate.total.time > 0 && estimate.peakFlops > 0)
+    estimate.mfu =
+        estimate.total.flops / (estimate.total.time * estimate.peakFlops);
+  return estimate;
+}
+
+static std::string formatTime(double seconds) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (seconds >= 1)
+    os << llvm::format("%.3f s", seconds);
+  else if (seconds >= 1e-3)
+    os << llvm::format("%.3f ms", seconds * 1e3);
+  else
+    os << llvm::format("%.2f us", seconds * 1e6);
+  return text;
+}
+
+void StepTimeEstimate::print(raw_ostream &os) const {
+  os << "estimated time of @" << functionName << " on " << deviceName
+     << " (roofline + launch overhead per kernel)\n";
+  os << llvm::format("  %-24s %7s %8s %12s %8s\n", "op", "count", "kernels",
+                     "time", "share");
+  auto row = [&](const CostGroup &group) {
+    os << llvm::format("  %-24s %7lld %8lld %12s %7.1f%%\n", group.name.c_str(),
+                       static_cast<long long>(group.ops),
+                       static_cast<long long>(group.kernels),
+                       formatTime(group.time).c_str(),
+                       total.time > 0 ? 100.0 * group.time / total.time : 0.0);
+  };
+  std::vector<CostGroup> kinds = byKind;
+  llvm::stable_sort(kinds, [](const CostGroup &a, const CostGroup &b) {
+    return a.time > b.time;
+  });
+  for (const CostGroup &group : kinds)
+    row(group);
+  os << "  by phase:\n";
+  for (const CostGroup &group : byPhase)
+    if (group.ops)
+      row(group);
+  row(total);
+  os << llvm::format("  step time %s, %lld kernels, model FLOP utilization "
+                     "%.1f%% of %.1f TFLOP/s\n",
+                     formatTime(total.time).c_str(),
+                     static_cast<long long>(total.kernels), 100.0 * mfu,
+                     peakFlops / 1e12);
+}
+
+static nlohmann::json groupToJson(const CostGroup &group) {
+  return {{"name", group.name},       {"ops", group.ops},
+          {"kernels", group.kernels}, {"time_s", group.time},
+          {"flops", group.flops},     {"hbm_bytes", group.bytes}};
+}
+
+nlohmann::json StepTimeEstimate::toJson() const {
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const CostGroup &group : byKind)
+    kinds.push_back(groupToJson(group));
+  nlohmann::json phases = nlohmann::json::object();
+  for (const CostGroup &group : byPhase)
+    phases[group.name] = groupToJson(group);
+  return {{"function", functionName},    {"device", deviceName},
+          {"step_time_s", total.time},   {"flops", total.flops},
+          {"matrix_flops", matrixFlops}, {"hbm_bytes", total.bytes},
+          {"kernels", total.kernels},    {"mfu", mfu},
+          {"mfu_peak_flops", peakFlops}, {"by_op", kinds},
+          {"by_phase", phases}};
+}

@@ -1,0 +1,438 @@
+//===- MemorySimulator.cpp - exact live memory of a step ------------------===//
+
+#include "tgc/Analysis/MemorySimulator.h"
+
+#include "tgc/Analysis/Device.h"
+#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGInterfaces.h"
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/Format.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace tgc;
+
+StringRef tgc::stringifyPhase(Phase phase) {
+  switch (phase) {
+  case Phase::Forward:
+    return "forward";
+  case Phase::Backward:
+    return "backward";
+  case Phase::Optimizer:
+    return "optimizer";
+  }
+  return "";
+}
+
+StringRef tgc::stringifyMemoryKind(MemoryKind kind) {
+  static constexpr StringLiteral names[kNumMemoryKinds] = {
+      "params",    "optimizer_state", "inputs",    "constants",
+      "gradients", "activations",     "transient", "workspace"};
+  return names[static_cast<unsigned>(kind)];
+}
+
+int64_t tgc::getTotal(const MemoryBreakdown &breakdown) {
+  int64_t total = 0;
+  for (int64_t bytes : breakdown)
+    total += bytes;
+  return total;
+}
+
+void tgc::forEachProducer(Operation *op, Block &body,
+                          function_ref<void(Operation *)> callback) {
+  auto visit = [&](Value operand) {
+    if (Operation *def = operand.getDefiningOp())
+      if (Operation *top = body.findAncestorOpInBlock(*def))
+        if (top != op)
+          callback(top);
+  };
+  for (Value operand : op->getOperands())
+    visit(operand);
+  // Values a region captures from above are read by the op as well.
+  op->walk([&](Operation *nested) {
+    if (nested != op)
+      for (Value operand : nested->getOperands())
+        visit(operand);
+  });
+}
+
+/// Marks `roots` and every top-level op they depend on with `phase`, unless
+/// already marked.
+static void markSlice(ArrayRef<Operation *> roots, Block &body, Phase phase,
+                      DenseMap<Operation *, Phase> &phases) {
+  SmallVector<Operation *> worklist(roots);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!phases.try_emplace(op, phase).second)
+      continue;
+    forEachProducer(op, body, [&](Operation *producer) {
+      if (!phases.count(producer))
+        worklist.push_back(producer);
+    });
+  }
+}
+
+StepStructure StepStructure::compute(func::FuncOp function) {
+  StepStructure structure;
+  if (function.isExternal())
+    return structure;
+  Block &body = function.getBody().front();
+  Operation *terminator = body.getTerminator();
+  SmallVector<Operation *> forwardRoots, gradientRoots;
+  bool hasLoss = false;
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    StringRef role = tg::getResultRole(function, index);
+    hasLoss |= role == "loss";
+    if (role == "grad")
+      structure.gradients.insert(value);
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      continue;
+    if (role == "loss" || role == "output")
+      forwardRoots.push_back(def);
+    else if (role == "grad")
+      gradientRoots.push_back(def);
+  }
+  function.walk([&](tg::OptimizerOpInterface update) {
+    Value grad = update.getParamGrad();
+    structure.gradients.insert(grad);
+    if (Operation *def = grad.getDefiningOp())
+      if (Operation *top = body.findAncestorOpInBlock(*def))
+        gradientRoots.push_back(top);
+  });
+  if (!hasLoss)
+    return structure; // an inference graph: all forward
+  markSlice(forwardRoots, body, Phase::Forward, structure.phases);
+  markSlice(gradientRoots, body, Phase::Backward, structure.phases);
+  for (Operation &op : body.without_terminator())
+    structure.phases.try_emplace(&op, Phase::Optimizer);
+  return structure;
+}
+
+bool tgc::isViewOp(Operation *op) {
+  auto costed = dyn_cast<tg::CostOpInterface>(op);
+  if (!costed || op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+      op->getNumRegions() != 0)
+    return false;
+  auto operandType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return operandType && resultType &&
+         tg::getTensorByteSize(operandType) ==
+             tg::getTensorByteSize(resultType) &&
+         costed.getCost().bytesMoved() == 0;
+}
+
+static int64_t getByteSize(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type ? tg::getTensorByteSize(type) : 0;
+}
+
+static MemoryKind getArgumentKind(StringRef role) {
+  if (role == "param")
+    return MemoryKind::Params;
+  if (role == "state" || role == "hyper")
+    return MemoryKind::OptimizerState;
+  return MemoryKind::Inputs;
+}
+
+namespace {
+/// Builds the buffers of one function for one op order.
+class Simulator {
+public:
+  Simulator(func::FuncOp function, ArrayRef<Operation *> order,
+            const StepStructure &structure, const DeviceSpec *device)
+      : function(function), order(order), structure(structure), device(device) {
+  }
+
+  void run(MemorySimulation &result);
+
+private:
+  int64_t positionOf(Operation *user) {
+    Operation *top = body().findAncestorOpInBlock(*user);
+    auto it = position.find(top);
+    // Uses by the terminator (returned values) last until the end.
+    return it == position.end() ? lastIndex() : it->second;
+  }
+  Block &body() { return function.getBody().front(); }
+  int64_t lastIndex() { return std::max<int64_t>(0, order.size() - 1); }
+  size_t addBuffer(Value value, int64_t start, int64_t end, MemoryKind kind) {
+    Buffer buffer;
+    if (value)
+      buffer.values.push_back(value);
+    buffer.bytes = value ? getByteSize(value) : 0;
+    buffer.start = start;
+    buffer.end = end;
+    buffer.kind = kind;
+    result->buffers.push_back(std::move(buffer));
+    size_t index = result->buffers.size() - 1;
+    if (value)
+      result->bufferOf[value] = index;
+    return index;
+  }
+  /// Whether the aliased result `value` can be written into argument `arg`.
+  bool canUpdateInPlace(Value value, BlockArgument arg);
+  MemoryKind getResultKind(Value value, Operation *op);
+
+  func::FuncOp function;
+  ArrayRef<Operation *> order;
+  const StepStructure &structure;
+  const DeviceSpec *device;
+  MemorySimulation *result = nullptr;
+  DenseMap<Operation *, int64_t> position;
+};
+} // namespace
+
+bool Simulator::canUpdateInPlace(Value value, BlockArgument arg) {
+  Operation *def = value.getDefiningOp();
+  if (!def || isViewOp(def) || !position.count(def))
+    return false;
+  int64_t at = position[def];
+  bool readsArg = false;
+  for (OpOperand &use : arg.getUses()) {
+    Operation *top = body().findAncestorOpInBlock(*use.getOwner());
+    if (top == def) {
+      readsArg = true;
+      continue;
+    }
+    if (positionOf(use.getOwner()) >= at)
+      return false;
+  }
+  // Writing over an operand while reading it is only safe element by element.
+  return !readsArg || def->hasTrait<OpTrait::Elementwise>() ||
+         isa<tg::OptimizerOpInterface>(def);
+}
+
+MemoryKind Simulator::getResultKind(Value value, Operation *op) {
+  if (structure.gradients.contains(value))
+    return MemoryKind::Gradients;
+  if (structure.getPhase(op) == Phase::Forward)
+    for (Operation *user : value.getUsers()) {
+      Operation *top = body().findAncestorOpInBlock(*user);
+      if (top && top != body().getTerminator() &&
+          structure.getPhase(top) != Phase::Forward)
+        return MemoryKind::Activations;
+    }
+  return MemoryKind::Transient;
+}
+
+void Simulator::run(MemorySimulation &out) {
+  result = &out;
+  for (auto [index, op] : llvm::enumerate(order))
+    position[op] = index;
+  int64_t last = lastIndex();
+  Operation *terminator = body().getTerminator();
+
+  // Arguments, and the results that update them.
+  DenseMap<Value, BlockArgument> aliasOf;
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands()))
+    if (auto alias = function.getResultAttrOfType<IntegerAttr>(
+            index, tg::TGDialect::kAliasesAttrName))
+      if (alias.getInt() >= 0 &&
+          alias.getInt() < static_cast<int64_t>(function.getNumArguments()))
+        aliasOf[value] = function.getArgument(alias.getInt());
+  for (BlockArgument arg : function.getArguments()) {
+    size_t index = addBuffer(
+        arg, 0, last,
+        getArgumentKind(tg::getArgumentRole(function, arg.getArgNumber())));
+    result->buffers[index].argument = arg.getArgNumber();
+  }
+
+  // Op results, in order.
+  bool usesMatrixUnits = false;
+  for (auto [index, op] : llvm::enumerate(order)) {
+    int64_t at = index;
+    tg::OpCost cost;
+    if (auto costed = dyn_cast<tg::CostOpInterface>(op))
+      cost = costed.getCost();
+    usesMatrixUnits |= cost.matrixFlops > 0;
+    if (cost.workspaceBytes > 0) {
+      size_t workspace = addBuffer({}, at, at, MemoryKind::Workspace);
+      result->buffers[workspace].bytes = cost.workspaceBytes;
+      result->buffers[workspace].workspaceOf = op;
+    }
+    if (isViewOp(op)) {
+      auto it = result->bufferOf.find(op->getOperand(0));
+      if (it != result->bufferOf.end()) {
+        result->bufferOf[op->getResult(0)] = it->second;
+        result->buffers[it->second].values.push_back(op->getResult(0));
+        continue;
+      }
+    }
+    if (matchPattern(op, m_Constant())) {
+      ElementsAttr value;
+      bool splat = matchPattern(op->getResult(0), m_Constant(&value)) &&
+                   isa<SplatElementsAttr>(value);
+      if (!splat) {
+        addBuffer(op->getResult(0), 0, last, MemoryKind::Constants);
+        continue;
+      }
+      // Filled just before its first use: start at the earliest user.
+      int64_t start = at;
+      bool used = false;
+      for (Operation *user : op->getResult(0).getUsers()) {
+        int64_t userAt = positionOf(user);
+        start = used ? std::min(start, userAt) : userAt;
+        used = true;
+      }
+      addBuffer(op->getResult(0), start, start, MemoryKind::Transient);
+      continue;
+    }
+    for (Value value : op->getResults()) {
+      auto alias = aliasOf.find(value);
+      if (alias != aliasOf.end() && canUpdateInPlace(value, alias->second)) {
+        size_t argBuffer = result->bufferOf[alias->second];
+        result->bufferOf[value] = argBuffer;
+        result->buffers[argBuffer].values.push_back(value);
+        continue;
+      }
+      addBuffer(value, at, at, getResultKind(value, op));
+    }
+  }
+  if (usesMatrixUnits && device && device->gemmWorkspaceBytes > 0) {
+    size_t workspace = addBuffer({}, 0, last, MemoryKind::Workspace);
+    result->buffers[workspace].bytes = device->gemmWorkspaceBytes;
+  }
+
+  // Lifetimes: every buffer lives until its last use; a buffer shared by
+  // views takes the strongest kind of its values.
+  for (Buffer &buffer : result->buffers) {
+    for (Value value : buffer.values) {
+      for (Operation *user : value.getUsers())
+        buffer.end = std::max(buffer.end, positionOf(user));
+      if (buffer.argument < 0 && buffer.kind == MemoryKind::Transient &&
+          buffer.values.size() > 1)
+        if (Operation *def = value.getDefiningOp())
+          buffer.kind = std::min(buffer.kind, getResultKind(value, def));
+    }
+  }
+
+  // The timeline, from the lifetimes.
+  std::vector<MemoryBreakdown> deltas(order.size() + 1, MemoryBreakdown{});
+  for (const Buffer &buffer : result->buffers) {
+    if (order.empty())
+      break;
+    unsigned kind = static_cast<unsigned>(buffer.kind);
+    deltas[buffer.start][kind] += buffer.bytes;
+    deltas[buffer.end + 1][kind] -= buffer.bytes;
+    if (buffer.argument >= 0 || buffer.kind == MemoryKind::Constants)
+      result->persistentBytes += buffer.bytes;
+  }
+  MemoryBreakdown live{};
+  result->timeline.reserve(order.size());
+  for (size_t index = 0; index < order.size(); ++index) {
+    for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
+      live[kind] += deltas[index][kind];
+    result->timeline.push_back(live);
+    int64_t total = getTotal(live);
+    if (total > result->peakBytes || result->peakIndex < 0) {
+      result->peakBytes = total;
+      result->peakIndex = index;
+      result->peakBreakdown = live;
+    }
+  }
+  if (order.empty())
+    for (const Buffer &buffer : result->buffers)
+      result->peakBytes += buffer.bytes;
+}
+
+MemorySimulation MemorySimulation::run(func::FuncOp function,
+                                       const DeviceSpec *device) {
+  MemorySimulation simulation;
+  simulation.functionName = function.getName().str();
+  if (function.isExternal())
+    return simulation;
+  for (Operation &op : function.getBody().front().without_terminator())
+    simulation.ops.push_back(&op);
+  StepStructure structure = StepStructure::compute(function);
+  Simulator(function, simulation.ops, structure, device).run(simulation);
+  for (Operation *op : simulation.ops)
+    simulation.phases.push_back(structure.getPhase(op));
+  return simulation;
+}
+
+int64_t MemorySimulation::peakOf(func::FuncOp function,
+                                 ArrayRef<Operation *> order,
+                                 const DeviceSpec *device) {
+  MemorySimulation simulation;
+  StepStructure structure = StepStructure::compute(function);
+  Simulator(function, order, structure, device).run(simulation);
+  return simulation.peakBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+static std::string formatBytes(int64_t bytes) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (std::abs(value) >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (unit == 0)
+    os << bytes << " B";
+  else
+    os << llvm::format("%.2f %s", value, units[unit]);
+  return text;
+}
+
+static std::string describeOp(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << " at " << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
+       << loc.getColumn();
+  return text;
+}
+
+void MemorySimulation::print(raw_ostream &os) const {
+  os << "memory of @" << functionName << " (simulated, " << ops.size()
+     << " ops in order)\n";
+  os << "  peak " << formatBytes(peakBytes) << " (" << peakBytes << " bytes)";
+  if (peakIndex >= 0)
+    os << " during op #" << peakIndex << " ("
+       << stringifyPhase(phases[peakIndex])
+       << "): " << describeOp(ops[peakIndex]);
+  os << "\n  persistent across steps: " << formatBytes(persistentBytes) << "\n";
+  os << llvm::format("  %-16s %18s %12s\n", "at the peak", "bytes", "");
+  for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
+    os << llvm::format("  %-16s %18lld %12s\n",
+                       stringifyMemoryKind(MemoryKind(kind)).str().c_str(),
+                       static_cast<long long>(peakBreakdown[kind]),
+                       formatBytes(peakBreakdown[kind]).c_str());
+}
+
+nlohmann::json MemorySimulation::toJson(bool withTimeline) const {
+  nlohmann::json breakdown = nlohmann::json::object();
+  for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
+    breakdown[stringifyMemoryKind(MemoryKind(kind)).str()] =
+        peakBreakdown[kind];
+  nlohmann::json json = {
+      {"function", functionName},    {"ops", ops.size()},
+      {"buffers", buffers.size()},   {"peak_bytes", peakBytes},
+      {"peak_breakdown", breakdown}, {"persistent_bytes", persistentBytes}};
+  if (peakIndex >= 0) {
+    json["peak_op_index"] = peakIndex;
+    json["peak_op"] = describeOp(ops[peakIndex]);
+    json["peak_phase"] = stringifyPhase(phases[peakIndex]).str();
+  }
+  if (withTimeline) {
+    nlohmann::json timelineJson = nlohmann::json::array();
+    for (auto [index, live] : llvm::enumerate(timeline)) {
+      nlohmann::json entry = {{"op", ops[index]->getName().getStringRef()},
+                              {"phase", stringifyPhase(phases[index]).str()},
+                              {"bytes", getTotal(live)}};
+      timelineJson.push_back(std::move(entry));
+    }
+    json["timeline"] = std::move(timelineJson);
+  }
+  return json;
+}

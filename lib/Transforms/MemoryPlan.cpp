@@ -1,0 +1,112 @@
+//===- MemoryPlan.cpp - static offsets in one arena per device ------------===//
+//
+// Simulate (collect the buffers and their lifetimes), plan (greedy by size,
+// best fit), record (offsets as attributes for the code generator).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/MemoryPlanner.h"
+#include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "tg-memory-plan"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGMEMORYPLAN
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+using namespace mlir;
+using namespace tgc;
+
+/// A device option naming a file rather than a built-in device.
+static bool isDeviceFile(StringRef device) {
+  return device.ends_with(".json") || device.contains('/');
+}
+
+namespace {
+struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    if (function.isExternal())
+      return;
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      function.emitError() << "tg-memory-plan: alignment must be a power of "
+                              "two, got "
+                           << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
+    llvm::Expected<DeviceSpec> spec =
+        isDeviceFile(device) ? loadDeviceFile(device) : lookupDevice(device);
+    if (!spec) {
+      function.emitError() << "tg-memory-plan: "
+                           << llvm::toString(spec.takeError());
+      return signalPassFailure();
+    }
+
+    MemorySimulation simulation = MemorySimulation::run(function, &*spec);
+    ArenaPlan plan = planArena(simulation, alignment);
+    record(function, simulation, plan);
+
+    arenaBytes = plan.arenaBytes;
+    lowerBoundBytes = plan.lowerBound;
+    if (explain)
+      function.emitRemark()
+          << "tg-memory-plan: arena " << plan.arenaBytes
+          << " bytes, simulated peak " << simulation.peakBytes << " bytes ("
+          << plan.lowerBound << " with " << static_cast<int64_t>(alignment)
+          << "-byte alignment): "
+          << llvm::formatv("{0:F4}",
+                           simulation.peakBytes
+                               ? double(plan.arenaBytes) / simulation.peakBytes
+                               : 1.0)
+                 .str()
+          << " x the peak";
+  }
+
+  void record(func::FuncOp function, const MemorySimulation &simulation,
+              const ArenaPlan &plan) {
+    Builder builder(function.getContext());
+    auto offsetOf = [&](Value value) -> int64_t {
+      auto it = simulation.bufferOf.find(value);
+      return it == simulation.bufferOf.end() ? 0 : plan.offsets[it->second];
+    };
+    for (BlockArgument arg : function.getArguments())
+      function.setArgAttr(arg.getArgNumber(), tg::TGDialect::kOffsetAttrName,
+                          builder.getI64IntegerAttr(offsetOf(arg)));
+    for (Operation *op : simulation.ops) {
+      op->removeAttr(tg::TGDialect::kWorkspaceOffsetAttrName);
+      if (op->getNumResults() == 0)
+        continue;
+      SmallVector<int64_t> offsets;
+      for (Value result : op->getResults())
+        offsets.push_back(offsetOf(result));
+      op->setAttr(tg::TGDialect::kOffsetsAttrName,
+                  builder.getDenseI64ArrayAttr(offsets));
+    }
+    function->removeAttr(tg::TGDialect::kGemmWorkspaceOffsetAttrName);
+    for (auto [index, buffer] : llvm::enumerate(simulation.buffers)) {
+      if (buffer.kind != MemoryKind::Workspace)
+        continue;
+      IntegerAttr offset = builder.getI64IntegerAttr(plan.offsets[index]);
+      if (buffer.workspaceOf)
+        buffer.workspaceOf->setAttr(tg::TGDialect::kWorkspaceOffsetAttrName,
+                                    offset);
+      else
+        function->setAttr(tg::TGDialect::kGemmWorkspaceOffsetAttrName, offset);
+    }
+    function->setAttr(tg::TGDialect::kArenaSizeAttrName,
+                      builder.getI64IntegerAttr(plan.arenaBytes));
+  }
+};
+} // namespace

@@ -41,9 +41,11 @@ trap 'rm -rf "$work"' EXIT
 
 gib() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1073741824 }'; }
 
-echo "AdamW training steps, seq $SEQ, batch $BATCH, fp32, dropout as in the preset, on $DEVICE"
+echo "AdamW training steps, seq $SEQ, batch $BATCH, fp32, dropout as in the preset, on $DEVICE."
+echo "Peaks as tg-schedule sees them (without the GEMM library's workspace);"
+echo "arena and bound include it (tg-memory-plan plans it)."
 echo
-echo "| model | ops | peak before schedule (GiB) | peak after (GiB) | change | arena (GiB) | lower bound (GiB) | arena / bound |"
+echo "| model | ops | peak before tg-schedule (GiB) | peak after (GiB) | change | arena (GiB) | lower bound (GiB) | arena / bound |"
 echo "|---|---|---|---|---|---|---|---|"
 for model in "mlp" "gpt2 tiny" "gpt2 124m" "gpt2 355m" "gpt2 774m" "gpt2 1.5b" \
   "llama tiny" "llama 7b" "llama 13b" "llama 70b"; do

@@ -9,7 +9,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tgc_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "unit", "Inputs", "README.md", "fuzz", "numpy_oracle.py"]
+config.excludes = ["onnx-conformance-passing.txt", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "unit", "Inputs", "README.md", "fuzz", "numpy_oracle.py"]
 
 config.substitutions.append(("%tgc_src_root", config.tgc_src_root))
 

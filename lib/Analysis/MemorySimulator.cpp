@@ -326,7 +326,11 @@ void Simulator::run(MemorySimulation &out) {
     for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
       live[kind] += deltas[index][kind];
     result->timeline.push_back(live);
+    result->activationBytes =
+        std::max(result->activationBytes,
+                 live[static_cast<unsigned>(MemoryKind::Activations)]);
     int64_t total = getTotal(live);
+    result->area += total;
     if (total > result->peakBytes || result->peakIndex < 0) {
       result->peakBytes = total;
       result->peakIndex = index;
@@ -353,13 +357,20 @@ MemorySimulation MemorySimulation::run(func::FuncOp function,
   return simulation;
 }
 
-int64_t MemorySimulation::peakOf(func::FuncOp function,
-                                 ArrayRef<Operation *> order,
-                                 const DeviceSpec *device) {
+std::pair<int64_t, int64_t>
+MemorySimulation::peakAndAreaOf(func::FuncOp function,
+                                ArrayRef<Operation *> order,
+                                const DeviceSpec *device) {
   MemorySimulation simulation;
   StepStructure structure = StepStructure::compute(function);
   Simulator(function, order, structure, device).run(simulation);
-  return simulation.peakBytes;
+  return {simulation.peakBytes, simulation.area};
+}
+
+int64_t MemorySimulation::peakOf(func::FuncOp function,
+                                 ArrayRef<Operation *> order,
+                                 const DeviceSpec *device) {
+  return peakAndAreaOf(function, order, device).first;
 }
 
 //===----------------------------------------------------------------------===//
@@ -401,7 +412,9 @@ void MemorySimulation::print(raw_ostream &os) const {
     os << " during op #" << peakIndex << " ("
        << stringifyPhase(phases[peakIndex])
        << "): " << describeOp(ops[peakIndex]);
-  os << "\n  persistent across steps: " << formatBytes(persistentBytes) << "\n";
+  os << "\n  persistent across steps: " << formatBytes(persistentBytes)
+     << "; activations kept for the backward: " << formatBytes(activationBytes)
+     << "\n";
   os << llvm::format("  %-16s %18s %12s\n", "at the peak", "bytes", "");
   for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
     os << llvm::format("  %-16s %18lld %12s\n",
@@ -415,10 +428,13 @@ nlohmann::json MemorySimulation::toJson(bool withTimeline) const {
   for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
     breakdown[stringifyMemoryKind(MemoryKind(kind)).str()] =
         peakBreakdown[kind];
-  nlohmann::json json = {
-      {"function", functionName},    {"ops", ops.size()},
-      {"buffers", buffers.size()},   {"peak_bytes", peakBytes},
-      {"peak_breakdown", breakdown}, {"persistent_bytes", persistentBytes}};
+  nlohmann::json json = {{"function", functionName},
+                         {"ops", ops.size()},
+                         {"buffers", buffers.size()},
+                         {"peak_bytes", peakBytes},
+                         {"peak_breakdown", breakdown},
+                         {"persistent_bytes", persistentBytes},
+                         {"activation_bytes", activationBytes}};
   if (peakIndex >= 0) {
     json["peak_op_index"] = peakIndex;
     json["peak_op"] = describeOp(ops[peakIndex]);

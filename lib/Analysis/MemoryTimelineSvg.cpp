@@ -115,9 +115,12 @@ void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
                        x(column), top, x(end) - x(column), plotHeight,
                        kPhaseColors[static_cast<unsigned>(phase)],
                        stringifyPhase(phase).str().c_str());
-    os << llvm::format("<text x=\"%.2f\" y=\"%.2f\" fill=\"#888\">%s</text>\n",
-                       x(column) + 3, top + 12,
-                       stringifyPhase(phase).str().c_str());
+    // Named where there is room (ops of one phase can run amid another's,
+    // e.g. a small optimizer update scheduled in the backward).
+    if (x(end) - x(column) >= 60)
+      os << llvm::format(
+          "<text x=\"%.2f\" y=\"%.2f\" fill=\"#888\">%s</text>\n",
+          x(column) + 3, top + 12, stringifyPhase(phase).str().c_str());
     column = end;
   }
 
@@ -196,6 +199,18 @@ void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
         width - right + 32, legendY + 10,
         stringifyMemoryKind(MemoryKind(kind)).str().c_str(),
         formatAxisBytes(static_cast<double>(peakBreakdown[kind])).c_str());
+    legendY += 18;
+  }
+  // The phase shading.
+  legendY += 8;
+  for (Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
+    os << llvm::format("<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" "
+                       "height=\"12\" fill=\"%s\" stroke=\"#bbb\"/>\n",
+                       width - right + 15, legendY,
+                       kPhaseColors[static_cast<unsigned>(phase)]);
+    os << llvm::format("<text x=\"%.2f\" y=\"%.2f\">%s ops</text>\n",
+                       width - right + 32, legendY + 10,
+                       stringifyPhase(phase).str().c_str());
     legendY += 18;
   }
   os << "</svg>\n";

@@ -264,16 +264,21 @@ struct TGSchedulePass : tgc::impl::TGScheduleBase<TGSchedulePass> {
     Scheduler scheduler(function);
     std::vector<Operation *> best(scheduler.getOriginalOrder().begin(),
                                   scheduler.getOriginalOrder().end());
-    int64_t before = MemorySimulation::peakOf(function, best);
-    int64_t bestPeak = before;
+    // Orders compare by peak, then by how long bytes stay live (e.g. the
+    // same peak at the loss, but gradients freed by early updates).
+    std::pair<int64_t, int64_t> bestCost =
+        MemorySimulation::peakAndAreaOf(function, best);
+    int64_t before = bestCost.first;
     for (Rule rule : {Rule::FreeFirst, Rule::SmallestDelta}) {
       std::vector<Operation *> order = scheduler.schedule(rule);
-      int64_t peak = MemorySimulation::peakOf(function, order);
-      if (peak < bestPeak) {
-        bestPeak = peak;
+      std::pair<int64_t, int64_t> cost =
+          MemorySimulation::peakAndAreaOf(function, order);
+      if (cost < bestCost) {
+        bestCost = cost;
         best = std::move(order);
       }
     }
+    int64_t bestPeak = bestCost.first;
     Operation *terminator = function.getBody().front().getTerminator();
     for (Operation *op : best)
       op->moveBefore(terminator);

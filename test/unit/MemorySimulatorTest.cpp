@@ -9,10 +9,13 @@
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemoryPlanner.h"
 #include "tgc/InitAll.h"
+#include "tgc/Pipeline/Pipeline.h"
+#include "tgc/Zoo/ModelZoo.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -226,6 +229,85 @@ TEST(MemoryPlannerTest, ValidPlansAtOrAboveTheBound) {
     ArenaPlan randomPlan = planArena(random, 256);
     EXPECT_TRUE(verifyArenaPlan(random, randomPlan, 256));
     EXPECT_GE(randomPlan.arenaBytes, randomPlan.lowerBound);
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// GPT activations per layer against Korthikanti et al. 2022
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Activation bytes the simulator counts for the AdamW training step of a
+/// GPT-2 with `layers` blocks (tgc compile's pipeline: autodiff, optimizer,
+/// canonicalization, tg-schedule).
+int64_t gptActivationBytes(zoo::GPT2Config config, int64_t layers) {
+  MLIRContext context;
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  config.layers = layers;
+  auto module = zoo::buildModel(context, config, "gpt2");
+  EXPECT_TRUE(succeeded(module));
+  if (failed(module))
+    return -1;
+  PassManager pm(&context);
+  TrainingPipelineOptions options;
+  options.optimizer = "adamw";
+  options.memoryPlan = false;
+  buildTrainingPipeline(pm, options);
+  EXPECT_TRUE(succeeded(pm.run(**module)));
+  auto function = *(**module).getOps<func::FuncOp>().begin();
+  return MemorySimulation::run(function).activationBytes;
+}
+
+// Korthikanti et al. count s*b*h*(34 + 5*a*s/h) bytes of activations per
+// transformer layer, with 16-bit activations, 1-byte dropout masks and no
+// recomputation: 16 sbh-sized tensors at 2 bytes (ln_1 input, QKV input,
+// Q, K, V, c_proj input, ln_2 input, c_fc input, GELU input (4), GELU output
+// (4)), two residual dropout masks (2 x 1 byte) and the attention core's
+// softmax output, its dropout mask and output (5as^2b). tgc's step differs,
+// exactly:
+//  - activations are f32 here (4 bytes per element);
+//  - dropout masks are not stored: the backward regenerates them from the
+//    Philox seed (-2sbh in the paper's bytes);
+//  - attention is flash attention: no softmax output and no attention
+//    dropout (GPT-2's attention-probability dropout is not modelled), so no
+//    5as^2b term; instead attention_grad reads the attention output O (one
+//    more sbh tensor besides c_proj's input) and the f32 logsumexp (4asb);
+//  - each layer norm keeps its f32 mean and rstd (2 x 8sb).
+// So tgc keeps 17 f32 sbh tensors, 68sbh + 4asb + 16sb bytes per layer:
+// twice the paper's 34sbh (f32 instead of 16-bit; O replaces the masks)
+// and none of its 5as^2b.
+TEST(KorthikantiTest, GptActivationsPerLayer) {
+  struct Shape {
+    int64_t hidden, heads, seq, batch;
+  } shapes[] = {{768, 12, 1024, 1}, {256, 4, 128, 4}};
+  for (Shape shape : shapes) {
+    for (double dropout : {0.0, 0.1}) {
+      zoo::GPT2Config config;
+      config.hidden = shape.hidden;
+      config.heads = shape.heads;
+      config.seq = shape.seq;
+      config.positions = shape.seq;
+      config.batch = shape.batch;
+      config.vocab = 1000;
+      config.dropout = dropout;
+      int64_t perLayer =
+          gptActivationBytes(config, 2) - gptActivationBytes(config, 1);
+      int64_t s = shape.seq, b = shape.batch, h = shape.hidden, a = shape.heads;
+      double korthikanti16 = double(s * b * h) * (34.0 + 5.0 * a * s / h);
+      int64_t expected = 68 * s * b * h + 4 * a * s * b + 16 * s * b;
+      EXPECT_EQ(perLayer, expected) << "h=" << h << " a=" << a << " s=" << s
+                                    << " b=" << b << " dropout=" << dropout;
+      // Against the paper's formula: 2x its 34sbh term, none of 5as^2b.
+      EXPECT_EQ(
+          perLayer - 4 * a * s * b - 16 * s * b,
+          static_cast<int64_t>(2 * (korthikanti16 - 5.0 * a * s * s * b)));
+    }
   }
 }
 

@@ -115,6 +115,9 @@ struct MemorySimulation {
   MemoryBreakdown peakBreakdown{};
   /// Bytes that stay allocated across steps (arguments and dense constants).
   int64_t persistentBytes = 0;
+  /// The most bytes of forward values kept for the backward that are live
+  /// at once (when the backward starts): what recomputation can trade.
+  int64_t activationBytes = 0;
   /// The phase of each op, as in `ops`.
   std::vector<Phase> phases;
 
@@ -123,12 +126,20 @@ struct MemorySimulation {
   static MemorySimulation run(mlir::func::FuncOp function,
                               const DeviceSpec *device = nullptr);
 
+  /// The sum over the ops of the live bytes during each: how long memory is
+  /// held, the tie-breaker between orders with the same peak.
+  int64_t area = 0;
+
   /// The peak of `function` if its top-level ops ran in `order` (a
-  /// permutation of them that respects dependencies), without building the
-  /// full result.
+  /// permutation of them that respects dependencies).
   static int64_t peakOf(mlir::func::FuncOp function,
                         llvm::ArrayRef<mlir::Operation *> order,
                         const DeviceSpec *device = nullptr);
+  /// (peak, area) of `function` in `order`, to compare orders by.
+  static std::pair<int64_t, int64_t>
+  peakAndAreaOf(mlir::func::FuncOp function,
+                llvm::ArrayRef<mlir::Operation *> order,
+                const DeviceSpec *device = nullptr);
 
   void print(llvm::raw_ostream &os) const;
   nlohmann::json toJson(bool withTimeline = false) const;

@@ -269,7 +269,10 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     Constants are placed just before their first use. Two variants are tried
     (the one above, and the same one that always takes the op with the
     smallest net allocation), and the order with the lowest simulated peak is
-    kept, never one with a higher peak than the original. Dependencies are
+    kept, never one with a higher peak than the original; between equal
+    peaks, the one that holds fewer bytes for fewer ops (the sum over the
+    ops of the live bytes) wins, so e.g. gradients are freed early even when
+    the peak is elsewhere. Dependencies are
     respected (ops with memory effects also keep their relative order) and
     the result is deterministic.
 

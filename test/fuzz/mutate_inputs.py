@@ -4,7 +4,8 @@
 Takes seed .mlir files, applies random token-level mutations (drop, duplicate,
 swap, replace a number with an extreme one, replace a type, truncate) and runs
 `tgc-opt --canonicalize`, `tgc report`, `tgc run --random-inputs 0` (the
-interpreter) and the training passes (autodiff, micro-batching, optimizer)
+interpreter) and the training passes (mixed precision under a random policy,
+autodiff, micro-batching, optimizer, scaling update)
 on each mutant. Any exit status other
 than 0 (accepted) or 1 (diagnosed) is a failure: a crash, an abort or a hang.
 Deterministic for a given --seed. Failing inputs are written to --crash-dir.
@@ -71,14 +72,18 @@ def main():
     commands = [[os.path.join(args.tools_dir, "tgc-opt"), "--canonicalize", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "report", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "run", "-", "--random-inputs", "0"],
-                [os.path.join(args.tools_dir, "tgc-opt"), "--tg-autodiff",
-                 "--tg-microbatch=micro-batches=2", "--tg-optimizer",
-                 "--canonicalize", "-"]]
+                None]  # the training passes, under a policy drawn per mutant
+    policies = ["fp32", "bf16", "fp16", "fp8"]
     failures = 0
     for i in range(args.iterations):
         text = rng.choice(seeds)
         for _ in range(rng.randint(1, 3)):
             text = mutate(text, rng)
+        commands[-1] = [os.path.join(args.tools_dir, "tgc-opt"),
+                        f"--tg-mixed-precision=policy={rng.choice(policies)}",
+                        "--tg-autodiff", "--tg-microbatch=micro-batches=2",
+                        "--tg-optimizer", "--tg-scaling-update",
+                        "--canonicalize", "-"]
         for command in commands:
             try:
                 result = subprocess.run(command, input=text.encode(),

@@ -132,6 +132,20 @@ OpCost ReduceOp::getCost() {
   return cost;
 }
 
+/// The fp8 format `value` was quantized to by tg.fake_quant (through shape
+/// ops), or null: an fp8 GEMM reads the quantized tensor in that format.
+static Type getQuantizedFormat(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto quant = dyn_cast<FakeQuantOp>(def))
+      return quant.getFormat();
+    if (!def->hasTrait<::tgc::tg::OpTrait::ShapeOp>() ||
+        def->getNumOperands() != 1)
+      return {};
+    value = def->getOperand(0);
+  }
+  return {};
+}
+
 OpCost MatmulOp::getCost() {
   OpCost cost = getStreamingCost(*this);
   RankedTensorType lhsType = getLhs().getType();
@@ -139,6 +153,17 @@ OpCost MatmulOp::getCost() {
   cost.flops = 2 * getNumElements(getResult()) * k;
   cost.matrixFlops = cost.flops;
   cost.computeType = lhsType.getElementType();
+  // Both operands fake-quantized (mixed precision's fp8 policy): an fp8 GEMM
+  // reading one byte per element.
+  Type lhsFormat = getQuantizedFormat(getLhs());
+  Type rhsFormat = getQuantizedFormat(getRhs());
+  if (lhsFormat && rhsFormat) {
+    cost.computeType = lhsFormat;
+    for (Value operand : {getLhs(), getRhs()})
+      cost.bytesRead -=
+          getNumElements(operand) *
+          (getElementByteSize(getElementTypeOrSelf(operand.getType())) - 1);
+  }
   return cost;
 }
 

@@ -26,8 +26,9 @@ def TG_Dialect : Dialect {
 
     Function arguments and results carry attributes that say what they are:
 
-    * `tg.role` on an argument: `"param"`, `"state"` (optimizer state),
-      `"input"`, `"label"` or `"hyper"` (learning rate, step, loss scale).
+    * `tg.role` on an argument: `"param"`, `"state"` (optimizer state, and
+      mixed precision's loss scale and fp8 amax histories), `"input"`,
+      `"label"` or `"hyper"` (learning rate, step, dropout seed).
     * `tg.role` on a result: `"loss"` (a floating-point scalar, at most one),
       `"grad"`, `"param"`, `"state"` or `"output"`.
     * `tg.name` on either: the framework's stable name; unique among the

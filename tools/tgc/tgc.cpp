@@ -187,6 +187,12 @@ static cl::opt<unsigned> amaxHistory(
     cl::init(16), cl::sub(compileCommand), cl::sub(trainCommand),
     cl::sub(reportCommand), cl::cat(tgcCategory));
 
+static cl::opt<unsigned> fp8Margin(
+    "fp8-margin",
+    cl::desc("--precision fp8: scales leave 2^margin of headroom (default 0)"),
+    cl::init(0), cl::sub(compileCommand), cl::sub(trainCommand),
+    cl::sub(reportCommand), cl::cat(tgcCategory));
+
 /// The mixed-precision flags, shared by compile, train and report.
 static void setPrecisionOptions(tgc::TrainingPipelineOptions &options) {
   options.precision = precisionPolicy;
@@ -195,6 +201,7 @@ static void setPrecisionOptions(tgc::TrainingPipelineOptions &options) {
   options.initScale = initLossScale;
   options.growthInterval = growthInterval;
   options.amaxHistory = amaxHistory;
+  options.fp8Margin = fp8Margin;
 }
 
 static cl::opt<bool> noCanonicalize("no-canonicalize",

@@ -8,6 +8,10 @@
 // RUN: tgc run --compare %s %t.mlir --entry gelu_erf --random-inputs 3 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry gelu_tanh --random-inputs 4 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry silu --random-inputs 5 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_causal --random-inputs 6 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_gqa_additive --random-inputs 7 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
 
 // RAISED-LABEL: func.func @layer_norm
@@ -20,6 +24,15 @@
 // RAISED: tg.gelu tanh
 // RAISED-LABEL: func.func @silu
 // RAISED: tg.silu
+// RAISED-LABEL: func.func @attention_causal
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
+// RAISED-LABEL: func.func @attention_gqa_additive
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 5.000000e-01 : (tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>)
+// RAISED-LABEL: func.func @cross_entropy
+// RAISED: tg.cross_entropy mean
+// RAISED-LABEL: func.func @cross_entropy_of_log_softmax
+// RAISED-NOT: tg.log_softmax
+// RAISED: tg.cross_entropy mean
 
 func.func @layer_norm(%x: tensor<2x5x16xf32> {tg.role = "input", tg.name = "x"},
                       %g: tensor<16xf32> {tg.role = "input", tg.name = "g"},
@@ -112,4 +125,69 @@ func.func @silu(%x: tensor<4x32xf32> {tg.role = "input", tg.name = "x"})
   %0 = tg.sigmoid %x : tensor<4x32xf32>
   %y = tg.mul %x, %0 : tensor<4x32xf32>
   return %y : tensor<4x32xf32>
+}
+
+func.func @attention_causal(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                            %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                            %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"})
+    -> (tensor<2x2x6x8xf32> {tg.name = "y"}) {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<2x2x6x8xf32> -> tensor<2x2x8x6xf32>
+  %s = tg.matmul %q, %kt : (tensor<2x2x6x8xf32>, tensor<2x2x8x6xf32>) -> tensor<2x2x6x6xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %y = tg.mul %s, %cb : tensor<2x2x6x6xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true, true, true], [false, false, true, true, true, true], [false, false, false, true, true, true], [false, false, false, false, true, true], [false, false, false, false, false, true], [false, false, false, false, false, false]]]]> : tensor<1x1x6x6xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x6x6xi1> -> tensor<2x2x6x6xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %z = tg.select %mb, %fb, %y : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x6x6xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
+}
+
+func.func @attention_gqa_additive(%q: tensor<2x4x6x8xf32> {tg.role = "input", tg.name = "q"},
+                                  %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                                  %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"})
+    -> (tensor<2x4x6x8xf32> {tg.name = "y"}) {
+  %k5 = tg.reshape %k : tensor<2x2x6x8xf32> -> tensor<2x2x1x6x8xf32>
+  %ke = tg.broadcast_in_dim %k5 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+  %kr = tg.reshape %ke : tensor<2x2x2x6x8xf32> -> tensor<2x4x6x8xf32>
+  %v5 = tg.reshape %v : tensor<2x2x6x8xf32> -> tensor<2x2x1x6x8xf32>
+  %ve = tg.broadcast_in_dim %v5 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+  %vr = tg.reshape %ve : tensor<2x2x2x6x8xf32> -> tensor<2x4x6x8xf32>
+  %kt = tg.transpose %kr perm = [0, 1, 3, 2] : tensor<2x4x6x8xf32> -> tensor<2x4x8x6xf32>
+  %s = tg.matmul %q, %kt : (tensor<2x4x6x8xf32>, tensor<2x4x8x6xf32>) -> tensor<2x4x6x6xf32>
+  %c = tg.constant dense<2.0> : tensor<2x4x6x6xf32>
+  %y = tg.div %s, %c : tensor<2x4x6x6xf32>
+  %mask = tg.constant dense<[[0.0, -1.0e9, -1.0e9, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, 0.0, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, 0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<6x6xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [2, 3] : tensor<6x6xf32> -> tensor<2x4x6x6xf32>
+  %z = tg.add %y, %mb : tensor<2x4x6x6xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x4x6x6xf32>
+  %o = tg.matmul %p, %vr : (tensor<2x4x6x6xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x6x8xf32>
+  return %o : tensor<2x4x6x8xf32>
+}
+
+func.func @cross_entropy(%x: tensor<3x5x16xf32> {tg.role = "input", tg.name = "x"},
+                         %labels: tensor<3x5xi64> {tg.role = "input", tg.name = "labels"})
+    -> (tensor<f32> {tg.name = "y"}) {
+  %lp = tg.log_softmax %x dim = 2 : tensor<3x5x16xf32>
+  %yb = tg.broadcast_in_dim %labels dims = [0, 1] : tensor<3x5xi64> -> tensor<3x5x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [2] : tensor<16xi64> -> tensor<3x5x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<3x5x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<3x5x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<3x5x16xi1>, tensor<3x5x16xf32>
+  %picked = tg.reduce sum %sel dims = [2] : tensor<3x5x16xf32> -> tensor<3x5xf32>
+  %m = tg.reduce mean %picked dims = [0, 1] : tensor<3x5xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+func.func @cross_entropy_of_log_softmax(%x: tensor<15x16xf32> {tg.role = "input", tg.name = "x"},
+                                        %labels: tensor<15xi64> {tg.role = "label", tg.name = "labels"})
+    -> (tensor<f32> {tg.name = "y"}) {
+  %lp = tg.log_softmax %x dim = 1 : tensor<15x16xf32>
+  %l, %lse = tg.cross_entropy mean %lp, %labels : (tensor<15x16xf32>, tensor<15xi64>) -> (tensor<f32>, tensor<15xf32>)
+  return %l : tensor<f32>
 }

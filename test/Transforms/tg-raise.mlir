@@ -1,7 +1,13 @@
 // RUN: tgc-opt %s --split-input-file --tg-raise | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --tg-raise='mask-threshold=-1e9' | FileCheck %s --check-prefix=THRESHOLD
+// RUN: tgc-opt %s --split-input-file --tg-raise='patterns=gelu,attention' | FileCheck %s --check-prefix=ONLY
 
 // LayerNormalization as torch.onnx.export (opset 14) writes it and an
 // importer translates it: keepdims means as reshapes, scalars broadcast.
+// With patterns=gelu,attention, it stays.
+// ONLY-LABEL: func.func @layer_norm_exported
+// ONLY-NOT: tg.layer_norm
+// ONLY: tg.reduce
 // CHECK-LABEL: func.func @layer_norm_exported
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
 // CHECK-NEXT: %[[Y:.*]], %{{.*}}, %{{.*}} = tg.layer_norm %[[X]], %[[G]], %[[B]] epsilon = 9.9999997473787516E-6
@@ -240,6 +246,8 @@ func.func @rms_norm_other_input(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> ten
 // -----
 
 // nn.GELU() as exported: 0.5 * (x * (1 + erf(x / 1.4142135))).
+// ONLY-LABEL: func.func @gelu_erf_exported
+// ONLY-NEXT: tg.gelu erf
 // CHECK-LABEL: func.func @gelu_erf_exported
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
 // CHECK-NEXT: %[[Y:.*]] = tg.gelu erf %[[X]] : tensor<2x8xf32>
@@ -415,4 +423,314 @@ func.func @silu_negative(%x: tensor<2x8xf32>, %z: tensor<2x8xf32>) -> (tensor<2x
   %2 = tg.sigmoid %x : tensor<2x8xf32>
   %3 = tg.mul %2, %x : tensor<2x8xf32>
   return %1, %3, %2 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Causal attention as torch.onnx.export writes a hand-written GPT block:
+// the keys transposed, the scores scaled, masked_fill(-inf) as a select of
+// a constant triangular mask, softmax, and the product with the values.
+// The scale is 1/sqrt(8), the default.
+// CHECK-LABEL: func.func @attention_exported
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+// CHECK-NEXT: return %[[O]]
+func.func @attention_exported(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Hugging Face's form: torch.where(keep, scores, finfo.min), the scores
+// divided by sqrt(D) and the queries pre-scaled by 0.5: scale 0.5/sqrt(8).
+// CHECK-LABEL: func.func @attention_keep_mask
+// CHECK-NEXT: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 0.17677669{{[0-9]*}} :
+// CHECK-NEXT: return
+func.func @attention_keep_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %half = tg.constant dense<0.5> : tensor<1x2x4x8xf32>
+  %qs = tg.mul %half, %q : tensor<1x2x4x8xf32>
+  %s = tg.matmul %qs, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<2.82842708> : tensor<1x2x4x4xf32>
+  %y = tg.div %s, %c : tensor<1x2x4x4xf32>
+  %keep = tg.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<-3.40282347E+38> : tensor<1x2x4x4xf32>
+  %z = tg.select %kb, %y, %fill : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// An additive mask of 0 and -1e9, added before the scaling.
+// CHECK-LABEL: func.func @attention_additive_mask
+// CHECK-NEXT: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 2.500000e-01 :
+// CHECK-NEXT: return
+func.func @attention_additive_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[0.0, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [2, 3] : tensor<4x4xf32> -> tensor<1x2x4x4xf32>
+  %z = tg.add %mb, %s : tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.25> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %cb, %z : tensor<1x2x4x4xf32>
+  %p = tg.softmax %y dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Grouped-query attention as LLaMA's repeat_kv exports it: the two key/value
+// heads are expanded to the four query heads; tg.attention takes them as
+// they are. Without a mask, the attention is not causal.
+// CHECK-LABEL: func.func @attention_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K]], %[[V]] : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x4x4x8xf32>, tensor<1x4x4xf32>)
+// CHECK-NEXT: return %[[O]]
+func.func @attention_gqa(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %k5 = tg.reshape %k : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %ke = tg.broadcast_in_dim %k5 dims = [0, 1, 2, 3, 4] : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kr = tg.reshape %ke : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %ve = tg.broadcast_in_dim %v dims = [0, 1, 3, 4] : tensor<1x2x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vr = tg.reshape %ve : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %kt = tg.transpose %kr perm = [0, 1, 3, 2] : tensor<1x4x4x8xf32> -> tensor<1x4x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %c = tg.constant dense<2.82842708> : tensor<1x4x4x4xf32>
+  %y = tg.div %s, %c : tensor<1x4x4x4xf32>
+  %p = tg.softmax %y dim = 3 : tensor<1x4x4x4xf32>
+  %o = tg.matmul %p, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// A mask that also hides the diagonal is not the causal one.
+// CHECK-LABEL: func.func @attention_wrong_mask
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_wrong_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[true, true, true, true], [false, true, true, true], [false, false, true, true], [false, false, false, true]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A fill of -100 does not hide a key.
+// CHECK-LABEL: func.func @attention_small_fill
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_small_fill(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<-100.0> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The probabilities are also returned: the softmax must stay.
+// CHECK-LABEL: func.func @attention_probabilities_used
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_probabilities_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A softmax over the queries is not attention.
+// CHECK-LABEL: func.func @attention_softmax_over_queries
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_softmax_over_queries(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 2 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The loss written with a one-hot pick of the label's log-probability, as
+// an importer may translate NegativeLogLikelihoodLoss(LogSoftmax(x)).
+// CHECK-LABEL: func.func @cross_entropy_one_hot
+// CHECK-SAME: (%[[X:.*]]: tensor<6x16xf32>, %[[Y:.*]]: tensor<6xi64>)
+// CHECK-NEXT: %[[L:.*]], %{{.*}} = tg.cross_entropy mean %[[X]], %[[Y]] : (tensor<6x16xf32>, tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>)
+// CHECK-NEXT: return %[[L]]
+func.func @cross_entropy_one_hot(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %yb = tg.broadcast_in_dim %y dims = [0] : tensor<6xi64> -> tensor<6x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [1] : tensor<16xi64> -> tensor<6x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<6x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<6x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<6x16xi1>, tensor<6x16xf32>
+  %picked = tg.reduce sum %sel dims = [1] : tensor<6x16xf32> -> tensor<6xf32>
+  %m = tg.reduce mean %picked dims = [0] : tensor<6xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The sum form, over [2, 3] tokens: the labels reshaped to [2, 3, 1] before
+// the broadcast, the one-hot mask converted and multiplied, the negation
+// before the reduction.
+// CHECK-LABEL: func.func @cross_entropy_sum
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x16xf32>, %[[Y:.*]]: tensor<2x3xi64>)
+// CHECK-NEXT: %[[L:.*]], %{{.*}} = tg.cross_entropy sum %[[X]], %[[Y]]
+// CHECK-NEXT: return %[[L]]
+func.func @cross_entropy_sum(%x: tensor<2x3x16xf32>, %y: tensor<2x3xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 2 : tensor<2x3x16xf32>
+  %y1 = tg.reshape %y : tensor<2x3xi64> -> tensor<2x3x1xi64>
+  %yb = tg.broadcast_in_dim %y1 dims = [0, 1, 2] : tensor<2x3x1xi64> -> tensor<2x3x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [2] : tensor<16xi64> -> tensor<2x3x16xi64>
+  %oh = tg.compare eq, %ib, %yb : tensor<2x3x16xi64>
+  %ohf = tg.convert %oh : tensor<2x3x16xi1> -> tensor<2x3x16xf32>
+  %sel = tg.mul %ohf, %lp : tensor<2x3x16xf32>
+  %picked = tg.reduce sum %sel dims = [2] : tensor<2x3x16xf32> -> tensor<2x3xf32>
+  %neg = tg.neg %picked : tensor<2x3xf32>
+  %loss = tg.reduce sum %neg dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A cross-entropy of log-probabilities reads the logits.
+// CHECK-LABEL: func.func @cross_entropy_of_log_softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<6x16xf32>, %[[Y:.*]]: tensor<6xi64>)
+// CHECK-NEXT: %[[L:.*]], %{{.*}} = tg.cross_entropy mean %[[X]], %[[Y]] ignore_index = -100
+// CHECK-NEXT: return %[[L]]
+func.func @cross_entropy_of_log_softmax(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %l, %lse = tg.cross_entropy mean %lp, %y ignore_index = -100 : (tensor<6x16xf32>, tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>)
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Class ids out of order are not a one-hot mask of the label.
+// CHECK-LABEL: func.func @cross_entropy_wrong_classes
+// CHECK-NOT: tg.cross_entropy
+// CHECK: tg.log_softmax
+func.func @cross_entropy_wrong_classes(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %yb = tg.broadcast_in_dim %y dims = [0] : tensor<6xi64> -> tensor<6x16xi64>
+  %iota = tg.constant dense<[1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [1] : tensor<16xi64> -> tensor<6x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<6x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<6x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<6x16xi1>, tensor<6x16xf32>
+  %picked = tg.reduce sum %sel dims = [1] : tensor<6x16xf32> -> tensor<6xf32>
+  %m = tg.reduce mean %picked dims = [0] : tensor<6xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The log-probabilities are also returned, and the logsumexp of a
+// cross-entropy of log-probabilities is read: both stay.
+// CHECK-LABEL: func.func @cross_entropy_extra_uses
+// CHECK: tg.log_softmax
+// CHECK: tg.cross_entropy mean %{{.*}}, %{{.*}} :
+// CHECK: tg.log_softmax
+// CHECK: tg.reduce sum
+func.func @cross_entropy_extra_uses(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>, tensor<f32>, tensor<6x16xf32>) {
+  %lp0 = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %l, %lse = tg.cross_entropy mean %lp0, %y : (tensor<6x16xf32>, tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>)
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %yb = tg.broadcast_in_dim %y dims = [0] : tensor<6xi64> -> tensor<6x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [1] : tensor<16xi64> -> tensor<6x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<6x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<6x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<6x16xi1>, tensor<6x16xf32>
+  %picked = tg.reduce sum %sel dims = [1] : tensor<6x16xf32> -> tensor<6xf32>
+  %m = tg.reduce mean %picked dims = [0] : tensor<6xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %l, %lse, %loss, %lp : tensor<f32>, tensor<6xf32>, tensor<f32>, tensor<6x16xf32>
+}
+
+// -----
+
+// A fill of -1e4 hides a key by default (its probability underflows to 0),
+// not with mask-threshold=-1e9.
+// CHECK-LABEL: func.func @attention_fill_1e4
+// CHECK-NEXT: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
+// THRESHOLD-LABEL: func.func @attention_fill_1e4
+// THRESHOLD-NOT: tg.attention
+// THRESHOLD: tg.softmax
+// ONLY-LABEL: func.func @attention_fill_1e4
+// ONLY-NEXT: tg.attention
+func.func @attention_fill_1e4(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<-1.0e4> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
 }

@@ -18,6 +18,9 @@ PKGS=(
   # numpy, for the tests that check the interpreter against an independent
   # implementation and read/write .npy files (used through /usr/bin/python3).
   python3-numpy
+  # The ONNX importer: the ONNX protobuf schema (onnx_proto) and protobuf;
+  # the ONNX backend test data for the conformance runner.
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
 )
 
 missing=()

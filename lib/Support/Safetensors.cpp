@@ -1,9 +1,10 @@
-//===- Safetensors.cpp - writing .safetensors files -----------------------===//
+//===- Safetensors.cpp - reading and writing .safetensors files -----------===//
 
 #include "tgc/Support/Safetensors.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -64,4 +65,73 @@ llvm::Error safetensors::write(llvm::StringRef path,
     return error("cannot write: " + ec.message());
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<safetensors::Entry>>
+safetensors::read(llvm::StringRef path) {
+  auto error = [&](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + path + "': " + message);
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return error("cannot read: " + file.getError().message());
+  llvm::StringRef bytes = (*file)->getBuffer();
+  if (bytes.size() < 8)
+    return error("too short for a safetensors file");
+  uint64_t length = 0;
+  for (int i = 7; i >= 0; --i)
+    length = (length << 8) | static_cast<unsigned char>(bytes[i]);
+  if (length > bytes.size() - 8)
+    return error("the header length exceeds the file");
+  llvm::StringRef data = bytes.drop_front(8 + length);
+  nlohmann::json header =
+      nlohmann::json::parse(bytes.substr(8, length).str(), nullptr,
+                            /*allow_exceptions=*/false);
+  if (!header.is_object())
+    return error("the header is not a JSON object");
+  static const llvm::StringMap<size_t> elementSizes = {
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
+      {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1}};
+  std::vector<Entry> entries;
+  for (auto &[name, info] : header.items()) {
+    if (name == "__metadata__")
+      continue;
+    Entry entry;
+    entry.name = name;
+    const nlohmann::json &dtype = info.is_object() ? info["dtype"] : info;
+    const nlohmann::json &shape = info.is_object() ? info["shape"] : info;
+    const nlohmann::json &offsets =
+        info.is_object() ? info["data_offsets"] : info;
+    if (!dtype.is_string() || !shape.is_array() || !offsets.is_array() ||
+        offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned())
+      return error("tensor '" + name + "' has a malformed header entry");
+    entry.dtype = dtype.get<std::string>();
+    auto size = elementSizes.find(entry.dtype);
+    if (size == elementSizes.end())
+      return error("tensor '" + name + "' has unknown dtype '" + entry.dtype +
+                   "'");
+    uint64_t count = 1;
+    for (const nlohmann::json &dim : shape) {
+      if (!dim.is_number_unsigned())
+        return error("tensor '" + name + "' has a malformed shape");
+      uint64_t d = dim.get<uint64_t>();
+      if (d && count > (uint64_t(1) << 40) / d)
+        return error("tensor '" + name + "' is too large");
+      count *= d;
+      entry.shape.push_back(static_cast<int64_t>(d));
+    }
+    uint64_t begin = offsets[0].get<uint64_t>(),
+             end = offsets[1].get<uint64_t>();
+    if (begin > end || end > data.size() || end - begin != count * size->second)
+      return error("tensor '" + name + "' has data offsets [" +
+                   llvm::Twine(begin) + ", " + llvm::Twine(end) +
+                   ") that do not match its shape or the file");
+    entry.data.assign(data.begin() + begin, data.begin() + end);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }

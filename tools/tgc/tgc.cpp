@@ -10,6 +10,8 @@
 #include "tgc/Analysis/OpCostSummary.h"
 #include "tgc/Analysis/TrainingMemory.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Import/ONNX/Importer.h"
+#include "tgc/Import/ONNX/PostImportPipeline.h"
 #include "tgc/InitAll.h"
 #include "tgc/Interpreter/GradientCheck.h"
 #include "tgc/Interpreter/Inputs.h"
@@ -58,19 +60,55 @@ static cl::SubCommand
 static cl::SubCommand
     trainCommand("train",
                  "Train a model on the CPU interpreter (autodiff + optimizer)");
+static cl::SubCommand
+    importCommand("import", "Import an ONNX model: write OUT.mlir and its "
+                            "parameters to OUT.safetensors");
 static cl::SubCommand gradcheckCommand(
     "gradcheck",
     "Check tg-autodiff's gradients against finite differences (f64)");
 
-static cl::opt<std::string> inputFilename(
-    cl::Positional, cl::Required, cl::desc("<input .mlir, or - for stdin>"),
-    cl::sub(compileCommand), cl::sub(reportCommand), cl::sub(gradcheckCommand),
-    cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<std::string>
+    inputFilename(cl::Positional, cl::Required,
+                  cl::desc("<input .mlir or .onnx, or - for stdin>"),
+                  cl::sub(compileCommand), cl::sub(reportCommand),
+                  cl::sub(gradcheckCommand), cl::sub(trainCommand),
+                  cl::sub(importCommand), cl::cat(tgcCategory));
 
 static cl::opt<std::string> outputFilename(
-    "o", cl::desc("Output file for the optimized module (default: stdout)"),
+    "o",
+    cl::desc("Output file for the module (default: stdout); the parameters "
+             "of an ONNX model go next to it (OUT.safetensors)"),
     cl::value_desc("file"), cl::init("-"), cl::sub(compileCommand),
-    cl::cat(tgcCategory));
+    cl::sub(importCommand), cl::cat(tgcCategory));
+
+// ONNX import options, the same for every subcommand that reads a model.
+static cl::list<std::string> importInputShapes(
+    "input-shape",
+    cl::desc("ONNX: the shape of graph input NAME, binding its symbolic "
+             "dimensions (e.g. ids=4x128)"),
+    cl::value_desc("NAME=DIMS"), cl::sub(importCommand),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::sub(runCommand),
+    cl::sub(gradcheckCommand), cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> importLossOutput(
+    "loss-output",
+    cl::desc("ONNX: the scalar graph output that is the loss (default: an "
+             "output named 'loss')"),
+    cl::value_desc("NAME"), cl::sub(importCommand), cl::sub(compileCommand),
+    cl::sub(reportCommand), cl::sub(runCommand), cl::sub(gradcheckCommand),
+    cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> importAddLoss(
+    "add-loss",
+    cl::desc("ONNX: add a mean cross-entropy of graph output LOGITS against "
+             "a new 'label' argument, as the loss"),
+    cl::value_desc("cross_entropy:LOGITS"), cl::sub(importCommand),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::sub(runCommand),
+    cl::sub(gradcheckCommand), cl::sub(trainCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> runParams(
+    "params",
+    cl::desc("Read the values of params (by tg.name) from a .safetensors "
+             "file"),
+    cl::value_desc("FILE.safetensors"), cl::sub(runCommand),
+    cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 
 static cl::opt<bool> compileAutodiff(
     "autodiff",
@@ -124,7 +162,7 @@ static cl::opt<bool> reportJson("json", cl::desc("Print the report as JSON"),
 
 static cl::list<std::string>
     runFiles(cl::Positional, cl::OneOrMore,
-             cl::desc("<input .mlir> (two with --compare)"),
+             cl::desc("<input .mlir or .onnx> (two with --compare)"),
              cl::sub(runCommand), cl::cat(tgcCategory));
 static cl::opt<std::string> runEntry(
     "entry", cl::desc("The function to run (default: the only one, or main)"),
@@ -132,7 +170,8 @@ static cl::opt<std::string> runEntry(
     cl::sub(trainCommand), cl::cat(tgcCategory));
 static cl::list<std::string> runInputs(
     "input",
-    cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file"),
+    cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file or "
+             "an ONNX TensorProto .pb file"),
     cl::value_desc("NAME=PATH.npy"), cl::sub(runCommand),
     cl::sub(gradcheckCommand), cl::cat(tgcCategory));
 static cl::opt<uint64_t> runRandomSeed(
@@ -239,10 +278,59 @@ static cl::opt<std::string> trainSave(
     "save", cl::desc("Write the trained parameters to FILE.safetensors"),
     cl::value_desc("FILE"), cl::sub(trainCommand), cl::cat(tgcCategory));
 
-/// Parses and verifies `filename`; diagnostics go to stderr with locations.
+/// Values of params by tg.name: from the ONNX models loaded, then --params.
+static llvm::StringMap<tgc::npy::Array> parameterValues;
+/// The parameters of the last ONNX model loaded, in argument order.
+static std::optional<std::vector<tgc::ImportedParameter>> importedParameters;
+
+/// Imports an ONNX model with the import options and the post-import
+/// pipeline, and keeps its parameter values.
+static OwningOpRef<ModuleOp> importModel(MLIRContext &context,
+                                         StringRef filename) {
+  tgc::ONNXImportOptions options;
+  for (StringRef spec : importInputShapes)
+    if (llvm::Error error = tgc::parseInputShape(spec, options.inputShapes)) {
+      llvm::errs() << "tgc: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      return nullptr;
+    }
+  options.lossOutput = importLossOutput;
+  if (!importAddLoss.empty()) {
+    auto [kind, logits] = StringRef(importAddLoss).split(':');
+    if (kind != "cross_entropy" || logits.empty()) {
+      llvm::errs() << "tgc: error: --add-loss expects cross_entropy:LOGITS, "
+                      "got '"
+                   << importAddLoss << "'\n";
+      return nullptr;
+    }
+    if (!options.lossOutput.empty()) {
+      llvm::errs() << "tgc: error: --loss-output and --add-loss exclude each "
+                      "other\n";
+      return nullptr;
+    }
+    options.crossEntropyLogits = logits.str();
+  }
+  FailureOr<tgc::ImportedModel> model =
+      tgc::importONNXFile(context, filename, options);
+  if (failed(model))
+    return nullptr;
+  PassManager pm(&context);
+  tgc::buildPostImportPipeline(pm);
+  if (failed(pm.run(*model->module)))
+    return nullptr;
+  for (const tgc::ImportedParameter &parameter : model->parameters)
+    parameterValues[parameter.name] = parameter.value;
+  importedParameters = std::move(model->parameters);
+  return std::move(model->module);
+}
+
+/// Parses and verifies `filename` (.mlir, or .onnx through the importer);
+/// diagnostics go to stderr with locations.
 static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
                                         llvm::SourceMgr &sourceMgr,
                                         StringRef filename) {
+  if (filename.ends_with(".onnx"))
+    return importModel(context, filename);
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(filename, &errorMessage);
@@ -254,6 +342,8 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
   // parseSourceFile verifies the module it returns.
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
+
+static LogicalResult writeModule(ModuleOp module);
 
 static LogicalResult runCompile(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr) {
@@ -272,7 +362,23 @@ static LogicalResult runCompile(MLIRContext &context,
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
+  return writeModule(*module);
+}
 
+/// Writes `module` to -o and, for an imported ONNX model, its parameters
+/// next to it (OUT.safetensors); on any error, neither file is left.
+static LogicalResult writeModule(ModuleOp module) {
+  std::string paramsFile;
+  if (importedParameters && !importedParameters->empty()) {
+    if (outputFilename == "-") {
+      llvm::errs() << "tgc: error: the parameters of an ONNX model are "
+                      "written next to the module: give -o FILE.mlir\n";
+      return failure();
+    }
+    SmallString<128> path(outputFilename);
+    llvm::sys::path::replace_extension(path, "safetensors");
+    paramsFile = path.str().str();
+  }
   // The output file is removed again unless everything succeeded.
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
@@ -290,8 +396,28 @@ static LogicalResult runCompile(MLIRContext &context,
     output->os().clear_error();
     return failure();
   }
+  if (!paramsFile.empty())
+    if (llvm::Error error =
+            tgc::writeParameters(paramsFile, *importedParameters)) {
+      llvm::errs() << "tgc: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      return failure();
+    }
   output->keep();
   return success();
+}
+
+static LogicalResult runImport(MLIRContext &context,
+                               llvm::SourceMgr &sourceMgr) {
+  if (!StringRef(inputFilename).ends_with(".onnx")) {
+    llvm::errs() << "tgc: error: import reads an ONNX model (.onnx), got '"
+                 << inputFilename << "'\n";
+    return failure();
+  }
+  OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
+  if (!module)
+    return failure();
+  return writeModule(*module);
 }
 
 static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward);
@@ -364,6 +490,46 @@ static FunctionOpInterface findEntry(ModuleOp module, StringRef filename) {
   return nullptr;
 }
 
+/// An --input file: .npy, or an ONNX TensorProto (.pb).
+static llvm::Expected<tgc::npy::Array>
+readArgumentFile(FunctionOpInterface function, StringRef path) {
+  if (!path.ends_with(".pb"))
+    return tgc::npy::readNpy(path);
+  llvm::Expected<tgc::ONNXTensorFile> file =
+      tgc::readONNXTensorFile(*function.getContext(), path);
+  if (!file)
+    return file.takeError();
+  return std::move(file->value);
+}
+
+/// Adds the tensors of --params to `parameterValues`.
+static LogicalResult readParamsFile() {
+  if (runParams.empty())
+    return success();
+  auto entries = tgc::safetensors::read(runParams);
+  if (!entries) {
+    llvm::errs() << "tgc: error: " << llvm::toString(entries.takeError())
+                 << "\n";
+    return failure();
+  }
+  static const llvm::StringMap<tgc::npy::DType> dtypes = {
+      {"F32", tgc::npy::DType::F32}, {"F64", tgc::npy::DType::F64},
+      {"F16", tgc::npy::DType::F16}, {"I64", tgc::npy::DType::I64},
+      {"I32", tgc::npy::DType::I32}, {"BOOL", tgc::npy::DType::Bool}};
+  for (tgc::safetensors::Entry &entry : *entries) {
+    auto dtype = dtypes.find(entry.dtype);
+    if (dtype == dtypes.end()) {
+      llvm::errs() << "tgc: error: " << runParams << ": tensor '" << entry.name
+                   << "' has dtype " << entry.dtype
+                   << ", which tgc cannot read\n";
+      return failure();
+    }
+    parameterValues[entry.name] = {dtype->second, std::move(entry.shape),
+                                   std::move(entry.data)};
+  }
+  return success();
+}
+
 /// Arguments for `function`: --input files, else random values.
 static FailureOr<SmallVector<tgc::Tensor>>
 prepareArguments(FunctionOpInterface function) {
@@ -397,7 +563,7 @@ prepareArguments(FunctionOpInterface function) {
                    << "' is given twice by --input\n";
       return failure();
     }
-    llvm::Expected<tgc::npy::Array> array = tgc::npy::readNpy(path);
+    llvm::Expected<tgc::npy::Array> array = readArgumentFile(function, path);
     if (!array) {
       llvm::errs() << "tgc: error: argument '" << name
                    << "': " << llvm::toString(array.takeError()) << "\n";
@@ -413,6 +579,8 @@ prepareArguments(FunctionOpInterface function) {
     }
     values[index] = std::move(*tensor);
   }
+  if (failed(readParamsFile()))
+    return failure();
   SmallVector<tgc::Tensor> arguments;
   for (unsigned i = 0; i < numArgs; ++i) {
     if (!isa<RankedTensorType>(function.getArgumentTypes()[i])) {
@@ -421,6 +589,20 @@ prepareArguments(FunctionOpInterface function) {
                    << function.getArgumentTypes()[i]
                    << ", which the interpreter cannot hold\n";
       return failure();
+    }
+    std::string name = tgc::getArgumentName(function, i);
+    auto known = parameterValues.find(name);
+    if (!values[i] && tgc::tg::getArgumentRole(function, i) == "param" &&
+        known != parameterValues.end()) {
+      llvm::Expected<tgc::Tensor> tensor = tgc::tensorFromNpy(
+          known->second, cast<RankedTensorType>(function.getArgumentTypes()[i]),
+          name, /*allowNonFinite=*/true);
+      if (!tensor) {
+        llvm::errs() << "tgc: error: " << llvm::toString(tensor.takeError())
+                     << "\n";
+        return failure();
+      }
+      values[i] = std::move(*tensor);
     }
     if (values[i]) {
       arguments.push_back(std::move(*values[i]));
@@ -775,12 +957,15 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tgc: a compiler for deep-learning training steps\n\n"
+      "  tgc import MODEL.onnx -o OUT.mlir   import an ONNX model (+ "
+      "OUT.safetensors)\n"
       "  tgc compile FILE.mlir -o OUT.mlir   verify, optimize and write a "
       "step\n"
       "  tgc report FILE.mlir [--json]       FLOPs and bytes of every op\n"
       "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n"
       "  tgc gradcheck FILE.mlir             check gradients (f64)\n"
       "  tgc train FILE.mlir --steps 300     train on the CPU interpreter\n\n"
+      "Every subcommand reads .mlir or .onnx files.\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");
 
   DialectRegistry registry;
@@ -804,9 +989,11 @@ int main(int argc, char **argv) {
     result = runGradcheck(context, sourceMgr);
   else if (trainCommand)
     result = runTrain(context, sourceMgr);
+  else if (importCommand)
+    result = runImport(context, sourceMgr);
   else {
-    llvm::errs() << "tgc: error: expected a subcommand (compile, report, run, "
-                    "gradcheck, train); "
+    llvm::errs() << "tgc: error: expected a subcommand (import, compile, "
+                    "report, run, gradcheck, train); "
                     "see 'tgc --help'\n";
     return 1;
   }

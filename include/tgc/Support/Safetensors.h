@@ -1,4 +1,4 @@
-//===- Safetensors.h - writing .safetensors files ---------------*- C++ -*-===//
+//===- Safetensors.h - reading and writing .safetensors files ---*- C++ -*-===//
 //
 // The safetensors format (8-byte little-endian header length, a JSON header
 // naming each tensor's dtype, shape and byte range, then the raw data), used
@@ -30,6 +30,10 @@ struct Entry {
 /// Writes `entries` to `path` (through a temporary file, renamed at the end,
 /// so that an error leaves nothing behind). Names must be unique.
 llvm::Error write(llvm::StringRef path, llvm::ArrayRef<Entry> entries);
+
+/// Reads every tensor of `path`. Errors name the file and say what is wrong
+/// (truncated, header not JSON, offsets outside the data...).
+llvm::Expected<std::vector<Entry>> read(llvm::StringRef path);
 
 } // namespace tgc::safetensors
 

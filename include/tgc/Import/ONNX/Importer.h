@@ -1,0 +1,85 @@
+//===- Importer.h - ONNX models to tg functions -----------------*- C++ -*-===//
+//
+// Turns an ONNX model (opsets 13 to 18; older forms of the migrated
+// attributes too) into a module with one tg `func.func @main`: float
+// initializers become `param` arguments whose values come back beside the
+// module, graph inputs become `input` arguments, everything computable at
+// import (shape sub-graphs, non-float initializers) is folded to constants.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_IMPORT_ONNX_IMPORTER_H
+#define TGC_IMPORT_ONNX_IMPORTER_H
+
+#include "tgc/Support/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+struct ONNXImportOptions {
+  /// Shapes of graph inputs, binding their symbolic dimensions.
+  llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// The graph output that is the loss (a scalar): it gets `tg.role = loss`.
+  /// Empty: an output named "loss" that is a float scalar, if any.
+  std::string lossOutput;
+  /// The graph output whose logits get a `tg.cross_entropy` (mean) against a
+  /// new `label` argument, returned first as the loss. Excludes lossOutput.
+  std::string crossEntropyLogits;
+};
+
+/// One parameter's value: its `tg.name` and the initializer's data.
+struct ImportedParameter {
+  std::string name;
+  npy::Array value;
+};
+
+struct ImportedModel {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// In the order of the `param` arguments of @main.
+  std::vector<ImportedParameter> parameters;
+};
+
+/// Parses an `--input-shape` value, "NAME=2x128" (a shape of "" or
+/// "scalar" is rank 0), into `shapes`.
+llvm::Error parseInputShape(llvm::StringRef spec,
+                            llvm::StringMap<std::vector<int64_t>> &shapes);
+
+/// Imports the model in the file `path` (external data files are looked up
+/// next to it). Errors are emitted as diagnostics on the context, located
+/// at the model file with the node's name and op type.
+mlir::FailureOr<ImportedModel> importONNXFile(mlir::MLIRContext &context,
+                                              llvm::StringRef path,
+                                              const ONNXImportOptions &options);
+
+/// Imports a serialized ModelProto held in memory; `name` stands for the
+/// file in diagnostics, `baseDirectory` is where external data is looked up
+/// (empty: external data is refused).
+mlir::FailureOr<ImportedModel>
+importONNXBytes(mlir::MLIRContext &context, llvm::StringRef bytes,
+                llvm::StringRef name, llvm::StringRef baseDirectory,
+                const ONNXImportOptions &options);
+
+/// Reads a serialized ONNX TensorProto (the backend tests' input_0.pb...):
+/// its name (may be empty), the MLIR element type it holds, and its value.
+struct ONNXTensorFile {
+  std::string name;
+  mlir::Type elementType;
+  npy::Array value;
+};
+llvm::Expected<ONNXTensorFile> readONNXTensorFile(mlir::MLIRContext &context,
+                                                  llvm::StringRef path);
+
+/// Writes `parameters` to the safetensors file `path`.
+llvm::Error writeParameters(llvm::StringRef path,
+                            llvm::ArrayRef<ImportedParameter> parameters);
+
+} // namespace tgc
+
+#endif // TGC_IMPORT_ONNX_IMPORTER_H

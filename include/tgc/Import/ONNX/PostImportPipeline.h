@@ -1,0 +1,24 @@
+//===- PostImportPipeline.h - passes run on every imported graph -*- C++
+//-*-===//
+//
+// What runs on a module right after ONNX import, before any user pipeline:
+// clean-up of the literal translation (canonicalize, CSE) and the raising of
+// decomposed patterns to tg ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
+#define TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace tgc {
+
+/// Adds the post-import passes to `pm` (a pass manager on the module).
+void buildPostImportPipeline(mlir::OpPassManager &pm);
+
+} // namespace tgc
+
+#endif // TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H

@@ -1,0 +1,735 @@
+//===- Importer.cpp - ONNX models to tg functions -------------------------===//
+//
+// The model level of the import: tensors (inline, raw or in external data
+// files), graph inputs and initializers as arguments, nodes in order through
+// their converters, outputs and the loss as results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Import/ONNX/Importer.h"
+
+#include "GraphImporter.h"
+
+#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Support/Safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A TensorProto decoded: its tg type and its elements as an .npy array
+/// (bf16 widened to f32, the form tensorFromNpy reads).
+struct DecodedTensor {
+  RankedTensorType type;
+  npy::Array value;
+};
+} // namespace
+
+static size_t getOnnxElementSize(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+    return 8;
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+    return 4;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+static npy::DType getNpyType(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::DOUBLE:
+    return npy::DType::F64;
+  case onnx::TensorProto::INT64:
+    return npy::DType::I64;
+  case onnx::TensorProto::INT32:
+    return npy::DType::I32;
+  case onnx::TensorProto::FLOAT16:
+    return npy::DType::F16;
+  case onnx::TensorProto::BOOL:
+    return npy::DType::Bool;
+  default:
+    return npy::DType::F32;
+  }
+}
+
+/// The bytes of an external tensor: `location` relative to `baseDirectory`,
+/// never outside it (as the ONNX checker requires).
+static llvm::Expected<std::string>
+readExternalData(const onnx::TensorProto &proto, StringRef baseDirectory,
+                 uint64_t expectedSize) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const onnx::StringStringEntryProto &entry : proto.external_data()) {
+    auto parse = [&](uint64_t &out) -> bool {
+      return !StringRef(entry.value()).getAsInteger(10, out);
+    };
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset") {
+      if (!parse(offset))
+        return makeError("bad external data offset '" + entry.value() + "'");
+    } else if (entry.key() == "length") {
+      uint64_t value;
+      if (!parse(value))
+        return makeError("bad external data length '" + entry.value() + "'");
+      length = value;
+    }
+  }
+  if (location.empty())
+    return makeError("external data without a location");
+  if (baseDirectory.empty())
+    return makeError("external data '" + location +
+                     "' cannot be read for a model held in memory");
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return makeError("external data location '" + location +
+                     "' is outside the model's directory");
+  if (length && *length != expectedSize)
+    return makeError("external data length " + llvm::Twine(*length) +
+                     " does not match the " + llvm::Twine(expectedSize) +
+                     " bytes of its shape");
+  SmallString<256> path(baseDirectory);
+  llvm::sys::path::append(path, location);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return makeError("cannot read external data file '" + path +
+                     "': " + file.getError().message());
+  uint64_t size = (*file)->getBufferSize();
+  if (offset > size || size - offset < expectedSize)
+    return makeError("external data file '" + path + "' holds " +
+                     llvm::Twine(size) + " bytes, fewer than offset " +
+                     llvm::Twine(offset) + " + " + llvm::Twine(expectedSize));
+  return std::string((*file)->getBufferStart() + offset, expectedSize);
+}
+
+static llvm::Expected<DecodedTensor>
+decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
+             StringRef baseDirectory) {
+  int32_t dataType = proto.data_type();
+  Type elementType = getElementType(context, dataType);
+  if (!elementType)
+    return makeError("element type " + getDataTypeName(dataType) +
+                     " has no tg equivalent");
+  if (proto.has_segment())
+    return makeError("segmented tensors are not supported");
+  int64_t count = 1;
+  for (int64_t dim : proto.dims()) {
+    if (dim < 0)
+      return makeError("negative dimension " + llvm::Twine(dim));
+    if (dim && count > kMaxImportElements / dim)
+      return makeError("more than " + llvm::Twine(kMaxImportElements) +
+                       " elements");
+    count *= dim;
+  }
+  DecodedTensor result;
+  result.type = RankedTensorType::get(
+      SmallVector<int64_t>(proto.dims().begin(), proto.dims().end()),
+      elementType);
+  npy::Array &array = result.value;
+  array.dtype = getNpyType(dataType);
+  array.shape.assign(proto.dims().begin(), proto.dims().end());
+  size_t elementSize = getOnnxElementSize(dataType);
+  size_t size = size_t(count) * elementSize;
+
+  std::string external;
+  const std::string *raw = nullptr;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    llvm::Expected<std::string> bytes =
+        readExternalData(proto, baseDirectory, size);
+    if (!bytes)
+      return bytes.takeError();
+    external = std::move(*bytes);
+    raw = &external;
+  } else if (proto.has_raw_data()) {
+    raw = &proto.raw_data();
+    if (raw->size() != size)
+      return makeError("raw data holds " + llvm::Twine(raw->size()) +
+                       " bytes, its shape needs " + llvm::Twine(size));
+  }
+
+  auto typedCount = [&]() -> int64_t {
+    switch (dataType) {
+    case onnx::TensorProto::FLOAT:
+      return proto.float_data_size();
+    case onnx::TensorProto::DOUBLE:
+      return proto.double_data_size();
+    case onnx::TensorProto::INT64:
+      return proto.int64_data_size();
+    default:
+      return proto.int32_data_size();
+    }
+  };
+  if (!raw && typedCount() != count)
+    return makeError("holds " + llvm::Twine(typedCount()) +
+                     " values, its shape needs " + llvm::Twine(count));
+
+  size_t npySize = size_t(count) * npy::getElementSize(array.dtype);
+  array.data.resize(npySize);
+  char *out = array.data.data();
+  for (int64_t i = 0; i < count; ++i) {
+    switch (dataType) {
+    case onnx::TensorProto::BFLOAT16: {
+      uint16_t bits;
+      if (raw)
+        std::memcpy(&bits, raw->data() + 2 * i, 2);
+      else
+        bits = static_cast<uint16_t>(proto.int32_data(i));
+      uint32_t wide = uint32_t(bits) << 16;
+      std::memcpy(out + 4 * i, &wide, 4);
+      break;
+    }
+    case onnx::TensorProto::BOOL: {
+      bool value = raw ? (*raw)[i] != 0 : proto.int32_data(i) != 0;
+      out[i] = value;
+      break;
+    }
+    case onnx::TensorProto::FLOAT16: {
+      uint16_t bits = raw ? 0 : static_cast<uint16_t>(proto.int32_data(i));
+      if (raw)
+        std::memcpy(&bits, raw->data() + 2 * i, 2);
+      std::memcpy(out + 2 * i, &bits, 2);
+      break;
+    }
+    case onnx::TensorProto::FLOAT:
+      if (raw)
+        std::memcpy(out + 4 * i, raw->data() + 4 * i, 4);
+      else
+        std::memcpy(out + 4 * i, &proto.float_data().data()[i], 4);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      if (raw)
+        std::memcpy(out + 8 * i, raw->data() + 8 * i, 8);
+      else
+        std::memcpy(out + 8 * i, &proto.double_data().data()[i], 8);
+      break;
+    case onnx::TensorProto::INT64:
+      if (raw)
+        std::memcpy(out + 8 * i, raw->data() + 8 * i, 8);
+      else
+        std::memcpy(out + 8 * i, &proto.int64_data().data()[i], 8);
+      break;
+    case onnx::TensorProto::INT32:
+      if (raw)
+        std::memcpy(out + 4 * i, raw->data() + 4 * i, 4);
+      else
+        std::memcpy(out + 4 * i, &proto.int32_data().data()[i], 4);
+      break;
+    }
+  }
+  return result;
+}
+
+static llvm::Expected<Tensor> toTensor(const DecodedTensor &decoded,
+                                       StringRef name) {
+  return tensorFromNpy(decoded.value, decoded.type, name,
+                       /*allowNonFinite=*/true);
+}
+
+llvm::Expected<Tensor>
+onnx_import::decodeTensorProto(MLIRContext &context,
+                               const onnx::TensorProto &proto,
+                               StringRef baseDirectory) {
+  llvm::Expected<DecodedTensor> decoded =
+      decodeTensor(context, proto, baseDirectory);
+  if (!decoded)
+    return decoded.takeError();
+  return toTensor(*decoded, proto.name());
+}
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+llvm::Error
+tgc::parseInputShape(StringRef spec,
+                     llvm::StringMap<std::vector<int64_t>> &shapes) {
+  auto [name, shapeText] = spec.rsplit('=');
+  if (name.empty() || !spec.contains('='))
+    return makeError("--input-shape expects NAME=DIMS (e.g. ids=4x128), got '" +
+                     spec + "'");
+  std::vector<int64_t> shape;
+  if (!shapeText.empty() && shapeText != "scalar") {
+    SmallVector<StringRef> dims;
+    shapeText.split(dims, 'x');
+    for (StringRef dim : dims) {
+      int64_t value;
+      if (dim.getAsInteger(10, value) || value < 0)
+        return makeError("--input-shape " + spec + ": '" + dim +
+                         "' is not a dimension size");
+      shape.push_back(value);
+    }
+  }
+  if (!shapes.try_emplace(name, std::move(shape)).second)
+    return makeError("--input-shape names '" + name + "' twice");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+namespace {
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &context, StringRef name, StringRef baseDirectory,
+                const ONNXImportOptions &options)
+      : context(context), name(name), baseDirectory(baseDirectory),
+        options(options), builder(&context),
+        fileLoc(FileLineColLoc::get(&context, name, 0, 0)) {}
+
+  FailureOr<ImportedModel> import(const onnx::ModelProto &model);
+
+private:
+  InFlightDiagnostic emitModelError() { return emitError(fileLoc); }
+  FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &info);
+  LogicalResult addArguments(const onnx::GraphProto &graph,
+                             GraphImporter &importer);
+  LogicalResult importNodes(const onnx::GraphProto &graph,
+                            GraphImporter &importer);
+  LogicalResult addResults(const onnx::GraphProto &graph,
+                           GraphImporter &importer);
+
+  MLIRContext &context;
+  std::string name;
+  std::string baseDirectory;
+  const ONNXImportOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+  int64_t opset = 0;
+
+  func::FuncOp function;
+  Block *body = nullptr;
+  SmallVector<Type> argumentTypes;
+  SmallVector<DictionaryAttr> argumentAttrs;
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  ImportedModel imported;
+  /// Param arguments by initializer name, with their decoded values.
+  llvm::StringMap<unsigned> parameterIndex;
+  /// Identity nodes whose input is a float initializer: output -> input.
+  llvm::StringMap<std::string> identityParameters;
+};
+} // namespace
+
+FailureOr<RankedTensorType>
+ModelImporter::getInputType(const onnx::ValueInfoProto &info) {
+  const std::string &inputName = info.name();
+  if (!info.type().has_tensor_type()) {
+    emitModelError() << "graph input '" << inputName
+                     << "' is not a tensor; tg takes tensors only";
+    return failure();
+  }
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+  Type elementType = getElementType(context, tensorType.elem_type());
+  if (!elementType) {
+    emitModelError() << "graph input '" << inputName << "' has element type "
+                     << getDataTypeName(tensorType.elem_type())
+                     << ", which tg cannot hold";
+    return failure();
+  }
+  auto bound = options.inputShapes.find(inputName);
+  if (!tensorType.has_shape() && bound == options.inputShapes.end()) {
+    emitModelError() << "graph input '" << inputName
+                     << "' has no shape; give it with --input-shape "
+                     << inputName << "=DIMS";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  if (bound != options.inputShapes.end()) {
+    shape.assign(bound->second.begin(), bound->second.end());
+    if (tensorType.has_shape() &&
+        tensorType.shape().dim_size() != int(shape.size())) {
+      emitModelError() << "--input-shape gives '" << inputName << "' rank "
+                       << shape.size() << ", the model says "
+                       << tensorType.shape().dim_size();
+      return failure();
+    }
+    if (tensorType.has_shape())
+      for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim()))
+        if (dim.has_dim_value() && dim.dim_value() != shape[i]) {
+          emitModelError() << "--input-shape gives dimension " << i << " of '"
+                           << inputName << "' size " << shape[i]
+                           << ", the model says " << dim.dim_value();
+          return failure();
+        }
+  } else {
+    for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim())) {
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        shape.push_back(dim.dim_value());
+        continue;
+      }
+      InFlightDiagnostic diag = emitModelError()
+                                << "dimension " << i << " of graph input '"
+                                << inputName << "' is symbolic";
+      if (dim.has_dim_param())
+        diag << " ('" << dim.dim_param() << "')";
+      diag << "; bind it with --input-shape " << inputName << "=DIMS";
+      return failure();
+    }
+  }
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim && count > kMaxImportElements / dim) {
+      emitModelError() << "graph input '" << inputName << "' is too large";
+      return failure();
+    }
+    count *= dim;
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+/// Graph inputs (that no initializer defines) become `input` arguments,
+/// float initializers `param` arguments, other initializers constants.
+LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
+                                          GraphImporter &importer) {
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    initializerNames.insert(initializer.name());
+  auto addArgument = [&](RankedTensorType type, StringRef role,
+                         StringRef argName) {
+    Value argument = body->addArgument(type, fileLoc);
+    argumentTypes.push_back(type);
+    argumentAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
+                              builder.getStringAttr(role)),
+         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                              builder.getStringAttr(argName))}));
+    importer.define(argName, argument);
+    return argument;
+  };
+
+  for (const onnx::ValueInfoProto &info : graph.input()) {
+    if (initializerNames.contains(info.name()))
+      continue;
+    if (info.name().empty() || importer.isDefined(info.name())) {
+      emitModelError() << "graph input '" << info.name()
+                       << "' is unnamed or defined twice";
+      return failure();
+    }
+    FailureOr<RankedTensorType> type = getInputType(info);
+    if (failed(type))
+      return failure();
+    addArgument(*type, "input", info.name());
+  }
+  for (const auto &[inputName, shape] : options.inputShapes)
+    if (!importer.isDefined(inputName)) {
+      emitModelError() << "--input-shape names '" << inputName
+                       << "', which is no graph input";
+      return failure();
+    }
+
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Identity" && node.domain().empty() &&
+        node.input_size() == 1 && node.output_size() == 1 &&
+        initializerNames.contains(node.input(0)))
+      identityParameters[node.output(0)] = node.input(0);
+
+  llvm::StringMap<const onnx::TensorProto *> floatInitializers;
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    const std::string &initName = initializer.name();
+    if (initName.empty() || importer.isDefined(initName)) {
+      emitModelError() << "initializer '" << initName
+                       << "' is unnamed or defined twice";
+      return failure();
+    }
+    llvm::Expected<DecodedTensor> decoded =
+        decodeTensor(context, initializer, baseDirectory);
+    if (!decoded) {
+      emitModelError() << "initializer '" << initName
+                       << "': " << llvm::toString(decoded.takeError());
+      return failure();
+    }
+    // Scalars are constants of the formula (a scale, an epsilon), never
+    // weights: they stay foldable.
+    if (isa<FloatType>(decoded->type.getElementType()) &&
+        decoded->type.getRank() > 0) {
+      parameterIndex[initName] = imported.parameters.size();
+      addArgument(decoded->type, "param", initName);
+      imported.parameters.push_back({initName, std::move(decoded->value)});
+      floatInitializers[initName] = &initializer;
+      continue;
+    }
+    llvm::Expected<Tensor> tensor = toTensor(*decoded, initName);
+    if (!tensor) {
+      emitModelError() << "initializer '" << initName
+                       << "': " << llvm::toString(tensor.takeError());
+      return failure();
+    }
+    importer.define(initName, importer.constant(std::move(*tensor)));
+  }
+
+  // Exporters that deduplicate initializers by value put an Identity in
+  // front of the second one: the two were separate parameters in the
+  // framework, so they stay separate, each with its own value.
+  for (const auto &[output, input] : identityParameters) {
+    if (!parameterIndex.count(input) || importer.isDefined(output))
+      continue;
+    npy::Array value = imported.parameters[parameterIndex[input]].value;
+    Value original = importer.lookup(input);
+    emitRemark(fileLoc) << "parameter '" << output << "' was merged with '"
+                        << input
+                        << "' by the exporter (equal values behind an "
+                           "Identity); imported as a parameter of its own";
+    parameterIndex[output] = imported.parameters.size();
+    addArgument(GraphImporter::getType(original), "param", output);
+    imported.parameters.push_back({output.str(), std::move(value)});
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
+                                         GraphImporter &importer) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    std::string label = !node.name().empty() ? node.name()
+                        : node.output_size() ? node.output(0)
+                                             : node.op_type();
+    importer.setNode(&node,
+                     NameLoc::get(builder.getStringAttr(label), fileLoc));
+    if (node.domain() != "" && node.domain() != "ai.onnx")
+      return importer.fail("op '" + node.op_type() + "' of domain '" +
+                           node.domain() +
+                           "' is not supported (only the "
+                           "default ONNX domain is)");
+    // An Identity in front of a merged initializer was already resolved.
+    if (node.op_type() == "Identity" && node.output_size() == 1 &&
+        identityParameters.count(node.output(0)) &&
+        parameterIndex.count(node.output(0)))
+      continue;
+    NodeConverter converter = lookupConverter(node.op_type());
+    if (!converter)
+      return importer.fail("op '" + node.op_type() + "' is not supported");
+    for (const std::string &output : node.output())
+      if (!output.empty() && importer.isDefined(output))
+        return importer.fail("output '" + output + "' is defined twice");
+    if (failed(converter(importer)) || importer.hadError())
+      return failure();
+    for (auto [i, output] : llvm::enumerate(node.output()))
+      if (!output.empty() && !importer.isDefined(output))
+        return importer.fail("internal error: output #" + llvm::Twine(i) +
+                             " was not produced");
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
+                                        GraphImporter &importer) {
+  auto addResult = [&](Value value, StringRef resultName, StringRef role) {
+    SmallVector<NamedAttribute> attrs{builder.getNamedAttr(
+        tg::TGDialect::kNameAttrName, builder.getStringAttr(resultName))};
+    if (!role.empty())
+      attrs.push_back(builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
+                                           builder.getStringAttr(role)));
+    results.push_back(value);
+    resultAttrs.push_back(builder.getDictionaryAttr(attrs));
+  };
+  auto isFloatScalar = [](Value value) {
+    auto type = GraphImporter::getType(value);
+    return type.getRank() == 0 && isa<FloatType>(type.getElementType());
+  };
+
+  std::string lossName = options.lossOutput;
+  bool explicitLoss = !lossName.empty();
+  if (!explicitLoss && options.crossEntropyLogits.empty())
+    for (const onnx::ValueInfoProto &output : graph.output())
+      if (output.name() == "loss")
+        if (Value value = importer.lookup("loss");
+            value && isFloatScalar(value))
+          lossName = "loss";
+
+  if (!options.crossEntropyLogits.empty()) {
+    Value logits = importer.lookup(options.crossEntropyLogits);
+    bool isOutput = llvm::any_of(graph.output(), [&](const auto &output) {
+      return output.name() == options.crossEntropyLogits;
+    });
+    if (!logits || !isOutput) {
+      emitModelError() << "--add-loss: '" << options.crossEntropyLogits
+                       << "' is no graph output";
+      return failure();
+    }
+    RankedTensorType type = GraphImporter::getType(logits);
+    if (type.getRank() < 1 || !isa<FloatType>(type.getElementType())) {
+      emitModelError() << "--add-loss: '" << options.crossEntropyLogits
+                       << "' is a " << type
+                       << ", not float logits with classes last";
+      return failure();
+    }
+    if (importer.isDefined("label")) {
+      emitModelError() << "--add-loss: the model already has a value named "
+                          "'label'";
+      return failure();
+    }
+    auto labelType = RankedTensorType::get(type.getShape().drop_back(),
+                                           builder.getI64Type());
+    Value label = body->addArgument(labelType, fileLoc);
+    argumentTypes.push_back(labelType);
+    argumentAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
+                              builder.getStringAttr("label")),
+         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                              builder.getStringAttr("label"))}));
+    auto loss =
+        tg::CrossEntropyOp::create(builder, fileLoc, tg::LossReduction::Mean,
+                                   logits, label, IntegerAttr());
+    addResult(loss.getLoss(), "loss", "loss");
+  }
+
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = importer.lookup(output.name());
+    if (!value) {
+      emitModelError() << "graph output '" << output.name()
+                       << "' is not computed by any node";
+      return failure();
+    }
+    bool isLoss = output.name() == lossName;
+    if (isLoss && !isFloatScalar(value)) {
+      emitModelError() << "--loss-output '" << lossName
+                       << "' must be a float scalar, it is a "
+                       << value.getType();
+      return failure();
+    }
+    addResult(value, output.name(), isLoss ? "loss" : "");
+  }
+  if (explicitLoss && !llvm::any_of(graph.output(), [&](const auto &output) {
+        return output.name() == lossName;
+      })) {
+    emitModelError() << "--loss-output: '" << lossName
+                     << "' is no graph output";
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
+    if (opsetId.domain().empty() || opsetId.domain() == "ai.onnx")
+      opset = opsetId.version();
+  if (opset <= 0) {
+    emitModelError() << "the model imports no opset of the default ONNX "
+                        "domain";
+    return failure();
+  }
+  if (!model.has_graph()) {
+    emitModelError() << "the model has no graph";
+    return failure();
+  }
+  const onnx::GraphProto &graph = model.graph();
+
+  imported.module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(imported.module->getBody());
+  function = func::FuncOp::create(builder, fileLoc, "main",
+                                  builder.getFunctionType({}, {}));
+  body = function.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  GraphImporter importer(builder, name, opset);
+  importer.baseDirectory = baseDirectory;
+  if (failed(addArguments(graph, importer)) ||
+      failed(importNodes(graph, importer)) ||
+      failed(addResults(graph, importer)))
+    return failure();
+  func::ReturnOp::create(builder, fileLoc, results);
+  function.setFunctionType(
+      builder.getFunctionType(argumentTypes, ValueRange(results).getTypes()));
+  function.setAllArgAttrs(argumentAttrs);
+  function.setAllResultAttrs(resultAttrs);
+  if (failed(verify(*imported.module)))
+    return failure();
+  return std::move(imported);
+}
+
+FailureOr<ImportedModel>
+tgc::importONNXBytes(MLIRContext &context, StringRef bytes, StringRef name,
+                     StringRef baseDirectory,
+                     const ONNXImportOptions &options) {
+  context.loadDialect<tg::TGDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (bytes.size() > size_t(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    emitError(FileLineColLoc::get(&context, name, 0, 0))
+        << "not a valid ONNX model (the protobuf cannot be parsed)";
+    return failure();
+  }
+  return ModelImporter(context, name, baseDirectory, options).import(model);
+}
+
+FailureOr<ImportedModel> tgc::importONNXFile(MLIRContext &context,
+                                             StringRef path,
+                                             const ONNXImportOptions &options) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!file) {
+    emitError(FileLineColLoc::get(&context, path, 0, 0))
+        << "cannot read: " << file.getError().message();
+    return failure();
+  }
+  SmallString<256> directory(path);
+  llvm::sys::path::remove_filename(directory);
+  if (directory.empty())
+    directory = ".";
+  return importONNXBytes(context, (*file)->getBuffer(), path, directory,
+                         options);
+}
+
+llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
+                                                       StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return makeError("cannot read '" + path +
+                     "': " + file.getError().message());
+  onnx::TensorProto proto;
+  StringRef bytes = (*file)->getBuffer();
+  if (bytes.size() > size_t(INT32_MAX) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return makeError("'" + path + "' is not an ONNX TensorProto");
+  SmallString<256> directory(path);
+  llvm::sys::path::remove_filename(directory);
+  llvm::Expected<DecodedTensor> decoded =
+      decodeTensor(context, proto, directory.empty() ? "." : directory.str());
+  if (!decoded)
+    return makeError("'" + path + "': " + llvm::toString(decoded.takeError()));
+  return ONNXTensorFile{proto.name(), decoded->type.getElementType(),
+                        std::move(decoded->value)};
+}
+
+llvm::Error tgc::writeParameters(StringRef path,
+                                 ArrayRef<ImportedParameter> parameters) {
+  std::vector<safetensors::Entry> entries;
+  for (const ImportedParameter &parameter : parameters) {
+    const npy::Array &value = parameter.value;
+    StringRef dtype = value.dtype == npy::DType::F64   ? "F64"
+                      : value.dtype == npy::DType::F16 ? "F16"
+                                                       : "F32";
+    entries.push_back({parameter.name, dtype.str(), value.shape, value.data});
+  }
+  return safetensors::write(path, entries);
+}

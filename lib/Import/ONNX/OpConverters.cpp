@@ -1,0 +1,1487 @@
+//===- OpConverters.cpp - one converter per ONNX op type ------------------===//
+//
+// Each converter reads the current node through GraphImporter and defines its
+// outputs with tg ops. Broadcasting becomes broadcast_in_dim; operands that
+// ONNX passes as tensors but tg needs as attributes (shapes, axes, starts)
+// must be computable at import, which the folding builder guarantees for
+// shape sub-graphs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphImporter.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+/// `var = *expr`, returning failure from the converter when `expr` failed.
+#define ASSIGN_OR_FAIL(var, expr)                                              \
+  auto var##OrFailure = (expr);                                                \
+  if (failed(var##OrFailure))                                                  \
+    return failure();                                                          \
+  auto var = std::move(*var##OrFailure)
+
+using Importer = GraphImporter;
+
+static int64_t product(ArrayRef<int64_t> dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+static bool isFloat(Value value) {
+  return isa<FloatType>(Importer::getType(value).getElementType());
+}
+
+static bool isBool(Value value) {
+  return Importer::getType(value).getElementType().isInteger(1);
+}
+
+static LogicalResult requireFloat(Importer &g, Value value) {
+  if (isFloat(value))
+    return success();
+  return g.fail("element type " +
+                llvm::Twine(llvm::isa<IntegerType>(
+                                Importer::getType(value).getElementType())
+                                ? "integer/bool"
+                                : "other") +
+                " is not supported by this op in tg");
+}
+
+static LogicalResult requireNumeric(Importer &g, Value value) {
+  if (!isBool(value))
+    return success();
+  return g.fail("bool operands are not supported by this op in tg");
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy, bool FloatOnly = true>
+static LogicalResult convertUnary(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(FloatOnly ? requireFloat(g, x) : requireNumeric(g, x)))
+    return failure();
+  g.setOutput(0, g.create<OpTy>(x.getType(), x));
+  return success();
+}
+
+/// Both operands broadcast to their common shape (and type checked).
+static FailureOr<std::pair<Value, Value>> broadcastPair(Importer &g, Value lhs,
+                                                        Value rhs) {
+  if (Importer::getType(lhs).getElementType() !=
+      Importer::getType(rhs).getElementType()) {
+    g.emitNodeError() << "operands have different element types: "
+                      << lhs.getType() << " and " << rhs.getType();
+    return failure();
+  }
+  ASSIGN_OR_FAIL(shape, g.broadcastShapes({lhs, rhs}));
+  return std::make_pair(g.broadcastTo(lhs, shape), g.broadcastTo(rhs, shape));
+}
+
+template <typename OpTy>
+static Value buildBinary(Importer &g, Value lhs, Value rhs) {
+  return g.create<OpTy>(lhs.getType(), lhs, rhs);
+}
+
+template <typename OpTy, bool FloatOnly = false>
+static LogicalResult convertBinary(Importer &g) {
+  ASSIGN_OR_FAIL(lhs, g.requireInput(0));
+  ASSIGN_OR_FAIL(rhs, g.requireInput(1));
+  if (failed(FloatOnly ? requireFloat(g, lhs) : requireNumeric(g, lhs)))
+    return failure();
+  // Pow may raise to an exponent of another type.
+  if (FloatOnly)
+    rhs = g.convert(rhs, Importer::getType(lhs).getElementType());
+  ASSIGN_OR_FAIL(operands, broadcastPair(g, lhs, rhs));
+  g.setOutput(0, buildBinary<OpTy>(g, operands.first, operands.second));
+  return success();
+}
+
+/// Max, Min, Sum, Mean: a left fold over their inputs.
+template <typename OpTy> static LogicalResult convertVariadic(Importer &g) {
+  ASSIGN_OR_FAIL(result, g.requireInput(0));
+  if (failed(requireNumeric(g, result)))
+    return failure();
+  for (unsigned i = 1; i < g.getNumInputs(); ++i) {
+    ASSIGN_OR_FAIL(next, g.requireInput(i));
+    ASSIGN_OR_FAIL(operands, broadcastPair(g, result, next));
+    result = buildBinary<OpTy>(g, operands.first, operands.second);
+  }
+  g.setOutput(0, result);
+  return success();
+}
+
+static LogicalResult convertMean(Importer &g) {
+  if (failed(convertVariadic<tg::AddOp>(g)))
+    return failure();
+  Value sum = g.lookup(g.getNode().output(0));
+  if (failed(requireFloat(g, sum)))
+    return failure();
+  Value count = g.splat(Importer::getType(sum), g.getNumInputs());
+  g.setOutput(0, buildBinary<tg::DivOp>(g, sum, count));
+  return success();
+}
+
+static LogicalResult convertReciprocal(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  g.setOutput(0,
+              buildBinary<tg::DivOp>(g, g.splat(Importer::getType(x), 1.0), x));
+  return success();
+}
+
+static Value compare(Importer &g, tg::CompareDirection direction, Value lhs,
+                     Value rhs) {
+  // tg compares numbers: booleans compare as i32.
+  if (isBool(lhs)) {
+    lhs = g.convert(lhs, g.builder.getI32Type());
+    rhs = g.convert(rhs, g.builder.getI32Type());
+  }
+  RankedTensorType type = Importer::getType(lhs);
+  return g.create<tg::CompareOp>(type.clone(g.builder.getI1Type()), direction,
+                                 lhs, rhs);
+}
+
+template <tg::CompareDirection Direction>
+static LogicalResult convertCompare(Importer &g) {
+  ASSIGN_OR_FAIL(lhs, g.requireInput(0));
+  ASSIGN_OR_FAIL(rhs, g.requireInput(1));
+  ASSIGN_OR_FAIL(operands, broadcastPair(g, lhs, rhs));
+  g.setOutput(0, compare(g, Direction, operands.first, operands.second));
+  return success();
+}
+
+static Value select(Importer &g, Value pred, Value onTrue, Value onFalse) {
+  return g.create<tg::SelectOp>(onTrue.getType(), pred, onTrue, onFalse);
+}
+
+static LogicalResult convertNot(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (!isBool(x))
+    return g.fail("Not expects a bool tensor");
+  RankedTensorType type = Importer::getType(x);
+  g.setOutput(0, select(g, x, g.splat(type, 0), g.splat(type, 1)));
+  return success();
+}
+
+/// And, Or, Xor on booleans.
+template <int Kind> static LogicalResult convertLogical(Importer &g) {
+  ASSIGN_OR_FAIL(lhs, g.requireInput(0));
+  ASSIGN_OR_FAIL(rhs, g.requireInput(1));
+  if (!isBool(lhs))
+    return g.fail("expects bool tensors");
+  ASSIGN_OR_FAIL(operands, broadcastPair(g, lhs, rhs));
+  auto [a, b] = operands;
+  RankedTensorType type = Importer::getType(a);
+  Value result = Kind == 0   ? select(g, a, b, g.splat(type, 0))
+                 : Kind == 1 ? select(g, a, g.splat(type, 1), b)
+                             : compare(g, tg::CompareDirection::NE, a, b);
+  g.setOutput(0, result);
+  return success();
+}
+
+static LogicalResult convertWhere(Importer &g) {
+  ASSIGN_OR_FAIL(cond, g.requireInput(0));
+  ASSIGN_OR_FAIL(x, g.requireInput(1));
+  ASSIGN_OR_FAIL(y, g.requireInput(2));
+  if (!isBool(cond))
+    return g.fail("the condition must be a bool tensor");
+  if (Importer::getType(x).getElementType() !=
+      Importer::getType(y).getElementType())
+    return g.fail("the two branches have different element types");
+  ASSIGN_OR_FAIL(shape, g.broadcastShapes({cond, x, y}));
+  g.setOutput(0, select(g, g.broadcastTo(cond, shape), g.broadcastTo(x, shape),
+                        g.broadcastTo(y, shape)));
+  return success();
+}
+
+static LogicalResult convertCast(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  int64_t to = g.getInt("to", 0);
+  Type elementType = getElementType(*g.builder.getContext(), to);
+  if (!elementType)
+    return g.fail("casting to " + getDataTypeName(to) +
+                  " is not supported: tg has no such element type");
+  g.setOutput(0, g.convert(x, elementType));
+  return success();
+}
+
+static LogicalResult convertIdentity(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  g.setOutput(0, x);
+  return success();
+}
+
+static LogicalResult convertDropout(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  bool training = g.opset < 7 && !g.getInt("is_test", 0);
+  if (g.input(2)) {
+    ASSIGN_OR_FAIL(mode, g.requireConstantScalar(2, "training_mode"));
+    training = mode != 0.0;
+  }
+  if (training)
+    return g.fail("Dropout in training mode is not supported (export the "
+                  "model in eval mode)");
+  g.setOutput(0, x);
+  if (g.hasOutput(1))
+    g.setOutput(
+        1, g.splat(Importer::getType(x).clone(g.builder.getI1Type()), 1.0));
+  return success();
+}
+
+static LogicalResult convertClip(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireNumeric(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  Value result = x;
+  auto bound = [&](unsigned index, StringRef attr, bool isMin) {
+    Value limit;
+    if (g.opset >= 11) {
+      limit = g.input(index);
+      if (!limit)
+        return;
+      limit = g.broadcastTo(limit, type.getShape());
+    } else if (const onnx::AttributeProto *a = g.attribute(attr)) {
+      limit = g.splat(type, a->f());
+    } else {
+      return;
+    }
+    result = isMin ? buildBinary<tg::MaxOp>(g, result, limit)
+                   : buildBinary<tg::MinOp>(g, result, limit);
+  };
+  bound(1, "min", true);
+  bound(2, "max", false);
+  g.setOutput(0, result);
+  return success();
+}
+
+/// `alpha * x` for x < 0 (LeakyRelu), or an ELU form.
+static LogicalResult convertLeakyRelu(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  Value zero = g.splat(type, 0.0);
+  Value negative = compare(g, tg::CompareDirection::LT, x, zero);
+  Value scaled =
+      buildBinary<tg::MulOp>(g, x, g.splat(type, g.getFloat("alpha", 0.01f)));
+  g.setOutput(0, select(g, negative, scaled, x));
+  return success();
+}
+
+static LogicalResult convertSoftplus(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), without overflow.
+  RankedTensorType type = Importer::getType(x);
+  Value positive = buildBinary<tg::MaxOp>(g, x, g.splat(type, 0.0));
+  Value negAbs = g.create<tg::NegOp>(type, g.create<tg::AbsOp>(type, x));
+  Value log1p = g.create<tg::LogOp>(
+      type, buildBinary<tg::AddOp>(g, g.splat(type, 1.0),
+                                   g.create<tg::ExpOp>(type, negAbs)));
+  g.setOutput(0, buildBinary<tg::AddOp>(g, positive, log1p));
+  return success();
+}
+
+static LogicalResult convertHardSigmoid(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  bool isSwish = g.getNode().op_type() == "HardSwish";
+  double alpha = isSwish ? 1.0 / 6.0 : g.getFloat("alpha", 0.2f);
+  double beta = isSwish ? 0.5 : g.getFloat("beta", 0.5f);
+  Value linear = buildBinary<tg::AddOp>(
+      g, buildBinary<tg::MulOp>(g, x, g.splat(type, alpha)),
+      g.splat(type, beta));
+  Value clipped = buildBinary<tg::MinOp>(
+      g, buildBinary<tg::MaxOp>(g, linear, g.splat(type, 0.0)),
+      g.splat(type, 1.0));
+  g.setOutput(0, isSwish ? buildBinary<tg::MulOp>(g, x, clipped) : clipped);
+  return success();
+}
+
+static LogicalResult convertGelu(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  std::string approximate = g.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return g.fail("unknown approximate='" + approximate + "'");
+  g.setOutput(0, g.create<tg::GeluOp>(x.getType(), x,
+                                      approximate == "tanh"
+                                          ? tg::GeluApproximation::Tanh
+                                          : tg::GeluApproximation::Erf));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and softmax
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static LogicalResult convertSoftmax(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  if (rank == 0)
+    return g.fail("expects a tensor of rank >= 1");
+  ASSIGN_OR_FAIL(
+      axis, g.normalizeAxis(g.getInt("axis", g.opset >= 13 ? -1 : 1), rank));
+  if (g.opset >= 13) {
+    g.setOutput(0, g.create<OpTy>(type, x, axis));
+    return success();
+  }
+  // Before opset 13: over all dimensions from `axis` on, as one.
+  ArrayRef<int64_t> shape = type.getShape();
+  Value flat = g.reshape(
+      x, {product(shape.take_front(axis)), product(shape.drop_front(axis))});
+  Value result = g.create<OpTy>(flat.getType(), flat, 1);
+  g.setOutput(0, g.reshape(result, shape));
+  return success();
+}
+
+static LogicalResult convertLayerNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(scale, g.requireInput(1));
+  if (failed(requireFloat(g, x)) || failed(requireFloat(g, scale)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  if (rank == 0)
+    return g.fail("expects a tensor of rank >= 1");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -1), rank));
+  ArrayRef<int64_t> shape = type.getShape();
+  ArrayRef<int64_t> outer = shape.take_front(axis);
+  int64_t size = product(shape.drop_front(axis));
+  auto vector = [&](Value v) -> Value {
+    RankedTensorType t = Importer::getType(v);
+    if (t.getRank() > rank - axis)
+      return {};
+    return g.reshape(g.broadcastTo(v, shape.drop_front(axis)), {size});
+  };
+  Value bias = g.input(2);
+  if (!bias)
+    bias = g.splat(Importer::getType(scale).clone(ArrayRef<int64_t>{size}), 0);
+  Value scaleVector = vector(scale), biasVector = vector(bias);
+  if (!scaleVector || !biasVector)
+    return g.fail("Scale and B must broadcast to the normalized dimensions");
+  SmallVector<int64_t> rows(outer);
+  rows.push_back(size);
+  Value input = g.reshape(x, rows);
+  RankedTensorType statsType =
+      RankedTensorType::get(outer, g.builder.getF32Type());
+  SmallVector<Value> results = g.createResults<tg::LayerNormOp>(
+      TypeRange{input.getType(), statsType, statsType}, input, scaleVector,
+      biasVector, g.builder.getF64FloatAttr(g.getFloat("epsilon", 1e-5f)));
+  g.setOutput(0, g.reshape(results[0], shape));
+  SmallVector<int64_t> statsShape(outer);
+  statsShape.append(rank - axis, 1);
+  Type stashType =
+      getElementType(*g.builder.getContext(), g.getInt("stash_type", 1));
+  if (!stashType)
+    stashType = g.builder.getF32Type();
+  for (unsigned i : {1u, 2u})
+    if (g.hasOutput(i))
+      g.setOutput(i, g.reshape(g.convert(results[i], stashType), statsShape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// The reduced dimensions of a Reduce* node (axes from its input or
+/// attribute; none: all, or none at all with noop_with_empty_axes).
+static FailureOr<std::optional<SmallVector<int64_t>>> getReduceDims(Importer &g,
+                                                                    Value x) {
+  int64_t rank = Importer::getType(x).getRank();
+  ASSIGN_OR_FAIL(axes, g.getAxes(1, "axes"));
+  SmallVector<int64_t> dims;
+  if (!axes || axes->empty()) {
+    if (g.getInt("noop_with_empty_axes", 0))
+      return std::optional<SmallVector<int64_t>>();
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+    return std::optional<SmallVector<int64_t>>(dims);
+  }
+  for (int64_t axis : *axes) {
+    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, rank));
+    if (llvm::is_contained(dims, dim)) {
+      g.emitNodeError() << "axis " << axis << " is repeated";
+      return failure();
+    }
+    dims.push_back(dim);
+  }
+  return std::optional<SmallVector<int64_t>>(dims);
+}
+
+namespace {
+/// What a Reduce* op computes around a tg.reduce.
+enum class ReduceForm { Plain, SumSquare, L1, L2, LogSum, LogSumExp };
+} // namespace
+
+template <tg::ReduceKind Kind, ReduceForm Form = ReduceForm::Plain>
+static LogicalResult convertReduce(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireNumeric(g, x)))
+    return failure();
+  if ((Kind == tg::ReduceKind::Mean || Form != ReduceForm::Plain) &&
+      failed(requireFloat(g, x)))
+    return failure();
+  ASSIGN_OR_FAIL(dims, getReduceDims(g, x));
+  if (!dims) {
+    g.setOutput(0, x);
+    return success();
+  }
+  RankedTensorType type = Importer::getType(x);
+  bool keepDims = g.getInt("keepdims", 1);
+  Value operand = x;
+  if (Form == ReduceForm::SumSquare || Form == ReduceForm::L2)
+    operand = buildBinary<tg::MulOp>(g, x, x);
+  else if (Form == ReduceForm::L1)
+    operand = g.create<tg::AbsOp>(type, x);
+  Value shift;
+  if (Form == ReduceForm::LogSumExp) {
+    // log(sum(exp(x - m))) + m with m the maximum: no overflow.
+    shift = g.reduce(tg::ReduceKind::Max, x, *dims, /*keepDims=*/true);
+    if (type.getNumElements() == 0)
+      shift = g.splat(Importer::getType(shift), 0.0);
+    operand = g.create<tg::ExpOp>(
+        type,
+        buildBinary<tg::SubOp>(g, x, g.broadcastTo(shift, type.getShape())));
+  }
+  Value result = g.reduce(Kind, operand, *dims, keepDims);
+  RankedTensorType resultType = Importer::getType(result);
+  if (Form == ReduceForm::L2)
+    result = g.create<tg::SqrtOp>(resultType, result);
+  if (Form == ReduceForm::LogSum || Form == ReduceForm::LogSumExp)
+    result = g.create<tg::LogOp>(resultType, result);
+  if (Form == ReduceForm::LogSumExp)
+    result = buildBinary<tg::AddOp>(g, result,
+                                    g.reshape(shift, resultType.getShape()));
+  g.setOutput(0, result);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// numpy's matmul: 1-D operands promoted and the promoted dimension dropped
+/// again, batch dimensions broadcast.
+static FailureOr<Value> buildMatMul(Importer &g, Value lhs, Value rhs) {
+  if (failed(requireFloat(g, lhs)) || failed(requireFloat(g, rhs)))
+    return failure();
+  if (Importer::getType(lhs).getElementType() !=
+      Importer::getType(rhs).getElementType()) {
+    g.emitNodeError() << "operands have different element types";
+    return failure();
+  }
+  SmallVector<int64_t> a(Importer::getType(lhs).getShape());
+  SmallVector<int64_t> b(Importer::getType(rhs).getShape());
+  if (a.empty() || b.empty()) {
+    g.emitNodeError() << "MatMul operands must have rank >= 1";
+    return failure();
+  }
+  bool vectorLhs = a.size() == 1, vectorRhs = b.size() == 1;
+  if (vectorLhs)
+    a.insert(a.begin(), 1);
+  if (vectorRhs)
+    b.push_back(1);
+  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  if (b[b.size() - 2] != k) {
+    g.emitNodeError() << "contracting dimensions differ: " << lhs.getType()
+                      << " and " << rhs.getType();
+    return failure();
+  }
+  lhs = g.reshape(lhs, a);
+  rhs = g.reshape(rhs, b);
+  // The batch dimensions, broadcast.
+  ArrayRef<int64_t> batchA = ArrayRef(a).drop_back(2),
+                    batchB = ArrayRef(b).drop_back(2);
+  SmallVector<int64_t> batch(std::max(batchA.size(), batchB.size()), 1);
+  for (auto [dims, offset] :
+       {std::make_pair(batchA, batch.size() - batchA.size()),
+        std::make_pair(batchB, batch.size() - batchB.size())})
+    for (auto [i, dim] : llvm::enumerate(dims)) {
+      int64_t &out = batch[offset + i];
+      if (out != 1 && dim != 1 && out != dim) {
+        g.emitNodeError() << "batch dimensions cannot be broadcast: "
+                          << lhs.getType() << " and " << rhs.getType();
+        return failure();
+      }
+      out = dim == 1 ? out : dim;
+    }
+  SmallVector<int64_t> resultShape(batch);
+  resultShape.append({m, n});
+  Type elementType = Importer::getType(lhs).getElementType();
+  Value result;
+  if (b.size() == 2) {
+    // A matrix shared by every batch of lhs: a linear layer.
+    SmallVector<int64_t> lhsShape(batch);
+    lhsShape.append({m, k});
+    result =
+        g.create<tg::MatmulOp>(RankedTensorType::get(resultShape, elementType),
+                               g.broadcastTo(lhs, lhsShape), rhs, false, false);
+  } else {
+    SmallVector<int64_t> lhsShape(batch), rhsShape(batch);
+    lhsShape.append({m, k});
+    rhsShape.append({k, n});
+    result =
+        g.create<tg::MatmulOp>(RankedTensorType::get(resultShape, elementType),
+                               g.broadcastTo(lhs, lhsShape),
+                               g.broadcastTo(rhs, rhsShape), false, false);
+  }
+  SmallVector<int64_t> finalShape(batch);
+  if (!vectorLhs)
+    finalShape.push_back(m);
+  if (!vectorRhs)
+    finalShape.push_back(n);
+  return g.reshape(result, finalShape);
+}
+
+static LogicalResult convertMatMul(Importer &g) {
+  ASSIGN_OR_FAIL(lhs, g.requireInput(0));
+  ASSIGN_OR_FAIL(rhs, g.requireInput(1));
+  ASSIGN_OR_FAIL(result, buildMatMul(g, lhs, rhs));
+  g.setOutput(0, result);
+  return success();
+}
+
+static LogicalResult convertGemm(Importer &g) {
+  ASSIGN_OR_FAIL(a, g.requireInput(0));
+  ASSIGN_OR_FAIL(b, g.requireInput(1));
+  if (failed(requireFloat(g, a)) || failed(requireFloat(g, b)))
+    return failure();
+  RankedTensorType typeA = Importer::getType(a), typeB = Importer::getType(b);
+  if (typeA.getRank() != 2 || typeB.getRank() != 2)
+    return g.fail("Gemm expects matrices");
+  bool transA = g.getInt("transA", 0), transB = g.getInt("transB", 0);
+  int64_t m = typeA.getDimSize(transA ? 1 : 0);
+  int64_t k = typeA.getDimSize(transA ? 0 : 1);
+  int64_t n = typeB.getDimSize(transB ? 0 : 1);
+  if (typeB.getDimSize(transB ? 1 : 0) != k)
+    return g.fail("contracting dimensions differ");
+  auto type = typeA.clone(ArrayRef<int64_t>{m, n});
+  Value result = g.create<tg::MatmulOp>(type, a, b, transA, transB);
+  double alpha = g.getFloat("alpha", 1.0f), beta = g.getFloat("beta", 1.0f);
+  if (alpha != 1.0)
+    result = buildBinary<tg::MulOp>(g, result, g.splat(type, alpha));
+  if (Value c = g.input(2)) {
+    ASSIGN_OR_FAIL(shape, g.broadcastShapes({result, c}));
+    if (ArrayRef<int64_t>(shape) != type.getShape())
+      return g.fail("C does not broadcast to the result");
+    c = g.broadcastTo(g.convert(c, type.getElementType()), shape);
+    if (beta != 1.0)
+      c = buildBinary<tg::MulOp>(g, c, g.splat(type, beta));
+    result = buildBinary<tg::AddOp>(g, result, c);
+  }
+  g.setOutput(0, result);
+  return success();
+}
+
+namespace {
+/// An einsum operand: its value and one label per dimension.
+struct EinsumTerm {
+  Value value;
+  std::string labels;
+};
+} // namespace
+
+/// Sums out the labels of `term` that are not in `needed`.
+static EinsumTerm sumOut(Importer &g, EinsumTerm term, StringRef needed) {
+  SmallVector<int64_t> dims;
+  std::string kept;
+  for (auto [i, label] : llvm::enumerate(term.labels)) {
+    if (needed.contains(label))
+      kept.push_back(label);
+    else
+      dims.push_back(i);
+  }
+  if (dims.empty())
+    return term;
+  return {g.reduce(tg::ReduceKind::Sum, term.value, dims, false), kept};
+}
+
+static int64_t labelSize(const EinsumTerm &term, char label) {
+  return Importer::getType(term.value).getDimSize(term.labels.find(label));
+}
+
+/// The product of two terms keeping the labels in `keep`, as one batched
+/// matmul: [batch, free a, contracted] x [batch, contracted, free b].
+static FailureOr<EinsumTerm> contractPair(Importer &g, EinsumTerm a,
+                                          EinsumTerm b, StringRef keep) {
+  a = sumOut(g, a, keep.str() + b.labels);
+  b = sumOut(g, b, keep.str() + a.labels);
+  std::string batch, contract, freeA, freeB;
+  for (char label : a.labels) {
+    if (!StringRef(b.labels).contains(label))
+      freeA.push_back(label);
+    else if (keep.contains(label))
+      batch.push_back(label);
+    else
+      contract.push_back(label);
+  }
+  for (char label : b.labels)
+    if (!StringRef(a.labels).contains(label))
+      freeB.push_back(label);
+  for (char label : batch + contract)
+    if (labelSize(a, label) != labelSize(b, label)) {
+      g.emitNodeError() << "index '" << label << "' has sizes "
+                        << labelSize(a, label) << " and " << labelSize(b, label)
+                        << " (broadcasting in Einsum is not supported)";
+      return failure();
+    }
+  auto arrange = [&](const EinsumTerm &term, ArrayRef<std::string> groups) {
+    SmallVector<int64_t> perm;
+    SmallVector<int64_t> sizes;
+    for (const std::string &group : groups) {
+      int64_t size = 1;
+      for (char label : group) {
+        perm.push_back(term.labels.find(label));
+        size *= labelSize(term, label);
+      }
+      sizes.push_back(size);
+    }
+    return g.reshape(g.transpose(term.value, perm), sizes);
+  };
+  Value lhs = arrange(a, {batch, freeA, contract});
+  Value rhs = arrange(b, {batch, contract, freeB});
+  ArrayRef<int64_t> lhsShape = Importer::getType(lhs).getShape();
+  ArrayRef<int64_t> rhsShape = Importer::getType(rhs).getShape();
+  Value product =
+      g.create<tg::MatmulOp>(Importer::getType(lhs).clone(ArrayRef<int64_t>{
+                                 lhsShape[0], lhsShape[1], rhsShape[2]}),
+                             lhs, rhs, false, false);
+  SmallVector<int64_t> shape;
+  for (char label : batch + freeA)
+    shape.push_back(labelSize(a, label));
+  for (char label : freeB)
+    shape.push_back(labelSize(b, label));
+  return EinsumTerm{g.reshape(product, shape), batch + freeA + freeB};
+}
+
+static LogicalResult convertEinsum(Importer &g) {
+  std::string equation;
+  for (char c : g.getString("equation", ""))
+    if (c != ' ')
+      equation.push_back(c);
+  auto [inputsText, outputText] = StringRef(equation).split("->");
+  bool explicitOutput = StringRef(equation).contains("->");
+  SmallVector<StringRef> inputSpecs;
+  inputsText.split(inputSpecs, ',');
+  if (inputSpecs.size() != g.getNumInputs())
+    return g.fail("equation '" + equation + "' does not match the " +
+                  llvm::Twine(g.getNumInputs()) + " inputs");
+  SmallVector<EinsumTerm> terms;
+  SmallVector<int64_t> ellipsisRanks;
+  for (auto [i, spec] : llvm::enumerate(inputSpecs)) {
+    ASSIGN_OR_FAIL(value, g.requireInput(i));
+    if (failed(requireFloat(g, value)))
+      return failure();
+    int64_t rank = Importer::getType(value).getRank();
+    int64_t named = spec.size() - (spec.contains("...") ? 3 : 0);
+    if (named > rank || (!spec.contains("...") && named != rank))
+      return g.fail("term '" + spec + "' does not match the rank " +
+                    llvm::Twine(rank) + " of its input");
+    ellipsisRanks.push_back(rank - named);
+    terms.push_back({value, spec.str()});
+  }
+  int64_t ellipsis = *llvm::max_element(ellipsisRanks);
+  if (ellipsis > 10)
+    return g.fail("too many dimensions under '...'");
+  // '...' becomes digits, right-aligned across the inputs.
+  auto expand = [&](std::string &labels, int64_t count) {
+    size_t at = labels.find("...");
+    if (at == std::string::npos)
+      return;
+    std::string digits;
+    for (int64_t d = ellipsis - count; d < ellipsis; ++d)
+      digits.push_back(char('0' + d));
+    labels.replace(at, 3, digits);
+  };
+  for (auto [term, count] : llvm::zip(terms, ellipsisRanks))
+    expand(term.labels, count);
+  std::string output;
+  if (explicitOutput) {
+    output = outputText.str();
+    expand(output, ellipsis);
+  } else {
+    for (int64_t d = 0; d < ellipsis; ++d)
+      output.push_back(char('0' + d));
+    std::string letters;
+    for (const EinsumTerm &term : terms)
+      letters += term.labels;
+    llvm::sort(letters);
+    for (char c : letters)
+      if (std::isalpha(c) && llvm::count(letters, c) == 1)
+        output.push_back(c);
+  }
+  for (const EinsumTerm &term : terms)
+    for (char label : term.labels)
+      if (llvm::count(term.labels, label) != 1)
+        return g.fail("equation '" + equation +
+                      "': a repeated index within one operand (diagonal) is "
+                      "not supported");
+  for (char label : output)
+    if (llvm::count(output, label) != 1 ||
+        llvm::none_of(terms, [&](const EinsumTerm &term) {
+          return StringRef(term.labels).contains(label);
+        }))
+      return g.fail("equation '" + equation + "' has a bad output");
+
+  EinsumTerm result = terms.front();
+  for (size_t i = 1; i < terms.size(); ++i) {
+    std::string keep = output;
+    for (size_t j = i + 1; j < terms.size(); ++j)
+      keep += terms[j].labels;
+    ASSIGN_OR_FAIL(next, contractPair(g, result, terms[i], keep));
+    result = next;
+  }
+  result = sumOut(g, result, output);
+  SmallVector<int64_t> perm;
+  for (char label : output)
+    perm.push_back(result.labels.find(label));
+  g.setOutput(0, g.transpose(result.value, perm));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult convertReshape(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  SmallVector<int64_t> shape;
+  if (g.opset < 5) {
+    shape = g.getInts("shape").value_or(SmallVector<int64_t>());
+  } else {
+    ASSIGN_OR_FAIL(requested, g.requireConstantInts(1, "shape"));
+    shape = requested;
+  }
+  ArrayRef<int64_t> inputShape = Importer::getType(x).getShape();
+  bool allowZero = g.getInt("allowzero", 0);
+  int64_t inferred = -1, known = 1;
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (dim == 0 && !allowZero) {
+      if (i >= inputShape.size())
+        return g.fail("shape copies dimension " + llvm::Twine(i) +
+                      ", which the input does not have");
+      dim = inputShape[i];
+    }
+    if (dim == -1) {
+      if (inferred >= 0)
+        return g.fail("shape has more than one -1");
+      inferred = i;
+      continue;
+    }
+    if (dim < 0)
+      return g.fail("shape has a negative dimension " + llvm::Twine(dim));
+    known *= dim;
+  }
+  int64_t count = product(inputShape);
+  if (inferred >= 0) {
+    if (known == 0 || count % known)
+      return g.fail("cannot infer the -1 dimension");
+    shape[inferred] = count / known;
+  } else if (known != count) {
+    return g.fail("cannot reshape " + llvm::Twine(count) + " elements to " +
+                  llvm::Twine(known));
+  }
+  g.setOutput(0, g.reshape(x, shape));
+  return success();
+}
+
+static LogicalResult convertTranspose(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  int64_t rank = Importer::getType(x).getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> attr = g.getInts("perm"))
+    perm = *attr;
+  else
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (!llvm::equal(sorted, llvm::seq<int64_t>(0, rank)))
+    return g.fail("perm is not a permutation of the " + llvm::Twine(rank) +
+                  " dimensions");
+  g.setOutput(0, g.transpose(x, perm));
+  return success();
+}
+
+static LogicalResult convertSqueeze(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  ASSIGN_OR_FAIL(axes, g.getAxes(1, "axes"));
+  SmallVector<int64_t> dims;
+  for (int64_t axis : axes.value_or(SmallVector<int64_t>())) {
+    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, shape.size()));
+    if (shape[dim] != 1)
+      return g.fail("cannot squeeze dimension " + llvm::Twine(dim) +
+                    " of size " + llvm::Twine(shape[dim]));
+    dims.push_back(dim);
+  }
+  SmallVector<int64_t> result;
+  for (auto [i, dim] : llvm::enumerate(shape))
+    if (axes ? !llvm::is_contained(dims, int64_t(i)) : dim != 1)
+      result.push_back(dim);
+  g.setOutput(0, g.reshape(x, result));
+  return success();
+}
+
+static LogicalResult convertUnsqueeze(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  ASSIGN_OR_FAIL(axes, g.getAxes(1, "axes"));
+  if (!axes)
+    return g.fail("axes are missing");
+  int64_t rank = shape.size() + axes->size();
+  SmallVector<int64_t> result(rank, -1);
+  for (int64_t axis : *axes) {
+    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, rank));
+    if (result[dim] == 1)
+      return g.fail("axis " + llvm::Twine(axis) + " is repeated");
+    result[dim] = 1;
+  }
+  auto it = shape.begin();
+  for (int64_t &dim : result)
+    if (dim == -1)
+      dim = *it++;
+  g.setOutput(0, g.reshape(x, result));
+  return success();
+}
+
+static LogicalResult convertFlatten(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  int64_t rank = shape.size(), axis = g.getInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return g.fail("axis " + llvm::Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  g.setOutput(0, g.reshape(x, {product(shape.take_front(axis)),
+                               product(shape.drop_front(axis))}));
+  return success();
+}
+
+static LogicalResult convertConcat(Importer &g) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < g.getNumInputs(); ++i) {
+    ASSIGN_OR_FAIL(x, g.requireInput(i));
+    inputs.push_back(x);
+  }
+  if (inputs.empty())
+    return g.fail("Concat needs at least one input");
+  RankedTensorType type = Importer::getType(inputs.front());
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), type.getRank()));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = 0;
+  for (Value input : inputs) {
+    RankedTensorType other = Importer::getType(input);
+    if (other.getRank() != type.getRank() ||
+        other.getElementType() != type.getElementType())
+      return g.fail("inputs differ in rank or element type");
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (i != axis && other.getDimSize(i) != type.getDimSize(i))
+        return g.fail("inputs differ in a dimension other than the axis");
+    shape[axis] += other.getDimSize(axis);
+  }
+  g.setOutput(0, inputs.size() == 1
+                     ? inputs.front()
+                     : g.create<tg::ConcatOp>(type.clone(shape), inputs, axis));
+  return success();
+}
+
+/// The part [start, start + size) of `x` along `axis`.
+static Value sliceAxis(Importer &g, Value x, int64_t axis, int64_t start,
+                       int64_t size) {
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), limits(shape),
+      strides(shape.size(), 1);
+  starts[axis] = start;
+  limits[axis] = start + size;
+  return g.slice(x, starts, limits, strides);
+}
+
+static LogicalResult convertSplit(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), shape.size()));
+  int64_t outputs = g.getNumOutputs();
+  SmallVector<int64_t> sizes;
+  if (g.input(1)) {
+    ASSIGN_OR_FAIL(split, g.requireConstantInts(1, "split"));
+    sizes = split;
+  } else if (std::optional<SmallVector<int64_t>> split = g.getInts("split")) {
+    sizes = *split;
+  } else {
+    int64_t parts = g.getInt("num_outputs", outputs);
+    if (parts <= 0 || parts != outputs)
+      return g.fail("num_outputs does not match the outputs");
+    int64_t chunk = (shape[axis] + parts - 1) / parts;
+    if (g.opset < 18 && shape[axis] % parts)
+      return g.fail("dimension " + llvm::Twine(shape[axis]) +
+                    " does not split evenly in " + llvm::Twine(parts));
+    for (int64_t i = 0, left = shape[axis]; i < parts; ++i) {
+      sizes.push_back(std::min(chunk, left));
+      left -= sizes.back();
+    }
+  }
+  if (int64_t(sizes.size()) != outputs ||
+      llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != shape[axis])
+    return g.fail("split sizes do not add up to dimension " +
+                  llvm::Twine(shape[axis]) + " in " + llvm::Twine(outputs) +
+                  " outputs");
+  int64_t start = 0;
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    g.setOutput(i, sliceAxis(g, x, axis, start, size));
+    start += size;
+  }
+  return success();
+}
+
+static LogicalResult convertSlice(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (g.opset < 10) {
+    starts = g.getInts("starts").value_or(SmallVector<int64_t>());
+    ends = g.getInts("ends").value_or(SmallVector<int64_t>());
+    axes = g.getInts("axes").value_or(SmallVector<int64_t>());
+  } else {
+    ASSIGN_OR_FAIL(s, g.requireConstantInts(1, "starts"));
+    ASSIGN_OR_FAIL(e, g.requireConstantInts(2, "ends"));
+    starts = s;
+    ends = e;
+    if (g.input(3)) {
+      ASSIGN_OR_FAIL(a, g.requireConstantInts(3, "axes"));
+      axes = a;
+    }
+    if (g.input(4)) {
+      ASSIGN_OR_FAIL(st, g.requireConstantInts(4, "steps"));
+      steps = st;
+    }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return g.fail("starts, ends, axes and steps differ in length");
+  int64_t rank = shape.size();
+  SmallVector<int64_t> begin(rank, 0), limit(shape), stride(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (auto [start, end, axis, step] : llvm::zip(starts, ends, axes, steps)) {
+    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, rank));
+    if (seen[dim])
+      return g.fail("axis " + llvm::Twine(axis) + " is repeated");
+    seen[dim] = true;
+    if (step <= 0)
+      return g.fail(step == 0 ? "a step is 0"
+                              : "Slice with a negative step is not supported");
+    int64_t size = shape[dim];
+    auto clamp = [&](int64_t v) {
+      if (v < 0)
+        v = v < -size ? 0 : v + size;
+      return std::min(v, size);
+    };
+    begin[dim] = clamp(start);
+    limit[dim] = std::max(begin[dim], clamp(end));
+    stride[dim] = step;
+  }
+  g.setOutput(0, g.slice(x, begin, limit, stride));
+  return success();
+}
+
+static LogicalResult convertExpand(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(shape, g.requireConstantInts(1, "shape"));
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return g.fail("shape has a negative dimension");
+  // Expand broadcasts both ways: the result is the broadcast of the shapes.
+  SmallVector<int64_t> resultShape(shape);
+  ArrayRef<int64_t> inputShape = Importer::getType(x).getShape();
+  if (inputShape.size() > resultShape.size())
+    resultShape.insert(resultShape.begin(),
+                       inputShape.size() - resultShape.size(), 1);
+  size_t offset = resultShape.size() - inputShape.size();
+  for (auto [i, dim] : llvm::enumerate(inputShape)) {
+    int64_t &out = resultShape[offset + i];
+    if (out != dim && out != 1 && dim != 1)
+      return g.fail("cannot expand " + llvm::Twine(dim) + " to " +
+                    llvm::Twine(out) + " in dimension " +
+                    llvm::Twine(offset + i));
+    out = out == 1 ? dim : out;
+  }
+  if (product(resultShape) > kMaxImportElements)
+    return g.fail("the expanded tensor is too large");
+  g.setOutput(0, g.broadcastTo(x, resultShape));
+  return success();
+}
+
+static LogicalResult convertShape(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  int64_t rank = shape.size();
+  auto clamp = [&](int64_t v) {
+    return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank);
+  };
+  int64_t start = clamp(g.getInt("start", 0));
+  int64_t end = std::max(start, clamp(g.getInt("end", rank)));
+  ArrayRef<int64_t> dims = shape.slice(start, end - start);
+  g.setOutput(
+      0, g.constantInts(dims, RankedTensorType::get({int64_t(dims.size())},
+                                                    g.builder.getI64Type())));
+  return success();
+}
+
+static LogicalResult convertSize(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  g.setOutput(
+      0, g.constantInts({Importer::getType(x).getNumElements()},
+                        RankedTensorType::get({}, g.builder.getI64Type())));
+  return success();
+}
+
+static LogicalResult convertConstant(Importer &g) {
+  MLIRContext &context = *g.builder.getContext();
+  const onnx::NodeProto &node = g.getNode();
+  if (node.attribute_size() != 1)
+    return g.fail("expects exactly one value attribute");
+  const onnx::AttributeProto &a = node.attribute(0);
+  auto ints = [&](ArrayRef<int64_t> values, ArrayRef<int64_t> shape) {
+    return g.constantInts(values,
+                          RankedTensorType::get(shape, g.builder.getI64Type()));
+  };
+  auto floats = [&](ArrayRef<float> values, ArrayRef<int64_t> shape) {
+    SmallVector<double> wide(values.begin(), values.end());
+    return g.constant(RankedTensorType::get(shape, g.builder.getF32Type()),
+                      wide);
+  };
+  Value value;
+  if (a.name() == "value" && a.has_t()) {
+    llvm::Expected<Tensor> tensor =
+        decodeTensorProto(context, a.t(), g.baseDirectory);
+    if (!tensor)
+      return g.fail("value: " + llvm::toString(tensor.takeError()));
+    value = g.constant(std::move(*tensor));
+  } else if (a.name() == "value_float") {
+    value = floats({a.f()}, {});
+  } else if (a.name() == "value_floats") {
+    SmallVector<float> values(a.floats().begin(), a.floats().end());
+    value = floats(values, {int64_t(values.size())});
+  } else if (a.name() == "value_int") {
+    value = ints({a.i()}, {});
+  } else if (a.name() == "value_ints") {
+    SmallVector<int64_t> values(a.ints().begin(), a.ints().end());
+    value = ints(values, {int64_t(values.size())});
+  } else {
+    return g.fail("a constant '" + a.name() +
+                  "' is not supported (strings and sparse tensors have no "
+                  "tg equivalent)");
+  }
+  g.setOutput(0, value);
+  return success();
+}
+
+static LogicalResult convertConstantOfShape(Importer &g) {
+  ASSIGN_OR_FAIL(shape, g.requireConstantInts(0, "shape"));
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return g.fail("shape has a negative dimension");
+    if (dim && count > kMaxImportElements / dim)
+      return g.fail("the constant is too large");
+    count *= dim;
+  }
+  Type elementType = g.builder.getF32Type();
+  double fill = 0.0;
+  if (const onnx::AttributeProto *a = g.attribute("value")) {
+    llvm::Expected<Tensor> tensor =
+        decodeTensorProto(*g.builder.getContext(), a->t(), g.baseDirectory);
+    if (!tensor)
+      return g.fail("value: " + llvm::toString(tensor.takeError()));
+    if (tensor->getNumElements() != 1)
+      return g.fail("value must hold one element");
+    elementType = tensor->getElementType();
+    fill = tensor->getAsDouble(0);
+  }
+  g.setOutput(0, g.splat(RankedTensorType::get(shape, elementType), fill));
+  return success();
+}
+
+static LogicalResult convertRange(Importer &g) {
+  ASSIGN_OR_FAIL(startValue, g.requireInput(0));
+  ASSIGN_OR_FAIL(start, g.requireConstantScalar(0, "start"));
+  ASSIGN_OR_FAIL(limit, g.requireConstantScalar(1, "limit"));
+  ASSIGN_OR_FAIL(delta, g.requireConstantScalar(2, "delta"));
+  if (delta == 0.0)
+    return g.fail("delta is 0");
+  double steps = std::ceil((limit - start) / delta);
+  if (!(steps < double(kMaxImportElements)))
+    return g.fail("the range is too long");
+  int64_t count = std::max<int64_t>(int64_t(steps), 0);
+  Type elementType = Importer::getType(startValue).getElementType();
+  SmallVector<double> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(start + double(i) * delta);
+  g.setOutput(0,
+              g.constant(RankedTensorType::get({count}, elementType), values));
+  return success();
+}
+
+static LogicalResult convertTrilu(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() < 2)
+    return g.fail("expects a tensor of rank >= 2");
+  int64_t k = 0;
+  if (g.input(1)) {
+    ASSIGN_OR_FAIL(kValue, g.requireConstantScalar(1, "k"));
+    k = int64_t(kValue);
+  }
+  bool upper = g.getInt("upper", 1);
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  SmallVector<double> mask;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.push_back(upper ? j - i >= k : j - i <= k);
+  Value keep = g.constant(
+      RankedTensorType::get({rows, cols}, g.builder.getI1Type()), mask);
+  g.setOutput(
+      0, select(g, g.broadcastTo(keep, type.getShape()), x, g.splat(type, 0)));
+  return success();
+}
+
+/// Gather along `axis`: constant indices become slices (any data type);
+/// runtime indices a tg.embedding over the data with `axis` moved first.
+static LogicalResult convertGather(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, g.requireInput(1));
+  RankedTensorType type = Importer::getType(data);
+  RankedTensorType indexType = Importer::getType(indices);
+  if (type.getRank() == 0)
+    return g.fail("cannot gather from a scalar");
+  if (!isa<IntegerType>(indexType.getElementType()) || isBool(indices))
+    return g.fail("indices must be integers");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), type.getRank()));
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t size = shape[axis];
+  SmallVector<int64_t> resultShape(shape.take_front(axis));
+  llvm::append_range(resultShape, indexType.getShape());
+  llvm::append_range(resultShape, shape.drop_front(axis + 1));
+
+  const Tensor *constantIndices = g.getConstant(indices);
+  if (constantIndices && (!isFloat(data) || g.getConstant(data) ||
+                          constantIndices->getNumElements() <= 16)) {
+    SmallVector<Value> parts;
+    for (int64_t index : constantIndices->ints()) {
+      if (index < -size || index >= size)
+        return g.fail("index " + llvm::Twine(index) + " is out of range [" +
+                      llvm::Twine(-size) + ", " + llvm::Twine(size) + ")");
+      parts.push_back(
+          sliceAxis(g, data, axis, index < 0 ? index + size : index, 1));
+    }
+    Value gathered;
+    if (parts.empty()) {
+      SmallVector<int64_t> emptyShape(shape);
+      emptyShape[axis] = 0;
+      gathered = g.splat(type.clone(emptyShape), 0);
+    } else if (parts.size() == 1) {
+      gathered = parts.front();
+    } else {
+      SmallVector<int64_t> concatShape(shape);
+      concatShape[axis] = parts.size();
+      gathered = g.create<tg::ConcatOp>(type.clone(concatShape), parts, axis);
+    }
+    g.setOutput(0, g.reshape(gathered, resultShape));
+    return success();
+  }
+  if (!isFloat(data))
+    return g.fail("gathering from a non-float tensor with indices computed "
+                  "at run time is not supported");
+  // Negative indices count from the end.
+  Value ids = indices;
+  if (!constantIndices) {
+    Value zero = g.splat(indexType, 0);
+    Value wrapped = buildBinary<tg::AddOp>(g, ids, g.splat(indexType, size));
+    ids = select(g, compare(g, tg::CompareDirection::LT, ids, zero), wrapped,
+                 ids);
+  }
+  SmallVector<int64_t> perm{axis};
+  SmallVector<int64_t> rest;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (i != axis) {
+      perm.push_back(i);
+      rest.push_back(shape[i]);
+    }
+  int64_t row = product(rest);
+  Value table = g.reshape(g.transpose(data, perm), {size, row});
+  int64_t indexRank = indexType.getRank();
+  SmallVector<int64_t> flatIds{product(indexType.getShape())};
+  Value rows =
+      g.create<tg::EmbeddingOp>(type.clone(ArrayRef<int64_t>{flatIds[0], row}),
+                                table, g.reshape(ids, flatIds));
+  // [indices..., rest...] -> [data before axis, indices..., data after].
+  SmallVector<int64_t> unflat(indexType.getShape());
+  llvm::append_range(unflat, rest);
+  Value result = g.reshape(rows, unflat);
+  SmallVector<int64_t> order;
+  for (int64_t i = 0; i < axis; ++i)
+    order.push_back(indexRank + i);
+  for (int64_t i = 0; i < indexRank; ++i)
+    order.push_back(i);
+  for (int64_t i = axis; i < int64_t(rest.size()); ++i)
+    order.push_back(indexRank + i);
+  g.setOutput(0, g.transpose(result, order));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// NegativeLogLikelihoodLoss on `logProbs` (N x C x d...) and `labels`
+/// (N x d...), with optional class weights: the loss output of both NLL and
+/// SoftmaxCrossEntropyLoss, composed of elementwise ops and reductions.
+static FailureOr<Value> buildNllLoss(Importer &g, Value logProbs, Value labels,
+                                     Value weights, StringRef reduction) {
+  RankedTensorType type = Importer::getType(logProbs);
+  RankedTensorType labelType = Importer::getType(labels);
+  int64_t rank = type.getRank();
+  if (rank < 2 || labelType.getRank() != rank - 1 ||
+      labelType.getDimSize(0) != type.getDimSize(0))
+    return (void)g.fail("expects N x C x d... scores and N x d... labels"),
+           failure();
+  for (int64_t i = 1; i < labelType.getRank(); ++i)
+    if (labelType.getDimSize(i) != type.getDimSize(i + 1))
+      return (void)g.fail("labels do not match the scores"), failure();
+  if (!isa<IntegerType>(labelType.getElementType()) || isBool(labels))
+    return (void)g.fail("labels must be integers"), failure();
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    return (void)g.fail("unknown reduction '" + reduction + "'"), failure();
+  int64_t classes = type.getDimSize(1);
+  // Classes last.
+  SmallVector<int64_t> perm{0};
+  for (int64_t i = 2; i < rank; ++i)
+    perm.push_back(i);
+  perm.push_back(1);
+  Value scores = g.transpose(logProbs, perm);
+  RankedTensorType scoresType = Importer::getType(scores);
+  SmallVector<int64_t> labelDims;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    labelDims.push_back(i);
+  Value wideLabels = g.create<tg::BroadcastInDimOp>(
+      scoresType.clone(labelType.getElementType()), labels, labelDims);
+  SmallVector<double> classIds;
+  for (int64_t c = 0; c < classes; ++c)
+    classIds.push_back(c);
+  Value iota = g.broadcastTo(
+      g.constant(RankedTensorType::get({classes}, labelType.getElementType()),
+                 classIds),
+      scoresType.getShape());
+  Value onehot = compare(g, tg::CompareDirection::EQ, wideLabels, iota);
+  Value picked = g.reduce(tg::ReduceKind::Sum,
+                          select(g, onehot, scores, g.splat(scoresType, 0)),
+                          {rank - 1}, false);
+  RankedTensorType lossType = Importer::getType(picked);
+  Value loss = g.create<tg::NegOp>(lossType, picked);
+  Value valid;
+  if (const onnx::AttributeProto *ignore = g.attribute("ignore_index")) {
+    valid = compare(g, tg::CompareDirection::NE, labels,
+                    g.splat(labelType, ignore->i()));
+  }
+  Value weight;
+  if (weights) {
+    RankedTensorType weightType = Importer::getType(weights);
+    if (weightType.getRank() != 1 || weightType.getDimSize(0) != classes ||
+        weightType.getElementType() != type.getElementType())
+      return (void)g.fail("weights must be a vector of C scores"), failure();
+    Value safeLabels =
+        valid ? select(g, valid, labels, g.splat(labelType, 0)) : labels;
+    // Out-of-range labels are the user's error; the interpreter reports it.
+    Value rows = g.create<tg::EmbeddingOp>(
+        RankedTensorType::get({product(labelType.getShape()), 1},
+                              type.getElementType()),
+        g.reshape(weights, {classes, 1}),
+        g.reshape(safeLabels, {product(labelType.getShape())}));
+    weight = g.reshape(rows, lossType.getShape());
+  }
+  if (valid) {
+    Value zero = g.splat(lossType, 0);
+    weight = select(g, valid, weight ? weight : g.splat(lossType, 1), zero);
+  }
+  if (weight)
+    loss = buildBinary<tg::MulOp>(g, loss, weight);
+  if (reduction == "none")
+    return loss;
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < lossType.getRank(); ++i)
+    all.push_back(i);
+  Value total = g.reduce(tg::ReduceKind::Sum, loss, all, false);
+  if (reduction == "sum")
+    return total;
+  if (!weight)
+    return g.reduce(tg::ReduceKind::Mean, loss, all, false);
+  return buildBinary<tg::DivOp>(
+      g, total, g.reduce(tg::ReduceKind::Sum, weight, all, false));
+}
+
+static LogicalResult convertNegativeLogLikelihoodLoss(Importer &g) {
+  ASSIGN_OR_FAIL(input, g.requireInput(0));
+  ASSIGN_OR_FAIL(target, g.requireInput(1));
+  if (failed(requireFloat(g, input)))
+    return failure();
+  ASSIGN_OR_FAIL(loss, buildNllLoss(g, input, target, g.input(2),
+                                    g.getString("reduction", "mean")));
+  g.setOutput(0, loss);
+  return success();
+}
+
+static LogicalResult convertSoftmaxCrossEntropyLoss(Importer &g) {
+  ASSIGN_OR_FAIL(scores, g.requireInput(0));
+  ASSIGN_OR_FAIL(labels, g.requireInput(1));
+  if (failed(requireFloat(g, scores)))
+    return failure();
+  RankedTensorType type = Importer::getType(scores);
+  if (type.getRank() < 2)
+    return g.fail("expects N x C x d... scores");
+  std::string reduction = g.getString("reduction", "mean");
+  Value weights = g.input(2);
+  Value logProbs;
+  if (g.hasOutput(1) || weights || reduction == "none" ||
+      !type.getElementType().isF32()) {
+    logProbs = g.create<tg::LogSoftmaxOp>(type, scores, 1);
+    g.setOutput(1, logProbs);
+  }
+  if (!weights && reduction != "none" && type.getElementType().isF32()) {
+    // The fused op: classes last, labels as they are.
+    SmallVector<int64_t> perm{0};
+    for (int64_t i = 2; i < type.getRank(); ++i)
+      perm.push_back(i);
+    perm.push_back(1);
+    Value logits = g.transpose(scores, perm);
+    RankedTensorType labelType = Importer::getType(labels);
+    ArrayRef<int64_t> expected =
+        Importer::getType(logits).getShape().drop_back();
+    if (labelType.getShape() != expected ||
+        !isa<IntegerType>(labelType.getElementType()) || isBool(labels))
+      return g.fail("labels must be integers of shape N x d...");
+    IntegerAttr ignore;
+    if (const onnx::AttributeProto *a = g.attribute("ignore_index"))
+      ignore = g.builder.getI64IntegerAttr(a->i());
+    RankedTensorType f32 = RankedTensorType::get({}, g.builder.getF32Type());
+    SmallVector<Value> results = g.createResults<tg::CrossEntropyOp>(
+        TypeRange{f32, RankedTensorType::get(expected, f32.getElementType())},
+        reduction == "sum" ? tg::LossReduction::Sum : tg::LossReduction::Mean,
+        logits, labels, ignore);
+    g.setOutput(0, results[0]);
+    return success();
+  }
+  ASSIGN_OR_FAIL(loss, buildNllLoss(g, logProbs, labels, weights, reduction));
+  g.setOutput(0, loss);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The table
+//===----------------------------------------------------------------------===//
+
+NodeConverter onnx_import::lookupConverter(StringRef opType) {
+  using tg::CompareDirection;
+  using tg::ReduceKind;
+  static const llvm::StringMap<NodeConverter> converters = {
+      {"Abs", convertUnary<tg::AbsOp, false>},
+      {"Add", convertBinary<tg::AddOp>},
+      {"And", convertLogical<0>},
+      {"Cast", convertCast},
+      {"Clip", convertClip},
+      {"Concat", convertConcat},
+      {"Constant", convertConstant},
+      {"ConstantOfShape", convertConstantOfShape},
+      {"Cos", convertUnary<tg::CosOp>},
+      {"Div", convertBinary<tg::DivOp>},
+      {"Dropout", convertDropout},
+      {"Einsum", convertEinsum},
+      {"Equal", convertCompare<CompareDirection::EQ>},
+      {"Erf", convertUnary<tg::ErfOp>},
+      {"Exp", convertUnary<tg::ExpOp>},
+      {"Expand", convertExpand},
+      {"Flatten", convertFlatten},
+      {"Gather", convertGather},
+      {"Gelu", convertGelu},
+      {"Gemm", convertGemm},
+      {"Greater", convertCompare<CompareDirection::GT>},
+      {"GreaterOrEqual", convertCompare<CompareDirection::GE>},
+      {"HardSigmoid", convertHardSigmoid},
+      {"HardSwish", convertHardSigmoid},
+      {"Identity", convertIdentity},
+      {"LayerNormalization", convertLayerNormalization},
+      {"LeakyRelu", convertLeakyRelu},
+      {"Less", convertCompare<CompareDirection::LT>},
+      {"LessOrEqual", convertCompare<CompareDirection::LE>},
+      {"Log", convertUnary<tg::LogOp>},
+      {"LogSoftmax", convertSoftmax<tg::LogSoftmaxOp>},
+      {"MatMul", convertMatMul},
+      {"Max", convertVariadic<tg::MaxOp>},
+      {"Mean", convertMean},
+      {"Min", convertVariadic<tg::MinOp>},
+      {"Mul", convertBinary<tg::MulOp>},
+      {"Neg", convertUnary<tg::NegOp, false>},
+      {"NegativeLogLikelihoodLoss", convertNegativeLogLikelihoodLoss},
+      {"Not", convertNot},
+      {"Or", convertLogical<1>},
+      {"Pow", convertBinary<tg::PowOp, true>},
+      {"Range", convertRange},
+      {"Reciprocal", convertReciprocal},
+      {"ReduceL1", convertReduce<ReduceKind::Sum, ReduceForm::L1>},
+      {"ReduceL2", convertReduce<ReduceKind::Sum, ReduceForm::L2>},
+      {"ReduceLogSum", convertReduce<ReduceKind::Sum, ReduceForm::LogSum>},
+      {"ReduceLogSumExp",
+       convertReduce<ReduceKind::Sum, ReduceForm::LogSumExp>},
+      {"ReduceMax", convertReduce<ReduceKind::Max>},
+      {"ReduceMean", convertReduce<ReduceKind::Mean>},
+      {"ReduceMin", convertReduce<ReduceKind::Min>},
+      {"ReduceSum", convertReduce<ReduceKind::Sum>},
+      {"ReduceSumSquare",
+       convertReduce<ReduceKind::Sum, ReduceForm::SumSquare>},
+      {"Relu", convertUnary<tg::ReluOp>},
+      {"Reshape", convertReshape},
+      {"Shape", convertShape},
+      {"Sigmoid", convertUnary<tg::SigmoidOp>},
+      {"Sin", convertUnary<tg::SinOp>},
+      {"Size", convertSize},
+      {"Slice", convertSlice},
+      {"Softmax", convertSoftmax<tg::SoftmaxOp>},
+      {"SoftmaxCrossEntropyLoss", convertSoftmaxCrossEntropyLoss},
+      {"Softplus", convertSoftplus},
+      {"Split", convertSplit},
+      {"Sqrt", convertUnary<tg::SqrtOp>},
+      {"Squeeze", convertSqueeze},
+      {"Sub", convertBinary<tg::SubOp>},
+      {"Sum", convertVariadic<tg::AddOp>},
+      {"Tanh", convertUnary<tg::TanhOp>},
+      {"Transpose", convertTranspose},
+      {"Trilu", convertTrilu},
+      {"Unsqueeze", convertUnsqueeze},
+      {"Where", convertWhere},
+      {"Xor", convertLogical<2>},
+  };
+  return converters.lookup(opType);
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Writes the small hand-made ONNX models of test/Import (checked in, so the
+tests need no Python). Run with Debian's python3-onnx: /usr/bin/python3
+make_models.py, from this directory."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17, name="g"):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def tensor(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+F = TensorProto.FLOAT
+rng = np.random.default_rng(0)
+
+# A linear layer with a symbolic batch and a shape sub-graph to fold.
+w = (np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+mlp = model(
+    [helper.make_node("MatMul", ["x", "fc.weight"], ["h"], name="mm"),
+     helper.make_node("Add", ["h", "fc.bias"], ["h2"], name="add"),
+     helper.make_node("Shape", ["h2"], ["s"], name="shape"),
+     helper.make_node("Reshape", ["h2", "s"], ["h3"], name="reshape"),
+     helper.make_node("Relu", ["h3"], ["y"], name="relu")],
+    [vi("x", F, ["batch", 4])], [vi("y", F, None)],
+    [tensor("fc.weight", w), tensor("fc.bias", np.ones(3, np.float32))])
+onnx.save(mlp, "mlp.onnx")
+onnx.save_tensor(tensor("x", np.ones((2, 4), np.float32)), "x.pb")
+
+# A classifier with a loss output, a scalar initializer (a constant) and
+# two initializers merged by value behind an Identity.
+loss = model(
+    [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1",
+                      transB=1, alpha=0.5, beta=2.0),
+     helper.make_node("Identity", ["w1"], ["w2"], name="merged"),
+     helper.make_node("Gemm", ["h", "w2"], ["logits"], name="fc2", transB=1),
+     helper.make_node("Mul", ["logits", "scale"], ["scaled"], name="scale"),
+     helper.make_node("SoftmaxCrossEntropyLoss", ["scaled", "labels"],
+                      ["loss"], name="ce")],
+    [vi("x", F, [3, 4]), vi("labels", TensorProto.INT64, [3])],
+    [vi("loss", F, []), vi("logits", F, [3, 4])],
+    [tensor("w1", rng.standard_normal((4, 4)).astype(np.float32)),
+     tensor("b1", rng.standard_normal(4).astype(np.float32)),
+     tensor("scale", np.float32(1.5))])
+onnx.save(loss, "loss.onnx")
+
+# The same linear layer with its weight in an external data file.
+ext = model(
+    [helper.make_node("MatMul", ["x", "fc.weight"], ["y"], name="mm")],
+    [vi("x", F, [2, 4])], [vi("y", F, [2, 3])], [tensor("fc.weight", w)])
+onnx.save(ext, "external.onnx", save_as_external_data=True,
+          all_tensors_to_one_file=True, location="external.bin",
+          size_threshold=0)
+missing = onnx.load("external.onnx", load_external_data=False)
+for entry in missing.graph.initializer[0].external_data:
+    if entry.key == "location":
+        entry.value = "no-such-file.bin"
+onnx.save(missing, "missing-external.onnx")
+escaping = onnx.load("external.onnx", load_external_data=False)
+for entry in escaping.graph.initializer[0].external_data:
+    if entry.key == "location":
+        entry.value = "../external.bin"
+onnx.save(escaping, "escaping-external.onnx")
+
+# Bad input.
+with open("mlp.onnx", "rb") as f:
+    data = f.read()
+with open("truncated.onnx", "wb") as f:
+    f.write(data[: len(data) // 2])
+onnx.save(model([helper.make_node("MyOp", ["x"], ["y"], name="custom",
+                                  domain="com.example")],
+                [vi("x", F, [2])], [vi("y", F, [2])]), "unknown-domain.onnx")
+onnx.save(model([helper.make_node("LpNormalization", ["x"], ["y"],
+                                  name="lpnorm")],
+                [vi("x", F, [2])], [vi("y", F, [2])]), "unsupported-op.onnx")
+onnx.save(model([helper.make_node("Identity", ["x"], ["y"], name="id")],
+                [vi("x", TensorProto.STRING, [2])],
+                [vi("y", TensorProto.STRING, [2])]), "string-input.onnx")
+onnx.save(model([helper.make_node("Reshape", ["x", "x"], ["y"],
+                                  name="dynamic_reshape")],
+                [vi("x", TensorProto.INT64, [2])],
+                [vi("y", TensorProto.INT64, None)]), "dynamic-shape.onnx")

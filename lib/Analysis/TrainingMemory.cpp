@@ -2,8 +2,7 @@
 
 #include "tgc/Analysis/TrainingMemory.h"
 
-#include "tgc/Dialect/TG/TGDialect.h"
-#include "tgc/Dialect/TG/TGInterfaces.h"
+#include "tgc/Dialect/TG/TGOps.h"
 
 #include "llvm/Support/Format.h"
 
@@ -25,6 +24,44 @@ static StringRef getRole(DictionaryAttr attrs) {
   return role ? role.getValue() : StringRef();
 }
 
+/// Whether `op` only feeds a max reduction (the |x| of an amax, which a
+/// kernel computes while it quantizes).
+static bool feedsMaxOnly(Operation *op) {
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+    auto reduce = dyn_cast<tg::ReduceOp>(user);
+    return reduce && reduce.getKind() == tg::ReduceKind::Max;
+  });
+}
+
+/// The low-precision copies of a parameter: its casts (through the loss
+/// scaling hook). A copy that only fp8 kernels read (and their amax) is held
+/// in fp8.
+static void addParameterCopies(MemoryCategory &category, Value param) {
+  SmallVector<Value> sources = {param};
+  for (Operation *user : param.getUsers())
+    if (isa<tg::ScaleGradOp>(user))
+      sources.push_back(user->getResult(0));
+  for (Value source : sources)
+    for (Operation *user : source.getUsers()) {
+      auto cast = dyn_cast<tg::ConvertOp>(user);
+      if (!cast || !isa<FloatType>(cast.getType().getElementType()) ||
+          tg::getElementByteSize(cast.getType().getElementType()) >=
+              tg::getElementByteSize(getElementTypeOrSelf(param.getType())))
+        continue;
+      auto type = cast.getType();
+      ++category.tensors;
+      category.elements += type.getNumElements();
+      auto users = cast->getUsers();
+      bool onlyFp8 =
+          !cast->use_empty() && llvm::all_of(users, [](Operation *op) {
+            return isa<tg::FakeQuantOp>(op) || feedsMaxOnly(op);
+          });
+      category.bytes +=
+          type.getNumElements() *
+          (onlyFp8 ? 1 : tg::getElementByteSize(type.getElementType()));
+    }
+}
+
 TrainingMemory TrainingMemory::compute(func::FuncOp differentiated,
                                        func::FuncOp step, StringRef optimizer) {
   TrainingMemory memory;
@@ -38,6 +75,22 @@ TrainingMemory TrainingMemory::compute(func::FuncOp differentiated,
       add(memory.parameters, type);
     else if (role == "state")
       add(memory.optimizerState, type);
+  }
+  for (BlockArgument arg : step.getArguments()) {
+    StringRef role = tg::getArgumentRole(step, arg.getArgNumber());
+    if (role == "param")
+      addParameterCopies(memory.parameterCopies, arg);
+    // State that no optimizer update reads is mixed precision's.
+    if (role == "state" && llvm::none_of(arg.getUsers(), [](Operation *user) {
+          return isa<tg::OptimizerOpInterface>(user);
+        })) {
+      add(memory.scalingState, arg.getType());
+      int64_t bytes = tg::getTensorByteSize(arg.getType());
+      --memory.optimizerState.tensors;
+      memory.optimizerState.elements -=
+          cast<RankedTensorType>(arg.getType()).getNumElements();
+      memory.optimizerState.bytes -= bytes;
+    }
   }
   attrs.clear();
   differentiated.getAllResultAttrs(attrs);
@@ -70,6 +123,10 @@ void TrainingMemory::print(raw_ostream &os) const {
   row(trainable, false);
   row(gradients, true);
   row(optimizerState, true);
+  if (parameterCopies.tensors)
+    row(parameterCopies, true);
+  if (scalingState.tensors)
+    row(scalingState, true);
   os << llvm::format("  %-22s %8s %15s %15lld %12.2f\n", "total", "", "",
                      static_cast<long long>(getTotalBytes()),
                      getTotalBytes() / params);
@@ -88,5 +145,7 @@ nlohmann::json TrainingMemory::toJson() const {
           {"trainable_parameters", category(trainable)},
           {"gradients", category(gradients)},
           {"optimizer_state", category(optimizerState)},
+          {"parameter_copies", category(parameterCopies)},
+          {"scaling_state", category(scalingState)},
           {"total_bytes", getTotalBytes()}};
 }

@@ -58,6 +58,7 @@ const KernelRegistry &KernelRegistry::getDefault() {
     registerBackwardKernels(r);
     registerOptimizerKernels(r);
     registerStructureKernels(r);
+    registerPrecisionKernels(r);
     return r;
   }();
   return registry;
@@ -80,8 +81,7 @@ Tensor KernelContext::makeResult(Type type) const {
   return Tensor(tensorType, Tensor::Storage::Int);
 }
 
-/// The emulated format of a float element type (F32 for f32 and f64).
-static FloatFormat getFloatFormat(Type elementType) {
+FloatFormat tgc::detail::getFloatFormat(Type elementType) {
   if (elementType.isBF16())
     return FloatFormat::BF16;
   if (elementType.isF16())
@@ -96,7 +96,7 @@ static FloatFormat getFloatFormat(Type elementType) {
 void Interpreter::normalize(Tensor &tensor) const {
   Type elementType = tensor.getElementType();
   if (tensor.isFloatStorage()) {
-    FloatFormat format = getFloatFormat(elementType);
+    FloatFormat format = detail::getFloatFormat(elementType);
     if (options.precisionEmulation && format != FloatFormat::F32)
       roundToFormat(tensor.floats().data(), tensor.floats().size(), format);
     return;

@@ -10,6 +10,7 @@
 #define TGC_LIB_INTERPRETER_KERNELUTILS_H
 
 #include "tgc/Interpreter/Interpreter.h"
+#include "tgc/Support/FloatFormats.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallVector.h"
@@ -20,6 +21,9 @@
 #include <limits>
 
 namespace tgc::detail {
+
+/// The emulated format of a float element type (F32 for f32 and f64).
+FloatFormat getFloatFormat(mlir::Type elementType);
 
 /// Calls `fn(float{})` or `fn(double{})` for a Float or Double tensor, so a
 /// generic lambda can be written once for both (`using T = decltype(tag)`).

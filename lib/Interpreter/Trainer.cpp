@@ -30,19 +30,28 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
 
 FailureOr<TrainingRun>
 tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
-                 function_ref<void(unsigned, double)> onStep) {
+                 function_ref<void(const TrainingStepResult &)> onStep) {
   TrainingRun run;
   unsigned numArgs = step.getNumArguments();
   for (unsigned i = 0; i < numArgs; ++i)
     run.arguments.push_back(makeRandomArgument(step, i, options.seed));
   std::optional<unsigned> lossIndex;
   SmallVector<std::pair<unsigned, unsigned>> threaded; // result -> argument
+  // The loss scale (tg-mixed-precision's fp16 state): result and argument.
+  std::optional<std::pair<unsigned, unsigned>> lossScale;
   for (unsigned r = 0, e = step.getNumResults(); r < e; ++r) {
     if (tg::getResultRole(step, r) == "loss")
       lossIndex = r;
     if (auto aliases = step.getResultAttrOfType<IntegerAttr>(
-            r, tg::TGDialect::kAliasesAttrName))
-      threaded.push_back({r, static_cast<unsigned>(aliases.getInt())});
+            r, tg::TGDialect::kAliasesAttrName)) {
+      unsigned arg = static_cast<unsigned>(aliases.getInt());
+      threaded.push_back({r, arg});
+      auto name =
+          step.getArgAttrOfType<StringAttr>(arg, tg::TGDialect::kNameAttrName);
+      if (tg::getArgumentRole(step, arg) == "state" && name &&
+          name.getValue() == "loss_scale")
+        lossScale = {r, arg};
+    }
   }
   if (!lossIndex)
     return step.emitError("has no 'loss' result to train on");
@@ -78,7 +87,14 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       return step.emitError("the loss is ")
              << loss << " at step " << n + 1
              << "; try a smaller learning rate or gradient clipping";
-    onStep(n + 1, loss);
+    TrainingStepResult report{n + 1, loss};
+    if (lossScale) {
+      report.lossScale = arguments[lossScale->second].getAsDouble(0);
+      report.newLossScale = (*results)[lossScale->first].getAsDouble(0);
+      report.skipped = report.newLossScale < report.lossScale;
+      run.skippedSteps += report.skipped;
+    }
+    onStep(report);
     for (auto [result, argument] : threaded)
       arguments[argument] = std::move((*results)[result]);
   }

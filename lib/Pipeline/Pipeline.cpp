@@ -1,6 +1,9 @@
 //===- Pipeline.cpp - the tgc training pipeline ---------------------------===//
 //
 // The pass order of DESIGN.md; passes join here as they are implemented.
+// Mixed precision comes first, so that the backward that tg-autodiff builds
+// inherits each op's precision; its scaling state is updated last, once the
+// optimizer's updates exist to be skipped on overflow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +19,19 @@ using namespace mlir;
 
 void tgc::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
-  if (options.autodiff || !options.optimizer.empty()) {
+  bool differentiates = options.autodiff || !options.optimizer.empty();
+  if (options.precision != "fp32") {
+    TGMixedPrecisionOptions precision;
+    precision.policy = options.precision;
+    precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+    precision.keepFp32Params.assign(options.keepFp32Params.begin(),
+                                    options.keepFp32Params.end());
+    precision.initScale = options.initScale;
+    precision.amaxHistory = options.amaxHistory;
+    precision.margin = options.fp8Margin;
+    pm.addPass(createTGMixedPrecision(precision));
+  }
+  if (differentiates) {
     TGAutodiffOptions autodiff;
     autodiff.frozen.assign(options.frozen.begin(), options.frozen.end());
     autodiff.trainable.assign(options.trainable.begin(),
@@ -36,6 +51,11 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     optimizer.weightDecay = options.weightDecay;
     optimizer.clipNorm = options.clipNorm;
     pm.addPass(createTGOptimizer(optimizer));
+  }
+  if (differentiates && options.precision != "fp32") {
+    TGScalingUpdateOptions scaling;
+    scaling.growthInterval = options.growthInterval;
+    pm.addPass(createTGScalingUpdate(scaling));
   }
   if (options.canonicalize) {
     pm.addPass(createCanonicalizerPass());

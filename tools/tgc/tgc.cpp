@@ -150,6 +150,53 @@ static cl::opt<unsigned> microBatches(
     cl::value_desc("N"), cl::init(1), cl::sub(compileCommand),
     cl::sub(trainCommand), cl::cat(tgcCategory));
 
+static cl::opt<std::string> precisionPolicy(
+    "precision",
+    cl::desc("Mixed precision: fp32 (default), bf16, fp16 (dynamic loss "
+             "scaling) or fp8 (fp8 matmuls, delayed scaling); parameters, "
+             "gradients and optimizer state stay f32"),
+    cl::value_desc("policy"), cl::init("fp32"), cl::sub(compileCommand),
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::list<std::string>
+    keepFp32Ops("keep-fp32",
+                cl::desc("With --precision: op names that always run in f32 "
+                         "(comma-separated, e.g. tg.attention)"),
+                cl::value_desc("op"), cl::CommaSeparated,
+                cl::sub(compileCommand), cl::sub(trainCommand),
+                cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::list<std::string> keepFp32Params(
+    "keep-fp32-params",
+    cl::desc("With --precision: the ops reading these parameters (globs, "
+             "comma-separated) run in f32"),
+    cl::value_desc("glob"), cl::CommaSeparated, cl::sub(compileCommand),
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<double> initLossScale(
+    "init-scale",
+    cl::desc("--precision fp16: the initial loss scale (default 65536)"),
+    cl::init(65536.0), cl::sub(compileCommand), cl::sub(trainCommand),
+    cl::cat(tgcCategory));
+static cl::opt<unsigned> growthInterval(
+    "growth-interval",
+    cl::desc("--precision fp16: clean steps before the loss scale doubles "
+             "(default 2000)"),
+    cl::init(2000), cl::sub(compileCommand), cl::sub(trainCommand),
+    cl::cat(tgcCategory));
+static cl::opt<unsigned> amaxHistory(
+    "amax-history",
+    cl::desc("--precision fp8: steps of amax history per tensor (default 16)"),
+    cl::init(16), cl::sub(compileCommand), cl::sub(trainCommand),
+    cl::sub(reportCommand), cl::cat(tgcCategory));
+
+/// The mixed-precision flags, shared by compile, train and report.
+static void setPrecisionOptions(tgc::TrainingPipelineOptions &options) {
+  options.precision = precisionPolicy;
+  options.keepFp32 = keepFp32Ops;
+  options.keepFp32Params = keepFp32Params;
+  options.initScale = initLossScale;
+  options.growthInterval = growthInterval;
+  options.amaxHistory = amaxHistory;
+}
+
 static cl::opt<bool> noCanonicalize("no-canonicalize",
                                     cl::desc("Skip canonicalization and CSE"),
                                     cl::sub(compileCommand),
@@ -402,6 +449,7 @@ static LogicalResult runCompile(MLIRContext &context,
   options.frozen = freezeGlobs;
   options.trainable = trainableGlobs;
   options.lr = compileLr;
+  setPrecisionOptions(options);
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
@@ -528,6 +576,16 @@ static LogicalResult runReport(MLIRContext &context,
   if (!entry)
     return failure();
   std::optional<tgc::TrainingMemory> trainingMemory;
+  if (!reportTrain && precisionPolicy != "fp32") {
+    // The forward alone, autocast as the training step would be.
+    PassManager pm(&context);
+    tgc::TrainingPipelineOptions options;
+    setPrecisionOptions(options);
+    options.memoryPlan = false;
+    tgc::buildTrainingPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
   if (reportTrain) {
     FailureOr<tgc::TrainingMemory> memory =
         computeTrainingMemory(*module, entry);
@@ -894,6 +952,7 @@ static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
   options.microBatches = microBatches;
   options.frozen = freezeGlobs;
   options.trainable = trainableGlobs;
+  setPrecisionOptions(options);
   // The order of `tgc compile` (the report simulates it); the offsets are
   // not needed to run or report the step.
   options.memoryPlan = false;
@@ -934,10 +993,20 @@ static LogicalResult runTrain(MLIRContext &context,
     options.copyTask = copyTask;
   unsigned logEvery = std::max(1u, unsigned(trainLogEvery));
   auto start = std::chrono::steady_clock::now();
-  FailureOr<tgc::TrainingRun> run =
-      tgc::runTraining(step, options, [&](unsigned n, double loss) {
-        if (n == 1 || n % logEvery == 0 || n == trainSteps)
-          llvm::outs() << llvm::format("step %u: loss %.6f\n", n, loss);
+  FailureOr<tgc::TrainingRun> run = tgc::runTraining(
+      step, options, [&](const tgc::TrainingStepResult &report) {
+        unsigned n = report.step;
+        if (n == 1 || n % logEvery == 0 || n == trainSteps || report.skipped) {
+          llvm::outs() << llvm::format("step %u: loss %.6f", n, report.loss);
+          if (report.skipped)
+            llvm::outs() << llvm::format(
+                " (skipped: non-finite gradients; loss scale %g -> %g)",
+                report.lossScale, report.newLossScale);
+          else if (!std::isnan(report.lossScale))
+            llvm::outs() << llvm::format(" (loss scale %g)",
+                                         report.newLossScale);
+          llvm::outs() << "\n";
+        }
       });
   if (failed(run))
     return failure();
@@ -945,10 +1014,15 @@ static LogicalResult runTrain(MLIRContext &context,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   llvm::outs() << llvm::format(
-      "trained %u steps (%s, %s data) in %.2f s: loss %.6f -> %.6f\n",
+      "trained %u steps (%s%s, %s data) in %.2f s: loss %.6f -> %.6f\n",
       unsigned(trainSteps), trainOptimizer.c_str(),
+      precisionPolicy == "fp32" ? ""
+                                : (", " + precisionPolicy.getValue()).c_str(),
       data == TrainData::SyntheticCopy ? "synthetic-copy" : "fixed", seconds,
       run->firstLoss, run->lastLoss);
+  if (run->skippedSteps)
+    llvm::outs() << run->skippedSteps
+                 << " step(s) skipped by dynamic loss scaling\n";
   SmallVector<tgc::Tensor> &arguments = run->arguments;
   unsigned numArgs = step.getNumArguments();
 

@@ -212,6 +212,19 @@ OpCost CrossEntropyOp::getCost() {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixed-precision ops
+//===----------------------------------------------------------------------===//
+
+// Identities in the forward: a kernel would alias its operand.
+OpCost ScaleGradOp::getCost() { return {}; }
+OpCost FakeQuantGradOp::getCost() { return {}; }
+
+OpCost FakeQuantOp::getCost() {
+  // Scale, clamp, round and unscale per element; the history is read too.
+  return getElementwiseCost(*this, 4, 0);
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer ops
 //===----------------------------------------------------------------------===//
 

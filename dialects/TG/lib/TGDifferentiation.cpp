@@ -236,6 +236,35 @@ Grads ConvertOp::buildVjp(OpBuilder &b, ValueRange grads) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixed-precision ops
+//===----------------------------------------------------------------------===//
+
+Grads ScaleGradOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  Location loc = getLoc();
+  auto gradType = cast<RankedTensorType>(grads[0].getType());
+  Value scale = getScale();
+  auto scalarType = RankedTensorType::get({}, gradType.getElementType());
+  if (scale.getType() != scalarType)
+    scale = ConvertOp::create(b, loc, scalarType, scale);
+  if (gradType.getRank() != 0)
+    scale =
+        BroadcastInDimOp::create(b, loc, gradType, scale, ArrayRef<int64_t>{});
+  return SmallVector<Value>{mul(b, loc, grads[0], scale), Value()};
+}
+
+Grads FakeQuantOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  // Straight-through: rounding is treated as the identity.
+  return SmallVector<Value>{grads[0], Value()};
+}
+
+Grads FakeQuantGradOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  return SmallVector<Value>{
+      FakeQuantOp::create(b, getLoc(), grads[0], getAmaxHistory(),
+                          getFormatAttr(), getMarginAttr()),
+      Value()};
+}
+
+//===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//
 

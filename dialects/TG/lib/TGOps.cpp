@@ -584,6 +584,35 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+/// The checks shared by tg.fake_quant and tg.fake_quant_grad.
+static LogicalResult verifyFakeQuant(Operation *op, Type operandType,
+                                     RankedTensorType history, Type format,
+                                     int64_t margin) {
+  if (!isa<Float8E4M3FNType, Float8E5M2Type>(format))
+    return op->emitOpError("format must be f8E4M3FN or f8E5M2, got ") << format;
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(getElementTypeOrSelf(operandType)))
+    return op->emitOpError("operand is already fp8 (")
+           << operandType << "); it holds the dequantized values";
+  if (history.getRank() != 1 || history.getDimSize(0) < 1 ||
+      !history.getElementType().isF32())
+    return op->emitOpError("amax history must be a non-empty 1-D f32 "
+                           "tensor, got ")
+           << history;
+  if (margin < 0)
+    return op->emitOpError("margin must be non-negative, got ") << margin;
+  return success();
+}
+
+LogicalResult FakeQuantOp::verify() {
+  return verifyFakeQuant(*this, getOperand().getType(),
+                         getAmaxHistory().getType(), getFormat(), getMargin());
+}
+
+LogicalResult FakeQuantGradOp::verify() {
+  return verifyFakeQuant(*this, getOperand().getType(),
+                         getAmaxHistory().getType(), getFormat(), getMargin());
+}
+
 LogicalResult CrossEntropyOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {

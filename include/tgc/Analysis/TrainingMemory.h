@@ -33,13 +33,21 @@ struct TrainingMemory {
   MemoryCategory trainable{"trainable parameters"};
   MemoryCategory gradients{"gradients"};
   MemoryCategory optimizerState{"optimizer state"};
+  /// Mixed precision: the bf16/f16 copies of the f32 parameters that the
+  /// low-precision ops read (counted at one byte per element where only fp8
+  /// kernels read them), live from the forward through the backward.
+  MemoryCategory parameterCopies{"param copies"};
+  /// Mixed precision: the loss scale and the fp8 amax histories.
+  MemoryCategory scalingState{"scaling state"};
 
   int64_t getTotalBytes() const {
-    return parameters.bytes + gradients.bytes + optimizerState.bytes;
+    return parameters.bytes + gradients.bytes + optimizerState.bytes +
+           parameterCopies.bytes + scalingState.bytes;
   }
 
   /// From the differentiated function (its `grad` results) and the step
-  /// after the optimizer (its `param` and `state` arguments).
+  /// after the optimizer (its `param` and `state` arguments, and the casts of
+  /// its parameters).
   static TrainingMemory compute(mlir::func::FuncOp differentiated,
                                 mlir::func::FuncOp step,
                                 llvm::StringRef optimizer);

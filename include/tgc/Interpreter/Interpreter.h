@@ -100,6 +100,7 @@ void registerComputeKernels(KernelRegistry &registry);
 void registerBackwardKernels(KernelRegistry &registry);
 void registerOptimizerKernels(KernelRegistry &registry);
 void registerStructureKernels(KernelRegistry &registry);
+void registerPrecisionKernels(KernelRegistry &registry);
 
 } // namespace tgc
 

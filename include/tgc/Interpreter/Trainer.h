@@ -35,8 +35,21 @@ struct TrainerOptions {
   uint64_t seed = 0;
 };
 
+/// What one step did.
+struct TrainingStepResult {
+  unsigned step;
+  double loss;
+  /// With dynamic loss scaling (a `loss_scale` state): the scale the step
+  /// ran with and the one it returned, and whether it skipped its update
+  /// (the scale backed off after a non-finite gradient). NaN otherwise.
+  double lossScale = NAN, newLossScale = NAN;
+  bool skipped = false;
+};
+
 struct TrainingRun {
   double firstLoss = NAN, lastLoss = NAN;
+  /// Steps whose update was skipped by dynamic loss scaling.
+  unsigned skippedSteps = 0;
   /// The arguments after the last step (trained parameters and state).
   llvm::SmallVector<Tensor> arguments;
 };
@@ -44,11 +57,11 @@ struct TrainingRun {
 /// Runs `options.steps` steps of `step`. Arguments start as `tgc run
 /// --random-inputs seed` makes them; the `step` hyper counts from 1; integer
 /// hypers without a default (dropout seeds) are drawn anew each step.
-/// `onStep(n, loss)` is called after every step. A non-finite loss is an
-/// error reported on the function.
+/// `onStep` is called after every step. A non-finite loss is an error
+/// reported on the function.
 mlir::FailureOr<TrainingRun>
 runTraining(mlir::func::FuncOp step, const TrainerOptions &options,
-            llvm::function_ref<void(unsigned, double)> onStep);
+            llvm::function_ref<void(const TrainingStepResult &)> onStep);
 
 } // namespace tgc
 

@@ -20,6 +20,35 @@ namespace tgc {
 /// its options here, so `tgc compile`, `tgc-opt` and embedders share them.
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("Mixed precision: fp32, bf16, fp16 (with dynamic loss "
+                     "scaling) or fp8 (tg-mixed-precision before autodiff, "
+                     "tg-scaling-update after the optimizer)"),
+      llvm::cl::init("fp32")};
+  ListOption<std::string> keepFp32{
+      *this, "keep-fp32",
+      llvm::cl::desc("Op names that always run in f32 (mixed precision)")};
+  ListOption<std::string> keepFp32Params{
+      *this, "keep-fp32-params",
+      llvm::cl::desc("Globs of parameter names whose ops run in f32")};
+  Option<double> initScale{
+      *this, "init-scale",
+      llvm::cl::desc("fp16: the initial loss scale (default 65536)"),
+      llvm::cl::init(65536.0)};
+  Option<unsigned> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("fp16: clean steps before the loss scale doubles "
+                     "(default 2000)"),
+      llvm::cl::init(2000)};
+  Option<unsigned> amaxHistory{
+      *this, "amax-history",
+      llvm::cl::desc("fp8: steps of amax history per tensor (default 16)"),
+      llvm::cl::init(16)};
+  Option<unsigned> fp8Margin{
+      *this, "fp8-margin",
+      llvm::cl::desc("fp8: scales leave 2^margin of headroom (default 0)"),
+      llvm::cl::init(0)};
   Option<bool> autodiff{
       *this, "autodiff",
       llvm::cl::desc("Differentiate the loss: return the gradient of every "

@@ -10,6 +10,81 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TGMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Autocast a forward graph: low-precision compute, fp32 master weights";
+  let description = [{
+    Runs before `tg-autodiff` on an f32 forward graph, so that the backward
+    inherits the precision of its forward (each op's vector-Jacobian product
+    is built from its already reduced-precision operands). What each op may
+    run in comes from its `PrecisionOpInterface`; the pass lists no op
+    names:
+
+    * Operands that may be reduced are cast to the policy's type (`bf16`,
+      `f16`; `fp8` computes in bf16) and the op's results follow. Shape ops
+      run in whatever type they receive; a cast of a broadcast, reshape or
+      transpose is moved before it, onto the smaller tensor.
+    * Operands that must be f32 (softmax, reductions, the loss, norm scales)
+      are cast back to f32.
+    * Every value, parameters included, is cast at most once per type: the
+      parameters stay f32 (master weights) and one bf16 copy of each feeds
+      every low-precision use.
+    * Ops listed in `keep-fp32` (by name, `tg.softmax` or `softmax`) and ops
+      that read a parameter matching a `keep-fp32-params` glob run in f32.
+    * The function's results keep their types.
+
+    `policy=fp16` adds dynamic loss scaling: a `state` argument
+    `loss_scale` (f32, `tg.default` = `init-scale`), a `tg.scale_grad` of
+    the loss by it (the backward starts from `loss_scale` instead of 1) and
+    one of every parameter by `1 / loss_scale` (its gradient arrives
+    unscaled, in f32). `tg-scaling-update` adds the overflow check, the
+    skipped update and the scale's growth and backoff after `tg-optimizer`.
+
+    `policy=fp8` also quantizes every operand the interface allows
+    (matmul inputs) with `tg.fake_quant` to `f8E4M3FN`, and puts a
+    `tg.fake_quant_grad` on the result of such an op so that its output
+    gradient is quantized to `f8E5M2` in the backward. Each quantized
+    tensor gets an amax-history `state` argument (`tensor<Nxf32>`, N =
+    `amax-history`) named after the parameter it reads
+    (`<param>.fp8_amax_history`), the activation it quantizes
+    (`<param>.fp8_input_amax_history`) or the output gradient
+    (`<param>.fp8_grad_amax_history`); the scales come from those histories
+    (delayed scaling, `margin`), and `tg-scaling-update` rolls them.
+
+    Before:
+
+    ```mlir
+    %y = tg.matmul %x, %w : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    %a = tg.gelu tanh %y : tensor<8x64xf32>
+    %s = tg.softmax %a dim = 1 : tensor<8x64xf32>
+    ```
+
+    After (`policy=bf16`):
+
+    ```mlir
+    %xb = tg.convert %x : tensor<8x64xf32> -> tensor<8x64xbf16>
+    %wb = tg.convert %w : tensor<64x64xf32> -> tensor<64x64xbf16>
+    %y = tg.matmul %xb, %wb : (tensor<8x64xbf16>, tensor<64x64xbf16>) -> tensor<8x64xbf16>
+    %a = tg.gelu tanh %y : tensor<8x64xbf16>
+    %af = tg.convert %a : tensor<8x64xbf16> -> tensor<8x64xf32>
+    %s = tg.softmax %af dim = 1 : tensor<8x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
+           "fp32 (unchanged), bf16, fp16 (with loss scaling) or fp8">,
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "Op names that always run in f32 (e.g. tg.attention)">,
+    ListOption<"keepFp32Params", "keep-fp32-params", "std::string",
+               "Globs of parameter names whose ops run in f32">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "fp16: the initial loss scale">,
+    Option<"amaxHistory", "amax-history", "unsigned", /*default=*/"16",
+           "fp8: steps of amax history per quantized tensor">,
+    Option<"margin", "margin", "unsigned", /*default=*/"0",
+           "fp8: scales leave 2^margin of headroom">,
+  ];
+}
+
 def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation: add the gradients of the params";
   let description = [{
@@ -145,6 +220,41 @@ def TGOptimizer : Pass<"tg-optimizer", "::mlir::ModuleOp"> {
     ListOption<"noDecay", "no-decay", "std::string",
                "Globs of parameter names without weight decay (default: "
                "*bias,*norm*,*ln_*)">,
+  ];
+}
+
+def TGScalingUpdate : Pass<"tg-scaling-update", "::mlir::ModuleOp"> {
+  let summary = "End-of-step update of the loss scale and the fp8 amax histories";
+  let description = [{
+    Runs after `tg-optimizer` on a step built with `tg-mixed-precision`.
+
+    Dynamic loss scaling (a `state` argument named `loss_scale`): every
+    gradient the update consumes (the `OptimizerOpInterface` ops' gradients,
+    and `grad` results) is checked for inf/NaN. When one is
+    found, every parameter and optimizer-state result keeps its old value
+    (the step is skipped), and the scale is multiplied by `backoff`; after
+    `growth-interval` clean steps in a row it is multiplied by `growth`.
+    The count of clean steps is a new `state` argument
+    `loss_scale.good_steps` (i64). The new scale and count are returned
+    with `tg.aliases`, so the whole policy is in the step (PyTorch's
+    `GradScaler`, without host round trips).
+
+    fp8 delayed scaling: for every `state` argument read as the amax history
+    of `tg.fake_quant` ops (the forward ones, and the backward ones that
+    `tg-autodiff` built from `tg.fake_quant_grad`), the largest magnitude
+    their operands reached this step (over every micro-batch) is pushed in
+    front of the history and the oldest entry dropped; the new history is
+    returned with `tg.aliases`.
+
+    A step without either is left unchanged.
+  }];
+  let options = [
+    Option<"growthInterval", "growth-interval", "unsigned", /*default=*/"2000",
+           "Clean steps after which the loss scale grows">,
+    Option<"growth", "growth", "double", /*default=*/"2.0",
+           "Factor applied to the loss scale after growth-interval clean steps">,
+    Option<"backoff", "backoff", "double", /*default=*/"0.5",
+           "Factor applied to the loss scale after a non-finite gradient">,
   ];
 }
 

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "tgc/Dialect/TG/TGTraits.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace tgc::tg {
@@ -52,6 +53,18 @@ struct ShardingRule {
   /// A factor of the operands that appears in no result: sharding it leaves
   /// partial sums.
   bool isReductionFactor(int64_t factor) const;
+};
+
+/// The lowest precision an operand may be fed in (PrecisionOpInterface).
+enum class OperandPrecision {
+  /// Moved without arithmetic: any type, and the results follow it.
+  Follow,
+  /// bf16 or f16.
+  Reduced,
+  /// bf16, f16, or fp8 with a per-tensor scale.
+  Fp8,
+  /// f32 only.
+  Full,
 };
 
 /// Bytes of one element of `elementType` in device memory (i1 is one byte).

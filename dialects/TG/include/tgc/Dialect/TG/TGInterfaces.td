@@ -71,13 +71,43 @@ def TG_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
 def TG_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let cppNamespace = "::tgc::tg";
   let description = [{
-    Mixed precision: which operands may be fed in a reduced-precision type
-    (bf16, f16, f8) and which type the op accumulates in.
+    Mixed precision (`tg-mixed-precision`): in which type each float operand
+    of the op may be fed, which results take the op's compute type, and what
+    the op accumulates in. The pass decides from these answers alone; it
+    lists no op names.
+
+    `OperandPrecision` values:
+
+    * `Follow`: the op moves data without arithmetic (shape ops); it runs in
+      whatever type the operand has, and its results follow.
+    * `Reduced`: the operand may be bf16 or f16 (elementwise arithmetic,
+      attention, normalized input of a norm).
+    * `Fp8`: as `Reduced`, and the operand may also be quantized to an fp8
+      format with a per-tensor scale (matmul inputs, which tensor cores read
+      in fp8).
+    * `Full`: the operand must be f32 (softmax, reductions, losses, norm
+      scales, optimizer updates).
+
+    Ops without the interface are treated as if every float operand were
+    `Full`.
   }];
   let methods = [
     InterfaceMethod<[{
-        Whether operand `index` may be converted to a reduced-precision type.
-      }], "bool", "allowsReducedPrecisionOperand", (ins "unsigned":$index)>,
+        The lowest precision float operand `index` may be fed in (by
+        default `Follow` for shape ops, else `Reduced`).
+      }], "::tgc::tg::OperandPrecision", "getOperandPrecision",
+      (ins "unsigned":$index), /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return $_op->template hasTrait<::tgc::tg::OpTrait::ShapeOp>()
+                   ? ::tgc::tg::OperandPrecision::Follow
+                   : ::tgc::tg::OperandPrecision::Reduced;
+      }]>,
+    InterfaceMethod<[{
+        Whether result `index` takes the type the op computes in (bf16 when
+        its operands are bf16), rather than a fixed f32 type (statistics,
+        log-sum-exp, losses).
+      }], "bool", "isResultInComputeType", (ins "unsigned":$index),
+      /*methodBody=*/"", /*defaultImplementation=*/"return true;">,
     InterfaceMethod<[{
         The type the op accumulates in, or null if it does not accumulate.
       }], "::mlir::Type", "getAccumulationType", (ins),

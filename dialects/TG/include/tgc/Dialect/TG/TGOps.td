@@ -34,6 +34,16 @@ def TG_ReductionOpTrait : NativeOpTrait<"ReductionOp"> {
 
 // The op builds its vector-Jacobian product (TGDifferentiation.cpp).
 defvar TG_Differentiable = DeclareOpInterfaceMethods<TG_DifferentiableOpInterface>;
+// The interface's defaults: shape ops follow their operands; other ops take
+// bf16/f16 operands and every result follows (elementwise arithmetic).
+defvar TG_DefaultPrecision = TG_PrecisionOpInterface;
+// The op states the precision of its operands (TGPrecision.cpp).
+defvar TG_OperandPrecision =
+    DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getOperandPrecision"]>;
+// ... and which results keep a fixed f32 type, and the accumulation type.
+defvar TG_StatisticsPrecision =
+    DeclareOpInterfaceMethods<TG_PrecisionOpInterface,
+        ["getOperandPrecision", "isResultInComputeType", "getAccumulationType"]>;
 
 class TG_Op<string mnemonic, list<Trait> traits = []>
     : Op<TG_Dialect, mnemonic,
@@ -55,7 +65,8 @@ class TG_ElementwiseOp<string mnemonic, int flops, int transcendentals,
 class TG_UnaryOp<string mnemonic, int flops, int transcendentals,
                  Type type = TG_FloatTensor, list<Trait> traits = []>
     : TG_ElementwiseOp<mnemonic, flops, transcendentals,
-                       [SameOperandsAndResultType, TG_Differentiable] # traits> {
+                       [SameOperandsAndResultType, TG_Differentiable,
+                        TG_DefaultPrecision] # traits> {
   let arguments = (ins type:$operand);
   let results = (outs type:$result);
   let assemblyFormat = "$operand attr-dict `:` type($result)";
@@ -64,7 +75,8 @@ class TG_UnaryOp<string mnemonic, int flops, int transcendentals,
 class TG_BinaryOp<string mnemonic, int flops, int transcendentals,
                   Type type = TG_NumericTensor, list<Trait> traits = []>
     : TG_ElementwiseOp<mnemonic, flops, transcendentals,
-                       [SameOperandsAndResultType, TG_Differentiable] # traits> {
+                       [SameOperandsAndResultType, TG_Differentiable,
+                        TG_DefaultPrecision] # traits> {
   let arguments = (ins type:$lhs, type:$rhs);
   let results = (outs type:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
@@ -198,7 +210,8 @@ def TG_SiluOp : TG_UnaryOp<"silu", 4, 1> {
   let description = "`result[i] = operand[i] * sigmoid(operand[i])`.";
 }
 
-def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [TG_Differentiable, SameOperandsAndResultType]> {
+def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [TG_Differentiable,
+    TG_DefaultPrecision, SameOperandsAndResultType]> {
   let summary = "Elementwise GELU, exact (erf) or tanh approximation";
   let description = [{
     With `erf`: `x * 0.5 * (1 + erf(x / sqrt(2)))`.
@@ -216,7 +229,8 @@ def TG_GeluOp : TG_ElementwiseOp<"gelu", 8, 1, [TG_Differentiable, SameOperandsA
 }
 
 def TG_SelectOp : TG_ElementwiseOp<"select", 1, 0,
-    [TG_Differentiable, AllTypesMatch<["on_true", "on_false", "result"]>,
+    [TG_Differentiable, TG_DefaultPrecision,
+     AllTypesMatch<["on_true", "on_false", "result"]>,
      AllShapesMatch<["pred", "result"]>]> {
   let summary = "Elementwise choice between two tensors";
   let description = [{
@@ -236,7 +250,7 @@ def TG_SelectOp : TG_ElementwiseOp<"select", 1, 0,
 }
 
 def TG_CompareOp : TG_ElementwiseOp<"compare", 1, 0,
-    [AllTypesMatch<["lhs", "rhs"]>,
+    [AllTypesMatch<["lhs", "rhs"]>, TG_DefaultPrecision,
      InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison";
   let description = [{
@@ -300,7 +314,7 @@ def TG_ConstantOp : TG_Op<"constant", [Pure, ConstantLike, TG_ShapeOpTrait,
   ];
 }
 
-def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [TG_Differentiable, Pure, TG_ShapeOpTrait]> {
+def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [TG_Differentiable, Pure, TG_ShapeOpTrait, TG_DefaultPrecision]> {
   let summary = "Broadcast a tensor to a larger shape";
   let description = [{
     Dimension `i` of the operand becomes dimension `dims[i]` of the result;
@@ -324,7 +338,7 @@ def TG_BroadcastInDimOp : TG_Op<"broadcast_in_dim", [TG_Differentiable, Pure, TG
   let hasFolder = 1;
 }
 
-def TG_ReshapeOp : TG_Op<"reshape", [TG_Differentiable, Pure, TG_ShapeOpTrait]> {
+def TG_ReshapeOp : TG_Op<"reshape", [TG_Differentiable, Pure, TG_ShapeOpTrait, TG_DefaultPrecision]> {
   let summary = "Reinterpret a tensor with another shape";
   let description = [{
     Same elements in row-major order; the element counts must match.
@@ -340,7 +354,7 @@ def TG_ReshapeOp : TG_Op<"reshape", [TG_Differentiable, Pure, TG_ShapeOpTrait]> 
   let hasFolder = 1;
 }
 
-def TG_TransposeOp : TG_Op<"transpose", [TG_Differentiable, Pure, TG_ShapeOpTrait,
+def TG_TransposeOp : TG_Op<"transpose", [TG_Differentiable, Pure, TG_ShapeOpTrait, TG_DefaultPrecision,
     InferTypeOpAdaptor]> {
   let summary = "Permute the dimensions of a tensor";
   let description = [{
@@ -359,7 +373,7 @@ def TG_TransposeOp : TG_Op<"transpose", [TG_Differentiable, Pure, TG_ShapeOpTrai
   let hasFolder = 1;
 }
 
-def TG_SliceOp : TG_Op<"slice", [TG_Differentiable, Pure, TG_ShapeOpTrait,
+def TG_SliceOp : TG_Op<"slice", [TG_Differentiable, Pure, TG_ShapeOpTrait, TG_DefaultPrecision,
     InferTypeOpAdaptor]> {
   let summary = "A strided rectangular part of a tensor";
   let description = [{
@@ -383,7 +397,7 @@ def TG_SliceOp : TG_Op<"slice", [TG_Differentiable, Pure, TG_ShapeOpTrait,
   let hasFolder = 1;
 }
 
-def TG_PadOp : TG_Op<"pad", [TG_Differentiable, Pure, TG_ShapeOpTrait, InferTypeOpAdaptor]> {
+def TG_PadOp : TG_Op<"pad", [TG_Differentiable, Pure, TG_ShapeOpTrait, TG_DefaultPrecision, InferTypeOpAdaptor]> {
   let summary = "Surround a tensor with zeros, and space its elements apart";
   let description = [{
     For each dimension, `low` zeros before the elements, `high` zeros after
@@ -405,7 +419,7 @@ def TG_PadOp : TG_Op<"pad", [TG_Differentiable, Pure, TG_ShapeOpTrait, InferType
   let hasFolder = 1;
 }
 
-def TG_ConcatOp : TG_Op<"concat", [TG_Differentiable, Pure, TG_ShapeOpTrait,
+def TG_ConcatOp : TG_Op<"concat", [TG_Differentiable, Pure, TG_ShapeOpTrait, TG_DefaultPrecision,
     InferTypeOpAdaptor]> {
   let summary = "Concatenate tensors along one dimension";
   let description = [{
@@ -428,7 +442,7 @@ def TG_ConcatOp : TG_Op<"concat", [TG_Differentiable, Pure, TG_ShapeOpTrait,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-def TG_ReduceOp : TG_Op<"reduce", [TG_Differentiable, Pure, TG_ReductionOpTrait,
+def TG_ReduceOp : TG_Op<"reduce", [TG_Differentiable, TG_OperandPrecision, Pure, TG_ReductionOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "Sum, max, min or mean over some dimensions";
   let description = [{
@@ -456,7 +470,9 @@ def TG_ReduceOp : TG_Op<"reduce", [TG_Differentiable, Pure, TG_ReductionOpTrait,
 // Compute ops
 //===----------------------------------------------------------------------===//
 
-def TG_MatmulOp : TG_Op<"matmul", [TG_Differentiable, Pure]> {
+def TG_MatmulOp : TG_Op<"matmul", [TG_Differentiable,
+    DeclareOpInterfaceMethods<TG_PrecisionOpInterface,
+        ["getOperandPrecision", "getAccumulationType"]>, Pure]> {
   let summary = "Batched matrix multiplication";
   let description = [{
     `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]` after the
@@ -497,7 +513,7 @@ def TG_MatmulOp : TG_Op<"matmul", [TG_Differentiable, Pure]> {
   }];
 }
 
-def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, Pure,
+def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Gather rows of a table by integer ids";
   let description = [{
@@ -515,7 +531,7 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, Pure,
   }];
 }
 
-class TG_SoftmaxLikeOp<string mnemonic> : TG_Op<mnemonic, [TG_Differentiable, Pure,
+class TG_SoftmaxLikeOp<string mnemonic> : TG_Op<mnemonic, [TG_Differentiable, TG_OperandPrecision, Pure,
     SameOperandsAndResultType, TG_ReductionOpTrait]> {
   let arguments = (ins TG_FloatTensor:$operand, I64Attr:$dimension);
   let results = (outs TG_FloatTensor:$result);
@@ -545,7 +561,7 @@ def TG_LogSoftmaxOp : TG_SoftmaxLikeOp<"log_softmax"> {
   }];
 }
 
-def TG_LayerNormOp : TG_Op<"layer_norm", [TG_Differentiable, Pure, TG_ReductionOpTrait,
+def TG_LayerNormOp : TG_Op<"layer_norm", [TG_Differentiable, TG_StatisticsPrecision, Pure, TG_ReductionOpTrait,
     AllTypesMatch<["scale", "bias"]>,
     InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the last dimension";
@@ -575,7 +591,7 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [TG_Differentiable, Pure, TG_ReductionO
   let hasVerifier = 1;
 }
 
-def TG_RmsNormOp : TG_Op<"rms_norm", [TG_Differentiable, Pure, TG_ReductionOpTrait,
+def TG_RmsNormOp : TG_Op<"rms_norm", [TG_Differentiable, TG_StatisticsPrecision, Pure, TG_ReductionOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "RMS normalization over the last dimension";
   let description = [{
@@ -598,7 +614,7 @@ def TG_RmsNormOp : TG_Op<"rms_norm", [TG_Differentiable, Pure, TG_ReductionOpTra
   let hasVerifier = 1;
 }
 
-def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, Pure,
+def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecision, Pure,
     AllElementTypesMatch<["query", "key", "value"]>,
     InferTypeOpAdaptor]> {
   let summary = "Scaled dot-product attention (flash-attention semantics)";
@@ -635,7 +651,7 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, Pure,
   }];
 }
 
-def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, Pure,
+def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pure,
     AllTypesMatch<["operand", "result"]>]> {
   let summary = "Counter-based, seeded dropout";
   let description = [{
@@ -669,7 +685,7 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, Pure,
   let hasFolder = 1;
 }
 
-def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, Pure, TG_ReductionOpTrait,
+def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, TG_OperandPrecision, Pure, TG_ReductionOpTrait,
     InferTypeOpAdaptor]> {
   let summary = "Softmax cross-entropy loss against integer labels";
   let description = [{
@@ -695,12 +711,91 @@ def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, Pure, TG_Redu
 }
 
 //===----------------------------------------------------------------------===//
+// Mixed precision: gradient scaling and fp8 quantization (tg-mixed-precision).
+//===----------------------------------------------------------------------===//
+
+def TG_ScaleGradOp : TG_Op<"scale_grad", [Pure, TG_Differentiable,
+    TG_OperandPrecision, AllTypesMatch<["operand", "result"]>]> {
+  let summary = "Identity whose gradient is multiplied by a scale";
+  let description = [{
+    `result = operand`; in the backward, the gradient of `operand` is the
+    gradient of `result` times `scale` (converted to the gradient's element
+    type). Dynamic loss scaling puts one on the loss (scale `S`, so that the
+    backward runs on gradients `S` times larger, above fp16's underflow) and
+    one on every parameter (scale `1 / S`, so that the gradients reach the
+    optimizer unscaled, in f32).
+
+    ```mlir
+    %l = tg.scale_grad %loss, %loss_scale : tensor<f32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$operand, TG_FloatScalar:$scale);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $scale attr-dict `:` type($operand) `,` type($scale)
+  }];
+}
+
+class TG_FakeQuantOpBase<string mnemonic> : TG_Op<mnemonic, [Pure,
+    TG_Differentiable, TG_OperandPrecision,
+    AllTypesMatch<["operand", "result"]>]> {
+  let arguments = (ins TG_FloatTensor:$operand, TG_FloatTensor:$amax_history,
+                       TypeAttr:$format, I64Attr:$margin);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $amax_history `format` `=` $format `margin` `=` $margin
+    attr-dict `:` type($operand) `,` type($amax_history)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_FakeQuantOp : TG_FakeQuantOpBase<"fake_quant"> {
+  let summary = "Round to an fp8 format with a delayed per-tensor scale";
+  let description = [{
+    The values an fp8 kernel would read, in the operand's type: with
+    `amax = max(amax_history)` (the largest magnitudes of the previous
+    steps, delayed scaling as in Transformer Engine) and `F` the largest
+    finite value of `format` (448 for `f8E4M3FN`, 57344 for `f8E5M2`), the
+    scale is the power of two `s = 2^(floor(log2(F / amax)) - margin)`, or 1
+    when `amax` is 0 or not finite; then
+    `result = round_format(clamp(operand * s, -F, F)) / s` (round to nearest
+    even; NaN stays NaN). With a power-of-two scale the result is exact in
+    bf16, so a bf16 matmul on it computes what an fp8 matmul with f32
+    accumulation does. `amax_history` is a 1-D f32 `state` tensor that
+    `tg-scaling-update` rolls forward each step with the operand's amax.
+    `margin` (>= 0) leaves `2^margin` of headroom.
+
+    The backward passes the gradient through unchanged (straight-through).
+
+    ```mlir
+    %xq = tg.fake_quant %x, %hist format = f8E4M3FN margin = 0 : tensor<8x768xbf16>, tensor<16xf32>
+    ```
+  }];
+}
+
+def TG_FakeQuantGradOp : TG_FakeQuantOpBase<"fake_quant_grad"> {
+  let summary = "Identity whose gradient is rounded to an fp8 format";
+  let description = [{
+    `result = operand`; in the backward, the gradient of `operand` is
+    `tg.fake_quant` of the gradient of `result` with this op's
+    `amax_history`, `format` and `margin`: the gradient an fp8 backward
+    matmul reads (`f8E5M2`, whose wider range suits gradients). Placed on
+    the result of a matmul whose inputs are quantized, it quantizes the
+    output gradient that both the data- and weight-gradient matmuls read.
+
+    ```mlir
+    %y2 = tg.fake_quant_grad %y, %ghist format = f8E5M2 margin = 0 : tensor<8x768xbf16>, tensor<16xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer ops: the update of one parameter and its state, in one kernel.
 //===----------------------------------------------------------------------===//
 
 class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
     : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "grad", "new_param"]>,
-                       TG_OptimizerOpInterface]
+                       TG_OperandPrecision, TG_OptimizerOpInterface]
                       # traits> {
   let hasVerifier = 1;
 }

@@ -266,7 +266,8 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     it allocates runs first (the one freeing most; e.g. an optimizer update
     as soon as its gradient is complete, so the gradient buffer dies at
     once); otherwise the op that comes first in the original order runs.
-    Constants are placed just before their first use. Two variants are tried
+    Constants, and expansions of a small value into a large one (the
+    broadcast of a scalar), are placed just before their first use. Two variants are tried
     (the one above, and the same one that always takes the op with the
     smallest net allocation), and the order with the lowest simulated peak is
     kept, never one with a higher peak than the original; between equal

@@ -20,3 +20,6 @@ llvm_config.add_tool_substitutions(["tgc", "tgc-opt", "tgc-zoo"], [config.tgc_to
 # GPU tests are marked `REQUIRES: cuda` and run only where a GPU answers.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda")
+
+# Debian's numpy is installed for the system Python, not for a pyenv.
+config.substitutions.append(("%numpy_python", "/usr/bin/python3"))

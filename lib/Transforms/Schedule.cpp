@@ -57,6 +57,17 @@ private:
     return value;
   }
   bool isLazy(Operation *op) const { return lazy.contains(op); }
+  /// An op that only expands a small operand produced by a non-lazy op (or
+  /// an argument) into a large result, like the broadcast of a scalar: it
+  /// is materialized just before its first reader, as constants are.
+  bool isExpansion(Operation *op, const SetVector<size_t> &preds) const {
+    if (op->getNumOperands() != 1 || op->getNumResults() != 1 || isViewOp(op))
+      return false;
+    for (size_t pred : preds)
+      if (isLazy(ops[pred]))
+        return false;
+    return 2 * bytesOf(op->getOperand(0)) <= bytesOf(op->getResult(0));
+  }
   int64_t bytesOf(Value value) const {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     return type ? tg::getTensorByteSize(type) : 0;
@@ -113,14 +124,27 @@ Scheduler::Scheduler(func::FuncOp function)
       producers[at].push_back(pred);
       users[pred].push_back(at);
     }
-    if (op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
-        isMemoryEffectFree(op))
+    if (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+        (op->getNumOperands() == 0 || isExpansion(op, preds)))
       lazy.insert(op);
   }
-  // Constants with users are emitted lazily; those without stay put.
+  // Constants and expansions with users are emitted lazily; those without
+  // stay put.
   for (Operation *op : llvm::make_early_inc_range(lazy))
     if (users[index[op]].empty())
       lazy.erase(op);
+  // An op reading an expansion waits for what the expansion reads.
+  for (size_t at = 0; at < ops.size(); ++at) {
+    SmallVector<size_t> indirect;
+    for (size_t pred : producers[at])
+      if (isLazy(ops[pred]))
+        llvm::append_range(indirect, producers[pred]);
+    for (size_t pred : indirect)
+      if (!llvm::is_contained(producers[at], pred)) {
+        producers[at].push_back(pred);
+        users[pred].push_back(at);
+      }
+  }
 
   for (BlockArgument arg : function.getArguments())
     persistent.insert(arg);

@@ -266,7 +266,8 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     it allocates runs first (the one freeing most; e.g. an optimizer update
     as soon as its gradient is complete, so the gradient buffer dies at
     once); otherwise the op that comes first in the original order runs.
-    Constants are placed just before their first use. Two variants are tried
+    Constants, and expansions of a small value into a large one (the
+    broadcast of a scalar), are placed just before their first use. Two variants are tried
     (the one above, and the same one that always takes the op with the
     smallest net allocation), and the order with the lowest simulated peak is
     kept, never one with a higher peak than the original; between equal
@@ -348,6 +349,91 @@ def TGMemoryPlan : Pass<"tg-memory-plan", "::mlir::func::FuncOp"> {
     Statistic<"arenaBytes", "arena-bytes", "Arena size in bytes">,
     Statistic<"lowerBoundBytes", "lower-bound-bytes",
               "Peak of live aligned bytes">,
+  ];
+}
+
+def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
+  let summary = "Recognize decomposed high-level ops and raise them to tg ops";
+  let description = [{
+    Exporters such as `torch.onnx.export` decompose layer normalization, GELU,
+    attention and the loss into elementwise ops, reductions and matmuls. This
+    pass recognizes those decompositions in any tg function and replaces them
+    with the tg op that computes the same thing in one kernel and has a
+    dedicated backward:
+
+    | pattern | becomes |
+    |---|---|
+    | `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * g + b` | `tg.layer_norm` (`* g` and `+ b` optional) |
+    | `x * rsqrt(mean(x^2) + eps) * w`, or `x / sqrt(...)`, `x * (1 / sqrt(...))` | `tg.rms_norm` (`* w` optional) |
+    | `0.5 * x * (1 + erf(x / sqrt(2)))` | `tg.gelu erf` |
+    | `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` | `tg.gelu tanh` |
+    | `x * sigmoid(x)` | `tg.silu` |
+    | `softmax(mask(scale * q @ k^T)) @ v` | `tg.attention` (`causal`, `scale`) |
+    | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
+
+    Matching is structural and tolerant of how an importer writes things:
+    commutative operands in either order, scalars as `tensor<f32>` constants
+    broadcast with `tg.broadcast_in_dim` or as splat constants of the full
+    shape, `keepdims` reductions written as a `tg.reshape`, `x^2` as `pow` or
+    `mul`, `x^3` as `pow` or two `mul`s, the reciprocal square root as
+    `rsqrt` or `1 / sqrt`, divisions by a constant as multiplications by its
+    inverse. A constant matches when it equals the expected value rounded to
+    its element type (`0.044715` in bf16 is accepted). The epsilon of a
+    normalization is taken from the graph's constant, exactly.
+
+    Attention: the scores are `q @ k^T` (the key transposed by `tg.transpose`
+    or `transpose_b`), scaled by constants on the scores, on `q` or on `k`
+    (the product becomes `scale`; it is left out when it is `1/sqrt(D)`),
+    optionally masked by a constant: `tg.select` of a boolean mask with a
+    large negative value, or `tg.add` of a matrix of 0 and large negative
+    values. The mask must be the causal one (key `j` visible from query `i`
+    iff `j <= i + Sk - Sq`, the alignment of `tg.attention`), the same for
+    every batch and head, or else the pattern is left alone; "large negative"
+    means at most `mask-threshold` (or -inf). Keys and values repeated per
+    query head (grouped-query attention: `reshape`, `broadcast_in_dim`,
+    `reshape`, as `repeat_kv` exports) are un-repeated, since `tg.attention`
+    takes `K` key/value heads for `H` query heads itself.
+
+    Cross-entropy: picking the label's log-probability with a one-hot mask
+    (`tg.compare eq` of the labels against a constant `0..C-1` along the
+    class dimension, then `tg.select` or a multiplication and a `sum` over
+    the classes), negated and averaged (or summed) over the tokens, becomes
+    `tg.cross_entropy mean` (or `sum`); a `tg.cross_entropy` of a
+    `tg.log_softmax` reads the logits directly. The raised op requires the
+    labels to be in `[0, C)`, where the one-hot form gave 0 for others.
+
+    A pattern is raised only when it saves work: every intermediate value
+    of the pattern must be used only inside it (a normalized value or an
+    attention probability read elsewhere keeps its decomposition), and the
+    element types must agree, so the raised op computes what the
+    decomposition did. The ops left dead are erased; nothing else changes.
+
+    Before:
+
+    ```mlir
+    %h = tg.constant dense<5.000000e-01> : tensor<4x8xf32>
+    %c = tg.constant dense<0.707106769> : tensor<4x8xf32>
+    %one = tg.constant dense<1.000000e+00> : tensor<4x8xf32>
+    %0 = tg.mul %x, %c : tensor<4x8xf32>
+    %1 = tg.erf %0 : tensor<4x8xf32>
+    %2 = tg.add %1, %one : tensor<4x8xf32>
+    %3 = tg.mul %x, %2 : tensor<4x8xf32>
+    %y = tg.mul %3, %h : tensor<4x8xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %y = tg.gelu erf %x : tensor<4x8xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"patterns", "patterns", "std::string",
+               "The patterns to raise, among layer_norm, rms_norm, gelu, "
+               "silu, attention and cross_entropy (default: all)">,
+    Option<"maskThreshold", "mask-threshold", "double", /*default=*/"-1.0e4",
+           "Attention mask values at or below this hide a key (at most -1e4, "
+           "so that a hidden key's probability underflows to 0)">,
   ];
 }
 

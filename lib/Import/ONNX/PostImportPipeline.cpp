@@ -2,12 +2,16 @@
 
 #include "tgc/Import/ONNX/PostImportPipeline.h"
 
+#include "tgc/Transforms/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
 void tgc::buildPostImportPipeline(mlir::OpPassManager &pm) {
   // The literal translation leaves reshape chains, identity broadcasts and
-  // duplicated constants; pattern raising (tg-raise) joins here.
+  // duplicated constants; cleaning them first lets tg-raise see each
+  // decomposed pattern (layer norm, GELU, attention...) in one form.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addPass(createTGRaise());
 }

@@ -1,0 +1,1208 @@
+//===- RaisePatterns.cpp - recognizers of decomposed high-level ops -------===//
+//
+// Structural matchers for the decompositions exporters write (layer norm,
+// RMS norm, GELU, SiLU, attention, cross-entropy) and their rewrites to the
+// tg ops; tg-raise (Raise.cpp) drives them over a module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Raise.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+bool isIdentityPrefix(ArrayRef<int64_t> dims, int64_t n) {
+  return llvm::equal(dims, llvm::seq<int64_t>(0, n));
+}
+
+//===----------------------------------------------------------------------===//
+// The ops of one match
+//===----------------------------------------------------------------------===//
+
+/// The intermediate ops of a match: they die with its root, so every use of
+/// their results must be inside the match. Inputs (`x`, weights) and
+/// constants are not recorded: they may be read elsewhere. Alternatives roll
+/// back what they recorded when they fail.
+class MatchedOps {
+public:
+  explicit MatchedOps(Operation *root) : root(root) {}
+
+  void add(Value v) {
+    if (Operation *op = v.getDefiningOp();
+        op && op != root && set.insert(op).second)
+      order.push_back(op);
+  }
+  size_t mark() const { return order.size(); }
+  void rollback(size_t mark) {
+    while (order.size() > mark)
+      set.erase(order.pop_back_val());
+  }
+
+  /// Whether no result of a recorded op is read outside the match: raising
+  /// then removes work instead of duplicating it.
+  bool usedOnlyInside() const {
+    for (Operation *op : order)
+      for (Operation *user : op->getUsers())
+        if (user != root && !set.contains(user))
+          return false;
+    return true;
+  }
+
+private:
+  Operation *root;
+  llvm::SmallPtrSet<Operation *, 16> set;
+  SmallVector<Operation *> order;
+};
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+double toDouble(APFloat value) {
+  bool lost;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return value.convertToDouble();
+}
+
+/// The value of a float splat constant, seen through the broadcasts and
+/// reshapes that importers put between a scalar and its use.
+std::optional<APFloat> getSplatFloat(Value v) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (auto broadcast = dyn_cast<tg::BroadcastInDimOp>(op))
+      v = broadcast.getOperand();
+    else if (auto reshape = dyn_cast<tg::ReshapeOp>(op))
+      v = reshape.getOperand();
+    else
+      break;
+  }
+  auto constant = v.getDefiningOp<tg::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>();
+}
+
+/// Whether `v` is a splat of `expected` rounded to its element type, or
+/// within 1e-6 of it relatively (a constant written with fewer digits).
+bool isSplatOf(Value v, double expected) {
+  std::optional<APFloat> value = getSplatFloat(v);
+  if (!value)
+    return false;
+  APFloat rounded(expected);
+  bool lost;
+  rounded.convert(value->getSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  if (value->compare(rounded) == APFloat::cmpEqual)
+    return true;
+  return std::abs(toDouble(*value) - expected) <= 1e-6 * std::abs(expected);
+}
+
+/// A positive finite splat, as a double.
+std::optional<double> getPositiveSplat(Value v) {
+  std::optional<APFloat> value = getSplatFloat(v);
+  if (!value || !value->isFiniteNonZero() || value->isNegative())
+    return std::nullopt;
+  return toDouble(*value);
+}
+
+/// A constant whose values depend only on its last `trailing` indices,
+/// seen through broadcasts along the leading dimensions and reshapes that
+/// keep the trailing block: the constant's values, whose first block is the
+/// one that matters (all blocks are checked equal).
+struct TrailingConstant {
+  DenseElementsAttr values;
+};
+
+std::optional<TrailingConstant> getTrailingConstant(Value v, int64_t trailing) {
+  ArrayRef<int64_t> block = typeOf(v).getShape().take_back(trailing);
+  if (typeOf(v).getRank() < trailing)
+    return std::nullopt;
+  while (Operation *op = v.getDefiningOp()) {
+    if (auto broadcast = dyn_cast<tg::BroadcastInDimOp>(op)) {
+      auto operand = typeOf(broadcast.getOperand());
+      int64_t rank = typeOf(v).getRank(), operandRank = operand.getRank();
+      if (operandRank < trailing)
+        return std::nullopt;
+      ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
+      for (int64_t i = 0; i < operandRank; ++i) {
+        bool inBlock = i >= operandRank - trailing;
+        if (inBlock && (dims[i] != rank - (operandRank - i) ||
+                        operand.getDimSize(i) != typeOf(v).getDimSize(dims[i])))
+          return std::nullopt;
+        if (!inBlock && operand.getDimSize(i) != 1)
+          return std::nullopt;
+      }
+      v = broadcast.getOperand();
+      continue;
+    }
+    // A reshape keeps the row-major order: with the same trailing block,
+    // block k of the result is block k of the operand.
+    if (auto reshape = dyn_cast<tg::ReshapeOp>(op)) {
+      auto operand = typeOf(reshape.getOperand());
+      if (operand.getRank() < trailing ||
+          operand.getShape().take_back(trailing) != block)
+        return std::nullopt;
+      v = reshape.getOperand();
+      continue;
+    }
+    break;
+  }
+  auto constant = v.getDefiningOp<tg::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense)
+    return std::nullopt;
+  int64_t blockSize = 1;
+  for (int64_t d : block)
+    blockSize *= d;
+  if (!dense.isSplat()) {
+    auto values = dense.getValues<Attribute>();
+    for (int64_t i = blockSize, e = dense.getNumElements(); i < e; ++i)
+      if (values[i] != values[i % blockSize])
+        return std::nullopt;
+  }
+  return TrailingConstant{dense};
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+/// Both orders of the operands of a commutative binary op.
+template <typename OpTy>
+std::array<std::pair<Value, Value>, 2> operandOrders(OpTy op) {
+  return {{{op.getLhs(), op.getRhs()}, {op.getRhs(), op.getLhs()}}};
+}
+
+/// The factors of the product `v`, split through the `tg.mul`s that only the
+/// product reads (a factor that is a product read elsewhere, like the input
+/// of a GELU, stays whole). `v` itself is always split.
+void collectFactors(Value v, bool split, SmallVectorImpl<Value> &factors,
+                    MatchedOps &m) {
+  auto mul = v.getDefiningOp<tg::MulOp>();
+  if (!mul || (!split && !v.hasOneUse()) || factors.size() > 8) {
+    factors.push_back(v);
+    return;
+  }
+  m.add(v);
+  collectFactors(mul.getLhs(), false, factors, m);
+  collectFactors(mul.getRhs(), false, factors, m);
+}
+
+SmallVector<Value> factorsOf(Value v, MatchedOps &m) {
+  SmallVector<Value> factors;
+  collectFactors(v, true, factors, m);
+  return factors;
+}
+
+/// The factors but the one at `skip`.
+SmallVector<Value> allBut(ArrayRef<Value> factors, size_t skip) {
+  SmallVector<Value> rest;
+  for (auto [i, f] : llvm::enumerate(factors))
+    if (i != skip)
+      rest.push_back(f);
+  return rest;
+}
+
+/// Reshapes keep the row-major order, so a chain of elementwise ops on
+/// per-row values may go through them.
+Value skipReshapes(Value v, MatchedOps &m) {
+  while (auto reshape = v.getDefiningOp<tg::ReshapeOp>()) {
+    m.add(v);
+    v = reshape.getOperand();
+  }
+  return v;
+}
+
+/// The per-row values that `v` broadcasts along its last dimension: the
+/// operand of a `tg.broadcast_in_dim` from the leading shape (dims
+/// `[0..r-2]`) or from it with a trailing 1 (dims `[0..r-1]`), seen through
+/// reshapes.
+Value matchRowBroadcast(Value v, MatchedOps &m) {
+  auto broadcast = v.getDefiningOp<tg::BroadcastInDimOp>();
+  if (!broadcast)
+    return {};
+  auto result = typeOf(v), operand = typeOf(broadcast.getOperand());
+  int64_t rank = result.getRank();
+  if (rank == 0)
+    return {};
+  ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
+  ArrayRef<int64_t> leading = result.getShape().drop_back();
+  bool dropped =
+      operand.getShape() == leading && isIdentityPrefix(dims, rank - 1);
+  bool kept = operand.getRank() == rank &&
+              operand.getShape().drop_back() == leading &&
+              operand.getShape().back() == 1 && isIdentityPrefix(dims, rank);
+  if (!dropped && !kept)
+    return {};
+  m.add(v);
+  return skipReshapes(broadcast.getOperand(), m);
+}
+
+/// `x` of `mean(x)` over the last dimension of `x`.
+Value matchRowMean(Value v, MatchedOps &m) {
+  v = skipReshapes(v, m);
+  auto reduce = v.getDefiningOp<tg::ReduceOp>();
+  if (!reduce || reduce.getKind() != tg::ReduceKind::Mean)
+    return {};
+  int64_t rank = typeOf(reduce.getOperand()).getRank();
+  if (rank == 0 || reduce.getDimensions() != ArrayRef<int64_t>{rank - 1})
+    return {};
+  m.add(v);
+  return reduce.getOperand();
+}
+
+/// `b` of `b^2`, written `pow(b, 2)` or `b * b`.
+Value matchSquare(Value v, MatchedOps &m) {
+  if (auto pow = v.getDefiningOp<tg::PowOp>();
+      pow && isSplatOf(pow.getRhs(), 2.0)) {
+    m.add(v);
+    return pow.getLhs();
+  }
+  if (auto mul = v.getDefiningOp<tg::MulOp>();
+      mul && mul.getLhs() == mul.getRhs()) {
+    m.add(v);
+    return mul.getLhs();
+  }
+  return {};
+}
+
+/// `b` of `b^3`, written `pow(b, 3)` or as three factors `b`.
+Value matchCubeFactors(ArrayRef<Value> factors, MatchedOps &m) {
+  if (factors.size() == 3 && factors[0] == factors[1] &&
+      factors[1] == factors[2])
+    return factors[0];
+  if (factors.size() == 1)
+    if (auto pow = factors[0].getDefiningOp<tg::PowOp>();
+        pow && isSplatOf(pow.getRhs(), 3.0)) {
+      m.add(factors[0]);
+      return pow.getLhs();
+    }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm and RMS norm
+//===----------------------------------------------------------------------===//
+
+/// A vector applied along the last dimension: a `[H]` value broadcast with
+/// dims `[r-1]`, the value itself for `r == 1`, or a splat constant.
+struct LastDimVector {
+  Value vector;
+  std::optional<APFloat> splat;
+};
+
+std::optional<LastDimVector> matchLastDimVector(Value v, MatchedOps &m) {
+  auto type = typeOf(v);
+  int64_t rank = type.getRank();
+  if (rank == 0)
+    return std::nullopt;
+  if (std::optional<APFloat> splat = getSplatFloat(v))
+    return LastDimVector{Value(), *splat};
+  if (rank == 1)
+    return LastDimVector{v, std::nullopt};
+  auto broadcast = v.getDefiningOp<tg::BroadcastInDimOp>();
+  if (!broadcast)
+    return std::nullopt;
+  auto operand = typeOf(broadcast.getOperand());
+  if (operand.getRank() != 1 ||
+      operand.getDimSize(0) != type.getShape().back() ||
+      broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{rank - 1})
+    return std::nullopt;
+  m.add(v);
+  return LastDimVector{broadcast.getOperand(), std::nullopt};
+}
+
+/// `x` of `x - mean(x)`, the mean over the last dimension broadcast back.
+Value matchCentered(Value v, MatchedOps &m) {
+  auto sub = v.getDefiningOp<tg::SubOp>();
+  if (!sub)
+    return {};
+  size_t mark = m.mark();
+  Value mean = matchRowBroadcast(sub.getRhs(), m);
+  Value x = mean ? matchRowMean(mean, m) : Value();
+  if (!x || x != sub.getLhs()) {
+    m.rollback(mark);
+    return {};
+  }
+  m.add(v);
+  return x;
+}
+
+/// Per row, `mean(b^2) + eps`: the square's base and epsilon.
+struct RowMeanSquare {
+  Value base;
+  double epsilon;
+};
+
+std::optional<RowMeanSquare> matchRowMeanSquarePlusEps(Value v, MatchedOps &m) {
+  v = skipReshapes(v, m);
+  auto add = v.getDefiningOp<tg::AddOp>();
+  if (!add)
+    return std::nullopt;
+  for (auto [meanSquare, eps] : operandOrders(add)) {
+    std::optional<APFloat> epsilon = getSplatFloat(eps);
+    if (!epsilon || epsilon->isNegative() || !epsilon->isFinite())
+      continue;
+    size_t mark = m.mark();
+    Value square = matchRowMean(meanSquare, m);
+    Value base = square ? matchSquare(square, m) : Value();
+    if (!base) {
+      m.rollback(mark);
+      continue;
+    }
+    m.add(v);
+    return RowMeanSquare{base, toDouble(*epsilon)};
+  }
+  return std::nullopt;
+}
+
+/// Per row, `sqrt(mean(b^2) + eps)`.
+std::optional<RowMeanSquare> matchRowRms(Value v, MatchedOps &m) {
+  v = skipReshapes(v, m);
+  auto sqrt = v.getDefiningOp<tg::SqrtOp>();
+  if (!sqrt)
+    return std::nullopt;
+  m.add(v);
+  return matchRowMeanSquarePlusEps(sqrt.getOperand(), m);
+}
+
+/// Per row, `1 / sqrt(mean(b^2) + eps)`: `rsqrt(...)` or `1 / sqrt(...)`.
+std::optional<RowMeanSquare> matchRowInverseRms(Value v, MatchedOps &m) {
+  v = skipReshapes(v, m);
+  if (auto rsqrt = v.getDefiningOp<tg::RsqrtOp>()) {
+    m.add(v);
+    return matchRowMeanSquarePlusEps(rsqrt.getOperand(), m);
+  }
+  if (auto div = v.getDefiningOp<tg::DivOp>();
+      div && isSplatOf(div.getLhs(), 1.0)) {
+    m.add(v);
+    return matchRowRms(div.getRhs(), m);
+  }
+  return std::nullopt;
+}
+
+/// A normalization `n * scale + bias` of the rows of `input`, where `n` is
+/// `x / rms(x)` (RMS norm) or `(x - mean) / std` (layer norm).
+struct NormalizationMatch {
+  Value input;
+  bool centered = false;
+  double epsilon = 0;
+  std::optional<LastDimVector> scale, bias;
+};
+
+/// Whether `numerator / sqrt(mean(squared^2) + eps)` normalizes the rows of
+/// some `x`: both are `x` (RMS norm), or both are `x - mean(x)`, possibly
+/// computed twice (layer norm).
+bool matchNormalizedBase(Value numerator, Value squared, MatchedOps &m,
+                         NormalizationMatch &match) {
+  size_t mark = m.mark();
+  if (Value x = matchCentered(numerator, m)) {
+    Value same = squared == numerator ? x : matchCentered(squared, m);
+    if (same == x) {
+      match.input = x;
+      match.centered = true;
+      return true;
+    }
+    m.rollback(mark);
+    return false;
+  }
+  if (numerator != squared)
+    return false;
+  match.input = numerator;
+  match.centered = false;
+  return true;
+}
+
+/// `numerator / rowbroadcast(sqrt(mean(b^2) + eps))`.
+bool matchDividedForm(Value v, MatchedOps &m, NormalizationMatch &match) {
+  auto div = v.getDefiningOp<tg::DivOp>();
+  if (!div)
+    return false;
+  size_t mark = m.mark();
+  Value rms = matchRowBroadcast(div.getRhs(), m);
+  std::optional<RowMeanSquare> stats = rms ? matchRowRms(rms, m) : std::nullopt;
+  if (!stats || !matchNormalizedBase(div.getLhs(), stats->base, m, match)) {
+    m.rollback(mark);
+    return false;
+  }
+  match.epsilon = stats->epsilon;
+  m.add(v);
+  return true;
+}
+
+/// `v` is the normalized rows, optionally times a scale vector.
+bool matchScaledNormalized(Value v, MatchedOps &m, NormalizationMatch &match) {
+  if (matchDividedForm(v, m, match))
+    return true;
+  size_t mark = m.mark();
+  SmallVector<Value> factors = factorsOf(v, m);
+  if (factors.size() < 2 || factors.size() > 3) {
+    m.rollback(mark);
+    return false;
+  }
+  for (size_t i = 0; i < factors.size(); ++i) {
+    size_t inner = m.mark();
+    SmallVector<Value> rest = allBut(factors, i);
+    // `(n / rms) * scale`.
+    if (rest.size() == 1 && matchDividedForm(factors[i], m, match)) {
+      if ((match.scale = matchLastDimVector(rest[0], m)))
+        return true;
+      m.rollback(inner);
+      continue;
+    }
+    // `n * inverse_rms [* scale]`, the factors in any order.
+    Value inverse = matchRowBroadcast(factors[i], m);
+    std::optional<RowMeanSquare> stats =
+        inverse ? matchRowInverseRms(inverse, m) : std::nullopt;
+    if (!stats) {
+      m.rollback(inner);
+      continue;
+    }
+    for (size_t j = 0; j < rest.size(); ++j) {
+      size_t attempt = m.mark();
+      if (!matchNormalizedBase(rest[j], stats->base, m, match))
+        continue;
+      match.epsilon = stats->epsilon;
+      match.scale.reset();
+      if (rest.size() == 1)
+        return true;
+      if ((match.scale = matchLastDimVector(rest[1 - j], m)))
+        return true;
+      m.rollback(attempt);
+    }
+    m.rollback(inner);
+  }
+  m.rollback(mark);
+  return false;
+}
+
+/// A layer norm or RMS norm ending at `root`.
+std::optional<NormalizationMatch> matchNormalization(Operation *root,
+                                                     MatchedOps &m) {
+  if (root->getNumResults() != 1 || typeOf(root->getResult(0)).getRank() == 0 ||
+      !isa<tg::AddOp, tg::MulOp, tg::DivOp>(root))
+    return std::nullopt;
+  Value result = root->getResult(0);
+  NormalizationMatch match;
+  if (auto add = dyn_cast<tg::AddOp>(root)) {
+    for (auto [normalized, bias] : operandOrders(add)) {
+      size_t mark = m.mark();
+      std::optional<LastDimVector> vector = matchLastDimVector(bias, m);
+      if (vector && matchScaledNormalized(normalized, m, match) &&
+          match.centered) {
+        m.add(normalized);
+        match.bias = vector;
+        return match;
+      }
+      m.rollback(mark);
+    }
+    return std::nullopt;
+  }
+  if (matchScaledNormalized(result, m, match))
+    return match;
+  return std::nullopt;
+}
+
+/// The `[H]` operand a layer/RMS norm takes for `vector`: the vector, a new
+/// splat constant, or `fallback` splat when absent.
+Value materializeVector(OpBuilder &b, Location loc,
+                        const std::optional<LastDimVector> &vector,
+                        RankedTensorType type, double fallback) {
+  if (vector && vector->vector)
+    return vector->vector;
+  APFloat value = vector ? *vector->splat : APFloat(fallback);
+  bool lost;
+  value.convert(cast<FloatType>(type.getElementType()).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+  return tg::ConstantOp::create(b, loc, DenseElementsAttr::get(type, value));
+}
+
+FailureOr<Value> raiseNormalization(Operation *root, bool centered) {
+  MatchedOps m(root);
+  std::optional<NormalizationMatch> match = matchNormalization(root, m);
+  if (!match || match->centered != centered || !m.usedOnlyInside())
+    return failure();
+  Value x = match->input;
+  auto xType = typeOf(x);
+  if (xType != root->getResult(0).getType())
+    return failure();
+  // Both vectors of a layer norm have one type.
+  if (match->scale && match->bias && match->scale->vector &&
+      match->bias->vector &&
+      match->scale->vector.getType() != match->bias->vector.getType())
+    return failure();
+  Type vectorElement = xType.getElementType();
+  for (const auto &vector : {match->scale, match->bias})
+    if (vector && vector->vector)
+      vectorElement = typeOf(vector->vector).getElementType();
+  auto vectorType =
+      RankedTensorType::get({xType.getShape().back()}, vectorElement);
+
+  OpBuilder b(root);
+  Location loc = root->getLoc();
+  auto statsType =
+      RankedTensorType::get(xType.getShape().drop_back(), b.getF32Type());
+  Value scale = materializeVector(b, loc, match->scale, vectorType, 1.0);
+  FloatAttr epsilon = b.getF64FloatAttr(match->epsilon);
+  if (!centered)
+    return tg::RmsNormOp::create(b, loc, xType, statsType, x, scale, epsilon)
+        .getResult();
+  Value bias = materializeVector(b, loc, match->bias, vectorType, 0.0);
+  return tg::LayerNormOp::create(b, loc, xType, statsType, statsType, x, scale,
+                                 bias, epsilon)
+      .getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// GELU and SiLU
+//===----------------------------------------------------------------------===//
+
+/// `u` of `1 + f(u)` for the unary op `f`.
+template <typename UnaryOp> Value matchOnePlus(Value v, MatchedOps &m) {
+  auto add = v.getDefiningOp<tg::AddOp>();
+  if (!add)
+    return {};
+  for (auto [one, term] : operandOrders(add)) {
+    auto unary = term.template getDefiningOp<UnaryOp>();
+    if (!unary || !isSplatOf(one, 1.0))
+      continue;
+    m.add(v);
+    m.add(term);
+    return unary.getOperand();
+  }
+  return {};
+}
+
+/// Whether `u` is `x / sqrt(2)` or `x * (1 / sqrt(2))`.
+bool isErfArgument(Value u, Value x, MatchedOps &m) {
+  size_t mark = m.mark();
+  if (auto div = u.getDefiningOp<tg::DivOp>();
+      div && div.getLhs() == x && isSplatOf(div.getRhs(), std::sqrt(2.0))) {
+    m.add(u);
+    return true;
+  }
+  SmallVector<Value> factors = factorsOf(u, m);
+  if (factors.size() == 2)
+    for (auto [a, c] :
+         {std::pair(factors[0], factors[1]), std::pair(factors[1], factors[0])})
+      if (a == x && isSplatOf(c, 1.0 / std::sqrt(2.0)))
+        return true;
+  m.rollback(mark);
+  return false;
+}
+
+/// Whether `u` is `sqrt(2/pi) * (x + 0.044715 * x^3)`.
+bool isTanhArgument(Value u, Value x, MatchedOps &m) {
+  size_t mark = m.mark();
+  SmallVector<Value> factors = factorsOf(u, m);
+  const double pi = std::acos(-1.0);
+  if (factors.size() == 2)
+    for (auto [c, sum] : {std::pair(factors[0], factors[1]),
+                          std::pair(factors[1], factors[0])}) {
+      auto add = sum.getDefiningOp<tg::AddOp>();
+      if (!add || !isSplatOf(c, std::sqrt(2.0 / pi)))
+        continue;
+      for (auto [lhs, cubic] : operandOrders(add)) {
+        if (lhs != x || !cubic.getDefiningOp<tg::MulOp>())
+          continue;
+        size_t inner = m.mark();
+        SmallVector<Value> terms = factorsOf(cubic, m);
+        for (size_t i = 0; i < terms.size(); ++i) {
+          if (!isSplatOf(terms[i], 0.044715))
+            continue;
+          if (matchCubeFactors(allBut(terms, i), m) == x) {
+            m.add(sum);
+            return true;
+          }
+        }
+        m.rollback(inner);
+      }
+    }
+  m.rollback(mark);
+  return false;
+}
+
+/// `0.5 * x * (1 + erf(x / sqrt(2)))` or the tanh form, as three factors.
+FailureOr<Value> raiseGelu(Operation *root) {
+  auto mul = dyn_cast<tg::MulOp>(root);
+  if (!mul || !isa<FloatType>(typeOf(mul).getElementType()))
+    return failure();
+  MatchedOps m(root);
+  SmallVector<Value> factors = factorsOf(mul, m);
+  if (factors.size() != 3)
+    return failure();
+  for (size_t half = 0; half < 3; ++half) {
+    if (!isSplatOf(factors[half], 0.5))
+      continue;
+    SmallVector<Value> rest = allBut(factors, half);
+    for (size_t j = 0; j < 2; ++j) {
+      Value x = rest[1 - j];
+      size_t mark = m.mark();
+      std::optional<tg::GeluApproximation> approximation;
+      if (Value u = matchOnePlus<tg::ErfOp>(rest[j], m);
+          u && isErfArgument(u, x, m))
+        approximation = tg::GeluApproximation::Erf;
+      else if (Value u = matchOnePlus<tg::TanhOp>(rest[j], m);
+               u && isTanhArgument(u, x, m))
+        approximation = tg::GeluApproximation::Tanh;
+      if (!approximation || !m.usedOnlyInside()) {
+        m.rollback(mark);
+        continue;
+      }
+      OpBuilder b(root);
+      return tg::GeluOp::create(
+                 b, root->getLoc(), x.getType(), x,
+                 tg::GeluApproximationAttr::get(b.getContext(), *approximation))
+          .getResult();
+    }
+  }
+  return failure();
+}
+
+/// `x * sigmoid(x)`.
+FailureOr<Value> raiseSilu(Operation *root) {
+  auto mul = dyn_cast<tg::MulOp>(root);
+  if (!mul)
+    return failure();
+  for (auto [x, gate] : operandOrders(mul)) {
+    auto sigmoid = gate.getDefiningOp<tg::SigmoidOp>();
+    if (!sigmoid || sigmoid.getOperand() != x || !gate.hasOneUse() || gate == x)
+      continue;
+    OpBuilder b(root);
+    return tg::SiluOp::create(b, root->getLoc(), x.getType(), x).getResult();
+  }
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Which keys a constant mask hides, from its per-(query, key) values.
+enum class MaskShape { None, Causal, Other };
+
+/// Classifies `hidden(i, j)` over `sq x sk` against the causal mask of
+/// tg.attention (key `j` visible from query `i` iff `j <= i + sk - sq`).
+MaskShape
+classifyMask(int64_t sq, int64_t sk,
+             llvm::function_ref<std::optional<bool>(int64_t)> hidden) {
+  bool any = false, causal = sq <= sk;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < sk; ++j) {
+      std::optional<bool> h = hidden(i * sk + j);
+      if (!h)
+        return MaskShape::Other;
+      any |= *h;
+      causal &= *h == (j > i + sk - sq);
+    }
+  if (!any)
+    return MaskShape::None;
+  return causal ? MaskShape::Causal : MaskShape::Other;
+}
+
+/// Whether a float is a hiding mask value: -inf or at most `threshold`.
+bool isHidingValue(const APFloat &value, double threshold) {
+  return (value.isInfinity() && value.isNegative()) ||
+         (value.isFinite() && toDouble(value) <= threshold);
+}
+
+/// `k` of keys or values repeated for each query head of a group, as
+/// `repeat_kv` exports it: `[B, K, S, D]` (possibly reshaped to
+/// `[B, K, 1, S, D]`) broadcast to `[B, K, R, S, D]` and reshaped to
+/// `[B, K*R, S, D]`.
+Value matchRepeatedHeads(Value v) {
+  auto reshape = v.getDefiningOp<tg::ReshapeOp>();
+  if (!reshape)
+    return {};
+  auto broadcast = reshape.getOperand().getDefiningOp<tg::BroadcastInDimOp>();
+  if (!broadcast)
+    return {};
+  ArrayRef<int64_t> shape = typeOf(v).getShape();
+  ArrayRef<int64_t> wide = typeOf(broadcast).getShape();
+  if (wide.size() != 5 || wide[0] != shape[0] ||
+      wide[1] * wide[2] != shape[1] || wide[3] != shape[2] ||
+      wide[4] != shape[3])
+    return {};
+  Value base = broadcast.getOperand();
+  ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
+  auto baseType = typeOf(base);
+  if (baseType.getRank() == 4 && dims == ArrayRef<int64_t>{0, 1, 3, 4} &&
+      baseType.getShape() ==
+          ArrayRef<int64_t>{wide[0], wide[1], wide[3], wide[4]})
+    return base;
+  if (baseType.getRank() == 5 && isIdentityPrefix(dims, 5) &&
+      baseType.getShape() ==
+          ArrayRef<int64_t>{wide[0], wide[1], 1, wide[3], wide[4]})
+    return base; // Reshaped to 4-D when raising.
+  return {};
+}
+
+/// Peels single-use multiplications and divisions by positive constants off
+/// `v`, multiplying them into `scale`.
+Value peelScale(Value v, double &scale, MatchedOps &m) {
+  while (v.hasOneUse()) {
+    std::optional<double> factor;
+    Value inner;
+    if (auto mul = v.getDefiningOp<tg::MulOp>()) {
+      for (auto [a, c] : operandOrders(mul))
+        if ((factor = getPositiveSplat(c))) {
+          inner = a;
+          break;
+        }
+    } else if (auto div = v.getDefiningOp<tg::DivOp>()) {
+      if ((factor = getPositiveSplat(div.getRhs()))) {
+        inner = div.getLhs();
+        *factor = 1.0 / *factor;
+      }
+    }
+    if (!factor)
+      break;
+    m.add(v);
+    scale *= *factor;
+    v = inner;
+  }
+  return v;
+}
+
+struct AttentionMatch {
+  Value query, key, value;
+  /// The key as the scores' matmul reads it, transposed (no `transpose_b`).
+  bool keyTransposed = false;
+  bool causal = false;
+  double scale = 1.0;
+};
+
+std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
+                                             const RaiseOptions &options) {
+  if (root.getTransposeA() || root.getTransposeB() ||
+      typeOf(root).getRank() != 4)
+    return std::nullopt;
+  auto softmax = root.getLhs().getDefiningOp<tg::SoftmaxOp>();
+  if (!softmax || softmax.getDimension() != 3)
+    return std::nullopt;
+  m.add(root.getLhs());
+  AttentionMatch match;
+  match.value = root.getRhs();
+
+  // Scale and mask, in any order, down to the scores' matmul.
+  Value scores = softmax.getOperand();
+  ArrayRef<int64_t> shape = typeOf(scores).getShape();
+  int64_t sq = shape[2], sk = shape[3];
+  bool masked = false;
+  auto hidingSplat = [&](Value v) {
+    std::optional<APFloat> value = getSplatFloat(v);
+    return value && isHidingValue(*value, options.maskThreshold);
+  };
+  while (!scores.getDefiningOp<tg::MatmulOp>()) {
+    if (!scores.hasOneUse())
+      return std::nullopt;
+    Value inner = peelScale(scores, match.scale, m);
+    if (inner != scores) {
+      scores = inner;
+      continue;
+    }
+    if (masked)
+      return std::nullopt;
+    masked = true;
+    MaskShape mask = MaskShape::Other;
+    if (auto select = scores.getDefiningOp<tg::SelectOp>()) {
+      bool hideOnTrue = hidingSplat(select.getOnTrue());
+      if (!hideOnTrue && !hidingSplat(select.getOnFalse()))
+        return std::nullopt;
+      std::optional<TrailingConstant> pred =
+          getTrailingConstant(select.getPred(), 2);
+      if (!pred)
+        return std::nullopt;
+      auto values = pred->values.getValues<bool>();
+      mask = classifyMask(sq, sk, [&](int64_t i) -> std::optional<bool> {
+        return values[i] == hideOnTrue;
+      });
+      inner = hideOnTrue ? select.getOnFalse() : select.getOnTrue();
+    } else if (auto add = scores.getDefiningOp<tg::AddOp>()) {
+      for (auto [a, bias] : operandOrders(add)) {
+        std::optional<TrailingConstant> constant = getTrailingConstant(bias, 2);
+        if (!constant || !isa<FloatType>(constant->values.getElementType()))
+          continue;
+        auto values = constant->values.getValues<APFloat>();
+        mask = classifyMask(sq, sk, [&](int64_t i) -> std::optional<bool> {
+          APFloat value = values[i];
+          if (isHidingValue(value, options.maskThreshold))
+            return true;
+          if (value.isZero())
+            return false;
+          return std::nullopt;
+        });
+        inner = a;
+        if (mask != MaskShape::Other)
+          break;
+      }
+    }
+    if (mask == MaskShape::Other)
+      return std::nullopt;
+    match.causal = mask == MaskShape::Causal;
+    m.add(scores);
+    scores = inner;
+  }
+  if (!scores.hasOneUse())
+    return std::nullopt;
+  auto product = scores.getDefiningOp<tg::MatmulOp>();
+  if (product.getTransposeA())
+    return std::nullopt;
+  m.add(scores);
+  match.query = peelScale(product.getLhs(), match.scale, m);
+  Value key = peelScale(product.getRhs(), match.scale, m);
+  match.keyTransposed = !product.getTransposeB();
+  if (match.keyTransposed) {
+    // Read through the transpose of the keys' last two dimensions.
+    if (auto transpose = key.getDefiningOp<tg::TransposeOp>();
+        transpose &&
+        transpose.getPermutation() == ArrayRef<int64_t>{0, 1, 3, 2}) {
+      key = transpose.getOperand();
+      match.keyTransposed = false;
+    }
+  }
+  match.key = key;
+  // Grouped-query attention: tg.attention repeats the key/value heads.
+  if (!match.keyTransposed) {
+    Value k = matchRepeatedHeads(match.key),
+          v = matchRepeatedHeads(match.value);
+    if (k && v && typeOf(k).getShape()[1] == typeOf(v).getShape()[1]) {
+      match.key = k;
+      match.value = v;
+    }
+  }
+  return match;
+}
+
+/// `v` as a 4-D `[B, K, S, D]` tensor (un-repeated heads may be 5-D).
+Value as4d(OpBuilder &b, Location loc, Value v) {
+  auto type = typeOf(v);
+  if (type.getRank() == 4)
+    return v;
+  ArrayRef<int64_t> s = type.getShape();
+  auto target =
+      RankedTensorType::get({s[0], s[1], s[3], s[4]}, type.getElementType());
+  if (auto reshape = v.getDefiningOp<tg::ReshapeOp>();
+      reshape && reshape.getOperand().getType() == target)
+    return reshape.getOperand();
+  return tg::ReshapeOp::create(b, loc, target, v);
+}
+
+FailureOr<Value> raiseAttention(Operation *op, const RaiseOptions &options) {
+  auto root = dyn_cast<tg::MatmulOp>(op);
+  if (!root)
+    return failure();
+  MatchedOps m(root);
+  std::optional<AttentionMatch> match = matchAttention(root, m, options);
+  if (!match || !m.usedOnlyInside())
+    return failure();
+  auto queryType = typeOf(match->query);
+  Type element = queryType.getElementType();
+  if (queryType.getRank() != 4 ||
+      typeOf(match->key).getElementType() != element ||
+      typeOf(match->value).getElementType() != element ||
+      typeOf(root).getElementType() != element)
+    return failure();
+
+  // Check the shapes before building anything: q [B, H, Sq, D], k
+  // [B, K, Sk, D], v [B, K, Sk, Dv] with K dividing H, and Sq <= Sk when
+  // causal, for an output [B, H, Sq, Dv] of the root's type.
+  auto heads4d = [](RankedTensorType type) {
+    ArrayRef<int64_t> s = type.getShape();
+    return type.getRank() == 5 ? SmallVector<int64_t>{s[0], s[1], s[3], s[4]}
+                               : SmallVector<int64_t>(s);
+  };
+  SmallVector<int64_t> q(queryType.getShape());
+  SmallVector<int64_t> k = heads4d(typeOf(match->key));
+  SmallVector<int64_t> v = heads4d(typeOf(match->value));
+  if (match->keyTransposed && k.size() == 4)
+    std::swap(k[2], k[3]);
+  if (k.size() != 4 || v.size() != 4 || k[0] != q[0] || v[0] != q[0] ||
+      k[1] != v[1] || k[1] == 0 || q[1] % k[1] != 0 || k[2] != v[2] ||
+      k[3] != q[3] || (match->causal && q[2] > k[2]) ||
+      typeOf(root).getShape() != ArrayRef<int64_t>{q[0], q[1], q[2], v[3]})
+    return failure();
+
+  OpBuilder b(root);
+  Location loc = root.getLoc();
+  Value key = match->key;
+  if (match->keyTransposed)
+    key = tg::TransposeOp::create(b, loc, key, ArrayRef<int64_t>{0, 1, 3, 2});
+  key = as4d(b, loc, key);
+  Value value = as4d(b, loc, match->value);
+  double defaultScale = 1.0 / std::sqrt(double(q[3]));
+  FloatAttr scale;
+  if (std::abs(match->scale - defaultScale) > 1e-6 * defaultScale)
+    scale = b.getF64FloatAttr(match->scale);
+  auto lseType = RankedTensorType::get({q[0], q[1], q[2]}, b.getF32Type());
+  auto attention =
+      tg::AttentionOp::create(b, loc, root.getType(), lseType, match->query,
+                              key, value, match->causal, scale);
+  return attention.getOutput();
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+struct CrossEntropyMatch {
+  Value logits, labels;
+  tg::LossReduction reduction;
+};
+
+/// `labels` of the one-hot mask `labels == [0, 1, ..., C-1]` along the last
+/// dimension.
+Value matchOneHot(Value v, MatchedOps &m) {
+  auto compare = v.getDefiningOp<tg::CompareOp>();
+  if (!compare || compare.getDirection() != tg::CompareDirection::EQ)
+    return {};
+  int64_t classes = typeOf(v).getShape().back();
+  for (auto [labels, iota] : operandOrders(compare)) {
+    std::optional<TrailingConstant> constant = getTrailingConstant(iota, 1);
+    if (!constant || !isa<IntegerType>(constant->values.getElementType()))
+      continue;
+    auto values = constant->values.getValues<APInt>();
+    bool isIota = true;
+    for (int64_t c = 0; c < classes && isIota; ++c)
+      isIota = values[c].getSExtValue() == c;
+    if (!isIota)
+      continue;
+    size_t mark = m.mark();
+    if (Value rows = matchRowBroadcast(labels, m)) {
+      m.add(v);
+      return rows;
+    }
+    m.rollback(mark);
+  }
+  return {};
+}
+
+/// Per token, the label's log-probability: `sum(select(onehot, logp, 0))` or
+/// `sum(logp * convert(onehot))` over the classes, `logp` a log-softmax over
+/// them.
+std::optional<CrossEntropyMatch> matchPicked(Value v, MatchedOps &m) {
+  auto reduce = v.getDefiningOp<tg::ReduceOp>();
+  if (!reduce || reduce.getKind() != tg::ReduceKind::Sum)
+    return std::nullopt;
+  Value full = reduce.getOperand();
+  int64_t rank = typeOf(full).getRank();
+  if (rank < 2 || reduce.getDimensions() != ArrayRef<int64_t>{rank - 1})
+    return std::nullopt;
+  m.add(v);
+  Value logp, labels;
+  if (auto select = full.getDefiningOp<tg::SelectOp>()) {
+    if (isSplatOf(select.getOnFalse(), 0.0)) {
+      logp = select.getOnTrue();
+      labels = matchOneHot(select.getPred(), m);
+    }
+  } else if (auto mul = full.getDefiningOp<tg::MulOp>()) {
+    for (auto [a, mask] : operandOrders(mul)) {
+      auto convert = mask.getDefiningOp<tg::ConvertOp>();
+      if (!convert)
+        continue;
+      size_t mark = m.mark();
+      if ((labels = matchOneHot(convert.getOperand(), m))) {
+        m.add(mask);
+        logp = a;
+        break;
+      }
+      m.rollback(mark);
+    }
+  }
+  auto logSoftmax = logp ? logp.getDefiningOp<tg::LogSoftmaxOp>() : nullptr;
+  if (!labels || !logSoftmax || int64_t(logSoftmax.getDimension()) != rank - 1)
+    return std::nullopt;
+  m.add(full);
+  m.add(logp);
+  return CrossEntropyMatch{logSoftmax.getOperand(), labels,
+                           tg::LossReduction::Mean};
+}
+
+/// `kind` of a reduction of all dimensions of a value.
+std::optional<tg::LossReduction> matchFullReduction(tg::ReduceOp reduce) {
+  int64_t rank = typeOf(reduce.getOperand()).getRank();
+  if (!isIdentityPrefix(reduce.getDimensions(), rank))
+    return std::nullopt;
+  if (reduce.getKind() == tg::ReduceKind::Mean)
+    return tg::LossReduction::Mean;
+  if (reduce.getKind() == tg::ReduceKind::Sum)
+    return tg::LossReduction::Sum;
+  return std::nullopt;
+}
+
+/// `x` of `-x`, as `neg` or a product with -1.
+Value matchNegated(Value v, MatchedOps &m) {
+  if (auto neg = v.getDefiningOp<tg::NegOp>()) {
+    m.add(v);
+    return neg.getOperand();
+  }
+  if (auto mul = v.getDefiningOp<tg::MulOp>())
+    for (auto [a, c] : operandOrders(mul))
+      if (isSplatOf(c, -1.0)) {
+        m.add(v);
+        return a;
+      }
+  return {};
+}
+
+/// The loss: `-reduce(picked)` or `reduce(-picked)`, mean or sum over the
+/// tokens.
+std::optional<CrossEntropyMatch> matchOneHotCrossEntropy(Operation *root,
+                                                         MatchedOps &m) {
+  if (root->getNumResults() != 1)
+    return std::nullopt;
+  Value loss = root->getResult(0);
+  if (typeOf(loss).getRank() != 0)
+    return std::nullopt;
+  std::optional<tg::LossReduction> reduction;
+  Value picked;
+  if (Value inner = matchNegated(loss, m)) {
+    auto reduce = inner.getDefiningOp<tg::ReduceOp>();
+    if (!reduce || !(reduction = matchFullReduction(reduce)))
+      return std::nullopt;
+    m.add(inner);
+    picked = reduce.getOperand();
+  } else if (auto reduce = dyn_cast<tg::ReduceOp>(root)) {
+    if (!(reduction = matchFullReduction(reduce)))
+      return std::nullopt;
+    picked = matchNegated(reduce.getOperand(), m);
+  }
+  if (!picked)
+    return std::nullopt;
+  std::optional<CrossEntropyMatch> match = matchPicked(picked, m);
+  if (!match)
+    return std::nullopt;
+  match->reduction = *reduction;
+  return match;
+}
+
+FailureOr<Value> raiseCrossEntropy(Operation *root) {
+  OpBuilder b(root);
+  Location loc = root->getLoc();
+  // A cross-entropy of log-probabilities: log_softmax changes no
+  // cross-entropy, but it does change the logsumexp, which must be unused.
+  if (auto loss = dyn_cast<tg::CrossEntropyOp>(root)) {
+    auto logSoftmax = loss.getLogits().getDefiningOp<tg::LogSoftmaxOp>();
+    int64_t rank = typeOf(loss.getLogits()).getRank();
+    if (!logSoftmax || int64_t(logSoftmax.getDimension()) != rank - 1 ||
+        !loss.getLogits().hasOneUse() || !loss.getLogsumexp().use_empty())
+      return failure();
+    return tg::CrossEntropyOp::create(
+               b, loc, loss.getLoss().getType(), loss.getLogsumexp().getType(),
+               loss.getReduction(), logSoftmax.getOperand(), loss.getLabels(),
+               loss.getIgnoreIndexAttr())
+        .getLoss();
+  }
+  MatchedOps m(root);
+  std::optional<CrossEntropyMatch> match = matchOneHotCrossEntropy(root, m);
+  if (!match || !m.usedOnlyInside())
+    return failure();
+  auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
+  if (root->getResult(0).getType() != f32Scalar)
+    return failure();
+  auto logitsType = typeOf(match->logits);
+  auto labelsType =
+      RankedTensorType::get(logitsType.getShape().drop_back(),
+                            typeOf(match->labels).getElementType());
+  Value labels = match->labels;
+  if (labels.getType() != labelsType)
+    labels = tg::ReshapeOp::create(b, loc, labelsType, labels);
+  auto lseType =
+      RankedTensorType::get(logitsType.getShape().drop_back(), b.getF32Type());
+  return tg::CrossEntropyOp::create(b, loc, f32Scalar, lseType,
+                                    match->reduction, match->logits, labels,
+                                    IntegerAttr())
+      .getLoss();
+}
+
+/// Erases `root` and then every op that its erasure leaves dead.
+void eraseDeadFrom(Operation *root,
+                   llvm::SmallPtrSetImpl<Operation *> &erased) {
+  SmallVector<Operation *> worklist{root};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
+
+} // namespace
+
+StringRef tgc::getRaiseKindName(RaiseKind kind) {
+  switch (kind) {
+  case RaiseKind::LayerNorm:
+    return "layer_norm";
+  case RaiseKind::RmsNorm:
+    return "rms_norm";
+  case RaiseKind::Gelu:
+    return "gelu";
+  case RaiseKind::Silu:
+    return "silu";
+  case RaiseKind::Attention:
+    return "attention";
+  case RaiseKind::CrossEntropy:
+    return "cross_entropy";
+  }
+  llvm_unreachable("unknown raise kind");
+}
+
+ArrayRef<RaiseKind> tgc::getAllRaiseKinds() {
+  static const RaiseKind kinds[] = {
+      RaiseKind::CrossEntropy, RaiseKind::Attention, RaiseKind::LayerNorm,
+      RaiseKind::RmsNorm,      RaiseKind::Gelu,      RaiseKind::Silu};
+  return kinds;
+}
+
+LogicalResult
+tgc::raiseDecomposition(RaiseKind kind, Operation *root,
+                        const RaiseOptions &options,
+                        llvm::SmallPtrSetImpl<Operation *> &erased) {
+  FailureOr<Value> raised = failure();
+  switch (kind) {
+  case RaiseKind::LayerNorm:
+    raised = raiseNormalization(root, /*centered=*/true);
+    break;
+  case RaiseKind::RmsNorm:
+    raised = raiseNormalization(root, /*centered=*/false);
+    break;
+  case RaiseKind::Gelu:
+    raised = raiseGelu(root);
+    break;
+  case RaiseKind::Silu:
+    raised = raiseSilu(root);
+    break;
+  case RaiseKind::Attention:
+    raised = raiseAttention(root, options);
+    break;
+  case RaiseKind::CrossEntropy:
+    raised = raiseCrossEntropy(root);
+    break;
+  }
+  if (failed(raised))
+    return failure();
+  root->getResult(0).replaceAllUsesWith(*raised);
+  eraseDeadFrom(root, erased);
+  return success();
+}

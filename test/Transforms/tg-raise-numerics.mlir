@@ -1,0 +1,193 @@
+// tg-raise keeps the numbers: each function is run on the interpreter before
+// and after raising, on the same random inputs, and the results must agree
+// within float32 rounding of the different evaluation orders.
+// RUN: tgc-opt %s --tg-raise -o %t.mlir
+// RUN: FileCheck %s --check-prefix=RAISED < %t.mlir
+// RUN: tgc run --compare %s %t.mlir --entry layer_norm --random-inputs 1 --rtol 1e-5 --atol 1e-5 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry rms_norm --random-inputs 2 --rtol 1e-5 --atol 1e-5 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry gelu_erf --random-inputs 3 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry gelu_tanh --random-inputs 4 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry silu --random-inputs 5 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_causal --random-inputs 6 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_gqa_additive --random-inputs 7 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// CHECK: y: max abs error {{.*}} ok
+
+// RAISED-LABEL: func.func @layer_norm
+// RAISED: tg.layer_norm
+// RAISED-LABEL: func.func @rms_norm
+// RAISED: tg.rms_norm
+// RAISED-LABEL: func.func @gelu_erf
+// RAISED: tg.gelu erf
+// RAISED-LABEL: func.func @gelu_tanh
+// RAISED: tg.gelu tanh
+// RAISED-LABEL: func.func @silu
+// RAISED: tg.silu
+// RAISED-LABEL: func.func @attention_causal
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
+// RAISED-LABEL: func.func @attention_gqa_additive
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 5.000000e-01 : (tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>)
+// RAISED-LABEL: func.func @cross_entropy
+// RAISED: tg.cross_entropy mean
+// RAISED-LABEL: func.func @cross_entropy_of_log_softmax
+// RAISED-NOT: tg.log_softmax
+// RAISED: tg.cross_entropy mean
+
+func.func @layer_norm(%x: tensor<2x5x16xf32> {tg.role = "input", tg.name = "x"},
+                      %g: tensor<16xf32> {tg.role = "input", tg.name = "g"},
+                      %b: tensor<16xf32> {tg.role = "input", tg.name = "b"})
+    -> (tensor<2x5x16xf32> {tg.name = "y"}) {
+  %m = tg.reduce mean %x dims = [2] : tensor<2x5x16xf32> -> tensor<2x5xf32>
+  %mk = tg.reshape %m : tensor<2x5xf32> -> tensor<2x5x1xf32>
+  %mb = tg.broadcast_in_dim %mk dims = [0, 1, 2] : tensor<2x5x1xf32> -> tensor<2x5x16xf32>
+  %d = tg.sub %x, %mb : tensor<2x5x16xf32>
+  %two = tg.constant dense<2.0> : tensor<f32>
+  %twob = tg.broadcast_in_dim %two dims = [] : tensor<f32> -> tensor<2x5x16xf32>
+  %sq = tg.pow %d, %twob : tensor<2x5x16xf32>
+  %v = tg.reduce mean %sq dims = [2] : tensor<2x5x16xf32> -> tensor<2x5xf32>
+  %vk = tg.reshape %v : tensor<2x5xf32> -> tensor<2x5x1xf32>
+  %eps = tg.constant dense<9.99999974E-6> : tensor<f32>
+  %epsb = tg.broadcast_in_dim %eps dims = [] : tensor<f32> -> tensor<2x5x1xf32>
+  %ve = tg.add %vk, %epsb : tensor<2x5x1xf32>
+  %s = tg.sqrt %ve : tensor<2x5x1xf32>
+  %sb = tg.broadcast_in_dim %s dims = [0, 1, 2] : tensor<2x5x1xf32> -> tensor<2x5x16xf32>
+  %n = tg.div %d, %sb : tensor<2x5x16xf32>
+  %gb = tg.broadcast_in_dim %g dims = [2] : tensor<16xf32> -> tensor<2x5x16xf32>
+  %y0 = tg.mul %n, %gb : tensor<2x5x16xf32>
+  %bb = tg.broadcast_in_dim %b dims = [2] : tensor<16xf32> -> tensor<2x5x16xf32>
+  %y = tg.add %y0, %bb : tensor<2x5x16xf32>
+  return %y : tensor<2x5x16xf32>
+}
+
+func.func @rms_norm(%x: tensor<2x5x16xf32> {tg.role = "input", tg.name = "x"},
+                    %w: tensor<16xf32> {tg.role = "input", tg.name = "w"})
+    -> (tensor<2x5x16xf32> {tg.name = "y"}) {
+  %two = tg.constant dense<2.0> : tensor<f32>
+  %twob = tg.broadcast_in_dim %two dims = [] : tensor<f32> -> tensor<2x5x16xf32>
+  %sq = tg.pow %x, %twob : tensor<2x5x16xf32>
+  %v = tg.reduce mean %sq dims = [2] : tensor<2x5x16xf32> -> tensor<2x5xf32>
+  %vk = tg.reshape %v : tensor<2x5xf32> -> tensor<2x5x1xf32>
+  %eps = tg.constant dense<9.99999997E-7> : tensor<f32>
+  %epsb = tg.broadcast_in_dim %eps dims = [] : tensor<f32> -> tensor<2x5x1xf32>
+  %ve = tg.add %vk, %epsb : tensor<2x5x1xf32>
+  %s = tg.sqrt %ve : tensor<2x5x1xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %oneb = tg.broadcast_in_dim %one dims = [] : tensor<f32> -> tensor<2x5x1xf32>
+  %r = tg.div %oneb, %s : tensor<2x5x1xf32>
+  %rb = tg.broadcast_in_dim %r dims = [0, 1, 2] : tensor<2x5x1xf32> -> tensor<2x5x16xf32>
+  %n = tg.mul %x, %rb : tensor<2x5x16xf32>
+  %wb = tg.broadcast_in_dim %w dims = [2] : tensor<16xf32> -> tensor<2x5x16xf32>
+  %y = tg.mul %n, %wb : tensor<2x5x16xf32>
+  return %y : tensor<2x5x16xf32>
+}
+
+func.func @gelu_erf(%x: tensor<4x32xf32> {tg.role = "input", tg.name = "x"})
+    -> (tensor<4x32xf32> {tg.name = "y"}) {
+  %c = tg.constant dense<1.41421354> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %0 = tg.div %x, %cb : tensor<4x32xf32>
+  %1 = tg.erf %0 : tensor<4x32xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %oneb = tg.broadcast_in_dim %one dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %2 = tg.add %1, %oneb : tensor<4x32xf32>
+  %3 = tg.mul %x, %2 : tensor<4x32xf32>
+  %h = tg.constant dense<0.5> : tensor<f32>
+  %hb = tg.broadcast_in_dim %h dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %y = tg.mul %3, %hb : tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+func.func @gelu_tanh(%x: tensor<4x32xf32> {tg.role = "input", tg.name = "x"})
+    -> (tensor<4x32xf32> {tg.name = "y"}) {
+  %0 = tg.mul %x, %x : tensor<4x32xf32>
+  %1 = tg.mul %x, %0 : tensor<4x32xf32>
+  %c0 = tg.constant dense<0.0447149985> : tensor<f32>
+  %c0b = tg.broadcast_in_dim %c0 dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %2 = tg.mul %c0b, %1 : tensor<4x32xf32>
+  %3 = tg.add %x, %2 : tensor<4x32xf32>
+  %c1 = tg.constant dense<0.797884583> : tensor<f32>
+  %c1b = tg.broadcast_in_dim %c1 dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %4 = tg.mul %c1b, %3 : tensor<4x32xf32>
+  %5 = tg.tanh %4 : tensor<4x32xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %oneb = tg.broadcast_in_dim %one dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %6 = tg.add %oneb, %5 : tensor<4x32xf32>
+  %7 = tg.mul %x, %6 : tensor<4x32xf32>
+  %h = tg.constant dense<0.5> : tensor<f32>
+  %hb = tg.broadcast_in_dim %h dims = [] : tensor<f32> -> tensor<4x32xf32>
+  %y = tg.mul %hb, %7 : tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+func.func @silu(%x: tensor<4x32xf32> {tg.role = "input", tg.name = "x"})
+    -> (tensor<4x32xf32> {tg.name = "y"}) {
+  %0 = tg.sigmoid %x : tensor<4x32xf32>
+  %y = tg.mul %x, %0 : tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+func.func @attention_causal(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                            %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                            %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"})
+    -> (tensor<2x2x6x8xf32> {tg.name = "y"}) {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<2x2x6x8xf32> -> tensor<2x2x8x6xf32>
+  %s = tg.matmul %q, %kt : (tensor<2x2x6x8xf32>, tensor<2x2x8x6xf32>) -> tensor<2x2x6x6xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %y = tg.mul %s, %cb : tensor<2x2x6x6xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true, true, true], [false, false, true, true, true, true], [false, false, false, true, true, true], [false, false, false, false, true, true], [false, false, false, false, false, true], [false, false, false, false, false, false]]]]> : tensor<1x1x6x6xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x6x6xi1> -> tensor<2x2x6x6xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %z = tg.select %mb, %fb, %y : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x6x6xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
+}
+
+func.func @attention_gqa_additive(%q: tensor<2x4x6x8xf32> {tg.role = "input", tg.name = "q"},
+                                  %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                                  %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"})
+    -> (tensor<2x4x6x8xf32> {tg.name = "y"}) {
+  %k5 = tg.reshape %k : tensor<2x2x6x8xf32> -> tensor<2x2x1x6x8xf32>
+  %ke = tg.broadcast_in_dim %k5 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+  %kr = tg.reshape %ke : tensor<2x2x2x6x8xf32> -> tensor<2x4x6x8xf32>
+  %v5 = tg.reshape %v : tensor<2x2x6x8xf32> -> tensor<2x2x1x6x8xf32>
+  %ve = tg.broadcast_in_dim %v5 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+  %vr = tg.reshape %ve : tensor<2x2x2x6x8xf32> -> tensor<2x4x6x8xf32>
+  %kt = tg.transpose %kr perm = [0, 1, 3, 2] : tensor<2x4x6x8xf32> -> tensor<2x4x8x6xf32>
+  %s = tg.matmul %q, %kt : (tensor<2x4x6x8xf32>, tensor<2x4x8x6xf32>) -> tensor<2x4x6x6xf32>
+  %c = tg.constant dense<2.0> : tensor<2x4x6x6xf32>
+  %y = tg.div %s, %c : tensor<2x4x6x6xf32>
+  %mask = tg.constant dense<[[0.0, -1.0e9, -1.0e9, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, 0.0, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, 0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<6x6xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [2, 3] : tensor<6x6xf32> -> tensor<2x4x6x6xf32>
+  %z = tg.add %y, %mb : tensor<2x4x6x6xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x4x6x6xf32>
+  %o = tg.matmul %p, %vr : (tensor<2x4x6x6xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x6x8xf32>
+  return %o : tensor<2x4x6x8xf32>
+}
+
+func.func @cross_entropy(%x: tensor<3x5x16xf32> {tg.role = "input", tg.name = "x"},
+                         %labels: tensor<3x5xi64> {tg.role = "input", tg.name = "labels"})
+    -> (tensor<f32> {tg.name = "y"}) {
+  %lp = tg.log_softmax %x dim = 2 : tensor<3x5x16xf32>
+  %yb = tg.broadcast_in_dim %labels dims = [0, 1] : tensor<3x5xi64> -> tensor<3x5x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [2] : tensor<16xi64> -> tensor<3x5x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<3x5x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<3x5x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<3x5x16xi1>, tensor<3x5x16xf32>
+  %picked = tg.reduce sum %sel dims = [2] : tensor<3x5x16xf32> -> tensor<3x5xf32>
+  %m = tg.reduce mean %picked dims = [0, 1] : tensor<3x5xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+func.func @cross_entropy_of_log_softmax(%x: tensor<15x16xf32> {tg.role = "input", tg.name = "x"},
+                                        %labels: tensor<15xi64> {tg.role = "label", tg.name = "labels"})
+    -> (tensor<f32> {tg.name = "y"}) {
+  %lp = tg.log_softmax %x dim = 1 : tensor<15x16xf32>
+  %l, %lse = tg.cross_entropy mean %lp, %labels : (tensor<15x16xf32>, tensor<15xi64>) -> (tensor<f32>, tensor<15xf32>)
+  return %l : tensor<f32>
+}

@@ -1,0 +1,736 @@
+// RUN: tgc-opt %s --split-input-file --tg-raise | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --tg-raise='mask-threshold=-1e9' | FileCheck %s --check-prefix=THRESHOLD
+// RUN: tgc-opt %s --split-input-file --tg-raise='patterns=gelu,attention' | FileCheck %s --check-prefix=ONLY
+
+// LayerNormalization as torch.onnx.export (opset 14) writes it and an
+// importer translates it: keepdims means as reshapes, scalars broadcast.
+// With patterns=gelu,attention, it stays.
+// ONLY-LABEL: func.func @layer_norm_exported
+// ONLY-NOT: tg.layer_norm
+// ONLY: tg.reduce
+// CHECK-LABEL: func.func @layer_norm_exported
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]], %{{.*}}, %{{.*}} = tg.layer_norm %[[X]], %[[G]], %[[B]] epsilon = 9.9999997473787516E-6
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_exported(%x: tensor<2x3x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %m = tg.reduce mean %x dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %mk = tg.reshape %m : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %mb = tg.broadcast_in_dim %mk dims = [0, 1, 2] : tensor<2x3x1xf32> -> tensor<2x3x8xf32>
+  %d = tg.sub %x, %mb : tensor<2x3x8xf32>
+  %two = tg.constant dense<2.0> : tensor<f32>
+  %twob = tg.broadcast_in_dim %two dims = [] : tensor<f32> -> tensor<2x3x8xf32>
+  %sq = tg.pow %d, %twob : tensor<2x3x8xf32>
+  %v = tg.reduce mean %sq dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %vk = tg.reshape %v : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %eps = tg.constant dense<9.99999974E-6> : tensor<f32>
+  %epsb = tg.broadcast_in_dim %eps dims = [] : tensor<f32> -> tensor<2x3x1xf32>
+  %ve = tg.add %vk, %epsb : tensor<2x3x1xf32>
+  %s = tg.sqrt %ve : tensor<2x3x1xf32>
+  %sb = tg.broadcast_in_dim %s dims = [0, 1, 2] : tensor<2x3x1xf32> -> tensor<2x3x8xf32>
+  %n = tg.div %d, %sb : tensor<2x3x8xf32>
+  %gb = tg.broadcast_in_dim %g dims = [2] : tensor<8xf32> -> tensor<2x3x8xf32>
+  %y0 = tg.mul %n, %gb : tensor<2x3x8xf32>
+  %bb = tg.broadcast_in_dim %b dims = [2] : tensor<8xf32> -> tensor<2x3x8xf32>
+  %y = tg.add %y0, %bb : tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// The same with the operands of commutative ops swapped, the square as a
+// product, the inverse standard deviation as rsqrt, statistics without
+// keepdims, splat constants of the full shape, and the centering written
+// twice.
+// CHECK-LABEL: func.func @layer_norm_variant
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]], %{{.*}}, %{{.*}} = tg.layer_norm %[[X]], %[[G]], %[[B]] epsilon = 9.999999960041972E-13
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_variant(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %m = tg.reduce mean %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d1 = tg.sub %x, %mb : tensor<4x8xf32>
+  %d2 = tg.sub %x, %mb : tensor<4x8xf32>
+  %sq = tg.mul %d1, %d1 : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-12> : tensor<4xf32>
+  %ve = tg.add %eps, %v : tensor<4xf32>
+  %r = tg.rsqrt %ve : tensor<4xf32>
+  %rb = tg.broadcast_in_dim %r dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %n = tg.mul %rb, %d2 : tensor<4x8xf32>
+  %gb = tg.broadcast_in_dim %g dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %y0 = tg.mul %gb, %n : tensor<4x8xf32>
+  %bb = tg.broadcast_in_dim %b dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %y = tg.add %bb, %y0 : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Without elementwise affine, the scale and bias are constants.
+// CHECK-LABEL: func.func @layer_norm_plain
+// CHECK-DAG: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK-DAG: %[[ZERO:.*]] = tg.constant dense<0.000000e+00> : tensor<8xf32>
+// CHECK: tg.layer_norm %{{.*}}, %[[ONE]], %[[ZERO]] epsilon = 9.9999997473787516E-6
+// CHECK-NOT: tg.div
+func.func @layer_norm_plain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tg.reduce mean %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = tg.sub %x, %mb : tensor<4x8xf32>
+  %sq = tg.mul %d, %d : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-5> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %s = tg.sqrt %ve : tensor<4xf32>
+  %sb = tg.broadcast_in_dim %s dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.div %d, %sb : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Statistics over another axis than the last are not a layer norm.
+// CHECK-LABEL: func.func @layer_norm_wrong_axis
+// CHECK-NOT: tg.layer_norm
+func.func @layer_norm_wrong_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tg.reduce mean %x dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
+  %mb = tg.broadcast_in_dim %m dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %d = tg.sub %x, %mb : tensor<4x8xf32>
+  %sq = tg.mul %d, %d : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
+  %eps = tg.constant dense<1.0e-5> : tensor<8xf32>
+  %ve = tg.add %v, %eps : tensor<8xf32>
+  %s = tg.sqrt %ve : tensor<8xf32>
+  %sb = tg.broadcast_in_dim %s dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %y = tg.div %d, %sb : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A power of 3 instead of the square is not a variance.
+// CHECK-LABEL: func.func @layer_norm_wrong_power
+// CHECK-NOT: tg.layer_norm
+// CHECK: tg.pow
+func.func @layer_norm_wrong_power(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tg.reduce mean %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = tg.sub %x, %mb : tensor<4x8xf32>
+  %three = tg.constant dense<3.0> : tensor<4x8xf32>
+  %sq = tg.pow %d, %three : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-5> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %s = tg.sqrt %ve : tensor<4xf32>
+  %sb = tg.broadcast_in_dim %s dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.div %d, %sb : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// The centered value is read elsewhere: raising would compute it twice.
+// CHECK-LABEL: func.func @layer_norm_extra_use
+// CHECK-NOT: tg.layer_norm
+// CHECK: return
+func.func @layer_norm_extra_use(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m = tg.reduce mean %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = tg.sub %x, %mb : tensor<4x8xf32>
+  %sq = tg.mul %d, %d : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-5> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %s = tg.sqrt %ve : tensor<4xf32>
+  %sb = tg.broadcast_in_dim %s dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.div %d, %sb : tensor<4x8xf32>
+  return %y, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// The square of another value than the centered input is not a variance.
+// CHECK-LABEL: func.func @layer_norm_other_square
+// CHECK-NOT: tg.layer_norm
+func.func @layer_norm_other_square(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tg.reduce mean %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = tg.sub %x, %mb : tensor<4x8xf32>
+  %sq = tg.mul %z, %z : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-5> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %s = tg.sqrt %ve : tensor<4xf32>
+  %sb = tg.broadcast_in_dim %s dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.div %d, %sb : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// LLaMA's RMSNorm as exported: x * (1 / sqrt(mean(x^2) + eps)) * w.
+// CHECK-LABEL: func.func @rms_norm_exported
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8xf32>, %[[W:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]], %{{.*}} = tg.rms_norm %[[X]], %[[W]] epsilon = 9.9999999747524271E-7
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_exported(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %two = tg.constant dense<2.0> : tensor<f32>
+  %twob = tg.broadcast_in_dim %two dims = [] : tensor<f32> -> tensor<2x3x8xf32>
+  %sq = tg.pow %x, %twob : tensor<2x3x8xf32>
+  %v = tg.reduce mean %sq dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %vk = tg.reshape %v : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %eps = tg.constant dense<9.99999997E-7> : tensor<f32>
+  %epsb = tg.broadcast_in_dim %eps dims = [] : tensor<f32> -> tensor<2x3x1xf32>
+  %ve = tg.add %vk, %epsb : tensor<2x3x1xf32>
+  %s = tg.sqrt %ve : tensor<2x3x1xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %oneb = tg.broadcast_in_dim %one dims = [] : tensor<f32> -> tensor<2x3x1xf32>
+  %r = tg.div %oneb, %s : tensor<2x3x1xf32>
+  %rb = tg.broadcast_in_dim %r dims = [0, 1, 2] : tensor<2x3x1xf32> -> tensor<2x3x8xf32>
+  %n = tg.mul %x, %rb : tensor<2x3x8xf32>
+  %wb = tg.broadcast_in_dim %w dims = [2] : tensor<8xf32> -> tensor<2x3x8xf32>
+  %y = tg.mul %n, %wb : tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// RMSNorm without a weight, with rsqrt: the scale is ones.
+// CHECK-LABEL: func.func @rms_norm_plain
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK: tg.rms_norm %{{.*}}, %[[ONE]] epsilon = 9.9999999747524271E-7
+// CHECK-NOT: tg.rsqrt
+func.func @rms_norm_plain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %sq = tg.mul %x, %x : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-6> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %r = tg.rsqrt %ve : tensor<4xf32>
+  %rb = tg.broadcast_in_dim %r dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.mul %rb, %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// The inverse RMS is also returned: it stays, and so does the pattern.
+// CHECK-LABEL: func.func @rms_norm_extra_use
+// CHECK-NOT: tg.rms_norm
+// CHECK: tg.rsqrt
+func.func @rms_norm_extra_use(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %sq = tg.mul %x, %x : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-6> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %r = tg.rsqrt %ve : tensor<4xf32>
+  %rb = tg.broadcast_in_dim %r dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.mul %rb, %x : tensor<4x8xf32>
+  return %y, %r : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Dividing by the RMS of another tensor is not a normalization.
+// CHECK-LABEL: func.func @rms_norm_other_input
+// CHECK-NOT: tg.rms_norm
+func.func @rms_norm_other_input(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %sq = tg.mul %z, %z : tensor<4x8xf32>
+  %v = tg.reduce mean %sq dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %eps = tg.constant dense<1.0e-6> : tensor<4xf32>
+  %ve = tg.add %v, %eps : tensor<4xf32>
+  %r = tg.rsqrt %ve : tensor<4xf32>
+  %rb = tg.broadcast_in_dim %r dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %y = tg.mul %rb, %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// nn.GELU() as exported: 0.5 * (x * (1 + erf(x / 1.4142135))).
+// ONLY-LABEL: func.func @gelu_erf_exported
+// ONLY-NEXT: tg.gelu erf
+// CHECK-LABEL: func.func @gelu_erf_exported
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = tg.gelu erf %[[X]] : tensor<2x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu_erf_exported(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %c = tg.constant dense<1.41421354> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %0 = tg.div %x, %cb : tensor<2x8xf32>
+  %1 = tg.erf %0 : tensor<2x8xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %oneb = tg.broadcast_in_dim %one dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %2 = tg.add %1, %oneb : tensor<2x8xf32>
+  %3 = tg.mul %x, %2 : tensor<2x8xf32>
+  %h = tg.constant dense<0.5> : tensor<f32>
+  %hb = tg.broadcast_in_dim %h dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %y = tg.mul %3, %hb : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// The erf form grouped otherwise, multiplying by 1/sqrt(2), in bf16 (the
+// constants rounded to bf16).
+// CHECK-LABEL: func.func @gelu_erf_variant
+// CHECK-NEXT: tg.gelu erf %{{.*}} : tensor<2x8xbf16>
+// CHECK-NEXT: return
+func.func @gelu_erf_variant(%x: tensor<2x8xbf16>) -> tensor<2x8xbf16> {
+  %c = tg.constant dense<0.70703125> : tensor<2x8xbf16>
+  %0 = tg.mul %c, %x : tensor<2x8xbf16>
+  %1 = tg.erf %0 : tensor<2x8xbf16>
+  %one = tg.constant dense<1.0> : tensor<2x8xbf16>
+  %2 = tg.add %one, %1 : tensor<2x8xbf16>
+  %h = tg.constant dense<0.5> : tensor<2x8xbf16>
+  %3 = tg.mul %h, %x : tensor<2x8xbf16>
+  %y = tg.mul %3, %2 : tensor<2x8xbf16>
+  return %y : tensor<2x8xbf16>
+}
+
+// -----
+
+// nn.GELU(approximate='tanh') as exported, x^3 as two products.
+// CHECK-LABEL: func.func @gelu_tanh_exported
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = tg.gelu tanh %[[X]] : tensor<2x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu_tanh_exported(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = tg.mul %x, %x : tensor<2x8xf32>
+  %1 = tg.mul %x, %0 : tensor<2x8xf32>
+  %c0 = tg.constant dense<0.0447149985> : tensor<f32>
+  %c0b = tg.broadcast_in_dim %c0 dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %2 = tg.mul %c0b, %1 : tensor<2x8xf32>
+  %3 = tg.add %x, %2 : tensor<2x8xf32>
+  %c1 = tg.constant dense<0.797884583> : tensor<f32>
+  %c1b = tg.broadcast_in_dim %c1 dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %4 = tg.mul %c1b, %3 : tensor<2x8xf32>
+  %5 = tg.tanh %4 : tensor<2x8xf32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %oneb = tg.broadcast_in_dim %one dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %6 = tg.add %oneb, %5 : tensor<2x8xf32>
+  %7 = tg.mul %x, %6 : tensor<2x8xf32>
+  %h = tg.constant dense<0.5> : tensor<f32>
+  %hb = tg.broadcast_in_dim %h dims = [] : tensor<f32> -> tensor<2x8xf32>
+  %y = tg.mul %hb, %7 : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// GPT-2's gelu_new: x^3 as pow(x, 3).
+// CHECK-LABEL: func.func @gelu_tanh_pow
+// CHECK-NEXT: tg.gelu tanh
+// CHECK-NEXT: return
+func.func @gelu_tanh_pow(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %three = tg.constant dense<3.0> : tensor<2x8xf32>
+  %1 = tg.pow %x, %three : tensor<2x8xf32>
+  %c0 = tg.constant dense<0.044715> : tensor<2x8xf32>
+  %2 = tg.mul %1, %c0 : tensor<2x8xf32>
+  %3 = tg.add %2, %x : tensor<2x8xf32>
+  %c1 = tg.constant dense<0.797884583> : tensor<2x8xf32>
+  %4 = tg.mul %3, %c1 : tensor<2x8xf32>
+  %5 = tg.tanh %4 : tensor<2x8xf32>
+  %one = tg.constant dense<1.0> : tensor<2x8xf32>
+  %6 = tg.add %5, %one : tensor<2x8xf32>
+  %h = tg.constant dense<0.5> : tensor<2x8xf32>
+  %7 = tg.mul %h, %x : tensor<2x8xf32>
+  %y = tg.mul %7, %6 : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// A wrong coefficient (0.04 for 0.044715) is another function.
+// CHECK-LABEL: func.func @gelu_tanh_wrong_constant
+// CHECK-NOT: tg.gelu
+// CHECK: tg.tanh
+func.func @gelu_tanh_wrong_constant(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %three = tg.constant dense<3.0> : tensor<2x8xf32>
+  %1 = tg.pow %x, %three : tensor<2x8xf32>
+  %c0 = tg.constant dense<0.04> : tensor<2x8xf32>
+  %2 = tg.mul %1, %c0 : tensor<2x8xf32>
+  %3 = tg.add %2, %x : tensor<2x8xf32>
+  %c1 = tg.constant dense<0.797884583> : tensor<2x8xf32>
+  %4 = tg.mul %3, %c1 : tensor<2x8xf32>
+  %5 = tg.tanh %4 : tensor<2x8xf32>
+  %one = tg.constant dense<1.0> : tensor<2x8xf32>
+  %6 = tg.add %5, %one : tensor<2x8xf32>
+  %h = tg.constant dense<0.5> : tensor<2x8xf32>
+  %7 = tg.mul %h, %x : tensor<2x8xf32>
+  %y = tg.mul %7, %6 : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Dividing by 2 instead of sqrt(2) is not GELU.
+// CHECK-LABEL: func.func @gelu_erf_wrong_constant
+// CHECK-NOT: tg.gelu
+// CHECK: tg.erf
+func.func @gelu_erf_wrong_constant(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %c = tg.constant dense<2.0> : tensor<2x8xf32>
+  %0 = tg.div %x, %c : tensor<2x8xf32>
+  %1 = tg.erf %0 : tensor<2x8xf32>
+  %one = tg.constant dense<1.0> : tensor<2x8xf32>
+  %2 = tg.add %1, %one : tensor<2x8xf32>
+  %3 = tg.mul %x, %2 : tensor<2x8xf32>
+  %h = tg.constant dense<0.5> : tensor<2x8xf32>
+  %y = tg.mul %3, %h : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// The erf is read elsewhere: the pattern stays.
+// CHECK-LABEL: func.func @gelu_extra_use
+// CHECK-NOT: tg.gelu
+// CHECK: return
+func.func @gelu_extra_use(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %c = tg.constant dense<1.41421354> : tensor<2x8xf32>
+  %0 = tg.div %x, %c : tensor<2x8xf32>
+  %1 = tg.erf %0 : tensor<2x8xf32>
+  %one = tg.constant dense<1.0> : tensor<2x8xf32>
+  %2 = tg.add %1, %one : tensor<2x8xf32>
+  %3 = tg.mul %x, %2 : tensor<2x8xf32>
+  %h = tg.constant dense<0.5> : tensor<2x8xf32>
+  %y = tg.mul %3, %h : tensor<2x8xf32>
+  return %y, %1 : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// SiLU, and SwiGLU's silu(a) * b: only the SiLU is raised.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: (%[[A:.*]]: tensor<2x8xf32>, %[[B:.*]]: tensor<2x8xf32>)
+// CHECK-NEXT: %[[S:.*]] = tg.silu %[[A]] : tensor<2x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = tg.mul %[[S]], %[[B]]
+// CHECK-NEXT: return %[[Y]]
+func.func @swiglu(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = tg.sigmoid %a : tensor<2x8xf32>
+  %1 = tg.mul %a, %0 : tensor<2x8xf32>
+  %y = tg.mul %1, %b : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// x * sigmoid(z) is a gate, not a SiLU; a sigmoid read elsewhere stays.
+// CHECK-LABEL: func.func @silu_negative
+// CHECK-NOT: tg.silu
+// CHECK: return
+func.func @silu_negative(%x: tensor<2x8xf32>, %z: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %0 = tg.sigmoid %z : tensor<2x8xf32>
+  %1 = tg.mul %x, %0 : tensor<2x8xf32>
+  %2 = tg.sigmoid %x : tensor<2x8xf32>
+  %3 = tg.mul %2, %x : tensor<2x8xf32>
+  return %1, %3, %2 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Causal attention as torch.onnx.export writes a hand-written GPT block:
+// the keys transposed, the scores scaled, masked_fill(-inf) as a select of
+// a constant triangular mask, softmax, and the product with the values.
+// The scale is 1/sqrt(8), the default.
+// CHECK-LABEL: func.func @attention_exported
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+// CHECK-NEXT: return %[[O]]
+func.func @attention_exported(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Hugging Face's form: torch.where(keep, scores, finfo.min), the scores
+// divided by sqrt(D) and the queries pre-scaled by 0.5: scale 0.5/sqrt(8).
+// CHECK-LABEL: func.func @attention_keep_mask
+// CHECK-NEXT: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 0.17677669{{[0-9]*}} :
+// CHECK-NEXT: return
+func.func @attention_keep_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %half = tg.constant dense<0.5> : tensor<1x2x4x8xf32>
+  %qs = tg.mul %half, %q : tensor<1x2x4x8xf32>
+  %s = tg.matmul %qs, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<2.82842708> : tensor<1x2x4x4xf32>
+  %y = tg.div %s, %c : tensor<1x2x4x4xf32>
+  %keep = tg.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<-3.40282347E+38> : tensor<1x2x4x4xf32>
+  %z = tg.select %kb, %y, %fill : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// An additive mask of 0 and -1e9, added before the scaling.
+// CHECK-LABEL: func.func @attention_additive_mask
+// CHECK-NEXT: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 2.500000e-01 :
+// CHECK-NEXT: return
+func.func @attention_additive_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[0.0, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9, -1.0e9], [0.0, 0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [2, 3] : tensor<4x4xf32> -> tensor<1x2x4x4xf32>
+  %z = tg.add %mb, %s : tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.25> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %cb, %z : tensor<1x2x4x4xf32>
+  %p = tg.softmax %y dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Grouped-query attention as LLaMA's repeat_kv exports it: the two key/value
+// heads are expanded to the four query heads; tg.attention takes them as
+// they are. Without a mask, the attention is not causal.
+// CHECK-LABEL: func.func @attention_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K]], %[[V]] : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x4x4x8xf32>, tensor<1x4x4xf32>)
+// CHECK-NEXT: return %[[O]]
+func.func @attention_gqa(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %k5 = tg.reshape %k : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %ke = tg.broadcast_in_dim %k5 dims = [0, 1, 2, 3, 4] : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kr = tg.reshape %ke : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %ve = tg.broadcast_in_dim %v dims = [0, 1, 3, 4] : tensor<1x2x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vr = tg.reshape %ve : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %kt = tg.transpose %kr perm = [0, 1, 3, 2] : tensor<1x4x4x8xf32> -> tensor<1x4x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %c = tg.constant dense<2.82842708> : tensor<1x4x4x4xf32>
+  %y = tg.div %s, %c : tensor<1x4x4x4xf32>
+  %p = tg.softmax %y dim = 3 : tensor<1x4x4x4xf32>
+  %o = tg.matmul %p, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// A mask that also hides the diagonal is not the causal one.
+// CHECK-LABEL: func.func @attention_wrong_mask
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_wrong_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[true, true, true, true], [false, true, true, true], [false, false, true, true], [false, false, false, true]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A fill of -100 does not hide a key.
+// CHECK-LABEL: func.func @attention_small_fill
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_small_fill(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<-100.0> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The probabilities are also returned: the softmax must stay.
+// CHECK-LABEL: func.func @attention_probabilities_used
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_probabilities_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A softmax over the queries is not attention.
+// CHECK-LABEL: func.func @attention_softmax_over_queries
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_softmax_over_queries(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 2 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The loss written with a one-hot pick of the label's log-probability, as
+// an importer may translate NegativeLogLikelihoodLoss(LogSoftmax(x)).
+// CHECK-LABEL: func.func @cross_entropy_one_hot
+// CHECK-SAME: (%[[X:.*]]: tensor<6x16xf32>, %[[Y:.*]]: tensor<6xi64>)
+// CHECK-NEXT: %[[L:.*]], %{{.*}} = tg.cross_entropy mean %[[X]], %[[Y]] : (tensor<6x16xf32>, tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>)
+// CHECK-NEXT: return %[[L]]
+func.func @cross_entropy_one_hot(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %yb = tg.broadcast_in_dim %y dims = [0] : tensor<6xi64> -> tensor<6x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [1] : tensor<16xi64> -> tensor<6x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<6x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<6x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<6x16xi1>, tensor<6x16xf32>
+  %picked = tg.reduce sum %sel dims = [1] : tensor<6x16xf32> -> tensor<6xf32>
+  %m = tg.reduce mean %picked dims = [0] : tensor<6xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The sum form, over [2, 3] tokens: the labels reshaped to [2, 3, 1] before
+// the broadcast, the one-hot mask converted and multiplied, the negation
+// before the reduction.
+// CHECK-LABEL: func.func @cross_entropy_sum
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x16xf32>, %[[Y:.*]]: tensor<2x3xi64>)
+// CHECK-NEXT: %[[L:.*]], %{{.*}} = tg.cross_entropy sum %[[X]], %[[Y]]
+// CHECK-NEXT: return %[[L]]
+func.func @cross_entropy_sum(%x: tensor<2x3x16xf32>, %y: tensor<2x3xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 2 : tensor<2x3x16xf32>
+  %y1 = tg.reshape %y : tensor<2x3xi64> -> tensor<2x3x1xi64>
+  %yb = tg.broadcast_in_dim %y1 dims = [0, 1, 2] : tensor<2x3x1xi64> -> tensor<2x3x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [2] : tensor<16xi64> -> tensor<2x3x16xi64>
+  %oh = tg.compare eq, %ib, %yb : tensor<2x3x16xi64>
+  %ohf = tg.convert %oh : tensor<2x3x16xi1> -> tensor<2x3x16xf32>
+  %sel = tg.mul %ohf, %lp : tensor<2x3x16xf32>
+  %picked = tg.reduce sum %sel dims = [2] : tensor<2x3x16xf32> -> tensor<2x3xf32>
+  %neg = tg.neg %picked : tensor<2x3xf32>
+  %loss = tg.reduce sum %neg dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A cross-entropy of log-probabilities reads the logits.
+// CHECK-LABEL: func.func @cross_entropy_of_log_softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<6x16xf32>, %[[Y:.*]]: tensor<6xi64>)
+// CHECK-NEXT: %[[L:.*]], %{{.*}} = tg.cross_entropy mean %[[X]], %[[Y]] ignore_index = -100
+// CHECK-NEXT: return %[[L]]
+func.func @cross_entropy_of_log_softmax(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %l, %lse = tg.cross_entropy mean %lp, %y ignore_index = -100 : (tensor<6x16xf32>, tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>)
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Class ids out of order are not a one-hot mask of the label.
+// CHECK-LABEL: func.func @cross_entropy_wrong_classes
+// CHECK-NOT: tg.cross_entropy
+// CHECK: tg.log_softmax
+func.func @cross_entropy_wrong_classes(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> tensor<f32> {
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %yb = tg.broadcast_in_dim %y dims = [0] : tensor<6xi64> -> tensor<6x16xi64>
+  %iota = tg.constant dense<[1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [1] : tensor<16xi64> -> tensor<6x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<6x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<6x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<6x16xi1>, tensor<6x16xf32>
+  %picked = tg.reduce sum %sel dims = [1] : tensor<6x16xf32> -> tensor<6xf32>
+  %m = tg.reduce mean %picked dims = [0] : tensor<6xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// The log-probabilities are also returned, and the logsumexp of a
+// cross-entropy of log-probabilities is read: both stay.
+// CHECK-LABEL: func.func @cross_entropy_extra_uses
+// CHECK: tg.log_softmax
+// CHECK: tg.cross_entropy mean %{{.*}}, %{{.*}} :
+// CHECK: tg.log_softmax
+// CHECK: tg.reduce sum
+func.func @cross_entropy_extra_uses(%x: tensor<6x16xf32>, %y: tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>, tensor<f32>, tensor<6x16xf32>) {
+  %lp0 = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %l, %lse = tg.cross_entropy mean %lp0, %y : (tensor<6x16xf32>, tensor<6xi64>) -> (tensor<f32>, tensor<6xf32>)
+  %lp = tg.log_softmax %x dim = 1 : tensor<6x16xf32>
+  %yb = tg.broadcast_in_dim %y dims = [0] : tensor<6xi64> -> tensor<6x16xi64>
+  %iota = tg.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %ib = tg.broadcast_in_dim %iota dims = [1] : tensor<16xi64> -> tensor<6x16xi64>
+  %oh = tg.compare eq, %yb, %ib : tensor<6x16xi64>
+  %zero = tg.constant dense<0.0> : tensor<6x16xf32>
+  %sel = tg.select %oh, %lp, %zero : tensor<6x16xi1>, tensor<6x16xf32>
+  %picked = tg.reduce sum %sel dims = [1] : tensor<6x16xf32> -> tensor<6xf32>
+  %m = tg.reduce mean %picked dims = [0] : tensor<6xf32> -> tensor<f32>
+  %loss = tg.neg %m : tensor<f32>
+  return %l, %lse, %loss, %lp : tensor<f32>, tensor<6xf32>, tensor<f32>, tensor<6x16xf32>
+}
+
+// -----
+
+// A fill of -1e4 hides a key by default (its probability underflows to 0),
+// not with mask-threshold=-1e9.
+// CHECK-LABEL: func.func @attention_fill_1e4
+// CHECK-NEXT: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
+// THRESHOLD-LABEL: func.func @attention_fill_1e4
+// THRESHOLD-NOT: tg.attention
+// THRESHOLD: tg.softmax
+// ONLY-LABEL: func.func @attention_fill_1e4
+// ONLY-NEXT: tg.attention
+func.func @attention_fill_1e4(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %cb : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<1x2x4x4xi1>
+  %fill = tg.constant dense<-1.0e4> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<1x2x4x4xf32>
+  %z = tg.select %mb, %fb, %y : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

@@ -148,7 +148,7 @@ static cl::opt<unsigned> microBatches(
     cl::desc("Accumulate gradients over N micro-batches: the graph is written "
              "for one, the step takes N times its batch (default 1)"),
     cl::value_desc("N"), cl::init(1), cl::sub(compileCommand),
-    cl::sub(trainCommand), cl::cat(tgcCategory));
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 
 static cl::opt<std::string> precisionPolicy(
     "precision",

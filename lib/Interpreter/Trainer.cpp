@@ -6,7 +6,10 @@
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <cmath>
+#include <random>
 
 using namespace mlir;
 using namespace tgc;
@@ -26,6 +29,61 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
     }
   }
   return std::nullopt;
+}
+
+llvm::Expected<TokenData> TokenData::load(StringRef path, func::FuncOp function,
+                                          const CopyTask &task) {
+  auto fail = [&](const Twine &message) {
+    return llvm::createStringError("token file '" + path + "': " + message);
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return llvm::createStringError("cannot read token file '" + path +
+                                   "': " + file.getError().message());
+  StringRef bytes = (*file)->getBuffer();
+  if (bytes.size() % 2 != 0)
+    return fail("its size (" + Twine(bytes.size()) +
+                " bytes) is odd; expected little-endian uint16 token ids");
+  auto type = cast<ShapedType>(function.getArgumentTypes()[task.ids]);
+  int64_t seq = type.getRank() ? type.getShape().back() : 1;
+  TokenData data;
+  data.task = task;
+  data.tokens.resize(bytes.size() / 2);
+  for (size_t i = 0; i < data.tokens.size(); ++i) {
+    uint16_t token =
+        static_cast<uint8_t>(bytes[2 * i]) |
+        static_cast<uint16_t>(static_cast<uint8_t>(bytes[2 * i + 1])) << 8;
+    if (token >= task.vocabulary)
+      return fail("token " + Twine(i) + " is " + Twine(token) +
+                  ", not below the vocabulary size " + Twine(task.vocabulary));
+    data.tokens[i] = token;
+  }
+  if (static_cast<int64_t>(data.tokens.size()) < seq + 1)
+    return fail("it holds " + Twine(data.tokens.size()) +
+                " tokens; a window of the sequence length " + Twine(seq) +
+                " and its next token need " + Twine(seq + 1));
+  return data;
+}
+
+/// Fills the ids and labels of `data.task` with random windows of the file.
+static void fillWindows(const TokenData &data, SmallVector<Tensor> &arguments,
+                        uint64_t seed) {
+  std::vector<int64_t> &ids = arguments[data.task.ids].ints();
+  std::vector<int64_t> &labels = arguments[data.task.labels].ints();
+  ArrayRef<int64_t> shape = arguments[data.task.ids].getShape();
+  int64_t seq = shape.empty() ? 1 : shape.back();
+  int64_t rows = seq ? static_cast<int64_t>(ids.size()) / seq : 0;
+  int64_t starts = static_cast<int64_t>(data.tokens.size()) - seq;
+  std::mt19937_64 rng(seed);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t start = static_cast<int64_t>(rng() % uint64_t(starts));
+    for (int64_t t = 0; t < seq; ++t) {
+      ids[row * seq + t] = data.tokens[start + t];
+      labels[row * seq + t] = data.tokens[start + t + 1];
+    }
+  }
 }
 
 FailureOr<TrainingRun>
@@ -71,11 +129,14 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       else if (role == "hyper" && isInt &&
                !step.getArgAttr(i, tg::TGDialect::kDefaultAttrName))
         arguments[i] = makeRandomArgument(step, i, stepSeed); // seeds
-      else if (options.copyTask && i == options.copyTask->ids) {
+      else if (!options.tokens && options.copyTask &&
+               i == options.copyTask->ids) {
         arguments[i] = makeRandomArgument(step, i, stepSeed);
         arguments[options.copyTask->labels] = arguments[i];
       }
     }
+    if (options.tokens)
+      fillWindows(*options.tokens, arguments, stepSeed);
     FailureOr<SmallVector<Tensor>> results = interpreter.run(step, arguments);
     if (failed(results))
       return failure();

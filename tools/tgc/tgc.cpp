@@ -148,7 +148,7 @@ static cl::opt<unsigned> microBatches(
     cl::desc("Accumulate gradients over N micro-batches: the graph is written "
              "for one, the step takes N times its batch (default 1)"),
     cl::value_desc("N"), cl::init(1), cl::sub(compileCommand),
-    cl::sub(trainCommand), cl::cat(tgcCategory));
+    cl::sub(trainCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 
 static cl::opt<std::string> precisionPolicy(
     "precision",
@@ -318,17 +318,15 @@ static cl::opt<unsigned> trainSteps("steps",
                                     cl::desc("Training steps (default 100)"),
                                     cl::init(100), cl::sub(trainCommand),
                                     cl::cat(tgcCategory));
-enum class TrainData { Automatic, SyntheticCopy, Fixed };
-static cl::opt<TrainData> trainData(
+static cl::opt<std::string> trainData(
     "data",
-    cl::desc("Training data (default: synthetic-copy for token "
-             "models, else fixed)"),
-    cl::values(clEnumValN(TrainData::SyntheticCopy, "synthetic-copy",
-                          "fresh random token ids each step; the labels are "
-                          "the ids (the model learns to copy its input)"),
-               clEnumValN(TrainData::Fixed, "fixed",
-                          "one random batch, every step (memorization)")),
-    cl::init(TrainData::Automatic), cl::sub(trainCommand),
+    cl::desc("Training data: synthetic-copy (fresh random token ids each "
+             "step, labels = ids: the model learns to copy), fixed (one "
+             "random batch every step: memorization), or FILE.bin (uint16 "
+             "token ids as nanoGPT writes them: random windows, labels = "
+             "the next tokens). Default: synthetic-copy for token models, "
+             "else fixed"),
+    cl::value_desc("synthetic-copy|fixed|FILE.bin"), cl::sub(trainCommand),
     cl::cat(tgcCategory));
 static cl::opt<std::string>
     trainOptimizer("optimizer",
@@ -979,15 +977,27 @@ static LogicalResult runTrain(MLIRContext &context,
   if (!entry)
     return failure();
   std::optional<tgc::CopyTask> copyTask = tgc::CopyTask::find(entry);
-  TrainData data = trainData;
-  if (data == TrainData::Automatic)
-    data = copyTask ? TrainData::SyntheticCopy : TrainData::Fixed;
-  if (data == TrainData::SyntheticCopy && !copyTask) {
-    llvm::errs() << "tgc: error: --data synthetic-copy needs a token-id "
-                    "'input' argument read by tg.embedding and a 'label' "
-                    "argument of the same type; @"
+  std::string data = trainData;
+  if (data.empty())
+    data = copyTask ? "synthetic-copy" : "fixed";
+  bool fromFile = data != "synthetic-copy" && data != "fixed";
+  if (!copyTask && data != "fixed") {
+    llvm::errs() << "tgc: error: --data " << data
+                 << " needs a token-id 'input' argument read by tg.embedding "
+                    "and a 'label' argument of the same type; @"
                  << entry.getName() << " has none (try --data fixed)\n";
     return failure();
+  }
+  std::optional<tgc::TokenData> tokens;
+  if (fromFile) {
+    llvm::Expected<tgc::TokenData> loaded =
+        tgc::TokenData::load(data, entry, *copyTask);
+    if (!loaded) {
+      llvm::errs() << "tgc: error: " << llvm::toString(loaded.takeError())
+                   << "\n";
+      return failure();
+    }
+    tokens = std::move(*loaded);
   }
   func::FuncOp step = buildTrainingStep(*module, entry);
   if (!step)
@@ -996,8 +1006,9 @@ static LogicalResult runTrain(MLIRContext &context,
   tgc::TrainerOptions options;
   options.steps = trainSteps;
   options.seed = trainSeed;
-  if (data == TrainData::SyntheticCopy)
+  if (data == "synthetic-copy")
     options.copyTask = copyTask;
+  options.tokens = std::move(tokens);
   unsigned logEvery = std::max(1u, unsigned(trainLogEvery));
   auto start = std::chrono::steady_clock::now();
   FailureOr<tgc::TrainingRun> run = tgc::runTraining(
@@ -1025,8 +1036,7 @@ static LogicalResult runTrain(MLIRContext &context,
       unsigned(trainSteps), trainOptimizer.c_str(),
       precisionPolicy == "fp32" ? ""
                                 : (", " + precisionPolicy.getValue()).c_str(),
-      data == TrainData::SyntheticCopy ? "synthetic-copy" : "fixed", seconds,
-      run->firstLoss, run->lastLoss);
+      data.c_str(), seconds, run->firstLoss, run->lastLoss);
   if (run->skippedSteps)
     llvm::outs() << run->skippedSteps
                  << " step(s) skipped by dynamic loss scaling\n";

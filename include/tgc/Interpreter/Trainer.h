@@ -14,7 +14,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace tgc {
 
@@ -28,10 +30,29 @@ struct CopyTask {
   static std::optional<CopyTask> find(mlir::func::FuncOp function);
 };
 
+/// Language-model batches from a token file, in nanoGPT's `train.bin`
+/// format: the token ids as little-endian uint16, nothing else. Each step,
+/// every row of the `input` ids is a window of the file starting at a random
+/// offset, and the same row of the `label` argument is that window shifted
+/// by one token (the next token at every position).
+struct TokenData {
+  /// The arguments filled (the same pair as the copy task's).
+  CopyTask task;
+  std::vector<uint16_t> tokens;
+
+  /// Reads `path` for `function`, whose `task` arguments have rows of `seq`
+  /// ids: the file must hold at least seq + 1 tokens, each below the
+  /// vocabulary size.
+  static llvm::Expected<TokenData>
+  load(llvm::StringRef path, mlir::func::FuncOp function, const CopyTask &task);
+};
+
 struct TrainerOptions {
   unsigned steps = 100;
   /// Fresh copy-task ids every step; none: one fixed random batch.
   std::optional<CopyTask> copyTask;
+  /// Windows of a token file every step (takes precedence over copyTask).
+  std::optional<TokenData> tokens;
   uint64_t seed = 0;
 };
 

@@ -310,11 +310,11 @@ static bool onlyMakesMasks(
   if (it == consumers.end())
     return false;
   static const llvm::StringSet<> masks = {
-      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "Shape", "Size"};
-  static const llvm::StringSet<> views = {
-      "Identity", "Slice",     "Reshape", "Squeeze",
-      "Unsqueeze", "Transpose", "Expand",  "Cast"};
+      "Equal",          "Less",  "LessOrEqual", "Greater",
+      "GreaterOrEqual", "Shape", "Size"};
+  static const llvm::StringSet<> views = {"Identity", "Slice",     "Reshape",
+                                          "Squeeze",  "Unsqueeze", "Transpose",
+                                          "Expand",   "Cast"};
   for (const onnx::NodeProto *node : it->second) {
     if (!node->domain().empty() && node->domain() != "ai.onnx")
       return false;

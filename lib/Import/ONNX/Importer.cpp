@@ -293,6 +293,77 @@ tgc::parseInputShape(StringRef spec,
 }
 
 //===----------------------------------------------------------------------===//
+// Buffers that only make masks
+//===----------------------------------------------------------------------===//
+
+/// Whether every use of `value` ends in an operand that carries no gradient
+/// (a comparison, Where's condition, a Shape), possibly through ops that only
+/// select, reshape or cast (Slice, Reshape, Identity...). Such a value is a
+/// mask: training could never change it.
+static bool onlyMakesMasks(
+    StringRef value,
+    const llvm::StringMap<SmallVector<const onnx::NodeProto *>> &consumers,
+    const llvm::StringSet<> &graphOutputs, llvm::StringSet<> &visiting) {
+  if (graphOutputs.contains(value) || !visiting.insert(value).second)
+    return !graphOutputs.contains(value);
+  auto it = consumers.find(value);
+  if (it == consumers.end())
+    return false;
+  static const llvm::StringSet<> masks = {
+      "Equal",          "Less",  "LessOrEqual", "Greater",
+      "GreaterOrEqual", "Shape", "Size"};
+  static const llvm::StringSet<> views = {"Identity", "Slice",     "Reshape",
+                                          "Squeeze",  "Unsqueeze", "Transpose",
+                                          "Expand",   "Cast"};
+  for (const onnx::NodeProto *node : it->second) {
+    if (!node->domain().empty() && node->domain() != "ai.onnx")
+      return false;
+    if (masks.contains(node->op_type()))
+      continue;
+    bool asData = node->input_size() && node->input(0) == value;
+    if (node->op_type() == "Where") {
+      for (int i = 1; i < node->input_size(); ++i)
+        if (node->input(i) == value)
+          return false;
+      continue;
+    }
+    if (!views.contains(node->op_type()))
+      return false;
+    // Shape operands (a Reshape's shape, Slice's starts) carry no gradient.
+    if (!asData)
+      continue;
+    for (const std::string &output : node->output())
+      if (!output.empty() &&
+          !onlyMakesMasks(output, consumers, graphOutputs, visiting))
+        return false;
+  }
+  return true;
+}
+
+/// The float initializers that only make masks: GPT-2's causal `bias`
+/// buffer, which torch.onnx.export writes as an initializer like any weight
+/// when it does not fold constants. They import as constants, so the mask
+/// folds and the attention it guards can be raised.
+static llvm::StringSet<> findMaskInitializers(const onnx::GraphProto &graph) {
+  llvm::StringMap<SmallVector<const onnx::NodeProto *>> consumers;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input())
+      if (!input.empty() &&
+          (consumers[input].empty() || consumers[input].back() != &node))
+        consumers[input].push_back(&node);
+  llvm::StringSet<> graphOutputs;
+  for (const onnx::ValueInfoProto &output : graph.output())
+    graphOutputs.insert(output.name());
+  llvm::StringSet<> masks;
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    llvm::StringSet<> visiting;
+    if (onlyMakesMasks(initializer.name(), consumers, graphOutputs, visiting))
+      masks.insert(initializer.name());
+  }
+  return masks;
+}
+
+//===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
 
@@ -452,6 +523,7 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
         initializerNames.contains(node.input(0)))
       identityParameters[node.output(0)] = node.input(0);
 
+  llvm::StringSet<> maskInitializers = findMaskInitializers(graph);
   llvm::StringMap<const onnx::TensorProto *> floatInitializers;
   for (const onnx::TensorProto &initializer : graph.initializer()) {
     const std::string &initName = initializer.name();
@@ -469,7 +541,13 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     }
     // Scalars are constants of the formula (a scale, an epsilon), never
     // weights: they stay foldable.
-    if (isa<FloatType>(decoded->type.getElementType()) &&
+    bool isMask = maskInitializers.contains(initName);
+    if (isMask && isa<FloatType>(decoded->type.getElementType()) &&
+        decoded->type.getRank() > 0)
+      emitRemark(fileLoc) << "initializer '" << initName
+                          << "' only feeds comparisons (a mask buffer); "
+                             "imported as a constant, not a parameter";
+    if (!isMask && isa<FloatType>(decoded->type.getElementType()) &&
         decoded->type.getRank() > 0) {
       parameterIndex[initName] = imported.parameters.size();
       addArgument(decoded->type, "param", initName);

@@ -91,3 +91,20 @@ onnx.save(model([helper.make_node("Reshape", ["x", "x"], ["y"],
                                   name="dynamic_reshape")],
                 [vi("x", TensorProto.INT64, [2])],
                 [vi("y", TensorProto.INT64, None)]), "dynamic-shape.onnx")
+
+# A mask buffer (an initializer that only feeds a comparison, through a
+# Reshape) beside a weight that feeds a comparison and a Mul.
+I64 = TensorProto.INT64
+mask = model(
+    [helper.make_node("Reshape", ["mask", "shape"], ["mask2"], name="view"),
+     helper.make_node("Equal", ["mask2", "zero"], ["masked"], name="eq"),
+     helper.make_node("Where", ["masked", "ninf", "x"], ["h"], name="fill"),
+     helper.make_node("Mul", ["h", "gate"], ["h2"], name="scale"),
+     helper.make_node("Less", ["gate", "zero"], ["negative"], name="lt"),
+     helper.make_node("Where", ["negative", "x", "h2"], ["y"], name="pick")],
+    [vi("x", F, [2, 2])], [vi("y", F, [2, 2])],
+    [tensor("mask", np.tril(np.ones((2, 2), np.float32)).reshape(4)),
+     tensor("shape", np.array([2, 2], np.int64)),
+     tensor("zero", np.float32(0)), tensor("ninf", np.float32(-np.inf)),
+     tensor("gate", np.array([0.5, -2.0], np.float32))])
+onnx.save(mask, "mask-buffer.onnx")

@@ -211,6 +211,26 @@ static cl::opt<bool>
                  cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
                  cl::sub(compileCommand), cl::cat(tgcCategory));
 
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Recompute activations in the backward so the simulated peak "
+             "fits BYTES (suffixes KiB, MiB, GiB, KB, MB, GB) or `auto` (the "
+             "device's memory minus 5%); tg-recompute"),
+    cl::value_desc("BYTES|auto"), cl::sub(compileCommand),
+    cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> recomputeStrategy(
+    "recompute",
+    cl::desc("How to choose what to recompute: dp (default, with "
+             "--memory-budget), none, full (keep only block inputs) or sqrt "
+             "(keep every sqrt(n)-th block input)"),
+    cl::init("dp"), cl::sub(compileCommand), cl::sub(reportCommand),
+    cl::cat(tgcCategory));
+static cl::opt<bool> explainRecompute(
+    "explain",
+    cl::desc("A remark per activation (kept or recomputed, bytes, recompute "
+             "time) and a summary of tg-recompute"),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
+
 static cl::opt<bool> reportTrain(
     "train",
     cl::desc("Report the persistent memory of the training step built with "
@@ -425,6 +445,16 @@ static std::optional<tgc::DeviceSpec> resolveDevice();
 static LogicalResult writeOutputFile(StringRef file,
                                      function_ref<void(raw_ostream &)> write);
 
+/// The device as the passes' `device` option names it.
+static std::string getDeviceOption() {
+  if (!deviceFile.empty()) // A path, whatever its name (see tg-memory-plan).
+    return StringRef(deviceFile).contains('/') ? std::string(deviceFile)
+                                               : "./" + deviceFile;
+  if (!deviceName.empty())
+    return deviceName;
+  return std::string(tgc::getDefaultDeviceName());
+}
+
 static LogicalResult runCompile(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
@@ -437,18 +467,16 @@ static LogicalResult runCompile(MLIRContext &context,
   options.memoryPlan = !noMemoryPlan;
   if (!resolveDevice())
     return failure();
-  if (!deviceFile.empty()) // A path, whatever its name (see tg-memory-plan).
-    options.device = StringRef(deviceFile).contains('/')
-                         ? std::string(deviceFile)
-                         : "./" + deviceFile;
-  else if (!deviceName.empty())
-    options.device = deviceName;
+  options.device = getDeviceOption();
   options.autodiff = compileAutodiff;
   options.optimizer = compileOptimizer;
   options.microBatches = microBatches;
   options.frozen = freezeGlobs;
   options.trainable = trainableGlobs;
   options.lr = compileLr;
+  options.memoryBudget = memoryBudget;
+  options.recompute = recomputeStrategy;
+  options.explainRecompute = explainRecompute;
   setPrecisionOptions(options);
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
@@ -592,6 +620,19 @@ static LogicalResult runReport(MLIRContext &context,
     if (failed(memory))
       return failure();
     trainingMemory = *memory;
+  }
+  if (!memoryBudget.empty() || recomputeStrategy != "dp") {
+    // The step as `tgc compile --memory-budget` leaves it.
+    tgc::TGRecomputeOptions recompute;
+    recompute.budget = memoryBudget;
+    recompute.strategy = recomputeStrategy;
+    recompute.device = getDeviceOption();
+    recompute.explain = explainRecompute;
+    PassManager pm(&context);
+    pm.addNestedPass<func::FuncOp>(tgc::createTGRecompute(recompute));
+    pm.addNestedPass<func::FuncOp>(tgc::createTGSchedule());
+    if (failed(pm.run(*module)))
+      return failure();
   }
   std::vector<tgc::FunctionCostSummary> summaries =
       tgc::summarizeModuleCosts(*module);

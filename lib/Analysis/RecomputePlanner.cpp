@@ -482,19 +482,23 @@ RecomputePlanner::enumerateOptions(const Block &block) const {
     for (unsigned bit = 0; bit < count; ++bit)
       if (!llvm::is_contained(subset, bit))
         option.kept += candidates[block.candidates[bit]].bytes;
-    // While the block's backward runs, the recomputed activations are live
-    // again, and the largest transient of their recomputation with them.
+    // While the block's backward runs, a recomputed value is live next to
+    // the kept ones; the model counts the largest one (optimistic: the
+    // simulator's check tightens the capacity when more stay live).
+    // The cautious model counts every recomputed activation live at once
+    // and the largest transient of their recomputation.
     int64_t transient = 0;
     for (Operation *op : getClosure(global)) {
       option.time += estimateOpTime(op, device).time;
       if (isViewOp(op))
         continue;
+      option.extra = std::max(option.extra, getResultBytes(op));
       if (candidateOf.count(op))
-        option.extra += getResultBytes(op);
+        option.extraAll += getResultBytes(op);
       else
         transient = std::max(transient, getResultBytes(op));
     }
-    option.extra += transient;
+    option.extraAll += transient;
     option.recomputed = std::move(subset);
     options.push_back(std::move(option));
   }
@@ -507,7 +511,7 @@ RecomputePlanner::enumerateOptions(const Block &block) const {
   for (Option &option : options) {
     bool dominated = llvm::any_of(pareto, [&](const Option &other) {
       return other.kept <= option.kept && other.extra <= option.extra &&
-             other.time <= option.time;
+             other.extraAll <= option.extraAll && other.time <= option.time;
     });
     if (!dominated)
       pareto.push_back(std::move(option));
@@ -515,7 +519,8 @@ RecomputePlanner::enumerateOptions(const Block &block) const {
   return pareto;
 }
 
-FailureOr<SmallVector<unsigned>> RecomputePlanner::solveDP(int64_t capacity) {
+FailureOr<SmallVector<unsigned>> RecomputePlanner::solveDP(int64_t capacity,
+                                                           bool cautious) {
   if (capacity < 0)
     return failure();
   // Bytes are counted in units so the state space stays small; every
@@ -539,7 +544,7 @@ FailureOr<SmallVector<unsigned>> RecomputePlanner::solveDP(int64_t capacity) {
         continue;
       for (auto [o, option] : llvm::enumerate(options)) {
         int64_t kept = m + units(option.kept);
-        if (kept + units(option.extra) >= states)
+        if (kept + units(cautious ? option.extraAll : option.extra) >= states)
           continue;
         double time = best[m] + option.time;
         if (time < next[kept]) {
@@ -635,19 +640,35 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
   int64_t capacity = budget - base;
   unsigned solves = 0;
   std::optional<RecomputePlan> best;
-  for (unsigned attempt = 0; attempt < 8 && capacity >= 0; ++attempt) {
+  // The DP's model is an estimate: find the largest capacity whose plan's
+  // simulated peak fits, first at the model's own capacity, then by
+  // bisection down to zero, keeping the cheapest plan that fits.
+  auto probe = [&](int64_t capacity, bool cautious) {
     ++solves;
-    FailureOr<SmallVector<unsigned>> recomputed = solveDP(capacity);
+    FailureOr<SmallVector<unsigned>> recomputed = solveDP(capacity, cautious);
     if (failed(recomputed))
-      break;
+      return false;
     int64_t peak = simulatePeak(*recomputed);
     minimumPeak = std::min(minimumPeak, peak);
-    if (peak <= budget) {
+    if (peak > budget)
+      return false;
+    double time = getExtraTime(*recomputed);
+    if (!best || time < best->extraTime)
       best = finish(std::move(*recomputed));
-      break;
+    return true;
+  };
+  for (bool cautious : {true, false}) {
+    int64_t high = budget - base;
+    if (high < 0 || probe(high, cautious) || !probe(0, cautious))
+      continue;
+    int64_t low = 0;
+    for (unsigned step = 0; step < 10 && high - low > 1; ++step) {
+      int64_t middle = low + (high - low) / 2;
+      if (probe(middle, cautious))
+        low = middle;
+      else
+        high = middle;
     }
-    // The model was optimistic by (peak - budget): ask for that much less.
-    capacity -= peak - budget;
   }
   // A baseline that fits at less extra time wins (the DP's model is an
   // estimate; the baselines are simulated too): the result is never worse

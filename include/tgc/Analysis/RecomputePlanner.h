@@ -97,8 +97,12 @@ public:
 
 private:
   struct Option {
-    int64_t kept = 0;  // bytes of the block's kept candidates
-    int64_t extra = 0; // bytes the recomputation holds in the backward
+    int64_t kept = 0; // bytes of the block's kept candidates
+    /// Bytes the recomputation holds during the block's backward: the
+    /// largest value recomputed (optimistic), or all recomputed activations
+    /// and the largest transient (cautious).
+    int64_t extra = 0;
+    int64_t extraAll = 0;
     double time = 0;
     llvm::SmallVector<unsigned> recomputed; // local indices in the block
   };
@@ -112,7 +116,8 @@ private:
 
   void decompose();
   std::vector<Option> enumerateOptions(const Block &block) const;
-  mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity);
+  mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
+                                                       bool cautious);
   RecomputePlan finish(llvm::SmallVector<unsigned> recomputed) const;
 
   mlir::func::FuncOp function;

@@ -10,6 +10,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
 
 #include "mlir/IR/Builders.h"
@@ -83,7 +84,7 @@ FailureOr<RecomputeStrategy> tgc::parseRecomputeStrategy(StringRef name) {
 // What the backward reads
 //===----------------------------------------------------------------------===//
 
-namespace {
+namespace tgc::detail {
 /// The forward ops of a step and which of them the backward reads.
 struct ActivationInfo {
   explicit ActivationInfo(func::FuncOp function);
@@ -119,7 +120,9 @@ struct ActivationInfo {
   DenseSet<Operation *> returned;
   DenseMap<Operation *, unsigned> order;
 };
-} // namespace
+} // namespace tgc::detail
+
+using tgc::detail::ActivationInfo;
 
 /// Calls `callback` with every operand of `op` and of the ops nested in it
 /// that is defined outside `op`.
@@ -194,11 +197,10 @@ ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
   }
   // Views of recomputed values that the backward reads run again too, so
   // the backward reads no original of a recomputed buffer.
-  for (Operation &op : body.without_terminator())
-    if (forward.contains(&op) && isViewOp(&op))
-      if (Operation *def = op.getOperand(0).getDefiningOp())
-        if (closure.contains(def))
-          closure.insert(&op);
+  for (size_t at = 0; at < closure.size(); ++at)
+    for (Operation *user : closure[at]->getUsers())
+      if (user->getBlock() == &body && forward.contains(user) && isViewOp(user))
+        closure.insert(user);
   SmallVector<Operation *> sorted(closure.begin(), closure.end());
   llvm::sort(sorted, [&](Operation *a, Operation *b) {
     return order.lookup(a) < order.lookup(b);
@@ -257,10 +259,13 @@ static int64_t getResultBytes(Operation *op) {
   return bytes;
 }
 
+RecomputePlanner::~RecomputePlanner() = default;
+
 RecomputePlanner::RecomputePlanner(func::FuncOp function,
                                    const DeviceSpec &device)
-    : function(function), device(device) {
-  ActivationInfo info(function);
+    : function(function), device(device),
+      activations(std::make_unique<ActivationInfo>(function)) {
+  const ActivationInfo &info = *activations;
   for (Operation &op : info.body.without_terminator()) {
     opIndex[&op] = ops.size();
     ops.push_back(&op);
@@ -289,7 +294,7 @@ RecomputePlanner::RecomputePlanner(func::FuncOp function,
 
 SmallVector<Operation *>
 RecomputePlanner::getClosure(ArrayRef<unsigned> recomputed) const {
-  ActivationInfo info(function);
+  const ActivationInfo &info = *activations;
   SmallVector<Operation *> chosen;
   DenseSet<Operation *> chosenSet;
   for (unsigned index : recomputed) {
@@ -351,7 +356,7 @@ static std::string fingerprint(ArrayRef<Operation *> blockOps,
 }
 
 void RecomputePlanner::decompose() {
-  ActivationInfo info(function);
+  const ActivationInfo &info = *activations;
   std::vector<Operation *> forwardOps;
   DenseMap<Operation *, unsigned> position;
   for (Operation *op : ops)
@@ -359,11 +364,30 @@ void RecomputePlanner::decompose() {
       position[op] = forwardOps.size();
       forwardOps.push_back(op);
     }
+  // Values that do not depend on the step's inputs (rotary tables, masks,
+  // parameter casts) are computed once and read by every layer: like
+  // constants, they do not keep layers together.
+  DenseSet<Operation *> dataDependent;
+  for (Operation *op : forwardOps) {
+    bool dependent = false;
+    forEachOuterOperand(op, [&](OpOperand &use) {
+      if (auto arg = dyn_cast<BlockArgument>(use.get())) {
+        if (arg.getOwner() == &info.body) {
+          StringRef role = tg::getArgumentRole(function, arg.getArgNumber());
+          dependent |= role == "input" || role == "label";
+        }
+      } else if (Operation *def = use.get().getDefiningOp()) {
+        dependent |= dataDependent.contains(def);
+      }
+    });
+    if (dependent)
+      dataDependent.insert(op);
+  }
   // crossing[i]: forward values defined at or before i read after i.
   std::vector<int> delta(forwardOps.size() + 1, 0);
   for (auto [at, op] : llvm::enumerate(forwardOps)) {
-    if (op->getNumOperands() == 0)
-      continue; // constants are available everywhere
+    if (!dataDependent.contains(op))
+      continue; // available everywhere, like constants
     unsigned last = at;
     for (Operation *user : op->getUsers())
       if (Operation *top = info.body.findAncestorOpInBlock(*user))

@@ -23,10 +23,14 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace tgc {
+namespace detail {
+struct ActivationInfo;
+} // namespace detail
 
 /// Parses a byte count: an integer or decimal with an optional suffix
 /// (B, KB/MB/GB/TB in powers of 1000, KiB/MiB/GiB/TiB in powers of 1024).
@@ -66,6 +70,7 @@ struct RecomputePlan {
 class RecomputePlanner {
 public:
   RecomputePlanner(mlir::func::FuncOp function, const DeviceSpec &device);
+  ~RecomputePlanner();
 
   llvm::ArrayRef<RecomputeCandidate> getCandidates() const {
     return candidates;
@@ -122,6 +127,7 @@ private:
 
   mlir::func::FuncOp function;
   const DeviceSpec &device;
+  std::unique_ptr<detail::ActivationInfo> activations;
   std::vector<mlir::Operation *> ops; // top-level ops in block order
   llvm::DenseMap<mlir::Operation *, unsigned> opIndex;
   std::vector<RecomputeCandidate> candidates;

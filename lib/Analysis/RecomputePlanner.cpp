@@ -734,3 +734,29 @@ RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
           .count();
   return plan;
 }
+
+std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
+  int64_t low = peakBefore;
+  for (RecomputeStrategy strategy :
+       {RecomputeStrategy::Full, RecomputeStrategy::Sqrt})
+    low = std::min(low, baseline(strategy).peakBytes);
+  std::vector<RecomputePlan> plans;
+  for (unsigned at = 0; at <= points; ++at) {
+    int64_t budget =
+        low + static_cast<int64_t>((peakBefore - low) *
+                                   (points ? double(at) / points : 1.0));
+    int64_t minimumPeak = 0;
+    if (FailureOr<RecomputePlan> plan = solve(budget, minimumPeak);
+        succeeded(plan))
+      plans.push_back(std::move(*plan));
+  }
+  llvm::sort(plans, [](const RecomputePlan &a, const RecomputePlan &b) {
+    return std::tie(a.peakBytes, a.extraTime) <
+           std::tie(b.peakBytes, b.extraTime);
+  });
+  std::vector<RecomputePlan> frontier;
+  for (RecomputePlan &plan : plans)
+    if (frontier.empty() || plan.extraTime < frontier.back().extraTime)
+      frontier.push_back(std::move(plan));
+  return frontier;
+}

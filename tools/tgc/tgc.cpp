@@ -9,6 +9,7 @@
 
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/OpCostSummary.h"
+#include "tgc/Analysis/RecomputePlanner.h"
 #include "tgc/Analysis/StepReport.h"
 #include "tgc/Analysis/TrainingMemory.h"
 #include "tgc/Dialect/TG/TGOps.h"
@@ -230,6 +231,14 @@ static cl::opt<bool> explainRecompute(
     cl::desc("A remark per activation (kept or recomputed, bytes, recompute "
              "time) and a summary of tg-recompute"),
     cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
+
+static cl::opt<unsigned> recomputeFrontier(
+    "recompute-frontier",
+    cl::desc("Print the best recompute extra time for peaks from the "
+             "smallest feasible to the peak without recomputation "
+             "(tg-recompute at N+1 budgets; 0: off)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(reportCommand),
+    cl::cat(tgcCategory));
 
 static cl::opt<bool> reportTrain(
     "train",
@@ -633,6 +642,21 @@ static LogicalResult runReport(MLIRContext &context,
     pm.addNestedPass<func::FuncOp>(tgc::createTGSchedule());
     if (failed(pm.run(*module)))
       return failure();
+  }
+  if (recomputeFrontier > 0) {
+    tgc::RecomputePlanner planner(entry, *device);
+    std::vector<tgc::RecomputePlan> frontier =
+        planner.computeFrontier(recomputeFrontier);
+    llvm::outs() << "recompute frontier of @" << entry.getSymName() << " on "
+                 << device->name << " (" << planner.getCandidates().size()
+                 << " activations)\n";
+    llvm::outs() << llvm::format("  %16s %14s %11s\n", "peak_bytes",
+                                 "extra_time_s", "recomputed");
+    for (const tgc::RecomputePlan &plan : frontier)
+      llvm::outs() << llvm::format("  %16lld %14.6e %11zu\n",
+                                   static_cast<long long>(plan.peakBytes),
+                                   plan.extraTime, plan.recomputed.size());
+    return success();
   }
   std::vector<tgc::FunctionCostSummary> summaries =
       tgc::summarizeModuleCosts(*module);

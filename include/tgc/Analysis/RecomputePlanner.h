@@ -85,6 +85,12 @@ public:
   /// inputs of every sqrt(n)-th block).
   RecomputePlan baseline(RecomputeStrategy strategy);
 
+  /// The memory/time frontier: plans for `points + 1` budgets from the
+  /// smallest peak the baselines reach to the peak without recomputation,
+  /// keeping those no other plan beats on both peak and extra time, by
+  /// increasing peak.
+  std::vector<RecomputePlan> computeFrontier(unsigned points);
+
   /// The forward ops that run again when `recomputed` (candidate indices)
   /// are recomputed: those and the non-kept forward ops they read.
   llvm::SmallVector<mlir::Operation *>

@@ -61,6 +61,15 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // After CSE, which would merge the recomputed clones back.
+  if (!options.memoryBudget.empty() || options.recompute != "dp") {
+    TGRecomputeOptions recompute;
+    recompute.budget = options.memoryBudget;
+    recompute.strategy = options.recompute;
+    recompute.device = options.device;
+    recompute.explain = options.explainRecompute;
+    pm.addNestedPass<func::FuncOp>(createTGRecompute(recompute));
+  }
   // Last: the order and the offsets are those of the program emitted.
   if (options.schedule)
     pm.addNestedPass<func::FuncOp>(createTGSchedule());

@@ -9,6 +9,7 @@
 
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/OpCostSummary.h"
+#include "tgc/Analysis/RecomputePlanner.h"
 #include "tgc/Analysis/StepReport.h"
 #include "tgc/Analysis/TrainingMemory.h"
 #include "tgc/Dialect/TG/TGOps.h"
@@ -217,6 +218,34 @@ static cl::opt<bool>
     noMemoryPlan("no-memory-plan",
                  cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
                  cl::sub(compileCommand), cl::cat(tgcCategory));
+
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Recompute activations in the backward so the simulated peak "
+             "fits BYTES (suffixes KiB, MiB, GiB, KB, MB, GB) or `auto` (the "
+             "device's memory minus 5%); tg-recompute"),
+    cl::value_desc("BYTES|auto"), cl::sub(compileCommand),
+    cl::sub(reportCommand), cl::cat(tgcCategory));
+static cl::opt<std::string> recomputeStrategy(
+    "recompute",
+    cl::desc("How to choose what to recompute: dp (default, with "
+             "--memory-budget), none, full (keep only block inputs) or sqrt "
+             "(keep every sqrt(n)-th block input)"),
+    cl::init("dp"), cl::sub(compileCommand), cl::sub(reportCommand),
+    cl::cat(tgcCategory));
+static cl::opt<bool> explainRecompute(
+    "explain",
+    cl::desc("A remark per activation (kept or recomputed, bytes, recompute "
+             "time) and a summary of tg-recompute"),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
+
+static cl::opt<unsigned> recomputeFrontier(
+    "recompute-frontier",
+    cl::desc("Print the best recompute extra time for peaks from the "
+             "smallest feasible to the peak without recomputation "
+             "(tg-recompute at N+1 budgets; 0: off)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(reportCommand),
+    cl::cat(tgcCategory));
 
 static cl::opt<bool> reportTrain(
     "train",
@@ -430,6 +459,16 @@ static std::optional<tgc::DeviceSpec> resolveDevice();
 static LogicalResult writeOutputFile(StringRef file,
                                      function_ref<void(raw_ostream &)> write);
 
+/// The device as the passes' `device` option names it.
+static std::string getDeviceOption() {
+  if (!deviceFile.empty()) // A path, whatever its name (see tg-memory-plan).
+    return StringRef(deviceFile).contains('/') ? std::string(deviceFile)
+                                               : "./" + deviceFile;
+  if (!deviceName.empty())
+    return deviceName;
+  return std::string(tgc::getDefaultDeviceName());
+}
+
 static LogicalResult runCompile(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module = loadModule(context, sourceMgr, inputFilename);
@@ -442,18 +481,16 @@ static LogicalResult runCompile(MLIRContext &context,
   options.memoryPlan = !noMemoryPlan;
   if (!resolveDevice())
     return failure();
-  if (!deviceFile.empty()) // A path, whatever its name (see tg-memory-plan).
-    options.device = StringRef(deviceFile).contains('/')
-                         ? std::string(deviceFile)
-                         : "./" + deviceFile;
-  else if (!deviceName.empty())
-    options.device = deviceName;
+  options.device = getDeviceOption();
   options.autodiff = compileAutodiff;
   options.optimizer = compileOptimizer;
   options.microBatches = microBatches;
   options.frozen = freezeGlobs;
   options.trainable = trainableGlobs;
   options.lr = compileLr;
+  options.memoryBudget = memoryBudget;
+  options.recompute = recomputeStrategy;
+  options.explainRecompute = explainRecompute;
   setPrecisionOptions(options);
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
@@ -597,6 +634,34 @@ static LogicalResult runReport(MLIRContext &context,
     if (failed(memory))
       return failure();
     trainingMemory = *memory;
+  }
+  if (!memoryBudget.empty() || recomputeStrategy != "dp") {
+    // The step as `tgc compile --memory-budget` leaves it.
+    tgc::TGRecomputeOptions recompute;
+    recompute.budget = memoryBudget;
+    recompute.strategy = recomputeStrategy;
+    recompute.device = getDeviceOption();
+    recompute.explain = explainRecompute;
+    PassManager pm(&context);
+    pm.addNestedPass<func::FuncOp>(tgc::createTGRecompute(recompute));
+    pm.addNestedPass<func::FuncOp>(tgc::createTGSchedule());
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+  if (recomputeFrontier > 0) {
+    tgc::RecomputePlanner planner(entry, *device);
+    std::vector<tgc::RecomputePlan> frontier =
+        planner.computeFrontier(recomputeFrontier);
+    llvm::outs() << "recompute frontier of @" << entry.getSymName() << " on "
+                 << device->name << " (" << planner.getCandidates().size()
+                 << " activations)\n";
+    llvm::outs() << llvm::format("  %16s %14s %11s\n", "peak_bytes",
+                                 "extra_time_s", "recomputed");
+    for (const tgc::RecomputePlan &plan : frontier)
+      llvm::outs() << llvm::format("  %16lld %14.6e %11zu\n",
+                                   static_cast<long long>(plan.peakBytes),
+                                   plan.extraTime, plan.recomputed.size());
+    return success();
   }
   std::vector<tgc::FunctionCostSummary> summaries =
       tgc::summarizeModuleCosts(*module);

@@ -88,6 +88,21 @@ struct TrainingPipelineOptions
       *this, "canonicalize",
       llvm::cl::desc("Run canonicalization and CSE over the step"),
       llvm::cl::init(true)};
+  Option<std::string> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("Recompute activations so the simulated peak fits this "
+                     "many bytes (suffixes KiB, MiB, GiB, KB, MB, GB...) or "
+                     "`auto` (tg-recompute; empty: no budget)"),
+      llvm::cl::init("")};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("tg-recompute's strategy: dp (default; needs a budget), "
+                     "none, full or sqrt"),
+      llvm::cl::init("dp")};
+  Option<bool> explainRecompute{
+      *this, "explain-recompute",
+      llvm::cl::desc("A remark per activation: kept or recomputed"),
+      llvm::cl::init(false)};
   Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Reorder the ops to lower the peak memory (tg-schedule)"),

@@ -258,6 +258,76 @@ def TGScalingUpdate : Pass<"tg-scaling-update", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
+  let summary = "Keep or recompute each activation to fit a memory budget";
+  let description = [{
+    Chooses, for every forward value the backward reads (an activation in
+    the memory simulator's terms), whether it stays in memory until the
+    backward or is computed again there, so that the simulated peak of the
+    step is at most `budget` at the least extra time of the cost model
+    (docs/recompute.md). The forward is cut into blocks where at most one
+    value crosses (a transformer layer's residual stream); each block's
+    keep/recompute options are enumerated exactly (identical blocks once) and
+    a dynamic program over the block sequence whose state is the kept memory
+    combines them. The resulting program is simulated exactly: when the
+    peak exceeds the budget, the DP is solved again with the capacity
+    lowered by the overshoot. Steps with at most 12 candidates are solved by
+    trying every subset, cheapest first, against the simulator.
+
+    A recomputed op, and the forward ops it reads that are not kept, are
+    cloned just before the first backward op reading it:
+
+    ```mlir
+    %h = tg.gelu %x approximate = tanh : tensor<8x3072xf32>
+    ... (the rest of the forward)
+    %dh = tg.gelu_grad %dy, %x ...   // reads %x, not %h
+    %dw = tg.matmul %h, %g transpose_a ...
+    ```
+
+    becomes
+
+    ```mlir
+    %h = tg.gelu %x approximate = tanh : tensor<8x3072xf32>
+    ...
+    %h2 = tg.gelu %x approximate = tanh : tensor<8x3072xf32>
+    %dw = tg.matmul %h2, %g transpose_a ...
+    ```
+
+    Only ops without memory effects run again; seeded `tg.dropout` is one
+    (its mask is a function of the seed, so the clone draws the same mask).
+    Run it after canonicalization and CSE (which would merge the clones
+    back) and before `tg-schedule`.
+
+    `strategy` picks the solver: `dp` (the default), or a baseline: `none`,
+    `full` (keep only each block's input, recompute the rest) and `sqrt`
+    (keep the input of every sqrt(n)-th block, Chen et al. 2016); baselines
+    ignore the budget. Without a budget `dp` changes nothing. A budget
+    below the smallest feasible peak is an error that states that peak.
+    With `explain`, a remark on each activation says whether it is kept or
+    recomputed, its bytes and its recompute time, and one on the function
+    summarizes the plan.
+  }];
+  let dependentDialects = ["::tgc::tg::TGDialect"];
+  let options = [
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Peak memory budget in bytes (suffixes B, KB, MB, GB, KiB, MiB, "
+           "GiB, TiB) or `auto` (the device's memory minus 5%); empty: "
+           "no budget">,
+    Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",
+           "The device whose cost model prices recomputation: a built-in "
+           "name or the path of a device JSON file (*.json)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
+           "dp, none, full or sqrt">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per activation and a summary">,
+  ];
+  let statistics = [
+    Statistic<"peakBefore", "peak-before", "Simulated peak bytes before">,
+    Statistic<"peakAfter", "peak-after", "Simulated peak bytes after">,
+    Statistic<"numRecomputed", "recomputed", "Activations recomputed">,
+  ];
+}
+
 def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
   let summary = "Reorder the ops of a step to lower its peak memory";
   let description = [{

@@ -1,0 +1,158 @@
+//===- RecomputePlanner.h - keep or recompute each activation ---*- C++ -*-===//
+//
+// Which forward values the backward reads (the simulator's Activations) are
+// kept and which are recomputed in the backward, so that a step fits a memory
+// budget at the least extra time (docs/recompute.md). The forward is cut into
+// a sequence of blocks at the points where at most one forward value crosses
+// (a transformer layer's residual stream); each block's keep/recompute options
+// are enumerated exactly (identical blocks once), and a dynamic program over
+// the block sequence whose state is the kept memory (as Rotor's for chains)
+// combines them. Every plan is checked on the exact simulated peak of the
+// rewritten program; when the DP's memory model was optimistic its capacity
+// is tightened by the overshoot and it solves again. Graphs with few
+// candidates are solved by exhaustive search against the simulator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_ANALYSIS_RECOMPUTEPLANNER_H
+#define TGC_ANALYSIS_RECOMPUTEPLANNER_H
+
+#include "tgc/Analysis/Device.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tgc {
+namespace detail {
+struct ActivationInfo;
+} // namespace detail
+
+/// Parses a byte count: an integer or decimal with an optional suffix
+/// (B, KB/MB/GB/TB in powers of 1000, KiB/MiB/GiB/TiB in powers of 1024).
+mlir::FailureOr<int64_t> parseByteSize(llvm::StringRef text);
+/// The `auto` budget: the device's memory minus a reserve of 5% (the
+/// allocator's fragmentation, the CUDA context and the communication
+/// library's buffers).
+int64_t getAutoBudget(const DeviceSpec &device);
+
+/// A forward op whose results the backward reads and that may run again.
+struct RecomputeCandidate {
+  mlir::Operation *op = nullptr;
+  /// Bytes of its results (what keeping it costs).
+  int64_t bytes = 0;
+  /// The cost model's time of the op alone.
+  double time = 0;
+};
+
+enum class RecomputeStrategy { DP, None, Full, Sqrt };
+mlir::FailureOr<RecomputeStrategy> parseRecomputeStrategy(llvm::StringRef name);
+
+struct RecomputePlan {
+  /// Indices into the planner's candidates that are recomputed.
+  llvm::SmallVector<unsigned> recomputed;
+  /// Extra time of the recomputation (the cost model's, every op cloned).
+  double extraTime = 0;
+  /// The simulated peak of the rewritten program.
+  int64_t peakBytes = 0;
+  /// Solver statistics.
+  unsigned blocks = 0;
+  unsigned distinctBlocks = 0;
+  unsigned solves = 0;
+  bool exhaustive = false;
+  double solveSeconds = 0;
+};
+
+class RecomputePlanner {
+public:
+  RecomputePlanner(mlir::func::FuncOp function, const DeviceSpec &device);
+  ~RecomputePlanner();
+
+  llvm::ArrayRef<RecomputeCandidate> getCandidates() const {
+    return candidates;
+  }
+  /// The simulated peak with nothing recomputed.
+  int64_t getPeakWithoutRecompute() const { return peakBefore; }
+
+  /// The cheapest plan whose simulated peak is at most `budget`, or failure
+  /// with `minimumPeak` set to the smallest peak found.
+  mlir::FailureOr<RecomputePlan> solve(int64_t budget, int64_t &minimumPeak);
+  /// A baseline: none, full (keep only block inputs) or sqrt (keep the
+  /// inputs of every sqrt(n)-th block).
+  RecomputePlan baseline(RecomputeStrategy strategy);
+
+  /// The memory/time frontier: plans for `points + 1` budgets from the
+  /// smallest peak the baselines reach to the peak without recomputation,
+  /// keeping those no other plan beats on both peak and extra time, by
+  /// increasing peak.
+  std::vector<RecomputePlan> computeFrontier(unsigned points);
+
+  /// The forward ops that run again when `recomputed` (candidate indices)
+  /// are recomputed: those and the non-kept forward ops they read.
+  llvm::SmallVector<mlir::Operation *>
+  getClosure(llvm::ArrayRef<unsigned> recomputed) const;
+  /// The extra time of recomputing `recomputed`.
+  double getExtraTime(llvm::ArrayRef<unsigned> recomputed) const;
+  /// The simulated peak of the program rewritten with `recomputed`
+  /// (rewrites a copy).
+  int64_t simulatePeak(llvm::ArrayRef<unsigned> recomputed) const;
+
+  /// Exhaustive search when there are at most this many candidates.
+  unsigned exhaustiveLimit = 12;
+  /// Blocks are merged up to this many candidates, all subsets enumerated.
+  unsigned blockLimit = 10;
+
+private:
+  struct Option {
+    int64_t kept = 0; // bytes of the block's kept candidates
+    /// Bytes the recomputation holds during the block's backward: the
+    /// largest value recomputed (optimistic), or all recomputed activations
+    /// and the largest transient (cautious).
+    int64_t extra = 0;
+    int64_t extraAll = 0;
+    double time = 0;
+    llvm::SmallVector<unsigned> recomputed; // local indices in the block
+  };
+  struct Block {
+    llvm::SmallVector<unsigned> candidates;
+    /// Index of the first block with the same structure.
+    unsigned representative = 0;
+    /// Candidates that are the block's inputs (values crossing a cut).
+    llvm::SmallVector<unsigned> inputs;
+  };
+
+  void decompose();
+  std::vector<Option> enumerateOptions(const Block &block) const;
+  mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
+                                                       bool cautious);
+  RecomputePlan finish(llvm::SmallVector<unsigned> recomputed) const;
+
+  mlir::func::FuncOp function;
+  const DeviceSpec &device;
+  std::unique_ptr<detail::ActivationInfo> activations;
+  std::vector<mlir::Operation *> ops; // top-level ops in block order
+  llvm::DenseMap<mlir::Operation *, unsigned> opIndex;
+  std::vector<RecomputeCandidate> candidates;
+  llvm::DenseMap<mlir::Operation *, unsigned> candidateOf;
+  /// Forward ops that may run again (candidates and transients alike).
+  llvm::DenseSet<mlir::Operation *> recomputable;
+  std::vector<Block> blocks;
+  std::vector<std::vector<Option>> optionsOf; // per representative block
+  int64_t peakBefore = 0;
+  int64_t activationBytes = 0;
+};
+
+/// Rewrites `function`: each forward op of `recomputed`, the non-kept
+/// forward ops it reads and the views of them the backward reads are cloned
+/// just before their first backward use, and the backward reads the clones.
+/// `recomputed` must be recomputable (see RecomputePlanner).
+void applyRecompute(mlir::func::FuncOp function,
+                    llvm::ArrayRef<mlir::Operation *> recomputed);
+
+} // namespace tgc
+
+#endif // TGC_ANALYSIS_RECOMPUTEPLANNER_H

@@ -1,0 +1,762 @@
+//===- RecomputePlanner.cpp - keep or recompute each activation -----------===//
+//
+// Candidates, their closures, the block decomposition, the per-block option
+// enumeration, the DP over the blocks, the check against the simulator, and
+// the rewrite that clones recomputed ops into the backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Analysis/RecomputePlanner.h"
+
+#include "tgc/Analysis/CostModel.h"
+#include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGInterfaces.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+
+using namespace mlir;
+using namespace tgc;
+
+FailureOr<int64_t> tgc::parseByteSize(StringRef text) {
+  text = text.trim();
+  size_t split = 0;
+  while (split < text.size() &&
+         (llvm::isDigit(text[split]) || text[split] == '.'))
+    ++split;
+  StringRef number = text.take_front(split);
+  StringRef suffix = text.drop_front(split).trim();
+  double value;
+  if (number.empty() || number.getAsDouble(value) || value < 0)
+    return failure();
+  static const std::pair<const char *, double> suffixes[] = {
+      {"", 1},
+      {"B", 1},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
+      {"KiB", 1024.0},
+      {"MiB", 1048576.0},
+      {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}};
+  for (auto [name, scale] : suffixes)
+    if (suffix == name) {
+      double bytes = value * scale;
+      if (bytes > 9.0e18)
+        return failure();
+      return static_cast<int64_t>(std::llround(bytes));
+    }
+  return failure();
+}
+
+int64_t tgc::getAutoBudget(const DeviceSpec &device) {
+  return device.hbmBytes - device.hbmBytes / 20;
+}
+
+FailureOr<RecomputeStrategy> tgc::parseRecomputeStrategy(StringRef name) {
+  if (name == "dp")
+    return RecomputeStrategy::DP;
+  if (name == "none")
+    return RecomputeStrategy::None;
+  if (name == "full")
+    return RecomputeStrategy::Full;
+  if (name == "sqrt")
+    return RecomputeStrategy::Sqrt;
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// What the backward reads
+//===----------------------------------------------------------------------===//
+
+namespace tgc::detail {
+/// The forward ops of a step and which of them the backward reads.
+struct ActivationInfo {
+  explicit ActivationInfo(func::FuncOp function);
+
+  bool isForward(Operation *op) const { return forward.contains(op); }
+  /// The non-view op whose buffer `op`'s results share.
+  Operation *getRootOp(Operation *op) const {
+    while (op && isViewOp(op) && forward.contains(op)) {
+      Operation *def = op->getOperand(0).getDefiningOp();
+      if (!def || !forward.contains(def))
+        break;
+      op = def;
+    }
+    return op;
+  }
+  /// A forward op whose buffer the backward reads (directly or through
+  /// views): its results are activations.
+  bool isActivation(Operation *op) const { return activations.contains(op); }
+  bool isRecomputable(Operation *op) const {
+    return forward.contains(op) && isMemoryEffectFree(op) &&
+           !returned.contains(op);
+  }
+  /// The forward ops that run again for `recomputed` (see
+  /// RecomputePlanner::getClosure), in block order.
+  SetVector<Operation *>
+  getClosure(ArrayRef<Operation *> recomputed,
+             const DenseSet<Operation *> &recomputedSet) const;
+
+  Block &body;
+  std::vector<Operation *> backward; // top-level non-forward ops, in order
+  DenseSet<Operation *> forward;
+  DenseSet<Operation *> activations;
+  DenseSet<Operation *> returned;
+  DenseMap<Operation *, unsigned> order;
+};
+} // namespace tgc::detail
+
+using tgc::detail::ActivationInfo;
+
+/// Calls `callback` with every operand of `op` and of the ops nested in it
+/// that is defined outside `op`.
+static void forEachOuterOperand(Operation *op,
+                                function_ref<void(OpOperand &)> callback) {
+  op->walk([&](Operation *nested) {
+    for (OpOperand &use : nested->getOpOperands()) {
+      Operation *def = use.get().getDefiningOp();
+      if (nested != op && def && op->isAncestor(def))
+        continue;
+      if (nested != op && !def &&
+          op->isProperAncestor(
+              cast<BlockArgument>(use.get()).getOwner()->getParentOp()))
+        continue;
+      if (nested != op && !def &&
+          cast<BlockArgument>(use.get()).getOwner()->getParentOp() == op)
+        continue;
+      callback(use);
+    }
+  });
+}
+
+ActivationInfo::ActivationInfo(func::FuncOp function)
+    : body(function.getBody().front()) {
+  StepStructure structure = StepStructure::compute(function);
+  for (Operation &op : body.without_terminator()) {
+    order[&op] = order.size();
+    if (structure.getPhase(&op) == Phase::Forward)
+      forward.insert(&op);
+    else
+      backward.push_back(&op);
+  }
+  for (Operation *user : backward)
+    forEachOuterOperand(user, [&](OpOperand &use) {
+      Operation *def = use.get().getDefiningOp();
+      if (!def || !forward.contains(def))
+        return;
+      if (Operation *root = getRootOp(body.findAncestorOpInBlock(*def)))
+        activations.insert(root);
+    });
+  for (Value value : body.getTerminator()->getOperands())
+    if (Operation *def = value.getDefiningOp()) {
+      returned.insert(def);
+      returned.insert(getRootOp(def));
+    }
+  // Constants are part of the program or filled for free: never activations
+  // worth trading.
+  for (Operation *op : llvm::make_early_inc_range(activations))
+    if (op->getNumOperands() == 0 || returned.contains(op) ||
+        matchPattern(op, m_Constant()))
+      activations.erase(op);
+}
+
+SetVector<Operation *>
+ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
+                           const DenseSet<Operation *> &recomputedSet) const {
+  SetVector<Operation *> closure;
+  SmallVector<Operation *> worklist(recomputed.begin(), recomputed.end());
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!closure.insert(op))
+      continue;
+    forEachOuterOperand(op, [&](OpOperand &use) {
+      Operation *def = use.get().getDefiningOp();
+      if (!def || !forward.contains(def))
+        return;
+      Operation *root = getRootOp(def);
+      if (activations.contains(root) && !recomputedSet.contains(root))
+        return; // kept: read the original
+      worklist.push_back(def);
+    });
+  }
+  // Views of recomputed values that the backward reads run again too, so
+  // the backward reads no original of a recomputed buffer.
+  for (size_t at = 0; at < closure.size(); ++at)
+    for (Operation *user : closure[at]->getUsers())
+      if (user->getBlock() == &body && forward.contains(user) && isViewOp(user))
+        closure.insert(user);
+  SmallVector<Operation *> sorted(closure.begin(), closure.end());
+  llvm::sort(sorted, [&](Operation *a, Operation *b) {
+    return order.lookup(a) < order.lookup(b);
+  });
+  return SetVector<Operation *>(sorted.begin(), sorted.end());
+}
+
+void tgc::applyRecompute(func::FuncOp function,
+                         ArrayRef<Operation *> recomputed) {
+  if (recomputed.empty())
+    return;
+  ActivationInfo info(function);
+  DenseSet<Operation *> recomputedSet(recomputed.begin(), recomputed.end());
+  SetVector<Operation *> closure = info.getClosure(recomputed, recomputedSet);
+
+  DenseMap<Operation *, Operation *> clones;
+  std::function<Operation *(Operation *, Operation *)> cloneOf =
+      [&](Operation *op, Operation *before) -> Operation * {
+    auto it = clones.find(op);
+    if (it != clones.end())
+      return it->second;
+    IRMapping mapping;
+    forEachOuterOperand(op, [&](OpOperand &use) {
+      Operation *def = use.get().getDefiningOp();
+      if (def && closure.contains(def)) {
+        Operation *clone = cloneOf(def, before);
+        mapping.map(
+            use.get(),
+            clone->getResult(cast<OpResult>(use.get()).getResultNumber()));
+      }
+    });
+    OpBuilder builder(before);
+    Operation *clone = builder.clone(*op, mapping);
+    clones[op] = clone;
+    return clone;
+  };
+  for (Operation *user : info.backward)
+    forEachOuterOperand(user, [&](OpOperand &use) {
+      Operation *def = use.get().getDefiningOp();
+      if (!def || !closure.contains(def))
+        return;
+      Operation *clone = cloneOf(def, user);
+      use.set(clone->getResult(cast<OpResult>(use.get()).getResultNumber()));
+    });
+}
+
+//===----------------------------------------------------------------------===//
+// The planner
+//===----------------------------------------------------------------------===//
+
+static int64_t getResultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Type type : op->getResultTypes())
+    if (isa<RankedTensorType>(type))
+      bytes += tg::getTensorByteSize(type);
+  return bytes;
+}
+
+RecomputePlanner::~RecomputePlanner() = default;
+
+RecomputePlanner::RecomputePlanner(func::FuncOp function,
+                                   const DeviceSpec &device)
+    : function(function), device(device),
+      activations(std::make_unique<ActivationInfo>(function)) {
+  const ActivationInfo &info = *activations;
+  for (Operation &op : info.body.without_terminator()) {
+    opIndex[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  for (Operation *op : ops)
+    if (info.isRecomputable(op))
+      recomputable.insert(op);
+  for (Operation *op : ops) {
+    if (!info.isActivation(op) || !recomputable.contains(op))
+      continue;
+    // Everything that runs again with it alone must be able to.
+    DenseSet<Operation *> alone{op};
+    SetVector<Operation *> closure = info.getClosure({op}, alone);
+    if (!llvm::all_of(closure,
+                      [&](Operation *c) { return recomputable.contains(c); }))
+      continue;
+    candidateOf[op] = candidates.size();
+    candidates.push_back(
+        {op, getResultBytes(op), estimateOpTime(op, device).time});
+  }
+  MemorySimulation simulation = MemorySimulation::run(function, &device);
+  peakBefore = simulation.peakBytes;
+  activationBytes = simulation.activationBytes;
+  decompose();
+}
+
+SmallVector<Operation *>
+RecomputePlanner::getClosure(ArrayRef<unsigned> recomputed) const {
+  const ActivationInfo &info = *activations;
+  SmallVector<Operation *> chosen;
+  DenseSet<Operation *> chosenSet;
+  for (unsigned index : recomputed) {
+    chosen.push_back(candidates[index].op);
+    chosenSet.insert(candidates[index].op);
+  }
+  SetVector<Operation *> closure = info.getClosure(chosen, chosenSet);
+  return SmallVector<Operation *>(closure.begin(), closure.end());
+}
+
+double RecomputePlanner::getExtraTime(ArrayRef<unsigned> recomputed) const {
+  double time = 0;
+  for (Operation *op : getClosure(recomputed))
+    time += estimateOpTime(op, device).time;
+  return time;
+}
+
+int64_t RecomputePlanner::simulatePeak(ArrayRef<unsigned> recomputed) const {
+  if (recomputed.empty())
+    return peakBefore;
+  func::FuncOp copy = func::FuncOp(function).clone();
+  SmallVector<Operation *> copyOps;
+  for (Operation &op : copy.getBody().front().without_terminator())
+    copyOps.push_back(&op);
+  SmallVector<Operation *> chosen;
+  for (unsigned index : recomputed)
+    chosen.push_back(copyOps[opIndex.lookup(candidates[index].op)]);
+  applyRecompute(copy, chosen);
+  int64_t peak = MemorySimulation::run(copy, &device).peakBytes;
+  copy.erase();
+  return peak;
+}
+
+/// A structural fingerprint of a block: op names, types and which op of the
+/// block each operand comes from (attributes such as dropout streams differ
+/// between identical layers and do not change costs).
+static std::string fingerprint(ArrayRef<Operation *> blockOps,
+                               const DenseMap<Operation *, unsigned> &index) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  unsigned first = blockOps.empty() ? 0 : index.lookup(blockOps.front());
+  for (Operation *op : blockOps) {
+    os << op->getName() << '(';
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      auto it = def ? index.find(def) : index.end();
+      if (it != index.end() && it->second >= first)
+        os << (it->second - first);
+      else
+        os << 'x';
+      os << ':' << operand.getType() << ',';
+    }
+    os << ")->";
+    for (Type type : op->getResultTypes())
+      os << type << ',';
+    os << ';';
+  }
+  return text;
+}
+
+void RecomputePlanner::decompose() {
+  const ActivationInfo &info = *activations;
+  std::vector<Operation *> forwardOps;
+  DenseMap<Operation *, unsigned> position;
+  for (Operation *op : ops)
+    if (info.isForward(op)) {
+      position[op] = forwardOps.size();
+      forwardOps.push_back(op);
+    }
+  // Values that do not depend on the step's inputs (rotary tables, masks,
+  // parameter casts) are computed once and read by every layer: like
+  // constants, they do not keep layers together.
+  DenseSet<Operation *> dataDependent;
+  for (Operation *op : forwardOps) {
+    bool dependent = false;
+    forEachOuterOperand(op, [&](OpOperand &use) {
+      if (auto arg = dyn_cast<BlockArgument>(use.get())) {
+        if (arg.getOwner() == &info.body) {
+          StringRef role = tg::getArgumentRole(function, arg.getArgNumber());
+          dependent |= role == "input" || role == "label";
+        }
+      } else if (Operation *def = use.get().getDefiningOp()) {
+        dependent |= dataDependent.contains(def);
+      }
+    });
+    if (dependent)
+      dataDependent.insert(op);
+  }
+  // crossing[i]: forward values defined at or before i read after i.
+  std::vector<int> delta(forwardOps.size() + 1, 0);
+  for (auto [at, op] : llvm::enumerate(forwardOps)) {
+    if (!dataDependent.contains(op))
+      continue; // available everywhere, like constants
+    unsigned last = at;
+    for (Operation *user : op->getUsers())
+      if (Operation *top = info.body.findAncestorOpInBlock(*user))
+        if (position.count(top))
+          last = std::max(last, position[top]);
+    if (last > at) {
+      delta[at] += 1;
+      delta[last] -= 1;
+    }
+  }
+  std::vector<std::pair<unsigned, unsigned>> segments; // [begin, end)
+  int crossing = 0;
+  unsigned begin = 0;
+  for (unsigned at = 0; at < forwardOps.size(); ++at) {
+    crossing += delta[at];
+    if (crossing <= 1) {
+      segments.push_back({begin, at + 1});
+      begin = at + 1;
+    }
+  }
+  if (begin < forwardOps.size())
+    segments.push_back({begin, static_cast<unsigned>(forwardOps.size())});
+
+  // Merge segments while their candidates stay enumerable.
+  auto countCandidates = [&](std::pair<unsigned, unsigned> segment) {
+    unsigned count = 0;
+    for (unsigned at = segment.first; at < segment.second; ++at)
+      count += candidateOf.count(forwardOps[at]);
+    return count;
+  };
+  std::vector<std::pair<unsigned, unsigned>> merged;
+  for (auto segment : segments) {
+    if (!merged.empty() &&
+        countCandidates(merged.back()) + countCandidates(segment) <=
+            blockLimit) {
+      merged.back().second = segment.second;
+      continue;
+    }
+    merged.push_back(segment);
+  }
+
+  llvm::StringMap<unsigned> representatives;
+  for (auto segment : merged) {
+    Block block;
+    SmallVector<Operation *> blockOps;
+    for (unsigned at = segment.first; at < segment.second; ++at) {
+      blockOps.push_back(forwardOps[at]);
+      auto it = candidateOf.find(forwardOps[at]);
+      if (it != candidateOf.end())
+        block.candidates.push_back(it->second);
+    }
+    if (block.candidates.empty())
+      continue;
+    // The block's input: the last candidate of the block before it that
+    // this block reads (the residual stream at the cut).
+    if (!blocks.empty()) {
+      for (unsigned index : blocks.back().candidates) {
+        Operation *op = candidates[index].op;
+        bool readHere = llvm::any_of(op->getUsers(), [&](Operation *user) {
+          Operation *top = info.body.findAncestorOpInBlock(*user);
+          return top && llvm::is_contained(blockOps, top);
+        });
+        if (readHere)
+          block.inputs = {index};
+      }
+    }
+    std::string key = fingerprint(blockOps, opIndex);
+    auto [it, inserted] =
+        representatives.try_emplace(key, static_cast<unsigned>(blocks.size()));
+    block.representative = it->second;
+    blocks.push_back(std::move(block));
+  }
+  optionsOf.assign(blocks.size(), {});
+  for (auto [at, block] : llvm::enumerate(blocks))
+    if (block.representative == at)
+      optionsOf[at] = enumerateOptions(block);
+}
+
+std::vector<RecomputePlanner::Option>
+RecomputePlanner::enumerateOptions(const Block &block) const {
+  unsigned count = block.candidates.size();
+  std::vector<SmallVector<unsigned>> subsets;
+  if (count <= blockLimit) {
+    for (uint64_t mask = 0; mask < (uint64_t(1) << count); ++mask) {
+      SmallVector<unsigned> subset;
+      for (unsigned bit = 0; bit < count; ++bit)
+        if (mask & (uint64_t(1) << bit))
+          subset.push_back(bit);
+      subsets.push_back(std::move(subset));
+    }
+  } else {
+    // Too many to enumerate (one op with many activations between cuts):
+    // the prefixes of the candidates by bytes saved per second spent.
+    SmallVector<unsigned> byRatio;
+    for (unsigned bit = 0; bit < count; ++bit)
+      byRatio.push_back(bit);
+    auto ratio = [&](unsigned bit) {
+      const RecomputeCandidate &c = candidates[block.candidates[bit]];
+      return c.bytes / std::max(c.time, 1e-12);
+    };
+    llvm::stable_sort(
+        byRatio, [&](unsigned a, unsigned b) { return ratio(a) > ratio(b); });
+    SmallVector<unsigned> prefix;
+    subsets.push_back(prefix);
+    for (unsigned bit : byRatio) {
+      prefix.push_back(bit);
+      subsets.push_back(prefix);
+    }
+  }
+  std::vector<Option> options;
+  for (SmallVector<unsigned> &subset : subsets) {
+    Option option;
+    SmallVector<unsigned> global;
+    for (unsigned bit : subset)
+      global.push_back(block.candidates[bit]);
+    for (unsigned bit = 0; bit < count; ++bit)
+      if (!llvm::is_contained(subset, bit))
+        option.kept += candidates[block.candidates[bit]].bytes;
+    // While the block's backward runs, a recomputed value is live next to
+    // the kept ones; the model counts the largest one (optimistic: the
+    // simulator's check tightens the capacity when more stay live).
+    // The cautious model counts every recomputed activation live at once
+    // and the largest transient of their recomputation.
+    int64_t transient = 0;
+    for (Operation *op : getClosure(global)) {
+      option.time += estimateOpTime(op, device).time;
+      if (isViewOp(op))
+        continue;
+      option.extra = std::max(option.extra, getResultBytes(op));
+      if (candidateOf.count(op))
+        option.extraAll += getResultBytes(op);
+      else
+        transient = std::max(transient, getResultBytes(op));
+    }
+    option.extraAll += transient;
+    option.recomputed = std::move(subset);
+    options.push_back(std::move(option));
+  }
+  // Drop dominated options (more kept, more extra and more time).
+  llvm::sort(options, [](const Option &a, const Option &b) {
+    return std::tie(a.kept, a.extra, a.time) <
+           std::tie(b.kept, b.extra, b.time);
+  });
+  std::vector<Option> pareto;
+  for (Option &option : options) {
+    bool dominated = llvm::any_of(pareto, [&](const Option &other) {
+      return other.kept <= option.kept && other.extra <= option.extra &&
+             other.extraAll <= option.extraAll && other.time <= option.time;
+    });
+    if (!dominated)
+      pareto.push_back(std::move(option));
+  }
+  return pareto;
+}
+
+FailureOr<SmallVector<unsigned>> RecomputePlanner::solveDP(int64_t capacity,
+                                                           bool cautious) {
+  if (capacity < 0)
+    return failure();
+  // Bytes are counted in units so the state space stays small; every
+  // quantity rounds up, so the DP never under-counts its own model.
+  constexpr int64_t kUnits = 4096;
+  int64_t unit = std::max<int64_t>(1, (capacity + kUnits - 1) / kUnits);
+  int64_t states = capacity / unit + 1;
+  auto units = [&](int64_t bytes) { return (bytes + unit - 1) / unit; };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> best(states, kInf), next(states);
+  best[0] = 0;
+  // choice[b][m]: the option of block b that reached kept units m, and the
+  // kept units before it.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> choice(blocks.size());
+  for (auto [at, block] : llvm::enumerate(blocks)) {
+    const std::vector<Option> &options = optionsOf[block.representative];
+    std::fill(next.begin(), next.end(), kInf);
+    choice[at].assign(states, {-1, -1});
+    for (int64_t m = 0; m < states; ++m) {
+      if (best[m] == kInf)
+        continue;
+      for (auto [o, option] : llvm::enumerate(options)) {
+        int64_t kept = m + units(option.kept);
+        if (kept + units(cautious ? option.extraAll : option.extra) >= states)
+          continue;
+        double time = best[m] + option.time;
+        if (time < next[kept]) {
+          next[kept] = time;
+          choice[at][kept] = {static_cast<int32_t>(o), static_cast<int32_t>(m)};
+        }
+      }
+    }
+    best.swap(next);
+  }
+  int64_t end = -1;
+  for (int64_t m = 0; m < states; ++m)
+    if (best[m] != kInf && (end < 0 || best[m] < best[end]))
+      end = m;
+  if (end < 0)
+    return failure();
+  SmallVector<unsigned> recomputed;
+  for (size_t at = blocks.size(); at-- > 0;) {
+    auto [o, previous] = choice[at][end];
+    const Option &option = optionsOf[blocks[at].representative][o];
+    for (unsigned bit : option.recomputed)
+      recomputed.push_back(blocks[at].candidates[bit]);
+    end = previous;
+  }
+  llvm::sort(recomputed);
+  return recomputed;
+}
+
+RecomputePlan RecomputePlanner::finish(SmallVector<unsigned> recomputed) const {
+  RecomputePlan plan;
+  plan.extraTime = getExtraTime(recomputed);
+  plan.peakBytes = simulatePeak(recomputed);
+  plan.recomputed = std::move(recomputed);
+  plan.blocks = blocks.size();
+  for (auto [at, block] : llvm::enumerate(blocks))
+    plan.distinctBlocks += block.representative == at;
+  return plan;
+}
+
+FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
+                                                 int64_t &minimumPeak) {
+  auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  minimumPeak = peakBefore;
+  if (peakBefore <= budget) {
+    RecomputePlan plan = finish({});
+    plan.solveSeconds = seconds();
+    return plan;
+  }
+
+  if (candidates.size() <= exhaustiveLimit) {
+    // Every subset, cheapest first, against the simulator.
+    unsigned count = candidates.size();
+    std::vector<std::pair<double, uint64_t>> subsets;
+    for (uint64_t mask = 1; mask < (uint64_t(1) << count); ++mask) {
+      SmallVector<unsigned> subset;
+      for (unsigned bit = 0; bit < count; ++bit)
+        if (mask & (uint64_t(1) << bit))
+          subset.push_back(bit);
+      subsets.push_back({getExtraTime(subset), mask});
+    }
+    llvm::stable_sort(subsets, [](auto &a, auto &b) {
+      return a.first < b.first ||
+             (a.first == b.first &&
+              llvm::popcount(a.second) < llvm::popcount(b.second));
+    });
+    for (auto [time, mask] : subsets) {
+      SmallVector<unsigned> subset;
+      for (unsigned bit = 0; bit < count; ++bit)
+        if (mask & (uint64_t(1) << bit))
+          subset.push_back(bit);
+      int64_t peak = simulatePeak(subset);
+      minimumPeak = std::min(minimumPeak, peak);
+      if (peak <= budget) {
+        RecomputePlan plan = finish(subset);
+        plan.exhaustive = true;
+        plan.solves = 1;
+        plan.solveSeconds = seconds();
+        return plan;
+      }
+    }
+    return failure();
+  }
+
+  // The DP's model: the peak is the memory besides activations plus, while
+  // each block's backward runs, the kept bytes of it and the blocks before
+  // it and what its recomputation holds.
+  int64_t base = peakBefore - activationBytes;
+  int64_t capacity = budget - base;
+  unsigned solves = 0;
+  std::optional<RecomputePlan> best;
+  // The DP's model is an estimate: find the largest capacity whose plan's
+  // simulated peak fits, first at the model's own capacity, then by
+  // bisection down to zero, keeping the cheapest plan that fits.
+  auto probe = [&](int64_t capacity, bool cautious) {
+    ++solves;
+    FailureOr<SmallVector<unsigned>> recomputed = solveDP(capacity, cautious);
+    if (failed(recomputed))
+      return false;
+    int64_t peak = simulatePeak(*recomputed);
+    minimumPeak = std::min(minimumPeak, peak);
+    if (peak > budget)
+      return false;
+    double time = getExtraTime(*recomputed);
+    if (!best || time < best->extraTime)
+      best = finish(std::move(*recomputed));
+    return true;
+  };
+  for (bool cautious : {true, false}) {
+    int64_t high = budget - base;
+    if (high < 0 || probe(high, cautious) || !probe(0, cautious))
+      continue;
+    int64_t low = 0;
+    for (unsigned step = 0; step < 10 && high - low > 1; ++step) {
+      int64_t middle = low + (high - low) / 2;
+      if (probe(middle, cautious))
+        low = middle;
+      else
+        high = middle;
+    }
+  }
+  // A baseline that fits at less extra time wins (the DP's model is an
+  // estimate; the baselines are simulated too): the result is never worse
+  // than any of them.
+  for (RecomputeStrategy strategy :
+       {RecomputeStrategy::Sqrt, RecomputeStrategy::Full}) {
+    RecomputePlan plan = baseline(strategy);
+    minimumPeak = std::min(minimumPeak, plan.peakBytes);
+    if (plan.peakBytes <= budget && (!best || plan.extraTime < best->extraTime))
+      best = std::move(plan);
+  }
+  if (!best)
+    return failure();
+  best->solves = solves;
+  best->solveSeconds = seconds();
+  return std::move(*best);
+}
+
+RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
+  SmallVector<unsigned> recomputed;
+  if (strategy == RecomputeStrategy::Full ||
+      strategy == RecomputeStrategy::Sqrt) {
+    unsigned stride = 1;
+    if (strategy == RecomputeStrategy::Sqrt)
+      stride = std::max<unsigned>(
+          1, static_cast<unsigned>(std::ceil(std::sqrt(blocks.size()))));
+    DenseSet<unsigned> keptInputs;
+    for (auto [at, block] : llvm::enumerate(blocks))
+      if (at % stride == 0)
+        keptInputs.insert(block.inputs.begin(), block.inputs.end());
+    for (unsigned index = 0; index < candidates.size(); ++index)
+      if (!keptInputs.contains(index))
+        recomputed.push_back(index);
+  }
+  auto start = std::chrono::steady_clock::now();
+  RecomputePlan plan = finish(std::move(recomputed));
+  plan.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return plan;
+}
+
+std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
+  int64_t low = peakBefore;
+  for (RecomputeStrategy strategy :
+       {RecomputeStrategy::Full, RecomputeStrategy::Sqrt})
+    low = std::min(low, baseline(strategy).peakBytes);
+  std::vector<RecomputePlan> plans;
+  for (unsigned at = 0; at <= points; ++at) {
+    int64_t budget =
+        low + static_cast<int64_t>((peakBefore - low) *
+                                   (points ? double(at) / points : 1.0));
+    int64_t minimumPeak = 0;
+    if (FailureOr<RecomputePlan> plan = solve(budget, minimumPeak);
+        succeeded(plan))
+      plans.push_back(std::move(*plan));
+  }
+  llvm::sort(plans, [](const RecomputePlan &a, const RecomputePlan &b) {
+    return std::tie(a.peakBytes, a.extraTime) <
+           std::tie(b.peakBytes, b.extraTime);
+  });
+  std::vector<RecomputePlan> frontier;
+  for (RecomputePlan &plan : plans)
+    if (frontier.empty() || plan.extraTime < frontier.back().extraTime)
+      frontier.push_back(std::move(plan));
+  return frontier;
+}

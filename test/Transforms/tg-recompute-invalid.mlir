@@ -1,0 +1,26 @@
+// RUN: tgc-opt %s --tg-recompute='budget=1000' --verify-diagnostics
+// RUN: not tgc-opt %s --tg-recompute='budget=1GiBs' 2>&1 | FileCheck %s --check-prefix=SUFFIX
+// RUN: not tgc-opt %s --tg-recompute='budget=-5' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not tgc-opt %s --tg-recompute='strategy=greedy' 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not tgc-opt %s --tg-recompute='budget=auto device=TPU' 2>&1 | FileCheck %s --check-prefix=DEVICE
+
+// SUFFIX: error: tg-recompute: invalid budget '1GiBs' (expected bytes with an optional B, KB, MB, GB, TB, KiB, MiB, GiB or TiB suffix, or auto)
+// NEGATIVE: error: tg-recompute: invalid budget '-5'
+// STRATEGY: error: tg-recompute: unknown strategy 'greedy' (expected dp, none, full or sqrt)
+// DEVICE: error: tg-recompute: unknown device 'TPU'
+
+// A budget below every peak recomputation can reach is an error stating
+// the smallest one.
+// expected-error @+1 {{tg-recompute: budget 1000 bytes is below the smallest feasible peak 33636356 bytes}}
+func.func @impossible(%arg0: tensor<64x64xf32> {tg.role = "input"}, %arg1: tensor<64x64xf32> {tg.name = "w", tg.role = "param"}) -> (tensor<f32> {tg.role = "loss"}, tensor<64x64xf32> {tg.name = "w.grad", tg.role = "grad"}) {
+  %0 = tg.matmul %arg0, %arg1 : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = tg.tanh %0 : tensor<64x64xf32>
+  %2 = tg.exp %1 : tensor<64x64xf32>
+  %3 = tg.mul %2, %2 : tensor<64x64xf32>
+  %4 = tg.reduce sum %3 dims = [0, 1] : tensor<64x64xf32> -> tensor<f32>
+  %10 = tg.mul %2, %2 : tensor<64x64xf32>
+  %11 = tg.mul %1, %1 : tensor<64x64xf32>
+  %14 = tg.mul %10, %11 : tensor<64x64xf32>
+  %15 = tg.matmul %arg0, %14 transpose_a : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %4, %15 : tensor<f32>, tensor<64x64xf32>
+}

@@ -1,0 +1,232 @@
+//===- RecomputePlannerTest.cpp - the recompute planner against brute force
+//===//
+//
+// Random small chains and DAGs, differentiated: every keep/recompute subset
+// of their activations is rewritten and simulated, and at every budget (each
+// peak some subset reaches) the planner's extra time must equal the best
+// subset's and its simulated peak must fit the budget.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Analysis/RecomputePlanner.h"
+#include "tgc/Analysis/CostModel.h"
+#include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/InitAll.h"
+#include "tgc/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <iostream>
+#include <random>
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+/// A random differentiable function of x (input) and w (param): `ops`
+/// values, each a unary op, a binary op or a matmul of earlier ones (the
+/// last one in a chain, any in a DAG); the loss sums the last value and, in
+/// a DAG, one earlier value.
+std::string makeGraph(std::mt19937 &rng, unsigned ops, bool chain) {
+  const char *type = "tensor<32x32xf32>";
+  std::string text =
+      "func.func @f(%x: tensor<32x32xf32> {tg.role = \"input\"}, "
+      "%w: tensor<32x32xf32> {tg.role = \"param\", tg.name = "
+      "\"w\"}) -> (tensor<f32> {tg.role = \"loss\"}) {\n";
+  text += "  %v0 = tg.matmul %x, %w : (" + std::string(type) + ", " + type +
+          ") -> " + type + "\n";
+  auto pick = [&](unsigned defined) {
+    unsigned index =
+        chain ? defined - 1
+              : std::uniform_int_distribution<unsigned>(0, defined - 1)(rng);
+    return "%v" + std::to_string(index);
+  };
+  static const char *unary[] = {"tanh", "exp", "sigmoid"};
+  static const char *binary[] = {"add", "mul"};
+  for (unsigned at = 1; at < ops; ++at) {
+    std::string name = "%v" + std::to_string(at);
+    unsigned kind = std::uniform_int_distribution<unsigned>(0, 5)(rng);
+    std::string a = pick(at), b = pick(at);
+    if (kind < 3)
+      text +=
+          "  " + name + " = tg." + unary[kind] + " " + a + " : " + type + "\n";
+    else if (kind < 5)
+      text += "  " + name + " = tg." + binary[kind - 3] + " " + a + ", " +
+              (chain ? "%w" : b) + " : " + type + "\n";
+    else
+      text += "  " + name + " = tg.matmul " + a + ", " + (chain ? "%w" : b) +
+              " : (" + type + ", " + type + ") -> " + type + "\n";
+  }
+  std::string last = "%v" + std::to_string(ops - 1);
+  std::string summed = last;
+  if (!chain) {
+    text += "  %extra = tg.add " + last + ", " + pick(ops - 1) + " : " + type +
+            "\n";
+    summed = "%extra";
+  }
+  text += "  %sq = tg.mul " + summed + ", " + summed + " : " + type + "\n";
+  text += "  %l = tg.reduce sum %sq dims = [0, 1] : " + std::string(type) +
+          " -> tensor<f32>\n  return %l : tensor<f32>\n}\n";
+  return text;
+}
+
+class RecomputePlannerTest : public ::testing::Test {
+protected:
+  RecomputePlannerTest() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    device = *lookupDevice("H100-SXM");
+  }
+
+  func::FuncOp differentiate(StringRef source) {
+    module = parseSourceString<ModuleOp>(source, &context);
+    EXPECT_TRUE(module) << source.str();
+    if (!module)
+      return nullptr;
+    PassManager pm(&context);
+    pm.addPass(createTGAutodiff());
+    EXPECT_TRUE(succeeded(pm.run(*module))) << source.str();
+    return *module->getOps<func::FuncOp>().begin();
+  }
+
+  static double totalTime(func::FuncOp function, const DeviceSpec &device) {
+    double time = 0;
+    for (Operation &op : function.getBody().front().without_terminator())
+      time += estimateOpTime(&op, device).time;
+    return time;
+  }
+
+  /// (peak, extra time) of every subset of the candidates, by mask.
+  std::vector<std::pair<int64_t, double>>
+  bruteForce(func::FuncOp function, const RecomputePlanner &planner) {
+    std::vector<Operation *> ops;
+    for (Operation &op : function.getBody().front().without_terminator())
+      ops.push_back(&op);
+    std::vector<unsigned> positions;
+    for (const RecomputeCandidate &candidate : planner.getCandidates())
+      positions.push_back(std::find(ops.begin(), ops.end(), candidate.op) -
+                          ops.begin());
+    double base = totalTime(function, device);
+    unsigned count = positions.size();
+    std::vector<std::pair<int64_t, double>> results;
+    for (uint64_t mask = 0; mask < (uint64_t(1) << count); ++mask) {
+      func::FuncOp copy = function.clone();
+      std::vector<Operation *> copyOps;
+      for (Operation &op : copy.getBody().front().without_terminator())
+        copyOps.push_back(&op);
+      SmallVector<Operation *> chosen;
+      for (unsigned bit = 0; bit < count; ++bit)
+        if (mask & (uint64_t(1) << bit))
+          chosen.push_back(copyOps[positions[bit]]);
+      applyRecompute(copy, chosen);
+      results.push_back({MemorySimulation::run(copy, &device).peakBytes,
+                         totalTime(copy, device) - base});
+      copy.erase();
+    }
+    return results;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  DeviceSpec device;
+};
+
+} // namespace
+
+/// The planner equals brute force at every budget; with the DP forced
+/// (no exhaustive search) its peak still fits every budget it accepts and
+/// its extra time is never below the optimum.
+static void
+runRandomGraphs(bool chain, std::function<func::FuncOp(StringRef)> build,
+                std::function<std::vector<std::pair<int64_t, double>>(
+                    func::FuncOp, const RecomputePlanner &)>
+                    brute,
+                const DeviceSpec &device) {
+  std::mt19937 rng(chain ? 7 : 11);
+  unsigned budgets = 0, dpOptimal = 0, dpSolved = 0;
+  for (unsigned seed = 0; seed < 12; ++seed) {
+    unsigned ops = std::uniform_int_distribution<unsigned>(3, 8)(rng);
+    std::string source = makeGraph(rng, ops, chain);
+    func::FuncOp function = build(source);
+    ASSERT_TRUE(function);
+    RecomputePlanner planner(function, device);
+    ASSERT_LE(planner.getCandidates().size(), planner.exhaustiveLimit)
+        << source;
+    std::vector<std::pair<int64_t, double>> subsets = brute(function, planner);
+    std::vector<int64_t> peaks;
+    for (auto &[peak, time] : subsets)
+      peaks.push_back(peak);
+    llvm::sort(peaks);
+    peaks.erase(std::unique(peaks.begin(), peaks.end()), peaks.end());
+    RecomputePlanner dp(function, device);
+    dp.exhaustiveLimit = 0;
+    for (int64_t budget : peaks) {
+      double optimum = std::numeric_limits<double>::infinity();
+      for (auto &[peak, time] : subsets)
+        if (peak <= budget)
+          optimum = std::min(optimum, time);
+      int64_t minimum = 0;
+      FailureOr<RecomputePlan> plan = planner.solve(budget, minimum);
+      ASSERT_TRUE(succeeded(plan)) << source << "budget " << budget;
+      EXPECT_LE(plan->peakBytes, budget) << source;
+      EXPECT_NEAR(plan->extraTime, optimum, 1e-12) << source << budget;
+      ++budgets;
+
+      FailureOr<RecomputePlan> dpPlan = dp.solve(budget, minimum);
+      if (succeeded(dpPlan)) {
+        ++dpSolved;
+        EXPECT_LE(dpPlan->peakBytes, budget) << source;
+        EXPECT_GE(dpPlan->extraTime, optimum - 1e-12) << source;
+        dpOptimal += dpPlan->extraTime <= optimum + 1e-12;
+      }
+    }
+    // Below the smallest peak any subset reaches, the planner refuses.
+    int64_t minimum = 0;
+    EXPECT_TRUE(failed(planner.solve(peaks.front() - 1, minimum)));
+    EXPECT_EQ(minimum, peaks.front()) << source;
+  }
+  std::cout << (chain ? "chains" : "DAGs") << ": " << budgets
+            << " budgets, the block DP alone solved " << dpSolved
+            << " and was optimal at " << dpOptimal << "\n";
+}
+
+TEST_F(RecomputePlannerTest, ChainsMatchBruteForce) {
+  runRandomGraphs(
+      /*chain=*/true, [&](StringRef s) { return differentiate(s); },
+      [&](func::FuncOp f, const RecomputePlanner &p) {
+        return bruteForce(f, p);
+      },
+      device);
+}
+
+TEST_F(RecomputePlannerTest, DagsMatchBruteForce) {
+  runRandomGraphs(
+      /*chain=*/false, [&](StringRef s) { return differentiate(s); },
+      [&](func::FuncOp f, const RecomputePlanner &p) {
+        return bruteForce(f, p);
+      },
+      device);
+}
+
+TEST(RecomputeBudgetTest, ParsesSizes) {
+  EXPECT_EQ(*parseByteSize("1000"), 1000);
+  EXPECT_EQ(*parseByteSize("12GiB"), 12ll << 30);
+  EXPECT_EQ(*parseByteSize("1.5 KiB"), 1536);
+  EXPECT_EQ(*parseByteSize("40GB"), 40000000000ll);
+  EXPECT_EQ(*parseByteSize("7B"), 7);
+  EXPECT_TRUE(failed(parseByteSize("")));
+  EXPECT_TRUE(failed(parseByteSize("-1")));
+  EXPECT_TRUE(failed(parseByteSize("12 XB")));
+  EXPECT_TRUE(failed(parseByteSize("GiB")));
+  EXPECT_TRUE(failed(parseByteSize("99999999999TiB")));
+}

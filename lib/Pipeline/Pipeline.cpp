@@ -61,6 +61,11 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  if (options.fuse) {
+    TGFuseOptions fuse;
+    fuse.device = options.device;
+    pm.addNestedPass<func::FuncOp>(createTGFuse(fuse));
+  }
   // Last: the order and the offsets are those of the program emitted.
   if (options.schedule)
     pm.addNestedPass<func::FuncOp>(createTGSchedule());

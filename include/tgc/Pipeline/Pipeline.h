@@ -88,6 +88,11 @@ struct TrainingPipelineOptions
       *this, "canonicalize",
       llvm::cl::desc("Run canonicalization and CSE over the step"),
       llvm::cl::init(true)};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Group the ops into fusion regions, the kernels "
+                     "emitted (tg-fuse)"),
+      llvm::cl::init(true)};
   Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Reorder the ops to lower the peak memory (tg-schedule)"),

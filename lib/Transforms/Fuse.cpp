@@ -291,20 +291,33 @@ bool Fuser::tryEpilogue(Group *gemm, Operation *op, Group *consumer) {
     return false;
   auto broadcast = other.getDefiningOp<tg::BroadcastInDimOp>();
   int64_t rank = outType.getRank();
+  int64_t columns = outType.getShape().back();
+  Group *biasGroup = broadcast ? groupOf.lookup(broadcast) : nullptr;
+  // The bias vector may be computed first (e.g. the cast of an f32 master
+  // bias): a loop group that ends in the broadcast and only handles vectors.
   bool isBias =
-      broadcast && gemm->stage < EpilogueStage::Bias &&
+      biasGroup && gemm->stage < EpilogueStage::Bias &&
+      biasGroup->kind == KernelKind::Loop && biasGroup->last == broadcast &&
+      biasGroup->clones.empty() &&
       broadcast.getBroadcastDimensions() == ArrayRef<int64_t>{rank - 1} &&
-      getNumElements(broadcast.getOperand()) == outType.getShape().back() &&
-      broadcast->getBlock() == &body() && groupOf.lookup(broadcast) &&
-      groupOf.lookup(broadcast)->size() == 1 &&
-      !groupOf.lookup(broadcast)->members.empty();
+      getNumElements(broadcast.getOperand()) == columns &&
+      llvm::all_of(biasGroup->members, [&](Operation *member) {
+        return member == broadcast.getOperation() ||
+               llvm::all_of(member->getResults(), [&](Value result) {
+                 return getNumElements(result) <= columns;
+               });
+      });
   if (isBias) {
     if (!accept(EpilogueStage::Bias))
       return false;
     gemm->bias = true;
-    // cuBLASLt reads the bias vector: the broadcast is part of the kernel.
-    gemm->clones.insert(broadcast);
-    duplicated.insert(broadcast);
+    // cuBLASLt reads the bias vector: its computation and the broadcast are
+    // part of the kernel, copied so that other readers keep the original.
+    for (Operation *member : biasGroup->members) {
+      gemm->clones.insert(member);
+      duplicated.insert(member);
+    }
+    biasGroup->members.clear();
     return true;
   }
   if (gemm->stage < EpilogueStage::Residual && !gemm->aux) {

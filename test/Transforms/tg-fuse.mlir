@@ -207,6 +207,7 @@ func.func @multi_tensor(%p0: tensor<8xf32> {tg.role = "param"}, %g0: tensor<8xf3
 // keep %v (16 KiB) alive past it: the peak would rise, so the region is
 // undone and the ops keep their places.
 // CHECK-LABEL: func.func @raises_peak
+// NOHORIZ-LABEL: func.func @raises_peak
 // CHECK: tg.matmul
 // CHECK-NEXT: tg.reduce
 // CHECK-NEXT: tg.matmul
@@ -219,4 +220,24 @@ func.func @raises_peak(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<
   %t = tg.matmul %w, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   %c = tg.exp %a : tensor<64xf32>
   return %t, %c : tensor<64x64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// A bias cast from its f32 master copy and broadcast is still a cuBLASLt
+// bias: the cast joins the GEMM region with the broadcast.
+// CHECK-LABEL: func.func @cast_bias
+// CHECK: tg.fusion(%arg0, %arg1, %arg2) {epilogue = "CUBLASLT_EPILOGUE_RELU_BIAS", kind = "gemm"}
+// CHECK: tg.matmul
+// CHECK: tg.convert
+// CHECK: tg.broadcast_in_dim
+// CHECK: tg.relu
+// CHECK-NOT: tg.fusion
+func.func @cast_bias(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xf32>) -> tensor<4x16xbf16> {
+  %0 = tg.matmul %x, %w : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %c = tg.convert %b : tensor<16xf32> -> tensor<16xbf16>
+  %bb = tg.broadcast_in_dim %c dims = [1] : tensor<16xbf16> -> tensor<4x16xbf16>
+  %1 = tg.add %0, %bb : tensor<4x16xbf16>
+  %2 = tg.relu %1 : tensor<4x16xbf16>
+  return %2 : tensor<4x16xbf16>
 }

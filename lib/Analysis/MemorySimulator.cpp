@@ -288,8 +288,10 @@ void Simulator::run(MemorySimulation &out) {
     if (isViewOp(op)) {
       auto it = result->bufferOf.find(op->getOperand(0));
       if (it != result->bufferOf.end()) {
-        result->bufferOf[op->getResult(0)] = it->second;
-        result->buffers[it->second].values.push_back(op->getResult(0));
+        // Copied first: inserting the result may grow the map under `it`.
+        size_t shared = it->second;
+        result->bufferOf[op->getResult(0)] = shared;
+        result->buffers[shared].values.push_back(op->getResult(0));
         continue;
       }
     }

@@ -138,6 +138,7 @@ private:
   bool isPlaceable(Group *a, Group *b);
   void absorb(Group *into, Group *from);
   bool shouldDuplicate(Operation *producer);
+  bool isIndependentLoop(Operation *op);
   bool tryEpilogue(Group *gemm, Operation *op, Group *consumer);
   bool tryMerge(Group *producer, Group *consumer, Operation *op);
 
@@ -413,17 +414,36 @@ void Fuser::collectVertical() {
   }
 }
 
+/// An elementwise op left alone that only reads arguments of the step (the
+/// cast of a master weight): independent of the rest, so a multi-tensor
+/// kernel can run it with others of its kind.
+bool Fuser::isIndependentLoop(Operation *op) {
+  Group *group = groupOf.lookup(op);
+  return group && group->kind == KernelKind::Loop &&
+         group->members.size() == 1 && group->clones.empty() &&
+         !duplicated.contains(op) && op->hasTrait<OpTrait::Elementwise>() &&
+         op->getNumOperands() > 0 &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           auto arg = dyn_cast<BlockArgument>(operand);
+           return arg && arg.getOwner() == &body();
+         });
+}
+
 void Fuser::collectHorizontal() {
-  // One multi-tensor kernel per op kind, element type and attributes.
-  std::map<std::tuple<const void *, const void *, const void *>, Group *> open;
+  // One multi-tensor kernel per op kind, element types and attributes.
+  std::map<std::tuple<const void *, const void *, const void *, const void *>,
+           Group *>
+      open;
   for (Operation &op : body().without_terminator()) {
-    auto update = dyn_cast<tg::OptimizerOpInterface>(&op);
-    if (!update)
+    if (!isa<tg::OptimizerOpInterface>(&op) && !isIndependentLoop(&op))
       continue;
     auto key = std::make_tuple(
         op.getName().getAsOpaquePointer(),
         getElementTypeOrSelf(op.getOperand(0).getType()).getAsOpaquePointer(),
+        getElementTypeOrSelf(op.getResult(0).getType()).getAsOpaquePointer(),
         op.getAttrDictionary().getAsOpaquePointer());
+    if (Group *alone = groupOf.lookup(&op))
+      alone->members.clear();
     Group *&group = open[key];
     if (group && group->size() < maxRegionOps) {
       SmallVector<Operation *> members(group->members.begin(),

@@ -241,3 +241,22 @@ func.func @cast_bias(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16x
   %2 = tg.relu %1 : tensor<4x16xbf16>
   return %2 : tensor<4x16xbf16>
 }
+
+// -----
+
+// The casts of master weights read only arguments: one multi-tensor kernel
+// casts both; the matmuls read its results.
+// CHECK-LABEL: func.func @weight_casts
+// CHECK: %[[C:.*]]:2 = tg.fusion(%arg1, %arg2) {kind = "multi_tensor"}
+// CHECK-COUNT-2: tg.convert
+// CHECK: tg.matmul %arg0, %[[C]]#0
+// CHECK: tg.matmul %{{.*}}, %[[C]]#1
+// NOHORIZ-LABEL: func.func @weight_casts
+// NOHORIZ-NOT: tg.fusion
+func.func @weight_casts(%x: tensor<4x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<4x8xbf16> {
+  %c1 = tg.convert %w1 : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %c2 = tg.convert %w2 : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %0 = tg.matmul %x, %c1 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  %1 = tg.matmul %0, %c2 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  return %1 : tensor<4x8xbf16>
+}

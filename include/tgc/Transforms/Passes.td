@@ -453,8 +453,10 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
       `epilogue` names the cuBLASLt epilogue it maps to (`epilogue_c`
       when the residual is cuBLASLt's C operand);
     - horizontal fusion: the optimizer updates (`OptimizerOpInterface`) of a
-      step become multi-tensor regions, one per op kind, element type and
-      attributes (at most `max-region-ops` updates each).
+      step, and the elementwise ops left alone that read only arguments (the
+      casts of master weights), become multi-tensor regions, one per op
+      kind, element types and attributes (at most `max-region-ops` ops
+      each).
 
     A producer read by several consumers is duplicated into them only when
     the cost model estimates that recomputing it (its FLOPs and the bytes

@@ -98,6 +98,10 @@ StepStructure StepStructure::compute(func::FuncOp function) {
   }
   function.walk([&](tg::OptimizerOpInterface update) {
     Value grad = update.getParamGrad();
+    // Inside a multi-tensor region, the gradient is the region's input.
+    if (auto arg = dyn_cast<BlockArgument>(grad))
+      if (auto fusion = dyn_cast<tg::FusionOp>(arg.getOwner()->getParentOp()))
+        grad = fusion.getInputs()[arg.getArgNumber()];
     structure.gradients.insert(grad);
     if (Operation *def = grad.getDefiningOp())
       if (Operation *top = body.findAncestorOpInBlock(*def))
@@ -185,6 +189,8 @@ private:
 };
 } // namespace
 
+static bool readsElementByElement(Operation *op, Value value);
+
 bool Simulator::canUpdateInPlace(Value value, BlockArgument arg) {
   Operation *def = value.getDefiningOp();
   if (!def || isViewOp(def) || !position.count(def))
@@ -201,8 +207,34 @@ bool Simulator::canUpdateInPlace(Value value, BlockArgument arg) {
       return false;
   }
   // Writing over an operand while reading it is only safe element by element.
-  return !readsArg || def->hasTrait<OpTrait::Elementwise>() ||
-         isa<tg::OptimizerOpInterface>(def);
+  return !readsArg || readsElementByElement(def, arg);
+}
+
+/// Whether `op` reads `value` only at the element it writes: an elementwise
+/// op, an optimizer update, or a fusion region whose body reads it so.
+static bool readsElementByElement(Operation *op, Value value) {
+  if (op->hasTrait<OpTrait::Elementwise>() || isa<tg::OptimizerOpInterface>(op))
+    return true;
+  auto fusion = dyn_cast<tg::FusionOp>(op);
+  if (!fusion)
+    return false;
+  SmallVector<Value> worklist;
+  for (auto [input, arg] :
+       llvm::zip(fusion.getInputs(), fusion.getBody().getArguments()))
+    if (input == value)
+      worklist.push_back(arg);
+  while (!worklist.empty()) {
+    Value next = worklist.pop_back_val();
+    for (Operation *user : next.getUsers()) {
+      if (isa<tg::YieldOp>(user))
+        continue;
+      if (!user->hasTrait<OpTrait::Elementwise>() &&
+          !isa<tg::OptimizerOpInterface>(user))
+        return false;
+      llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return true;
 }
 
 MemoryKind Simulator::getResultKind(Value value, Operation *op) {

@@ -70,6 +70,11 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     recompute.explain = options.explainRecompute;
     pm.addNestedPass<func::FuncOp>(createTGRecompute(recompute));
   }
+  if (options.fuse) {
+    TGFuseOptions fuse;
+    fuse.device = options.device;
+    pm.addNestedPass<func::FuncOp>(createTGFuse(fuse));
+  }
   // Last: the order and the offsets are those of the program emitted.
   if (options.schedule)
     pm.addNestedPass<func::FuncOp>(createTGSchedule());

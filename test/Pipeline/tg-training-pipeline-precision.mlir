@@ -17,7 +17,7 @@
 // The fp16 step: the loss scale and its counter are state updated in place;
 // the exp runs in f16, the sum in f32, the update in f32 and only when the
 // gradient is finite.
-// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{precision=fp16 optimizer=sgd memory-plan=false})' | FileCheck %s
+// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{precision=fp16 optimizer=sgd fuse=false memory-plan=false})' | FileCheck %s
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: tensor<f32> {tg.default = 6.553600e+04 : f32, tg.name = "loss_scale", tg.role = "state"}
 // CHECK-SAME: tensor<i64> {tg.default = 0 : i64, tg.name = "loss_scale.good_steps", tg.role = "state"}

@@ -1,7 +1,7 @@
 // `tgc report` prints FLOPs and bytes per op kind and function, then the
 // estimated time and the simulated memory of the entry function.
-// RUN: tgc report %s --entry linear | FileCheck %s
-// RUN: tgc report %s --entry linear --json | FileCheck %s --check-prefix=JSON
+// RUN: tgc report --no-fuse %s --entry linear | FileCheck %s
+// RUN: tgc report --no-fuse %s --entry linear --json | FileCheck %s --check-prefix=JSON
 // RUN: not tgc report %s 2>&1 | FileCheck %s --check-prefix=NOENTRY
 // NOENTRY: error: {{.*}}report.mlir has no function 'main' to run; functions: linear empty (choose with --entry)
 

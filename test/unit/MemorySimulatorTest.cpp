@@ -257,6 +257,8 @@ int64_t gptActivationBytes(zoo::GPT2Config config, int64_t layers) {
   PassManager pm(&context);
   TrainingPipelineOptions options;
   options.optimizer = "adamw";
+  // The formula counts the tensors the unfused ops save for the backward.
+  options.fuse = false;
   options.memoryPlan = false;
   buildTrainingPipeline(pm, options);
   EXPECT_TRUE(succeeded(pm.run(**module)));

@@ -209,6 +209,11 @@ static cl::opt<bool> noCanonicalize("no-canonicalize",
                                     cl::desc("Skip canonicalization and CSE"),
                                     cl::sub(compileCommand),
                                     cl::cat(tgcCategory));
+static cl::opt<bool> noFuse(
+    "no-fuse",
+    cl::desc("Do not group ops into fusion regions (skip tg-fuse); the "
+             "report then shows the unfused kernels, bytes and step time"),
+    cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::opt<bool>
     noSchedule("no-schedule",
                cl::desc("Keep the op order (skip tg-schedule, which reorders "
@@ -477,6 +482,7 @@ static LogicalResult runCompile(MLIRContext &context,
   PassManager pm(&context);
   tgc::TrainingPipelineOptions options;
   options.canonicalize = !noCanonicalize;
+  options.fuse = !noFuse;
   options.schedule = !noSchedule;
   options.memoryPlan = !noMemoryPlan;
   if (!resolveDevice())
@@ -528,7 +534,8 @@ static LogicalResult writeModule(ModuleOp module) {
   return success();
 }
 
-static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward);
+static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward,
+                                      bool fuse = false);
 static FunctionOpInterface findEntry(ModuleOp module, StringRef filename);
 
 /// The device of --device or --device-file (default H100-SXM).
@@ -588,7 +595,7 @@ static LogicalResult runImport(MLIRContext &context,
 /// The persistent memory of the step `tgc report --train` builds: the
 /// gradients come from differentiating a copy of the forward.
 static FailureOr<tgc::TrainingMemory>
-computeTrainingMemory(ModuleOp module, func::FuncOp forward) {
+computeTrainingMemory(ModuleOp module, func::FuncOp forward, bool fuse) {
   OwningOpRef<ModuleOp> differentiated = module.clone();
   PassManager pm(module.getContext());
   tgc::TGAutodiffOptions autodiff;
@@ -599,10 +606,63 @@ computeTrainingMemory(ModuleOp module, func::FuncOp forward) {
     return failure();
   auto gradients =
       differentiated->lookupSymbol<func::FuncOp>(forward.getName());
-  func::FuncOp step = buildTrainingStep(module, forward);
+  func::FuncOp step = buildTrainingStep(module, forward, fuse);
   if (!step)
     return failure();
   return tgc::TrainingMemory::compute(gradients, step, trainOptimizer);
+}
+
+/// Kernels, bytes moved and step time without and with fusion regions.
+static void printFusionComparison(raw_ostream &os,
+                                  const tgc::StepTimeEstimate &unfused,
+                                  const tgc::StepTimeEstimate &fused) {
+  auto row = [&](StringRef name, const tgc::CostGroup &group) {
+    os << llvm::format("  %-10s %8lld kernels %12.3f MB moved %10.3f ms\n",
+                       name.str().c_str(), (long long)group.kernels,
+                       group.bytes / 1e6, group.time * 1e3);
+  };
+  os << "\nfusion (tg-fuse; --no-fuse skips it):\n";
+  row("unfused", unfused.total);
+  row("fused", fused.total);
+  static const char *phaseNames[] = {"forward", "backward", "optimizer"};
+  for (unsigned phase = 0; phase < 3; ++phase)
+    if (unfused.byPhase[phase].kernels > 0)
+      os << llvm::format("  %-10s %8lld -> %lld kernels\n", phaseNames[phase],
+                         (long long)unfused.byPhase[phase].kernels,
+                         (long long)fused.byPhase[phase].kernels);
+}
+
+/// Turns the loaded function into what `tgc report` describes: the
+/// autocast forward or, with --train, the training step (and its persistent
+/// memory in `trainingMemory`), fused unless `fuse` is false.
+static LogicalResult
+prepareReportStep(ModuleOp module, func::FuncOp entry,
+                  const tgc::DeviceSpec &device, bool fuse,
+                  std::optional<tgc::TrainingMemory> *trainingMemory) {
+  if (reportTrain) {
+    FailureOr<tgc::TrainingMemory> memory =
+        computeTrainingMemory(module, entry, fuse);
+    if (failed(memory))
+      return failure();
+    if (trainingMemory)
+      *trainingMemory = *memory;
+    return success();
+  }
+  PassManager pm(module.getContext());
+  if (precisionPolicy != "fp32") {
+    // The forward alone, autocast as the training step would be.
+    tgc::TrainingPipelineOptions options;
+    setPrecisionOptions(options);
+    options.fuse = false;
+    options.memoryPlan = false;
+    tgc::buildTrainingPipeline(pm, options);
+  }
+  if (fuse) {
+    tgc::TGFuseOptions options;
+    options.device = getDeviceOption();
+    pm.addNestedPass<func::FuncOp>(tgc::createTGFuse(options));
+  }
+  return pm.run(module);
 }
 
 static LogicalResult runReport(MLIRContext &context,
@@ -617,33 +677,41 @@ static LogicalResult runReport(MLIRContext &context,
       static_cast<Operation *>(findEntry(*module, inputFilename)));
   if (!entry)
     return failure();
+  // Fused by default, as `tgc compile` emits it; an unfused copy gives the
+  // figures to compare with.
+  std::optional<tgc::StepTimeEstimate> unfused;
+  if (!noFuse) {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    auto copyEntry = copy->lookupSymbol<func::FuncOp>(entry.getName());
+    if (failed(prepareReportStep(*copy, copyEntry, *device, /*fuse=*/false,
+                                 nullptr)))
+      return failure();
+    unfused = tgc::StepTimeEstimate::compute(
+        copyEntry, *device, tgc::StepStructure::compute(copyEntry));
+  }
   std::optional<tgc::TrainingMemory> trainingMemory;
-  if (!reportTrain && precisionPolicy != "fp32") {
-    // The forward alone, autocast as the training step would be.
+  // Recomputation runs on the unfused step (tgc compile's order), the
+  // frontier too.
+  bool recompute = !memoryBudget.empty() || recomputeStrategy != "dp";
+  if (failed(prepareReportStep(*module, entry, *device,
+                               !noFuse && !recompute && recomputeFrontier == 0,
+                               &trainingMemory)))
+    return failure();
+  if (recompute) {
+    // The step as `tgc compile --memory-budget` leaves it: recomputation
+    // before fusion, then the schedule.
+    tgc::TGRecomputeOptions options;
+    options.budget = memoryBudget;
+    options.strategy = recomputeStrategy;
+    options.device = getDeviceOption();
+    options.explain = explainRecompute;
     PassManager pm(&context);
-    tgc::TrainingPipelineOptions options;
-    setPrecisionOptions(options);
-    options.memoryPlan = false;
-    tgc::buildTrainingPipeline(pm, options);
-    if (failed(pm.run(*module)))
-      return failure();
-  }
-  if (reportTrain) {
-    FailureOr<tgc::TrainingMemory> memory =
-        computeTrainingMemory(*module, entry);
-    if (failed(memory))
-      return failure();
-    trainingMemory = *memory;
-  }
-  if (!memoryBudget.empty() || recomputeStrategy != "dp") {
-    // The step as `tgc compile --memory-budget` leaves it.
-    tgc::TGRecomputeOptions recompute;
-    recompute.budget = memoryBudget;
-    recompute.strategy = recomputeStrategy;
-    recompute.device = getDeviceOption();
-    recompute.explain = explainRecompute;
-    PassManager pm(&context);
-    pm.addNestedPass<func::FuncOp>(tgc::createTGRecompute(recompute));
+    pm.addNestedPass<func::FuncOp>(tgc::createTGRecompute(options));
+    if (!noFuse) {
+      tgc::TGFuseOptions fuse;
+      fuse.device = getDeviceOption();
+      pm.addNestedPass<func::FuncOp>(tgc::createTGFuse(fuse));
+    }
     pm.addNestedPass<func::FuncOp>(tgc::createTGSchedule());
     if (failed(pm.run(*module)))
       return failure();
@@ -683,6 +751,8 @@ static LogicalResult runReport(MLIRContext &context,
   if (trainingMemory)
     trainingMemory->print(llvm::outs());
   report.print(llvm::outs());
+  if (unfused)
+    printFusionComparison(llvm::outs(), *unfused, report.time);
   return success();
 }
 
@@ -1011,7 +1081,8 @@ static LogicalResult runGradcheck(MLIRContext &context,
 
 /// Builds the training step of `forward` in place with the training
 /// pipeline, configured by the train/report flags.
-static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
+static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward,
+                                      bool fuse) {
   PassManager pm(module.getContext());
   tgc::TrainingPipelineOptions options;
   options.optimizer = trainOptimizer;
@@ -1024,7 +1095,9 @@ static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward) {
   options.trainable = trainableGlobs;
   setPrecisionOptions(options);
   // The order of `tgc compile` (the report simulates it); the offsets are
-  // not needed to run or report the step.
+  // not needed to run or report the step. The interpreter trains the
+  // unfused step.
+  options.fuse = fuse;
   options.memoryPlan = false;
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))

@@ -891,6 +891,16 @@ LogicalResult FusionOp::verifyRegions() {
       diag << yield.getValues().getTypes();
     return diag << ", the fusion returns " << getResultTypes();
   }
+  std::optional<StringRef> kind = getKind();
+  if (kind &&
+      !llvm::is_contained({"loop", "reduction", "gemm", "multi_tensor"}, *kind))
+    return emitOpError("has unknown kind '")
+           << *kind << "' (expected loop, reduction, gemm or multi_tensor)";
+  if ((getEpilogue() || getEpilogueC()) && kind != "gemm")
+    return emitOpError("has an epilogue but is not a gemm region");
+  if (getEpilogue() && !getEpilogue()->starts_with("CUBLASLT_EPILOGUE_"))
+    return emitOpError("epilogue '")
+           << *getEpilogue() << "' is not a cuBLASLt epilogue name";
   return success();
 }
 

@@ -103,6 +103,11 @@ struct TrainingPipelineOptions
       *this, "explain-recompute",
       llvm::cl::desc("A remark per activation: kept or recomputed"),
       llvm::cl::init(false)};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Group the ops into fusion regions, the kernels "
+                     "emitted (tg-fuse)"),
+      llvm::cl::init(true)};
   Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Reorder the ops to lower the peak memory (tg-schedule)"),

@@ -507,4 +507,72 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Group ops into fusion regions, the kernels tgc emits";
+  let description = [{
+    Forms `tg.fusion` regions (one kernel each) so that fewer bytes move
+    through device memory, from op traits and interfaces only:
+
+    - loop kernels: producer-consumer chains of `Elementwise` and shape ops;
+    - row-reduction kernels: ops with the `ReductionOp` trait with their
+      elementwise producers and consumers over the same rows (a second
+      reduction joins only over the same operand shape);
+    - GEMM epilogues: a matmul followed by a bias add (of a broadcast vector),
+      a ReLU or tanh GELU (with an aux output when the pre-activation is read
+      elsewhere), a residual add and a cast becomes one region whose
+      `epilogue` names the cuBLASLt epilogue it maps to (`epilogue_c`
+      when the residual is cuBLASLt's C operand);
+    - horizontal fusion: the optimizer updates (`OptimizerOpInterface`) of a
+      step, and the elementwise ops left alone that read only arguments (the
+      casts of master weights), become multi-tensor regions, one per op
+      kind, element types and attributes (at most `max-region-ops` ops
+      each).
+
+    A producer read by several consumers is duplicated into them only when
+    the cost model estimates that recomputing it (its FLOPs and the bytes
+    of its own operands) is cheaper than writing and reading its result;
+    a matmul or a reduction is never duplicated. Each region is simulated
+    (MemorySimulation) and undone when it raises the peak of the step.
+
+    Before:
+
+    ```mlir
+    %0 = tg.add %a, %b : tensor<4xf32>
+    %1 = tg.relu %0 : tensor<4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %1 = tg.fusion (%a, %b) {kind = "loop"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+      %0 = tg.add %x, %y : tensor<4xf32>
+      %r = tg.relu %0 : tensor<4xf32>
+      tg.yield %r : tensor<4xf32>
+    }
+    ```
+
+    With `explain`, a remark on each region states its kind, op count and
+    the bytes of device memory traffic it saves by the cost model.
+  }];
+  let dependentDialects = ["::tgc::tg::TGDialect"];
+  let options = [
+    Option<"maxRegionOps", "max-region-ops", "unsigned", /*default=*/"256",
+           "The most ops in one region (at least 2)">,
+    Option<"noEpilogue", "no-epilogue", "bool", /*default=*/"false",
+           "Do not fold epilogues into matmuls">,
+    Option<"noHorizontal", "no-horizontal", "bool", /*default=*/"false",
+           "Do not group the optimizer updates">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per region with its estimated bytes saved">,
+    Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",
+           "The device whose cost model decides duplication">,
+  ];
+  let statistics = [
+    Statistic<"numRegions", "regions", "Fusion regions formed">,
+    Statistic<"numRefused", "refused-peak",
+              "Regions undone because they raised the peak">,
+  ];
+}
+
 #endif // TGC_TRANSFORMS_PASSES_TD

@@ -73,3 +73,39 @@ func.func @yield_nothing(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The kind of kernel is one tg-fuse forms.
+func.func @fusion_unknown_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.fusion' op has unknown kind 'tile' (expected loop, reduction, gemm or multi_tensor)}}
+  %0 = tg.fusion (%a) {kind = "tile"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    tg.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Only a GEMM region has a cuBLASLt epilogue.
+func.func @fusion_epilogue_not_gemm(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.fusion' op has an epilogue but is not a gemm region}}
+  %0 = tg.fusion (%a) {kind = "loop", epilogue = "CUBLASLT_EPILOGUE_RELU"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    tg.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// The epilogue is named as in cuBLASLt.
+func.func @fusion_epilogue_name(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.fusion' op epilogue 'GELU' is not a cuBLASLt epilogue name}}
+  %0 = tg.fusion (%a) {kind = "gemm", epilogue = "GELU"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    tg.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

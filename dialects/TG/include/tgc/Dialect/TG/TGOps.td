@@ -1129,10 +1129,24 @@ def TG_FusionOp : TG_Op<"fusion", [IsolatedFromAbove, SingleBlock,
       tg.yield %r : tensor<4xf32>
     }
     ```
+
+    tg-fuse records what kind of kernel the region is in `kind` (`loop`,
+    `reduction`, `gemm` or `multi_tensor`); a `gemm` region names the
+    cuBLASLt epilogue it maps to in `epilogue` (`CUBLASLT_EPILOGUE_...`),
+    with `epilogue_c` when a residual is read as the GEMM's C operand.
   }];
-  let arguments = (ins Variadic<TG_Tensor>:$inputs);
+  let arguments = (ins Variadic<TG_Tensor>:$inputs,
+                       OptionalAttr<StrAttr>:$kind,
+                       OptionalAttr<StrAttr>:$epilogue,
+                       UnitAttr:$epilogue_c);
   let results = (outs Variadic<TG_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "::mlir::ValueRange":$inputs), [{
+      build($_builder, $_state, resultTypes, inputs, nullptr, nullptr, false);
+    }]>,
+  ];
   let assemblyFormat = [{
     `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
   }];

@@ -1,0 +1,668 @@
+//===- Fuse.cpp - group a step's ops into fusion regions (kernels) --------===//
+//
+// Collect: one pass over the top-level ops in order grows groups from op
+// traits (Elementwise, ShapeOp, ReductionOp), matmul epilogues and the
+// optimizer interface. Decide: a merge must keep the region placeable (no
+// outside reader of a grouped value before the region) and small enough;
+// cheap producers are duplicated by the cost model. Rewrite: each group
+// becomes a tg.fusion, kept only if the simulated peak does not rise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Analysis/CostModel.h"
+#include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGTraits.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+#include <memory>
+
+#define DEBUG_TYPE "tg-fuse"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGFUSE
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+enum class KernelKind { Loop, Reduction, Gemm, MultiTensor };
+
+StringRef stringifyKernelKind(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Loop:
+    return "loop";
+  case KernelKind::Reduction:
+    return "reduction";
+  case KernelKind::Gemm:
+    return "gemm";
+  case KernelKind::MultiTensor:
+    return "multi_tensor";
+  }
+  return "";
+}
+
+/// Where a GEMM group's chain of epilogue ops stands; each stage is optional
+/// and they come in cuBLASLt's order.
+enum class EpilogueStage { None, Bias, Activation, Residual, Cast };
+
+struct Group {
+  KernelKind kind;
+  /// Ops moved into the region.
+  llvm::SetVector<Operation *> members;
+  /// Ops copied into the region; the original stays for its other readers.
+  llvm::SetVector<Operation *> clones;
+  /// The latest member: the region is placed right after it.
+  Operation *last = nullptr;
+  /// Reduction kernels: the operand shape of their reductions (the rows).
+  SmallVector<int64_t> rowShape;
+  /// GEMM kernels.
+  EpilogueStage stage = EpilogueStage::None;
+  Value output;
+  bool bias = false, aux = false, residual = false;
+  StringRef activation;
+
+  size_t size() const { return members.size() + clones.size(); }
+};
+
+/// The element count of a ranked tensor value.
+int64_t getNumElements(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type ? type.getNumElements() : 0;
+}
+
+bool isSplatConstant(Operation *op) {
+  ElementsAttr value;
+  return op->getNumResults() == 1 &&
+         matchPattern(op->getResult(0), m_Constant(&value)) &&
+         isa<SplatElementsAttr>(value);
+}
+
+/// The cuBLASLt activation epilogue computing `op` exactly, or "".
+/// cuBLASLt's GELU is the tanh approximation, so erf GELU stays apart.
+StringRef getCublasLtActivation(Operation *op) {
+  if (auto gelu = dyn_cast<tg::GeluOp>(op))
+    return gelu.getApproximation() == tg::GeluApproximation::Tanh ? "GELU" : "";
+  if (isa<tg::ReluOp>(op))
+    return "RELU";
+  return "";
+}
+
+bool isDeviceFile(StringRef device) {
+  return device.ends_with(".json") || device.contains('/');
+}
+
+class Fuser {
+public:
+  Fuser(func::FuncOp function, const DeviceSpec &device, unsigned maxRegionOps,
+        bool epilogues)
+      : function(function), device(device), maxRegionOps(maxRegionOps),
+        epilogues(epilogues) {
+    for (Operation &op : body().without_terminator())
+      position[&op] = position.size();
+  }
+
+  /// Grows the vertical groups (loop, reduction, GEMM epilogue).
+  void collectVertical();
+  /// Groups the optimizer updates into multi-tensor regions.
+  void collectHorizontal();
+  /// The groups worth a region, in block order of their last op.
+  SmallVector<Group *> getRegions();
+  bool isDuplicated(Operation *op) const { return duplicated.contains(op); }
+
+private:
+  Block &body() { return function.getBody().front(); }
+  int64_t positionOf(Operation *op) {
+    Operation *top = body().findAncestorOpInBlock(*op);
+    auto it = top ? position.find(top) : position.end();
+    return it == position.end() ? static_cast<int64_t>(position.size())
+                                : it->second;
+  }
+  std::optional<KernelKind> classify(Operation *op);
+  Group *newGroup(Operation *op, KernelKind kind);
+  /// Whether the union of `a` and `b` can be one region placed after its
+  /// latest member: nothing outside reads a member before that point.
+  bool isPlaceable(ArrayRef<Operation *> members, Operation *last);
+  bool isPlaceable(Group *a, Group *b);
+  void absorb(Group *into, Group *from);
+  bool shouldDuplicate(Operation *producer);
+  bool isIndependentLoop(Operation *op);
+  bool tryEpilogue(Group *gemm, Operation *op, Group *consumer);
+  bool tryMerge(Group *producer, Group *consumer, Operation *op);
+
+  func::FuncOp function;
+  const DeviceSpec &device;
+  unsigned maxRegionOps;
+  bool epilogues;
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Operation *, Group *> groupOf;
+  /// Ops duplicated into some region; they never become members.
+  DenseSet<Operation *> duplicated;
+  std::vector<std::unique_ptr<Group>> groups;
+};
+
+std::optional<KernelKind> Fuser::classify(Operation *op) {
+  if (op->getNumRegions() != 0 || isa<tg::OptimizerOpInterface>(op))
+    return std::nullopt;
+  if (isa<tg::MatmulOp>(op))
+    return KernelKind::Gemm;
+  if (op->hasTrait<tg::OpTrait::ReductionOp>())
+    return KernelKind::Reduction;
+  // Dense constants are data of the program, not work.
+  if (matchPattern(op, m_Constant()) && !isSplatConstant(op))
+    return std::nullopt;
+  if (op->hasTrait<OpTrait::Elementwise>() ||
+      op->hasTrait<tg::OpTrait::ShapeOp>())
+    return KernelKind::Loop;
+  return std::nullopt;
+}
+
+Group *Fuser::newGroup(Operation *op, KernelKind kind) {
+  groups.push_back(std::make_unique<Group>());
+  Group *group = groups.back().get();
+  group->kind = kind;
+  group->members.insert(op);
+  group->last = op;
+  if (kind == KernelKind::Reduction && op->getNumOperands() > 0)
+    group->rowShape = llvm::to_vector(
+        cast<RankedTensorType>(op->getOperand(0).getType()).getShape());
+  if (kind == KernelKind::Gemm)
+    group->output = op->getResult(0);
+  groupOf[op] = group;
+  return group;
+}
+
+bool Fuser::isPlaceable(ArrayRef<Operation *> members, Operation *last) {
+  int64_t at = position.lookup(last);
+  DenseSet<Operation *> inside(members.begin(), members.end());
+  for (Operation *member : members)
+    for (Operation *user : member->getUsers()) {
+      Operation *top = body().findAncestorOpInBlock(*user);
+      if (!inside.contains(top) && positionOf(user) <= at)
+        return false;
+    }
+  return true;
+}
+
+bool Fuser::isPlaceable(Group *a, Group *b) {
+  SmallVector<Operation *> members(a->members.begin(), a->members.end());
+  members.append(b->members.begin(), b->members.end());
+  Operation *last =
+      position.lookup(a->last) > position.lookup(b->last) ? a->last : b->last;
+  return isPlaceable(members, last);
+}
+
+void Fuser::absorb(Group *into, Group *from) {
+  for (Operation *op : from->members) {
+    into->members.insert(op);
+    groupOf[op] = into;
+  }
+  into->clones.insert(from->clones.begin(), from->clones.end());
+  if (position.lookup(from->last) > position.lookup(into->last))
+    into->last = from->last;
+  from->members.clear();
+  from->clones.clear();
+}
+
+/// Recomputing the producer in each reader costs its FLOPs and reading its
+/// own operands; keeping it costs writing its result and reading it back.
+bool Fuser::shouldDuplicate(Operation *producer) {
+  auto costed = dyn_cast<tg::CostOpInterface>(producer);
+  if (!costed || producer->getNumResults() != 1 ||
+      classify(producer) != KernelKind::Loop)
+    return false;
+  tg::OpCost cost = costed.getCost();
+  if (cost.matrixFlops > 0)
+    return false;
+  tg::OpCost recompute;
+  recompute.flops = cost.flops;
+  recompute.transcendentals = cost.transcendentals;
+  recompute.computeType = cost.computeType;
+  for (Value operand : producer->getOperands())
+    if (auto type = dyn_cast<RankedTensorType>(operand.getType()))
+      recompute.bytesRead +=
+          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  tg::OpCost keep;
+  auto type = cast<RankedTensorType>(producer->getResult(0).getType());
+  keep.bytesWritten =
+      type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  keep.bytesRead = keep.bytesWritten;
+  OpTime recomputeTime = estimateOpTime(recompute, device);
+  OpTime keepTime = estimateOpTime(keep, device);
+  return recomputeTime.computeTime + recomputeTime.memoryTime <
+         keepTime.memoryTime;
+}
+
+/// Folds `op` (alone in `consumer`) into the GEMM group when it is the next
+/// cuBLASLt epilogue stage of the group's output.
+bool Fuser::tryEpilogue(Group *gemm, Operation *op, Group *consumer) {
+  if (!epilogues || consumer->size() != 1 ||
+      consumer->kind != KernelKind::Loop || gemm->size() + 1 > maxRegionOps)
+    return false;
+  Value out = gemm->output;
+  if (!llvm::is_contained(op->getOperands(), out))
+    return false;
+  bool singleUse = out.hasOneUse();
+  auto outType = cast<RankedTensorType>(out.getType());
+
+  auto accept = [&](EpilogueStage stage) {
+    if (!isPlaceable(gemm, consumer))
+      return false;
+    absorb(gemm, consumer);
+    gemm->stage = stage;
+    gemm->output = op->getResult(0);
+    return true;
+  };
+
+  // Cast: the GEMM writes D in another element type.
+  if (isa<tg::ConvertOp>(op) && singleUse)
+    return accept(EpilogueStage::Cast);
+
+  // Activation, with an aux output when the pre-activation is read
+  // elsewhere (the backward's DGELU/DRELU epilogues read it).
+  StringRef activation = getCublasLtActivation(op);
+  if (!activation.empty() && gemm->stage < EpilogueStage::Activation) {
+    if (!accept(EpilogueStage::Activation))
+      return false;
+    gemm->activation = activation;
+    gemm->aux = !singleUse;
+    return true;
+  }
+
+  // Bias or residual: an add of the output and a tensor of its shape.
+  if (!singleUse || !isa<tg::AddOp>(op) ||
+      op->getOperand(0) == op->getOperand(1))
+    return false;
+  Value other =
+      op->getOperand(0) == out ? op->getOperand(1) : op->getOperand(0);
+  if (other.getType() != out.getType())
+    return false;
+  auto broadcast = other.getDefiningOp<tg::BroadcastInDimOp>();
+  int64_t rank = outType.getRank();
+  int64_t columns = outType.getShape().back();
+  Group *biasGroup = broadcast ? groupOf.lookup(broadcast) : nullptr;
+  // The bias vector may be computed first (e.g. the cast of an f32 master
+  // bias): a loop group that ends in the broadcast and only handles vectors.
+  bool isBias =
+      biasGroup && gemm->stage < EpilogueStage::Bias &&
+      biasGroup->kind == KernelKind::Loop && biasGroup->last == broadcast &&
+      biasGroup->clones.empty() &&
+      broadcast.getBroadcastDimensions() == ArrayRef<int64_t>{rank - 1} &&
+      getNumElements(broadcast.getOperand()) == columns &&
+      llvm::all_of(biasGroup->members, [&](Operation *member) {
+        return member == broadcast.getOperation() ||
+               llvm::all_of(member->getResults(), [&](Value result) {
+                 return getNumElements(result) <= columns;
+               });
+      });
+  if (isBias) {
+    if (!accept(EpilogueStage::Bias))
+      return false;
+    gemm->bias = true;
+    // cuBLASLt reads the bias vector: its computation and the broadcast are
+    // part of the kernel, copied so that other readers keep the original.
+    for (Operation *member : biasGroup->members) {
+      gemm->clones.insert(member);
+      duplicated.insert(member);
+    }
+    biasGroup->members.clear();
+    return true;
+  }
+  if (gemm->stage < EpilogueStage::Residual && !gemm->aux) {
+    if (!accept(EpilogueStage::Residual))
+      return false;
+    gemm->residual = true;
+    return true;
+  }
+  return false;
+}
+
+bool Fuser::tryMerge(Group *producer, Group *consumer, Operation *op) {
+  if (producer->kind == KernelKind::Gemm)
+    return tryEpilogue(producer, op, consumer);
+  if (consumer->kind == KernelKind::Gemm)
+    return false; // cuBLASLt has no prologue
+
+  // A cheap producer with several readers is recomputed in each.
+  if (producer->size() == 1 && producer->members.size() == 1) {
+    Operation *single = producer->members.front();
+    if (!single->hasOneUse() && shouldDuplicate(single)) {
+      if (consumer->size() + 1 > maxRegionOps)
+        return false;
+      consumer->clones.insert(single);
+      duplicated.insert(single);
+      return true;
+    }
+  }
+  for (Operation *member : producer->members)
+    if (duplicated.contains(member))
+      return false;
+  if (producer->size() + consumer->size() > maxRegionOps)
+    return false;
+
+  // Reductions share rows: a second reduction only over the same operand
+  // shape, elementwise ops only over the rows or the reduced values.
+  KernelKind kind = KernelKind::Loop;
+  ArrayRef<int64_t> rowShape;
+  if (producer->kind == KernelKind::Reduction &&
+      consumer->kind == KernelKind::Reduction) {
+    if (producer->rowShape != consumer->rowShape)
+      return false;
+    kind = KernelKind::Reduction;
+    rowShape = producer->rowShape;
+  } else if (producer->kind == KernelKind::Reduction ||
+             consumer->kind == KernelKind::Reduction) {
+    Group *reduction =
+        producer->kind == KernelKind::Reduction ? producer : consumer;
+    Group *loop = reduction == producer ? consumer : producer;
+    int64_t rows = 1;
+    for (int64_t size : reduction->rowShape)
+      rows *= size;
+    for (Operation *member : loop->members)
+      for (Value result : member->getResults())
+        if (getNumElements(result) > rows)
+          return false;
+    kind = KernelKind::Reduction;
+    rowShape = reduction->rowShape;
+  }
+  if (!isPlaceable(producer, consumer))
+    return false;
+  SmallVector<int64_t> shape(rowShape);
+  absorb(consumer, producer);
+  consumer->kind = kind;
+  consumer->rowShape = shape;
+  return true;
+}
+
+void Fuser::collectVertical() {
+  for (Operation &op : body().without_terminator()) {
+    std::optional<KernelKind> kind = classify(&op);
+    if (!kind)
+      continue;
+    Group *group = newGroup(&op, *kind);
+    if (*kind == KernelKind::Gemm)
+      continue;
+    llvm::SetVector<Operation *> producers;
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (def->getBlock() == &body())
+          producers.insert(def);
+    for (Operation *producer : producers) {
+      Group *producerGroup = groupOf.lookup(producer);
+      if (!producerGroup || producerGroup == group ||
+          producerGroup->members.empty())
+        continue;
+      if (group->kind == KernelKind::Gemm)
+        break; // became an epilogue; its other operands stay inputs
+      if (!tryMerge(producerGroup, group, &op))
+        continue;
+      if (producerGroup->kind == KernelKind::Gemm)
+        group = producerGroup;
+    }
+  }
+}
+
+/// An elementwise op left alone that only reads arguments of the step (the
+/// cast of a master weight): independent of the rest, so a multi-tensor
+/// kernel can run it with others of its kind.
+bool Fuser::isIndependentLoop(Operation *op) {
+  Group *group = groupOf.lookup(op);
+  return group && group->kind == KernelKind::Loop &&
+         group->members.size() == 1 && group->clones.empty() &&
+         !duplicated.contains(op) && op->hasTrait<OpTrait::Elementwise>() &&
+         op->getNumOperands() > 0 &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           auto arg = dyn_cast<BlockArgument>(operand);
+           return arg && arg.getOwner() == &body();
+         });
+}
+
+void Fuser::collectHorizontal() {
+  // One multi-tensor kernel per op kind, element types and attributes.
+  std::map<std::tuple<const void *, const void *, const void *, const void *>,
+           Group *>
+      open;
+  for (Operation &op : body().without_terminator()) {
+    if (!isa<tg::OptimizerOpInterface>(&op) && !isIndependentLoop(&op))
+      continue;
+    auto key = std::make_tuple(
+        op.getName().getAsOpaquePointer(),
+        getElementTypeOrSelf(op.getOperand(0).getType()).getAsOpaquePointer(),
+        getElementTypeOrSelf(op.getResult(0).getType()).getAsOpaquePointer(),
+        op.getAttrDictionary().getAsOpaquePointer());
+    if (Group *alone = groupOf.lookup(&op))
+      alone->members.clear();
+    Group *&group = open[key];
+    if (group && group->size() < maxRegionOps) {
+      SmallVector<Operation *> members(group->members.begin(),
+                                       group->members.end());
+      members.push_back(&op);
+      if (isPlaceable(members, &op)) {
+        group->members.insert(&op);
+        group->last = &op;
+        groupOf[&op] = group;
+        continue;
+      }
+    }
+    group = newGroup(&op, KernelKind::MultiTensor);
+  }
+}
+
+SmallVector<Group *> Fuser::getRegions() {
+  SmallVector<Group *> regions;
+  for (auto &group : groups) {
+    if (group->members.empty())
+      continue;
+    bool worthIt = group->kind == KernelKind::Gemm
+                       ? group->stage != EpilogueStage::None
+                       : group->size() >= 2;
+    if (worthIt)
+      regions.push_back(group.get());
+  }
+  llvm::sort(regions, [&](Group *a, Group *b) {
+    return position.lookup(a->last) < position.lookup(b->last);
+  });
+  return regions;
+}
+
+/// The cuBLASLt epilogue name of a GEMM group.
+std::string getEpilogueName(const Group &group) {
+  std::string name = "CUBLASLT_EPILOGUE_";
+  if (group.activation.empty())
+    return name + (group.bias ? "BIAS" : "DEFAULT");
+  name += group.activation.str();
+  if (group.aux)
+    name += "_AUX";
+  if (group.bias)
+    name += "_BIAS";
+  return name;
+}
+
+/// A group turned into a region, with what undoing it needs.
+struct Materialized {
+  tg::FusionOp fusion;
+  /// For each member copy in the region, the op it must go back before.
+  SmallVector<std::pair<Operation *, Operation *>> memberAnchors;
+  /// Clone copies in the region and their originals.
+  SmallVector<std::pair<Operation *, Operation *>> cloneCopies;
+};
+
+Materialized materialize(Group &group, Block &body) {
+  SmallVector<Operation *> ops(group.members.begin(), group.members.end());
+  ops.append(group.clones.begin(), group.clones.end());
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  DenseSet<Operation *> inside(ops.begin(), ops.end());
+
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !inside.contains(def))
+        inputs.insert(operand);
+    }
+  SmallVector<Value> outputs;
+  for (Operation *member : group.members)
+    for (Value result : member->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !group.members.contains(body.findAncestorOpInBlock(*user));
+          }))
+        outputs.push_back(result);
+  llvm::sort(outputs, [](Value a, Value b) {
+    if (a.getDefiningOp() != b.getDefiningOp())
+      return a.getDefiningOp()->isBeforeInBlock(b.getDefiningOp());
+    return cast<OpResult>(a).getResultNumber() <
+           cast<OpResult>(b).getResultNumber();
+  });
+
+  Materialized result;
+  DenseMap<Operation *, Operation *> anchorOf;
+  for (Operation *member : group.members) {
+    Operation *next = member->getNextNode();
+    while (next && group.members.contains(next))
+      next = next->getNextNode();
+    anchorOf[member] = next;
+  }
+
+  OpBuilder builder(group.last->getContext());
+  builder.setInsertionPointAfter(group.last);
+  Location loc = group.last->getLoc();
+  auto fusion = tg::FusionOp::create(
+      builder, loc, ValueRange(outputs).getTypes(), inputs.getArrayRef());
+  fusion.setKind(stringifyKernelKind(group.kind));
+  if (group.kind == KernelKind::Gemm) {
+    fusion.setEpilogue(getEpilogueName(group));
+    fusion.setEpilogueC(group.residual);
+  }
+  SmallVector<Location> argLocs;
+  for (Value input : inputs)
+    argLocs.push_back(input.getLoc());
+  Block *block =
+      builder.createBlock(&fusion.getBody(), {},
+                          ValueRange(inputs.getArrayRef()).getTypes(), argLocs);
+  IRMapping mapping;
+  for (auto [input, arg] : llvm::zip(inputs, block->getArguments()))
+    mapping.map(input, arg);
+  for (Operation *op : ops) {
+    Operation *copy = builder.clone(*op, mapping);
+    if (group.members.contains(op))
+      result.memberAnchors.push_back({copy, anchorOf[op]});
+    else
+      result.cloneCopies.push_back({copy, op});
+  }
+  SmallVector<Value> yielded;
+  for (Value output : outputs)
+    yielded.push_back(mapping.lookup(output));
+  tg::YieldOp::create(builder, loc, yielded);
+
+  for (auto [output, replacement] : llvm::zip(outputs, fusion.getResults()))
+    output.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+      return !group.members.contains(
+          body.findAncestorOpInBlock(*use.getOwner()));
+    });
+  for (Operation *member : llvm::reverse(ops))
+    if (group.members.contains(member)) {
+      member->dropAllUses();
+      member->erase();
+    }
+  result.fusion = fusion;
+  return result;
+}
+
+/// Puts the region's ops back where their originals were.
+void undo(Materialized &region) {
+  tg::FusionOp fusion = region.fusion;
+  Block &block = fusion.getBody().front();
+  for (auto [copy, original] : region.cloneCopies)
+    copy->replaceAllUsesWith(original);
+  for (auto [arg, input] : llvm::zip(block.getArguments(), fusion.getInputs()))
+    arg.replaceAllUsesWith(input);
+  auto yield = cast<tg::YieldOp>(block.getTerminator());
+  for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues()))
+    result.replaceAllUsesWith(value);
+  for (auto [copy, anchor] : region.memberAnchors) {
+    if (anchor)
+      copy->moveBefore(anchor);
+    else
+      copy->moveBefore(fusion->getBlock()->getTerminator());
+  }
+  fusion->erase();
+}
+
+struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
+  using TGFuseBase::TGFuseBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    if (function.isExternal())
+      return;
+    if (maxRegionOps < 2) {
+      function.emitError() << "tg-fuse: max-region-ops must be at least 2, got "
+                           << static_cast<unsigned>(maxRegionOps);
+      return signalPassFailure();
+    }
+    llvm::Expected<DeviceSpec> spec =
+        isDeviceFile(device) ? loadDeviceFile(device) : lookupDevice(device);
+    if (!spec) {
+      function.emitError() << "tg-fuse: " << llvm::toString(spec.takeError());
+      return signalPassFailure();
+    }
+
+    Fuser fuser(function, *spec, maxRegionOps, !noEpilogue);
+    fuser.collectVertical();
+    if (!noHorizontal)
+      fuser.collectHorizontal();
+    SmallVector<Group *> regions = fuser.getRegions();
+
+    Block &body = function.getBody().front();
+    int64_t peak = MemorySimulation::run(function).peakBytes;
+    for (Group *group : regions) {
+      int64_t bytesBefore = 0;
+      for (Operation *op : group->members)
+        if (auto costed = dyn_cast<tg::CostOpInterface>(op))
+          bytesBefore += costed.getCost().bytesMoved();
+      for (Operation *op : group->clones)
+        if (auto costed = dyn_cast<tg::CostOpInterface>(op))
+          bytesBefore += costed.getCost().bytesMoved();
+      size_t numOps = group->size();
+      Materialized region = materialize(*group, body);
+      if (MemorySimulation::run(function).peakBytes > peak) {
+        if (explain)
+          region.fusion.emitRemark()
+              << "tg-fuse: not fused: the " << stringifyKernelKind(group->kind)
+              << " region of " << numOps << " ops raises the peak memory";
+        undo(region);
+        ++numRefused;
+        continue;
+      }
+      ++numRegions;
+      if (explain) {
+        int64_t bytesAfter = region.fusion.getCost().bytesMoved();
+        InFlightDiagnostic remark = region.fusion.emitRemark();
+        remark << "tg-fuse: " << stringifyKernelKind(group->kind)
+               << " region of " << numOps << " ops";
+        if (auto epilogue = region.fusion.getEpilogueAttr())
+          remark << " (" << epilogue.getValue() << ")";
+        remark << ", saves " << (bytesBefore - bytesAfter) << " bytes";
+      }
+    }
+    // Duplicated producers nobody reads any more.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (fuser.isDuplicated(&op) && op.use_empty())
+        op.erase();
+  }
+};
+
+} // namespace

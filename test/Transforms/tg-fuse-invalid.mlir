@@ -1,0 +1,13 @@
+// RUN: not tgc-opt %s --tg-fuse='max-region-ops=1' 2>&1 | FileCheck %s --check-prefix=MAX
+// RUN: not tgc-opt %s --tg-fuse='device=TPU' 2>&1 | FileCheck %s --check-prefix=DEVICE
+// RUN: not tgc-opt %s --tg-fuse='no-such-option=1' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// MAX: error: tg-fuse: max-region-ops must be at least 2, got 1
+// DEVICE: error: tg-fuse: unknown device 'TPU'
+// UNKNOWN: no-such-option
+
+// The function is valid; the options are not.
+func.func @f(%x: tensor<4xf32> {tg.role = "input"}) -> tensor<4xf32> {
+  %0 = tg.exp %x : tensor<4xf32>
+  %1 = tg.relu %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}

@@ -1,0 +1,262 @@
+// RUN: tgc-opt %s --split-input-file --tg-fuse | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --tg-fuse=no-epilogue | FileCheck %s --check-prefix=NOEPI
+// RUN: tgc-opt %s --split-input-file --tg-fuse=no-horizontal | FileCheck %s --check-prefix=NOHORIZ
+// RUN: tgc-opt %s --split-input-file --tg-fuse=max-region-ops=2 | FileCheck %s --check-prefix=MAX2
+// RUN: tgc-opt %s --split-input-file --tg-fuse=explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+
+// A chain of elementwise ops becomes one loop kernel.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[F:.*]] = tg.fusion(%arg0, %arg1) {kind = "loop"}
+// CHECK: tg.add
+// CHECK: tg.relu
+// CHECK: tg.exp
+// CHECK: tg.yield
+// CHECK-NOT: tg.fusion
+// CHECK: return %[[F]]
+// At most two ops per region: the add and the relu, the exp alone.
+// MAX2-LABEL: func.func @chain
+// MAX2: tg.fusion
+// MAX2-NEXT: ^bb0
+// MAX2-NEXT: tg.add
+// MAX2-NEXT: tg.relu
+// MAX2-NEXT: tg.yield
+// MAX2: tg.exp
+// EXPLAIN: remark: tg-fuse: loop region of 3 ops, saves 512 bytes
+func.func @chain(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = tg.add %a, %b : tensor<4x8xf32>
+  %1 = tg.relu %0 : tensor<4x8xf32>
+  %2 = tg.exp %1 : tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A softmax (two reductions over the same rows and their elementwise
+// producers and consumers) becomes one row-reduction kernel.
+// CHECK-LABEL: func.func @softmax
+// CHECK: tg.fusion(%arg0) {kind = "reduction"}
+// CHECK-COUNT-2: tg.reduce
+// CHECK: tg.div
+// CHECK-NOT: tg.fusion
+// EXPLAIN: remark: tg-fuse: reduction region of 7 ops, saves 1344 bytes
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tg.reduce max %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %s = tg.sub %x, %mb : tensor<4x8xf32>
+  %e = tg.exp %s : tensor<4x8xf32>
+  %z = tg.reduce sum %e dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %zb = tg.broadcast_in_dim %z dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %r = tg.div %e, %zb : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction over other rows does not join: two kernels.
+// CHECK-LABEL: func.func @different_rows
+// CHECK: tg.fusion
+// CHECK: tg.reduce sum %{{.*}} dims = [1]
+// CHECK: tg.yield
+// CHECK-NOT: tg.fusion
+// CHECK: tg.reduce sum %{{.*}} dims = [0]
+func.func @different_rows(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %e = tg.exp %x : tensor<4x8xf32>
+  %r = tg.reduce sum %e dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %t = tg.reduce sum %r dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %r, %t : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// A matmul with bias, tanh GELU, residual add and a cast is one cuBLASLt
+// call: GELU_BIAS epilogue, the residual as C, the cast as D's type.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: tg.fusion(%arg0, %arg1, %arg2, %arg3) {epilogue = "CUBLASLT_EPILOGUE_GELU_BIAS", epilogue_c, kind = "gemm"}
+// CHECK: tg.matmul
+// CHECK: tg.broadcast_in_dim
+// CHECK: tg.gelu
+// CHECK: tg.convert
+// CHECK-NOT: tg.fusion
+// Without epilogues the matmul stays alone; the elementwise tail is a loop
+// kernel (the bias broadcast joins it).
+// NOEPI-LABEL: func.func @epilogue
+// NOEPI: tg.matmul
+// NOEPI: tg.fusion({{.*}}) {kind = "loop"}
+// NOEPI-NOT: tg.matmul
+// NOEPI: return
+// EXPLAIN: remark: tg-fuse: gemm region of 6 ops (CUBLASLT_EPILOGUE_GELU_BIAS), saves 1280 bytes
+func.func @epilogue(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>, %res: tensor<4x16xbf16>) -> tensor<4x16xf32> {
+  %0 = tg.matmul %x, %w : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %bb = tg.broadcast_in_dim %b dims = [1] : tensor<16xbf16> -> tensor<4x16xbf16>
+  %1 = tg.add %0, %bb : tensor<4x16xbf16>
+  %2 = tg.gelu tanh %1 : tensor<4x16xbf16>
+  %3 = tg.add %2, %res : tensor<4x16xbf16>
+  %4 = tg.convert %3 : tensor<4x16xbf16> -> tensor<4x16xf32>
+  return %4 : tensor<4x16xf32>
+}
+
+// -----
+
+// The pre-activation is also read by the backward: GELU with an aux output.
+// CHECK-LABEL: func.func @epilogue_aux
+// CHECK: %[[F:.*]]:2 = tg.fusion(%arg0, %arg1, %arg2) {epilogue = "CUBLASLT_EPILOGUE_GELU_AUX_BIAS", kind = "gemm"}
+// CHECK: tg.gelu_grad tanh %[[F]]#0
+func.func @epilogue_aux(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %dy: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %0 = tg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %bb = tg.broadcast_in_dim %b dims = [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %1 = tg.add %0, %bb : tensor<4x16xf32>
+  %2 = tg.gelu tanh %1 : tensor<4x16xf32>
+  %3 = tg.gelu_grad tanh %1, %dy : tensor<4x16xf32>
+  return %2, %3 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// erf GELU has no cuBLASLt epilogue: the matmul keeps its bias only.
+// CHECK-LABEL: func.func @erf_gelu
+// CHECK: tg.fusion({{.*}}) {epilogue = "CUBLASLT_EPILOGUE_BIAS", kind = "gemm"}
+// CHECK: tg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tg.gelu erf
+func.func @erf_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = tg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %bb = tg.broadcast_in_dim %b dims = [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %1 = tg.add %0, %bb : tensor<4x16xf32>
+  %2 = tg.gelu erf %1 : tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+// Elementwise ops on both sides of a matmul without an epilogue are not
+// fused across it, and the matmul is never duplicated into its two readers.
+// CHECK-LABEL: func.func @across_matmul
+// CHECK: tg.exp
+// CHECK-NEXT: tg.matmul
+// CHECK-NEXT: tg.mul
+// CHECK-NEXT: tg.sub
+// CHECK-NOT: tg.fusion
+func.func @across_matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %e = tg.exp %x : tensor<4x8xf32>
+  %0 = tg.matmul %e, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = tg.mul %0, %y : tensor<4x16xf32>
+  %2 = tg.sub %0, %y : tensor<4x16xf32>
+  return %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// A broadcast read by two kernels is cheaper to recompute than to write and
+// read: each region gets a copy and the original is gone.
+// CHECK-LABEL: func.func @duplicate_broadcast
+// CHECK-NOT: tg.broadcast_in_dim
+// CHECK: tg.fusion
+// CHECK: tg.broadcast_in_dim
+// CHECK: tg.fusion
+// CHECK: tg.broadcast_in_dim
+func.func @duplicate_broadcast(%s: tensor<f32>, %x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %b = tg.broadcast_in_dim %s dims = [] : tensor<f32> -> tensor<4x8xf32>
+  %0 = tg.mul %x, %b : tensor<4x8xf32>
+  %m = tg.matmul %0, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = tg.mul %m, %b : tensor<4x8xf32>
+  %2 = tg.exp %1 : tensor<4x8xf32>
+  return %0, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// An elementwise op read by two kernels reads as many bytes as it writes:
+// it is not duplicated but joins its first reader's region as an output.
+// CHECK-LABEL: func.func @no_duplicate_add
+// CHECK-COUNT-1: tg.add
+// CHECK-NOT: tg.add
+func.func @no_duplicate_add(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = tg.add %a, %b : tensor<4x8xf32>
+  %1 = tg.exp %0 : tensor<4x8xf32>
+  %m = tg.matmul %1, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %2 = tg.mul %m, %0 : tensor<4x8xf32>
+  %3 = tg.tanh %2 : tensor<4x8xf32>
+  return %1, %3 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// The updates of one optimizer kind and element type become one
+// multi-tensor kernel per group; the f16 update is its own group.
+// CHECK-LABEL: func.func @multi_tensor
+// CHECK: tg.fusion({{.*}}) {kind = "multi_tensor"}
+// CHECK-COUNT-2: tg.adamw
+// CHECK: tg.yield
+// CHECK-NOT: tg.fusion
+// NOHORIZ-LABEL: func.func @multi_tensor
+// NOHORIZ-NOT: tg.fusion
+func.func @multi_tensor(%p0: tensor<8xf32> {tg.role = "param"}, %g0: tensor<8xf32>, %m0: tensor<8xf32> {tg.role = "state"}, %v0: tensor<8xf32> {tg.role = "state"},
+                        %p1: tensor<4x4xf32> {tg.role = "param"}, %g1: tensor<4x4xf32>, %m1: tensor<4x4xf32> {tg.role = "state"}, %v1: tensor<4x4xf32> {tg.role = "state"},
+                        %p2: tensor<8xf16> {tg.role = "param"}, %g2: tensor<8xf16>, %m2: tensor<8xf16> {tg.role = "state"}, %v2: tensor<8xf16> {tg.role = "state"},
+                        %lr: tensor<f32> {tg.role = "hyper"}, %t: tensor<i64> {tg.role = "hyper"})
+    -> (tensor<8xf32> {tg.aliases = 0 : i64}, tensor<4x4xf32> {tg.aliases = 4 : i64}, tensor<8xf16> {tg.aliases = 8 : i64}) {
+  %a0, %a1, %a2 = tg.adamw %p0, %g0, %m0, %v0, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<8xf32>, tensor<f32>, tensor<i64>
+  %b0, %b1, %b2 = tg.adamw %p1, %g1, %m1, %v1, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<4x4xf32>, tensor<f32>, tensor<i64>
+  %c0, %c1, %c2 = tg.adamw %p2, %g2, %m2, %v2, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<8xf16>, tensor<f32>, tensor<i64>
+  return %a0, %b0, %c0 : tensor<8xf32>, tensor<4x4xf32>, tensor<8xf16>
+}
+
+// -----
+
+// Fusing the exp into the reduction would place the region after %t and
+// keep %v (16 KiB) alive past it: the peak would rise, so the region is
+// undone and the ops keep their places.
+// CHECK-LABEL: func.func @raises_peak
+// NOHORIZ-LABEL: func.func @raises_peak
+// CHECK: tg.matmul
+// CHECK-NEXT: tg.reduce
+// CHECK-NEXT: tg.matmul
+// CHECK-NEXT: tg.exp
+// CHECK-NOT: tg.fusion
+// EXPLAIN: remark: tg-fuse: not fused: the reduction region of 2 ops raises the peak memory
+func.func @raises_peak(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64xf32>) {
+  %v = tg.matmul %x, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %a = tg.reduce sum %v dims = [1] : tensor<64x64xf32> -> tensor<64xf32>
+  %t = tg.matmul %w, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %c = tg.exp %a : tensor<64xf32>
+  return %t, %c : tensor<64x64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// A bias cast from its f32 master copy and broadcast is still a cuBLASLt
+// bias: the cast joins the GEMM region with the broadcast.
+// CHECK-LABEL: func.func @cast_bias
+// CHECK: tg.fusion(%arg0, %arg1, %arg2) {epilogue = "CUBLASLT_EPILOGUE_RELU_BIAS", kind = "gemm"}
+// CHECK: tg.matmul
+// CHECK: tg.convert
+// CHECK: tg.broadcast_in_dim
+// CHECK: tg.relu
+// CHECK-NOT: tg.fusion
+func.func @cast_bias(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xf32>) -> tensor<4x16xbf16> {
+  %0 = tg.matmul %x, %w : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %c = tg.convert %b : tensor<16xf32> -> tensor<16xbf16>
+  %bb = tg.broadcast_in_dim %c dims = [1] : tensor<16xbf16> -> tensor<4x16xbf16>
+  %1 = tg.add %0, %bb : tensor<4x16xbf16>
+  %2 = tg.relu %1 : tensor<4x16xbf16>
+  return %2 : tensor<4x16xbf16>
+}
+
+// -----
+
+// The casts of master weights read only arguments: one multi-tensor kernel
+// casts both; the matmuls read its results.
+// CHECK-LABEL: func.func @weight_casts
+// CHECK: %[[C:.*]]:2 = tg.fusion(%arg1, %arg2) {kind = "multi_tensor"}
+// CHECK-COUNT-2: tg.convert
+// CHECK: tg.matmul %arg0, %[[C]]#0
+// CHECK: tg.matmul %{{.*}}, %[[C]]#1
+// NOHORIZ-LABEL: func.func @weight_casts
+// NOHORIZ-NOT: tg.fusion
+func.func @weight_casts(%x: tensor<4x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<4x8xbf16> {
+  %c1 = tg.convert %w1 : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %c2 = tg.convert %w2 : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %0 = tg.matmul %x, %c1 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  %1 = tg.matmul %0, %c2 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  return %1 : tensor<4x8xbf16>
+}

@@ -73,6 +73,7 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
   if (options.fuse) {
     TGFuseOptions fuse;
     fuse.device = options.device;
+    fuse.noHorizontal = !options.fuseOptimizer;
     pm.addNestedPass<func::FuncOp>(createTGFuse(fuse));
   }
   // Last: the order and the offsets are those of the program emitted.

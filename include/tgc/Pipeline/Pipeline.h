@@ -108,6 +108,13 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Group the ops into fusion regions, the kernels "
                      "emitted (tg-fuse)"),
       llvm::cl::init(true)};
+  Option<bool> fuseOptimizer{
+      *this, "fuse-optimizer",
+      llvm::cl::desc("Also group the optimizer updates into multi-tensor "
+                     "regions (a few kernels; but every gradient then stays "
+                     "live until its region runs, which can raise the peak "
+                     "that tg-schedule lowers by updating early)"),
+      llvm::cl::init(false)};
   Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Reorder the ops to lower the peak memory (tg-schedule)"),

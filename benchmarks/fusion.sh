@@ -23,20 +23,9 @@ SEQ=${SEQ:-1024}
 BATCH=${BATCH:-8}
 PRECISION=${PRECISION:-bf16}
 
-die() {
-  echo "fusion.sh: error: $*" >&2
-  exit 1
-}
-
-case "${1:-}" in
-  -h | --help)
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
-    exit 0
-    ;;
-  "") ;;
-  *) die "unexpected argument '$1' (settings are environment variables; see --help)" ;;
-esac
-[[ -x $TGC && -x $TGC_ZOO ]] || die "build tgc and tgc-zoo first (ninja -C build)"
+. "$ROOT/benchmarks/common.sh"
+bench_init "$@"
+bench_need "$TGC" "$TGC_ZOO"
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -24,19 +24,8 @@ GEN="$ROOT/benchmarks/gen_gpt.py"
 MODEL=(--layers 2 --hidden 256 --heads 4 --seq 128 --batch 4)
 NAME=gpt2_bench
 
-die() {
-  echo "interpreter_forward.sh: error: $*" >&2
-  exit 1
-}
-
-case "${1:-}" in
-  -h | --help)
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
-    exit 0
-    ;;
-  "") ;;
-  *) die "unexpected argument '$1' (settings are environment variables; see --help)" ;;
-esac
+. "$ROOT/benchmarks/common.sh"
+bench_init "$@"
 
 [[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || die "REPEATS must be a positive integer, not '$REPEATS'"
 [[ -x "$TGC" ]] || die "$TGC not found or not executable; build tgc first (cmake --build --preset default) or set TGC"

@@ -29,20 +29,9 @@ SEQ=${SEQ:-1024}
 BATCH=${BATCH:-8}
 STEPS=${STEPS:-5}
 
-case "${1:-}" in
-  -h | --help)
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
-    exit 0
-    ;;
-  "") ;;
-  *)
-    echo "recompute.sh: error: unexpected argument '$1' (see --help)" >&2
-    exit 1
-    ;;
-esac
-for tool in "$TGC" "$TGC_OPT" "$TGC_ZOO"; do
-  [ -x "$tool" ] || { echo "recompute.sh: error: $tool not built" >&2; exit 1; }
-done
+. "$ROOT/benchmarks/common.sh"
+bench_init "$@"
+bench_need "$TGC" "$TGC_OPT" "$TGC_ZOO"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -72,12 +72,6 @@ private:
 // Constants
 //===----------------------------------------------------------------------===//
 
-double toDouble(APFloat value) {
-  bool lost;
-  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-  return value.convertToDouble();
-}
-
 /// The value of a float splat constant, seen through the broadcasts and
 /// reshapes that importers put between a scalar and its use.
 std::optional<APFloat> getSplatFloat(Value v) {
@@ -109,7 +103,8 @@ bool isSplatOf(Value v, double expected) {
   rounded.convert(value->getSemantics(), APFloat::rmNearestTiesToEven, &lost);
   if (value->compare(rounded) == APFloat::cmpEqual)
     return true;
-  return std::abs(toDouble(*value) - expected) <= 1e-6 * std::abs(expected);
+  return std::abs(value->convertToDouble() - expected) <=
+         1e-6 * std::abs(expected);
 }
 
 /// A positive finite splat, as a double.
@@ -117,7 +112,7 @@ std::optional<double> getPositiveSplat(Value v) {
   std::optional<APFloat> value = getSplatFloat(v);
   if (!value || !value->isFiniteNonZero() || value->isNegative())
     return std::nullopt;
-  return toDouble(*value);
+  return value->convertToDouble();
 }
 
 /// A constant whose values depend only on its last `trailing` indices,
@@ -368,7 +363,7 @@ std::optional<RowMeanSquare> matchRowMeanSquarePlusEps(Value v, MatchedOps &m) {
       continue;
     }
     m.add(v);
-    return RowMeanSquare{base, toDouble(*epsilon)};
+    return RowMeanSquare{base, epsilon->convertToDouble()};
   }
   return std::nullopt;
 }
@@ -720,7 +715,7 @@ classifyMask(int64_t sq, int64_t sk,
 /// Whether a float is a hiding mask value: -inf or at most `threshold`.
 bool isHidingValue(const APFloat &value, double threshold) {
   return (value.isInfinity() && value.isNegative()) ||
-         (value.isFinite() && toDouble(value) <= threshold);
+         (value.isFinite() && value.convertToDouble() <= threshold);
 }
 
 /// `k` of keys or values repeated for each query head of a group, as

@@ -97,10 +97,18 @@ TrainingMemory TrainingMemory::compute(func::FuncOp differentiated,
   attrs.resize(differentiated.getNumResults());
   for (auto [type, resultAttrs] :
        llvm::zip(differentiated.getResultTypes(), attrs))
-    if (getRole(resultAttrs) == "grad") {
-      add(memory.gradients, type);
+    if (getRole(resultAttrs) == "grad")
       add(memory.trainable, type);
-    }
+  // The gradient buffers are what the updates read (inside fusion regions
+  // too); without updates, the step's gradient results.
+  step.walk([&](tg::OptimizerOpInterface update) {
+    add(memory.gradients, update.getParamGrad().getType());
+  });
+  if (memory.gradients.tensors == 0)
+    for (auto [type, resultAttrs] :
+         llvm::zip(differentiated.getResultTypes(), attrs))
+      if (getRole(resultAttrs) == "grad")
+        add(memory.gradients, type);
   return memory;
 }
 

@@ -10,12 +10,27 @@
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include <algorithm>
+#include <type_traits>
 
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::detail;
 
 namespace {
+
+/// The gradient's elements as the parameter's storage type `T`. A gradient
+/// narrower than its parameter (bf16 for f32, f32 for f64) may be held in
+/// another storage: it is widened into `scratch`.
+template <typename T>
+const std::vector<T> &readGrad(const Tensor &grad, std::vector<T> &scratch) {
+  if (std::is_same_v<T, double> ? grad.isDoubleStorage()
+                                : grad.isFloatStorage())
+    return grad.data<T>();
+  scratch.resize(grad.getNumElements());
+  for (int64_t i = 0, e = grad.getNumElements(); i < e; ++i)
+    scratch[i] = static_cast<T>(grad.getAsDouble(i));
+  return scratch;
+}
 
 LogicalResult sgdKernel(Operation *op, ArrayRef<const Tensor *> operands,
                         SmallVectorImpl<Tensor> &results,
@@ -32,7 +47,8 @@ LogicalResult sgdKernel(Operation *op, ArrayRef<const Tensor *> operands,
     newBuffer = context.makeResult(param.getType());
   dispatchFloat(param, [&](auto tag) {
     using T = decltype(tag);
-    const std::vector<T> &p = param.data<T>(), &g = grad.data<T>();
+    std::vector<T> scratch;
+    const std::vector<T> &p = param.data<T>(), &g = readGrad(grad, scratch);
     std::vector<T> &out = newParam.data<T>();
     for (size_t i = 0, e = p.size(); i < e; ++i) {
       T d = g[i] + T(decay) * p[i];
@@ -74,7 +90,8 @@ LogicalResult adamKernel(Operation *op, ArrayRef<const Tensor *> operands,
   Tensor newV = context.makeResult(param.getType());
   dispatchFloat(param, [&](auto tag) {
     using T = decltype(tag);
-    const std::vector<T> &p = param.data<T>(), &g = grad.data<T>(),
+    std::vector<T> scratch;
+    const std::vector<T> &p = param.data<T>(), &g = readGrad(grad, scratch),
                          &m = operands[2]->data<T>(),
                          &v = operands[3]->data<T>();
     std::vector<T> &mOut = newM.data<T>(), &vOut = newV.data<T>(),
@@ -138,7 +155,8 @@ LogicalResult adafactorKernel(Operation *op, ArrayRef<const Tensor *> operands,
     newStates.push_back(context.makeResult(state->getType()));
   dispatchFloat(param, [&](auto tag) {
     using T = decltype(tag);
-    const std::vector<T> &p = param.data<T>(), &g = grad.data<T>();
+    std::vector<T> scratch;
+    const std::vector<T> &p = param.data<T>(), &g = readGrad(grad, scratch);
     std::vector<T> &out = newParam.data<T>();
     size_t size = p.size();
     T b = T(beta), oneMinusB = T(1 - beta), eps = T(epsilon1);

@@ -437,9 +437,15 @@ void Fuser::collectHorizontal() {
   for (Operation &op : body().without_terminator()) {
     if (!isa<tg::OptimizerOpInterface>(&op) && !isIndependentLoop(&op))
       continue;
+    // Every operand's element type: an f32 update of a bf16 gradient is not
+    // batched with one of an f32 gradient.
+    SmallVector<Type> operandElements =
+        llvm::map_to_vector(op.getOperandTypes(), [](Type type) {
+          return getElementTypeOrSelf(type);
+        });
     auto key = std::make_tuple(
         op.getName().getAsOpaquePointer(),
-        getElementTypeOrSelf(op.getOperand(0).getType()).getAsOpaquePointer(),
+        TupleType::get(op.getContext(), operandElements).getAsOpaquePointer(),
         getElementTypeOrSelf(op.getResult(0).getType()).getAsOpaquePointer(),
         op.getAttrDictionary().getAsOpaquePointer());
     if (Group *alone = groupOf.lookup(&op))

@@ -753,6 +753,12 @@ static LogicalResult runReport(MLIRContext &context,
     json["ops"] = tgc::costSummariesToJson(summaries)["functions"];
     if (trainingMemory)
       json["training_memory"] = trainingMemory->toJson();
+    // The figures without fusion regions, next to the fused ones above.
+    if (unfused)
+      json["unfused"] = {{"kernels", unfused->total.kernels},
+                         {"hbm_bytes", unfused->total.bytes},
+                         {"step_time_s", unfused->total.time},
+                         {"time", unfused->toJson()}};
     llvm::outs() << json.dump(2) << "\n";
     return success();
   }

@@ -101,7 +101,49 @@ struct DropUnusedFusionValues : OpRewritePattern<FusionOp> {
   }
 };
 
+/// An optimizer update of a widened gradient, update(p, convert(g)), reads
+/// g and widens it itself: the wide copy of the gradient is never stored
+/// (a mixed-precision step keeps bf16 gradients for its f32 master weights).
+template <typename OptimizerOp>
+struct ReadNarrowGradient : OpRewritePattern<OptimizerOp> {
+  using OpRewritePattern<OptimizerOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OptimizerOp op,
+                                PatternRewriter &rewriter) const override {
+    auto convert = op.getGrad().template getDefiningOp<ConvertOp>();
+    if (!convert)
+      return rewriter.notifyMatchFailure(op, "gradient is not a convert");
+    Type narrow = convert.getOperand().getType().getElementType();
+    if (!isa<FloatType>(narrow) ||
+        !isLosslessConversion(narrow, convert.getType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "conversion is not a widening");
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getGradMutable().assign(convert.getOperand()); });
+    return success();
+  }
+};
+
 } // namespace
+
+void SgdOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<ReadNarrowGradient<SgdOp>>(context);
+}
+
+void AdamWOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<ReadNarrowGradient<AdamWOp>>(context);
+}
+
+void LambOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<ReadNarrowGradient<LambOp>>(context);
+}
+
+void AdafactorOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ReadNarrowGradient<AdafactorOp>>(context);
+}
 
 void ConvertOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {

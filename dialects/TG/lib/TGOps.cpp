@@ -640,6 +640,40 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
 // Optimizer ops
 //===----------------------------------------------------------------------===//
 
+/// The gradient's type after the parameter's: nothing when they are equal,
+/// else `grad <type>`.
+static ParseResult parseGradType(OpAsmParser &parser, Type &gradType,
+                                 Type paramType) {
+  if (succeeded(parser.parseOptionalKeyword("grad")))
+    return parser.parseType(gradType);
+  gradType = paramType;
+  return success();
+}
+
+static void printGradType(OpAsmPrinter &printer, Operation *, Type gradType,
+                          Type paramType) {
+  if (gradType != paramType)
+    printer << " grad " << gradType;
+}
+
+/// The gradient has the parameter's shape and its element type or a
+/// narrower float type that widens to it exactly.
+static LogicalResult verifyGradType(Operation *op, RankedTensorType param,
+                                    RankedTensorType grad) {
+  if (grad.getShape() != param.getShape())
+    return op->emitOpError("gradient has shape ")
+           << formatShape(grad.getShape()) << ", the parameter "
+           << formatShape(param.getShape());
+  auto paramFloat = cast<FloatType>(param.getElementType());
+  auto gradFloat = cast<FloatType>(grad.getElementType());
+  if (!APFloat::isRepresentableBy(gradFloat.getFloatSemantics(),
+                                  paramFloat.getFloatSemantics()))
+    return op->emitOpError("gradient element type ")
+           << gradFloat << " does not widen exactly to the parameter's "
+           << paramFloat;
+  return success();
+}
+
 LogicalResult SgdOp::inferReturnTypes(MLIRContext *context,
                                       std::optional<Location> location,
                                       Adaptor adaptor,
@@ -651,6 +685,8 @@ LogicalResult SgdOp::inferReturnTypes(MLIRContext *context,
 }
 
 LogicalResult SgdOp::verify() {
+  if (failed(verifyGradType(*this, getParam().getType(), getGrad().getType())))
+    return failure();
   double momentum = getMomentum().convertToDouble();
   if (!(momentum >= 0.0 && momentum < 1.0))
     return emitOpError("momentum must be in [0, 1), got ") << momentum;
@@ -673,6 +709,9 @@ LogicalResult SgdOp::verify() {
 /// positive epsilon.
 template <typename AdamLikeOp>
 static LogicalResult verifyAdamLike(AdamLikeOp op) {
+  if (failed(
+          verifyGradType(op, op.getParam().getType(), op.getGrad().getType())))
+    return failure();
   for (double beta :
        {op.getBeta1().convertToDouble(), op.getBeta2().convertToDouble()})
     if (!(beta >= 0.0 && beta < 1.0))
@@ -711,6 +750,8 @@ LogicalResult AdafactorOp::inferReturnTypes(MLIRContext *context,
 
 LogicalResult AdafactorOp::verify() {
   RankedTensorType paramType = getParam().getType();
+  if (failed(verifyGradType(*this, paramType, getGrad().getType())))
+    return failure();
   SmallVector<RankedTensorType, 2> expected = getStateTypes(paramType);
   bool factored = expected.size() == 2;
   if (getState().size() != expected.size())

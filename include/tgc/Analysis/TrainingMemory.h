@@ -45,9 +45,11 @@ struct TrainingMemory {
            parameterCopies.bytes + scalingState.bytes;
   }
 
-  /// From the differentiated function (its `grad` results) and the step
-  /// after the optimizer (its `param` and `state` arguments, and the casts of
-  /// its parameters).
+  /// From the differentiated function (its `grad` results: the trainable
+  /// parameters) and the step after the optimizer (its `param` and `state`
+  /// arguments, the casts of its parameters, and the gradients its updates
+  /// read, in the type they are stored in: bf16 where an f32 update reads a
+  /// bf16 gradient). A step without updates counts the `grad` results.
   static TrainingMemory compute(mlir::func::FuncOp differentiated,
                                 mlir::func::FuncOp step,
                                 llvm::StringRef optimizer);

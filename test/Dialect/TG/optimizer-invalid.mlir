@@ -150,3 +150,31 @@ func.func @adafactor_weight_decay(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tenso
   %0:2 = tg.adafactor %p, %p, [%p], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = -0.5 : tensor<3xf32>, [tensor<3xf32>], tensor<f32>, tensor<i64>
   return
 }
+
+// -----
+
+// The gradient has the parameter's shape.
+func.func @grad_shape(%p: tensor<4xf32>, %g: tensor<2x2xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'tg.sgd' op gradient has shape 2x2, the parameter 4}}
+  %0 = tg.sgd %p, %g, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32> grad tensor<2x2xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+// A gradient may be narrower than its parameter, never wider.
+func.func @grad_wider(%p: tensor<4xbf16>, %g: tensor<4xf32>, %m: tensor<4xbf16>, %v: tensor<4xbf16>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adamw' op gradient element type 'f32' does not widen exactly to the parameter's 'bf16'}}
+  %0:3 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<4xbf16> grad tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// f16 does not widen exactly to bf16 (fewer exponent bits in bf16's favour,
+// more mantissa bits in f16's).
+func.func @grad_f16_for_bf16(%p: tensor<4xbf16>, %g: tensor<4xf16>, %s: tensor<4xbf16>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'tg.adafactor' op gradient element type 'f16' does not widen exactly to the parameter's 'bf16'}}
+  %0:2 = tg.adafactor %p, %g, [%s], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<4xbf16> grad tensor<4xf16>, [tensor<4xbf16>], tensor<f32>, tensor<i64>
+  return
+}

@@ -131,6 +131,10 @@ def TG_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
     InterfaceMethod<"The gradient of the parameter.", "::mlir::Value",
       "getParamGrad", (ins), /*methodBody=*/"",
       /*defaultImplementation=*/"return $_op.getGrad();">,
+    InterfaceMethod<"The gradient operand, to replace it.",
+      "::mlir::OpOperand &", "getParamGradMutable", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getGradMutable();">,
   ];
 }
 

@@ -794,10 +794,11 @@ def TG_FakeQuantGradOp : TG_FakeQuantOpBase<"fake_quant_grad"> {
 //===----------------------------------------------------------------------===//
 
 class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
-    : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "grad", "new_param"]>,
+    : TG_Op<mnemonic, [Pure, AllTypesMatch<["param", "new_param"]>,
                        TG_OperandPrecision, TG_OptimizerOpInterface]
                       # traits> {
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor]> {
@@ -825,7 +826,8 @@ def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $param `,` $grad `,` $lr (`,` $momentum_buffer^)? `momentum` `=` $momentum
     `weight_decay` `=` $weight_decay (`nesterov` $nesterov^)? attr-dict `:`
-    type($param) `,` type($lr) (`,` type($momentum_buffer)^)?
+    type($param) `` custom<GradType>(type($grad), ref(type($param))) `,`
+    type($lr) (`,` type($momentum_buffer)^)?
   }];
 }
 
@@ -842,8 +844,9 @@ class TG_AdamLikeOp<string mnemonic> : TG_OptimizerOp<mnemonic,
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
     `betas` `=` `(` $beta1 `,` $beta2 `)` `epsilon` `=` $epsilon
-    `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($lr)
-    `,` type($step)
+    `weight_decay` `=` $weight_decay attr-dict `:` type($param) ``
+    custom<GradType>(type($grad), ref(type($param))) `,` type($lr) `,`
+    type($step)
   }];
 }
 
@@ -856,8 +859,15 @@ def TG_AdamWOp : TG_AdamLikeOp<"adamw"> {
     `new_param = param - lr * (m' / (1 - beta1^t) / (sqrt(v' / (1 - beta2^t)) + epsilon) + weight_decay * param)`
     (PyTorch's AdamW). Computed in f32 (f64 for f64 parameters).
 
+    As for every optimizer op, the gradient may have a narrower float type
+    than the parameter, written `grad <type>` after the parameter's type:
+    the update widens it (exactly) as it reads it, so a mixed-precision
+    step keeps bf16 gradients and f32 master weights and moments (apex's
+    and Megatron's fused AdamW with half-precision gradients).
+
     ```mlir
     %p2, %m2, %v2 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<768xf32>, tensor<f32>, tensor<i64>
+    %w2, %mw2, %vw2 = tg.adamw %w, %gw, %mw, %vw, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<768x768xf32> grad tensor<768x768xbf16>, tensor<f32>, tensor<i64>
     ```
   }];
 }
@@ -926,8 +936,9 @@ def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor]> {
     $param `,` $grad `,` `[` $state `]` `,` $lr `,` $step
     `decay_rate` `=` $decay_rate `epsilon1` `=` $epsilon1
     `clip_threshold` `=` $clip_threshold `weight_decay` `=` $weight_decay
-    attr-dict `:` type($param) `,` `[` type($state) `]` `,` type($lr) `,`
-    type($step)
+    attr-dict `:` type($param) ``
+    custom<GradType>(type($grad), ref(type($param))) `,` `[` type($state) `]`
+    `,` type($lr) `,` type($step)
   }];
   let extraClassDeclaration = [{
     /// The state types of a parameter of type `param`: the row and column

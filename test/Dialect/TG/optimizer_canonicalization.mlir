@@ -1,0 +1,43 @@
+// RUN: tgc-opt %s --split-input-file --canonicalize | FileCheck %s
+
+// An update of a widened gradient reads the narrow one and widens it itself:
+// the f32 copy of a bf16 gradient is never stored.
+// CHECK-LABEL: func.func @adamw_reads_bf16_grad
+// CHECK-SAME: %[[G:arg1]]: tensor<2x3xbf16>
+// CHECK-NOT: tg.convert
+// CHECK: tg.adamw %arg0, %[[G]], {{.*}} : tensor<2x3xf32> grad tensor<2x3xbf16>, tensor<f32>, tensor<i64>
+func.func @adamw_reads_bf16_grad(%p: tensor<2x3xf32>, %g: tensor<2x3xbf16>, %m: tensor<2x3xf32>, %v: tensor<2x3xf32>, %lr: tensor<f32>, %t: tensor<i64>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %g32 = tg.convert %g : tensor<2x3xbf16> -> tensor<2x3xf32>
+  %0:3 = tg.adamw %p, %g32, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<2x3xf32>, tensor<f32>, tensor<i64>
+  return %0#0, %0#1, %0#2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Every optimizer op does it; a convert that other ops also read stays for
+// them.
+// CHECK-LABEL: func.func @all_updates
+// CHECK: %[[W:.*]] = tg.convert %arg1
+// CHECK: tg.sgd %arg0, %arg1, {{.*}} : tensor<4xf32> grad tensor<4xf16>, tensor<f32>
+// CHECK: tg.lamb %arg0, %arg1, {{.*}} : tensor<4xf32> grad tensor<4xf16>, tensor<f32>, tensor<i64>
+// CHECK: tg.adafactor %arg0, %arg1, {{.*}} : tensor<4xf32> grad tensor<4xf16>, [tensor<4xf32>], tensor<f32>, tensor<i64>
+// CHECK: return {{.*}}, %[[W]]
+func.func @all_updates(%p: tensor<4xf32>, %g: tensor<4xf16>, %m: tensor<4xf32>, %v: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %g32 = tg.convert %g : tensor<4xf16> -> tensor<4xf32>
+  %0 = tg.sgd %p, %g32, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>
+  %1:3 = tg.lamb %p, %g32, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-6 weight_decay = 0.01 : tensor<4xf32>, tensor<f32>, tensor<i64>
+  %2:2 = tg.adafactor %p, %g32, [%v], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<4xf32>, [tensor<4xf32>], tensor<f32>, tensor<i64>
+  return %0, %1#0, %2#0, %g32 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A narrowing convert rounds: the update must read the rounded gradient.
+// CHECK-LABEL: func.func @narrowing_convert_stays
+// CHECK: %[[R:.*]] = tg.convert %arg1 : tensor<4xf64> -> tensor<4xf32>
+// CHECK: tg.sgd %arg0, %[[R]], {{.*}} : tensor<4xf32>, tensor<f32>
+func.func @narrowing_convert_stays(%p: tensor<4xf32>, %g: tensor<4xf64>, %lr: tensor<f32>) -> tensor<4xf32> {
+  %g32 = tg.convert %g : tensor<4xf64> -> tensor<4xf32>
+  %0 = tg.sgd %p, %g32, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>
+  return %0 : tensor<4xf32>
+}

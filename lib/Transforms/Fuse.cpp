@@ -73,6 +73,10 @@ struct Group {
   Value output;
   bool bias = false, aux = false, residual = false;
   StringRef activation;
+  /// A bias gradient the GEMM also writes: the column sums of its output
+  /// after DGELU ("D"), or of its A or B operand over the contracted
+  /// dimension ("A", "B": the weight-gradient GEMM's BGRADA/BGRADB).
+  StringRef biasGrad;
 
   size_t size() const { return members.size() + clones.size(); }
 };
@@ -100,6 +104,18 @@ StringRef getCublasLtActivation(Operation *op) {
   return "";
 }
 
+/// Whether `reduce` sums all but the last dimension of its operand: the
+/// bias gradient of a [..., N] tensor.
+bool isColumnSum(Operation *op) {
+  auto reduce = dyn_cast<tg::ReduceOp>(op);
+  if (!reduce || reduce.getKind() != tg::ReduceKind::Sum)
+    return false;
+  int64_t rank =
+      cast<RankedTensorType>(reduce.getOperand().getType()).getRank();
+  return rank >= 2 &&
+         llvm::equal(reduce.getDimensions(), llvm::seq<int64_t>(0, rank - 1));
+}
+
 bool isDeviceFile(StringRef device) {
   return device.ends_with(".json") || device.contains('/');
 }
@@ -116,6 +132,8 @@ public:
 
   /// Grows the vertical groups (loop, reduction, GEMM epilogue).
   void collectVertical();
+  /// Folds the bias gradients that weight-gradient GEMMs can write.
+  void collectBiasGradients();
   /// Groups the optimizer updates into multi-tensor regions.
   void collectHorizontal();
   /// The groups worth a region, in block order of their last op.
@@ -140,6 +158,7 @@ private:
   bool shouldDuplicate(Operation *producer);
   bool isIndependentLoop(Operation *op);
   bool tryEpilogue(Group *gemm, Operation *op, Group *consumer);
+  bool tryBackwardEpilogue(Group *gemm, Operation *op, Group *consumer);
   bool tryMerge(Group *producer, Group *consumer, Operation *op);
 
   func::FuncOp function;
@@ -248,8 +267,13 @@ bool Fuser::shouldDuplicate(Operation *producer) {
 /// Folds `op` (alone in `consumer`) into the GEMM group when it is the next
 /// cuBLASLt epilogue stage of the group's output.
 bool Fuser::tryEpilogue(Group *gemm, Operation *op, Group *consumer) {
-  if (!epilogues || consumer->size() != 1 ||
-      consumer->kind != KernelKind::Loop || gemm->size() + 1 > maxRegionOps)
+  if (!epilogues || consumer->size() != 1 || gemm->size() + 1 > maxRegionOps)
+    return false;
+  if (tryBackwardEpilogue(gemm, op, consumer))
+    return true;
+  // After DGELU only its bias gradient.
+  if (consumer->kind != KernelKind::Loop || !gemm->biasGrad.empty() ||
+      gemm->activation == "DGELU")
     return false;
   Value out = gemm->output;
   if (!llvm::is_contained(op->getOperands(), out))
@@ -327,6 +351,33 @@ bool Fuser::tryEpilogue(Group *gemm, Operation *op, Group *consumer) {
     return true;
   }
   return false;
+}
+
+/// The backward's epilogues: the GELU gradient of the GEMM's output, whose
+/// pre-activation the forward kept (cuBLASLt's DGELU reads it as aux), then
+/// the column sums of that gradient, the bias gradient (DGELU_BGRAD).
+bool Fuser::tryBackwardEpilogue(Group *gemm, Operation *op, Group *consumer) {
+  Value out = gemm->output;
+  if (auto geluGrad = dyn_cast<tg::GeluGradOp>(op)) {
+    if (gemm->stage != EpilogueStage::None || !out.hasOneUse() ||
+        geluGrad.getGradOutput() != out || geluGrad.getInput() == out ||
+        geluGrad.getApproximation() != tg::GeluApproximation::Tanh ||
+        !isPlaceable(gemm, consumer))
+      return false;
+    absorb(gemm, consumer);
+    gemm->stage = EpilogueStage::Activation;
+    gemm->activation = "DGELU";
+    gemm->output = op->getResult(0);
+    return true;
+  }
+  // The bias gradient is written besides the output, which stays D.
+  if (gemm->activation != "DGELU" || !gemm->biasGrad.empty() ||
+      !isColumnSum(op) || op->getOperand(0) != out ||
+      !isPlaceable(gemm, consumer))
+    return false;
+  absorb(gemm, consumer);
+  gemm->biasGrad = "D";
+  return true;
 }
 
 bool Fuser::tryMerge(Group *producer, Group *consumer, Operation *op) {
@@ -414,6 +465,57 @@ void Fuser::collectVertical() {
   }
 }
 
+/// The source of a GEMM operand through reshapes.
+static Value throughReshapes(Value value) {
+  while (auto reshape = value.getDefiningOp<tg::ReshapeOp>())
+    value = reshape.getOperand();
+  return value;
+}
+
+void Fuser::collectBiasGradients() {
+  if (!epilogues)
+    return;
+  for (Operation &op : body().without_terminator()) {
+    auto matmul = dyn_cast<tg::MatmulOp>(&op);
+    Group *gemm = matmul ? groupOf.lookup(matmul) : nullptr;
+    if (!gemm || gemm->size() != 1 || gemm->size() + 1 > maxRegionOps)
+      continue;
+    // cuBLASLt reduces an operand over the GEMM's k: the rows of a 2-D
+    // [k, m] A read transposed or of a [k, n] B read as it is (a weight
+    // gradient X^T dY, whose dY column sums are the bias gradient).
+    std::pair<Value, StringRef> operands[] = {
+        {matmul.getTransposeA() ? matmul.getLhs() : Value(), "A"},
+        {matmul.getTransposeB() ? Value() : matmul.getRhs(), "B"}};
+    for (auto [operand, name] : operands) {
+      if (!operand || cast<RankedTensorType>(operand.getType()).getRank() != 2)
+        continue;
+      Value source = throughReshapes(operand);
+      auto sourceType = cast<RankedTensorType>(source.getType());
+      if (sourceType.getShape().back() !=
+          cast<RankedTensorType>(operand.getType()).getShape().back())
+        continue;
+      Operation *sum = nullptr;
+      for (Operation *user : source.getUsers()) {
+        Group *group = groupOf.lookup(user);
+        if (user->getBlock() == &body() && isColumnSum(user) && group &&
+            group->size() == 1 && group->members.front() == user &&
+            !duplicated.contains(user)) {
+          sum = user;
+          break;
+        }
+      }
+      if (!sum)
+        continue;
+      Group *sumGroup = groupOf.lookup(sum);
+      if (!isPlaceable(gemm, sumGroup))
+        continue;
+      absorb(gemm, sumGroup);
+      gemm->biasGrad = name;
+      break;
+    }
+  }
+}
+
 /// An elementwise op left alone that only reads arguments of the step (the
 /// cast of a master weight): independent of the rest, so a multi-tensor
 /// kernel can run it with others of its kind.
@@ -471,9 +573,10 @@ SmallVector<Group *> Fuser::getRegions() {
   for (auto &group : groups) {
     if (group->members.empty())
       continue;
-    bool worthIt = group->kind == KernelKind::Gemm
-                       ? group->stage != EpilogueStage::None
-                       : group->size() >= 2;
+    bool worthIt =
+        group->kind == KernelKind::Gemm
+            ? group->stage != EpilogueStage::None || !group->biasGrad.empty()
+            : group->size() >= 2;
     if (worthIt)
       regions.push_back(group.get());
   }
@@ -486,6 +589,10 @@ SmallVector<Group *> Fuser::getRegions() {
 /// The cuBLASLt epilogue name of a GEMM group.
 std::string getEpilogueName(const Group &group) {
   std::string name = "CUBLASLT_EPILOGUE_";
+  if (group.biasGrad == "A" || group.biasGrad == "B")
+    return name + "BGRAD" + group.biasGrad.str();
+  if (group.activation == "DGELU")
+    return name + (group.biasGrad.empty() ? "DGELU" : "DGELU_BGRAD");
   if (group.activation.empty())
     return name + (group.bias ? "BIAS" : "DEFAULT");
   name += group.activation.str();
@@ -628,6 +735,7 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
 
     Fuser fuser(function, *spec, maxRegionOps, !noEpilogue);
     fuser.collectVertical();
+    fuser.collectBiasGradients();
     if (!noHorizontal)
       fuser.collectHorizontal();
     SmallVector<Group *> regions = fuser.getRegions();

@@ -260,3 +260,97 @@ func.func @weight_casts(%x: tensor<4x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor<
   %1 = tg.matmul %0, %c2 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
   return %1 : tensor<4x8xbf16>
 }
+
+// -----
+
+// The backward of a GELU: the data-gradient GEMM applies the GELU gradient
+// with the forward's pre-activation as aux and writes the bias gradient (the
+// column sums of its output) too: DGELU_BGRAD.
+// CHECK-LABEL: func.func @dgelu_bgrad
+// NOHORIZ-LABEL: func.func @dgelu_bgrad
+// CHECK: %[[F:.*]]:2 = tg.fusion(%arg0, %arg1, %arg2) {epilogue = "CUBLASLT_EPILOGUE_DGELU_BGRAD", kind = "gemm"}
+// CHECK: tg.matmul
+// CHECK-NEXT: tg.gelu_grad tanh
+// CHECK-NEXT: tg.reduce sum
+// CHECK: return %[[F]]#0, %[[F]]#1
+func.func @dgelu_bgrad(%dy: tensor<4x16xf32>, %w: tensor<8x16xf32>, %pre: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
+  %0 = tg.matmul %dy, %w transpose_b : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %1 = tg.gelu_grad tanh %0, %pre : tensor<4x8xf32>
+  %2 = tg.reduce sum %1 dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
+  return %1, %2 : tensor<4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// DGELU alone, on a batched GEMM output.
+// CHECK-LABEL: func.func @dgelu
+// CHECK: tg.fusion(%arg0, %arg1, %arg2) {epilogue = "CUBLASLT_EPILOGUE_DGELU", kind = "gemm"}
+func.func @dgelu(%dy: tensor<2x4x16xf32>, %w: tensor<8x16xf32>, %pre: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = tg.matmul %dy, %w transpose_b : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
+  %1 = tg.gelu_grad tanh %0, %pre : tensor<2x4x8xf32>
+  return %1 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Must not: erf GELU's gradient (cuBLASLt's DGELU is the tanh one's), and a
+// sum over the rows instead of the columns is no bias gradient.
+// CHECK-LABEL: func.func @no_dgelu
+// CHECK: %[[MM:.*]] = tg.matmul
+// CHECK-NEXT: tg.gelu_grad erf %[[MM]]
+// CHECK: %[[F:.*]] = tg.fusion({{.*}}) {epilogue = "CUBLASLT_EPILOGUE_DGELU", kind = "gemm"}
+// CHECK: tg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tg.reduce sum %[[F]] dims = [1]
+func.func @no_dgelu(%dy: tensor<4x16xf32>, %w: tensor<8x16xf32>, %pre: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) {
+  %0 = tg.matmul %dy, %w transpose_b : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %1 = tg.gelu_grad erf %0, %pre : tensor<4x8xf32>
+  %2 = tg.matmul %dy, %w transpose_b : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %3 = tg.gelu_grad tanh %2, %pre : tensor<4x8xf32>
+  %4 = tg.reduce sum %3 dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  return %1, %3, %4 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// The weight gradient X^T dY also writes dY's column sums, the bias
+// gradient, reducing B over the contracted dimension (BGRADB), through the
+// reshape that flattens the batch.
+// CHECK-LABEL: func.func @bgradb
+// CHECK: %[[F:.*]]:2 = tg.fusion({{.*}}) {epilogue = "CUBLASLT_EPILOGUE_BGRADB", kind = "gemm"}
+// CHECK: tg.reduce sum {{.*}} dims = [0, 1]
+// CHECK-NEXT: tg.matmul
+// CHECK: return %[[F]]#1, %[[F]]#0
+func.func @bgradb(%x: tensor<2x4x8xf32>, %dy: tensor<2x4x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>) {
+  %db = tg.reduce sum %dy dims = [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
+  %x2 = tg.reshape %x : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %dy2 = tg.reshape %dy : tensor<2x4x16xf32> -> tensor<8x16xf32>
+  %dw = tg.matmul %x2, %dy2 transpose_a : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %dw, %db : tensor<8x16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// The same with the summed operand as a transposed A (BGRADA).
+// CHECK-LABEL: func.func @bgrada
+// CHECK: tg.fusion(%arg0, %arg1) {epilogue = "CUBLASLT_EPILOGUE_BGRADA", kind = "gemm"}
+func.func @bgrada(%dy: tensor<8x16xf32>, %x: tensor<8x4xf32>) -> (tensor<16x4xf32>, tensor<16xf32>) {
+  %dw = tg.matmul %dy, %x transpose_a : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  %db = tg.reduce sum %dy dims = [0] : tensor<8x16xf32> -> tensor<16xf32>
+  return %dw, %db : tensor<16x4xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Must not: a sum over the dimension the GEMM does not contract (B read
+// transposed; the rows of A's transpose).
+// CHECK-LABEL: func.func @no_bgrad
+// CHECK-NOT: tg.fusion
+// CHECK: return
+func.func @no_bgrad(%x: tensor<8x8xf32>, %dy: tensor<16x8xf32>, %dy3: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8xf32>, tensor<8x16xf32>, tensor<8xf32>) {
+  %dw = tg.matmul %x, %dy transpose_b : (tensor<8x8xf32>, tensor<16x8xf32>) -> tensor<8x16xf32>
+  %db = tg.reduce sum %dy dims = [0] : tensor<16x8xf32> -> tensor<8xf32>
+  %dw2 = tg.matmul %x, %dy3 transpose_a : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %rs = tg.reduce sum %dy3 dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
+  return %dw, %db, %dw2, %rs : tensor<8x16xf32>, tensor<8xf32>, tensor<8x16xf32>, tensor<8xf32>
+}

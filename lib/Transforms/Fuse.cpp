@@ -21,6 +21,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
@@ -134,6 +135,8 @@ public:
   void collectVertical();
   /// Folds the bias gradients that weight-gradient GEMMs can write.
   void collectBiasGradients();
+  /// Merges loop kernels that read the same tensor (sibling fusion).
+  void collectSiblings();
   /// Groups the optimizer updates into multi-tensor regions.
   void collectHorizontal();
   /// The groups worth a region, in block order of their last op.
@@ -154,6 +157,8 @@ private:
   /// latest member: nothing outside reads a member before that point.
   bool isPlaceable(ArrayRef<Operation *> members, Operation *last);
   bool isPlaceable(Group *a, Group *b);
+  /// Whether every input of `group` is computed before `at`.
+  bool hasInputsBefore(const Group &group, Operation *at);
   void absorb(Group *into, Group *from);
   bool shouldDuplicate(Operation *producer);
   bool isIndependentLoop(Operation *op);
@@ -386,8 +391,11 @@ bool Fuser::tryMerge(Group *producer, Group *consumer, Operation *op) {
   if (consumer->kind == KernelKind::Gemm)
     return false; // cuBLASLt has no prologue
 
-  // A cheap producer with several readers is recomputed in each.
-  if (producer->size() == 1 && producer->members.size() == 1) {
+  // A cheap producer with several readers is recomputed in each, unless
+  // the reader is a view (a reshape): the copy would be written out anyway.
+  auto costed = dyn_cast<tg::CostOpInterface>(op);
+  bool isView = costed && costed.getCost().bytesMoved() == 0;
+  if (producer->size() == 1 && producer->members.size() == 1 && !isView) {
     Operation *single = producer->members.front();
     if (!single->hasOneUse() && shouldDuplicate(single)) {
       if (consumer->size() + 1 > maxRegionOps)
@@ -512,6 +520,103 @@ void Fuser::collectBiasGradients() {
       absorb(gemm, sumGroup);
       gemm->biasGrad = name;
       break;
+    }
+  }
+}
+
+/// The iteration space of a loop group: its largest result.
+static int64_t getLoopElements(const Group &group) {
+  int64_t elements = 0;
+  for (Operation *member : group.members)
+    for (Value result : member->getResults())
+      elements = std::max(elements, getNumElements(result));
+  return elements;
+}
+
+/// Whether a group launches a kernel of its own: it moves bytes (a group
+/// of views only, such as a lone reshape, is free).
+static bool movesBytes(const Group &group) {
+  return llvm::any_of(group.members, [](Operation *member) {
+    auto costed = dyn_cast<tg::CostOpInterface>(member);
+    return costed && costed.getCost().bytesMoved() > 0;
+  });
+}
+
+bool Fuser::hasInputsBefore(const Group &group, Operation *at) {
+  int64_t limit = position.lookup(at);
+  for (Operation *member : group.members)
+    for (Value operand : member->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || def->getBlock() != &body() || group.members.contains(def))
+        continue;
+      // A value of another group exists once that group's region has run.
+      Group *owner = groupOf.lookup(def);
+      Operation *ready =
+          owner && owner->members.contains(def) ? owner->last : def;
+      if (position.lookup(ready) >= limit)
+        return false;
+    }
+  return true;
+}
+
+void Fuser::collectSiblings() {
+  // The loop groups that read each value, in block order of the value.
+  llvm::MapVector<Value, SmallVector<Group *>> readers;
+  for (auto &owned : groups) {
+    Group *group = owned.get();
+    // A group holding an op copied into other regions stays as it is: that
+    // op must outlive them.
+    if (group->kind != KernelKind::Loop || group->members.empty() ||
+        !movesBytes(*group) ||
+        llvm::any_of(group->members,
+                     [&](Operation *op) { return duplicated.contains(op); }))
+      continue;
+    for (Operation *member : group->members)
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && groupOf.lookup(def) == group)
+          continue;
+        SmallVector<Group *> &list = readers[operand];
+        if (!llvm::is_contained(list, group))
+          list.push_back(group);
+      }
+  }
+  for (auto &[value, list] : readers) {
+    if (list.size() < 2 || getNumElements(value) == 0)
+      continue;
+    Group *base = nullptr;
+    for (Group *sibling : list) {
+      if (sibling->members.empty())
+        continue; // merged into another
+      if (!base) {
+        base = sibling;
+        continue;
+      }
+      // One loop over the same elements, small enough, placed where the
+      // later of the two ends or, when the later one's inputs exist by
+      // then (the second reader of an attention output, after a GEMM that
+      // reads the first), where the earlier one ends.
+      if (sibling == base || sibling->kind != KernelKind::Loop ||
+          base->kind != KernelKind::Loop ||
+          getLoopElements(*sibling) != getLoopElements(*base) ||
+          base->size() + sibling->size() > maxRegionOps)
+        continue;
+      bool baseFirst =
+          position.lookup(base->last) < position.lookup(sibling->last);
+      Group *earlier = baseFirst ? base : sibling;
+      Group *later = baseFirst ? sibling : base;
+      Operation *at = later->last;
+      if (!isPlaceable(base, sibling)) {
+        SmallVector<Operation *> members(base->members.begin(),
+                                         base->members.end());
+        members.append(sibling->members.begin(), sibling->members.end());
+        if (!hasInputsBefore(*later, earlier->last) ||
+            !isPlaceable(members, earlier->last))
+          continue;
+        at = earlier->last;
+      }
+      absorb(base, sibling);
+      base->last = at;
     }
   }
 }
@@ -736,6 +841,7 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
     Fuser fuser(function, *spec, maxRegionOps, !noEpilogue);
     fuser.collectVertical();
     fuser.collectBiasGradients();
+    fuser.collectSiblings();
     if (!noHorizontal)
       fuser.collectHorizontal();
     SmallVector<Group *> regions = fuser.getRegions();

@@ -129,13 +129,15 @@ func.func @erf_gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32
 // -----
 
 // Elementwise ops on both sides of a matmul without an epilogue are not
-// fused across it, and the matmul is never duplicated into its two readers.
+// fused across it, and the matmul is never duplicated into its two readers
+// (which, reading the same tensors, share one sibling kernel).
 // CHECK-LABEL: func.func @across_matmul
 // CHECK: tg.exp
-// CHECK-NEXT: tg.matmul
+// CHECK-NEXT: %[[MM:.*]] = tg.matmul
+// CHECK-NEXT: tg.fusion(%[[MM]], %arg2) {kind = "loop"}
+// CHECK-NEXT: ^bb0
 // CHECK-NEXT: tg.mul
 // CHECK-NEXT: tg.sub
-// CHECK-NOT: tg.fusion
 func.func @across_matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
   %e = tg.exp %x : tensor<4x8xf32>
   %0 = tg.matmul %e, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
@@ -353,4 +355,58 @@ func.func @no_bgrad(%x: tensor<8x8xf32>, %dy: tensor<16x8xf32>, %dy3: tensor<8x1
   %dw2 = tg.matmul %x, %dy3 transpose_a : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
   %rs = tg.reduce sum %dy3 dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
   return %dw, %db, %dw2, %rs : tensor<8x16xf32>, tensor<8xf32>, tensor<8x16xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Sibling fusion: the three head splits of one QKV projection read the same
+// tensor and write as many elements each: one kernel reads it once.
+// CHECK-LABEL: func.func @qkv_siblings
+// CHECK: %[[F:.*]]:3 = tg.fusion(%arg0) {kind = "loop"}
+// CHECK-COUNT-3: tg.transpose
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2
+// NOHORIZ-LABEL: func.func @qkv_siblings
+func.func @qkv_siblings(%qkv: tensor<2x4x24xf32>) -> (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) {
+  %q = tg.slice %qkv [0:2:1, 0:4:1, 0:8:1] : tensor<2x4x24xf32> -> tensor<2x4x8xf32>
+  %q2 = tg.reshape %q : tensor<2x4x8xf32> -> tensor<2x4x2x4xf32>
+  %q3 = tg.transpose %q2 perm = [0, 2, 1, 3] : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+  %k = tg.slice %qkv [0:2:1, 0:4:1, 8:16:1] : tensor<2x4x24xf32> -> tensor<2x4x8xf32>
+  %k2 = tg.reshape %k : tensor<2x4x8xf32> -> tensor<2x4x2x4xf32>
+  %k3 = tg.transpose %k2 perm = [0, 2, 1, 3] : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+  %v = tg.slice %qkv [0:2:1, 0:4:1, 16:24:1] : tensor<2x4x24xf32> -> tensor<2x4x8xf32>
+  %v2 = tg.reshape %v : tensor<2x4x8xf32> -> tensor<2x4x2x4xf32>
+  %v3 = tg.transpose %v2 perm = [0, 2, 1, 3] : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+  return %q3, %k3, %v3 : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// A second reader after a matmul that reads the first one's result: the
+// sibling kernel runs where the first one did, before the matmul.
+// CHECK-LABEL: func.func @sibling_placed_early
+// CHECK: %[[F:.*]]:2 = tg.fusion(%arg0) {kind = "loop"}
+// CHECK: tg.matmul %[[F]]#0, %arg1
+// CHECK: return {{.*}}, %[[F]]#1
+func.func @sibling_placed_early(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %a = tg.exp %x : tensor<4x8xf32>
+  %b = tg.tanh %a : tensor<4x8xf32>
+  %0 = tg.matmul %b, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %c = tg.neg %x : tensor<4x8xf32>
+  %d = tg.abs %c : tensor<4x8xf32>
+  return %0, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Must not: readers of the same tensor that loop over different element
+// counts (a slice's consumer and a full-size chain) stay apart.
+// CHECK-LABEL: func.func @not_siblings
+// CHECK-DAG: tg.fusion(%arg0) {kind = "loop"} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+// CHECK-DAG: tg.fusion(%arg0) {kind = "loop"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @not_siblings(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<2x8xf32>) {
+  %a = tg.exp %x : tensor<4x8xf32>
+  %b = tg.tanh %a : tensor<4x8xf32>
+  %s = tg.slice %x [0:2:1, 0:8:1] : tensor<4x8xf32> -> tensor<2x8xf32>
+  %t = tg.neg %s : tensor<2x8xf32>
+  return %b, %t : tensor<4x8xf32>, tensor<2x8xf32>
 }

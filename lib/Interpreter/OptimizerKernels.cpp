@@ -18,17 +18,24 @@ using namespace tgc::detail;
 
 namespace {
 
-/// The gradient's elements as the parameter's storage type `T`. A gradient
+/// The gradient's elements as the parameter's storage type `T`, times the
+/// op's `grad_scale` operand when it has one (its last operand). A gradient
 /// narrower than its parameter (bf16 for f32, f32 for f64) may be held in
-/// another storage: it is widened into `scratch`.
+/// another storage: it is widened (and scaled) into `scratch`. The product
+/// is rounded to `T` as a multiply of the widened gradient would be.
 template <typename T>
-const std::vector<T> &readGrad(const Tensor &grad, std::vector<T> &scratch) {
-  if (std::is_same_v<T, double> ? grad.isDoubleStorage()
-                                : grad.isFloatStorage())
+const std::vector<T> &readGrad(Operation *op, ArrayRef<const Tensor *> operands,
+                               std::vector<T> &scratch) {
+  const Tensor &grad = *operands[1];
+  bool scaled =
+      static_cast<bool>(cast<tg::OptimizerOpInterface>(op).getParamGradScale());
+  if (!scaled && (std::is_same_v<T, double> ? grad.isDoubleStorage()
+                                            : grad.isFloatStorage()))
     return grad.data<T>();
+  T scale = scaled ? static_cast<T>(operands.back()->getAsDouble(0)) : T(1);
   scratch.resize(grad.getNumElements());
   for (int64_t i = 0, e = grad.getNumElements(); i < e; ++i)
-    scratch[i] = static_cast<T>(grad.getAsDouble(i));
+    scratch[i] = static_cast<T>(grad.getAsDouble(i)) * scale;
   return scratch;
 }
 
@@ -36,7 +43,7 @@ LogicalResult sgdKernel(Operation *op, ArrayRef<const Tensor *> operands,
                         SmallVectorImpl<Tensor> &results,
                         const KernelContext &context) {
   auto sgd = cast<tg::SgdOp>(op);
-  const Tensor &param = *operands[0], &grad = *operands[1];
+  const Tensor &param = *operands[0];
   double lr = operands[2]->getAsDouble(0);
   double momentum = sgd.getMomentum().convertToDouble();
   double decay = sgd.getWeightDecay().convertToDouble();
@@ -48,7 +55,8 @@ LogicalResult sgdKernel(Operation *op, ArrayRef<const Tensor *> operands,
   dispatchFloat(param, [&](auto tag) {
     using T = decltype(tag);
     std::vector<T> scratch;
-    const std::vector<T> &p = param.data<T>(), &g = readGrad(grad, scratch);
+    const std::vector<T> &p = param.data<T>(),
+                         &g = readGrad<T>(op, operands, scratch);
     std::vector<T> &out = newParam.data<T>();
     for (size_t i = 0, e = p.size(); i < e; ++i) {
       T d = g[i] + T(decay) * p[i];
@@ -72,7 +80,7 @@ LogicalResult adamKernel(Operation *op, ArrayRef<const Tensor *> operands,
                          SmallVectorImpl<Tensor> &results,
                          const KernelContext &context) {
   auto adam = cast<OpTy>(op);
-  const Tensor &param = *operands[0], &grad = *operands[1];
+  const Tensor &param = *operands[0];
   double lr = operands[4]->getAsDouble(0);
   int64_t step = operands[5]->ints()[0];
   if (step < 1)
@@ -91,7 +99,8 @@ LogicalResult adamKernel(Operation *op, ArrayRef<const Tensor *> operands,
   dispatchFloat(param, [&](auto tag) {
     using T = decltype(tag);
     std::vector<T> scratch;
-    const std::vector<T> &p = param.data<T>(), &g = readGrad(grad, scratch),
+    const std::vector<T> &p = param.data<T>(),
+                         &g = readGrad<T>(op, operands, scratch),
                          &m = operands[2]->data<T>(),
                          &v = operands[3]->data<T>();
     std::vector<T> &mOut = newM.data<T>(), &vOut = newV.data<T>(),
@@ -126,7 +135,7 @@ LogicalResult adafactorKernel(Operation *op, ArrayRef<const Tensor *> operands,
                               const KernelContext &context) {
   auto adafactor = cast<tg::AdafactorOp>(op);
   size_t numStates = adafactor.getState().size();
-  const Tensor &param = *operands[0], &grad = *operands[1];
+  const Tensor &param = *operands[0];
   ArrayRef<const Tensor *> states = operands.slice(2, numStates);
   double lr = operands[2 + numStates]->getAsDouble(0);
   int64_t step = operands[3 + numStates]->ints()[0];
@@ -156,7 +165,8 @@ LogicalResult adafactorKernel(Operation *op, ArrayRef<const Tensor *> operands,
   dispatchFloat(param, [&](auto tag) {
     using T = decltype(tag);
     std::vector<T> scratch;
-    const std::vector<T> &p = param.data<T>(), &g = readGrad(grad, scratch);
+    const std::vector<T> &p = param.data<T>(),
+                         &g = readGrad<T>(op, operands, scratch);
     std::vector<T> &out = newParam.data<T>();
     size_t size = p.size();
     T b = T(beta), oneMinusB = T(1 - beta), eps = T(epsilon1);

@@ -276,13 +276,14 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
       auto sgd = tg::SgdOp::create(
           builder, loc, param, update.grad, lrArg,
           paramStates.empty() ? Value() : Value(paramStates.front()),
-          builder.getF64FloatAttr(momentum), builder.getF64FloatAttr(decay),
+          /*grad_scale=*/Value(), builder.getF64FloatAttr(momentum),
+          builder.getF64FloatAttr(decay),
           nesterov ? builder.getUnitAttr() : UnitAttr());
       newValues.append(sgd->result_begin(), sgd->result_end());
     } else if (kind == "adafactor") {
       auto adafactor = tg::AdafactorOp::create(
           builder, loc, param, update.grad, ValueRange(paramStates), lrArg,
-          stepArg, builder.getF64FloatAttr(decayRate),
+          stepArg, /*grad_scale=*/Value(), builder.getF64FloatAttr(decayRate),
           builder.getF64FloatAttr(epsilon1),
           builder.getF64FloatAttr(clipThreshold),
           builder.getF64FloatAttr(decay));
@@ -292,17 +293,17 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
                                   builder.getF64FloatAttr(beta2));
       Operation *op =
           kind == "adamw"
-              ? tg::AdamWOp::create(builder, loc, param, update.grad,
-                                    paramStates[0], paramStates[1], lrArg,
-                                    stepArg, betas.first, betas.second,
-                                    builder.getF64FloatAttr(epsilon),
-                                    builder.getF64FloatAttr(decay))
+              ? tg::AdamWOp::create(
+                    builder, loc, param, update.grad, paramStates[0],
+                    paramStates[1], lrArg, stepArg, /*grad_scale=*/Value(),
+                    betas.first, betas.second, builder.getF64FloatAttr(epsilon),
+                    builder.getF64FloatAttr(decay))
                     .getOperation()
-              : tg::LambOp::create(builder, loc, param, update.grad,
-                                   paramStates[0], paramStates[1], lrArg,
-                                   stepArg, betas.first, betas.second,
-                                   builder.getF64FloatAttr(epsilon),
-                                   builder.getF64FloatAttr(decay))
+              : tg::LambOp::create(
+                    builder, loc, param, update.grad, paramStates[0],
+                    paramStates[1], lrArg, stepArg, /*grad_scale=*/Value(),
+                    betas.first, betas.second, builder.getF64FloatAttr(epsilon),
+                    builder.getF64FloatAttr(decay))
                     .getOperation();
       newValues.append(op->result_begin(), op->result_end());
     }

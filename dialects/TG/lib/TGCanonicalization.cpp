@@ -123,26 +123,60 @@ struct ReadNarrowGradient : OpRewritePattern<OptimizerOp> {
   }
 };
 
+/// update(p, x * broadcast(s)) with a scalar s is update(p, x, grad_scale s):
+/// the update scales the gradient as it reads it (an fp16 step's unscaling
+/// by the inverse loss scale), so x * s is never stored. Only one scale: a
+/// product of two would round differently.
+template <typename OptimizerOp>
+struct FoldGradScale : OpRewritePattern<OptimizerOp> {
+  using OpRewritePattern<OptimizerOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OptimizerOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getGradScale())
+      return rewriter.notifyMatchFailure(op, "already scaled");
+    auto mul = op.getGrad().template getDefiningOp<MulOp>();
+    if (!mul)
+      return rewriter.notifyMatchFailure(op, "gradient is not a product");
+    for (unsigned i = 0; i < 2; ++i) {
+      auto broadcast =
+          mul->getOperand(1 - i).template getDefiningOp<BroadcastInDimOp>();
+      if (!broadcast ||
+          cast<RankedTensorType>(broadcast.getOperand().getType()).getRank() !=
+              0)
+        continue;
+      Value gradient = mul->getOperand(i);
+      rewriter.modifyOpInPlace(op, [&] {
+        op.getGradMutable().assign(gradient);
+        op.getGradScaleMutable().assign(broadcast.getOperand());
+      });
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no scalar factor");
+  }
+};
+
 } // namespace
 
 void SgdOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
-  results.add<ReadNarrowGradient<SgdOp>>(context);
+  results.add<ReadNarrowGradient<SgdOp>, FoldGradScale<SgdOp>>(context);
 }
 
 void AdamWOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
-  results.add<ReadNarrowGradient<AdamWOp>>(context);
+  results.add<ReadNarrowGradient<AdamWOp>, FoldGradScale<AdamWOp>>(context);
 }
 
 void LambOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<ReadNarrowGradient<LambOp>>(context);
+  results.add<ReadNarrowGradient<LambOp>, FoldGradScale<LambOp>>(context);
 }
 
 void AdafactorOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<ReadNarrowGradient<AdafactorOp>>(context);
+  results.add<ReadNarrowGradient<AdafactorOp>, FoldGradScale<AdafactorOp>>(
+      context);
 }
 
 void ConvertOp::getCanonicalizationPatterns(RewritePatternSet &results,

@@ -178,3 +178,12 @@ func.func @grad_f16_for_bf16(%p: tensor<4xbf16>, %g: tensor<4xf16>, %s: tensor<4
   %0:2 = tg.adafactor %p, %g, [%s], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<4xbf16> grad tensor<4xf16>, [tensor<4xbf16>], tensor<f32>, tensor<i64>
   return
 }
+
+// -----
+
+// grad_scale is a scalar.
+func.func @grad_scale_not_scalar(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.sgd' op operand #3 must be 0D tensor of tg floating-point type values}}
+  %0 = tg.sgd %p, %g, %lr grad_scale %s momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32> grad_scale tensor<4xf32>
+  return
+}

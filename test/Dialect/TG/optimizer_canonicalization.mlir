@@ -41,3 +41,39 @@ func.func @narrowing_convert_stays(%p: tensor<4xf32>, %g: tensor<4xf64>, %lr: te
   %0 = tg.sgd %p, %g32, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The unscaling of an fp16 step, x * broadcast(1/S), folds into the update's
+// grad_scale, and then the widening convert: the update reads the f16
+// gradient.
+// CHECK-LABEL: func.func @adamw_unscales
+// CHECK-SAME: %[[G:arg1]]: tensor<4xf16>
+// CHECK-SAME: %[[S:arg6]]: tensor<f32>
+// CHECK-NOT: tg.mul
+// CHECK: tg.adamw %arg0, %[[G]], %arg2, %arg3, %arg4, %arg5 grad_scale %[[S]] {{.*}} : tensor<4xf32> grad tensor<4xf16>, tensor<f32>, tensor<i64> grad_scale tensor<f32>
+func.func @adamw_unscales(%p: tensor<4xf32>, %g: tensor<4xf16>, %m: tensor<4xf32>, %v: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>, %inv: tensor<f32>) -> tensor<4xf32> {
+  %g32 = tg.convert %g : tensor<4xf16> -> tensor<4xf32>
+  %b = tg.broadcast_in_dim %inv dims = [] : tensor<f32> -> tensor<4xf32>
+  %u = tg.mul %b, %g32 : tensor<4xf32>
+  %0:3 = tg.adamw %p, %u, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+// Only one scale: a second product stays (two scales multiplied first would
+// round differently); a product by a non-scalar stays too.
+// CHECK-LABEL: func.func @one_scale
+// CHECK: %[[U:.*]] = tg.mul
+// CHECK: tg.sgd %arg0, %[[U]], %arg2 grad_scale %arg3
+// CHECK: %[[W:.*]] = tg.mul %arg1, %arg1
+// CHECK: tg.sgd %arg0, %[[W]], %arg2 momentum
+func.func @one_scale(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %b = tg.broadcast_in_dim %s dims = [] : tensor<f32> -> tensor<4xf32>
+  %u = tg.mul %g, %b : tensor<4xf32>
+  %0 = tg.sgd %p, %u, %lr grad_scale %s momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32> grad_scale tensor<f32>
+  %w = tg.mul %g, %g : tensor<4xf32>
+  %1 = tg.sgd %p, %w, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

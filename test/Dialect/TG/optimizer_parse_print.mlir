@@ -49,7 +49,7 @@ func.func @adafactor(%p: tensor<2x3xf32>, %g: tensor<2x3xf32>, %r: tensor<2xf32>
 // CHECK-LABEL: func.func @adafactor_defaults
 // CHECK: tg.adafactor %arg0, %arg0, [%arg0], %arg1, %arg2 decay_rate = -8.000000e-01 epsilon1 = 1.000000e-30 clip_threshold = 1.000000e+00 weight_decay = 0.000000e+00 : tensor<3xf32>, [tensor<3xf32>], tensor<f32>, tensor<i64>
 func.func @adafactor_defaults(%p: tensor<3xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
-  %0:2 = "tg.adafactor"(%p, %p, %p, %lr, %t) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<f32>, tensor<i64>) -> (tensor<3xf32>, tensor<3xf32>)
+  %0:2 = "tg.adafactor"(%p, %p, %p, %lr, %t) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}> : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<f32>, tensor<i64>) -> (tensor<3xf32>, tensor<3xf32>)
   return
 }
 
@@ -67,5 +67,24 @@ func.func @narrow_grad(%p: tensor<2x3xf32>, %g: tensor<2x3xbf16>, %m: tensor<2x3
   %1:3 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<2x3xf32> grad tensor<2x3xbf16>, tensor<f32>, tensor<i64>
   %2:3 = tg.lamb %p, %g, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<2x3xf32> grad tensor<2x3xbf16>, tensor<f32>, tensor<i64>
   %3:2 = tg.adafactor %q, %gq, [%s], %lr64, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<3xf64> grad tensor<3xf32>, [tensor<3xf64>], tensor<f64>, tensor<i64>
+  return
+}
+
+// -----
+
+// grad_scale: the update multiplies the (widened) gradient by a scalar, the
+// inverse loss scale of an fp16 step.
+// CHECK-LABEL: func.func @grad_scale
+// CHECK: tg.sgd %arg0, %arg1, %arg4 grad_scale %arg4 momentum = 0.000000e+00 weight_decay = 0.000000e+00 : tensor<2x3xf32> grad tensor<2x3xf16>, tensor<f32> grad_scale tensor<f32>
+// CHECK: tg.sgd %arg0, %arg1, %arg4, %arg2 grad_scale %arg4 momentum = 9.000000e-01 {{.*}} : tensor<2x3xf32> grad tensor<2x3xf16>, tensor<f32>, tensor<2x3xf32> grad_scale tensor<f32>
+// CHECK: tg.adamw %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 grad_scale %arg4 betas = {{.*}} : tensor<2x3xf32> grad tensor<2x3xf16>, tensor<f32>, tensor<i64> grad_scale tensor<f32>
+// CHECK: tg.lamb %arg0, %arg6, %arg2, %arg3, %arg4, %arg5 grad_scale %arg4 betas = {{.*}} : tensor<2x3xf32>, tensor<f32>, tensor<i64> grad_scale tensor<f32>
+// CHECK: tg.adafactor %arg0, %arg1, [%arg7, %arg8], %arg4, %arg5 grad_scale %arg4 decay_rate = {{.*}} : tensor<2x3xf32> grad tensor<2x3xf16>, [tensor<2xf32>, tensor<3xf32>], tensor<f32>, tensor<i64> grad_scale tensor<f32>
+func.func @grad_scale(%p: tensor<2x3xf32>, %g: tensor<2x3xf16>, %m: tensor<2x3xf32>, %v: tensor<2x3xf32>, %s: tensor<f32>, %t: tensor<i64>, %g32: tensor<2x3xf32>, %r: tensor<2xf32>, %c: tensor<3xf32>) {
+  %0 = tg.sgd %p, %g, %s grad_scale %s momentum = 0.0 weight_decay = 0.0 : tensor<2x3xf32> grad tensor<2x3xf16>, tensor<f32> grad_scale tensor<f32>
+  %1:2 = tg.sgd %p, %g, %s, %m grad_scale %s momentum = 0.9 weight_decay = 0.0 : tensor<2x3xf32> grad tensor<2x3xf16>, tensor<f32>, tensor<2x3xf32> grad_scale tensor<f32>
+  %2:3 = tg.adamw %p, %g, %m, %v, %s, %t grad_scale %s betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<2x3xf32> grad tensor<2x3xf16>, tensor<f32>, tensor<i64> grad_scale tensor<f32>
+  %3:3 = tg.lamb %p, %g32, %m, %v, %s, %t grad_scale %s betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<2x3xf32>, tensor<f32>, tensor<i64> grad_scale tensor<f32>
+  %4:3 = tg.adafactor %p, %g, [%r, %c], %s, %t grad_scale %s decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<2x3xf32> grad tensor<2x3xf16>, [tensor<2xf32>, tensor<3xf32>], tensor<f32>, tensor<i64> grad_scale tensor<f32>
   return
 }

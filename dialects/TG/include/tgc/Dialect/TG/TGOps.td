@@ -801,7 +801,8 @@ class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
   let hasCanonicalizer = 1;
 }
 
-def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor]> {
+def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor,
+                                     AttrSizedOperandSegments]> {
   let summary = "Stochastic gradient descent step, with optional momentum";
   let description = [{
     With `momentum = 0` (no buffer operand):
@@ -819,15 +820,18 @@ def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor]> {
   let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
                        TG_FloatScalar:$lr,
                        Optional<TG_FloatTensor>:$momentum_buffer,
+                       Optional<TG_FloatScalar>:$grad_scale,
                        F64Attr:$momentum, F64Attr:$weight_decay,
                        UnitAttr:$nesterov);
   let results = (outs TG_FloatTensor:$new_param,
                       Optional<TG_FloatTensor>:$new_momentum_buffer);
   let assemblyFormat = [{
-    $param `,` $grad `,` $lr (`,` $momentum_buffer^)? `momentum` `=` $momentum
+    $param `,` $grad `,` $lr (`,` $momentum_buffer^)?
+    (`grad_scale` $grad_scale^)? `momentum` `=` $momentum
     `weight_decay` `=` $weight_decay (`nesterov` $nesterov^)? attr-dict `:`
     type($param) `` custom<GradType>(type($grad), ref(type($param))) `,`
     type($lr) (`,` type($momentum_buffer)^)?
+    (`grad_scale` type($grad_scale)^)?
   }];
 }
 
@@ -837,16 +841,18 @@ class TG_AdamLikeOp<string mnemonic> : TG_OptimizerOp<mnemonic,
   let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
                        TG_FloatTensor:$exp_avg, TG_FloatTensor:$exp_avg_sq,
                        TG_FloatScalar:$lr, TG_IntScalar:$step,
+                       Optional<TG_FloatScalar>:$grad_scale,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$epsilon,
                        F64Attr:$weight_decay);
   let results = (outs TG_FloatTensor:$new_param, TG_FloatTensor:$new_exp_avg,
                       TG_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
+    (`grad_scale` $grad_scale^)?
     `betas` `=` `(` $beta1 `,` $beta2 `)` `epsilon` `=` $epsilon
     `weight_decay` `=` $weight_decay attr-dict `:` type($param) ``
     custom<GradType>(type($grad), ref(type($param))) `,` type($lr) `,`
-    type($step)
+    type($step) (`grad_scale` type($grad_scale)^)?
   }];
 }
 
@@ -863,11 +869,15 @@ def TG_AdamWOp : TG_AdamLikeOp<"adamw"> {
     than the parameter, written `grad <type>` after the parameter's type:
     the update widens it (exactly) as it reads it, so a mixed-precision
     step keeps bf16 gradients and f32 master weights and moments (apex's
-    and Megatron's fused AdamW with half-precision gradients).
+    and Megatron's fused AdamW with half-precision gradients). An optional
+    `grad_scale` scalar multiplies the widened gradient before the update
+    (the loss scale's inverse of an fp16 step, as PyTorch's fused AdamW's
+    `grad_scale`), so the unscaled gradient is never stored either.
 
     ```mlir
     %p2, %m2, %v2 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<768xf32>, tensor<f32>, tensor<i64>
     %w2, %mw2, %vw2 = tg.adamw %w, %gw, %mw, %vw, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<768x768xf32> grad tensor<768x768xbf16>, tensor<f32>, tensor<i64>
+    %u2, %mu2, %vu2 = tg.adamw %u, %gu, %mu, %vu, %lr, %t grad_scale %inv betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<768xf32> grad tensor<768xf16>, tensor<f32>, tensor<i64> grad_scale tensor<f32>
     ```
   }];
 }
@@ -886,7 +896,8 @@ def TG_LambOp : TG_AdamLikeOp<"lamb"> {
   }];
 }
 
-def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor]> {
+def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor,
+                                                 AttrSizedOperandSegments]> {
   let summary = "Adafactor step (factored second moments, no momentum)";
   let description = [{
     Adafactor (Shazeer & Stern 2018) with an explicit learning rate and no
@@ -926,6 +937,7 @@ def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor]> {
   let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
                        Variadic<TG_FloatTensor>:$state,
                        TG_FloatScalar:$lr, TG_IntScalar:$step,
+                       Optional<TG_FloatScalar>:$grad_scale,
                        DefaultValuedAttr<F64Attr, "-0.8">:$decay_rate,
                        DefaultValuedAttr<F64Attr, "1e-30">:$epsilon1,
                        DefaultValuedAttr<F64Attr, "1.0">:$clip_threshold,
@@ -934,11 +946,12 @@ def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor]> {
                       Variadic<TG_FloatTensor>:$new_state);
   let assemblyFormat = [{
     $param `,` $grad `,` `[` $state `]` `,` $lr `,` $step
+    (`grad_scale` $grad_scale^)?
     `decay_rate` `=` $decay_rate `epsilon1` `=` $epsilon1
     `clip_threshold` `=` $clip_threshold `weight_decay` `=` $weight_decay
     attr-dict `:` type($param) ``
     custom<GradType>(type($grad), ref(type($param))) `,` `[` type($state) `]`
-    `,` type($lr) `,` type($step)
+    `,` type($lr) `,` type($step) (`grad_scale` type($grad_scale)^)?
   }];
   let extraClassDeclaration = [{
     /// The state types of a parameter of type `param`: the row and column

@@ -24,13 +24,43 @@ static StringRef getRole(DictionaryAttr attrs) {
   return role ? role.getValue() : StringRef();
 }
 
+/// The ops that read `value`, looking through fusion regions: a region
+/// input is read by its block argument's readers, a yielded value by the
+/// readers of the region's result.
+static SmallVector<Operation *> getReaders(Value value) {
+  SmallVector<Operation *> readers;
+  for (OpOperand &use : value.getUses()) {
+    Operation *owner = use.getOwner();
+    if (auto fusion = dyn_cast<tg::FusionOp>(owner))
+      llvm::append_range(readers,
+                         getReaders(fusion.getBody().front().getArgument(
+                             use.getOperandNumber())));
+    else if (isa<tg::YieldOp>(owner) && isa<tg::FusionOp>(owner->getParentOp()))
+      llvm::append_range(readers, getReaders(owner->getParentOp()->getResult(
+                                      use.getOperandNumber())));
+    else
+      readers.push_back(owner);
+  }
+  return readers;
+}
+
 /// Whether `op` only feeds a max reduction (the |x| of an amax, which a
 /// kernel computes while it quantizes).
 static bool feedsMaxOnly(Operation *op) {
-  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+  SmallVector<Operation *> readers = getReaders(op->getResult(0));
+  return !readers.empty() && llvm::all_of(readers, [](Operation *user) {
     auto reduce = dyn_cast<tg::ReduceOp>(user);
     return reduce && reduce.getKind() == tg::ReduceKind::Max;
   });
+}
+
+/// Whether a cast's result is stored: it is not computed inside the one
+/// kernel that reads it (a bias cast in its GEMM's epilogue).
+static bool isStored(Operation *cast) {
+  if (!isa<tg::FusionOp>(cast->getParentOp()))
+    return true;
+  return llvm::any_of(cast->getUsers(),
+                      [](Operation *user) { return isa<tg::YieldOp>(user); });
 }
 
 /// The low-precision copies of a parameter: its casts (through the loss
@@ -38,24 +68,24 @@ static bool feedsMaxOnly(Operation *op) {
 /// in fp8.
 static void addParameterCopies(MemoryCategory &category, Value param) {
   SmallVector<Value> sources = {param};
-  for (Operation *user : param.getUsers())
+  for (Operation *user : getReaders(param))
     if (isa<tg::ScaleGradOp>(user))
       sources.push_back(user->getResult(0));
   for (Value source : sources)
-    for (Operation *user : source.getUsers()) {
+    for (Operation *user : getReaders(source)) {
       auto cast = dyn_cast<tg::ConvertOp>(user);
       if (!cast || !isa<FloatType>(cast.getType().getElementType()) ||
           tg::getElementByteSize(cast.getType().getElementType()) >=
-              tg::getElementByteSize(getElementTypeOrSelf(param.getType())))
+              tg::getElementByteSize(getElementTypeOrSelf(param.getType())) ||
+          !isStored(cast))
         continue;
       auto type = cast.getType();
       ++category.tensors;
       category.elements += type.getNumElements();
-      auto users = cast->getUsers();
-      bool onlyFp8 =
-          !cast->use_empty() && llvm::all_of(users, [](Operation *op) {
-            return isa<tg::FakeQuantOp>(op) || feedsMaxOnly(op);
-          });
+      SmallVector<Operation *> users = getReaders(cast.getResult());
+      bool onlyFp8 = !users.empty() && llvm::all_of(users, [](Operation *op) {
+        return isa<tg::FakeQuantOp>(op) || feedsMaxOnly(op);
+      });
       category.bytes +=
           type.getNumElements() *
           (onlyFp8 ? 1 : tg::getElementByteSize(type.getElementType()));
@@ -81,7 +111,7 @@ TrainingMemory TrainingMemory::compute(func::FuncOp differentiated,
     if (role == "param")
       addParameterCopies(memory.parameterCopies, arg);
     // State that no optimizer update reads is mixed precision's.
-    if (role == "state" && llvm::none_of(arg.getUsers(), [](Operation *user) {
+    if (role == "state" && llvm::none_of(getReaders(arg), [](Operation *user) {
           return isa<tg::OptimizerOpInterface>(user);
         })) {
       add(memory.scalingState, arg.getType());

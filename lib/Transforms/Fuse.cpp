@@ -17,12 +17,14 @@
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGTraits.h"
+#include "tgc/Transforms/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 
 #include <map>
 #include <memory>
@@ -137,8 +139,6 @@ public:
   void collectBiasGradients();
   /// Merges loop kernels that read the same tensor (sibling fusion).
   void collectSiblings();
-  /// Groups the optimizer updates into multi-tensor regions.
-  void collectHorizontal();
   /// The groups worth a region, in block order of their last op.
   SmallVector<Group *> getRegions();
   bool isDuplicated(Operation *op) const { return duplicated.contains(op); }
@@ -161,7 +161,6 @@ private:
   bool hasInputsBefore(const Group &group, Operation *at);
   void absorb(Group *into, Group *from);
   bool shouldDuplicate(Operation *producer);
-  bool isIndependentLoop(Operation *op);
   bool tryEpilogue(Group *gemm, Operation *op, Group *consumer);
   bool tryBackwardEpilogue(Group *gemm, Operation *op, Group *consumer);
   bool tryMerge(Group *producer, Group *consumer, Operation *op);
@@ -567,9 +566,9 @@ void Fuser::collectSiblings() {
     // A group holding an op copied into other regions stays as it is: that
     // op must outlive them.
     if (group->kind != KernelKind::Loop || group->members.empty() ||
-        !movesBytes(*group) ||
-        llvm::any_of(group->members,
-                     [&](Operation *op) { return duplicated.contains(op); }))
+        !movesBytes(*group) || llvm::any_of(group->members, [&](Operation *op) {
+          return duplicated.contains(op);
+        }))
       continue;
     for (Operation *member : group->members)
       for (Value operand : member->getOperands()) {
@@ -621,58 +620,6 @@ void Fuser::collectSiblings() {
   }
 }
 
-/// An elementwise op left alone that only reads arguments of the step (the
-/// cast of a master weight): independent of the rest, so a multi-tensor
-/// kernel can run it with others of its kind.
-bool Fuser::isIndependentLoop(Operation *op) {
-  Group *group = groupOf.lookup(op);
-  return group && group->kind == KernelKind::Loop &&
-         group->members.size() == 1 && group->clones.empty() &&
-         !duplicated.contains(op) && op->hasTrait<OpTrait::Elementwise>() &&
-         op->getNumOperands() > 0 &&
-         llvm::all_of(op->getOperands(), [&](Value operand) {
-           auto arg = dyn_cast<BlockArgument>(operand);
-           return arg && arg.getOwner() == &body();
-         });
-}
-
-void Fuser::collectHorizontal() {
-  // One multi-tensor kernel per op kind, element types and attributes.
-  std::map<std::tuple<const void *, const void *, const void *, const void *>,
-           Group *>
-      open;
-  for (Operation &op : body().without_terminator()) {
-    if (!isa<tg::OptimizerOpInterface>(&op) && !isIndependentLoop(&op))
-      continue;
-    // Every operand's element type: an f32 update of a bf16 gradient is not
-    // batched with one of an f32 gradient.
-    SmallVector<Type> operandElements =
-        llvm::map_to_vector(op.getOperandTypes(), [](Type type) {
-          return getElementTypeOrSelf(type);
-        });
-    auto key = std::make_tuple(
-        op.getName().getAsOpaquePointer(),
-        TupleType::get(op.getContext(), operandElements).getAsOpaquePointer(),
-        getElementTypeOrSelf(op.getResult(0).getType()).getAsOpaquePointer(),
-        op.getAttrDictionary().getAsOpaquePointer());
-    if (Group *alone = groupOf.lookup(&op))
-      alone->members.clear();
-    Group *&group = open[key];
-    if (group && group->size() < maxRegionOps) {
-      SmallVector<Operation *> members(group->members.begin(),
-                                       group->members.end());
-      members.push_back(&op);
-      if (isPlaceable(members, &op)) {
-        group->members.insert(&op);
-        group->last = &op;
-        groupOf[&op] = group;
-        continue;
-      }
-    }
-    group = newGroup(&op, KernelKind::MultiTensor);
-  }
-}
-
 SmallVector<Group *> Fuser::getRegions() {
   SmallVector<Group *> regions;
   for (auto &group : groups) {
@@ -715,6 +662,8 @@ struct Materialized {
   SmallVector<std::pair<Operation *, Operation *>> memberAnchors;
   /// Clone copies in the region and their originals.
   SmallVector<std::pair<Operation *, Operation *>> cloneCopies;
+  /// The copy of each member (erased) in the region: what `undo` puts back.
+  DenseMap<Operation *, Operation *> copyOf;
 };
 
 Materialized materialize(Group &group, Block &body) {
@@ -775,9 +724,10 @@ Materialized materialize(Group &group, Block &body) {
     mapping.map(input, arg);
   for (Operation *op : ops) {
     Operation *copy = builder.clone(*op, mapping);
-    if (group.members.contains(op))
+    if (group.members.contains(op)) {
       result.memberAnchors.push_back({copy, anchorOf[op]});
-    else
+      result.copyOf[op] = copy;
+    } else
       result.cloneCopies.push_back({copy, op});
   }
   SmallVector<Value> yielded;
@@ -819,6 +769,183 @@ void undo(Materialized &region) {
   fusion->erase();
 }
 
+/// The sum of the bytes `ops` move as separate kernels.
+int64_t getBytesMoved(ArrayRef<Operation *> ops) {
+  int64_t bytes = 0;
+  for (Operation *op : ops)
+    if (auto costed = dyn_cast<tg::CostOpInterface>(op))
+      bytes += costed.getCost().bytesMoved();
+  return bytes;
+}
+
+/// Groups the optimizer updates (`OptimizerOpInterface`), and the
+/// elementwise ops left alone that read only arguments (the casts of master
+/// weights), into multi-tensor regions: one kind of kernel per op name,
+/// element types and attributes, and within a kind buckets of consecutive
+/// ops in the order tg-schedule runs them, i.e. the order their gradients
+/// become ready in the backward. A bucket is kept only if neither the peak of
+/// the step as tg-schedule will order it nor the peak in the current order
+/// rises above the step's before any bucket (plus `peak-rise` percent);
+/// otherwise it is undone and its two halves are tried, down to single ops
+/// (left alone). Halving keeps the tries to about twice the number of
+/// buckets, each one schedule and two simulations of the step.
+class MultiTensorBucketer {
+public:
+  MultiTensorBucketer(func::FuncOp function, unsigned maxRegionOps,
+                      double peakRisePercent, bool explain)
+      : function(function), maxRegionOps(maxRegionOps),
+        peakRisePercent(peakRisePercent), explain(explain) {}
+
+  void run();
+  unsigned getNumRegions() const { return numRegions; }
+  unsigned getNumRefused() const { return numRefused; }
+
+private:
+  Block &body() { return function.getBody().front(); }
+  bool isCandidate(Operation *op);
+  /// Whether a region of `members` placed after the last of them in block
+  /// order has no outside reader before that point.
+  bool isPlaceable(ArrayRef<Operation *> members, Operation *last);
+  /// Tries `members` (in readiness order) as one region, else its halves.
+  void fuseBucket(MutableArrayRef<Operation *> members);
+
+  func::FuncOp function;
+  unsigned maxRegionOps;
+  double peakRisePercent;
+  bool explain;
+  /// The most bytes the step may peak at, scheduled and in the current
+  /// order: its peaks before any bucket, plus the allowed rise.
+  int64_t scheduledPeak = 0, orderPeak = 0;
+  unsigned numRegions = 0, numRefused = 0;
+};
+
+bool MultiTensorBucketer::isCandidate(Operation *op) {
+  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
+      op->getNumOperands() == 0)
+    return false;
+  if (isa<tg::OptimizerOpInterface>(op))
+    return true;
+  // An elementwise op outside every region that only reads arguments of the
+  // step is independent of the rest: a multi-tensor kernel can run it with
+  // others of its kind.
+  return op->hasTrait<OpTrait::Elementwise>() &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           auto arg = dyn_cast<BlockArgument>(operand);
+           return arg && arg.getOwner() == &body();
+         });
+}
+
+bool MultiTensorBucketer::isPlaceable(ArrayRef<Operation *> members,
+                                      Operation *last) {
+  DenseSet<Operation *> inside(members.begin(), members.end());
+  for (Operation *member : members)
+    for (Operation *user : member->getUsers()) {
+      Operation *top = body().findAncestorOpInBlock(*user);
+      if (top && !inside.contains(top) && !last->isBeforeInBlock(top))
+        return false;
+    }
+  return true;
+}
+
+void MultiTensorBucketer::fuseBucket(MutableArrayRef<Operation *> members) {
+  if (members.size() < 2)
+    return;
+  size_t half = members.size() / 2;
+  if (members.size() > maxRegionOps) {
+    fuseBucket(members.take_front(half));
+    fuseBucket(members.drop_front(half));
+    return;
+  }
+  Operation *last = members.front();
+  for (Operation *member : members)
+    if (last->isBeforeInBlock(member))
+      last = member;
+  if (isPlaceable(members, last)) {
+    Group group;
+    group.kind = KernelKind::MultiTensor;
+    group.members.insert(members.begin(), members.end());
+    group.last = last;
+    int64_t bytesBefore = getBytesMoved(members);
+    Materialized region = materialize(group, body());
+    int64_t scheduled = computeSchedule(function).peakBytes;
+    int64_t inOrder = MemorySimulation::run(function).peakBytes;
+    if (scheduled <= scheduledPeak && inOrder <= orderPeak) {
+      ++numRegions;
+      if (explain)
+        region.fusion.emitRemark()
+            << "tg-fuse: multi_tensor region of " << members.size()
+            << " ops, saves "
+            << (bytesBefore - region.fusion.getCost().bytesMoved()) << " bytes";
+      return;
+    }
+    if (explain) {
+      InFlightDiagnostic remark = region.fusion.emitRemark();
+      remark << "tg-fuse: not fused: the multi_tensor region of "
+             << members.size() << " ops raises the peak memory";
+      if (scheduled > scheduledPeak)
+        remark << " of the scheduled step (" << scheduledPeak << " -> "
+               << scheduled << " bytes)";
+      if (members.size() >= 4)
+        remark << "; its halves are tried";
+    }
+    // The ops put back are the region's copies.
+    for (Operation *&member : members)
+      member = region.copyOf.lookup(member);
+    undo(region);
+    ++numRefused;
+  }
+  fuseBucket(members.take_front(half));
+  fuseBucket(members.drop_front(half));
+}
+
+void MultiTensorBucketer::run() {
+  // The kinds of kernel, in block order of their first op.
+  using Key =
+      std::tuple<const void *, const void *, const void *, const void *>;
+  std::map<Key, size_t> kindOf;
+  SmallVector<SmallVector<Operation *>> kinds;
+  for (Operation &op : body().without_terminator()) {
+    if (!isCandidate(&op))
+      continue;
+    // Every operand's element type: an f32 update of a bf16 gradient is not
+    // batched with one of an f32 gradient.
+    SmallVector<Type> operandElements =
+        llvm::map_to_vector(op.getOperandTypes(), [](Type type) {
+          return getElementTypeOrSelf(type);
+        });
+    Key key = std::make_tuple(
+        op.getName().getAsOpaquePointer(),
+        TupleType::get(op.getContext(), operandElements).getAsOpaquePointer(),
+        getElementTypeOrSelf(op.getResult(0).getType()).getAsOpaquePointer(),
+        op.getAttrDictionary().getAsOpaquePointer());
+    auto [it, inserted] = kindOf.try_emplace(key, kinds.size());
+    if (inserted)
+      kinds.emplace_back();
+    kinds[it->second].push_back(&op);
+  }
+  if (llvm::none_of(kinds, [](auto &ops) { return ops.size() >= 2; }))
+    return;
+
+  // Readiness: the position of each op in the order tg-schedule gives the
+  // step, which runs an update as soon as its gradient is complete.
+  ScheduledOrder schedule = computeSchedule(function);
+  auto withRise = [&](int64_t peak) {
+    return peak + static_cast<int64_t>(static_cast<double>(peak) *
+                                       peakRisePercent / 100.0);
+  };
+  scheduledPeak = withRise(schedule.peakBytes);
+  orderPeak = withRise(MemorySimulation::run(function).peakBytes);
+  DenseMap<Operation *, size_t> readiness;
+  for (auto [index, op] : llvm::enumerate(schedule.order))
+    readiness[op] = index;
+  for (SmallVector<Operation *> &ops : kinds) {
+    llvm::stable_sort(ops, [&](Operation *a, Operation *b) {
+      return readiness.lookup(a) < readiness.lookup(b);
+    });
+    fuseBucket(ops);
+  }
+}
+
 struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
   using TGFuseBase::TGFuseBase;
 
@@ -829,6 +956,15 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
     if (maxRegionOps < 2) {
       function.emitError() << "tg-fuse: max-region-ops must be at least 2, got "
                            << static_cast<unsigned>(maxRegionOps);
+      return signalPassFailure();
+    }
+    if (!(peakRise >= 0.0 && peakRise <= 100.0)) {
+      std::string given;
+      llvm::raw_string_ostream(given)
+          << llvm::format("%g", static_cast<double>(peakRise));
+      function.emitError()
+          << "tg-fuse: peak-rise must be a percentage from 0 to 100, got "
+          << given;
       return signalPassFailure();
     }
     llvm::Expected<DeviceSpec> spec =
@@ -842,20 +978,15 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
     fuser.collectVertical();
     fuser.collectBiasGradients();
     fuser.collectSiblings();
-    if (!noHorizontal)
-      fuser.collectHorizontal();
     SmallVector<Group *> regions = fuser.getRegions();
 
     Block &body = function.getBody().front();
     int64_t peak = MemorySimulation::run(function).peakBytes;
     for (Group *group : regions) {
-      int64_t bytesBefore = 0;
-      for (Operation *op : group->members)
-        if (auto costed = dyn_cast<tg::CostOpInterface>(op))
-          bytesBefore += costed.getCost().bytesMoved();
-      for (Operation *op : group->clones)
-        if (auto costed = dyn_cast<tg::CostOpInterface>(op))
-          bytesBefore += costed.getCost().bytesMoved();
+      SmallVector<Operation *> ops(group->members.begin(),
+                                   group->members.end());
+      ops.append(group->clones.begin(), group->clones.end());
+      int64_t bytesBefore = getBytesMoved(ops);
       size_t numOps = group->size();
       Materialized region = materialize(*group, body);
       if (MemorySimulation::run(function).peakBytes > peak) {
@@ -882,6 +1013,15 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
       if (fuser.isDuplicated(&op) && op.use_empty())
         op.erase();
+
+    // Multi-tensor regions last: their buckets are judged on the step as
+    // tg-schedule will order it, vertical regions included.
+    if (!noHorizontal) {
+      MultiTensorBucketer bucketer(function, maxRegionOps, peakRise, explain);
+      bucketer.run();
+      numRegions += bucketer.getNumRegions();
+      numRefused += bucketer.getNumRefused();
+    }
   }
 };
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tgc/Transforms/Schedule.h"
 #include "tgc/Transforms/Passes.h"
 
 #include "tgc/Analysis/MemorySimulator.h"
@@ -277,6 +278,29 @@ std::vector<Operation *> Scheduler::schedule(Rule rule) {
   return order;
 }
 
+ScheduledOrder tgc::computeSchedule(func::FuncOp function) {
+  Scheduler scheduler(function);
+  ScheduledOrder best;
+  best.order.assign(scheduler.getOriginalOrder().begin(),
+                    scheduler.getOriginalOrder().end());
+  // Orders compare by peak, then by how long bytes stay live (e.g. the
+  // same peak at the loss, but gradients freed by early updates).
+  std::pair<int64_t, int64_t> bestCost =
+      MemorySimulation::peakAndAreaOf(function, best.order);
+  for (Rule rule : {Rule::FreeFirst, Rule::SmallestDelta}) {
+    std::vector<Operation *> order = scheduler.schedule(rule);
+    std::pair<int64_t, int64_t> cost =
+        MemorySimulation::peakAndAreaOf(function, order);
+    if (cost < bestCost) {
+      bestCost = cost;
+      best.order = std::move(order);
+    }
+  }
+  best.peakBytes = bestCost.first;
+  best.area = bestCost.second;
+  return best;
+}
+
 namespace {
 struct TGSchedulePass : tgc::impl::TGScheduleBase<TGSchedulePass> {
   using Base::Base;
@@ -285,26 +309,11 @@ struct TGSchedulePass : tgc::impl::TGScheduleBase<TGSchedulePass> {
     func::FuncOp function = getOperation();
     if (function.isExternal())
       return;
-    Scheduler scheduler(function);
-    std::vector<Operation *> best(scheduler.getOriginalOrder().begin(),
-                                  scheduler.getOriginalOrder().end());
-    // Orders compare by peak, then by how long bytes stay live (e.g. the
-    // same peak at the loss, but gradients freed by early updates).
-    std::pair<int64_t, int64_t> bestCost =
-        MemorySimulation::peakAndAreaOf(function, best);
-    int64_t before = bestCost.first;
-    for (Rule rule : {Rule::FreeFirst, Rule::SmallestDelta}) {
-      std::vector<Operation *> order = scheduler.schedule(rule);
-      std::pair<int64_t, int64_t> cost =
-          MemorySimulation::peakAndAreaOf(function, order);
-      if (cost < bestCost) {
-        bestCost = cost;
-        best = std::move(order);
-      }
-    }
-    int64_t bestPeak = bestCost.first;
+    int64_t before = MemorySimulation::run(function).peakBytes;
+    ScheduledOrder best = computeSchedule(function);
+    int64_t bestPeak = best.peakBytes;
     Operation *terminator = function.getBody().front().getTerminator();
-    for (Operation *op : best)
+    for (Operation *op : best.order)
       op->moveBefore(terminator);
     peakBefore = before;
     peakAfter = bestPeak;

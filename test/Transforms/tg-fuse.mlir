@@ -3,6 +3,7 @@
 // RUN: tgc-opt %s --split-input-file --tg-fuse=no-horizontal | FileCheck %s --check-prefix=NOHORIZ
 // RUN: tgc-opt %s --split-input-file --tg-fuse=max-region-ops=2 | FileCheck %s --check-prefix=MAX2
 // RUN: tgc-opt %s --split-input-file --tg-fuse=explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: tgc-opt %s --split-input-file --tg-fuse=peak-rise=10 | FileCheck %s --check-prefix=RISE10
 
 // A chain of elementwise ops becomes one loop kernel.
 // CHECK-LABEL: func.func @chain
@@ -247,7 +248,8 @@ func.func @cast_bias(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16x
 // -----
 
 // The casts of master weights read only arguments: one multi-tensor kernel
-// casts both; the matmuls read its results.
+// casts both; the matmuls read its results. The second cast is live one
+// matmul earlier, below the peak at the second matmul.
 // CHECK-LABEL: func.func @weight_casts
 // CHECK: %[[C:.*]]:2 = tg.fusion(%arg1, %arg2) {kind = "multi_tensor"}
 // CHECK-COUNT-2: tg.convert
@@ -255,12 +257,94 @@ func.func @cast_bias(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16x
 // CHECK: tg.matmul %{{.*}}, %[[C]]#1
 // NOHORIZ-LABEL: func.func @weight_casts
 // NOHORIZ-NOT: tg.fusion
-func.func @weight_casts(%x: tensor<4x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<4x8xbf16> {
+func.func @weight_casts(%x: tensor<64x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<64x8xbf16> {
   %c1 = tg.convert %w1 : tensor<8x8xf32> -> tensor<8x8xbf16>
   %c2 = tg.convert %w2 : tensor<8x8xf32> -> tensor<8x8xbf16>
-  %0 = tg.matmul %x, %c1 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
-  %1 = tg.matmul %0, %c2 : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
-  return %1 : tensor<4x8xbf16>
+  %0 = tg.matmul %x, %c1 : (tensor<64x8xbf16>, tensor<8x8xbf16>) -> tensor<64x8xbf16>
+  %1 = tg.matmul %0, %c2 : (tensor<64x8xbf16>, tensor<8x8xbf16>) -> tensor<64x8xbf16>
+  return %1 : tensor<64x8xbf16>
+}
+
+// -----
+
+// Multi-tensor buckets follow gradient readiness. One region of all four
+// updates would keep %g0 and %g1 live through %big (the peak) until %g3 is
+// ready: refused. Its halves, the updates of %g0, %g1 (before %big) and of
+// %g2, %g3 (after), are two regions that leave the peak where it was. With
+// peak-rise=10 the 2 KiB more (5%) is allowed: one region.
+// CHECK-LABEL: func.func @readiness_buckets
+// CHECK: tg.matmul
+// CHECK-NEXT: tg.matmul
+// CHECK-NEXT: tg.fusion({{.*}}) {kind = "multi_tensor"}
+// CHECK-COUNT-2: tg.adamw
+// CHECK: tg.yield
+// CHECK-NEXT: }
+// CHECK-COUNT-5: tg.matmul
+// CHECK-NEXT: tg.fusion({{.*}}) {kind = "multi_tensor"}
+// CHECK-COUNT-2: tg.adamw
+// CHECK-NOT: tg.fusion
+// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 4 ops raises the peak memory of the scheduled step ({{[0-9]+}} -> {{[0-9]+}} bytes); its halves are tried
+// EXPLAIN-COUNT-2: remark: tg-fuse: multi_tensor region of 2 ops, saves 12 bytes
+// RISE10-LABEL: func.func @readiness_buckets
+// RISE10-COUNT-7: tg.matmul
+// RISE10-NEXT: tg.fusion({{.*}}) {kind = "multi_tensor"}
+// RISE10-COUNT-4: tg.adamw
+// RISE10-NOT: tg.fusion
+func.func @readiness_buckets(
+    %p0: tensor<16x16xf32> {tg.role = "param"}, %m0: tensor<16x16xf32> {tg.role = "state"}, %v0: tensor<16x16xf32> {tg.role = "state"},
+    %p1: tensor<16x16xf32> {tg.role = "param"}, %m1: tensor<16x16xf32> {tg.role = "state"}, %v1: tensor<16x16xf32> {tg.role = "state"},
+    %p2: tensor<16x16xf32> {tg.role = "param"}, %m2: tensor<16x16xf32> {tg.role = "state"}, %v2: tensor<16x16xf32> {tg.role = "state"},
+    %p3: tensor<16x16xf32> {tg.role = "param"}, %m3: tensor<16x16xf32> {tg.role = "state"}, %v3: tensor<16x16xf32> {tg.role = "state"},
+    %lr: tensor<f32> {tg.role = "hyper"}, %t: tensor<i64> {tg.role = "hyper"},
+    %a: tensor<16x16xf32> {tg.role = "input"}, %wa: tensor<64x16xf32> {tg.role = "input"}, %wb: tensor<16x64xf32> {tg.role = "input"})
+    -> (tensor<16x16xf32> {tg.aliases = 0 : i64}, tensor<16x16xf32> {tg.aliases = 1 : i64}, tensor<16x16xf32> {tg.aliases = 2 : i64},
+        tensor<16x16xf32> {tg.aliases = 3 : i64}, tensor<16x16xf32> {tg.aliases = 4 : i64}, tensor<16x16xf32> {tg.aliases = 5 : i64},
+        tensor<16x16xf32> {tg.aliases = 6 : i64}, tensor<16x16xf32> {tg.aliases = 7 : i64}, tensor<16x16xf32> {tg.aliases = 8 : i64},
+        tensor<16x16xf32> {tg.aliases = 9 : i64}, tensor<16x16xf32> {tg.aliases = 10 : i64}, tensor<16x16xf32> {tg.aliases = 11 : i64}) {
+  %g0 = tg.matmul %a, %a : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %u0:3 = tg.adamw %p0, %g0, %m0, %v0, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16x16xf32>, tensor<f32>, tensor<i64>
+  %g1 = tg.matmul %g0, %a : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %u1:3 = tg.adamw %p1, %g1, %m1, %v1, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16x16xf32>, tensor<f32>, tensor<i64>
+  %h = tg.matmul %wa, %g1 : (tensor<64x16xf32>, tensor<16x16xf32>) -> tensor<64x16xf32>
+  %big = tg.matmul %h, %wb : (tensor<64x16xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+  %q = tg.matmul %wb, %big : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %g2 = tg.matmul %q, %wa : (tensor<16x64xf32>, tensor<64x16xf32>) -> tensor<16x16xf32>
+  %u2:3 = tg.adamw %p2, %g2, %m2, %v2, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16x16xf32>, tensor<f32>, tensor<i64>
+  %g3 = tg.matmul %g2, %a : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %u3:3 = tg.adamw %p3, %g3, %m3, %v3, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16x16xf32>, tensor<f32>, tensor<i64>
+  return %u0#0, %u0#1, %u0#2, %u1#0, %u1#1, %u1#2, %u2#0, %u2#1, %u2#2, %u3#0, %u3#1, %u3#2
+      : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
+        tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Two updates whose gradients are ready on either side of the peak (%big)
+// are not bucketed: the first gradient would stay live through it (with
+// peak-rise=10 they are).
+// CHECK-LABEL: func.func @not_across_peak
+// CHECK-NOT: tg.fusion
+// CHECK: return
+// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 2 ops raises the peak memory of the scheduled step ({{[0-9]+}} -> {{[0-9]+}} bytes)
+// EXPLAIN-NOT: its halves
+// RISE10-LABEL: func.func @not_across_peak
+// RISE10: tg.fusion({{.*}}) {kind = "multi_tensor"}
+func.func @not_across_peak(
+    %p1: tensor<16x16xf32> {tg.role = "param"}, %m1: tensor<16x16xf32> {tg.role = "state"}, %v1: tensor<16x16xf32> {tg.role = "state"},
+    %p2: tensor<16x16xf32> {tg.role = "param"}, %m2: tensor<16x16xf32> {tg.role = "state"}, %v2: tensor<16x16xf32> {tg.role = "state"},
+    %lr: tensor<f32> {tg.role = "hyper"}, %t: tensor<i64> {tg.role = "hyper"},
+    %a: tensor<16x16xf32> {tg.role = "input"}, %wa: tensor<64x16xf32> {tg.role = "input"}, %wb: tensor<16x64xf32> {tg.role = "input"})
+    -> (tensor<16x16xf32> {tg.aliases = 0 : i64}, tensor<16x16xf32> {tg.aliases = 1 : i64}, tensor<16x16xf32> {tg.aliases = 2 : i64},
+        tensor<16x16xf32> {tg.aliases = 3 : i64}, tensor<16x16xf32> {tg.aliases = 4 : i64}, tensor<16x16xf32> {tg.aliases = 5 : i64}) {
+  %g1 = tg.matmul %a, %a : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %u1:3 = tg.adamw %p1, %g1, %m1, %v1, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16x16xf32>, tensor<f32>, tensor<i64>
+  %h = tg.matmul %wa, %g1 : (tensor<64x16xf32>, tensor<16x16xf32>) -> tensor<64x16xf32>
+  %big = tg.matmul %h, %wb : (tensor<64x16xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+  %q = tg.matmul %wb, %big : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %g2 = tg.matmul %q, %wa : (tensor<16x64xf32>, tensor<64x16xf32>) -> tensor<16x16xf32>
+  %u2:3 = tg.adamw %p2, %g2, %m2, %v2, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16x16xf32>, tensor<f32>, tensor<i64>
+  return %u1#0, %u1#1, %u1#2, %u2#0, %u2#1, %u2#2
+      : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
 }
 
 // -----

@@ -214,11 +214,11 @@ static cl::opt<bool> noFuse(
     cl::desc("Do not group ops into fusion regions (skip tg-fuse); the "
              "report then shows the unfused kernels, bytes and step time"),
     cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
-static cl::opt<bool> fuseOptimizer(
-    "fuse-optimizer",
-    cl::desc("Also fuse the optimizer updates into multi-tensor kernels "
-             "(fewer launches, but every gradient stays live until the "
-             "update: a higher peak where tg-schedule would update early)"),
+static cl::opt<bool> noFuseOptimizer(
+    "no-fuse-optimizer",
+    cl::desc("Keep each optimizer update (and master-weight cast) its own "
+             "kernel instead of multi-tensor kernels grouped by gradient "
+             "readiness"),
     cl::sub(compileCommand), cl::sub(reportCommand), cl::cat(tgcCategory));
 static cl::opt<bool>
     noSchedule("no-schedule",
@@ -489,7 +489,7 @@ static LogicalResult runCompile(MLIRContext &context,
   tgc::TrainingPipelineOptions options;
   options.canonicalize = !noCanonicalize;
   options.fuse = !noFuse;
-  options.fuseOptimizer = fuseOptimizer;
+  options.fuseOptimizer = !noFuseOptimizer;
   options.schedule = !noSchedule;
   options.memoryPlan = !noMemoryPlan;
   if (!resolveDevice())
@@ -667,7 +667,7 @@ prepareReportStep(ModuleOp module, func::FuncOp entry,
   if (fuse) {
     tgc::TGFuseOptions options;
     options.device = getDeviceOption();
-    options.noHorizontal = !fuseOptimizer;
+    options.noHorizontal = noFuseOptimizer;
     pm.addNestedPass<func::FuncOp>(tgc::createTGFuse(options));
   }
   return pm.run(module);
@@ -718,7 +718,7 @@ static LogicalResult runReport(MLIRContext &context,
     if (!noFuse) {
       tgc::TGFuseOptions fuse;
       fuse.device = getDeviceOption();
-      fuse.noHorizontal = !fuseOptimizer;
+      fuse.noHorizontal = noFuseOptimizer;
       pm.addNestedPass<func::FuncOp>(tgc::createTGFuse(fuse));
     }
     pm.addNestedPass<func::FuncOp>(tgc::createTGSchedule());
@@ -1113,7 +1113,7 @@ static func::FuncOp buildTrainingStep(ModuleOp module, func::FuncOp forward,
   // not needed to run or report the step. The interpreter trains the
   // unfused step.
   options.fuse = fuse;
-  options.fuseOptimizer = fuseOptimizer;
+  options.fuseOptimizer = !noFuseOptimizer;
   options.memoryPlan = false;
   tgc::buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))

@@ -110,11 +110,11 @@ struct TrainingPipelineOptions
       llvm::cl::init(true)};
   Option<bool> fuseOptimizer{
       *this, "fuse-optimizer",
-      llvm::cl::desc("Also group the optimizer updates into multi-tensor "
-                     "regions (a few kernels; but every gradient then stays "
-                     "live until its region runs, which can raise the peak "
-                     "that tg-schedule lowers by updating early)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Group the optimizer updates (and master-weight casts) "
+                     "into multi-tensor regions, buckets in the order the "
+                     "gradients become ready that do not raise the "
+                     "scheduled peak (tg-fuse without no-horizontal)"),
+      llvm::cl::init(true)};
   Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Reorder the ops to lower the peak memory (tg-schedule)"),

@@ -524,9 +524,13 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
       when the residual is cuBLASLt's C operand);
     - horizontal fusion: the optimizer updates (`OptimizerOpInterface`) of a
       step, and the elementwise ops left alone that read only arguments (the
-      casts of master weights), become multi-tensor regions, one per op
-      kind, element types and attributes (at most `max-region-ops` ops
-      each).
+      casts of master weights), become multi-tensor regions of one op kind,
+      element types and attributes (at most `max-region-ops` ops each):
+      buckets of consecutive ops in the order tg-schedule runs them, i.e.
+      the order their gradients become ready in the backward. Each bucket
+      is placed after its last op; it is kept only if the simulated peak
+      of the step as tg-schedule will order it does not rise (by more than
+      `peak-rise` percent), else its two halves are tried.
 
     A producer read by several consumers is duplicated into them only when
     the cost model estimates that recomputing it (its FLOPs and the bytes
@@ -562,7 +566,11 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
     Option<"noEpilogue", "no-epilogue", "bool", /*default=*/"false",
            "Do not fold epilogues into matmuls">,
     Option<"noHorizontal", "no-horizontal", "bool", /*default=*/"false",
-           "Do not group the optimizer updates">,
+           "Do not group the optimizer updates (and the casts of master "
+           "weights) into multi-tensor regions">,
+    Option<"peakRise", "peak-rise", "double", /*default=*/"0.0",
+           "How much the multi-tensor regions may raise the simulated peak "
+           "of the scheduled step, in percent (0 to 100; default 0: never)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per region with its estimated bytes saved">,
     Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",

@@ -1,0 +1,34 @@
+//===- Schedule.h - the order tg-schedule gives a step ----------*- C++ -*-===//
+//
+// tg-schedule's ordering, usable without the pass: passes that must judge a
+// change by the peak of the program as it will be scheduled (tg-fuse's
+// multi-tensor buckets) compute the order here without applying it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_TRANSFORMS_SCHEDULE_H
+#define TGC_TRANSFORMS_SCHEDULE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tgc {
+
+/// An order of a function's top-level ops (terminator excluded) and its
+/// simulated peak and live-bytes area.
+struct ScheduledOrder {
+  std::vector<mlir::Operation *> order;
+  int64_t peakBytes = 0;
+  int64_t area = 0;
+};
+
+/// The order tg-schedule would give `function`'s top-level ops: the best by
+/// (peak, area) of the greedy candidates and the current order. Deterministic
+/// for a given block order; `function` is not changed.
+ScheduledOrder computeSchedule(mlir::func::FuncOp function);
+
+} // namespace tgc
+
+#endif // TGC_TRANSFORMS_SCHEDULE_H

@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # tg-recompute on the zoo's AdamW training steps: for each model, the
 # simulated peak and extra (recompute) time of the baselines none, full (keep
-# only each block's input) and sqrt (keep every sqrt(n)-th block input), then
+# only each block's input), sqrt (keep every sqrt(n)-th block input) and
+# selective (Megatron's: the attention scores, softmax and dropout), then
 # the DP at budgets from the smallest feasible peak to the peak without
-# recomputation, with the solve time (tg-recompute's wall time in
-# --mlir-timing: the planner, every simulation and the rewrite).
-# The DP is never worse than a baseline at the same or a larger peak: it
-# falls back to a baseline whose simulated peak fits when that is cheaper.
+# recomputation, and at selective's peak (how close the DP gets to
+# selective's memory, at what fraction of its extra time), with the solve
+# time (tg-recompute's wall time in --mlir-timing: the planner, every
+# simulation and the rewrite). The DP is never worse than a baseline at the
+# same or a larger peak: it falls back to a baseline whose simulated peak
+# fits when that is cheaper. "recomputed" counts the candidate ops (forward
+# ops whose results the backward reads) that run again.
 #
-#   benchmarks/recompute.sh                  # gpt2 124m, gpt2 1.5b, llama 7b
+# A model is model:preset, or model:preset:eager for attention written as
+# separate ops (tgc-zoo --attention eager, with attention dropout 0.1): the
+# graph Megatron's selective recomputation was designed for. With the
+# default fused tg.attention there is no attention core to recompute.
+#
+#   benchmarks/recompute.sh      # gpt2 124m (fused, eager), gpt2 1.5b, llama 7b
 #   MODELS="llama:70b" SEQ=4096 benchmarks/recompute.sh
 #
 # Environment:
 #   TGC, TGC_OPT, TGC_ZOO  the binaries (default: build/bin/ of this checkout)
 #   DEVICE                 the device planned for (default: H100-SXM)
-#   MODELS                 model:preset list (default: gpt2:124m gpt2:1.5b llama:7b)
+#   MODELS                 model:preset[:eager] list (default: gpt2:124m
+#                          gpt2:124m:eager gpt2:1.5b llama:7b)
 #   SEQ, BATCH             sequence length and batch (default: 1024, 8)
 #   STEPS                  DP budgets per model (default: 5)
 set -euo pipefail
@@ -24,7 +34,7 @@ TGC=${TGC:-$ROOT/build/bin/tgc}
 TGC_OPT=${TGC_OPT:-$ROOT/build/bin/tgc-opt}
 TGC_ZOO=${TGC_ZOO:-$ROOT/build/bin/tgc-zoo}
 DEVICE=${DEVICE:-H100-SXM}
-MODELS=${MODELS:-gpt2:124m gpt2:1.5b llama:7b}
+MODELS=${MODELS:-gpt2:124m gpt2:124m:eager gpt2:1.5b llama:7b}
 SEQ=${SEQ:-1024}
 BATCH=${BATCH:-8}
 STEPS=${STEPS:-5}
@@ -60,20 +70,25 @@ run() {
 
 gib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1073741824 }'; }
 
+summary=()
 echo "| model | strategy | budget GiB | peak GiB | extra time ms | recomputed | solve s |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for spec in $MODELS; do
-  model=${spec%%:*}
-  preset=${spec#*:}
+  IFS=: read -r model preset form <<<"$spec"
   step="$work/$model-$preset.mlir"
-  "$TGC_ZOO" "$model" --preset "$preset" --seq "$SEQ" --batch "$BATCH" -o "$work/graph.mlir"
-  "$TGC" compile "$work/graph.mlir" --optimizer adamw --no-schedule --no-memory-plan \
+  zoo=()
+  [[ $form == eager ]] && zoo=(--attention eager --dropout 0.1)
+  "$TGC_ZOO" "$model" --preset "$preset" --seq "$SEQ" --batch "$BATCH" "${zoo[@]}" \
+    -o "$work/graph.mlir"
+  "$TGC" compile "$work/graph.mlir" --optimizer adamw --no-fuse --no-schedule --no-memory-plan \
     --device "$DEVICE" -o "$step"
-  name="$model $preset"
-  declare -A peaks=()
-  for strategy in none sqrt full; do
+  name="$model $preset${form:+ $form}"
+  declare -A peaks=() extras=() counts=()
+  for strategy in none sqrt full selective; do
     read -r peak extra n c t < <(run "$step" "strategy=$strategy")
     peaks[$strategy]=$peak
+    extras[$strategy]=$extra
+    counts[$strategy]=$n
     printf "| %s | %s | - | %s | %.3f | %s/%s | %s |\n" "$name" "$strategy" \
       "$(gib "$peak")" "$(awk -v e="$extra" 'BEGIN { print e * 1000 }')" "$n" "$c" "$t"
   done
@@ -93,4 +108,16 @@ for spec in $MODELS; do
     printf "| %s | dp | %s | %s | %.3f | %s/%s | %s |\n" "$name" "$(gib "$budget")" \
       "$(gib "$peak")" "$(awk -v e="$extra" 'BEGIN { print e * 1000 }')" "$n" "$c" "$t"
   done
+  # The DP at selective's peak, when selective recomputes anything.
+  if [[ ${counts[selective]} != 0 ]]; then
+    read -r peak extra n c t < <(run "$step" "budget=${peaks[selective]}")
+    printf "| %s | dp at selective's peak | %s | %s | %.3f | %s/%s | %s |\n" "$name" \
+      "$(gib "${peaks[selective]}")" "$(gib "$peak")" \
+      "$(awk -v e="$extra" 'BEGIN { print e * 1000 }')" "$n" "$c" "$t"
+    summary+=("$name: at selective's peak ($(gib "${peaks[selective]}") GiB) the DP peaks at $(gib "$peak") GiB for $(awk -v d="$extra" -v s="${extras[selective]}" 'BEGIN { printf "%.2f", d / s }') of selective's extra time ($(awk -v e="$extra" 'BEGIN { printf "%.3f", e * 1000 }') against $(awk -v e="${extras[selective]}" 'BEGIN { printf "%.3f", e * 1000 }') ms), recomputing $n ops against selective's ${counts[selective]}")
+  fi
+done
+for line in "${summary[@]}"; do
+  echo
+  echo "$line"
 done

@@ -12,6 +12,8 @@
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
+#include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGTraits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -77,6 +79,8 @@ FailureOr<RecomputeStrategy> tgc::parseRecomputeStrategy(StringRef name) {
     return RecomputeStrategy::Full;
   if (name == "sqrt")
     return RecomputeStrategy::Sqrt;
+  if (name == "selective")
+    return RecomputeStrategy::Selective;
   return failure();
 }
 
@@ -661,7 +665,6 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
   // each block's backward runs, the kept bytes of it and the blocks before
   // it and what its recomputation holds.
   int64_t base = peakBefore - activationBytes;
-  int64_t capacity = budget - base;
   unsigned solves = 0;
   std::optional<RecomputePlan> best;
   // The DP's model is an estimate: find the largest capacity whose plan's
@@ -698,7 +701,8 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
   // estimate; the baselines are simulated too): the result is never worse
   // than any of them.
   for (RecomputeStrategy strategy :
-       {RecomputeStrategy::Sqrt, RecomputeStrategy::Full}) {
+       {RecomputeStrategy::Sqrt, RecomputeStrategy::Full,
+        RecomputeStrategy::Selective}) {
     RecomputePlan plan = baseline(strategy);
     minimumPeak = std::min(minimumPeak, plan.peakBytes);
     if (plan.peakBytes <= budget && (!best || plan.extraTime < best->extraTime))
@@ -711,8 +715,55 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
   return std::move(*best);
 }
 
+SmallVector<unsigned> RecomputePlanner::getAttentionCore() const {
+  auto isRowwise = [](Operation *op) {
+    return op->hasTrait<OpTrait::Elementwise>() ||
+           op->hasTrait<tg::OpTrait::ShapeOp>() || isa<tg::DropoutOp>(op);
+  };
+  DenseSet<Operation *> core;
+  for (Operation *op : ops) {
+    if (!isa<tg::SoftmaxOp>(op) || !recomputable.contains(op))
+      continue;
+    core.insert(op);
+    // Back to the scores matmul, through the scale and the mask.
+    SmallVector<Operation *> work = {op};
+    while (!work.empty()) {
+      Operation *at = work.pop_back_val();
+      for (Value operand : at->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || !recomputable.contains(def) || core.contains(def))
+          continue;
+        if (isa<tg::MatmulOp>(def)) {
+          core.insert(def);
+        } else if (isRowwise(def)) {
+          core.insert(def);
+          work.push_back(def);
+        }
+      }
+    }
+    // On to the matmul with the values, through the dropout.
+    work = {op};
+    while (!work.empty()) {
+      Operation *at = work.pop_back_val();
+      for (Operation *user : at->getUsers())
+        if (recomputable.contains(user) && !core.contains(user) &&
+            isRowwise(user)) {
+          core.insert(user);
+          work.push_back(user);
+        }
+    }
+  }
+  SmallVector<unsigned> recomputed;
+  for (auto [index, candidate] : llvm::enumerate(candidates))
+    if (core.contains(candidate.op))
+      recomputed.push_back(index);
+  return recomputed;
+}
+
 RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
   SmallVector<unsigned> recomputed;
+  if (strategy == RecomputeStrategy::Selective)
+    recomputed = getAttentionCore();
   if (strategy == RecomputeStrategy::Full ||
       strategy == RecomputeStrategy::Sqrt) {
     unsigned stride = 1;

@@ -34,7 +34,7 @@ struct TGRecomputePass : tgc::impl::TGRecomputeBase<TGRecomputePass> {
     FailureOr<RecomputeStrategy> chosen = parseRecomputeStrategy(strategy);
     if (failed(chosen)) {
       function.emitError() << "tg-recompute: unknown strategy '" << strategy
-                           << "' (expected dp, none, full or sqrt)";
+                           << "' (expected dp, none, full, sqrt or selective)";
       return signalPassFailure();
     }
     bool isFile =

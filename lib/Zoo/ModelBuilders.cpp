@@ -227,6 +227,59 @@ public:
         .getOutput();
   }
 
+  /// The same attention as Hugging Face's eager path computes it, every
+  /// step its own op: scores = q k^T * scale, the causal mask (a select of
+  /// -1e4 above the diagonal, GPT-2's masked_bias), softmax, dropout of the
+  /// probabilities when `dropoutRate` > 0, probabilities @ v. Keys and
+  /// values of grouped-query attention are repeated to the query heads
+  /// (repeat_kv).
+  Value eagerCausalAttention(Value q, Value k, Value v, Value seed,
+                             double dropoutRate) {
+    SmallVector<int64_t> shape(shapeOf(q));
+    int64_t b = shape[0], heads = shape[1], s = shape[2], d = shape[3];
+    int64_t kvHeads = shapeOf(k)[1];
+    auto repeat = [&](Value x) {
+      if (kvHeads == heads)
+        return x;
+      int64_t group = heads / kvHeads;
+      Value expanded = broadcast(reshape(x, {b, kvHeads, 1, s, d}),
+                                 {0, 1, 2, 3, 4}, {b, kvHeads, group, s, d});
+      return reshape(expanded, {b, heads, s, d});
+    };
+    k = repeat(k);
+    v = repeat(v);
+    Value scores = tg::MatmulOp::create(builder, retype(q, {b, heads, s, s}), q,
+                                        k, /*transpose_a=*/false,
+                                        /*transpose_b=*/true);
+    auto scalar = [&](double value) {
+      return tg::ConstantOp::create(
+          builder,
+          DenseElementsAttr::get(tensorType({}), static_cast<float>(value)));
+    };
+    SmallVector<int64_t> scoreShape = {b, heads, s, s};
+    scores = mul(scores,
+                 broadcast(scalar(1.0 / std::sqrt(double(d))), {}, scoreShape));
+    SmallVector<bool> causal(s * s);
+    for (int64_t row = 0; row < s; ++row)
+      for (int64_t column = 0; column <= row; ++column)
+        causal[row * s + column] = true;
+    Value mask = tg::ConstantOp::create(
+        builder,
+        DenseElementsAttr::get(
+            RankedTensorType::get({s, s}, builder.getI1Type()), causal));
+    Value masked = tg::SelectOp::create(
+        builder,
+        tg::BroadcastInDimOp::create(
+            builder, RankedTensorType::get(scoreShape, builder.getI1Type()),
+            mask, ArrayRef<int64_t>{2, 3}),
+        scores, broadcast(scalar(-1.0e4), {}, scoreShape));
+    Value probs = tg::SoftmaxOp::create(builder, masked, 3);
+    if (dropoutRate > 0.0)
+      probs = dropout(probs, seed, dropoutRate);
+    return tg::MatmulOp::create(builder, retype(q, shape), probs, v,
+                                /*transpose_a=*/false, /*transpose_b=*/false);
+  }
+
   /// Dropout with the next stream number, so that no two dropouts of the
   /// graph draw the same mask.
   Value dropout(Value x, Value seed, double rate) {
@@ -328,7 +381,10 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
       qkvHeads.push_back(graph.transpose(split, {0, 2, 1, 3}));
     }
     Value attended =
-        graph.causalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2]);
+        config.eagerAttention
+            ? graph.eagerCausalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2],
+                                         seed, config.dropout)
+            : graph.causalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2]);
     Value merged =
         graph.reshape(graph.transpose(attended, {0, 2, 1, 3}), {b, s, h});
     Value projected = linear(merged, "attn.c_proj.weight", "attn.c_proj.bias");
@@ -468,7 +524,10 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
     Value v = splitHeads(linear(normed, "self_attn.v_proj.weight"), kvHeads);
     q = applyRotary(graph, q, queryTables);
     k = applyRotary(graph, k, keyTables);
-    Value attended = graph.causalAttention(q, k, v);
+    Value attended =
+        config.eagerAttention
+            ? graph.eagerCausalAttention(q, k, v, Value(), /*dropoutRate=*/0.0)
+            : graph.causalAttention(q, k, v);
     Value merged =
         graph.reshape(graph.transpose(attended, {0, 2, 1, 3}), {b, s, h});
     x = graph.add(x, linear(merged, "self_attn.o_proj.weight"));

@@ -6,7 +6,7 @@
 
 // SUFFIX: error: tg-recompute: invalid budget '1GiBs' (expected bytes with an optional B, KB, MB, GB, TB, KiB, MiB, GiB or TiB suffix, or auto)
 // NEGATIVE: error: tg-recompute: invalid budget '-5'
-// STRATEGY: error: tg-recompute: unknown strategy 'greedy' (expected dp, none, full or sqrt)
+// STRATEGY: error: tg-recompute: unknown strategy 'greedy' (expected dp, none, full, sqrt or selective)
 // DEVICE: error: tg-recompute: unknown device 'TPU'
 
 // A budget below every peak recomputation can reach is an error stating

@@ -90,6 +90,17 @@ static cl::opt<double>
             cl::desc("Dropout rate in [0, 1); above 0 adds a dropout_seed "
                      "argument (gpt2, mlp; default 0)"),
             cl::value_desc("rate"), cl::cat(zooCategory));
+enum class AttentionForm { Fused, Eager };
+static cl::opt<AttentionForm> attention(
+    "attention",
+    cl::desc("How attention is written (gpt2, llama): fused, one "
+             "tg.attention (the default), or eager, Hugging Face's eager "
+             "path as separate ops: scores matmul, scale, causal mask "
+             "(select), softmax, dropout of the probabilities (gpt2 with "
+             "--dropout), matmul with the values"),
+    cl::values(clEnumValN(AttentionForm::Fused, "fused", "one tg.attention"),
+               clEnumValN(AttentionForm::Eager, "eager", "separate ops")),
+    cl::init(AttentionForm::Fused), cl::cat(zooCategory));
 static cl::opt<double>
     normEpsilon("norm-eps",
                 cl::desc("Epsilon of the LayerNorms (gpt2; default 1e-5) or "
@@ -135,10 +146,10 @@ static cl::opt<std::string> outputFilename(
 /// The options that describe a model, each of which applies to some
 /// models only.
 static cl::Option *const kModelOptions[] = {
-    &presetName,   &layers,    &hidden,      &heads,    &kvHeads,
-    &intermediate, &positions, &vocab,       &seq,      &batch,
-    &inputSize,    &classes,   &activation,  &dropout,  &normEpsilon,
-    &ropeTheta,    &loraRank,  &loraTargets, &loraAlpha};
+    &presetName,   &layers,    &hidden,      &heads,     &kvHeads,
+    &intermediate, &positions, &vocab,       &seq,       &batch,
+    &inputSize,    &classes,   &activation,  &dropout,   &normEpsilon,
+    &ropeTheta,    &loraRank,  &loraTargets, &loraAlpha, &attention};
 
 static void printError(const llvm::Twine &message) {
   llvm::errs() << "tgc-zoo: error: " << message << "\n";
@@ -333,7 +344,7 @@ static LogicalResult runGPT2() {
   if (failed(checkOptionsApply("gpt2", {&presetName, &layers, &hidden, &heads,
                                         &positions, &vocab, &seq, &batch,
                                         &dropout, &normEpsilon, &loraRank,
-                                        &loraTargets, &loraAlpha})))
+                                        &loraTargets, &loraAlpha, &attention})))
     return failure();
   const Preset<GPT2Config> *preset =
       findPreset<GPT2Config>("gpt2", getGPT2Presets(), "124m");
@@ -349,6 +360,7 @@ static LogicalResult runGPT2() {
   applyOverride(batch, config.batch);
   applyOverride(dropout, config.dropout);
   applyOverride(normEpsilon, config.layerNormEpsilon);
+  config.eagerAttention = attention == AttentionForm::Eager;
   if (failed(applyLoraOptions("gpt2", config.lora)))
     return failure();
   if (llvm::Error error = verifyConfig(config)) {
@@ -359,10 +371,11 @@ static LogicalResult runGPT2() {
 }
 
 static LogicalResult runLlama() {
-  if (failed(checkOptionsApply("llama", {&presetName, &layers, &hidden, &heads,
-                                         &kvHeads, &intermediate, &vocab, &seq,
-                                         &batch, &normEpsilon, &ropeTheta,
-                                         &loraRank, &loraTargets, &loraAlpha})))
+  if (failed(checkOptionsApply("llama",
+                               {&presetName, &layers, &hidden, &heads, &kvHeads,
+                                &intermediate, &vocab, &seq, &batch,
+                                &normEpsilon, &ropeTheta, &loraRank,
+                                &loraTargets, &loraAlpha, &attention})))
     return failure();
   const Preset<LlamaConfig> *preset =
       findPreset<LlamaConfig>("llama", getLlamaPresets(), "7b");
@@ -383,6 +396,7 @@ static LogicalResult runLlama() {
   applyOverride(batch, config.batch);
   applyOverride(normEpsilon, config.rmsNormEpsilon);
   applyOverride(ropeTheta, config.ropeTheta);
+  config.eagerAttention = attention == AttentionForm::Eager;
   if (failed(applyLoraOptions("llama", config.lora)))
     return failure();
   if (llvm::Error error = verifyConfig(config)) {

@@ -49,7 +49,7 @@ struct RecomputeCandidate {
   double time = 0;
 };
 
-enum class RecomputeStrategy { DP, None, Full, Sqrt };
+enum class RecomputeStrategy { DP, None, Full, Sqrt, Selective };
 mlir::FailureOr<RecomputeStrategy> parseRecomputeStrategy(llvm::StringRef name);
 
 struct RecomputePlan {
@@ -81,8 +81,9 @@ public:
   /// The cheapest plan whose simulated peak is at most `budget`, or failure
   /// with `minimumPeak` set to the smallest peak found.
   mlir::FailureOr<RecomputePlan> solve(int64_t budget, int64_t &minimumPeak);
-  /// A baseline: none, full (keep only block inputs) or sqrt (keep the
-  /// inputs of every sqrt(n)-th block).
+  /// A baseline: none, full (keep only block inputs), sqrt (keep the
+  /// inputs of every sqrt(n)-th block) or selective (Megatron's: recompute
+  /// the attention core, see getAttentionCore).
   RecomputePlan baseline(RecomputeStrategy strategy);
 
   /// The memory/time frontier: plans for `points + 1` budgets from the
@@ -126,6 +127,12 @@ private:
   };
 
   void decompose();
+  /// The candidates Megatron's selective recomputation recomputes
+  /// (Korthikanti et al. 2022): per forward softmax, the ops between it and
+  /// the matmul of its scores (scale, mask) with that matmul, the softmax,
+  /// and what follows it up to the matmul with the values (dropout of the
+  /// probabilities). A fused tg.attention keeps none of these.
+  llvm::SmallVector<unsigned> getAttentionCore() const;
   std::vector<Option> enumerateOptions(const Block &block) const;
   mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
                                                        bool cautious);

@@ -299,9 +299,12 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
     back) and before `tg-schedule`.
 
     `strategy` picks the solver: `dp` (the default), or a baseline: `none`,
-    `full` (keep only each block's input, recompute the rest) and `sqrt`
-    (keep the input of every sqrt(n)-th block, Chen et al. 2016); baselines
-    ignore the budget. Without a budget `dp` changes nothing. A budget
+    `full` (keep only each block's input, recompute the rest), `sqrt`
+    (keep the input of every sqrt(n)-th block, Chen et al. 2016) and
+    `selective` (Megatron's, Korthikanti et al. 2022: recompute the
+    attention core, i.e. each softmax with the scores matmul, scale and mask
+    before it and the dropout after it; nothing where attention is one
+    fused `tg.attention`); baselines ignore the budget. Without a budget `dp` changes nothing. A budget
     below the smallest feasible peak is an error that states that peak.
     With `explain`, a remark on each activation says whether it is kept or
     recomputed, its bytes and its recompute time, and one on the function
@@ -317,7 +320,7 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
            "The device whose cost model prices recomputation: a built-in "
            "name or the path of a device JSON file (*.json)">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
-           "dp, none, full or sqrt">,
+           "dp, none, full, sqrt or selective">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per activation and a summary">,
   ];

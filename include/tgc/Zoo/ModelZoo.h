@@ -65,9 +65,13 @@ struct GPT2Config {
   int64_t vocab = 50257;
   int64_t seq = 64;
   int64_t batch = 2;
-  /// Embedding and residual dropout rate; 0 emits no dropout ops.
+  /// Embedding, residual (and, with eager attention, attention-probability)
+  /// dropout rate; 0 emits no dropout ops.
   double dropout = 0.0;
   double layerNormEpsilon = 1e-5;
+  /// Attention as separate ops (scores, mask, softmax, dropout, matmul)
+  /// instead of one tg.attention.
+  bool eagerAttention = false;
   LoraConfig lora;
 };
 
@@ -85,6 +89,8 @@ struct LlamaConfig {
   int64_t batch = 2;
   double rmsNormEpsilon = 1e-5;
   double ropeTheta = 10000.0;
+  /// Attention as separate ops instead of one tg.attention.
+  bool eagerAttention = false;
   LoraConfig lora;
 };
 

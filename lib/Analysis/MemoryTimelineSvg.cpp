@@ -9,6 +9,8 @@
 
 #include "tgc/Analysis/MemorySimulator.h"
 
+#include "Svg.h"
+
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -20,43 +22,6 @@ static const char *kKindColors[kNumMemoryKinds] = {
     "#4e79a7", "#f28e2b", "#76b7b2", "#bab0ac",
     "#e15759", "#59a14f", "#edc948", "#b07aa1"};
 static const char *kPhaseColors[] = {"#f2f6fb", "#fbf3ec", "#f1f8ef"};
-
-static std::string formatAxisBytes(double bytes) {
-  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::format(bytes >= 10 || unit == 0 ? "%.0f %s" : "%.1f %s", bytes,
-                     units[unit]);
-  return text;
-}
-
-static std::string escapeXml(StringRef text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-    case '<':
-      escaped += "&lt;";
-      break;
-    case '>':
-      escaped += "&gt;";
-      break;
-    case '&':
-      escaped += "&amp;";
-      break;
-    case '"':
-      escaped += "&quot;";
-      break;
-    default:
-      escaped += c;
-    }
-  }
-  return escaped;
-}
 
 void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
   const double width = 1000, height = 420, left = 80, right = 250, top = 40,
@@ -101,8 +66,8 @@ void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
   os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   os << "<text x=\"" << static_cast<int>(left)
      << "\" y=\"20\" font-size=\"14\">live memory of @"
-     << escapeXml(functionName) << " (" << numOps << " ops, peak "
-     << formatAxisBytes(static_cast<double>(peakBytes)) << ")</text>\n";
+     << svg::escapeXml(functionName) << " (" << numOps << " ops, peak "
+     << svg::formatBytes(static_cast<double>(peakBytes)) << ")</text>\n";
 
   // Phase shading, one rect per run of columns in the same phase.
   for (size_t column = 0; column < columns && numOps;) {
@@ -164,7 +129,7 @@ void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
                        left, y(tick), left + plotWidth, y(tick));
     os << llvm::format(
         "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", left - 4,
-        y(tick) + 4, formatAxisBytes(tick).c_str());
+        y(tick) + 4, svg::formatBytes(tick).c_str());
   }
   os << llvm::format("<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">op "
                      "(program order, %zu ops)</text>\n",
@@ -183,9 +148,9 @@ void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
         "text-anchor=\"%s\">peak %s at op #%lld (%s)</text>\n",
         px + (column > columns / 2 ? -4 : 4), top - 4,
         column > columns / 2 ? "end" : "start",
-        formatAxisBytes(static_cast<double>(peakBytes)).c_str(),
+        svg::formatBytes(static_cast<double>(peakBytes)).c_str(),
         static_cast<long long>(peakIndex),
-        escapeXml(ops[peakIndex]->getName().getStringRef()).c_str());
+        svg::escapeXml(ops[peakIndex]->getName().getStringRef()).c_str());
   }
 
   // Legend.
@@ -198,7 +163,7 @@ void MemorySimulation::writeTimelineSvg(raw_ostream &os) const {
         "<text x=\"%.2f\" y=\"%.2f\">%s (%s at peak)</text>\n",
         width - right + 32, legendY + 10,
         stringifyMemoryKind(MemoryKind(kind)).str().c_str(),
-        formatAxisBytes(static_cast<double>(peakBreakdown[kind])).c_str());
+        svg::formatBytes(static_cast<double>(peakBreakdown[kind])).c_str());
     legendY += 18;
   }
   // The phase shading.

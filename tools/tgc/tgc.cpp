@@ -259,6 +259,12 @@ static cl::opt<unsigned> recomputeFrontier(
     cl::value_desc("N"), cl::init(0), cl::sub(reportCommand),
     cl::cat(tgcCategory));
 
+static cl::opt<std::string> recomputeFrontierSvg(
+    "recompute-frontier-svg",
+    cl::desc("With --recompute-frontier: also draw the frontier (extra time "
+             "against simulated peak) as an SVG file"),
+    cl::value_desc("FILE"), cl::sub(reportCommand), cl::cat(tgcCategory));
+
 static cl::opt<bool> reportTrain(
     "train",
     cl::desc("Report the persistent memory of the training step built with "
@@ -676,6 +682,11 @@ prepareReportStep(ModuleOp module, func::FuncOp entry,
 
 static LogicalResult runReport(MLIRContext &context,
                                llvm::SourceMgr &sourceMgr) {
+  if (!recomputeFrontierSvg.empty() && recomputeFrontier == 0) {
+    llvm::errs() << "tgc: error: --recompute-frontier-svg draws the frontier "
+                    "of --recompute-frontier N; give N too\n";
+    return failure();
+  }
   std::optional<tgc::DeviceSpec> device = resolveDevice();
   if (!device)
     return failure();
@@ -739,6 +750,14 @@ static LogicalResult runReport(MLIRContext &context,
       llvm::outs() << llvm::format("  %16lld %14.6e %11zu\n",
                                    static_cast<long long>(plan.peakBytes),
                                    plan.extraTime, plan.recomputed.size());
+    if (!recomputeFrontierSvg.empty() &&
+        failed(writeOutputFile(recomputeFrontierSvg, [&](raw_ostream &os) {
+          tgc::writeRecomputeFrontierSvg(os, entry.getSymName(), device->name,
+                                         frontier,
+                                         planner.getPeakWithoutRecompute(),
+                                         planner.getCandidates().size());
+        })))
+      return failure();
     return success();
   }
   std::vector<tgc::FunctionCostSummary> summaries =

@@ -153,6 +153,15 @@ private:
   int64_t activationBytes = 0;
 };
 
+/// Writes `frontier` (plans by increasing peak, as computeFrontier returns
+/// them) as an SVG chart of extra time against simulated peak.
+void writeRecomputeFrontierSvg(llvm::raw_ostream &os,
+                               llvm::StringRef functionName,
+                               llvm::StringRef deviceName,
+                               llvm::ArrayRef<RecomputePlan> frontier,
+                               int64_t peakWithoutRecompute,
+                               size_t numCandidates);
+
 /// Rewrites `function`: each forward op of `recomputed`, the non-kept
 /// forward ops it reads and the views of them the backward reads are cloned
 /// just before their first backward use, and the backward reads the clones.

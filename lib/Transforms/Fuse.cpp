@@ -671,8 +671,8 @@ void MultiTensorBucketer::fuseBucket(MutableArrayRef<Operation *> members) {
       remark << "tg-fuse: not fused: the multi_tensor region of "
              << members.size() << " ops raises the peak memory";
       if (scheduled > scheduledPeak)
-        remark << " of the scheduled step (" << scheduledPeak << " -> "
-               << scheduled << " bytes)";
+        remark << " of the scheduled step to " << scheduled << " bytes (limit "
+               << scheduledPeak << ")";
       if (members.size() >= 4)
         remark << "; its halves are tried";
     }

@@ -281,7 +281,7 @@ func.func @weight_casts(%x: tensor<64x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor
 // CHECK-NEXT: tg.fusion({{.*}}) {kind = "multi_tensor"}
 // CHECK-COUNT-2: tg.adamw
 // CHECK-NOT: tg.fusion
-// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 4 ops raises the peak memory of the scheduled step ({{[0-9]+}} -> {{[0-9]+}} bytes); its halves are tried
+// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 4 ops raises the peak memory of the scheduled step to {{[0-9]+}} bytes (limit {{[0-9]+}}); its halves are tried
 // EXPLAIN-COUNT-2: remark: tg-fuse: multi_tensor region of 2 ops, saves 12 bytes
 // RISE10-LABEL: func.func @readiness_buckets
 // RISE10-COUNT-7: tg.matmul
@@ -323,7 +323,7 @@ func.func @readiness_buckets(
 // CHECK-LABEL: func.func @not_across_peak
 // CHECK-NOT: tg.fusion
 // CHECK: return
-// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 2 ops raises the peak memory of the scheduled step ({{[0-9]+}} -> {{[0-9]+}} bytes)
+// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 2 ops raises the peak memory of the scheduled step to {{[0-9]+}} bytes (limit {{[0-9]+}})
 // EXPLAIN-NOT: its halves
 // RISE10-LABEL: func.func @not_across_peak
 // RISE10: tg.fusion({{.*}}) {kind = "multi_tensor"}

@@ -26,6 +26,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -792,9 +794,10 @@ int64_t getBytesMoved(ArrayRef<Operation *> ops) {
 class MultiTensorBucketer {
 public:
   MultiTensorBucketer(func::FuncOp function, unsigned maxRegionOps,
-                      double peakRisePercent, bool explain)
+                      double peakRisePercent, unsigned maxTries, bool explain)
       : function(function), maxRegionOps(maxRegionOps),
-        peakRisePercent(peakRisePercent), explain(explain) {}
+        peakRisePercent(peakRisePercent), triesLeft(maxTries),
+        explain(explain) {}
 
   void run();
   unsigned getNumRegions() const { return numRegions; }
@@ -806,12 +809,15 @@ private:
   /// Whether a region of `members` placed after the last of them in block
   /// order has no outside reader before that point.
   bool isPlaceable(ArrayRef<Operation *> members, Operation *last);
-  /// Tries `members` (in readiness order) as one region, else its halves.
-  void fuseBucket(MutableArrayRef<Operation *> members);
+  /// Tries `members` (in readiness order) as one region; false (with
+  /// `members` now the ops put back) if the peak check refused it.
+  bool tryBucket(MutableArrayRef<Operation *> members);
 
   func::FuncOp function;
   unsigned maxRegionOps;
   double peakRisePercent;
+  /// Scheduled-peak checks left: each costs a schedule of the step.
+  unsigned triesLeft;
   bool explain;
   /// The most bytes the step may peak at, scheduled and in the current
   /// order: its peaks before any bucket, plus the allowed rise.
@@ -847,55 +853,47 @@ bool MultiTensorBucketer::isPlaceable(ArrayRef<Operation *> members,
   return true;
 }
 
-void MultiTensorBucketer::fuseBucket(MutableArrayRef<Operation *> members) {
-  if (members.size() < 2)
-    return;
-  size_t half = members.size() / 2;
-  if (members.size() > maxRegionOps) {
-    fuseBucket(members.take_front(half));
-    fuseBucket(members.drop_front(half));
-    return;
-  }
+bool MultiTensorBucketer::tryBucket(MutableArrayRef<Operation *> members) {
   Operation *last = members.front();
   for (Operation *member : members)
     if (last->isBeforeInBlock(member))
       last = member;
-  if (isPlaceable(members, last)) {
-    Group group;
-    group.kind = KernelKind::MultiTensor;
-    group.members.insert(members.begin(), members.end());
-    group.last = last;
-    int64_t bytesBefore = getBytesMoved(members);
-    Materialized region = materialize(group, body());
-    int64_t scheduled = computeSchedule(function).peakBytes;
-    int64_t inOrder = MemorySimulation::run(function).peakBytes;
-    if (scheduled <= scheduledPeak && inOrder <= orderPeak) {
-      ++numRegions;
-      if (explain)
-        region.fusion.emitRemark()
-            << "tg-fuse: multi_tensor region of " << members.size()
-            << " ops, saves "
-            << (bytesBefore - region.fusion.getCost().bytesMoved()) << " bytes";
-      return;
-    }
-    if (explain) {
-      InFlightDiagnostic remark = region.fusion.emitRemark();
-      remark << "tg-fuse: not fused: the multi_tensor region of "
-             << members.size() << " ops raises the peak memory";
-      if (scheduled > scheduledPeak)
-        remark << " of the scheduled step (" << scheduledPeak << " -> "
-               << scheduled << " bytes)";
-      if (members.size() >= 4)
-        remark << "; its halves are tried";
-    }
-    // The ops put back are the region's copies.
-    for (Operation *&member : members)
-      member = region.copyOf.lookup(member);
-    undo(region);
-    ++numRefused;
+  if (!isPlaceable(members, last))
+    return false;
+  Group group;
+  group.kind = KernelKind::MultiTensor;
+  group.members.insert(members.begin(), members.end());
+  group.last = last;
+  int64_t bytesBefore = getBytesMoved(members);
+  Materialized region = materialize(group, body());
+  --triesLeft;
+  int64_t scheduled = computeSchedule(function).peakBytes;
+  int64_t inOrder = MemorySimulation::run(function).peakBytes;
+  if (scheduled <= scheduledPeak && inOrder <= orderPeak) {
+    ++numRegions;
+    if (explain)
+      region.fusion.emitRemark()
+          << "tg-fuse: multi_tensor region of " << members.size()
+          << " ops, saves "
+          << (bytesBefore - region.fusion.getCost().bytesMoved()) << " bytes";
+    return true;
   }
-  fuseBucket(members.take_front(half));
-  fuseBucket(members.drop_front(half));
+  if (explain) {
+    InFlightDiagnostic remark = region.fusion.emitRemark();
+    remark << "tg-fuse: not fused: the multi_tensor region of "
+           << members.size() << " ops raises the peak memory";
+    if (scheduled > scheduledPeak)
+      remark << " of the scheduled step to " << scheduled << " bytes (limit "
+             << scheduledPeak << ")";
+    if (members.size() >= 4)
+      remark << "; its halves are tried";
+  }
+  // The ops put back are the region's copies.
+  for (Operation *&member : members)
+    member = region.copyOf.lookup(member);
+  undo(region);
+  ++numRefused;
+  return false;
 }
 
 void MultiTensorBucketer::run() {
@@ -938,12 +936,40 @@ void MultiTensorBucketer::run() {
   DenseMap<Operation *, size_t> readiness;
   for (auto [index, op] : llvm::enumerate(schedule.order))
     readiness[op] = index;
+  // Breadth first, so that a bounded number of tries goes to the largest
+  // buckets: the runs of each kind (split to max-region-ops), then the
+  // halves of each refused run, down to pairs.
+  std::deque<SmallVector<Operation *>> runs;
+  auto push = [&](ArrayRef<Operation *> ops) {
+    if (ops.size() >= 2)
+      runs.emplace_back(ops.begin(), ops.end());
+  };
+  std::function<void(ArrayRef<Operation *>)> pushCapped =
+      [&](ArrayRef<Operation *> ops) {
+        if (ops.size() <= maxRegionOps)
+          return push(ops);
+        pushCapped(ops.take_front(ops.size() / 2));
+        pushCapped(ops.drop_front(ops.size() / 2));
+      };
   for (SmallVector<Operation *> &ops : kinds) {
     llvm::stable_sort(ops, [&](Operation *a, Operation *b) {
       return readiness.lookup(a) < readiness.lookup(b);
     });
-    fuseBucket(ops);
+    pushCapped(ops);
   }
+  while (!runs.empty() && triesLeft > 0) {
+    SmallVector<Operation *> run = std::move(runs.front());
+    runs.pop_front();
+    if (tryBucket(run))
+      continue;
+    size_t half = run.size() / 2;
+    push(ArrayRef(run).take_front(half));
+    push(ArrayRef(run).drop_front(half));
+  }
+  if (explain && !runs.empty())
+    function.emitRemark() << "tg-fuse: max-bucket-tries reached; "
+                          << runs.size()
+                          << " runs of updates left as separate kernels";
 }
 
 struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
@@ -1017,7 +1043,8 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
     // Multi-tensor regions last: their buckets are judged on the step as
     // tg-schedule will order it, vertical regions included.
     if (!noHorizontal) {
-      MultiTensorBucketer bucketer(function, maxRegionOps, peakRise, explain);
+      MultiTensorBucketer bucketer(function, maxRegionOps, peakRise,
+                                   maxBucketTries, explain);
       bucketer.run();
       numRegions += bucketer.getNumRegions();
       numRefused += bucketer.getNumRefused();

@@ -4,6 +4,8 @@
 // RUN: tgc-opt %s --split-input-file --tg-fuse=max-region-ops=2 | FileCheck %s --check-prefix=MAX2
 // RUN: tgc-opt %s --split-input-file --tg-fuse=explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: tgc-opt %s --split-input-file --tg-fuse=peak-rise=10 | FileCheck %s --check-prefix=RISE10
+// RUN: tgc-opt %s --split-input-file --tg-fuse=max-bucket-tries=1 2>&1 | FileCheck %s --check-prefix=TRIES1
+// RUN: tgc-opt %s --split-input-file --tg-fuse='max-bucket-tries=1 explain' -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRIES1-EXPLAIN
 
 // A chain of elementwise ops becomes one loop kernel.
 // CHECK-LABEL: func.func @chain
@@ -271,7 +273,8 @@ func.func @weight_casts(%x: tensor<64x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor
 // updates would keep %g0 and %g1 live through %big (the peak) until %g3 is
 // ready: refused. Its halves, the updates of %g0, %g1 (before %big) and of
 // %g2, %g3 (after), are two regions that leave the peak where it was. With
-// peak-rise=10 the 2 KiB more (5%) is allowed: one region.
+// peak-rise=10 the 2 KiB more (5%) is allowed: one region. With one try
+// allowed (max-bucket-tries=1) only the whole run is tried.
 // CHECK-LABEL: func.func @readiness_buckets
 // CHECK: tg.matmul
 // CHECK-NEXT: tg.matmul
@@ -283,13 +286,18 @@ func.func @weight_casts(%x: tensor<64x8xbf16>, %w1: tensor<8x8xf32>, %w2: tensor
 // CHECK-NEXT: tg.fusion({{.*}}) {kind = "multi_tensor"}
 // CHECK-COUNT-2: tg.adamw
 // CHECK-NOT: tg.fusion
-// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 4 ops raises the peak memory of the scheduled step ({{[0-9]+}} -> {{[0-9]+}} bytes); its halves are tried
+// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 4 ops raises the peak memory of the scheduled step to {{[0-9]+}} bytes (limit {{[0-9]+}}); its halves are tried
 // EXPLAIN-COUNT-2: remark: tg-fuse: multi_tensor region of 2 ops, saves 12 bytes
 // RISE10-LABEL: func.func @readiness_buckets
 // RISE10-COUNT-7: tg.matmul
 // RISE10-NEXT: tg.fusion({{.*}}) {kind = "multi_tensor"}
 // RISE10-COUNT-4: tg.adamw
 // RISE10-NOT: tg.fusion
+// TRIES1-LABEL: func.func @readiness_buckets
+// TRIES1-NOT: tg.fusion
+// TRIES1-LABEL: func.func @not_across_peak
+// TRIES1-EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 4 ops
+// TRIES1-EXPLAIN: remark: tg-fuse: max-bucket-tries reached; 2 runs of updates left as separate kernels
 func.func @readiness_buckets(
     %p0: tensor<16x16xf32> {tg.role = "param"}, %m0: tensor<16x16xf32> {tg.role = "state"}, %v0: tensor<16x16xf32> {tg.role = "state"},
     %p1: tensor<16x16xf32> {tg.role = "param"}, %m1: tensor<16x16xf32> {tg.role = "state"}, %v1: tensor<16x16xf32> {tg.role = "state"},
@@ -325,7 +333,7 @@ func.func @readiness_buckets(
 // CHECK-LABEL: func.func @not_across_peak
 // CHECK-NOT: tg.fusion
 // CHECK: return
-// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 2 ops raises the peak memory of the scheduled step ({{[0-9]+}} -> {{[0-9]+}} bytes)
+// EXPLAIN: remark: tg-fuse: not fused: the multi_tensor region of 2 ops raises the peak memory of the scheduled step to {{[0-9]+}} bytes (limit {{[0-9]+}})
 // EXPLAIN-NOT: its halves
 // RISE10-LABEL: func.func @not_across_peak
 // RISE10: tg.fusion({{.*}}) {kind = "multi_tensor"}

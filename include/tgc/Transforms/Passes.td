@@ -533,7 +533,8 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
       the order their gradients become ready in the backward. Each bucket
       is placed after its last op; it is kept only if the simulated peak
       of the step as tg-schedule will order it does not rise (by more than
-      `peak-rise` percent), else its two halves are tried.
+      `peak-rise` percent), else its two halves are tried, largest buckets
+      first, at most `max-bucket-tries` in all.
 
     A producer read by several consumers is duplicated into them only when
     the cost model estimates that recomputing it (its FLOPs and the bytes
@@ -574,6 +575,11 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
     Option<"peakRise", "peak-rise", "double", /*default=*/"0.0",
            "How much the multi-tensor regions may raise the simulated peak "
            "of the scheduled step, in percent (0 to 100; default 0: never)">,
+    Option<"maxBucketTries", "max-bucket-tries", "unsigned",
+           /*default=*/"64",
+           "The most multi-tensor buckets tried, each checked on a schedule "
+           "of the step (largest first; the ops of untried ones stay "
+           "separate kernels)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per region with its estimated bytes saved">,
     Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",

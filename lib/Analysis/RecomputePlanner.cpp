@@ -589,6 +589,12 @@ FailureOr<SmallVector<unsigned>> RecomputePlanner::solveDP(int64_t capacity,
       end = m;
   if (end < 0)
     return failure();
+  return backtrack(choice, end);
+}
+
+SmallVector<unsigned> RecomputePlanner::backtrack(
+    ArrayRef<std::vector<std::pair<int32_t, int32_t>>> choice,
+    int64_t end) const {
   SmallVector<unsigned> recomputed;
   for (size_t at = blocks.size(); at-- > 0;) {
     auto [o, previous] = choice[at][end];
@@ -786,21 +792,117 @@ RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
   return plan;
 }
 
-std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
-  int64_t low = peakBefore;
-  for (RecomputeStrategy strategy :
-       {RecomputeStrategy::Full, RecomputeStrategy::Sqrt})
-    low = std::min(low, baseline(strategy).peakBytes);
-  std::vector<RecomputePlan> plans;
-  for (unsigned at = 0; at <= points; ++at) {
-    int64_t budget =
-        low + static_cast<int64_t>((peakBefore - low) *
-                                   (points ? double(at) / points : 1.0));
-    int64_t minimumPeak = 0;
-    if (FailureOr<RecomputePlan> plan = solve(budget, minimumPeak);
-        succeeded(plan))
-      plans.push_back(std::move(*plan));
+std::vector<SmallVector<unsigned>>
+RecomputePlanner::solveFrontierDP(bool cautious) {
+  // The state: the kept units of the blocks so far (m) and the largest
+  // model peak so far (p >= m), in units of the largest peak the model can
+  // reach; the value, the least extra time.
+  constexpr int64_t kUnits = 256;
+  int64_t maxKept = 0, maxExtra = 0;
+  for (const Block &block : blocks) {
+    int64_t kept = 0;
+    for (const Option &option : optionsOf[block.representative]) {
+      kept = std::max(kept, option.kept);
+      maxExtra = std::max(maxExtra, cautious ? option.extraAll : option.extra);
+    }
+    maxKept += kept;
   }
+  int64_t unit =
+      std::max<int64_t>(1, (maxKept + maxExtra + kUnits - 1) / kUnits);
+  auto units = [&](int64_t bytes) { return (bytes + unit - 1) / unit; };
+  int64_t side = units(maxKept) + units(maxExtra) + 2;
+  auto index = [&](int64_t m, int64_t p) { return m * side + p; };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> best(side * side, kInf), next(side * side);
+  best[index(0, 0)] = 0;
+  // choice[b][state]: the option of block b that reached it and the state
+  // before.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> choice(blocks.size());
+  for (auto [at, block] : llvm::enumerate(blocks)) {
+    const std::vector<Option> &options = optionsOf[block.representative];
+    std::fill(next.begin(), next.end(), kInf);
+    choice[at].assign(side * side, {-1, -1});
+    for (int64_t m = 0; m < side; ++m)
+      for (int64_t p = m; p < side; ++p) {
+        double time = best[index(m, p)];
+        if (time == kInf)
+          continue;
+        for (auto [o, option] : llvm::enumerate(options)) {
+          int64_t kept = m + units(option.kept);
+          int64_t peak = std::max(
+              p, kept + units(cautious ? option.extraAll : option.extra));
+          if (peak >= side)
+            continue;
+          int64_t to = index(kept, peak);
+          if (time + option.time < next[to]) {
+            next[to] = time + option.time;
+            choice[at][to] = {static_cast<int32_t>(o),
+                              static_cast<int32_t>(index(m, p))};
+          }
+        }
+      }
+    best.swap(next);
+  }
+  // The staircase: by increasing peak, each state cheaper than every one
+  // with a smaller peak.
+  std::vector<SmallVector<unsigned>> plans;
+  double cheapest = kInf;
+  for (int64_t p = 0; p < side; ++p) {
+    int64_t end = -1;
+    for (int64_t m = 0; m <= p; ++m)
+      if (best[index(m, p)] < cheapest &&
+          (end < 0 || best[index(m, p)] < best[end]))
+        end = index(m, p);
+    if (end < 0)
+      continue;
+    cheapest = best[end];
+    plans.push_back(backtrack(choice, end));
+  }
+  return plans;
+}
+
+std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
+  // The model's plans for every capacity, under both models of what a
+  // block's recomputation holds, and the baselines.
+  std::vector<SmallVector<unsigned>> sets;
+  if (candidates.size() <= exhaustiveLimit) {
+    for (uint64_t mask = 0; mask < (uint64_t(1) << candidates.size()); ++mask) {
+      SmallVector<unsigned> subset;
+      for (unsigned bit = 0; bit < candidates.size(); ++bit)
+        if (mask & (uint64_t(1) << bit))
+          subset.push_back(bit);
+      sets.push_back(std::move(subset));
+    }
+  } else {
+    for (bool cautious : {true, false})
+      llvm::append_range(sets, solveFrontierDP(cautious));
+  }
+  llvm::sort(sets);
+  sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+  std::vector<RecomputePlan> plans;
+  for (SmallVector<unsigned> &set : sets)
+    plans.push_back(finish(std::move(set)));
+  for (RecomputeStrategy strategy :
+       {RecomputeStrategy::None, RecomputeStrategy::Full,
+        RecomputeStrategy::Sqrt, RecomputeStrategy::Selective})
+    plans.push_back(baseline(strategy));
+  // The model's staircase is coarse (256 units) and its peaks are
+  // estimates: the simulator-checked solve at `points + 1` budgets between
+  // the smallest peak found and the peak without recomputation refines it.
+  if (candidates.size() > exhaustiveLimit && points > 0) {
+    int64_t low = peakBefore;
+    for (const RecomputePlan &plan : plans)
+      low = std::min(low, plan.peakBytes);
+    for (unsigned at = 0; at <= points; ++at) {
+      int64_t budget =
+          low + static_cast<int64_t>((peakBefore - low) * double(at) / points);
+      int64_t minimumPeak = 0;
+      if (FailureOr<RecomputePlan> plan = solve(budget, minimumPeak);
+          succeeded(plan))
+        plans.push_back(std::move(*plan));
+    }
+  }
+  // What the simulator says: the plans no other beats on both.
   llvm::sort(plans, [](const RecomputePlan &a, const RecomputePlan &b) {
     return std::tie(a.peakBytes, a.extraTime) <
            std::tie(b.peakBytes, b.extraTime);
@@ -809,5 +911,11 @@ std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
   for (RecomputePlan &plan : plans)
     if (frontier.empty() || plan.extraTime < frontier.back().extraTime)
       frontier.push_back(std::move(plan));
-  return frontier;
+  if (frontier.size() <= static_cast<size_t>(points) + 1 || points == 0)
+    return frontier;
+  std::vector<RecomputePlan> thinned;
+  for (unsigned at = 0; at <= points; ++at)
+    thinned.push_back(std::move(
+        frontier[static_cast<size_t>(at) * (frontier.size() - 1) / points]));
+  return thinned;
 }

@@ -276,6 +276,25 @@ TEST_F(RecomputePlannerTest, Gpt2LayerGapOfTheDp) {
     else if (optimum > 0)
       worstGap = std::max(worstGap, dpPlan->extraTime / optimum - 1);
   }
+  // The frontier from the DP path: by increasing simulated peak, strictly
+  // falling extra time, never below the optimum at its peak, ending at the
+  // step without recomputation; and as many points as brute force has.
+  std::vector<RecomputePlan> frontier = dp.computeFrontier(16);
+  ASSERT_FALSE(frontier.empty());
+  for (size_t i = 0; i < frontier.size(); ++i) {
+    double optimum = std::numeric_limits<double>::infinity();
+    for (auto &[peak, time] : subsets)
+      if (peak <= frontier[i].peakBytes)
+        optimum = std::min(optimum, time);
+    EXPECT_GE(frontier[i].extraTime, optimum - 1e-12);
+    if (i > 0) {
+      EXPECT_GT(frontier[i].peakBytes, frontier[i - 1].peakBytes);
+      EXPECT_LT(frontier[i].extraTime, frontier[i - 1].extraTime);
+    }
+  }
+  EXPECT_EQ(frontier.back().peakBytes, dp.getPeakWithoutRecompute());
+  EXPECT_EQ(frontier.back().extraTime, 0.0);
+  EXPECT_EQ(frontier.front().peakBytes, peaks.front());
   std::cout << "gpt2 1 layer: " << planner.getCandidates().size()
             << " candidates, " << peaks.size()
             << " budgets; the block DP alone solved " << solved

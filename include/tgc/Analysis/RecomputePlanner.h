@@ -86,10 +86,13 @@ public:
   /// the attention core, see getAttentionCore).
   RecomputePlan baseline(RecomputeStrategy strategy);
 
-  /// The memory/time frontier: plans for `points + 1` budgets from the
-  /// smallest peak the baselines reach to the peak without recomputation,
-  /// keeping those no other plan beats on both peak and extra time, by
-  /// increasing peak.
+  /// The memory/time frontier: one DP over the blocks with the model's peak
+  /// in its state (solveFrontierDP) gives the cheapest plan for every
+  /// capacity at once; those plans, the baselines and the checked solves at
+  /// `points + 1` budgets (which refine the coarse model) are simulated, and
+  /// the ones no other beats on both simulated peak and extra time are
+  /// returned by increasing peak, at most `points + 1` of them (evenly
+  /// thinned, both ends kept). Small steps: every subset.
   std::vector<RecomputePlan> computeFrontier(unsigned points);
 
   /// The forward ops that run again when `recomputed` (candidate indices)
@@ -136,6 +139,15 @@ private:
   std::vector<Option> enumerateOptions(const Block &block) const;
   mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
                                                        bool cautious);
+  /// The model's frontier: for every capacity (in 256 units of the largest
+  /// peak the model can reach) the cheapest plan whose model peak fits,
+  /// one plan per step of the staircase.
+  std::vector<llvm::SmallVector<unsigned>> solveFrontierDP(bool cautious);
+  /// The candidates a DP's choices recompute, from its final state `end`
+  /// (choice[b][state]: the option of block b and the state before).
+  llvm::SmallVector<unsigned>
+  backtrack(llvm::ArrayRef<std::vector<std::pair<int32_t, int32_t>>> choice,
+            int64_t end) const;
   RecomputePlan finish(llvm::SmallVector<unsigned> recomputed) const;
 
   mlir::func::FuncOp function;

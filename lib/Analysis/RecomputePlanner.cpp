@@ -706,10 +706,17 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
   // A baseline that fits at less extra time wins (the DP's model is an
   // estimate; the baselines are simulated too): the result is never worse
   // than any of them.
+  std::vector<RecomputePlan> fallbacks;
   for (RecomputeStrategy strategy :
        {RecomputeStrategy::Sqrt, RecomputeStrategy::Full,
-        RecomputeStrategy::Selective}) {
-    RecomputePlan plan = baseline(strategy);
+        RecomputeStrategy::Selective})
+    fallbacks.push_back(baseline(strategy));
+  // Checkpoints at every block's input (half a transformer layer) too.
+  SmallVector<unsigned> allBlocks =
+      llvm::to_vector(llvm::seq<unsigned>(0, blocks.size()));
+  for (bool sqrtStride : {false, true})
+    fallbacks.push_back(finish(getCheckpointPlan(allBlocks, sqrtStride)));
+  for (RecomputePlan &plan : fallbacks) {
     minimumPeak = std::min(minimumPeak, plan.peakBytes);
     if (plan.peakBytes <= budget && (!best || plan.extraTime < best->extraTime))
       best = std::move(plan);
@@ -766,24 +773,66 @@ SmallVector<unsigned> RecomputePlanner::getAttentionCore() const {
   return recomputed;
 }
 
+SmallVector<unsigned> RecomputePlanner::getLayerStarts() const {
+  // The shortest period of the blocks' structures over the longest stretch
+  // that repeats (a transformer layer is an attention and an MLP block);
+  // the blocks before and after that stretch are layers of their own.
+  size_t n = blocks.size();
+  size_t bestPeriod = 1, bestBegin = 0, bestEnd = n;
+  size_t bestCover = 0;
+  for (size_t period = 1; period <= n / 2; ++period) {
+    // The longest run of blocks equal to the block `period` later.
+    size_t runBegin = 0;
+    for (size_t at = 0; at + period <= n; ++at) {
+      bool same = at + period < n && blocks[at].representative ==
+                                         blocks[at + period].representative;
+      if (same)
+        continue;
+      // [runBegin, at + period) repeats with this period.
+      size_t cover = at + period - runBegin;
+      if (cover >= 2 * period && cover > bestCover) {
+        bestCover = cover;
+        bestPeriod = period;
+        bestBegin = runBegin;
+        bestEnd = at + period;
+      }
+      runBegin = at + 1;
+    }
+  }
+  SmallVector<unsigned> starts;
+  for (size_t at = 0; at < n; ++at)
+    if (at < bestBegin || at >= bestEnd || (at - bestBegin) % bestPeriod == 0)
+      starts.push_back(at);
+  return starts;
+}
+
+SmallVector<unsigned>
+RecomputePlanner::getCheckpointPlan(ArrayRef<unsigned> starts,
+                                    bool sqrtStride) const {
+  unsigned stride = 1;
+  if (sqrtStride)
+    stride = std::max<unsigned>(
+        1, static_cast<unsigned>(std::ceil(std::sqrt(starts.size()))));
+  DenseSet<unsigned> keptInputs;
+  for (auto [at, start] : llvm::enumerate(starts))
+    if (at % stride == 0)
+      keptInputs.insert(blocks[start].inputs.begin(),
+                        blocks[start].inputs.end());
+  SmallVector<unsigned> recomputed;
+  for (unsigned index = 0; index < candidates.size(); ++index)
+    if (!keptInputs.contains(index))
+      recomputed.push_back(index);
+  return recomputed;
+}
+
 RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
   SmallVector<unsigned> recomputed;
   if (strategy == RecomputeStrategy::Selective)
     recomputed = getAttentionCore();
   if (strategy == RecomputeStrategy::Full ||
-      strategy == RecomputeStrategy::Sqrt) {
-    unsigned stride = 1;
-    if (strategy == RecomputeStrategy::Sqrt)
-      stride = std::max<unsigned>(
-          1, static_cast<unsigned>(std::ceil(std::sqrt(blocks.size()))));
-    DenseSet<unsigned> keptInputs;
-    for (auto [at, block] : llvm::enumerate(blocks))
-      if (at % stride == 0)
-        keptInputs.insert(block.inputs.begin(), block.inputs.end());
-    for (unsigned index = 0; index < candidates.size(); ++index)
-      if (!keptInputs.contains(index))
-        recomputed.push_back(index);
-  }
+      strategy == RecomputeStrategy::Sqrt)
+    recomputed = getCheckpointPlan(getLayerStarts(),
+                                   strategy == RecomputeStrategy::Sqrt);
   auto start = std::chrono::steady_clock::now();
   RecomputePlan plan = finish(std::move(recomputed));
   plan.solveSeconds =

@@ -136,6 +136,14 @@ private:
   /// and what follows it up to the matmul with the values (dropout of the
   /// probabilities). A fused tg.attention keeps none of these.
   llvm::SmallVector<unsigned> getAttentionCore() const;
+  /// The blocks that start a layer: blocks repeat with a period over their
+  /// longest periodic stretch (attention and MLP halves of a transformer
+  /// layer: period 2); blocks outside it are layers of their own.
+  llvm::SmallVector<unsigned> getLayerStarts() const;
+  /// Recompute everything but the inputs of the blocks `starts` (every one,
+  /// or every ceil(sqrt(n))-th with `sqrtStride`).
+  llvm::SmallVector<unsigned> getCheckpointPlan(llvm::ArrayRef<unsigned> starts,
+                                                bool sqrtStride) const;
   std::vector<Option> enumerateOptions(const Block &block) const;
   mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
                                                        bool cautious);

@@ -123,9 +123,10 @@ struct ReadNarrowGradient : OpRewritePattern<OptimizerOp> {
   }
 };
 
-/// update(p, x * broadcast(s)) with a scalar s is update(p, x, grad_scale s):
-/// the update scales the gradient as it reads it (an fp16 step's unscaling
-/// by the inverse loss scale), so x * s is never stored. Only one scale: a
+/// update(p, x * broadcast(s)) with a scalar s is update(p, x, grad_scale s)
+/// when the product is in f32 or f64, the type the update computes in: the
+/// update scales the gradient as it reads it (an fp16 step's unscaling by
+/// the inverse loss scale), so x * s is never stored. Only one scale: a
 /// product of two would round differently.
 template <typename OptimizerOp>
 struct FoldGradScale : OpRewritePattern<OptimizerOp> {
@@ -138,6 +139,11 @@ struct FoldGradScale : OpRewritePattern<OptimizerOp> {
     auto mul = op.getGrad().template getDefiningOp<MulOp>();
     if (!mul)
       return rewriter.notifyMatchFailure(op, "gradient is not a product");
+    // The update computes in f32 (f64): the product must already be
+    // rounded to that type, not to a narrower one.
+    Type element = getElementTypeOrSelf(mul.getType());
+    if (!(element.isF32() || element.isF64()))
+      return rewriter.notifyMatchFailure(op, "product is not in f32 or f64");
     for (unsigned i = 0; i < 2; ++i) {
       auto broadcast =
           mul->getOperand(1 - i).template getDefiningOp<BroadcastInDimOp>();

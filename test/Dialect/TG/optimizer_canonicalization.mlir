@@ -77,3 +77,16 @@ func.func @one_scale(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %s:
   %1 = tg.sgd %p, %w, %lr momentum = 0.0 weight_decay = 0.0 : tensor<4xf32>, tensor<f32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A product rounded to bf16 stays: the update would compute it in f32.
+// CHECK-LABEL: func.func @bf16_product_stays
+// CHECK: %[[U:.*]] = tg.mul
+// CHECK: tg.adamw %arg0, %[[U]], {{.*}} : tensor<4xbf16>, tensor<f32>, tensor<i64>
+func.func @bf16_product_stays(%p: tensor<4xbf16>, %g: tensor<4xbf16>, %m: tensor<4xbf16>, %v: tensor<4xbf16>, %lr: tensor<f32>, %t: tensor<i64>, %s: tensor<bf16>) -> tensor<4xbf16> {
+  %b = tg.broadcast_in_dim %s dims = [] : tensor<bf16> -> tensor<4xbf16>
+  %u = tg.mul %g, %b : tensor<4xbf16>
+  %0:3 = tg.adamw %p, %u, %m, %v, %lr, %t betas = (0.9, 0.999) epsilon = 1.0e-8 weight_decay = 0.0 : tensor<4xbf16>, tensor<f32>, tensor<i64>
+  return %0#0 : tensor<4xbf16>
+}

@@ -545,10 +545,13 @@ static bool movesBytes(const Group &group) {
 
 bool Fuser::hasInputsBefore(const Group &group, Operation *at) {
   int64_t limit = position.lookup(at);
-  for (Operation *member : group.members)
-    for (Value operand : member->getOperands()) {
+  SmallVector<Operation *> ops(group.members.begin(), group.members.end());
+  ops.append(group.clones.begin(), group.clones.end());
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || def->getBlock() != &body() || group.members.contains(def))
+      if (!def || def->getBlock() != &body() || group.members.contains(def) ||
+          group.clones.contains(def))
         continue;
       // A value of another group exists once that group's region has run.
       Group *owner = groupOf.lookup(def);

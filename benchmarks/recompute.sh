@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tg-recompute on the zoo's AdamW training steps: for each model, the
 # simulated peak and extra (recompute) time of the baselines none, full (keep
-# only each block's input), sqrt (keep every sqrt(n)-th block input) and
-# selective (Megatron's: the attention scores, softmax and dropout), then
+# only each layer's input), sqrt (keep every sqrt(n)-th layer input) and
+# selective (Megatron's: the attention core, a fused tg.attention or the
+# scores, softmax and dropout), then
 # the DP at budgets from the smallest feasible peak to the peak without
 # recomputation, and at selective's peak (how close the DP gets to
 # selective's memory, at what fraction of its extra time), with the solve
@@ -14,8 +15,8 @@
 #
 # A model is model:preset, or model:preset:eager for attention written as
 # separate ops (tgc-zoo --attention eager, with attention dropout 0.1): the
-# graph Megatron's selective recomputation was designed for. With the
-# default fused tg.attention there is no attention core to recompute.
+# graph Megatron's selective recomputation was designed for; with the
+# default fused tg.attention, selective recomputes the attention op.
 #
 #   benchmarks/recompute.sh      # gpt2 124m (fused, eager), gpt2 1.5b, llama 7b
 #   MODELS="llama:70b" SEQ=4096 benchmarks/recompute.sh

@@ -735,6 +735,11 @@ SmallVector<unsigned> RecomputePlanner::getAttentionCore() const {
   };
   DenseSet<Operation *> core;
   for (Operation *op : ops) {
+    // Fused attention is the core itself (Megatron checkpoints its core
+    // attention module, flash attention included): its output and
+    // logsumexp are recomputed from q, k and v.
+    if (isa<tg::AttentionOp>(op) && recomputable.contains(op))
+      core.insert(op);
     if (!isa<tg::SoftmaxOp>(op) || !recomputable.contains(op))
       continue;
     core.insert(op);

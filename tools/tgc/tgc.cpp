@@ -240,9 +240,9 @@ static cl::opt<std::string> memoryBudget(
 static cl::opt<std::string> recomputeStrategy(
     "recompute",
     cl::desc("How to choose what to recompute: dp (default, with "
-             "--memory-budget), none, full (keep only block inputs), sqrt "
-             "(keep every sqrt(n)-th block input) or selective (Megatron's: "
-             "the attention scores, softmax and dropout)"),
+             "--memory-budget), none, full (keep only layer inputs), sqrt "
+             "(keep every sqrt(n)-th layer input) or selective (Megatron's: "
+             "the attention core, fused or scores, softmax and dropout)"),
     cl::init("dp"), cl::sub(compileCommand), cl::sub(reportCommand),
     cl::cat(tgcCategory));
 static cl::opt<bool> explainRecompute(

@@ -134,7 +134,8 @@ private:
   /// (Korthikanti et al. 2022): per forward softmax, the ops between it and
   /// the matmul of its scores (scale, mask) with that matmul, the softmax,
   /// and what follows it up to the matmul with the values (dropout of the
-  /// probabilities). A fused tg.attention keeps none of these.
+  /// probabilities); and each fused tg.attention (whose output and
+  /// logsumexp are then recomputed from q, k and v).
   llvm::SmallVector<unsigned> getAttentionCore() const;
   /// The blocks that start a layer: blocks repeat with a period over their
   /// longest periodic stretch (attention and MLP halves of a transformer

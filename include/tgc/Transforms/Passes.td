@@ -299,12 +299,13 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
     back) and before `tg-schedule`.
 
     `strategy` picks the solver: `dp` (the default), or a baseline: `none`,
-    `full` (keep only each block's input, recompute the rest), `sqrt`
-    (keep the input of every sqrt(n)-th block, Chen et al. 2016) and
+    `full` (keep only each layer's input, recompute the rest), `sqrt`
+    (keep the input of every sqrt(n)-th layer, Chen et al. 2016) and
     `selective` (Megatron's, Korthikanti et al. 2022: recompute the
-    attention core, i.e. each softmax with the scores matmul, scale and mask
-    before it and the dropout after it; nothing where attention is one
-    fused `tg.attention`); baselines ignore the budget. Without a budget `dp` changes nothing. A budget
+    attention core, i.e. each fused `tg.attention`, or each softmax with the
+    scores matmul, scale and mask before it and the dropout after it);
+    baselines ignore the budget. Without a budget `dp` changes nothing. A
+    budget
     below the smallest feasible peak is an error that states that peak.
     With `explain`, a remark on each activation says whether it is kept or
     recomputed, its bytes and its recompute time, and one on the function

@@ -144,6 +144,27 @@ protected:
 
 } // namespace
 
+/// The distinct simulated peaks of brute force's subsets, increasing.
+static std::vector<int64_t>
+getDistinctPeaks(ArrayRef<std::pair<int64_t, double>> subsets) {
+  std::vector<int64_t> peaks;
+  for (auto &[peak, time] : subsets)
+    peaks.push_back(peak);
+  llvm::sort(peaks);
+  peaks.erase(std::unique(peaks.begin(), peaks.end()), peaks.end());
+  return peaks;
+}
+
+/// The least extra time of a subset whose peak fits `budget`.
+static double getOptimum(ArrayRef<std::pair<int64_t, double>> subsets,
+                         int64_t budget) {
+  double optimum = std::numeric_limits<double>::infinity();
+  for (auto &[peak, time] : subsets)
+    if (peak <= budget)
+      optimum = std::min(optimum, time);
+  return optimum;
+}
+
 /// The planner equals brute force at every budget; with the DP forced
 /// (no exhaustive search) its peak still fits every budget it accepts and
 /// its extra time is never below the optimum.
@@ -164,18 +185,11 @@ runRandomGraphs(bool chain, std::function<func::FuncOp(StringRef)> build,
     ASSERT_LE(planner.getCandidates().size(), planner.exhaustiveLimit)
         << source;
     std::vector<std::pair<int64_t, double>> subsets = brute(function, planner);
-    std::vector<int64_t> peaks;
-    for (auto &[peak, time] : subsets)
-      peaks.push_back(peak);
-    llvm::sort(peaks);
-    peaks.erase(std::unique(peaks.begin(), peaks.end()), peaks.end());
+    std::vector<int64_t> peaks = getDistinctPeaks(subsets);
     RecomputePlanner dp(function, device);
     dp.exhaustiveLimit = 0;
     for (int64_t budget : peaks) {
-      double optimum = std::numeric_limits<double>::infinity();
-      for (auto &[peak, time] : subsets)
-        if (peak <= budget)
-          optimum = std::min(optimum, time);
+      double optimum = getOptimum(subsets, budget);
       int64_t minimum = 0;
       FailureOr<RecomputePlan> plan = planner.solve(budget, minimum);
       ASSERT_TRUE(succeeded(plan)) << source << "budget " << budget;
@@ -246,20 +260,13 @@ TEST_F(RecomputePlannerTest, Gpt2LayerGapOfTheDp) {
   ASSERT_LE(planner.getCandidates().size(), 14u);
   std::vector<std::pair<int64_t, double>> subsets =
       bruteForce(function, planner);
-  std::vector<int64_t> peaks;
-  for (auto &[peak, time] : subsets)
-    peaks.push_back(peak);
-  llvm::sort(peaks);
-  peaks.erase(std::unique(peaks.begin(), peaks.end()), peaks.end());
+  std::vector<int64_t> peaks = getDistinctPeaks(subsets);
   RecomputePlanner dp(function, device);
   dp.exhaustiveLimit = 0;
   unsigned solved = 0, optimal = 0;
   double worstGap = 0;
   for (int64_t budget : peaks) {
-    double optimum = std::numeric_limits<double>::infinity();
-    for (auto &[peak, time] : subsets)
-      if (peak <= budget)
-        optimum = std::min(optimum, time);
+    double optimum = getOptimum(subsets, budget);
     int64_t minimum = 0;
     FailureOr<RecomputePlan> plan = planner.solve(budget, minimum);
     ASSERT_TRUE(succeeded(plan)) << budget;
@@ -277,16 +284,13 @@ TEST_F(RecomputePlannerTest, Gpt2LayerGapOfTheDp) {
       worstGap = std::max(worstGap, dpPlan->extraTime / optimum - 1);
   }
   // The frontier from the DP path: by increasing simulated peak, strictly
-  // falling extra time, never below the optimum at its peak, ending at the
-  // step without recomputation; and as many points as brute force has.
+  // falling extra time, never below the optimum at its peak, from the
+  // smallest peak any subset reaches to the step without recomputation.
   std::vector<RecomputePlan> frontier = dp.computeFrontier(16);
   ASSERT_FALSE(frontier.empty());
   for (size_t i = 0; i < frontier.size(); ++i) {
-    double optimum = std::numeric_limits<double>::infinity();
-    for (auto &[peak, time] : subsets)
-      if (peak <= frontier[i].peakBytes)
-        optimum = std::min(optimum, time);
-    EXPECT_GE(frontier[i].extraTime, optimum - 1e-12);
+    EXPECT_GE(frontier[i].extraTime,
+              getOptimum(subsets, frontier[i].peakBytes) - 1e-12);
     if (i > 0) {
       EXPECT_GT(frontier[i].peakBytes, frontier[i - 1].peakBytes);
       EXPECT_LT(frontier[i].extraTime, frontier[i - 1].extraTime);

@@ -104,13 +104,12 @@ struct DropUnusedFusionValues : OpRewritePattern<FusionOp> {
 /// An optimizer update of a widened gradient, update(p, convert(g)), reads
 /// g and widens it itself: the wide copy of the gradient is never stored
 /// (a mixed-precision step keeps bf16 gradients for its f32 master weights).
-template <typename OptimizerOp>
-struct ReadNarrowGradient : OpRewritePattern<OptimizerOp> {
-  using OpRewritePattern<OptimizerOp>::OpRewritePattern;
+struct ReadNarrowGradient : OpInterfaceRewritePattern<OptimizerOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(OptimizerOp op,
+  LogicalResult matchAndRewrite(OptimizerOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    auto convert = op.getGrad().template getDefiningOp<ConvertOp>();
+    auto convert = op.getParamGrad().getDefiningOp<ConvertOp>();
     if (!convert)
       return rewriter.notifyMatchFailure(op, "gradient is not a convert");
     Type narrow = convert.getOperand().getType().getElementType();
@@ -118,7 +117,7 @@ struct ReadNarrowGradient : OpRewritePattern<OptimizerOp> {
         !isLosslessConversion(narrow, convert.getType().getElementType()))
       return rewriter.notifyMatchFailure(op, "conversion is not a widening");
     rewriter.modifyOpInPlace(
-        op, [&] { op.getGradMutable().assign(convert.getOperand()); });
+        op, [&] { op.getParamGradMutable().assign(convert.getOperand()); });
     return success();
   }
 };
@@ -128,15 +127,14 @@ struct ReadNarrowGradient : OpRewritePattern<OptimizerOp> {
 /// update scales the gradient as it reads it (an fp16 step's unscaling by
 /// the inverse loss scale), so x * s is never stored. Only one scale: a
 /// product of two would round differently.
-template <typename OptimizerOp>
-struct FoldGradScale : OpRewritePattern<OptimizerOp> {
-  using OpRewritePattern<OptimizerOp>::OpRewritePattern;
+struct FoldGradScale : OpInterfaceRewritePattern<OptimizerOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(OptimizerOp op,
+  LogicalResult matchAndRewrite(OptimizerOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getGradScale())
+    if (op.getParamGradScale())
       return rewriter.notifyMatchFailure(op, "already scaled");
-    auto mul = op.getGrad().template getDefiningOp<MulOp>();
+    auto mul = op.getParamGrad().getDefiningOp<MulOp>();
     if (!mul)
       return rewriter.notifyMatchFailure(op, "gradient is not a product");
     // The update computes in f32 (f64): the product must already be
@@ -145,16 +143,13 @@ struct FoldGradScale : OpRewritePattern<OptimizerOp> {
     if (!(element.isF32() || element.isF64()))
       return rewriter.notifyMatchFailure(op, "product is not in f32 or f64");
     for (unsigned i = 0; i < 2; ++i) {
-      auto broadcast =
-          mul->getOperand(1 - i).template getDefiningOp<BroadcastInDimOp>();
-      if (!broadcast ||
-          cast<RankedTensorType>(broadcast.getOperand().getType()).getRank() !=
-              0)
+      auto broadcast = mul->getOperand(1 - i).getDefiningOp<BroadcastInDimOp>();
+      if (!broadcast || broadcast.getOperand().getType().getRank() != 0)
         continue;
       Value gradient = mul->getOperand(i);
       rewriter.modifyOpInPlace(op, [&] {
-        op.getGradMutable().assign(gradient);
-        op.getGradScaleMutable().assign(broadcast.getOperand());
+        op.getParamGradMutable().assign(gradient);
+        op.getParamGradScaleMutable().assign(broadcast.getOperand());
       });
       return success();
     }
@@ -164,25 +159,8 @@ struct FoldGradScale : OpRewritePattern<OptimizerOp> {
 
 } // namespace
 
-void SgdOp::getCanonicalizationPatterns(RewritePatternSet &results,
-                                        MLIRContext *context) {
-  results.add<ReadNarrowGradient<SgdOp>, FoldGradScale<SgdOp>>(context);
-}
-
-void AdamWOp::getCanonicalizationPatterns(RewritePatternSet &results,
-                                          MLIRContext *context) {
-  results.add<ReadNarrowGradient<AdamWOp>, FoldGradScale<AdamWOp>>(context);
-}
-
-void LambOp::getCanonicalizationPatterns(RewritePatternSet &results,
-                                         MLIRContext *context) {
-  results.add<ReadNarrowGradient<LambOp>, FoldGradScale<LambOp>>(context);
-}
-
-void AdafactorOp::getCanonicalizationPatterns(RewritePatternSet &results,
-                                              MLIRContext *context) {
-  results.add<ReadNarrowGradient<AdafactorOp>, FoldGradScale<AdafactorOp>>(
-      context);
+void TGDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
+  results.add<ReadNarrowGradient, FoldGradScale>(getContext());
 }
 
 void ConvertOp::getCanonicalizationPatterns(RewritePatternSet &results,

@@ -46,6 +46,7 @@ def TG_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 0;
   let hasConstantMaterializer = 1;
+  let hasCanonicalizer = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

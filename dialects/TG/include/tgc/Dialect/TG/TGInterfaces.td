@@ -138,6 +138,10 @@ def TG_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
       "::mlir::OpOperand &", "getParamGradMutable", (ins),
       /*methodBody=*/"",
       /*defaultImplementation=*/"return $_op.getGradMutable();">,
+    InterfaceMethod<"The optional grad_scale operand, to set it.",
+      "::mlir::MutableOperandRange", "getParamGradScaleMutable", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getGradScaleMutable();">,
   ];
 }
 

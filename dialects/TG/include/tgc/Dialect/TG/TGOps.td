@@ -798,7 +798,6 @@ class TG_OptimizerOp<string mnemonic, list<Trait> traits = []>
                        TG_OperandPrecision, TG_OptimizerOpInterface]
                       # traits> {
   let hasVerifier = 1;
-  let hasCanonicalizer = 1;
 }
 
 def TG_SgdOp : TG_OptimizerOp<"sgd", [InferTypeOpAdaptor,

@@ -470,18 +470,22 @@ void RecomputePlanner::decompose() {
       optionsOf[at] = enumerateOptions(block);
 }
 
+/// The indices of the bits set in `mask`, below `count`.
+static SmallVector<unsigned> getSubset(uint64_t mask, unsigned count) {
+  SmallVector<unsigned> subset;
+  for (unsigned bit = 0; bit < count; ++bit)
+    if (mask & (uint64_t(1) << bit))
+      subset.push_back(bit);
+  return subset;
+}
+
 std::vector<RecomputePlanner::Option>
 RecomputePlanner::enumerateOptions(const Block &block) const {
   unsigned count = block.candidates.size();
   std::vector<SmallVector<unsigned>> subsets;
   if (count <= blockLimit) {
-    for (uint64_t mask = 0; mask < (uint64_t(1) << count); ++mask) {
-      SmallVector<unsigned> subset;
-      for (unsigned bit = 0; bit < count; ++bit)
-        if (mask & (uint64_t(1) << bit))
-          subset.push_back(bit);
-      subsets.push_back(std::move(subset));
-    }
+    for (uint64_t mask = 0; mask < (uint64_t(1) << count); ++mask)
+      subsets.push_back(getSubset(mask, count));
   } else {
     // Too many to enumerate (one op with many activations between cuts):
     // the prefixes of the candidates by bytes saved per second spent.
@@ -637,23 +641,15 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
     // Every subset, cheapest first, against the simulator.
     unsigned count = candidates.size();
     std::vector<std::pair<double, uint64_t>> subsets;
-    for (uint64_t mask = 1; mask < (uint64_t(1) << count); ++mask) {
-      SmallVector<unsigned> subset;
-      for (unsigned bit = 0; bit < count; ++bit)
-        if (mask & (uint64_t(1) << bit))
-          subset.push_back(bit);
-      subsets.push_back({getExtraTime(subset), mask});
-    }
+    for (uint64_t mask = 1; mask < (uint64_t(1) << count); ++mask)
+      subsets.push_back({getExtraTime(getSubset(mask, count)), mask});
     llvm::stable_sort(subsets, [](auto &a, auto &b) {
       return a.first < b.first ||
              (a.first == b.first &&
               llvm::popcount(a.second) < llvm::popcount(b.second));
     });
     for (auto [time, mask] : subsets) {
-      SmallVector<unsigned> subset;
-      for (unsigned bit = 0; bit < count; ++bit)
-        if (mask & (uint64_t(1) << bit))
-          subset.push_back(bit);
+      SmallVector<unsigned> subset = getSubset(mask, count);
       int64_t peak = simulatePeak(subset);
       minimumPeak = std::min(minimumPeak, peak);
       if (peak <= budget) {
@@ -916,17 +912,12 @@ RecomputePlanner::solveFrontierDP(bool cautious) {
 }
 
 std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
-  // The model's plans for every capacity, under both models of what a
-  // block's recomputation holds, and the baselines.
+  // Every subset of a small step; else the model's plans for every
+  // capacity, under both models of what a block's recomputation holds.
   std::vector<SmallVector<unsigned>> sets;
   if (candidates.size() <= exhaustiveLimit) {
-    for (uint64_t mask = 0; mask < (uint64_t(1) << candidates.size()); ++mask) {
-      SmallVector<unsigned> subset;
-      for (unsigned bit = 0; bit < candidates.size(); ++bit)
-        if (mask & (uint64_t(1) << bit))
-          subset.push_back(bit);
-      sets.push_back(std::move(subset));
-    }
+    for (uint64_t mask = 0; mask < (uint64_t(1) << candidates.size()); ++mask)
+      sets.push_back(getSubset(mask, candidates.size()));
   } else {
     for (bool cautious : {true, false})
       llvm::append_range(sets, solveFrontierDP(cautious));

@@ -11,6 +11,10 @@
 
 #include "tgc/Analysis/Device.h"
 
+#include "tgc/Dialect/TG/TGDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -205,4 +209,71 @@ llvm::Expected<DeviceSpec> tgc::loadDeviceFile(StringRef path) {
     return llvm::createStringError("device file '" + path.str() +
                                    "': " + llvm::toString(device.takeError()));
   return device;
+}
+
+DictionaryAttr DeviceSpec::toAttr(MLIRContext *context) const {
+  Builder builder(context);
+  SmallVector<NamedAttribute> fields;
+  nlohmann::json json = toJson();
+  for (auto &[key, value] : json.items()) {
+    Attribute attr;
+    if (value.is_string())
+      attr = builder.getStringAttr(value.get<std::string>());
+    else if (value.is_boolean())
+      attr = builder.getBoolAttr(value.get<bool>());
+    else if (value.is_number_integer())
+      attr = builder.getI64IntegerAttr(value.get<int64_t>());
+    else
+      attr = builder.getF64FloatAttr(value.get<double>());
+    fields.push_back(builder.getNamedAttr(key, attr));
+  }
+  return builder.getDictionaryAttr(fields);
+}
+
+llvm::Expected<DeviceSpec> DeviceSpec::fromAttr(DictionaryAttr attr) {
+  nlohmann::json json = nlohmann::json::object();
+  for (NamedAttribute field : attr) {
+    std::string key = field.getName().str();
+    Attribute value = field.getValue();
+    if (auto string = dyn_cast<StringAttr>(value))
+      json[key] = string.getValue().str();
+    else if (auto flag = dyn_cast<BoolAttr>(value))
+      json[key] = flag.getValue();
+    else if (auto integer = dyn_cast<IntegerAttr>(value))
+      json[key] = integer.getValue().getSExtValue();
+    else if (auto number = dyn_cast<FloatAttr>(value))
+      json[key] = number.getValueAsDouble();
+    else
+      return llvm::createStringError("field '" + key +
+                                     "' of tg.device must be a string, a "
+                                     "boolean or a number");
+  }
+  return fromJson(json);
+}
+
+llvm::Expected<DeviceSpec> tgc::resolveDevice(StringRef name, StringRef file) {
+  if (!name.empty() && !file.empty())
+    return llvm::createStringError(
+        "give --device or --device-file, not both");
+  if (!file.empty())
+    return loadDeviceFile(file);
+  return lookupDevice(name.empty() ? getDefaultDeviceName() : name);
+}
+
+void tgc::setModuleDevice(Operation *module, const DeviceSpec &device) {
+  module->setAttr(tg::TGDialect::kDeviceAttrName, device.toAttr(module->getContext()));
+}
+
+llvm::Expected<DeviceSpec> tgc::getDeviceOf(Operation *op, StringRef name) {
+  if (!name.empty())
+    return lookupDevice(name);
+  for (Operation *scope = op; scope; scope = scope->getParentOp())
+    if (auto attr = scope->getAttrOfType<DictionaryAttr>(tg::TGDialect::kDeviceAttrName)) {
+      llvm::Expected<DeviceSpec> device = DeviceSpec::fromAttr(attr);
+      if (!device)
+        return llvm::createStringError("invalid tg.device: " +
+                                       llvm::toString(device.takeError()));
+      return device;
+    }
+  return lookupDevice(getDefaultDeviceName());
 }

@@ -23,20 +23,18 @@ StepReport StepReport::compute(func::FuncOp function,
   for (BlockArgument arg : function.getArguments())
     if (tg::getArgumentRole(function, arg.getArgNumber()) == "param")
       report.params += cast<ShapedType>(arg.getType()).getNumElements();
-  for (const Buffer &buffer : report.memory.buffers)
-    if (buffer.kind == MemoryKind::Params ||
-        buffer.kind == MemoryKind::OptimizerState ||
-        buffer.kind == MemoryKind::Gradients)
-      report.modelStateBytes += buffer.bytes;
+  report.training = TrainingMemory::compute(function);
   return report;
 }
 
 void StepReport::print(raw_ostream &os) const {
+  if (training.gradients.tensors)
+    training.print(os);
   time.print(os);
   memory.print(os);
   os << llvm::format(
-      "summary: %lld params, %.2f bytes/param (params + grads "
-      "+ optimizer state), peak %lld bytes (%.1f%% of %s), "
+      "summary: %lld params, %.2f bytes/param (params, grads, "
+      "optimizer state, param copies, scaling state), peak %lld bytes (%.1f%% of %s), "
       "arena %lld bytes, step %.6g s, %lld kernels, %lld FLOPs, %lld HBM "
       "bytes\n",
       static_cast<long long>(params), getBytesPerParam(),
@@ -63,6 +61,7 @@ nlohmann::json StepReport::toJson() const {
           {"hbm_bytes", time.total.bytes},
           {"kernels", time.total.kernels},
           {"mfu", time.mfu},
+          {"training_memory", training.toJson()},
           {"memory", memoryJson},
           {"time", time.toJson()}};
 }

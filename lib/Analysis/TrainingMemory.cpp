@@ -92,11 +92,9 @@ static void addParameterCopies(MemoryCategory &category, Value param) {
     }
 }
 
-TrainingMemory TrainingMemory::compute(func::FuncOp differentiated,
-                                       func::FuncOp step, StringRef optimizer) {
+TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   TrainingMemory memory;
   memory.functionName = step.getName().str();
-  memory.optimizer = optimizer.str();
   SmallVector<DictionaryAttr> attrs;
   step.getAllArgAttrs(attrs);
   for (auto [type, argAttrs] : llvm::zip(step.getArgumentTypes(), attrs)) {
@@ -122,30 +120,35 @@ TrainingMemory TrainingMemory::compute(func::FuncOp differentiated,
       memory.optimizerState.bytes -= bytes;
     }
   }
-  attrs.clear();
-  differentiated.getAllResultAttrs(attrs);
-  attrs.resize(differentiated.getNumResults());
-  for (auto [type, resultAttrs] :
-       llvm::zip(differentiated.getResultTypes(), attrs))
-    if (getRole(resultAttrs) == "grad")
-      add(memory.trainable, type);
   // The gradient buffers are what the updates read (inside fusion regions
-  // too); without updates, the step's gradient results.
+  // too), the trained parameters what they update; without updates, the
+  // step's gradient results.
+  llvm::DenseSet<Value> updated;
   step.walk([&](tg::OptimizerOpInterface update) {
     add(memory.gradients, update.getParamGrad().getType());
+    if (updated.insert(update.getUpdatedParam()).second)
+      add(memory.trainable, update.getUpdatedParam().getType());
+    if (memory.optimizer.empty())
+      memory.optimizer =
+          update->getName().stripDialect().str();
   });
-  if (memory.gradients.tensors == 0)
-    for (auto [type, resultAttrs] :
-         llvm::zip(differentiated.getResultTypes(), attrs))
-      if (getRole(resultAttrs) == "grad")
+  if (memory.gradients.tensors == 0) {
+    attrs.clear();
+    step.getAllResultAttrs(attrs);
+    attrs.resize(step.getNumResults());
+    for (auto [type, resultAttrs] : llvm::zip(step.getResultTypes(), attrs))
+      if (getRole(resultAttrs) == "grad") {
         add(memory.gradients, type);
+        add(memory.trainable, type);
+      }
+  }
   return memory;
 }
 
 void TrainingMemory::print(raw_ostream &os) const {
   double params = std::max<int64_t>(1, parameters.elements);
-  os << "persistent training memory of @" << functionName << " (" << optimizer
-     << "), per device\n";
+  os << "persistent training memory of @" << functionName << " ("
+     << (optimizer.empty() ? "no optimizer" : optimizer) << "), per device\n";
   os << llvm::format("  %-22s %8s %15s %15s %12s\n", "category", "tensors",
                      "elements", "bytes", "bytes/param");
   auto row = [&](const MemoryCategory &c, bool withBytes) {

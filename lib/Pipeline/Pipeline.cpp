@@ -1,9 +1,10 @@
-//===- Pipeline.cpp - the tgc training pipeline ---------------------------===//
+//===- Pipeline.cpp - the stages of the tgc pipeline ----------------------===//
 //
-// The pass order of DESIGN.md; passes join here as they are implemented.
-// Mixed precision comes first, so that the backward that tg-autodiff builds
-// inherits each op's precision; its scaling state is updated last, once the
-// optimizer's updates exist to be skipped on overflow.
+// The pass order of DESIGN.md. Mixed precision comes first, so that the
+// backward that tg-autodiff builds inherits each op's precision; its scaling
+// state is updated last in the step stage, once the optimizer's updates
+// exist to be skipped on overflow. Recomputation comes after CSE (which
+// would merge the clones back) and before fusion, which reads the clones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,13 +17,14 @@
 #include "tgc/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace tgc;
 
-void tgc::buildTrainingPipeline(OpPassManager &pm,
-                                const TrainingPipelineOptions &options) {
-  bool differentiates = options.autodiff || !options.optimizer.empty();
-  if (options.precision != "fp32") {
+void tgc::buildTrainingStepStage(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options) {
+  bool lowPrecision = options.precision != PrecisionPolicy::FP32;
+  if (lowPrecision) {
     TGMixedPrecisionOptions precision;
-    precision.policy = options.precision;
+    precision.policy = stringifyPrecisionPolicy(options.precision).str();
     precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
     precision.keepFp32Params.assign(options.keepFp32Params.begin(),
                                     options.keepFp32Params.end());
@@ -31,9 +33,9 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
     precision.margin = options.fp8Margin;
     pm.addPass(createTGMixedPrecision(precision));
   }
-  if (differentiates) {
+  if (options.differentiates()) {
     TGAutodiffOptions autodiff;
-    autodiff.frozen.assign(options.frozen.begin(), options.frozen.end());
+    autodiff.frozen.assign(options.freeze.begin(), options.freeze.end());
     autodiff.trainable.assign(options.trainable.begin(),
                               options.trainable.end());
     pm.addPass(createTGAutodiff(autodiff));
@@ -43,52 +45,62 @@ void tgc::buildTrainingPipeline(OpPassManager &pm,
       pm.addPass(createTGMicrobatch(microbatch));
     }
   }
-  if (!options.optimizer.empty()) {
+  if (options.optimizer != OptimizerKind::None) {
     TGOptimizerOptions optimizer;
-    optimizer.kind = options.optimizer;
+    optimizer.kind = stringifyOptimizerKind(options.optimizer).str();
     optimizer.lr = options.lr;
     optimizer.momentum = options.momentum;
     optimizer.weightDecay = options.weightDecay;
     optimizer.clipNorm = options.clipNorm;
     pm.addPass(createTGOptimizer(optimizer));
   }
-  if (differentiates && options.precision != "fp32") {
+  if (options.differentiates() && lowPrecision) {
     TGScalingUpdateOptions scaling;
     scaling.growthInterval = options.growthInterval;
     pm.addPass(createTGScalingUpdate(scaling));
   }
-  if (options.canonicalize) {
+  if (!options.noCanonicalize) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
-  // After CSE, which would merge the recomputed clones back.
-  if (!options.memoryBudget.empty() || options.recompute != "dp") {
+}
+
+void tgc::buildPlanningStage(OpPassManager &pm,
+                             const TrainingPipelineOptions &options) {
+  OpPassManager &function = pm.nest<func::FuncOp>();
+  if (options.recomputes()) {
     TGRecomputeOptions recompute;
     recompute.budget = options.memoryBudget;
-    recompute.strategy = options.recompute;
+    recompute.strategy = stringifyRecomputeStrategy(options.recompute).str();
     recompute.device = options.device;
-    recompute.explain = options.explainRecompute;
-    pm.addNestedPass<func::FuncOp>(createTGRecompute(recompute));
+    recompute.explain = options.explain;
+    function.addPass(createTGRecompute(recompute));
   }
-  if (options.fuse) {
+  if (!options.noFuse) {
     TGFuseOptions fuse;
     fuse.device = options.device;
-    fuse.noHorizontal = !options.fuseOptimizer;
-    pm.addNestedPass<func::FuncOp>(createTGFuse(fuse));
+    fuse.noHorizontal = options.noFuseOptimizer;
+    function.addPass(createTGFuse(fuse));
   }
-  // Last: the order and the offsets are those of the program emitted.
-  if (options.schedule)
-    pm.addNestedPass<func::FuncOp>(createTGSchedule());
-  if (options.memoryPlan) {
+  if (!options.noSchedule)
+    function.addPass(createTGSchedule());
+  if (!options.noMemoryPlan) {
     TGMemoryPlanOptions plan;
     plan.device = options.device;
-    pm.addNestedPass<func::FuncOp>(createTGMemoryPlan(plan));
+    function.addPass(createTGMemoryPlan(plan));
   }
+}
+
+void tgc::buildTrainingPipeline(OpPassManager &pm,
+                                const TrainingPipelineOptions &options) {
+  buildTrainingStepStage(pm, options);
+  buildPlanningStage(pm, options);
 }
 
 void tgc::registerTrainingPipeline() {
   PassPipelineRegistration<TrainingPipelineOptions>(
       "tg-training-pipeline",
-      "Turn a tg module into an optimized training step",
+      "Turn a tg module into an optimized training step: the training-step "
+      "stage, then planning",
       buildTrainingPipeline);
 }

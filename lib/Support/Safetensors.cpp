@@ -135,3 +135,43 @@ safetensors::read(llvm::StringRef path) {
   }
   return entries;
 }
+
+namespace {
+struct DTypeName {
+  tgc::npy::DType dtype;
+  llvm::StringLiteral name;
+};
+constexpr DTypeName kDTypeNames[] = {
+    {tgc::npy::DType::F16, "F16"}, {tgc::npy::DType::F32, "F32"},
+    {tgc::npy::DType::F64, "F64"}, {tgc::npy::DType::I32, "I32"},
+    {tgc::npy::DType::I64, "I64"}, {tgc::npy::DType::Bool, "BOOL"}};
+} // namespace
+
+llvm::StringRef tgc::safetensors::getDType(npy::DType dtype) {
+  for (const DTypeName &entry : kDTypeNames)
+    if (entry.dtype == dtype)
+      return entry.name;
+  llvm_unreachable("every .npy dtype has a safetensors name");
+}
+
+std::optional<tgc::npy::DType>
+tgc::safetensors::parseDType(llvm::StringRef dtype) {
+  for (const DTypeName &entry : kDTypeNames)
+    if (entry.name == dtype)
+      return entry.dtype;
+  return std::nullopt;
+}
+
+tgc::safetensors::Entry tgc::safetensors::toEntry(std::string name,
+                                                  npy::Array array) {
+  return {std::move(name), getDType(array.dtype).str(), std::move(array.shape),
+          std::move(array.data)};
+}
+
+llvm::Expected<tgc::npy::Array> tgc::safetensors::toArray(Entry entry) {
+  std::optional<npy::DType> dtype = parseDType(entry.dtype);
+  if (!dtype)
+    return llvm::createStringError("tensor '" + entry.name + "' has dtype " +
+                                   entry.dtype + ", which tgc cannot read");
+  return npy::Array{*dtype, std::move(entry.shape), std::move(entry.data)};
+}

@@ -121,10 +121,6 @@ bool isColumnSum(Operation *op) {
          llvm::equal(reduce.getDimensions(), llvm::seq<int64_t>(0, rank - 1));
 }
 
-bool isDeviceFile(StringRef device) {
-  return device.ends_with(".json") || device.contains('/');
-}
-
 class Fuser {
 public:
   Fuser(func::FuncOp function, const DeviceSpec &device, unsigned maxRegionOps,
@@ -996,8 +992,7 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
           << given;
       return signalPassFailure();
     }
-    llvm::Expected<DeviceSpec> spec =
-        isDeviceFile(device) ? loadDeviceFile(device) : lookupDevice(device);
+    llvm::Expected<DeviceSpec> spec = getDeviceOf(function, device);
     if (!spec) {
       function.emitError() << "tg-fuse: " << llvm::toString(spec.takeError());
       return signalPassFailure();

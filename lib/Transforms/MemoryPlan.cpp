@@ -27,11 +27,6 @@ namespace tgc {
 using namespace mlir;
 using namespace tgc;
 
-/// A device option naming a file rather than a built-in device.
-static bool isDeviceFile(StringRef device) {
-  return device.ends_with(".json") || device.contains('/');
-}
-
 namespace {
 struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
   using Base::Base;
@@ -46,8 +41,7 @@ struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
                            << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
-    llvm::Expected<DeviceSpec> spec =
-        isDeviceFile(device) ? loadDeviceFile(device) : lookupDevice(device);
+    llvm::Expected<DeviceSpec> spec = getDeviceOf(function, device);
     if (!spec) {
       function.emitError() << "tg-memory-plan: "
                            << llvm::toString(spec.takeError());

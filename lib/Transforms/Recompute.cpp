@@ -37,10 +37,7 @@ struct TGRecomputePass : tgc::impl::TGRecomputeBase<TGRecomputePass> {
                            << "' (expected dp, none, full, sqrt or selective)";
       return signalPassFailure();
     }
-    bool isFile =
-        StringRef(device).ends_with(".json") || StringRef(device).contains('/');
-    llvm::Expected<DeviceSpec> spec =
-        isFile ? loadDeviceFile(device) : lookupDevice(device);
+    llvm::Expected<DeviceSpec> spec = getDeviceOf(function, device);
     if (!spec) {
       function.emitError() << "tg-recompute: "
                            << llvm::toString(spec.takeError());

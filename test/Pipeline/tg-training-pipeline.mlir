@@ -2,7 +2,7 @@
 // canonicalize=false it leaves the step as it is.
 // RUN: tgc-opt %s --tg-training-pipeline | FileCheck %s
 // RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline)' | FileCheck %s
-// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{canonicalize=false})' | FileCheck %s --check-prefix=NOCANON
+// RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{no-canonicalize=1})' | FileCheck %s --check-prefix=NOCANON
 
 // CHECK-LABEL: func.func @step
 // CHECK-NEXT: %[[T:.*]] = tg.tanh %arg0

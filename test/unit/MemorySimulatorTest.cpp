@@ -256,10 +256,10 @@ int64_t gptActivationBytes(zoo::GPT2Config config, int64_t layers) {
     return -1;
   PassManager pm(&context);
   TrainingPipelineOptions options;
-  options.optimizer = "adamw";
+  options.optimizer = tgc::OptimizerKind::AdamW;
   // The formula counts the tensors the unfused ops save for the backward.
-  options.fuse = false;
-  options.memoryPlan = false;
+  options.noFuse = true;
+  options.noMemoryPlan = true;
   buildTrainingPipeline(pm, options);
   EXPECT_TRUE(succeeded(pm.run(**module)));
   auto function = *(**module).getOps<func::FuncOp>().begin();

@@ -11,6 +11,7 @@
 #include "tgc/Import/ONNX/Importer.h"
 #include "tgc/Import/ONNX/PostImportPipeline.h"
 #include "tgc/InitAll.h"
+#include "tgc/Support/AllClose.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 
@@ -213,14 +214,12 @@ static CaseResult runCase(StringRef directory) {
           file->value, result.getType(), "expected", /*allowNonFinite=*/true);
       if (!expected)
         return {Outcome::Fail, llvm::toString(expected.takeError())};
-      for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
-        double a = result.getAsDouble(i), b = expected->getAsDouble(i);
-        if (a == b || (std::isnan(a) && std::isnan(b)))
-          continue;
-        double error = std::abs(a - b);
-        if (!(error <= absoluteTolerance + relativeTolerance * std::abs(b)))
-          worst = std::max(worst, std::isnan(error) ? INFINITY : error);
-      }
+      tgc::CloseComparison comparison = tgc::compareClose(
+          result.getNumElements(),
+          [&](int64_t i) { return result.getAsDouble(i); },
+          [&](int64_t i) { return expected->getAsDouble(i); },
+          relativeTolerance, absoluteTolerance);
+      worst = std::max(worst, comparison.maxErrorBeyond);
     }
   }
   if (worst > 0.0) {

@@ -8,6 +8,7 @@
 
 #include "tgc/Dialect/TG/TGDialect.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -133,6 +134,18 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << name << "' must be a non-negative integer, got "
              << value;
+    return success();
+  }
+  if (name == kDeviceAttrName || name == kPipelineAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name << "' belongs on the module";
+    if (name == kDeviceAttrName ? !isa<DictionaryAttr>(value)
+                                : !isa<StringAttr>(value))
+      return op->emitError()
+             << "'" << name << "' must be a "
+             << (name == kDeviceAttrName ? "dictionary of device fields"
+                                         : "string (a pass pipeline)")
+             << ", got " << value;
     return success();
   }
   // Catching unknown tg attributes keeps a misplaced role or name from being

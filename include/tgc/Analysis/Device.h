@@ -10,6 +10,7 @@
 #ifndef TGC_ANALYSIS_DEVICE_H
 #define TGC_ANALYSIS_DEVICE_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/Error.h"
@@ -57,7 +58,14 @@ struct DeviceSpec {
   /// The JSON form, as `--device-file` reads it (see docs/cost-model.md).
   nlohmann::json toJson() const;
   static llvm::Expected<DeviceSpec> fromJson(const nlohmann::json &json);
+
+  /// The attribute form, the JSON's fields in a dictionary: what a module's
+  /// `tg.device` holds, so every pass and report reads the one device the
+  /// driver resolved.
+  mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
+  static llvm::Expected<DeviceSpec> fromAttr(mlir::DictionaryAttr attr);
 };
+
 
 /// The built-in devices, in table order.
 llvm::ArrayRef<DeviceSpec> getBuiltinDevices();
@@ -73,6 +81,21 @@ llvm::Expected<DeviceSpec> loadDeviceFile(llvm::StringRef path);
 
 /// The name of the default device (H100-SXM).
 llvm::StringRef getDefaultDeviceName();
+
+/// The device the user chose: the built-in `name` or the JSON `file` (at
+/// most one of them; neither: the default device). The one place where a
+/// device is parsed from what the user wrote.
+llvm::Expected<DeviceSpec> resolveDevice(llvm::StringRef name,
+                                         llvm::StringRef file);
+
+/// Records `device` as `module`'s `tg.device`.
+void setModuleDevice(mlir::Operation *module, const DeviceSpec &device);
+
+/// The device a pass over `op` plans for: the built-in device `name` when
+/// one is given (a pass option), else the enclosing module's `tg.device`,
+/// else the default device.
+llvm::Expected<DeviceSpec> getDeviceOf(mlir::Operation *op,
+                                       llvm::StringRef name = {});
 
 } // namespace tgc
 

@@ -14,6 +14,7 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/TrainingMemory.h"
 
 namespace tgc {
 
@@ -26,10 +27,13 @@ struct StepReport {
   /// The arena `tg-memory-plan` would allocate for this order (256-byte
   /// alignment).
   int64_t arenaBytes = 0;
-  /// Model states (ZeRO's term): params, optimizer state and gradients.
-  int64_t modelStateBytes = 0;
+  /// What the step keeps across steps: params, gradients, optimizer state,
+  /// low-precision param copies and scaling state (the training-memory
+  /// table; `bytes_per_param` is its total per parameter).
+  TrainingMemory training;
   double getBytesPerParam() const {
-    return params ? static_cast<double>(modelStateBytes) / params : 0.0;
+    return params ? static_cast<double>(training.getTotalBytes()) / params
+                  : 0.0;
   }
 
   static StepReport compute(mlir::func::FuncOp function,

@@ -45,14 +45,16 @@ struct TrainingMemory {
            parameterCopies.bytes + scalingState.bytes;
   }
 
-  /// From the differentiated function (its `grad` results: the trainable
-  /// parameters) and the step after the optimizer (its `param` and `state`
-  /// arguments, the casts of its parameters, and the gradients its updates
-  /// read, in the type they are stored in: bf16 where an f32 update reads a
-  /// bf16 gradient). A step without updates counts the `grad` results.
-  static TrainingMemory compute(mlir::func::FuncOp differentiated,
-                                mlir::func::FuncOp step,
-                                llvm::StringRef optimizer);
+  /// Read off the step itself: its `param` and `state` arguments, the
+  /// casts of its parameters, and the gradients its updates read, in the
+  /// type they are stored in (bf16 where an f32 update reads a bf16
+  /// gradient); the trained parameters are those the updates update. A step
+  /// without updates counts its `grad` results.
+  static TrainingMemory compute(mlir::func::FuncOp step);
+  /// Whether the step holds any: parameters or gradients.
+  bool empty() const {
+    return parameters.tensors == 0 && gradients.tensors == 0;
+  }
 
   void print(llvm::raw_ostream &os) const;
   nlohmann::json toJson() const;

@@ -9,10 +9,13 @@
 #ifndef TGC_SUPPORT_SAFETENSORS_H
 #define TGC_SUPPORT_SAFETENSORS_H
 
+#include "tgc/Support/Npy.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,16 @@ llvm::Error write(llvm::StringRef path, llvm::ArrayRef<Entry> entries);
 /// Reads every tensor of `path`. Errors name the file and say what is wrong
 /// (truncated, header not JSON, offsets outside the data...).
 llvm::Expected<std::vector<Entry>> read(llvm::StringRef path);
+
+/// The safetensors dtype of a .npy dtype ("F32" for F32...), and back
+/// (nullopt where tgc has no .npy dtype for it: BF16, I8...). One table.
+llvm::StringRef getDType(npy::DType dtype);
+std::optional<npy::DType> parseDType(llvm::StringRef dtype);
+
+/// The entry holding `array` under `name`.
+Entry toEntry(std::string name, npy::Array array);
+/// The array an entry holds, or an error naming the tensor and its dtype.
+llvm::Expected<npy::Array> toArray(Entry entry);
 
 } // namespace tgc::safetensors
 

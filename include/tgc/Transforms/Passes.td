@@ -317,9 +317,9 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
            "Peak memory budget in bytes (suffixes B, KB, MB, GB, KiB, MiB, "
            "GiB, TiB) or `auto` (the device's memory minus 5%); empty: "
            "no budget">,
-    Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",
-           "The device whose cost model prices recomputation: a built-in "
-           "name or the path of a device JSON file (*.json)">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "The built-in device whose cost model prices recomputation "
+           "(default: the module's tg.device, else H100-SXM)">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
            "dp, none, full, sqrt or selective">,
     Option<"explain", "explain", "bool", /*default=*/"false",
@@ -411,9 +411,9 @@ def TGMemoryPlan : Pass<"tg-memory-plan", "::mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["::tgc::tg::TGDialect"];
   let options = [
-    Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",
-           "The device whose GEMM workspace the arena holds: a built-in "
-           "name or the path of a device JSON file (*.json)">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "The built-in device whose GEMM workspace the arena holds "
+           "(default: the module's tg.device, else H100-SXM)">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"256",
            "Alignment of every buffer in bytes (a power of two)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
@@ -583,8 +583,9 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
            "separate kernels)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per region with its estimated bytes saved">,
-    Option<"device", "device", "std::string", /*default=*/"\"H100-SXM\"",
-           "The device whose cost model decides duplication">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "The built-in device whose cost model decides duplication "
+           "(default: the module's tg.device, else H100-SXM)">,
   ];
   let statistics = [
     Statistic<"numRegions", "regions", "Fusion regions formed">,

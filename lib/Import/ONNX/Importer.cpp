@@ -803,12 +803,7 @@ llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
 llvm::Error tgc::writeParameters(StringRef path,
                                  ArrayRef<ImportedParameter> parameters) {
   std::vector<safetensors::Entry> entries;
-  for (const ImportedParameter &parameter : parameters) {
-    const npy::Array &value = parameter.value;
-    StringRef dtype = value.dtype == npy::DType::F64   ? "F64"
-                      : value.dtype == npy::DType::F16 ? "F16"
-                                                       : "F32";
-    entries.push_back({parameter.name, dtype.str(), value.shape, value.data});
-  }
+  for (const ImportedParameter &parameter : parameters)
+    entries.push_back(safetensors::toEntry(parameter.name, parameter.value));
   return safetensors::write(path, entries);
 }

@@ -66,6 +66,10 @@ def TG_Dialect : Dialect {
         "tg.arena_size";
     static constexpr ::llvm::StringLiteral kGemmWorkspaceOffsetAttrName =
         "tg.gemm_workspace_offset";
+    /// On the module: the device the step is planned for (the fields of a
+    /// device JSON file), and the pipeline that compiled it.
+    static constexpr ::llvm::StringLiteral kDeviceAttrName = "tg.device";
+    static constexpr ::llvm::StringLiteral kPipelineAttrName = "tg.pipeline";
   }];
 }
 

@@ -1,0 +1,75 @@
+//===- Model.h - reading and writing the models tgc is given ----*- C++ -*-===//
+//
+// What every subcommand does first and last: read a model (.mlir, or .onnx
+// through the importer and the post-import passes, keeping the parameter
+// values), find the function to work on, and write outputs so that an error
+// leaves no partial file behind.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DRIVER_MODEL_H
+#define TGC_DRIVER_MODEL_H
+
+#include "tgc/Import/ONNX/Importer.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace tgc {
+
+/// Prints "tgc: error: MESSAGE" (an error that has no location in the
+/// model) and returns failure.
+mlir::LogicalResult reportError(const llvm::Twine &message);
+
+/// How an ONNX model becomes a module (`--input-shape`, `--loss-output`,
+/// `--add-loss`), as the user wrote them.
+struct ModelImportFlags {
+  std::vector<std::string> inputShapes;
+  std::string lossOutput;
+  /// `cross_entropy:LOGITS`.
+  std::string addLoss;
+};
+
+struct LoadedModel {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The parameter values an ONNX model carries, in argument order.
+  std::vector<ImportedParameter> parameters;
+};
+
+/// Parses and verifies `path` (.mlir, or - for stdin; .onnx through the
+/// importer and the post-import pipeline). Diagnostics go through
+/// `sourceMgr`'s handler with file:line:col.
+mlir::FailureOr<LoadedModel> loadModel(mlir::MLIRContext &context,
+                                       llvm::SourceMgr &sourceMgr,
+                                       llvm::StringRef path,
+                                       const ModelImportFlags &flags);
+
+/// The function to work on: `wanted`, else the only function, else @main;
+/// an error listing the functions otherwise.
+mlir::FunctionOpInterface findEntry(mlir::ModuleOp module,
+                                    llvm::StringRef wanted,
+                                    llvm::StringRef filename);
+
+/// Writes `file` (- for stdout) through `write`, or leaves nothing behind.
+mlir::LogicalResult
+writeOutputFile(llvm::StringRef file,
+                llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// Writes `module` to `file` and, when `parameters` is not empty, the
+/// parameters next to it (FILE.safetensors); on any error neither is left.
+mlir::LogicalResult writeModel(mlir::ModuleOp module,
+                               llvm::ArrayRef<ImportedParameter> parameters,
+                               llvm::StringRef file);
+
+} // namespace tgc
+
+#endif // TGC_DRIVER_MODEL_H

@@ -1,0 +1,64 @@
+//===- Run.h - a function's arguments and results on the interpreter -*- C++ -*-===//
+//
+// What `tgc run` and `tgc gradcheck` do around the interpreter: the
+// arguments from --input files, known parameter values or random values;
+// the results printed, written as .npy files, or compared.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DRIVER_RUN_H
+#define TGC_DRIVER_RUN_H
+
+#include "tgc/Interpreter/Tensor.h"
+#include "tgc/Support/Npy.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+struct ArgumentSources {
+  /// `NAME=PATH` (.npy, or an ONNX TensorProto .pb), NAME a tg.name or argN.
+  std::vector<std::string> inputs;
+  /// Values of `param` arguments by tg.name (an ONNX model's, --params).
+  llvm::StringMap<npy::Array> parameters;
+  /// Accept NaN and infinity in --input files.
+  bool allowNonFinite = false;
+  /// Give every other argument a random value from this seed; none: an
+  /// argument without a value is an error.
+  std::optional<uint64_t> randomSeed;
+};
+
+/// Adds the tensors of a .safetensors file to `parameters`.
+mlir::LogicalResult readParameterFile(llvm::StringRef path,
+                                      llvm::StringMap<npy::Array> &parameters);
+
+/// The arguments of `function` from `sources`.
+mlir::FailureOr<llvm::SmallVector<Tensor>>
+prepareArguments(mlir::FunctionOpInterface function,
+                 const ArgumentSources &sources);
+
+/// One line per result: name, type, mean, largest magnitude, non-finite
+/// count; with `printValues`, every element.
+void printResult(llvm::raw_ostream &os, llvm::StringRef name,
+                 const Tensor &tensor, bool printValues);
+
+/// Writes DIR/<name>.npy per result; on any error removes what it wrote.
+mlir::LogicalResult writeResults(mlir::FunctionOpInterface function,
+                                 llvm::ArrayRef<Tensor> results,
+                                 llvm::StringRef directory);
+
+/// Compares `actual` with `expected` per result (numpy's allclose) and
+/// prints the largest errors; failure when any result differs.
+mlir::LogicalResult compareResults(mlir::FunctionOpInterface function,
+                                   llvm::ArrayRef<Tensor> actual,
+                                   llvm::ArrayRef<Tensor> expected,
+                                   double rtol, double atol);
+
+} // namespace tgc
+
+#endif // TGC_DRIVER_RUN_H

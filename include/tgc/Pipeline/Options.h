@@ -1,0 +1,168 @@
+//===- Options.h - the one options struct of the pipeline -------*- C++ -*-===//
+//
+// Every knob of the pipeline, declared once with one name. `tgc-opt
+// --tg-training-pipeline='...'` parses it from text; the `tgc` subcommands
+// expose the same names as flags (tools/tgc/PipelineFlags.cpp) and fill it
+// once; the stage builders (Pipeline.h) read nothing else.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_PIPELINE_OPTIONS_H
+#define TGC_PIPELINE_OPTIONS_H
+
+#include "tgc/Analysis/RecomputePlanner.h"
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace tgc {
+
+/// Mixed-precision policies (tg-mixed-precision).
+enum class PrecisionPolicy { FP32, BF16, FP16, FP8 };
+/// Optimizers (tg-optimizer); None: no update.
+enum class OptimizerKind { None, SGD, AdamW, LAMB, Adafactor };
+
+llvm::StringRef stringifyPrecisionPolicy(PrecisionPolicy policy);
+llvm::StringRef stringifyOptimizerKind(OptimizerKind kind);
+llvm::StringRef stringifyRecomputeStrategy(RecomputeStrategy strategy);
+
+/// The values each enum knob accepts, with their help text; the textual
+/// pipeline and the `tgc` flags take the same.
+llvm::cl::ValuesClass getPrecisionPolicyValues();
+llvm::cl::ValuesClass getOptimizerKindValues();
+llvm::cl::ValuesClass getRecomputeStrategyValues();
+
+struct TrainingPipelineOptions
+    : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  //===--- The training-step stage ----------------------------------------===//
+  Option<PrecisionPolicy> precision{
+      *this, "precision",
+      llvm::cl::desc("Mixed precision; parameters, gradients and optimizer "
+                     "state stay f32 (tg-mixed-precision, tg-scaling-update)"),
+      getPrecisionPolicyValues(), llvm::cl::init(PrecisionPolicy::FP32)};
+  ListOption<std::string> keepFp32{
+      *this, "keep-fp32",
+      llvm::cl::desc("With a precision: op names that always run in f32 "
+                     "(e.g. tg.attention)")};
+  ListOption<std::string> keepFp32Params{
+      *this, "keep-fp32-params",
+      llvm::cl::desc("With a precision: the ops reading these parameters "
+                     "(globs) run in f32")};
+  Option<double> initScale{
+      *this, "init-scale",
+      llvm::cl::desc("fp16: the initial loss scale (default 65536)"),
+      llvm::cl::init(65536.0)};
+  Option<unsigned> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("fp16: clean steps before the loss scale doubles "
+                     "(default 2000)"),
+      llvm::cl::init(2000)};
+  Option<unsigned> amaxHistory{
+      *this, "amax-history",
+      llvm::cl::desc("fp8: steps of amax history per tensor (default 16)"),
+      llvm::cl::init(16)};
+  Option<unsigned> fp8Margin{
+      *this, "fp8-margin",
+      llvm::cl::desc("fp8: scales leave 2^margin of headroom (default 0)"),
+      llvm::cl::init(0)};
+  Option<bool> autodiff{
+      *this, "autodiff",
+      llvm::cl::desc("Differentiate the loss: also return the gradient of "
+                     "every trained param (tg-autodiff; implied by an "
+                     "optimizer)"),
+      llvm::cl::init(false)};
+  ListOption<std::string> freeze{
+      *this, "freeze",
+      llvm::cl::desc("Do not train the parameters whose tg.name matches "
+                     "(globs)")};
+  ListOption<std::string> trainable{
+      *this, "trainable",
+      llvm::cl::desc("Train only the parameters whose tg.name matches "
+                     "(globs)")};
+  Option<unsigned> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Accumulate gradients over N micro-batches: the graph "
+                     "is written for one (tg-microbatch; default 1)"),
+      llvm::cl::init(1)};
+  Option<OptimizerKind> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc("Update the params with this optimizer (tg-optimizer; "
+                     "implies autodiff)"),
+      getOptimizerKindValues(), llvm::cl::init(OptimizerKind::None)};
+  Option<double> lr{
+      *this, "lr",
+      llvm::cl::desc("Default learning rate of the optimizer (default 1e-3)"),
+      llvm::cl::init(1e-3)};
+  Option<double> momentum{
+      *this, "momentum",
+      llvm::cl::desc("SGD momentum of the optimizer (default 0)"),
+      llvm::cl::init(0.0)};
+  Option<double> weightDecay{
+      *this, "weight-decay",
+      llvm::cl::desc("Weight decay of the optimizer (default 0)"),
+      llvm::cl::init(0.0)};
+  Option<double> clipNorm{
+      *this, "clip-norm",
+      llvm::cl::desc("Clip the global gradient norm to this value (default "
+                     "0: no clipping)"),
+      llvm::cl::init(0.0)};
+  Option<bool> noCanonicalize{
+      *this, "no-canonicalize",
+      llvm::cl::desc("Skip canonicalization and CSE of the step"),
+      llvm::cl::init(false)};
+
+  //===--- The planning stage ---------------------------------------------===//
+  Option<std::string> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("Recompute activations so the simulated peak fits BYTES "
+                     "(suffixes KiB, MiB, GiB, KB, MB, GB) or `auto` (the "
+                     "device's memory minus 5%) (tg-recompute)"),
+      llvm::cl::init("")};
+  Option<RecomputeStrategy> recompute{
+      *this, "recompute",
+      llvm::cl::desc("How tg-recompute chooses what to recompute; with a "
+                     "memory budget, a fixed strategy must fit it"),
+      getRecomputeStrategyValues(), llvm::cl::init(RecomputeStrategy::DP)};
+  Option<bool> explain{
+      *this, "explain",
+      llvm::cl::desc("A remark per activation (kept or recomputed, bytes, "
+                     "recompute time) and a summary of tg-recompute"),
+      llvm::cl::init(false)};
+  Option<bool> noFuse{
+      *this, "no-fuse",
+      llvm::cl::desc("Do not group ops into fusion regions (skip tg-fuse)"),
+      llvm::cl::init(false)};
+  Option<bool> noFuseOptimizer{
+      *this, "no-fuse-optimizer",
+      llvm::cl::desc("Keep each optimizer update (and master-weight cast) "
+                     "its own kernel instead of multi-tensor kernels grouped "
+                     "by gradient readiness"),
+      llvm::cl::init(false)};
+  Option<bool> noSchedule{
+      *this, "no-schedule",
+      llvm::cl::desc("Keep the op order (skip tg-schedule, which reorders "
+                     "ops to lower the peak memory)"),
+      llvm::cl::init(false)};
+  Option<bool> noMemoryPlan{
+      *this, "no-memory-plan",
+      llvm::cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
+      llvm::cl::init(false)};
+  Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("The built-in device planned for (A100-40GB, A100-80GB, "
+                     "H100-SXM, H200, B200; default: the module's tg.device, "
+                     "else H100-SXM)"),
+      llvm::cl::init("")};
+
+  /// Whether the step stage differentiates (autodiff or an optimizer).
+  bool differentiates() const {
+    return autodiff || optimizer != OptimizerKind::None;
+  }
+  /// Whether the planning stage runs tg-recompute.
+  bool recomputes() const {
+    return !memoryBudget.empty() || recompute != RecomputeStrategy::DP;
+  }
+};
+
+} // namespace tgc
+
+#endif // TGC_PIPELINE_OPTIONS_H

@@ -1,0 +1,317 @@
+//===- Flags.cpp - the flags every tgc subcommand shares ------------------===//
+
+#include "Flags.h"
+
+#include <memory>
+
+using namespace tgc;
+namespace cl = llvm::cl;
+
+// Function-local statics: flags of other files name these subcommands while
+// they are constructed, in no particular order.
+cl::OptionCategory &cli::getCategory() {
+  static cl::OptionCategory category("tgc options");
+  return category;
+}
+cl::SubCommand &cli::getCompileCommand() {
+  static cl::SubCommand command(
+      "compile", "Build, optimize and plan a training step, and write it");
+  return command;
+}
+cl::SubCommand &cli::getReportCommand() {
+  static cl::SubCommand command(
+      "report", "FLOPs and bytes of every op, estimated step time, simulated "
+                "peak memory: of the step `tgc compile` writes with the same "
+                "options, or of a compiled step as it is");
+  return command;
+}
+cl::SubCommand &cli::getRunCommand() {
+  static cl::SubCommand command(
+      "run", "Run a function on the CPU reference interpreter");
+  return command;
+}
+cl::SubCommand &cli::getTrainCommand() {
+  static cl::SubCommand command(
+      "train", "Train a model on the CPU interpreter (autodiff + optimizer)");
+  return command;
+}
+cl::SubCommand &cli::getImportCommand() {
+  static cl::SubCommand command("import",
+                                "Import an ONNX model: write OUT.mlir and its "
+                                "parameters to OUT.safetensors");
+  return command;
+}
+cl::SubCommand &cli::getGradcheckCommand() {
+  static cl::SubCommand command(
+      "gradcheck",
+      "Check tg-autodiff's gradients against finite differences (f64)");
+  return command;
+}
+
+#define TGC_CAT cl::cat(cli::getCategory())
+#define TGC_PLANNING_SUBS                                                      \
+  cl::sub(cli::getCompileCommand()), cl::sub(cli::getReportCommand())
+#define TGC_STEP_SUBS TGC_PLANNING_SUBS, cl::sub(cli::getTrainCommand())
+#define TGC_MODEL_SUBS                                                         \
+  TGC_STEP_SUBS, cl::sub(cli::getImportCommand()),                             \
+      cl::sub(cli::getGradcheckCommand())
+
+static cl::opt<std::string>
+    inputFile(cl::Positional, cl::Required,
+              cl::desc("<input .mlir or .onnx, or - for stdin>"),
+              TGC_MODEL_SUBS, TGC_CAT);
+static cl::opt<std::string> outputFile(
+    "o",
+    cl::desc("Output file for the module (default: stdout); the parameters "
+             "of an ONNX model go next to it (OUT.safetensors)"),
+    cl::value_desc("file"), cl::init("-"), cl::sub(cli::getCompileCommand()),
+    cl::sub(cli::getImportCommand()), TGC_CAT);
+static cl::opt<std::string> entryName(
+    "entry",
+    cl::desc("The function to run or report (default: the only one, or "
+             "main)"),
+    cl::value_desc("name"), cl::sub(cli::getRunCommand()),
+    cl::sub(cli::getGradcheckCommand()), cl::sub(cli::getTrainCommand()),
+    cl::sub(cli::getReportCommand()), TGC_CAT);
+
+// ONNX import, the same for every subcommand that reads a model.
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("ONNX: the shape of graph input NAME, binding its symbolic "
+             "dimensions (e.g. ids=4x128)"),
+    cl::value_desc("NAME=DIMS"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
+    TGC_CAT);
+static cl::opt<std::string> lossOutput(
+    "loss-output",
+    cl::desc("ONNX: the scalar graph output that is the loss (default: an "
+             "output named 'loss')"),
+    cl::value_desc("NAME"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
+    TGC_CAT);
+static cl::opt<std::string> addLoss(
+    "add-loss",
+    cl::desc("ONNX: add a mean cross-entropy of graph output LOGITS against "
+             "a new 'label' argument, as the loss"),
+    cl::value_desc("cross_entropy:LOGITS"), TGC_MODEL_SUBS,
+    cl::sub(cli::getRunCommand()), TGC_CAT);
+
+static cl::opt<std::string>
+    deviceName("device",
+               cl::desc("The GPU to plan for: A100-40GB, A100-80GB, "
+                        "H100-SXM (default), H200, B200"),
+               cl::value_desc("name"), TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<std::string> deviceFile(
+    "device-file",
+    cl::desc(
+        "Read the GPU's figures from a JSON file (see docs/cost-model.md)"),
+    cl::value_desc("FILE.json"), TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool> dumpPipeline(
+    "dump-pass-pipeline",
+    cl::desc("Print the pass pipeline (textual form) to stderr before it "
+             "runs"),
+    TGC_STEP_SUBS, TGC_CAT);
+
+//===--- The pipeline's knobs: TrainingPipelineOptions, flag by flag ------===//
+
+static cl::opt<bool> trainingStep(
+    "train",
+    cl::desc("Build the training step: autodiff and --optimizer (adamw "
+             "unless given)"),
+    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<PrecisionPolicy> precision(
+    "precision",
+    cl::desc("Mixed precision; parameters, gradients and optimizer state "
+             "stay f32"),
+    cl::value_desc("policy"), getPrecisionPolicyValues(),
+    cl::init(PrecisionPolicy::FP32),
+    TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string> keepFp32(
+    "keep-fp32",
+    cl::desc("With --precision: op names that always run in f32 "
+             "(comma-separated, e.g. tg.attention)"),
+    cl::value_desc("op"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string> keepFp32Params(
+    "keep-fp32-params",
+    cl::desc("With --precision: the ops reading these parameters (globs, "
+             "comma-separated) run in f32"),
+    cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double> initScale(
+    "init-scale",
+    cl::desc("--precision fp16: the initial loss scale (default 65536)"),
+    cl::init(65536.0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<unsigned> growthInterval(
+    "growth-interval",
+    cl::desc("--precision fp16: clean steps before the loss scale doubles "
+             "(default 2000)"),
+    cl::init(2000), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<unsigned> amaxHistory(
+    "amax-history",
+    cl::desc("--precision fp8: steps of amax history per tensor (default 16)"),
+    cl::init(16), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<unsigned> fp8Margin(
+    "fp8-margin",
+    cl::desc("--precision fp8: scales leave 2^margin of headroom (default 0)"),
+    cl::init(0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool> autodiff(
+    "autodiff",
+    cl::desc("Differentiate: also return the gradient of every param"),
+    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::list<std::string> freeze(
+    "freeze",
+    cl::desc("Do not train the parameters whose tg.name matches (globs, "
+             "comma-separated)"),
+    cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string> trainable(
+    "trainable",
+    cl::desc("Train only the parameters whose tg.name matches (globs, "
+             "comma-separated)"),
+    cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<unsigned> microBatches(
+    "micro-batches",
+    cl::desc("Accumulate gradients over N micro-batches: the graph is written "
+             "for one, the step takes N times its batch (default 1)"),
+    cl::value_desc("N"), cl::init(1), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<OptimizerKind> optimizer(
+    "optimizer",
+    cl::desc("Update the params with this optimizer (implies --autodiff; "
+             "tgc train and --train: adamw unless given)"),
+    cl::value_desc("kind"), getOptimizerKindValues(),
+    cl::init(OptimizerKind::None), TGC_STEP_SUBS,
+    TGC_CAT);
+static cl::opt<double> lr("lr",
+                          cl::desc("Learning rate of the optimizer (the "
+                                   "default of its lr argument; 1e-3)"),
+                          cl::init(1e-3), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double> momentum("momentum",
+                                cl::desc("SGD momentum (default 0)"),
+                                cl::init(0.0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double> weightDecay("weight-decay",
+                                   cl::desc("Weight decay (default 0)"),
+                                   cl::init(0.0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double>
+    clipNorm("clip-norm",
+             cl::desc("Clip the global gradient norm (default 0: none)"),
+             cl::init(0.0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool> noCanonicalize("no-canonicalize",
+                                    cl::desc("Skip canonicalization and CSE"),
+                                    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Recompute activations in the backward so the simulated peak "
+             "fits BYTES (suffixes KiB, MiB, GiB, KB, MB, GB) or `auto` (the "
+             "device's memory minus 5%); tg-recompute"),
+    cl::value_desc("BYTES|auto"), TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<RecomputeStrategy> recompute(
+    "recompute",
+    cl::desc("How to choose what to recompute; with --memory-budget, a fixed "
+             "strategy must fit it"),
+    cl::value_desc("strategy"), getRecomputeStrategyValues(),
+    cl::init(RecomputeStrategy::DP),
+    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool> explain(
+    "explain",
+    cl::desc("A remark per activation (kept or recomputed, bytes, recompute "
+             "time) and a summary of tg-recompute"),
+    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool> noFuse(
+    "no-fuse",
+    cl::desc("Do not group ops into fusion regions (skip tg-fuse); the "
+             "report then shows the unfused kernels, bytes and step time"),
+    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool> noFuseOptimizer(
+    "no-fuse-optimizer",
+    cl::desc("Keep each optimizer update (and master-weight cast) its own "
+             "kernel instead of multi-tensor kernels grouped by gradient "
+             "readiness"),
+    TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool>
+    noSchedule("no-schedule",
+               cl::desc("Keep the op order (skip tg-schedule, which reorders "
+                        "ops to lower the peak memory)"),
+               TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool>
+    noMemoryPlan("no-memory-plan",
+                 cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
+                 TGC_PLANNING_SUBS, TGC_CAT);
+
+llvm::StringRef cli::getInputFile() { return inputFile; }
+llvm::StringRef cli::getEntryName() { return entryName; }
+llvm::StringRef cli::getOutputFile() { return outputFile; }
+bool cli::shouldDumpPipeline() { return dumpPipeline; }
+bool cli::wantsTrainingStep() { return trainingStep; }
+
+ModelImportFlags cli::getImportFlags() {
+  return {std::vector<std::string>(inputShapes.begin(), inputShapes.end()),
+          lossOutput, addLoss};
+}
+
+mlir::FailureOr<std::optional<DeviceSpec>> cli::getChosenDevice() {
+  if (deviceName.empty() && deviceFile.empty())
+    return std::optional<DeviceSpec>();
+  llvm::Expected<DeviceSpec> device = resolveDevice(deviceName, deviceFile);
+  if (!device)
+    return reportError(llvm::toString(device.takeError()));
+  return std::optional<DeviceSpec>(*device);
+}
+
+void cli::fillPipelineOptions(TrainingPipelineOptions &options,
+                              bool trainingStep) {
+  options.precision = precision;
+  options.keepFp32 = keepFp32;
+  options.keepFp32Params = keepFp32Params;
+  options.initScale = initScale;
+  options.growthInterval = growthInterval;
+  options.amaxHistory = amaxHistory;
+  options.fp8Margin = fp8Margin;
+  options.autodiff = autodiff;
+  options.freeze = freeze;
+  options.trainable = trainable;
+  options.microBatches = microBatches;
+  options.optimizer = optimizer;
+  if (trainingStep && optimizer == OptimizerKind::None)
+    options.optimizer = OptimizerKind::AdamW;
+  options.lr = lr;
+  options.momentum = momentum;
+  options.weightDecay = weightDecay;
+  options.clipNorm = clipNorm;
+  options.noCanonicalize = noCanonicalize;
+  options.memoryBudget = memoryBudget;
+  options.recompute = recompute;
+  options.explain = explain;
+  options.noFuse = noFuse;
+  options.noFuseOptimizer = noFuseOptimizer;
+  options.noSchedule = noSchedule;
+  options.noMemoryPlan = noMemoryPlan;
+}
+
+bool cli::anyPipelineFlagGiven() {
+  // std::addressof: a cl::list overloads & to give its values.
+  const cl::Option *flags[] = {
+      std::addressof(trainingStep),
+      std::addressof(precision),
+      std::addressof(keepFp32),
+      std::addressof(keepFp32Params),
+      std::addressof(initScale),
+      std::addressof(growthInterval),
+      std::addressof(amaxHistory),
+      std::addressof(fp8Margin),
+      std::addressof(autodiff),
+      std::addressof(freeze),
+      std::addressof(trainable),
+      std::addressof(microBatches),
+      std::addressof(optimizer),
+      std::addressof(lr),
+      std::addressof(momentum),
+      std::addressof(weightDecay),
+      std::addressof(clipNorm),
+      std::addressof(noCanonicalize),
+      std::addressof(memoryBudget),
+      std::addressof(recompute),
+      std::addressof(explain),
+      std::addressof(noFuse),
+      std::addressof(noFuseOptimizer),
+      std::addressof(noSchedule),
+      std::addressof(noMemoryPlan),
+  };
+  return llvm::any_of(
+      flags, [](const cl::Option *flag) { return flag->getNumOccurrences(); });
+}

@@ -1,0 +1,161 @@
+//===- Run.cpp - tgc run: a function on the CPU reference interpreter -----===//
+
+#include "Flags.h"
+
+#include "tgc/Driver/Run.h"
+#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Interpreter/Interpreter.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace tgc;
+namespace cl = llvm::cl;
+
+#define TGC_RUN cl::sub(cli::getRunCommand()), cl::cat(cli::getCategory())
+
+static cl::list<std::string>
+    files(cl::Positional, cl::OneOrMore,
+          cl::desc("<input .mlir or .onnx> (two with --compare)"), TGC_RUN);
+static cl::opt<std::string> params(
+    "params",
+    cl::desc("Read the values of params (by tg.name) from a .safetensors "
+             "file"),
+    cl::value_desc("FILE.safetensors"), TGC_RUN,
+    cl::sub(cli::getGradcheckCommand()));
+static cl::list<std::string> inputs(
+    "input",
+    cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file or "
+             "an ONNX TensorProto .pb file"),
+    cl::value_desc("NAME=PATH.npy"), TGC_RUN,
+    cl::sub(cli::getGradcheckCommand()));
+static cl::opt<uint64_t> randomSeed(
+    "random-inputs",
+    cl::desc("Give every argument without --input a random value from SEED "
+             "(params: normal std 0.02; inputs: normal; labels and ids: "
+             "uniform valid ids; state: zeros; see docs/interpreter.md)"),
+    cl::value_desc("SEED"), TGC_RUN, cl::sub(cli::getGradcheckCommand()));
+static cl::opt<bool> allowNonFinite(
+    "allow-non-finite",
+    cl::desc("Accept NaN and infinity in --input files (default: an error)"),
+    TGC_RUN, cl::sub(cli::getGradcheckCommand()));
+static cl::opt<std::string> outputDir(
+    "output-dir", cl::desc("Write each result to DIR/<tg.name or index>.npy"),
+    cl::value_desc("DIR"), TGC_RUN);
+enum class Toggle { Off, On };
+static cl::opt<Toggle> precisionEmulation(
+    "precision-emulation",
+    cl::desc("Round every bf16/f16/f8 result to its type (default: on)"),
+    cl::values(clEnumValN(Toggle::On, "on", "round results"),
+               clEnumValN(Toggle::Off, "off", "keep f32 values")),
+    cl::init(Toggle::On), TGC_RUN);
+static cl::opt<bool> f64("f64",
+                         cl::desc("Run every float op in double precision"),
+                         TGC_RUN);
+static cl::opt<bool>
+    printValues("print-values",
+                cl::desc("Print every element of every result"), TGC_RUN);
+static cl::opt<bool>
+    timeRun("time", cl::desc("Print the interpretation time (without parsing)"),
+            TGC_RUN);
+static cl::opt<bool> compare(
+    "compare",
+    cl::desc("Run two files on the same inputs and compare their results"),
+    TGC_RUN);
+static cl::opt<double> relativeTolerance("rtol",
+                            cl::desc("Relative tolerance of --compare"),
+                            cl::init(1e-5), TGC_RUN);
+static cl::opt<double> absoluteTolerance("atol",
+                            cl::desc("Absolute tolerance of --compare"),
+                            cl::init(1e-8), TGC_RUN);
+
+FailureOr<ArgumentSources>
+cli::getArgumentSources(ArrayRef<ImportedParameter> modelParameters,
+                        std::optional<uint64_t> defaultSeed) {
+  ArgumentSources sources;
+  sources.inputs.assign(inputs.begin(), inputs.end());
+  for (const ImportedParameter &parameter : modelParameters)
+    sources.parameters[parameter.name] = parameter.value;
+  if (!params.empty() && failed(readParameterFile(params, sources.parameters)))
+    return failure();
+  sources.allowNonFinite = allowNonFinite;
+  if (randomSeed.getNumOccurrences())
+    sources.randomSeed = randomSeed;
+  else
+    sources.randomSeed = defaultSeed;
+  return sources;
+}
+
+LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  if (compare != (files.size() == 2) || files.size() > 2)
+    return reportError(compare ? "--compare needs two files"
+                               : "run takes one file (two with --compare)");
+  SmallVector<OwningOpRef<ModuleOp>> modules;
+  SmallVector<FunctionOpInterface> functions;
+  std::vector<ImportedParameter> modelParameters;
+  // parseSourceFile parses a SourceMgr's main file: one SourceMgr per file.
+  // (The diagnostic handler shows lines of the others by reading the file.)
+  SmallVector<std::unique_ptr<llvm::SourceMgr>> otherSourceMgrs;
+  for (const std::string &file : files) {
+    llvm::SourceMgr *fileSourceMgr = &sourceMgr;
+    if (!modules.empty())
+      fileSourceMgr =
+          otherSourceMgrs.emplace_back(std::make_unique<llvm::SourceMgr>())
+              .get();
+    FailureOr<LoadedModel> model =
+        loadModel(context, *fileSourceMgr, file, getImportFlags());
+    if (failed(model))
+      return failure();
+    modules.push_back(std::move(model->module));
+    llvm::append_range(modelParameters, model->parameters);
+    functions.push_back(findEntry(*modules.back(), getEntryName(), file));
+    if (!functions.back())
+      return failure();
+  }
+  FunctionOpInterface function = functions.front();
+  FailureOr<ArgumentSources> sources =
+      getArgumentSources(modelParameters, std::nullopt);
+  if (failed(sources))
+    return failure();
+  FailureOr<SmallVector<Tensor>> arguments =
+      prepareArguments(function, *sources);
+  if (failed(arguments))
+    return failure();
+
+  InterpreterOptions options;
+  options.precisionEmulation = precisionEmulation == Toggle::On;
+  options.f64 = f64;
+  Interpreter interpreter(options);
+  auto start = std::chrono::steady_clock::now();
+  FailureOr<SmallVector<Tensor>> results =
+      interpreter.run(function, *arguments);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failed(results))
+    return failure();
+
+  if (compare) {
+    FunctionOpInterface other = functions.back();
+    if (other.getArgumentTypes() != function.getArgumentTypes())
+      return reportError("@" + function.getName() + " and @" +
+                         other.getName() + " take different arguments");
+    FailureOr<SmallVector<Tensor>> otherResults =
+        interpreter.run(other, *arguments);
+    if (failed(otherResults))
+      return failure();
+    return compareResults(function, *results, *otherResults,
+                          relativeTolerance, absoluteTolerance);
+  }
+
+  for (auto [i, tensor] : llvm::enumerate(*results))
+    printResult(llvm::outs(), getResultName(function, i), tensor, printValues);
+  if (timeRun)
+    llvm::outs() << llvm::format("time: %.6f s\n", seconds);
+  if (!outputDir.empty() && failed(writeResults(function, *results, outputDir)))
+    return failure();
+  return success();
+}

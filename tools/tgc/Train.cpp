@@ -1,0 +1,138 @@
+//===- Train.cpp - tgc train: the training step on the interpreter --------===//
+
+#include "Flags.h"
+
+#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Driver/Compile.h"
+#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Interpreter/Trainer.h"
+#include "tgc/Support/Safetensors.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace tgc;
+namespace cl = llvm::cl;
+
+#define TGC_TRAIN cl::sub(cli::getTrainCommand()), cl::cat(cli::getCategory())
+
+static cl::opt<unsigned> steps("steps",
+                               cl::desc("Training steps (default 100)"),
+                               cl::init(100), TGC_TRAIN);
+static cl::opt<std::string> data(
+    "data",
+    cl::desc("Training data: synthetic-copy (fresh random token ids each "
+             "step, labels = ids: the model learns to copy), fixed (one "
+             "random batch every step: memorization), or FILE.bin (uint16 "
+             "token ids as nanoGPT writes them: random windows, labels = "
+             "the next tokens). Default: synthetic-copy for token models, "
+             "else fixed"),
+    cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
+static cl::opt<uint64_t>
+    seed("seed",
+         cl::desc("Seeds the initial parameters and the data (default 0)"),
+         cl::init(0), TGC_TRAIN);
+static cl::opt<unsigned>
+    logEvery("log-every", cl::desc("Print the loss every K steps (default 10)"),
+             cl::init(10), TGC_TRAIN);
+static cl::opt<std::string>
+    save("save", cl::desc("Write the trained parameters to FILE.safetensors"),
+         cl::value_desc("FILE"), TGC_TRAIN);
+
+/// Prints one line per logged step.
+static void logStep(const TrainingStepResult &report) {
+  unsigned n = report.step;
+  unsigned every = std::max(1u, unsigned(logEvery));
+  if (n != 1 && n % every != 0 && n != steps && !report.skipped)
+    return;
+  llvm::outs() << llvm::format("step %u: loss %.6f", n, report.loss);
+  if (report.skipped)
+    llvm::outs() << llvm::format(
+        " (skipped: non-finite gradients; loss scale %g -> %g)",
+        report.lossScale, report.newLossScale);
+  else if (!std::isnan(report.lossScale))
+    llvm::outs() << llvm::format(" (loss scale %g)", report.newLossScale);
+  llvm::outs() << "\n";
+}
+
+/// Writes the `param` arguments of `step` to --save.
+static LogicalResult saveParameters(func::FuncOp step,
+                                    ArrayRef<Tensor> arguments) {
+  std::vector<safetensors::Entry> entries;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+    if (tg::getArgumentRole(step, i) == "param")
+      entries.push_back(safetensors::toEntry(getArgumentName(step, i),
+                                             tensorToNpy(arguments[i])));
+  if (llvm::Error error = safetensors::write(save, entries))
+    return reportError(llvm::toString(std::move(error)));
+  return success();
+}
+
+LogicalResult cli::runTrain(MLIRContext &context,
+                            llvm::SourceMgr &sourceMgr) {
+  FailureOr<LoadedModel> model =
+      loadModel(context, sourceMgr, getInputFile(), getImportFlags());
+  if (failed(model))
+    return failure();
+  auto entry = dyn_cast_or_null<func::FuncOp>(static_cast<Operation *>(
+      findEntry(*model->module, getEntryName(), getInputFile())));
+  if (!entry)
+    return failure();
+  std::optional<CopyTask> copyTask = CopyTask::find(entry);
+  std::string source = data;
+  if (source.empty())
+    source = copyTask ? "synthetic-copy" : "fixed";
+  bool fromFile = source != "synthetic-copy" && source != "fixed";
+  if (!copyTask && source != "fixed")
+    return reportError("--data " + source +
+                       " needs a token-id 'input' argument read by "
+                       "tg.embedding and a 'label' argument of the same "
+                       "type; @" + entry.getName() +
+                       " has none (try --data fixed)");
+  std::optional<TokenData> tokens;
+  if (fromFile) {
+    llvm::Expected<TokenData> loaded = TokenData::load(source, entry, *copyTask);
+    if (!loaded)
+      return reportError(llvm::toString(loaded.takeError()));
+    tokens = std::move(*loaded);
+  }
+  // The interpreter trains the step the training-step stage builds.
+  TrainingPipelineOptions pipeline;
+  fillPipelineOptions(pipeline, /*trainingStep=*/true);
+  CompileRequest compile;
+  if (shouldDumpPipeline())
+    compile.pipelineDump = &llvm::errs();
+  if (failed(buildTrainingStep(*model->module, pipeline, compile)))
+    return failure();
+
+  TrainerOptions options;
+  options.steps = steps;
+  options.seed = seed;
+  if (source == "synthetic-copy")
+    options.copyTask = copyTask;
+  options.tokens = std::move(tokens);
+  auto start = std::chrono::steady_clock::now();
+  FailureOr<TrainingRun> run = runTraining(entry, options, logStep);
+  if (failed(run))
+    return failure();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::string policy =
+      pipeline.precision == PrecisionPolicy::FP32
+          ? ""
+          : (", " + stringifyPrecisionPolicy(pipeline.precision)).str();
+  llvm::outs() << llvm::format(
+      "trained %u steps (%s%s, %s data) in %.2f s: loss %.6f -> %.6f\n",
+      unsigned(steps), stringifyOptimizerKind(pipeline.optimizer).data(),
+      policy.c_str(), source.c_str(), seconds, run->firstLoss, run->lastLoss);
+  if (run->skippedSteps)
+    llvm::outs() << run->skippedSteps
+                 << " step(s) skipped by dynamic loss scaling\n";
+  if (save.empty())
+    return success();
+  return saveParameters(entry, run->arguments);
+}

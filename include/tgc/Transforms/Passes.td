@@ -480,7 +480,14 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     of the pattern must be used only inside it (a normalized value or an
     attention probability read elsewhere keeps its decomposition), and the
     element types must agree, so the raised op computes what the
-    decomposition did. The ops left dead are erased; nothing else changes.
+    decomposition did.
+
+    Each form is a rewrite pattern (`populateTGRaisePatterns`) applied by the
+    greedy driver, consumers before producers; where one op ends several
+    forms, the bigger form is tried first (cross-entropy, attention, layer
+    norm, RMS norm, GELU, SiLU). The driver erases the ops left dead, and any
+    op that was dead on input; it neither folds nor merges constants, so
+    nothing else changes.
 
     Before:
 

@@ -91,7 +91,9 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
     For every function with a `tg.role = "loss"` result, builds the backward
     pass after the forward ops and returns, after the existing results, one
     gradient per `param` argument, with `tg.role = "grad"` and
-    `tg.name = "<param name>.grad"` (or `"argN.grad"`).
+    `tg.name = "<param name>.grad"` (or `"argN.grad"`). Other functions are
+    left alone, but a module where no function has a loss is an error: the
+    step would come out unchanged, with nothing for an optimizer to update.
 
     The backward of each op comes from its `DifferentiableOpInterface`; the
     pass lists no op names. Only ops that depend on a parameter and reach the

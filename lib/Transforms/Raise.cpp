@@ -46,9 +46,9 @@ struct TGRaisePass : tgc::impl::TGRaiseBase<TGRaisePass> {
     // Raising replaces decompositions and nothing else: no folding, no
     // merging of constants, no region simplification. The driver visits
     // consumers before producers, so a form is raised whole before a part of
-    // it can be, and it erases the ops each raise leaves dead. Raising only
-    // removes ops, so it converges; were the iteration limit ever hit, the
-    // module would still be correct, only less raised.
+    // it can be, and it erases the ops each raise leaves dead. Each raise
+    // leaves fewer decomposed ops, so it converges; were the iteration limit
+    // ever hit, the module would still be correct, only less raised.
     GreedyRewriteConfig config;
     config.enableFolding(false)
         .enableConstantCSE(false)

@@ -26,7 +26,7 @@ enum class RaiseKind {
 
 /// The option name of a kind (`layer_norm`, `rms_norm`, ...).
 llvm::StringRef getRaiseKindName(RaiseKind kind);
-/// All kinds, in the order tg-raise tries them.
+/// All kinds, bigger forms first: the order of their patterns' benefits.
 llvm::ArrayRef<RaiseKind> getAllRaiseKinds();
 
 struct RaiseOptions {

@@ -233,9 +233,34 @@ struct TGAutodiffPass : tgc::impl::TGAutodiffBase<TGAutodiffPass> {
         }
         globs->push_back(std::move(*glob));
       }
+    if (failed(checkSomeFunctionHasLoss()))
+      return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(ReverseModeDifferentiator(func, filter).run()))
         return signalPassFailure();
+  }
+
+  /// A function without a loss is left alone (a helper of the step), but a
+  /// module without any would come out unchanged: a "training step" that
+  /// computes no gradient and that an optimizer would not update.
+  LogicalResult checkSomeFunctionHasLoss() {
+    auto funcs = getOperation().getOps<func::FuncOp>();
+    if (llvm::any_of(funcs, [](func::FuncOp func) {
+          return llvm::any_of(llvm::seq(func.getNumResults()), [&](unsigned i) {
+            return tg::getResultRole(func, i) == "loss";
+          });
+        }))
+      return success();
+    Operation *where = getOperation();
+    for (func::FuncOp func : funcs)
+      if (!func.isExternal()) {
+        where = func;
+        break;
+      }
+    return where->emitError(
+        "tg-autodiff: no function of the module has a loss result (a scalar "
+        "result with tg.role = \"loss\"), so there is nothing to "
+        "differentiate and no gradient for an optimizer");
   }
 };
 

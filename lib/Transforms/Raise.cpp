@@ -1,7 +1,7 @@
 //===- Raise.cpp - tg-raise: decomposed ops back to tg ops ----------------===//
 //
-// The pass driver: checks the options, then offers every op, consumers
-// first, to the raisers of RaisePatterns.cpp.
+// The pass driver: checks the options, then applies the patterns of
+// RaisePatterns.cpp with the greedy driver.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +9,7 @@
 #include "tgc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringExtras.h"
 
 #define DEBUG_TYPE "tg-raise"
@@ -41,18 +41,20 @@ struct TGRaisePass : tgc::impl::TGRaiseBase<TGRaisePass> {
     RaiseOptions options;
     options.maskThreshold = maskThreshold;
 
-    // Consumers before producers, so that the largest form of a pattern
-    // (a layer norm with its bias) is raised whole, before a part of it.
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) { ops.push_back(op); });
-    llvm::SmallPtrSet<Operation *, 32> erased;
-    for (Operation *op : llvm::reverse(ops)) {
-      if (erased.contains(op))
-        continue;
-      for (RaiseKind kind : *kinds)
-        if (succeeded(raiseDecomposition(kind, op, options, erased)))
-          break;
-    }
+    RewritePatternSet raisePatterns(&getContext());
+    populateTGRaisePatterns(raisePatterns, *kinds, options);
+    // Raising replaces decompositions and nothing else: no folding, no
+    // merging of constants, no region simplification. The driver visits
+    // consumers before producers, so a form is raised whole before a part of
+    // it can be, and it erases the ops each raise leaves dead. Each raise
+    // leaves fewer decomposed ops, so it converges; were the iteration limit
+    // ever hit, the module would still be correct, only less raised.
+    GreedyRewriteConfig config;
+    config.enableFolding(false)
+        .enableConstantCSE(false)
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyPatternsGreedily(getOperation(), std::move(raisePatterns),
+                                config);
   }
 
   /// The kinds named by `patterns`, in the order of getAllRaiseKinds.

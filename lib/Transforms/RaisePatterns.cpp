@@ -1,8 +1,8 @@
 //===- RaisePatterns.cpp - recognizers of decomposed high-level ops -------===//
 //
 // Structural matchers for the decompositions exporters write (layer norm,
-// RMS norm, GELU, SiLU, attention, cross-entropy) and their rewrites to the
-// tg ops; tg-raise (Raise.cpp) drives them over a module.
+// RMS norm, GELU, SiLU, attention, cross-entropy), as rewrite patterns to the
+// tg ops; tg-raise (Raise.cpp) applies them to a module.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,12 +10,12 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -529,7 +529,8 @@ Value materializeVector(OpBuilder &b, Location loc,
   return tg::ConstantOp::create(b, loc, DenseElementsAttr::get(type, value));
 }
 
-FailureOr<Value> raiseNormalization(Operation *root, bool centered) {
+FailureOr<Value> raiseNormalization(Operation *root, bool centered,
+                                    OpBuilder &b) {
   MatchedOps m(root);
   std::optional<NormalizationMatch> match = matchNormalization(root, m);
   if (!match || match->centered != centered || !m.usedOnlyInside())
@@ -550,7 +551,6 @@ FailureOr<Value> raiseNormalization(Operation *root, bool centered) {
   auto vectorType =
       RankedTensorType::get({xType.getShape().back()}, vectorElement);
 
-  OpBuilder b(root);
   Location loc = root->getLoc();
   auto statsType =
       RankedTensorType::get(xType.getShape().drop_back(), b.getF32Type());
@@ -635,7 +635,7 @@ bool isTanhArgument(Value u, Value x, MatchedOps &m) {
 }
 
 /// `0.5 * x * (1 + erf(x / sqrt(2)))` or the tanh form, as three factors.
-FailureOr<Value> raiseGelu(Operation *root) {
+FailureOr<Value> raiseGelu(Operation *root, OpBuilder &b) {
   auto mul = dyn_cast<tg::MulOp>(root);
   if (!mul || !isa<FloatType>(typeOf(mul).getElementType()))
     return failure();
@@ -661,7 +661,6 @@ FailureOr<Value> raiseGelu(Operation *root) {
         m.rollback(mark);
         continue;
       }
-      OpBuilder b(root);
       return tg::GeluOp::create(
                  b, root->getLoc(), x.getType(), x,
                  tg::GeluApproximationAttr::get(b.getContext(), *approximation))
@@ -672,7 +671,7 @@ FailureOr<Value> raiseGelu(Operation *root) {
 }
 
 /// `x * sigmoid(x)`.
-FailureOr<Value> raiseSilu(Operation *root) {
+FailureOr<Value> raiseSilu(Operation *root, OpBuilder &b) {
   auto mul = dyn_cast<tg::MulOp>(root);
   if (!mul)
     return failure();
@@ -680,7 +679,6 @@ FailureOr<Value> raiseSilu(Operation *root) {
     auto sigmoid = gate.getDefiningOp<tg::SigmoidOp>();
     if (!sigmoid || sigmoid.getOperand() != x || !gate.hasOneUse() || gate == x)
       continue;
-    OpBuilder b(root);
     return tg::SiluOp::create(b, root->getLoc(), x.getType(), x).getResult();
   }
   return failure();
@@ -900,10 +898,8 @@ Value as4d(OpBuilder &b, Location loc, Value v) {
   return tg::ReshapeOp::create(b, loc, target, v);
 }
 
-FailureOr<Value> raiseAttention(Operation *op, const RaiseOptions &options) {
-  auto root = dyn_cast<tg::MatmulOp>(op);
-  if (!root)
-    return failure();
+FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
+                                OpBuilder &b) {
   MatchedOps m(root);
   std::optional<AttentionMatch> match = matchAttention(root, m, options);
   if (!match || !m.usedOnlyInside())
@@ -935,7 +931,6 @@ FailureOr<Value> raiseAttention(Operation *op, const RaiseOptions &options) {
       typeOf(root).getShape() != ArrayRef<int64_t>{q[0], q[1], q[2], v[3]})
     return failure();
 
-  OpBuilder b(root);
   Location loc = root.getLoc();
   Value key = match->key;
   if (match->keyTransposed)
@@ -1088,23 +1083,22 @@ std::optional<CrossEntropyMatch> matchOneHotCrossEntropy(Operation *root,
   return match;
 }
 
-FailureOr<Value> raiseCrossEntropy(Operation *root) {
-  OpBuilder b(root);
-  Location loc = root->getLoc();
-  // A cross-entropy of log-probabilities: log_softmax changes no
-  // cross-entropy, but it does change the logsumexp, which must be unused.
-  if (auto loss = dyn_cast<tg::CrossEntropyOp>(root)) {
-    auto logSoftmax = loss.getLogits().getDefiningOp<tg::LogSoftmaxOp>();
-    int64_t rank = typeOf(loss.getLogits()).getRank();
-    if (!logSoftmax || int64_t(logSoftmax.getDimension()) != rank - 1 ||
-        !loss.getLogits().hasOneUse() || !loss.getLogsumexp().use_empty())
-      return failure();
-    return tg::CrossEntropyOp::create(
-               b, loc, loss.getLoss().getType(), loss.getLogsumexp().getType(),
-               loss.getReduction(), logSoftmax.getOperand(), loss.getLabels(),
-               loss.getIgnoreIndexAttr())
-        .getLoss();
-  }
+/// A cross-entropy of log-probabilities: log_softmax changes no
+/// cross-entropy, but it does change the logsumexp, which must be unused.
+FailureOr<tg::CrossEntropyOp>
+raiseLogSoftmaxCrossEntropy(tg::CrossEntropyOp loss, OpBuilder &b) {
+  auto logSoftmax = loss.getLogits().getDefiningOp<tg::LogSoftmaxOp>();
+  int64_t rank = typeOf(loss.getLogits()).getRank();
+  if (!logSoftmax || int64_t(logSoftmax.getDimension()) != rank - 1 ||
+      !loss.getLogits().hasOneUse() || !loss.getLogsumexp().use_empty())
+    return failure();
+  return tg::CrossEntropyOp::create(
+      b, loss.getLoc(), loss.getLoss().getType(), loss.getLogsumexp().getType(),
+      loss.getReduction(), logSoftmax.getOperand(), loss.getLabels(),
+      loss.getIgnoreIndexAttr());
+}
+
+FailureOr<Value> raiseOneHotCrossEntropy(Operation *root, OpBuilder &b) {
   MatchedOps m(root);
   std::optional<CrossEntropyMatch> match = matchOneHotCrossEntropy(root, m);
   if (!match || !m.usedOnlyInside())
@@ -1112,6 +1106,7 @@ FailureOr<Value> raiseCrossEntropy(Operation *root) {
   auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
   if (root->getResult(0).getType() != f32Scalar)
     return failure();
+  Location loc = root->getLoc();
   auto logitsType = typeOf(match->logits);
   auto labelsType =
       RankedTensorType::get(logitsType.getShape().drop_back(),
@@ -1127,21 +1122,67 @@ FailureOr<Value> raiseCrossEntropy(Operation *root) {
       .getLoss();
 }
 
-/// Erases `root` and then every op that its erasure leaves dead.
-void eraseDeadFrom(Operation *root,
-                   llvm::SmallPtrSetImpl<Operation *> &erased) {
-  SmallVector<Operation *> worklist{root};
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (erased.contains(op) || !isOpTriviallyDead(op))
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-    erased.insert(op);
-    op->erase();
-  }
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+/// Bigger decompositions first: a root that ends several forms (a `tg.mul`
+/// ends a loss, a normalization, a GELU or a SiLU) is offered to the form
+/// that covers the most ops first, in the order of getAllRaiseKinds.
+PatternBenefit benefitOf(RaiseKind kind) {
+  ArrayRef<RaiseKind> all = getAllRaiseKinds();
+  return all.size() - (llvm::find(all, kind) - all.begin());
 }
+
+/// One form of `kind` ending at a `RootOp`: `raise` matches the
+/// decomposition and builds its replacement, touching nothing on failure;
+/// the pattern replaces the root, and the driver erases the decomposition's
+/// ops that this leaves dead.
+template <typename RootOp>
+struct RaiseDecomposition : OpRewritePattern<RootOp> {
+  using Raiser = std::function<FailureOr<Value>(RootOp, OpBuilder &)>;
+
+  RaiseDecomposition(MLIRContext *context, RaiseKind kind, Raiser raise)
+      : OpRewritePattern<RootOp>(context, benefitOf(kind)),
+        raise(std::move(raise)) {
+    this->setDebugName(getRaiseKindName(kind));
+  }
+
+  LogicalResult matchAndRewrite(RootOp root,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<Value> raised = raise(root, rewriter);
+    if (failed(raised))
+      return rewriter.notifyMatchFailure(root, "no decomposition ends here");
+    rewriter.replaceOp(root, *raised);
+    return success();
+  }
+
+  Raiser raise;
+};
+
+/// Adds a RaiseDecomposition of `kind` for each of `RootOps`.
+template <typename... RootOps, typename Raiser>
+void addRaise(RewritePatternSet &patterns, RaiseKind kind, Raiser raise) {
+  (patterns.add<RaiseDecomposition<RootOps>>(patterns.getContext(), kind,
+                                             raise),
+   ...);
+}
+
+/// `cross_entropy(log_softmax(x), y)` reads `x` directly.
+struct RaiseLogSoftmaxCrossEntropy : OpRewritePattern<tg::CrossEntropyOp> {
+  RaiseLogSoftmaxCrossEntropy(MLIRContext *context)
+      : OpRewritePattern(context, benefitOf(RaiseKind::CrossEntropy)) {}
+
+  LogicalResult matchAndRewrite(tg::CrossEntropyOp root,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<tg::CrossEntropyOp> raised =
+        raiseLogSoftmaxCrossEntropy(root, rewriter);
+    if (failed(raised))
+      return rewriter.notifyMatchFailure(root, "logits not a log_softmax");
+    rewriter.replaceOp(root, *raised);
+    return success();
+  }
+};
 
 } // namespace
 
@@ -1170,34 +1211,48 @@ ArrayRef<RaiseKind> tgc::getAllRaiseKinds() {
   return kinds;
 }
 
-LogicalResult
-tgc::raiseDecomposition(RaiseKind kind, Operation *root,
-                        const RaiseOptions &options,
-                        llvm::SmallPtrSetImpl<Operation *> &erased) {
-  FailureOr<Value> raised = failure();
-  switch (kind) {
-  case RaiseKind::LayerNorm:
-    raised = raiseNormalization(root, /*centered=*/true);
-    break;
-  case RaiseKind::RmsNorm:
-    raised = raiseNormalization(root, /*centered=*/false);
-    break;
-  case RaiseKind::Gelu:
-    raised = raiseGelu(root);
-    break;
-  case RaiseKind::Silu:
-    raised = raiseSilu(root);
-    break;
-  case RaiseKind::Attention:
-    raised = raiseAttention(root, options);
-    break;
-  case RaiseKind::CrossEntropy:
-    raised = raiseCrossEntropy(root);
-    break;
+void tgc::populateTGRaisePatterns(RewritePatternSet &patterns,
+                                  ArrayRef<RaiseKind> kinds,
+                                  const RaiseOptions &options) {
+  for (RaiseKind kind : kinds) {
+    switch (kind) {
+    case RaiseKind::LayerNorm:
+      // The bias `add`, the scale `mul` or the `div` by the deviation.
+      addRaise<tg::AddOp, tg::MulOp, tg::DivOp>(
+          patterns, kind, [](Operation *root, OpBuilder &b) {
+            return raiseNormalization(root, /*centered=*/true, b);
+          });
+      break;
+    case RaiseKind::RmsNorm:
+      addRaise<tg::MulOp, tg::DivOp>(
+          patterns, kind, [](Operation *root, OpBuilder &b) {
+            return raiseNormalization(root, /*centered=*/false, b);
+          });
+      break;
+    case RaiseKind::Gelu:
+      addRaise<tg::MulOp>(patterns, kind, raiseGelu);
+      break;
+    case RaiseKind::Silu:
+      addRaise<tg::MulOp>(patterns, kind, raiseSilu);
+      break;
+    case RaiseKind::Attention:
+      // The matmul with the values, after the softmax it covers.
+      addRaise<tg::MatmulOp>(patterns, kind,
+                             [options](tg::MatmulOp root, OpBuilder &b) {
+                               return raiseAttention(root, options, b);
+                             });
+      break;
+    case RaiseKind::CrossEntropy:
+      // The negation (`neg` or a `mul` by -1) or the mean over the tokens.
+      addRaise<tg::NegOp, tg::MulOp, tg::ReduceOp>(patterns, kind,
+                                                   raiseOneHotCrossEntropy);
+      patterns.add<RaiseLogSoftmaxCrossEntropy>(patterns.getContext());
+      break;
+    }
   }
-  if (failed(raised))
-    return failure();
-  root->getResult(0).replaceAllUsesWith(*raised);
-  eraseDeadFrom(root, erased);
-  return success();
+}
+
+void tgc::populateTGRaisePatterns(RewritePatternSet &patterns,
+                                  const RaiseOptions &options) {
+  populateTGRaisePatterns(patterns, getAllRaiseKinds(), options);
 }

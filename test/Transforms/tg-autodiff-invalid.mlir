@@ -42,3 +42,14 @@ func.func @through_lse(%q: tensor<1x1x2x4xf32> {tg.role = "param"}) -> (tensor<f
   %loss = tg.add %a, %c : tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Differentiation was asked for, but no function of the module returns a
+// loss: the step would come out unchanged, with nothing to train.
+// expected-error @+1 {{tg-autodiff: no function of the module has a loss result (a scalar result with tg.role = "loss"), so there is nothing to differentiate and no gradient for an optimizer}}
+func.func @no_loss(%p: tensor<4xf32> {tg.role = "param"}) -> (tensor<f32> {tg.role = "output"}) {
+  %0 = tg.reduce sum %p dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @declared(tensor<4xf32>) -> tensor<f32>

@@ -734,3 +734,15 @@ func.func @attention_fill_1e4(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, 
   %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// The rewrite driver erases every dead op, also one that was dead on input.
+// CHECK-LABEL: func.func @dead_on_input
+// CHECK-NEXT: return
+// ONLY-LABEL: func.func @dead_on_input
+// ONLY-NEXT: return
+func.func @dead_on_input(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %unused = tg.exp %x : tensor<4xf32>
+  return %x : tensor<4xf32>
+}

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/InitAll.h"
+#include "tgc/Support/Diagnostics.h"
 #include "tgc/Zoo/ModelZoo.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -314,6 +316,9 @@ static LogicalResult emit(StringRef model, StringRef presetLabel,
   tgc::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A graph that fails to verify names the op, not the whole module.
+  llvm::SourceMgr sourceMgr;
+  tgc::ConciseDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string name =
       functionName.getNumOccurrences() ? functionName.getValue() : model.str();
   FailureOr<OwningOpRef<ModuleOp>> module = buildModel(context, config, name);

@@ -10,6 +10,7 @@
 #include "Flags.h"
 
 #include "tgc/InitAll.h"
+#include "tgc/Support/Diagnostics.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -47,10 +48,10 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // The source line under each diagnostic says enough; the generic form of
-  // the op would only repeat it.
+  // the op would only repeat it. Long source lines and notes are cut.
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  ConciseDiagnosticHandler diagnostics(sourceMgr, &context);
 
   using Subcommand = LogicalResult (*)(MLIRContext &, llvm::SourceMgr &);
   std::pair<llvm::cl::SubCommand &, Subcommand> subcommands[] = {

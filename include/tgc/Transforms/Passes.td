@@ -91,7 +91,9 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
     For every function with a `tg.role = "loss"` result, builds the backward
     pass after the forward ops and returns, after the existing results, one
     gradient per `param` argument, with `tg.role = "grad"` and
-    `tg.name = "<param name>.grad"` (or `"argN.grad"`).
+    `tg.name = "<param name>.grad"` (or `"argN.grad"`). Other functions are
+    left alone, but a module where no function has a loss is an error: the
+    step would come out unchanged, with nothing for an optimizer to update.
 
     The backward of each op comes from its `DifferentiableOpInterface`; the
     pass lists no op names. Only ops that depend on a parameter and reach the
@@ -480,7 +482,14 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     of the pattern must be used only inside it (a normalized value or an
     attention probability read elsewhere keeps its decomposition), and the
     element types must agree, so the raised op computes what the
-    decomposition did. The ops left dead are erased; nothing else changes.
+    decomposition did.
+
+    Each form is a rewrite pattern (`populateTGRaisePatterns`) applied by the
+    greedy driver, consumers before producers; where one op ends several
+    forms, the bigger form is tried first (cross-entropy, attention, layer
+    norm, RMS norm, GELU, SiLU). The driver erases the ops left dead, and any
+    op that was dead on input; it neither folds nor merges constants, so
+    nothing else changes.
 
     Before:
 

@@ -1,14 +1,14 @@
-//===- Raise.h - recognizers of decomposed high-level ops -------*- C++ -*-===//
+//===- Raise.h - patterns raising decomposed high-level ops -----*- C++ -*-===//
 //
-// The raisers behind tg-raise, usable without the pass: each recognizes one
-// decomposition rooted at an op and replaces it with the tg op.
+// The patterns behind tg-raise, usable without the pass: each recognizes one
+// decomposition ending at an op and replaces it with the tg op.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TGC_TRANSFORMS_RAISE_H
 #define TGC_TRANSFORMS_RAISE_H
 
-#include "mlir/IR/Operation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -26,7 +26,7 @@ enum class RaiseKind {
 
 /// The option name of a kind (`layer_norm`, `rms_norm`, ...).
 llvm::StringRef getRaiseKindName(RaiseKind kind);
-/// All kinds, in the order tg-raise tries them.
+/// All kinds, bigger forms first: the order of their patterns' benefits.
 llvm::ArrayRef<RaiseKind> getAllRaiseKinds();
 
 struct RaiseOptions {
@@ -34,14 +34,16 @@ struct RaiseOptions {
   double maskThreshold = -1.0e4;
 };
 
-/// Tries to raise the decomposition of `kind` whose last op is `root`. On
-/// success the root's uses read the new op, and the root and the ops of the
-/// decomposition, now dead, are erased, each also added to `erased` (so a
-/// caller iterating over a list of ops can skip them).
-mlir::LogicalResult
-raiseDecomposition(RaiseKind kind, mlir::Operation *root,
-                   const RaiseOptions &options,
-                   llvm::SmallPtrSetImpl<mlir::Operation *> &erased);
+/// Adds to `patterns` the patterns that raise the decompositions of `kinds`,
+/// one per form, the bigger forms with the higher benefits. Each replaces the
+/// root of its decomposition and leaves the decomposition's other ops dead
+/// for the driver to erase.
+void populateTGRaisePatterns(mlir::RewritePatternSet &patterns,
+                             llvm::ArrayRef<RaiseKind> kinds,
+                             const RaiseOptions &options = {});
+/// The same for every kind.
+void populateTGRaisePatterns(mlir::RewritePatternSet &patterns,
+                             const RaiseOptions &options = {});
 
 } // namespace tgc
 

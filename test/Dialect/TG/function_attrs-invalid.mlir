@@ -335,3 +335,24 @@ func.func @offset_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tg.exp %x {tg.offset = 0 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The device a step is planned for belongs on the module.
+func.func @device_on_function(%x: tensor<4xf32>) -> tensor<4xf32> attributes {
+  // expected-error @-1 {{'tg.device' belongs on the module}}
+  tg.device = {name = "H100-SXM"}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tg.device' must be a dictionary of device fields, got "H100-SXM"}}
+module attributes {tg.device = "H100-SXM"} {
+}
+
+// -----
+
+// expected-error @+1 {{'tg.pipeline' must be a string (a pass pipeline), got 3 : i64}}
+module attributes {tg.pipeline = 3} {
+}

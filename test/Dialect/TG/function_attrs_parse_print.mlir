@@ -64,3 +64,10 @@ func.func private @sgd_update(tensor<4xf32> {tg.role = "param", tg.name = "w"},
 func.func @partial_attrs(%x: tensor<bf16>, %unused: tensor<bf16> {tg.role = "input"}) -> (tensor<bf16> {tg.role = "loss"}, tensor<bf16>) {
   return %x, %x : tensor<bf16>, tensor<bf16>
 }
+
+// -----
+
+// A compiled step's module names its device and the pipeline that made it.
+// CHECK: module attributes {tg.device = {base = "H100-SXM"}, tg.pipeline = "builtin.module(cse)"}
+module attributes {tg.device = {base = "H100-SXM"}, tg.pipeline = "builtin.module(cse)"} {
+}

@@ -79,7 +79,7 @@ void tgc::buildPlanningStage(OpPassManager &pm,
   if (!options.noFuse) {
     TGFuseOptions fuse;
     fuse.device = options.device;
-    fuse.noHorizontal = options.noFuseOptimizer;
+    fuse.noFuseOptimizer = options.noFuseOptimizer;
     function.addPass(createTGFuse(fuse));
   }
   if (!options.noSchedule)

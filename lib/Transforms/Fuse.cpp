@@ -1040,7 +1040,7 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
 
     // Multi-tensor regions last: their buckets are judged on the step as
     // tg-schedule will order it, vertical regions included.
-    if (!noHorizontal) {
+    if (!noFuseOptimizer) {
       MultiTensorBucketer bucketer(function, maxRegionOps, peakRise,
                                    maxBucketTries, explain);
       bucketer.run();

@@ -1,6 +1,6 @@
 // RUN: tgc-opt %s --split-input-file --tg-fuse | FileCheck %s
 // RUN: tgc-opt %s --split-input-file --tg-fuse=no-epilogue | FileCheck %s --check-prefix=NOEPI
-// RUN: tgc-opt %s --split-input-file --tg-fuse=no-horizontal | FileCheck %s --check-prefix=NOHORIZ
+// RUN: tgc-opt %s --split-input-file --tg-fuse=no-fuse-optimizer | FileCheck %s --check-prefix=NOHORIZ
 // RUN: tgc-opt %s --split-input-file --tg-fuse=max-region-ops=2 | FileCheck %s --check-prefix=MAX2
 // RUN: tgc-opt %s --split-input-file --tg-fuse=explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: tgc-opt %s --split-input-file --tg-fuse=peak-rise=10 | FileCheck %s --check-prefix=RISE10

@@ -579,7 +579,7 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
            "The most ops in one region (at least 2)">,
     Option<"noEpilogue", "no-epilogue", "bool", /*default=*/"false",
            "Do not fold epilogues into matmuls">,
-    Option<"noHorizontal", "no-horizontal", "bool", /*default=*/"false",
+    Option<"noFuseOptimizer", "no-fuse-optimizer", "bool", /*default=*/"false",
            "Do not group the optimizer updates (and the casts of master "
            "weights) into multi-tensor regions">,
     Option<"peakRise", "peak-rise", "double", /*default=*/"0.0",

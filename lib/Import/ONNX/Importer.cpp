@@ -10,7 +10,7 @@
 
 #include "GraphImporter.h"
 
-#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Eval/TensorNpy.h"
 #include "tgc/Support/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

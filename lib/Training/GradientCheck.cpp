@@ -1,6 +1,6 @@
 //===- GradientCheck.cpp - gradients against finite differences -----------===//
 
-#include "tgc/Interpreter/GradientCheck.h"
+#include "tgc/Training/GradientCheck.h"
 
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Interpreter/Interpreter.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
-#define TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
+#ifndef TGC_PIPELINE_POSTIMPORTPIPELINE_H
+#define TGC_PIPELINE_POSTIMPORTPIPELINE_H
 
 namespace mlir {
 class OpPassManager;
@@ -21,4 +21,4 @@ void buildPostImportPipeline(mlir::OpPassManager &pm);
 
 } // namespace tgc
 
-#endif // TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
+#endif // TGC_PIPELINE_POSTIMPORTPIPELINE_H

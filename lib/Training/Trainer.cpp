@@ -1,6 +1,6 @@
 //===- Trainer.cpp - running training steps on the interpreter ------------===//
 
-#include "tgc/Interpreter/Trainer.h"
+#include "tgc/Training/Trainer.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Interpreter/Inputs.h"

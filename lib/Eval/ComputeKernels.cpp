@@ -194,7 +194,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
           for (int64_t j = 0; j < visible; ++j)
             row[j] /= sum;
           logsumexp.setAsDouble((b * heads + h) * queries + i,
-                   max + std::log(sum));
+                                max + std::log(sum));
         }
         if (keys > 0 && valueSize > 0)
           gemm(false, false, queries, valueSize, keys, scores.data(), vp,

@@ -45,8 +45,8 @@ LogicalResult fakeQuantKernel(Operation *op, ArrayRef<const Tensor *> operands,
     double value = x.getAsDouble(i) * scale;
     if (!std::isnan(value))
       value = std::clamp(value, -maxFinite, maxFinite);
-    result.setAsDouble(i,
-             roundToFormat(static_cast<float>(value), format) / scale);
+    result.setAsDouble(i, roundToFormat(static_cast<float>(value), format) /
+                              scale);
   }
   results.push_back(std::move(result));
   return success();

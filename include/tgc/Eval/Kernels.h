@@ -35,8 +35,9 @@ struct EvalOptions {
 /// Runs the ops of a block with its arguments bound to the given tensors and
 /// returns the operands of its terminator: how a kernel of an op with a
 /// region (tg.fusion) evaluates its body.
-using BlockRunner = llvm::function_ref<mlir::FailureOr<
-    llvm::SmallVector<Tensor>>(mlir::Block &, llvm::ArrayRef<const Tensor *>)>;
+using BlockRunner =
+    llvm::function_ref<mlir::FailureOr<llvm::SmallVector<Tensor>>(
+        mlir::Block &, llvm::ArrayRef<const Tensor *>)>;
 
 /// What a kernel sees: the options, and how to run a nested block. Errors
 /// (an embedding id out of range, an integer division by zero...) are

@@ -68,9 +68,8 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
                                uint64_t seed) {
   auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
   Type elementType = type.getElementType();
-  StringAttr roleAttr =
-      getArgStringAttr(function, index, tg::TGDialect::kRoleAttrName);
-  StringRef role = roleAttr ? roleAttr.getValue() : "input";
+  tg::Role role =
+      tg::getArgumentRole(function, index).value_or(tg::Role::Input);
   // One generator per argument: seed and index mixed by splitmix64's
   // constants so that neighbouring seeds give unrelated streams.
   std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ull +
@@ -95,18 +94,19 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
   if (isa<FloatType>(elementType)) {
     Tensor tensor(type, elementType.isF64() ? Tensor::Storage::Double
                                             : Tensor::Storage::Float);
-    std::normal_distribution<double> normal(0.0, role == "param" ? 0.02 : 1.0);
+    std::normal_distribution<double> normal(0.0, role == tg::Role::Param ? 0.02
+                                                                         : 1.0);
     StringRef init = "normal";
     if (auto attr = function.getArgAttrOfType<StringAttr>(
             index, tg::TGDialect::kInitAttrName))
       init = attr.getValue();
     for (int64_t i = 0; i < count; ++i) {
       double value = 0.0;
-      if (role == "hyper")
+      if (role == tg::Role::Hyper)
         value = 1e-3;
       else if (init != "normal")
         value = init == "ones" ? 1.0 : 0.0;
-      else if (role != "state")
+      else if (role != tg::Role::State)
         value = normal(generator);
       tensor.setAsDouble(i, value);
     }
@@ -114,14 +114,14 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
   }
 
   Tensor tensor(type, Tensor::Storage::Int);
-  if (role == "state")
+  if (role == tg::Role::State)
     return tensor;
   int64_t high = 16;
   if (elementType.isInteger(1))
     high = 2;
-  else if (role == "hyper")
+  else if (role == tg::Role::Hyper)
     high = int64_t(1) << 31;
-  else if (role == "label")
+  else if (role == tg::Role::Label)
     high = findIdBound(function.getArgument(index)).value_or(2);
   else if (std::optional<int64_t> bound =
                findIdBound(function.getArgument(index)))

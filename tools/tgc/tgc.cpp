@@ -916,7 +916,8 @@ prepareArguments(FunctionOpInterface function) {
     }
     std::string name = tgc::getArgumentName(function, i);
     auto known = parameterValues.find(name);
-    if (!values[i] && tgc::tg::getArgumentRole(function, i) == "param" &&
+    if (!values[i] &&
+        tgc::tg::getArgumentRole(function, i) == tgc::tg::Role::Param &&
         known != parameterValues.end()) {
       llvm::Expected<tgc::Tensor> tensor = tgc::tensorFromNpy(
           known->second, cast<RankedTensorType>(function.getArgumentTypes()[i]),
@@ -1222,7 +1223,7 @@ static LogicalResult runTrain(MLIRContext &context,
     return success();
   std::vector<tgc::safetensors::Entry> entries;
   for (unsigned i = 0; i < numArgs; ++i) {
-    if (tgc::tg::getArgumentRole(step, i) != "param")
+    if (tgc::tg::getArgumentRole(step, i) != tgc::tg::Role::Param)
       continue;
     tgc::npy::Array array = tgc::tensorToNpy(arguments[i]);
     entries.push_back({tgc::getArgumentName(step, i),

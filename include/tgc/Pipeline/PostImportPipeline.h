@@ -1,9 +1,9 @@
-//===- PostImportPipeline.h - passes run on every imported graph -*- C++
-//-*-===//
+//===- PostImportPipeline.h - passes on every imported graph ----*- C++ -*-===//
 //
 // What runs on a module right after ONNX import, before any user pipeline:
 // clean-up of the literal translation (canonicalize, CSE) and the raising of
-// decomposed patterns to tg ops.
+// decomposed patterns to tg ops. It runs passes, so it lives here, above the
+// importer, which is translation only.
 //
 //===----------------------------------------------------------------------===//
 

@@ -51,23 +51,26 @@ std::optional<Role> tgc::tg::getRole(DictionaryAttr attrs) {
                : std::nullopt;
 }
 
+/// The value of `tg.role = role`: its spelling, as the textual IR has it.
+static StringAttr getRoleValue(MLIRContext *context, Role role) {
+  return StringAttr::get(context, stringifyRole(role));
+}
+
 NamedAttribute tgc::tg::getRoleAttr(Builder &builder, Role role) {
   return builder.getNamedAttr(TGDialect::kRoleAttrName,
-                              builder.getStringAttr(stringifyRole(role)));
+                              getRoleValue(builder.getContext(), role));
 }
 
 void tgc::tg::setArgumentRole(FunctionOpInterface function, unsigned index,
                               Role role) {
-  Builder builder(function.getContext());
   function.setArgAttr(index, TGDialect::kRoleAttrName,
-                      builder.getStringAttr(stringifyRole(role)));
+                      getRoleValue(function.getContext(), role));
 }
 
 void tgc::tg::setResultRole(FunctionOpInterface function, unsigned index,
                             Role role) {
-  Builder builder(function.getContext());
   function.setResultAttr(index, TGDialect::kRoleAttrName,
-                         builder.getStringAttr(stringifyRole(role)));
+                         getRoleValue(function.getContext(), role));
 }
 
 /// Where to report a problem with argument `index`: its own location when

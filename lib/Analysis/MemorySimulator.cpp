@@ -84,16 +84,16 @@ StepStructure StepStructure::compute(func::FuncOp function) {
   SmallVector<Operation *> forwardRoots, gradientRoots;
   bool hasLoss = false;
   for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
-    StringRef role = tg::getResultRole(function, index);
-    hasLoss |= role == "loss";
-    if (role == "grad")
+    std::optional<tg::Role> role = tg::getResultRole(function, index);
+    hasLoss |= role == tg::Role::Loss;
+    if (role == tg::Role::Grad)
       structure.gradients.insert(value);
     Operation *def = value.getDefiningOp();
     if (!def)
       continue;
-    if (role == "loss" || role == "output")
+    if (role == tg::Role::Loss || role == tg::Role::Output)
       forwardRoots.push_back(def);
-    else if (role == "grad")
+    else if (role == tg::Role::Grad)
       gradientRoots.push_back(def);
   }
   function.walk([&](tg::OptimizerOpInterface update) {
@@ -134,10 +134,10 @@ static int64_t getByteSize(Value value) {
   return type ? tg::getTensorByteSize(type) : 0;
 }
 
-static MemoryKind getArgumentKind(StringRef role) {
-  if (role == "param")
+static MemoryKind getArgumentKind(std::optional<tg::Role> role) {
+  if (role == tg::Role::Param)
     return MemoryKind::Params;
-  if (role == "state" || role == "hyper")
+  if (role == tg::Role::State || role == tg::Role::Hyper)
     return MemoryKind::OptimizerState;
   return MemoryKind::Inputs;
 }

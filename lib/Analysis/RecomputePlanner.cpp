@@ -377,8 +377,9 @@ void RecomputePlanner::decompose() {
     forEachOuterOperand(op, [&](OpOperand &use) {
       if (auto arg = dyn_cast<BlockArgument>(use.get())) {
         if (arg.getOwner() == &info.body) {
-          StringRef role = tg::getArgumentRole(function, arg.getArgNumber());
-          dependent |= role == "input" || role == "label";
+          std::optional<tg::Role> role =
+              tg::getArgumentRole(function, arg.getArgNumber());
+          dependent |= role == tg::Role::Input || role == tg::Role::Label;
         }
       } else if (Operation *def = use.get().getDefiningOp()) {
         dependent |= dataDependent.contains(def);

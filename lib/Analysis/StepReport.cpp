@@ -21,7 +21,7 @@ StepReport StepReport::compute(func::FuncOp function,
                                           StepStructure::compute(function));
   report.arenaBytes = planArena(report.memory, /*alignment=*/256).arenaBytes;
   for (BlockArgument arg : function.getArguments())
-    if (tg::getArgumentRole(function, arg.getArgNumber()) == "param")
+    if (tg::getArgumentRole(function, arg.getArgNumber()) == tg::Role::Param)
       report.params += cast<ShapedType>(arg.getType()).getNumElements();
   report.training = TrainingMemory::compute(function);
   return report;

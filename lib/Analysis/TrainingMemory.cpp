@@ -18,12 +18,6 @@ static void add(MemoryCategory &category, Type type) {
   category.bytes += tg::getTensorByteSize(tensor);
 }
 
-static StringRef getRole(DictionaryAttr attrs) {
-  auto role = attrs ? attrs.getAs<StringAttr>(tg::TGDialect::kRoleAttrName)
-                    : StringAttr();
-  return role ? role.getValue() : StringRef();
-}
-
 /// The ops that read `value`, looking through fusion regions: a region
 /// input is read by its block argument's readers, a yielded value by the
 /// readers of the region's result.
@@ -98,18 +92,20 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   SmallVector<DictionaryAttr> attrs;
   step.getAllArgAttrs(attrs);
   for (auto [type, argAttrs] : llvm::zip(step.getArgumentTypes(), attrs)) {
-    StringRef role = getRole(argAttrs);
-    if (role == "param")
+    std::optional<tg::Role> role = tg::getRole(argAttrs);
+    if (role == tg::Role::Param)
       add(memory.parameters, type);
-    else if (role == "state")
+    else if (role == tg::Role::State)
       add(memory.optimizerState, type);
   }
   for (BlockArgument arg : step.getArguments()) {
-    StringRef role = tg::getArgumentRole(step, arg.getArgNumber());
-    if (role == "param")
+    std::optional<tg::Role> role =
+        tg::getArgumentRole(step, arg.getArgNumber());
+    if (role == tg::Role::Param)
       addParameterCopies(memory.parameterCopies, arg);
     // State that no optimizer update reads is mixed precision's.
-    if (role == "state" && llvm::none_of(getReaders(arg), [](Operation *user) {
+    if (role == tg::Role::State &&
+        llvm::none_of(getReaders(arg), [](Operation *user) {
           return isa<tg::OptimizerOpInterface>(user);
         })) {
       add(memory.scalingState, arg.getType());
@@ -137,7 +133,7 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
     step.getAllResultAttrs(attrs);
     attrs.resize(step.getNumResults());
     for (auto [type, resultAttrs] : llvm::zip(step.getResultTypes(), attrs))
-      if (getRole(resultAttrs) == "grad") {
+      if (tg::getRole(resultAttrs) == tg::Role::Grad) {
         add(memory.gradients, type);
         add(memory.trainable, type);
       }

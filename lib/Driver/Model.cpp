@@ -2,7 +2,7 @@
 
 #include "tgc/Driver/Model.h"
 
-#include "tgc/Import/ONNX/PostImportPipeline.h"
+#include "tgc/Pipeline/PostImportPipeline.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"

@@ -5,6 +5,7 @@
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Model.h"
 #include "tgc/Import/ONNX/Importer.h"
+#include "tgc/Eval/TensorNpy.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Support/AllClose.h"
 #include "tgc/Support/Safetensors.h"
@@ -97,7 +98,7 @@ tgc::prepareArguments(FunctionOpInterface function,
   for (unsigned i = 0; i < numArgs; ++i) {
     std::string name = getArgumentName(function, i);
     auto known = sources.parameters.find(name);
-    if (!values[i] && tg::getArgumentRole(function, i) == "param" &&
+    if (!values[i] && tg::getArgumentRole(function, i) == tg::Role::Param &&
         known != sources.parameters.end()) {
       llvm::Expected<Tensor> tensor = tensorFromNpy(
           known->second, cast<RankedTensorType>(function.getArgumentTypes()[i]),

@@ -1,18 +1,12 @@
-//===- Inputs.cpp - arguments for the interpreter: files and random -------===//
+//===- Inputs.cpp - arguments for the interpreter: names and random -------===//
 
 #include "tgc/Interpreter/Inputs.h"
-
-#include "KernelUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/IR/Block.h"
-#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
-#include <cstring>
 #include <random>
 
 using namespace mlir;
@@ -74,9 +68,8 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
                                uint64_t seed) {
   auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
   Type elementType = type.getElementType();
-  StringAttr roleAttr =
-      getArgStringAttr(function, index, tg::TGDialect::kRoleAttrName);
-  StringRef role = roleAttr ? roleAttr.getValue() : "input";
+  tg::Role role =
+      tg::getArgumentRole(function, index).value_or(tg::Role::Input);
   // One generator per argument: seed and index mixed by splitmix64's
   // constants so that neighbouring seeds give unrelated streams.
   std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ull +
@@ -92,7 +85,7 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
                             : Tensor::Storage::Int);
     if (auto floatValue = dyn_cast<FloatAttr>(value))
       for (int64_t i = 0; i < count; ++i)
-        detail::setFloat(tensor, i, floatValue.getValueAsDouble());
+        tensor.setAsDouble(i, floatValue.getValueAsDouble());
     else if (auto intValue = dyn_cast<IntegerAttr>(value))
       std::fill(tensor.ints().begin(), tensor.ints().end(), intValue.getInt());
     return tensor;
@@ -101,33 +94,34 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
   if (isa<FloatType>(elementType)) {
     Tensor tensor(type, elementType.isF64() ? Tensor::Storage::Double
                                             : Tensor::Storage::Float);
-    std::normal_distribution<double> normal(0.0, role == "param" ? 0.02 : 1.0);
+    std::normal_distribution<double> normal(0.0, role == tg::Role::Param ? 0.02
+                                                                         : 1.0);
     StringRef init = "normal";
     if (auto attr = function.getArgAttrOfType<StringAttr>(
             index, tg::TGDialect::kInitAttrName))
       init = attr.getValue();
     for (int64_t i = 0; i < count; ++i) {
       double value = 0.0;
-      if (role == "hyper")
+      if (role == tg::Role::Hyper)
         value = 1e-3;
       else if (init != "normal")
         value = init == "ones" ? 1.0 : 0.0;
-      else if (role != "state")
+      else if (role != tg::Role::State)
         value = normal(generator);
-      detail::setFloat(tensor, i, value);
+      tensor.setAsDouble(i, value);
     }
     return tensor;
   }
 
   Tensor tensor(type, Tensor::Storage::Int);
-  if (role == "state")
+  if (role == tg::Role::State)
     return tensor;
   int64_t high = 16;
   if (elementType.isInteger(1))
     high = 2;
-  else if (role == "hyper")
+  else if (role == tg::Role::Hyper)
     high = int64_t(1) << 31;
-  else if (role == "label")
+  else if (role == tg::Role::Label)
     high = findIdBound(function.getArgument(index)).value_or(2);
   else if (std::optional<int64_t> bound =
                findIdBound(function.getArgument(index)))
@@ -137,121 +131,4 @@ Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
   for (int64_t &value : tensor.ints())
     value = uniform(generator);
   return tensor;
-}
-
-//===----------------------------------------------------------------------===//
-// .npy conversion
-//===----------------------------------------------------------------------===//
-
-static std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string text = "(";
-  for (auto [i, size] : llvm::enumerate(shape))
-    text += (i ? ", " : "") + std::to_string(size);
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
-template <typename T> static T readElement(const npy::Array &array, int64_t i) {
-  T value;
-  std::memcpy(&value, array.data.data() + i * sizeof(T), sizeof(T));
-  return value;
-}
-
-static double readHalf(const npy::Array &array, int64_t i) {
-  uint16_t bits = readElement<uint16_t>(array, i);
-  return APFloat(APFloat::IEEEhalf(), APInt(16, bits)).convertToDouble();
-}
-
-llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
-                                          RankedTensorType type, StringRef name,
-                                          bool allowNonFinite) {
-  auto error = [&](const Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "argument '" + name + "': " + message);
-  };
-  if (ArrayRef<int64_t>(array.shape) != type.getShape())
-    return error("the .npy array has shape " + formatShape(array.shape) +
-                 ", the argument is " + formatShape(type.getShape()));
-  Type elementType = type.getElementType();
-  npy::DType dtype = array.dtype;
-  int64_t count = array.getNumElements();
-  auto wrongDtype = [&]() {
-    std::string typeText;
-    llvm::raw_string_ostream os(typeText);
-    os << elementType;
-    return error("a .npy array of dtype '" + npy::getDescr(dtype).str() +
-                 "' cannot hold " + typeText + " values");
-  };
-
-  if (auto floatType = dyn_cast<FloatType>(elementType)) {
-    bool accepted = dtype == npy::DType::F32 ||
-                    (dtype == npy::DType::F64 && floatType.isF64()) ||
-                    (dtype == npy::DType::F16 && floatType.isF16());
-    if (!accepted)
-      return wrongDtype();
-    Tensor tensor(type, floatType.isF64() ? Tensor::Storage::Double
-                                          : Tensor::Storage::Float);
-    for (int64_t i = 0; i < count; ++i) {
-      double value = dtype == npy::DType::F32   ? readElement<float>(array, i)
-                     : dtype == npy::DType::F64 ? readElement<double>(array, i)
-                                                : readHalf(array, i);
-      if (!allowNonFinite && !std::isfinite(value))
-        return error(llvm::formatv("element {0} is {1}; pass "
-                                   "--allow-non-finite to accept NaN and "
-                                   "infinity",
-                                   i, value)
-                         .str());
-      detail::setFloat(tensor, i, value);
-    }
-    return tensor;
-  }
-
-  Tensor tensor(type, Tensor::Storage::Int);
-  unsigned width = elementType.getIntOrFloatBitWidth();
-  if (width == 1) {
-    if (dtype != npy::DType::Bool)
-      return wrongDtype();
-    for (int64_t i = 0; i < count; ++i)
-      tensor.ints()[i] = readElement<uint8_t>(array, i) != 0;
-    return tensor;
-  }
-  if (dtype != npy::DType::I32 && dtype != npy::DType::I64)
-    return wrongDtype();
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t value = dtype == npy::DType::I32 ? readElement<int32_t>(array, i)
-                                             : readElement<int64_t>(array, i);
-    if (width == 32 && (value < INT32_MIN || value > INT32_MAX))
-      return error(
-          llvm::formatv("element {0} ({1}) does not fit in i32", i, value)
-              .str());
-    tensor.ints()[i] = value;
-  }
-  return tensor;
-}
-
-npy::Array tgc::tensorToNpy(const Tensor &tensor) {
-  npy::Array array;
-  array.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-  int64_t count = tensor.getNumElements();
-  auto fill = [&](npy::DType dtype, auto convert) {
-    using T = decltype(convert(int64_t(0)));
-    array.dtype = dtype;
-    array.data.resize(count * sizeof(T));
-    for (int64_t i = 0; i < count; ++i) {
-      T value = convert(i);
-      std::memcpy(array.data.data() + i * sizeof(T), &value, sizeof(T));
-    }
-  };
-  if (tensor.isDoubleStorage())
-    fill(npy::DType::F64, [&](int64_t i) { return tensor.doubles()[i]; });
-  else if (tensor.isFloatStorage())
-    fill(npy::DType::F32, [&](int64_t i) { return tensor.floats()[i]; });
-  else if (tensor.getElementType().isInteger(1))
-    fill(npy::DType::Bool,
-         [&](int64_t i) { return uint8_t(tensor.ints()[i] != 0); });
-  else if (tensor.getElementType().isInteger(32))
-    fill(npy::DType::I32,
-         [&](int64_t i) { return static_cast<int32_t>(tensor.ints()[i]); });
-  else
-    fill(npy::DType::I64, [&](int64_t i) { return tensor.ints()[i]; });
-  return array;
 }

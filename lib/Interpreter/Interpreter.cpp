@@ -8,9 +8,6 @@
 
 #include "tgc/Interpreter/Interpreter.h"
 
-#include "KernelUtils.h"
-#include "tgc/Support/FloatFormats.h"
-
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -33,102 +30,6 @@ static bool isTooLarge(Type type) {
         elements > kMaxElementsPerTensor)
       return true;
   return false;
-}
-
-//===----------------------------------------------------------------------===//
-// Kernel registry
-//===----------------------------------------------------------------------===//
-
-void KernelRegistry::add(StringRef opName, Kernel kernel) {
-  kernels[opName] = std::move(kernel);
-}
-
-const Kernel *KernelRegistry::lookup(StringRef opName) const {
-  auto it = kernels.find(opName);
-  return it == kernels.end() ? nullptr : &it->second;
-}
-
-const KernelRegistry &KernelRegistry::getDefault() {
-  static const KernelRegistry registry = [] {
-    KernelRegistry r;
-    registerElementwiseKernels(r);
-    registerShapeKernels(r);
-    registerReductionKernels(r);
-    registerComputeKernels(r);
-    registerBackwardKernels(r);
-    registerOptimizerKernels(r);
-    registerStructureKernels(r);
-    registerPrecisionKernels(r);
-    return r;
-  }();
-  return registry;
-}
-
-//===----------------------------------------------------------------------===//
-// Storage and rounding
-//===----------------------------------------------------------------------===//
-
-Tensor::Storage KernelContext::floatStorageFor(Type elementType) const {
-  return options.f64 || elementType.isF64() ? Tensor::Storage::Double
-                                            : Tensor::Storage::Float;
-}
-
-Tensor KernelContext::makeResult(Type type) const {
-  auto tensorType = cast<RankedTensorType>(type);
-  Type elementType = tensorType.getElementType();
-  if (isa<FloatType>(elementType))
-    return Tensor(tensorType, floatStorageFor(elementType));
-  return Tensor(tensorType, Tensor::Storage::Int);
-}
-
-FloatFormat tgc::detail::getFloatFormat(Type elementType) {
-  if (elementType.isBF16())
-    return FloatFormat::BF16;
-  if (elementType.isF16())
-    return FloatFormat::F16;
-  if (isa<Float8E4M3FNType>(elementType))
-    return FloatFormat::F8E4M3FN;
-  if (isa<Float8E5M2Type>(elementType))
-    return FloatFormat::F8E5M2;
-  return FloatFormat::F32;
-}
-
-void Interpreter::normalize(Tensor &tensor) const {
-  Type elementType = tensor.getElementType();
-  if (tensor.isFloatStorage()) {
-    FloatFormat format = detail::getFloatFormat(elementType);
-    if (options.precisionEmulation && format != FloatFormat::F32)
-      roundToFormat(tensor.floats().data(), tensor.floats().size(), format);
-    return;
-  }
-  if (!tensor.isIntStorage())
-    return;
-  unsigned width = elementType.getIntOrFloatBitWidth();
-  if (width >= 64)
-    return;
-  // Wrap around to the element width, sign-extending back.
-  for (int64_t &value : tensor.ints()) {
-    uint64_t bits = static_cast<uint64_t>(value) & ((uint64_t(1) << width) - 1);
-    value = width == 1
-                ? static_cast<int64_t>(bits)
-                : static_cast<int64_t>(bits << (64 - width)) >> (64 - width);
-  }
-}
-
-Tensor Interpreter::convertArgument(const Tensor &tensor) const {
-  Type elementType = tensor.getElementType();
-  if (!isa<FloatType>(elementType)) {
-    Tensor result = tensor;
-    normalize(result);
-    return result;
-  }
-  KernelContext context{options, const_cast<Interpreter &>(*this)};
-  Tensor result = context.makeResult(tensor.getType());
-  int64_t count = tensor.getNumElements();
-  for (int64_t i = 0; i < count; ++i)
-    detail::setFloat(result, i, tensor.getAsDouble(i));
-  normalize(result);
-  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,7 +69,7 @@ FailureOr<SmallVector<Tensor>> Interpreter::run(FunctionOpInterface function,
       return function.emitError("argument #")
              << i << " has type " << argument.getType() << ", expected "
              << type;
-    converted.push_back(convertArgument(argument));
+    converted.push_back(convertTensor(argument, options));
   }
   for (const Tensor &tensor : converted)
     pointers.push_back(&tensor);
@@ -199,7 +100,10 @@ Interpreter::runBlock(Block &block, ArrayRef<const Tensor *> arguments) {
     return nullptr;
   };
 
-  KernelContext context{options, *this};
+  auto runNested = [this](Block &nested, ArrayRef<const Tensor *> values) {
+    return runBlock(nested, values);
+  };
+  KernelContext context{options, runNested};
   for (auto [index, op] : llvm::enumerate(ops)) {
     SmallVector<const Tensor *> operands;
     for (Value operand : op->getOperands()) {
@@ -231,7 +135,7 @@ Interpreter::runBlock(Block &block, ArrayRef<const Tensor *> arguments) {
         return op->emitError("internal error: the kernel produced a ")
                << tensor.getType() << " for a result of type "
                << result.getType();
-      normalize(tensor);
+      normalizeTensor(tensor, options);
       if (!result.use_empty())
         computed[result] = std::move(tensor);
     }

@@ -78,7 +78,7 @@ private:
 void ReverseModeDifferentiator::findActiveOps(Value loss) {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
-    if (tg::getArgumentRole(func, arg.getArgNumber()) == "param" &&
+    if (tg::getArgumentRole(func, arg.getArgNumber()) == tg::Role::Param &&
         filter.isTrainable(getParamName(arg.getArgNumber())))
       dependsOnParams.insert(arg);
   for (Operation &op : body.without_terminator())
@@ -116,11 +116,11 @@ LogicalResult ReverseModeDifferentiator::run() {
   // The loss result.
   std::optional<unsigned> lossIndex;
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    StringRef role = tg::getResultRole(func, i);
-    if (role == "grad")
+    std::optional<tg::Role> role = tg::getResultRole(func, i);
+    if (role == tg::Role::Grad)
       return func.emitError("is already differentiated: result #")
              << i << " is a gradient";
-    if (role == "loss")
+    if (role == tg::Role::Loss)
       lossIndex = i;
   }
   if (!lossIndex)
@@ -175,7 +175,7 @@ LogicalResult ReverseModeDifferentiator::run() {
   resultAttrs.resize(func.getNumResults());
   for (BlockArgument arg : body.getArguments()) {
     unsigned index = arg.getArgNumber();
-    if (tg::getArgumentRole(func, index) != "param")
+    if (tg::getArgumentRole(func, index) != tg::Role::Param)
       continue;
     std::string name = getParamName(index);
     if (!filter.isTrainable(name))
@@ -197,8 +197,7 @@ LogicalResult ReverseModeDifferentiator::run() {
     }
     newResults.push_back(grad);
     resultAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                              builder.getStringAttr("grad")),
+        {tg::getRoleAttr(builder, tg::Role::Grad),
          builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                               builder.getStringAttr(name + ".grad"))}));
   }
@@ -247,7 +246,7 @@ struct TGAutodiffPass : tgc::impl::TGAutodiffBase<TGAutodiffPass> {
     auto funcs = getOperation().getOps<func::FuncOp>();
     if (llvm::any_of(funcs, [](func::FuncOp func) {
           return llvm::any_of(llvm::seq(func.getNumResults()), [&](unsigned i) {
-            return tg::getResultRole(func, i) == "loss";
+            return tg::getResultRole(func, i) == tg::Role::Loss;
           });
         }))
       return success();

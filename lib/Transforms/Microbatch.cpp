@@ -25,12 +25,6 @@ using namespace tgc;
 
 namespace {
 
-StringRef getRole(DictionaryAttr attrs) {
-  auto role = attrs ? attrs.getAs<StringAttr>(tg::TGDialect::kRoleAttrName)
-                    : StringAttr();
-  return role ? role.getValue() : StringRef();
-}
-
 struct TGMicrobatchPass : tgc::impl::TGMicrobatchBase<TGMicrobatchPass> {
   using TGMicrobatchBase::TGMicrobatchBase;
 
@@ -53,11 +47,13 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   SmallVector<DictionaryAttr> resultAttrs;
   func.getAllResultAttrs(resultAttrs);
   resultAttrs.resize(func.getNumResults());
-  if (llvm::none_of(resultAttrs,
-                    [](DictionaryAttr a) { return getRole(a) == "grad"; }))
+  if (llvm::none_of(resultAttrs, [](DictionaryAttr a) {
+        return tg::getRole(a) == tg::Role::Grad;
+      }))
     return success(); // Not a differentiated step.
   for (auto [i, attrs] : llvm::enumerate(resultAttrs))
-    if (getRole(attrs) != "grad" && getRole(attrs) != "loss")
+    if (std::optional<tg::Role> role = tg::getRole(attrs);
+        role != tg::Role::Grad && role != tg::Role::Loss)
       return func.emitError("tg-microbatch: result #")
              << i
              << " is neither the loss nor a gradient; only steps that "
@@ -70,8 +66,8 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   SmallVector<Type> newTypes(func.getArgumentTypes());
   SmallVector<bool> isBatch(func.getNumArguments(), false);
   for (auto [i, attrs] : llvm::enumerate(argAttrs)) {
-    StringRef role = getRole(attrs);
-    if (role != "input" && role != "label")
+    std::optional<tg::Role> role = tg::getRole(attrs);
+    if (role != tg::Role::Input && role != tg::Role::Label)
       continue;
     auto type = cast<RankedTensorType>(newTypes[i]);
     if (type.getRank() == 0)

@@ -134,8 +134,7 @@ std::string Autocaster::getUniqueName(StringRef base) {
 BlockArgument Autocaster::addState(Type type, StringRef name,
                                    Attribute defaultValue) {
   SmallVector<NamedAttribute> attrs = {
-      builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                           builder.getStringAttr("state")),
+      tg::getRoleAttr(builder, tg::Role::State),
       builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                            builder.getStringAttr(getUniqueName(name)))};
   if (defaultValue)
@@ -154,7 +153,7 @@ std::optional<std::string> Autocaster::getParamName(Value value) {
     value = def->getOperand(0);
   }
   auto arg = cast<BlockArgument>(value);
-  if (tg::getArgumentRole(func, arg.getArgNumber()) != "param")
+  if (tg::getArgumentRole(func, arg.getArgNumber()) != tg::Role::Param)
     return std::nullopt;
   auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                 tg::TGDialect::kNameAttrName);
@@ -348,7 +347,7 @@ void Autocaster::addGradientUnscaling() {
   Value inverse = tg::DivOp::create(builder, loc, one, lossScale);
   prologueEnd = inverse.getDefiningOp();
   for (BlockArgument arg : body.getArguments()) {
-    if (tg::getArgumentRole(func, arg.getArgNumber()) != "param" ||
+    if (tg::getArgumentRole(func, arg.getArgNumber()) != tg::Role::Param ||
         !isFloat(arg) || arg.use_empty())
       continue;
     auto hook = tg::ScaleGradOp::create(builder, arg.getLoc(), arg, inverse);
@@ -373,13 +372,13 @@ LogicalResult Autocaster::run() {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   std::optional<unsigned> lossIndex;
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    StringRef role = tg::getResultRole(func, i);
-    if (role == "grad")
+    std::optional<tg::Role> role = tg::getResultRole(func, i);
+    if (role == tg::Role::Grad)
       return func.emitError("tg-mixed-precision runs before tg-autodiff, so "
                             "that the backward inherits the forward's "
                             "precision; result #")
              << i << " is already a gradient";
-    if (role == "loss")
+    if (role == tg::Role::Loss)
       lossIndex = i;
   }
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
@@ -387,7 +386,8 @@ LogicalResult Autocaster::run() {
         func.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
     if (name)
       names.insert(name.getValue());
-    if (tg::getArgumentRole(func, i) == "param" && isFloat(func.getArgument(i)))
+    if (tg::getArgumentRole(func, i) == tg::Role::Param &&
+        isFloat(func.getArgument(i)))
       if (llvm::any_of(policy.keptParams, [&](const llvm::GlobPattern &glob) {
             return glob.match(name ? name.getValue()
                                    : StringRef("arg" + std::to_string(i)));

@@ -121,17 +121,15 @@ TGOptimizerPass::collectUpdates(func::FuncOp func) {
   // Gradients are named "<param name>.grad" by tg-autodiff.
   llvm::StringMap<unsigned> gradResultOf;
   for (auto [i, attrs] : llvm::enumerate(resultAttrs)) {
-    StringAttr role = getStringAttr(attrs, tg::TGDialect::kRoleAttrName);
     StringAttr name = getStringAttr(attrs, tg::TGDialect::kNameAttrName);
-    if (role && role.getValue() == "grad" && name &&
+    if (tg::getRole(attrs) == tg::Role::Grad && name &&
         name.getValue().ends_with(".grad"))
       gradResultOf[name.getValue().drop_back(5)] = i;
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   SmallVector<ParamUpdate> updates;
   for (auto [i, attrs] : llvm::enumerate(argAttrs)) {
-    StringAttr role = getStringAttr(attrs, tg::TGDialect::kRoleAttrName);
-    if (!role || role.getValue() != "param")
+    if (tg::getRole(attrs) != tg::Role::Param)
       continue;
     StringAttr nameAttr = getStringAttr(attrs, tg::TGDialect::kNameAttrName);
     std::string name = nameAttr ? nameAttr.str() : "arg" + std::to_string(i);
@@ -204,11 +202,10 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
   Location loc = func.getLoc();
 
   // New arguments: state per parameter, then the hyperparameters.
-  auto addArgument = [&](Type type, StringRef role, StringRef name,
+  auto addArgument = [&](Type type, tg::Role role, StringRef name,
                          Attribute defaultValue = {}) -> BlockArgument {
     SmallVector<NamedAttribute> attrs = {
-        builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                             builder.getStringAttr(role)),
+        tg::getRoleAttr(builder, role),
         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                              builder.getStringAttr(name))};
     if (defaultValue)
@@ -227,17 +224,18 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
         getStateSpecs(func.getArgumentTypes()[update.argIndex]));
     SmallVector<BlockArgument> paramStates;
     for (const StateSpec &spec : stateSpecs.back())
-      paramStates.push_back(
-          addArgument(spec.type, "state", update.name + spec.suffix.str()));
+      paramStates.push_back(addArgument(spec.type, tg::Role::State,
+                                        update.name + spec.suffix.str()));
     states.push_back(std::move(paramStates));
   }
   BlockArgument lrArg =
-      addArgument(RankedTensorType::get({}, builder.getF32Type()), "hyper",
-                  "lr", builder.getF32FloatAttr(lr));
+      addArgument(RankedTensorType::get({}, builder.getF32Type()),
+                  tg::Role::Hyper, "lr", builder.getF32FloatAttr(lr));
   BlockArgument stepArg;
   if (kind != "sgd")
-    stepArg = addArgument(RankedTensorType::get({}, builder.getI64Type()),
-                          "hyper", "step", builder.getI64IntegerAttr(1));
+    stepArg =
+        addArgument(RankedTensorType::get({}, builder.getI64Type()),
+                    tg::Role::Hyper, "step", builder.getI64IntegerAttr(1));
 
   if (clipNorm > 0.0)
     clipGradients(builder, loc, updates);
@@ -256,12 +254,11 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
       results.push_back(value);
       resultAttrs.push_back(oldResultAttrs[i]);
     }
-  auto addResult = [&](Value value, StringRef role, StringRef name,
+  auto addResult = [&](Value value, tg::Role role, StringRef name,
                        unsigned aliases) {
     results.push_back(value);
     resultAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                              builder.getStringAttr(role)),
+        {tg::getRoleAttr(builder, role),
          builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                               builder.getStringAttr(name)),
          builder.getNamedAttr(tg::TGDialect::kAliasesAttrName,
@@ -307,10 +304,10 @@ LogicalResult TGOptimizerPass::updateFunction(func::FuncOp func) {
                     .getOperation();
       newValues.append(op->result_begin(), op->result_end());
     }
-    addResult(newValues[0], "param", update.name, update.argIndex);
+    addResult(newValues[0], tg::Role::Param, update.name, update.argIndex);
     for (auto [state, value, spec] :
          llvm::zip(paramStates, ArrayRef(newValues).drop_front(), specs))
-      addResult(value, "state", update.name + spec.suffix.str(),
+      addResult(value, tg::Role::State, update.name + spec.suffix.str(),
                 state.getArgNumber());
   }
   func::ReturnOp::create(builder, ret.getLoc(), results);

@@ -90,8 +90,7 @@ Value ScalingUpdater::reduceAll(tg::ReduceKind kind, Value value) {
 void ScalingUpdater::addResult(Value value, StringRef name, unsigned aliases) {
   results.push_back(value);
   resultAttrs.push_back(builder.getDictionaryAttr(
-      {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                            builder.getStringAttr("state")),
+      {tg::getRoleAttr(builder, tg::Role::State),
        builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                             builder.getStringAttr(name)),
        builder.getNamedAttr(tg::TGDialect::kAliasesAttrName,
@@ -130,7 +129,7 @@ LogicalResult ScalingUpdater::updateLossScale(BlockArgument scale) {
     grads.insert(update.getParamGrad());
   });
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-    if (tg::getResultRole(func, i) == "grad")
+    if (tg::getResultRole(func, i) == tg::Role::Grad)
       grads.insert(value);
   if (grads.empty())
     return func.emitError("tg-scaling-update: '")
@@ -179,8 +178,7 @@ LogicalResult ScalingUpdater::updateLossScale(BlockArgument scale) {
   (void)func.insertArgument(
       index, RankedTensorType::get({}, i64),
       builder.getDictionaryAttr(
-          {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                                builder.getStringAttr("state")),
+          {tg::getRoleAttr(builder, tg::Role::State),
            builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                                 builder.getStringAttr("loss_scale.good_steps")),
            builder.getNamedAttr(tg::TGDialect::kDefaultAttrName,
@@ -217,13 +215,13 @@ LogicalResult ScalingUpdater::run() {
   BlockArgument lossScale;
   llvm::MapVector<BlockArgument, SmallVector<tg::FakeQuantOp>> histories;
   for (BlockArgument arg : body.getArguments())
-    if (tg::getArgumentRole(func, arg.getArgNumber()) == "state" &&
+    if (tg::getArgumentRole(func, arg.getArgNumber()) == tg::Role::State &&
         getArgName(arg.getArgNumber()) == "loss_scale")
       lossScale = arg;
   func.walk([&](tg::FakeQuantOp op) {
     auto history = dyn_cast<BlockArgument>(op.getAmaxHistory());
     if (history && history.getOwner() == &body &&
-        tg::getArgumentRole(func, history.getArgNumber()) == "state")
+        tg::getArgumentRole(func, history.getArgNumber()) == tg::Role::State)
       histories[history].push_back(op);
   });
   if (!lossScale && histories.empty())

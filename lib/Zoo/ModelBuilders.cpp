@@ -31,7 +31,7 @@ namespace {
 struct ArgumentSpec {
   std::string name;
   RankedTensorType type;
-  StringRef role;
+  tg::Role role;
 };
 
 /// Creates tg ops with explicit result types over f32 activations, and the
@@ -56,8 +56,7 @@ public:
     auto function = func::FuncOp::create(
         builder, name, builder.getFunctionType(types, {lossType}));
     for (auto [i, argument] : llvm::enumerate(arguments)) {
-      function.setArgAttr(i, tg::TGDialect::kRoleAttrName,
-                          builder.getStringAttr(argument.role));
+      tg::setArgumentRole(function, i, argument.role);
       function.setArgAttr(i, tg::TGDialect::kNameAttrName,
                           builder.getStringAttr(argument.name));
       // LoRA starts from the base model: B = 0, as PEFT initializes it.
@@ -65,8 +64,7 @@ public:
         function.setArgAttr(i, tg::TGDialect::kInitAttrName,
                             builder.getStringAttr("zeros"));
     }
-    function.setResultAttr(0, tg::TGDialect::kRoleAttrName,
-                           builder.getStringAttr("loss"));
+    tg::setResultRole(function, 0, tg::Role::Loss);
     function.setResultAttr(0, tg::TGDialect::kNameAttrName,
                            builder.getStringAttr("loss"));
     Block *body = function.addEntryBlock();
@@ -322,7 +320,8 @@ static SmallVector<ArgumentSpec>
 withParameters(GraphBuilder &graph, SmallVector<ArgumentSpec> leading,
                ArrayRef<ParameterSpec> params) {
   for (const ParameterSpec &param : params)
-    leading.push_back({param.name, graph.tensorType(param.shape), "param"});
+    leading.push_back(
+        {param.name, graph.tensorType(param.shape), tg::Role::Param});
   return leading;
 }
 
@@ -339,10 +338,10 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   GraphBuilder graph(context, "gpt2");
 
   SmallVector<ArgumentSpec> leading = {
-      {"input_ids", graph.indexType({b, s}), "input"},
-      {"labels", graph.indexType({b, s}), "label"}};
+      {"input_ids", graph.indexType({b, s}), tg::Role::Input},
+      {"labels", graph.indexType({b, s}), tg::Role::Label}};
   if (hasDropout)
-    leading.push_back({"dropout_seed", graph.indexType({}), "hyper"});
+    leading.push_back({"dropout_seed", graph.indexType({}), tg::Role::Hyper});
   graph.createFunction(functionName, withParameters(graph, std::move(leading),
                                                     getParameters(config)));
   Value seed = hasDropout ? graph.arg("dropout_seed") : Value();
@@ -477,8 +476,8 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   graph.createFunction(
       functionName,
       withParameters(graph,
-                     {{"input_ids", graph.indexType({b, s}), "input"},
-                      {"labels", graph.indexType({b, s}), "label"}},
+                     {{"input_ids", graph.indexType({b, s}), tg::Role::Input},
+                      {"labels", graph.indexType({b, s}), tg::Role::Label}},
                      getParameters(config)));
 
   graph.setScope("model.embed_tokens");
@@ -559,10 +558,11 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   bool hasDropout = config.dropout > 0.0;
   GraphBuilder graph(context, "mlp");
   SmallVector<ArgumentSpec> leading = {
-      {"inputs", graph.tensorType({config.batch, config.inputSize}), "input"},
-      {"labels", graph.indexType({config.batch}), "label"}};
+      {"inputs", graph.tensorType({config.batch, config.inputSize}),
+       tg::Role::Input},
+      {"labels", graph.indexType({config.batch}), tg::Role::Label}};
   if (hasDropout)
-    leading.push_back({"dropout_seed", graph.indexType({}), "hyper"});
+    leading.push_back({"dropout_seed", graph.indexType({}), tg::Role::Hyper});
   graph.createFunction(functionName, withParameters(graph, std::move(leading),
                                                     getParameters(config)));
 

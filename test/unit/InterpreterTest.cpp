@@ -92,20 +92,4 @@ TEST_F(InterpreterTest, ArgumentsMustMatchTheSignature) {
   EXPECT_EQ(message, "expected 1 arguments, got 0");
 }
 
-TEST(KernelRegistryTest, DefaultHasAKernelForEveryTgOp) {
-  MLIRContext context;
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  context.appendDialectRegistry(registry);
-  Dialect *tg = context.getOrLoadDialect("tg");
-  ASSERT_NE(tg, nullptr);
-  const KernelRegistry &kernels = KernelRegistry::getDefault();
-  for (RegisteredOperationName name : context.getRegisteredOperations()) {
-    if (&name.getDialect() != tg || name.hasTrait<OpTrait::IsTerminator>())
-      continue;
-    EXPECT_NE(kernels.lookup(name.getStringRef()), nullptr)
-        << "no kernel for " << name.getStringRef().str();
-  }
-}
-
 } // namespace

@@ -3,7 +3,7 @@
 #include "Flags.h"
 
 #include "tgc/Dialect/TG/TGDialect.h"
-#include "tgc/Interpreter/GradientCheck.h"
+#include "tgc/Training/GradientCheck.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
@@ -32,9 +32,7 @@ static cl::opt<double>
 /// Whether `function` returns a loss.
 static bool hasLoss(func::FuncOp function) {
   for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
-    if (auto role = function.getResultAttrOfType<StringAttr>(
-            i, tg::TGDialect::kRoleAttrName);
-        role && role.getValue() == "loss")
+    if (tg::getResultRole(function, i) == tg::Role::Loss)
       return true;
   return false;
 }

@@ -4,8 +4,9 @@
 
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Compile.h"
+#include "tgc/Eval/TensorNpy.h"
 #include "tgc/Interpreter/Inputs.h"
-#include "tgc/Interpreter/Trainer.h"
+#include "tgc/Training/Trainer.h"
 #include "tgc/Support/Safetensors.h"
 
 #include "llvm/Support/Format.h"
@@ -63,7 +64,7 @@ static LogicalResult saveParameters(func::FuncOp step,
                                     ArrayRef<Tensor> arguments) {
   std::vector<safetensors::Entry> entries;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
-    if (tg::getArgumentRole(step, i) == "param")
+    if (tg::getArgumentRole(step, i) == tg::Role::Param)
       entries.push_back(safetensors::toEntry(getArgumentName(step, i),
                                              tensorToNpy(arguments[i])));
   if (llvm::Error error = safetensors::write(save, entries))

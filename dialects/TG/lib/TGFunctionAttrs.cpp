@@ -16,22 +16,62 @@
 using namespace mlir;
 using namespace tgc::tg;
 
-static constexpr StringLiteral kArgumentRoles[] = {"param", "state", "input",
-                                                   "label", "hyper"};
-static constexpr StringLiteral kResultRoles[] = {"loss", "grad", "param",
-                                                 "state", "output"};
+// In the order the verifier lists them.
+static constexpr Role kArgumentRoles[] = {Role::Param, Role::State, Role::Input,
+                                          Role::Label, Role::Hyper};
+static constexpr Role kResultRoles[] = {Role::Loss, Role::Grad, Role::Param,
+                                        Role::State, Role::Output};
 
-StringRef tgc::tg::getArgumentRole(FunctionOpInterface function,
-                                   unsigned index) {
-  auto role =
-      function.getArgAttrOfType<StringAttr>(index, TGDialect::kRoleAttrName);
-  return role ? role.getValue() : StringRef();
+bool tgc::tg::isArgumentRole(Role role) {
+  return llvm::is_contained(kArgumentRoles, role);
 }
 
-StringRef tgc::tg::getResultRole(FunctionOpInterface function, unsigned index) {
-  auto role =
-      function.getResultAttrOfType<StringAttr>(index, TGDialect::kRoleAttrName);
-  return role ? role.getValue() : StringRef();
+bool tgc::tg::isResultRole(Role role) {
+  return llvm::is_contained(kResultRoles, role);
+}
+
+static std::optional<Role> symbolizeRoleAttr(StringAttr role) {
+  return role ? symbolizeRole(role.getValue()) : std::nullopt;
+}
+
+std::optional<Role> tgc::tg::getArgumentRole(FunctionOpInterface function,
+                                             unsigned index) {
+  return symbolizeRoleAttr(
+      function.getArgAttrOfType<StringAttr>(index, TGDialect::kRoleAttrName));
+}
+
+std::optional<Role> tgc::tg::getResultRole(FunctionOpInterface function,
+                                           unsigned index) {
+  return symbolizeRoleAttr(function.getResultAttrOfType<StringAttr>(
+      index, TGDialect::kRoleAttrName));
+}
+
+std::optional<Role> tgc::tg::getRole(DictionaryAttr attrs) {
+  return attrs ? symbolizeRoleAttr(
+                     attrs.getAs<StringAttr>(TGDialect::kRoleAttrName))
+               : std::nullopt;
+}
+
+/// The value of `tg.role = role`: its spelling, as the textual IR has it.
+static StringAttr getRoleValue(MLIRContext *context, Role role) {
+  return StringAttr::get(context, stringifyRole(role));
+}
+
+NamedAttribute tgc::tg::getRoleAttr(Builder &builder, Role role) {
+  return builder.getNamedAttr(TGDialect::kRoleAttrName,
+                              getRoleValue(builder.getContext(), role));
+}
+
+void tgc::tg::setArgumentRole(FunctionOpInterface function, unsigned index,
+                              Role role) {
+  function.setArgAttr(index, TGDialect::kRoleAttrName,
+                      getRoleValue(function.getContext(), role));
+}
+
+void tgc::tg::setResultRole(FunctionOpInterface function, unsigned index,
+                            Role role) {
+  function.setResultAttr(index, TGDialect::kRoleAttrName,
+                         getRoleValue(function.getContext(), role));
 }
 
 /// Where to report a problem with argument `index`: its own location when
@@ -68,20 +108,19 @@ static SmallVector<DictionaryAttr> getResultAttrs(FunctionOpInterface func) {
   return attrs;
 }
 
-/// Checks a `tg.role` value against the allowed roles.
-template <size_t N>
-static LogicalResult verifyRole(Attribute value,
-                                const StringLiteral (&roles)[N],
-                                function_ref<InFlightDiagnostic()> emit) {
-  auto role = dyn_cast<StringAttr>(value);
-  if (!role)
+/// Checks a `tg.role` value against the allowed roles; returns the role.
+static FailureOr<Role> verifyRole(Attribute value, ArrayRef<Role> roles,
+                                  function_ref<InFlightDiagnostic()> emit) {
+  auto name = dyn_cast<StringAttr>(value);
+  if (!name)
     return emit() << "'tg.role' must be a string, got " << value;
-  if (llvm::is_contained(roles, role.getValue()))
-    return success();
-  InFlightDiagnostic diag = emit() << "unknown role '" << role.getValue()
+  std::optional<Role> role = symbolizeRole(name.getValue());
+  if (role && llvm::is_contained(roles, *role))
+    return *role;
+  InFlightDiagnostic diag = emit() << "unknown role '" << name.getValue()
                                    << "'; expected one of ";
-  llvm::interleaveComma(roles, diag,
-                        [&](StringLiteral r) { diag << "'" << r << "'"; });
+  llvm::interleaveComma(
+      roles, diag, [&](Role r) { diag << "'" << stringifyRole(r) << "'"; });
   return diag;
 }
 
@@ -232,9 +271,8 @@ static LogicalResult verifyAliases(FunctionOpInterface func, unsigned index,
   if (argType != resultType)
     return emit() << "aliases argument #" << arg << " of type " << argType
                   << ", but has type " << resultType;
-  SmallVector<DictionaryAttr> argAttrs = getArgAttrs(func);
-  StringAttr role = getStringAttr(argAttrs, arg, TGDialect::kRoleAttrName);
-  if (!role || (role.getValue() != "param" && role.getValue() != "state"))
+  std::optional<Role> role = getArgumentRole(func, arg);
+  if (role != Role::Param && role != Role::State)
     return emit() << "aliases argument #" << arg
                   << ", which is not a 'param' or 'state'";
   SmallVector<DictionaryAttr> resultAttrs = getResultAttrs(func);
@@ -263,17 +301,18 @@ LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
   StringRef name = attribute.getName().getValue();
   SmallVector<DictionaryAttr> resultAttrs = getResultAttrs(func);
   if (name == kRoleAttrName) {
-    if (failed(verifyRole(attribute.getValue(), kResultRoles, emit)))
+    FailureOr<Role> role = verifyRole(attribute.getValue(), kResultRoles, emit);
+    if (failed(role))
       return failure();
-    if (cast<StringAttr>(attribute.getValue()).getValue() != "loss")
+    if (*role != Role::Loss)
       return success();
     auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[resultIndex]);
     if (!type || type.getRank() != 0 || !isa<FloatType>(type.getElementType()))
       return emit() << "the loss must be a floating-point scalar tensor, got "
                     << func.getResultTypes()[resultIndex];
     for (unsigned other = 0; other < resultIndex; ++other)
-      if (StringAttr role = getStringAttr(resultAttrs, other, kRoleAttrName);
-          role && role.getValue() == "loss")
+      if (other < resultAttrs.size() &&
+          getRole(resultAttrs[other]) == Role::Loss)
         return emit() << "result #" << other
                       << " is already the loss; a step has one loss";
     return success();

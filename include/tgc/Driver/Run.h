@@ -9,7 +9,7 @@
 #ifndef TGC_DRIVER_RUN_H
 #define TGC_DRIVER_RUN_H
 
-#include "tgc/Interpreter/Tensor.h"
+#include "tgc/Eval/Tensor.h"
 #include "tgc/Support/Npy.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"

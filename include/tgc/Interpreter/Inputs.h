@@ -1,20 +1,17 @@
-//===- Inputs.h - arguments for the interpreter: files and random -*- C++
-//-*-===//
+//===- Inputs.h - the interpreter's arguments: names, random ----*- C++ -*-===//
 //
-// Where the interpreter's arguments come from: .npy files named by the user,
-// or random values with a documented distribution per role; and how results
-// go back to .npy files.
+// The interpreter's arguments: their names, and random values with a
+// documented distribution per role (.npy files go through
+// tgc/Eval/TensorNpy.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TGC_INTERPRETER_INPUTS_H
 #define TGC_INTERPRETER_INPUTS_H
 
-#include "tgc/Interpreter/Tensor.h"
-#include "tgc/Support/Npy.h"
+#include "tgc/Eval/Tensor.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -40,20 +37,6 @@ std::string getResultName(mlir::FunctionOpInterface function, unsigned index);
 /// value does not change when other arguments are added or given as files.
 Tensor makeRandomArgument(mlir::FunctionOpInterface function, unsigned index,
                           uint64_t seed);
-
-/// The tensor held by `array` as a value of `type`, for argument `name`.
-/// Accepted: f32 <- f4; f64 <- f8 (or f4); f16 <- f2 or f4; bf16 and f8 <-
-/// f4; i64 <- i8 or i4; i32 <- i4 (or i8 within range); i1 <- b1. Values
-/// are rounded to `type` when it has lower precision. Non-finite floats are
-/// an error unless `allowNonFinite`.
-llvm::Expected<Tensor> tensorFromNpy(const npy::Array &array,
-                                     mlir::RankedTensorType type,
-                                     llvm::StringRef name, bool allowNonFinite);
-
-/// The array to write for `tensor`: f32, f16, bf16 and f8 as f4 (their
-/// values are exact in f4, with or without precision emulation); f64, or any
-/// float held in double (f64 mode), as f8; i64 as i8, i32 as i4, i1 as b1.
-npy::Array tensorToNpy(const Tensor &tensor);
 
 } // namespace tgc
 

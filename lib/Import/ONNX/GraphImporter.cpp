@@ -85,7 +85,7 @@ const Tensor *GraphImporter::getConstant(Value value) const {
 }
 
 Value GraphImporter::constant(Tensor tensor) {
-  folder.normalize(tensor);
+  normalizeTensor(tensor, foldOptions);
   Value value = tg::ConstantOp::create(builder, location, toAttribute(tensor))
                     .getResult();
   constants[value] = std::move(tensor);
@@ -93,7 +93,7 @@ Value GraphImporter::constant(Tensor tensor) {
 }
 
 Value GraphImporter::constant(RankedTensorType type, ArrayRef<double> values) {
-  KernelContext context{folder.getOptions(), folder};
+  KernelContext context{foldOptions};
   Tensor tensor = context.makeResult(type);
   for (auto [i, value] : llvm::enumerate(values)) {
     if (tensor.isIntStorage())
@@ -144,7 +144,7 @@ SmallVector<Value> GraphImporter::finish(Operation *op) {
       KernelRegistry::getDefault().lookup(op->getName().getStringRef());
   if (!kernel)
     return results;
-  KernelContext context{folder.getOptions(), folder};
+  KernelContext context{foldOptions};
   SmallVector<Tensor> tensors;
   if (failed((*kernel)(op, operands, tensors, context))) {
     errorSeen = true;

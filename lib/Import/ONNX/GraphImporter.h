@@ -3,7 +3,7 @@
 // Private to lib/Import/ONNX: what the op converters see while a graph is
 // imported (values by ONNX name, the current node, its attributes and
 // inputs), and the builder that folds every op whose operands are all
-// constants with the interpreter's own kernel.
+// constants with its kernel from lib/Eval.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +11,7 @@
 #define TGC_LIB_IMPORT_ONNX_GRAPHIMPORTER_H
 
 #include "tgc/Dialect/TG/TGOps.h"
-#include "tgc/Interpreter/Interpreter.h"
+#include "tgc/Eval/Kernels.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -174,7 +174,8 @@ private:
   llvm::DenseMap<mlir::Value, Tensor> constants;
   const onnx::NodeProto *node = nullptr;
   mlir::Location location = mlir::UnknownLoc::get(builder.getContext());
-  Interpreter folder;
+  /// The numerics of folding: the interpreter's defaults.
+  EvalOptions foldOptions;
   bool errorSeen = false;
 };
 

@@ -10,7 +10,7 @@
 
 #include "GraphImporter.h"
 
-#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Eval/TensorNpy.h"
 #include "tgc/Support/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -484,13 +484,12 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &initializer : graph.initializer())
     initializerNames.insert(initializer.name());
-  auto addArgument = [&](RankedTensorType type, StringRef role,
+  auto addArgument = [&](RankedTensorType type, tg::Role role,
                          StringRef argName) {
     Value argument = body->addArgument(type, fileLoc);
     argumentTypes.push_back(type);
     argumentAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                              builder.getStringAttr(role)),
+        {tg::getRoleAttr(builder, role),
          builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                               builder.getStringAttr(argName))}));
     importer.define(argName, argument);
@@ -508,7 +507,7 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     FailureOr<RankedTensorType> type = getInputType(info);
     if (failed(type))
       return failure();
-    addArgument(*type, "input", info.name());
+    addArgument(*type, tg::Role::Input, info.name());
   }
   for (const auto &[inputName, shape] : options.inputShapes)
     if (!importer.isDefined(inputName)) {
@@ -550,7 +549,7 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     if (!isMask && isa<FloatType>(decoded->type.getElementType()) &&
         decoded->type.getRank() > 0) {
       parameterIndex[initName] = imported.parameters.size();
-      addArgument(decoded->type, "param", initName);
+      addArgument(decoded->type, tg::Role::Param, initName);
       imported.parameters.push_back({initName, std::move(decoded->value)});
       floatInitializers[initName] = &initializer;
       continue;
@@ -577,7 +576,7 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
                         << "' by the exporter (equal values behind an "
                            "Identity); imported as a parameter of its own";
     parameterIndex[output] = imported.parameters.size();
-    addArgument(GraphImporter::getType(original), "param", output);
+    addArgument(GraphImporter::getType(original), tg::Role::Param, output);
     imported.parameters.push_back({output.str(), std::move(value)});
   }
   return success();
@@ -619,12 +618,12 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
 
 LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
                                         GraphImporter &importer) {
-  auto addResult = [&](Value value, StringRef resultName, StringRef role) {
+  auto addResult = [&](Value value, StringRef resultName,
+                       std::optional<tg::Role> role) {
     SmallVector<NamedAttribute> attrs{builder.getNamedAttr(
         tg::TGDialect::kNameAttrName, builder.getStringAttr(resultName))};
-    if (!role.empty())
-      attrs.push_back(builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                                           builder.getStringAttr(role)));
+    if (role)
+      attrs.push_back(tg::getRoleAttr(builder, *role));
     results.push_back(value);
     resultAttrs.push_back(builder.getDictionaryAttr(attrs));
   };
@@ -669,14 +668,13 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
     Value label = body->addArgument(labelType, fileLoc);
     argumentTypes.push_back(labelType);
     argumentAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(tg::TGDialect::kRoleAttrName,
-                              builder.getStringAttr("label")),
+        {tg::getRoleAttr(builder, tg::Role::Label),
          builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                               builder.getStringAttr("label"))}));
     auto loss =
         tg::CrossEntropyOp::create(builder, fileLoc, tg::LossReduction::Mean,
                                    logits, label, IntegerAttr());
-    addResult(loss.getLoss(), "loss", "loss");
+    addResult(loss.getLoss(), "loss", tg::Role::Loss);
   }
 
   for (const onnx::ValueInfoProto &output : graph.output()) {
@@ -693,7 +691,8 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
                        << value.getType();
       return failure();
     }
-    addResult(value, output.name(), isLoss ? "loss" : "");
+    addResult(value, output.name(),
+              isLoss ? std::optional(tg::Role::Loss) : std::nullopt);
   }
   if (explicitLoss && !llvm::any_of(graph.output(), [&](const auto &output) {
         return output.name() == lossName;

@@ -13,17 +13,36 @@
 #include "tgc/Dialect/TG/TGDialect.h.inc"
 #include "tgc/Dialect/TG/TGEnums.h.inc"
 
+#include <optional>
+
 namespace mlir {
+class Builder;
 class FunctionOpInterface;
 } // namespace mlir
 
 namespace tgc::tg {
 
-/// The `tg.role` of argument or result `index` of `function` ("" if none).
-llvm::StringRef getArgumentRole(mlir::FunctionOpInterface function,
-                                unsigned index);
-llvm::StringRef getResultRole(mlir::FunctionOpInterface function,
-                              unsigned index);
+/// The `tg.role` of argument or result `index` of `function`, if it has a
+/// known one (the verifier rejects the others).
+std::optional<Role> getArgumentRole(mlir::FunctionOpInterface function,
+                                    unsigned index);
+std::optional<Role> getResultRole(mlir::FunctionOpInterface function,
+                                  unsigned index);
+/// The `tg.role` held by an argument or result attribute dictionary (null:
+/// none).
+std::optional<Role> getRole(mlir::DictionaryAttr attrs);
+
+/// Sets the `tg.role` of argument or result `index` of `function`.
+void setArgumentRole(mlir::FunctionOpInterface function, unsigned index,
+                     Role role);
+void setResultRole(mlir::FunctionOpInterface function, unsigned index,
+                   Role role);
+/// The `tg.role = role` entry of an argument or result attribute dictionary.
+mlir::NamedAttribute getRoleAttr(mlir::Builder &builder, Role role);
+
+/// Whether an argument, or a result, may have `role`.
+bool isArgumentRole(Role role);
+bool isResultRole(Role role);
 
 } // namespace tgc::tg
 

@@ -134,4 +134,15 @@ def TG_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
   let cppNamespace = "::tgc::tg";
 }
 
+// What a step's argument or result is: the value of `tg.role`, spelled as a
+// string in the IR (`tg.role = "param"`). Arguments take param, state,
+// input, label or hyper; results loss, grad, param, state or output.
+def TG_Role : I32Enum<"Role", "role of a function argument or result", [
+      I32EnumCase<"Param", 0, "param">, I32EnumCase<"State", 1, "state">,
+      I32EnumCase<"Input", 2, "input">, I32EnumCase<"Label", 3, "label">,
+      I32EnumCase<"Hyper", 4, "hyper">, I32EnumCase<"Loss", 5, "loss">,
+      I32EnumCase<"Grad", 6, "grad">, I32EnumCase<"Output", 7, "output">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
 #endif // TGC_DIALECT_TG_TGDIALECT_TD

@@ -1,4 +1,4 @@
-//===- ReductionKernels.cpp - interpreter kernels of reductions -----------===//
+//===- ReductionKernels.cpp - kernels of reductions -----------------------===//
 //
 // reduce, softmax and log_softmax. Float reductions accumulate in the
 // storage type (f32, or double in f64 mode) and round once to the result.

@@ -1,14 +1,14 @@
-//===- PostImportPipeline.h - passes run on every imported graph -*- C++
-//-*-===//
+//===- PostImportPipeline.h - passes on every imported graph ----*- C++ -*-===//
 //
 // What runs on a module right after ONNX import, before any user pipeline:
 // clean-up of the literal translation (canonicalize, CSE) and the raising of
-// decomposed patterns to tg ops.
+// decomposed patterns to tg ops. It runs passes, so it lives here, above the
+// importer, which is translation only.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
-#define TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
+#ifndef TGC_PIPELINE_POSTIMPORTPIPELINE_H
+#define TGC_PIPELINE_POSTIMPORTPIPELINE_H
 
 namespace mlir {
 class OpPassManager;
@@ -21,4 +21,4 @@ void buildPostImportPipeline(mlir::OpPassManager &pm);
 
 } // namespace tgc
 
-#endif // TGC_IMPORT_ONNX_POSTIMPORTPIPELINE_H
+#endif // TGC_PIPELINE_POSTIMPORTPIPELINE_H

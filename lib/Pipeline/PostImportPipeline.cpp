@@ -1,6 +1,6 @@
 //===- PostImportPipeline.cpp - passes run on every imported graph --------===//
 
-#include "tgc/Import/ONNX/PostImportPipeline.h"
+#include "tgc/Pipeline/PostImportPipeline.h"
 
 #include "tgc/Transforms/Passes.h"
 

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_INTERPRETER_GRADIENTCHECK_H
-#define TGC_INTERPRETER_GRADIENTCHECK_H
+#ifndef TGC_TRAINING_GRADIENTCHECK_H
+#define TGC_TRAINING_GRADIENTCHECK_H
 
-#include "tgc/Interpreter/Tensor.h"
+#include "tgc/Eval/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -52,4 +52,4 @@ checkGradients(mlir::func::FuncOp forward, llvm::ArrayRef<Tensor> arguments,
 
 } // namespace tgc
 
-#endif // TGC_INTERPRETER_GRADIENTCHECK_H
+#endif // TGC_TRAINING_GRADIENTCHECK_H

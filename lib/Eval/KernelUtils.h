@@ -1,15 +1,14 @@
-//===- KernelUtils.h - helpers shared by the interpreter kernels -*- C++
-//-*-===//
+//===- KernelUtils.h - helpers shared by the op kernels ---------*- C++ -*-===//
 //
-// Private to lib/Interpreter: dispatch over a tensor's storage, row-major
-// strides and strided copies.
+// Private to lib/Eval: dispatch over a tensor's storage, row-major strides
+// and strided copies.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_LIB_INTERPRETER_KERNELUTILS_H
-#define TGC_LIB_INTERPRETER_KERNELUTILS_H
+#ifndef TGC_LIB_EVAL_KERNELUTILS_H
+#define TGC_LIB_EVAL_KERNELUTILS_H
 
-#include "tgc/Interpreter/Interpreter.h"
+#include "tgc/Eval/Kernels.h"
 #include "tgc/Support/FloatFormats.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -58,14 +57,6 @@ void visitData(const Tensor &source, Tensor &destination, Fn &&fn) {
   case Tensor::Storage::Int:
     return fn(source.ints(), destination.ints());
   }
-}
-
-/// Writes a float value into a Float or Double tensor.
-inline void setFloat(Tensor &tensor, int64_t index, double value) {
-  if (tensor.isDoubleStorage())
-    tensor.doubles()[index] = value;
-  else
-    tensor.floats()[index] = static_cast<float>(value);
 }
 
 /// The elements of a float tensor as T (a copy when the storage differs).
@@ -185,4 +176,4 @@ inline int64_t getIntMax(mlir::Type type) {
 
 } // namespace tgc::detail
 
-#endif // TGC_LIB_INTERPRETER_KERNELUTILS_H
+#endif // TGC_LIB_EVAL_KERNELUTILS_H

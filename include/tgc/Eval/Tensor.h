@@ -1,14 +1,15 @@
-//===- Tensor.h - runtime values of the reference interpreter --*- C++ -*-===//
+//===- Tensor.h - tensors on the host for the op kernels --------*- C++ -*-===//
 //
-// A tensor of the interpreter: its MLIR type and its elements, row-major.
+// A host tensor of the op kernels (the interpreter's values, the importer's
+// folded constants): its MLIR type and its elements, row-major.
 // Floating-point elements are held as float (f32, f16, bf16, f8 values, all
 // exactly representable in f32) or as double (f64, and every float type in
 // f64 mode); integers and i1 as int64_t.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_INTERPRETER_TENSOR_H
-#define TGC_INTERPRETER_TENSOR_H
+#ifndef TGC_EVAL_TENSOR_H
+#define TGC_EVAL_TENSOR_H
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -48,6 +49,9 @@ public:
 
   /// Element `index` (row-major) converted to double, whatever the storage.
   double getAsDouble(int64_t index) const;
+  /// Sets element `index` of a Float or Double tensor to `value` (rounded to
+  /// float for Float storage).
+  void setAsDouble(int64_t index, double value);
 
   /// The same elements with another type of the same element count (reshape).
   Tensor withType(mlir::RankedTensorType newType) const;
@@ -75,4 +79,4 @@ template <> inline const std::vector<double> &Tensor::data<double>() const {
 
 } // namespace tgc
 
-#endif // TGC_INTERPRETER_TENSOR_H
+#endif // TGC_EVAL_TENSOR_H

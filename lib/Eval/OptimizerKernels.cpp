@@ -1,4 +1,4 @@
-//===- OptimizerKernels.cpp - interpreter kernels of optimizer ops --------===//
+//===- OptimizerKernels.cpp - kernels of optimizer ops --------------------===//
 //
 // sgd (with momentum), adamw, lamb and adafactor, as TGOps.td defines them,
 // computed in the parameter's storage type (f32, or double in f64 mode).

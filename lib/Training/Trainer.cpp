@@ -1,6 +1,6 @@
 //===- Trainer.cpp - running training steps on the interpreter ------------===//
 
-#include "tgc/Interpreter/Trainer.h"
+#include "tgc/Training/Trainer.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Interpreter/Inputs.h"
@@ -16,14 +16,14 @@ using namespace tgc;
 
 std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    if (tg::getArgumentRole(func, i) != "input")
+    if (tg::getArgumentRole(func, i) != tg::Role::Input)
       continue;
     for (OpOperand &use : func.getArgument(i).getUses()) {
       auto embedding = dyn_cast<tg::EmbeddingOp>(use.getOwner());
       if (!embedding || use.get() != embedding.getIndices())
         continue;
       for (unsigned j = 0; j < e; ++j)
-        if (tg::getArgumentRole(func, j) == "label" &&
+        if (tg::getArgumentRole(func, j) == tg::Role::Label &&
             func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
           return CopyTask{i, j, embedding.getTable().getType().getDimSize(0)};
     }
@@ -98,7 +98,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   // The loss scale (tg-mixed-precision's fp16 state): result and argument.
   std::optional<std::pair<unsigned, unsigned>> lossScale;
   for (unsigned r = 0, e = step.getNumResults(); r < e; ++r) {
-    if (tg::getResultRole(step, r) == "loss")
+    if (tg::getResultRole(step, r) == tg::Role::Loss)
       lossIndex = r;
     if (auto aliases = step.getResultAttrOfType<IntegerAttr>(
             r, tg::TGDialect::kAliasesAttrName)) {
@@ -106,7 +106,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       threaded.push_back({r, arg});
       auto name =
           step.getArgAttrOfType<StringAttr>(arg, tg::TGDialect::kNameAttrName);
-      if (tg::getArgumentRole(step, arg) == "state" && name &&
+      if (tg::getArgumentRole(step, arg) == tg::Role::State && name &&
           name.getValue() == "loss_scale")
         lossScale = {r, arg};
     }
@@ -119,14 +119,14 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   for (unsigned n = 0; n < options.steps; ++n) {
     uint64_t stepSeed = options.seed + 1000003 * (n + 1);
     for (unsigned i = 0; i < numArgs; ++i) {
-      StringRef role = tg::getArgumentRole(step, i);
+      std::optional<tg::Role> role = tg::getArgumentRole(step, i);
       auto name =
           step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
       bool isInt =
           !isa<FloatType>(getElementTypeOrSelf(step.getArgumentTypes()[i]));
-      if (role == "hyper" && name && name.getValue() == "step")
+      if (role == tg::Role::Hyper && name && name.getValue() == "step")
         arguments[i].ints()[0] = n + 1;
-      else if (role == "hyper" && isInt &&
+      else if (role == tg::Role::Hyper && isInt &&
                !step.getArgAttr(i, tg::TGDialect::kDefaultAttrName))
         arguments[i] = makeRandomArgument(step, i, stepSeed); // seeds
       else if (!options.tokens && options.copyTask &&

@@ -1,4 +1,4 @@
-//===- ShapeKernels.cpp - interpreter kernels of shape ops ----------------===//
+//===- ShapeKernels.cpp - kernels of shape ops ----------------------------===//
 //
 // constant, broadcast_in_dim, reshape, transpose, slice and concat: data
 // movement, written once for every storage through strided gathers.
@@ -38,7 +38,7 @@ LogicalResult constantKernel(Operation *op, ArrayRef<const Tensor *>,
       bool losesInfo = false;
       v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
                 &losesInfo);
-      setFloat(result, i++, v.convertToDouble());
+      result.setAsDouble(i++, v.convertToDouble());
     }
   }
   results.push_back(std::move(result));

@@ -1,7 +1,7 @@
-//===- ElementwiseKernels.cpp - interpreter kernels of elementwise ops ----===//
+//===- ElementwiseKernels.cpp - kernels of elementwise ops ----------------===//
 //
 // Float kernels compute in the tensor's storage type (f32, or double in f64
-// mode); the interpreter then rounds each result to its element type.
+// mode); normalizeTensor then rounds each result to its element type.
 // Integer kernels compute in 64 bits and are wrapped to the element width.
 //
 //===----------------------------------------------------------------------===//
@@ -254,7 +254,7 @@ LogicalResult convertKernel(Operation *op, ArrayRef<const Tensor *> operands,
       result.floats()[i] = static_cast<float>(x.ints()[i]);
   } else {
     for (int64_t i = 0; i < count; ++i)
-      setFloat(result, i, x.getAsDouble(i));
+      result.setAsDouble(i, x.getAsDouble(i));
   }
   results.push_back(std::move(result));
   return success();

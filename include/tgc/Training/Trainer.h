@@ -6,13 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_INTERPRETER_TRAINER_H
-#define TGC_INTERPRETER_TRAINER_H
+#ifndef TGC_TRAINING_TRAINER_H
+#define TGC_TRAINING_TRAINER_H
 
-#include "tgc/Interpreter/Tensor.h"
+#include "tgc/Eval/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
@@ -86,4 +87,4 @@ runTraining(mlir::func::FuncOp step, const TrainerOptions &options,
 
 } // namespace tgc
 
-#endif // TGC_INTERPRETER_TRAINER_H
+#endif // TGC_TRAINING_TRAINER_H

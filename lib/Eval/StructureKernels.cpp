@@ -1,11 +1,12 @@
-//===- StructureKernels.cpp - interpreter kernel of tg.fusion -------------===//
+//===- StructureKernels.cpp - the kernel of tg.fusion ---------------------===//
 //
-// A fusion region computes what its body computes: the interpreter runs the
-// body with the block arguments bound to the inputs.
+// A fusion region computes what its body computes: the caller's block runner
+// (the interpreter) runs the body with the block arguments bound to the
+// inputs.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tgc/Interpreter/Interpreter.h"
+#include "tgc/Eval/Kernels.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 
@@ -17,8 +18,10 @@ static LogicalResult fusionKernel(Operation *op,
                                   SmallVectorImpl<Tensor> &results,
                                   const KernelContext &context) {
   auto fusion = cast<tg::FusionOp>(op);
+  if (!context.runBlock)
+    return op->emitError("cannot evaluate a fusion region here");
   FailureOr<SmallVector<Tensor>> values =
-      context.interpreter.runBlock(fusion.getBody().front(), operands);
+      context.runBlock(fusion.getBody().front(), operands);
   if (failed(values))
     return failure();
   results.append(std::make_move_iterator(values->begin()),

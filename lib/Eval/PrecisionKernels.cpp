@@ -1,4 +1,4 @@
-//===- PrecisionKernels.cpp - interpreter kernels of mixed-precision ops --===//
+//===- PrecisionKernels.cpp - kernels of mixed-precision ops --------------===//
 //
 // tg.scale_grad and tg.fake_quant_grad are identities in the forward;
 // tg.fake_quant rounds to an fp8 format with the delayed scale of its amax
@@ -45,8 +45,8 @@ LogicalResult fakeQuantKernel(Operation *op, ArrayRef<const Tensor *> operands,
     double value = x.getAsDouble(i) * scale;
     if (!std::isnan(value))
       value = std::clamp(value, -maxFinite, maxFinite);
-    setFloat(result, i,
-             roundToFormat(static_cast<float>(value), format) / scale);
+    result.setAsDouble(i, roundToFormat(static_cast<float>(value), format) /
+                              scale);
   }
   results.push_back(std::move(result));
   return success();

@@ -1,4 +1,4 @@
-//===- BackwardKernels.cpp - interpreter kernels of backward ops ----------===//
+//===- BackwardKernels.cpp - kernels of backward ops ----------------------===//
 //
 // The vector-Jacobian products with ops of their own: softmax_grad,
 // gelu_grad, layer_norm_grad, rms_norm_grad, attention_grad, embedding_grad
@@ -128,9 +128,9 @@ LogicalResult normGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
             inverse * (gs[j] - (IsLayerNorm ? meanG : T(0)) - xhat[j] * meanGX);
     }
     for (int64_t j = 0; j < width; ++j) {
-      setFloat(dscale, j, sumScale[j]);
+      dscale.setAsDouble(j, sumScale[j]);
       if (IsLayerNorm)
-        setFloat(dbias, j, sumBias[j]);
+        dbias.setAsDouble(j, sumBias[j]);
     }
   });
   results.push_back(std::move(dx));

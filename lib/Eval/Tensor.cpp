@@ -1,6 +1,6 @@
-//===- Tensor.cpp - runtime values of the reference interpreter -----------===//
+//===- Tensor.cpp - tensors on the host for the op kernels ----------------===//
 
-#include "tgc/Interpreter/Tensor.h"
+#include "tgc/Eval/Tensor.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -31,6 +31,13 @@ double Tensor::getAsDouble(int64_t index) const {
     return static_cast<double>(intData[index]);
   }
   return 0.0;
+}
+
+void Tensor::setAsDouble(int64_t index, double value) {
+  if (storage == Storage::Double)
+    doubleData[index] = value;
+  else
+    floatData[index] = static_cast<float>(value);
 }
 
 Tensor Tensor::withType(RankedTensorType newType) const {

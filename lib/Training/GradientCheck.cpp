@@ -1,6 +1,6 @@
 //===- GradientCheck.cpp - gradients against finite differences -----------===//
 
-#include "tgc/Interpreter/GradientCheck.h"
+#include "tgc/Training/GradientCheck.h"
 
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Interpreter/Interpreter.h"
@@ -39,9 +39,7 @@ tgc::checkGradients(func::FuncOp forward, ArrayRef<Tensor> arguments,
 
   std::optional<unsigned> lossIndex;
   for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
-    if (auto role = forward.getResultAttrOfType<StringAttr>(
-            i, tg::TGDialect::kRoleAttrName);
-        role && role.getValue() == "loss")
+    if (tg::getResultRole(forward, i) == tg::Role::Loss)
       lossIndex = i;
   if (!lossIndex)
     return forward.emitError("has no 'loss' result to check gradients of");
@@ -67,9 +65,7 @@ tgc::checkGradients(func::FuncOp forward, ArrayRef<Tensor> arguments,
   std::vector<ParameterGradientCheck> checks;
   unsigned gradIndex = forward.getNumResults();
   for (unsigned arg = 0, e = forward.getNumArguments(); arg < e; ++arg) {
-    auto role =
-        forward.getArgAttrOfType<StringAttr>(arg, tg::TGDialect::kRoleAttrName);
-    if (!role || role.getValue() != "param" ||
+    if (tg::getArgumentRole(forward, arg) != tg::Role::Param ||
         !isa<FloatType>(getElementTypeOrSelf(forward.getArgumentTypes()[arg])))
       continue;
     const Tensor &grad = (*analytic)[gradIndex++];

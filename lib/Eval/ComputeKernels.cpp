@@ -1,4 +1,4 @@
-//===- ComputeKernels.cpp - interpreter kernels of compute ops ------------===//
+//===- ComputeKernels.cpp - kernels of compute ops ------------------------===//
 //
 // matmul (through BLAS), embedding, layer_norm, rms_norm, attention, dropout
 // and cross_entropy, following the semantics in TGOps.td. Statistics and
@@ -31,7 +31,7 @@ template <typename T> void store(const std::vector<T> &values, Tensor &result) {
     }
   }
   for (size_t i = 0, e = values.size(); i < e; ++i)
-    setFloat(result, i, values[i]);
+    result.setAsDouble(i, values[i]);
 }
 
 LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> operands,
@@ -133,8 +133,8 @@ LogicalResult normKernel(Operation *op, ArrayRef<const Tensor *> operands,
         out[r * width + j] = IsLayerNorm ? normalized + bias[j] : normalized;
       }
       if (IsLayerNorm)
-        setFloat(mean, r, mu);
-      setFloat(rstd, r, inverse);
+        mean.setAsDouble(r, mu);
+      rstd.setAsDouble(r, inverse);
     }
   });
   results.push_back(std::move(y));
@@ -193,8 +193,8 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
           }
           for (int64_t j = 0; j < visible; ++j)
             row[j] /= sum;
-          setFloat(logsumexp, (b * heads + h) * queries + i,
-                   max + std::log(sum));
+          logsumexp.setAsDouble((b * heads + h) * queries + i,
+                                max + std::log(sum));
         }
         if (keys > 0 && valueSize > 0)
           gemm(false, false, queries, valueSize, keys, scores.data(), vp,
@@ -258,7 +258,7 @@ LogicalResult crossEntropyKernel(Operation *op,
       for (int64_t c = 0; c < classes; ++c)
         sum += std::exp(row[c] - max);
       T lse = max + std::log(sum);
-      setFloat(logsumexp, t, lse);
+      logsumexp.setAsDouble(t, lse);
       if (ignoreIndex && labels[t] == *ignoreIndex)
         continue;
       if (labels[t] < 0 || labels[t] >= classes) {
@@ -272,7 +272,7 @@ LogicalResult crossEntropyKernel(Operation *op,
     }
     bool mean = crossEntropy.getReduction() == tg::LossReduction::Mean;
     // 0/0 is NaN when every token is ignored, as in PyTorch and ONNX.
-    setFloat(loss, 0, mean ? total / T(counted) : total);
+    loss.setAsDouble(0, mean ? total / T(counted) : total);
   });
   if (failed(status))
     return failure();

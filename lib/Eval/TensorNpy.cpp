@@ -1,0 +1,125 @@
+//===- TensorNpy.cpp - host tensors from and to .npy arrays ---------------===//
+
+#include "tgc/Eval/TensorNpy.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace tgc;
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "(";
+  for (auto [i, size] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + std::to_string(size);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+template <typename T> static T readElement(const npy::Array &array, int64_t i) {
+  T value;
+  std::memcpy(&value, array.data.data() + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+static double readHalf(const npy::Array &array, int64_t i) {
+  uint16_t bits = readElement<uint16_t>(array, i);
+  return APFloat(APFloat::IEEEhalf(), APInt(16, bits)).convertToDouble();
+}
+
+llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
+                                          RankedTensorType type, StringRef name,
+                                          bool allowNonFinite) {
+  auto error = [&](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "argument '" + name + "': " + message);
+  };
+  if (ArrayRef<int64_t>(array.shape) != type.getShape())
+    return error("the .npy array has shape " + formatShape(array.shape) +
+                 ", the argument is " + formatShape(type.getShape()));
+  Type elementType = type.getElementType();
+  npy::DType dtype = array.dtype;
+  int64_t count = array.getNumElements();
+  auto wrongDtype = [&]() {
+    std::string typeText;
+    llvm::raw_string_ostream os(typeText);
+    os << elementType;
+    return error("a .npy array of dtype '" + npy::getDescr(dtype).str() +
+                 "' cannot hold " + typeText + " values");
+  };
+
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    bool accepted = dtype == npy::DType::F32 ||
+                    (dtype == npy::DType::F64 && floatType.isF64()) ||
+                    (dtype == npy::DType::F16 && floatType.isF16());
+    if (!accepted)
+      return wrongDtype();
+    Tensor tensor(type, floatType.isF64() ? Tensor::Storage::Double
+                                          : Tensor::Storage::Float);
+    for (int64_t i = 0; i < count; ++i) {
+      double value = dtype == npy::DType::F32   ? readElement<float>(array, i)
+                     : dtype == npy::DType::F64 ? readElement<double>(array, i)
+                                                : readHalf(array, i);
+      if (!allowNonFinite && !std::isfinite(value))
+        return error(llvm::formatv("element {0} is {1}; pass "
+                                   "--allow-non-finite to accept NaN and "
+                                   "infinity",
+                                   i, value)
+                         .str());
+      tensor.setAsDouble(i, value);
+    }
+    return tensor;
+  }
+
+  Tensor tensor(type, Tensor::Storage::Int);
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  if (width == 1) {
+    if (dtype != npy::DType::Bool)
+      return wrongDtype();
+    for (int64_t i = 0; i < count; ++i)
+      tensor.ints()[i] = readElement<uint8_t>(array, i) != 0;
+    return tensor;
+  }
+  if (dtype != npy::DType::I32 && dtype != npy::DType::I64)
+    return wrongDtype();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t value = dtype == npy::DType::I32 ? readElement<int32_t>(array, i)
+                                             : readElement<int64_t>(array, i);
+    if (width == 32 && (value < INT32_MIN || value > INT32_MAX))
+      return error(
+          llvm::formatv("element {0} ({1}) does not fit in i32", i, value)
+              .str());
+    tensor.ints()[i] = value;
+  }
+  return tensor;
+}
+
+npy::Array tgc::tensorToNpy(const Tensor &tensor) {
+  npy::Array array;
+  array.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  int64_t count = tensor.getNumElements();
+  auto fill = [&](npy::DType dtype, auto convert) {
+    using T = decltype(convert(int64_t(0)));
+    array.dtype = dtype;
+    array.data.resize(count * sizeof(T));
+    for (int64_t i = 0; i < count; ++i) {
+      T value = convert(i);
+      std::memcpy(array.data.data() + i * sizeof(T), &value, sizeof(T));
+    }
+  };
+  if (tensor.isDoubleStorage())
+    fill(npy::DType::F64, [&](int64_t i) { return tensor.doubles()[i]; });
+  else if (tensor.isFloatStorage())
+    fill(npy::DType::F32, [&](int64_t i) { return tensor.floats()[i]; });
+  else if (tensor.getElementType().isInteger(1))
+    fill(npy::DType::Bool,
+         [&](int64_t i) { return uint8_t(tensor.ints()[i] != 0); });
+  else if (tensor.getElementType().isInteger(32))
+    fill(npy::DType::I32,
+         [&](int64_t i) { return static_cast<int32_t>(tensor.ints()[i]); });
+  else
+    fill(npy::DType::I64, [&](int64_t i) { return tensor.ints()[i]; });
+  return array;
+}

@@ -17,7 +17,7 @@
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGTraits.h"
-#include "tgc/Transforms/Schedule.h"
+#include "tgc/Analysis/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"

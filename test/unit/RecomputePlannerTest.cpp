@@ -2,7 +2,8 @@
 //===//
 //
 // Random small chains and DAGs, differentiated: every keep/recompute subset
-// of their activations is rewritten and simulated, and at every budget (each
+// of their activations is rewritten, scheduled as tg-schedule would and
+// simulated, and at every budget (each
 // peak some subset reaches) the planner's extra time must equal the best
 // subset's and its simulated peak must fit the budget.
 //
@@ -12,6 +13,7 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Schedule.h"
 #include "tgc/InitAll.h"
 #include "tgc/Transforms/Passes.h"
 #include "tgc/Zoo/ModelZoo.h"
@@ -130,7 +132,7 @@ protected:
         if (mask & (uint64_t(1) << bit))
           chosen.push_back(copyOps[positions[bit]]);
       applyRecompute(copy, chosen);
-      results.push_back({MemorySimulation::run(copy, &device).peakBytes,
+      results.push_back({computeSchedule(copy, &device).peakBytes,
                          totalTime(copy, device) - base});
       copy.erase();
     }

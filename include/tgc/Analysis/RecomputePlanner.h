@@ -23,7 +23,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,14 @@ private:
   /// or every ceil(sqrt(n))-th with `sqrtStride`).
   llvm::SmallVector<unsigned> getCheckpointPlan(llvm::ArrayRef<unsigned> starts,
                                                 bool sqrtStride) const;
+  /// The candidates a baseline recomputes.
+  llvm::SmallVector<unsigned> getBaselineSet(RecomputeStrategy strategy) const;
+  /// The plans solve chooses from and the frontier is made of, independent
+  /// of the budget, cheapest first: every subset of a small step; else the
+  /// model's staircases (solveFrontierDP, both models), the baselines and
+  /// checkpoints at every (and every sqrt(n)-th) block's input. Never the
+  /// empty plan.
+  llvm::ArrayRef<llvm::SmallVector<unsigned>> getPlanPool();
   std::vector<Option> enumerateOptions(const Block &block) const;
   mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
                                                        bool cautious);
@@ -171,7 +181,9 @@ private:
   std::vector<Block> blocks;
   std::vector<std::vector<Option>> optionsOf; // per representative block
   int64_t peakBefore = 0;
-  int64_t activationBytes = 0;
+  std::optional<std::vector<llvm::SmallVector<unsigned>>> planPool;
+  /// simulatePeak's results, by sorted candidate set.
+  mutable std::map<llvm::SmallVector<unsigned>, int64_t> simulatedPeaks;
 };
 
 /// Writes `frontier` (plans by increasing peak, as computeFrontier returns

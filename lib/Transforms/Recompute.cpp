@@ -110,6 +110,8 @@ struct TGRecomputePass : tgc::impl::TGRecomputeBase<TGRecomputePass> {
            << candidates.size() << " activations recomputed, extra time "
            << llvm::formatv("{0:e2}", plan.extraTime).str() << " s ("
            << plan.blocks << " blocks, " << plan.distinctBlocks << " distinct)";
+    if (plan.solves)
+      remark << ", " << plan.solves << " plans simulated";
   }
 };
 } // namespace

@@ -2,6 +2,7 @@
 // RUN: tgc-opt %s --split-input-file --tg-recompute='budget=33660000 explain' --verify-diagnostics > /dev/null
 // RUN: tgc-opt %s --split-input-file --tg-recompute | FileCheck %s --check-prefix=NONE
 // RUN: tgc-opt %s --split-input-file --tg-recompute='strategy=full' | FileCheck %s --check-prefix=FULL
+// RUN: tgc-opt %s --split-input-file --tg-recompute='budget=1GiB strategy=full' | FileCheck %s --check-prefix=FULL
 // RUN: tgc-opt %s --split-input-file --tg-recompute='budget=1GiB' | FileCheck %s --check-prefix=NONE
 
 // The peak (the 32 MiB GEMM workspace, the two 16 KiB activations, ...) is

@@ -97,7 +97,7 @@ struct ActivationInfo {
   bool isForward(Operation *op) const { return forward.contains(op); }
   /// The non-view op whose buffer `op`'s results share.
   Operation *getRootOp(Operation *op) const {
-    while (op && isViewOp(op) && forward.contains(op)) {
+    while (op && forwardViews.contains(op)) {
       Operation *def = op->getOperand(0).getDefiningOp();
       if (!def || !forward.contains(def))
         break;
@@ -112,6 +112,8 @@ struct ActivationInfo {
     return forward.contains(op) && isMemoryEffectFree(op) &&
            !returned.contains(op);
   }
+  /// The forward ops defining what `op` (or an op nested in it) reads.
+  ArrayRef<Operation *> getForwardOperands(Operation *op) const;
   /// The forward ops that run again for `recomputed` (see
   /// RecomputePlanner::getClosure), in block order.
   SetVector<Operation *>
@@ -121,9 +123,12 @@ struct ActivationInfo {
   Block &body;
   std::vector<Operation *> backward; // top-level non-forward ops, in order
   DenseSet<Operation *> forward;
+  /// The forward ops that are views (isViewOp asks the cost model).
+  DenseSet<Operation *> forwardViews;
   DenseSet<Operation *> activations;
   DenseSet<Operation *> returned;
   DenseMap<Operation *, unsigned> order;
+  mutable DenseMap<Operation *, SmallVector<Operation *, 4>> forwardOperands;
 };
 } // namespace tgc::detail
 
@@ -155,9 +160,11 @@ ActivationInfo::ActivationInfo(func::FuncOp function)
   StepStructure structure = StepStructure::compute(function);
   for (Operation &op : body.without_terminator()) {
     order[&op] = order.size();
-    if (structure.getPhase(&op) == Phase::Forward)
+    if (structure.getPhase(&op) == Phase::Forward) {
       forward.insert(&op);
-    else
+      if (isViewOp(&op))
+        forwardViews.insert(&op);
+    } else
       backward.push_back(&op);
   }
   for (Operation *user : backward)
@@ -181,6 +188,17 @@ ActivationInfo::ActivationInfo(func::FuncOp function)
       activations.erase(op);
 }
 
+ArrayRef<Operation *> ActivationInfo::getForwardOperands(Operation *op) const {
+  auto [it, inserted] = forwardOperands.try_emplace(op);
+  if (inserted)
+    forEachOuterOperand(op, [&](OpOperand &use) {
+      Operation *def = use.get().getDefiningOp();
+      if (def && forward.contains(def))
+        it->second.push_back(def);
+    });
+  return it->second;
+}
+
 SetVector<Operation *>
 ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
                            const DenseSet<Operation *> &recomputedSet) const {
@@ -190,21 +208,18 @@ ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
     Operation *op = worklist.pop_back_val();
     if (!closure.insert(op))
       continue;
-    forEachOuterOperand(op, [&](OpOperand &use) {
-      Operation *def = use.get().getDefiningOp();
-      if (!def || !forward.contains(def))
-        return;
+    for (Operation *def : getForwardOperands(op)) {
       Operation *root = getRootOp(def);
       if (activations.contains(root) && !recomputedSet.contains(root))
-        return; // kept: read the original
+        continue; // kept: read the original
       worklist.push_back(def);
-    });
+    }
   }
   // Views of recomputed values that the backward reads run again too, so
   // the backward reads no original of a recomputed buffer.
   for (size_t at = 0; at < closure.size(); ++at)
     for (Operation *user : closure[at]->getUsers())
-      if (user->getBlock() == &body && forward.contains(user) && isViewOp(user))
+      if (user->getBlock() == &body && forwardViews.contains(user))
         closure.insert(user);
   SmallVector<Operation *> sorted(closure.begin(), closure.end());
   llvm::sort(sorted, [&](Operation *a, Operation *b) {
@@ -351,10 +366,17 @@ RecomputePlanner::getClosure(ArrayRef<unsigned> recomputed) const {
   return SmallVector<Operation *>(closure.begin(), closure.end());
 }
 
+double RecomputePlanner::getOpTime(Operation *op) const {
+  auto [it, inserted] = opTimes.try_emplace(op, 0.0);
+  if (inserted)
+    it->second = estimateOpTime(op, device).time;
+  return it->second;
+}
+
 double RecomputePlanner::getExtraTime(ArrayRef<unsigned> recomputed) const {
   double time = 0;
   for (Operation *op : getClosure(recomputed))
-    time += estimateOpTime(op, device).time;
+    time += getOpTime(op);
   return time;
 }
 
@@ -570,7 +592,7 @@ RecomputePlanner::enumerateOptions(const Block &block) const {
     // and the largest transient of their recomputation.
     int64_t transient = 0;
     for (Operation *op : getClosure(global)) {
-      option.time += estimateOpTime(op, device).time;
+      option.time += getOpTime(op);
       if (isViewOp(op))
         continue;
       option.extra = std::max(option.extra, getResultBytes(op));

@@ -168,6 +168,7 @@ private:
   backtrack(llvm::ArrayRef<std::vector<std::pair<int32_t, int32_t>>> choice,
             int64_t end) const;
   RecomputePlan finish(llvm::SmallVector<unsigned> recomputed) const;
+  double getOpTime(mlir::Operation *op) const;
 
   mlir::func::FuncOp function;
   const DeviceSpec &device;
@@ -182,6 +183,8 @@ private:
   std::vector<std::vector<Option>> optionsOf; // per representative block
   int64_t peakBefore = 0;
   std::optional<std::vector<llvm::SmallVector<unsigned>>> planPool;
+  /// The cost model's time of each op (getOpTime).
+  mutable llvm::DenseMap<mlir::Operation *, double> opTimes;
   /// simulatePeak's results, by sorted candidate set.
   mutable std::map<llvm::SmallVector<unsigned>, int64_t> simulatedPeaks;
 };

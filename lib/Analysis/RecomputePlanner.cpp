@@ -118,7 +118,8 @@ struct ActivationInfo {
   /// RecomputePlanner::getClosure), in block order.
   SetVector<Operation *>
   getClosure(ArrayRef<Operation *> recomputed,
-             const DenseSet<Operation *> &recomputedSet) const;
+             const DenseSet<Operation *> &recomputedSet,
+             bool sorted = true) const;
 
   Block &body;
   std::vector<Operation *> backward; // top-level non-forward ops, in order
@@ -201,7 +202,8 @@ ArrayRef<Operation *> ActivationInfo::getForwardOperands(Operation *op) const {
 
 SetVector<Operation *>
 ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
-                           const DenseSet<Operation *> &recomputedSet) const {
+                           const DenseSet<Operation *> &recomputedSet,
+                           bool sorted) const {
   SetVector<Operation *> closure;
   SmallVector<Operation *> worklist(recomputed.begin(), recomputed.end());
   while (!worklist.empty()) {
@@ -221,11 +223,13 @@ ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
     for (Operation *user : closure[at]->getUsers())
       if (user->getBlock() == &body && forwardViews.contains(user))
         closure.insert(user);
-  SmallVector<Operation *> sorted(closure.begin(), closure.end());
-  llvm::sort(sorted, [&](Operation *a, Operation *b) {
+  if (!sorted)
+    return closure;
+  SmallVector<Operation *> ordered(closure.begin(), closure.end());
+  llvm::sort(ordered, [&](Operation *a, Operation *b) {
     return order.lookup(a) < order.lookup(b);
   });
-  return SetVector<Operation *>(sorted.begin(), sorted.end());
+  return SetVector<Operation *>(ordered.begin(), ordered.end());
 }
 
 void tgc::applyRecompute(func::FuncOp function,
@@ -374,8 +378,16 @@ double RecomputePlanner::getOpTime(Operation *op) const {
 }
 
 double RecomputePlanner::getExtraTime(ArrayRef<unsigned> recomputed) const {
+  SmallVector<Operation *> chosen;
+  DenseSet<Operation *> chosenSet;
+  for (unsigned index : recomputed) {
+    chosen.push_back(candidates[index].op);
+    chosenSet.insert(candidates[index].op);
+  }
+  // The closure's order is a function of the set: equal sets, equal sums.
   double time = 0;
-  for (Operation *op : getClosure(recomputed))
+  for (Operation *op :
+       activations->getClosure(chosen, chosenSet, /*sorted=*/false))
     time += getOpTime(op);
   return time;
 }
@@ -748,7 +760,8 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
   // pool) that fits, and on failure every plan has been simulated, so the
   // smallest peak is the smallest the planner can reach.
   unsigned tried = 0;
-  for (const SmallVector<unsigned> &set : getPlanPool()) {
+  for (const SmallVector<unsigned> &set :
+       best ? ArrayRef<SmallVector<unsigned>>() : getPlanPool()) {
     if (best)
       break;
     ++tried;

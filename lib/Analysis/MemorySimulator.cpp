@@ -142,14 +142,92 @@ static MemoryKind getArgumentKind(std::optional<tg::Role> role) {
   return MemoryKind::Inputs;
 }
 
+namespace tgc::detail {
+/// What the simulation of a function needs that does not depend on the
+/// order of its ops, computed once when orders are compared.
+struct SimulationFacts {
+  SimulationFacts(func::FuncOp function, const DeviceSpec *device);
+
+  struct OpFacts {
+    bool view = false;
+    bool usesMatrixUnits = false;
+    int64_t workspaceBytes = 0;
+    /// A constant: dense ones are part of the program, splats are filled
+    /// just before their first use.
+    bool constant = false;
+    bool splat = false;
+  };
+
+  func::FuncOp function;
+  const DeviceSpec *device;
+  StepStructure structure;
+  DenseMap<Operation *, OpFacts> ops;
+  /// The argument each aliased returned value updates.
+  DenseMap<Value, BlockArgument> aliasOf;
+  SmallVector<MemoryKind> argumentKinds;
+  /// The kind of each top-level op's results with a buffer of their own.
+  DenseMap<Value, MemoryKind> resultKinds;
+};
+} // namespace tgc::detail
+
+using tgc::detail::SimulationFacts;
+
+SimulationFacts::SimulationFacts(func::FuncOp function,
+                                 const DeviceSpec *device)
+    : function(function), device(device),
+      structure(StepStructure::compute(function)) {
+  Block &body = function.getBody().front();
+  Operation *terminator = body.getTerminator();
+  for (Operation &op : body.without_terminator()) {
+    OpFacts facts;
+    if (auto costed = dyn_cast<tg::CostOpInterface>(&op)) {
+      tg::OpCost cost = costed.getCost();
+      facts.usesMatrixUnits = cost.matrixFlops > 0;
+      facts.workspaceBytes = cost.workspaceBytes;
+    }
+    facts.view = isViewOp(&op);
+    if (matchPattern(&op, m_Constant())) {
+      ElementsAttr value;
+      facts.constant = true;
+      facts.splat = matchPattern(op.getResult(0), m_Constant(&value)) &&
+                    isa<SplatElementsAttr>(value);
+    }
+    ops[&op] = facts;
+    Phase phase = structure.getPhase(&op);
+    for (Value value : op.getResults()) {
+      MemoryKind kind = MemoryKind::Transient;
+      if (structure.gradients.contains(value)) {
+        kind = MemoryKind::Gradients;
+      } else if (phase == Phase::Forward) {
+        for (Operation *user : value.getUsers()) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          if (top && top != terminator &&
+              structure.getPhase(top) != Phase::Forward) {
+            kind = MemoryKind::Activations;
+            break;
+          }
+        }
+      }
+      resultKinds[value] = kind;
+    }
+  }
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands()))
+    if (auto alias = function.getResultAttrOfType<IntegerAttr>(
+            index, tg::TGDialect::kAliasesAttrName))
+      if (alias.getInt() >= 0 &&
+          alias.getInt() < static_cast<int64_t>(function.getNumArguments()))
+        aliasOf[value] = function.getArgument(alias.getInt());
+  for (BlockArgument arg : function.getArguments())
+    argumentKinds.push_back(
+        getArgumentKind(tg::getArgumentRole(function, arg.getArgNumber())));
+}
+
 namespace {
 /// Builds the buffers of one function for one op order.
 class Simulator {
 public:
-  Simulator(func::FuncOp function, ArrayRef<Operation *> order,
-            const StepStructure &structure, const DeviceSpec *device)
-      : function(function), order(order), structure(structure), device(device) {
-  }
+  Simulator(const SimulationFacts &facts, ArrayRef<Operation *> order)
+      : facts(facts), function(facts.function), order(order) {}
 
   void run(MemorySimulation &result);
 
@@ -178,12 +256,14 @@ private:
   }
   /// Whether the aliased result `value` can be written into argument `arg`.
   bool canUpdateInPlace(Value value, BlockArgument arg);
-  MemoryKind getResultKind(Value value, Operation *op);
+  MemoryKind getResultKind(Value value) const {
+    auto it = facts.resultKinds.find(value);
+    return it == facts.resultKinds.end() ? MemoryKind::Transient : it->second;
+  }
 
+  const SimulationFacts &facts;
   func::FuncOp function;
   ArrayRef<Operation *> order;
-  const StepStructure &structure;
-  const DeviceSpec *device;
   MemorySimulation *result = nullptr;
   DenseMap<Operation *, int64_t> position;
 };
@@ -193,7 +273,7 @@ static bool readsElementByElement(Operation *op, Value value);
 
 bool Simulator::canUpdateInPlace(Value value, BlockArgument arg) {
   Operation *def = value.getDefiningOp();
-  if (!def || isViewOp(def) || !position.count(def))
+  if (!def || !position.count(def) || facts.ops.lookup(def).view)
     return false;
   int64_t at = position[def];
   bool readsArg = false;
@@ -237,38 +317,16 @@ static bool readsElementByElement(Operation *op, Value value) {
   return true;
 }
 
-MemoryKind Simulator::getResultKind(Value value, Operation *op) {
-  if (structure.gradients.contains(value))
-    return MemoryKind::Gradients;
-  if (structure.getPhase(op) == Phase::Forward)
-    for (Operation *user : value.getUsers()) {
-      Operation *top = body().findAncestorOpInBlock(*user);
-      if (top && top != body().getTerminator() &&
-          structure.getPhase(top) != Phase::Forward)
-        return MemoryKind::Activations;
-    }
-  return MemoryKind::Transient;
-}
-
 void Simulator::run(MemorySimulation &out) {
   result = &out;
   for (auto [index, op] : llvm::enumerate(order))
     position[op] = index;
   int64_t last = lastIndex();
-  Operation *terminator = body().getTerminator();
 
   // Arguments, and the results that update them.
-  DenseMap<Value, BlockArgument> aliasOf;
-  for (auto [index, value] : llvm::enumerate(terminator->getOperands()))
-    if (auto alias = function.getResultAttrOfType<IntegerAttr>(
-            index, tg::TGDialect::kAliasesAttrName))
-      if (alias.getInt() >= 0 &&
-          alias.getInt() < static_cast<int64_t>(function.getNumArguments()))
-        aliasOf[value] = function.getArgument(alias.getInt());
   for (BlockArgument arg : function.getArguments()) {
-    size_t index = addBuffer(
-        arg, 0, last,
-        getArgumentKind(tg::getArgumentRole(function, arg.getArgNumber())));
+    size_t index =
+        addBuffer(arg, 0, last, facts.argumentKinds[arg.getArgNumber()]);
     result->buffers[index].argument = arg.getArgNumber();
   }
 
@@ -276,16 +334,14 @@ void Simulator::run(MemorySimulation &out) {
   bool usesMatrixUnits = false;
   for (auto [index, op] : llvm::enumerate(order)) {
     int64_t at = index;
-    tg::OpCost cost;
-    if (auto costed = dyn_cast<tg::CostOpInterface>(op))
-      cost = costed.getCost();
-    usesMatrixUnits |= cost.matrixFlops > 0;
-    if (cost.workspaceBytes > 0) {
+    const SimulationFacts::OpFacts &opFacts = facts.ops.find(op)->second;
+    usesMatrixUnits |= opFacts.usesMatrixUnits;
+    if (opFacts.workspaceBytes > 0) {
       size_t workspace = addBuffer({}, at, at, MemoryKind::Workspace);
-      result->buffers[workspace].bytes = cost.workspaceBytes;
+      result->buffers[workspace].bytes = opFacts.workspaceBytes;
       result->buffers[workspace].workspaceOf = op;
     }
-    if (isViewOp(op)) {
+    if (opFacts.view) {
       auto it = result->bufferOf.find(op->getOperand(0));
       if (it != result->bufferOf.end()) {
         // Copied first: inserting the result may grow the map and move `it`.
@@ -295,11 +351,8 @@ void Simulator::run(MemorySimulation &out) {
         continue;
       }
     }
-    if (matchPattern(op, m_Constant())) {
-      ElementsAttr value;
-      bool splat = matchPattern(op->getResult(0), m_Constant(&value)) &&
-                   isa<SplatElementsAttr>(value);
-      if (!splat) {
+    if (opFacts.constant) {
+      if (!opFacts.splat) {
         addBuffer(op->getResult(0), 0, last, MemoryKind::Constants);
         continue;
       }
@@ -315,19 +368,20 @@ void Simulator::run(MemorySimulation &out) {
       continue;
     }
     for (Value value : op->getResults()) {
-      auto alias = aliasOf.find(value);
-      if (alias != aliasOf.end() && canUpdateInPlace(value, alias->second)) {
+      auto alias = facts.aliasOf.find(value);
+      if (alias != facts.aliasOf.end() &&
+          canUpdateInPlace(value, alias->second)) {
         size_t argBuffer = result->bufferOf[alias->second];
         result->bufferOf[value] = argBuffer;
         result->buffers[argBuffer].values.push_back(value);
         continue;
       }
-      addBuffer(value, at, at, getResultKind(value, op));
+      addBuffer(value, at, at, getResultKind(value));
     }
   }
-  if (usesMatrixUnits && device && device->gemmWorkspaceBytes > 0) {
+  if (usesMatrixUnits && facts.device && facts.device->gemmWorkspaceBytes > 0) {
     size_t workspace = addBuffer({}, 0, last, MemoryKind::Workspace);
-    result->buffers[workspace].bytes = device->gemmWorkspaceBytes;
+    result->buffers[workspace].bytes = facts.device->gemmWorkspaceBytes;
   }
 
   // Lifetimes: every buffer lives until its last use; a buffer shared by
@@ -338,8 +392,8 @@ void Simulator::run(MemorySimulation &out) {
         buffer.end = std::max(buffer.end, positionOf(user));
       if (buffer.argument < 0 && buffer.kind == MemoryKind::Transient &&
           buffer.values.size() > 1)
-        if (Operation *def = value.getDefiningOp())
-          buffer.kind = std::min(buffer.kind, getResultKind(value, def));
+        if (value.getDefiningOp())
+          buffer.kind = std::min(buffer.kind, getResultKind(value));
     }
   }
 
@@ -384,10 +438,10 @@ MemorySimulation MemorySimulation::run(func::FuncOp function,
     return simulation;
   for (Operation &op : function.getBody().front().without_terminator())
     simulation.ops.push_back(&op);
-  StepStructure structure = StepStructure::compute(function);
-  Simulator(function, simulation.ops, structure, device).run(simulation);
+  SimulationFacts facts(function, device);
+  Simulator(facts, simulation.ops).run(simulation);
   for (Operation *op : simulation.ops)
-    simulation.phases.push_back(structure.getPhase(op));
+    simulation.phases.push_back(facts.structure.getPhase(op));
   return simulation;
 }
 
@@ -395,16 +449,25 @@ std::pair<int64_t, int64_t>
 MemorySimulation::peakAndAreaOf(func::FuncOp function,
                                 ArrayRef<Operation *> order,
                                 const DeviceSpec *device) {
-  MemorySimulation simulation;
-  StepStructure structure = StepStructure::compute(function);
-  Simulator(function, order, structure, device).run(simulation);
-  return {simulation.peakBytes, simulation.area};
+  return OrderSimulator(function, device).getPeakAndArea(order);
 }
 
 int64_t MemorySimulation::peakOf(func::FuncOp function,
                                  ArrayRef<Operation *> order,
                                  const DeviceSpec *device) {
   return peakAndAreaOf(function, order, device).first;
+}
+
+OrderSimulator::OrderSimulator(func::FuncOp function, const DeviceSpec *device)
+    : facts(std::make_unique<SimulationFacts>(function, device)) {}
+
+OrderSimulator::~OrderSimulator() = default;
+
+std::pair<int64_t, int64_t>
+OrderSimulator::getPeakAndArea(ArrayRef<Operation *> order) const {
+  MemorySimulation simulation;
+  Simulator(*facts, order).run(simulation);
+  return {simulation.peakBytes, simulation.area};
 }
 
 //===----------------------------------------------------------------------===//

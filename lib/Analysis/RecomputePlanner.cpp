@@ -10,6 +10,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Schedule.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
 #include "tgc/Dialect/TG/TGOps.h"
@@ -96,7 +97,7 @@ struct ActivationInfo {
   bool isForward(Operation *op) const { return forward.contains(op); }
   /// The non-view op whose buffer `op`'s results share.
   Operation *getRootOp(Operation *op) const {
-    while (op && isViewOp(op) && forward.contains(op)) {
+    while (op && forwardViews.contains(op)) {
       Operation *def = op->getOperand(0).getDefiningOp();
       if (!def || !forward.contains(def))
         break;
@@ -111,18 +112,24 @@ struct ActivationInfo {
     return forward.contains(op) && isMemoryEffectFree(op) &&
            !returned.contains(op);
   }
+  /// The forward ops defining what `op` (or an op nested in it) reads.
+  ArrayRef<Operation *> getForwardOperands(Operation *op) const;
   /// The forward ops that run again for `recomputed` (see
   /// RecomputePlanner::getClosure), in block order.
   SetVector<Operation *>
   getClosure(ArrayRef<Operation *> recomputed,
-             const DenseSet<Operation *> &recomputedSet) const;
+             const DenseSet<Operation *> &recomputedSet,
+             bool sorted = true) const;
 
   Block &body;
   std::vector<Operation *> backward; // top-level non-forward ops, in order
   DenseSet<Operation *> forward;
+  /// The forward ops that are views (isViewOp asks the cost model).
+  DenseSet<Operation *> forwardViews;
   DenseSet<Operation *> activations;
   DenseSet<Operation *> returned;
   DenseMap<Operation *, unsigned> order;
+  mutable DenseMap<Operation *, SmallVector<Operation *, 4>> forwardOperands;
 };
 } // namespace tgc::detail
 
@@ -154,9 +161,11 @@ ActivationInfo::ActivationInfo(func::FuncOp function)
   StepStructure structure = StepStructure::compute(function);
   for (Operation &op : body.without_terminator()) {
     order[&op] = order.size();
-    if (structure.getPhase(&op) == Phase::Forward)
+    if (structure.getPhase(&op) == Phase::Forward) {
       forward.insert(&op);
-    else
+      if (isViewOp(&op))
+        forwardViews.insert(&op);
+    } else
       backward.push_back(&op);
   }
   for (Operation *user : backward)
@@ -180,36 +189,47 @@ ActivationInfo::ActivationInfo(func::FuncOp function)
       activations.erase(op);
 }
 
+ArrayRef<Operation *> ActivationInfo::getForwardOperands(Operation *op) const {
+  auto [it, inserted] = forwardOperands.try_emplace(op);
+  if (inserted)
+    forEachOuterOperand(op, [&](OpOperand &use) {
+      Operation *def = use.get().getDefiningOp();
+      if (def && forward.contains(def))
+        it->second.push_back(def);
+    });
+  return it->second;
+}
+
 SetVector<Operation *>
 ActivationInfo::getClosure(ArrayRef<Operation *> recomputed,
-                           const DenseSet<Operation *> &recomputedSet) const {
+                           const DenseSet<Operation *> &recomputedSet,
+                           bool sorted) const {
   SetVector<Operation *> closure;
   SmallVector<Operation *> worklist(recomputed.begin(), recomputed.end());
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     if (!closure.insert(op))
       continue;
-    forEachOuterOperand(op, [&](OpOperand &use) {
-      Operation *def = use.get().getDefiningOp();
-      if (!def || !forward.contains(def))
-        return;
+    for (Operation *def : getForwardOperands(op)) {
       Operation *root = getRootOp(def);
       if (activations.contains(root) && !recomputedSet.contains(root))
-        return; // kept: read the original
+        continue; // kept: read the original
       worklist.push_back(def);
-    });
+    }
   }
   // Views of recomputed values that the backward reads run again too, so
   // the backward reads no original of a recomputed buffer.
   for (size_t at = 0; at < closure.size(); ++at)
     for (Operation *user : closure[at]->getUsers())
-      if (user->getBlock() == &body && forward.contains(user) && isViewOp(user))
+      if (user->getBlock() == &body && forwardViews.contains(user))
         closure.insert(user);
-  SmallVector<Operation *> sorted(closure.begin(), closure.end());
-  llvm::sort(sorted, [&](Operation *a, Operation *b) {
+  if (!sorted)
+    return closure;
+  SmallVector<Operation *> ordered(closure.begin(), closure.end());
+  llvm::sort(ordered, [&](Operation *a, Operation *b) {
     return order.lookup(a) < order.lookup(b);
   });
-  return SetVector<Operation *>(sorted.begin(), sorted.end());
+  return SetVector<Operation *>(ordered.begin(), ordered.end());
 }
 
 void tgc::applyRecompute(func::FuncOp function,
@@ -219,6 +239,21 @@ void tgc::applyRecompute(func::FuncOp function,
   ActivationInfo info(function);
   DenseSet<Operation *> recomputedSet(recomputed.begin(), recomputed.end());
   SetVector<Operation *> closure = info.getClosure(recomputed, recomputedSet);
+
+  // Backward views of recomputed values (directly or through other such
+  // views). A view allocates nothing, so tg-schedule runs it as soon as its
+  // operand exists, often in the forward: placing a clone before such a view
+  // would run the recomputation in the forward. The clones go before the
+  // first backward reader that is not one of these views, and the views are
+  // cloned next to each of their readers.
+  DenseSet<Operation *> recomputedViews;
+  for (Operation *op : info.backward) {
+    if (!isViewOp(op))
+      continue;
+    Operation *def = op->getOperand(0).getDefiningOp();
+    if (def && (closure.contains(def) || recomputedViews.contains(def)))
+      recomputedViews.insert(op);
+  }
 
   DenseMap<Operation *, Operation *> clones;
   std::function<Operation *(Operation *, Operation *)> cloneOf =
@@ -241,14 +276,42 @@ void tgc::applyRecompute(func::FuncOp function,
     clones[op] = clone;
     return clone;
   };
-  for (Operation *user : info.backward)
+  // What the backward op `reader` reads instead of `value`.
+  DenseMap<std::pair<Operation *, Operation *>, Value> viewClones;
+  std::function<Value(Value, Operation *)> getRecomputed =
+      [&](Value value, Operation *reader) -> Value {
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return value;
+    if (closure.contains(def))
+      return cloneOf(def, reader)->getResult(
+          cast<OpResult>(value).getResultNumber());
+    if (!recomputedViews.contains(def))
+      return value;
+    Value &clone = viewClones[{def, reader}];
+    if (!clone) {
+      IRMapping mapping;
+      mapping.map(def->getOperand(0),
+                  getRecomputed(def->getOperand(0), reader));
+      OpBuilder builder(reader);
+      clone = builder.clone(*def, mapping)->getResult(0);
+    }
+    return clone;
+  };
+  for (Operation *user : info.backward) {
+    if (recomputedViews.contains(user))
+      continue;
     forEachOuterOperand(user, [&](OpOperand &use) {
-      Operation *def = use.get().getDefiningOp();
-      if (!def || !closure.contains(def))
-        return;
-      Operation *clone = cloneOf(def, user);
-      use.set(clone->getResult(cast<OpResult>(use.get()).getResultNumber()));
+      Value replacement = getRecomputed(use.get(), user);
+      if (replacement != use.get())
+        use.set(replacement);
     });
+  }
+  // The bypassed views are dead now, unless something else (the terminator)
+  // reads them; a dead view would keep the original buffer alive.
+  for (Operation *view : llvm::reverse(info.backward))
+    if (recomputedViews.contains(view) && view->use_empty())
+      view->erase();
 }
 
 //===----------------------------------------------------------------------===//
@@ -290,9 +353,7 @@ RecomputePlanner::RecomputePlanner(func::FuncOp function,
     candidates.push_back(
         {op, getResultBytes(op), estimateOpTime(op, device).time});
   }
-  MemorySimulation simulation = MemorySimulation::run(function, &device);
-  peakBefore = simulation.peakBytes;
-  activationBytes = simulation.activationBytes;
+  peakBefore = computeSchedule(function, &device).peakBytes;
   decompose();
 }
 
@@ -309,26 +370,48 @@ RecomputePlanner::getClosure(ArrayRef<unsigned> recomputed) const {
   return SmallVector<Operation *>(closure.begin(), closure.end());
 }
 
+double RecomputePlanner::getOpTime(Operation *op) const {
+  auto [it, inserted] = opTimes.try_emplace(op, 0.0);
+  if (inserted)
+    it->second = estimateOpTime(op, device).time;
+  return it->second;
+}
+
 double RecomputePlanner::getExtraTime(ArrayRef<unsigned> recomputed) const {
+  SmallVector<Operation *> chosen;
+  DenseSet<Operation *> chosenSet;
+  for (unsigned index : recomputed) {
+    chosen.push_back(candidates[index].op);
+    chosenSet.insert(candidates[index].op);
+  }
+  // The closure's order is a function of the set: equal sets, equal sums.
   double time = 0;
-  for (Operation *op : getClosure(recomputed))
-    time += estimateOpTime(op, device).time;
+  for (Operation *op :
+       activations->getClosure(chosen, chosenSet, /*sorted=*/false))
+    time += getOpTime(op);
   return time;
 }
 
 int64_t RecomputePlanner::simulatePeak(ArrayRef<unsigned> recomputed) const {
   if (recomputed.empty())
     return peakBefore;
+  SmallVector<unsigned> key(recomputed.begin(), recomputed.end());
+  llvm::sort(key);
+  auto it = simulatedPeaks.find(key);
+  if (it != simulatedPeaks.end())
+    return it->second;
   func::FuncOp copy = func::FuncOp(function).clone();
   SmallVector<Operation *> copyOps;
   for (Operation &op : copy.getBody().front().without_terminator())
     copyOps.push_back(&op);
   SmallVector<Operation *> chosen;
-  for (unsigned index : recomputed)
+  for (unsigned index : key)
     chosen.push_back(copyOps[opIndex.lookup(candidates[index].op)]);
   applyRecompute(copy, chosen);
-  int64_t peak = MemorySimulation::run(copy, &device).peakBytes;
+  // The peak of the program as tg-schedule will order it.
+  int64_t peak = computeSchedule(copy, &device).peakBytes;
   copy.erase();
+  simulatedPeaks[key] = peak;
   return peak;
 }
 
@@ -522,7 +605,7 @@ RecomputePlanner::enumerateOptions(const Block &block) const {
     // and the largest transient of their recomputation.
     int64_t transient = 0;
     for (Operation *op : getClosure(global)) {
-      option.time += estimateOpTime(op, device).time;
+      option.time += getOpTime(op);
       if (isViewOp(op))
         continue;
       option.extra = std::max(option.extra, getResultBytes(op));
@@ -623,106 +706,80 @@ RecomputePlan RecomputePlanner::finish(SmallVector<unsigned> recomputed) const {
   return plan;
 }
 
+ArrayRef<SmallVector<unsigned>> RecomputePlanner::getPlanPool() {
+  if (planPool)
+    return *planPool;
+  std::vector<SmallVector<unsigned>> sets;
+  if (candidates.size() <= exhaustiveLimit) {
+    for (uint64_t mask = 1; mask < (uint64_t(1) << candidates.size()); ++mask)
+      sets.push_back(getSubset(mask, candidates.size()));
+  } else {
+    // The model's cheapest plan for every capacity, under both models of
+    // what a block's recomputation holds.
+    for (bool cautious : {true, false})
+      llvm::append_range(sets, solveFrontierDP(cautious));
+    for (RecomputeStrategy strategy :
+         {RecomputeStrategy::Full, RecomputeStrategy::Sqrt,
+          RecomputeStrategy::Selective})
+      sets.push_back(getBaselineSet(strategy));
+    // Checkpoints at every block's input (half a transformer layer) too.
+    SmallVector<unsigned> allBlocks =
+        llvm::to_vector(llvm::seq<unsigned>(0, blocks.size()));
+    for (bool sqrtStride : {false, true})
+      sets.push_back(getCheckpointPlan(allBlocks, sqrtStride));
+  }
+  for (SmallVector<unsigned> &set : sets)
+    llvm::sort(set);
+  llvm::erase_if(sets, [](const SmallVector<unsigned> &set) {
+    return set.empty();
+  });
+  // Cheapest first (fewest ops on ties), the order solve tries them in.
+  std::vector<std::pair<double, SmallVector<unsigned>>> timed;
+  for (SmallVector<unsigned> &set : sets)
+    timed.push_back({getExtraTime(set), std::move(set)});
+  llvm::sort(timed, [](const auto &a, const auto &b) {
+    return std::make_tuple(a.first, a.second.size(), std::cref(a.second)) <
+           std::make_tuple(b.first, b.second.size(), std::cref(b.second));
+  });
+  planPool.emplace();
+  for (auto &[time, set] : timed)
+    if (planPool->empty() || planPool->back() != set)
+      planPool->push_back(std::move(set));
+  return *planPool;
+}
+
 FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
                                                  int64_t &minimumPeak) {
   auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  };
   minimumPeak = peakBefore;
-  if (peakBefore <= budget) {
-    RecomputePlan plan = finish({});
-    plan.solveSeconds = seconds();
-    return plan;
-  }
-
-  if (candidates.size() <= exhaustiveLimit) {
-    // Every subset, cheapest first, against the simulator.
-    unsigned count = candidates.size();
-    std::vector<std::pair<double, uint64_t>> subsets;
-    for (uint64_t mask = 1; mask < (uint64_t(1) << count); ++mask)
-      subsets.push_back({getExtraTime(getSubset(mask, count)), mask});
-    llvm::stable_sort(subsets, [](auto &a, auto &b) {
-      return a.first < b.first ||
-             (a.first == b.first &&
-              llvm::popcount(a.second) < llvm::popcount(b.second));
-    });
-    for (auto [time, mask] : subsets) {
-      SmallVector<unsigned> subset = getSubset(mask, count);
-      int64_t peak = simulatePeak(subset);
-      minimumPeak = std::min(minimumPeak, peak);
-      if (peak <= budget) {
-        RecomputePlan plan = finish(subset);
-        plan.exhaustive = true;
-        plan.solves = 1;
-        plan.solveSeconds = seconds();
-        return plan;
-      }
-    }
-    return failure();
-  }
-
-  // The DP's model: the peak is the memory besides activations plus, while
-  // each block's backward runs, the kept bytes of it and the blocks before
-  // it and what its recomputation holds.
-  int64_t base = peakBefore - activationBytes;
-  unsigned solves = 0;
-  std::optional<RecomputePlan> best;
-  // The DP's model is an estimate: find the largest capacity whose plan's
-  // simulated peak fits, first at the model's own capacity, then by
-  // bisection down to zero, keeping the cheapest plan that fits.
-  auto probe = [&](int64_t capacity, bool cautious) {
-    ++solves;
-    FailureOr<SmallVector<unsigned>> recomputed = solveDP(capacity, cautious);
-    if (failed(recomputed))
-      return false;
-    int64_t peak = simulatePeak(*recomputed);
+  // A budget the step fits costs nothing, whatever else would fit.
+  std::optional<SmallVector<unsigned>> best;
+  if (peakBefore <= budget)
+    best.emplace();
+  // Every plan of the pool, cheapest first, until one fits: the result is
+  // never more expensive than a plan of the frontier (built from the same
+  // pool) that fits, and on failure every plan has been simulated, so the
+  // smallest peak is the smallest the planner can reach.
+  unsigned tried = 0;
+  for (const SmallVector<unsigned> &set :
+       best ? ArrayRef<SmallVector<unsigned>>() : getPlanPool()) {
+    if (best)
+      break;
+    ++tried;
+    int64_t peak = simulatePeak(set);
     minimumPeak = std::min(minimumPeak, peak);
-    if (peak > budget)
-      return false;
-    double time = getExtraTime(*recomputed);
-    if (!best || time < best->extraTime)
-      best = finish(std::move(*recomputed));
-    return true;
-  };
-  for (bool cautious : {true, false}) {
-    int64_t high = budget - base;
-    if (high < 0 || probe(high, cautious) || !probe(0, cautious))
-      continue;
-    int64_t low = 0;
-    for (unsigned step = 0; step < 10 && high - low > 1; ++step) {
-      int64_t middle = low + (high - low) / 2;
-      if (probe(middle, cautious))
-        low = middle;
-      else
-        high = middle;
-    }
-  }
-  // A baseline that fits at less extra time wins (the DP's model is an
-  // estimate; the baselines are simulated too): the result is never worse
-  // than any of them.
-  std::vector<RecomputePlan> fallbacks;
-  for (RecomputeStrategy strategy :
-       {RecomputeStrategy::Sqrt, RecomputeStrategy::Full,
-        RecomputeStrategy::Selective})
-    fallbacks.push_back(baseline(strategy));
-  // Checkpoints at every block's input (half a transformer layer) too.
-  SmallVector<unsigned> allBlocks =
-      llvm::to_vector(llvm::seq<unsigned>(0, blocks.size()));
-  for (bool sqrtStride : {false, true})
-    fallbacks.push_back(finish(getCheckpointPlan(allBlocks, sqrtStride)));
-  for (RecomputePlan &plan : fallbacks) {
-    minimumPeak = std::min(minimumPeak, plan.peakBytes);
-    if (plan.peakBytes <= budget && (!best || plan.extraTime < best->extraTime))
-      best = std::move(plan);
+    if (peak <= budget)
+      best = set;
   }
   if (!best)
     return failure();
-  best->solves = solves;
-  best->solveSeconds = seconds();
-  return std::move(*best);
+  RecomputePlan plan = finish(std::move(*best));
+  plan.exhaustive = candidates.size() <= exhaustiveLimit;
+  plan.solves = tried;
+  plan.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return plan;
 }
 
 SmallVector<unsigned> RecomputePlanner::getAttentionCore() const {
@@ -827,16 +884,20 @@ RecomputePlanner::getCheckpointPlan(ArrayRef<unsigned> starts,
   return recomputed;
 }
 
-RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
-  SmallVector<unsigned> recomputed;
+SmallVector<unsigned>
+RecomputePlanner::getBaselineSet(RecomputeStrategy strategy) const {
   if (strategy == RecomputeStrategy::Selective)
-    recomputed = getAttentionCore();
+    return getAttentionCore();
   if (strategy == RecomputeStrategy::Full ||
       strategy == RecomputeStrategy::Sqrt)
-    recomputed = getCheckpointPlan(getLayerStarts(),
-                                   strategy == RecomputeStrategy::Sqrt);
+    return getCheckpointPlan(getLayerStarts(),
+                             strategy == RecomputeStrategy::Sqrt);
+  return {};
+}
+
+RecomputePlan RecomputePlanner::baseline(RecomputeStrategy strategy) {
   auto start = std::chrono::steady_clock::now();
-  RecomputePlan plan = finish(std::move(recomputed));
+  RecomputePlan plan = finish(getBaselineSet(strategy));
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -913,41 +974,11 @@ RecomputePlanner::solveFrontierDP(bool cautious) {
 }
 
 std::vector<RecomputePlan> RecomputePlanner::computeFrontier(unsigned points) {
-  // Every subset of a small step; else the model's plans for every
-  // capacity, under both models of what a block's recomputation holds.
-  std::vector<SmallVector<unsigned>> sets;
-  if (candidates.size() <= exhaustiveLimit) {
-    for (uint64_t mask = 0; mask < (uint64_t(1) << candidates.size()); ++mask)
-      sets.push_back(getSubset(mask, candidates.size()));
-  } else {
-    for (bool cautious : {true, false})
-      llvm::append_range(sets, solveFrontierDP(cautious));
-  }
-  llvm::sort(sets);
-  sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+  // The plans solve chooses from, and the step as it is.
   std::vector<RecomputePlan> plans;
-  for (SmallVector<unsigned> &set : sets)
-    plans.push_back(finish(std::move(set)));
-  for (RecomputeStrategy strategy :
-       {RecomputeStrategy::None, RecomputeStrategy::Full,
-        RecomputeStrategy::Sqrt, RecomputeStrategy::Selective})
-    plans.push_back(baseline(strategy));
-  // The model's staircase is coarse (256 units) and its peaks are
-  // estimates: the simulator-checked solve at `points + 1` budgets between
-  // the smallest peak found and the peak without recomputation refines it.
-  if (candidates.size() > exhaustiveLimit && points > 0) {
-    int64_t low = peakBefore;
-    for (const RecomputePlan &plan : plans)
-      low = std::min(low, plan.peakBytes);
-    for (unsigned at = 0; at <= points; ++at) {
-      int64_t budget =
-          low + static_cast<int64_t>((peakBefore - low) * double(at) / points);
-      int64_t minimumPeak = 0;
-      if (FailureOr<RecomputePlan> plan = solve(budget, minimumPeak);
-          succeeded(plan))
-        plans.push_back(std::move(*plan));
-    }
-  }
+  plans.push_back(finish({}));
+  for (const SmallVector<unsigned> &set : getPlanPool())
+    plans.push_back(finish(set));
   // What the simulator says: the plans no other beats on both.
   llvm::sort(plans, [](const RecomputePlan &a, const RecomputePlan &b) {
     return std::tie(a.peakBytes, a.extraTime) <

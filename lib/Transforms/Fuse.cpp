@@ -17,7 +17,7 @@
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGTraits.h"
-#include "tgc/Transforms/Schedule.h"
+#include "tgc/Analysis/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -560,6 +560,11 @@ bool Fuser::hasInputsBefore(const Group &group, Operation *at) {
 }
 
 void Fuser::collectSiblings() {
+  // A backward reader merged with a forward one would run in the forward
+  // and its result live until the backward: the forward op and its
+  // recomputed clone (tg-recompute) both read the kept activation, and
+  // merging them undoes the recomputation.
+  StepStructure structure = StepStructure::compute(function);
   // The loop groups that read each value, in block order of the value.
   llvm::MapVector<Value, SmallVector<Group *>> readers;
   for (auto &owned : groups) {
@@ -599,7 +604,8 @@ void Fuser::collectSiblings() {
       if (sibling == base || sibling->kind != KernelKind::Loop ||
           base->kind != KernelKind::Loop ||
           getLoopElements(*sibling) != getLoopElements(*base) ||
-          base->size() + sibling->size() > maxRegionOps)
+          base->size() + sibling->size() > maxRegionOps ||
+          structure.getPhase(sibling->last) != structure.getPhase(base->last))
         continue;
       bool baseFirst =
           position.lookup(base->last) < position.lookup(sibling->last);

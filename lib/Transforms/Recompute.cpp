@@ -63,6 +63,13 @@ struct TGRecomputePass : tgc::impl::TGRecomputeBase<TGRecomputePass> {
     RecomputePlan plan;
     if (*chosen != RecomputeStrategy::DP) {
       plan = planner.baseline(*chosen);
+      if (budgetBytes && plan.peakBytes > *budgetBytes) {
+        function.emitError()
+            << "tg-recompute: strategy " << strategy << " peaks at "
+            << plan.peakBytes << " bytes, above the budget of " << *budgetBytes
+            << " bytes (strategy dp finds the cheapest plan that fits)";
+        return signalPassFailure();
+      }
     } else if (budgetBytes) {
       int64_t minimumPeak = 0;
       FailureOr<RecomputePlan> solved =
@@ -107,6 +114,8 @@ struct TGRecomputePass : tgc::impl::TGRecomputeBase<TGRecomputePass> {
            << candidates.size() << " activations recomputed, extra time "
            << llvm::formatv("{0:e2}", plan.extraTime).str() << " s ("
            << plan.blocks << " blocks, " << plan.distinctBlocks << " distinct)";
+    if (plan.solves)
+      remark << ", " << plan.solves << " plans simulated";
   }
 };
 } // namespace

@@ -2,7 +2,8 @@
 //===//
 //
 // Random small chains and DAGs, differentiated: every keep/recompute subset
-// of their activations is rewritten and simulated, and at every budget (each
+// of their activations is rewritten, scheduled as tg-schedule would and
+// simulated, and at every budget (each
 // peak some subset reaches) the planner's extra time must equal the best
 // subset's and its simulated peak must fit the budget.
 //
@@ -12,6 +13,7 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Schedule.h"
 #include "tgc/InitAll.h"
 #include "tgc/Transforms/Passes.h"
 #include "tgc/Zoo/ModelZoo.h"
@@ -20,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <gtest/gtest.h>
 
@@ -130,7 +133,7 @@ protected:
         if (mask & (uint64_t(1) << bit))
           chosen.push_back(copyOps[positions[bit]]);
       applyRecompute(copy, chosen);
-      results.push_back({MemorySimulation::run(copy, &device).peakBytes,
+      results.push_back({computeSchedule(copy, &device).peakBytes,
                          totalTime(copy, device) - base});
       copy.erase();
     }
@@ -304,6 +307,91 @@ TEST_F(RecomputePlannerTest, Gpt2LayerGapOfTheDp) {
             << " budgets; the block DP alone solved " << solved
             << ", was optimal at " << optimal << ", worst gap "
             << worstGap * 100 << "%\n";
+}
+
+/// Zoo training steps (AdamW, canonicalized, as tg-recompute sees them in the
+/// pipeline), large enough for the block DP: at the peak of every frontier
+/// plan, the budgeted solve succeeds, fits and is no more expensive than that
+/// plan; the smallest frontier peak is the smallest feasible one (a budget
+/// one byte below fails and reports it); a budget the step fits recomputes
+/// nothing.
+class RecomputeSolveTest : public RecomputePlannerTest {
+protected:
+  func::FuncOp buildStep(OwningOpRef<ModuleOp> built) {
+    module = std::move(built);
+    PassManager pm(&context);
+    pm.addPass(createTGAutodiff());
+    pm.addPass(createTGOptimizer());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    EXPECT_TRUE(succeeded(pm.run(*module)));
+    return *module->getOps<func::FuncOp>().begin();
+  }
+
+  void checkAgainstFrontier(func::FuncOp function, StringRef name) {
+    RecomputePlanner frontierPlanner(function, device);
+    ASSERT_GT(frontierPlanner.getCandidates().size(),
+              frontierPlanner.exhaustiveLimit)
+        << name.str();
+    std::vector<RecomputePlan> frontier = frontierPlanner.computeFrontier(0);
+    ASSERT_GE(frontier.size(), 2u) << name.str();
+    // A planner of its own, as a compile with --memory-budget has.
+    RecomputePlanner planner(function, device);
+    EXPECT_EQ(frontier.back().peakBytes, planner.getPeakWithoutRecompute());
+    for (const RecomputePlan &point : frontier) {
+      int64_t minimum = 0;
+      FailureOr<RecomputePlan> plan = planner.solve(point.peakBytes, minimum);
+      ASSERT_TRUE(succeeded(plan)) << name.str() << " at " << point.peakBytes;
+      EXPECT_LE(plan->peakBytes, point.peakBytes) << name.str();
+      EXPECT_LE(plan->extraTime, point.extraTime * (1 + 1e-12))
+          << name.str() << " at " << point.peakBytes;
+    }
+    int64_t smallest = frontier.front().peakBytes;
+    int64_t minimum = 0;
+    EXPECT_TRUE(failed(planner.solve(smallest - 1, minimum))) << name.str();
+    EXPECT_EQ(minimum, smallest) << name.str();
+    FailureOr<RecomputePlan> unused =
+        planner.solve(planner.getPeakWithoutRecompute(), minimum);
+    ASSERT_TRUE(succeeded(unused));
+    EXPECT_TRUE(unused->recomputed.empty()) << name.str();
+    std::cout << name.str() << ": " << planner.getCandidates().size()
+              << " candidates, " << frontier.size()
+              << " frontier points, smallest peak " << smallest << "\n";
+  }
+};
+
+TEST_F(RecomputeSolveTest, NeverWorseThanTheFrontier) {
+  for (bool eager : {false, true}) {
+    zoo::GPT2Config gpt2;
+    gpt2.layers = 3;
+    gpt2.hidden = 64;
+    gpt2.heads = 4;
+    gpt2.vocab = 128;
+    gpt2.positions = 32;
+    gpt2.seq = 32;
+    gpt2.batch = 2;
+    gpt2.eagerAttention = eager;
+    FailureOr<OwningOpRef<ModuleOp>> built =
+        zoo::buildModel(context, gpt2, "gpt2");
+    ASSERT_TRUE(succeeded(built));
+    checkAgainstFrontier(buildStep(std::move(*built)),
+                         eager ? "gpt2 3 layers eager" : "gpt2 3 layers");
+
+    zoo::LlamaConfig llama;
+    llama.layers = 2;
+    llama.hidden = 64;
+    llama.heads = 4;
+    llama.kvHeads = 2;
+    llama.intermediate = 128;
+    llama.vocab = 128;
+    llama.seq = 32;
+    llama.batch = 2;
+    llama.eagerAttention = eager;
+    built = zoo::buildModel(context, llama, "llama");
+    ASSERT_TRUE(succeeded(built));
+    checkAgainstFrontier(buildStep(std::move(*built)),
+                         eager ? "llama 2 layers eager" : "llama 2 layers");
+  }
 }
 
 TEST(RecomputeBudgetTest, ParsesSizes) {

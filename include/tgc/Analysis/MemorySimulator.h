@@ -37,6 +37,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,27 @@ struct MemorySimulation {
   /// An SVG of live memory over the op sequence, stacked by kind, with the
   /// peak marked and the phases shaded.
   void writeTimelineSvg(llvm::raw_ostream &os) const;
+};
+
+namespace detail {
+struct SimulationFacts;
+} // namespace detail
+
+/// Simulates one function in several orders (tg-schedule's candidates), with
+/// what does not depend on the order (the step's phases, each op's costs and
+/// buffer kinds) computed once. The function must not change meanwhile.
+class OrderSimulator {
+public:
+  OrderSimulator(mlir::func::FuncOp function,
+                 const DeviceSpec *device = nullptr);
+  ~OrderSimulator();
+  /// (peak, area) of the function's top-level ops run in `order` (a
+  /// permutation of them that respects dependencies).
+  std::pair<int64_t, int64_t>
+  getPeakAndArea(llvm::ArrayRef<mlir::Operation *> order) const;
+
+private:
+  std::unique_ptr<detail::SimulationFacts> facts;
 };
 
 /// Whether `op` is a view of its single operand (shares its buffer): it

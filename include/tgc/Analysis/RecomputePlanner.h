@@ -23,7 +23,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,14 @@ private:
   /// or every ceil(sqrt(n))-th with `sqrtStride`).
   llvm::SmallVector<unsigned> getCheckpointPlan(llvm::ArrayRef<unsigned> starts,
                                                 bool sqrtStride) const;
+  /// The candidates a baseline recomputes.
+  llvm::SmallVector<unsigned> getBaselineSet(RecomputeStrategy strategy) const;
+  /// The plans solve chooses from and the frontier is made of, independent
+  /// of the budget, cheapest first: every subset of a small step; else the
+  /// model's staircases (solveFrontierDP, both models), the baselines and
+  /// checkpoints at every (and every sqrt(n)-th) block's input. Never the
+  /// empty plan.
+  llvm::ArrayRef<llvm::SmallVector<unsigned>> getPlanPool();
   std::vector<Option> enumerateOptions(const Block &block) const;
   mlir::FailureOr<llvm::SmallVector<unsigned>> solveDP(int64_t capacity,
                                                        bool cautious);
@@ -158,6 +168,7 @@ private:
   backtrack(llvm::ArrayRef<std::vector<std::pair<int32_t, int32_t>>> choice,
             int64_t end) const;
   RecomputePlan finish(llvm::SmallVector<unsigned> recomputed) const;
+  double getOpTime(mlir::Operation *op) const;
 
   mlir::func::FuncOp function;
   const DeviceSpec &device;
@@ -171,7 +182,11 @@ private:
   std::vector<Block> blocks;
   std::vector<std::vector<Option>> optionsOf; // per representative block
   int64_t peakBefore = 0;
-  int64_t activationBytes = 0;
+  std::optional<std::vector<llvm::SmallVector<unsigned>>> planPool;
+  /// The cost model's time of each op (getOpTime).
+  mutable llvm::DenseMap<mlir::Operation *, double> opTimes;
+  /// simulatePeak's results, by sorted candidate set.
+  mutable std::map<llvm::SmallVector<unsigned>, int64_t> simulatedPeaks;
 };
 
 /// Writes `frontier` (plans by increasing peak, as computeFrontier returns

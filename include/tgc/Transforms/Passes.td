@@ -266,18 +266,25 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
     Chooses, for every forward value the backward reads (an activation in
     the memory simulator's terms), whether it stays in memory until the
     backward or is computed again there, so that the simulated peak of the
-    step is at most `budget` at the least extra time of the cost model
-    (docs/recompute.md). The forward is cut into blocks where at most one
-    value crosses (a transformer layer's residual stream); each block's
-    keep/recompute options are enumerated exactly (identical blocks once) and
-    a dynamic program over the block sequence whose state is the kept memory
-    combines them. The resulting program is simulated exactly: when the
-    peak exceeds the budget, the DP is solved again with the capacity
-    lowered by the overshoot. Steps with at most 12 candidates are solved by
-    trying every subset, cheapest first, against the simulator.
+    step, in the order `tg-schedule` will give it, is at most `budget` at
+    the least extra time of the cost model (docs/recompute.md). The forward
+    is cut into blocks where at most one value crosses (a transformer
+    layer's residual stream); each block's keep/recompute options are
+    enumerated exactly (identical blocks once) and a dynamic program over
+    the block sequence, whose state is the kept memory and the model's peak
+    so far, gives the cheapest plan for every capacity. Those plans, the
+    baselines and checkpoints at every block's input form a pool that does
+    not depend on the budget; every plan tried is rewritten on a copy,
+    scheduled as `tg-schedule` would (`computeSchedule`) and simulated, and
+    the cheapest plan of the pool that fits is chosen (a budget the step
+    already fits recomputes nothing). Steps with at most 12 candidates use
+    every subset as the pool.
 
     A recomputed op, and the forward ops it reads that are not kept, are
-    cloned just before the first backward op reading it:
+    cloned just before the first backward op reading it that is not a view
+    (views of recomputed values are cloned next to each of their readers,
+    so a reshape that `tg-schedule` ran early does not pull the
+    recomputation into the forward):
 
     ```mlir
     %h = tg.gelu %x approximate = tanh : tensor<8x3072xf32>
@@ -305,10 +312,11 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
     (keep the input of every sqrt(n)-th layer, Chen et al. 2016) and
     `selective` (Megatron's, Korthikanti et al. 2022: recompute the
     attention core, i.e. each fused `tg.attention`, or each softmax with the
-    scores matmul, scale and mask before it and the dropout after it);
-    baselines ignore the budget. Without a budget `dp` changes nothing. A
-    budget
-    below the smallest feasible peak is an error that states that peak.
+    scores matmul, scale and mask before it and the dropout after it). With
+    a budget, a baseline whose simulated peak exceeds it is an error that
+    states both. Without a budget `dp` changes nothing. A budget below the
+    smallest peak of any plan of the pool is an error that states that peak
+    (a budget equal to it succeeds).
     With `explain`, a remark on each activation says whether it is kept or
     recomputed, its bytes and its recompute time, and one on the function
     summarizes the plan.

@@ -1,13 +1,14 @@
 //===- Schedule.h - the order tg-schedule gives a step ----------*- C++ -*-===//
 //
-// tg-schedule's ordering, usable without the pass: passes that must judge a
-// change by the peak of the program as it will be scheduled (tg-fuse's
-// multi-tensor buckets) compute the order here without applying it.
+// tg-schedule's ordering, usable without the pass: analyses and passes that
+// must judge a change by the peak of the program as it will be scheduled (the
+// recompute planner, tg-fuse's multi-tensor buckets) compute the order here
+// without applying it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_TRANSFORMS_SCHEDULE_H
-#define TGC_TRANSFORMS_SCHEDULE_H
+#ifndef TGC_ANALYSIS_SCHEDULE_H
+#define TGC_ANALYSIS_SCHEDULE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -15,6 +16,8 @@
 #include <vector>
 
 namespace tgc {
+
+struct DeviceSpec;
 
 /// An order of a function's top-level ops (terminator excluded) and its
 /// simulated peak and live-bytes area.
@@ -26,9 +29,11 @@ struct ScheduledOrder {
 
 /// The order tg-schedule would give `function`'s top-level ops: the best by
 /// (peak, area) of the greedy candidates and the current order. Deterministic
-/// for a given block order; `function` is not changed.
-ScheduledOrder computeSchedule(mlir::func::FuncOp function);
+/// for a given block order; `function` is not changed. The device only adds
+/// its GEMM workspace to the peak (the same in every order).
+ScheduledOrder computeSchedule(mlir::func::FuncOp function,
+                               const DeviceSpec *device = nullptr);
 
 } // namespace tgc
 
-#endif // TGC_TRANSFORMS_SCHEDULE_H
+#endif // TGC_ANALYSIS_SCHEDULE_H

@@ -2,6 +2,8 @@
 
 #include "tgc/Driver/Compile.h"
 
+#include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/RecomputePlanner.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Model.h"
 #include "tgc/Pipeline/Pipeline.h"
@@ -49,10 +51,9 @@ private:
 };
 } // namespace
 
-/// Refuses a compiled step, records the device and runs `build`'s passes.
-static LogicalResult
-runStages(ModuleOp module, const CompileRequest &request,
-          function_ref<void(OpPassManager &)> build, bool recordPipeline) {
+/// Refuses a compiled step and records the device; returns it.
+static FailureOr<DeviceSpec> prepareModule(ModuleOp module,
+                                           const CompileRequest &request) {
   if (isCompiledStep(module))
     return reportError("the module is already a compiled step; give the "
                        "model it was compiled from (tgc report reports a "
@@ -64,39 +65,129 @@ runStages(ModuleOp module, const CompileRequest &request,
     return module.emitError() << llvm::toString(device.takeError());
   if (!module->hasAttr(tg::TGDialect::kDeviceAttrName))
     setModuleDevice(module, *device);
+  return *device;
+}
 
+/// Runs `build`'s passes on `module`; returns the textual pipeline.
+static FailureOr<std::string>
+runPasses(ModuleOp module, const CompileRequest &request,
+          const DeviceSpec &device, function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   build(pm);
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
   pm.printAsTextualPipeline(os);
-  if (request.pipelineDump)
-    *request.pipelineDump << pipeline << "\n";
   if (request.observations)
     pm.addInstrumentation(
-        std::make_unique<UnfusedCostObserver>(*request.observations, *device));
+        std::make_unique<UnfusedCostObserver>(*request.observations, device));
   if (failed(pm.run(module)))
     return failure();
-  if (recordPipeline)
-    module->setAttr(tg::TGDialect::kPipelineAttrName,
-                    StringAttr::get(module.getContext(), pipeline));
-  return success();
+  return pipeline;
+}
+
+/// The largest simulated peak of `module`'s functions.
+static int64_t getLargestPeak(ModuleOp module, const DeviceSpec &device) {
+  int64_t peak = 0;
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      peak = std::max(peak, MemorySimulation::run(function, &device).peakBytes);
+  return peak;
+}
+
+/// The memory budget of `options` in bytes, if any and valid (tg-recompute
+/// reports an invalid one).
+static std::optional<int64_t>
+getBudgetBytes(const TrainingPipelineOptions &options,
+               const DeviceSpec &device) {
+  if (options.memoryBudget.empty())
+    return std::nullopt;
+  if (options.memoryBudget == "auto")
+    return getAutoBudget(device);
+  FailureOr<int64_t> bytes = parseByteSize(options.memoryBudget);
+  return succeeded(bytes) ? std::optional<int64_t>(*bytes) : std::nullopt;
 }
 
 LogicalResult tgc::compileModule(ModuleOp module,
                                  const TrainingPipelineOptions &options,
                                  const CompileRequest &request) {
-  return runStages(
-      module, request,
-      [&](OpPassManager &pm) { buildTrainingPipeline(pm, options); },
-      /*recordPipeline=*/true);
+  FailureOr<DeviceSpec> device = prepareModule(module, request);
+  if (failed(device))
+    return failure();
+  FailureOr<std::string> stepPipeline =
+      runPasses(module, request, *device, [&](OpPassManager &pm) {
+        buildTrainingStepStage(pm, options);
+      });
+  if (failed(stepPipeline))
+    return failure();
+  // The recompute planner predicts the peak of the scheduled step, but
+  // fusion, which runs after it, changes buffers. The budget holds for the
+  // program emitted: planning runs again, on a fresh copy of the step, with
+  // the budget tightened by the overshoot, a few times at most.
+  std::optional<int64_t> budget = getBudgetBytes(options, *device);
+  TrainingPipelineOptions planning;
+  planning.copyOptionValuesFrom(options);
+  constexpr unsigned kMaxPlans = 4;
+  int64_t target = budget.value_or(0);
+  OwningOpRef<ModuleOp> planned;
+  std::string planningPipeline;
+  int64_t peak = 0;
+  for (unsigned attempt = 0; attempt < kMaxPlans; ++attempt) {
+    planned = module.clone();
+    FailureOr<std::string> pipeline =
+        runPasses(*planned, request,
+                  *device, [&](OpPassManager &pm) {
+                    buildPlanningStage(pm, planning);
+                  });
+    if (failed(pipeline))
+      return failure();
+    if (attempt == 0)
+      planningPipeline = *pipeline;
+    if (!budget)
+      break;
+    peak = getLargestPeak(*planned, *device);
+    if (peak <= *budget)
+      break;
+    if (attempt + 1 == kMaxPlans)
+      return module.emitError()
+             << "the compiled step peaks at " << peak
+             << " bytes, above the memory budget of " << *budget
+             << " bytes, after " << kMaxPlans
+             << " plans (the recompute planner's prediction is not exact "
+                "once tg-fuse has run; see docs/recompute.md)";
+    target -= peak - *budget;
+    planning.memoryBudget = std::to_string(target);
+  }
+  module.getBodyRegion().takeBody(planned->getBodyRegion());
+  // Both stages as one textual pipeline: builtin.module(STEP, PLANNING).
+  auto passesOf = [](StringRef pipeline) {
+    return pipeline.drop_front(StringRef("builtin.module(").size())
+        .drop_back();
+  };
+  StringRef step = passesOf(*stepPipeline), plan = passesOf(planningPipeline);
+  std::string pipeline = ("builtin.module(" + step +
+                          (step.empty() || plan.empty() ? "" : ",") + plan +
+                          ")")
+                             .str();
+  if (request.pipelineDump)
+    *request.pipelineDump << pipeline << "\n";
+  module->setAttr(tg::TGDialect::kPipelineAttrName,
+                  StringAttr::get(module.getContext(), pipeline));
+  return success();
 }
 
 LogicalResult tgc::buildTrainingStep(ModuleOp module,
                                      const TrainingPipelineOptions &options,
                                      const CompileRequest &request) {
-  return runStages(
-      module, request,
-      [&](OpPassManager &pm) { buildTrainingStepStage(pm, options); },
-      /*recordPipeline=*/false);
+  FailureOr<DeviceSpec> device = prepareModule(module, request);
+  if (failed(device))
+    return failure();
+  FailureOr<std::string> pipeline =
+      runPasses(module, request, *device, [&](OpPassManager &pm) {
+        buildTrainingStepStage(pm, options);
+      });
+  if (failed(pipeline))
+    return failure();
+  if (request.pipelineDump)
+    *request.pipelineDump << *pipeline << "\n";
+  return success();
 }

@@ -82,8 +82,11 @@ LogicalResult cli::runReport(MLIRContext &context,
   }
   CompileObservations observations;
   compile.observations = &observations;
+  std::string entryName = entry.getName().str();
   if (failed(compileModule(module, options, compile)))
     return failure();
+  // Compiling replaces the module's functions with the planned ones.
+  entry = module.lookupSymbol<func::FuncOp>(entryName);
   auto unfused = observations.unfused.find(entry.getName());
   if (unfused != observations.unfused.end())
     report.unfused = unfused->second;

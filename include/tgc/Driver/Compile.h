@@ -42,7 +42,11 @@ struct CompileRequest {
 };
 
 /// Runs the whole training pipeline on `module` and records it as
-/// `tg.pipeline`. A compiled step is refused.
+/// `tg.pipeline`. With a memory budget, the budget holds for the program
+/// emitted: when fusion made the planned step peak above it, planning runs
+/// again on the training step with the budget tightened by the overshoot (a
+/// few times at most, then an error). The module's functions are replaced
+/// (look them up again by name). A compiled step is refused.
 mlir::LogicalResult compileModule(mlir::ModuleOp module,
                                   const TrainingPipelineOptions &options,
                                   const CompileRequest &request = {});

@@ -253,22 +253,23 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromAttr(DictionaryAttr attr) {
 
 llvm::Expected<DeviceSpec> tgc::resolveDevice(StringRef name, StringRef file) {
   if (!name.empty() && !file.empty())
-    return llvm::createStringError(
-        "give --device or --device-file, not both");
+    return llvm::createStringError("give --device or --device-file, not both");
   if (!file.empty())
     return loadDeviceFile(file);
   return lookupDevice(name.empty() ? getDefaultDeviceName() : name);
 }
 
 void tgc::setModuleDevice(Operation *module, const DeviceSpec &device) {
-  module->setAttr(tg::TGDialect::kDeviceAttrName, device.toAttr(module->getContext()));
+  module->setAttr(tg::TGDialect::kDeviceAttrName,
+                  device.toAttr(module->getContext()));
 }
 
 llvm::Expected<DeviceSpec> tgc::getDeviceOf(Operation *op, StringRef name) {
   if (!name.empty())
     return lookupDevice(name);
   for (Operation *scope = op; scope; scope = scope->getParentOp())
-    if (auto attr = scope->getAttrOfType<DictionaryAttr>(tg::TGDialect::kDeviceAttrName)) {
+    if (auto attr = scope->getAttrOfType<DictionaryAttr>(
+            tg::TGDialect::kDeviceAttrName)) {
       llvm::Expected<DeviceSpec> device = DeviceSpec::fromAttr(attr);
       if (!device)
         return llvm::createStringError("invalid tg.device: " +

@@ -116,10 +116,9 @@ struct ActivationInfo {
   ArrayRef<Operation *> getForwardOperands(Operation *op) const;
   /// The forward ops that run again for `recomputed` (see
   /// RecomputePlanner::getClosure), in block order.
-  SetVector<Operation *>
-  getClosure(ArrayRef<Operation *> recomputed,
-             const DenseSet<Operation *> &recomputedSet,
-             bool sorted = true) const;
+  SetVector<Operation *> getClosure(ArrayRef<Operation *> recomputed,
+                                    const DenseSet<Operation *> &recomputedSet,
+                                    bool sorted = true) const;
 
   Block &body;
   std::vector<Operation *> backward; // top-level non-forward ops, in order
@@ -284,8 +283,8 @@ void tgc::applyRecompute(func::FuncOp function,
     if (!def)
       return value;
     if (closure.contains(def))
-      return cloneOf(def, reader)->getResult(
-          cast<OpResult>(value).getResultNumber());
+      return cloneOf(def, reader)
+          ->getResult(cast<OpResult>(value).getResultNumber());
     if (!recomputedViews.contains(def))
       return value;
     Value &clone = viewClones[{def, reader}];
@@ -730,9 +729,8 @@ ArrayRef<SmallVector<unsigned>> RecomputePlanner::getPlanPool() {
   }
   for (SmallVector<unsigned> &set : sets)
     llvm::sort(set);
-  llvm::erase_if(sets, [](const SmallVector<unsigned> &set) {
-    return set.empty();
-  });
+  llvm::erase_if(sets,
+                 [](const SmallVector<unsigned> &set) { return set.empty(); });
   // Cheapest first (fewest ops on ties), the order solve tries them in.
   std::vector<std::pair<double, SmallVector<unsigned>>> timed;
   for (SmallVector<unsigned> &set : sets)

@@ -34,7 +34,8 @@ void StepReport::print(raw_ostream &os) const {
   memory.print(os);
   os << llvm::format(
       "summary: %lld params, %.2f bytes/param (params, grads, "
-      "optimizer state, param copies, scaling state), peak %lld bytes (%.1f%% of %s), "
+      "optimizer state, param copies, scaling state), peak %lld bytes (%.1f%% "
+      "of %s), "
       "arena %lld bytes, step %.6g s, %lld kernels, %lld FLOPs, %lld HBM "
       "bytes\n",
       static_cast<long long>(params), getBytesPerParam(),

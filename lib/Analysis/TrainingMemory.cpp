@@ -125,8 +125,7 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
     if (updated.insert(update.getUpdatedParam()).second)
       add(memory.trainable, update.getUpdatedParam().getType());
     if (memory.optimizer.empty())
-      memory.optimizer =
-          update->getName().stripDialect().str();
+      memory.optimizer = update->getName().stripDialect().str();
   });
   if (memory.gradients.tensors == 0) {
     attrs.clear();

@@ -134,10 +134,8 @@ LogicalResult tgc::compileModule(ModuleOp module,
   for (unsigned attempt = 0; attempt < kMaxPlans; ++attempt) {
     planned = module.clone();
     FailureOr<std::string> pipeline =
-        runPasses(*planned, request,
-                  *device, [&](OpPassManager &pm) {
-                    buildPlanningStage(pm, planning);
-                  });
+        runPasses(*planned, request, *device,
+                  [&](OpPassManager &pm) { buildPlanningStage(pm, planning); });
     if (failed(pipeline))
       return failure();
     if (attempt == 0)
@@ -160,14 +158,13 @@ LogicalResult tgc::compileModule(ModuleOp module,
   module.getBodyRegion().takeBody(planned->getBodyRegion());
   // Both stages as one textual pipeline: builtin.module(STEP, PLANNING).
   auto passesOf = [](StringRef pipeline) {
-    return pipeline.drop_front(StringRef("builtin.module(").size())
-        .drop_back();
+    return pipeline.drop_front(StringRef("builtin.module(").size()).drop_back();
   };
   StringRef step = passesOf(*stepPipeline), plan = passesOf(planningPipeline);
-  std::string pipeline = ("builtin.module(" + step +
-                          (step.empty() || plan.empty() ? "" : ",") + plan +
-                          ")")
-                             .str();
+  std::string pipeline =
+      ("builtin.module(" + step + (step.empty() || plan.empty() ? "" : ",") +
+       plan + ")")
+          .str();
   if (request.pipelineDump)
     *request.pipelineDump << pipeline << "\n";
   module->setAttr(tg::TGDialect::kPipelineAttrName,

@@ -96,9 +96,8 @@ FunctionOpInterface tgc::findEntry(ModuleOp module, StringRef wanted,
   return nullptr;
 }
 
-LogicalResult
-tgc::writeOutputFile(StringRef file,
-                     function_ref<void(raw_ostream &)> write) {
+LogicalResult tgc::writeOutputFile(StringRef file,
+                                   function_ref<void(raw_ostream &)> write) {
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(file, &errorMessage);

@@ -83,16 +83,14 @@ LogicalResult tgc::reportStep(ModuleOp module, func::FuncOp function,
 }
 
 LogicalResult tgc::reportRecomputeFrontier(func::FuncOp step, unsigned points,
-                                           StringRef svgFile,
-                                           raw_ostream &os) {
+                                           StringRef svgFile, raw_ostream &os) {
   llvm::Expected<DeviceSpec> device = getDeviceOf(step);
   if (!device)
     return step.emitError() << llvm::toString(device.takeError());
   RecomputePlanner planner(step, *device);
   std::vector<RecomputePlan> frontier = planner.computeFrontier(points);
-  os << "recompute frontier of @" << step.getSymName() << " on "
-     << device->name << " (" << planner.getCandidates().size()
-     << " activations)\n";
+  os << "recompute frontier of @" << step.getSymName() << " on " << device->name
+     << " (" << planner.getCandidates().size() << " activations)\n";
   os << llvm::format("  %16s %14s %11s\n", "peak_bytes", "extra_time_s",
                      "recomputed");
   for (const RecomputePlan &plan : frontier)

@@ -4,8 +4,8 @@
 
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Model.h"
-#include "tgc/Import/ONNX/Importer.h"
 #include "tgc/Eval/TensorNpy.h"
+#include "tgc/Import/ONNX/Importer.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Support/AllClose.h"
 #include "tgc/Support/Safetensors.h"
@@ -77,8 +77,10 @@ tgc::prepareArguments(FunctionOpInterface function,
       std::string names;
       for (unsigned i = 0; i < numArgs; ++i)
         names += " " + getArgumentName(function, i);
-      return reportError("--input names '" + name + "', which is no argument "
-                         "of @" + function.getName() + "; arguments:" + names);
+      return reportError("--input names '" + name +
+                         "', which is no argument "
+                         "of @" +
+                         function.getName() + "; arguments:" + names);
     }
     unsigned index = it->second;
     if (values[index])
@@ -152,8 +154,7 @@ void tgc::printResult(raw_ostream &os, StringRef name, const Tensor &tensor,
 }
 
 LogicalResult tgc::writeResults(FunctionOpInterface function,
-                                ArrayRef<Tensor> results,
-                                StringRef directory) {
+                                ArrayRef<Tensor> results, StringRef directory) {
   if (std::error_code ec = llvm::sys::fs::create_directories(directory))
     return reportError("cannot create output directory '" + directory +
                        "': " + ec.message());
@@ -185,9 +186,8 @@ LogicalResult tgc::compareResults(FunctionOpInterface function,
                                   ArrayRef<Tensor> expected, double rtol,
                                   double atol) {
   if (actual.size() != expected.size())
-    return reportError("the two functions return " +
-                       Twine(actual.size()) + " and " +
-                       Twine(expected.size()) + " results");
+    return reportError("the two functions return " + Twine(actual.size()) +
+                       " and " + Twine(expected.size()) + " results");
   bool allClose = true;
   for (auto [i, a, b] : llvm::enumerate(actual, expected)) {
     std::string name = getResultName(function, i);
@@ -201,8 +201,7 @@ LogicalResult tgc::compareResults(FunctionOpInterface function,
         [&](int64_t j) { return b.getAsDouble(j); }, rtol, atol);
     llvm::outs() << name << ": "
                  << llvm::format("max abs error %.3g, max rel error %.3g",
-                                 comparison.maxAbsError,
-                                 comparison.maxRelError)
+                                 comparison.maxAbsError, comparison.maxRelError)
                  << (comparison.mismatches
                          ? " FAIL (" + std::to_string(comparison.mismatches) +
                                " elements beyond tolerance)"

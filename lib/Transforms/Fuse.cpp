@@ -14,10 +14,10 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Schedule.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGTraits.h"
-#include "tgc/Analysis/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"

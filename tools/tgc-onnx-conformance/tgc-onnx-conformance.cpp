@@ -11,10 +11,10 @@
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Import/ONNX/Importer.h"
 #include "tgc/InitAll.h"
-#include "tgc/Support/AllClose.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Pipeline/PostImportPipeline.h"
+#include "tgc/Support/AllClose.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

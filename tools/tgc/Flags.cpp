@@ -122,13 +122,12 @@ static cl::opt<PrecisionPolicy> precision(
     cl::desc("Mixed precision; parameters, gradients and optimizer state "
              "stay f32"),
     cl::value_desc("policy"), getPrecisionPolicyValues(),
-    cl::init(PrecisionPolicy::FP32),
-    TGC_STEP_SUBS, TGC_CAT);
-static cl::list<std::string> keepFp32(
-    "keep-fp32",
-    cl::desc("With --precision: op names that always run in f32 "
-             "(comma-separated, e.g. tg.attention)"),
-    cl::value_desc("op"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
+    cl::init(PrecisionPolicy::FP32), TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string>
+    keepFp32("keep-fp32",
+             cl::desc("With --precision: op names that always run in f32 "
+                      "(comma-separated, e.g. tg.attention)"),
+             cl::value_desc("op"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
 static cl::list<std::string> keepFp32Params(
     "keep-fp32-params",
     cl::desc("With --precision: the ops reading these parameters (globs, "
@@ -151,15 +150,15 @@ static cl::opt<unsigned> fp8Margin(
     "fp8-margin",
     cl::desc("--precision fp8: scales leave 2^margin of headroom (default 0)"),
     cl::init(0), TGC_STEP_SUBS, TGC_CAT);
-static cl::opt<bool> autodiff(
-    "autodiff",
-    cl::desc("Differentiate: also return the gradient of every param"),
-    TGC_PLANNING_SUBS, TGC_CAT);
-static cl::list<std::string> freeze(
-    "freeze",
-    cl::desc("Do not train the parameters whose tg.name matches (globs, "
-             "comma-separated)"),
-    cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool>
+    autodiff("autodiff",
+             cl::desc("Differentiate: also return the gradient of every param"),
+             TGC_PLANNING_SUBS, TGC_CAT);
+static cl::list<std::string>
+    freeze("freeze",
+           cl::desc("Do not train the parameters whose tg.name matches (globs, "
+                    "comma-separated)"),
+           cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
 static cl::list<std::string> trainable(
     "trainable",
     cl::desc("Train only the parameters whose tg.name matches (globs, "
@@ -175,8 +174,7 @@ static cl::opt<OptimizerKind> optimizer(
     cl::desc("Update the params with this optimizer (implies --autodiff; "
              "tgc train and --train: adamw unless given)"),
     cl::value_desc("kind"), getOptimizerKindValues(),
-    cl::init(OptimizerKind::None), TGC_STEP_SUBS,
-    TGC_CAT);
+    cl::init(OptimizerKind::None), TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<double> lr("lr",
                           cl::desc("Learning rate of the optimizer (the "
                                    "default of its lr argument; 1e-3)"),
@@ -205,8 +203,7 @@ static cl::opt<RecomputeStrategy> recompute(
     cl::desc("How to choose what to recompute; with --memory-budget, a fixed "
              "strategy must fit it"),
     cl::value_desc("strategy"), getRecomputeStrategyValues(),
-    cl::init(RecomputeStrategy::DP),
-    TGC_PLANNING_SUBS, TGC_CAT);
+    cl::init(RecomputeStrategy::DP), TGC_PLANNING_SUBS, TGC_CAT);
 static cl::opt<bool> explain(
     "explain",
     cl::desc("A remark per activation (kept or recomputed, bytes, recompute "
@@ -286,30 +283,18 @@ void cli::fillPipelineOptions(TrainingPipelineOptions &options,
 bool cli::anyPipelineFlagGiven() {
   // std::addressof: a cl::list overloads & to give its values.
   const cl::Option *flags[] = {
-      std::addressof(trainingStep),
-      std::addressof(precision),
-      std::addressof(keepFp32),
-      std::addressof(keepFp32Params),
-      std::addressof(initScale),
-      std::addressof(growthInterval),
-      std::addressof(amaxHistory),
-      std::addressof(fp8Margin),
-      std::addressof(autodiff),
-      std::addressof(freeze),
-      std::addressof(trainable),
-      std::addressof(microBatches),
-      std::addressof(optimizer),
-      std::addressof(lr),
-      std::addressof(momentum),
-      std::addressof(weightDecay),
-      std::addressof(clipNorm),
-      std::addressof(noCanonicalize),
-      std::addressof(memoryBudget),
-      std::addressof(recompute),
-      std::addressof(explain),
-      std::addressof(noFuse),
-      std::addressof(noFuseOptimizer),
-      std::addressof(noSchedule),
+      std::addressof(trainingStep),    std::addressof(precision),
+      std::addressof(keepFp32),        std::addressof(keepFp32Params),
+      std::addressof(initScale),       std::addressof(growthInterval),
+      std::addressof(amaxHistory),     std::addressof(fp8Margin),
+      std::addressof(autodiff),        std::addressof(freeze),
+      std::addressof(trainable),       std::addressof(microBatches),
+      std::addressof(optimizer),       std::addressof(lr),
+      std::addressof(momentum),        std::addressof(weightDecay),
+      std::addressof(clipNorm),        std::addressof(noCanonicalize),
+      std::addressof(memoryBudget),    std::addressof(recompute),
+      std::addressof(explain),         std::addressof(noFuse),
+      std::addressof(noFuseOptimizer), std::addressof(noSchedule),
       std::addressof(noMemoryPlan),
   };
   return llvm::any_of(

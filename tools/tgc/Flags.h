@@ -46,11 +46,9 @@ mlir::FailureOr<std::optional<DeviceSpec>> getChosenDevice();
 /// --dump-pass-pipeline: print the pass pipeline before it runs.
 bool shouldDumpPipeline();
 
-/// Fills `options` from the pipeline flags of the running subcommand;
-/// `defaultOptimizer` applies when --train (or `tgc train`) asks for a
-/// training step without naming --optimizer.
-void fillPipelineOptions(TrainingPipelineOptions &options,
-                         bool trainingStep);
+/// Fills `options` from the pipeline flags of the running subcommand; with
+/// `trainingStep` (--train, or `tgc train`) and no --optimizer, AdamW.
+void fillPipelineOptions(TrainingPipelineOptions &options, bool trainingStep);
 /// Whether any pipeline flag was given (a compiled step takes none).
 bool anyPipelineFlagGiven();
 /// --train: build the training step.

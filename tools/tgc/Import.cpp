@@ -7,8 +7,7 @@
 using namespace mlir;
 using namespace tgc;
 
-LogicalResult cli::runImport(MLIRContext &context,
-                             llvm::SourceMgr &sourceMgr) {
+LogicalResult cli::runImport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (!getInputFile().ends_with(".onnx"))
     return reportError("import reads an ONNX model (.onnx), got '" +
                        getInputFile() + "'");

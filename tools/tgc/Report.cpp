@@ -38,8 +38,7 @@ static cl::opt<std::string> recomputeFrontierSvg(
     cl::value_desc("FILE"), cl::sub(cli::getReportCommand()),
     cl::cat(cli::getCategory()));
 
-LogicalResult cli::runReport(MLIRContext &context,
-                             llvm::SourceMgr &sourceMgr) {
+LogicalResult cli::runReport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (!recomputeFrontierSvg.empty() && recomputeFrontier == 0)
     return reportError("--recompute-frontier-svg draws the frontier of "
                        "--recompute-frontier N; give N too");

@@ -42,9 +42,10 @@ static cl::opt<bool> allowNonFinite(
     "allow-non-finite",
     cl::desc("Accept NaN and infinity in --input files (default: an error)"),
     TGC_RUN, cl::sub(cli::getGradcheckCommand()));
-static cl::opt<std::string> outputDir(
-    "output-dir", cl::desc("Write each result to DIR/<tg.name or index>.npy"),
-    cl::value_desc("DIR"), TGC_RUN);
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write each result to DIR/<tg.name or index>.npy"),
+              cl::value_desc("DIR"), TGC_RUN);
 enum class Toggle { Off, On };
 static cl::opt<Toggle> precisionEmulation(
     "precision-emulation",
@@ -52,12 +53,11 @@ static cl::opt<Toggle> precisionEmulation(
     cl::values(clEnumValN(Toggle::On, "on", "round results"),
                clEnumValN(Toggle::Off, "off", "keep f32 values")),
     cl::init(Toggle::On), TGC_RUN);
-static cl::opt<bool> f64("f64",
-                         cl::desc("Run every float op in double precision"),
-                         TGC_RUN);
 static cl::opt<bool>
-    printValues("print-values",
-                cl::desc("Print every element of every result"), TGC_RUN);
+    f64("f64", cl::desc("Run every float op in double precision"), TGC_RUN);
+static cl::opt<bool>
+    printValues("print-values", cl::desc("Print every element of every result"),
+                TGC_RUN);
 static cl::opt<bool>
     timeRun("time", cl::desc("Print the interpretation time (without parsing)"),
             TGC_RUN);
@@ -65,12 +65,12 @@ static cl::opt<bool> compare(
     "compare",
     cl::desc("Run two files on the same inputs and compare their results"),
     TGC_RUN);
-static cl::opt<double> relativeTolerance("rtol",
-                            cl::desc("Relative tolerance of --compare"),
-                            cl::init(1e-5), TGC_RUN);
-static cl::opt<double> absoluteTolerance("atol",
-                            cl::desc("Absolute tolerance of --compare"),
-                            cl::init(1e-8), TGC_RUN);
+static cl::opt<double>
+    relativeTolerance("rtol", cl::desc("Relative tolerance of --compare"),
+                      cl::init(1e-5), TGC_RUN);
+static cl::opt<double>
+    absoluteTolerance("atol", cl::desc("Absolute tolerance of --compare"),
+                      cl::init(1e-8), TGC_RUN);
 
 FailureOr<ArgumentSources>
 cli::getArgumentSources(ArrayRef<ImportedParameter> modelParameters,
@@ -141,14 +141,14 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (compare) {
     FunctionOpInterface other = functions.back();
     if (other.getArgumentTypes() != function.getArgumentTypes())
-      return reportError("@" + function.getName() + " and @" +
-                         other.getName() + " take different arguments");
+      return reportError("@" + function.getName() + " and @" + other.getName() +
+                         " take different arguments");
     FailureOr<SmallVector<Tensor>> otherResults =
         interpreter.run(other, *arguments);
     if (failed(otherResults))
       return failure();
-    return compareResults(function, *results, *otherResults,
-                          relativeTolerance, absoluteTolerance);
+    return compareResults(function, *results, *otherResults, relativeTolerance,
+                          absoluteTolerance);
   }
 
   for (auto [i, tensor] : llvm::enumerate(*results))

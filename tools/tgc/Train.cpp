@@ -6,8 +6,8 @@
 #include "tgc/Driver/Compile.h"
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Interpreter/Inputs.h"
-#include "tgc/Training/Trainer.h"
 #include "tgc/Support/Safetensors.h"
+#include "tgc/Training/Trainer.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
@@ -23,15 +23,15 @@ namespace cl = llvm::cl;
 static cl::opt<unsigned> steps("steps",
                                cl::desc("Training steps (default 100)"),
                                cl::init(100), TGC_TRAIN);
-static cl::opt<std::string> data(
-    "data",
-    cl::desc("Training data: synthetic-copy (fresh random token ids each "
-             "step, labels = ids: the model learns to copy), fixed (one "
-             "random batch every step: memorization), or FILE.bin (uint16 "
-             "token ids as nanoGPT writes them: random windows, labels = "
-             "the next tokens). Default: synthetic-copy for token models, "
-             "else fixed"),
-    cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
+static cl::opt<std::string>
+    data("data",
+         cl::desc("Training data: synthetic-copy (fresh random token ids each "
+                  "step, labels = ids: the model learns to copy), fixed (one "
+                  "random batch every step: memorization), or FILE.bin (uint16 "
+                  "token ids as nanoGPT writes them: random windows, labels = "
+                  "the next tokens). Default: synthetic-copy for token models, "
+                  "else fixed"),
+         cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
 static cl::opt<uint64_t>
     seed("seed",
          cl::desc("Seeds the initial parameters and the data (default 0)"),
@@ -72,8 +72,7 @@ static LogicalResult saveParameters(func::FuncOp step,
   return success();
 }
 
-LogicalResult cli::runTrain(MLIRContext &context,
-                            llvm::SourceMgr &sourceMgr) {
+LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   FailureOr<LoadedModel> model =
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))
@@ -91,11 +90,12 @@ LogicalResult cli::runTrain(MLIRContext &context,
     return reportError("--data " + source +
                        " needs a token-id 'input' argument read by "
                        "tg.embedding and a 'label' argument of the same "
-                       "type; @" + entry.getName() +
-                       " has none (try --data fixed)");
+                       "type; @" +
+                       entry.getName() + " has none (try --data fixed)");
   std::optional<TokenData> tokens;
   if (fromFile) {
-    llvm::Expected<TokenData> loaded = TokenData::load(source, entry, *copyTask);
+    llvm::Expected<TokenData> loaded =
+        TokenData::load(source, entry, *copyTask);
     if (!loaded)
       return reportError(llvm::toString(loaded.takeError()));
     tokens = std::move(*loaded);

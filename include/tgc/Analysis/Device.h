@@ -66,7 +66,6 @@ struct DeviceSpec {
   static llvm::Expected<DeviceSpec> fromAttr(mlir::DictionaryAttr attr);
 };
 
-
 /// The built-in devices, in table order.
 llvm::ArrayRef<DeviceSpec> getBuiltinDevices();
 

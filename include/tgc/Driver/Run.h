@@ -1,4 +1,4 @@
-//===- Run.h - a function's arguments and results on the interpreter -*- C++ -*-===//
+//===- Run.h - arguments and results on the interpreter ---------*- C++ -*-===//
 //
 // What `tgc run` and `tgc gradcheck` do around the interpreter: the
 // arguments from --input files, known parameter values or random values;
@@ -56,8 +56,8 @@ mlir::LogicalResult writeResults(mlir::FunctionOpInterface function,
 /// prints the largest errors; failure when any result differs.
 mlir::LogicalResult compareResults(mlir::FunctionOpInterface function,
                                    llvm::ArrayRef<Tensor> actual,
-                                   llvm::ArrayRef<Tensor> expected,
-                                   double rtol, double atol);
+                                   llvm::ArrayRef<Tensor> expected, double rtol,
+                                   double atol);
 
 } // namespace tgc
 

@@ -26,14 +26,6 @@ OpCost &OpCost::operator+=(const OpCost &other) {
   return *this;
 }
 
-bool ShardingRule::isReductionFactor(int64_t factor) const {
-  for (const auto &result : resultFactors)
-    for (const auto &dim : result)
-      if (llvm::is_contained(dim, factor))
-        return false;
-  return true;
-}
-
 int64_t tgc::tg::getElementByteSize(Type elementType) {
   // Sub-byte types (i1) occupy a byte each in device memory.
   return std::max<int64_t>(

@@ -528,6 +528,28 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGPrintShardingRules : Pass<"tg-print-sharding-rules", "::mlir::func::FuncOp"> {
+  let summary = "Print each op's sharding rule as a remark, and check it";
+  let description = [{
+    For every op with a `ShardingRuleOpInterface`, emits a remark with its
+    factor-based rule in Shardy's notation, e.g. for a matmul of
+    `tensor<8x16xf32>` by `tensor<16x32xf32>`:
+
+    ```
+    sharding rule: ([i, k], [k, j])->([i, j]) {i=8, j=32, k=16} reduction={k}
+    ```
+
+    Each operand and result is a list of dimensions, each dimension its
+    factors (a dimension made of several is a group, major first; a
+    dimension of size 1 has none, `[]`). `reduction` factors are in operands
+    and in no result: sharding one leaves partial values. `need_replication`
+    factors cannot be split without more than a partial reduction (a softmax
+    or norm along them, a slice of them). The pass fails if a rule does not
+    match the op's shapes, which makes it a check of every rule on a real
+    step.
+  }];
+}
+
 def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
   let summary = "Group ops into fusion regions, the kernels tgc emits";
   let description = [{

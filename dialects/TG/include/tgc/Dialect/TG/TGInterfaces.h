@@ -39,10 +39,25 @@ struct OpCost {
   OpCost &operator+=(const OpCost &other);
 };
 
-/// A factor-based sharding rule (Shardy's model): every tensor dimension is
-/// the product of some factors, listed by index into `factorSizes`.
+/// How sharding a factor of a `ShardingRule` affects the op.
+enum class FactorKind {
+  /// Sharded in the operands and results alike, with no communication.
+  PassThrough,
+  /// In operands but in no result: sharding it leaves the results as partial
+  /// values that an all-reduce of the op's reduction (sum, max...) combines.
+  Reduction,
+  /// Sharding it needs more than a partial reduction (a softmax or norm
+  /// along it, a slice of it, a contraction inside a softmax...): the
+  /// partitioner replicates it, or applies an op-specific expansion.
+  NeedReplication,
+};
+
+/// A factor-based sharding rule (Shardy's `OpShardingRule`): every operand
+/// and result dimension is the product of some factors, major to minor, listed
+/// by index into `factorSizes`. A dimension of size 1 has no factor.
 struct ShardingRule {
   llvm::SmallVector<int64_t> factorSizes;
+  llvm::SmallVector<FactorKind> factorKinds;
   /// For each operand, for each dimension, the factors it is made of.
   llvm::SmallVector<llvm::SmallVector<llvm::SmallVector<int64_t, 1>>>
       operandFactors;
@@ -50,9 +65,55 @@ struct ShardingRule {
   llvm::SmallVector<llvm::SmallVector<llvm::SmallVector<int64_t, 1>>>
       resultFactors;
 
+  int64_t getNumFactors() const { return factorSizes.size(); }
   /// A factor of the operands that appears in no result: sharding it leaves
   /// partial sums.
-  bool isReductionFactor(int64_t factor) const;
+  bool isReductionFactor(int64_t factor) const {
+    return factorKinds[factor] == FactorKind::Reduction;
+  }
+  /// Whether `factor` is in some operand but not in result `result`: sharding
+  /// it leaves that result partial (layer_norm_grad's batch factors are
+  /// pass-through for the input gradient and reduced in the scale gradient).
+  bool isReducedIn(unsigned result, int64_t factor) const;
+  /// Shardy's notation: `([i, k], [k, j])->([i, j]) {i=8, j=16, k=4}
+  /// reduction={k} need_replication={}`, with `[i, j]`-style groups for a
+  /// dimension made of several factors.
+  void print(llvm::raw_ostream &os) const;
+  /// Checks the rule against `op`'s operand and result shapes (every
+  /// dimension the product of its factors, every factor used), or emits an
+  /// error on `op`.
+  mlir::LogicalResult verify(mlir::Operation *op) const;
+};
+
+/// Builds a `ShardingRule` for an op, dimension by dimension.
+class ShardingRuleBuilder {
+public:
+  explicit ShardingRuleBuilder(mlir::Operation *op);
+
+  /// A new factor of `size` (> 1); returns its index.
+  int64_t addFactor(int64_t size, FactorKind kind = FactorKind::PassThrough);
+  /// Appends `factor` to the factors of operand `operand`'s dimension `dim`.
+  ShardingRuleBuilder &operandDim(unsigned operand, int64_t dim,
+                                  int64_t factor);
+  ShardingRuleBuilder &resultDim(unsigned result, int64_t dim, int64_t factor);
+  /// One factor for dimension `dim` (of size `size`), shared by the listed
+  /// operand and result dimensions; nothing when `size` is 1. Returns the
+  /// factor, or -1.
+  int64_t addShared(int64_t size,
+                    llvm::ArrayRef<std::pair<unsigned, int64_t>> operands,
+                    llvm::ArrayRef<std::pair<unsigned, int64_t>> results,
+                    FactorKind kind = FactorKind::PassThrough);
+  /// One pass-through factor per dimension shared by the listed operands and
+  /// results, which all have the same shape (elementwise ops).
+  ShardingRuleBuilder &addElementwise(llvm::ArrayRef<unsigned> operands,
+                                      llvm::ArrayRef<unsigned> results);
+  /// Factors only in an operand or result dimension get their kind from where
+  /// they appear: in operands only, `Reduction`; otherwise as added.
+  ShardingRule build();
+
+private:
+  mlir::Operation *op;
+  ShardingRule rule;
 };
 
 /// The lowest precision an operand may be fed in (PrecisionOpInterface).
@@ -77,6 +138,10 @@ int64_t getTensorByteSize(mlir::Type type);
 /// the results written once.
 OpCost getElementwiseCost(mlir::Operation *op, int64_t flopsPerElement,
                           int64_t transcendentalsPerElement);
+
+/// The rule of an elementwise op: every operand and result has the same
+/// shape, one pass-through factor per dimension.
+ShardingRule getElementwiseShardingRule(mlir::Operation *op);
 
 } // namespace tgc::tg
 

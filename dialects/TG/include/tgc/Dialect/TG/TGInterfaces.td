@@ -59,8 +59,13 @@ def TG_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
   let description = [{
     How the op's tensor dimensions relate, as factors (the model of Shardy's
     `OpShardingRule`): each factor has a size, and each operand and result
-    dimension is a product of factors. A factor that appears in operands but
-    in no result is a reduction factor: sharding it leaves partial sums.
+    dimension is a product of factors, major to minor. A factor that appears
+    in operands but in no result is a reduction factor: sharding it leaves
+    partial sums. A factor whose sharding needs more than that (a softmax or
+    a norm along it, a slice of it) is marked need-replication. Every tg op
+    but the structure ops (`tg.fusion`, `tg.yield`) implements it, in
+    TGSharding.cpp; `tgc-opt --tg-print-sharding-rules` prints the rules in
+    Shardy's notation.
   }];
   let methods = [
     InterfaceMethod<"Returns the factor-based sharding rule of the op.",

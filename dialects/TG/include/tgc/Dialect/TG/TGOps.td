@@ -45,9 +45,14 @@ defvar TG_StatisticsPrecision =
     DeclareOpInterfaceMethods<TG_PrecisionOpInterface,
         ["getOperandPrecision", "isResultInComputeType", "getAccumulationType"]>;
 
-class TG_Op<string mnemonic, list<Trait> traits = []>
+// Every op states its cost and, unless `sharded` is 0 (the structure ops,
+// which exist only after partitioning), its sharding rule (TGSharding.cpp).
+class TG_Op<string mnemonic, list<Trait> traits = [], bit sharded = 1>
     : Op<TG_Dialect, mnemonic,
-         [DeclareOpInterfaceMethods<TG_CostOpInterface>] # traits>;
+         [DeclareOpInterfaceMethods<TG_CostOpInterface>] #
+         !if(sharded,
+             [DeclareOpInterfaceMethods<TG_ShardingRuleOpInterface>], []) #
+         traits>;
 
 // An elementwise op whose cost is `flops` FLOPs and `transcendentals`
 // transcendental evaluations per result element.
@@ -58,6 +63,9 @@ class TG_ElementwiseOp<string mnemonic, int flops, int transcendentals,
     ::tgc::tg::OpCost $cppClass::getCost() {
       return ::tgc::tg::getElementwiseCost(getOperation(), }] # flops #
       [{, }] # transcendentals # [{);
+    }
+    ::tgc::tg::ShardingRule $cppClass::getShardingRule() {
+      return ::tgc::tg::getElementwiseShardingRule(getOperation());
     }
   }];
 }
@@ -1136,7 +1144,7 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
 //===----------------------------------------------------------------------===//
 
 def TG_FusionOp : TG_Op<"fusion", [IsolatedFromAbove, SingleBlock,
-    RecursiveMemoryEffects, RecursivelySpeculatable]> {
+    RecursiveMemoryEffects, RecursivelySpeculatable], /*sharded=*/0> {
   let summary = "A region that becomes one kernel";
   let description = [{
     The body computes the results from the block arguments, which are the
@@ -1178,7 +1186,7 @@ def TG_FusionOp : TG_Op<"fusion", [IsolatedFromAbove, SingleBlock,
 }
 
 def TG_YieldOp : TG_Op<"yield", [Pure, Terminator, ReturnLike,
-    HasParent<"FusionOp">]> {
+    HasParent<"FusionOp">], /*sharded=*/0> {
   let summary = "Returns the results of a fusion region";
   let arguments = (ins Variadic<TG_Tensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";

@@ -56,6 +56,10 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
       } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
         worklist.push_back(
             fusion.getBody().getArgument(use.getOperandNumber()));
+      } else if (auto yield = dyn_cast<tg::YieldOp>(user)) {
+        // Out of a region (a micro-batch's slice of the ids).
+        worklist.push_back(
+            yield->getParentOp()->getResult(use.getOperandNumber()));
       }
     }
   }

@@ -40,7 +40,7 @@ constexpr uint32_t kInfinityBits = 0x7f800000u;
 constexpr uint32_t kQuietNaNBits = 0x7fc00000u;
 
 /// 2^exponent as a float, for the small range of exponents used here.
-constexpr float powerOfTwo(int exponent) {
+TGC_HD constexpr float powerOfTwo(int exponent) {
   float result = 1.0f;
   for (; exponent > 0; --exponent)
     result *= 2.0f;

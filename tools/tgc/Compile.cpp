@@ -38,8 +38,7 @@ LogicalResult cli::runCompile(MLIRContext &context,
   if (emit != "mlir" && emit != "cuda")
     return reportError("--emit is mlir or cuda, not '" + emit + "'");
   if (emit == "cuda" && !wantsTrainingStep())
-    return reportError("--emit cuda generates a training step: give --train "
-                       "or an optimizer (--optimizer)");
+    return reportError("--emit cuda generates a training step: give --train");
   if (failed(compileModule(*model->module, options, request)))
     return failure();
   if (emit == "mlir")

@@ -10,6 +10,7 @@ loss differs by more than --rtol relative.
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -32,6 +33,25 @@ def losses(text):
     return {int(step): float(loss) for step, loss in LOSS.findall(text)}
 
 
+def read_safetensors(path):
+    """The float tensors of a .safetensors file, by name, as numpy arrays."""
+    import numpy
+    with open(path, "rb") as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    types = {"F32": numpy.float32, "F64": numpy.float64}
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__" or entry["dtype"] not in types:
+            continue
+        begin, end = entry["data_offsets"]
+        tensors[name] = numpy.frombuffer(
+            data[8 + length + begin:8 + length + end],
+            dtype=types[entry["dtype"]]).reshape(entry["shape"])
+    return tensors
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
@@ -49,6 +69,9 @@ def main():
     parser.add_argument("--data", default="synthetic-copy")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--param-atol", type=float, default=1e-6,
+                        help="parameters after the run: |a - b| <= atol + "
+                        "rtol |b|")
     args = parser.parse_args()
 
     work = args.work_dir
@@ -66,9 +89,12 @@ def main():
     run(["cmake", "--build", build])
     common = ["--steps", str(args.steps), "--seed", "0", "--data", args.data,
               "--log-every", "1"]
-    generated = losses(run([os.path.join(build, "train")] + common))
+    saved = os.path.join(work, "generated.safetensors")
+    expected = os.path.join(work, "interpreter.safetensors")
+    generated = losses(run([os.path.join(build, "train")] + common +
+                           ["--save", saved]))
     reference = losses(run([os.path.join(args.bin, "tgc"), "train", model] +
-                           options + common))
+                           options + common + ["--save", expected]))
     if len(reference) != args.steps or generated.keys() != reference.keys():
         sys.exit("expected %d steps from both, got %d (train) and %d (tgc "
                  "train)" % (args.steps, len(generated), len(reference)))
@@ -81,6 +107,19 @@ def main():
             sys.exit("step %d: the generated step's loss %.9g differs from "
                      "the interpreter's %.9g by %.3g relative (> %g)" %
                      (step, a, b, error, args.rtol))
+    import numpy
+    mine, theirs = read_safetensors(saved), read_safetensors(expected)
+    if not theirs or set(theirs) - set(mine):
+        sys.exit("the parameters differ in names: %s" %
+                 sorted(set(theirs) ^ set(mine)))
+    for name, value in theirs.items():
+        if not numpy.allclose(mine[name], value, rtol=args.rtol,
+                              atol=args.param_atol):
+            worstParam = numpy.max(numpy.abs(mine[name] - value))
+            sys.exit("parameter %s after %d steps differs by up to %.3g" %
+                     (name, args.steps, worstParam))
+    print("%d parameters equal within rtol %g, atol %g" %
+          (len(theirs), args.rtol, args.param_atol))
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
           % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
 

@@ -9,6 +9,7 @@
 #include "KernelUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/runtime/ScalarOps.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -47,23 +48,8 @@ LogicalResult softmaxGradKernel(Operation *op,
   return success();
 }
 
-template <typename T> T geluErfGrad(T x) {
-  const T invSqrt2Pi = T(0.3989422804014327); // 1 / sqrt(2 pi)
-  return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))) +
-         x * invSqrt2Pi * std::exp(T(-0.5) * x * x);
-}
-
-template <typename T> T geluTanhGrad(T x) {
-  // Far from 0 the tanh has saturated (and x^2 would overflow): the
-  // derivative is that of x or of 0.
-  if (std::abs(x) > T(20))
-    return x > 0 ? T(1) : T(0);
-  const T k = T(0.7978845608028654); // sqrt(2 / pi)
-  T inner = k * (x + T(0.044715) * x * x * x);
-  T t = std::tanh(inner);
-  return T(0.5) * (T(1) + t) +
-         T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * x * x);
-}
+using rt::geluErfGrad;
+using rt::geluTanhGrad;
 
 LogicalResult geluGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
                              SmallVectorImpl<Tensor> &results,

@@ -9,6 +9,7 @@
 #include "KernelUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/runtime/ScalarOps.h"
 
 #include <cmath>
 
@@ -138,16 +139,9 @@ FailureOr<int64_t> divideInts(Operation *op, int64_t a, int64_t b) {
   return a / b;
 }
 
-template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
-
-template <typename T> T geluErf(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
-}
-
-template <typename T> T geluTanh(T x) {
-  const T k = T(0.7978845608028654); // sqrt(2 / pi)
-  return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
-}
+using rt::geluErf;
+using rt::geluTanh;
+using rt::sigmoid;
 
 /// Float comparisons are ordered, except `ne`, which is true on NaN.
 template <typename T> bool compare(tg::CompareDirection direction, T a, T b) {

@@ -7,8 +7,6 @@
 #include "mlir/IR/Block.h"
 #include "llvm/ADT/DenseSet.h"
 
-#include <random>
-
 using namespace mlir;
 using namespace tgc;
 
@@ -34,7 +32,7 @@ std::string tgc::getResultName(FunctionOpInterface function, unsigned index) {
 /// The exclusive upper bound of the integer ids `value` may hold: the rows of
 /// the embedding tables and the classes of the cross-entropies that read it,
 /// through shape ops and fusion regions. None if nothing bounds it.
-static std::optional<int64_t> findIdBound(Value value) {
+std::optional<int64_t> tgc::findIdBound(Value value) {
   std::optional<int64_t> bound;
   auto tighten = [&](int64_t limit) {
     bound = bound ? std::min(*bound, limit) : limit;
@@ -58,77 +56,77 @@ static std::optional<int64_t> findIdBound(Value value) {
       } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
         worklist.push_back(
             fusion.getBody().getArgument(use.getOperandNumber()));
+      } else if (auto yield = dyn_cast<tg::YieldOp>(user)) {
+        // Out of a region (a micro-batch's slice of the ids).
+        worklist.push_back(
+            yield->getParentOp()->getResult(use.getOperandNumber()));
       }
     }
   }
   return bound;
 }
 
+rt::RandomSpec tgc::getRandomSpec(FunctionOpInterface function,
+                                  unsigned index) {
+  auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+  Type elementType = type.getElementType();
+  rt::RandomSpec spec;
+  switch (tg::getArgumentRole(function, index).value_or(tg::Role::Input)) {
+  case tg::Role::Param:
+    spec.role = rt::ArgRole::Param;
+    break;
+  case tg::Role::State:
+    spec.role = rt::ArgRole::State;
+    break;
+  case tg::Role::Label:
+    spec.role = rt::ArgRole::Label;
+    break;
+  case tg::Role::Hyper:
+    spec.role = rt::ArgRole::Hyper;
+    break;
+  default:
+    spec.role = rt::ArgRole::Input;
+    break;
+  }
+  spec.isFloat = isa<FloatType>(elementType);
+  spec.isI1 = elementType.isInteger(1);
+  if (Attribute value =
+          function.getArgAttr(index, tg::TGDialect::kDefaultAttrName)) {
+    spec.hasDefault = true;
+    if (auto floatValue = dyn_cast<FloatAttr>(value))
+      spec.defaultValue = floatValue.getValueAsDouble();
+    else if (auto intValue = dyn_cast<IntegerAttr>(value))
+      spec.defaultValue = static_cast<double>(intValue.getInt());
+  }
+  if (auto attr = function.getArgAttrOfType<StringAttr>(
+          index, tg::TGDialect::kInitAttrName)) {
+    if (attr.getValue() == "ones")
+      spec.init = rt::RandomSpec::Init::Ones;
+    else if (attr.getValue() != "normal")
+      spec.init = rt::RandomSpec::Init::Zeros;
+  }
+  if (!spec.isFloat)
+    if (std::optional<int64_t> bound = findIdBound(function.getArgument(index)))
+      spec.idBound = *bound;
+  return spec;
+}
+
 Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
                                uint64_t seed) {
   auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
   Type elementType = type.getElementType();
-  tg::Role role =
-      tg::getArgumentRole(function, index).value_or(tg::Role::Input);
-  // One generator per argument: seed and index mixed by splitmix64's
-  // constants so that neighbouring seeds give unrelated streams.
-  std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ull +
-                            (index + 1) * 0xBF58476D1CE4E5B9ull);
+  rt::RandomSpec spec = getRandomSpec(function, index);
   int64_t count = type.getNumElements();
-
-  // A documented default (a learning rate, a step) is the value to use.
-  if (Attribute value =
-          function.getArgAttr(index, tg::TGDialect::kDefaultAttrName)) {
-    Tensor tensor(type, isa<FloatType>(elementType)
-                            ? (elementType.isF64() ? Tensor::Storage::Double
-                                                   : Tensor::Storage::Float)
-                            : Tensor::Storage::Int);
-    if (auto floatValue = dyn_cast<FloatAttr>(value))
-      for (int64_t i = 0; i < count; ++i)
-        tensor.setAsDouble(i, floatValue.getValueAsDouble());
-    else if (auto intValue = dyn_cast<IntegerAttr>(value))
-      std::fill(tensor.ints().begin(), tensor.ints().end(), intValue.getInt());
-    return tensor;
-  }
-
-  if (isa<FloatType>(elementType)) {
+  if (spec.isFloat) {
     Tensor tensor(type, elementType.isF64() ? Tensor::Storage::Double
                                             : Tensor::Storage::Float);
-    std::normal_distribution<double> normal(0.0, role == tg::Role::Param ? 0.02
-                                                                         : 1.0);
-    StringRef init = "normal";
-    if (auto attr = function.getArgAttrOfType<StringAttr>(
-            index, tg::TGDialect::kInitAttrName))
-      init = attr.getValue();
-    for (int64_t i = 0; i < count; ++i) {
-      double value = 0.0;
-      if (role == tg::Role::Hyper)
-        value = 1e-3;
-      else if (init != "normal")
-        value = init == "ones" ? 1.0 : 0.0;
-      else if (role != tg::Role::State)
-        value = normal(generator);
-      tensor.setAsDouble(i, value);
-    }
+    std::vector<double> values(count);
+    rt::randomFloats(spec, count, seed, index, values.data());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.setAsDouble(i, values[i]);
     return tensor;
   }
-
   Tensor tensor(type, Tensor::Storage::Int);
-  if (role == tg::Role::State)
-    return tensor;
-  int64_t high = 16;
-  if (elementType.isInteger(1))
-    high = 2;
-  else if (role == tg::Role::Hyper)
-    high = int64_t(1) << 31;
-  else if (role == tg::Role::Label)
-    high = findIdBound(function.getArgument(index)).value_or(2);
-  else if (std::optional<int64_t> bound =
-               findIdBound(function.getArgument(index)))
-    high = *bound;
-  std::uniform_int_distribution<int64_t> uniform(0, std::max<int64_t>(high, 1) -
-                                                        1);
-  for (int64_t &value : tensor.ints())
-    value = uniform(generator);
+  rt::randomInts(spec, count, seed, index, tensor.ints().data());
   return tensor;
 }

@@ -9,7 +9,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
-#include <random>
 
 using namespace mlir;
 using namespace tgc;
@@ -75,15 +74,9 @@ static void fillWindows(const TokenData &data, SmallVector<Tensor> &arguments,
   ArrayRef<int64_t> shape = arguments[data.task.ids].getShape();
   int64_t seq = shape.empty() ? 1 : shape.back();
   int64_t rows = seq ? static_cast<int64_t>(ids.size()) / seq : 0;
-  int64_t starts = static_cast<int64_t>(data.tokens.size()) - seq;
-  std::mt19937_64 rng(seed);
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t start = static_cast<int64_t>(rng() % uint64_t(starts));
-    for (int64_t t = 0; t < seq; ++t) {
-      ids[row * seq + t] = data.tokens[start + t];
-      labels[row * seq + t] = data.tokens[start + t + 1];
-    }
-  }
+  rt::fillTokenWindows(data.tokens.data(),
+                       static_cast<int64_t>(data.tokens.size()), ids.data(),
+                       labels.data(), rows, seq, seed);
 }
 
 FailureOr<TrainingRun>
@@ -117,7 +110,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   Interpreter interpreter;
   SmallVector<Tensor> &arguments = run.arguments;
   for (unsigned n = 0; n < options.steps; ++n) {
-    uint64_t stepSeed = options.seed + 1000003 * (n + 1);
+    uint64_t stepSeed = rt::stepSeed(options.seed, n);
     for (unsigned i = 0; i < numArgs; ++i) {
       std::optional<tg::Role> role = tg::getArgumentRole(step, i);
       auto name =

@@ -3,11 +3,22 @@
 #include "Flags.h"
 
 #include "tgc/Driver/Compile.h"
+#include "tgc/Target/CUDA/CudaEmitter.h"
 
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 using namespace tgc;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("What to write: mlir (the compiled step, default) or cuda (a "
+             "CMake project in the directory -o names: step.cu, "
+             "CMakeLists.txt, step.json, params.safetensors; build it with "
+             "-DTGC_TARGET=host to run on the CPU)"),
+    cl::value_desc("mlir|cuda"), cl::init("mlir"),
+    cl::sub(cli::getCompileCommand()), cl::cat(cli::getCategory()));
 
 LogicalResult cli::runCompile(MLIRContext &context,
                               llvm::SourceMgr &sourceMgr) {
@@ -24,7 +35,21 @@ LogicalResult cli::runCompile(MLIRContext &context,
   request.device = *device;
   if (shouldDumpPipeline())
     request.pipelineDump = &llvm::errs();
+  if (emit != "mlir" && emit != "cuda")
+    return reportError("--emit is mlir or cuda, not '" + emit + "'");
+  if (emit == "cuda" && !wantsTrainingStep())
+    return reportError("--emit cuda generates a training step: give --train");
   if (failed(compileModule(*model->module, options, request)))
     return failure();
-  return writeModel(*model->module, model->parameters, getOutputFile());
+  if (emit == "mlir")
+    return writeModel(*model->module, model->parameters, getOutputFile());
+  auto entry = dyn_cast_or_null<func::FuncOp>(static_cast<Operation *>(
+      findEntry(*model->module, getEntryName(), getInputFile())));
+  if (!entry)
+    return failure();
+  std::vector<safetensors::Entry> parameters;
+  for (const ImportedParameter &parameter : model->parameters)
+    parameters.push_back(safetensors::toEntry(parameter.name, parameter.value));
+  return writeCudaProject(entry, getOutputFile(),
+                          model->parameters.empty() ? nullptr : &parameters);
 }

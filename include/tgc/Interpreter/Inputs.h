@@ -11,9 +11,12 @@
 
 #include "tgc/Eval/Tensor.h"
 
+#include "tgc/runtime/Random.h"
+
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tgc {
@@ -22,6 +25,16 @@ namespace tgc {
 std::string getArgumentName(mlir::FunctionOpInterface function, unsigned index);
 /// The name of result `index`: its `tg.name`, else its index.
 std::string getResultName(mlir::FunctionOpInterface function, unsigned index);
+
+/// The exclusive upper bound of the integer ids `value` may hold: the rows of
+/// the embedding tables and the classes of the cross-entropies that read it,
+/// through shape ops and fusion regions. None if nothing bounds it.
+std::optional<int64_t> findIdBound(mlir::Value value);
+
+/// How argument `index` starts (role, tg.init, tg.default, id bound): what
+/// makeRandomArgument draws from, and what a generated trainer is told.
+rt::RandomSpec getRandomSpec(mlir::FunctionOpInterface function,
+                             unsigned index);
 
 /// A value for argument `index` of `function`: its `tg.default` if it has
 /// one, else a random value from `seed`:

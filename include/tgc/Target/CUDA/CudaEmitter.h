@@ -1,0 +1,60 @@
+//===- CudaEmitter.h - the compiled step as a CUDA C++ project --*- C++ -*-===//
+//
+// The code generator: from the step `tgc compile` writes (after
+// tg-memory-plan) to CUDA C++ that links tgc's runtime (runtime/): one
+// kernel per tg.fusion region or remaining op, a GEMM call per matmul,
+// runtime calls for attention, and a host `step` that runs them in the
+// scheduled order over one arena at the planned offsets. The same source
+// builds for the GPU (nvcc) and, with -DTGC_TARGET=host, for the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_TARGET_CUDA_CUDAEMITTER_H
+#define TGC_TARGET_CUDA_CUDAEMITTER_H
+
+#include "tgc/Support/Safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// The files of a generated project, as text.
+struct CudaProject {
+  /// step.cu: the kernels, the host step, its description and main().
+  std::string stepSource;
+  /// step.json: arguments, results and their aliasing, the arena, kernels.
+  std::string stepJson;
+  /// CMakeLists.txt: builds `train` for TGC_TARGET=cuda or host.
+  std::string cmakeLists;
+  /// Every kernel and call, in order, for reports and tests.
+  std::vector<std::string> kernels;
+};
+
+/// Emits the project of `step`, a function of a compiled module (it must
+/// carry tg.arena_size and every value its tg.offset(s)). An op without a
+/// lowering is a located error.
+mlir::FailureOr<CudaProject> emitCudaProject(mlir::func::FuncOp step);
+
+/// Whether the emitter lowers the op named `opName` (tg.add...), and why it
+/// refuses it if it does not on purpose.
+bool hasCudaLowering(llvm::StringRef opName);
+std::optional<llvm::StringRef> getCudaRefusal(llvm::StringRef opName);
+
+/// Writes the project of `step` to `directory`: CMakeLists.txt, step.cu,
+/// step.json and params.safetensors (`parameters` when given, one entry per
+/// param argument; else the initial values `tgc train --seed 0` starts
+/// from). A directory that exists with other contents is refused; the files
+/// are written to a temporary directory renamed at the end, so a failure
+/// leaves nothing behind.
+mlir::LogicalResult
+writeCudaProject(mlir::func::FuncOp step, llvm::StringRef directory,
+                 const std::vector<safetensors::Entry> *parameters);
+
+} // namespace tgc
+
+#endif // TGC_TARGET_CUDA_CUDAEMITTER_H

@@ -1,0 +1,228 @@
+//===- KernelCompoundOps.cpp - ops that call the runtime's op kernels -----===//
+//
+// Reductions, normalizations, losses, embeddings, dropout and optimizer
+// updates: one call each to tgc/runtime/OpKernels.h with the shapes and
+// attributes of the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::cuda;
+
+namespace {
+std::string str(int64_t value) { return std::to_string(value); }
+std::string boolean(bool value) { return value ? "true" : "false"; }
+ArrayRef<int64_t> getShape(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+int64_t getWidth(Value value) {
+  ArrayRef<int64_t> shape = getShape(value);
+  return shape.empty() ? 1 : shape.back();
+}
+int64_t getRows(Value value) {
+  int64_t width = getWidth(value);
+  return width ? getNumElements(value) / width : 0;
+}
+} // namespace
+
+LogicalResult KernelEmitter::emitCompound(Operation *op) {
+  // Operands first, then results (a result may take scratch).
+  SmallVector<std::string> in, out;
+  for (Value operand : op->getOperands()) {
+    FailureOr<std::string> name = pointer(operand);
+    if (failed(name))
+      return failure();
+    in.push_back(*name);
+  }
+  for (Value value : op->getResults()) {
+    FailureOr<std::string> name = result(value);
+    if (failed(name))
+      return failure();
+    out.push_back(*name);
+  }
+  auto typeOf = [&](Value value) {
+    return getStorageType(getElementType(value), op->getLoc());
+  };
+  auto nullOf = [&](Value like, bool isConst) -> std::string {
+    FailureOr<StorageType> type = typeOf(like);
+    return "static_cast<" + std::string(isConst ? "const " : "") +
+           (succeeded(type) ? type->cType : "float") + " *>(nullptr)";
+  };
+  std::string call;
+  int64_t outputElements = getNumElements(op->getResult(0));
+  LogicalResult status = success();
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](tg::ReduceOp reduce) {
+        ArrayRef<int64_t> shape = getShape(reduce.getOperand());
+        unsigned mask = 0;
+        for (int64_t dim : reduce.getDimensions())
+          mask |= 1u << dim;
+        FailureOr<StorageType> type = typeOf(reduce.getOperand());
+        if (failed(type) || shape.size() > 8) {
+          status = op->emitError("the CUDA emitter reduces at most 8 "
+                                 "dimensions of a known type");
+          return;
+        }
+        std::string t = type->computeType, kind, init;
+        bool isInt = t == "int64_t";
+        switch (reduce.getKind()) {
+        case tg::ReduceKind::Sum:
+          kind = "Sum", init = t + "(0)";
+          break;
+        case tg::ReduceKind::Mean:
+          kind = "Mean", init = t + "(0)";
+          break;
+        case tg::ReduceKind::Max:
+          kind = "Max",
+          init = isInt ? (type->cType == "int32_t" ? "INT32_MIN" : "INT64_MIN")
+                       : "-INFINITY";
+          break;
+        case tg::ReduceKind::Min:
+          kind = "Min",
+          init = isInt ? (type->cType == "int32_t" ? "INT32_MAX" : "INT64_MAX")
+                       : "INFINITY";
+          break;
+        }
+        call = "reduce<ReduceKind::" + kind + ">(th, " + in[0] + ", " + out[0] +
+               ", " + str(outputElements) + ", " + str(shape.size()) + ", " +
+               formatDims(shape) + ", " + str(mask) + "u, " + init + ");";
+      })
+      .Case<tg::SoftmaxOp, tg::LogSoftmaxOp>([&](auto softmax) {
+        ArrayRef<int64_t> shape = getShape(op->getOperand(0));
+        int64_t dim = op->getAttrOfType<IntegerAttr>("dimension").getInt();
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d)
+          outer *= shape[d];
+        for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
+          inner *= shape[d];
+        call = std::string("softmax<") +
+               (isa<tg::LogSoftmaxOp>(op) ? "true" : "false") + ">(th, " +
+               in[0] + ", " + out[0] + ", " + str(outer) + ", " +
+               str(shape[dim]) + ", " + str(inner) + ");";
+      })
+      .Case([&](tg::SoftmaxGradOp grad) {
+        ArrayRef<int64_t> shape = getShape(op->getOperand(0));
+        int64_t dim = grad.getDimension(), outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d)
+          outer *= shape[d];
+        for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
+          inner *= shape[d];
+        call = "softmaxGrad(th, " + in[0] + ", " + in[1] + ", " + out[0] +
+               ", " + str(outer) + ", " + str(shape[dim]) + ", " + str(inner) +
+               ");";
+      })
+      .Case<tg::LayerNormOp, tg::RmsNormOp>([&](auto norm) {
+        bool isLayerNorm = isa<tg::LayerNormOp>(op);
+        Value x = op->getOperand(0);
+        double epsilon = norm.getEpsilon().convertToDouble();
+        call = std::string("norm<") + boolean(isLayerNorm) + ">(th, " + in[0] +
+               ", " + in[1] + ", " +
+               (isLayerNorm ? in[2] : nullOf(op->getOperand(1), true)) + ", " +
+               out[0] + ", " +
+               (isLayerNorm ? out[1] : nullOf(op->getResults().back(), false)) +
+               ", " + out.back() + ", " + str(getRows(x)) + ", " +
+               str(getWidth(x)) + ", " + formatNumber(float(epsilon)) + "f);";
+      })
+      .Case<tg::LayerNormGradOp, tg::RmsNormGradOp>([&](auto) {
+        bool isLayerNorm = isa<tg::LayerNormGradOp>(op);
+        Value x = op->getOperand(1);
+        // Operands: dy, x, [mean,] rstd, scale; results dx, dscale, [dbias].
+        std::string mean =
+            isLayerNorm ? in[2] : nullOf(op->getOperand(2), true);
+        std::string rstd = in[isLayerNorm ? 3 : 2];
+        std::string scale = in[isLayerNorm ? 4 : 3];
+        call = std::string("normGrad<") + boolean(isLayerNorm) + ">(th, " +
+               in[0] + ", " + in[1] + ", " + mean + ", " + rstd + ", " + scale +
+               ", " + out[0] + ", " + out[1] + ", " +
+               (isLayerNorm ? out[2] : nullOf(op->getResult(1), false)) + ", " +
+               str(getRows(x)) + ", " + str(getWidth(x)) + ");";
+        multiPhase = true;
+        outputElements = std::max(getRows(x), getWidth(x));
+      })
+      .Case([&](tg::CrossEntropyOp loss) {
+        Value logits = loss.getLogits();
+        auto ignore = loss.getIgnoreIndexAttr();
+        call = "crossEntropy(th, " + in[0] + ", " + in[1] + ", " + out[0] +
+               ", " + out[1] + ", " + str(getRows(logits)) + ", " +
+               str(getWidth(logits)) + ", " + boolean(bool(ignore)) + ", " +
+               str(ignore ? ignore.getInt() : 0) + ", " +
+               boolean(loss.getReduction() == tg::LossReduction::Mean) + ");";
+        multiPhase = true;
+        outputElements = getRows(logits);
+      })
+      .Case([&](tg::CrossEntropyGradOp grad) {
+        Value logits = op->getOperand(1);
+        auto ignore = grad.getIgnoreIndexAttr();
+        call = "crossEntropyGrad(th, " + in[0] + ", " + in[1] + ", " + in[2] +
+               ", " + in[3] + ", " + out[0] + ", " + str(getRows(logits)) +
+               ", " + str(getWidth(logits)) + ", " + boolean(bool(ignore)) +
+               ", " + str(ignore ? ignore.getInt() : 0) + ", " +
+               boolean(grad.getReduction() == tg::LossReduction::Mean) + ");";
+      })
+      .Case([&](tg::EmbeddingOp embedding) {
+        ArrayRef<int64_t> table = getShape(embedding.getTable());
+        call = "embedding(th, " + in[0] + ", " + in[1] + ", " + out[0] + ", " +
+               str(getNumElements(embedding.getIndices())) + ", " +
+               str(table[1]) + ", " + str(table[0]) + ");";
+      })
+      .Case([&](tg::EmbeddingGradOp grad) {
+        ArrayRef<int64_t> table = getShape(op->getResult(0));
+        call = "embeddingGrad(th, " + in[0] + ", " + in[1] + ", " + out[0] +
+               ", " + str(getNumElements(op->getOperand(1))) + ", " +
+               str(table[1]) + ", " + str(table[0]) + ");";
+      })
+      .Case([&](tg::DropoutOp dropout) {
+        call = "dropout(th, " + in[0] + ", " + in[1] + ", " + out[0] + ", " +
+               str(getNumElements(op->getResult(0))) + ", " +
+               formatNumber(dropout.getRate().convertToDouble()) + ", " +
+               str(dropout.getStream()) + "u);";
+      })
+      .Case([&](tg::AdamWOp adam) {
+        std::string scale =
+            adam.getGradScale()
+                ? in.back()
+                : std::string("static_cast<const float *>(nullptr)");
+        call = "adamw(th, " + in[0] + ", " + in[1] + ", " + in[2] + ", " +
+               in[3] + ", " + in[4] + ", " + in[5] + ", " + scale + ", " +
+               out[0] + ", " + out[1] + ", " + out[2] + ", " +
+               str(outputElements) + ", " +
+               formatNumber(adam.getBeta1().convertToDouble()) + ", " +
+               formatNumber(adam.getBeta2().convertToDouble()) + ", " +
+               formatNumber(adam.getEpsilon().convertToDouble()) + ", " +
+               formatNumber(adam.getWeightDecay().convertToDouble()) + ");";
+      })
+      .Case([&](tg::SgdOp sgd) {
+        // Operands: param, grad, lr, [momentum_buffer], [grad_scale].
+        unsigned next = 3;
+        std::string buffer =
+            sgd.getMomentumBuffer() ? in[next++] : nullOf(sgd.getParam(), true);
+        std::string scale =
+            sgd.getGradScale()
+                ? in[next]
+                : std::string("static_cast<const float *>(nullptr)");
+        std::string newBuffer =
+            sgd.getMomentumBuffer() ? out[1] : nullOf(sgd.getParam(), false);
+        call = "sgd(th, " + in[0] + ", " + in[1] + ", " + in[2] + ", " +
+               buffer + ", " + scale + ", " + out[0] + ", " + newBuffer + ", " +
+               str(outputElements) + ", " +
+               formatNumber(sgd.getMomentum().convertToDouble()) + ", " +
+               formatNumber(sgd.getWeightDecay().convertToDouble()) + ", " +
+               boolean(sgd.getNesterov()) + ");";
+      })
+      .Default([&](Operation *) {
+        status = op->emitError("the CUDA emitter has no lowering for ")
+                 << op->getName();
+      });
+  if (failed(status))
+    return failure();
+  beginStep(op, outputElements);
+  body += "  " + call + "\n";
+  return success();
+}

@@ -1,0 +1,251 @@
+//===- KernelEmitter.cpp - one kernel of a generated step -----------------===//
+//
+// A kernel is the ops of a tg.fusion region (or one op) in order, each a
+// step that loops over its outputs with the kernel's threads
+// (tgc/runtime/OpKernels.h); steps are separated by __syncthreads, and a
+// kernel with more than one step runs as one block. Elementwise ops become
+// one formula per element; the others call the runtime's op kernels.
+// lib/Eval is the reference for every formula.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::cuda;
+
+FailureOr<StorageType> cuda::getStorageType(Type type, Location loc) {
+  if (type.isF32())
+    return StorageType{"float", "float", "F32", 4};
+  if (type.isF64())
+    return StorageType{"double", "double", "F64", 8};
+  if (type.isBF16())
+    return StorageType{"bf16", "float", "BF16", 2};
+  if (type.isF16())
+    return StorageType{"f16", "float", "F16", 2};
+  if (isa<Float8E4M3FNType>(type))
+    return StorageType{"f8e4m3fn", "float", "F8E4M3FN", 1};
+  if (isa<Float8E5M2Type>(type))
+    return StorageType{"f8e5m2", "float", "F8E5M2", 1};
+  if (type.isInteger(64))
+    return StorageType{"int64_t", "int64_t", "I64", 8};
+  if (type.isInteger(32))
+    return StorageType{"int32_t", "int64_t", "I32", 4};
+  if (type.isInteger(1))
+    return StorageType{"uint8_t", "int64_t", "I1", 1};
+  return emitError(loc) << "the CUDA emitter has no storage for element type "
+                        << type;
+}
+
+std::string cuda::formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return formatLocation(name.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations()) {
+      std::string text = formatLocation(inner);
+      if (!text.empty() && text != "unknown")
+        return text;
+    }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return formatLocation(callSite.getCallee());
+  return "unknown";
+}
+
+namespace {
+
+/// Elementwise ops: one formula per element.
+const llvm::StringSet<> kElementwise = {
+    "tg.add",       "tg.sub",        "tg.mul",
+    "tg.div",       "tg.max",        "tg.min",
+    "tg.pow",       "tg.neg",        "tg.abs",
+    "tg.exp",       "tg.log",        "tg.sqrt",
+    "tg.rsqrt",     "tg.tanh",       "tg.erf",
+    "tg.sin",       "tg.cos",        "tg.sigmoid",
+    "tg.relu",      "tg.silu",       "tg.gelu",
+    "tg.select",    "tg.compare",    "tg.convert",
+    "tg.gelu_grad", "tg.scale_grad", "tg.fake_quant_grad"};
+/// Data movement.
+const llvm::StringSet<> kShape = {"tg.constant", "tg.broadcast_in_dim",
+                                  "tg.reshape",  "tg.transpose",
+                                  "tg.slice",    "tg.pad",
+                                  "tg.concat"};
+/// Runtime op kernels.
+const llvm::StringSet<> kCompound = {"tg.reduce",
+                                     "tg.softmax",
+                                     "tg.log_softmax",
+                                     "tg.softmax_grad",
+                                     "tg.layer_norm",
+                                     "tg.rms_norm",
+                                     "tg.layer_norm_grad",
+                                     "tg.rms_norm_grad",
+                                     "tg.cross_entropy",
+                                     "tg.cross_entropy_grad",
+                                     "tg.embedding",
+                                     "tg.embedding_grad",
+                                     "tg.dropout",
+                                     "tg.adamw",
+                                     "tg.sgd"};
+/// Lowered by the step emitter, outside kernels (library calls, structure).
+const llvm::StringSet<> kStep = {"tg.matmul", "tg.attention",
+                                 "tg.attention_grad", "tg.fusion", "tg.yield"};
+
+} // namespace
+
+std::string cuda::formatNumber(double value) {
+  if (std::isnan(value))
+    return "NAN";
+  if (std::isinf(value))
+    return value > 0 ? "INFINITY" : "-INFINITY";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.17g", value);
+  return text;
+}
+
+std::string cuda::formatDims(ArrayRef<int64_t> values) {
+  std::string text = "Dims{{";
+  for (auto [i, v] : llvm::enumerate(values))
+    text += (i ? ", " : "") + std::to_string(v);
+  if (values.empty())
+    text += "0";
+  return text + "}}";
+}
+
+SmallVector<int64_t> cuda::getRowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+int64_t cuda::getNumElements(Value value) {
+  return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+Type cuda::getElementType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+bool cuda::hasKernelLowering(StringRef name) {
+  return kElementwise.contains(name) || kShape.contains(name) ||
+         kCompound.contains(name) || kStep.contains(name);
+}
+
+std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
+  if (name == "tg.lamb")
+    return StringRef("LAMB's trust ratio needs a norm over the whole "
+                     "parameter; not lowered yet (use --optimizer adamw or "
+                     "sgd)");
+  if (name == "tg.adafactor")
+    return StringRef("Adafactor's factored moments are not lowered yet (use "
+                     "--optimizer adamw or sgd)");
+  if (name == "tg.fake_quant")
+    return StringRef("fp8 delayed scaling is not lowered yet (use --precision "
+                     "bf16 or fp16)");
+  return std::nullopt;
+}
+
+KernelEmitter::KernelEmitter(std::string name, int64_t scratchBase)
+    : name(std::move(name)), scratchTop(scratchBase) {}
+
+FailureOr<std::string> KernelEmitter::declare(Value value, Place place) {
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(value), value.getLoc());
+  if (failed(type))
+    return failure();
+  std::string var = "v" + std::to_string(counter++);
+  declarations += "  " + type->cType + " *" + var + " = reinterpret_cast<" +
+                  type->cType + " *>(" + (place.scratch ? "scratch" : "arena") +
+                  " + " + std::to_string(place.offset) + ");\n";
+  bound[value] = {var, *type};
+  return var;
+}
+
+LogicalResult KernelEmitter::bind(Value value, Place place) {
+  return failure(failed(declare(value, place)));
+}
+
+void KernelEmitter::requireOutput(Value value, Place place, bool direct) {
+  if (direct && !outputs.count(value) && !isa<BlockArgument>(value))
+    outputs[value] = place;
+  else
+    finalCopies.push_back({value, place});
+}
+
+FailureOr<std::string> KernelEmitter::pointer(Value value) {
+  auto it = bound.find(value);
+  if (it == bound.end())
+    return emitError(value.getLoc())
+           << "the CUDA emitter found no place for an operand";
+  return it->second.name;
+}
+
+FailureOr<std::string> KernelEmitter::result(Value value) {
+  auto it = outputs.find(value);
+  if (it != outputs.end())
+    return declare(value, it->second);
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(value), value.getLoc());
+  if (failed(type))
+    return failure();
+  Place place{true, scratchTop};
+  scratchTop += (getNumElements(value) * type->bytes + 255) / 256 * 256;
+  return declare(value, place);
+}
+
+void KernelEmitter::beginStep(Operation *op, int64_t outputElements) {
+  if (steps++ > 0)
+    body += "  __syncthreads();\n";
+  body += "  // " + op->getName().getStringRef().str() + " at " +
+          formatLocation(op->getLoc()) + "\n";
+  elements = std::max(elements, outputElements);
+}
+
+LogicalResult KernelEmitter::emitOp(Operation *op) {
+  StringRef opName = op->getName().getStringRef();
+  if (std::optional<StringRef> reason = getRefusalReason(opName))
+    return op->emitError("the CUDA emitter cannot lower ")
+           << opName << ": " << *reason;
+  if (kElementwise.contains(opName))
+    return emitElementwise(op);
+  if (kShape.contains(opName))
+    return emitShape(op);
+  if (kCompound.contains(opName))
+    return emitCompound(op);
+  return op->emitError("the CUDA emitter has no lowering for ")
+         << opName << " inside a kernel";
+}
+
+std::string KernelEmitter::finish(StringRef comment) {
+  std::string text = comment.str();
+  text += "__global__ void " + name + "(char *arena, char *scratch) {\n";
+  text += "  const Threads th = gridThreads();\n";
+  text += declarations;
+  text += body;
+  for (auto &[value, place] : finalCopies) {
+    const Bound &source = bound[value];
+    std::string count = std::to_string(getNumElements(value));
+    text += "  __syncthreads();\n  // a result, to its planned place\n";
+    text += "  gather(th, " + source.name + ", reinterpret_cast<" +
+            source.type.cType + " *>(" + (place.scratch ? "scratch" : "arena") +
+            " + " + std::to_string(place.offset) + "), " + count +
+            ", 1, Dims{{" + count + "}}, Dims{{1}}, 0);\n";
+  }
+  text += "}\n";
+  return text;
+}

@@ -1,0 +1,473 @@
+//===- StepEmitter.cpp - the compiled step as one CUDA C++ source ---------===//
+//
+// Walks the step in its scheduled order: a tg.fusion region becomes a kernel
+// named after it (a gemm region: the GEMM call, then a kernel for its
+// epilogue), a matmul a GEMM call, attention a runtime call, any other op a
+// kernel of its own. Every value is read and written at its planned place
+// in the arena; the step's description (arguments, results) goes into the
+// source for the runtime's trainer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Target/CUDA/CudaEmitter.h"
+#include "tgc/Training/Trainer.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::cuda;
+
+namespace {
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string cString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+int64_t getBytes(Value value, const StorageType &type) {
+  return getNumElements(value) * type.bytes;
+}
+
+class StepEmitter {
+public:
+  explicit StepEmitter(func::FuncOp step) : step(step) {}
+  FailureOr<CudaProject> run();
+
+private:
+  LogicalResult placeResults(Operation *op);
+  FailureOr<std::string> address(Value value);
+  LogicalResult emitGemm(tg::MatmulOp matmul, std::string a, std::string b,
+                         std::string c, StringRef name);
+  LogicalResult emitAttention(Operation *op);
+  LogicalResult emitKernel(Operation *op);
+  LogicalResult emitFusion(tg::FusionOp fusion);
+  LogicalResult launch(KernelEmitter &kernel, Operation *op, StringRef kind);
+  std::string nextName(StringRef stem);
+  LogicalResult emitDescription();
+
+  func::FuncOp step;
+  llvm::DenseMap<Value, Place> places;
+  std::string kernels, host, description;
+  int64_t scratchBytes = 0;
+  unsigned counter = 0;
+  CudaProject project;
+};
+
+std::string StepEmitter::nextName(StringRef stem) {
+  return stem.str() + "_" + str(counter++);
+}
+
+LogicalResult StepEmitter::placeResults(Operation *op) {
+  if (op->getNumResults() == 0)
+    return success();
+  auto offsets =
+      op->getAttrOfType<DenseI64ArrayAttr>(tg::TGDialect::kOffsetsAttrName);
+  if (!offsets || offsets.size() != static_cast<int64_t>(op->getNumResults()))
+    return op->emitError("the CUDA emitter needs the memory plan's ")
+           << tg::TGDialect::kOffsetsAttrName
+           << " on every op; emit the step tgc compile writes";
+  for (auto [result, offset] :
+       llvm::zip(op->getResults(), offsets.asArrayRef()))
+    places[result] = {false, offset};
+  return success();
+}
+
+FailureOr<std::string> StepEmitter::address(Value value) {
+  auto it = places.find(value);
+  if (it == places.end())
+    return emitError(value.getLoc()) << "the CUDA emitter found no place for "
+                                        "a value";
+  return std::string(it->second.scratch ? "scratch" : "arena") + " + " +
+         str(it->second.offset);
+}
+
+LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
+                                    std::string b, std::string c,
+                                    StringRef name) {
+  auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+  bool transA = matmul.getTransposeA(), transB = matmul.getTransposeB();
+  int64_t rank = lhs.getRank();
+  int64_t m = lhs.getShape()[rank - (transA ? 1 : 2)];
+  int64_t k = lhs.getShape()[rank - (transA ? 2 : 1)];
+  int64_t n = rhs.getShape()[rhs.getRank() - (transB ? 2 : 1)];
+  int64_t batch = 1;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    batch *= lhs.getShape()[d];
+  FailureOr<StorageType> ta =
+      getStorageType(lhs.getElementType(), matmul.getLoc());
+  FailureOr<StorageType> tb =
+      getStorageType(rhs.getElementType(), matmul.getLoc());
+  FailureOr<StorageType> tc =
+      getStorageType(getElementType(matmul.getResult()), matmul.getLoc());
+  if (failed(ta) || failed(tb) || failed(tc))
+    return failure();
+  host += "  // " + name.str() + ": tg.matmul at " +
+          formatLocation(matmul.getLoc()) + "\n";
+  host += "  gemm(context, GemmDesc{" + std::string(transA ? "true" : "false") +
+          ", " + (transB ? "true" : "false") + ", " +
+          (rhs.getRank() == 2 ? "true" : "false") + ", " + str(batch) + ", " +
+          str(m) + ", " + str(n) + ", " + str(k) + ", DType::" + ta->dtype +
+          ", DType::" + tb->dtype + ", DType::" + tc->dtype + "}, " + a + ", " +
+          b + ", " + c + ", " + cString(name) + ");\n";
+  project.kernels.push_back(name.str());
+  return success();
+}
+
+LogicalResult StepEmitter::emitAttention(Operation *op) {
+  bool isGrad = isa<tg::AttentionGradOp>(op);
+  // Operands: [dout,] q, k, v[, out, logsumexp].
+  unsigned q = isGrad ? 1 : 0;
+  ArrayRef<int64_t> qs =
+      cast<RankedTensorType>(op->getOperand(q).getType()).getShape();
+  ArrayRef<int64_t> ks =
+      cast<RankedTensorType>(op->getOperand(q + 1).getType()).getShape();
+  ArrayRef<int64_t> vs =
+      cast<RankedTensorType>(op->getOperand(q + 2).getType()).getShape();
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(op->getOperand(q)), op->getLoc());
+  Value lse = isGrad ? op->getOperand(5) : op->getResult(1);
+  FailureOr<StorageType> lseType =
+      getStorageType(getElementType(lse), op->getLoc());
+  if (failed(type) || failed(lseType))
+    return failure();
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4)
+    return op->emitError("the CUDA emitter's attention takes rank-4 "
+                         "[batch, heads, sequence, head size] operands");
+  for (Value operand : op->getOperands())
+    if (getElementType(operand) != getElementType(op->getOperand(q)) &&
+        operand != lse)
+      return op->emitError("the CUDA emitter's attention needs q, k, v and "
+                           "the output in one element type");
+  bool causal = op->hasAttr("causal");
+  double scale = isGrad ? cast<tg::AttentionGradOp>(op).getScaleOrDefault()
+                        : cast<tg::AttentionOp>(op).getScaleOrDefault();
+  std::string name = nextName(isGrad ? "attention_grad" : "attention");
+  std::string args;
+  for (Value operand : op->getOperands()) {
+    FailureOr<std::string> at = address(operand);
+    if (failed(at))
+      return failure();
+    args += ", " + *at;
+  }
+  for (Value result : op->getResults()) {
+    FailureOr<std::string> at = address(result);
+    if (failed(at))
+      return failure();
+    args += ", " + *at;
+  }
+  host += "  // " + name + ": " + op->getName().getStringRef().str() + " at " +
+          formatLocation(op->getLoc()) + "\n";
+  host += std::string("  ") + (isGrad ? "attentionGrad" : "attention") +
+          "(context, AttentionDesc{" + str(qs[0]) + ", " + str(qs[1]) + ", " +
+          str(qs[2]) + ", " + str(qs[3]) + ", " + str(ks[1]) + ", " +
+          str(ks[2]) + ", " + str(vs[3]) + ", " + (causal ? "true" : "false") +
+          ", " + formatNumber(scale) + ", DType::" + type->dtype +
+          ", DType::" + lseType->dtype + "}" + args + ", " + cString(name) +
+          ");\n";
+  project.kernels.push_back(name);
+  return success();
+}
+
+LogicalResult StepEmitter::launch(KernelEmitter &kernel, Operation *op,
+                                  StringRef kind) {
+  if (kernel.isEmpty())
+    return success();
+  std::string location = formatLocation(op->getLoc());
+  std::string comment = "// " + kind.str() + " at " + location + "\n";
+  std::string name = kernel.getName();
+  kernels += kernel.finish(comment) + "\n";
+  scratchBytes = std::max(scratchBytes, kernel.getScratchEnd());
+  int64_t blocks = 1;
+  if (!kernel.needsOneBlock())
+    blocks = std::clamp<int64_t>((kernel.getElements() + 255) / 256, 1, 65535);
+  host +=
+      "  TGC_LAUNCH(" + name + ", " + str(blocks) + ", 256, arena, scratch);\n";
+  host += "  checkLaunch(" + cString(name) + ", " + cString(location) + ");\n";
+  project.kernels.push_back(name);
+  return success();
+}
+
+LogicalResult StepEmitter::emitKernel(Operation *op) {
+  std::string stem = op->getName().getStringRef().drop_front(3).str();
+  KernelEmitter kernel(nextName(stem), 0);
+  for (Value operand : op->getOperands()) {
+    auto it = places.find(operand);
+    if (it == places.end() || failed(kernel.bind(operand, it->second)))
+      return op->emitError("the CUDA emitter found no place for an operand");
+  }
+  for (Value result : op->getResults())
+    kernel.requireOutput(result, places[result], /*direct=*/true);
+  if (failed(kernel.emitOp(op)))
+    return failure();
+  return launch(kernel, op, op->getName().getStringRef());
+}
+
+/// Whether the byte ranges of two places of the arena overlap.
+bool overlaps(Place a, int64_t aBytes, Place b, int64_t bBytes) {
+  return a.scratch == b.scratch && a.offset < b.offset + bBytes &&
+         b.offset < a.offset + aBytes;
+}
+
+LogicalResult StepEmitter::emitFusion(tg::FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<tg::YieldOp>(body.getTerminator());
+  StringRef kind = fusion.getKind() ? *fusion.getKind() : "loop";
+  std::string name = nextName("fusion_" + kind.str());
+  std::string description = "tg.fusion kind " + kind.str();
+  if (auto epilogue = fusion.getEpilogue())
+    description += ", epilogue " + epilogue->str();
+  auto inputPlace = [&](Value blockValue) {
+    return places
+        [fusion.getInputs()[cast<BlockArgument>(blockValue).getArgNumber()]];
+  };
+  auto text = [](Place place) {
+    return std::string(place.scratch ? "scratch" : "arena") + " + " +
+           str(place.offset);
+  };
+
+  // The GEMM of a gemm region runs first: its operands are region inputs
+  // (cuBLASLt has no prologue), its result goes where the region yields it
+  // or to the start of the kernel's scratch for the epilogue.
+  tg::MatmulOp matmul;
+  for (Operation &op : body.without_terminator())
+    if (auto found = dyn_cast<tg::MatmulOp>(op)) {
+      if (matmul || kind != "gemm")
+        return found.emitError("the CUDA emitter takes one matmul per gemm "
+                               "region, and none in other regions");
+      matmul = found;
+    }
+  Place product;
+  int64_t scratchBase = 0;
+  if (matmul) {
+    if (!isa<BlockArgument>(matmul.getLhs()) ||
+        !isa<BlockArgument>(matmul.getRhs()))
+      return matmul.emitError("the CUDA emitter needs a gemm region's matmul "
+                              "to read region inputs (no prologue)");
+    auto it = llvm::find(yield.getOperands(), matmul.getResult());
+    if (it != yield.getOperands().end()) {
+      product = places[fusion.getResult(it - yield.getOperands().begin())];
+    } else {
+      FailureOr<StorageType> type =
+          getStorageType(getElementType(matmul.getResult()), matmul.getLoc());
+      if (failed(type))
+        return failure();
+      product = {true, 0};
+      scratchBase = (getBytes(matmul.getResult(), *type) + 255) / 256 * 256;
+      scratchBytes = std::max(scratchBytes, scratchBase);
+    }
+    if (failed(emitGemm(matmul, text(inputPlace(matmul.getLhs())),
+                        text(inputPlace(matmul.getRhs())), text(product),
+                        name + "_gemm")))
+      return failure();
+  }
+
+  KernelEmitter kernel(name, scratchBase);
+  for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
+    if (failed(kernel.bind(arg, places[input])))
+      return failure();
+  if (matmul && failed(kernel.bind(matmul.getResult(), product)))
+    return failure();
+  // Region outputs are written in place, unless one would overwrite an
+  // input that a later step still reads: then it is copied at the end.
+  bool severalSteps =
+      llvm::count_if(body.without_terminator(),
+                     [](Operation &op) { return !isa<tg::MatmulOp>(op); }) > 1;
+  llvm::DenseSet<Value> yielded;
+  if (matmul)
+    yielded.insert(matmul.getResult());
+  for (auto [value, result] :
+       llvm::zip(yield.getOperands(), fusion.getResults())) {
+    FailureOr<StorageType> type =
+        getStorageType(getElementType(result), fusion.getLoc());
+    if (failed(type))
+      return failure();
+    if (matmul && value == matmul.getResult() &&
+        places[result].offset == product.offset && !product.scratch)
+      continue;
+    bool hazard = false;
+    for (Value input : fusion.getInputs()) {
+      FailureOr<StorageType> inType =
+          getStorageType(getElementType(input), fusion.getLoc());
+      if (failed(inType))
+        return failure();
+      hazard |=
+          severalSteps && overlaps(places[result], getBytes(result, *type),
+                                   places[input], getBytes(input, *inType));
+    }
+    bool direct = !hazard && yielded.insert(value).second;
+    kernel.requireOutput(value, places[result], direct);
+  }
+  for (Operation &op : body.without_terminator())
+    if (&op != matmul.getOperation() && failed(kernel.emitOp(&op)))
+      return failure();
+  return launch(kernel, fusion, description);
+}
+
+LogicalResult StepEmitter::emitDescription() {
+  std::string arguments = "const ArgumentInfo kArguments[] = {\n";
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    Value arg = step.getArgument(i);
+    auto type = cast<RankedTensorType>(arg.getType());
+    FailureOr<StorageType> storage =
+        getStorageType(type.getElementType(), arg.getLoc());
+    if (failed(storage))
+      return failure();
+    if (type.getRank() > 8)
+      return step.emitError("argument ")
+             << i << " has more than 8 dimensions, more than the runtime takes";
+    rt::RandomSpec spec = getRandomSpec(step, i);
+    const char *roles[] = {"Param", "State", "Input", "Label", "Hyper"};
+    const char *inits[] = {"Normal", "Zeros", "Ones"};
+    std::string shape = "{";
+    for (auto [d, size] : llvm::enumerate(type.getShape()))
+      shape += (d ? ", " : "") + str(size);
+    shape += "}";
+    arguments +=
+        "    {" + cString(getArgumentName(step, i)) +
+        ", DType::" + storage->dtype + ", " + str(type.getRank()) + ", " +
+        shape + ", " + str(places[arg].offset) +
+        ",\n     RandomSpec{ArgRole::" + roles[static_cast<int>(spec.role)] +
+        ", " + (spec.isFloat ? "true" : "false") + ", " +
+        (spec.isI1 ? "true" : "false") +
+        ", RandomSpec::Init::" + inits[static_cast<int>(spec.init)] + ", " +
+        (spec.hasDefault ? "true" : "false") + ", " +
+        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) + "}},\n";
+  }
+  arguments += "};\n";
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  std::string results = "const ResultInfo kResults[] = {\n";
+  for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
+    FailureOr<StorageType> storage =
+        getStorageType(getElementType(value), ret.getLoc());
+    if (failed(storage))
+      return failure();
+    auto aliases = step.getResultAttrOfType<IntegerAttr>(
+        r, tg::TGDialect::kAliasesAttrName);
+    bool isLoss = tg::getResultRole(step, r) == tg::Role::Loss;
+    results += "    {" + cString(getResultName(step, r)) +
+               ", DType::" + storage->dtype + ", " + str(places[value].offset) +
+               ", " + str(getBytes(value, *storage)) + ", " +
+               str(aliases ? aliases.getInt() : -1) + ", " +
+               (isLoss ? "true" : "false") + "},\n";
+  }
+  results += "};\n";
+  std::optional<CopyTask> task = CopyTask::find(step);
+  // After tg-microbatch the ids reach the embedding through slices: the
+  // pair is an integer input with an id bound and a label of its type.
+  for (unsigned i = 0, e = step.getNumArguments(); !task && i < e; ++i) {
+    if (tg::getArgumentRole(step, i) != tg::Role::Input ||
+        isa<FloatType>(getElementType(step.getArgument(i))))
+      continue;
+    std::optional<int64_t> bound = findIdBound(step.getArgument(i));
+    for (unsigned j = 0; bound && !task && j < e; ++j)
+      if (tg::getArgumentRole(step, j) == tg::Role::Label &&
+          step.getArgumentTypes()[j] == step.getArgumentTypes()[i])
+        task = CopyTask{i, j, *bound};
+  }
+  int64_t arena =
+      step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
+          .getInt();
+  description = arguments + "\n" + results + "\nconst StepInfo kStep = {" +
+                cString("@" + step.getName().str() + " (" +
+                        formatLocation(step.getLoc()) + ")") +
+                ", " + str(arena) + ", " + str(scratchBytes) +
+                ", kArguments, " + str(step.getNumArguments()) +
+                ", kResults, " + str(ret.getNumOperands()) + ", " +
+                str(task ? int64_t(task->ids) : -1) + ", " +
+                str(task ? int64_t(task->labels) : -1) + ", " +
+                str(task ? task->vocabulary : 0) + "};\n";
+  return success();
+}
+
+FailureOr<CudaProject> StepEmitter::run() {
+  if (!step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName))
+    return step.emitError("is not a compiled step (it has no ")
+           << tg::TGDialect::kArenaSizeAttrName
+           << "): the CUDA emitter takes what tgc compile writes, after "
+              "tg-memory-plan";
+  for (BlockArgument arg : step.getArguments()) {
+    auto offset = step.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), tg::TGDialect::kOffsetAttrName);
+    if (!offset)
+      return step.emitError("argument ") << arg.getArgNumber() << " has no "
+                                         << tg::TGDialect::kOffsetAttrName;
+    places[arg] = {false, offset.getInt()};
+  }
+  for (Operation &op : step.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (failed(placeResults(&op)))
+      return failure();
+    LogicalResult status = success();
+    if (auto fusion = dyn_cast<tg::FusionOp>(op)) {
+      status = emitFusion(fusion);
+    } else if (auto matmul = dyn_cast<tg::MatmulOp>(op)) {
+      FailureOr<std::string> a = address(matmul.getLhs()),
+                             b = address(matmul.getRhs()),
+                             c = address(matmul.getResult());
+      status = failed(a) || failed(b) || failed(c)
+                   ? failure()
+                   : emitGemm(matmul, *a, *b, *c, nextName("matmul"));
+    } else if (isa<tg::AttentionOp, tg::AttentionGradOp>(op)) {
+      status = emitAttention(&op);
+    } else if (isa<tg::ReshapeOp>(op) && places[op.getOperand(0)].offset ==
+                                             places[op.getResult(0)].offset) {
+      continue; // a view of its operand's buffer
+    } else {
+      status = emitKernel(&op);
+    }
+    if (failed(status))
+      return failure();
+  }
+  if (failed(emitDescription()))
+    return failure();
+  std::string header =
+      "// Generated by tgc from @" + step.getName().str() + " (" +
+      formatLocation(step.getLoc()) +
+      "): the compiled step as CUDA C++.\n// One kernel per tg.fusion region "
+      "or remaining op, in the scheduled order,\n// over one arena at the "
+      "planned offsets. Builds for the GPU (nvcc) and, with\n// "
+      "-DTGC_TARGET=host, for the CPU from this same source.\n\n"
+      "#include \"tgc/runtime/Kernels.h\"\n#include "
+      "\"tgc/runtime/Runtime.h\"\n\nnamespace {\n\nusing namespace "
+      "tgc::rt;\nusing namespace tgc::rt::k;\n\n";
+  project.stepSource = header + kernels +
+                       "void step(Context &context) {\n  char *arena = "
+                       "context.arena;\n  char *scratch = context.scratch;\n" +
+                       host + "}\n\n" + description +
+                       "\n} // namespace\n\nint main(int argc, char **argv) "
+                       "{\n  return tgc::rt::trainMain(argc, argv, kStep, "
+                       "step);\n}\n";
+  return std::move(project);
+}
+
+} // namespace
+
+FailureOr<CudaProject> tgc::emitCudaProject(func::FuncOp step) {
+  return StepEmitter(step).run();
+}
+
+bool tgc::hasCudaLowering(StringRef opName) {
+  return hasKernelLowering(opName);
+}
+
+std::optional<StringRef> tgc::getCudaRefusal(StringRef opName) {
+  return getRefusalReason(opName);
+}

@@ -1,0 +1,33 @@
+//===- HostDevice.h - code compiled for the host and the GPU ----*- C++ -*-===//
+//
+// TGC_HD marks functions that the interpreter (host C++), the host target
+// and CUDA kernels all call; it is empty outside nvcc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_HOSTDEVICE_H
+#define TGC_RUNTIME_HOSTDEVICE_H
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define TGC_HD __host__ __device__
+#else
+#define TGC_HD
+#endif
+
+namespace tgc::rt {
+
+/// The bits of `value` as another type of the same size (std::bit_cast is
+/// C++20; memcpy is what it compiles to on both sides).
+template <typename To, typename From> TGC_HD inline To bitCast(From value) {
+  static_assert(sizeof(To) == sizeof(From), "bitCast needs equal sizes");
+  To result;
+  memcpy(&result, &value, sizeof(To));
+  return result;
+}
+
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_HOSTDEVICE_H

@@ -1,0 +1,434 @@
+//===- OpKernels.h - op kernels that generated kernels call -----*- C++ -*-===//
+//
+// The ops that are more than one formula per element, as device functions
+// over a set of threads (`Threads`: the block's, or the whole grid's when a
+// kernel has no step that waits for another). Each loops over its outputs
+// with the threads' stride, so it is correct for one thread (the host
+// target) and for many. Ops with two phases (cross_entropy, the norm
+// gradients) synchronize the block between them: the emitter runs them in
+// one-block kernels. Float results accumulate in the compute type in the
+// interpreter's order (one thread per output), so the host target equals
+// the interpreter bit for bit; lib/Eval is the reference of every formula.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_OPKERNELS_H
+#define TGC_RUNTIME_OPKERNELS_H
+
+#include "tgc/runtime/Philox.h"
+#include "tgc/runtime/ScalarOps.h"
+#include "tgc/runtime/Storage.h"
+
+#include <type_traits>
+
+namespace tgc::rt {
+
+/// The threads a kernel step loops with: this thread's index among `count`.
+struct Threads {
+  int64_t index, count;
+};
+__device__ inline Threads blockThreads() {
+  return {static_cast<int64_t>(threadIdx.x), static_cast<int64_t>(blockDim.x)};
+}
+__device__ inline Threads gridThreads() {
+  return {static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+          static_cast<int64_t>(gridDim.x) * blockDim.x};
+}
+
+/// A small array by value (shapes and strides of up to 8 dimensions).
+struct Dims {
+  int64_t v[8];
+};
+
+/// Stops the step: a bad id or label. On the GPU the kernel traps (the
+/// runtime reports the failing kernel); on the host it reports and exits.
+void reportKernelError(const char *what, int64_t value, int64_t bound);
+__device__ inline void kernelError(const char *what, int64_t value,
+                                   int64_t bound) {
+#if defined(__CUDA_ARCH__)
+  printf("tgc: %s %lld is out of range [0, %lld)\n", what,
+         static_cast<long long>(value), static_cast<long long>(bound));
+  __trap();
+#elif !defined(__CUDACC__)
+  reportKernelError(what, value, bound);
+#endif
+}
+
+namespace k {
+
+/// out[i] = in[offset + sum_d index_d(i) * strides[d]] over `shape`
+/// (row-major): broadcast_in_dim, transpose, slice, copies.
+template <typename S>
+__device__ void gather(Threads th, const S *in, S *out, int64_t count, int rank,
+                       Dims shape, Dims strides, int64_t offset) {
+  for (int64_t i = th.index; i < count; i += th.count) {
+    int64_t rest = i, source = offset;
+    for (int d = rank - 1; d >= 0; --d) {
+      source += (rest % shape.v[d]) * strides.v[d];
+      rest /= shape.v[d];
+    }
+    out[i] = in[source];
+  }
+}
+
+/// tg.pad: operand element s lands at low + s * (interior + 1); the rest is 0.
+template <typename S>
+__device__ void pad(Threads th, const S *in, S *out, int64_t count, int rank,
+                    Dims outShape, Dims inShape, Dims low, Dims step) {
+  for (int64_t i = th.index; i < count; i += th.count) {
+    int64_t rest = i, source = 0, inStride = 1;
+    bool inside = true;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t q = rest % outShape.v[d] - low.v[d];
+      rest /= outShape.v[d];
+      if (q < 0 || q % step.v[d] != 0 || q / step.v[d] >= inShape.v[d])
+        inside = false;
+      else
+        source += (q / step.v[d]) * inStride;
+      inStride *= inShape.v[d];
+    }
+    out[i] = inside ? in[source] : st<S>(Compute<S>(0));
+  }
+}
+
+/// One operand of tg.concat: `outer` chunks of `chunk` elements, placed at
+/// `column` in rows of `rowSize`.
+template <typename S>
+__device__ void concatPart(Threads th, const S *in, S *out, int64_t outer,
+                           int64_t chunk, int64_t rowSize, int64_t column) {
+  for (int64_t i = th.index; i < outer * chunk; i += th.count)
+    out[(i / chunk) * rowSize + column + i % chunk] = in[i];
+}
+
+template <typename S>
+__device__ void fill(Threads th, S *out, int64_t count, S value) {
+  for (int64_t i = th.index; i < count; i += th.count)
+    out[i] = value;
+}
+
+enum class ReduceKind { Sum, Max, Min, Mean };
+
+/// tg.reduce: out[r] folds, in row-major order, the input elements whose
+/// kept indices are r's; `reduced` has bit d set for a reduced dimension.
+template <ReduceKind Kind, typename S, typename D>
+__device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
+                       int rank, Dims shape, unsigned reduced,
+                       Compute<S> init) {
+  using T = Compute<S>;
+  int64_t inner = 1, strides[8];
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = inner;
+    inner *= shape.v[d];
+  }
+  int64_t perOutput = 1;
+  for (int d = 0; d < rank; ++d)
+    if (reduced >> d & 1)
+      perOutput *= shape.v[d];
+  for (int64_t r = th.index; r < outCount; r += th.count) {
+    // The input offset of r's kept indices.
+    int64_t rest = r, base = 0;
+    for (int d = rank - 1; d >= 0; --d)
+      if (!(reduced >> d & 1)) {
+        base += (rest % shape.v[d]) * strides[d];
+        rest /= shape.v[d];
+      }
+    T acc = init;
+    for (int64_t j = 0; j < perOutput; ++j) {
+      int64_t restJ = j, at = base;
+      for (int d = rank - 1; d >= 0; --d)
+        if (reduced >> d & 1) {
+          at += (restJ % shape.v[d]) * strides[d];
+          restJ /= shape.v[d];
+        }
+      T x = ld(in[at]);
+      if constexpr (Kind == ReduceKind::Max)
+        acc = propagatingMax(acc, x);
+      else if constexpr (Kind == ReduceKind::Min)
+        acc = propagatingMin(acc, x);
+      else if constexpr (std::is_integral_v<T>)
+        acc = wrapAdd(acc, x);
+      else
+        acc = acc + x;
+    }
+    if constexpr (Kind == ReduceKind::Mean) {
+      T count = T(inner) / T(outCount > 0 ? outCount : 1);
+      acc /= count;
+    }
+    out[r] = st<D>(acc);
+  }
+}
+
+/// Softmax or log-softmax along a dimension: `outer` x `inner` lines of
+/// `size` elements at stride `inner`.
+template <bool Log, typename S>
+__device__ void softmax(Threads th, const S *in, S *out, int64_t outer,
+                        int64_t size, int64_t inner) {
+  using T = Compute<S>;
+  for (int64_t line = th.index; line < outer * inner; line += th.count) {
+    int64_t base = (line / inner) * size * inner + line % inner;
+    T max = -INFINITY;
+    for (int64_t k = 0; k < size; ++k)
+      max = propagatingMax(max, ld(in[base + k * inner]));
+    T sum = 0;
+    for (int64_t k = 0; k < size; ++k)
+      sum += std::exp(ld(in[base + k * inner]) - max);
+    T logSum = std::log(sum);
+    for (int64_t k = 0; k < size; ++k) {
+      T shifted = ld(in[base + k * inner]) - max;
+      out[base + k * inner] =
+          st<S>(Log ? shifted - logSum : std::exp(shifted) / sum);
+    }
+  }
+}
+
+template <typename S>
+__device__ void softmaxGrad(Threads th, const S *y, const S *dy, S *out,
+                            int64_t outer, int64_t size, int64_t inner) {
+  using T = Compute<S>;
+  for (int64_t line = th.index; line < outer * inner; line += th.count) {
+    int64_t base = (line / inner) * size * inner + line % inner;
+    T dot = 0;
+    for (int64_t k = 0; k < size; ++k)
+      dot += ld(y[base + k * inner]) * ld(dy[base + k * inner]);
+    for (int64_t k = 0; k < size; ++k) {
+      int64_t at = base + k * inner;
+      out[at] = st<S>(ld(y[at]) * (ld(dy[at]) - dot));
+    }
+  }
+}
+
+/// Layer norm (with a mean and a bias) or RMS norm over rows of `width`.
+template <bool IsLayerNorm, typename S, typename P, typename F>
+__device__ void norm(Threads th, const S *x, const P *scale, const P *bias,
+                     S *y, F *mean, F *rstd, int64_t rows, int64_t width,
+                     float epsilon) {
+  using T = Compute<S>;
+  for (int64_t r = th.index; r < rows; r += th.count) {
+    const S *row = x + r * width;
+    T mu = 0;
+    if (IsLayerNorm) {
+      for (int64_t j = 0; j < width; ++j)
+        mu += ld(row[j]);
+      mu /= T(width);
+    }
+    T variance = 0;
+    for (int64_t j = 0; j < width; ++j)
+      variance += (ld(row[j]) - mu) * (ld(row[j]) - mu);
+    variance /= T(width);
+    T inverse = T(1) / std::sqrt(variance + T(epsilon));
+    for (int64_t j = 0; j < width; ++j) {
+      T normalized = (ld(row[j]) - mu) * inverse * T(ld(scale[j]));
+      y[r * width + j] =
+          st<S>(IsLayerNorm ? normalized + T(ld(bias[j])) : normalized);
+    }
+    if (IsLayerNorm)
+      mean[r] = st<F>(mu);
+    rstd[r] = st<F>(inverse);
+  }
+}
+
+/// The norms' backward: dx per row, then (after the block synchronizes)
+/// dscale and dbias per column, summed over the rows in order.
+template <bool IsLayerNorm, typename S, typename P, typename F, typename G>
+__device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
+                         const F *rstd, const P *scale, S *dx, G *dscale,
+                         G *dbias, int64_t rows, int64_t width) {
+  using T = Compute<S>;
+  for (int64_t r = th.index; r < rows; r += th.count) {
+    T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
+    T inverse = T(ld(rstd[r]));
+    const S *row = x + r * width, *grow = dy + r * width;
+    T meanG = 0, meanGX = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      T xhat = (ld(row[j]) - mu) * inverse;
+      T gs = ld(grow[j]) * T(ld(scale[j]));
+      meanG += gs;
+      meanGX += gs * xhat;
+    }
+    meanG /= T(width);
+    meanGX /= T(width);
+    for (int64_t j = 0; j < width; ++j) {
+      T xhat = (ld(row[j]) - mu) * inverse;
+      T gs = ld(grow[j]) * T(ld(scale[j]));
+      dx[r * width + j] =
+          st<S>(inverse * (gs - (IsLayerNorm ? meanG : T(0)) - xhat * meanGX));
+    }
+  }
+  for (int64_t j = th.index; j < width; j += th.count) {
+    T sumScale = 0, sumBias = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
+      T xhat = (ld(x[r * width + j]) - mu) * T(ld(rstd[r]));
+      sumScale += ld(dy[r * width + j]) * xhat;
+      sumBias += ld(dy[r * width + j]);
+    }
+    dscale[j] = st<G>(sumScale);
+    if (IsLayerNorm)
+      dbias[j] = st<G>(sumBias);
+  }
+}
+
+/// Softmax cross-entropy: the logsumexp per row, then (after the block
+/// synchronizes) the loss, summed over the rows in order by thread 0.
+template <typename S, typename I, typename L, typename F>
+__device__ void crossEntropy(Threads th, const S *logits, const I *labels,
+                             L *loss, F *logsumexp, int64_t rows,
+                             int64_t classes, bool hasIgnore,
+                             int64_t ignoreIndex, bool mean) {
+  using T = Compute<S>;
+  for (int64_t t = th.index; t < rows; t += th.count) {
+    const S *row = logits + t * classes;
+    T max = -INFINITY;
+    for (int64_t c = 0; c < classes; ++c)
+      max = propagatingMax(max, ld(row[c]));
+    T sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      sum += std::exp(ld(row[c]) - max);
+    logsumexp[t] = st<F>(max + std::log(sum));
+  }
+  __syncthreads();
+  if (th.index != 0)
+    return;
+  T total = 0;
+  int64_t counted = 0;
+  for (int64_t t = 0; t < rows; ++t) {
+    int64_t label = ld(labels[t]);
+    if (hasIgnore && label == ignoreIndex)
+      continue;
+    if (label < 0 || label >= classes)
+      kernelError("cross_entropy label", label, classes);
+    total += T(ld(logsumexp[t])) - ld(logits[t * classes + label]);
+    ++counted;
+  }
+  loss[0] = st<L>(mean ? total / T(counted) : total);
+}
+
+template <typename D, typename S, typename I, typename F>
+__device__ void crossEntropyGrad(Threads th, const D *dloss, const S *logits,
+                                 const I *labels, const F *logsumexp, S *out,
+                                 int64_t rows, int64_t classes, bool hasIgnore,
+                                 int64_t ignoreIndex, bool mean) {
+  using T = Compute<S>;
+  int64_t counted = 0;
+  for (int64_t t = 0; t < rows; ++t) {
+    int64_t label = ld(labels[t]);
+    if (hasIgnore && label == ignoreIndex)
+      continue;
+    if (label < 0 || label >= classes)
+      kernelError("cross_entropy_grad label", label, classes);
+    ++counted;
+  }
+  T weight = mean ? T(ld(dloss[0])) / T(counted) : T(ld(dloss[0]));
+  for (int64_t i = th.index; i < rows * classes; i += th.count) {
+    int64_t t = i / classes, c = i % classes;
+    int64_t label = ld(labels[t]);
+    if (hasIgnore && label == ignoreIndex) {
+      out[i] = st<S>(T(0));
+      continue;
+    }
+    T p = std::exp(ld(logits[i]) - T(ld(logsumexp[t])));
+    out[i] = st<S>(weight * (p - (c == label ? T(1) : T(0))));
+  }
+}
+
+template <typename S, typename I>
+__device__ void embedding(Threads th, const S *table, const I *ids, S *out,
+                          int64_t count, int64_t width, int64_t rows) {
+  for (int64_t i = th.index; i < count * width; i += th.count) {
+    int64_t id = ld(ids[i / width]);
+    if (id < 0 || id >= rows)
+      kernelError("embedding id", id, rows);
+    out[i] = table[id * width + i % width];
+  }
+}
+
+/// Scatter-add of rows: one thread per table element, adding the ids'
+/// gradient rows in order, in the compute type, rounded once.
+template <typename S, typename I>
+__device__ void embeddingGrad(Threads th, const S *dy, const I *ids, S *out,
+                              int64_t count, int64_t width, int64_t rows) {
+  using T = Compute<S>;
+  for (int64_t e = th.index; e < rows * width; e += th.count) {
+    int64_t row = e / width, d = e % width;
+    T acc = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t id = ld(ids[i]);
+      if (id < 0 || id >= rows)
+        kernelError("embedding_grad id", id, rows);
+      if (id == row)
+        acc += ld(dy[i * width + d]);
+    }
+    out[e] = st<S>(acc);
+  }
+}
+
+template <typename S, typename I>
+__device__ void dropout(Threads th, const S *x, const I *seed, S *out,
+                        int64_t count, double rate, uint32_t stream) {
+  using T = Compute<S>;
+  uint64_t key = static_cast<uint64_t>(ld(seed[0]));
+  T keepScale = T(1) - T(rate);
+  for (int64_t i = th.index; i < count; i += th.count)
+    out[i] = dropoutUniform(key, i, stream) >= rate
+                 ? st<S>(ld(x[i]) / keepScale)
+                 : st<S>(T(0));
+}
+
+/// The gradient an optimizer reads: widened to the parameter's compute type
+/// and times the `grad_scale` operand when there is one.
+template <typename T, typename G, typename C>
+__device__ inline T optimizerGrad(const G *grad, const C *scale, int64_t i) {
+  if (scale)
+    return static_cast<T>(ld(grad[i])) * static_cast<T>(ld(scale[0]));
+  return static_cast<T>(ld(grad[i]));
+}
+
+template <typename P, typename G, typename C, typename L, typename N>
+__device__ void adamw(Threads th, const P *param, const G *grad, const P *m,
+                      const P *v, const L *lrValue, const N *stepValue,
+                      const C *gradScale, P *outParam, P *outM, P *outV,
+                      int64_t count, double beta1, double beta2, double epsilon,
+                      double decay) {
+  using T = Compute<P>;
+  double lr = static_cast<double>(ld(lrValue[0]));
+  int64_t step = ld(stepValue[0]);
+  if (step < 1)
+    kernelError("adamw step (the first step is 1)", step, INT64_MAX);
+  double correction1 = 1.0 - std::pow(beta1, double(step));
+  double correction2 = 1.0 - std::pow(beta2, double(step));
+  for (int64_t i = th.index; i < count; i += th.count) {
+    T p = ld(param[i]), g = optimizerGrad<T>(grad, gradScale, i);
+    T mOut = T(beta1) * T(ld(m[i])) + T(1 - beta1) * g;
+    T vOut = T(beta2) * T(ld(v[i])) + T(1 - beta2) * g * g;
+    T mHat = mOut / T(correction1);
+    T vHat = vOut / T(correction2);
+    T update = mHat / (std::sqrt(vHat) + T(epsilon)) + T(decay) * p;
+    outM[i] = st<P>(mOut);
+    outV[i] = st<P>(vOut);
+    outParam[i] = st<P>(p - T(lr) * T(1) * update);
+  }
+}
+
+template <typename P, typename G, typename C, typename L>
+__device__ void sgd(Threads th, const P *param, const G *grad, const L *lrValue,
+                    const P *buffer, const C *gradScale, P *outParam,
+                    P *outBuffer, int64_t count, double momentum, double decay,
+                    bool nesterov) {
+  using T = Compute<P>;
+  double lr = static_cast<double>(ld(lrValue[0]));
+  for (int64_t i = th.index; i < count; i += th.count) {
+    T p = ld(param[i]), g = optimizerGrad<T>(grad, gradScale, i);
+    T d = g + T(decay) * p;
+    if (momentum > 0.0) {
+      T b = T(momentum) * T(ld(buffer[i])) + d;
+      outBuffer[i] = st<P>(b);
+      d = nesterov ? d + T(momentum) * b : b;
+    }
+    outParam[i] = st<P>(p - T(lr) * d);
+  }
+}
+
+} // namespace k
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_OPKERNELS_H

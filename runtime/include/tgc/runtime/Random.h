@@ -1,0 +1,127 @@
+//===- Random.h - the initial values and the data of a training run -*- C++
+//-*-===//
+//
+// What `tgc run --random-inputs SEED` and `tgc train --seed SEED` start from,
+// and the batches `tgc train` feeds each step, as pure C++ over a description
+// of each argument. The interpreter (lib/Interpreter/Inputs.cpp,
+// lib/Training/Trainer.cpp) and the generated trainer both call these, so a
+// generated project trains on exactly the values and batches `tgc train`
+// does. The generators are std::mt19937_64 with the standard library's
+// distributions: the same library gives the same numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_RANDOM_H
+#define TGC_RUNTIME_RANDOM_H
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+
+namespace tgc::rt {
+
+/// The role of a step argument (tg.role).
+enum class ArgRole { Param, State, Input, Label, Hyper };
+
+/// How an argument starts, as its attributes say.
+struct RandomSpec {
+  ArgRole role = ArgRole::Input;
+  /// f16/bf16/f32/f8/f64 (else an integer or i1).
+  bool isFloat = true;
+  bool isI1 = false;
+  /// tg.init of a float argument: normal (default), zeros or ones.
+  enum class Init { Normal, Zeros, Ones } init = Init::Normal;
+  /// tg.default: the value to use, whatever the seed.
+  bool hasDefault = false;
+  double defaultValue = 0;
+  /// For integer ids: the rows of the embedding or classes of the
+  /// cross-entropy that read it (0: unbounded).
+  int64_t idBound = 0;
+};
+
+/// The generator of argument `index` under `seed`: seed and index mixed by
+/// splitmix64's constants, so that neighbouring seeds give unrelated streams
+/// and a value does not change when other arguments are added.
+inline std::mt19937_64 argumentGenerator(uint64_t seed, unsigned index) {
+  return std::mt19937_64(seed * 0x9E3779B97F4A7C15ull +
+                         (index + 1) * 0xBF58476D1CE4E5B9ull);
+}
+
+/// The values of a float argument (as doubles, to be rounded to its type):
+/// its default; else param: normal(0, 0.02) or its tg.init; state: zeros;
+/// hyper: 1e-3; input: normal(0, 1).
+inline void randomFloats(const RandomSpec &spec, int64_t count, uint64_t seed,
+                         unsigned index, double *out) {
+  if (spec.hasDefault) {
+    std::fill(out, out + count, spec.defaultValue);
+    return;
+  }
+  std::mt19937_64 generator = argumentGenerator(seed, index);
+  std::normal_distribution<double> normal(
+      0.0, spec.role == ArgRole::Param ? 0.02 : 1.0);
+  for (int64_t i = 0; i < count; ++i) {
+    double value = 0.0;
+    if (spec.role == ArgRole::Hyper)
+      value = 1e-3;
+    else if (spec.init != RandomSpec::Init::Normal)
+      value = spec.init == RandomSpec::Init::Ones ? 1.0 : 0.0;
+    else if (spec.role != ArgRole::State)
+      value = normal(generator);
+    out[i] = value;
+  }
+}
+
+/// The values of an integer argument: its default; else state: zeros; i1:
+/// uniform in [0, 2); hyper: [0, 2^31) (seeds); label: [0, bound or 2);
+/// other ids: [0, bound or 16).
+inline void randomInts(const RandomSpec &spec, int64_t count, uint64_t seed,
+                       unsigned index, int64_t *out) {
+  if (spec.hasDefault) {
+    std::fill(out, out + count, static_cast<int64_t>(spec.defaultValue));
+    return;
+  }
+  std::fill(out, out + count, int64_t(0));
+  if (spec.role == ArgRole::State)
+    return;
+  std::mt19937_64 generator = argumentGenerator(seed, index);
+  int64_t high = 16;
+  if (spec.isI1)
+    high = 2;
+  else if (spec.role == ArgRole::Hyper)
+    high = int64_t(1) << 31;
+  else if (spec.role == ArgRole::Label)
+    high = spec.idBound ? spec.idBound : 2;
+  else if (spec.idBound)
+    high = spec.idBound;
+  std::uniform_int_distribution<int64_t> uniform(0, std::max<int64_t>(high, 1) -
+                                                        1);
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = uniform(generator);
+}
+
+/// The seed of step n (from 0) of a run seeded with `seed`: fresh copy-task
+/// ids, dropout seeds and token windows each step.
+inline uint64_t stepSeed(uint64_t seed, unsigned n) {
+  return seed + 1000003ull * (n + 1);
+}
+
+/// Language-model rows from a token file: each of the `rows` rows of `ids`
+/// is a window of `seq` tokens at a random start, and the same row of
+/// `labels` is the window shifted by one (the next tokens).
+inline void fillTokenWindows(const uint16_t *tokens, int64_t numTokens,
+                             int64_t *ids, int64_t *labels, int64_t rows,
+                             int64_t seq, uint64_t seed) {
+  int64_t starts = numTokens - seq;
+  std::mt19937_64 rng(seed);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t start = static_cast<int64_t>(rng() % uint64_t(starts));
+    for (int64_t t = 0; t < seq; ++t) {
+      ids[row * seq + t] = tokens[start + t];
+      labels[row * seq + t] = tokens[start + t + 1];
+    }
+  }
+}
+
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_RANDOM_H

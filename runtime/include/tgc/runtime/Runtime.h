@@ -1,0 +1,122 @@
+//===- Runtime.h - what a generated step calls on the host ------*- C++ -*-===//
+//
+// The interface between a generated step and the runtime: the step's
+// description (its arguments and results, their places in the arena), the
+// context a step runs in, the library calls (GEMM, attention) and the
+// trainer's entry point. One implementation per target: HostBackend.cpp
+// (OpenBLAS, the CPU) and CudaBackend.cu (cuBLAS, CUDA kernels).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_RUNTIME_H
+#define TGC_RUNTIME_RUNTIME_H
+
+#include "tgc/runtime/Random.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tgc::rt {
+
+/// Element types as stored in the arena (see Storage.h).
+enum class DType { F32, F64, BF16, F16, F8E4M3FN, F8E5M2, I64, I32, I1 };
+
+/// Bytes of one element; the safetensors name of the type ("F32", "BF16"...).
+size_t getDTypeBytes(DType type);
+const char *getSafetensorsDType(DType type);
+bool isFloatDType(DType type);
+
+/// One argument of the step: its tg.name, role, type, place in the arena and
+/// how it starts.
+struct ArgumentInfo {
+  const char *name;
+  DType dtype;
+  int rank;
+  int64_t shape[8];
+  int64_t offset;
+  RandomSpec init;
+};
+
+/// One result: its place in the arena, and the argument whose new value it
+/// is (tg.aliases), -1 if none.
+struct ResultInfo {
+  const char *name;
+  DType dtype;
+  int64_t offset;
+  int64_t bytes;
+  int aliases;
+  bool isLoss;
+};
+
+/// What the trainer needs to know of a step.
+struct StepInfo {
+  /// The model's file and function, for messages.
+  const char *source;
+  int64_t arenaBytes;
+  /// Region kernels' intermediates (outside the planned arena).
+  int64_t scratchBytes;
+  const ArgumentInfo *arguments;
+  int numArguments;
+  const ResultInfo *results;
+  int numResults;
+  /// The synthetic copy task: the token-id input and the label argument
+  /// filled with the same ids (-1 when the step has none), and the ids'
+  /// bound (the embedding's rows).
+  int copyIds, copyLabels;
+  int64_t vocabulary;
+};
+
+/// What a step runs with: the arena (device memory on the GPU) and the
+/// scratch of region kernels.
+struct Context {
+  char *arena = nullptr;
+  char *scratch = nullptr;
+  /// The step being run (from 1), for messages.
+  int64_t step = 0;
+};
+
+/// C[batch, m, n] = op(A) op(B) for row-major A, B and C of the stored types,
+/// with f32 accumulation: a tg.matmul. When `sharedRhs`, B is one matrix for
+/// every batch.
+struct GemmDesc {
+  bool transA, transB, sharedRhs;
+  int64_t batch, m, n, k;
+  DType a, b, c;
+};
+void gemm(Context &context, const GemmDesc &desc, const void *a, const void *b,
+          void *c, const char *kernel);
+
+/// tg.attention and tg.attention_grad: query [batch, heads, queries,
+/// headSize], key [batch, kvHeads, keys, headSize], value [batch, kvHeads,
+/// keys, valueSize]; logsumexp [batch, heads, queries] in f32.
+struct AttentionDesc {
+  int64_t batch, heads, queries, headSize, kvHeads, keys, valueSize;
+  bool causal;
+  double scale;
+  /// q, k, v, output (and their gradients) share one type.
+  DType type;
+  DType lseType;
+};
+void attention(Context &context, const AttentionDesc &desc, const void *q,
+               const void *k, const void *v, void *out, void *lse,
+               const char *kernel);
+void attentionGrad(Context &context, const AttentionDesc &desc,
+                   const void *dout, const void *q, const void *k,
+                   const void *v, const void *out, const void *lse, void *dq,
+                   void *dk, void *dv, const char *kernel);
+
+/// Reports a failed kernel launch (the GPU) with the kernel's name and its
+/// tg source location; nothing on the host.
+void checkLaunch(const char *kernel, const char *location);
+
+/// A bad id or label in a kernel on the host: reports it and exits 1.
+void reportKernelError(const char *what, int64_t value, int64_t bound);
+
+/// The trainer: parses `train`'s command line, sets the arguments up, runs
+/// the steps and logs them. Returns the process's exit status.
+using StepFunction = void (*)(Context &);
+int trainMain(int argc, char **argv, const StepInfo &info, StepFunction step);
+
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_RUNTIME_H

@@ -1,0 +1,83 @@
+//===- Checkpoint.cpp - arguments to and from .safetensors ----------------===//
+
+#include "Checkpoint.h"
+
+#include "tgc/runtime/Safetensors.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace tgc::rt;
+
+static bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
+  return std::find(roles.begin(), roles.end(), role) != roles.end();
+}
+
+static std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+bool tgc::rt::saveCheckpoint(const std::string &path, const StepInfo &info,
+                             const ArgumentBytes &arguments,
+                             const std::vector<ArgRole> &roles, int64_t steps,
+                             std::string &error) {
+  std::vector<safetensors::Entry> entries;
+  for (int i = 0; i < info.numArguments; ++i) {
+    const ArgumentInfo &arg = info.arguments[i];
+    if (!hasRole(roles, arg.init.role))
+      continue;
+    safetensors::Entry entry;
+    entry.name = arg.name;
+    entry.dtype = getSafetensorsDType(arg.dtype);
+    entry.shape.assign(arg.shape, arg.shape + arg.rank);
+    entry.data = arguments[i];
+    entries.push_back(std::move(entry));
+  }
+  std::map<std::string, std::string> metadata = {
+      {"tgc.steps", std::to_string(steps)}};
+  if (!safetensors::write(path, entries, metadata, error)) {
+    error = "cannot save '" + path + "': " + error;
+    return false;
+  }
+  return true;
+}
+
+bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
+                             ArgumentBytes &arguments,
+                             const std::vector<ArgRole> &roles, int64_t &steps,
+                             std::string &error) {
+  std::vector<safetensors::Entry> entries;
+  std::map<std::string, std::string> metadata;
+  if (!safetensors::read(path, entries, metadata, error))
+    return false;
+  std::map<std::string, const safetensors::Entry *> byName;
+  for (const safetensors::Entry &entry : entries)
+    byName[entry.name] = &entry;
+  for (int i = 0; i < info.numArguments; ++i) {
+    const ArgumentInfo &arg = info.arguments[i];
+    if (!hasRole(roles, arg.init.role))
+      continue;
+    auto found = byName.find(arg.name);
+    if (found == byName.end()) {
+      error = "'" + path + "' has no tensor '" + arg.name + "'";
+      return false;
+    }
+    const safetensors::Entry &entry = *found->second;
+    std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
+    if (entry.dtype != getSafetensorsDType(arg.dtype) || entry.shape != shape) {
+      error = "'" + path + "': tensor '" + arg.name + "' is " + entry.dtype +
+              " " + formatShape(entry.shape) + "; the step takes " +
+              getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
+      return false;
+    }
+    arguments[i] = entry.data;
+  }
+  steps = 0;
+  auto recorded = metadata.find("tgc.steps");
+  if (recorded != metadata.end())
+    steps = std::strtoll(recorded->second.c_str(), nullptr, 10);
+  return true;
+}

@@ -1,0 +1,32 @@
+//===- Checkpoint.h - arguments to and from .safetensors --------*- C++ -*-===//
+
+#ifndef TGC_RUNTIME_SRC_CHECKPOINT_H
+#define TGC_RUNTIME_SRC_CHECKPOINT_H
+
+#include "tgc/runtime/Runtime.h"
+
+#include <string>
+#include <vector>
+
+namespace tgc::rt {
+
+/// The host bytes of every argument, indexed like StepInfo::arguments.
+using ArgumentBytes = std::vector<std::vector<char>>;
+
+/// Writes the arguments whose role is in `roles` (by tg.name) and the step
+/// count reached to `path`.
+bool saveCheckpoint(const std::string &path, const StepInfo &info,
+                    const ArgumentBytes &arguments,
+                    const std::vector<ArgRole> &roles, int64_t steps,
+                    std::string &error);
+
+/// Reads every argument whose role is in `roles` from `path`: each must be
+/// there under its tg.name with its dtype and shape. `steps` receives the
+/// step count the file records (0 if none).
+bool loadCheckpoint(const std::string &path, const StepInfo &info,
+                    ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
+                    int64_t &steps, std::string &error);
+
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_SRC_CHECKPOINT_H

@@ -1,0 +1,376 @@
+//===- CudaBackend.cu - the CUDA target: device memory, cuBLAS, attention -===//
+//
+// GEMMs through cublasGemmStridedBatchedEx with f32 accumulation (row-major
+// operands as the transposed column-major product), and a reference
+// attention (forward and backward) that keeps no s x s matrix in memory:
+// one thread per output element, recomputing the scores it needs. Every
+// failing call reports the kernel (the tg op or region) it ran for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include "tgc/runtime/Kernels.h"
+#include "tgc/runtime/Runtime.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace tgc::rt;
+
+namespace {
+
+cudaStream_t stream = nullptr;
+cublasHandle_t blas = nullptr;
+size_t peakUsed = 0;
+
+void check(cudaError_t status, const char *what, const char *kernel) {
+  if (status == cudaSuccess)
+    return;
+  std::fprintf(stderr, "error: %s for %s: %s\n", what, kernel,
+               cudaGetErrorString(status));
+  std::exit(1);
+}
+
+void ensureStarted() {
+  if (stream)
+    return;
+  check(cudaStreamCreate(&stream), "cudaStreamCreate", "the runtime");
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "error: cublasCreate failed\n");
+    std::exit(1);
+  }
+  cublasSetStream(blas, stream);
+}
+
+void notePeak() {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess && total - free > peakUsed)
+    peakUsed = total - free;
+}
+
+cudaDataType toCuda(DType type) {
+  switch (type) {
+  case DType::F64:
+    return CUDA_R_64F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+} // namespace
+
+cudaStream_t tgc::rt::currentStream() {
+  ensureStarted();
+  return stream;
+}
+
+std::string backend::describe() {
+  ensureStarted();
+  int device = 0;
+  cudaDeviceProp properties;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&properties, device) != cudaSuccess)
+    return "cuda";
+  return std::string("cuda, ") + properties.name;
+}
+
+void *backend::allocate(size_t bytes, std::string &error) {
+  ensureStarted();
+  void *pointer = nullptr;
+  cudaError_t status = cudaMalloc(&pointer, bytes ? bytes : 1);
+  if (status != cudaSuccess) {
+    size_t free = 0, total = 0;
+    cudaMemGetInfo(&free, &total);
+    error = std::string("cannot allocate ") + std::to_string(bytes) +
+            " bytes on the GPU (" + std::to_string(free) + " of " +
+            std::to_string(total) + " free): " + cudaGetErrorString(status);
+    return nullptr;
+  }
+  check(cudaMemset(pointer, 0, bytes ? bytes : 1), "cudaMemset", "the arena");
+  notePeak();
+  return pointer;
+}
+
+void backend::release(void *pointer) { cudaFree(pointer); }
+
+void backend::toDevice(void *device, const void *host, size_t bytes) {
+  check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream),
+        "cudaMemcpy to the device", "an argument");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", "an argument");
+}
+
+void backend::toHost(void *host, const void *device, size_t bytes) {
+  check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpy to the host", "a result");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", "a result");
+}
+
+void backend::onDevice(void *destination, const void *source, size_t bytes) {
+  check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice,
+                        stream),
+        "cudaMemcpy on the device", "an updated argument");
+}
+
+void backend::synchronize(const char *what) {
+  check(cudaStreamSynchronize(stream), "the GPU", what);
+  notePeak();
+}
+
+size_t backend::peakMemory() { return peakUsed; }
+
+void tgc::rt::checkLaunch(const char *kernel, const char *location) {
+  cudaError_t status = cudaGetLastError();
+  if (status == cudaSuccess)
+    return;
+  std::fprintf(stderr, "error: kernel %s (%s) failed to launch: %s\n", kernel,
+               location, cudaGetErrorString(status));
+  std::exit(1);
+}
+
+void tgc::rt::reportKernelError(const char *what, int64_t value,
+                                int64_t bound) {
+  std::fprintf(stderr, "error: %s %lld is out of range [0, %lld)\n", what,
+               static_cast<long long>(value), static_cast<long long>(bound));
+  std::exit(1);
+}
+
+void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
+                   void *c, const char *kernel) {
+  ensureStarted();
+  if (d.a != d.b) {
+    std::fprintf(stderr,
+                 "error: %s: cuBLAS needs both GEMM operands in one "
+                 "type\n",
+                 kernel);
+    std::exit(1);
+  }
+  bool isDouble = d.a == DType::F64;
+  double alpha64 = 1.0, beta64 = 0.0;
+  float alpha32 = 1.0f, beta32 = 0.0f;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  cublasStatus_t status = cublasGemmStridedBatchedEx(
+      blas, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      d.transA ? CUBLAS_OP_T : CUBLAS_OP_N, d.n, d.m, d.k,
+      isDouble ? static_cast<const void *>(&alpha64) : &alpha32, b, toCuda(d.b),
+      d.transB ? d.k : d.n, d.sharedRhs ? 0 : d.k * d.n, a, toCuda(d.a),
+      d.transA ? d.m : d.k, d.m * d.k,
+      isDouble ? static_cast<const void *>(&beta64) : &beta32, c, toCuda(d.c),
+      d.n, d.m * d.n, d.batch,
+      isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "error: cuBLAS GEMM for %s failed (status %d)\n",
+                 kernel, static_cast<int>(status));
+    std::exit(1);
+  }
+}
+
+namespace {
+
+/// The score of query row `qi` against key row `kj`, times the scale.
+template <typename S>
+__device__ float score(const S *q, const S *k, int64_t headSize, float scale) {
+  float dot = 0;
+  for (int64_t e = 0; e < headSize; ++e)
+    dot += ld(q[e]) * ld(k[e]);
+  return scale * dot;
+}
+
+/// One thread per output element (b, h, i, d): the row's max and sum, then
+/// the weighted sum of values; d == 0 also writes the logsumexp.
+template <typename S, typename L>
+__global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
+                                 const S *v, S *out, L *lse) {
+  Threads th = gridThreads();
+  int64_t total = d.batch * d.heads * d.queries * d.valueSize;
+  int64_t group = d.heads / d.kvHeads;
+  for (int64_t x = th.index; x < total; x += th.count) {
+    int64_t e = x % d.valueSize, row = x / d.valueSize;
+    int64_t i = row % d.queries, bh = row / d.queries;
+    int64_t h = bh % d.heads, b = bh / d.heads;
+    int64_t kvRow = (b * d.kvHeads + h / group) * d.keys;
+    int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
+    const S *qi = q + row * d.headSize;
+    float max = -INFINITY, sum = 0, acc = 0;
+    for (int64_t j = 0; j < visible; ++j)
+      max = fmaxf(max, score(qi, k + (kvRow + j) * d.headSize, d.headSize,
+                             float(d.scale)));
+    for (int64_t j = 0; j < visible; ++j) {
+      float p = expf(
+          score(qi, k + (kvRow + j) * d.headSize, d.headSize, float(d.scale)) -
+          max);
+      sum += p;
+      acc += p * ld(v[(kvRow + j) * d.valueSize + e]);
+    }
+    out[x] = st<S>(acc / sum);
+    if (e == 0)
+      lse[row] = st<L>(max + logf(sum));
+  }
+}
+
+/// dq: one thread per (b, h, i, e).
+template <typename S, typename L>
+__global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
+                                   const S *k, const S *v, const S *out,
+                                   const L *lse, S *dq) {
+  Threads th = gridThreads();
+  int64_t total = d.batch * d.heads * d.queries * d.headSize;
+  int64_t group = d.heads / d.kvHeads;
+  for (int64_t x = th.index; x < total; x += th.count) {
+    int64_t e = x % d.headSize, row = x / d.headSize;
+    int64_t i = row % d.queries, bh = row / d.queries;
+    int64_t h = bh % d.heads, b = bh / d.heads;
+    int64_t kvRow = (b * d.kvHeads + h / group) * d.keys;
+    int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
+    const S *qi = q + row * d.headSize;
+    const S *doi = dout + row * d.valueSize;
+    float delta = 0;
+    for (int64_t f = 0; f < d.valueSize; ++f)
+      delta += ld(doi[f]) * ld(out[row * d.valueSize + f]);
+    float acc = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      float p = expf(
+          score(qi, k + (kvRow + j) * d.headSize, d.headSize, float(d.scale)) -
+          float(ld(lse[row])));
+      float dp = 0;
+      for (int64_t f = 0; f < d.valueSize; ++f)
+        dp += ld(doi[f]) * ld(v[(kvRow + j) * d.valueSize + f]);
+      acc += float(d.scale) * p * (dp - delta) *
+             ld(k[(kvRow + j) * d.headSize + e]);
+    }
+    dq[x] = st<S>(acc);
+  }
+}
+
+/// dk and dv: one thread per (b, kv head, j, e), summing over the heads of
+/// the group and the queries that see key j.
+template <typename S, typename L>
+__global__ void
+attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
+                      const S *v, const S *out, const L *lse, S *dk, S *dv) {
+  Threads th = gridThreads();
+  int64_t width = d.headSize > d.valueSize ? d.headSize : d.valueSize;
+  int64_t total = d.batch * d.kvHeads * d.keys * width;
+  int64_t group = d.heads / d.kvHeads;
+  for (int64_t x = th.index; x < total; x += th.count) {
+    int64_t e = x % width, kvRow = x / width;
+    int64_t j = kvRow % d.keys, bkv = kvRow / d.keys;
+    int64_t kvh = bkv % d.kvHeads, b = bkv / d.kvHeads;
+    float dkAcc = 0, dvAcc = 0;
+    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+      for (int64_t i = 0; i < d.queries; ++i) {
+        if (d.causal && j >= i + d.keys - d.queries + 1)
+          continue;
+        int64_t row = (b * d.heads + h) * d.queries + i;
+        const S *doi = dout + row * d.valueSize;
+        float p = expf(score(q + row * d.headSize, k + kvRow * d.headSize,
+                             d.headSize, float(d.scale)) -
+                       float(ld(lse[row])));
+        if (e < d.valueSize)
+          dvAcc += p * ld(doi[e]);
+        if (e < d.headSize) {
+          float delta = 0, dp = 0;
+          for (int64_t f = 0; f < d.valueSize; ++f) {
+            delta += ld(doi[f]) * ld(out[row * d.valueSize + f]);
+            dp += ld(doi[f]) * ld(v[kvRow * d.valueSize + f]);
+          }
+          dkAcc +=
+              float(d.scale) * p * (dp - delta) * ld(q[row * d.headSize + e]);
+        }
+      }
+    if (e < d.headSize)
+      dk[kvRow * d.headSize + e] = st<S>(dkAcc);
+    if (e < d.valueSize)
+      dv[kvRow * d.valueSize + e] = st<S>(dvAcc);
+  }
+}
+
+unsigned blocksFor(int64_t elements) {
+  int64_t blocks = (elements + 255) / 256;
+  return static_cast<unsigned>(blocks < 1       ? 1
+                               : blocks > 65535 ? 65535
+                                                : blocks);
+}
+
+/// Calls fn(S{}, L{}) for the storage types of an attention.
+template <typename Fn>
+void visitAttention(const AttentionDesc &d, Fn &&fn, const char *kernel) {
+  if (d.lseType != DType::F32) {
+    std::fprintf(stderr,
+                 "error: %s: the CUDA attention takes an f32 "
+                 "logsumexp\n",
+                 kernel);
+    std::exit(1);
+  }
+  switch (d.type) {
+  case DType::F32:
+    return fn(float{}, float{});
+  case DType::BF16:
+    return fn(bf16{}, float{});
+  case DType::F16:
+    return fn(f16{}, float{});
+  default:
+    std::fprintf(stderr,
+                 "error: %s: the CUDA attention takes f32, bf16 or "
+                 "f16\n",
+                 kernel);
+    std::exit(1);
+  }
+}
+
+} // namespace
+
+void tgc::rt::attention(Context &, const AttentionDesc &d, const void *q,
+                        const void *k, const void *v, void *out, void *lse,
+                        const char *kernel) {
+  ensureStarted();
+  visitAttention(
+      d,
+      [&](auto s, auto l) {
+        using S = decltype(s);
+        using L = decltype(l);
+        attentionForward<S, L>
+            <<<blocksFor(d.batch * d.heads * d.queries * d.valueSize), 256, 0,
+               stream>>>(d, static_cast<const S *>(q),
+                         static_cast<const S *>(k), static_cast<const S *>(v),
+                         static_cast<S *>(out), static_cast<L *>(lse));
+      },
+      kernel);
+  checkLaunch(kernel, "attention");
+}
+
+void tgc::rt::attentionGrad(Context &, const AttentionDesc &d, const void *dout,
+                            const void *q, const void *k, const void *v,
+                            const void *out, const void *lse, void *dq,
+                            void *dk, void *dv, const char *kernel) {
+  ensureStarted();
+  visitAttention(
+      d,
+      [&](auto s, auto l) {
+        using S = decltype(s);
+        using L = decltype(l);
+        attentionGradQuery<S, L>
+            <<<blocksFor(d.batch * d.heads * d.queries * d.headSize), 256, 0,
+               stream>>>(d, static_cast<const S *>(dout),
+                         static_cast<const S *>(q), static_cast<const S *>(k),
+                         static_cast<const S *>(v), static_cast<const S *>(out),
+                         static_cast<const L *>(lse), static_cast<S *>(dq));
+        int64_t width = d.headSize > d.valueSize ? d.headSize : d.valueSize;
+        attentionGradKeyValue<S, L>
+            <<<blocksFor(d.batch * d.kvHeads * d.keys * width), 256, 0,
+               stream>>>(d, static_cast<const S *>(dout),
+                         static_cast<const S *>(q), static_cast<const S *>(k),
+                         static_cast<const S *>(v), static_cast<const S *>(out),
+                         static_cast<const L *>(lse), static_cast<S *>(dk),
+                         static_cast<S *>(dv));
+      },
+      kernel);
+  checkLaunch(kernel, "attention_grad");
+}

@@ -1,0 +1,125 @@
+//===- Elements.cpp - stored elements as numbers, on the host -------------===//
+
+#include "Elements.h"
+
+#include "tgc/runtime/Storage.h"
+
+#include <cstring>
+#include <type_traits>
+
+using namespace tgc::rt;
+
+size_t tgc::rt::getDTypeBytes(DType type) {
+  switch (type) {
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+  case DType::I1:
+    return 1;
+  }
+  return 1;
+}
+
+const char *tgc::rt::getSafetensorsDType(DType type) {
+  switch (type) {
+  case DType::F64:
+    return "F64";
+  case DType::F32:
+    return "F32";
+  case DType::BF16:
+    return "BF16";
+  case DType::F16:
+    return "F16";
+  case DType::F8E4M3FN:
+    return "F8_E4M3";
+  case DType::F8E5M2:
+    return "F8_E5M2";
+  case DType::I64:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
+  }
+  return "";
+}
+
+bool tgc::rt::isFloatDType(DType type) {
+  return type != DType::I64 && type != DType::I32 && type != DType::I1;
+}
+
+namespace {
+/// Calls fn(S{}) with the storage type of `type`.
+template <typename Fn> auto visitStorage(DType type, Fn &&fn) {
+  switch (type) {
+  case DType::F64:
+    return fn(double{});
+  case DType::BF16:
+    return fn(bf16{});
+  case DType::F16:
+    return fn(f16{});
+  case DType::F8E4M3FN:
+    return fn(f8e4m3fn{});
+  case DType::F8E5M2:
+    return fn(f8e5m2{});
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  case DType::I1:
+    return fn(uint8_t{});
+  case DType::F32:
+    break;
+  }
+  return fn(float{});
+}
+} // namespace
+
+double tgc::rt::loadDouble(const void *data, DType type, int64_t i) {
+  return visitStorage(type, [&](auto tag) {
+    using S = decltype(tag);
+    return static_cast<double>(ld(static_cast<const S *>(data)[i]));
+  });
+}
+
+void tgc::rt::storeDouble(void *data, DType type, int64_t i, double value) {
+  visitStorage(type, [&](auto tag) {
+    using S = decltype(tag);
+    using T = Compute<S>;
+    // A float type rounds through f32 as the interpreter's tensors do.
+    if constexpr (std::is_same_v<T, float>)
+      static_cast<S *>(data)[i] = st<S>(static_cast<float>(value));
+    else
+      static_cast<S *>(data)[i] = st<S>(static_cast<T>(value));
+  });
+}
+
+std::vector<float> tgc::rt::loadFloats(const void *data, DType type,
+                                       int64_t count) {
+  std::vector<float> values(count);
+  if (type == DType::F32) {
+    std::memcpy(values.data(), data, count * sizeof(float));
+    return values;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = static_cast<float>(loadDouble(data, type, i));
+  return values;
+}
+
+void tgc::rt::storeFloats(const std::vector<float> &values, void *data,
+                          DType type) {
+  if (type == DType::F32) {
+    std::memcpy(data, values.data(), values.size() * sizeof(float));
+    return;
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    storeDouble(data, type, i, values[i]);
+}

@@ -1,0 +1,217 @@
+//===- HostBackend.cpp - the host target: the CPU, OpenBLAS ---------------===//
+//
+// The arena is host memory; GEMMs go through OpenBLAS exactly as the
+// interpreter calls it (lib/Eval/ComputeKernels.cpp), and attention is the
+// interpreter's reference algorithm, so the host target reproduces the
+// interpreter's numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "Elements.h"
+
+#include "tgc/runtime/Runtime.h"
+#include "tgc/runtime/ScalarOps.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace tgc::rt;
+
+std::string backend::describe() { return "host"; }
+
+void *backend::allocate(size_t bytes, std::string &error) {
+  void *pointer = std::calloc(bytes ? bytes : 1, 1);
+  if (!pointer)
+    error =
+        "cannot allocate " + std::to_string(bytes) + " bytes of host memory";
+  return pointer;
+}
+void backend::release(void *pointer) { std::free(pointer); }
+void backend::toDevice(void *device, const void *host, size_t bytes) {
+  std::memmove(device, host, bytes);
+}
+void backend::toHost(void *host, const void *device, size_t bytes) {
+  std::memmove(host, device, bytes);
+}
+void backend::onDevice(void *destination, const void *source, size_t bytes) {
+  std::memmove(destination, source, bytes);
+}
+void backend::synchronize(const char *) {}
+size_t backend::peakMemory() { return 0; }
+
+void tgc::rt::checkLaunch(const char *, const char *) {}
+
+void tgc::rt::reportKernelError(const char *what, int64_t value,
+                                int64_t bound) {
+  std::fprintf(stderr, "error: %s %lld is out of range [0, %lld)\n", what,
+               static_cast<long long>(value), static_cast<long long>(bound));
+  std::exit(1);
+}
+
+namespace {
+
+/// C[m x n] = alpha op(A) op(B) + beta C, row-major, as lib/Eval calls BLAS.
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+           const float *a, const float *b, float *c, float alpha = 1.0f,
+           float beta = 0.0f) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              transA ? m : k, b, transB ? k : n, beta, c, n);
+}
+
+} // namespace
+
+void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
+                   void *c, const char *) {
+  int64_t aCount = d.batch * d.m * d.k;
+  int64_t bCount = (d.sharedRhs ? 1 : d.batch) * d.k * d.n;
+  int64_t cCount = d.batch * d.m * d.n;
+  std::vector<float> fa = loadFloats(a, d.a, aCount);
+  std::vector<float> fb = loadFloats(b, d.b, bCount);
+  std::vector<float> fc(cCount, 0.0f);
+  if (cCount && d.k > 0) {
+    if (d.sharedRhs && !d.transA) {
+      // A linear layer: all batches form one tall matrix.
+      sgemm(false, d.transB, d.batch * d.m, d.n, d.k, fa.data(), fb.data(),
+            fc.data());
+    } else {
+      for (int64_t i = 0; i < d.batch; ++i)
+        sgemm(d.transA, d.transB, d.m, d.n, d.k, fa.data() + i * d.m * d.k,
+              fb.data() + (d.sharedRhs ? 0 : i * d.k * d.n),
+              fc.data() + i * d.m * d.n);
+    }
+  }
+  storeFloats(fc, c, d.c);
+}
+
+void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
+                        const void *kv, const void *vv, void *outv, void *lsev,
+                        const char *) {
+  int64_t group = d.heads / d.kvHeads;
+  std::vector<float> q =
+      loadFloats(qv, d.type, d.batch * d.heads * d.queries * d.headSize);
+  std::vector<float> k =
+      loadFloats(kv, d.type, d.batch * d.kvHeads * d.keys * d.headSize);
+  std::vector<float> v =
+      loadFloats(vv, d.type, d.batch * d.kvHeads * d.keys * d.valueSize);
+  std::vector<float> out(d.batch * d.heads * d.queries * d.valueSize, 0.0f);
+  std::vector<float> lse(d.batch * d.heads * d.queries, 0.0f);
+  std::vector<float> scores(d.queries * d.keys);
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h) {
+      int64_t kvh = h / group;
+      const float *qp = q.data() + ((b * d.heads + h) * d.queries) * d.headSize;
+      const float *kp =
+          k.data() + ((b * d.kvHeads + kvh) * d.keys) * d.headSize;
+      const float *vp =
+          v.data() + ((b * d.kvHeads + kvh) * d.keys) * d.valueSize;
+      float *outRows =
+          out.data() + ((b * d.heads + h) * d.queries) * d.valueSize;
+      if (scores.empty())
+        continue;
+      // scores = scale * q k^T, then a masked, stable softmax per row.
+      if (d.headSize == 0)
+        std::fill(scores.begin(), scores.end(), 0.0f);
+      else
+        sgemm(false, true, d.queries, d.keys, d.headSize, qp, kp, scores.data(),
+              float(d.scale));
+      for (int64_t i = 0; i < d.queries; ++i) {
+        float *row = scores.data() + i * d.keys;
+        int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
+        float max = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < visible; ++j)
+          max = propagatingMax(max, row[j]);
+        float sum = 0;
+        for (int64_t j = 0; j < d.keys; ++j) {
+          row[j] = j < visible ? std::exp(row[j] - max) : 0.0f;
+          sum += row[j];
+        }
+        for (int64_t j = 0; j < visible; ++j)
+          row[j] /= sum;
+        lse[(b * d.heads + h) * d.queries + i] = max + std::log(sum);
+      }
+      if (d.keys > 0 && d.valueSize > 0)
+        sgemm(false, false, d.queries, d.valueSize, d.keys, scores.data(), vp,
+              outRows);
+    }
+  storeFloats(out, outv, d.type);
+  storeFloats(lse, lsev, d.lseType);
+}
+
+void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
+                            const void *doutv, const void *qv, const void *kv,
+                            const void *vv, const void *outv, const void *lsev,
+                            void *dqv, void *dkv, void *dvv, const char *) {
+  int64_t group = d.heads / d.kvHeads;
+  int64_t qCount = d.batch * d.heads * d.queries;
+  int64_t kvCount = d.batch * d.kvHeads * d.keys;
+  std::vector<float> q = loadFloats(qv, d.type, qCount * d.headSize);
+  std::vector<float> k = loadFloats(kv, d.type, kvCount * d.headSize);
+  std::vector<float> v = loadFloats(vv, d.type, kvCount * d.valueSize);
+  std::vector<float> o = loadFloats(outv, d.type, qCount * d.valueSize);
+  std::vector<float> dout = loadFloats(doutv, d.type, qCount * d.valueSize);
+  std::vector<float> lse = loadFloats(lsev, d.lseType, qCount);
+  std::vector<float> dq(qCount * d.headSize, 0.0f),
+      dk(kvCount * d.headSize, 0.0f), dv(kvCount * d.valueSize, 0.0f);
+  std::vector<float> p(d.queries * d.keys), dp(d.queries * d.keys);
+  if (!p.empty())
+    for (int64_t b = 0; b < d.batch; ++b)
+      for (int64_t h = 0; h < d.heads; ++h) {
+        int64_t kvh = h / group;
+        int64_t qOffset = (b * d.heads + h) * d.queries;
+        int64_t kvOffset = (b * d.kvHeads + kvh) * d.keys;
+        const float *qp = q.data() + qOffset * d.headSize;
+        const float *kp = k.data() + kvOffset * d.headSize;
+        const float *vp = v.data() + kvOffset * d.valueSize;
+        const float *outp = o.data() + qOffset * d.valueSize;
+        const float *dop = dout.data() + qOffset * d.valueSize;
+        // p = exp(scale * q k^T - lse), masked.
+        if (d.headSize == 0)
+          std::fill(p.begin(), p.end(), 0.0f);
+        else
+          sgemm(false, true, d.queries, d.keys, d.headSize, qp, kp, p.data(),
+                float(d.scale), 0.0f);
+        for (int64_t i = 0; i < d.queries; ++i) {
+          int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
+          float rowLse = lse[qOffset + i];
+          for (int64_t j = 0; j < d.keys; ++j)
+            p[i * d.keys + j] =
+                j < visible ? std::exp(p[i * d.keys + j] - rowLse) : 0.0f;
+        }
+        // dv += p^T dout; dp = dout v^T.
+        if (d.valueSize == 0) {
+          std::fill(dp.begin(), dp.end(), 0.0f);
+        } else {
+          sgemm(true, false, d.keys, d.valueSize, d.queries, p.data(), dop,
+                dv.data() + kvOffset * d.valueSize, 1.0f, 1.0f);
+          sgemm(false, true, d.queries, d.keys, d.valueSize, dop, vp, dp.data(),
+                1.0f, 0.0f);
+        }
+        // ds = p * (dp - rowsum(dout * out)), scaled.
+        for (int64_t i = 0; i < d.queries; ++i) {
+          float delta = 0;
+          for (int64_t e = 0; e < d.valueSize; ++e)
+            delta += dop[i * d.valueSize + e] * outp[i * d.valueSize + e];
+          for (int64_t j = 0; j < d.keys; ++j)
+            dp[i * d.keys + j] = float(d.scale) * p[i * d.keys + j] *
+                                 (dp[i * d.keys + j] - delta);
+        }
+        // dq = ds k; dk += ds^T q.
+        if (d.headSize > 0) {
+          sgemm(false, false, d.queries, d.headSize, d.keys, dp.data(), kp,
+                dq.data() + qOffset * d.headSize, 1.0f, 0.0f);
+          sgemm(true, false, d.keys, d.headSize, d.queries, dp.data(), qp,
+                dk.data() + kvOffset * d.headSize, 1.0f, 1.0f);
+        }
+      }
+  storeFloats(dq, dqv, d.type);
+  storeFloats(dk, dkv, d.type);
+  storeFloats(dv, dvv, d.type);
+}

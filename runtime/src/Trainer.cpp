@@ -1,0 +1,415 @@
+//===- Trainer.cpp - the generated project's `train` ----------------------===//
+//
+// What `tgc train` does on the interpreter (lib/Training/Trainer.cpp), on
+// the generated step: the same initial values and batches for a seed
+// (tgc/runtime/Random.h), the same step and seed hypers, the same log
+// lines, plus learning-rate schedules, checkpoints and timing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "Checkpoint.h"
+#include "Data.h"
+#include "Elements.h"
+
+#include "tgc/runtime/Runtime.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace tgc::rt;
+
+namespace {
+
+struct Flags {
+  unsigned steps = 100;
+  uint64_t seed = 0;
+  std::string data;
+  bool hasLr = false;
+  double lr = 0;
+  unsigned warmup = 0;
+  std::string schedule = "constant";
+  unsigned logEvery = 10;
+  std::string params, save, resume;
+};
+
+void printUsage(const char *program) {
+  std::printf(
+      "USAGE: %s [options]\n\n"
+      "Trains the step tgc generated, as `tgc train` does on the "
+      "interpreter.\n\n"
+      "  --steps N          steps to run (default 100)\n"
+      "  --seed S           seeds the initial values and the data (default 0)\n"
+      "  --data D           synthetic-copy (fresh random ids each step, labels "
+      "= ids),\n"
+      "                     fixed (one random batch) or FILE.bin (nanoGPT "
+      "uint16 tokens)\n"
+      "  --lr X             peak learning rate (default: the step's own)\n"
+      "  --warmup N         linear warmup over the first N steps\n"
+      "  --lr-schedule S    constant (default) or cosine (to 0 at the last "
+      "step)\n"
+      "  --log-every K      print the loss every K steps (default 10)\n"
+      "  --params FILE      start from these parameters (.safetensors)\n"
+      "  --save FILE        write parameters, optimizer state and the step "
+      "count\n"
+      "  --resume FILE      continue from a checkpoint --save wrote\n",
+      program);
+}
+
+bool parseUnsigned(const char *text, uint64_t &value) {
+  char *end = nullptr;
+  if (!*text || *text == '-')
+    return false;
+  value = std::strtoull(text, &end, 10);
+  return *end == '\0';
+}
+
+/// Parses the command line; prints the problem and returns false on error.
+bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      help = true;
+      return true;
+    }
+    std::string value;
+    size_t equals = flag.find('=');
+    if (equals != std::string::npos) {
+      value = flag.substr(equals + 1);
+      flag = flag.substr(0, equals);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      std::fprintf(stderr, "error: %s needs a value\n", flag.c_str());
+      return false;
+    }
+    uint64_t number = 0;
+    auto needUnsigned = [&](auto &field) {
+      if (!parseUnsigned(value.c_str(), number)) {
+        std::fprintf(stderr,
+                     "error: %s takes a non-negative integer, not '%s'\n",
+                     flag.c_str(), value.c_str());
+        return false;
+      }
+      field = static_cast<std::remove_reference_t<decltype(field)>>(number);
+      return true;
+    };
+    if (flag == "--steps") {
+      if (!needUnsigned(flags.steps))
+        return false;
+    } else if (flag == "--seed") {
+      if (!needUnsigned(flags.seed))
+        return false;
+    } else if (flag == "--warmup") {
+      if (!needUnsigned(flags.warmup))
+        return false;
+    } else if (flag == "--log-every") {
+      if (!needUnsigned(flags.logEvery))
+        return false;
+    } else if (flag == "--lr") {
+      char *end = nullptr;
+      flags.lr = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(flags.lr >= 0) ||
+          !std::isfinite(flags.lr)) {
+        std::fprintf(stderr,
+                     "error: --lr takes a non-negative number, not '%s'\n",
+                     value.c_str());
+        return false;
+      }
+      flags.hasLr = true;
+    } else if (flag == "--lr-schedule") {
+      if (value != "constant" && value != "cosine") {
+        std::fprintf(stderr,
+                     "error: --lr-schedule is constant or cosine, not '%s'\n",
+                     value.c_str());
+        return false;
+      }
+      flags.schedule = value;
+    } else if (flag == "--data") {
+      flags.data = value;
+    } else if (flag == "--params") {
+      flags.params = value;
+    } else if (flag == "--save") {
+      flags.save = value;
+    } else if (flag == "--resume") {
+      flags.resume = value;
+    } else {
+      std::fprintf(stderr, "error: unknown option '%s' (see --help)\n",
+                   flag.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t getNumElements(const ArgumentInfo &arg) {
+  int64_t count = 1;
+  for (int d = 0; d < arg.rank; ++d)
+    count *= arg.shape[d];
+  return count;
+}
+
+/// The bytes of argument `index` as `tgc run --random-inputs seed` makes it.
+std::vector<char> makeArgument(const ArgumentInfo &arg, unsigned index,
+                               uint64_t seed) {
+  int64_t count = getNumElements(arg);
+  std::vector<char> bytes(count * getDTypeBytes(arg.dtype));
+  if (arg.init.isFloat) {
+    std::vector<double> values(count);
+    randomFloats(arg.init, count, seed, index, values.data());
+    for (int64_t i = 0; i < count; ++i)
+      storeDouble(bytes.data(), arg.dtype, i, values[i]);
+  } else {
+    std::vector<int64_t> values(count);
+    randomInts(arg.init, count, seed, index, values.data());
+    for (int64_t i = 0; i < count; ++i)
+      storeDouble(bytes.data(), arg.dtype, i, static_cast<double>(values[i]));
+  }
+  return bytes;
+}
+
+int findArgument(const StepInfo &info, ArgRole role, const char *name) {
+  for (int i = 0; i < info.numArguments; ++i)
+    if (info.arguments[i].init.role == role &&
+        std::strcmp(info.arguments[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+double scheduledLr(const Flags &flags, double peak, unsigned n) {
+  if (n < flags.warmup)
+    return peak * double(n + 1) / double(flags.warmup);
+  if (flags.schedule == "cosine" && flags.steps > flags.warmup) {
+    double progress =
+        double(n - flags.warmup) / double(flags.steps - flags.warmup);
+    return peak * 0.5 * (1.0 + std::cos(M_PI * progress));
+  }
+  return peak;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+} // namespace
+
+int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
+                       StepFunction step) {
+  Flags flags;
+  bool help = false;
+  if (!parseFlags(argc, argv, flags, help))
+    return 1;
+  if (help) {
+    printUsage(argv[0]);
+    return 0;
+  }
+  bool hasCopyTask = info.copyIds >= 0 && info.copyLabels >= 0;
+  std::string source = flags.data;
+  if (source.empty())
+    source = hasCopyTask ? "synthetic-copy" : "fixed";
+  bool fromFile = source != "synthetic-copy" && source != "fixed";
+  if (!hasCopyTask && source != "fixed")
+    return fail("--data " + source +
+                " needs a token-id 'input' argument read by tg.embedding and "
+                "a 'label' argument of the same type; this step has none (try "
+                "--data fixed)");
+  int64_t seq = 1, rows = 0;
+  std::vector<uint16_t> tokens;
+  if (hasCopyTask) {
+    const ArgumentInfo &ids = info.arguments[info.copyIds];
+    seq = ids.rank ? ids.shape[ids.rank - 1] : 1;
+    rows = seq ? getNumElements(ids) / seq : 0;
+  }
+  std::string error;
+  if (fromFile && !loadTokenFile(source, seq, info.vocabulary, tokens, error))
+    return fail(error);
+
+  // Every argument starts as `tgc train --seed` starts it, on the host.
+  ArgumentBytes arguments(info.numArguments);
+  for (int i = 0; i < info.numArguments; ++i)
+    arguments[i] = makeArgument(info.arguments[i], i, flags.seed);
+  int64_t firstStep = 0;
+  if (!flags.params.empty()) {
+    int64_t ignored = 0;
+    if (!loadCheckpoint(flags.params, info, arguments, {ArgRole::Param},
+                        ignored, error))
+      return fail(error);
+  }
+  if (!flags.resume.empty() &&
+      !loadCheckpoint(flags.resume, info, arguments,
+                      {ArgRole::Param, ArgRole::State}, firstStep, error))
+    return fail(error);
+
+  Context context;
+  context.arena =
+      static_cast<char *>(backend::allocate(info.arenaBytes, error));
+  if (!context.arena)
+    return fail("the step's arena of " + std::to_string(info.arenaBytes) +
+                " bytes: " + error);
+  context.scratch =
+      static_cast<char *>(backend::allocate(info.scratchBytes, error));
+  if (!context.scratch)
+    return fail("the kernels' scratch of " + std::to_string(info.scratchBytes) +
+                " bytes: " + error);
+  for (int i = 0; i < info.numArguments; ++i)
+    backend::toDevice(context.arena + info.arguments[i].offset,
+                      arguments[i].data(), arguments[i].size());
+
+  int lrIndex = findArgument(info, ArgRole::Hyper, "lr");
+  int stepIndex = findArgument(info, ArgRole::Hyper, "step");
+  int scaleIndex = findArgument(info, ArgRole::State, "loss_scale");
+  double peakLr = 0;
+  if (lrIndex >= 0)
+    peakLr = flags.hasLr ? flags.lr
+                         : loadDouble(arguments[lrIndex].data(),
+                                      info.arguments[lrIndex].dtype, 0);
+  else if (flags.hasLr || flags.warmup)
+    return fail("--lr and --warmup need an 'lr' hyper-parameter; this step "
+                "has none");
+  int lossIndex = -1, scaleResult = -1;
+  for (int r = 0; r < info.numResults; ++r) {
+    if (info.results[r].isLoss)
+      lossIndex = r;
+    if (info.results[r].aliases == scaleIndex && scaleIndex >= 0)
+      scaleResult = r;
+  }
+  if (lossIndex < 0)
+    return fail("the step has no 'loss' result to train on");
+
+  double firstLoss = NAN, lastLoss = NAN;
+  unsigned skipped = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned k = 0; k < flags.steps; ++k) {
+    unsigned n = static_cast<unsigned>(firstStep) + k;
+    uint64_t seedOfStep = stepSeed(flags.seed, n);
+    // The arguments that change every step, on the host, then uploaded.
+    std::vector<int> changed;
+    for (int i = 0; i < info.numArguments; ++i) {
+      const ArgumentInfo &arg = info.arguments[i];
+      if (i == stepIndex) {
+        storeDouble(arguments[i].data(), arg.dtype, 0, double(n + 1));
+      } else if (i == lrIndex) {
+        storeDouble(arguments[i].data(), arg.dtype, 0,
+                    scheduledLr(flags, peakLr, n));
+      } else if (arg.init.role == ArgRole::Hyper && !arg.init.isFloat &&
+                 !arg.init.hasDefault) {
+        arguments[i] = makeArgument(arg, i, seedOfStep); // dropout seeds
+      } else if (!fromFile && source == "synthetic-copy" && i == info.copyIds) {
+        arguments[i] = makeArgument(arg, i, seedOfStep);
+        arguments[info.copyLabels] = arguments[i];
+        changed.push_back(info.copyLabels);
+      } else {
+        continue;
+      }
+      changed.push_back(i);
+    }
+    if (fromFile) {
+      std::vector<int64_t> ids(rows * seq), labels(rows * seq);
+      fillTokenWindows(tokens.data(), static_cast<int64_t>(tokens.size()),
+                       ids.data(), labels.data(), rows, seq, seedOfStep);
+      for (int64_t j = 0; j < rows * seq; ++j) {
+        storeDouble(arguments[info.copyIds].data(),
+                    info.arguments[info.copyIds].dtype, j, double(ids[j]));
+        storeDouble(arguments[info.copyLabels].data(),
+                    info.arguments[info.copyLabels].dtype, j,
+                    double(labels[j]));
+      }
+      changed.push_back(info.copyIds);
+      changed.push_back(info.copyLabels);
+    }
+    for (int i : changed)
+      backend::toDevice(context.arena + info.arguments[i].offset,
+                        arguments[i].data(), arguments[i].size());
+
+    context.step = n + 1;
+    step(context);
+    backend::synchronize("the step");
+
+    const ResultInfo &lossResult = info.results[lossIndex];
+    std::vector<char> lossBytes(getDTypeBytes(lossResult.dtype));
+    backend::toHost(lossBytes.data(), context.arena + lossResult.offset,
+                    lossBytes.size());
+    double loss = loadDouble(lossBytes.data(), lossResult.dtype, 0);
+    if (k == 0)
+      firstLoss = loss;
+    lastLoss = loss;
+    if (!std::isfinite(loss)) {
+      std::fprintf(stderr,
+                   "error: the loss is %g at step %u; try a smaller learning "
+                   "rate or gradient clipping\n",
+                   loss, n + 1);
+      return 1;
+    }
+    double scale = NAN, newScale = NAN;
+    if (scaleResult >= 0) {
+      scale = loadDouble(arguments[scaleIndex].data(),
+                         info.arguments[scaleIndex].dtype, 0);
+      const ResultInfo &result = info.results[scaleResult];
+      std::vector<char> bytes(getDTypeBytes(result.dtype));
+      backend::toHost(bytes.data(), context.arena + result.offset,
+                      bytes.size());
+      newScale = loadDouble(bytes.data(), result.dtype, 0);
+      arguments[scaleIndex] = bytes;
+    }
+    bool wasSkipped = newScale < scale;
+    skipped += wasSkipped;
+    unsigned every = flags.logEvery ? flags.logEvery : 1;
+    if (n + 1 == 1 || (n + 1) % every == 0 || k + 1 == flags.steps ||
+        wasSkipped) {
+      std::printf("step %u: loss %.6f", n + 1, loss);
+      if (wasSkipped)
+        std::printf(" (skipped: non-finite gradients; loss scale %g -> %g)",
+                    scale, newScale);
+      else if (!std::isnan(scale))
+        std::printf(" (loss scale %g)", newScale);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    // New values of arguments not updated in place go to their buffers.
+    for (int r = 0; r < info.numResults; ++r) {
+      const ResultInfo &result = info.results[r];
+      if (result.aliases < 0)
+        continue;
+      int64_t offset = info.arguments[result.aliases].offset;
+      if (offset != result.offset)
+        backend::onDevice(context.arena + offset, context.arena + result.offset,
+                          result.bytes);
+    }
+  }
+  backend::synchronize("the last step");
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  double perStep = flags.steps ? seconds / flags.steps : 0;
+  std::printf("trained %u steps (%s, %s data) in %.2f s: loss %.6f -> %.6f; "
+              "%.3f ms/step",
+              flags.steps, backend::describe().c_str(), source.c_str(), seconds,
+              firstLoss, lastLoss, perStep * 1e3);
+  if (hasCopyTask && perStep > 0)
+    std::printf(", %.0f tokens/s", double(rows * seq) / perStep);
+  if (size_t peak = backend::peakMemory())
+    std::printf(", peak device memory %zu bytes", peak);
+  std::printf("\n");
+  if (skipped)
+    std::printf("%u step(s) skipped by dynamic loss scaling\n", skipped);
+
+  if (!flags.save.empty()) {
+    for (int i = 0; i < info.numArguments; ++i)
+      backend::toHost(arguments[i].data(),
+                      context.arena + info.arguments[i].offset,
+                      arguments[i].size());
+    if (!saveCheckpoint(flags.save, info, arguments,
+                        {ArgRole::Param, ArgRole::State},
+                        firstStep + flags.steps, error))
+      return fail(error);
+  }
+  backend::release(context.scratch);
+  backend::release(context.arena);
+  return 0;
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""The generated project against the interpreter, in CI.
+
+Writes a model with tgc-zoo, emits its training step with
+`tgc compile --emit cuda`, builds the project for the host target
+(-DTGC_TARGET=host: the generated kernels on the CPU, one thread per block),
+runs `train --seed 0`, and compares its per-step losses with those of
+`tgc train` on the same model and options (the interpreter). Exits 1 when a
+loss differs by more than --rtol relative.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+LOSS = re.compile(r"^step (\d+): loss (\S+)", re.M)
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        sys.stderr.write("$ " + " ".join(command) + "\n" + result.stdout +
+                         result.stderr)
+        sys.exit(1)
+    return result.stdout
+
+
+def losses(text):
+    return {int(step): float(loss) for step, loss in LOSS.findall(text)}
+
+
+def read_safetensors(path):
+    """The float tensors of a .safetensors file, by name, as numpy arrays."""
+    import numpy
+    with open(path, "rb") as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    types = {"F32": numpy.float32, "F64": numpy.float64}
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__" or entry["dtype"] not in types:
+            continue
+        begin, end = entry["data_offsets"]
+        tensors[name] = numpy.frombuffer(
+            data[8 + length + begin:8 + length + end],
+            dtype=types[entry["dtype"]]).reshape(entry["shape"])
+    return tensors
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True, help="tgc's bin directory")
+    parser.add_argument("--runtime-dir", required=True,
+                        help="TGCRuntime_DIR (the runtime's build directory)")
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--zoo", required=True,
+                        help="tgc-zoo arguments, space-separated")
+    parser.add_argument("--options", default="",
+                        help="pipeline options for both tgc compile and train")
+    parser.add_argument("--compile-options", default="",
+                        help="options of tgc compile alone (planning: "
+                        "--memory-budget, --no-fuse), which tgc train does "
+                        "not take and which must not change the numbers")
+    parser.add_argument("--data", default="synthetic-copy")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--param-atol", type=float, default=1e-6,
+                        help="parameters after the run: |a - b| <= atol + "
+                        "rtol |b|")
+    args = parser.parse_args()
+
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model = os.path.join(work, "model.mlir")
+    project = os.path.join(work, "project")
+    options = args.options.split()
+    run([os.path.join(args.bin, "tgc-zoo")] + args.zoo.split() + ["-o", model])
+    run([os.path.join(args.bin, "tgc"), "compile", model, "--train"] + options +
+        args.compile_options.split() + ["--emit", "cuda", "-o", project])
+    build = os.path.join(project, "build")
+    run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
+         "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
+    run(["cmake", "--build", build])
+    common = ["--steps", str(args.steps), "--seed", "0", "--data", args.data,
+              "--log-every", "1"]
+    saved = os.path.join(work, "generated.safetensors")
+    expected = os.path.join(work, "interpreter.safetensors")
+    generated = losses(run([os.path.join(build, "train")] + common +
+                           ["--save", saved]))
+    reference = losses(run([os.path.join(args.bin, "tgc"), "train", model] +
+                           options + common + ["--save", expected]))
+    if len(reference) != args.steps or generated.keys() != reference.keys():
+        sys.exit("expected %d steps from both, got %d (train) and %d (tgc "
+                 "train)" % (args.steps, len(generated), len(reference)))
+    worst = 0.0
+    for step in sorted(reference):
+        a, b = generated[step], reference[step]
+        error = abs(a - b) / max(abs(b), 1e-30)
+        worst = max(worst, error)
+        if error > args.rtol:
+            sys.exit("step %d: the generated step's loss %.9g differs from "
+                     "the interpreter's %.9g by %.3g relative (> %g)" %
+                     (step, a, b, error, args.rtol))
+    import numpy
+    mine, theirs = read_safetensors(saved), read_safetensors(expected)
+    if not theirs or set(theirs) - set(mine):
+        sys.exit("the parameters differ in names: %s" %
+                 sorted(set(theirs) ^ set(mine)))
+    for name, value in theirs.items():
+        if not numpy.allclose(mine[name], value, rtol=args.rtol,
+                              atol=args.param_atol):
+            worstParam = numpy.max(numpy.abs(mine[name] - value))
+            sys.exit("parameter %s after %d steps differs by up to %.3g" %
+                     (name, args.steps, worstParam))
+    print("%d parameters equal within rtol %g, atol %g" %
+          (len(theirs), args.rtol, args.param_atol))
+    print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
+          % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
+
+
+if __name__ == "__main__":
+    main()

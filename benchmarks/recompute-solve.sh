@@ -2,7 +2,8 @@
 # The budgeted recompute solve against the planner's frontier, on the zoo's
 # AdamW training steps (f32). For each model, the step as tg-recompute sees
 # it in the pipeline (tgc compile --no-fuse --no-schedule --no-memory-plan),
-# its frontier (tgc report --recompute-frontier: every plan of the planner's
+# its frontier (tgc report MODEL --optimizer adamw --recompute-frontier: the
+# planner on that same step; every plan of the planner's
 # pool that no other beats on both simulated peak and extra time) and, at 10
 # budgets from the smallest feasible peak to the peak without recomputation,
 # the budgeted solve (tgc-opt --tg-recompute='budget=B explain'):
@@ -87,7 +88,7 @@ for spec in $MODELS; do
   "$TGC" compile "$work/graph.mlir" --optimizer adamw --no-fuse --no-schedule \
     --no-memory-plan --device "$DEVICE" -o "$step"
   start=$(now)
-  "$TGC" report "$step" --device "$DEVICE" --recompute-frontier 1000000 |
+  "$TGC" report "$work/graph.mlir" --optimizer adamw --device "$DEVICE" --recompute-frontier 1000000 |
     awk 'NR > 2 { print $1, $2 }' >"$work/frontier"
   frontier_s=$(since "$start")
   low=$(head -1 "$work/frontier" | cut -d' ' -f1)

@@ -10,6 +10,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/RecomputeBound.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
@@ -746,6 +747,17 @@ ArrayRef<SmallVector<unsigned>> RecomputePlanner::getPlanPool() {
   return *planPool;
 }
 
+RecomputePeakBound &RecomputePlanner::getBound() {
+  if (!bound) {
+    SmallVector<Operation *> candidateOps;
+    for (const RecomputeCandidate &candidate : candidates)
+      candidateOps.push_back(candidate.op);
+    bound =
+        std::make_unique<RecomputePeakBound>(function, candidateOps, &device);
+  }
+  return *bound;
+}
+
 FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
                                                  int64_t &minimumPeak) {
   auto start = std::chrono::steady_clock::now();
@@ -756,21 +768,35 @@ FailureOr<RecomputePlan> RecomputePlanner::solve(int64_t budget,
     best.emplace();
   // Every plan of the pool, cheapest first, until one fits: the result is
   // never more expensive than a plan of the frontier (built from the same
-  // pool) that fits, and on failure every plan has been simulated, so the
-  // smallest peak is the smallest the planner can reach.
+  // pool) that fits. A plan whose lower bound exceeds the budget cannot
+  // fit and is not simulated.
   unsigned tried = 0;
+  std::vector<const SmallVector<unsigned> *> ruledOut;
   for (const SmallVector<unsigned> &set :
        best ? ArrayRef<SmallVector<unsigned>>() : getPlanPool()) {
     if (best)
       break;
+    if (useBound && getBound().exceeds(set, budget)) {
+      ruledOut.push_back(&set);
+      continue;
+    }
     ++tried;
     int64_t peak = simulatePeak(set);
     minimumPeak = std::min(minimumPeak, peak);
     if (peak <= budget)
       best = set;
   }
-  if (!best)
+  if (!best) {
+    // The smallest peak the planner can reach: the plans ruled out too,
+    // unless their bound shows they do not go below it.
+    for (const SmallVector<unsigned> *set : ruledOut) {
+      if (getBound().exceeds(*set, minimumPeak - 1))
+        continue;
+      ++tried;
+      minimumPeak = std::min(minimumPeak, simulatePeak(*set));
+    }
     return failure();
+  }
   RecomputePlan plan = finish(std::move(*best));
   plan.exhaustive = candidates.size() <= exhaustiveLimit;
   plan.solves = tried;

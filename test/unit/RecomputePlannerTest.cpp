@@ -13,6 +13,7 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/RecomputeBound.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/InitAll.h"
 #include "tgc/Transforms/Passes.h"
@@ -360,7 +361,11 @@ protected:
   }
 };
 
-TEST_F(RecomputeSolveTest, NeverWorseThanTheFrontier) {
+/// Small zoo steps large enough for the block DP: gpt2 3 layers and llama 2
+/// layers, with fused and eager attention.
+static std::vector<std::pair<std::string, OwningOpRef<ModuleOp>>>
+buildZooSteps(MLIRContext &context) {
+  std::vector<std::pair<std::string, OwningOpRef<ModuleOp>>> steps;
   for (bool eager : {false, true}) {
     zoo::GPT2Config gpt2;
     gpt2.layers = 3;
@@ -371,12 +376,8 @@ TEST_F(RecomputeSolveTest, NeverWorseThanTheFrontier) {
     gpt2.seq = 32;
     gpt2.batch = 2;
     gpt2.eagerAttention = eager;
-    FailureOr<OwningOpRef<ModuleOp>> built =
-        zoo::buildModel(context, gpt2, "gpt2");
-    ASSERT_TRUE(succeeded(built));
-    checkAgainstFrontier(buildStep(std::move(*built)),
-                         eager ? "gpt2 3 layers eager" : "gpt2 3 layers");
-
+    steps.emplace_back(eager ? "gpt2 3 layers eager" : "gpt2 3 layers",
+                       std::move(*zoo::buildModel(context, gpt2, "gpt2")));
     zoo::LlamaConfig llama;
     llama.layers = 2;
     llama.hidden = 64;
@@ -387,10 +388,78 @@ TEST_F(RecomputeSolveTest, NeverWorseThanTheFrontier) {
     llama.seq = 32;
     llama.batch = 2;
     llama.eagerAttention = eager;
-    built = zoo::buildModel(context, llama, "llama");
-    ASSERT_TRUE(succeeded(built));
-    checkAgainstFrontier(buildStep(std::move(*built)),
-                         eager ? "llama 2 layers eager" : "llama 2 layers");
+    steps.emplace_back(eager ? "llama 2 layers eager" : "llama 2 layers",
+                       std::move(*zoo::buildModel(context, llama, "llama")));
+  }
+  return steps;
+}
+
+TEST_F(RecomputeSolveTest, NeverWorseThanTheFrontier) {
+  for (auto &[name, built] : buildZooSteps(context))
+    checkAgainstFrontier(buildStep(std::move(built)), name);
+}
+
+/// The lower bound that lets solve skip simulations is one: on random plans
+/// (each candidate recomputed with probability 1/8, 1/2 or 7/8) and the
+/// frontier's, it never exceeds the simulated peak of the rewritten,
+/// scheduled step, and `exceeds` answers as the bound does.
+TEST_F(RecomputeSolveTest, BoundIsBelowTheSimulatedPeak) {
+  std::mt19937 rng(15);
+  for (auto &[name, built] : buildZooSteps(context)) {
+    func::FuncOp function = buildStep(std::move(built));
+    RecomputePlanner planner(function, device);
+    RecomputePeakBound &bound = planner.getBound();
+    std::vector<SmallVector<unsigned>> plans;
+    for (const RecomputePlan &point : planner.computeFrontier(0))
+      plans.push_back(point.recomputed);
+    for (double share : {0.125, 0.5, 0.875})
+      for (unsigned trial = 0; trial < 20; ++trial) {
+        SmallVector<unsigned> plan;
+        for (unsigned at = 0; at < planner.getCandidates().size(); ++at)
+          if (std::bernoulli_distribution(share)(rng))
+            plan.push_back(at);
+        plans.push_back(plan);
+      }
+    unsigned tight = 0;
+    for (const SmallVector<unsigned> &plan : plans) {
+      int64_t peak = planner.simulatePeak(plan);
+      int64_t lower = bound.get(plan);
+      EXPECT_LE(lower, peak) << name << ", " << plan.size() << " recomputed";
+      for (int64_t threshold : {lower - 1, lower, peak - 1, peak})
+        EXPECT_EQ(bound.exceeds(plan, threshold), lower > threshold) << name;
+      tight += lower * 20 >= peak * 19;
+    }
+    // Loose but not vacuous: within 5% of the peak for most plans.
+    EXPECT_GE(tight * 2, plans.size()) << name;
+  }
+}
+
+/// Skipping the plans the bound rules out changes nothing: at budgets
+/// around every frontier point, the solve with the bound returns what the
+/// solve that simulates every plan returns, and on failure the same
+/// smallest peak.
+TEST_F(RecomputeSolveTest, BoundChangesNoResult) {
+  for (auto &[name, built] : buildZooSteps(context)) {
+    func::FuncOp function = buildStep(std::move(built));
+    RecomputePlanner bounded(function, device), simulated(function, device);
+    simulated.useBound = false;
+    std::vector<int64_t> budgets;
+    for (const RecomputePlan &point : simulated.computeFrontier(0))
+      for (int64_t delta : {-4096, -1, 0, 4096})
+        budgets.push_back(point.peakBytes + delta);
+    for (int64_t budget : budgets) {
+      int64_t boundedMinimum = 0, simulatedMinimum = 0;
+      FailureOr<RecomputePlan> a = bounded.solve(budget, boundedMinimum);
+      FailureOr<RecomputePlan> b = simulated.solve(budget, simulatedMinimum);
+      ASSERT_EQ(succeeded(a), succeeded(b)) << name << " at " << budget;
+      if (failed(a)) {
+        EXPECT_EQ(boundedMinimum, simulatedMinimum) << name << " at " << budget;
+        continue;
+      }
+      EXPECT_EQ(a->recomputed, b->recomputed) << name << " at " << budget;
+      EXPECT_EQ(a->peakBytes, b->peakBytes) << name << " at " << budget;
+      EXPECT_LE(a->solves, b->solves) << name << " at " << budget;
+    }
   }
 }
 

@@ -89,23 +89,24 @@ static InFlightDiagnostic emitResultError(FunctionOpInterface func,
   return func.emitError() << "result #" << index << ": ";
 }
 
-static StringAttr getStringAttr(ArrayRef<DictionaryAttr> attrs, unsigned index,
-                                StringRef name) {
-  if (index >= attrs.size() || !attrs[index])
+/// The attribute dictionary of entry `index` of a function's argument or
+/// result attributes (`attrs`, null when no entry has any), or null.
+static DictionaryAttr getEntry(ArrayAttr attrs, unsigned index) {
+  if (!attrs || index >= attrs.size())
     return {};
-  return attrs[index].getAs<StringAttr>(name);
+  return dyn_cast<DictionaryAttr>(attrs[index]);
 }
 
-static SmallVector<DictionaryAttr> getArgAttrs(FunctionOpInterface func) {
-  SmallVector<DictionaryAttr> attrs;
-  func.getAllArgAttrs(attrs);
-  return attrs;
-}
-
-static SmallVector<DictionaryAttr> getResultAttrs(FunctionOpInterface func) {
-  SmallVector<DictionaryAttr> attrs;
-  func.getAllResultAttrs(attrs);
-  return attrs;
+/// Whether `index` is the first entry of `attrs` that carries `name`. The
+/// checks that compare entries with each other (a name or an aliased argument
+/// used twice) run there, once per function and over all entries with a map:
+/// checking every entry against the earlier ones was quadratic in the number
+/// of arguments (llama 70b's step has 2,173 of them).
+static bool isFirstWith(ArrayAttr attrs, unsigned index, StringRef name) {
+  for (unsigned other = 0; other < index; ++other)
+    if (DictionaryAttr entry = getEntry(attrs, other); entry && entry.get(name))
+      return false;
+  return true;
 }
 
 /// Checks a `tg.role` value against the allowed roles; returns the role.
@@ -124,17 +125,30 @@ static FailureOr<Role> verifyRole(Attribute value, ArrayRef<Role> roles,
   return diag;
 }
 
-/// Checks a `tg.name` value, and that no earlier entry has the same name.
-static LogicalResult verifyName(Attribute value, unsigned index,
-                                ArrayRef<DictionaryAttr> all, StringRef kind,
-                                function_ref<InFlightDiagnostic()> emit) {
+/// Checks a `tg.name` value; at the first named entry, that no two entries
+/// share a name (reported at the later one).
+static LogicalResult
+verifyName(Attribute value, unsigned index, ArrayAttr all, StringRef kind,
+           function_ref<InFlightDiagnostic(unsigned)> emitAt) {
   auto name = dyn_cast<StringAttr>(value);
   if (!name || name.getValue().empty())
-    return emit() << "'tg.name' must be a non-empty string, got " << value;
-  for (unsigned other = 0; other < index; ++other)
-    if (getStringAttr(all, other, TGDialect::kNameAttrName) == name)
-      return emit() << "'tg.name' \"" << name.getValue()
-                    << "\" is already the name of " << kind << " #" << other;
+    return emitAt(index) << "'tg.name' must be a non-empty string, got "
+                         << value;
+  if (!isFirstWith(all, index, TGDialect::kNameAttrName))
+    return success();
+  DenseMap<StringAttr, unsigned> firstOf;
+  for (unsigned other = index; other < all.size(); ++other) {
+    DictionaryAttr entry = getEntry(all, other);
+    auto otherName =
+        entry ? entry.getAs<StringAttr>(TGDialect::kNameAttrName) : nullptr;
+    if (!otherName || otherName.getValue().empty())
+      continue;
+    auto [it, inserted] = firstOf.try_emplace(otherName, other);
+    if (!inserted)
+      return emitAt(other) << "'tg.name' \"" << otherName.getValue()
+                           << "\" is already the name of " << kind << " #"
+                           << it->second;
+  }
   return success();
 }
 
@@ -210,8 +224,9 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
   if (name == kRoleAttrName)
     return verifyRole(attribute.getValue(), kArgumentRoles, emit);
   if (name == kNameAttrName)
-    return verifyName(attribute.getValue(), argIndex, getArgAttrs(func),
-                      "argument", emit);
+    return verifyName(
+        attribute.getValue(), argIndex, func.getArgAttrsAttr(), "argument",
+        [&](unsigned index) { return emitArgumentError(func, index); });
   if (name == kAliasesAttrName)
     return emit() << "'tg.aliases' belongs on a result, naming the argument "
                      "it updates";
@@ -249,42 +264,79 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
   return emit() << "unknown argument attribute '" << name << "'";
 }
 
-/// Checks that result `index` may alias argument `value`.
-static LogicalResult verifyAliases(FunctionOpInterface func, unsigned index,
-                                   Attribute value,
-                                   function_ref<InFlightDiagnostic()> emit) {
+namespace {
+/// What is wrong with a `tg.aliases` value, if anything.
+enum class AliasProblem {
+  None,
+  NotAnIndex,
+  OutOfRange,
+  TypeMismatch,
+  NotState
+};
+} // namespace
+
+/// Whether result `index` may alias argument `value` on its own (the checks
+/// that compare results with each other aside).
+static AliasProblem getAliasProblem(FunctionOpInterface func, unsigned index,
+                                    Attribute value) {
   // An index (any integer type but i1, whose `true` would read as -1).
   auto target = dyn_cast<IntegerAttr>(value);
   if (!target || !(target.getType().isIndex() ||
                    (target.getType().isSignlessInteger() &&
                     target.getType().getIntOrFloatBitWidth() > 1)))
-    return emit() << "'tg.aliases' must be an integer argument index, got "
-                  << value;
+    return AliasProblem::NotAnIndex;
   int64_t arg = target.getInt();
-  unsigned numArgs = func.getNumArguments();
-  if (arg < 0 || arg >= static_cast<int64_t>(numArgs))
-    return emit() << "'tg.aliases' = " << arg
-                  << " is not an argument index (the "
-                  << "function has " << numArgs << " argument(s))";
-  Type argType = func.getArgumentTypes()[arg];
-  Type resultType = func.getResultTypes()[index];
-  if (argType != resultType)
-    return emit() << "aliases argument #" << arg << " of type " << argType
-                  << ", but has type " << resultType;
+  if (arg < 0 || arg >= static_cast<int64_t>(func.getNumArguments()))
+    return AliasProblem::OutOfRange;
+  if (func.getArgumentTypes()[arg] != func.getResultTypes()[index])
+    return AliasProblem::TypeMismatch;
   std::optional<Role> role = getArgumentRole(func, arg);
   if (role != Role::Param && role != Role::State)
+    return AliasProblem::NotState;
+  return AliasProblem::None;
+}
+
+/// Checks that result `index` may alias argument `value`; at the first
+/// aliasing result, that no argument is aliased twice (reported at the later
+/// result).
+static LogicalResult verifyAliases(FunctionOpInterface func, unsigned index,
+                                   Attribute value,
+                                   function_ref<InFlightDiagnostic()> emit) {
+  AliasProblem problem = getAliasProblem(func, index, value);
+  if (problem == AliasProblem::NotAnIndex)
+    return emit() << "'tg.aliases' must be an integer argument index, got "
+                  << value;
+  int64_t arg = cast<IntegerAttr>(value).getInt();
+  if (problem == AliasProblem::OutOfRange)
+    return emit() << "'tg.aliases' = " << arg
+                  << " is not an argument index (the "
+                  << "function has " << func.getNumArguments()
+                  << " argument(s))";
+  if (problem == AliasProblem::TypeMismatch)
+    return emit() << "aliases argument #" << arg << " of type "
+                  << func.getArgumentTypes()[arg] << ", but has type "
+                  << func.getResultTypes()[index];
+  if (problem == AliasProblem::NotState)
     return emit() << "aliases argument #" << arg
                   << ", which is not a 'param' or 'state'";
-  SmallVector<DictionaryAttr> resultAttrs = getResultAttrs(func);
-  for (unsigned other = 0; other < index; ++other) {
-    if (other >= resultAttrs.size() || !resultAttrs[other])
+  ArrayAttr all = func.getResAttrsAttr();
+  if (!isFirstWith(all, index, TGDialect::kAliasesAttrName))
+    return success();
+  // Compare indices, not attributes: `0 : i32` and `0 : i64` are the same.
+  // A result that is wrong on its own is reported by its own check.
+  DenseMap<int64_t, unsigned> firstOf;
+  for (unsigned other = index; other < all.size(); ++other) {
+    DictionaryAttr entry = getEntry(all, other);
+    Attribute alias =
+        entry ? entry.get(TGDialect::kAliasesAttrName) : Attribute();
+    if (!alias || getAliasProblem(func, other, alias) != AliasProblem::None)
       continue;
-    // Compare indices, not attributes: `0 : i32` and `0 : i64` are the same.
-    auto earlier =
-        resultAttrs[other].getAs<IntegerAttr>(TGDialect::kAliasesAttrName);
-    if (earlier && earlier.getValue().getSExtValue() == arg)
-      return emit() << "argument #" << arg << " is already aliased by result #"
-                    << other;
+    int64_t otherArg = cast<IntegerAttr>(alias).getValue().getSExtValue();
+    auto [it, inserted] = firstOf.try_emplace(otherArg, other);
+    if (!inserted)
+      return emitResultError(func, other)
+             << "argument #" << otherArg << " is already aliased by result #"
+             << it->second;
   }
   return success();
 }
@@ -299,7 +351,7 @@ LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
                            << "' is only valid on function results";
   auto emit = [&] { return emitResultError(func, resultIndex); };
   StringRef name = attribute.getName().getValue();
-  SmallVector<DictionaryAttr> resultAttrs = getResultAttrs(func);
+  ArrayAttr resultAttrs = func.getResAttrsAttr();
   if (name == kRoleAttrName) {
     FailureOr<Role> role = verifyRole(attribute.getValue(), kResultRoles, emit);
     if (failed(role))
@@ -311,15 +363,15 @@ LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
       return emit() << "the loss must be a floating-point scalar tensor, got "
                     << func.getResultTypes()[resultIndex];
     for (unsigned other = 0; other < resultIndex; ++other)
-      if (other < resultAttrs.size() &&
-          getRole(resultAttrs[other]) == Role::Loss)
+      if (getRole(getEntry(resultAttrs, other)) == Role::Loss)
         return emit() << "result #" << other
                       << " is already the loss; a step has one loss";
     return success();
   }
   if (name == kNameAttrName)
-    return verifyName(attribute.getValue(), resultIndex, resultAttrs, "result",
-                      emit);
+    return verifyName(
+        attribute.getValue(), resultIndex, resultAttrs, "result",
+        [&](unsigned index) { return emitResultError(func, index); });
   if (name == kAliasesAttrName)
     return verifyAliases(func, resultIndex, attribute.getValue(), emit);
   return emit() << "unknown result attribute '" << name << "'";

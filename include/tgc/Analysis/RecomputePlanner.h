@@ -33,6 +33,7 @@ namespace tgc {
 namespace detail {
 struct ActivationInfo;
 } // namespace detail
+class RecomputePeakBound;
 
 /// Parses a byte count: an integer or decimal with an optional suffix
 /// (B, KB/MB/GB/TB in powers of 1000, KiB/MiB/GiB/TiB in powers of 1024).
@@ -111,6 +112,12 @@ public:
   unsigned exhaustiveLimit = 12;
   /// Blocks are merged up to this many candidates, all subsets enumerated.
   unsigned blockLimit = 10;
+  /// Whether solve skips the plans a lower bound of the peak rules out
+  /// (RecomputePeakBound) instead of simulating them; the result is the
+  /// same, and so is the smallest peak reported on failure.
+  bool useBound = true;
+  /// The lower bound solve uses (built on first use).
+  RecomputePeakBound &getBound();
 
 private:
   struct Option {
@@ -183,6 +190,7 @@ private:
   std::vector<std::vector<Option>> optionsOf; // per representative block
   int64_t peakBefore = 0;
   std::optional<std::vector<llvm::SmallVector<unsigned>>> planPool;
+  std::unique_ptr<RecomputePeakBound> bound;
   /// The cost model's time of each op (getOpTime).
   mutable llvm::DenseMap<mlir::Operation *, double> opTimes;
   /// simulatePeak's results, by sorted candidate set.

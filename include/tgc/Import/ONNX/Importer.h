@@ -1,6 +1,6 @@
 //===- Importer.h - ONNX models to tg functions -----------------*- C++ -*-===//
 //
-// Turns an ONNX model (opsets 13 to 18; older forms of the migrated
+// Turns an ONNX model (opsets 13 to 21; older forms of the migrated
 // attributes too) into a module with one tg `func.func @main`: float
 // initializers become `param` arguments whose values come back beside the
 // module, graph inputs become `input` arguments, everything computable at

@@ -15,7 +15,7 @@ config.substitutions.append(("%tgc_src_root", config.tgc_src_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["tgc", "tgc-opt", "tgc-zoo"], [config.tgc_tools_dir])
+llvm_config.add_tool_substitutions(["tgc", "tgc-opt", "tgc-zoo", "tgc-onnx-conformance"], [config.tgc_tools_dir])
 
 # GPU tests are marked `REQUIRES: cuda` and run only where a GPU answers.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):

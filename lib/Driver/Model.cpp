@@ -8,6 +8,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -37,6 +38,23 @@ getImportOptions(const ModelImportFlags &flags) {
       return reportError("--loss-output and --add-loss exclude each other");
     options.crossEntropyLogits = logits.str();
   }
+  if (!flags.parametersFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(flags.parametersFile);
+    if (!buffer)
+      return reportError("--parameters " + flags.parametersFile + ": " +
+                         buffer.getError().message());
+    // One name a line; blank lines and `#` comments are skipped.
+    SmallVector<StringRef> lines;
+    (*buffer)->getBuffer().split(lines, '\n');
+    options.parameterNames.emplace();
+    for (StringRef line : lines) {
+      line = line.trim();
+      if (!line.empty() && !line.starts_with("#"))
+        options.parameterNames->push_back(line.str());
+    }
+  }
+  options.parameterGlobs = flags.parameterGlobs;
+  options.bufferGlobs = flags.bufferGlobs;
   return options;
 }
 
@@ -58,6 +76,7 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
       return failure();
     loaded.module = std::move(model->module);
     loaded.parameters = std::move(model->parameters);
+    loaded.buffers = std::move(model->buffers);
     return loaded;
   }
   std::string errorMessage;

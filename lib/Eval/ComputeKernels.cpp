@@ -1,8 +1,8 @@
 //===- ComputeKernels.cpp - kernels of compute ops ------------------------===//
 //
-// matmul (through BLAS), embedding, layer_norm, rms_norm, attention, dropout
-// and cross_entropy, following the semantics in TGOps.td. Statistics and
-// scores are computed in f32 (double in f64 mode).
+// matmul (through BLAS), embedding, top_k, layer_norm, rms_norm, attention,
+// dropout and cross_entropy, following the semantics in TGOps.td. Statistics
+// and scores are computed in f32 (double in f64 mode).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,9 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Support/Philox.h"
+
+#include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace tgc;
@@ -89,6 +92,50 @@ LogicalResult embeddingKernel(Operation *op, ArrayRef<const Tensor *> operands,
     });
   }
   results.push_back(std::move(result));
+  return success();
+}
+
+/// The k largest (or smallest) elements of each row of the last dimension,
+/// ties broken by position, NaN above every number (as ONNX's reference).
+LogicalResult topKKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                         SmallVectorImpl<Tensor> &results,
+                         const KernelContext &context) {
+  auto topK = cast<tg::TopKOp>(op);
+  const Tensor &x = *operands[0];
+  Tensor values = context.makeResult(topK.getValues().getType());
+  Tensor indices = context.makeResult(topK.getIndices().getType());
+  int64_t size = x.getShape().back(), k = topK.getK();
+  int64_t rows = size == 0 ? 0 : x.getNumElements() / size;
+  bool smallest = topK.getSmallest();
+  visitData(x, values, [&](const auto &src, auto &dst) {
+    using T = typename std::decay_t<decltype(src)>::value_type;
+    auto isNaN = [](T v) { return v != v; };
+    // Whether a ranks strictly before b (position decides among equals).
+    auto above = [&](T a, T b) {
+      if (isNaN(a) || isNaN(b))
+        return isNaN(a) && !isNaN(b);
+      return a > b;
+    };
+    std::vector<int64_t> order(size);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = src.data() + r * size;
+      std::iota(order.begin(), order.end(), int64_t(0));
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int64_t a, int64_t b) {
+                          bool first = smallest ? above(row[b], row[a])
+                                                : above(row[a], row[b]);
+                          bool second = smallest ? above(row[a], row[b])
+                                                 : above(row[b], row[a]);
+                          return first || (!second && a < b);
+                        });
+      for (int64_t i = 0; i < k; ++i) {
+        dst[r * k + i] = row[order[i]];
+        indices.ints()[r * k + i] = order[i];
+      }
+    }
+  });
+  results.push_back(std::move(values));
+  results.push_back(std::move(indices));
   return success();
 }
 
@@ -286,6 +333,7 @@ LogicalResult crossEntropyKernel(Operation *op,
 void tgc::registerComputeKernels(KernelRegistry &registry) {
   registry.add(tg::MatmulOp::getOperationName(), matmulKernel);
   registry.add(tg::EmbeddingOp::getOperationName(), embeddingKernel);
+  registry.add(tg::TopKOp::getOperationName(), topKKernel);
   registry.add(tg::LayerNormOp::getOperationName(), normKernel<true>);
   registry.add(tg::RmsNormOp::getOperationName(), normKernel<false>);
   registry.add(tg::AttentionOp::getOperationName(), attentionKernel);

@@ -84,8 +84,27 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
                  function_ref<void(const TrainingStepResult &)> onStep) {
   TrainingRun run;
   unsigned numArgs = step.getNumArguments();
-  for (unsigned i = 0; i < numArgs; ++i)
+  unsigned initialized = 0;
+  for (unsigned i = 0; i < numArgs; ++i) {
     run.arguments.push_back(makeRandomArgument(step, i, options.seed));
+    auto name =
+        step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
+    if (tg::getArgumentRole(step, i) != tg::Role::Param || !name)
+      continue;
+    auto it = options.initialParameters.find(name.getValue());
+    if (it == options.initialParameters.end())
+      continue;
+    if (it->second.getType() != run.arguments.back().getType())
+      return step.emitError("the value of parameter '")
+             << name.getValue() << "' has type " << it->second.getType()
+             << ", the step takes " << run.arguments.back().getType();
+    run.arguments.back() = it->second;
+    ++initialized;
+  }
+  if (initialized != options.initialParameters.size())
+    return step.emitError("only ")
+           << initialized << " of the " << options.initialParameters.size()
+           << " given parameter values name a parameter of the step";
   std::optional<unsigned> lossIndex;
   SmallVector<std::pair<unsigned, unsigned>> threaded; // result -> argument
   // The loss scale (tg-mixed-precision's fp16 state): result and argument.

@@ -46,6 +46,8 @@
 // CHECK: @matmul_shared {{.*}} ok
 // CHECK: @matmul_shared_ta {{.*}} ok
 // CHECK: @embedding {{.*}} ok
+// CHECK: @top_k {{.*}} ok
+// CHECK: @top_k_smallest {{.*}} ok
 // CHECK: @softmax {{.*}} ok
 // CHECK: @log_softmax {{.*}} ok
 // CHECK: @layer_norm {{.*}} ok
@@ -541,6 +543,39 @@ func.func @embedding(
   %y = tg.embedding %table[%ids] : (tensor<6x3xf32>, tensor<2x4xi64>) -> tensor<2x4x3xf32>
   %w = tg.mul %y, %c : tensor<2x4x3xf32>
   %loss = tg.reduce sum %w dims = [0, 1, 2] : tensor<2x4x3xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// tg.top_k: the values' gradient goes back to the positions they came from
+// (the indices have none; here they also feed the loss, through a convert).
+// Offsets one apart keep the ranking fixed under the differences' steps
+// (the parameters alone are 0.02 apart: a step would reorder them).
+func.func @top_k(
+    %p: tensor<3x2x5xf32> {tg.role = "param", tg.name = "x"},
+    %c: tensor<3x2x3xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %o = tg.constant dense<[[3.0, 0.0, 4.0, 1.0, 2.0], [0.0, 4.0, 1.0, 3.0, 2.0]]> : tensor<2x5xf32>
+  %ob = tg.broadcast_in_dim %o dims = [1, 2] : tensor<2x5xf32> -> tensor<3x2x5xf32>
+  %x = tg.add %p, %ob : tensor<3x2x5xf32>
+  %v, %i = tg.top_k %x k = 3 : tensor<3x2x5xf32> -> tensor<3x2x3xf32>, tensor<3x2x3xi64>
+  %f = tg.convert %i : tensor<3x2x3xi64> -> tensor<3x2x3xf32>
+  %s = tg.add %v, %f : tensor<3x2x3xf32>
+  %w = tg.mul %s, %c : tensor<3x2x3xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2] : tensor<3x2x3xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// tg.top_k smallest: ascending values.
+func.func @top_k_smallest(
+    %p: tensor<4x6xf32> {tg.role = "param", tg.name = "x"},
+    %c: tensor<4x2xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %o = tg.constant dense<[5.0, 1.0, 3.0, 0.0, 2.0, 4.0]> : tensor<6xf32>
+  %ob = tg.broadcast_in_dim %o dims = [1] : tensor<6xf32> -> tensor<4x6xf32>
+  %x = tg.add %p, %ob : tensor<4x6xf32>
+  %v, %i = tg.top_k %x k = 2 smallest : tensor<4x6xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %w = tg.mul %v, %c : tensor<4x2xf32>
+  %loss = tg.reduce sum %w dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
 

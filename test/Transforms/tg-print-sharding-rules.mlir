@@ -103,3 +103,13 @@ func.func @adamw(%p: tensor<4x8xf32>, %g: tensor<4x8xf32>, %m: tensor<4x8xf32>, 
   %p2, %m2, %v2 = tg.adamw %p, %g, %m, %v, %lr, %t betas = (9.000000e-01, 9.990000e-01) epsilon = 1.000000e-08 weight_decay = 0.01 : tensor<4x8xf32>, tensor<f32>, tensor<i64>
   return %p2 : tensor<4x8xf32>
 }
+
+// -----
+
+// Top-k sees whole rows: the selected positions need replication, the rows
+// pass through to both results.
+func.func @top_k(%x: tensor<16x8xf32>) -> tensor<16x2xf32> {
+  // expected-remark @below {{sharding rule: ([i, j])->([i, k], [i, l]) {i=16, j=8, k=2, l=2} need_replication={j, k, l}}}
+  %v, %i = tg.top_k %x k = 2 : tensor<16x8xf32> -> tensor<16x2xf32>, tensor<16x2xi64>
+  return %v : tensor<16x2xf32>
+}

@@ -94,6 +94,26 @@ static cl::opt<std::string> addLoss(
     cl::value_desc("cross_entropy:LOGITS"), TGC_MODEL_SUBS,
     cl::sub(cli::getRunCommand()), TGC_CAT);
 
+static cl::opt<std::string> parametersFile(
+    "parameters",
+    cl::desc("ONNX: the file of parameter names, one per line (e.g. from "
+             "PyTorch's model.named_parameters()): the other float "
+             "initializers are buffers, imported as constants"),
+    cl::value_desc("FILE"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
+    TGC_CAT);
+static cl::list<std::string> parameterGlobs(
+    "parameter",
+    cl::desc("ONNX: initializers matching GLOB are parameters, whatever the "
+             "graph suggests (repeatable)"),
+    cl::value_desc("GLOB"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
+    TGC_CAT);
+static cl::list<std::string> bufferGlobs(
+    "buffer",
+    cl::desc("ONNX: initializers matching GLOB are buffers (constants, never "
+             "trained; repeatable)"),
+    cl::value_desc("GLOB"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
+    TGC_CAT);
+
 static cl::opt<std::string>
     deviceName("device",
                cl::desc("The GPU to plan for: A100-40GB, A100-80GB, "
@@ -237,8 +257,13 @@ bool cli::shouldDumpPipeline() { return dumpPipeline; }
 bool cli::wantsTrainingStep() { return trainingStep; }
 
 ModelImportFlags cli::getImportFlags() {
-  return {std::vector<std::string>(inputShapes.begin(), inputShapes.end()),
-          lossOutput, addLoss};
+  return {
+      std::vector<std::string>(inputShapes.begin(), inputShapes.end()),
+      lossOutput,
+      addLoss,
+      parametersFile,
+      std::vector<std::string>(parameterGlobs.begin(), parameterGlobs.end()),
+      std::vector<std::string>(bufferGlobs.begin(), bufferGlobs.end())};
 }
 
 mlir::FailureOr<std::optional<DeviceSpec>> cli::getChosenDevice() {

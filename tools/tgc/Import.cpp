@@ -15,5 +15,11 @@ LogicalResult cli::runImport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))
     return failure();
+  // The classification on stderr: the module may go to stdout.
+  llvm::errs() << "tgc import: " << model->parameters.size() << " parameters, "
+               << model->buffers.size() << " buffers imported as constants";
+  for (auto [i, buffer] : llvm::enumerate(model->buffers))
+    llvm::errs() << (i ? ", " : ": ") << buffer.name;
+  llvm::errs() << "\n";
   return writeModel(*model->module, model->parameters, getOutputFile());
 }

@@ -20,6 +20,13 @@ namespace cl = llvm::cl;
 
 #define TGC_TRAIN cl::sub(cli::getTrainCommand()), cl::cat(cli::getCategory())
 
+static cl::opt<std::string>
+    init("init",
+         cl::desc("Where the parameters start: imported (an ONNX model's "
+                  "weights, the default; random where the model has none) "
+                  "or random (normal std 0.02, from --seed)"),
+         cl::value_desc("imported|random"), cl::init("imported"), TGC_TRAIN);
+
 static cl::opt<unsigned> steps("steps",
                                cl::desc("Training steps (default 100)"),
                                cl::init(100), TGC_TRAIN);
@@ -110,6 +117,23 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return failure();
 
   TrainerOptions options;
+  if (init != "imported" && init != "random")
+    return reportError("--init expects imported or random, got '" + init + "'");
+  if (init == "imported")
+    for (const ImportedParameter &parameter : model->parameters) {
+      std::optional<RankedTensorType> type;
+      for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
+        if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
+            getArgumentName(entry, i) == parameter.name)
+          type = cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+      if (!type)
+        continue; // Not trained nor read by the step.
+      llvm::Expected<Tensor> value = tensorFromNpy(
+          parameter.value, *type, parameter.name, /*allowNonFinite=*/false);
+      if (!value)
+        return reportError(llvm::toString(value.takeError()));
+      options.initialParameters[parameter.name] = std::move(*value);
+    }
   options.steps = steps;
   options.seed = seed;
   if (source == "synthetic-copy")

@@ -9,6 +9,8 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace tgc::tg;
 
@@ -165,6 +167,19 @@ OpCost EmbeddingOp::getCost() {
   cost.bytesRead =
       getTensorByteSize(getIndices().getType()) + getTensorByteSize(getType());
   cost.bytesWritten = getTensorByteSize(getType());
+  return cost;
+}
+
+OpCost TopKOp::getCost() {
+  // A selection per row: about log2(k) comparisons per element read.
+  OpCost cost = getStreamingCost(*this);
+  int64_t k = std::max<int64_t>(getK(), 2);
+  Type elementType = getOperand().getType().getElementType();
+  if (!isa<FloatType>(elementType))
+    return cost;
+  cost.flops = getOperand().getType().getNumElements() *
+               int64_t(std::ceil(std::log2(double(k))));
+  cost.computeType = elementType;
   return cost;
 }
 

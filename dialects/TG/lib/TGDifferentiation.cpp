@@ -438,9 +438,45 @@ Grads MatmulOp::buildVjp(OpBuilder &b, ValueRange grads) {
 }
 
 Grads EmbeddingOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  // A gathered mask or id table has no gradient.
+  if (!isa<FloatType>(getTable().getType().getElementType()))
+    return SmallVector<Value>{Value(), Value()};
   Value table = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
                                         grads[0], getIndices());
   return SmallVector<Value>{table, Value()};
+}
+
+Grads TopKOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  RankedTensorType operandType = getOperand().getType();
+  if (!grads[0] || !isa<FloatType>(operandType.getElementType()))
+    return SmallVector<Value>{Value()};
+  // Scatter-add each value's gradient to the position it came from: the
+  // rows flattened into one table of single elements, indexed by
+  // row * size + index.
+  Location loc = getLoc();
+  int64_t size = operandType.getShape().back(), k = getK();
+  int64_t rows = size == 0 ? 0 : operandType.getNumElements() / size;
+  auto i64 = b.getI64Type();
+  SmallVector<int64_t> offsets;
+  for (int64_t row = 0; row < rows; ++row)
+    offsets.push_back(row * size);
+  auto rowType = RankedTensorType::get({rows, 1}, i64);
+  Value rowOffsets = ConstantOp::create(
+      b, loc, DenseElementsAttr::get(rowType, ArrayRef<int64_t>(offsets)));
+  auto pairType = RankedTensorType::get({rows, k}, i64);
+  Value spread = BroadcastInDimOp::create(b, loc, pairType, rowOffsets,
+                                          ArrayRef<int64_t>{0, 1});
+  Value positions = AddOp::create(
+      b, loc, spread, ReshapeOp::create(b, loc, pairType, getIndices()));
+  Value flatIds = ReshapeOp::create(
+      b, loc, RankedTensorType::get({rows * k}, i64), positions);
+  Type element = operandType.getElementType();
+  Value flatGrads = ReshapeOp::create(
+      b, loc, RankedTensorType::get({rows * k, 1}, element), grads[0]);
+  Value table = EmbeddingGradOp::create(
+      b, loc, RankedTensorType::get({rows * size, 1}, element), flatGrads,
+      flatIds);
+  return SmallVector<Value>{ReshapeOp::create(b, loc, operandType, table)};
 }
 
 Grads SoftmaxOp::buildVjp(OpBuilder &b, ValueRange grads) {

@@ -169,6 +169,34 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
 // Reductions and compute ops
 //===----------------------------------------------------------------------===//
 
+OpFoldResult EmbeddingOp::fold(FoldAdaptor adaptor) {
+  // Every row in order (ids 0, 1, ..., V - 1): the table itself.
+  if (auto ids = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getIndices());
+      ids && getType() == getTable().getType()) {
+    int64_t expected = 0;
+    bool inOrder = true;
+    for (const APInt &id : ids.getValues<APInt>())
+      inOrder &= id.getSExtValue() == expected++;
+    if (inOrder)
+      return getTable();
+  }
+  // Every row of a splat table is the same.
+  return reshapeSplat(adaptor.getTable(), getType());
+}
+
+LogicalResult TopKOp::fold(FoldAdaptor adaptor,
+                           SmallVectorImpl<OpFoldResult> &results) {
+  // All of a row of one element, in order: the operand and position 0.
+  RankedTensorType type = getOperand().getType();
+  if (type.getShape().back() != 1 || getK() != 1)
+    return failure();
+  results.push_back(getOperand());
+  results.push_back(DenseElementsAttr::get(
+      getIndices().getType(),
+      IntegerAttr::get(getIndices().getType().getElementType(), 0)));
+  return success();
+}
+
 OpFoldResult ReduceOp::fold(FoldAdaptor adaptor) {
   if (getDimensions().empty())
     return getOperand();

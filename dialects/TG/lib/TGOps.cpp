@@ -415,6 +415,28 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto operand = getRankedTensor(location, adaptor.getOperand(), "operand");
+  if (failed(operand))
+    return failure();
+  if (operand->getRank() == 0)
+    return emitOptionalError(location, "operand must have rank >= 1");
+  int64_t k = adaptor.getK();
+  int64_t size = operand->getShape().back();
+  if (k < 0 || k > size)
+    return emitOptionalError(location, "k = ", k,
+                             " is out of range for a last dimension of ", size);
+  SmallVector<int64_t> shape(operand->getShape());
+  shape.back() = k;
+  inferred.push_back(operand->clone(shape));
+  inferred.push_back(
+      RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
 /// Checks the dimension of softmax and its relatives.
 static LogicalResult verifySoftmaxDimension(Operation *op, Type type,
                                             int64_t dim) {

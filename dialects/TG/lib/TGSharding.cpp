@@ -417,6 +417,18 @@ ShardingRule SoftmaxGradOp::getShardingRule() {
   return getAlongDimRule(*this, getDimension());
 }
 
+ShardingRule TopKOp::getShardingRule() {
+  // The rows pass through; the selection along the last dimension sees the
+  // whole row, and the selected positions are a new dimension.
+  ShardingRuleBuilder builder(*this);
+  ArrayRef<int64_t> shape = getShape(getOperand());
+  int64_t last = shape.size() - 1;
+  for (int64_t dim : llvm::seq<int64_t>(0, last))
+    builder.addShared(shape[dim], {{0, dim}}, {{0, dim}, {1, dim}});
+  addChangedDim(builder, {{0, last}}, {{0, last}, {1, last}}, *this);
+  return builder.build();
+}
+
 ShardingRule EmbeddingOp::getShardingRule() {
   // Rows of the table are a reduction factor: a rank holding some rows
   // produces the rows of its ids and zeros elsewhere, and the partial results

@@ -37,12 +37,18 @@ struct ModelImportFlags {
   std::string lossOutput;
   /// `cross_entropy:LOGITS`.
   std::string addLoss;
+  /// `--parameters FILE`, `--parameter GLOB`, `--buffer GLOB`.
+  std::string parametersFile;
+  std::vector<std::string> parameterGlobs;
+  std::vector<std::string> bufferGlobs;
 };
 
 struct LoadedModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// The parameter values an ONNX model carries, in argument order.
   std::vector<ImportedParameter> parameters;
+  /// The initializers of an ONNX model imported as constants.
+  std::vector<ImportedBuffer> buffers;
 };
 
 /// Parses and verifies `path` (.mlir, or - for stdin; .onnx through the

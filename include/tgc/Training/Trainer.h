@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -55,6 +56,9 @@ struct TrainerOptions {
   /// Windows of a token file every step (takes precedence over copyTask).
   std::optional<TokenData> tokens;
   uint64_t seed = 0;
+  /// Starting values of `param` arguments by tg.name (an imported model's
+  /// weights, for fine-tuning); the others start random.
+  llvm::StringMap<Tensor> initialParameters;
 };
 
 /// What one step did.
@@ -77,7 +81,9 @@ struct TrainingRun {
 };
 
 /// Runs `options.steps` steps of `step`. Arguments start as `tgc run
-/// --random-inputs seed` makes them; the `step` hyper counts from 1; integer
+/// --random-inputs seed` makes them, but for the parameters given in
+/// `options.initialParameters` (a name with no such parameter, or a value of
+/// another shape, is an error); the `step` hyper counts from 1; integer
 /// hypers without a default (dropout seeds) are drawn anew each step.
 /// `onStep` is called after every step. A non-finite loss is an error
 /// reported on the function.

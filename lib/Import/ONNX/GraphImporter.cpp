@@ -386,3 +386,38 @@ Value GraphImporter::slice(Value value, ArrayRef<int64_t> starts,
     return value;
   return create<tg::SliceOp>(type.clone(shape), value, starts, limits, strides);
 }
+
+Value GraphImporter::takeRows(Value table, Value ids) {
+  RankedTensorType type = getType(table);
+  RankedTensorType idType = getType(ids);
+  ArrayRef<int64_t> rest = type.getShape().drop_front();
+  int64_t width = 1, count = 1;
+  for (int64_t dim : rest)
+    width *= dim;
+  for (int64_t dim : idType.getShape())
+    count *= dim;
+  Value rows = create<tg::EmbeddingOp>(
+      type.clone(ArrayRef<int64_t>{count, width}),
+      reshape(table, {type.getDimSize(0), width}), reshape(ids, {count}));
+  SmallVector<int64_t> shape(idType.getShape());
+  llvm::append_range(shape, rest);
+  return reshape(rows, shape);
+}
+
+Value GraphImporter::takeAlongAxis(Value value, int64_t axis,
+                                   ArrayRef<int64_t> indices) {
+  RankedTensorType type = getType(value);
+  if (llvm::equal(indices, llvm::seq<int64_t>(0, type.getDimSize(axis))))
+    return value;
+  // The axis first, its positions picked as rows, then back in place.
+  SmallVector<int64_t> perm{axis}, inverse;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != axis)
+      perm.push_back(d);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    inverse.push_back(d < axis ? d + 1 : d == axis ? 0 : d);
+  Value ids =
+      constantInts(indices, RankedTensorType::get({int64_t(indices.size())},
+                                                  builder.getI64Type()));
+  return transpose(takeRows(transpose(value, perm), ids), inverse);
+}

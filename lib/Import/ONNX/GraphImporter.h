@@ -166,6 +166,14 @@ public:
   mlir::Value slice(mlir::Value value, llvm::ArrayRef<int64_t> starts,
                     llvm::ArrayRef<int64_t> limits,
                     llvm::ArrayRef<int64_t> strides);
+  /// The rows of `table` picked by integer `ids` (each in [0, rows)): ids'
+  /// shape followed by the table's dimensions after the first. Any element
+  /// type (a tg.embedding over the table flattened to rows x rest).
+  mlir::Value takeRows(mlir::Value table, mlir::Value ids);
+  /// `value` along `axis` at the constant positions `indices` (each in
+  /// [0, size)): a reversal, a reflection, a repetition...
+  mlir::Value takeAlongAxis(mlir::Value value, int64_t axis,
+                            llvm::ArrayRef<int64_t> indices);
 
 private:
   llvm::SmallVector<mlir::Value> finish(mlir::Operation *op);

@@ -9,6 +9,7 @@
 #include "tgc/Import/ONNX/Importer.h"
 
 #include "GraphImporter.h"
+#include "InitializerRoles.h"
 
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Support/Safetensors.h"
@@ -293,77 +294,6 @@ tgc::parseInputShape(StringRef spec,
 }
 
 //===----------------------------------------------------------------------===//
-// Buffers that only make masks
-//===----------------------------------------------------------------------===//
-
-/// Whether every use of `value` ends in an operand that carries no gradient
-/// (a comparison, Where's condition, a Shape), possibly through ops that only
-/// select, reshape or cast (Slice, Reshape, Identity...). Such a value is a
-/// mask: training could never change it.
-static bool onlyMakesMasks(
-    StringRef value,
-    const llvm::StringMap<SmallVector<const onnx::NodeProto *>> &consumers,
-    const llvm::StringSet<> &graphOutputs, llvm::StringSet<> &visiting) {
-  if (graphOutputs.contains(value) || !visiting.insert(value).second)
-    return !graphOutputs.contains(value);
-  auto it = consumers.find(value);
-  if (it == consumers.end())
-    return false;
-  static const llvm::StringSet<> masks = {
-      "Equal",          "Less",  "LessOrEqual", "Greater",
-      "GreaterOrEqual", "Shape", "Size"};
-  static const llvm::StringSet<> views = {"Identity", "Slice",     "Reshape",
-                                          "Squeeze",  "Unsqueeze", "Transpose",
-                                          "Expand",   "Cast"};
-  for (const onnx::NodeProto *node : it->second) {
-    if (!node->domain().empty() && node->domain() != "ai.onnx")
-      return false;
-    if (masks.contains(node->op_type()))
-      continue;
-    bool asData = node->input_size() && node->input(0) == value;
-    if (node->op_type() == "Where") {
-      for (int i = 1; i < node->input_size(); ++i)
-        if (node->input(i) == value)
-          return false;
-      continue;
-    }
-    if (!views.contains(node->op_type()))
-      return false;
-    // Shape operands (a Reshape's shape, Slice's starts) carry no gradient.
-    if (!asData)
-      continue;
-    for (const std::string &output : node->output())
-      if (!output.empty() &&
-          !onlyMakesMasks(output, consumers, graphOutputs, visiting))
-        return false;
-  }
-  return true;
-}
-
-/// The float initializers that only make masks: GPT-2's causal `bias`
-/// buffer, which torch.onnx.export writes as an initializer like any weight
-/// when it does not fold constants. They import as constants, so the mask
-/// folds and the attention it guards can be raised.
-static llvm::StringSet<> findMaskInitializers(const onnx::GraphProto &graph) {
-  llvm::StringMap<SmallVector<const onnx::NodeProto *>> consumers;
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &input : node.input())
-      if (!input.empty() &&
-          (consumers[input].empty() || consumers[input].back() != &node))
-        consumers[input].push_back(&node);
-  llvm::StringSet<> graphOutputs;
-  for (const onnx::ValueInfoProto &output : graph.output())
-    graphOutputs.insert(output.name());
-  llvm::StringSet<> masks;
-  for (const onnx::TensorProto &initializer : graph.initializer()) {
-    llvm::StringSet<> visiting;
-    if (onlyMakesMasks(initializer.name(), consumers, graphOutputs, visiting))
-      masks.insert(initializer.name());
-  }
-  return masks;
-}
-
-//===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
 
@@ -387,6 +317,8 @@ private:
                             GraphImporter &importer);
   LogicalResult addResults(const onnx::GraphProto &graph,
                            GraphImporter &importer);
+  void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
+                                        const InitializerRoles &roles);
 
   MLIRContext &context;
   std::string name;
@@ -522,8 +454,12 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
         initializerNames.contains(node.input(0)))
       identityParameters[node.output(0)] = node.input(0);
 
-  llvm::StringSet<> maskInitializers = findMaskInitializers(graph);
-  llvm::StringMap<const onnx::TensorProto *> floatInitializers;
+  llvm::Expected<InitializerRoles> roles =
+      InitializerRoles::create(graph, options);
+  if (!roles) {
+    emitModelError() << llvm::toString(roles.takeError());
+    return failure();
+  }
   for (const onnx::TensorProto &initializer : graph.initializer()) {
     const std::string &initName = initializer.name();
     if (initName.empty() || importer.isDefined(initName)) {
@@ -539,19 +475,29 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       return failure();
     }
     // Scalars are constants of the formula (a scale, an epsilon), never
-    // weights: they stay foldable.
-    bool isMask = maskInitializers.contains(initName);
-    if (isMask && isa<FloatType>(decoded->type.getElementType()) &&
-        decoded->type.getRank() > 0)
-      emitRemark(fileLoc) << "initializer '" << initName
-                          << "' only feeds comparisons (a mask buffer); "
-                             "imported as a constant, not a parameter";
-    if (!isMask && isa<FloatType>(decoded->type.getElementType()) &&
-        decoded->type.getRank() > 0) {
+    // weights: they stay foldable. Buffers are constants too.
+    bool trainable = isa<FloatType>(decoded->type.getElementType()) &&
+                     decoded->type.getRank() > 0;
+    if (trainable) {
+      llvm::Expected<Tensor> value = toTensor(*decoded, initName);
+      if (!value) {
+        emitModelError() << "initializer '" << initName
+                         << "': " << llvm::toString(value.takeError());
+        return failure();
+      }
+      if (std::optional<std::string> reason =
+              roles->getBufferReason(initName, *value)) {
+        emitRemark(fileLoc)
+            << "initializer '" << initName
+            << "' is a buffer, imported as a constant: " << *reason;
+        imported.buffers.push_back({initName, *reason});
+        trainable = false;
+      }
+    }
+    if (trainable) {
       parameterIndex[initName] = imported.parameters.size();
       addArgument(decoded->type, tg::Role::Param, initName);
       imported.parameters.push_back({initName, std::move(decoded->value)});
-      floatInitializers[initName] = &initializer;
       continue;
     }
     llvm::Expected<Tensor> tensor = toTensor(*decoded, initName);
@@ -579,7 +525,52 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     addArgument(GraphImporter::getType(original), tg::Role::Param, output);
     imported.parameters.push_back({output.str(), std::move(value)});
   }
+  reportSharedAndMissingParameters(graph, *roles);
   return success();
+}
+
+/// What the import cannot undo but the user should know: a parameter that
+/// several nodes read (a tied embedding, or equal tensors the dynamo
+/// exporter merged: they train as one), one with a name the exporter made
+/// up (a folded transpose), and names of --parameters no initializer has.
+void ModelImporter::reportSharedAndMissingParameters(
+    const onnx::GraphProto &graph, const InitializerRoles &roles) {
+  // Readers through which a gradient flows (not comparisons or shapes).
+  static const llvm::StringSet<> noGradient = {
+      "Equal",          "Less",  "LessOrEqual", "Greater",
+      "GreaterOrEqual", "Shape", "Size",        "IsNaN"};
+  llvm::StringMap<SmallVector<std::string>> readers;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input())
+      if (parameterIndex.count(input) && !noGradient.contains(node.op_type()) &&
+          !identityParameters.count(node.output_size() ? node.output(0) : "")) {
+        std::string label = node.name().empty() ? node.op_type() : node.name();
+        if (readers[input].empty() || readers[input].back() != label)
+          readers[input].push_back(label);
+      }
+  for (const ImportedParameter &parameter : imported.parameters) {
+    auto it = readers.find(parameter.name);
+    if (it != readers.end() && it->second.size() > 1) {
+      InFlightDiagnostic remark = emitRemark(fileLoc);
+      remark << "parameter '" << parameter.name << "' is read by "
+             << it->second.size() << " nodes (";
+      llvm::interleaveComma(it->second, remark);
+      remark << "): one tensor, one gradient (the sum of theirs); if the "
+                "exporter merged equal parameters, they now train as one";
+    }
+    if (roles.isMadeUpName(parameter.name))
+      emitRemark(fileLoc) << "parameter '" << parameter.name
+                          << "' has no state-dict name: the exporter "
+                             "computed it from a parameter (a folded "
+                             "transpose?); it trains under this name";
+  }
+  if (options.parameterNames)
+    for (const std::string &listed : *options.parameterNames)
+      if (!parameterIndex.count(listed))
+        emitRemark(fileLoc) << "'" << listed
+                            << "' of --parameters is no initializer of the "
+                               "model (merged with an equal tensor or "
+                               "folded by the exporter?)";
 }
 
 LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,

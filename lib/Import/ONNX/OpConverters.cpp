@@ -8,38 +8,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GraphImporter.h"
+#include "ConverterUtils.h"
 
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
-#include <numeric>
+#include <map>
 
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::onnx_import;
 
-/// `var = *expr`, returning failure from the converter when `expr` failed.
-#define ASSIGN_OR_FAIL(var, expr)                                              \
-  auto var##OrFailure = (expr);                                                \
-  if (failed(var##OrFailure))                                                  \
-    return failure();                                                          \
-  auto var = std::move(*var##OrFailure)
-
 using Importer = GraphImporter;
-
-static int64_t product(ArrayRef<int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t(1),
-                         std::multiplies<int64_t>());
-}
-
-static bool isFloat(Value value) {
-  return isa<FloatType>(Importer::getType(value).getElementType());
-}
-
-static bool isBool(Value value) {
-  return Importer::getType(value).getElementType().isInteger(1);
-}
 
 static LogicalResult requireFloat(Importer &g, Value value) {
   if (isFloat(value))
@@ -82,11 +62,6 @@ static FailureOr<std::pair<Value, Value>> broadcastPair(Importer &g, Value lhs,
   }
   ASSIGN_OR_FAIL(shape, g.broadcastShapes({lhs, rhs}));
   return std::make_pair(g.broadcastTo(lhs, shape), g.broadcastTo(rhs, shape));
-}
-
-template <typename OpTy>
-static Value buildBinary(Importer &g, Value lhs, Value rhs) {
-  return g.create<OpTy>(lhs.getType(), lhs, rhs);
 }
 
 template <typename OpTy, bool FloatOnly = false>
@@ -137,8 +112,8 @@ static LogicalResult convertReciprocal(Importer &g) {
   return success();
 }
 
-static Value compare(Importer &g, tg::CompareDirection direction, Value lhs,
-                     Value rhs) {
+Value onnx_import::compare(Importer &g, tg::CompareDirection direction,
+                           Value lhs, Value rhs) {
   // tg compares numbers: booleans compare as i32.
   if (isBool(lhs)) {
     lhs = g.convert(lhs, g.builder.getI32Type());
@@ -158,8 +133,13 @@ static LogicalResult convertCompare(Importer &g) {
   return success();
 }
 
-static Value select(Importer &g, Value pred, Value onTrue, Value onFalse) {
-  return g.create<tg::SelectOp>(onTrue.getType(), pred, onTrue, onFalse);
+Value onnx_import::wrapNegativeIndices(Importer &g, Value indices,
+                                       int64_t size) {
+  RankedTensorType type = Importer::getType(indices);
+  Value wrapped = buildBinary<tg::AddOp>(g, indices, g.splat(type, size));
+  return select(g,
+                compare(g, tg::CompareDirection::LT, indices, g.splat(type, 0)),
+                wrapped, indices);
 }
 
 static LogicalResult convertNot(Importer &g) {
@@ -986,15 +966,29 @@ static LogicalResult convertSlice(Importer &g) {
   int64_t rank = shape.size();
   SmallVector<int64_t> begin(rank, 0), limit(shape), stride(rank, 1);
   SmallVector<bool> seen(rank, false);
+  std::map<int64_t, SmallVector<int64_t>> reversed;
   for (auto [start, end, axis, step] : llvm::zip(starts, ends, axes, steps)) {
     ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, rank));
     if (seen[dim])
       return g.fail("axis " + llvm::Twine(axis) + " is repeated");
     seen[dim] = true;
-    if (step <= 0)
-      return g.fail(step == 0 ? "a step is 0"
-                              : "Slice with a negative step is not supported");
+    if (step == 0)
+      return g.fail("a step is 0");
     int64_t size = shape[dim];
+    if (step < 0) {
+      // Backwards from start (clamped to [0, size - 1]) while above end
+      // (clamped to [-1, size - 1]): the positions, taken after the
+      // positive-step slice of the other axes.
+      int64_t first =
+          std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
+      int64_t last =
+          std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
+      SmallVector<int64_t> &positions = reversed[dim];
+      // first >= 0 and step >= INT64_MIN: i + step cannot overflow.
+      for (int64_t i = first; i > last && size > 0; i += step)
+        positions.push_back(i);
+      continue;
+    }
     auto clamp = [&](int64_t v) {
       if (v < 0)
         v = v < -size ? 0 : v + size;
@@ -1004,7 +998,10 @@ static LogicalResult convertSlice(Importer &g) {
     limit[dim] = std::max(begin[dim], clamp(end));
     stride[dim] = step;
   }
-  g.setOutput(0, g.slice(x, begin, limit, stride));
+  Value result = g.slice(x, begin, limit, stride);
+  for (auto &[dim, positions] : reversed)
+    result = g.takeAlongAxis(result, dim, positions);
+  g.setOutput(0, result);
   return success();
 }
 
@@ -1169,8 +1166,9 @@ static LogicalResult convertTrilu(Importer &g) {
   return success();
 }
 
-/// Gather along `axis`: constant indices become slices (any data type);
-/// runtime indices a tg.embedding over the data with `axis` moved first.
+/// Gather along `axis`: a few constant indices into a computed tensor become
+/// slices; anything else a tg.embedding over the data with `axis` moved
+/// first (any element type; folded when the data is constant).
 static LogicalResult convertGather(Importer &g) {
   ASSIGN_OR_FAIL(data, g.requireInput(0));
   ASSIGN_OR_FAIL(indices, g.requireInput(1));
@@ -1188,8 +1186,10 @@ static LogicalResult convertGather(Importer &g) {
   llvm::append_range(resultShape, shape.drop_front(axis + 1));
 
   const Tensor *constantIndices = g.getConstant(indices);
-  if (constantIndices && (!isFloat(data) || g.getConstant(data) ||
-                          constantIndices->getNumElements() <= 16)) {
+  // A few constant indices into a computed tensor: slices, which later
+  // passes see through (views, the raising of split heads).
+  if (constantIndices && !g.getConstant(data) &&
+      constantIndices->getNumElements() <= 16) {
     SmallVector<Value> parts;
     for (int64_t index : constantIndices->ints()) {
       if (index < -size || index >= size)
@@ -1213,43 +1213,33 @@ static LogicalResult convertGather(Importer &g) {
     g.setOutput(0, g.reshape(gathered, resultShape));
     return success();
   }
-  if (!isFloat(data))
-    return g.fail("gathering from a non-float tensor with indices computed "
-                  "at run time is not supported");
-  // Negative indices count from the end.
-  Value ids = indices;
-  if (!constantIndices) {
-    Value zero = g.splat(indexType, 0);
-    Value wrapped = buildBinary<tg::AddOp>(g, ids, g.splat(indexType, size));
-    ids = select(g, compare(g, tg::CompareDirection::LT, ids, zero), wrapped,
-                 ids);
+  // Any other: the rows of the data with `axis` moved first.
+  Value ids = constantIndices ? indices : wrapNegativeIndices(g, indices, size);
+  if (constantIndices) {
+    SmallVector<int64_t> wrapped;
+    for (int64_t index : constantIndices->ints()) {
+      if (index < -size || index >= size)
+        return g.fail("index " + llvm::Twine(index) + " is out of range [" +
+                      llvm::Twine(-size) + ", " + llvm::Twine(size) + ")");
+      wrapped.push_back(index < 0 ? index + size : index);
+    }
+    ids = g.constantInts(wrapped, indexType.clone(g.builder.getI64Type()));
   }
   SmallVector<int64_t> perm{axis};
-  SmallVector<int64_t> rest;
   for (int64_t i = 0; i < type.getRank(); ++i)
-    if (i != axis) {
+    if (i != axis)
       perm.push_back(i);
-      rest.push_back(shape[i]);
-    }
-  int64_t row = product(rest);
-  Value table = g.reshape(g.transpose(data, perm), {size, row});
+  Value rows = g.takeRows(g.transpose(data, perm), ids);
+  // [indices..., data before axis, data after] -> [before, indices..., after].
   int64_t indexRank = indexType.getRank();
-  SmallVector<int64_t> flatIds{product(indexType.getShape())};
-  Value rows =
-      g.create<tg::EmbeddingOp>(type.clone(ArrayRef<int64_t>{flatIds[0], row}),
-                                table, g.reshape(ids, flatIds));
-  // [indices..., rest...] -> [data before axis, indices..., data after].
-  SmallVector<int64_t> unflat(indexType.getShape());
-  llvm::append_range(unflat, rest);
-  Value result = g.reshape(rows, unflat);
   SmallVector<int64_t> order;
   for (int64_t i = 0; i < axis; ++i)
     order.push_back(indexRank + i);
   for (int64_t i = 0; i < indexRank; ++i)
     order.push_back(i);
-  for (int64_t i = axis; i < int64_t(rest.size()); ++i)
-    order.push_back(indexRank + i);
-  g.setOutput(0, g.transpose(result, order));
+  for (int64_t i = axis + 1; i < type.getRank(); ++i)
+    order.push_back(indexRank + i - 1);
+  g.setOutput(0, g.transpose(rows, order));
   return success();
 }
 
@@ -1416,6 +1406,7 @@ NodeConverter onnx_import::lookupConverter(StringRef opType) {
       {"Constant", convertConstant},
       {"ConstantOfShape", convertConstantOfShape},
       {"Cos", convertUnary<tg::CosOp>},
+      {"CumSum", convertCumSum},
       {"Div", convertBinary<tg::DivOp>},
       {"Dropout", convertDropout},
       {"Einsum", convertEinsum},
@@ -1425,6 +1416,8 @@ NodeConverter onnx_import::lookupConverter(StringRef opType) {
       {"Expand", convertExpand},
       {"Flatten", convertFlatten},
       {"Gather", convertGather},
+      {"GatherElements", convertGatherElements},
+      {"GatherND", convertGatherND},
       {"Gelu", convertGelu},
       {"Gemm", convertGemm},
       {"Greater", convertCompare<CompareDirection::GT>},
@@ -1432,6 +1425,7 @@ NodeConverter onnx_import::lookupConverter(StringRef opType) {
       {"HardSigmoid", convertHardSigmoid},
       {"HardSwish", convertHardSigmoid},
       {"Identity", convertIdentity},
+      {"IsNaN", convertIsNaN},
       {"LayerNormalization", convertLayerNormalization},
       {"LeakyRelu", convertLeakyRelu},
       {"Less", convertCompare<CompareDirection::LT>},
@@ -1447,6 +1441,7 @@ NodeConverter onnx_import::lookupConverter(StringRef opType) {
       {"NegativeLogLikelihoodLoss", convertNegativeLogLikelihoodLoss},
       {"Not", convertNot},
       {"Or", convertLogical<1>},
+      {"Pad", convertPad},
       {"Pow", convertBinary<tg::PowOp, true>},
       {"Range", convertRange},
       {"Reciprocal", convertReciprocal},
@@ -1477,6 +1472,8 @@ NodeConverter onnx_import::lookupConverter(StringRef opType) {
       {"Sub", convertBinary<tg::SubOp>},
       {"Sum", convertVariadic<tg::AddOp>},
       {"Tanh", convertUnary<tg::TanhOp>},
+      {"Tile", convertTile},
+      {"TopK", convertTopK},
       {"Transpose", convertTranspose},
       {"Trilu", convertTrilu},
       {"Unsqueeze", convertUnsqueeze},

@@ -154,6 +154,9 @@ std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
   if (name == "tg.adafactor")
     return StringRef("Adafactor's factored moments are not lowered yet (use "
                      "--optimizer adamw or sgd)");
+  if (name == "tg.top_k")
+    return StringRef("top-k selection (imported from ONNX TopK) is not "
+                     "lowered yet");
   if (name == "tg.fake_quant")
     return StringRef("fp8 delayed scaling is not lowered yet (use --precision "
                      "bf16 or fp16)");

@@ -350,3 +350,32 @@ func.func @matmul_matrix_lhs_batched_rhs(%a: tensor<3x8xf32>, %b: tensor<2x8x5xf
   %0 = tg.matmul %a, %b : (tensor<3x8xf32>, tensor<2x8x5xf32>) -> tensor<2x3x5xf32>
   return
 }
+
+// -----
+
+// top_k of more elements than the row has.
+func.func @top_k_too_many(%x: tensor<4x3xf32>) {
+  // expected-error @+2 {{k = 4 is out of range for a last dimension of 3}}
+  // expected-error @+1 {{'tg.top_k' op failed to infer returned types}}
+  %v, %i = tg.top_k %x k = 4 : tensor<4x3xf32> -> tensor<4x4xf32>, tensor<4x4xi64>
+  return
+}
+
+// -----
+
+// top_k of a scalar.
+func.func @top_k_scalar(%x: tensor<f32>) {
+  // expected-error @+2 {{operand must have rank >= 1}}
+  // expected-error @+1 {{'tg.top_k' op failed to infer returned types}}
+  %v, %i = tg.top_k %x k = 0 : tensor<f32> -> tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// top_k of booleans.
+func.func @top_k_bool(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'tg.top_k' op operand #0 must be}}
+  %v, %i = tg.top_k %x k = 1 : tensor<4xi1> -> tensor<1xi1>, tensor<1xi64>
+  return
+}

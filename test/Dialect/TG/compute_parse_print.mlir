@@ -238,3 +238,25 @@ func.func @cross_entropy_sum(%logits: tensor<4x32x1000xbf16>, %labels: tensor<4x
   %l1, %lse1 = tg.cross_entropy sum %logits, %labels : (tensor<4x32x1000xbf16>, tensor<4x32xi32>) -> (tensor<f32>, tensor<4x32xf32>)
   return %l0, %lse0, %l1, %lse1 : tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4x32xf32>
 }
+
+// -----
+
+// An embedding gathers rows of any element type: a bool mask by positions.
+// CHECK-LABEL: func.func @embedding_bool_table
+// CHECK:         tg.embedding %{{.*}}[%{{.*}}] : (tensor<8x1xi1>, tensor<4xi64>) -> tensor<4x1xi1>
+func.func @embedding_bool_table(%mask: tensor<8x1xi1>, %ids: tensor<4xi64>) -> tensor<4x1xi1> {
+  %0 = tg.embedding %mask[%ids] : (tensor<8x1xi1>, tensor<4xi64>) -> tensor<4x1xi1>
+  return %0 : tensor<4x1xi1>
+}
+
+// -----
+
+// top_k along the last dimension: values and i64 positions.
+// CHECK-LABEL: func.func @top_k
+// CHECK:         %{{.*}}, %{{.*}} = tg.top_k %{{.*}} k = 2 : tensor<16x8xf32> -> tensor<16x2xf32>, tensor<16x2xi64>
+// CHECK:         tg.top_k %{{.*}} k = 3 smallest : tensor<5xi32> -> tensor<3xi32>, tensor<3xi64>
+func.func @top_k(%x: tensor<16x8xf32>, %y: tensor<5xi32>) -> (tensor<16x2xf32>, tensor<16x2xi64>, tensor<3xi32>) {
+  %v, %i = tg.top_k %x k = 2 : tensor<16x8xf32> -> tensor<16x2xf32>, tensor<16x2xi64>
+  %w, %j = tg.top_k %y k = 3 smallest : tensor<5xi32> -> tensor<3xi32>, tensor<3xi64>
+  return %v, %i, %w : tensor<16x2xf32>, tensor<16x2xi64>, tensor<3xi32>
+}

@@ -108,3 +108,64 @@ mask = model(
      tensor("zero", np.float32(0)), tensor("ninf", np.float32(-np.inf)),
      tensor("gate", np.array([0.5, -2.0], np.float32))])
 onnx.save(mask, "mask-buffer.onnx")
+
+# What the dynamo exporter (opset 20) leaves of a Llama: parameters under
+# their state-dict names, buffers as initializers too (the causal-mask table
+# `where` holding -3.4e38, the rotary tables `unsqueeze_14/15`, inv_freq),
+# equal norm weights merged into one tensor read by two nodes, and a weight
+# transpose folded into `val_3`.
+S, D, V = 4, 8, 10
+lowest = np.finfo(np.float32).min
+dynamo = model(
+    [helper.make_node("Gather", ["model.embed_tokens.weight", "ids"], ["h"],
+                      name="node_embedding"),
+     helper.make_node("Mul", ["h", "model.layers.0.input_layernorm.weight"],
+                      ["n"], name="node_mul_1"),
+     helper.make_node("Mul", ["n", "unsqueeze_14"], ["rc"], name="node_mul_2"),
+     helper.make_node("Mul", ["n", "unsqueeze_15"], ["rs"], name="node_mul_3"),
+     helper.make_node("Add", ["rc", "rs"], ["r"], name="node_add_4"),
+     helper.make_node("MatMul", ["r", "val_3"], ["q"], name="node_linear_5"),
+     helper.make_node("Transpose", ["q"], ["qt"], perm=[0, 2, 1],
+                      name="node_transpose_6"),
+     helper.make_node("MatMul", ["q", "qt"], ["scores"], name="node_matmul_7"),
+     helper.make_node("Add", ["scores", "where"], ["masked"],
+                      name="node_add_8"),
+     helper.make_node("Softmax", ["masked"], ["p"], axis=-1,
+                      name="node_softmax_9"),
+     helper.make_node("MatMul", ["p", "q"], ["a"], name="node_matmul_10"),
+     helper.make_node("Constant", [], ["pos"], name="node_arange",
+                      value=tensor("p", np.arange(S, dtype=np.float32)
+                                   .reshape(S, 1))),
+     helper.make_node("MatMul", ["pos", "model.rotary_emb.inv_freq"], ["f"],
+                      name="node_matmul_11"),
+     helper.make_node("Add", ["a", "f"], ["a2"], name="node_add_12"),
+     helper.make_node("Mul", ["a2", "model.layers.0.input_layernorm.weight"],
+                      ["o"], name="node_mul_13"),
+     helper.make_node("Transpose", ["lm_head.weight"], ["head"], perm=[1, 0],
+                      name="node_t_14"),
+     helper.make_node("MatMul", ["o", "head"], ["logits"],
+                      name="node_linear_15")],
+    [vi("ids", I64, [2, S])], [vi("logits", F, [2, S, V])],
+    [tensor("model.embed_tokens.weight",
+            rng.standard_normal((V, D)).astype(np.float32)),
+     tensor("model.layers.0.input_layernorm.weight", np.ones(D, np.float32)),
+     tensor("unsqueeze_14", np.cos(np.arange(S * D).reshape(1, S, D) / 7)
+            .astype(np.float32)),
+     tensor("unsqueeze_15", np.sin(np.arange(S * D).reshape(1, S, D) / 7)
+            .astype(np.float32)),
+     tensor("val_3", rng.standard_normal((D, D)).astype(np.float32) / 3),
+     tensor("where", np.triu(np.full((S, S), lowest, np.float32), 1)
+            .reshape(1, S, S)),
+     tensor("model.rotary_emb.inv_freq",
+            (1.0 / 10000 ** (np.arange(0, D, 1) / D)).astype(np.float32)
+            .reshape(1, D)),
+     tensor("lm_head.weight", rng.standard_normal((V, D)).astype(np.float32))],
+    opset=20)
+onnx.save(dynamo, "dynamo-buffers.onnx")
+with open("dynamo-buffers.parameters.txt", "w") as f:
+    f.write("# model.named_parameters() of the PyTorch model\n"
+            "model.embed_tokens.weight\n"
+            "model.layers.0.input_layernorm.weight\n"
+            "model.layers.0.self_attn.q_proj.weight\n"
+            "model.norm.weight\n"
+            "lm_head.weight\n")

@@ -1,6 +1,6 @@
 //===- Importer.h - ONNX models to tg functions -----------------*- C++ -*-===//
 //
-// Turns an ONNX model (opsets 13 to 18; older forms of the migrated
+// Turns an ONNX model (opsets 13 to 21; older forms of the migrated
 // attributes too) into a module with one tg `func.func @main`: float
 // initializers become `param` arguments whose values come back beside the
 // module, graph inputs become `input` arguments, everything computable at
@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,25 @@ struct ONNXImportOptions {
   /// The graph output whose logits get a `tg.cross_entropy` (mean) against a
   /// new `label` argument, returned first as the loss. Excludes lossOutput.
   std::string crossEntropyLogits;
+
+  // Which float initializers are trained parameters; the others (buffers:
+  // masks, rotary tables, inv_freq...) import as constants. The first that
+  // applies decides, in this order:
+  /// Globs over initializer names forced to be parameters (`--parameter`).
+  std::vector<std::string> parameterGlobs;
+  /// Globs over initializer names forced to be buffers (`--buffer`).
+  std::vector<std::string> bufferGlobs;
+  /// The names of the parameters (`--parameters FILE`, e.g. from PyTorch's
+  /// `model.named_parameters()`): the others are buffers.
+  std::optional<std::vector<std::string>> parameterNames;
+  // Else the evidence in the graph (docs/import.md, "Parameters and
+  // buffers").
+};
+
+/// A float initializer the import treats as a buffer, and why.
+struct ImportedBuffer {
+  std::string name;
+  std::string reason;
 };
 
 /// One parameter's value: its `tg.name` and the initializer's data.
@@ -44,6 +64,8 @@ struct ImportedModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// In the order of the `param` arguments of @main.
   std::vector<ImportedParameter> parameters;
+  /// The float initializers imported as constants, in the model's order.
+  std::vector<ImportedBuffer> buffers;
 };
 
 /// Parses an `--input-shape` value, "NAME=2x128" (a shape of "" or

@@ -528,15 +528,48 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision,
     `result[i..., d] = table[indices[i...], d]` for a `VxD` table. Every id
     must be in `[0, V)`; the interpreter reports one that is not.
 
+    The table may have any element type: the importer gathers masks and ids
+    with it (ONNX `Gather`, `GatherND`, `GatherElements`, reversed slices).
+    Only a float table has a gradient (`tg.embedding_grad`); the ids never
+    have one.
+
     ```mlir
     %0 = tg.embedding %wte[%ids] : (tensor<50257x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$table, TG_IntTensor:$indices);
-  let results = (outs TG_FloatTensor:$result);
+  let arguments = (ins TG_Tensor:$table, TG_IntTensor:$indices);
+  let results = (outs TG_Tensor:$result);
   let assemblyFormat = [{
     $table `[` $indices `]` attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
+}
+
+def TG_TopKOp : TG_Op<"top_k", [TG_Differentiable, TG_DefaultPrecision, Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "The k largest (or smallest) elements along the last dimension";
+  let description = [{
+    For each row along the last dimension, `values` holds the `k` largest
+    elements in descending order (with `smallest`: the `k` smallest, in
+    ascending order) and `indices` their positions in the row (i64). Of equal
+    elements the one at the lower position comes first, as in ONNX `TopK`;
+    NaN is larger than every number. `0 <= k <= size`.
+
+    The gradient of `values` flows back to the positions in `indices`; the
+    indices have no gradient.
+
+    ```mlir
+    %v, %i = tg.top_k %logits k = 2 : tensor<16x8xf32> -> tensor<16x2xf32>, tensor<16x2xi64>
+    ```
+  }];
+  let arguments = (ins TG_NumericTensor:$operand, I64Attr:$k,
+                       UnitAttr:$smallest);
+  let results = (outs TG_NumericTensor:$values, TG_IntTensor:$indices);
+  let assemblyFormat = [{
+    $operand `k` `=` $k (`smallest` $smallest^)? attr-dict `:` type($operand)
+    `->` type($values) `,` type($indices)
+  }];
+  let hasFolder = 1;
 }
 
 class TG_SoftmaxLikeOp<string mnemonic> : TG_Op<mnemonic, [TG_Differentiable, TG_OperandPrecision, Pure,

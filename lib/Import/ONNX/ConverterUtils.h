@@ -1,0 +1,68 @@
+//===- ConverterUtils.h - helpers shared by the op converters ---*- C++ -*-===//
+//
+// Private to lib/Import/ONNX: the error-propagation macro and the small
+// builders (element-type tests, compare, select, binary ops) that the
+// converter files share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_LIB_IMPORT_ONNX_CONVERTERUTILS_H
+#define TGC_LIB_IMPORT_ONNX_CONVERTERUTILS_H
+
+#include "GraphImporter.h"
+
+#include <numeric>
+
+/// `var = *expr`, returning failure from the converter when `expr` failed.
+#define ASSIGN_OR_FAIL(var, expr)                                              \
+  auto var##OrFailure = (expr);                                                \
+  if (failed(var##OrFailure))                                                  \
+    return mlir::failure();                                                    \
+  auto var = std::move(*var##OrFailure)
+
+namespace tgc::onnx_import {
+
+inline int64_t product(llvm::ArrayRef<int64_t> dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+inline bool isFloat(mlir::Value value) {
+  return llvm::isa<mlir::FloatType>(
+      GraphImporter::getType(value).getElementType());
+}
+
+inline bool isBool(mlir::Value value) {
+  return GraphImporter::getType(value).getElementType().isInteger(1);
+}
+
+template <typename OpTy>
+mlir::Value buildBinary(GraphImporter &g, mlir::Value lhs, mlir::Value rhs) {
+  return g.create<OpTy>(lhs.getType(), lhs, rhs);
+}
+
+inline mlir::Value select(GraphImporter &g, mlir::Value pred,
+                          mlir::Value onTrue, mlir::Value onFalse) {
+  return g.create<tg::SelectOp>(onTrue.getType(), pred, onTrue, onFalse);
+}
+
+/// `lhs <direction> rhs` as i1 (booleans compare as i32).
+mlir::Value compare(GraphImporter &g, tg::CompareDirection direction,
+                    mlir::Value lhs, mlir::Value rhs);
+
+/// Negative integer indices counted from the end of a dimension of `size`.
+mlir::Value wrapNegativeIndices(GraphImporter &g, mlir::Value indices,
+                                int64_t size);
+
+// The converters of IndexingConverters.cpp.
+mlir::LogicalResult convertPad(GraphImporter &g);
+mlir::LogicalResult convertCumSum(GraphImporter &g);
+mlir::LogicalResult convertGatherND(GraphImporter &g);
+mlir::LogicalResult convertGatherElements(GraphImporter &g);
+mlir::LogicalResult convertTile(GraphImporter &g);
+mlir::LogicalResult convertTopK(GraphImporter &g);
+mlir::LogicalResult convertIsNaN(GraphImporter &g);
+
+} // namespace tgc::onnx_import
+
+#endif // TGC_LIB_IMPORT_ONNX_CONVERTERUTILS_H

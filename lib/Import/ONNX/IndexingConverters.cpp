@@ -1,0 +1,460 @@
+//===- IndexingConverters.cpp - converters of the indexing ONNX ops -------===//
+//
+// Pad, CumSum, GatherND, GatherElements, Tile, TopK and IsNaN, with the
+// semantics of the ONNX specification (opsets 1 to 21) and its reference
+// implementation. Gathers of any element type become a tg.embedding over
+// the data flattened to rows, with flat row ids computed by integer ops;
+// when the ids and the data are constants everything folds at import.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterUtils.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+using Importer = GraphImporter;
+
+//===----------------------------------------------------------------------===//
+// Pad
+//===----------------------------------------------------------------------===//
+
+/// The padding of one axis: `begin` and `end` elements (negative: removed).
+struct AxisPadding {
+  int64_t begin = 0, end = 0;
+};
+
+/// The source position that position `position` (relative to the first
+/// element; negative before it) of a non-constant mode reads, in [0, size).
+static int64_t mapPadPosition(StringRef mode, int64_t position, int64_t size) {
+  if (mode == "edge")
+    return std::clamp<int64_t>(position, 0, size - 1);
+  if (mode == "wrap")
+    return ((position % size) + size) % size;
+  // reflect, as numpy: mirrored about the first and last element.
+  if (size == 1)
+    return 0;
+  int64_t period = 2 * (size - 1);
+  int64_t p = ((position % period) + period) % period;
+  return p < size ? p : period - p;
+}
+
+static FailureOr<SmallVector<AxisPadding>> getPadding(Importer &g,
+                                                      int64_t rank) {
+  SmallVector<int64_t> pads, axes;
+  if (g.opset < 11) {
+    std::optional<SmallVector<int64_t>> attr = g.getInts("pads");
+    if (!attr)
+      attr = g.getInts("paddings");
+    if (!attr)
+      return (void)g.fail("expects a 'pads' attribute"), failure();
+    pads = *attr;
+  } else {
+    ASSIGN_OR_FAIL(p, g.requireConstantInts(1, "pads"));
+    pads = p;
+    if (g.getNumInputs() > 3 && g.input(3)) {
+      ASSIGN_OR_FAIL(a, g.requireConstantInts(3, "axes"));
+      axes = a;
+    }
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    return (void)g.fail("pads has " + llvm::Twine(pads.size()) +
+                        " values for " + llvm::Twine(axes.size()) + " axes"),
+           failure();
+  SmallVector<AxisPadding> padding(rank);
+  SmallVector<bool> seen(rank, false);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, rank));
+    if (seen[dim])
+      return (void)g.fail("axis " + llvm::Twine(axis) + " is repeated"),
+             failure();
+    seen[dim] = true;
+    padding[dim] = {pads[i], pads[axes.size() + i]};
+  }
+  return padding;
+}
+
+/// The value constant mode pads with: a scalar of the data's type.
+static FailureOr<Value> getPadValue(Importer &g, RankedTensorType type) {
+  RankedTensorType scalar = RankedTensorType::get({}, type.getElementType());
+  if (g.opset < 11)
+    return g.splat(scalar, g.getFloat("value", 0.0f));
+  if (g.getNumInputs() < 3 || !g.input(2))
+    return g.splat(scalar, 0.0);
+  ASSIGN_OR_FAIL(value, g.requireInput(2));
+  RankedTensorType valueType = Importer::getType(value);
+  if (valueType.getNumElements() != 1 ||
+      valueType.getElementType() != type.getElementType())
+    return (void)g.fail("constant_value must be one element of the data's "
+                        "type, got " +
+                        llvm::Twine(valueType.getNumElements()) + " elements"),
+           failure();
+  return g.reshape(value, {});
+}
+
+LogicalResult onnx_import::convertPad(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  std::string mode = g.getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
+    return g.fail("mode '" + mode + "' is not an ONNX Pad mode");
+  ASSIGN_OR_FAIL(padding, getPadding(g, rank));
+
+  // Negative pads crop first (as onnxruntime does; numpy, ONNX's reference,
+  // has no negative pads), then the positive ones pad the cropped tensor.
+  SmallVector<int64_t> starts, limits, strides(rank, 1), low, high,
+      interior(rank, 0);
+  for (auto [d, pad] : llvm::enumerate(padding)) {
+    starts.push_back(std::max<int64_t>(-pad.begin, 0));
+    limits.push_back(type.getDimSize(d) - std::max<int64_t>(-pad.end, 0));
+    low.push_back(std::max<int64_t>(pad.begin, 0));
+    high.push_back(std::max<int64_t>(pad.end, 0));
+    if (starts.back() > limits.back())
+      return g.fail("pads remove more than the " +
+                    llvm::Twine(type.getDimSize(d)) + " elements of axis " +
+                    llvm::Twine(d));
+  }
+  Value kept = g.slice(x, starts, limits, strides);
+  RankedTensorType keptType = Importer::getType(kept);
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; })) {
+    g.setOutput(0, kept);
+    return success();
+  }
+
+  if (mode != "constant") {
+    Value result = kept;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = keptType.getDimSize(d);
+      if (low[d] == 0 && high[d] == 0)
+        continue;
+      if (size == 0)
+        return g.fail("cannot pad the empty axis " + llvm::Twine(d) +
+                      " in mode '" + mode + "'");
+      SmallVector<int64_t> positions;
+      for (int64_t j = 0; j < size + low[d] + high[d]; ++j)
+        positions.push_back(mapPadPosition(mode, j - low[d], size));
+      result = g.takeAlongAxis(result, d, positions);
+    }
+    g.setOutput(0, result);
+    return success();
+  }
+
+  // Constant mode: zeros around, then a mask of the kept elements puts the
+  // value there unless it is +0.
+  ASSIGN_OR_FAIL(value, getPadValue(g, type));
+  Value padded = g.create<tg::PadOp>(kept, low, high, interior);
+  RankedTensorType paddedType = Importer::getType(padded);
+  const Tensor *constantValue = g.getConstant(value);
+  if (constantValue && constantValue->getAsDouble(0) == 0.0 &&
+      !std::signbit(constantValue->getAsDouble(0))) {
+    g.setOutput(0, padded);
+    return success();
+  }
+  Value inside = g.create<tg::PadOp>(
+      g.splat(keptType.clone(g.builder.getI1Type()), 1), low, high, interior);
+  g.setOutput(0, select(g, inside, padded,
+                        g.broadcastTo(value, paddedType.getShape())));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CumSum
+//===----------------------------------------------------------------------===//
+
+/// A numeric tensor of rank >= 1 (CumSum, TopK).
+static FailureOr<Value> requireSortable(Importer &g, StringRef op) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (isBool(x))
+    return (void)g.fail(op + " of a bool tensor is not defined"), failure();
+  if (Importer::getType(x).getRank() == 0)
+    return (void)g.fail(op + " expects a tensor of rank >= 1"), failure();
+  return x;
+}
+
+/// The permutation that moves `axis` last, and its inverse.
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+moveAxisLast(int64_t rank, int64_t axis) {
+  SmallVector<int64_t> perm, inverse;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  for (int64_t d = 0; d < rank; ++d)
+    inverse.push_back(d < axis ? d : d == axis ? rank - 1 : d - 1);
+  return {perm, inverse};
+}
+
+LogicalResult onnx_import::convertCumSum(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireSortable(g, "CumSum"));
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  ASSIGN_OR_FAIL(axisValue, g.requireConstantInts(1, "axis"));
+  if (axisValue.size() != 1)
+    return g.fail("axis must hold one value");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(axisValue.front(), rank));
+  bool exclusive = g.getInt("exclusive", 0), reverse = g.getInt("reverse", 0);
+
+  // The sum along the last axis as a product with a 0/1 matrix:
+  // include[i][o] says whether input position i counts in output o.
+  int64_t size = type.getDimSize(axis);
+  if (size * size > kMaxFoldElements)
+    return g.fail("the axis of " + llvm::Twine(size) +
+                  " elements is too long for CumSum in tg");
+  SmallVector<double> include;
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t o = 0; o < size; ++o)
+      include.push_back(reverse ? (exclusive ? i > o : i >= o)
+                                : (exclusive ? i < o : i <= o));
+  auto [perm, inverse] = moveAxisLast(rank, axis);
+  Value moved = g.transpose(x, perm);
+  SmallVector<int64_t> movedShape(Importer::getType(moved).getShape());
+  int64_t rows = size == 0 ? 0 : type.getNumElements() / size;
+  Value flat = g.reshape(moved, {rows, size});
+  Value sums;
+  if (isFloat(x)) {
+    // Differentiable: the gradient is the reverse cumulative sum.
+    Value matrix =
+        g.constant(type.clone(ArrayRef<int64_t>{size, size}), include);
+    sums = g.create<tg::MatmulOp>(flat, matrix);
+  } else {
+    // Integers exactly: the masked rows summed.
+    Type i1 = g.builder.getI1Type();
+    Value mask = g.constant(RankedTensorType::get({size, size}, i1), include);
+    SmallVector<int64_t> cube{rows, size, size};
+    RankedTensorType cubeType = type.clone(cube);
+    Value spread =
+        g.create<tg::BroadcastInDimOp>(cubeType, flat, ArrayRef<int64_t>{0, 1});
+    Value masks = g.create<tg::BroadcastInDimOp>(cubeType.clone(i1), mask,
+                                                 ArrayRef<int64_t>{1, 2});
+    sums = g.reduce(tg::ReduceKind::Sum,
+                    select(g, masks, spread, g.splat(cubeType, 0)), {1},
+                    /*keepDims=*/false);
+  }
+  g.setOutput(0, g.transpose(g.reshape(sums, movedShape), inverse));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GatherND and GatherElements
+//===----------------------------------------------------------------------===//
+
+/// Integer indices as i64, or an error.
+static FailureOr<Value> requireIndices(Importer &g, unsigned index) {
+  ASSIGN_OR_FAIL(indices, g.requireInput(index));
+  if (!isa<IntegerType>(Importer::getType(indices).getElementType()) ||
+      isBool(indices))
+    return (void)g.fail("indices must be integers"), failure();
+  return g.convert(indices, g.builder.getI64Type());
+}
+
+/// Fails when constant flat ids leave [0, count).
+static LogicalResult checkConstantIds(Importer &g, Value ids, int64_t count) {
+  const Tensor *constantIds = g.getConstant(ids);
+  if (!constantIds)
+    return success();
+  for (int64_t id : constantIds->ints())
+    if (id < 0 || id >= count)
+      return g.fail("an index is out of range of the data");
+  return success();
+}
+
+LogicalResult onnx_import::convertGatherND(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
+  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+  ArrayRef<int64_t> indexShape = Importer::getType(indices).getShape();
+  int64_t batchDims = g.getInt("batch_dims", 0);
+  int64_t r = dataShape.size(), q = indexShape.size();
+  if (r < 1 || q < 1)
+    return g.fail("data and indices must have rank >= 1");
+  if (batchDims < 0 || batchDims >= std::min(r, q))
+    return g.fail("batch_dims " + llvm::Twine(batchDims) +
+                  " must be below the ranks of data and indices");
+  int64_t depth = indexShape.back();
+  if (depth < 1 || depth > r - batchDims)
+    return g.fail("the last dimension of indices (" + llvm::Twine(depth) +
+                  ") must be in [1, " + llvm::Twine(r - batchDims) + "]");
+  if (dataShape.take_front(batchDims) != indexShape.take_front(batchDims))
+    return g.fail("the batch dimensions of data and indices differ");
+
+  // data: [batch..., indexed (depth dims)..., rest...] as rows of `rest`;
+  // the flat row of a tuple is batch * cells + sum(index_j * stride_j).
+  int64_t batch = product(dataShape.take_front(batchDims));
+  ArrayRef<int64_t> indexed = dataShape.slice(batchDims, depth);
+  int64_t cells = product(indexed);
+  int64_t tuples =
+      product(indexShape.drop_back()) / std::max<int64_t>(batch, 1);
+  if (batch == 0)
+    tuples = 0;
+  auto i64 = g.builder.getI64Type();
+  RankedTensorType tupleType = RankedTensorType::get({batch, tuples}, i64);
+  Value components = g.reshape(indices, {batch, tuples, depth});
+  SmallVector<double> offsets;
+  for (int64_t b = 0; b < batch; ++b)
+    offsets.push_back(double(b * cells));
+  Value ids = g.create<tg::BroadcastInDimOp>(
+      tupleType, g.constant(RankedTensorType::get({batch}, i64), offsets),
+      ArrayRef<int64_t>{0});
+  int64_t stride = cells;
+  for (int64_t j = 0; j < depth; ++j) {
+    stride /= std::max<int64_t>(indexed[j], 1);
+    Value component = g.reshape(
+        g.slice(components, {0, 0, j}, {batch, tuples, j + 1}, {1, 1, 1}),
+        {batch, tuples});
+    component = wrapNegativeIndices(g, component, indexed[j]);
+    ids = buildBinary<tg::AddOp>(
+        g, ids,
+        buildBinary<tg::MulOp>(g, component, g.splat(tupleType, stride)));
+  }
+  // Each component in the range of its own dimension (a flat id alone
+  // would not tell that a later component overflowed into the next cell).
+  if (const Tensor *constantIndices = g.getConstant(indices)) {
+    const std::vector<int64_t> &values = constantIndices->ints();
+    for (size_t i = 0; i < values.size(); ++i) {
+      int64_t dim = indexed[i % depth];
+      if (values[i] < -dim || values[i] >= dim)
+        return g.fail("index " + llvm::Twine(values[i]) + " is out of range [" +
+                      llvm::Twine(-dim) + ", " + llvm::Twine(dim) + ")");
+    }
+  }
+  SmallVector<int64_t> tableShape{batch * cells};
+  llvm::append_range(tableShape, dataShape.drop_front(batchDims + depth));
+  Value rows =
+      g.takeRows(g.reshape(data, tableShape), g.reshape(ids, {batch * tuples}));
+  SmallVector<int64_t> resultShape(indexShape.drop_back());
+  llvm::append_range(resultShape, dataShape.drop_front(batchDims + depth));
+  g.setOutput(0, g.reshape(rows, resultShape));
+  return success();
+}
+
+LogicalResult onnx_import::convertGatherElements(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
+  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+  ArrayRef<int64_t> indexShape = Importer::getType(indices).getShape();
+  int64_t rank = dataShape.size();
+  if (rank < 1 || int64_t(indexShape.size()) != rank)
+    return g.fail("data and indices must have the same rank >= 1");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), rank));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indexShape[d] > dataShape[d])
+      return g.fail("indices dimension " + llvm::Twine(d) + " (" +
+                    llvm::Twine(indexShape[d]) + ") exceeds the data's (" +
+                    llvm::Twine(dataShape[d]) + ")");
+  int64_t count = product(indexShape);
+  if (count > kMaxFoldElements)
+    return g.fail("too many indices for GatherElements in tg");
+  // Flat position = the element's own position in the data, but along
+  // `axis` the index: a constant offset of the other coordinates plus the
+  // index times the stride of `axis`.
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dataShape[d + 1];
+  SmallVector<double> offsets(count, 0.0);
+  SmallVector<int64_t> coordinate(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        offsets[i] += double(coordinate[d] * strides[d]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++coordinate[d] < indexShape[d])
+        break;
+      coordinate[d] = 0;
+    }
+  }
+  RankedTensorType idType = Importer::getType(indices);
+  int64_t size = dataShape[axis];
+  if (const Tensor *constantIndices = g.getConstant(indices))
+    for (int64_t index : constantIndices->ints())
+      if (index < -size || index >= size)
+        return g.fail("index " + llvm::Twine(index) + " is out of range [" +
+                      llvm::Twine(-size) + ", " + llvm::Twine(size) + ")");
+  Value ids = buildBinary<tg::AddOp>(
+      g, g.constant(idType, offsets),
+      buildBinary<tg::MulOp>(g, wrapNegativeIndices(g, indices, size),
+                             g.splat(idType, strides[axis])));
+  Value flat = g.reshape(data, {product(dataShape)});
+  if (failed(checkConstantIds(g, ids, product(dataShape))))
+    return failure();
+  g.setOutput(0, g.takeRows(flat, ids));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tile, TopK, IsNaN
+//===----------------------------------------------------------------------===//
+
+LogicalResult onnx_import::convertTile(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(repeats, g.requireConstantInts(1, "repeats"));
+  RankedTensorType type = Importer::getType(x);
+  if (int64_t(repeats.size()) != type.getRank())
+    return g.fail("repeats has " + llvm::Twine(repeats.size()) +
+                  " values for rank " + llvm::Twine(type.getRank()));
+  // [d0, d1...] broadcast to [r0, d0, r1, d1...], then merged pairwise.
+  SmallVector<int64_t> spread, dims, result;
+  for (auto [d, repeat] : llvm::enumerate(repeats)) {
+    if (repeat < 0)
+      return g.fail("repeats has a negative value");
+    spread.push_back(repeat);
+    spread.push_back(type.getDimSize(d));
+    dims.push_back(2 * d + 1);
+    result.push_back(repeat * type.getDimSize(d));
+  }
+  if (product(result) > kMaxImportElements)
+    return g.fail("the tiled tensor is too large");
+  if (llvm::all_of(repeats, [](int64_t r) { return r == 1; })) {
+    g.setOutput(0, x);
+    return success();
+  }
+  Value tiled = g.create<tg::BroadcastInDimOp>(type.clone(spread), x, dims);
+  g.setOutput(0, g.reshape(tiled, result));
+  return success();
+}
+
+LogicalResult onnx_import::convertTopK(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireSortable(g, "TopK"));
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  int64_t k;
+  if (g.opset < 10) {
+    k = g.getInt("k", -1);
+  } else {
+    ASSIGN_OR_FAIL(kValue, g.requireConstantInts(1, "K"));
+    if (kValue.size() != 1)
+      return g.fail("K must hold one value");
+    k = kValue.front();
+  }
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -1), rank));
+  if (k < 0 || k > type.getDimSize(axis))
+    return g.fail("k = " + llvm::Twine(k) + " is out of range [0, " +
+                  llvm::Twine(type.getDimSize(axis)) + "]");
+  // `sorted = 0` leaves the order unspecified: sorted is one such order.
+  bool smallest = g.opset >= 11 && !g.getInt("largest", 1);
+  auto [perm, inverse] = moveAxisLast(rank, axis);
+  Value moved = g.transpose(x, perm);
+  SmallVector<Value> results =
+      g.createResults<tg::TopKOp>(moved, uint64_t(k), smallest);
+  if (g.hadError())
+    return failure();
+  g.setOutput(0, g.transpose(results[0], inverse));
+  if (g.hasOutput(1))
+    g.setOutput(1, g.transpose(results[1], inverse));
+  return success();
+}
+
+LogicalResult onnx_import::convertIsNaN(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (!isFloat(x))
+    return g.fail("IsNaN expects a float tensor");
+  // NaN is the only value unequal to itself.
+  g.setOutput(0, compare(g, tg::CompareDirection::NE, x, x));
+  return success();
+}

@@ -1,0 +1,167 @@
+//===- InitializerRoles.cpp - parameters and buffers of a graph -----------===//
+//
+// Exporters write a module's buffers as initializers like its weights: the
+// causal-mask table, rotary tables, inv_freq, ALiBi slopes. Trained, they
+// would silently change the model (a mask that stops masking), so a float
+// initializer is a parameter only when nothing says otherwise. In order:
+// the --parameter/--buffer globs, the user's --parameters list, then the
+// graph's evidence: an initializer that only makes masks, one that holds
+// mask fill values, one named as PyTorch names buffers, and one the
+// exporter made up (an undotted name among state-dict names) that feeds no
+// weight operand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InitializerRoles.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+static bool isDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+/// Ops that move or reinterpret data: a value keeps its role through them.
+static bool isView(StringRef opType) {
+  static const llvm::StringSet<> views = {"Identity", "Slice",     "Reshape",
+                                          "Squeeze",  "Unsqueeze", "Transpose",
+                                          "Expand",   "Cast"};
+  return views.contains(opType);
+}
+
+llvm::Expected<InitializerRoles>
+InitializerRoles::create(const onnx::GraphProto &graph,
+                         const ONNXImportOptions &options) {
+  InitializerRoles roles;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input())
+      if (!input.empty() && (roles.consumers[input].empty() ||
+                             roles.consumers[input].back() != &node))
+        roles.consumers[input].push_back(&node);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    roles.graphOutputs.insert(output.name());
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    roles.hasStateDictNames |= StringRef(initializer.name()).contains('.');
+  if (options.parameterNames) {
+    roles.parameterNames.emplace();
+    for (const std::string &name : *options.parameterNames)
+      roles.parameterNames->insert(name);
+  }
+  for (auto [globs, patterns] :
+       {std::make_pair(&options.parameterGlobs, &roles.parameterGlobs),
+        std::make_pair(&options.bufferGlobs, &roles.bufferGlobs)})
+    for (const std::string &glob : *globs) {
+      llvm::Expected<llvm::GlobPattern> pattern =
+          llvm::GlobPattern::create(glob);
+      if (!pattern)
+        return pattern.takeError();
+      patterns->push_back({glob, std::move(*pattern)});
+    }
+  return roles;
+}
+
+/// Whether every use of `value` ends in an operand that carries no gradient
+/// (a comparison, Where's condition, a Shape), possibly through views. Such
+/// a value is a mask: training could never change it.
+bool InitializerRoles::onlyMakesMasks(StringRef value,
+                                      llvm::StringSet<> &visiting) const {
+  if (graphOutputs.contains(value) || !visiting.insert(value).second)
+    return !graphOutputs.contains(value);
+  auto it = consumers.find(value);
+  if (it == consumers.end())
+    return false;
+  static const llvm::StringSet<> masks = {
+      "Equal",          "Less",  "LessOrEqual", "Greater",
+      "GreaterOrEqual", "Shape", "Size",        "IsNaN"};
+  for (const onnx::NodeProto *node : it->second) {
+    if (!isDefaultDomain(*node))
+      return false;
+    if (masks.contains(node->op_type()))
+      continue;
+    if (node->op_type() == "Where") {
+      for (int i = 1; i < node->input_size(); ++i)
+        if (node->input(i) == value)
+          return false;
+      continue;
+    }
+    if (!isView(node->op_type()))
+      return false;
+    // Shape operands (a Reshape's shape, Slice's starts) carry no gradient.
+    if (!node->input_size() || node->input(0) != value)
+      continue;
+    for (const std::string &output : node->output())
+      if (!output.empty() && !onlyMakesMasks(output, visiting))
+        return false;
+  }
+  return true;
+}
+
+bool InitializerRoles::feedsWeightOperand(StringRef name) const {
+  auto it = consumers.find(name);
+  if (it == consumers.end())
+    return false;
+  for (const onnx::NodeProto *node : it->second) {
+    if (!isDefaultDomain(*node))
+      return false;
+    StringRef op = node->op_type();
+    if (op == "MatMul" || op == "Einsum" ||
+        (op == "Gemm" && (node->input_size() < 3 || node->input(2) != name)) ||
+        (op == "Gather" && node->input(0) == name))
+      continue;
+    if (!isView(op) || node->input_size() == 0 || node->input(0) != name ||
+        node->output_size() != 1 || !feedsWeightOperand(node->output(0)))
+      return false;
+  }
+  return true;
+}
+
+/// The names PyTorch modules give their buffers (the last component of a
+/// state-dict name).
+static bool isBufferName(StringRef name, int64_t rank) {
+  static const llvm::StringSet<> buffers = {
+      "inv_freq",    "original_inv_freq", "cos_cached",     "sin_cached",
+      "_cos_cached", "_sin_cached",       "freqs_cis",      "masked_bias",
+      "causal_mask", "position_ids",      "token_type_ids", "alibi"};
+  StringRef last = name.rsplit('.').second;
+  if (last.empty())
+    last = name;
+  // GPT-2's attention mask is its `attn.bias`, a [1, 1, n, n] table; the
+  // bias of a layer has rank 1.
+  return buffers.contains(last) || (last == "bias" && rank >= 3);
+}
+
+std::optional<std::string>
+InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
+  for (const auto &[glob, pattern] : parameterGlobs)
+    if (pattern.match(name))
+      return std::nullopt;
+  for (const auto &[glob, pattern] : bufferGlobs)
+    if (pattern.match(name))
+      return "matches --buffer " + glob;
+  if (parameterNames) {
+    if (parameterNames->contains(name))
+      return std::nullopt;
+    return std::string("not in --parameters");
+  }
+  llvm::StringSet<> visiting;
+  if (onlyMakesMasks(name, visiting))
+    return std::string("only feeds comparisons (a mask)");
+  for (int64_t i = 0, e = value.getNumElements(); i < e; ++i) {
+    double v = value.getAsDouble(i);
+    if (!std::isfinite(v) || std::abs(v) >= 1e30)
+      return "holds a mask fill value (" + llvm::formatv("{0:e}", v).str() +
+             ")";
+  }
+  if (isBufferName(name, value.getShape().size()))
+    return std::string("named as a buffer");
+  if (isMadeUpName(name) && !feedsWeightOperand(name))
+    return std::string("no state-dict name (the exporter computed it) and "
+                       "feeds no matmul or embedding");
+  return std::nullopt;
+}

@@ -1,0 +1,64 @@
+//===- InitializerRoles.h - parameters and buffers of a graph --*- C++ -*-===//
+//
+// Private to lib/Import/ONNX: which float initializers are trained
+// parameters and which are buffers (masks, rotary tables, inv_freq...),
+// from the user's list or globs, else from the evidence in the graph.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_LIB_IMPORT_ONNX_INITIALIZERROLES_H
+#define TGC_LIB_IMPORT_ONNX_INITIALIZERROLES_H
+
+#include "tgc/Eval/Tensor.h"
+#include "tgc/Import/ONNX/Importer.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+
+namespace tgc::onnx_import {
+
+class InitializerRoles {
+public:
+  /// The analysis of `graph`; an error for a glob that does not parse.
+  static llvm::Expected<InitializerRoles>
+  create(const onnx::GraphProto &graph, const ONNXImportOptions &options);
+
+  /// Why the float initializer `name` of rank >= 1, holding `value`, is a
+  /// buffer; std::nullopt when it is a parameter.
+  std::optional<std::string> getBufferReason(llvm::StringRef name,
+                                             const Tensor &value) const;
+
+  /// Whether `name` only feeds a weight operand (a matmul, Gemm or
+  /// embedding operand), possibly through transposes and reshapes.
+  bool feedsWeightOperand(llvm::StringRef name) const;
+
+  /// Whether `name` is one the exporter made up (undotted among state-dict
+  /// names: `val_12`, `unsqueeze_14`, `where`).
+  bool isMadeUpName(llvm::StringRef name) const {
+    return hasStateDictNames && !name.contains('.') && !name.contains(':');
+  }
+
+private:
+  InitializerRoles() = default;
+  bool onlyMakesMasks(llvm::StringRef value, llvm::StringSet<> &visiting) const;
+
+  llvm::StringMap<llvm::SmallVector<const onnx::NodeProto *>> consumers;
+  llvm::StringSet<> graphOutputs;
+  std::optional<llvm::StringSet<>> parameterNames;
+  llvm::SmallVector<std::pair<std::string, llvm::GlobPattern>> parameterGlobs,
+      bufferGlobs;
+  /// Whether some initializer has a dotted state-dict name
+  /// (`model.layers.0.mlp.up_proj.weight`): then the exporter named the
+  /// framework's tensors, and an undotted name is one it made up.
+  bool hasStateDictNames = false;
+};
+
+} // namespace tgc::onnx_import
+
+#endif // TGC_LIB_IMPORT_ONNX_INITIALIZERROLES_H

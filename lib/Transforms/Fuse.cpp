@@ -11,6 +11,8 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "FusePeakBound.h"
+
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
@@ -24,6 +26,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 
 #include <deque>
@@ -40,6 +43,14 @@ namespace tgc {
 
 using namespace mlir;
 using namespace tgc;
+
+/// A testing switch, not a pass option, so that the pipeline a compiled step
+/// records is the same either way.
+static llvm::cl::opt<bool> fullCheck(
+    "tg-fuse-full-check", llvm::cl::Hidden, llvm::cl::init(false),
+    llvm::cl::desc("tg-fuse: simulate the whole step for every vertical "
+                   "region instead of bounding its peak first (the same "
+                   "regions, slower; tests the bound)"));
 
 namespace {
 
@@ -1011,22 +1022,43 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
     SmallVector<Group *> regions = fuser.getRegions();
 
     Block &body = function.getBody().front();
-    int64_t peak = MemorySimulation::run(function).peakBytes;
+    MemorySimulation start = MemorySimulation::run(function);
+    int64_t peak = start.peakBytes;
+    // The bound proves most regions keep the peak without simulating the
+    // step; the others are simulated, which refreshes it.
+    FusePeakBound bound;
+    if (!fullCheck)
+      bound.reset(function, start);
     for (Group *group : regions) {
       SmallVector<Operation *> ops(group->members.begin(),
                                    group->members.end());
       ops.append(group->clones.begin(), group->clones.end());
       int64_t bytesBefore = getBytesMoved(ops);
       size_t numOps = group->size();
+      if (!fullCheck)
+        bound.prepare(group->members.getArrayRef(),
+                      group->clones.getArrayRef());
       Materialized region = materialize(*group, body);
-      if (MemorySimulation::run(function).peakBytes > peak) {
-        if (explain)
-          region.fusion.emitRemark()
-              << "tg-fuse: not fused: the " << stringifyKernelKind(group->kind)
-              << " region of " << numOps << " ops raises the peak memory";
-        undo(region);
-        ++numRefused;
-        continue;
+      bool fits =
+          !fullCheck && bound.fitsUnder(region.fusion, region.copyOf, peak);
+      if (fits) {
+        bound.commit();
+      } else {
+        MemorySimulation simulation = MemorySimulation::run(function);
+        if (simulation.peakBytes > peak) {
+          if (explain)
+            region.fusion.emitRemark()
+                << "tg-fuse: not fused: the "
+                << stringifyKernelKind(group->kind) << " region of " << numOps
+                << " ops raises the peak memory";
+          undo(region);
+          if (!fullCheck)
+            bound.rollback(region.copyOf);
+          ++numRefused;
+          continue;
+        }
+        if (!fullCheck)
+          bound.reset(function, simulation);
       }
       ++numRegions;
       if (explain) {

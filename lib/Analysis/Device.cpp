@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Analysis/Device.h"
+#include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGDialect.h"
 
@@ -194,10 +195,12 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
 }
 
 llvm::Expected<DeviceSpec> tgc::loadDeviceFile(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // A device file is a few lines of JSON: 16 MiB bounds it generously.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path, uint64_t(1) << 24);
   if (!buffer)
-    return llvm::createStringError("cannot read device file '" + path.str() +
-                                   "': " + buffer.getError().message());
+    return llvm::createStringError("device file " +
+                                   llvm::toString(buffer.takeError()));
   nlohmann::json json = nlohmann::json::parse(
       (*buffer)->getBuffer().begin(), (*buffer)->getBuffer().end(),
       /*cb=*/nullptr, /*allow_exceptions=*/false);

@@ -3,6 +3,7 @@
 #include "tgc/Driver/Model.h"
 
 #include "tgc/Pipeline/PostImportPipeline.h"
+#include "tgc/Support/InputFile.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -60,12 +61,11 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
     loaded.parameters = std::move(model->parameters);
     return loaded;
   }
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(path, &errorMessage);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
+      readInputFile(path, kMaxInputFileBytes, /*allowStdin=*/true);
   if (!input)
-    return reportError(errorMessage);
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    return reportError(llvm::toString(input.takeError()));
+  sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
   // parseSourceFile verifies the module it returns.
   loaded.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!loaded.module)

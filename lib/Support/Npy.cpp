@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Support/Npy.h"
+#include "tgc/Support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -467,10 +468,9 @@ Expected<Array> npy::parseNpy(StringRef bytes, StringRef name) {
 }
 
 Expected<Array> npy::readNpy(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readInputFile(path);
   if (!buffer)
-    return makeError(path, "cannot read: " + buffer.getError().message());
+    return buffer.takeError();
   return parseNpy((*buffer)->getBuffer(), path);
 }
 

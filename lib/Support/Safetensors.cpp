@@ -1,6 +1,7 @@
 //===- Safetensors.cpp - reading and writing .safetensors files -----------===//
 
 #include "tgc/Support/Safetensors.h"
+#include "tgc/Support/InputFile.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -73,11 +74,10 @@ safetensors::read(llvm::StringRef path) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "'" + path + "': " + message);
   };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(path);
   if (!file)
-    return error("cannot read: " + file.getError().message());
+    return file.takeError();
   llvm::StringRef bytes = (*file)->getBuffer();
   if (bytes.size() < 8)
     return error("too short for a safetensors file");

@@ -91,6 +91,8 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
                  function_ref<void(const TrainingStepResult &)> onStep) {
   TrainingRun run;
   unsigned numArgs = step.getNumArguments();
+  if (failed(Interpreter::checkCanRun(step)))
+    return failure();
   for (unsigned i = 0; i < numArgs; ++i)
     run.arguments.push_back(makeRandomArgument(step, i, options.seed));
   std::optional<unsigned> lossIndex;

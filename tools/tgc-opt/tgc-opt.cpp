@@ -3,15 +3,15 @@
 #include "tgc/InitAll.h"
 #include "tgc/Support/Diagnostics.h"
 #include "tgc/Support/InputFile.h"
+#include "tgc/Support/OutputFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  tgc::reportFileSizeLimitAsError();
   mlir::DialectRegistry registry;
   tgc::registerAllDialects(registry);
   tgc::registerAllPasses();
@@ -35,16 +35,22 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &errorMessage);
+  // The output replaces the file only on success: `-o in.mlir` keeps
+  // in.mlir when parsing or a pass fails.
+  llvm::Expected<std::unique_ptr<tgc::OutputFile>> output =
+      tgc::OutputFile::open(outputFilename);
   if (!output) {
-    llvm::errs() << errorMessage << "\n";
+    llvm::errs() << "tgc-opt: error: " << llvm::toString(output.takeError())
+                 << "\n";
     return 1;
   }
-  if (failed(
-          mlir::MlirOptMain(output->os(), std::move(*input), registry, config)))
+  if (failed(mlir::MlirOptMain((*output)->os(), std::move(*input), registry,
+                               config)))
     return 1;
-  output->keep();
+  if (llvm::Error error = (*output)->commit()) {
+    llvm::errs() << "tgc-opt: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return 1;
+  }
   return 0;
 }

@@ -26,5 +26,6 @@ LogicalResult cli::runCompile(MLIRContext &context,
     request.pipelineDump = &llvm::errs();
   if (failed(compileModule(*model->module, options, request)))
     return failure();
-  return writeModel(*model->module, model->parameters, getOutputFile());
+  return writeModel(*model->module, model->parameters, getOutputFile(),
+                    getInputFile());
 }

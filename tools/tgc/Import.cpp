@@ -15,5 +15,6 @@ LogicalResult cli::runImport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))
     return failure();
-  return writeModel(*model->module, model->parameters, getOutputFile());
+  return writeModel(*model->module, model->parameters, getOutputFile(),
+                    getInputFile());
 }

@@ -789,10 +789,20 @@ llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
                         std::move(decoded->value)};
 }
 
-llvm::Error tgc::writeParameters(StringRef path,
-                                 ArrayRef<ImportedParameter> parameters) {
+static std::vector<safetensors::Entry>
+toEntries(ArrayRef<ImportedParameter> parameters) {
   std::vector<safetensors::Entry> entries;
   for (const ImportedParameter &parameter : parameters)
     entries.push_back(safetensors::toEntry(parameter.name, parameter.value));
-  return safetensors::write(path, entries);
+  return entries;
+}
+
+llvm::Error tgc::writeParameters(StringRef path,
+                                 ArrayRef<ImportedParameter> parameters) {
+  return safetensors::write(path, toEntries(parameters));
+}
+
+llvm::Error tgc::writeParameters(llvm::raw_ostream &os,
+                                 ArrayRef<ImportedParameter> parameters) {
+  return safetensors::write(os, toEntries(parameters));
 }

@@ -11,6 +11,7 @@
 #include "GraphImporter.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 #include <numeric>
@@ -28,9 +29,17 @@ using namespace tgc::onnx_import;
 
 using Importer = GraphImporter;
 
+/// The element count of `dims`, INT64_MAX when it does not fit (checked: a
+/// shape like 2^32 x 2^32 must not wrap around to 0 and pass a size check).
 static int64_t product(ArrayRef<int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t(1),
-                         std::multiplies<int64_t>());
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    std::optional<int64_t> next = llvm::checkedMul(count, dim);
+    if (!next)
+      return INT64_MAX;
+    count = *next;
+  }
+  return count;
 }
 
 static bool isFloat(Value value) {

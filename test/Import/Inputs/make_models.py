@@ -131,3 +131,10 @@ xt = tensor("x", np.ones((2, 4), np.float32))
 onnx.external_data_helper.set_external_data(xt, "x.bin")
 xt.ClearField("raw_data")
 onnx.save_tensor(xt, "x-external.pb")
+
+# An Expand to 2^32 x 2^32: the element count wraps to 0 in int64.
+onnx.save(model([helper.make_node("Expand", ["x", "shape"], ["y"],
+                                  name="expand")],
+                [vi("x", F, [1])], [vi("y", F, None)],
+                [tensor("shape", np.array([2**32, 2**32], np.int64))]),
+          "expand-huge.onnx")

@@ -20,6 +20,8 @@ LogicalResult cli::runCompile(MLIRContext &context,
     return failure();
   TrainingPipelineOptions options;
   fillPipelineOptions(options, wantsTrainingStep());
+  if (llvm::Error error = validatePipelineOptions(options))
+    return reportError(llvm::toString(std::move(error)));
   CompileRequest request;
   request.device = *device;
   if (shouldDumpPipeline())

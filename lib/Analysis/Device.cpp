@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Analysis/Device.h"
+#include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGDialect.h"
 
@@ -20,6 +21,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 using namespace mlir;
 using namespace tgc;
@@ -125,6 +128,10 @@ nlohmann::json DeviceSpec::toJson() const {
           {"allow_tf32", allowTf32}};
 }
 
+/// The most bytes a device field may give: 2^53, where doubles (JSON's
+/// numbers) stop being exact integers, far above any device's memory.
+static constexpr double kMaxDeviceBytes = 9007199254740992.0;
+
 llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
   if (!json.is_object())
     return llvm::createStringError("a device must be a JSON object");
@@ -178,10 +185,17 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
         llvm::find_if(fields, [&](const Field &f) { return key == f.key; });
     if (field == std::end(fields))
       return llvm::createStringError("unknown device field '" + key + "'");
-    if (!value.is_number() || value.get<double>() < 0)
+    // 1e400 parses as infinity; byte counts must also convert to int64
+    // exactly (2^64-1 would become a 0-byte workspace).
+    if (!value.is_number() || !std::isfinite(value.get<double>()) ||
+        value.get<double>() < 0)
       return llvm::createStringError("'" + key +
-                                     "' must be a non-negative number");
+                                     "' must be a finite non-negative number");
     *field->value = value.get<double>();
+    if ((field->value == &hbmBytes || field->value == &workspace) &&
+        *field->value > kMaxDeviceBytes)
+      return llvm::createStringError(
+          "'" + key + "' must be at most 2^53 bytes, got " + value.dump());
   }
   device.hbmBytes = static_cast<int64_t>(hbmBytes);
   device.gemmWorkspaceBytes = static_cast<int64_t>(workspace);
@@ -194,10 +208,12 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
 }
 
 llvm::Expected<DeviceSpec> tgc::loadDeviceFile(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // A device file is a few lines of JSON: 16 MiB bounds it generously.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path, uint64_t(1) << 24);
   if (!buffer)
-    return llvm::createStringError("cannot read device file '" + path.str() +
-                                   "': " + buffer.getError().message());
+    return llvm::createStringError("device file " +
+                                   llvm::toString(buffer.takeError()));
   nlohmann::json json = nlohmann::json::parse(
       (*buffer)->getBuffer().begin(), (*buffer)->getBuffer().end(),
       /*cb=*/nullptr, /*allow_exceptions=*/false);

@@ -2,7 +2,10 @@
 
 #include "tgc/Driver/Model.h"
 
+#include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Pipeline/PostImportPipeline.h"
+#include "tgc/Support/InputFile.h"
+#include "tgc/Support/OutputFile.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -11,7 +14,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -58,6 +60,34 @@ getImportOptions(const ModelImportFlags &flags) {
   return options;
 }
 
+/// Every function's arguments and results are statically shaped tensors
+/// within tg::kMaxTensorBytes, as tg ops' operands are: the figures and the
+/// interpreter's allocations are computed from them. Checked before
+/// anything is allocated for them.
+static LogicalResult verifySignatureSizes(ModuleOp module) {
+  for (auto function : module.getOps<FunctionOpInterface>()) {
+    auto check = [&](ArrayRef<Type> types, StringRef what) {
+      for (auto [i, type] : llvm::enumerate(types)) {
+        auto tensor = dyn_cast<TensorType>(type);
+        if (!tensor || tg::isWithinTensorSizeLimit(tensor))
+          continue;
+        function.emitError()
+            << what << " #" << i << " of @" << function.getName()
+            << " has type " << type
+            << (tensor.hasStaticShape() ? ", larger than 2^44 bytes"
+                                        : ", which is not statically shaped")
+            << "; tgc works on statically shaped tensors of at most 2^44 bytes";
+        return failure();
+      }
+      return success();
+    };
+    if (failed(check(function.getArgumentTypes(), "argument")) ||
+        failed(check(function.getResultTypes(), "result")))
+      return failure();
+  }
+  return success();
+}
+
 FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr,
                                       StringRef path,
@@ -79,15 +109,14 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
     loaded.buffers = std::move(model->buffers);
     return loaded;
   }
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(path, &errorMessage);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
+      readInputFile(path, kMaxInputFileBytes, /*allowStdin=*/true);
   if (!input)
-    return reportError(errorMessage);
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    return reportError(llvm::toString(input.takeError()));
+  sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
   // parseSourceFile verifies the module it returns.
   loaded.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!loaded.module)
+  if (!loaded.module || failed(verifySignatureSizes(*loaded.module)))
     return failure();
   return loaded;
 }
@@ -117,25 +146,14 @@ FunctionOpInterface tgc::findEntry(ModuleOp module, StringRef wanted,
 
 LogicalResult tgc::writeOutputFile(StringRef file,
                                    function_ref<void(raw_ostream &)> write) {
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(file, &errorMessage);
-  if (!output)
-    return reportError(errorMessage);
-  write(output->os());
-  output->os().flush();
-  if (output->os().has_error()) {
-    std::string message = output->os().error().message();
-    output->os().clear_error();
-    return reportError("cannot write '" + file + "': " + message);
-  }
-  output->keep();
+  if (llvm::Error error = writeOutput(file, write))
+    return reportError(llvm::toString(std::move(error)));
   return success();
 }
 
 LogicalResult tgc::writeModel(ModuleOp module,
                               ArrayRef<ImportedParameter> parameters,
-                              StringRef file) {
+                              StringRef file, StringRef inputFile) {
   std::string paramsFile;
   if (!parameters.empty()) {
     if (file == "-")
@@ -144,17 +162,36 @@ LogicalResult tgc::writeModel(ModuleOp module,
     SmallString<128> path(file);
     llvm::sys::path::replace_extension(path, "safetensors");
     paramsFile = path.str().str();
+    if (paramsFile == file)
+      return reportError("-o '" + file +
+                         "' would hold the module and its parameters (written "
+                         "next to it as .safetensors): give -o FILE.mlir");
   }
-  if (failed(writeOutputFile(file, [&](raw_ostream &os) {
-        module->print(os);
-        os << "\n";
-      })))
-    return failure();
-  if (paramsFile.empty())
-    return success();
-  if (llvm::Error error = writeParameters(paramsFile, parameters)) {
-    llvm::sys::fs::remove(file);
+  std::vector<std::string> inputs{inputFile.str()};
+  for (StringRef output : {StringRef(file), StringRef(paramsFile)})
+    if (!output.empty())
+      if (llvm::Error error = checkOutputIsNoInput(output, inputs, "-o"))
+        return reportError(llvm::toString(std::move(error)));
+  // Both files are written before either replaces what was there.
+  std::vector<std::unique_ptr<OutputFile>> outputs;
+  llvm::Expected<std::unique_ptr<OutputFile>> moduleFile =
+      OutputFile::open(file);
+  if (!moduleFile)
+    return reportError(llvm::toString(moduleFile.takeError()));
+  module->print((*moduleFile)->os());
+  (*moduleFile)->os() << "\n";
+  outputs.push_back(std::move(*moduleFile));
+  if (!paramsFile.empty()) {
+    llvm::Expected<std::unique_ptr<OutputFile>> params =
+        OutputFile::open(paramsFile);
+    if (!params)
+      return reportError(llvm::toString(params.takeError()));
+    if (llvm::Error error = writeParameters((*params)->os(), parameters))
+      return reportError("'" + paramsFile +
+                         "': " + llvm::toString(std::move(error)));
+    outputs.push_back(std::move(*params));
+  }
+  if (llvm::Error error = commitAll(outputs))
     return reportError(llvm::toString(std::move(error)));
-  }
   return success();
 }

@@ -7,7 +7,9 @@
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Import/ONNX/Importer.h"
 #include "tgc/Interpreter/Inputs.h"
+#include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Support/AllClose.h"
+#include "tgc/Support/OutputFile.h"
 #include "tgc/Support/Safetensors.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -52,6 +54,8 @@ FailureOr<SmallVector<Tensor>>
 tgc::prepareArguments(FunctionOpInterface function,
                       const ArgumentSources &sources) {
   unsigned numArgs = function.getNumArguments();
+  if (failed(Interpreter::checkCanRun(function)))
+    return failure();
   // The interpreter holds ranked tensors only; check before any value is
   // read into one.
   for (unsigned i = 0; i < numArgs; ++i)
@@ -158,26 +162,29 @@ LogicalResult tgc::writeResults(FunctionOpInterface function,
   if (std::error_code ec = llvm::sys::fs::create_directories(directory))
     return reportError("cannot create output directory '" + directory +
                        "': " + ec.message());
-  SmallVector<std::string> written;
+  // Every result is written to a temporary file first; the files replace
+  // what the directory held only once all are written, so a failure leaves
+  // the directory as it was.
+  std::vector<std::unique_ptr<OutputFile>> files;
   llvm::StringSet<> names;
   for (auto [i, tensor] : llvm::enumerate(results)) {
     std::string name = getResultName(function, i);
     // A name is a file name: path separators would escape the directory.
     std::replace(name.begin(), name.end(), '/', '_');
+    if (!names.insert(name).second)
+      return reportError("two results are named '" + name + "'");
     SmallString<128> path(directory);
     llvm::sys::path::append(path, name + ".npy");
-    llvm::Error error =
-        names.insert(name).second
-            ? npy::writeNpy(path, tensorToNpy(tensor))
-            : llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                      "two results are named '" + name + "'");
-    if (error) {
-      for (const std::string &file : written)
-        llvm::sys::fs::remove(file);
+    llvm::Expected<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+    if (!file)
+      return reportError(llvm::toString(file.takeError()));
+    if (llvm::Error error =
+            npy::writeNpy((*file)->os(), tensorToNpy(tensor), path))
       return reportError(llvm::toString(std::move(error)));
-    }
-    written.push_back(path.str().str());
+    files.push_back(std::move(*file));
   }
+  if (llvm::Error error = commitAll(files))
+    return reportError(llvm::toString(std::move(error)));
   return success();
 }
 

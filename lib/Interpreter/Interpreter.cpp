@@ -13,21 +13,52 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <fstream>
+
 using namespace mlir;
 using namespace tgc;
 
-/// 2^33 elements: 32 GiB of floats, more than a test machine has.
+/// 2^33 elements: 32 GiB of floats, the most one tensor may hold.
 static constexpr uint64_t kMaxElementsPerTensor = uint64_t(1) << 33;
+
+/// The memory the machine has available now (Linux's MemAvailable), or 0
+/// when unknown.
+static uint64_t getAvailableMemoryBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:")
+      return kib * 1024;
+  return 0;
+}
+
+/// The most elements one tensor may hold: kMaxElementsPerTensor, and no
+/// more than the memory available holds as f64 (the widest storage), so
+/// that an allocation fails here with a message rather than abort.
+static uint64_t getMaxElementsPerTensor() {
+  static const uint64_t limit = [] {
+    uint64_t available = getAvailableMemoryBytes();
+    if (available == 0)
+      return kMaxElementsPerTensor;
+    return std::min<uint64_t>(kMaxElementsPerTensor, available / 8);
+  }();
+  return limit;
+}
 
 static bool isTooLarge(Type type) {
   auto tensorType = dyn_cast<RankedTensorType>(type);
-  if (!tensorType || !tensorType.hasStaticShape())
+  if (!tensorType)
     return false;
+  // A dynamic shape has no size to allocate: the interpreter refuses it.
+  if (!tensorType.hasStaticShape())
+    return true;
   uint64_t elements = 1;
   for (int64_t size : tensorType.getShape())
     if (__builtin_mul_overflow(elements, static_cast<uint64_t>(size),
                                &elements) ||
-        elements > kMaxElementsPerTensor)
+        elements > getMaxElementsPerTensor())
       return true;
   return false;
 }
@@ -36,14 +67,15 @@ static bool isTooLarge(Type type) {
 // Execution
 //===----------------------------------------------------------------------===//
 
-FailureOr<SmallVector<Tensor>> Interpreter::run(FunctionOpInterface function,
-                                                ArrayRef<Tensor> arguments) {
+LogicalResult Interpreter::checkCanRun(FunctionOpInterface function) {
   if (function.isExternal())
     return function.emitError("cannot run a function without a body");
+  // One block: a branch to another block would be taken for the return.
+  if (!function.getFunctionBody().hasOneBlock())
+    return function.emitError("the interpreter runs functions of one block; @")
+           << function.getName() << " has "
+           << function.getFunctionBody().getBlocks().size();
   ArrayRef<Type> argumentTypes = function.getArgumentTypes();
-  if (arguments.size() != argumentTypes.size())
-    return function.emitError("expected ")
-           << argumentTypes.size() << " arguments, got " << arguments.size();
   // Refuse what cannot fit before allocating anything: a shape whose size
   // overflows, or a tensor larger than the machine could hold.
   for (auto [i, type] : llvm::enumerate(argumentTypes))
@@ -54,13 +86,24 @@ FailureOr<SmallVector<Tensor>> Interpreter::run(FunctionOpInterface function,
     for (Type type : op->getResultTypes())
       if (isTooLarge(type)) {
         op->emitError("the interpreter cannot hold a ")
-            << type << ": more than " << kMaxElementsPerTensor << " elements";
+            << type << ": more than " << getMaxElementsPerTensor()
+            << " elements (at most 2^33, and what the memory available "
+               "holds)";
         return WalkResult::interrupt();
       }
     return WalkResult::advance();
   });
-  if (sizes.wasInterrupted())
+  return failure(sizes.wasInterrupted());
+}
+
+FailureOr<SmallVector<Tensor>> Interpreter::run(FunctionOpInterface function,
+                                                ArrayRef<Tensor> arguments) {
+  if (failed(checkCanRun(function)))
     return failure();
+  ArrayRef<Type> argumentTypes = function.getArgumentTypes();
+  if (arguments.size() != argumentTypes.size())
+    return function.emitError("expected ")
+           << argumentTypes.size() << " arguments, got " << arguments.size();
   SmallVector<Tensor> converted;
   SmallVector<const Tensor *> pointers;
   converted.reserve(arguments.size());

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Support/Diagnostics.h"
+#include "tgc/Support/InputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,6 +17,9 @@
 
 using namespace mlir;
 using namespace tgc;
+
+/// The largest file a location may name whose lines are shown.
+static constexpr uint64_t kMaxSourceLineFileBytes = uint64_t(1) << 30;
 
 namespace {
 
@@ -219,9 +223,16 @@ unsigned ConciseDiagnosticPrinter::getBufferId(StringRef filename) {
   for (unsigned id = 1, e = sourceMgr.getNumBuffers(); id <= e; ++id)
     if (sourceMgr.getMemoryBuffer(id)->getBufferIdentifier() == filename)
       return it->second = id;
-  std::string includedFile;
-  return it->second = sourceMgr.AddIncludeFile(filename.str(), llvm::SMLoc(),
-                                               includedFile);
+  // A location may name any file: only a regular one of a source file's
+  // size is read (never a FIFO or /dev/zero).
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(filename, kMaxSourceLineFileBytes);
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return it->second = 0;
+  }
+  return it->second =
+             sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
 }
 
 ConciseDiagnosticHandler::ConciseDiagnosticHandler(llvm::SourceMgr &sourceMgr,

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Support/Npy.h"
+#include "tgc/Support/InputFile.h"
+#include "tgc/Support/OutputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -467,14 +469,22 @@ Expected<Array> npy::parseNpy(StringRef bytes, StringRef name) {
 }
 
 Expected<Array> npy::readNpy(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readInputFile(path);
   if (!buffer)
-    return makeError(path, "cannot read: " + buffer.getError().message());
+    return buffer.takeError();
   return parseNpy((*buffer)->getBuffer(), path);
 }
 
 Error npy::writeNpy(StringRef path, const Array &array) {
+  Expected<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file)
+    return file.takeError();
+  if (Error error = writeNpy((*file)->os(), array, path))
+    return error;
+  return (*file)->commit();
+}
+
+Error npy::writeNpy(llvm::raw_ostream &os, const Array &array, StringRef path) {
   size_t elementSize = getElementSize(array.dtype);
   std::optional<int64_t> numElements =
       getCheckedNumElements(array.shape, elementSize);
@@ -489,25 +499,7 @@ Error npy::writeNpy(StringRef path, const Array &array) {
                                " of " + getDescr(array.dtype) + " needs " +
                                llvm::Twine(expectedBytes));
 
-  // Write next to the destination and rename, so that readers never see a
-  // partial file and a failed write leaves nothing behind.
-  Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
-  if (!temp)
-    return makeError(path, "cannot write: " + toString(temp.takeError()));
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    os << buildHeader(array);
-    os.write(array.data.data(), array.data.size());
-    os.flush();
-    if (std::error_code ec = os.error()) {
-      os.clear_error();
-      consumeError(temp->discard());
-      return makeError(path, "cannot write: " + ec.message());
-    }
-  }
-  // keep() removes the temporary file itself when the rename fails.
-  if (Error error = temp->keep(path))
-    return makeError(path, "cannot write: " + toString(std::move(error)));
+  os << buildHeader(array);
+  os.write(array.data.data(), array.data.size());
   return Error::success();
 }

@@ -1,6 +1,8 @@
 //===- Safetensors.cpp - reading and writing .safetensors files -----------===//
 
 #include "tgc/Support/Safetensors.h"
+#include "tgc/Support/InputFile.h"
+#include "tgc/Support/OutputFile.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -12,19 +14,17 @@
 
 using namespace tgc;
 
-llvm::Error safetensors::write(llvm::StringRef path,
+llvm::Error safetensors::write(llvm::raw_ostream &os,
                                llvm::ArrayRef<Entry> entries) {
-  auto error = [&](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'" + path + "': " + message);
-  };
   // The header: each tensor's dtype, shape and [begin, end) in the data.
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   llvm::StringSet<> names;
   uint64_t offset = 0;
   for (const Entry &entry : entries) {
     if (!names.insert(entry.name).second)
-      return error("two tensors are named '" + entry.name + "'");
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "two tensors are named '" + entry.name +
+                                         "'");
     header[entry.name] = {
         {"dtype", entry.dtype},
         {"shape", entry.shape},
@@ -34,37 +34,27 @@ llvm::Error safetensors::write(llvm::StringRef path,
   std::string text = header.dump();
   // The data starts 8-byte aligned: pad the header with spaces.
   text.append((8 - text.size() % 8) % 8, ' ');
-
-  llvm::SmallString<128> temporary;
-  int fd;
-  llvm::SmallString<128> model(path);
-  model += ".tmp%%%%%%";
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(model, fd, temporary))
-    return error("cannot create a file next to it: " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    uint64_t length = text.size();
-    char prefix[8];
-    for (int i = 0; i < 8; ++i)
-      prefix[i] = static_cast<char>((length >> (8 * i)) & 0xff);
-    os.write(prefix, 8);
-    os << text;
-    for (const Entry &entry : entries)
-      os.write(entry.data.data(), entry.data.size());
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(temporary);
-      return error("cannot write: " + message);
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-    llvm::sys::fs::remove(temporary);
-    return error("cannot write: " + ec.message());
-  }
+  uint64_t length = text.size();
+  char prefix[8];
+  for (int i = 0; i < 8; ++i)
+    prefix[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  os.write(prefix, 8);
+  os << text;
+  for (const Entry &entry : entries)
+    os.write(entry.data.data(), entry.data.size());
   return llvm::Error::success();
+}
+
+llvm::Error safetensors::write(llvm::StringRef path,
+                               llvm::ArrayRef<Entry> entries) {
+  llvm::Expected<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file)
+    return file.takeError();
+  if (llvm::Error error = write((*file)->os(), entries))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'" + path + "': " + llvm::toString(std::move(error)));
+  return (*file)->commit();
 }
 
 llvm::Expected<std::vector<safetensors::Entry>>
@@ -73,11 +63,10 @@ safetensors::read(llvm::StringRef path) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "'" + path + "': " + message);
   };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(path);
   if (!file)
-    return error("cannot read: " + file.getError().message());
+    return file.takeError();
   llvm::StringRef bytes = (*file)->getBuffer();
   if (bytes.size() < 8)
     return error("too short for a safetensors file");

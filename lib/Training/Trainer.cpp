@@ -1,6 +1,7 @@
 //===- Trainer.cpp - running training steps on the interpreter ------------===//
 
 #include "tgc/Training/Trainer.h"
+#include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Interpreter/Inputs.h"
@@ -35,12 +36,11 @@ llvm::Expected<TokenData> TokenData::load(StringRef path, func::FuncOp function,
   auto fail = [&](const Twine &message) {
     return llvm::createStringError("token file '" + path + "': " + message);
   };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(path);
   if (!file)
-    return llvm::createStringError("cannot read token file '" + path +
-                                   "': " + file.getError().message());
+    return llvm::createStringError("token file " +
+                                   llvm::toString(file.takeError()));
   StringRef bytes = (*file)->getBuffer();
   if (bytes.size() % 2 != 0)
     return fail("its size (" + Twine(bytes.size()) +
@@ -84,6 +84,8 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
                  function_ref<void(const TrainingStepResult &)> onStep) {
   TrainingRun run;
   unsigned numArgs = step.getNumArguments();
+  if (failed(Interpreter::checkCanRun(step)))
+    return failure();
   unsigned initialized = 0;
   for (unsigned i = 0; i < numArgs; ++i) {
     run.arguments.push_back(makeRandomArgument(step, i, options.seed));

@@ -218,6 +218,8 @@ struct TGAutodiffPass : tgc::impl::TGAutodiffBase<TGAutodiffPass> {
   using TGAutodiffBase::TGAutodiffBase;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-autodiff")))
+      return signalPassFailure();
     TrainableFilter filter;
     for (auto [globs, patterns] :
          {std::make_pair(&filter.frozen, &frozen),

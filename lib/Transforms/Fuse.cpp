@@ -992,6 +992,8 @@ struct TGFusePass : tgc::impl::TGFuseBase<TGFusePass> {
   using TGFuseBase::TGFuseBase;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-fuse")))
+      return signalPassFailure();
     func::FuncOp function = getOperation();
     if (function.isExternal())
       return;

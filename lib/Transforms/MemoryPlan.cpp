@@ -32,6 +32,8 @@ struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-memory-plan")))
+      return signalPassFailure();
     func::FuncOp function = getOperation();
     if (function.isExternal())
       return;

@@ -29,6 +29,8 @@ struct TGMicrobatchPass : tgc::impl::TGMicrobatchBase<TGMicrobatchPass> {
   using TGMicrobatchBase::TGMicrobatchBase;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-microbatch")))
+      return signalPassFailure();
     if (microBatches < 1) {
       getOperation().emitError("tg-microbatch: micro-batches must be >= 1");
       return signalPassFailure();

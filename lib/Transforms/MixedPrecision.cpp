@@ -471,6 +471,8 @@ FailureOr<PrecisionPolicy> TGMixedPrecisionPass::parseOptions() {
 }
 
 void TGMixedPrecisionPass::runOnOperation() {
+  if (failed(checkSingleBlockFunctions(getOperation(), "tg-mixed-precision")))
+    return signalPassFailure();
   FailureOr<PrecisionPolicy> parsed = parseOptions();
   if (failed(parsed))
     return signalPassFailure();

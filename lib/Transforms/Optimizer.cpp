@@ -64,6 +64,8 @@ struct TGOptimizerPass : tgc::impl::TGOptimizerBase<TGOptimizerPass> {
 };
 
 void TGOptimizerPass::runOnOperation() {
+  if (failed(checkSingleBlockFunctions(getOperation(), "tg-optimizer")))
+    return signalPassFailure();
   if (kind != "sgd" && kind != "adamw" && kind != "lamb" &&
       kind != "adafactor") {
     getOperation().emitError("tg-optimizer: unknown kind '")

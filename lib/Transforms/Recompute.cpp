@@ -28,6 +28,8 @@ struct TGRecomputePass : tgc::impl::TGRecomputeBase<TGRecomputePass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-recompute")))
+      return signalPassFailure();
     func::FuncOp function = getOperation();
     if (function.isExternal())
       return;

@@ -260,6 +260,8 @@ struct TGScalingUpdatePass
   using TGScalingUpdateBase::TGScalingUpdateBase;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-scaling-update")))
+      return signalPassFailure();
     if (growthInterval < 1 || !(growth >= 1.0) || !std::isfinite(growth) ||
         !(backoff > 0.0 && backoff <= 1.0)) {
       getOperation().emitError(

@@ -28,6 +28,8 @@ struct TGSchedulePass : tgc::impl::TGScheduleBase<TGSchedulePass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-schedule")))
+      return signalPassFailure();
     func::FuncOp function = getOperation();
     if (function.isExternal())
       return;

@@ -8,8 +8,11 @@
 
 #include "tgc/Zoo/ModelZoo.h"
 
+#include "tgc/Dialect/TG/TGOps.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/GlobPattern.h"
@@ -119,6 +122,29 @@ static Error checkSizes(llvm::ArrayRef<SizeOption> sizes) {
   return Error::success();
 }
 
+/// A tensor of the graph, named by the options its dimensions come from.
+struct TensorExtent {
+  StringRef what;
+  llvm::SmallVector<int64_t, 4> dims;
+};
+
+/// The first tensor whose f32 size exceeds what a tg tensor may hold: each
+/// size is in range alone, their products may not be (the figures of such a
+/// graph would overflow).
+static Error checkTensorSizes(llvm::ArrayRef<TensorExtent> tensors) {
+  for (const TensorExtent &tensor : tensors) {
+    std::optional<int64_t> bytes = 4;
+    for (int64_t dim : tensor.dims)
+      if (bytes)
+        bytes = llvm::checkedMul(*bytes, dim);
+    if (!bytes || *bytes > tgc::tg::kMaxTensorBytes)
+      return makeError("the " + tensor.what +
+                       " tensor would hold more than 2^44 bytes; reduce "
+                       "those sizes");
+  }
+  return Error::success();
+}
+
 static Error checkDropout(double rate) {
   // Written so that NaN fails too.
   if (rate >= 0.0 && rate < 1.0)
@@ -209,6 +235,18 @@ Error tgc::zoo::verifyConfig(const GPT2Config &config) {
   if (Error error =
           checkDivides("heads", config.heads, "hidden", config.hidden))
     return error;
+  if (Error error = checkTensorSizes(
+          {{"logits (--batch x --seq x --vocab)",
+            {config.batch, config.seq, config.vocab}},
+           {"attention scores (--batch x --heads x --seq x --seq)",
+            {config.batch, config.heads, config.seq, config.seq}},
+           {"MLP activation (--batch x --seq x 4 --hidden)",
+            {config.batch, config.seq, 4, config.hidden}},
+           {"token embedding (--vocab x --hidden)",
+            {config.vocab, config.hidden}},
+           {"position embedding (--positions x --hidden)",
+            {config.positions, config.hidden}}}))
+    return error;
   if (config.seq > config.positions)
     return makeError("--seq (" + llvm::Twine(config.seq) + ") exceeds the " +
                      llvm::Twine(config.positions) +
@@ -238,6 +276,18 @@ Error tgc::zoo::verifyConfig(const LlamaConfig &config) {
   if (Error error =
           checkDivides("kv-heads", config.kvHeads, "heads", config.heads))
     return error;
+  if (Error error = checkTensorSizes(
+          {{"logits (--batch x --seq x --vocab)",
+            {config.batch, config.seq, config.vocab}},
+           {"attention scores (--batch x --heads x --seq x --seq)",
+            {config.batch, config.heads, config.seq, config.seq}},
+           {"MLP activation (--batch x --seq x --intermediate)",
+            {config.batch, config.seq, config.intermediate}},
+           {"MLP weight (--hidden x --intermediate)",
+            {config.hidden, config.intermediate}},
+           {"token embedding (--vocab x --hidden)",
+            {config.vocab, config.hidden}}}))
+    return error;
   int64_t headDim = config.hidden / config.heads;
   if (headDim % 2 != 0)
     return makeError("the head size --hidden / --heads (" +
@@ -257,6 +307,13 @@ Error tgc::zoo::verifyConfig(const MLPConfig &config) {
                                 {"input-size", config.inputSize},
                                 {"classes", config.classes},
                                 {"batch", config.batch}}))
+    return error;
+  if (Error error = checkTensorSizes(
+          {{"input (--batch x --input-size)", {config.batch, config.inputSize}},
+           {"activation (--batch x --hidden)", {config.batch, config.hidden}},
+           {"weight (--hidden x --hidden)", {config.hidden, config.hidden}},
+           {"first weight (--input-size x --hidden)",
+            {config.inputSize, config.hidden}}}))
     return error;
   return checkDropout(config.dropout);
 }

@@ -15,6 +15,7 @@
 #include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Pipeline/PostImportPipeline.h"
 #include "tgc/Support/AllClose.h"
+#include "tgc/Support/InputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -120,9 +121,13 @@ static CaseResult runCase(StringRef directory) {
   // Graph inputs in order, to bind their shapes from the first data set.
   onnx::ModelProto model;
   {
-    auto file = llvm::MemoryBuffer::getFile(modelPath, false, false);
-    if (!file || !model.ParseFromArray((*file)->getBufferStart(),
-                                       (*file)->getBufferSize()))
+    auto file = tgc::readInputFile(modelPath, INT32_MAX);
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return {Outcome::Fail, "cannot read model.onnx"};
+    }
+    if (!model.ParseFromArray((*file)->getBufferStart(),
+                              (*file)->getBufferSize()))
       return {Outcome::Fail, "cannot read model.onnx"};
   }
   llvm::StringSet<> initializers;
@@ -303,10 +308,10 @@ int main(int argc, char **argv) {
   }
   if (expectedPass.empty())
     return 0;
-  auto list = llvm::MemoryBuffer::getFile(expectedPass);
+  auto list = tgc::readInputFile(expectedPass);
   if (!list) {
-    llvm::errs() << "tgc-onnx-conformance: error: cannot read '" << expectedPass
-                 << "'\n";
+    llvm::errs() << "tgc-onnx-conformance: error: "
+                 << llvm::toString(list.takeError()) << "\n";
     return 1;
   }
   unsigned regressions = 0;

@@ -8,6 +8,7 @@
 
 #include "tgc/InitAll.h"
 #include "tgc/Support/Diagnostics.h"
+#include "tgc/Support/OutputFile.h"
 #include "tgc/Zoo/ModelZoo.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -240,58 +241,13 @@ static const Preset<ConfigT> *findPreset(StringRef model,
   return nullptr;
 }
 
-/// Flushes `os` and reports a write error.
-static LogicalResult flushAndCheck(llvm::raw_fd_ostream &os, StringRef path) {
-  os.flush();
-  if (!os.has_error())
-    return success();
-  printError("cannot write '" + path + "': " + os.error().message());
-  os.clear_error();
-  return failure();
-}
-
-/// Writes `path` (`-` is stdout) with `write`. A regular file is written
-/// under a temporary name next to it and renamed once complete, so an error
-/// never leaves a partial file behind; a device or pipe is written directly.
+/// Writes `path` (`-` is stdout) with `write` through a tgc::OutputFile: an
+/// error never leaves a partial file behind nor changes an existing one.
 static LogicalResult
 writeAtomically(StringRef path,
                 llvm::function_ref<void(llvm::raw_ostream &)> write) {
-  if (path == "-") {
-    write(llvm::outs());
-    return flushAndCheck(llvm::outs(), "<stdout>");
-  }
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
-      !llvm::sys::fs::is_regular_file(status)) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec) {
-      printError("cannot write '" + path + "': " + ec.message());
-      return failure();
-    }
-    write(os);
-    return flushAndCheck(os, path);
-  }
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp) {
-    printError("cannot write '" + path +
-               "': " + llvm::toString(temp.takeError()));
-    return failure();
-  }
-  LogicalResult written = success();
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    write(os);
-    written = flushAndCheck(os, path);
-  }
-  if (failed(written)) {
-    llvm::consumeError(temp->discard());
-    return failure();
-  }
-  if (llvm::Error error = temp->keep(path)) {
-    printError("cannot write '" + path +
-               "': " + llvm::toString(std::move(error)));
+  if (llvm::Error error = tgc::writeOutput(path, write)) {
+    printError(llvm::toString(std::move(error)));
     return failure();
   }
   return success();
@@ -480,6 +436,7 @@ static std::string getOverview() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  tgc::reportFileSizeLimitAsError();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tgc-zoo " << TGC_VERSION << " (MLIR " << LLVM_VERSION_STRING
        << ")\n";

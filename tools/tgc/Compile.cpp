@@ -31,6 +31,8 @@ LogicalResult cli::runCompile(MLIRContext &context,
     return failure();
   TrainingPipelineOptions options;
   fillPipelineOptions(options, wantsTrainingStep());
+  if (llvm::Error error = validatePipelineOptions(options))
+    return reportError(llvm::toString(std::move(error)));
   CompileRequest request;
   request.device = *device;
   if (shouldDumpPipeline())
@@ -42,7 +44,8 @@ LogicalResult cli::runCompile(MLIRContext &context,
   if (failed(compileModule(*model->module, options, request)))
     return failure();
   if (emit == "mlir")
-    return writeModel(*model->module, model->parameters, getOutputFile());
+    return writeModel(*model->module, model->parameters, getOutputFile(),
+                      getInputFile());
   auto entry = dyn_cast_or_null<func::FuncOp>(static_cast<Operation *>(
       findEntry(*model->module, getEntryName(), getInputFile())));
   if (!entry)

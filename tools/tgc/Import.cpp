@@ -21,5 +21,6 @@ LogicalResult cli::runImport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   for (auto [i, buffer] : llvm::enumerate(model->buffers))
     llvm::errs() << (i ? ", " : ": ") << buffer.name;
   llvm::errs() << "\n";
-  return writeModel(*model->module, model->parameters, getOutputFile());
+  return writeModel(*model->module, model->parameters, getOutputFile(),
+                    getInputFile());
 }

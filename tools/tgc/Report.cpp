@@ -57,6 +57,8 @@ LogicalResult cli::runReport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 
   TrainingPipelineOptions options;
   fillPipelineOptions(options, wantsTrainingStep());
+  if (llvm::Error error = validatePipelineOptions(options))
+    return reportError(llvm::toString(std::move(error)));
   CompileRequest compile;
   compile.device = *device;
   if (shouldDumpPipeline())

@@ -6,6 +6,7 @@
 #include "tgc/Driver/Compile.h"
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Interpreter/Inputs.h"
+#include "tgc/Support/OutputFile.h"
 #include "tgc/Support/Safetensors.h"
 #include "tgc/Training/Trainer.h"
 
@@ -80,6 +81,12 @@ static LogicalResult saveParameters(func::FuncOp step,
 }
 
 LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  // Checked before training: a checkpoint written over the model (or the
+  // token data) would lose it.
+  if (!save.empty())
+    if (llvm::Error error = checkOutputIsNoInput(
+            save, {getInputFile().str(), data.getValue()}, "--save"))
+      return reportError(llvm::toString(std::move(error)));
   FailureOr<LoadedModel> model =
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))
@@ -110,6 +117,8 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   // The interpreter trains the step the training-step stage builds.
   TrainingPipelineOptions pipeline;
   fillPipelineOptions(pipeline, /*trainingStep=*/true);
+  if (llvm::Error error = validatePipelineOptions(pipeline))
+    return reportError(llvm::toString(std::move(error)));
   CompileRequest compile;
   if (shouldDumpPipeline())
     compile.pipelineDump = &llvm::errs();

@@ -11,6 +11,7 @@
 
 #include "tgc/InitAll.h"
 #include "tgc/Support/Diagnostics.h"
+#include "tgc/Support/OutputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -23,6 +24,7 @@ using namespace tgc;
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  tgc::reportFileSizeLimitAsError();
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tgc " << TGC_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
   });

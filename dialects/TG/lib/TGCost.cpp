@@ -10,6 +10,7 @@
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include <cmath>
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace tgc::tg;
@@ -18,13 +19,23 @@ using namespace tgc::tg;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
+int64_t tgc::tg::addFigures(int64_t a, int64_t b) {
+  std::optional<int64_t> sum = llvm::checkedAdd(a, b);
+  return sum ? *sum : kSaturatedFigure;
+}
+
+int64_t tgc::tg::multiplyFigures(int64_t a, int64_t b) {
+  std::optional<int64_t> product = llvm::checkedMul(a, b);
+  return product ? *product : kSaturatedFigure;
+}
+
 OpCost &OpCost::operator+=(const OpCost &other) {
-  flops += other.flops;
-  transcendentals += other.transcendentals;
-  matrixFlops += other.matrixFlops;
-  bytesRead += other.bytesRead;
-  bytesWritten += other.bytesWritten;
-  workspaceBytes += other.workspaceBytes;
+  flops = addFigures(flops, other.flops);
+  transcendentals = addFigures(transcendentals, other.transcendentals);
+  matrixFlops = addFigures(matrixFlops, other.matrixFlops);
+  bytesRead = addFigures(bytesRead, other.bytesRead);
+  bytesWritten = addFigures(bytesWritten, other.bytesWritten);
+  workspaceBytes = addFigures(workspaceBytes, other.workspaceBytes);
   return *this;
 }
 
@@ -32,6 +43,22 @@ int64_t tgc::tg::getElementByteSize(Type elementType) {
   // Sub-byte types (i1) occupy a byte each in device memory.
   return std::max<int64_t>(
       1, llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8));
+}
+
+std::optional<int64_t> tgc::tg::getBoundedTensorByteSize(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank() || !shaped.getElementType().isIntOrFloat())
+    return std::nullopt;
+  int64_t bytes = getElementByteSize(shaped.getElementType());
+  for (int64_t dim : shaped.getShape()) {
+    if (dim < 0) // dynamic
+      return std::nullopt;
+    std::optional<int64_t> product = llvm::checkedMul(bytes, dim);
+    if (!product || *product > kMaxTensorBytes)
+      return std::nullopt;
+    bytes = *product;
+  }
+  return bytes;
 }
 
 int64_t tgc::tg::getTensorByteSize(Type type) {
@@ -144,7 +171,7 @@ OpCost MatmulOp::getCost() {
   OpCost cost = getStreamingCost(*this);
   RankedTensorType lhsType = getLhs().getType();
   int64_t k = lhsType.getShape()[lhsType.getRank() - (getTransposeA() ? 2 : 1)];
-  cost.flops = 2 * getNumElements(getResult()) * k;
+  cost.flops = multiplyFigures(2 * getNumElements(getResult()), k);
   cost.matrixFlops = cost.flops;
   cost.computeType = lhsType.getElementType();
   // Both operands fake-quantized (mixed precision's fp8 policy): an fp8 GEMM
@@ -209,10 +236,12 @@ OpCost RmsNormOp::getCost() {
 static int64_t getAttentionPairs(RankedTensorType query, RankedTensorType key,
                                  bool causal) {
   int64_t queries = query.getDimSize(2), keys = key.getDimSize(2);
-  int64_t pairs = queries * keys;
+  int64_t pairs = multiplyFigures(queries, keys);
   if (causal)
-    pairs = queries * (keys - queries + 1) + queries * (queries - 1) / 2;
-  return pairs * query.getDimSize(0) * query.getDimSize(1);
+    pairs = addFigures(multiplyFigures(queries, keys - queries + 1),
+                       multiplyFigures(queries, queries - 1) / 2);
+  return multiplyFigures(multiplyFigures(pairs, query.getDimSize(0)),
+                         query.getDimSize(1));
 }
 
 OpCost AttentionOp::getCost() {
@@ -223,8 +252,10 @@ OpCost AttentionOp::getCost() {
   int64_t valueSize = getValue().getType().getDimSize(3);
   // Two matmuls (scores and output), then per score: scale, max, subtract,
   // exp, sum; per output element a division.
-  cost.matrixFlops = 2 * pairs * (headSize + valueSize);
-  cost.flops = cost.matrixFlops + 5 * pairs + getNumElements(getOutput());
+  cost.matrixFlops = multiplyFigures(pairs, 2 * (headSize + valueSize));
+  cost.flops =
+      addFigures(addFigures(cost.matrixFlops, multiplyFigures(pairs, 5)),
+                 getNumElements(getOutput()));
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
   return cost;
@@ -326,8 +357,8 @@ OpCost AttentionGradOp::getCost() {
       getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
   int64_t headSize = getQuery().getType().getDimSize(3);
   int64_t valueSize = getValue().getType().getDimSize(3);
-  cost.matrixFlops = 2 * pairs * (3 * headSize + 2 * valueSize);
-  cost.flops = cost.matrixFlops + 6 * pairs;
+  cost.matrixFlops = multiplyFigures(pairs, 2 * (3 * headSize + 2 * valueSize));
+  cost.flops = addFigures(cost.matrixFlops, multiplyFigures(pairs, 6));
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
   // FlashAttention-2's backward accumulates dQ in f32 across the key blocks
@@ -364,9 +395,10 @@ OpCost FusionOp::getCost() {
   int64_t largestFlops = -1;
   getBody().walk([&](CostOpInterface inner) {
     OpCost innerCost = inner.getCost();
-    cost.flops += innerCost.flops;
-    cost.transcendentals += innerCost.transcendentals;
-    cost.matrixFlops += innerCost.matrixFlops;
+    cost.flops = addFigures(cost.flops, innerCost.flops);
+    cost.transcendentals =
+        addFigures(cost.transcendentals, innerCost.transcendentals);
+    cost.matrixFlops = addFigures(cost.matrixFlops, innerCost.matrixFlops);
     cost.workspaceBytes =
         std::max(cost.workspaceBytes, innerCost.workspaceBytes);
     if (innerCost.flops > largestFlops && innerCost.computeType) {

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -201,8 +202,16 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *context,
       return emitOptionalError(location, "padding of dimension ", i,
                                " is negative");
     int64_t size = type->getDimSize(i);
-    shape.push_back(low[i] + size +
-                    std::max<int64_t>(size - 1, 0) * interior[i] + high[i]);
+    // Checked: a padding near 2^63 must not wrap around to a small size.
+    std::optional<int64_t> padded =
+        llvm::checkedMul<int64_t>(std::max<int64_t>(size - 1, 0), interior[i]);
+    for (int64_t term : {low[i], size, high[i]})
+      if (padded)
+        padded = llvm::checkedAdd<int64_t>(*padded, term);
+    if (!padded || *padded > kMaxTensorBytes)
+      return emitOptionalError(location, "padding of dimension ", i,
+                               " makes it larger than 2^44 elements");
+    shape.push_back(*padded);
   }
   inferred.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
@@ -286,7 +295,14 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
                                  type->getDimSize(d), " in dimension ", d,
                                  ", input 0 has ", first->getDimSize(d));
     }
-    shape[dim] += type->getDimSize(dim);
+    std::optional<int64_t> size =
+        llvm::checkedAdd<int64_t>(shape[dim], type->getDimSize(dim));
+    if (!size || *size > kMaxTensorBytes)
+      return emitOptionalError(location,
+                               "the concatenation is larger than "
+                               "2^44 elements in dimension ",
+                               dim);
+    shape[dim] = *size;
   }
   inferred.push_back(RankedTensorType::get(shape, first->getElementType()));
   return success();

@@ -65,16 +65,19 @@ mlir::FunctionOpInterface findEntry(mlir::ModuleOp module,
                                     llvm::StringRef wanted,
                                     llvm::StringRef filename);
 
-/// Writes `file` (- for stdout) through `write`, or leaves nothing behind.
+/// Writes `file` (- for stdout) through `write`, through a temporary file
+/// renamed at the end: on any error the file is as it was.
 mlir::LogicalResult
 writeOutputFile(llvm::StringRef file,
                 llvm::function_ref<void(llvm::raw_ostream &)> write);
 
 /// Writes `module` to `file` and, when `parameters` is not empty, the
-/// parameters next to it (FILE.safetensors); on any error neither is left.
+/// parameters next to it (FILE.safetensors); on any error neither file is
+/// changed. Refuses to write over `inputFile` (the model read), and a
+/// `file` named like its parameters file.
 mlir::LogicalResult writeModel(mlir::ModuleOp module,
                                llvm::ArrayRef<ImportedParameter> parameters,
-                               llvm::StringRef file);
+                               llvm::StringRef file, llvm::StringRef inputFile);
 
 } // namespace tgc
 

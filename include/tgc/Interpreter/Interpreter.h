@@ -27,6 +27,11 @@ public:
       const KernelRegistry &registry = KernelRegistry::getDefault())
       : options(options), registry(registry) {}
 
+  /// Whether `function` can run: one block, and every argument and value a
+  /// tensor the machine can hold (a located error otherwise). Call it before
+  /// allocating arguments; run() checks it too.
+  static mlir::LogicalResult checkCanRun(mlir::FunctionOpInterface function);
+
   /// Runs `function` on `arguments` (one per argument, of its exact type and
   /// converted to the storage the options imply, see `convertTensor`).
   mlir::FailureOr<llvm::SmallVector<Tensor>>

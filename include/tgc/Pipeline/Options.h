@@ -163,6 +163,11 @@ struct TrainingPipelineOptions
   }
 };
 
+/// Every numeric knob against its range (lib/Pipeline/OptionLimits.cpp, one
+/// table): an error naming the option (`--lr must be a finite number in
+/// [0, 1e+06], got nan`) instead of a value silently taken or changed.
+llvm::Error validatePipelineOptions(const TrainingPipelineOptions &options);
+
 } // namespace tgc
 
 #endif // TGC_PIPELINE_OPTIONS_H

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <string>
@@ -47,6 +48,10 @@ llvm::Expected<Array> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 /// bytes. The file is written under a temporary name and renamed, so that on
 /// error no file is left behind. Errors name `path`.
 llvm::Error writeNpy(llvm::StringRef path, const Array &array);
+/// The file's bytes to `os`; errors (a shape that does not match the data)
+/// name `path`.
+llvm::Error writeNpy(llvm::raw_ostream &os, const Array &array,
+                     llvm::StringRef path);
 
 } // namespace tgc::npy
 

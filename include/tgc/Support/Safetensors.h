@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <optional>
@@ -33,6 +34,8 @@ struct Entry {
 /// Writes `entries` to `path` (through a temporary file, renamed at the end,
 /// so that an error leaves nothing behind). Names must be unique.
 llvm::Error write(llvm::StringRef path, llvm::ArrayRef<Entry> entries);
+/// Writes the file's bytes to `os` (an error only for duplicate names).
+llvm::Error write(llvm::raw_ostream &os, llvm::ArrayRef<Entry> entries);
 
 /// Reads every tensor of `path`. Errors name the file and say what is wrong
 /// (truncated, header not JSON, offsets outside the data...).

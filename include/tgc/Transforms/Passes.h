@@ -14,6 +14,12 @@ namespace tgc {
 #define GEN_PASS_REGISTRATION
 #include "tgc/Transforms/Passes.h.inc"
 
+/// The tg passes work on functions of one block (a training step is
+/// straight-line code): a located error for each function under `root`
+/// (`root` itself when it is one) with more blocks, naming `pass`.
+mlir::LogicalResult checkSingleBlockFunctions(mlir::Operation *root,
+                                              llvm::StringRef pass);
+
 } // namespace tgc
 
 #endif // TGC_TRANSFORMS_PASSES_H

@@ -11,7 +11,11 @@
 
 #include "GraphImporter.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <cstdint>
 #include <numeric>
+#include <optional>
 
 /// `var = *expr`, returning failure from the converter when `expr` failed.
 #define ASSIGN_OR_FAIL(var, expr)                                              \
@@ -22,9 +26,17 @@
 
 namespace tgc::onnx_import {
 
+/// The element count of `dims`, INT64_MAX when it does not fit (checked: a
+/// shape like 2^32 x 2^32 must not wrap around to 0 and pass a size check).
 inline int64_t product(llvm::ArrayRef<int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t(1),
-                         std::multiplies<int64_t>());
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    std::optional<int64_t> next = llvm::checkedMul(count, dim);
+    if (!next)
+      return INT64_MAX;
+    count = *next;
+  }
+  return count;
 }
 
 inline bool isFloat(mlir::Value value) {

@@ -12,6 +12,7 @@
 #include "InitializerRoles.h"
 
 #include "tgc/Eval/TensorNpy.h"
+#include "tgc/Support/InputFile.h"
 #include "tgc/Support/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -105,30 +106,21 @@ readExternalData(const onnx::TensorProto &proto, StringRef baseDirectory,
   if (baseDirectory.empty())
     return makeError("external data '" + location +
                      "' cannot be read for a model held in memory");
-  if (llvm::sys::path::is_absolute(location) ||
-      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
-                                          llvm::sys::path::end(location)),
-                         ".."))
-    return makeError("external data location '" + location +
-                     "' is outside the model's directory");
   if (length && *length != expectedSize)
     return makeError("external data length " + llvm::Twine(*length) +
                      " does not match the " + llvm::Twine(expectedSize) +
                      " bytes of its shape");
-  SmallString<256> path(baseDirectory);
-  llvm::sys::path::append(path, location);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!file)
-    return makeError("cannot read external data file '" + path +
-                     "': " + file.getError().message());
-  uint64_t size = (*file)->getBufferSize();
-  if (offset > size || size - offset < expectedSize)
-    return makeError("external data file '" + path + "' holds " +
-                     llvm::Twine(size) + " bytes, fewer than offset " +
-                     llvm::Twine(offset) + " + " + llvm::Twine(expectedSize));
-  return std::string((*file)->getBufferStart() + offset, expectedSize);
+  // Symlinks are resolved: a file or folder linked to outside the model's
+  // directory is refused like `../`, and only the tensor's bytes are read.
+  llvm::Expected<std::string> path =
+      resolveInsideDirectory(baseDirectory, location);
+  if (!path)
+    return makeError("external data " + llvm::toString(path.takeError()));
+  llvm::Expected<std::string> bytes =
+      readInputFileRange(*path, offset, expectedSize);
+  if (!bytes)
+    return makeError("external data " + llvm::toString(bytes.takeError()));
+  return bytes;
 }
 
 static llvm::Expected<DecodedTensor>
@@ -751,12 +743,12 @@ tgc::importONNXBytes(MLIRContext &context, StringRef bytes, StringRef name,
 FailureOr<ImportedModel> tgc::importONNXFile(MLIRContext &context,
                                              StringRef path,
                                              const ONNXImportOptions &options) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+  // Protobuf parses at most 2 GiB: a larger file is refused unread.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(path, INT32_MAX, /*allowStdin=*/true);
   if (!file) {
     emitError(FileLineColLoc::get(&context, path, 0, 0))
-        << "cannot read: " << file.getError().message();
+        << llvm::toString(file.takeError());
     return failure();
   }
   SmallString<256> directory(path);
@@ -769,12 +761,10 @@ FailureOr<ImportedModel> tgc::importONNXFile(MLIRContext &context,
 
 llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
                                                        StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(path, INT32_MAX);
   if (!file)
-    return makeError("cannot read '" + path +
-                     "': " + file.getError().message());
+    return file.takeError();
   onnx::TensorProto proto;
   StringRef bytes = (*file)->getBuffer();
   if (bytes.size() > size_t(INT32_MAX) ||
@@ -790,10 +780,20 @@ llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
                         std::move(decoded->value)};
 }
 
-llvm::Error tgc::writeParameters(StringRef path,
-                                 ArrayRef<ImportedParameter> parameters) {
+static std::vector<safetensors::Entry>
+toEntries(ArrayRef<ImportedParameter> parameters) {
   std::vector<safetensors::Entry> entries;
   for (const ImportedParameter &parameter : parameters)
     entries.push_back(safetensors::toEntry(parameter.name, parameter.value));
-  return safetensors::write(path, entries);
+  return entries;
+}
+
+llvm::Error tgc::writeParameters(StringRef path,
+                                 ArrayRef<ImportedParameter> parameters) {
+  return safetensors::write(path, toEntries(parameters));
+}
+
+llvm::Error tgc::writeParameters(llvm::raw_ostream &os,
+                                 ArrayRef<ImportedParameter> parameters) {
+  return safetensors::write(os, toEntries(parameters));
 }

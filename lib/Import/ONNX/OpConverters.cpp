@@ -11,6 +11,7 @@
 #include "ConverterUtils.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 #include <map>

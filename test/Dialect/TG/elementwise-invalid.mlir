@@ -32,7 +32,7 @@ func.func @neg_result_type_differs(%a: tensor<4xf32>) {
 
 // exp is for floats: an i1 operand is rejected.
 func.func @exp_of_i1(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'tg.exp' op operand #0 must be statically shaped tensor of tg floating-point type values without encoding, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'tg.exp' op operand #0 must be statically shaped tensor of tg floating-point type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi1>'}}
   %0 = tg.exp %a : tensor<4xi1>
   return
 }
@@ -41,7 +41,7 @@ func.func @exp_of_i1(%a: tensor<4xi1>) {
 
 // sqrt is for floats: an integer operand is rejected.
 func.func @sqrt_of_integer(%a: tensor<4xi32>) {
-  // expected-error @+1 {{'tg.sqrt' op operand #0 must be statically shaped tensor of tg floating-point type values without encoding, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'tg.sqrt' op operand #0 must be statically shaped tensor of tg floating-point type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi32>'}}
   %0 = tg.sqrt %a : tensor<4xi32>
   return
 }
@@ -50,7 +50,7 @@ func.func @sqrt_of_integer(%a: tensor<4xi32>) {
 
 // pow is for floats: integer operands are rejected.
 func.func @pow_of_integers(%a: tensor<4xi32>) {
-  // expected-error @+1 {{'tg.pow' op operand #0 must be statically shaped tensor of tg floating-point type values without encoding, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'tg.pow' op operand #0 must be statically shaped tensor of tg floating-point type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi32>'}}
   %0 = tg.pow %a, %a : tensor<4xi32>
   return
 }
@@ -59,7 +59,7 @@ func.func @pow_of_integers(%a: tensor<4xi32>) {
 
 // neg is numeric: i1 is not a numeric type.
 func.func @neg_of_i1(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'tg.neg' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'tg.neg' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi1>'}}
   %0 = tg.neg %a : tensor<4xi1>
   return
 }
@@ -68,7 +68,7 @@ func.func @neg_of_i1(%a: tensor<4xi1>) {
 
 // max is numeric: i1 is not a numeric type.
 func.func @max_of_i1(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'tg.max' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'tg.max' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi1>'}}
   %0 = tg.max %a, %a : tensor<4xi1>
   return
 }
@@ -77,7 +77,7 @@ func.func @max_of_i1(%a: tensor<4xi1>) {
 
 // Element types outside the dialect's list (here i8) are rejected.
 func.func @add_of_i8(%a: tensor<4xi8>) {
-  // expected-error @+1 {{'tg.add' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, but got 'tensor<4xi8>'}}
+  // expected-error @+1 {{'tg.add' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi8>'}}
   %0 = tg.add %a, %a : tensor<4xi8>
   return
 }
@@ -86,7 +86,7 @@ func.func @add_of_i8(%a: tensor<4xi8>) {
 
 // Dynamic shapes are rejected.
 func.func @add_dynamic_shape(%a: tensor<?x4xf32>) {
-  // expected-error @+1 {{'tg.add' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, but got 'tensor<?x4xf32>'}}
+  // expected-error @+1 {{'tg.add' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<?x4xf32>'}}
   %0 = tg.add %a, %a : tensor<?x4xf32>
   return
 }
@@ -104,7 +104,7 @@ func.func @exp_unranked(%a: tensor<*xf32>) {
 
 // Operands are tensors: a bare scalar is rejected (use tensor<f32>).
 func.func @neg_of_bare_scalar(%a: f32) {
-  // expected-error @+1 {{'tg.neg' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, but got 'f32'}}
+  // expected-error @+1 {{'tg.neg' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'f32'}}
   %0 = "tg.neg"(%a) : (f32) -> f32
   return
 }
@@ -122,7 +122,7 @@ func.func @gelu_unknown_approximation(%a: tensor<4xf32>) {
 
 // select needs an i1 predicate.
 func.func @select_non_i1_predicate(%p: tensor<4xi32>, %a: tensor<4xf32>) {
-  // expected-error @+1 {{'tg.select' op operand #0 must be statically shaped tensor of 1-bit signless integer values without encoding, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'tg.select' op operand #0 must be statically shaped tensor of 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi32>'}}
   %0 = tg.select %p, %a, %a : tensor<4xi32>, tensor<4xf32>
   return
 }
@@ -149,7 +149,7 @@ func.func @select_branch_types_differ(%p: tensor<4xi1>, %a: tensor<4xf32>, %b: t
 
 // compare is numeric: i1 operands are rejected.
 func.func @compare_of_i1(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'tg.compare' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'tg.compare' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi1>'}}
   %0 = tg.compare eq, %a, %a : tensor<4xi1>
   return
 }
@@ -167,7 +167,7 @@ func.func @compare_operand_types_differ(%a: tensor<4xf32>, %b: tensor<4xf16>) {
 
 // compare returns i1, never another element type.
 func.func @compare_result_not_i1(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'tg.compare' op result #0 must be statically shaped tensor of 1-bit signless integer values without encoding, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'tg.compare' op result #0 must be statically shaped tensor of 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi32>'}}
   %0 = "tg.compare"(%a, %a) <{direction = 2 : i32}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi32>
   return
 }
@@ -203,7 +203,7 @@ func.func @convert_shape_differs(%a: tensor<4xf32>) {
 
 // convert targets only the dialect's element types.
 func.func @convert_to_i8(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'tg.convert' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, but got 'tensor<4xi8>'}}
+  // expected-error @+1 {{'tg.convert' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi8>'}}
   %0 = tg.convert %a : tensor<4xf32> -> tensor<4xi8>
   return
 }

@@ -4,7 +4,7 @@
 
 // A constant's element type must be one of the dialect's.
 func.func @constant_of_i8() {
-  // expected-error @+1 {{'tg.constant' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, but got 'tensor<4xi8>'}}
+  // expected-error @+1 {{'tg.constant' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi8>'}}
   %0 = tg.constant dense<1> : tensor<4xi8>
   return
 }
@@ -94,7 +94,7 @@ func.func @broadcast_size_mismatch(%a: tensor<3xf32>) {
 
 // broadcast_in_dim rejects a dynamic result.
 func.func @broadcast_dynamic_result(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'tg.broadcast_in_dim' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, but got 'tensor<8x?xf32>'}}
+  // expected-error @+1 {{'tg.broadcast_in_dim' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<8x?xf32>'}}
   %0 = tg.broadcast_in_dim %a dims = [1] : tensor<4xf32> -> tensor<8x?xf32>
   return
 }
@@ -483,5 +483,54 @@ func.func @pad_result_shape(%a: tensor<2x3xf32>) {
   // expected-error @+2 {{'tg.pad' op inferred type(s) 'tensor<3x7xf32>' are incompatible with return type(s) of operation 'tensor<3x6xf32>'}}
   // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
   %0 = tg.pad %a low = [1, 0] high = [0, 2] interior = [0, 1] : tensor<2x3xf32> -> tensor<3x6xf32>
+  return
+}
+
+// -----
+
+// Paddings near 2^63 must not wrap around to a small size (the result would
+// be accepted and written out of bounds).
+func.func @pad_overflowing_low_high(%a: tensor<4x8xf32>) {
+  // expected-error @+2 {{padding of dimension 0 makes it larger than 2^44 elements}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [9223372036854775807, 0] high = [9223372036854775807, 0] interior = [0, 0] : tensor<4x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// A huge interior padding is refused the same way.
+func.func @pad_overflowing_interior(%a: tensor<4x8xf32>) {
+  // expected-error @+2 {{padding of dimension 1 makes it larger than 2^44 elements}}
+  // expected-error @+1 {{'tg.pad' op failed to infer returned types}}
+  %0 = tg.pad %a low = [0, 0] high = [0, 0] interior = [0, 4611686018427387904] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A concatenation whose size would wrap around.
+func.func @concat_overflowing(%a: tensor<17592186044416xi1>) {
+  // expected-error @+2 {{the concatenation is larger than 2^44 elements in dimension 0}}
+  // expected-error @+1 {{'tg.concat' op failed to infer returned types}}
+  %0 = tg.concat %a, %a dim = 0 : (tensor<17592186044416xi1>, tensor<17592186044416xi1>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// A tensor of more than 2^44 bytes is refused by every op's type constraint:
+// its byte size, FLOPs and the memory figures would overflow int64.
+func.func @tensor_too_large(%a: tensor<9223372036854775807x2xf32>) {
+  // expected-error @+1 {{'tg.neg' op operand #0 must be statically shaped tensor of}}
+  %0 = tg.neg %a : tensor<9223372036854775807x2xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_just_too_large(%a: tensor<4398046511104x2xf32>) {
+  // expected-error @+1 {{of at most 2^44 bytes, but got 'tensor<4398046511104x2xf32>'}}
+  %0 = tg.neg %a : tensor<4398046511104x2xf32>
   return
 }

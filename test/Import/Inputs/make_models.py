@@ -169,3 +169,32 @@ with open("dynamo-buffers.parameters.txt", "w") as f:
             "model.layers.0.self_attn.q_proj.weight\n"
             "model.norm.weight\n"
             "lm_head.weight\n")
+# External data in a sub-folder, in a Constant node's value and in a .pb
+# tensor (the hostile-files tests link these to places outside the model).
+sub = onnx.load("external.onnx", load_external_data=False)
+for entry in sub.graph.initializer[0].external_data:
+    if entry.key == "location":
+        entry.value = "data/external.bin"
+onnx.save(sub, "subdir-external.onnx")
+const_value = tensor("c", w)
+const = model(
+    [helper.make_node("Constant", [], ["c"], name="const", value=const_value),
+     helper.make_node("MatMul", ["x", "c"], ["y"], name="mm")],
+    [vi("x", F, [2, 4])], [vi("y", F, [2, 3])])
+# onnx.save externalizes initializers only: point the Constant's value at
+# external.bin (which holds the same weight) by hand.
+value = const.graph.node[0].attribute[0].t
+onnx.external_data_helper.set_external_data(value, "external.bin", 0, w.nbytes)
+value.ClearField("raw_data")
+onnx.save(const, "constant-external.onnx")
+xt = tensor("x", np.ones((2, 4), np.float32))
+onnx.external_data_helper.set_external_data(xt, "x.bin")
+xt.ClearField("raw_data")
+onnx.save_tensor(xt, "x-external.pb")
+
+# An Expand to 2^32 x 2^32: the element count wraps to 0 in int64.
+onnx.save(model([helper.make_node("Expand", ["x", "shape"], ["y"],
+                                  name="expand")],
+                [vi("x", F, [1])], [vi("y", F, None)],
+                [tensor("shape", np.array([2**32, 2**32], np.int64))]),
+          "expand-huge.onnx")

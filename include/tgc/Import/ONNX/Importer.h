@@ -98,8 +98,10 @@ struct ONNXTensorFile {
 llvm::Expected<ONNXTensorFile> readONNXTensorFile(mlir::MLIRContext &context,
                                                   llvm::StringRef path);
 
-/// Writes `parameters` to the safetensors file `path`.
+/// Writes `parameters` to the safetensors file `path`, or its bytes to `os`.
 llvm::Error writeParameters(llvm::StringRef path,
+                            llvm::ArrayRef<ImportedParameter> parameters);
+llvm::Error writeParameters(llvm::raw_ostream &os,
                             llvm::ArrayRef<ImportedParameter> parameters);
 
 } // namespace tgc

@@ -84,11 +84,15 @@ def TG_BoolElement : I<1>;
 
 // Statically shaped tensors of `types` without an encoding: tg values are
 // plain dense tensors (layouts and shardings are tgc's own attributes).
+// A tensor holds at most tg::kMaxTensorBytes (16 TiB): the sizes, bytes and
+// FLOPs computed from it cannot overflow.
 class TG_TensorOf<list<Type> types>
     : ConfinedType<StaticShapeTensorOf<types>,
                    [CPred<"!::llvm::cast<::mlir::RankedTensorType>($_self)"
-                          ".getEncoding()">],
-                   StaticShapeTensorOf<types>.summary # " without encoding",
+                          ".getEncoding()">,
+                    CPred<"::tgc::tg::isWithinTensorSizeLimit($_self)">],
+                   StaticShapeTensorOf<types>.summary #
+                       " without encoding, of at most 2^44 bytes",
                    "::mlir::RankedTensorType">;
 class TG_ScalarOf<list<Type> types>
     : ConfinedType<0DTensorOf<types>,

@@ -130,8 +130,30 @@ enum class OperandPrecision {
 
 /// Bytes of one element of `elementType` in device memory (i1 is one byte).
 int64_t getElementByteSize(mlir::Type elementType);
-/// Bytes of a statically shaped tensor.
+/// Bytes of a statically shaped tensor. Every tensor a tg op takes or
+/// yields is within kMaxTensorBytes (the types' constraint), so the figures
+/// built from it cannot overflow.
 int64_t getTensorByteSize(mlir::Type type);
+
+/// The most bytes one tg tensor may hold: 2^44 (16 TiB), far above any
+/// device's memory, and low enough that the sums of sizes the memory
+/// figures take stay inside int64.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 44;
+/// The bytes of `type`, a statically shaped tensor, or nullopt when they
+/// (or its element count) exceed kMaxTensorBytes or a dimension is dynamic
+/// or negative. Checked arithmetic: never wraps.
+std::optional<int64_t> getBoundedTensorByteSize(mlir::Type type);
+/// Whether `type` is a statically shaped tensor within kMaxTensorBytes.
+inline bool isWithinTensorSizeLimit(mlir::Type type) {
+  return getBoundedTensorByteSize(type).has_value();
+}
+
+/// Arithmetic on non-negative figures (FLOPs, bytes) that saturates at
+/// kSaturatedFigure instead of wrapping; a figure at that value is "too
+/// large to count", and the report says so rather than print it.
+inline constexpr int64_t kSaturatedFigure = INT64_MAX;
+int64_t addFigures(int64_t a, int64_t b);
+int64_t multiplyFigures(int64_t a, int64_t b);
 
 /// The cost of an elementwise op: `flopsPerElement` and
 /// `transcendentalsPerElement` per result element, all operands read once and

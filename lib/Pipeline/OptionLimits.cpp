@@ -1,0 +1,61 @@
+//===- OptionLimits.cpp - the range of every numeric pipeline knob -------===//
+//
+// One table: each numeric option of TrainingPipelineOptions with the values
+// it takes. NaN and infinities are refused everywhere (a learning rate of
+// 1e400 parses as inf); counts have an upper bound so that a typo cannot
+// ask for a million micro-batches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Pipeline/Options.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace tgc;
+
+namespace {
+struct OptionRange {
+  llvm::StringRef name;
+  double value;
+  double min, max;
+  /// Whether `min` itself is excluded.
+  bool minExclusive = false;
+};
+} // namespace
+
+/// `value` as printf's %.10g writes it: 65536, 1e+06, nan, inf.
+static std::string formatNumber(double value) {
+  return llvm::formatv("{0}", llvm::format("%.10g", value)).str();
+}
+
+llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
+  const OptionRange ranges[] = {
+      {"micro-batches", double(o.microBatches), 1, 65536},
+      {"lr", o.lr, 0, 1e6},
+      {"momentum", o.momentum, 0, 1},
+      {"weight-decay", o.weightDecay, 0, 1e6},
+      {"clip-norm", o.clipNorm, 0, 1e30},
+      {"init-scale", o.initScale, 0, 1e38, /*minExclusive=*/true},
+      {"growth-interval", double(o.growthInterval), 1, 1e9},
+      {"amax-history", double(o.amaxHistory), 1, 65536},
+      {"fp8-margin", double(o.fp8Margin), 0, 64},
+  };
+  for (const OptionRange &range : ranges) {
+    bool inRange = std::isfinite(range.value) && range.value <= range.max &&
+                   (range.minExclusive ? range.value > range.min
+                                       : range.value >= range.min);
+    if (!inRange)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("--{0} must be a finite number in {1}{2}, {3}], got "
+                        "{4}",
+                        range.name, range.minExclusive ? "(" : "[",
+                        formatNumber(range.min), formatNumber(range.max),
+                        formatNumber(range.value))
+              .str());
+  }
+  return llvm::Error::success();
+}

@@ -9,6 +9,7 @@
 #define TGC_LIB_EVAL_KERNELUTILS_H
 
 #include "tgc/Eval/Kernels.h"
+#include "tgc/Eval/LineLayout.h"
 #include "tgc/Support/FloatFormats.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -130,22 +131,6 @@ inline void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
               transA ? m : k, b, transB ? k : n, beta, c, n);
-}
-
-/// The sizes around dimension `dim` of `shape`: the product of the dims
-/// before it, its own, and the product of those after it (a line along
-/// `dim` is `size` elements at stride `inner`).
-struct LineLayout {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-inline LineLayout getLineLayout(llvm::ArrayRef<int64_t> shape, int64_t dim) {
-  LineLayout layout;
-  for (int64_t d = 0; d < dim; ++d)
-    layout.outer *= shape[d];
-  layout.size = shape[dim];
-  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
-    layout.inner *= shape[d];
-  return layout;
 }
 
 /// NaN-propagating max and min, as tg.max/tg.min and reductions define them.

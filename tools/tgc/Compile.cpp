@@ -30,9 +30,8 @@ LogicalResult cli::runCompile(MLIRContext &context,
   if (failed(model))
     return failure();
   TrainingPipelineOptions options;
-  fillPipelineOptions(options, wantsTrainingStep());
-  if (llvm::Error error = validatePipelineOptions(options))
-    return reportError(llvm::toString(std::move(error)));
+  if (failed(fillPipelineOptions(options, wantsTrainingStep())))
+    return failure();
   CompileRequest request;
   request.device = *device;
   if (shouldDumpPipeline())

@@ -275,8 +275,8 @@ mlir::FailureOr<std::optional<DeviceSpec>> cli::getChosenDevice() {
   return std::optional<DeviceSpec>(*device);
 }
 
-void cli::fillPipelineOptions(TrainingPipelineOptions &options,
-                              bool trainingStep) {
+mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
+                                             bool trainingStep) {
   options.precision = precision;
   options.keepFp32 = keepFp32;
   options.keepFp32Params = keepFp32Params;
@@ -303,6 +303,9 @@ void cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.noFuseOptimizer = noFuseOptimizer;
   options.noSchedule = noSchedule;
   options.noMemoryPlan = noMemoryPlan;
+  if (llvm::Error error = validatePipelineOptions(options))
+    return reportError(llvm::toString(std::move(error)));
+  return mlir::success();
 }
 
 bool cli::anyPipelineFlagGiven() {

@@ -47,8 +47,10 @@ mlir::FailureOr<std::optional<DeviceSpec>> getChosenDevice();
 bool shouldDumpPipeline();
 
 /// Fills `options` from the pipeline flags of the running subcommand; with
-/// `trainingStep` (--train, or `tgc train`) and no --optimizer, AdamW.
-void fillPipelineOptions(TrainingPipelineOptions &options, bool trainingStep);
+/// `trainingStep` (--train, or `tgc train`) and no --optimizer, AdamW. Fails
+/// (with the error reported) on values out of their range.
+mlir::LogicalResult fillPipelineOptions(TrainingPipelineOptions &options,
+                                        bool trainingStep);
 /// Whether any pipeline flag was given (a compiled step takes none).
 bool anyPipelineFlagGiven();
 /// --train: build the training step.

@@ -56,9 +56,8 @@ LogicalResult cli::runReport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return failure();
 
   TrainingPipelineOptions options;
-  fillPipelineOptions(options, wantsTrainingStep());
-  if (llvm::Error error = validatePipelineOptions(options))
-    return reportError(llvm::toString(std::move(error)));
+  if (failed(fillPipelineOptions(options, wantsTrainingStep())))
+    return failure();
   CompileRequest compile;
   compile.device = *device;
   if (shouldDumpPipeline())

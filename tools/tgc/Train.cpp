@@ -116,9 +116,8 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   }
   // The interpreter trains the step the training-step stage builds.
   TrainingPipelineOptions pipeline;
-  fillPipelineOptions(pipeline, /*trainingStep=*/true);
-  if (llvm::Error error = validatePipelineOptions(pipeline))
-    return reportError(llvm::toString(std::move(error)));
+  if (failed(fillPipelineOptions(pipeline, /*trainingStep=*/true)))
+    return failure();
   CompileRequest compile;
   if (shouldDumpPipeline())
     compile.pipelineDump = &llvm::errs();

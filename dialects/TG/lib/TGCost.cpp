@@ -9,8 +9,8 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 
-#include <cmath>
 #include "llvm/Support/CheckedArithmetic.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace tgc::tg;

@@ -9,6 +9,7 @@
 #include "KernelEmitter.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Eval/LineLayout.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -18,19 +19,6 @@ using namespace tgc;
 using namespace tgc::cuda;
 
 namespace {
-
-struct LineLayout {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-LineLayout getLineLayout(ArrayRef<int64_t> shape, int64_t dim) {
-  LineLayout layout;
-  for (int64_t d = 0; d < dim; ++d)
-    layout.outer *= shape[d];
-  layout.size = shape[dim];
-  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
-    layout.inner *= shape[d];
-  return layout;
-}
 
 ArrayRef<int64_t> getShape(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();

@@ -49,7 +49,7 @@ public:
 private:
   LogicalResult checkUserAnnotations();
   LogicalResult annotateBatch();
-  void annotateTensorParallel();
+  LogicalResult annotateTensorParallel();
   /// Whether `op` is in the forward: before the loss, where tg-autodiff
   /// puts the backward after it.
   bool isForward(Operation *op) {
@@ -121,6 +121,29 @@ LogicalResult StepAnnotator::checkUserAnnotations() {
              << argName(arg.getArgNumber()) << " splits " << type
              << " into blocks that do not divide it";
     TensorLayout layout = TensorLayout::fromAttr(sharding, mesh);
+    // A user sharding an op's rule cannot take (a split softmax or norm
+    // dimension, a sliced one) would be undone at once: say so instead.
+    for (OpOperand &use : arg.getUses()) {
+      auto ruled = dyn_cast<ShardingRuleOpInterface>(use.getOwner());
+      if (!ruled)
+        continue;
+      ShardingRule rule = ruled.getShardingRule();
+      restrictRuleForPartitioning(use.getOwner(), rule);
+      for (auto [dim, factors] :
+           llvm::enumerate(rule.operandFactors[use.getOperandNumber()]))
+        for (int64_t factor : factors)
+          if (!layout.dims[dim].empty() &&
+              rule.factorKinds[factor] == FactorKind::NeedReplication) {
+            InFlightDiagnostic diag =
+                use.getOwner()->emitError()
+                << "needs dimension " << dim << " of operand #"
+                << use.getOperandNumber() << " whole, but the user sharding "
+                << sharding << " of argument " << argName(arg.getArgNumber())
+                << " splits it";
+            diag.attachNote(function.getLoc()) << "the sharding is here";
+            return failure();
+          }
+    }
     decided[arg] = layout;
   }
   return success();
@@ -222,9 +245,11 @@ bool StepAnnotator::hasRowPartner(MatmulOp column,
   return false;
 }
 
-void StepAnnotator::annotateTensorParallel() {
+LogicalResult StepAnnotator::annotateTensorParallel() {
   if (!tp)
-    return;
+    return success();
+  unsigned splitWeights = 0;
+  std::optional<std::pair<BlockArgument, unsigned>> indivisible;
   // Megatron's layout, found on the data flow: a matmul whose input does not
   // carry the tp axis on its contraction splits its weight's output
   // dimension (column-parallel); one whose input does, after propagating the
@@ -277,8 +302,11 @@ void StepAnnotator::annotateTensorParallel() {
     unsigned splitDim = dims[rowParallel ? kDim : nDim];
     if (!rowParallel && (embedded.contains(weight) || feedsLoss(matmul)))
       return;
-    if (!canSplit(weight, layout, splitDim, *tp))
+    if (!canSplit(weight, layout, splitDim, *tp)) {
+      if (!indivisible)
+        indivisible = std::make_pair(weight, splitDim);
       return;
+    }
     layout.dims[splitDim].push_back(*tp);
     // A column-parallel layer needs its row-parallel partner: a later
     // matmul that then reads the tp axis on its contraction. Without one
@@ -293,7 +321,17 @@ void StepAnnotator::annotateTensorParallel() {
     }
     decided[weight] = layout;
     propagation.annotate(weight, layout);
+    ++splitWeights;
   });
+  if (splitWeights == 0 && indivisible) {
+    auto [weight, dim] = *indivisible;
+    return function.emitError("tp=")
+           << mesh.axisSizes[*tp] << " divides no dimension it would split: "
+           << "dimension " << dim << " of parameter "
+           << argName(weight.getArgNumber()) << " " << weight.getType()
+           << " is the first";
+  }
+  return success();
 }
 
 LogicalResult StepAnnotator::annotateZero() {
@@ -446,7 +484,8 @@ LogicalResult StepAnnotator::run() {
       lossOp = terminator->getOperand(index).getDefiningOp();
   if (failed(checkUserAnnotations()) || failed(annotateBatch()))
     return failure();
-  annotateTensorParallel();
+  if (failed(annotateTensorParallel()))
+    return failure();
   annotateSequence();
   if (failed(annotateZero()))
     return failure();

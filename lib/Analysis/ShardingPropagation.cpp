@@ -171,9 +171,16 @@ tgc::resolveFactors(Operation *op, const ShardingRule &rule,
                             {axes, layout->priority, source, bytes});
                       });
   };
-  for (auto [index, layout] : llvm::enumerate(operands))
+  // A constant (an op without operands) is sliced to whatever its readers
+  // want; it proposes nothing, or one shared constant would carry a layout
+  // from one layer to another.
+  for (auto [index, layout] : llvm::enumerate(operands)) {
+    Operation *def = op->getOperand(index).getDefiningOp();
+    if (def && def->getNumOperands() == 0)
+      continue;
     collect(layout, rule.operandFactors[index], index,
             op->getOperand(index).getType());
+  }
   for (auto [index, layout] : llvm::enumerate(results))
     collect(layout, rule.resultFactors[index], -1 - int64_t(index),
             op->getResult(index).getType());

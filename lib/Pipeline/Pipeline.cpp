@@ -73,6 +73,7 @@ void tgc::buildShardingStage(OpPassManager &pm,
   annotate.meshSpec = options.mesh;
   annotate.zero = options.zero;
   annotate.sequenceParallel = options.sequenceParallel;
+  annotate.shardings.assign(options.shard.begin(), options.shard.end());
   pm.addPass(createTGShardAnnotate(annotate));
   OpPassManager &function = pm.nest<func::FuncOp>();
   TGShardPropagateOptions propagate;

@@ -435,7 +435,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     ShardingAttr annotation = getValueSharding(op->getResult(index));
     bool annotated = annotation && annotation.hasPriority();
     result.layout.priority = wanted.priority;
-    if (annotated || !(result.layout == wanted)) {
+    // A constant stays whole: each reader slices what it needs, for free.
+    bool isConstant = op->getNumOperands() == 0;
+    if (annotated || (!isConstant && !(result.layout == wanted))) {
       builder.setInsertionPointAfter(clone);
       std::string why =
           (annotated ? "the result is annotated " : "its users read it as ") +

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/GlobPattern.h"
 
 namespace tgc {
 #define GEN_PASS_DEF_TGSHARDANNOTATE
@@ -39,14 +40,17 @@ enum Priority : int64_t { User = 0, Batch = 1, Tensor = 2, Zero = 3 };
 class StepAnnotator {
 public:
   StepAnnotator(func::FuncOp function, const Mesh &mesh, unsigned zero,
-                bool sequenceParallel)
+                bool sequenceParallel, ArrayRef<std::string> userShardings)
       : function(function), mesh(mesh), zero(zero),
-        sequenceParallel(sequenceParallel), dp(mesh.getAxisIndex("dp")),
-        tp(mesh.getAxisIndex("tp")) {}
+        sequenceParallel(sequenceParallel), userShardings(userShardings),
+        dp(mesh.getAxisIndex("dp")), tp(mesh.getAxisIndex("tp")) {}
 
   LogicalResult run();
 
 private:
+  /// `--shard GLOB=AXES,...`: user shardings of the arguments whose tg.name
+  /// matches, written on them (they win over the IR's own).
+  LogicalResult applyCommandLineShardings();
   LogicalResult checkUserAnnotations();
   LogicalResult annotateBatch();
   LogicalResult annotateTensorParallel();
@@ -94,12 +98,67 @@ private:
   const Mesh &mesh;
   unsigned zero;
   bool sequenceParallel;
+  ArrayRef<std::string> userShardings;
   std::optional<unsigned> dp, tp;
   Operation *lossOp = nullptr;
   llvm::MapVector<Value, TensorLayout> decided;
 };
 
 } // namespace
+
+LogicalResult StepAnnotator::applyCommandLineShardings() {
+  MLIRContext *context = function.getContext();
+  for (StringRef spec : userShardings) {
+    auto [pattern, dimsText] = spec.rsplit('=');
+    if (pattern.empty() || pattern.size() == spec.size())
+      return function.emitError("--shard wants NAME_GLOB=AXES,AXES,... (one "
+                                "entry per dimension; `a+b` for two axes, "
+                                "empty for a whole dimension), got '")
+             << spec << "'";
+    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(pattern);
+    if (!glob) {
+      llvm::consumeError(glob.takeError());
+      return function.emitError("--shard: '")
+             << pattern << "' is not a valid glob";
+    }
+    SmallVector<StringRef> dimTexts;
+    dimsText.split(dimTexts, ',');
+    SmallVector<SmallVector<StringRef>> dims;
+    for (StringRef text : dimTexts) {
+      SmallVector<StringRef> axes;
+      if (!text.trim().empty())
+        text.split(axes, '+');
+      for (StringRef &axis : axes) {
+        axis = axis.trim();
+        if (!mesh.getAxisIndex(axis))
+          return function.emitError("--shard ")
+                 << spec << ": the mesh " << mesh.str() << " has no axis '"
+                 << axis << "'";
+      }
+      dims.push_back(axes);
+    }
+    bool matched = false;
+    for (BlockArgument arg : function.getArguments()) {
+      auto name = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), TGDialect::kNameAttrName);
+      if (!name || !glob->match(name.getValue()))
+        continue;
+      matched = true;
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() != static_cast<int64_t>(dims.size()))
+        return function.emitError("--shard ")
+               << spec << " gives " << dims.size() << " dimension(s); argument "
+               << argName(arg.getArgNumber()) << " is " << arg.getType();
+      function.setArgAttr(arg.getArgNumber(), kShardingAttrName,
+                          ShardingAttr::get(context, mesh.name, dims, {},
+                                            /*priority=*/User));
+    }
+    if (!matched)
+      return function.emitError("--shard ")
+             << spec << ": no argument's tg.name matches '" << pattern << "'";
+  }
+  return success();
+}
 
 LogicalResult StepAnnotator::checkUserAnnotations() {
   for (BlockArgument arg : function.getArguments()) {
@@ -482,7 +541,8 @@ LogicalResult StepAnnotator::run() {
   for (unsigned index = 0, e = function.getNumResults(); index < e; ++index)
     if (getResultRole(function, index) == Role::Loss)
       lossOp = terminator->getOperand(index).getDefiningOp();
-  if (failed(checkUserAnnotations()) || failed(annotateBatch()))
+  if (failed(applyCommandLineShardings()) || failed(checkUserAnnotations()) ||
+      failed(annotateBatch()))
     return failure();
   if (failed(annotateTensorParallel()))
     return failure();
@@ -557,7 +617,8 @@ struct ShardAnnotatePass
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
-      StepAnnotator annotator(function, *mesh, zero, sequenceParallel);
+      StepAnnotator annotator(function, *mesh, zero, sequenceParallel,
+                              shardings);
       if (failed(annotator.run()))
         return signalPassFailure();
     }

@@ -267,6 +267,12 @@ static cl::opt<bool> sequenceParallel(
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
              "on the sequence dimension over tp"),
     TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string> shard(
+    "shard",
+    cl::desc("A user sharding of the arguments whose name matches: "
+             "NAME_GLOB=AXES,AXES,... (one entry per dimension; a+b for two "
+             "axes, empty for a whole dimension); wins over the presets"),
+    cl::value_desc("GLOB=AXES,..."), TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<bool> explainSharding(
     "explain-sharding",
     cl::desc("A remark per sharding conflict and per inserted collective "
@@ -331,6 +337,7 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.zero = zero;
   options.sequenceParallel = sequenceParallel;
   options.explainSharding = explainSharding;
+  options.shard = shard;
   if (llvm::Error error = validatePipelineOptions(options))
     return reportError(llvm::toString(std::move(error)));
   return mlir::success();
@@ -368,6 +375,7 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(zero),
       std::addressof(sequenceParallel),
       std::addressof(explainSharding),
+      std::addressof(shard),
   };
   return llvm::any_of(
       flags, [](const cl::Option *flag) { return flag->getNumOccurrences(); });

@@ -128,6 +128,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With a tp axis: split the norms' inputs (the residual "
                      "stream) on the sequence dimension over tp"),
       llvm::cl::init(false)};
+  ListOption<std::string> shard{
+      *this, "shard",
+      llvm::cl::desc("User shardings of arguments, NAME_GLOB=AXES,AXES,... "
+                     "(one entry per dimension; a+b for two axes, empty for "
+                     "a whole dimension): they win over the presets")};
   Option<bool> explainSharding{
       *this, "explain-sharding",
       llvm::cl::desc("A remark per sharding conflict and per inserted "

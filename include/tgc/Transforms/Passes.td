@@ -555,8 +555,9 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
   let description = [{
     Adds the mesh as a `shard.grid` named `@mesh` whose `tg.mesh_axes`
     names its axes, and annotates the step's arguments (and a few values)
-    with `tg.sharding` for `tg-shard-propagate`. User annotations already on
-    the arguments are kept and win (priority 0). The presets, by axis name:
+    with `tg.sharding` for `tg-shard-propagate`. User annotations win
+    (priority 0): those of `shard` (`h.*.mlp.c_fc.weight=,tp`), then those
+    already on the arguments in the IR. The presets, by axis name:
 
     * `dp`: every `input` and `label` is split on its first (batch)
       dimension (priority 1); parameters and optimizer state stay whole.
@@ -593,6 +594,10 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
     Option<"sequenceParallel", "sequence-parallel", "bool",
            /*default=*/"false",
            "Split the residual stream on the sequence dimension over tp">,
+    ListOption<"shardings", "shard", "std::string",
+               "User shardings of arguments: NAME_GLOB=AXES,AXES,... (one "
+               "entry per dimension, a+b for two axes, empty for whole); "
+               "they win over the IR's and the presets">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -112,8 +112,9 @@ rt::RandomSpec tgc::getRandomSpec(FunctionOpInterface function,
 }
 
 Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
-                               uint64_t seed) {
-  auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+                               uint64_t seed, RankedTensorType type) {
+  if (!type)
+    type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
   Type elementType = type.getElementType();
   rt::RandomSpec spec = getRandomSpec(function, index);
   int64_t count = type.getNumElements();

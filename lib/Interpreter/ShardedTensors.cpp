@@ -11,19 +11,19 @@
 using namespace mlir;
 using namespace tgc;
 
-TensorLayout TensorLayout::getReplicated(unsigned rank) {
-  TensorLayout layout;
+ShardedLayout ShardedLayout::getReplicated(unsigned rank) {
+  ShardedLayout layout;
   layout.dimAxes.resize(rank);
   return layout;
 }
 
-bool TensorLayout::isReplicated() const {
+bool ShardedLayout::isReplicated() const {
   return unreducedAxes.empty() &&
          llvm::all_of(dimAxes, [](const auto &axes) { return axes.empty(); });
 }
 
-std::string TensorLayout::verify(ArrayRef<int64_t> shape,
-                                 ArrayRef<int64_t> meshShape) const {
+std::string ShardedLayout::verify(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> meshShape) const {
   if (dimAxes.size() != shape.size())
     return "the sharding has " + std::to_string(dimAxes.size()) +
            " dimensions, the tensor " + std::to_string(shape.size());
@@ -51,8 +51,8 @@ std::string TensorLayout::verify(ArrayRef<int64_t> shape,
   return "";
 }
 
-int64_t TensorLayout::getBlockCount(unsigned dim,
-                                    ArrayRef<int64_t> meshShape) const {
+int64_t ShardedLayout::getBlockCount(unsigned dim,
+                                     ArrayRef<int64_t> meshShape) const {
   int64_t blocks = 1;
   for (unsigned axis : dimAxes[dim])
     blocks *= meshShape[axis];
@@ -60,8 +60,8 @@ int64_t TensorLayout::getBlockCount(unsigned dim,
 }
 
 SmallVector<int64_t>
-TensorLayout::getLocalShape(ArrayRef<int64_t> shape,
-                            ArrayRef<int64_t> meshShape) const {
+ShardedLayout::getLocalShape(ArrayRef<int64_t> shape,
+                             ArrayRef<int64_t> meshShape) const {
   SmallVector<int64_t> local;
   for (auto [dim, size] : llvm::enumerate(shape))
     local.push_back(size / getBlockCount(dim, meshShape));
@@ -69,8 +69,8 @@ TensorLayout::getLocalShape(ArrayRef<int64_t> shape,
 }
 
 SmallVector<int64_t>
-TensorLayout::getGlobalShape(ArrayRef<int64_t> localShape,
-                             ArrayRef<int64_t> meshShape) const {
+ShardedLayout::getGlobalShape(ArrayRef<int64_t> localShape,
+                              ArrayRef<int64_t> meshShape) const {
   SmallVector<int64_t> global;
   for (auto [dim, size] : llvm::enumerate(localShape))
     global.push_back(size * getBlockCount(dim, meshShape));
@@ -80,7 +80,7 @@ TensorLayout::getGlobalShape(ArrayRef<int64_t> localShape,
 /// The block counts of every dimension, and the block device `device`
 /// holds.
 static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
-getBlockOf(const TensorLayout &layout, ArrayRef<int64_t> meshShape,
+getBlockOf(const ShardedLayout &layout, ArrayRef<int64_t> meshShape,
            int64_t device) {
   SmallVector<int64_t> coordinates = getDeviceCoordinates(meshShape, device);
   SmallVector<int64_t> counts, indices;
@@ -99,7 +99,7 @@ static int64_t getNumDevices(ArrayRef<int64_t> meshShape) {
 }
 
 SmallVector<Tensor> tgc::splitTensor(const Tensor &global,
-                                     const TensorLayout &layout,
+                                     const ShardedLayout &layout,
                                      ArrayRef<int64_t> meshShape) {
   SmallVector<Tensor> locals;
   for (int64_t device = 0, e = getNumDevices(meshShape); device < e; ++device) {
@@ -129,7 +129,7 @@ static void addInto(Tensor &sum, const Tensor &value) {
 }
 
 llvm::Expected<Tensor> tgc::assembleTensor(ArrayRef<Tensor> locals,
-                                           const TensorLayout &layout,
+                                           const ShardedLayout &layout,
                                            ArrayRef<int64_t> meshShape,
                                            const EvalOptions &options) {
   int64_t numDevices = getNumDevices(meshShape);

@@ -431,7 +431,7 @@ protected:
 
 TEST_F(ShardedTensorsTest, SplitsBlocksInListedAxisOrder) {
   Tensor global = make({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
-  TensorLayout layout;
+  ShardedLayout layout;
   layout.dimAxes = {{1, 0}, {}};
   ASSERT_EQ(layout.verify(global.getShape(), {2, 2}), "");
   SmallVector<Tensor> locals = splitTensor(global, layout, {2, 2});
@@ -449,7 +449,7 @@ TEST_F(ShardedTensorsTest, SplitsBlocksInListedAxisOrder) {
 
 TEST_F(ShardedTensorsTest, SplitsTwoDimensionsAndReplicates) {
   Tensor global = make({2, 2}, {1, 2, 3, 4});
-  TensorLayout layout;
+  ShardedLayout layout;
   layout.dimAxes = {{}, {0}};
   SmallVector<Tensor> locals = splitTensor(global, layout, {2, 2});
   // Devices 0 and 1 (c0 = 0) hold column 0, devices 2 and 3 column 1.
@@ -462,7 +462,7 @@ TEST_F(ShardedTensorsTest, SplitsTwoDimensionsAndReplicates) {
 
 TEST_F(ShardedTensorsTest, SumsUnreducedPartials) {
   // Rows split over axis 0, partial sums over axis 1.
-  TensorLayout layout;
+  ShardedLayout layout;
   layout.dimAxes = {{0}};
   layout.unreducedAxes = {1};
   SmallVector<Tensor> locals = {make({1}, {1}), make({1}, {2}), make({1}, {10}),
@@ -473,7 +473,7 @@ TEST_F(ShardedTensorsTest, SumsUnreducedPartials) {
 }
 
 TEST_F(ShardedTensorsTest, ReplicasMustAgreeBitForBit) {
-  TensorLayout layout = TensorLayout::getReplicated(1);
+  ShardedLayout layout = ShardedLayout::getReplicated(1);
   // -0 equals 0 as a number, not as bits.
   SmallVector<Tensor> locals = {make({1}, {0.0f}), make({1}, {0.0f}),
                                 make({1}, {0.0f}), make({1}, {-0.0f})};
@@ -485,7 +485,7 @@ TEST_F(ShardedTensorsTest, ReplicasMustAgreeBitForBit) {
 }
 
 TEST_F(ShardedTensorsTest, VerifiesTheLayout) {
-  TensorLayout layout;
+  ShardedLayout layout;
   layout.dimAxes = {{0}, {0}};
   EXPECT_EQ(layout.verify({4, 4}, {2, 2}), "mesh axis 0 is used twice");
   layout.dimAxes = {{0, 1}, {}};

@@ -20,14 +20,14 @@
 
 namespace tgc {
 
-struct TensorLayout {
+struct ShardedLayout {
   /// Per dimension, the mesh axes it is split over, the first major.
   llvm::SmallVector<llvm::SmallVector<unsigned>> dimAxes;
   /// The mesh axes over which the devices hold partial sums.
   llvm::SmallVector<unsigned> unreducedAxes;
 
   /// Every device holds the whole tensor.
-  static TensorLayout getReplicated(unsigned rank);
+  static ShardedLayout getReplicated(unsigned rank);
   bool isReplicated() const;
 
   /// Why the layout does not fit a tensor of `shape` on a mesh of
@@ -50,7 +50,7 @@ struct TensorLayout {
 /// Each device's block of `global` (a verified layout without unreduced
 /// axes): result[d] is device d's.
 llvm::SmallVector<Tensor> splitTensor(const Tensor &global,
-                                      const TensorLayout &layout,
+                                      const ShardedLayout &layout,
                                       llvm::ArrayRef<int64_t> meshShape);
 
 /// The global tensor of the devices' `locals` (local[d] is device d's, all
@@ -60,7 +60,7 @@ llvm::SmallVector<Tensor> splitTensor(const Tensor &global,
 /// as `options` say). An error when two devices that should hold the same
 /// replica differ in any bit.
 llvm::Expected<Tensor> assembleTensor(llvm::ArrayRef<Tensor> locals,
-                                      const TensorLayout &layout,
+                                      const ShardedLayout &layout,
                                       llvm::ArrayRef<int64_t> meshShape,
                                       const EvalOptions &options);
 

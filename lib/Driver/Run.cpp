@@ -6,6 +6,7 @@
 #include "tgc/Driver/Model.h"
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Import/ONNX/Importer.h"
+#include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Support/AllClose.h"
@@ -66,6 +67,12 @@ tgc::prepareArguments(FunctionOpInterface function,
                          "' has type " + type +
                          ", which the interpreter cannot hold");
     }
+  // The values are global: a partitioned function's arguments are split
+  // over its mesh when it runs (GlobalStep.h).
+  FailureOr<SmallVector<RankedTensorType>> types =
+      getGlobalArgumentTypes(function);
+  if (failed(types))
+    return failure();
   llvm::StringMap<unsigned> indexOfName;
   for (unsigned i = 0; i < numArgs; ++i) {
     indexOfName[getArgumentName(function, i)] = i;
@@ -93,9 +100,9 @@ tgc::prepareArguments(FunctionOpInterface function,
     if (!array)
       return reportError("argument '" + name +
                          "': " + llvm::toString(array.takeError()));
-    llvm::Expected<Tensor> tensor = tensorFromNpy(
-        *array, cast<RankedTensorType>(function.getArgumentTypes()[index]),
-        getArgumentName(function, index), sources.allowNonFinite);
+    llvm::Expected<Tensor> tensor =
+        tensorFromNpy(*array, (*types)[index], getArgumentName(function, index),
+                      sources.allowNonFinite);
     if (!tensor)
       return reportError(llvm::toString(tensor.takeError()));
     values[index] = std::move(*tensor);
@@ -107,8 +114,7 @@ tgc::prepareArguments(FunctionOpInterface function,
     if (!values[i] && tg::getArgumentRole(function, i) == tg::Role::Param &&
         known != sources.parameters.end()) {
       llvm::Expected<Tensor> tensor = tensorFromNpy(
-          known->second, cast<RankedTensorType>(function.getArgumentTypes()[i]),
-          name, /*allowNonFinite=*/true);
+          known->second, (*types)[i], name, /*allowNonFinite=*/true);
       if (!tensor)
         return reportError(llvm::toString(tensor.takeError()));
       values[i] = std::move(*tensor);
@@ -116,7 +122,8 @@ tgc::prepareArguments(FunctionOpInterface function,
     if (values[i])
       arguments.push_back(std::move(*values[i]));
     else if (sources.randomSeed)
-      arguments.push_back(makeRandomArgument(function, i, *sources.randomSeed));
+      arguments.push_back(
+          makeRandomArgument(function, i, *sources.randomSeed, (*types)[i]));
     else
       return reportError("argument '" + name + "' has no value: give --input " +
                          name + "=FILE.npy or --random-inputs SEED");

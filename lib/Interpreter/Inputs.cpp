@@ -3,6 +3,7 @@
 #include "tgc/Interpreter/Inputs.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGSharding.h"
 
 #include "mlir/IR/Block.h"
 #include "llvm/ADT/DenseSet.h"
@@ -29,6 +30,28 @@ std::string tgc::getResultName(FunctionOpInterface function, unsigned index) {
   return std::to_string(index);
 }
 
+/// The rows of an embedding table: the argument of a partitioned function
+/// holds a block of them, its tg.sharding says how many blocks.
+static int64_t getGlobalRows(Value table) {
+  int64_t rows = cast<ShapedType>(table.getType()).getDimSize(0);
+  auto argument = dyn_cast<BlockArgument>(table);
+  auto function =
+      argument
+          ? dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp())
+          : FunctionOpInterface();
+  if (!function)
+    return rows;
+  tg::ShardingAttr sharding =
+      tg::getArgSharding(function, argument.getArgNumber());
+  if (!sharding)
+    return rows;
+  FailureOr<tg::Mesh> mesh =
+      tg::Mesh::lookup(function, sharding.getMesh().getValue());
+  if (failed(mesh))
+    return rows;
+  return rows * tg::getShardCount(sharding, 0, *mesh);
+}
+
 /// The exclusive upper bound of the integer ids `value` may hold: the rows of
 /// the embedding tables and the classes of the cross-entropies that read it,
 /// through shape ops and fusion regions. None if nothing bounds it.
@@ -47,7 +70,7 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
       Operation *user = use.getOwner();
       if (auto embedding = dyn_cast<tg::EmbeddingOp>(user)) {
         if (use.get() == embedding.getIndices())
-          tighten(embedding.getTable().getType().getDimSize(0));
+          tighten(getGlobalRows(embedding.getTable()));
       } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
         if (use.get() == loss.getLabels())
           tighten(loss.getLogits().getType().getShape().back());
@@ -112,8 +135,9 @@ rt::RandomSpec tgc::getRandomSpec(FunctionOpInterface function,
 }
 
 Tensor tgc::makeRandomArgument(FunctionOpInterface function, unsigned index,
-                               uint64_t seed) {
-  auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+                               uint64_t seed, RankedTensorType type) {
+  if (!type)
+    type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
   Type elementType = type.getElementType();
   rt::RandomSpec spec = getRandomSpec(function, index);
   int64_t count = type.getNumElements();

@@ -143,10 +143,6 @@ Interpreter::runBlock(Block &block, ArrayRef<const Tensor *> arguments) {
     return nullptr;
   };
 
-  auto runNested = [this](Block &nested, ArrayRef<const Tensor *> values) {
-    return runBlock(nested, values);
-  };
-  KernelContext context{options, runNested};
   for (auto [index, op] : llvm::enumerate(ops)) {
     SmallVector<const Tensor *> operands;
     for (Value operand : op->getOperands()) {
@@ -163,29 +159,45 @@ Interpreter::runBlock(Block &block, ArrayRef<const Tensor *> arguments) {
       return results;
     }
 
-    const Kernel *kernel = registry.lookup(op->getName().getStringRef());
-    if (!kernel)
-      return op->emitError("the interpreter has no kernel for '")
-             << op->getName() << "'";
     SmallVector<Tensor> results;
-    if (failed((*kernel)(op, operands, results, context)))
+    if (failed(runOp(op, operands, results)))
       return failure();
-    if (results.size() != op->getNumResults())
-      return op->emitError("internal error: the kernel produced ")
-             << results.size() << " results for " << op->getNumResults();
-    for (auto [result, tensor] : llvm::zip(op->getResults(), results)) {
-      if (tensor.getType() != result.getType())
-        return op->emitError("internal error: the kernel produced a ")
-               << tensor.getType() << " for a result of type "
-               << result.getType();
-      normalizeTensor(tensor, options);
+    for (auto [result, tensor] : llvm::zip(op->getResults(), results))
       if (!result.use_empty())
         computed[result] = std::move(tensor);
-    }
     for (Value operand : op->getOperands())
       if (lastUse.lookup(operand) == index)
         computed.erase(operand);
   }
   return block.getParentOp()->emitError(
       "the interpreter found no terminator in the block");
+}
+
+LogicalResult Interpreter::runOp(Operation *op,
+                                 ArrayRef<const Tensor *> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  const Kernel *kernel = registry.lookup(op->getName().getStringRef());
+  if (!kernel)
+    return op->emitError("the interpreter has no kernel for '")
+           << op->getName() << "'";
+  auto runNested = [this](Block &nested, ArrayRef<const Tensor *> values) {
+    return runBlock(nested, values);
+  };
+  KernelContext context{options, runNested};
+  size_t first = results.size();
+  if (failed((*kernel)(op, operands, results, context)))
+    return failure();
+  if (results.size() - first != op->getNumResults())
+    return op->emitError("internal error: the kernel produced ")
+           << results.size() - first << " results for " << op->getNumResults();
+  for (auto [result, tensor] :
+       llvm::zip(op->getResults(),
+                 MutableArrayRef<Tensor>(results).drop_front(first))) {
+    if (tensor.getType() != result.getType())
+      return op->emitError("internal error: the kernel produced a ")
+             << tensor.getType() << " for a result of type "
+             << result.getType();
+    normalizeTensor(tensor, options);
+  }
+  return success();
 }

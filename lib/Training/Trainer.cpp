@@ -4,8 +4,8 @@
 #include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
-#include "tgc/Interpreter/Interpreter.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -84,11 +84,16 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
                  function_ref<void(const TrainingStepResult &)> onStep) {
   TrainingRun run;
   unsigned numArgs = step.getNumArguments();
-  if (failed(Interpreter::checkCanRun(step)))
+  // The trainer holds global parameters and state; a partitioned step
+  // splits them over its mesh's simulated ranks at every step.
+  FailureOr<GlobalStepRunner> runner = GlobalStepRunner::create(step);
+  if (failed(runner))
     return failure();
+  ArrayRef<RankedTensorType> types = runner->getArgumentTypes();
   unsigned initialized = 0;
   for (unsigned i = 0; i < numArgs; ++i) {
-    run.arguments.push_back(makeRandomArgument(step, i, options.seed));
+    run.arguments.push_back(
+        makeRandomArgument(step, i, options.seed, types[i]));
     auto name =
         step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
     if (tg::getArgumentRole(step, i) != tg::Role::Param || !name)
@@ -128,7 +133,6 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   if (!lossIndex)
     return step.emitError("has no 'loss' result to train on");
 
-  Interpreter interpreter;
   SmallVector<Tensor> &arguments = run.arguments;
   for (unsigned n = 0; n < options.steps; ++n) {
     uint64_t stepSeed = rt::stepSeed(options.seed, n);
@@ -142,16 +146,16 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
         arguments[i].ints()[0] = n + 1;
       else if (role == tg::Role::Hyper && isInt &&
                !step.getArgAttr(i, tg::TGDialect::kDefaultAttrName))
-        arguments[i] = makeRandomArgument(step, i, stepSeed); // seeds
+        arguments[i] = makeRandomArgument(step, i, stepSeed, types[i]); // seeds
       else if (!options.tokens && options.copyTask &&
                i == options.copyTask->ids) {
-        arguments[i] = makeRandomArgument(step, i, stepSeed);
+        arguments[i] = makeRandomArgument(step, i, stepSeed, types[i]);
         arguments[options.copyTask->labels] = arguments[i];
       }
     }
     if (options.tokens)
       fillWindows(*options.tokens, arguments, stepSeed);
-    FailureOr<SmallVector<Tensor>> results = interpreter.run(step, arguments);
+    FailureOr<SmallVector<Tensor>> results = runner->run(arguments);
     if (failed(results))
       return failure();
     double loss = (*results)[*lossIndex].getAsDouble(0);

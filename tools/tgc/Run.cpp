@@ -3,6 +3,7 @@
 #include "Flags.h"
 
 #include "tgc/Driver/Run.h"
+#include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 
@@ -128,10 +129,13 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   InterpreterOptions options;
   options.precisionEmulation = precisionEmulation == Toggle::On;
   options.f64 = f64;
-  Interpreter interpreter(options);
+  // A partitioned module runs all ranks of its mesh on the global values.
+  FailureOr<GlobalStepRunner> runner =
+      GlobalStepRunner::create(function, options);
+  if (failed(runner))
+    return failure();
   auto start = std::chrono::steady_clock::now();
-  FailureOr<SmallVector<Tensor>> results =
-      interpreter.run(function, *arguments);
+  FailureOr<SmallVector<Tensor>> results = runner->run(*arguments);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -140,11 +144,14 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 
   if (compare) {
     FunctionOpInterface other = functions.back();
-    if (other.getArgumentTypes() != function.getArgumentTypes())
+    FailureOr<GlobalStepRunner> otherRunner =
+        GlobalStepRunner::create(other, options);
+    if (failed(otherRunner))
+      return failure();
+    if (otherRunner->getArgumentTypes() != runner->getArgumentTypes())
       return reportError("@" + function.getName() + " and @" + other.getName() +
                          " take different arguments");
-    FailureOr<SmallVector<Tensor>> otherResults =
-        interpreter.run(other, *arguments);
+    FailureOr<SmallVector<Tensor>> otherResults = otherRunner->run(*arguments);
     if (failed(otherResults))
       return failure();
     return compareResults(function, *results, *otherResults, relativeTolerance,

@@ -48,8 +48,10 @@ rt::RandomSpec getRandomSpec(mlir::FunctionOpInterface function,
 ///    for embedding ids (V rows), else in [0, 16).
 /// Each argument draws from its own generator, seeded by (seed, index), so a
 /// value does not change when other arguments are added or given as files.
+/// `type` is the value's type when it is not the argument's: the global type
+/// of a partitioned function's argument (GlobalStep.h).
 Tensor makeRandomArgument(mlir::FunctionOpInterface function, unsigned index,
-                          uint64_t seed);
+                          uint64_t seed, mlir::RankedTensorType type = {});
 
 } // namespace tgc
 

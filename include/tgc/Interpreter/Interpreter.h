@@ -42,6 +42,14 @@ public:
   mlir::FailureOr<llvm::SmallVector<Tensor>>
   runBlock(mlir::Block &block, llvm::ArrayRef<const Tensor *> arguments);
 
+  /// Runs the kernel of `op` (not a terminator) on `operands` and appends
+  /// its results, checked against the op's result types and rounded to
+  /// them. What runBlock does for each op; the simulated ranks call it per
+  /// device.
+  mlir::LogicalResult runOp(mlir::Operation *op,
+                            llvm::ArrayRef<const Tensor *> operands,
+                            llvm::SmallVectorImpl<Tensor> &results);
+
   const InterpreterOptions &getOptions() const { return options; }
 
 private:

@@ -1,0 +1,259 @@
+//===- GlobalStep.cpp - a step run on global values -----------------------===//
+//
+// Resolves a partitioned function's mesh and the layouts of its arguments
+// and results from their tg.sharding, splits the global arguments, runs the
+// ranks and assembles the global results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Interpreter/GlobalStep.h"
+
+#include "tgc/Dialect/TG/TGSharding.h"
+#include "tgc/Interpreter/Inputs.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace tgc;
+
+static bool isShardOp(Operation *op) {
+  return isa_and_nonnull<shard::ShardDialect>(op->getDialect());
+}
+
+static ModuleOp getModuleOf(FunctionOpInterface function) {
+  if (auto module = dyn_cast<ModuleOp>(function.getOperation()))
+    return module;
+  return function->getParentOfType<ModuleOp>();
+}
+
+bool tgc::isPartitioned(FunctionOpInterface function) {
+  if (ModuleOp module = getModuleOf(function))
+    if (!module.getOps<shard::GridOp>().empty())
+      return true;
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    if (tg::getArgSharding(function, i))
+      return true;
+  for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
+    if (tg::getResultSharding(function, i))
+      return true;
+  return function
+      ->walk([](Operation *op) {
+        return isShardOp(op) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The grid `function` runs on: the one its shardings and collectives name,
+/// else the module's only grid.
+static FailureOr<StringRef> findGridName(FunctionOpInterface function) {
+  llvm::SetVector<StringRef> names;
+  auto note = [&](tg::ShardingAttr sharding) {
+    if (sharding)
+      names.insert(sharding.getMesh().getValue());
+  };
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    note(tg::getArgSharding(function, i));
+  for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
+    note(tg::getResultSharding(function, i));
+  function->walk([&](Operation *op) {
+    if (!isShardOp(op))
+      return;
+    if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
+      names.insert(grid.getValue());
+  });
+  if (names.size() > 1)
+    return function.emitError("the simulated ranks run one grid; @")
+           << function.getName() << " uses @" << names[0] << " and @"
+           << names[1];
+  if (names.size() == 1)
+    return names[0];
+  ModuleOp module = getModuleOf(function);
+  SmallVector<shard::GridOp> grids;
+  if (module)
+    grids = llvm::to_vector(module.getOps<shard::GridOp>());
+  if (grids.size() != 1)
+    return function.emitError("a partitioned function runs on one "
+                              "shard.grid; the module of @")
+           << function.getName() << " has " << grids.size();
+  return grids.front().getSymName();
+}
+
+/// The layout `sharding` (null: replicated) gives a tensor of `rank`
+/// dimensions on `mesh`, or a located error on `function` naming `what`.
+static FailureOr<ShardedLayout> getLayout(FunctionOpInterface function,
+                                          const Twine &what, unsigned rank,
+                                          tg::ShardingAttr sharding,
+                                          const tg::Mesh &mesh) {
+  ShardedLayout layout = ShardedLayout::getReplicated(rank);
+  if (!sharding)
+    return layout;
+  if (sharding.getMesh().getValue() != mesh.name)
+    return function.emitError()
+           << what << " is sharded on @" << sharding.getMesh().getValue()
+           << ", the function runs on @" << mesh.name;
+  auto resolve = [&](StringRef axis) -> FailureOr<unsigned> {
+    std::optional<unsigned> index = mesh.getAxisIndex(axis);
+    if (!index)
+      return function.emitError()
+             << what << " is sharded on axis \"" << axis << "\", which mesh @"
+             << mesh.name << " does not have";
+    return *index;
+  };
+  for (unsigned dim = 0; dim < rank; ++dim)
+    for (StringRef axis : sharding.getDimAxes(dim)) {
+      FailureOr<unsigned> index = resolve(axis);
+      if (failed(index))
+        return failure();
+      layout.dimAxes[dim].push_back(*index);
+    }
+  for (StringRef axis : sharding.getUnreducedAxes()) {
+    FailureOr<unsigned> index = resolve(axis);
+    if (failed(index))
+      return failure();
+    layout.unreducedAxes.push_back(*index);
+  }
+  return layout;
+}
+
+namespace {
+/// How a caller's global value becomes a function's argument or result.
+struct ResolvedValue {
+  ShardedLayout layout;
+  RankedTensorType globalType;
+};
+} // namespace
+
+/// The layout and global type of the value `what` of `type` with
+/// `sharding`; replicated, of `type` itself, without a mesh.
+static FailureOr<ResolvedValue> resolveValue(FunctionOpInterface function,
+                                             const std::string &what, Type type,
+                                             tg::ShardingAttr sharding,
+                                             const tg::Mesh *mesh) {
+  auto local = dyn_cast<RankedTensorType>(type);
+  if (!local)
+    return function.emitError() << what << " has type " << type
+                                << ", which the interpreter cannot hold";
+  if (!mesh)
+    return ResolvedValue{ShardedLayout::getReplicated(local.getRank()), local};
+  FailureOr<ShardedLayout> layout =
+      getLayout(function, what, local.getRank(), sharding, *mesh);
+  if (failed(layout))
+    return failure();
+  ArrayRef<int64_t> meshShape = mesh->axisSizes;
+  RankedTensorType global =
+      local.clone(layout->getGlobalShape(local.getShape(), meshShape));
+  std::string error = layout->verify(global.getShape(), meshShape);
+  if (!error.empty())
+    return function.emitError() << what << ": " << error;
+  return ResolvedValue{std::move(*layout), global};
+}
+
+FailureOr<GlobalStepRunner>
+GlobalStepRunner::create(FunctionOpInterface function,
+                         InterpreterOptions options) {
+  GlobalStepRunner runner(function, options);
+  if (failed(Interpreter::checkCanRun(function)))
+    return failure();
+  std::optional<tg::Mesh> mesh;
+  if (tgc::isPartitioned(function)) {
+    FailureOr<StringRef> gridName = findGridName(function);
+    if (failed(gridName))
+      return failure();
+    FailureOr<tg::Mesh> found = tg::Mesh::lookup(function, *gridName);
+    if (failed(found))
+      return failure();
+    mesh = std::move(*found);
+    runner.mesh = SimulatedMesh{mesh->name, mesh->axisSizes};
+  }
+  const tg::Mesh *meshOrNull = mesh ? &*mesh : nullptr;
+  for (auto [i, type] : llvm::enumerate(function.getArgumentTypes())) {
+    std::string what = "argument '" + getArgumentName(function, i) + "'";
+    FailureOr<ResolvedValue> resolved = resolveValue(
+        function, what, type, tg::getArgSharding(function, i), meshOrNull);
+    if (failed(resolved))
+      return failure();
+    // A caller holds whole values: partial sums have no global value to
+    // split.
+    if (!resolved->layout.unreducedAxes.empty())
+      return function.emitError()
+             << what << " is unreduced; the simulated ranks take only "
+             << "arguments whose global value can be split";
+    runner.argumentLayouts.push_back(std::move(resolved->layout));
+    runner.argumentTypes.push_back(resolved->globalType);
+  }
+  for (auto [i, type] : llvm::enumerate(function.getResultTypes())) {
+    std::string what = "result '" + getResultName(function, i) + "'";
+    FailureOr<ResolvedValue> resolved = resolveValue(
+        function, what, type, tg::getResultSharding(function, i), meshOrNull);
+    if (failed(resolved))
+      return failure();
+    runner.resultLayouts.push_back(std::move(resolved->layout));
+    runner.resultTypes.push_back(resolved->globalType);
+  }
+  if (runner.mesh &&
+      failed(RankedInterpreter::checkCanRun(function, *runner.mesh)))
+    return failure();
+  return runner;
+}
+
+FailureOr<SmallVector<Tensor>>
+GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
+  if (arguments.size() != argumentTypes.size())
+    return function.emitError("expected ")
+           << argumentTypes.size() << " arguments, got " << arguments.size();
+  for (auto [i, argument, type] : llvm::enumerate(arguments, argumentTypes))
+    if (argument.getType() != type)
+      return function.emitError("argument '")
+             << getArgumentName(function, i) << "' has type "
+             << argument.getType() << ", expected " << type;
+  if (!mesh)
+    return Interpreter(options).run(function, arguments);
+
+  int64_t numDevices = mesh->getNumDevices();
+  SmallVector<SmallVector<Tensor>> local(numDevices);
+  for (auto [argument, layout] : llvm::zip_equal(arguments, argumentLayouts))
+    for (auto [device, block] :
+         llvm::enumerate(splitTensor(argument, layout, mesh->shape)))
+      local[device].push_back(std::move(block));
+  FailureOr<SmallVector<SmallVector<Tensor>>> localResults =
+      RankedInterpreter(options).run(function, *mesh, local);
+  if (failed(localResults))
+    return failure();
+  local.clear();
+
+  SmallVector<Tensor> results;
+  for (auto [r, layout] : llvm::enumerate(resultLayouts)) {
+    SmallVector<Tensor> pieces;
+    for (SmallVector<Tensor> &device : *localResults)
+      pieces.push_back(std::move(device[r]));
+    llvm::Expected<Tensor> global =
+        assembleTensor(pieces, layout, mesh->shape, options);
+    if (!global)
+      return function.emitError("internal error: on the simulated ranks of @")
+             << mesh->gridName << ", result '" << getResultName(function, r)
+             << "': " << llvm::toString(global.takeError());
+    results.push_back(std::move(*global));
+  }
+  return results;
+}
+
+FailureOr<SmallVector<Tensor>> tgc::runGlobalStep(FunctionOpInterface function,
+                                                  ArrayRef<Tensor> arguments,
+                                                  InterpreterOptions options) {
+  FailureOr<GlobalStepRunner> runner =
+      GlobalStepRunner::create(function, options);
+  if (failed(runner))
+    return failure();
+  return runner->run(arguments);
+}
+
+FailureOr<SmallVector<RankedTensorType>>
+tgc::getGlobalArgumentTypes(FunctionOpInterface function) {
+  FailureOr<GlobalStepRunner> runner = GlobalStepRunner::create(function);
+  if (failed(runner))
+    return failure();
+  return SmallVector<RankedTensorType>(runner->getArgumentTypes());
+}

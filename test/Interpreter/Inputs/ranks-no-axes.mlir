@@ -1,0 +1,5 @@
+shard.grid @mesh(shape = 2)
+func.func @main(%x: tensor<4xf32> {tg.name = "x"}) -> (tensor<4xf32> {tg.name = "y"}) {
+  %y = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -116,6 +116,7 @@ LogicalResult tgc::compileModule(ModuleOp module,
   FailureOr<std::string> stepPipeline =
       runPasses(module, request, *device, [&](OpPassManager &pm) {
         buildTrainingStepStage(pm, options);
+        buildShardingStage(pm, options);
       });
   if (failed(stepPipeline))
     return failure();
@@ -181,6 +182,7 @@ LogicalResult tgc::buildTrainingStep(ModuleOp module,
   FailureOr<std::string> pipeline =
       runPasses(module, request, *device, [&](OpPassManager &pm) {
         buildTrainingStepStage(pm, options);
+        buildShardingStage(pm, options);
       });
   if (failed(pipeline))
     return failure();

@@ -42,6 +42,7 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
       {"growth-interval", double(o.growthInterval), 1, 1e9},
       {"amax-history", double(o.amaxHistory), 1, 65536},
       {"fp8-margin", double(o.fp8Margin), 0, 64},
+      {"zero", double(o.zero), 0, 3},
   };
   for (const OptionRange &range : ranges) {
     bool inRange = std::isfinite(range.value) && range.value <= range.max &&

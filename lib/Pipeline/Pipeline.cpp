@@ -65,6 +65,24 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
   }
 }
 
+void tgc::buildShardingStage(OpPassManager &pm,
+                             const TrainingPipelineOptions &options) {
+  if (options.mesh.empty() && options.zero == 0 && !options.sequenceParallel)
+    return;
+  TGShardAnnotateOptions annotate;
+  annotate.meshSpec = options.mesh;
+  annotate.zero = options.zero;
+  annotate.sequenceParallel = options.sequenceParallel;
+  pm.addPass(createTGShardAnnotate(annotate));
+  OpPassManager &function = pm.nest<func::FuncOp>();
+  TGShardPropagateOptions propagate;
+  propagate.explain = options.explainSharding;
+  function.addPass(createTGShardPropagate(propagate));
+  TGPartitionOptions partition;
+  partition.explain = options.explainSharding;
+  function.addPass(createTGPartition(partition));
+}
+
 void tgc::buildPlanningStage(OpPassManager &pm,
                              const TrainingPipelineOptions &options) {
   OpPassManager &function = pm.nest<func::FuncOp>();
@@ -94,6 +112,7 @@ void tgc::buildPlanningStage(OpPassManager &pm,
 void tgc::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
   buildTrainingStepStage(pm, options);
+  buildShardingStage(pm, options);
   buildPlanningStage(pm, options);
 }
 

@@ -250,6 +250,30 @@ static cl::opt<bool>
                  cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
                  TGC_PLANNING_SUBS, TGC_CAT);
 
+static cl::opt<std::string>
+    mesh("mesh",
+         cl::desc("Devices as a mesh of named axes, the last innermost "
+                  "(dp=8,tp=4): dp splits the batch, tp the layers (Megatron's "
+                  "layout); the step becomes one device's program with its "
+                  "collectives"),
+         cl::value_desc("AXIS=N,..."), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<unsigned>
+    zero("zero",
+         cl::desc("ZeRO stage over the dp axis: 1 shards the optimizer "
+                  "state, 2 also the gradients, 3 also the parameters"),
+         cl::init(0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool> sequenceParallel(
+    "sequence-parallel",
+    cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
+             "on the sequence dimension over tp"),
+    TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool> explainSharding(
+    "explain-sharding",
+    cl::desc("A remark per sharding conflict and per inserted collective "
+             "(value, op, why, bytes) and a table of the arguments' "
+             "shardings"),
+    TGC_STEP_SUBS, TGC_CAT);
+
 llvm::StringRef cli::getInputFile() { return inputFile; }
 llvm::StringRef cli::getEntryName() { return entryName; }
 llvm::StringRef cli::getOutputFile() { return outputFile; }
@@ -303,6 +327,10 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.noFuseOptimizer = noFuseOptimizer;
   options.noSchedule = noSchedule;
   options.noMemoryPlan = noMemoryPlan;
+  options.mesh = mesh;
+  options.zero = zero;
+  options.sequenceParallel = sequenceParallel;
+  options.explainSharding = explainSharding;
   if (llvm::Error error = validatePipelineOptions(options))
     return reportError(llvm::toString(std::move(error)));
   return mlir::success();
@@ -311,19 +339,35 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
 bool cli::anyPipelineFlagGiven() {
   // std::addressof: a cl::list overloads & to give its values.
   const cl::Option *flags[] = {
-      std::addressof(trainingStep),    std::addressof(precision),
-      std::addressof(keepFp32),        std::addressof(keepFp32Params),
-      std::addressof(initScale),       std::addressof(growthInterval),
-      std::addressof(amaxHistory),     std::addressof(fp8Margin),
-      std::addressof(autodiff),        std::addressof(freeze),
-      std::addressof(trainable),       std::addressof(microBatches),
-      std::addressof(optimizer),       std::addressof(lr),
-      std::addressof(momentum),        std::addressof(weightDecay),
-      std::addressof(clipNorm),        std::addressof(noCanonicalize),
-      std::addressof(memoryBudget),    std::addressof(recompute),
-      std::addressof(explain),         std::addressof(noFuse),
-      std::addressof(noFuseOptimizer), std::addressof(noSchedule),
+      std::addressof(trainingStep),
+      std::addressof(precision),
+      std::addressof(keepFp32),
+      std::addressof(keepFp32Params),
+      std::addressof(initScale),
+      std::addressof(growthInterval),
+      std::addressof(amaxHistory),
+      std::addressof(fp8Margin),
+      std::addressof(autodiff),
+      std::addressof(freeze),
+      std::addressof(trainable),
+      std::addressof(microBatches),
+      std::addressof(optimizer),
+      std::addressof(lr),
+      std::addressof(momentum),
+      std::addressof(weightDecay),
+      std::addressof(clipNorm),
+      std::addressof(noCanonicalize),
+      std::addressof(memoryBudget),
+      std::addressof(recompute),
+      std::addressof(explain),
+      std::addressof(noFuse),
+      std::addressof(noFuseOptimizer),
+      std::addressof(noSchedule),
       std::addressof(noMemoryPlan),
+      std::addressof(mesh),
+      std::addressof(zero),
+      std::addressof(sequenceParallel),
+      std::addressof(explainSharding),
   };
   return llvm::any_of(
       flags, [](const cl::Option *flag) { return flag->getNumOccurrences(); });

@@ -38,6 +38,7 @@ void TGDialect::initialize() {
 #include "tgc/Dialect/TG/TGOps.cpp.inc"
       >();
   addInterfaces<TGInlinerInterface>();
+  registerAttributes();
 }
 
 Operation *TGDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGSharding.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -158,6 +161,29 @@ static bool isByteCount(Attribute value) {
   return integer && !integer.getType().isInteger(1) && integer.getInt() >= 0;
 }
 
+/// Checks a `#tg.sharding` of a value of `type`: its rank, and that its mesh
+/// is a `shard.grid` with named axes holding every axis it names.
+static LogicalResult verifySharding(Operation *anchor, Attribute value,
+                                    Type type,
+                                    function_ref<InFlightDiagnostic()> emit) {
+  auto sharding = dyn_cast<ShardingAttr>(value);
+  if (!sharding)
+    return emit() << "'" << kShardingAttrName
+                  << "' must be a #tg.sharding, got " << value;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != sharding.getRank())
+    return emit() << "sharding " << sharding << " has " << sharding.getRank()
+                  << " dimension(s), the value's type is " << type;
+  FailureOr<Mesh> mesh = Mesh::lookup(anchor, sharding.getMesh().getValue());
+  if (failed(mesh))
+    return failure();
+  for (StringRef axis : sharding.getUsedAxes())
+    if (!mesh->getAxisIndex(axis))
+      return emit() << "sharding " << sharding << " names axis \"" << axis
+                    << "\", which mesh " << mesh->str() << " does not have";
+  return success();
+}
+
 LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
@@ -199,6 +225,39 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
              << (name == kDeviceAttrName ? "dictionary of device fields"
                                          : "string (a pass pipeline)")
              << ", got " << value;
+    return success();
+  }
+  if (name == kShardingsAttrName) {
+    auto shardings = dyn_cast<ArrayAttr>(value);
+    if (!shardings || shardings.size() != op->getNumResults())
+      return op->emitError()
+             << "'" << name << "' must hold one #tg.sharding per result ("
+             << op->getNumResults() << "), got " << value;
+    for (auto [sharding, type] : llvm::zip(shardings, op->getResultTypes()))
+      if (failed(verifySharding(op, sharding, type,
+                                [&] { return op->emitError(); })))
+        return failure();
+    return success();
+  }
+  if (name == kShardingPrioritiesAttrName) {
+    auto priorities = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!priorities ||
+        priorities.size() != static_cast<int64_t>(op->getNumResults()) ||
+        llvm::any_of(priorities.asArrayRef(), [](int64_t p) { return p < -1; }))
+      return op->emitError()
+             << "'" << name << "' must hold one priority (>= -1) per result ("
+             << op->getNumResults() << "), got " << value;
+    return success();
+  }
+  if (name == kMeshAxesAttrName) {
+    auto grid = dyn_cast<shard::GridOp>(op);
+    auto names = dyn_cast<ArrayAttr>(value);
+    if (!grid || !names ||
+        static_cast<int64_t>(names.size()) != grid.getRank() ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError()
+             << "'" << name
+             << "' belongs on a shard.grid: one axis name per grid dimension";
     return success();
   }
   // Catching unknown tg attributes keeps a misplaced role or name from being
@@ -249,6 +308,9 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
                     << attribute.getValue();
     return success();
   }
+  if (name == kShardingAttrName)
+    return verifySharding(op, attribute.getValue(),
+                          func.getArgumentTypes()[argIndex], emit);
   if (name == kInitAttrName) {
     auto init = dyn_cast<StringAttr>(attribute.getValue());
     if (!init ||
@@ -374,5 +436,8 @@ LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
         [&](unsigned index) { return emitResultError(func, index); });
   if (name == kAliasesAttrName)
     return verifyAliases(func, resultIndex, attribute.getValue(), emit);
+  if (name == kShardingAttrName)
+    return verifySharding(op, attribute.getValue(),
+                          func.getResultTypes()[resultIndex], emit);
   return emit() << "unknown result attribute '" << name << "'";
 }

@@ -110,6 +110,30 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Skip canonicalization and CSE of the step"),
       llvm::cl::init(false)};
 
+  //===--- The sharding stage ---------------------------------------------===//
+  Option<std::string> mesh{
+      *this, "mesh",
+      llvm::cl::desc("Devices as a mesh of named axes, the last innermost "
+                     "(dp=8,tp=4): dp splits the batch, tp the layers "
+                     "(Megatron); the step becomes one device's program "
+                     "(tg-shard-annotate, tg-shard-propagate, tg-partition)"),
+      llvm::cl::init("")};
+  Option<unsigned> zero{
+      *this, "zero",
+      llvm::cl::desc("ZeRO stage over the dp axis: 1 shards optimizer "
+                     "state, 2 also gradients, 3 also parameters (default 0)"),
+      llvm::cl::init(0)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("With a tp axis: split the norms' inputs (the residual "
+                     "stream) on the sequence dimension over tp"),
+      llvm::cl::init(false)};
+  Option<bool> explainSharding{
+      *this, "explain-sharding",
+      llvm::cl::desc("A remark per sharding conflict and per inserted "
+                     "collective, and a table of the arguments' shardings"),
+      llvm::cl::init(false)};
+
   //===--- The planning stage ---------------------------------------------===//
   Option<std::string> memoryBudget{
       *this, "memory-budget",

@@ -26,13 +26,20 @@ namespace tgc {
 void buildTrainingStepStage(mlir::OpPassManager &pm,
                             const TrainingPipelineOptions &options);
 
+/// The sharding stage, with a mesh: the presets and the mesh
+/// (tg-shard-annotate), a sharding for every value (tg-shard-propagate) and
+/// the per-device program with its collectives (tg-partition). Nothing
+/// without a mesh.
+void buildShardingStage(mlir::OpPassManager &pm,
+                        const TrainingPipelineOptions &options);
+
 /// The planning stage, per device: recomputation, fusion, the schedule and
 /// the memory plan, in that order (the order and the offsets are those of
 /// the program emitted).
 void buildPlanningStage(mlir::OpPassManager &pm,
                         const TrainingPipelineOptions &options);
 
-/// The whole pipeline: the training-step stage, then planning. `pm` must run
+/// The whole pipeline: the training-step stage, sharding, then planning. `pm` must run
 /// on a `builtin.module`; the module is verified after every pass.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options);

@@ -550,6 +550,121 @@ def TGPrintShardingRules : Pass<"tg-print-sharding-rules", "::mlir::func::FuncOp
   }];
 }
 
+def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
+  let summary = "The mesh and the sharding presets: data, ZeRO, tensor and sequence parallelism";
+  let description = [{
+    Adds the mesh as a `shard.grid` named `@mesh` whose `tg.mesh_axes`
+    names its axes, and annotates the step's arguments (and a few values)
+    with `tg.sharding` for `tg-shard-propagate`. User annotations already on
+    the arguments are kept and win (priority 0). The presets, by axis name:
+
+    * `dp`: every `input` and `label` is split on its first (batch)
+      dimension (priority 1); parameters and optimizer state stay whole.
+    * `tp`: Megatron's layout, found on the data flow: a matmul reading a
+      parameter whose input does not carry `tp` on its contraction splits
+      the parameter's output dimension (column-parallel: QKV, MLP up); one
+      whose input does, after propagating the decisions so far, splits the
+      parameter's input dimension (row-parallel: attention out, MLP down),
+      leaving partial sums to all-reduce. The output projection (a matmul
+      feeding the loss) and embedding tables stay whole (priority 2).
+    * `zero=1|2|3` (needs `dp`): each optimizer state is split over `dp` on
+      its first dimension that divides (priority 3), with the mixed
+      precision master weights (ZeRO-1/2, whose low-precision copies stay
+      whole) or every parameter (ZeRO-3). ZeRO-1 keeps each gradient whole
+      (an all-reduce; each device updates its slice), ZeRO-2/3 reduce-scatter
+      it. A parameter no dimension of which divides stays replicated, with a
+      remark.
+    * `sequence-parallel` (needs `tp`): the inputs of the norms (the
+      residual stream) are split on their sequence dimension over `tp`.
+
+    ```mlir
+    // --tg-shard-annotate='mesh=dp=2'
+    shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+    func.func @step(%ids: tensor<8x16xi64> {tg.role = "input",
+        tg.sharding = #tg.sharding<@mesh, [{"dp"}, {} ], priority = 1>}, ...
+    ```
+  }];
+  let options = [
+    Option<"meshSpec", "mesh", "std::string", /*default=*/"\"\"",
+           "The mesh: axis sizes by name, the last innermost (dp=8,tp=4)">,
+    Option<"zero", "zero", "unsigned", /*default=*/"0",
+           "ZeRO stage over the dp axis: 1 optimizer state, 2 + gradients, "
+           "3 + parameters">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "Split the residual stream on the sequence dimension over tp">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def TGShardPropagate : Pass<"tg-shard-propagate", "::mlir::func::FuncOp"> {
+  let summary = "Give every value a sharding from the annotations, through each op's factor rule";
+  let description = [{
+    A fixed point over `ShardingRuleOpInterface`, as Shardy propagates:
+    annotations (`tg.sharding` on arguments and results, `tg.shardings` on
+    ops) are taken priority by priority, the strongest first; each op
+    resolves every factor of its rule to the strongest proposal among its
+    operands and results (ties: the proposal of the larger tensor, so the
+    smaller one is resharded), keeps each mesh axis in one factor, never
+    splits a need-replication factor, and fills the unsplit, open
+    dimensions of its operands and results. Layouts only grow, so the
+    result is deterministic and the pass terminates. Results that alias an
+    argument are stored as the argument is; other results are replicated.
+
+    Every op result gets its sharding in `tg.shardings`; every argument and
+    result in `tg.sharding`. With `explain`, a remark per conflict (which
+    proposal won and why) and a table of the arguments' shardings.
+
+    ```mlir
+    // Before: %x split over dp.
+    %y = tg.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    // After:
+    %y = tg.matmul %x, %w {tg.shardings = [#tg.sharding<@mesh, [{"dp"}, {} ]>]} : ...
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "A remark per sharding conflict and a table of the arguments' "
+           "shardings">,
+  ];
+}
+
+def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
+  let summary = "The per-device program: local shapes and shard collectives";
+  let description = [{
+    Rewrites a propagated step into the program each device runs. Types
+    become local (each dimension divided by the sizes of its axes; the
+    `tg.sharding` of arguments and results keep describing the global
+    layout). Each op runs on the layouts its factor decision needs; where a
+    producer's layout differs, a `shard` collective on `@mesh` converts it:
+
+    * partial sums (a reduction factor split: a matmul's contraction, a
+      reduce over a split dimension, a loss over split tokens) are reduced
+      by `shard.all_reduce` (sum, max, min or average), or by
+      `shard.reduce_scatter` when the consumer wants the reduced value
+      split over the same axes; sums of partial values stay partial;
+    * `shard.all_gather` joins blocks, `shard.all_slice` splits further
+      (locally, without communication).
+
+    Arguments are gathered at each use (ZeRO-3 holds a gathered parameter
+    only around its use); other conversions are shared by the ops that need
+    the same layout. A mean loss gradient over split tokens is scaled by
+    the device's share. With `explain`, a remark per collective: the value,
+    the op that needs it, why, and its bytes per device.
+
+    ```mlir
+    // mesh dp=2: the weight gradient of a data-parallel matmul.
+    %g = tg.matmul %x, %dy transpose_a : (tensor<4x16xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+    %r = shard.all_reduce %g on @mesh grid_axes = [0] : tensor<16x8xf32> -> tensor<16x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "A remark per inserted collective">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
   let summary = "Group ops into fusion regions, the kernels tgc emits";
   let description = [{

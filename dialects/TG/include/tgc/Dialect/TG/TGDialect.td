@@ -44,13 +44,15 @@ def TG_Dialect : Dialect {
       most one result aliases a given argument. The buffer may be updated in
       place.
   }];
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let hasCanonicalizer = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
+    /// Registers the attributes of TGAttrs.td (TGShardingAttr.cpp).
+    void registerAttributes();
     /// Names of the function argument/result attributes.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "tg.role";
     static constexpr ::llvm::StringLiteral kNameAttrName = "tg.name";

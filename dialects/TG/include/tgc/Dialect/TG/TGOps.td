@@ -9,6 +9,7 @@
 #define TGC_DIALECT_TG_TGOPS_TD
 
 include "tgc/Dialect/TG/TGDialect.td"
+include "tgc/Dialect/TG/TGAttrs.td"
 include "tgc/Dialect/TG/TGInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"

@@ -1,0 +1,94 @@
+//===- TGSharding.h - meshes and the sharding attribute --------*- C++ -*-===//
+//
+// A device mesh (a `shard.grid` with named axes) and `#tg.sharding`, the
+// layout of a tensor over it: what tg-shard-propagate decides, tg-partition
+// realizes, and the simulated ranks and the report read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_DIALECT_TG_TGSHARDING_H
+#define TGC_DIALECT_TG_TGSHARDING_H
+
+#include "tgc/Dialect/TG/TGDialect.h"
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+#define GET_ATTRDEF_CLASSES
+#include "tgc/Dialect/TG/TGAttrs.h.inc"
+
+namespace tgc::tg {
+
+/// The name of the `shard.grid` attribute that names the mesh's axes.
+inline constexpr llvm::StringLiteral kMeshAxesAttrName = "tg.mesh_axes";
+/// The argument/result attribute holding a `#tg.sharding`.
+inline constexpr llvm::StringLiteral kShardingAttrName = "tg.sharding";
+/// The op attribute holding one `#tg.sharding` per result.
+inline constexpr llvm::StringLiteral kShardingsAttrName = "tg.shardings";
+/// The op attribute holding, per result, the priority its sharding was
+/// propagated at (-1: none), so that tg-partition weighs layouts as
+/// propagation did.
+inline constexpr llvm::StringLiteral kShardingPrioritiesAttrName =
+    "tg.sharding_priorities";
+
+/// A mesh of devices with named axes, the last innermost: device numbers are
+/// row-major over the axes.
+struct Mesh {
+  std::string name;
+  llvm::SmallVector<std::string> axisNames;
+  llvm::SmallVector<int64_t> axisSizes;
+
+  int64_t getNumDevices() const;
+  std::optional<unsigned> getAxisIndex(llvm::StringRef axis) const;
+  /// The size of axis `axis` (which must exist).
+  int64_t getAxisSize(llvm::StringRef axis) const;
+  /// The coordinates of `device` on every axis.
+  llvm::SmallVector<int64_t> getCoordinates(int64_t device) const;
+  /// The product of the sizes of `axes`.
+  int64_t getGroupSize(llvm::ArrayRef<llvm::StringRef> axes) const;
+  /// The position of `device` in its group over `axes` (mixed radix of its
+  /// coordinates on them, the first major).
+  int64_t getGroupPosition(int64_t device,
+                           llvm::ArrayRef<llvm::StringRef> axes) const;
+
+  /// `dp=8,tp=4`: axis names (letters, digits, `_`; unique) with sizes >= 1.
+  static llvm::FailureOr<Mesh> parse(llvm::StringRef spec, std::string &error);
+  /// The mesh of the `shard.grid` named `gridName` in the symbol table above
+  /// `from`, with its `tg.mesh_axes`; a located error on `from` otherwise.
+  static mlir::FailureOr<Mesh> lookup(mlir::Operation *from,
+                                      llvm::StringRef gridName);
+  /// `dp=8,tp=4`.
+  std::string str() const;
+};
+
+/// The number of blocks dimension `dim` is cut into.
+int64_t getShardCount(ShardingAttr sharding, unsigned dim, const Mesh &mesh);
+/// The local shape of a tensor of `globalShape`; nullopt when a split does
+/// not divide its dimension.
+std::optional<llvm::SmallVector<int64_t>>
+getLocalShape(ShardingAttr sharding, llvm::ArrayRef<int64_t> globalShape,
+              const Mesh &mesh);
+llvm::SmallVector<int64_t> getGlobalShape(ShardingAttr sharding,
+                                          llvm::ArrayRef<int64_t> localShape,
+                                          const Mesh &mesh);
+
+/// `tg.sharding` of argument / result `index` (null: none, i.e. replicated).
+ShardingAttr getArgSharding(mlir::FunctionOpInterface function, unsigned index);
+ShardingAttr getResultSharding(mlir::FunctionOpInterface function,
+                               unsigned index);
+/// The `tg.shardings` entry of `value`'s defining op (null: none).
+ShardingAttr getValueSharding(mlir::Value value);
+
+/// The mesh a function's shardings refer to: the first `tg.sharding` of its
+/// arguments and results (all must name the same mesh). Null when none.
+mlir::FlatSymbolRefAttr getFunctionMesh(mlir::FunctionOpInterface function);
+
+} // namespace tgc::tg
+
+#endif // TGC_DIALECT_TG_TGSHARDING_H

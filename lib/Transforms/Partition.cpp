@@ -1,0 +1,543 @@
+//===- Partition.cpp - tg-partition
+//----------------------------------------===//
+//
+// The per-device program of a propagated step: every value gets the local
+// shape its sharding implies, and every op the layouts its factor decision
+// needs. Where a producer's layout differs from what a consumer needs, the
+// pass inserts the `shard` collective that converts it: all_reduce for
+// partial sums (reduce_scatter when the consumer wants the reduced value
+// split), all_gather to join blocks, all_slice (local, no communication) to
+// split further. Partial sums travel through additions and are reduced at the
+// first op that needs the whole value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Analysis/ShardingPropagation.h"
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+namespace tgc {
+#define GEN_PASS_DEF_TGPARTITION
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+#define DEBUG_TYPE "tg-partition"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::tg;
+
+namespace {
+
+/// A value of the per-device program and the global layout it holds.
+struct LocalValue {
+  Value value;
+  RankedTensorType globalType;
+  TensorLayout layout;
+  /// Axes over which `value` is a partial result, and how to combine them.
+  AxisList unreduced;
+  shard::ReductionKind kind = shard::ReductionKind::Sum;
+};
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp function, const Mesh &mesh, bool explain)
+      : function(function), mesh(mesh), explain(explain),
+        builder(function.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  FailureOr<Type> getLocalType(RankedTensorType global,
+                               const TensorLayout &layout, Location loc);
+  /// `source` converted to `required` for `user` (no partial sums left).
+  FailureOr<Value> reshard(const LocalValue &source,
+                           const TensorLayout &required, Operation *user,
+                           StringRef why);
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult partitionReturn(func::ReturnOp op);
+  /// Records (and, with `explain`, reports) one inserted collective.
+  void note(Operation *user, Operation *collective, const LocalValue &source,
+            StringRef why);
+  TensorLayout getResultLayout(Operation *op, unsigned index);
+  std::string describeValue(Value value);
+
+  func::FuncOp function;
+  const Mesh &mesh;
+  bool explain;
+  OpBuilder builder;
+  DenseMap<Value, LocalValue> local;
+  /// Collectives already built for (value, required layout): a value read
+  /// by several ops in one layout is converted once. Arguments are not
+  /// cached, so ZeRO-3's gathered parameters live only around each use.
+  std::map<std::pair<void *, std::string>, Value> converted;
+};
+
+} // namespace
+
+static shard::ReductionKind getPartialKind(Operation *op) {
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    switch (reduce.getKind()) {
+    case ReduceKind::Sum:
+      return shard::ReductionKind::Sum;
+    case ReduceKind::Max:
+      return shard::ReductionKind::Max;
+    case ReduceKind::Min:
+      return shard::ReductionKind::Min;
+    case ReduceKind::Mean:
+      return shard::ReductionKind::Average;
+    }
+  }
+  if (auto loss = dyn_cast<CrossEntropyOp>(op))
+    return loss.getReduction() == LossReduction::Mean
+               ? shard::ReductionKind::Average
+               : shard::ReductionKind::Sum;
+  return shard::ReductionKind::Sum;
+}
+
+static std::string layoutKey(const TensorLayout &layout) {
+  std::string key;
+  for (const AxisList &axes : layout.dims) {
+    for (unsigned axis : axes)
+      key += std::to_string(axis) + ",";
+    key += ";";
+  }
+  return key;
+}
+
+FailureOr<Type> Partitioner::getLocalType(RankedTensorType global,
+                                          const TensorLayout &layout,
+                                          Location loc) {
+  SmallVector<int64_t> shape(global.getShape());
+  for (auto [dim, axes] : llvm::enumerate(layout.dims)) {
+    int64_t count = 1;
+    for (unsigned axis : axes)
+      count *= mesh.axisSizes[axis];
+    if (shape[dim] % count != 0)
+      return emitError(loc)
+             << "dimension " << dim << " of " << global << " (size "
+             << shape[dim] << ") cannot be split into " << count
+             << " equal blocks over " << describeLayout(layout, mesh);
+    shape[dim] /= count;
+  }
+  return RankedTensorType::get(shape, global.getElementType());
+}
+
+std::string Partitioner::describeValue(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (auto name = function.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), TGDialect::kNameAttrName))
+      return "argument '" + name.getValue().str() + "'";
+    return "argument #" + std::to_string(arg.getArgNumber());
+  }
+  auto result = cast<OpResult>(value);
+  return "result #" + std::to_string(result.getResultNumber()) + " of " +
+         result.getOwner()->getName().getStringRef().str();
+}
+
+void Partitioner::note(Operation *user, Operation *collective,
+                       const LocalValue &source, StringRef why) {
+  collective->setLoc(user->getLoc());
+  if (!explain)
+    return;
+  int64_t bytes = getTensorByteSize(collective->getResult(0).getType());
+  int64_t inBytes = getTensorByteSize(collective->getOperand(0).getType());
+  user->emitRemark() << collective->getName().stripDialect() << " of "
+                     << describeValue(source.value) << " "
+                     << describeLayout(source.layout, mesh) << " for "
+                     << user->getName() << ": " << why << " ("
+                     << std::max(bytes, inBytes) << " bytes per device)";
+}
+
+FailureOr<Value> Partitioner::reshard(const LocalValue &source,
+                                      const TensorLayout &required,
+                                      Operation *user, StringRef why) {
+  if (source.unreduced.empty() && source.layout == required)
+    return source.value;
+  bool cache = !isa<BlockArgument>(source.value);
+  std::pair<void *, std::string> key(source.value.getAsOpaquePointer(),
+                                     layoutKey(required));
+  if (cache)
+    if (auto it = converted.find(key); it != converted.end())
+      return it->second;
+
+  Location loc = user->getLoc();
+  StringRef grid = mesh.name;
+  Value value = source.value;
+  TensorLayout layout = source.layout;
+  AxisList unreduced = source.unreduced;
+  auto axesOf = [](ArrayRef<unsigned> axes) {
+    return llvm::map_to_vector(axes,
+                               [](unsigned axis) { return int16_t(axis); });
+  };
+  auto localType = [&]() {
+    return getLocalType(source.globalType, layout, loc);
+  };
+
+  // Partial sums: a reduce-scatter where the consumer splits a dimension
+  // over exactly the axes the sum runs over, an all-reduce for the rest.
+  if (!unreduced.empty()) {
+    for (auto [dim, axes] : llvm::enumerate(layout.dims)) {
+      const AxisList &want = required.dims[dim];
+      if (want.size() <= axes.size() ||
+          !llvm::equal(axes, ArrayRef(want).take_front(axes.size())))
+        continue;
+      AxisList extra(want.begin() + axes.size(), want.end());
+      if (!llvm::all_of(extra,
+                        [&](unsigned axis) {
+                          return llvm::is_contained(unreduced, axis);
+                        }) ||
+          source.kind == shard::ReductionKind::Max ||
+          source.kind == shard::ReductionKind::Min)
+        continue;
+      axes = extra.empty() ? axes : want;
+      FailureOr<Type> type = localType();
+      if (failed(type))
+        return failure();
+      auto scatter = shard::ReduceScatterOp::create(
+          builder, loc, *type, grid, axesOf(extra), value, source.kind,
+          APInt(64, dim));
+      note(user, scatter, source,
+           (why + "; partial result reduced and split in one step").str());
+      value = scatter;
+      llvm::erase_if(unreduced, [&](unsigned axis) {
+        return llvm::is_contained(extra, axis);
+      });
+      break;
+    }
+    if (!unreduced.empty()) {
+      auto reduce =
+          shard::AllReduceOp::create(builder, loc, value.getType(), grid,
+                                     axesOf(unreduced), value, source.kind);
+      note(user, reduce, source, (why + "; partial result").str());
+      value = reduce;
+      unreduced.clear();
+    }
+  }
+
+  // Join the blocks the consumer does not split the same way, then split
+  // what it splits further. Joining first keeps every intermediate a
+  // layout: an axis never splits two dimensions at once.
+  for (auto [dim, axes] : llvm::enumerate(layout.dims)) {
+    const AxisList &want = required.dims[dim];
+    size_t common = 0;
+    while (common < axes.size() && common < want.size() &&
+           axes[common] == want[common])
+      ++common;
+    if (common == axes.size())
+      continue;
+    AxisList gathered(axes.begin() + common, axes.end());
+    axes.resize(common);
+    FailureOr<Type> type = localType();
+    if (failed(type))
+      return failure();
+    auto gather = shard::AllGatherOp::create(
+        builder, loc, *type, grid, axesOf(gathered), value, APInt(64, dim));
+    note(user, gather, source, why);
+    value = gather;
+  }
+  for (auto [dim, axes] : llvm::enumerate(layout.dims)) {
+    const AxisList &want = required.dims[dim];
+    if (axes.size() == want.size())
+      continue;
+    AxisList sliced(want.begin() + axes.size(), want.end());
+    axes = want;
+    FailureOr<Type> type = localType();
+    if (failed(type))
+      return failure();
+    auto slice = shard::AllSliceOp::create(
+        builder, loc, *type, grid, axesOf(sliced), value, APInt(64, dim));
+    note(user, slice, source, why);
+    value = slice;
+  }
+  if (cache)
+    converted[key] = value;
+  return value;
+}
+
+TensorLayout Partitioner::getResultLayout(Operation *op, unsigned index) {
+  auto type = cast<RankedTensorType>(op->getResult(index).getType());
+  TensorLayout layout = TensorLayout::getUnset(type.getRank());
+  layout.priority = TensorLayout::kUnsetPriority - 2;
+  ShardingAttr sharding = getValueSharding(op->getResult(index));
+  if (!sharding)
+    return layout;
+  layout = TensorLayout::fromAttr(sharding, mesh);
+  if (sharding.hasPriority())
+    return layout;
+  // A propagated layout weighs as much as it did in propagation: a
+  // gradient ZeRO splits (priority 3) does not outweigh the batch split of
+  // the matmul producing it (1); a broadcast feeding the batch-split
+  // activations (1) outweighs its ZeRO-3 parameter (3).
+  layout.priority = TensorLayout::kUnsetPriority - 2;
+  if (auto priorities =
+          op->getAttrOfType<DenseI64ArrayAttr>(kShardingPrioritiesAttrName))
+    if (index < priorities.size() && priorities[index] >= 0)
+      layout.priority = priorities[index];
+  return layout;
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  builder.setInsertionPoint(op);
+  if (op->getNumRegions() != 0)
+    return op->emitError("tg-partition runs before tg-fuse: an op with "
+                         "regions cannot be partitioned");
+  for (Type type : op->getResultTypes())
+    if (!isa<RankedTensorType>(type))
+      return op->emitError("tg-partition: a result is not a ranked tensor");
+
+  auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
+  ShardingRule rule;
+  SmallVector<FactorChoice> choices;
+  SmallVector<TensorLayout> resultLayouts;
+  for (unsigned index = 0, e = op->getNumResults(); index < e; ++index)
+    resultLayouts.push_back(getResultLayout(op, index));
+  if (ruled) {
+    rule = ruled.getShardingRule();
+    restrictRuleForPartitioning(op, rule);
+    SmallVector<const TensorLayout *> operands, results;
+    for (Value operand : op->getOperands())
+      operands.push_back(&local.find(operand)->second.layout);
+    for (const TensorLayout &layout : resultLayouts)
+      results.push_back(&layout);
+    choices = resolveFactors(op, rule, operands, results,
+                             TensorLayout::kUnsetPriority - 1, mesh, nullptr);
+  }
+  // Every layout of the per-device program is decided: it proposes its
+  // axes to the ops that read it.
+  auto layoutOf = [&](ArrayRef<SmallVector<int64_t, 1>> dims, int64_t rank) {
+    TensorLayout layout = ruled ? projectFactors(dims, rule, choices)
+                                : TensorLayout::getUnset(rank);
+    layout.priority = 0;
+    return layout;
+  };
+
+  // Sums of partial values stay partial: the reduction moves past them.
+  LocalValue first;
+  bool keepPartial = false;
+  if (isa<AddOp, SubOp>(op)) {
+    first = local[op->getOperand(0)];
+    keepPartial = !first.unreduced.empty() &&
+                  llvm::all_of(op->getOperands(), [&](Value operand) {
+                    const LocalValue &other = local[operand];
+                    return other.unreduced == first.unreduced &&
+                           other.kind == shard::ReductionKind::Sum &&
+                           other.layout == first.layout;
+                  });
+  }
+
+  SmallVector<Value> operands;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    const LocalValue &source = local[operand];
+    if (keepPartial) {
+      operands.push_back(source.value);
+      continue;
+    }
+    TensorLayout required =
+        layoutOf(ruled ? ArrayRef(rule.operandFactors[index])
+                       : ArrayRef<SmallVector<int64_t, 1>>(),
+                 source.globalType.getRank());
+    std::string why = "operand #" + std::to_string(index) + " needs layout " +
+                      describeLayout(required, mesh);
+    FailureOr<Value> value = reshard(source, required, op, why);
+    if (failed(value))
+      return failure();
+    operands.push_back(*value);
+  }
+
+  // A mean of the gradient over the tokens: each device divides by its own
+  // token count; scaling the incoming gradient by the share of one device
+  // makes it the mean over all of them.
+  if (auto lossGrad = dyn_cast<CrossEntropyGradOp>(op);
+      lossGrad && lossGrad.getReduction() == LossReduction::Mean) {
+    int64_t shards = 1;
+    for (const auto &factors : rule.operandFactors[2])
+      for (int64_t factor : factors)
+        for (unsigned axis : choices[factor].axes)
+          shards *= mesh.axisSizes[axis];
+    if (shards > 1) {
+      auto scalar = cast<RankedTensorType>(operands[0].getType());
+      auto share = ConstantOp::create(
+          builder, op->getLoc(),
+          DenseElementsAttr::get(
+              scalar, builder
+                          .getFloatAttr(scalar.getElementType(),
+                                        1.0 / static_cast<double>(shards))
+                          .getValue()));
+      operands[0] = MulOp::create(builder, op->getLoc(), operands[0], share);
+    }
+  }
+
+  SmallVector<Type> types;
+  SmallVector<TensorLayout> layouts;
+  for (unsigned index = 0, e = op->getNumResults(); index < e; ++index) {
+    auto global = cast<RankedTensorType>(op->getResult(index).getType());
+    TensorLayout layout =
+        keepPartial ? local[op->getOperand(0)].layout
+                    : layoutOf(ruled ? ArrayRef(rule.resultFactors[index])
+                                     : ArrayRef<SmallVector<int64_t, 1>>(),
+                               global.getRank());
+    FailureOr<Type> type = getLocalType(global, layout, op->getLoc());
+    if (failed(type))
+      return failure();
+    types.push_back(*type);
+    layouts.push_back(layout);
+  }
+
+  Operation *clone = builder.clone(*op);
+  clone->setOperands(operands);
+  for (auto [result, type] : llvm::zip(clone->getResults(), types))
+    result.setType(type);
+  clone->removeAttr(kShardingsAttrName);
+  clone->removeAttr(kShardingPrioritiesAttrName);
+  // A slice keeps the dimensions it does not cut whole: their limits are
+  // the local sizes.
+  if (auto slice = dyn_cast<SliceOp>(clone)) {
+    auto localShape = cast<RankedTensorType>(operands[0].getType()).getShape();
+    ArrayRef<int64_t> globalShape =
+        local.find(op->getOperand(0))->second.globalType.getShape();
+    SmallVector<int64_t> limits(slice.getLimitIndices());
+    for (auto [dim, limit] : llvm::enumerate(limits))
+      if (localShape[dim] != globalShape[dim])
+        limit = localShape[dim];
+    slice.setLimitIndices(limits);
+  }
+
+  for (unsigned index = 0, e = op->getNumResults(); index < e; ++index) {
+    LocalValue result{clone->getResult(index),
+                      cast<RankedTensorType>(op->getResult(index).getType()),
+                      layouts[index],
+                      {},
+                      getPartialKind(op)};
+    if (keepPartial) {
+      result.unreduced = first.unreduced;
+      result.kind = first.kind;
+    } else if (ruled) {
+      for (int64_t factor = 0; factor < rule.getNumFactors(); ++factor)
+        if (rule.isReducedIn(index, factor))
+          llvm::append_range(result.unreduced, choices[factor].axes);
+      llvm::sort(result.unreduced);
+    }
+    // An annotated result (ZeRO-1's all-reduced gradient, a bf16 copy
+    // kept whole) takes its layout right away, partial sums reduced; a
+    // result the op computes in another layout than propagation gave it
+    // (its consumers') is converted once, here. Otherwise partial sums stay
+    // partial until a consumer needs them whole.
+    const TensorLayout &wanted = resultLayouts[index];
+    ShardingAttr annotation = getValueSharding(op->getResult(index));
+    bool annotated = annotation && annotation.hasPriority();
+    result.layout.priority = wanted.priority;
+    if (annotated || !(result.layout == wanted)) {
+      builder.setInsertionPointAfter(clone);
+      std::string why =
+          (annotated ? "the result is annotated " : "its users read it as ") +
+          describeLayout(wanted, mesh);
+      FailureOr<Value> value = reshard(result, wanted, clone, why);
+      if (failed(value))
+        return failure();
+      result = {*value, result.globalType, wanted, {}, result.kind};
+    }
+    local[op->getResult(index)] = result;
+  }
+  return success();
+}
+
+LogicalResult Partitioner::partitionReturn(func::ReturnOp op) {
+  builder.setInsertionPoint(op);
+  SmallVector<Value> operands;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    const LocalValue &source = local[operand];
+    TensorLayout required = TensorLayout::getUnset(source.globalType.getRank());
+    if (ShardingAttr sharding = getResultSharding(function, index))
+      required = TensorLayout::fromAttr(sharding, mesh);
+    FailureOr<Value> value =
+        reshard(source, required, op,
+                "result #" + std::to_string(index) + " is stored as " +
+                    describeLayout(required, mesh));
+    if (failed(value))
+      return failure();
+    operands.push_back(*value);
+  }
+  func::ReturnOp::create(builder, op.getLoc(), operands);
+  op.erase();
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = function.getBody().front();
+  // The arguments keep their global types until every op is partitioned:
+  // the sharding rules are read off the original ops' types.
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : body.getArguments()) {
+    auto global = dyn_cast<RankedTensorType>(arg.getType());
+    if (!global)
+      return function.emitError("tg-partition: argument #")
+             << arg.getArgNumber() << " is not a ranked tensor";
+    TensorLayout layout = TensorLayout::getUnset(global.getRank());
+    if (ShardingAttr sharding = getArgSharding(function, arg.getArgNumber())) {
+      if (!sharding.getUnreducedAxes().empty())
+        return function.emitError("argument #")
+               << arg.getArgNumber() << " cannot be a partial sum";
+      layout = TensorLayout::fromAttr(sharding, mesh);
+    }
+    FailureOr<Type> type = getLocalType(global, layout, arg.getLoc());
+    if (failed(type))
+      return failure();
+    argTypes.push_back(*type);
+    local[arg] = {arg, global, layout, {}, shard::ReductionKind::Sum};
+  }
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(partitionReturn(ret)))
+        return failure();
+      continue;
+    }
+    if (failed(partitionOp(op)))
+      return failure();
+  }
+  // The original ops, last first so that every use goes before its value.
+  for (Operation *op : llvm::reverse(ops))
+    if (!isa<func::ReturnOp>(op)) {
+      op->dropAllUses();
+      op->erase();
+    }
+
+  for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
+    arg.setType(type);
+  SmallVector<Type> results(body.getTerminator()->getOperandTypes().begin(),
+                            body.getTerminator()->getOperandTypes().end());
+  function.setType(FunctionType::get(function.getContext(),
+                                     body.getArgumentTypes(), results));
+  return success();
+}
+
+namespace {
+struct PartitionPass : public tgc::impl::TGPartitionBase<PartitionPass> {
+  using TGPartitionBase::TGPartitionBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    FlatSymbolRefAttr meshName = getFunctionMesh(function);
+    if (!meshName)
+      return;
+    FailureOr<Mesh> mesh = Mesh::lookup(function, meshName.getValue());
+    if (failed(mesh))
+      return signalPassFailure();
+    Partitioner partitioner(function, *mesh, explain);
+    if (failed(partitioner.run()))
+      return signalPassFailure();
+  }
+};
+} // namespace

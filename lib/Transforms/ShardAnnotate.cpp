@@ -1,0 +1,566 @@
+//===- ShardAnnotate.cpp - tg-shard-annotate
+//--------------------------------===//
+//
+// The presets of the sharding stage: the mesh as a `shard.grid`, and the
+// annotations that data parallelism, ZeRO, Megatron-style tensor parallelism
+// and sequence parallelism put on a step before tg-shard-propagate. The
+// user's own `tg.sharding` annotations are kept and win (priority 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Analysis/ShardingPropagation.h"
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGSHARDANNOTATE
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+#define DEBUG_TYPE "tg-shard-annotate"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::tg;
+
+namespace {
+
+/// The priorities of DESIGN.md: user, then batch parallelism, then tensor
+/// parallelism, then ZeRO (sequence parallelism is as weak as ZeRO, so that
+/// a tensor-parallel weight keeps its axis where both want it).
+enum Priority : int64_t { User = 0, Batch = 1, Tensor = 2, Zero = 3 };
+
+class StepAnnotator {
+public:
+  StepAnnotator(func::FuncOp function, const Mesh &mesh, unsigned zero,
+                bool sequenceParallel)
+      : function(function), mesh(mesh), zero(zero),
+        sequenceParallel(sequenceParallel), dp(mesh.getAxisIndex("dp")),
+        tp(mesh.getAxisIndex("tp")) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult checkUserAnnotations();
+  LogicalResult annotateBatch();
+  LogicalResult annotateTensorParallel();
+  /// Whether `op` is in the forward: before the loss, where tg-autodiff
+  /// puts the backward after it.
+  bool isForward(Operation *op) {
+    return !lossOp || op == lossOp || op->isBeforeInBlock(lossOp);
+  }
+  /// Whether a matmul after `column` reads tp on its contraction.
+  bool hasRowPartner(MatmulOp column, ShardingPropagation &propagation);
+  LogicalResult annotateZero();
+  void annotateSequence();
+  void write();
+
+  std::string argName(unsigned index) {
+    if (auto name = function.getArgAttrOfType<StringAttr>(
+            index, TGDialect::kNameAttrName))
+      return "'" + name.getValue().str() + "'";
+    return "#" + std::to_string(index);
+  }
+  int64_t dimSize(Value value, unsigned dim) {
+    return cast<RankedTensorType>(value.getType()).getDimSize(dim);
+  }
+  /// Whether `axis` can be appended to dimension `dim` of `layout`.
+  bool canSplit(Value value, const TensorLayout &layout, unsigned dim,
+                unsigned axis) {
+    int64_t count = mesh.axisSizes[axis];
+    for (unsigned other : layout.dims[dim])
+      count *= mesh.axisSizes[other];
+    return dimSize(value, dim) % count == 0;
+  }
+  TensorLayout replicated(Value value, int64_t priority) {
+    TensorLayout layout = TensorLayout::getUnset(
+        cast<RankedTensorType>(value.getType()).getRank());
+    layout.open.assign(layout.dims.size(), false);
+    layout.priority = priority;
+    return layout;
+  }
+  /// The parameter argument `value` reads, through casts and transposes,
+  /// and the map from `value`'s dimensions to the parameter's.
+  std::optional<std::pair<BlockArgument, SmallVector<int64_t>>>
+  traceParam(Value value);
+
+  func::FuncOp function;
+  const Mesh &mesh;
+  unsigned zero;
+  bool sequenceParallel;
+  std::optional<unsigned> dp, tp;
+  Operation *lossOp = nullptr;
+  llvm::MapVector<Value, TensorLayout> decided;
+};
+
+} // namespace
+
+LogicalResult StepAnnotator::checkUserAnnotations() {
+  for (BlockArgument arg : function.getArguments()) {
+    ShardingAttr sharding = getArgSharding(function, arg.getArgNumber());
+    if (!sharding)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() != sharding.getRank())
+      return function.emitError("the sharding of argument ")
+             << argName(arg.getArgNumber()) << " has " << sharding.getRank()
+             << " dimensions, its type " << arg.getType();
+    for (StringRef axis : sharding.getUsedAxes())
+      if (!mesh.getAxisIndex(axis))
+        return function.emitError("the sharding of argument ")
+               << argName(arg.getArgNumber()) << " names axis \"" << axis
+               << "\", which the mesh " << mesh.str() << " does not have";
+    if (!getLocalShape(sharding, type.getShape(), mesh))
+      return function.emitError("the sharding of argument ")
+             << argName(arg.getArgNumber()) << " splits " << type
+             << " into blocks that do not divide it";
+    TensorLayout layout = TensorLayout::fromAttr(sharding, mesh);
+    // A user sharding an op's rule cannot take (a split softmax or norm
+    // dimension, a sliced one) would be undone at once: say so instead.
+    for (OpOperand &use : arg.getUses()) {
+      auto ruled = dyn_cast<ShardingRuleOpInterface>(use.getOwner());
+      if (!ruled)
+        continue;
+      ShardingRule rule = ruled.getShardingRule();
+      restrictRuleForPartitioning(use.getOwner(), rule);
+      for (auto [dim, factors] :
+           llvm::enumerate(rule.operandFactors[use.getOperandNumber()]))
+        for (int64_t factor : factors)
+          if (!layout.dims[dim].empty() &&
+              rule.factorKinds[factor] == FactorKind::NeedReplication) {
+            InFlightDiagnostic diag =
+                use.getOwner()->emitError()
+                << "needs dimension " << dim << " of operand #"
+                << use.getOperandNumber() << " whole, but the user sharding "
+                << sharding << " of argument " << argName(arg.getArgNumber())
+                << " splits it";
+            diag.attachNote(function.getLoc()) << "the sharding is here";
+            return failure();
+          }
+    }
+    decided[arg] = layout;
+  }
+  return success();
+}
+
+LogicalResult StepAnnotator::annotateBatch() {
+  if (!dp)
+    return success();
+  for (BlockArgument arg : function.getArguments()) {
+    std::optional<Role> role = getArgumentRole(function, arg.getArgNumber());
+    if (decided.contains(arg) || (role != Role::Input && role != Role::Label))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (type.getRank() == 0)
+      continue;
+    TensorLayout layout = replicated(arg, Batch);
+    if (!canSplit(arg, layout, 0, *dp))
+      return function.emitError("the batch dimension of ")
+             << stringifyRole(*role) << " " << argName(arg.getArgNumber())
+             << " has size " << type.getDimSize(0)
+             << ", which dp=" << mesh.axisSizes[*dp] << " does not divide";
+    layout.dims[0].push_back(*dp);
+    decided[arg] = layout;
+    // Micro-batches slice the batch: each slice is split over dp too (the
+    // slice itself gathers the batch, which is small next to what it feeds).
+    for (Operation *user : arg.getUsers())
+      if (auto slice = dyn_cast<SliceOp>(user)) {
+        TensorLayout part = replicated(slice.getResult(), Batch);
+        if (canSplit(slice.getResult(), part, 0, *dp)) {
+          part.dims[0].push_back(*dp);
+          decided[slice.getResult()] = part;
+        }
+      }
+  }
+  return success();
+}
+
+std::optional<std::pair<BlockArgument, SmallVector<int64_t>>>
+StepAnnotator::traceParam(Value value) {
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+  auto dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto transpose = dyn_cast<TransposeOp>(def)) {
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      for (int64_t &dim : dims)
+        dim = permutation[dim];
+      value = transpose.getOperand();
+    } else if (auto convert = dyn_cast<ConvertOp>(def)) {
+      value = convert.getOperand();
+    } else {
+      return std::nullopt;
+    }
+  }
+  auto arg = cast<BlockArgument>(value);
+  if (getArgumentRole(function, arg.getArgNumber()) != Role::Param)
+    return std::nullopt;
+  return std::make_pair(arg, dims);
+}
+
+/// Whether `matmul`'s result reaches a loss before any other matmul: the
+/// output projection, which stays whole (no vocabulary-parallel loss yet).
+static bool feedsLoss(MatmulOp matmul) {
+  SmallVector<Operation *> worklist(matmul->getUsers().begin(),
+                                    matmul->getUsers().end());
+  DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!seen.insert(op).second || seen.size() > 64 || isa<MatmulOp>(op))
+      continue;
+    if (isa<CrossEntropyOp>(op))
+      return true;
+    worklist.append(op->getUsers().begin(), op->getUsers().end());
+  }
+  return false;
+}
+
+bool StepAnnotator::hasRowPartner(MatmulOp column,
+                                  ShardingPropagation &propagation) {
+  SmallVector<Operation *> worklist(column->getUsers().begin(),
+                                    column->getUsers().end());
+  DenseSet<Operation *> seen;
+  while (!worklist.empty() && seen.size() < 256) {
+    Operation *op = worklist.pop_back_val();
+    if (!seen.insert(op).second || !isForward(op))
+      continue;
+    auto matmul = dyn_cast<MatmulOp>(op);
+    if (!matmul || !traceParam(matmul.getRhs())) {
+      worklist.append(op->getUsers().begin(), op->getUsers().end());
+      continue;
+    }
+    ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
+    const TensorLayout &lhs = propagation.getLayout(matmul.getLhs());
+    for (auto [dim, factors] : llvm::enumerate(rule.operandFactors[0]))
+      for (int64_t factor : factors)
+        if (rule.isReductionFactor(factor) &&
+            llvm::is_contained(lhs.dims[dim], *tp))
+          return true;
+  }
+  return false;
+}
+
+LogicalResult StepAnnotator::annotateTensorParallel() {
+  if (!tp)
+    return success();
+  unsigned splitWeights = 0;
+  std::optional<std::pair<BlockArgument, unsigned>> indivisible;
+  // Megatron's layout, found on the data flow: a matmul whose input does not
+  // carry the tp axis on its contraction splits its weight's output
+  // dimension (column-parallel); one whose input does, after propagating the
+  // decisions so far, splits its weight's input dimension (row-parallel),
+  // which leaves partial sums to all-reduce.
+  ShardingPropagation propagation(function, mesh);
+  // Decided on the forward alone: the backward would carry the split of a
+  // layer's output back to the input of the same layer.
+  propagation.setLastOp(lossOp);
+  for (auto &[value, layout] : decided)
+    propagation.annotate(value, layout);
+  // Parameters not decided yet stay whole while deciding: tp reaches a
+  // row-parallel layer's input through the activations only, never back
+  // through another parameter (a tied embedding would otherwise carry it
+  // around the model).
+  for (BlockArgument arg : function.getArguments())
+    if (!decided.contains(arg) &&
+        getArgumentRole(function, arg.getArgNumber()) == Role::Param)
+      propagation.annotate(arg, replicated(arg, Zero));
+  propagation.run();
+  DenseSet<Value> embedded;
+  function.walk([&](EmbeddingOp embedding) {
+    if (auto traced = traceParam(embedding.getTable()))
+      embedded.insert(traced->first);
+  });
+  function.walk([&](MatmulOp matmul) {
+    auto traced = traceParam(matmul.getRhs());
+    if (!traced)
+      return;
+    auto [weight, dims] = *traced;
+    if (decided.contains(weight))
+      return;
+    ShardingRule rule =
+        cast<ShardingRuleOpInterface>(matmul.getOperation()).getShardingRule();
+    int64_t rhsRank = dims.size();
+    // The rhs's contraction and output dimensions (its last two).
+    int64_t kDim = matmul.getTransposeB() ? rhsRank - 1 : rhsRank - 2;
+    int64_t nDim = matmul.getTransposeB() ? rhsRank - 2 : rhsRank - 1;
+    if (kDim < 0 || rule.operandFactors[1][kDim].size() != 1)
+      return;
+    int64_t kFactor = rule.operandFactors[1][kDim].front();
+    propagation.runIncremental(Tensor);
+    const TensorLayout &lhs = propagation.getLayout(matmul.getLhs());
+    bool rowParallel = false;
+    for (auto [dim, factors] : llvm::enumerate(rule.operandFactors[0]))
+      if (llvm::is_contained(factors, kFactor) &&
+          llvm::is_contained(lhs.dims[dim], *tp))
+        rowParallel = true;
+    TensorLayout layout = replicated(weight, Tensor);
+    unsigned splitDim = dims[rowParallel ? kDim : nDim];
+    if (!rowParallel && (embedded.contains(weight) || feedsLoss(matmul)))
+      return;
+    if (!canSplit(weight, layout, splitDim, *tp)) {
+      if (!indivisible)
+        indivisible = std::make_pair(weight, splitDim);
+      return;
+    }
+    layout.dims[splitDim].push_back(*tp);
+    // A column-parallel layer needs its row-parallel partner: a later
+    // matmul that then reads the tp axis on its contraction. Without one
+    // (GPT-2's fused QKV, whose slices gather the split output) the layer
+    // stays whole rather than gather what it split.
+    if (!rowParallel) {
+      ShardingPropagation trial = propagation;
+      trial.annotate(weight, layout);
+      trial.runIncremental(Tensor);
+      if (!hasRowPartner(matmul, trial))
+        return;
+    }
+    decided[weight] = layout;
+    propagation.annotate(weight, layout);
+    ++splitWeights;
+  });
+  if (splitWeights == 0 && indivisible) {
+    auto [weight, dim] = *indivisible;
+    return function.emitError("tp=")
+           << mesh.axisSizes[*tp] << " divides no dimension it would split: "
+           << "dimension " << dim << " of parameter "
+           << argName(weight.getArgNumber()) << " " << weight.getType()
+           << " is the first";
+  }
+  return success();
+}
+
+LogicalResult StepAnnotator::annotateZero() {
+  if (zero == 0) {
+    // Optimizer state is stored as its parameter is.
+    function.walk([&](OptimizerOpInterface update) {
+      auto param = dyn_cast<BlockArgument>(update.getUpdatedParam());
+      if (!param || !decided.contains(param))
+        return;
+      for (Value operand : update->getOperands()) {
+        auto state = dyn_cast<BlockArgument>(operand);
+        if (state && state.getType() == param.getType() &&
+            getArgumentRole(function, state.getArgNumber()) == Role::State &&
+            !decided.contains(state))
+          decided[state] = decided.lookup(param);
+      }
+    });
+    return success();
+  }
+  if (!dp)
+    return function.emitError("--zero ")
+           << zero << " shards over the dp axis, which the mesh " << mesh.str()
+           << " does not have";
+  auto withDp = [&](Value value, TensorLayout layout) {
+    std::optional<unsigned> dim;
+    for (unsigned candidate = 0; candidate < layout.dims.size(); ++candidate)
+      if (canSplit(value, layout, candidate, *dp)) {
+        dim = candidate;
+        break;
+      }
+    if (!dim)
+      return std::optional<TensorLayout>();
+    layout.dims[*dim].push_back(*dp);
+    layout.priority = Zero;
+    return std::optional<TensorLayout>(layout);
+  };
+  WalkResult walk = function.walk([&](OptimizerOpInterface update) {
+    auto param = dyn_cast<BlockArgument>(update.getUpdatedParam());
+    if (!param)
+      return WalkResult::advance();
+    TensorLayout paramLayout = decided.lookup(param);
+    if (paramLayout.dims.empty())
+      paramLayout = replicated(param, Batch);
+    std::optional<TensorLayout> sharded = withDp(param, paramLayout);
+    if (!sharded) {
+      update->emitRemark("ZeRO: no dimension of parameter ")
+          << argName(param.getArgNumber()) << " " << param.getType()
+          << " divides by dp=" << mesh.axisSizes[*dp]
+          << "; it and its optimizer state stay replicated";
+      return WalkResult::advance();
+    }
+    for (Value operand : update->getOperands()) {
+      auto state = dyn_cast<BlockArgument>(operand);
+      if (state && state.getType() == param.getType() &&
+          getArgumentRole(function, state.getArgNumber()) == Role::State &&
+          !decided.contains(state))
+        decided[state] = *sharded;
+    }
+    bool hasCopies = llvm::any_of(
+        param.getUsers(), [](Operation *user) { return isa<ConvertOp>(user); });
+    // ZeRO-3 keeps only a shard of every parameter; ZeRO-1 and -2 shard the
+    // f32 master weights of mixed precision (optimizer state in the ZeRO
+    // paper) and keep their low-precision copies whole.
+    if (zero >= 3 || hasCopies) {
+      decided[param] = *sharded;
+      if (zero < 3)
+        for (Operation *user : param.getUsers())
+          if (auto convert = dyn_cast<ConvertOp>(user)) {
+            TensorLayout copy = paramLayout;
+            copy.priority = Batch;
+            decided[convert.getResult()] = copy;
+          }
+    }
+    // ZeRO-1 all-reduces the whole gradient (each device then updates its
+    // slice); ZeRO-2 and -3 reduce-scatter it.
+    Value grad = update.getParamGrad();
+    if (zero == 1 && grad.getDefiningOp()) {
+      TensorLayout whole = paramLayout;
+      whole.priority = Batch;
+      decided[grad] = whole;
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+void StepAnnotator::annotateSequence() {
+  if (!sequenceParallel || !tp)
+    return;
+  // Megatron's sequence parallelism: the activations around the norms (the
+  // residual stream) are split on the sequence dimension over tp; the
+  // column-parallel matmul after a norm gathers them, the row-parallel one
+  // before the residual reduce-scatters into them.
+  auto annotate = [&](Value input) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() < 3 || !input.getDefiningOp())
+      return;
+    unsigned seqDim = type.getRank() - 2;
+    TensorLayout layout = decided.lookup(input);
+    if (layout.dims.empty()) {
+      layout = TensorLayout::getUnset(type.getRank());
+      if (dp && canSplit(input, layout, 0, *dp))
+        layout.dims[0].push_back(*dp);
+    }
+    if (!canSplit(input, layout, seqDim, *tp))
+      return;
+    layout.dims[seqDim].push_back(*tp);
+    layout.priority = Zero;
+    decided[input] = layout;
+  };
+  function.walk([&](LayerNormOp norm) { annotate(norm.getInput()); });
+  function.walk([&](RmsNormOp norm) { annotate(norm.getInput()); });
+}
+
+void StepAnnotator::write() {
+  MLIRContext *context = function.getContext();
+  // Parameters and optimizer state nothing decided stay replicated (closed:
+  // propagation does not split what a device stores).
+  for (BlockArgument arg : function.getArguments()) {
+    std::optional<Role> role = getArgumentRole(function, arg.getArgNumber());
+    if (!decided.contains(arg) &&
+        (role == Role::Param || role == Role::State) &&
+        isa<RankedTensorType>(arg.getType()))
+      decided[arg] = replicated(arg, Batch);
+  }
+  for (auto &[value, layout] : decided) {
+    ShardingAttr attr = layout.toAttr(context, mesh, {}, /*withPriority=*/true);
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      function.setArgAttr(arg.getArgNumber(), kShardingAttrName, attr);
+      continue;
+    }
+    auto result = cast<OpResult>(value);
+    Operation *op = result.getOwner();
+    SmallVector<Attribute> shardings;
+    if (auto existing = op->getAttrOfType<ArrayAttr>(kShardingsAttrName))
+      shardings.assign(existing.begin(), existing.end());
+    for (unsigned index = shardings.size(); index < op->getNumResults();
+         ++index)
+      shardings.push_back(
+          replicated(op->getResult(index), 0).toAttr(context, mesh));
+    shardings[result.getResultNumber()] = attr;
+    op->setAttr(kShardingsAttrName, ArrayAttr::get(context, shardings));
+  }
+}
+
+LogicalResult StepAnnotator::run() {
+  Operation *terminator = function.getBody().front().getTerminator();
+  for (unsigned index = 0, e = function.getNumResults(); index < e; ++index)
+    if (getResultRole(function, index) == Role::Loss)
+      lossOp = terminator->getOperand(index).getDefiningOp();
+  if (failed(checkUserAnnotations()) || failed(annotateBatch()))
+    return failure();
+  if (failed(annotateTensorParallel()))
+    return failure();
+  annotateSequence();
+  if (failed(annotateZero()))
+    return failure();
+  write();
+  return success();
+}
+
+namespace {
+struct ShardAnnotatePass
+    : public tgc::impl::TGShardAnnotateBase<ShardAnnotatePass> {
+  using TGShardAnnotateBase::TGShardAnnotateBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<Mesh> mesh = failure();
+    if (!meshSpec.empty()) {
+      std::string error;
+      mesh = Mesh::parse(meshSpec, error);
+      if (failed(mesh)) {
+        module.emitError("--mesh: ") << error;
+        return signalPassFailure();
+      }
+    } else {
+      // Without --mesh, the mesh the module declares, if any.
+      for (auto grid : module.getOps<shard::GridOp>())
+        if (grid->hasAttr(kMeshAxesAttrName)) {
+          mesh = Mesh::lookup(module, grid.getSymName());
+          if (failed(mesh))
+            return signalPassFailure();
+          break;
+        }
+      if (failed(mesh)) {
+        if (zero != 0 || sequenceParallel) {
+          module.emitError(zero != 0 ? "--zero" : "--sequence-parallel")
+              << " needs a mesh (--mesh dp=N[,tp=M])";
+          return signalPassFailure();
+        }
+        return;
+      }
+    }
+    if (zero > 3) {
+      module.emitError("--zero must be 0, 1, 2 or 3, got ") << zero;
+      return signalPassFailure();
+    }
+    if (sequenceParallel && !mesh->getAxisIndex("tp")) {
+      module.emitError("--sequence-parallel splits over the tp axis, which "
+                       "the mesh ")
+          << mesh->str() << " does not have";
+      return signalPassFailure();
+    }
+    // The grid: one per module, named after the mesh.
+    OpBuilder builder(module.getBodyRegion());
+    if (auto existing = SymbolTable::lookupSymbolIn(module, mesh->name)) {
+      auto grid = dyn_cast<shard::GridOp>(existing);
+      if (!grid || grid.getShape() != ArrayRef(mesh->axisSizes)) {
+        existing->emitError("@")
+            << mesh->name << " exists and is not the grid of " << mesh->str();
+        return signalPassFailure();
+      }
+    } else {
+      auto grid = shard::GridOp::create(builder, module.getLoc(), mesh->name,
+                                        mesh->axisSizes);
+      grid->setAttr(kMeshAxesAttrName,
+                    builder.getStrArrayAttr(llvm::map_to_vector(
+                        mesh->axisNames, [](const std::string &name) {
+                          return StringRef(name);
+                        })));
+    }
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      StepAnnotator annotator(function, *mesh, zero, sequenceParallel);
+      if (failed(annotator.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,121 @@
+// RUN: tgc-opt %s --split-input-file --tg-shard-propagate --tg-partition | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --tg-shard-propagate --tg-partition=explain=true --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+
+// Data parallelism: the weight gradient of a batch-split matmul is a partial
+// sum, all-reduced where the (replicated) result is returned.
+// CHECK-LABEL: func.func @weight_grad
+// CHECK-SAME: tensor<4x4xf32>
+// CHECK: %[[G:.+]] = tg.matmul %arg0, %arg1 transpose_a {{.*}}-> tensor<4x3xf32>
+// CHECK-NEXT: %[[R:.+]] = shard.all_reduce %[[G]] on @mesh grid_axes = [0] : tensor<4x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: return %[[R]]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @weight_grad(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %dy: tensor<8x3xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>})
+    -> (tensor<4x3xf32> {tg.role = "output"}) {
+  %g = tg.matmul %x, %dy transpose_a : (tensor<8x4xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %g : tensor<4x3xf32>
+}
+
+// -----
+
+// ZeRO-2: the gradient feeds an update split over dp: one reduce-scatter;
+// the parameter is sliced locally and the new value stored split, as the
+// argument is.
+// CHECK-LABEL: func.func @zero2
+// CHECK: %[[G:.+]] = tg.matmul
+// CHECK-NEXT: %[[RS:.+]] = shard.reduce_scatter %[[G]] on @mesh grid_axes = [0] scatter_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[W:.+]] = shard.all_slice %arg2 on @mesh grid_axes = [0] slice_axis = 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[NW:.+]], %[[NM:.+]] = tg.sgd %[[W]], %[[RS]], %arg4, %arg3 {{.*}}: tensor<2x4xf32>
+// CHECK-NEXT: %[[AG:.+]] = shard.all_gather %[[NW]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: return %[[AG]], %[[NM]]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @zero2(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %dy: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %w: tensor<4x4xf32> {tg.role = "param", tg.name = "w", tg.sharding = #tg.sharding<@mesh, [{}, {}], priority = 1>},
+    %m: tensor<4x4xf32> {tg.role = "state", tg.name = "w.m", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 3>},
+    %lr: tensor<f32> {tg.role = "hyper", tg.name = "lr"})
+    -> (tensor<4x4xf32> {tg.role = "param", tg.name = "w", tg.aliases = 2},
+        tensor<4x4xf32> {tg.role = "state", tg.name = "w.m", tg.aliases = 3}) {
+  %g = tg.matmul %x, %dy transpose_a : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %nw, %nm = tg.sgd %w, %g, %lr, %m momentum = 9.000000e-01 weight_decay = 0.0 : tensor<4x4xf32>, tensor<f32>, tensor<4x4xf32>
+  return %nw, %nm : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Partial sums travel through an addition: one all-reduce for two
+// gradient contributions.
+// CHECK-LABEL: func.func @carried
+// CHECK-NOT: shard.all
+// CHECK: %[[S:.+]] = tg.add
+// CHECK-NEXT: shard.all_reduce %[[S]]
+// CHECK-NOT: shard.all
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @carried(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %dy: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>})
+    -> (tensor<4x4xf32> {tg.role = "output"}) {
+  %a = tg.matmul %x, %dy transpose_a : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %b = tg.matmul %dy, %x transpose_a : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %s = tg.add %a, %b : tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
+
+// -----
+
+// Megatron's MLP on tp=2: the column-parallel layer splits the hidden
+// activation, the row-parallel layer leaves partial sums: one all-reduce.
+// CHECK-LABEL: func.func @megatron
+// CHECK: tg.matmul %arg0, %arg1 {{.*}}-> tensor<8x16xf32>
+// CHECK: tg.gelu {{.*}}: tensor<8x16xf32>
+// CHECK: %[[O:.+]] = tg.matmul {{.*}}: (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+// CHECK-NEXT: %[[R:.+]] = shard.all_reduce %[[O]] on @mesh grid_axes = [0]
+// CHECK-NEXT: tg.add %[[R]], %arg0
+// CHECK-NOT: shard.all
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @megatron(
+    %x: tensor<8x16xf32> {tg.role = "input"},
+    %w1: tensor<16x32xf32> {tg.role = "param", tg.name = "w1", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}], priority = 2>},
+    %w2: tensor<32x16xf32> {tg.role = "param", tg.name = "w2", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {}], priority = 2>})
+    -> (tensor<8x16xf32> {tg.role = "output"}) {
+  %h = tg.matmul %x, %w1 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %a = tg.gelu tanh %h : tensor<8x32xf32>
+  %o = tg.matmul %a, %w2 : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
+  %r = tg.add %o, %x : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// A mean loss over split tokens is an average of the devices' means; its
+// gradient is scaled by the device's share of the tokens. A slice keeps the
+// split dimension it does not cut, at its local size.
+// CHECK-LABEL: func.func @loss
+// CHECK: %[[L:.+]], %[[LSE:.+]] = tg.cross_entropy mean %arg0, %arg1 : (tensor<4x6xf32>, tensor<4xi64>)
+// CHECK: %[[HALF:.+]] = tg.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[S:.+]] = tg.mul %arg2, %[[HALF]]
+// CHECK: tg.cross_entropy_grad mean %[[S]], %arg0, %arg1, %[[LSE]]
+// CHECK: tg.slice %{{.+}} [0:4, 0:4] : tensor<4x6xf32> -> tensor<4x4xf32>
+// CHECK: shard.all_reduce %[[L]] on @mesh grid_axes = [0] reduction = average
+// CHECK: shard.all_gather %{{.+}} on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @loss(
+    %logits: tensor<8x6xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %labels: tensor<8xi64> {tg.role = "label", tg.sharding = #tg.sharding<@mesh, [{"dp"}], priority = 1>},
+    %seed: tensor<f32> {tg.role = "hyper"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<8x4xf32> {tg.role = "output"}) {
+  %l, %lse = tg.cross_entropy mean %logits, %labels : (tensor<8x6xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8xf32>)
+  %g = tg.cross_entropy_grad mean %seed, %logits, %labels, %lse : (tensor<f32>, tensor<8x6xf32>, tensor<8xi64>, tensor<8xf32>) -> tensor<8x6xf32>
+  %s = tg.slice %g [0:8, 0:4] : tensor<8x6xf32> -> tensor<8x4xf32>
+  return %l, %s : tensor<f32>, tensor<8x4xf32>
+}
+
+// EXPLAIN: tg-partition.mlir:17:3: remark: all_reduce of result #0 of tg.matmul [{}, {}] for func.return: result #0 is stored as [{}, {}]; partial result (48 bytes per device)
+// EXPLAIN: tg-partition.mlir:41:8: remark: reduce_scatter of result #0 of tg.matmul [{}, {}] for tg.matmul: its users read it as [{"dp"}, {}]; partial result reduced and split in one step (64 bytes per device)
+// EXPLAIN: tg-partition.mlir:42:14: remark: all_slice of argument 'w' [{}, {}] for tg.sgd: operand #0 needs layout [{"dp"}, {}] (64 bytes per device)
+// EXPLAIN: tg-partition.mlir:43:3: remark: all_gather of result #0 of tg.sgd [{"dp"}, {}] for func.return: result #0 is stored as [{}, {}] (64 bytes per device)
+// EXPLAIN: tg-partition.mlir:63:3: remark: all_reduce of result #0 of tg.add [{}, {}] for func.return
+// EXPLAIN: tg-partition.mlir:86:8: remark: all_reduce of result #0 of tg.matmul [{}, {}] for tg.add: operand #0 needs layout [{}, {}]; partial result (512 bytes per device)
+// EXPLAIN: tg-partition.mlir:112:3: remark: all_reduce of result #0 of tg.cross_entropy [] for func.return

@@ -5,6 +5,7 @@
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/MemoryPlanner.h"
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGSharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -33,7 +34,7 @@ static std::vector<MeshSummary> getMeshes(func::FuncOp function) {
     MeshSummary mesh;
     mesh.name = grid.getSymName().str();
     llvm::append_range(mesh.axisSizes, grid.getShape());
-    auto names = grid->getAttrOfType<ArrayAttr>("tg.mesh_axes");
+    auto names = grid->getAttrOfType<ArrayAttr>(tg::kMeshAxesAttrName);
     for (auto [axis, size] : llvm::enumerate(mesh.axisSizes)) {
       auto name = names && axis < names.size()
                       ? dyn_cast<StringAttr>(names[axis])
@@ -57,11 +58,26 @@ FailureOr<StepReport> StepReport::compute(func::FuncOp function,
                                           StepStructure::compute(function));
   report.arenaBytes = planArena(report.memory, /*alignment=*/256).arenaBytes;
   report.meshes = getMeshes(function);
-  for (BlockArgument arg : function.getArguments())
-    if (tg::getArgumentRole(function, arg.getArgNumber()) == tg::Role::Param)
-      report.paramsPerDevice +=
-          cast<ShapedType>(arg.getType()).getNumElements();
-  report.params = report.paramsPerDevice;
+  // The model's parameters: each `param` argument at its global shape (its
+  // `tg.sharding` over the mesh); what one device holds, at its local one.
+  for (BlockArgument arg : function.getArguments()) {
+    if (tg::getArgumentRole(function, arg.getArgNumber()) != tg::Role::Param)
+      continue;
+    auto type = cast<ShapedType>(arg.getType());
+    report.paramsPerDevice += type.getNumElements();
+    tg::ShardingAttr sharding =
+        tg::getArgSharding(function, arg.getArgNumber());
+    if (!sharding) {
+      report.params += type.getNumElements();
+      continue;
+    }
+    FailureOr<tg::Mesh> mesh =
+        tg::Mesh::lookup(function, sharding.getMesh().getValue());
+    if (failed(mesh))
+      return failure();
+    report.params += ShapedType::getNumElements(
+        tg::getGlobalShape(sharding, type.getShape(), *mesh));
+  }
   report.training = TrainingMemory::compute(function);
   return report;
 }
@@ -75,7 +91,7 @@ void StepReport::print(raw_ostream &os) const {
        << " GPUs per node); figures per device, params of the model\n";
   }
   if (training.gradients.tensors)
-    training.print(os);
+    training.print(os, params);
   time.print(os);
   memory.print(os);
   os << llvm::format(

@@ -163,8 +163,9 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   return memory;
 }
 
-void TrainingMemory::print(raw_ostream &os) const {
-  double params = std::max<int64_t>(1, parameters.elements);
+void TrainingMemory::print(raw_ostream &os, int64_t modelParams) const {
+  double params =
+      std::max<int64_t>(1, modelParams > 0 ? modelParams : parameters.elements);
   os << "persistent training memory of @" << functionName << " ("
      << (optimizer.empty() ? "no optimizer" : optimizer) << "), per device\n";
   os << llvm::format("  %-22s %8s %15s %15s %12s\n", "category", "tensors",
@@ -190,7 +191,8 @@ void TrainingMemory::print(raw_ostream &os) const {
                      static_cast<long long>(getTotalBytes()),
                      getTotalBytes() / params);
   os << llvm::format("  trainable: %.4f%% of the parameters\n",
-                     100.0 * trainable.elements / params);
+                     100.0 * trainable.elements /
+                         std::max<int64_t>(1, parameters.elements));
 }
 
 nlohmann::json TrainingMemory::toJson() const {

@@ -5,11 +5,11 @@
 // ZeRO-2 (the gradient reduce-scattered). Global shapes: x 8x16, w1 16x32,
 // w2 32x16.
 module {
-  shard.grid @mesh(shape = 2x4)
+  shard.grid @mesh(shape = 2x4) {tg.mesh_axes = ["dp", "tp"]}
   func.func @step(
-      %x: tensor<4x16xf32> {tg.role = "input", tg.name = "x"},
-      %w1: tensor<16x8xf32> {tg.role = "param", tg.name = "w1"},
-      %w2: tensor<8x16xf32> {tg.role = "param", tg.name = "w2"},
+      %x: tensor<4x16xf32> {tg.role = "input", tg.name = "x", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}]>},
+      %w1: tensor<16x8xf32> {tg.role = "param", tg.name = "w1", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}]>},
+      %w2: tensor<8x16xf32> {tg.role = "param", tg.name = "w2", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {}]>},
       %m1: tensor<8x8xf32> {tg.role = "state", tg.name = "w1.exp_avg"},
       %v1: tensor<8x8xf32> {tg.role = "state", tg.name = "w1.exp_avg_sq"},
       %m2: tensor<4x16xf32> {tg.role = "state", tg.name = "w2.exp_avg"},

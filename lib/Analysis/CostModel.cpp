@@ -30,9 +30,39 @@ OpTime tgc::estimateOpTime(const tg::OpCost &cost, const DeviceSpec &device) {
   return time;
 }
 
+/// A collective's time; an all-slice (a local copy of the device's part)
+/// launches nothing the model charges.
+static OpTime toOpTime(const CollectiveCost &cost) {
+  OpTime time;
+  time.communicationTime = cost.time;
+  time.time = cost.time;
+  time.launchesKernel = cost.time > 0;
+  return time;
+}
+
 OpTime tgc::estimateOpTime(Operation *op, const DeviceSpec &device) {
-  auto costed = dyn_cast<tg::CostOpInterface>(op);
-  return costed ? estimateOpTime(costed.getCost(), device) : OpTime();
+  if (auto costed = dyn_cast<tg::CostOpInterface>(op))
+    return estimateOpTime(costed.getCost(), device);
+  FailureOr<CollectiveCost> collective = estimateCollectiveCost(op, device);
+  return succeeded(collective) ? toOpTime(*collective) : OpTime();
+}
+
+CommunicationEstimate::CommunicationEstimate() {
+  for (unsigned kind = 0; kind < kNumCollectiveKinds; ++kind)
+    byKind[kind].name = stringifyCollectiveKind(CollectiveKind(kind)).str();
+  total.name = "total";
+}
+
+void CommunicationEstimate::add(const CollectiveCost &cost) {
+  for (CommunicationGroup *group :
+       {&byKind[static_cast<unsigned>(cost.kind)], &total}) {
+    ++group->count;
+    group->overInfiniband +=
+        cost.link == LinkKind::InfiniBand && cost.bytesPerDevice > 0;
+    group->bytes += cost.bytesPerDevice;
+    group->time += cost.time;
+  }
+  exposedTime = total.time;
 }
 
 static void accumulate(CostGroup &group, const tg::OpCost &cost,
@@ -60,11 +90,19 @@ StepTimeEstimate StepTimeEstimate::compute(func::FuncOp function,
   // Matrix FLOPs per compute type, to pick the peak MFU is measured against.
   llvm::SmallVector<std::pair<Type, int64_t>> matrixByType;
   for (Operation &op : function.getBody().front().without_terminator()) {
-    auto costed = dyn_cast<tg::CostOpInterface>(&op);
-    if (!costed)
+    tg::OpCost cost;
+    OpTime time;
+    if (auto costed = dyn_cast<tg::CostOpInterface>(&op)) {
+      cost = costed.getCost();
+      time = estimateOpTime(cost, device);
+    } else if (FailureOr<CollectiveCost> collective =
+                   estimateCollectiveCost(&op, device);
+               succeeded(collective)) {
+      time = toOpTime(*collective);
+      estimate.communication.add(*collective);
+    } else {
       continue;
-    tg::OpCost cost = costed.getCost();
-    OpTime time = estimateOpTime(cost, device);
+    }
     StringRef name = op.getName().getStringRef();
     auto [it, inserted] = kindIndex.try_emplace(name, estimate.byKind.size());
     if (inserted)
@@ -137,12 +175,53 @@ void StepTimeEstimate::print(raw_ostream &os) const {
                      formatTime(total.time).c_str(),
                      static_cast<long long>(total.kernels), 100.0 * mfu,
                      peakFlops / 1e12);
+  if (communication.empty())
+    return;
+  os << "communication of @" << functionName
+     << " per device (ring collectives, alpha-beta per link)\n";
+  os << llvm::format("  %-16s %7s %10s %16s %12s %8s\n", "collective", "count",
+                     "over IB", "bytes sent", "time", "share");
+  auto commRow = [&](const CommunicationGroup &group) {
+    os << llvm::format("  %-16s %7lld %10lld %16lld %12s %7.1f%%\n",
+                       group.name.c_str(), static_cast<long long>(group.count),
+                       static_cast<long long>(group.overInfiniband),
+                       static_cast<long long>(group.bytes),
+                       formatTime(group.time).c_str(),
+                       total.time > 0 ? 100.0 * group.time / total.time : 0.0);
+  };
+  for (const CommunicationGroup &group : communication.byKind)
+    if (group.count)
+      commRow(group);
+  commRow(communication.total);
+  os << llvm::format(
+      "  communication %s, exposed %s if nothing overlaps "
+      "(%.1f%% of the step)\n",
+      formatTime(communication.total.time).c_str(),
+      formatTime(communication.exposedTime).c_str(),
+      total.time > 0 ? 100.0 * communication.exposedTime / total.time : 0.0);
 }
 
 static nlohmann::json groupToJson(const CostGroup &group) {
   return {{"name", group.name},       {"ops", group.ops},
           {"kernels", group.kernels}, {"time_s", group.time},
           {"flops", group.flops},     {"hbm_bytes", group.bytes}};
+}
+
+static nlohmann::json communicationToJson(const CommunicationGroup &group) {
+  return {{"count", group.count},
+          {"over_infiniband", group.overInfiniband},
+          {"bytes", group.bytes},
+          {"time_s", group.time}};
+}
+
+nlohmann::json CommunicationEstimate::toJson() const {
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const CommunicationGroup &group : byKind)
+    kinds[group.name] = communicationToJson(group);
+  nlohmann::json json = communicationToJson(total);
+  json["by_kind"] = std::move(kinds);
+  json["exposed_time_s"] = exposedTime;
+  return json;
 }
 
 nlohmann::json StepTimeEstimate::toJson() const {
@@ -152,10 +231,11 @@ nlohmann::json StepTimeEstimate::toJson() const {
   nlohmann::json phases = nlohmann::json::object();
   for (const CostGroup &group : byPhase)
     phases[group.name] = groupToJson(group);
-  return {{"function", functionName},    {"device", deviceName},
-          {"step_time_s", total.time},   {"flops", total.flops},
-          {"matrix_flops", matrixFlops}, {"hbm_bytes", total.bytes},
-          {"kernels", total.kernels},    {"mfu", mfu},
-          {"mfu_peak_flops", peakFlops}, {"by_op", kinds},
-          {"by_phase", phases}};
+  return {
+      {"function", functionName},    {"device", deviceName},
+      {"step_time_s", total.time},   {"flops", total.flops},
+      {"matrix_flops", matrixFlops}, {"hbm_bytes", total.bytes},
+      {"kernels", total.kernels},    {"mfu", mfu},
+      {"mfu_peak_flops", peakFlops}, {"by_op", kinds},
+      {"by_phase", phases},          {"communication", communication.toJson()}};
 }

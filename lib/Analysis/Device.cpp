@@ -4,8 +4,12 @@
 // (without the 2:4 sparsity factor): A100 (Ampere architecture whitepaper and
 // A100 datasheet), H100 SXM5 and H200 (Hopper datasheets), B200 (HGX/DGX B200
 // datasheet, per GPU). Memory sizes are what nvidia-smi reports as total
-// memory. Link bandwidths are per direction (NVLink's quoted figure is the
-// sum of both); latencies are typical small-message NCCL latencies.
+// memory. Link bandwidths are per direction and per GPU: NVLink's quoted
+// figure is the sum of both directions (A100 600 GB/s, H100/H200 900 GB/s,
+// B200 1.8 TB/s), InfiniBand is one NIC per GPU (HDR 200 Gb/s on DGX A100,
+// NDR 400 Gb/s on DGX H100/H200/B200). Latencies are typical small-message
+// NCCL latencies. The SXM parts come in 8-GPU nodes (HGX/DGX baseboards);
+// sources in docs/cost-model.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +53,7 @@ static std::vector<DeviceSpec> buildTable() {
     device.hbmBandwidth = hbm * kGiga;
     device.nvlink = {nvlinkBothWays / 2 * kGiga, 2e-6};
     device.infiniband = {ib * kGiga, 5e-6};
+    device.gpusPerNode = 8;
     device.launchOverhead = 3e-6;
     device.gemmWorkspaceBytes = workspaceMiB * kMiB;
     table.push_back(device);
@@ -123,6 +128,7 @@ nlohmann::json DeviceSpec::toJson() const {
           {"nvlink_latency", nvlink.latency},
           {"infiniband_bandwidth", infiniband.bandwidth},
           {"infiniband_latency", infiniband.latency},
+          {"gpus_per_node", gpusPerNode},
           {"launch_overhead", launchOverhead},
           {"gemm_workspace_bytes", gemmWorkspaceBytes},
           {"allow_tf32", allowTf32}};
@@ -131,6 +137,10 @@ nlohmann::json DeviceSpec::toJson() const {
 /// The most bytes a device field may give: 2^53, where doubles (JSON's
 /// numbers) stop being exact integers, far above any device's memory.
 static constexpr double kMaxDeviceBytes = 9007199254740992.0;
+
+/// The most GPUs one node (one NVLink domain) may hold: far above the
+/// largest NVLink switch systems (576 GPUs).
+static constexpr int64_t kMaxGpusPerNode = 65536;
 
 llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
   if (!json.is_object())
@@ -175,6 +185,15 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
           value.get<std::string>();
       continue;
     }
+    if (key == "gpus_per_node") {
+      if (!value.is_number_integer() || value.get<double>() < 1 ||
+          value.get<double>() > kMaxGpusPerNode)
+        return llvm::createStringError(
+            "'gpus_per_node' must be an integer from 1 to " +
+            std::to_string(kMaxGpusPerNode) + ", got " + value.dump());
+      device.gpusPerNode = value.get<int64_t>();
+      continue;
+    }
     if (key == "allow_tf32") {
       if (!value.is_boolean())
         return llvm::createStringError("'allow_tf32' must be true or false");
@@ -204,6 +223,11 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
     return llvm::createStringError(
         "a device needs positive 'vector_flops_fp32', 'matrix_flops_fp32' and "
         "'hbm_bandwidth' (or a 'base' device)");
+  // Collectives divide their bytes by the link bandwidths.
+  if (device.nvlink.bandwidth <= 0 || device.infiniband.bandwidth <= 0)
+    return llvm::createStringError(
+        "a device needs positive 'nvlink_bandwidth' and "
+        "'infiniband_bandwidth' (or a 'base' device)");
   return device;
 }
 

@@ -7,6 +7,7 @@
 #include "tgc/Dialect/TG/TGInterfaces.h"
 #include "tgc/Dialect/TG/TGOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/Format.h"
 
@@ -103,6 +104,14 @@ StepStructure StepStructure::compute(func::FuncOp function) {
       if (auto fusion = dyn_cast<tg::FusionOp>(arg.getOwner()->getParentOp()))
         grad = fusion.getInputs()[arg.getArgNumber()];
     structure.gradients.insert(grad);
+    // Partitioned, the gradient a device updates with is its slice of the
+    // all-reduced gradient (ZeRO-1) or the reduce-scattered one (ZeRO-2):
+    // the tensors these collectives read are the gradient as well.
+    for (Operation *def = grad.getDefiningOp();
+         isa_and_nonnull<shard::AllSliceOp, shard::AllReduceOp,
+                         shard::ReduceScatterOp>(def);
+         def = def->getOperand(0).getDefiningOp())
+      structure.gradients.insert(def->getOperand(0));
     if (Operation *def = grad.getDefiningOp())
       if (Operation *top = body.findAncestorOpInBlock(*def))
         gradientRoots.push_back(top);

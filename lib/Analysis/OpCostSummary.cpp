@@ -2,6 +2,8 @@
 
 #include "tgc/Analysis/OpCostSummary.h"
 
+#include "tgc/Analysis/CollectiveCost.h"
+
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringMap.h"
@@ -16,10 +18,23 @@ FunctionCostSummary FunctionCostSummary::compute(Operation *function) {
   FunctionCostSummary summary;
   if (auto symbol = dyn_cast<SymbolOpInterface>(function))
     summary.functionName = symbol.getName().str();
-  llvm::StringMap<size_t> indexOf;
+  llvm::StringMap<size_t> indexOf, collectiveIndexOf;
   function->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == function)
       return WalkResult::advance();
+    if (FailureOr<CollectiveShape> shape = getCollectiveShape(op);
+        succeeded(shape)) {
+      StringRef name = op->getName().getStringRef();
+      auto [it, inserted] =
+          collectiveIndexOf.try_emplace(name, summary.collectives.size());
+      if (inserted)
+        summary.collectives.push_back({name.str()});
+      CollectiveKindTraffic &kind = summary.collectives[it->second];
+      ++kind.count;
+      kind.bytesPerDevice += getCollectiveBytesPerDevice(
+          shape->kind, shape->groupSize, shape->bytes);
+      return WalkResult::advance();
+    }
     auto costed = dyn_cast<tg::CostOpInterface>(op);
     if (!costed)
       return WalkResult::advance();
@@ -87,6 +102,15 @@ void tgc::printCostTables(llvm::raw_ostream &os,
     for (const OpKindCost &kind : summary.kinds)
       printRow(kind.opName, kind.count, kind.cost);
     printRow("total", summary.numOps, summary.total);
+    if (summary.collectives.empty())
+      continue;
+    os << llvm::format("  %-22s %7s %12s %21s\n", "collective", "count",
+                       "sent/device", "exact bytes/device");
+    for (const CollectiveKindTraffic &kind : summary.collectives)
+      os << llvm::format("  %-22s %7lld %12s %21lld\n", kind.opName.c_str(),
+                         static_cast<long long>(kind.count),
+                         formatQuantity(kind.bytesPerDevice).c_str(),
+                         static_cast<long long>(kind.bytesPerDevice));
   }
 }
 
@@ -110,8 +134,17 @@ tgc::costSummariesToJson(ArrayRef<FunctionCostSummary> summaries) {
     }
     nlohmann::json total = costToJson(summary.total);
     total["count"] = summary.numOps;
-    functions.push_back(
-        {{"name", summary.functionName}, {"ops", ops}, {"total", total}});
+    nlohmann::json collectives = nlohmann::json::array();
+    for (const CollectiveKindTraffic &kind : summary.collectives)
+      collectives.push_back({{"op", kind.opName},
+                             {"count", kind.count},
+                             {"bytes_per_device", kind.bytesPerDevice}});
+    nlohmann::json function = {
+        {"name", summary.functionName}, {"ops", ops}, {"total", total}};
+    // Only a partitioned step has collectives.
+    if (!collectives.empty())
+      function["collectives"] = std::move(collectives);
+    functions.push_back(std::move(function));
   }
   return {{"functions", functions}};
 }

@@ -2,8 +2,13 @@
 
 #include "tgc/Analysis/StepReport.h"
 
+#include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/MemoryPlanner.h"
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGSharding.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/Format.h"
 
@@ -12,24 +17,81 @@
 using namespace mlir;
 using namespace tgc;
 
-StepReport StepReport::compute(func::FuncOp function,
-                               const DeviceSpec &device) {
+int64_t MeshSummary::getNumDevices() const {
+  int64_t devices = 1;
+  for (int64_t size : axisSizes)
+    devices *= size;
+  return devices;
+}
+
+/// The grids of the module holding `function`, with their axis names.
+static std::vector<MeshSummary> getMeshes(func::FuncOp function) {
+  std::vector<MeshSummary> meshes;
+  auto module = function->getParentOfType<ModuleOp>();
+  if (!module)
+    return meshes;
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    MeshSummary mesh;
+    mesh.name = grid.getSymName().str();
+    llvm::append_range(mesh.axisSizes, grid.getShape());
+    auto names = grid->getAttrOfType<ArrayAttr>(tg::kMeshAxesAttrName);
+    for (auto [axis, size] : llvm::enumerate(mesh.axisSizes)) {
+      auto name = names && axis < names.size()
+                      ? dyn_cast<StringAttr>(names[axis])
+                      : StringAttr();
+      mesh.axisNames.push_back(name ? name.str()
+                                    : "axis" + std::to_string(axis));
+    }
+    meshes.push_back(std::move(mesh));
+  }
+  return meshes;
+}
+
+FailureOr<StepReport> StepReport::compute(func::FuncOp function,
+                                          const DeviceSpec &device) {
+  if (failed(verifyCollectivesModelled(function)))
+    return failure();
   StepReport report;
   report.device = device;
   report.memory = MemorySimulation::run(function, &device);
   report.time = StepTimeEstimate::compute(function, device,
                                           StepStructure::compute(function));
   report.arenaBytes = planArena(report.memory, /*alignment=*/256).arenaBytes;
-  for (BlockArgument arg : function.getArguments())
-    if (tg::getArgumentRole(function, arg.getArgNumber()) == tg::Role::Param)
-      report.params += cast<ShapedType>(arg.getType()).getNumElements();
+  report.meshes = getMeshes(function);
+  // The model's parameters: each `param` argument at its global shape (its
+  // `tg.sharding` over the mesh); what one device holds, at its local one.
+  for (BlockArgument arg : function.getArguments()) {
+    if (tg::getArgumentRole(function, arg.getArgNumber()) != tg::Role::Param)
+      continue;
+    auto type = cast<ShapedType>(arg.getType());
+    report.paramsPerDevice += type.getNumElements();
+    tg::ShardingAttr sharding =
+        tg::getArgSharding(function, arg.getArgNumber());
+    if (!sharding) {
+      report.params += type.getNumElements();
+      continue;
+    }
+    FailureOr<tg::Mesh> mesh =
+        tg::Mesh::lookup(function, sharding.getMesh().getValue());
+    if (failed(mesh))
+      return failure();
+    report.params += ShapedType::getNumElements(
+        tg::getGlobalShape(sharding, type.getShape(), *mesh));
+  }
   report.training = TrainingMemory::compute(function);
   return report;
 }
 
 void StepReport::print(raw_ostream &os) const {
+  for (const MeshSummary &mesh : meshes) {
+    os << "mesh @" << mesh.name << ": " << mesh.getNumDevices() << " devices (";
+    for (auto [index, name] : llvm::enumerate(mesh.axisNames))
+      os << (index ? ", " : "") << name << "=" << mesh.axisSizes[index];
+    os << "; the last axis innermost, " << device.gpusPerNode
+       << " GPUs per node); figures per device, params of the model\n";
+  }
   if (training.gradients.tensors)
-    training.print(os);
+    training.print(os, params);
   time.print(os);
   memory.print(os);
   os << llvm::format(
@@ -45,10 +107,32 @@ void StepReport::print(raw_ostream &os) const {
       static_cast<long long>(time.total.kernels),
       static_cast<long long>(time.total.flops),
       static_cast<long long>(time.total.bytes));
+  if (meshes.empty() && time.communication.empty())
+    return;
+  os << llvm::format("per device: %lld params, %lld bytes sent in %lld "
+                     "collectives, communication %.6g s, exposed %.6g s if "
+                     "nothing overlaps\n",
+                     static_cast<long long>(paramsPerDevice),
+                     static_cast<long long>(time.communication.total.bytes),
+                     static_cast<long long>(time.communication.total.count),
+                     time.communication.total.time,
+                     time.communication.exposedTime);
 }
 
 nlohmann::json StepReport::toJson() const {
   nlohmann::json memoryJson = memory.toJson();
+  // One grid: an object; none: null; several: a list.
+  nlohmann::json meshesJson = nlohmann::json::array();
+  for (const MeshSummary &mesh : meshes)
+    meshesJson.push_back({{"name", mesh.name},
+                          {"axes", mesh.axisNames},
+                          {"shape", mesh.axisSizes},
+                          {"devices", mesh.getNumDevices()},
+                          {"gpus_per_node", device.gpusPerNode}});
+  if (meshesJson.empty())
+    meshesJson = nullptr;
+  else if (meshesJson.size() == 1)
+    meshesJson = meshesJson[0];
   return {{"function", memory.functionName},
           {"device", device.name},
           {"device_memory_bytes", device.hbmBytes},
@@ -62,6 +146,12 @@ nlohmann::json StepReport::toJson() const {
           {"hbm_bytes", time.total.bytes},
           {"kernels", time.total.kernels},
           {"mfu", time.mfu},
+          {"params_per_device", paramsPerDevice},
+          {"communication_bytes", time.communication.total.bytes},
+          {"communication_time_s", time.communication.total.time},
+          {"exposed_communication_s", time.communication.exposedTime},
+          {"communication", time.communication.toJson()},
+          {"mesh", meshesJson},
           {"training_memory", training.toJson()},
           {"memory", memoryJson},
           {"time", time.toJson()}};

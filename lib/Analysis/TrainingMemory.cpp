@@ -4,6 +4,8 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
 #include "llvm/Support/Format.h"
 
 #include <nlohmann/json.hpp>
@@ -86,6 +88,22 @@ static void addParameterCopies(MemoryCategory &category, Value param) {
     }
 }
 
+/// The buffer an update's operand is read from: a region input for a
+/// multi-tensor region's block argument, and, partitioned, the full tensor
+/// a `shard.all_slice` cuts the device's part from (ZeRO-1 keeps the
+/// all-reduced full gradient and each device updates its slice: the full
+/// gradient is what is stored). A reduce-scatter's result (ZeRO-2) is
+/// stored as it is.
+static Value getStoredValue(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    if (auto fusion =
+            dyn_cast_or_null<tg::FusionOp>(arg.getOwner()->getParentOp()))
+      value = fusion.getInputs()[arg.getArgNumber()];
+  while (auto slice = value.getDefiningOp<shard::AllSliceOp>())
+    value = slice.getInput();
+  return value;
+}
+
 TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   TrainingMemory memory;
   memory.functionName = step.getName().str();
@@ -120,10 +138,15 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   // too), the trained parameters what they update; without updates, the
   // step's gradient results.
   llvm::DenseSet<Value> updated;
+  llvm::DenseSet<Value> gradients;
   step.walk([&](tg::OptimizerOpInterface update) {
-    add(memory.gradients, update.getParamGrad().getType());
-    if (updated.insert(update.getUpdatedParam()).second)
-      add(memory.trainable, update.getUpdatedParam().getType());
+    // Updates of slices of one gradient (or one parameter) count it once.
+    Value gradient = getStoredValue(update.getParamGrad());
+    if (gradients.insert(gradient).second)
+      add(memory.gradients, gradient.getType());
+    Value param = getStoredValue(update.getUpdatedParam());
+    if (updated.insert(param).second)
+      add(memory.trainable, param.getType());
     if (memory.optimizer.empty())
       memory.optimizer = update->getName().stripDialect().str();
   });
@@ -140,8 +163,9 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   return memory;
 }
 
-void TrainingMemory::print(raw_ostream &os) const {
-  double params = std::max<int64_t>(1, parameters.elements);
+void TrainingMemory::print(raw_ostream &os, int64_t modelParams) const {
+  double params =
+      std::max<int64_t>(1, modelParams > 0 ? modelParams : parameters.elements);
   os << "persistent training memory of @" << functionName << " ("
      << (optimizer.empty() ? "no optimizer" : optimizer) << "), per device\n";
   os << llvm::format("  %-22s %8s %15s %15s %12s\n", "category", "tensors",
@@ -167,7 +191,8 @@ void TrainingMemory::print(raw_ostream &os) const {
                      static_cast<long long>(getTotalBytes()),
                      getTotalBytes() / params);
   os << llvm::format("  trainable: %.4f%% of the parameters\n",
-                     100.0 * trainable.elements / params);
+                     100.0 * trainable.elements /
+                         std::max<int64_t>(1, parameters.elements));
 }
 
 nlohmann::json TrainingMemory::toJson() const {

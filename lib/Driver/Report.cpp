@@ -47,7 +47,10 @@ LogicalResult tgc::reportStep(ModuleOp module, func::FuncOp function,
     device = *recorded;
   }
   std::vector<FunctionCostSummary> summaries = summarizeModuleCosts(module);
-  StepReport report = StepReport::compute(function, device);
+  FailureOr<StepReport> computed = StepReport::compute(function, device);
+  if (failed(computed))
+    return failure();
+  StepReport &report = *computed;
   // The memory plan's arena is the report's: the same simulation and
   // planner on the same device.
   if (auto arena = function->getAttrOfType<IntegerAttr>(

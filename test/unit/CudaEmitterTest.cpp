@@ -12,6 +12,7 @@
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -82,4 +83,35 @@ TEST(CudaEmitterTest, RefusedOpIsALocatedError) {
   auto function = *module->getOps<func::FuncOp>().begin();
   EXPECT_TRUE(failed(tgc::emitCudaProject(function)));
   EXPECT_NE(message.find("cannot lower tg.lamb"), std::string::npos) << message;
+}
+
+// A partitioned step's collectives are not lowered yet (issue 19): the
+// emitter names the op, at its line.
+TEST(CudaEmitterTest, CollectiveIsALocatedError) {
+  MLIRContext context;
+  context.loadDialect<tgc::tg::TGDialect, func::FuncDialect,
+                      shard::ShardDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      "shard.grid @mesh(shape = 2)\n"
+      "func.func @f(%a: tensor<4xf32> {tg.offset = 0 : i64}) -> "
+      "tensor<4xf32> attributes {tg.arena_size = 512 : i64} {\n"
+      "  %0 = shard.all_reduce %a on @mesh grid_axes = [0] {tg.offsets = "
+      "array<i64: 256>} : tensor<4xf32> -> tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n}\n",
+      &context);
+  ASSERT_TRUE(module);
+  std::string message;
+  unsigned line = 0;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    message = diagnostic.str();
+    if (auto loc = dyn_cast<FileLineColLoc>(diagnostic.getLocation()))
+      line = loc.getLine();
+    return success();
+  });
+  auto function = *module->getOps<func::FuncOp>().begin();
+  EXPECT_TRUE(failed(tgc::emitCudaProject(function)));
+  EXPECT_NE(message.find("does not lower collectives yet (shard.all_reduce)"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(line, 3u);
 }

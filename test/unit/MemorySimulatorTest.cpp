@@ -8,6 +8,7 @@
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemoryPlanner.h"
+#include "tgc/Analysis/TrainingMemory.h"
 #include "tgc/InitAll.h"
 #include "tgc/Pipeline/Pipeline.h"
 #include "tgc/Zoo/ModelZoo.h"
@@ -175,6 +176,46 @@ TEST_F(MemorySimulatorTest, MultiResultOpAndViews) {
 
 // The GEMM library's workspace counts once, for the whole step, when the
 // step has a matmul.
+// A partitioned update (ZeRO-1: the gradient all-reduced, each of the 2
+// devices updating its half, the halves gathered back into the parameter):
+// every collective's result is a buffer from its op to its last use, an
+// all-slice's too (2 KiB of its own, not a view of the 4 KiB operand).
+// Live bytes, arguments (8196) aside: op 0 the all-reduced gradient r
+// (4096); op 1 r and its slice s (6144); op 2 s and the parameter's slice
+// (4096); op 3 those and the update's result (6144); op 4 the result (the
+// gathered parameter goes into p's buffer). The first peak is op 1, where r
+// and s are gradient memory: what the update reads and the all-reduce it is
+// sliced from. The persistent gradient is the full all-reduced one.
+TEST_F(MemorySimulatorTest, CollectiveResultsAreBuffers) {
+  func::FuncOp f = parse(R"mlir(
+    shard.grid @mesh(shape = 2)
+    func.func @f(%p: tensor<1024xf32> {tg.role = "param"},
+                 %g: tensor<1024xf32> {tg.role = "input"},
+                 %lr: tensor<f32> {tg.role = "hyper"})
+        -> (tensor<1024xf32> {tg.aliases = 0 : i64}) {
+      %r = shard.all_reduce %g on @mesh grid_axes = [0] : tensor<1024xf32> -> tensor<1024xf32>
+      %s = shard.all_slice %r on @mesh grid_axes = [0] slice_axis = 0 : tensor<1024xf32> -> tensor<512xf32>
+      %ps = shard.all_slice %p on @mesh grid_axes = [0] slice_axis = 0 : tensor<1024xf32> -> tensor<512xf32>
+      %n = tg.sgd %ps, %s, %lr momentum = 0.0 weight_decay = 0.0 : tensor<512xf32>, tensor<f32>
+      %full = shard.all_gather %n on @mesh grid_axes = [0] gather_axis = 0 : tensor<512xf32> -> tensor<1024xf32>
+      return %full : tensor<1024xf32>
+    }
+  )mlir");
+  ASSERT_TRUE(f);
+  MemorySimulation simulation = MemorySimulation::run(f);
+  std::vector<int64_t> live;
+  for (const MemoryBreakdown &step : simulation.timeline)
+    live.push_back(getTotal(step));
+  EXPECT_EQ(live, (std::vector<int64_t>{12292, 14340, 12292, 14340, 10244}));
+  EXPECT_EQ(simulation.peakIndex, 1);
+  EXPECT_EQ(kindAtPeak(simulation, MemoryKind::Gradients), 6144);
+  EXPECT_EQ(kindAtPeak(simulation, MemoryKind::Params), 4096);
+  TrainingMemory training = TrainingMemory::compute(f);
+  EXPECT_EQ(training.gradients.tensors, 1);
+  EXPECT_EQ(training.gradients.bytes, 4096);
+  EXPECT_EQ(training.trainable.elements, 1024);
+}
+
 TEST_F(MemorySimulatorTest, GemmWorkspace) {
   func::FuncOp f = parse(R"mlir(
     func.func @f(%a: tensor<16x16xf32> {tg.role = "input"},

@@ -5,13 +5,17 @@
 //     bytes moved / HBM bandwidth) + the launch overhead,
 // with FLOPs and bytes from CostOpInterface (a fusion region is one kernel:
 // its body's FLOPs, only its own inputs' and results' bytes). Ops that move
-// nothing and compute nothing (views, constants) launch no kernel.
+// nothing and compute nothing (views, constants) launch no kernel. A shard
+// collective takes its alpha-beta time over the link its group uses
+// (CollectiveCost.h); the step time is the sum over the ops, communication
+// included, as if nothing overlapped.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TGC_ANALYSIS_COSTMODEL_H
 #define TGC_ANALYSIS_COSTMODEL_H
 
+#include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
@@ -23,14 +27,18 @@ namespace tgc {
 struct OpTime {
   double computeTime = 0;
   double memoryTime = 0;
-  /// max(compute, memory) + launch overhead; 0 for ops that launch nothing.
+  /// A collective's time on its link (its latency terms included).
+  double communicationTime = 0;
+  /// max(compute, memory) + launch overhead, or a collective's
+  /// communication time; 0 for ops that launch nothing.
   double time = 0;
   bool launchesKernel = false;
 };
 
 /// The roofline time of one op with cost `cost` on `device`.
 OpTime estimateOpTime(const tg::OpCost &cost, const DeviceSpec &device);
-/// The same for an op (CostOpInterface; ops without it cost nothing).
+/// The same for an op (CostOpInterface), or a shard collective's time
+/// (estimateCollectiveCost); other ops cost nothing.
 OpTime estimateOpTime(mlir::Operation *op, const DeviceSpec &device);
 
 /// Totals of a group of ops (one op kind, or one phase).
@@ -43,6 +51,33 @@ struct CostGroup {
   int64_t bytes = 0;
 };
 
+/// The collectives of one kind (or all of them) in a step.
+struct CommunicationGroup {
+  std::string name;
+  int64_t count = 0;
+  /// Of those, how many run over InfiniBand (their group spans nodes).
+  int64_t overInfiniband = 0;
+  /// Bytes each device sends.
+  int64_t bytes = 0;
+  double time = 0;
+};
+
+/// The communication of a step, per collective kind.
+struct CommunicationEstimate {
+  CommunicationGroup byKind[kNumCollectiveKinds];
+  CommunicationGroup total;
+  /// The communication time no computation hides. The model assumes that
+  /// nothing overlaps, so it is all of it.
+  double exposedTime = 0;
+
+  CommunicationEstimate();
+  void add(const CollectiveCost &cost);
+  bool empty() const { return total.count == 0; }
+  /// {"count", "over_infiniband", "bytes", "time_s", "exposed_time_s",
+  ///  "by_kind": {"all_reduce": {...}, ...}}
+  nlohmann::json toJson() const;
+};
+
 /// The estimated time of a step: per op kind, per phase, in total.
 struct StepTimeEstimate {
   std::string functionName;
@@ -50,6 +85,9 @@ struct StepTimeEstimate {
   std::vector<CostGroup> byKind; // in order of first appearance
   CostGroup byPhase[3];          // forward, backward, optimizer
   CostGroup total;
+  /// The shard collectives among the ops (their time is in the groups above
+  /// as well).
+  CommunicationEstimate communication;
   int64_t matrixFlops = 0;
   /// The peak the model FLOP utilization is measured against: the matrix
   /// peak of the type most matrix FLOPs run in.

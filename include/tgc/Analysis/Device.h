@@ -42,8 +42,14 @@ struct DeviceSpec {
   double vectorFp32 = 0;
   int64_t hbmBytes = 0;
   double hbmBandwidth = 0; // bytes/s
+  /// NVLink between the GPUs of one node, InfiniBand (one NIC per GPU)
+  /// between nodes; a collective whose group spans nodes runs at the
+  /// InfiniBand figures.
   LinkSpec nvlink;
   LinkSpec infiniband;
+  /// GPUs in one NVLink domain (a node): devices are numbered so that
+  /// ranks [k * gpusPerNode, (k + 1) * gpusPerNode) share node k.
+  int64_t gpusPerNode = 8;
   /// Fixed cost of one kernel launch, in seconds.
   double launchOverhead = 0;
   /// The GEMM library's workspace (cuBLASLt), allocated once per device.

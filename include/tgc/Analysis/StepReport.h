@@ -2,7 +2,9 @@
 //
 // The plan report of one function on one device: parameter count, model-state
 // bytes per parameter, the simulated peak and its breakdown, the estimated
-// step time and what it is made of. Its JSON form is the report contract
+// step time and what it is made of. Of a partitioned step (a function on a
+// `shard.grid`), every figure is one device's, except the parameter count,
+// which is the model's. Its JSON form is the report contract
 // (docs/tools.md): `params`, `bytes_per_param`, `peak_bytes`,
 // `peak_breakdown`, `step_time_s`, `flops`, `hbm_bytes`, `kernels`, ...
 //
@@ -18,26 +20,43 @@
 
 namespace tgc {
 
+/// The device grid a partitioned step runs on.
+struct MeshSummary {
+  std::string name;
+  /// The axes' names (`tg.mesh_axes` on the grid), or axis0, axis1, ...
+  std::vector<std::string> axisNames;
+  std::vector<int64_t> axisSizes;
+  int64_t getNumDevices() const;
+};
+
 struct StepReport {
   DeviceSpec device;
   MemorySimulation memory;
   StepTimeEstimate time;
-  /// Elements of the `param` arguments.
+  /// The model's parameters: elements of the `param` arguments, each at its
+  /// global shape under a mesh (its `tg.sharding`).
   int64_t params = 0;
+  /// The elements of the `param` arguments one device holds.
+  int64_t paramsPerDevice = 0;
+  /// The grids of the module (empty: one device).
+  std::vector<MeshSummary> meshes;
   /// The arena `tg-memory-plan` would allocate for this order (256-byte
   /// alignment).
   int64_t arenaBytes = 0;
   /// What the step keeps across steps: params, gradients, optimizer state,
   /// low-precision param copies and scaling state (the training-memory
-  /// table; `bytes_per_param` is its total per parameter).
+  /// table; `bytes_per_param` is its total per parameter of the model, so
+  /// under a mesh one device's bytes over the model's parameters).
   TrainingMemory training;
   double getBytesPerParam() const {
     return params ? static_cast<double>(training.getTotalBytes()) / params
                   : 0.0;
   }
 
-  static StepReport compute(mlir::func::FuncOp function,
-                            const DeviceSpec &device);
+  /// Fails, with a located error, on a shard op whose time the cost model
+  /// cannot give (verifyCollectivesModelled).
+  static mlir::FailureOr<StepReport> compute(mlir::func::FuncOp function,
+                                             const DeviceSpec &device);
   void print(llvm::raw_ostream &os) const;
   /// The report contract's keys, plus "memory" and "time" in detail.
   nlohmann::json toJson() const;

@@ -56,7 +56,9 @@ struct TrainingMemory {
     return parameters.tensors == 0 && gradients.tensors == 0;
   }
 
-  void print(llvm::raw_ostream &os) const;
+  /// The table, bytes per parameter taken over `modelParams` when given
+  /// (a partitioned step: the model's parameters, not the device's).
+  void print(llvm::raw_ostream &os, int64_t modelParams = 0) const;
   nlohmann::json toJson() const;
 };
 

@@ -16,6 +16,7 @@
 #include "tgc/Target/CUDA/CudaEmitter.h"
 #include "tgc/Training/Trainer.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -413,6 +414,11 @@ FailureOr<CudaProject> StepEmitter::run() {
   for (Operation &op : step.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       continue;
+    // A partitioned step's collectives need the runtime's NCCL interface.
+    if (isa<shard::ShardDialect>(op.getDialect()))
+      return op.emitError("the CUDA emitter does not lower collectives yet (")
+             << op.getName()
+             << "): a partitioned step cannot be emitted (issue 19)";
     if (failed(placeResults(&op)))
       return failure();
     LogicalResult status = success();

@@ -75,7 +75,14 @@ static void addParameterCopies(MemoryCategory &category, Value param) {
               tg::getElementByteSize(getElementTypeOrSelf(param.getType())) ||
           !isStored(cast))
         continue;
-      auto type = cast.getType();
+      // Partitioned: ZeRO-1/2 keep the gathered copy of a split master
+      // weight from the forward to the backward (one all-gather with several
+      // readers); ZeRO-3 gathers it around each use and keeps the slice.
+      auto type = llvm::cast<RankedTensorType>(cast.getType());
+      for (Operation *reader : getReaders(cast.getResult()))
+        if (auto gather = dyn_cast<shard::AllGatherOp>(reader))
+          if (getReaders(gather.getResult()).size() > 1)
+            type = llvm::cast<RankedTensorType>(gather.getType());
       ++category.tensors;
       category.elements += type.getNumElements();
       SmallVector<Operation *> users = getReaders(cast.getResult());
@@ -99,8 +106,14 @@ static Value getStoredValue(Value value) {
     if (auto fusion =
             dyn_cast_or_null<tg::FusionOp>(arg.getOwner()->getParentOp()))
       value = fusion.getInputs()[arg.getArgNumber()];
-  while (auto slice = value.getDefiningOp<shard::AllSliceOp>())
+  // The full gradient is stored where the slice cuts an all-reduce's result
+  // (ZeRO-1); a slice of anything else (a padded gradient under ZeRO-2) is
+  // all that is kept.
+  while (auto slice = value.getDefiningOp<shard::AllSliceOp>()) {
+    if (!slice.getInput().getDefiningOp<shard::AllReduceOp>())
+      break;
     value = slice.getInput();
+  }
   return value;
 }
 

@@ -162,7 +162,15 @@ FailureOr<Value> Partitioner::reshard(const LocalValue &source,
                                       Operation *user, StringRef why) {
   if (source.unreduced.empty() && source.layout == required)
     return source.value;
-  bool cache = !isa<BlockArgument>(source.value);
+  // A parameter, or its low-precision copy, is converted around each use:
+  // a split parameter (ZeRO-3) is gathered just before each reader and
+  // freed after it, not kept gathered from the forward to the backward.
+  auto isParameter = [](Value value) {
+    if (auto convert = value.getDefiningOp<ConvertOp>())
+      value = convert.getOperand();
+    return isa<BlockArgument>(value);
+  };
+  bool cache = !isParameter(source.value);
   std::pair<void *, std::string> key(source.value.getAsOpaquePointer(),
                                      layoutKey(required));
   if (cache)

@@ -2,6 +2,8 @@
 
 #include "Flags.h"
 
+#include "tgc/Interpreter/GlobalStep.h"
+
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Compile.h"
 #include "tgc/Eval/TensorNpy.h"
@@ -127,13 +129,19 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   TrainerOptions options;
   if (init != "imported" && init != "random")
     return reportError("--init expects imported or random, got '" + init + "'");
+  // Imported values are global: a partitioned step splits them over its
+  // mesh as it runs.
+  FailureOr<SmallVector<RankedTensorType>> globalTypes =
+      getGlobalArgumentTypes(entry);
+  if (failed(globalTypes))
+    return failure();
   if (init == "imported")
     for (const ImportedParameter &parameter : model->parameters) {
       std::optional<RankedTensorType> type;
       for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
         if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
             getArgumentName(entry, i) == parameter.name)
-          type = cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+          type = (*globalTypes)[i];
       if (!type)
         continue; // Not trained nor read by the step.
       llvm::Expected<Tensor> value = tensorFromNpy(

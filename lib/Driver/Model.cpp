@@ -113,6 +113,10 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
       readInputFile(path, kMaxInputFileBytes, /*allowStdin=*/true);
   if (!input)
     return reportError(llvm::toString(input.takeError()));
+  if (llvm::Error error = checkBracketNesting((*input)->getMemBufferRef())) {
+    llvm::errs() << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
   sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
   // parseSourceFile verifies the module it returns.
   loaded.module = parseSourceFile<ModuleOp>(sourceMgr, &context);

@@ -107,9 +107,22 @@ tgc::prepareArguments(FunctionOpInterface function,
       return reportError(llvm::toString(tensor.takeError()));
     values[index] = std::move(*tensor);
   }
+  if (sources.parameterFileNames)
+    for (const auto &entry : *sources.parameterFileNames)
+      if (!indexOfName.count(entry.getKey()))
+        return reportError("--params holds '" + entry.getKey() +
+                           "', which is no argument of @" + function.getName());
   SmallVector<Tensor> arguments;
   for (unsigned i = 0; i < numArgs; ++i) {
     std::string name = getArgumentName(function, i);
+    if (!values[i] && sources.parameterFileNames &&
+        !sources.allowMissingParameters &&
+        tg::getArgumentRole(function, i) == tg::Role::Param &&
+        !sources.parameterFileNames->contains(name) &&
+        !sources.parameters.count(name))
+      return reportError("parameter '" + name +
+                         "' is not in the --params file; give it with "
+                         "--input, or --random-missing-params to draw it");
     auto known = sources.parameters.find(name);
     if (!values[i] && tg::getArgumentRole(function, i) == tg::Role::Param &&
         known != sources.parameters.end()) {

@@ -35,9 +35,10 @@ LogicalResult softmaxGradKernel(Operation *op,
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         int64_t base = o * size * inner + i;
-        T dot = 0;
+        rt::CascadeSum<T> products;
         for (int64_t k = 0; k < size; ++k)
-          dot += yv[base + k * inner] * dyv[base + k * inner];
+          products.add(yv[base + k * inner] * dyv[base + k * inner]);
+        T dot = products.result();
         for (int64_t k = 0; k < size; ++k) {
           int64_t at = base + k * inner;
           out[at] = yv[at] * (dyv[at] - dot);
@@ -91,32 +92,32 @@ LogicalResult normGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
     const std::vector<T> &g = dy.data<T>(), &in = x.data<T>();
     std::vector<T> &out = dx.data<T>();
     std::vector<T> scale = getFloatsAs<T>(scaleTensor);
-    std::vector<T> sumScale(width, T(0)), sumBias(width, T(0));
+    std::vector<rt::CascadeSum<T>> sumScale(width), sumBias(width);
     std::vector<T> xhat(width), gs(width);
     for (int64_t r = 0; r < rows; ++r) {
       T mu = IsLayerNorm ? T(mean->getAsDouble(r)) : T(0);
       T inverse = T(rstd.getAsDouble(r));
       const T *row = in.data() + r * width;
       const T *grow = g.data() + r * width;
-      T meanG = 0, meanGX = 0;
+      rt::CascadeSum<T> sumG, sumGX;
       for (int64_t j = 0; j < width; ++j) {
         xhat[j] = (row[j] - mu) * inverse;
         gs[j] = grow[j] * scale[j];
-        meanG += gs[j];
-        meanGX += gs[j] * xhat[j];
-        sumScale[j] += grow[j] * xhat[j];
-        sumBias[j] += grow[j];
+        sumG.add(gs[j]);
+        sumGX.add(gs[j] * xhat[j]);
+        sumScale[j].add(grow[j] * xhat[j]);
+        sumBias[j].add(grow[j]);
       }
-      meanG /= T(width);
-      meanGX /= T(width);
+      T meanG = sumG.result() / T(width);
+      T meanGX = sumGX.result() / T(width);
       for (int64_t j = 0; j < width; ++j)
         out[r * width + j] =
             inverse * (gs[j] - (IsLayerNorm ? meanG : T(0)) - xhat[j] * meanGX);
     }
     for (int64_t j = 0; j < width; ++j) {
-      dscale.setAsDouble(j, sumScale[j]);
+      dscale.setAsDouble(j, sumScale[j].result());
       if (IsLayerNorm)
-        dbias.setAsDouble(j, sumBias[j]);
+        dbias.setAsDouble(j, sumBias[j].result());
     }
   });
   results.push_back(std::move(dx));

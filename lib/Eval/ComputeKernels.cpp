@@ -8,6 +8,8 @@
 
 #include "KernelUtils.h"
 
+#include "tgc/runtime/ScalarOps.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Support/Philox.h"
 
@@ -166,14 +168,15 @@ LogicalResult normKernel(Operation *op, ArrayRef<const Tensor *> operands,
       const T *row = in.data() + r * width;
       T mu = 0;
       if (IsLayerNorm) {
+        rt::CascadeSum<T> sum;
         for (int64_t j = 0; j < width; ++j)
-          mu += row[j];
-        mu /= T(width);
+          sum.add(row[j]);
+        mu = sum.result() / T(width);
       }
-      T variance = 0;
+      rt::CascadeSum<T> squares;
       for (int64_t j = 0; j < width; ++j)
-        variance += (row[j] - mu) * (row[j] - mu);
-      variance /= T(width);
+        squares.add((row[j] - mu) * (row[j] - mu));
+      T variance = squares.result() / T(width);
       T inverse = T(1) / std::sqrt(variance + T(epsilon));
       for (int64_t j = 0; j < width; ++j) {
         T normalized = (row[j] - mu) * inverse * scale[j];
@@ -294,17 +297,17 @@ LogicalResult crossEntropyKernel(Operation *op,
   dispatchFloat(logits, [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> &in = logits.data<T>();
-    T total = 0;
+    rt::CascadeSum<T> losses;
     int64_t counted = 0;
     for (size_t t = 0, e = labels.size(); t < e; ++t) {
       const T *row = in.data() + t * classes;
       T max = -std::numeric_limits<T>::infinity();
       for (int64_t c = 0; c < classes; ++c)
         max = propagatingMax(max, row[c]);
-      T sum = 0;
+      rt::CascadeSum<T> terms;
       for (int64_t c = 0; c < classes; ++c)
-        sum += std::exp(row[c] - max);
-      T lse = max + std::log(sum);
+        terms.add(std::exp(row[c] - max));
+      T lse = max + std::log(terms.result());
       logsumexp.setAsDouble(t, lse);
       if (ignoreIndex && labels[t] == *ignoreIndex)
         continue;
@@ -314,9 +317,10 @@ LogicalResult crossEntropyKernel(Operation *op,
         status = failure();
         return;
       }
-      total += lse - row[labels[t]];
+      losses.add(lse - row[labels[t]]);
       ++counted;
     }
+    T total = losses.result();
     bool mean = crossEntropy.getReduction() == tg::LossReduction::Mean;
     // 0/0 is NaN when every token is ignored, as in PyTorch and ONNX.
     loss.setAsDouble(0, mean ? total / T(counted) : total);

@@ -1,13 +1,15 @@
 //===- ReductionKernels.cpp - kernels of reductions -----------------------===//
 //
-// reduce, softmax and log_softmax. Float reductions accumulate in the
-// storage type (f32, or double in f64 mode) and round once to the result.
+// reduce, softmax and log_softmax. Float sums accumulate in the storage
+// type (f32, or double in f64 mode) through rt::CascadeSum (blocked pairwise
+// summation) and round once to the result.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/runtime/ScalarOps.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -29,6 +31,40 @@ void reduceInto(const std::vector<T> &in, std::vector<T> &out,
   for (size_t i = 0, e = in.size(); i < e; ++i) {
     out[target] = combine(out[target], in[i]);
     advanceIndex(index, shape, resultStrides, rank, target);
+  }
+}
+
+/// out[r] = the sum of the elements of `in` whose kept indices are r's,
+/// added in row-major order through rt::CascadeSum (f32 accumulators with
+/// O(log n) error growth), as the generated kernels add them.
+template <typename T>
+void sumInto(const std::vector<T> &in, std::vector<T> &out,
+             ArrayRef<int64_t> shape, const llvm::SmallBitVector &reduced) {
+  SmallVector<int64_t> strides = getStrides(shape);
+  SmallVector<int64_t> keptShape, keptStrides, reducedShape, reducedStrides;
+  int64_t perOutput = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (reduced.test(d)) {
+      reducedShape.push_back(shape[d]);
+      reducedStrides.push_back(strides[d]);
+      perOutput *= shape[d];
+    } else {
+      keptShape.push_back(shape[d]);
+      keptStrides.push_back(strides[d]);
+    }
+  }
+  int64_t keptRank = keptShape.size(), reducedRank = reducedShape.size();
+  SmallVector<int64_t> keptIndex(keptRank, 0), reducedIndex(reducedRank, 0);
+  int64_t base = 0;
+  for (T &result : out) {
+    rt::CascadeSum<T> sum;
+    int64_t at = base;
+    for (int64_t j = 0; j < perOutput; ++j) {
+      sum.add(in[at]);
+      advanceIndex(reducedIndex, reducedShape, reducedStrides, reducedRank, at);
+    }
+    result = sum.result();
+    advanceIndex(keptIndex, keptShape, keptStrides, keptRank, base);
   }
 }
 
@@ -73,8 +109,7 @@ LogicalResult reduceKernel(Operation *op, ArrayRef<const Tensor *> operands,
       switch (kind) {
       case tg::ReduceKind::Sum:
       case tg::ReduceKind::Mean:
-        reduceInto<T>(in, out, shape, strides, T(0),
-                      [](T a, T b) { return a + b; });
+        sumInto<T>(in, out, shape, reduced);
         break;
       case tg::ReduceKind::Max:
         reduceInto<T>(in, out, shape, strides, -infinity, propagatingMax<T>);
@@ -117,9 +152,10 @@ LogicalResult softmaxKernel(Operation *op, ArrayRef<const Tensor *> operands,
         T max = -std::numeric_limits<T>::infinity();
         for (int64_t k = 0; k < size; ++k)
           max = propagatingMax(max, in[base + k * inner]);
-        T sum = 0;
+        rt::CascadeSum<T> terms;
         for (int64_t k = 0; k < size; ++k)
-          sum += std::exp(in[base + k * inner] - max);
+          terms.add(std::exp(in[base + k * inner] - max));
+        T sum = terms.result();
         T logSum = std::log(sum);
         for (int64_t k = 0; k < size; ++k) {
           T shifted = in[base + k * inner] - max;

@@ -2,7 +2,10 @@
 
 #include "tgc/Eval/TensorNpy.h"
 
+#include "KernelUtils.h"
+
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -37,7 +40,7 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
                                    "argument '" + name + "': " + message);
   };
   if (ArrayRef<int64_t>(array.shape) != type.getShape())
-    return error("the .npy array has shape " + formatShape(array.shape) +
+    return error("the array has shape " + formatShape(array.shape) +
                  ", the argument is " + formatShape(type.getShape()));
   Type elementType = type.getElementType();
   npy::DType dtype = array.dtype;
@@ -46,7 +49,7 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
     std::string typeText;
     llvm::raw_string_ostream os(typeText);
     os << elementType;
-    return error("a .npy array of dtype '" + npy::getDescr(dtype).str() +
+    return error("an array of dtype '" + npy::getDescr(dtype).str() +
                  "' cannot hold " + typeText + " values");
   };
 
@@ -58,6 +61,7 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
       return wrongDtype();
     Tensor tensor(type, floatType.isF64() ? Tensor::Storage::Double
                                           : Tensor::Storage::Float);
+    FloatFormat format = detail::getFloatFormat(floatType);
     for (int64_t i = 0; i < count; ++i) {
       double value = dtype == npy::DType::F32   ? readElement<float>(array, i)
                      : dtype == npy::DType::F64 ? readElement<double>(array, i)
@@ -68,6 +72,20 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
                                    "infinity",
                                    i, value)
                          .str());
+      // A finite f32 value beyond a low-precision type's range would become
+      // an infinity (or NaN) when rounded to it: the same policy applies.
+      if (!allowNonFinite && format != FloatFormat::F32 &&
+          !std::isfinite(roundToFormat(static_cast<float>(value), format))) {
+        std::string typeText;
+        llvm::raw_string_ostream(typeText) << elementType;
+        return error(llvm::formatv("element {0} is {1}, beyond the largest "
+                                   "finite {2} value ({3}); pass "
+                                   "--allow-non-finite to accept it as "
+                                   "non-finite",
+                                   i, llvm::format("%g", value), typeText,
+                                   llvm::format("%g", getMaxFinite(format)))
+                         .str());
+      }
       tensor.setAsDouble(i, value);
     }
     return tensor;

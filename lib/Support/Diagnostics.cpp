@@ -14,12 +14,59 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace tgc;
 
 /// The largest file a location may name whose lines are shown.
 static constexpr uint64_t kMaxSourceLineFileBytes = uint64_t(1) << 30;
+
+/// The length of the UTF-8 sequence starting at `text[i]`, 0 when it is not
+/// a well-formed one (overlong, surrogate, beyond U+10FFFF, truncated).
+static size_t getUtf8Length(llvm::StringRef text, size_t i,
+                            uint32_t &codePoint) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  size_t length = lead < 0x80           ? 1
+                  : (lead >> 5) == 0x6  ? 2
+                  : (lead >> 4) == 0xe  ? 3
+                  : (lead >> 3) == 0x1e ? 4
+                                        : 0;
+  if (!length || i + length > text.size())
+    return 0;
+  codePoint = length == 1 ? lead : lead & (0x7f >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80)
+      return 0;
+    codePoint = (codePoint << 6) | (byte(i + k) & 0x3f);
+  }
+  static const uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (codePoint < kMinimum[length] || codePoint > 0x10ffff ||
+      (codePoint >= 0xd800 && codePoint <= 0xdfff))
+    return 0;
+  return length;
+}
+
+/// Whether a terminal acts on `codePoint` instead of showing it.
+static bool isUnsafeCodePoint(uint32_t codePoint) {
+  return codePoint < 0x20 || (codePoint >= 0x7f && codePoint < 0xa0) ||
+         (codePoint >= 0x202a && codePoint <= 0x202e) ||
+         (codePoint >= 0x2066 && codePoint <= 0x2069) || codePoint == 0x200e ||
+         codePoint == 0x200f || codePoint == 0x061c;
+}
+
+/// Whether `line` holds something a terminal would act on (a tab is fine).
+static bool hasTerminalControl(llvm::StringRef line) {
+  for (size_t i = 0; i < line.size();) {
+    uint32_t codePoint = 0;
+    size_t length = getUtf8Length(line, i, codePoint);
+    if (!length || (codePoint != '\t' && isUnsafeCodePoint(codePoint)))
+      return true;
+    i += length;
+  }
+  return false;
+}
 
 namespace {
 
@@ -71,6 +118,13 @@ bool cutMessage(StringRef text, const DiagnosticLimits &limits,
     if (i)
       result += '\n';
     StringRef line = lines[i];
+    // A name from an input file may hold escape sequences: shown escaped.
+    std::string escaped;
+    if (hasTerminalControl(line)) {
+      escaped = printableName(line, line.size());
+      line = escaped;
+      cut = true;
+    }
     if (line.size() <= limits.messageLineWidth) {
       result += line;
       continue;
@@ -103,6 +157,43 @@ std::pair<std::string, size_t> cutSourceLine(StringRef line, size_t column,
 }
 
 } // namespace
+
+std::string tgc::printableName(StringRef name, size_t maxLength) {
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  size_t shown = 0, i = 0;
+  for (; i < name.size() && shown < maxLength; ++shown) {
+    uint32_t codePoint = 0;
+    size_t length = getUtf8Length(name, i, codePoint);
+    if (!length) {
+      os << "\\x"
+         << llvm::format_hex_no_prefix(static_cast<unsigned char>(name[i]), 2);
+      i += 1;
+      continue;
+    }
+    if (codePoint == '\\') {
+      os << "\\\\";
+    } else if (codePoint == '\n') {
+      os << "\\n";
+    } else if (codePoint == '\r') {
+      os << "\\r";
+    } else if (codePoint == '\t') {
+      os << "\\t";
+    } else if (codePoint < 0x100 && isUnsafeCodePoint(codePoint)) {
+      os << "\\x" << llvm::format_hex_no_prefix(codePoint, 2);
+    } else if (isUnsafeCodePoint(codePoint)) {
+      os << "\\u{";
+      os.write_hex(codePoint);
+      os << "}";
+    } else {
+      os << name.substr(i, length);
+    }
+    i += length;
+  }
+  if (i < name.size())
+    os << "... (" << name.size() << " bytes)";
+  return result;
+}
 
 ConciseDiagnosticPrinter::ConciseDiagnosticPrinter(llvm::SourceMgr &sourceMgr,
                                                    llvm::raw_ostream &os,

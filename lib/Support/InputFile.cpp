@@ -181,3 +181,58 @@ tgc::resolveInsideDirectory(llvm::StringRef directory,
                                "(through a symbolic link)");
   return std::string(real);
 }
+
+llvm::Error tgc::checkBracketNesting(llvm::MemoryBufferRef buffer,
+                                     unsigned maxDepth) {
+  llvm::StringRef text = buffer.getBuffer();
+  unsigned depth = 0, line = 1;
+  size_t lineStart = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    switch (c) {
+    case '\n':
+      ++line;
+      lineStart = i + 1;
+      break;
+    case '"':
+      // A string literal: to its closing quote (a backslash escapes).
+      for (++i; i < e && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      if (i < e && text[i] == '\n')
+        --i;
+      break;
+    case '/':
+      if (i + 1 < e && text[i + 1] == '/')
+        while (i + 1 < e && text[i + 1] != '\n')
+          ++i;
+      break;
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+      if (++depth > maxDepth)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            buffer.getBufferIdentifier() + ":" + llvm::Twine(line) + ":" +
+                llvm::Twine(i - lineStart + 1) +
+                ": error: brackets nest deeper than " + llvm::Twine(maxDepth) +
+                " levels; tgc refuses such input before parsing (the "
+                "parser would overflow its stack)");
+      break;
+    case ')':
+    case ']':
+    case '}':
+      depth -= depth > 0;
+      break;
+    case '>':
+      // `->` is an arrow, `>=` a comparison (affine sets), not a bracket.
+      if ((i == 0 || text[i - 1] != '-') && (i + 1 >= e || text[i + 1] != '='))
+        depth -= depth > 0;
+      break;
+    default:
+      break;
+    }
+  }
+  return llvm::Error::success();
+}

@@ -1,6 +1,7 @@
 //===- Safetensors.cpp - reading and writing .safetensors files -----------===//
 
 #include "tgc/Support/Safetensors.h"
+#include "tgc/Support/Diagnostics.h"
 #include "tgc/Support/InputFile.h"
 #include "tgc/Support/OutputFile.h"
 
@@ -85,6 +86,11 @@ safetensors::read(llvm::StringRef path) {
       {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
       {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1}};
   std::vector<Entry> entries;
+  struct DataRange {
+    uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<DataRange> ranges;
   for (auto &[name, info] : header.items()) {
     if (name == "__metadata__")
       continue;
@@ -121,7 +127,18 @@ safetensors::read(llvm::StringRef path) {
                    ") that do not match its shape or the file");
     entry.data.assign(data.begin() + begin, data.begin() + end);
     entries.push_back(std::move(entry));
+    if (begin != end)
+      ranges.push_back({begin, end, name});
   }
+  // Two tensors sharing bytes: writing one would change the other.
+  llvm::sort(ranges, [](const DataRange &a, const DataRange &b) {
+    return a.begin < b.begin;
+  });
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].begin < ranges[i - 1].end)
+      return error("tensors '" + printableName(ranges[i - 1].name) + "' and '" +
+                   printableName(ranges[i].name) +
+                   "' have overlapping data offsets");
   return entries;
 }
 

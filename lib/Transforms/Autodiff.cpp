@@ -234,11 +234,63 @@ struct TGAutodiffPass : tgc::impl::TGAutodiffBase<TGAutodiffPass> {
         }
         globs->push_back(std::move(*glob));
       }
-    if (failed(checkSomeFunctionHasLoss()))
+    if (failed(checkSomeFunctionHasLoss()) || failed(checkGlobs(filter)))
       return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(ReverseModeDifferentiator(func, filter).run()))
         return signalPassFailure();
+  }
+
+  /// Globs that would silently train nothing: a `trainable` glob that no
+  /// parameter matches (a typo) or whose parameters are all frozen (errors),
+  /// and globs that leave no parameter trainable at all (a warning).
+  LogicalResult checkGlobs(const TrainableFilter &filter) {
+    if (filter.frozen.empty() && filter.trainable.empty())
+      return success();
+    SmallVector<std::string> names;
+    Operation *where = getOperation();
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (tg::getArgumentRole(func, i) == tg::Role::Param) {
+          StringAttr name = func.getArgAttrOfType<StringAttr>(
+              i, tg::TGDialect::kNameAttrName);
+          names.push_back(name ? name.str() : "arg" + std::to_string(i));
+          where = func;
+        }
+    auto isFrozen = [&](StringRef name) {
+      return llvm::any_of(filter.frozen, [&](const llvm::GlobPattern &glob) {
+        return glob.match(name);
+      });
+    };
+    for (auto [glob, pattern] : llvm::zip(filter.trainable, trainable)) {
+      SmallVector<StringRef> matched;
+      for (const std::string &name : names)
+        if (glob.match(name))
+          matched.push_back(name);
+      if (matched.empty())
+        return where->emitError("tg-autodiff: the trainable glob '")
+               << pattern << "' (--trainable) matches no parameter";
+      // Frozen wins, but a trainable glob that only names frozen
+      // parameters contradicts the freeze.
+      if (llvm::all_of(matched, isFrozen)) {
+        auto frozenGlob = llvm::find_if(filter.frozen, [&](const auto &glob) {
+          return glob.match(matched.front());
+        });
+        return where->emitError("tg-autodiff: every parameter that the "
+                                "trainable glob '")
+               << pattern << "' (--trainable) matches is frozen by '"
+               << frozen[frozenGlob - filter.frozen.begin()]
+               << "' (--freeze), e.g. '" << matched.front() << "'";
+      }
+    }
+    // Freezing every parameter is explicit (a loss-only step), but said.
+    if (!names.empty() && llvm::none_of(names, [&](const std::string &name) {
+          return filter.isTrainable(name);
+        }))
+      where->emitWarning("tg-autodiff: --freeze/--trainable leave no "
+                         "parameter trainable (of ")
+          << names.size() << "): the step computes no gradient";
+    return success();
   }
 
   /// A function without a loss is left alone (a helper of the step), but a

@@ -25,6 +25,10 @@ using namespace tgc;
 
 namespace {
 
+/// The most ops the repeated bodies may hold together (a million-op
+/// function takes minutes to schedule and plan).
+constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
+
 struct TGMicrobatchPass : tgc::impl::TGMicrobatchBase<TGMicrobatchPass> {
   using TGMicrobatchBase::TGMicrobatchBase;
 
@@ -61,8 +65,17 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
              << " is neither the loss nor a gradient; only steps that "
                 "return those can be split into micro-batches";
 
-  // The batch arguments and their wider types.
+  // The body is repeated once per micro-batch: bound the program it makes.
   unsigned n = microBatches;
+  int64_t bodyOps = 0;
+  func.walk([&](Operation *) { ++bodyOps; });
+  if (bodyOps * int64_t(n) > kMaxUnrolledOps)
+    return func.emitError("tg-microbatch: ")
+           << n << " micro-batches of a step of " << bodyOps
+           << " ops would make " << bodyOps * int64_t(n) << " ops (at most "
+           << kMaxUnrolledOps << "); use fewer micro-batches";
+
+  // The batch arguments and their wider types.
   SmallVector<DictionaryAttr> argAttrs;
   func.getAllArgAttrs(argAttrs);
   SmallVector<Type> newTypes(func.getArgumentTypes());

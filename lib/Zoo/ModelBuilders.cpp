@@ -55,15 +55,21 @@ public:
     auto lossType = RankedTensorType::get({}, f32);
     auto function = func::FuncOp::create(
         builder, name, builder.getFunctionType(types, {lossType}));
-    for (auto [i, argument] : llvm::enumerate(arguments)) {
-      tg::setArgumentRole(function, i, argument.role);
-      function.setArgAttr(i, tg::TGDialect::kNameAttrName,
-                          builder.getStringAttr(argument.name));
+    // All at once: setArgAttr rebuilds (and keeps, uniqued) the whole list
+    // of argument attributes at each call, quadratic in the arguments.
+    SmallVector<DictionaryAttr> argumentAttrs;
+    for (const ArgumentSpec &argument : arguments) {
+      SmallVector<NamedAttribute> attrs{
+          tg::getRoleAttr(builder, argument.role),
+          builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                               builder.getStringAttr(argument.name))};
       // LoRA starts from the base model: B = 0, as PEFT initializes it.
       if (StringRef(argument.name).ends_with(".lora_B.weight"))
-        function.setArgAttr(i, tg::TGDialect::kInitAttrName,
-                            builder.getStringAttr("zeros"));
+        attrs.push_back(builder.getNamedAttr(tg::TGDialect::kInitAttrName,
+                                             builder.getStringAttr("zeros")));
+      argumentAttrs.push_back(builder.getDictionaryAttr(attrs));
     }
+    function.setAllArgAttrs(argumentAttrs);
     tg::setResultRole(function, 0, tg::Role::Loss);
     function.setResultAttr(0, tg::TGDialect::kNameAttrName,
                            builder.getStringAttr("loss"));

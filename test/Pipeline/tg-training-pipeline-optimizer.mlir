@@ -16,7 +16,9 @@
 // A frozen parameter is not updated (frozen=, tgc compile --freeze).
 // RUN: tgc-opt %s --pass-pipeline='builtin.module(tg-training-pipeline{optimizer=sgd freeze=p})' | FileCheck %s --check-prefix=FROZEN
 // RUN: tgc compile %s --optimizer sgd --freeze p | FileCheck %s --check-prefix=FROZEN
-// RUN: tgc compile %s --optimizer sgd --trainable q | FileCheck %s --check-prefix=FROZEN
+// A --trainable glob that matches no parameter is an error, not a frozen step.
+// RUN: not tgc compile %s --optimizer sgd --trainable q 2>&1 | FileCheck %s --check-prefix=NOMATCH
+// NOMATCH: error: tg-autodiff: the trainable glob 'q' (--trainable) matches no parameter
 // FROZEN-LABEL: func.func @step
 // FROZEN-SAME: -> (tensor<f32> {tg.role = "loss"})
 // FROZEN-NOT: tg.sgd

@@ -18,3 +18,16 @@ func.func @scalar(%x: tensor<f32> {tg.role = "input"}, %w: tensor<2xf32> {tg.rol
     -> (tensor<f32> {tg.role = "loss"}, tensor<2xf32> {tg.role = "grad", tg.name = "w.grad"}) {
   return %x, %w : tensor<f32>, tensor<2xf32>
 }
+
+// -----
+
+// The body is repeated per micro-batch: a million copies of it are refused
+// (the RUN line above uses 2; this case is run alone below).
+// RUN: not tgc-opt %s --split-input-file --tg-microbatch=micro-batches=1000000 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: tg-microbatch: 1000000 micro-batches of a step of {{[0-9]+}} ops would make {{[0-9]+}} ops (at most 1048576); use fewer micro-batches
+func.func @huge(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<2xf32> {tg.role = "param", tg.name = "w"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<2xf32> {tg.role = "grad", tg.name = "w.grad"}) {
+  %0 = tg.mul %x, %w : tensor<2xf32>
+  %loss = tg.reduce sum %0 dims = [0] : tensor<2xf32> -> tensor<f32>
+  return %loss, %w : tensor<f32>, tensor<2xf32>
+}

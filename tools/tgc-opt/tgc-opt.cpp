@@ -35,6 +35,11 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
+  if (llvm::Error error =
+          tgc::checkBracketNesting((*input)->getMemBufferRef())) {
+    llvm::errs() << llvm::toString(std::move(error)) << "\n";
+    return 1;
+  }
   // The output replaces the file only on success: `-o in.mlir` keeps
   // in.mlir when parsing or a pass fails.
   llvm::Expected<std::unique_ptr<tgc::OutputFile>> output =

@@ -8,6 +8,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace tgc;
 namespace cl = llvm::cl;
@@ -39,6 +41,21 @@ static bool hasLoss(func::FuncOp function) {
 
 LogicalResult cli::runGradcheck(MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr) {
+  auto format = [](double value) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", value);
+    return text;
+  };
+  // A zero step divides zero by zero: every check would "differ".
+  if (!std::isfinite(epsilon) || epsilon <= 0 || epsilon > 1)
+    return reportError("--epsilon must be a finite number in (0, 1], got " +
+                       format(epsilon));
+  if (directions < 1 || directions > 1024)
+    return reportError("--directions must be in [1, 1024], got " +
+                       llvm::Twine(directions.getValue()));
+  if (!std::isfinite(tolerance) || tolerance < 0)
+    return reportError("--tolerance must be a finite number >= 0, got " +
+                       format(tolerance));
   FailureOr<LoadedModel> model =
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))

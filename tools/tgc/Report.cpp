@@ -24,6 +24,7 @@ static cl::opt<std::string> memoryTimeline(
     cl::desc("Draw live memory over the op sequence, by kind, as an SVG"),
     cl::value_desc("FILE.svg"), cl::sub(cli::getReportCommand()),
     cl::cat(cli::getCategory()));
+static constexpr unsigned kMaxFrontierPoints = 1024;
 static cl::opt<unsigned> recomputeFrontier(
     "recompute-frontier",
     cl::desc("Print the best recompute extra time for peaks from the "
@@ -39,6 +40,11 @@ static cl::opt<std::string> recomputeFrontierSvg(
     cl::cat(cli::getCategory()));
 
 LogicalResult cli::runReport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  // Each point of the frontier is a recompute plan solved and simulated.
+  if (recomputeFrontier > kMaxFrontierPoints)
+    return reportError("--recompute-frontier must be in [0, " +
+                       llvm::Twine(kMaxFrontierPoints) + "], got " +
+                       llvm::Twine(recomputeFrontier.getValue()));
   if (!recomputeFrontierSvg.empty() && recomputeFrontier == 0)
     return reportError("--recompute-frontier-svg draws the frontier of "
                        "--recompute-frontier N; give N too");

@@ -27,6 +27,11 @@ static cl::opt<std::string> params(
              "file"),
     cl::value_desc("FILE.safetensors"), TGC_RUN,
     cl::sub(cli::getGradcheckCommand()));
+static cl::opt<bool> randomMissingParams(
+    "random-missing-params",
+    cl::desc("With --params: draw the params the file lacks with "
+             "--random-inputs' rule (default: an error)"),
+    TGC_RUN, cl::sub(cli::getGradcheckCommand()));
 static cl::list<std::string> inputs(
     "input",
     cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file or "
@@ -80,8 +85,19 @@ cli::getArgumentSources(ArrayRef<ImportedParameter> modelParameters,
   sources.inputs.assign(inputs.begin(), inputs.end());
   for (const ImportedParameter &parameter : modelParameters)
     sources.parameters[parameter.name] = parameter.value;
-  if (!params.empty() && failed(readParameterFile(params, sources.parameters)))
-    return failure();
+  if (!params.empty()) {
+    llvm::StringMap<npy::Array> fromFile;
+    if (failed(readParameterFile(params, fromFile)))
+      return failure();
+    sources.parameterFileNames.emplace();
+    for (auto &entry : fromFile) {
+      sources.parameterFileNames->insert(entry.getKey());
+      sources.parameters[entry.getKey()] = std::move(entry.getValue());
+    }
+  } else if (randomMissingParams) {
+    return reportError("--random-missing-params goes with --params");
+  }
+  sources.allowMissingParameters = randomMissingParams;
   sources.allowNonFinite = allowNonFinite;
   if (randomSeed.getNumOccurrences())
     sources.randomSeed = randomSeed;

@@ -393,7 +393,10 @@ OpCost FusionOp::getCost() {
   // results move through device memory.
   OpCost cost = getStreamingCost(*this);
   int64_t largestFlops = -1;
-  getBody().walk([&](CostOpInterface inner) {
+  // The body's own ops only: a nested region's cost already holds its body
+  // (walking every nested op would count an op once per enclosing region,
+  // exponential in the nesting depth).
+  for (auto inner : getBody().getOps<CostOpInterface>()) {
     OpCost innerCost = inner.getCost();
     cost.flops = addFigures(cost.flops, innerCost.flops);
     cost.transcendentals =
@@ -405,7 +408,7 @@ OpCost FusionOp::getCost() {
       largestFlops = innerCost.flops;
       cost.computeType = innerCost.computeType;
     }
-  });
+  }
   return cost;
 }
 

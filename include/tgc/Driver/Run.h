@@ -14,6 +14,7 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <optional>
 #include <string>
@@ -31,6 +32,11 @@ struct ArgumentSources {
   /// Give every other argument a random value from this seed; none: an
   /// argument without a value is an error.
   std::optional<uint64_t> randomSeed;
+  /// The names of the tensors of a --params file, when one is given: each
+  /// must name an argument, and every `param` argument must be among them
+  /// (or given by --input) unless `allowMissingParameters`.
+  std::optional<llvm::StringSet<>> parameterFileNames;
+  bool allowMissingParameters = false;
 };
 
 /// Adds the tensors of a .safetensors file to `parameters`.

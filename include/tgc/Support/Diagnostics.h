@@ -21,6 +21,18 @@ class DialectRegistry;
 
 namespace tgc {
 
+/// The longest name (of a node, tensor or file taken from an input) that a
+/// diagnostic shows; a longer one is cut, "..." marking the cut.
+constexpr size_t kMaxShownNameLength = 120;
+
+/// `name`, which comes from an input file, as a diagnostic may show it:
+/// control characters (C0, DEL, C1), bidirectional overrides and bytes that
+/// are not UTF-8 escaped (`\n`, `\x1b`, `\u{202e}`), and cut after
+/// `maxLength` characters with "..." and the full length in bytes, so that
+/// a name can neither move the terminal's cursor, recolor it, nor fill it.
+std::string printableName(llvm::StringRef name,
+                          size_t maxLength = kMaxShownNameLength);
+
 /// How much of a diagnostic is shown.
 struct DiagnosticLimits {
   /// The widest source line shown under a location; a longer one is cut

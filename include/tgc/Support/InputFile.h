@@ -41,6 +41,17 @@ readInputFile(llvm::StringRef path, uint64_t maxBytes = kMaxInputFileBytes,
 
 /// `size` bytes at `offset` of the regular file `path`: refuses a file that
 /// is not regular or holds fewer bytes; reads only those bytes.
+/// The deepest bracket nesting an MLIR input may have (see
+/// checkBracketNesting).
+inline constexpr unsigned kMaxBracketNesting = 256;
+
+/// Refuses MLIR text whose brackets ((, [, {, <) nest deeper than
+/// `maxDepth`, outside string literals and comments: MLIR's parser recurses
+/// once or more per level, so 10,000 nested `[` overflow its stack. Scanned
+/// before parsing; the error names the file, line and column.
+llvm::Error checkBracketNesting(llvm::MemoryBufferRef buffer,
+                                unsigned maxDepth = kMaxBracketNesting);
+
 llvm::Expected<std::string> readInputFileRange(llvm::StringRef path,
                                                uint64_t offset, uint64_t size);
 

@@ -2,7 +2,10 @@
 
 #include "GraphImporter.h"
 
+#include "tgc/Support/Diagnostics.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
 
 #include <numeric>
 
@@ -119,11 +122,39 @@ Value GraphImporter::splat(RankedTensorType type, double value) {
   return broadcastTo(scalar, type.getShape());
 }
 
+LogicalResult GraphImporter::blameNode(Operation *op,
+                                       function_ref<LogicalResult()> check) {
+  std::string message;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(
+        builder.getContext(), [&](Diagnostic &diag) -> LogicalResult {
+          if (diag.getSeverity() != DiagnosticSeverity::Error)
+            return failure();
+          if (message.empty())
+            message = diag.str();
+          return success();
+        });
+    result = check();
+  }
+  if (failed(result)) {
+    // The op's own prefix ("'tg.slice' op ") would name it twice.
+    std::string prefix = "'" + op->getName().getStringRef().str() + "' op ";
+    StringRef reason = message;
+    reason.consume_front(prefix);
+    emitNodeError() << "the '" << op->getName() << "' built for this node is "
+                    << "invalid: "
+                    << (reason.empty() ? StringRef("no reason given") : reason);
+  }
+  return result;
+}
+
 SmallVector<Value> GraphImporter::finish(Operation *op) {
   SmallVector<Value> results(op->getResults());
   if (errorSeen)
     return results;
-  if (failed(verify(op, /*verifyRecursively=*/false))) {
+  if (failed(blameNode(
+          op, [&] { return verify(op, /*verifyRecursively=*/false); }))) {
     errorSeen = true;
     return results;
   }
@@ -134,22 +165,48 @@ SmallVector<Value> GraphImporter::finish(Operation *op) {
       return results;
     operands.push_back(tensor);
   }
+  // Past either budget the op stays in the graph, computed at run time:
+  // a chain of large constant ops cannot make the import itself huge.
+  int64_t elements = 0;
   for (Type type : op->getResultTypes())
-    if (cast<RankedTensorType>(type).getNumElements() > kMaxFoldElements) {
-      op->emitError("constant too large to fold at import: ") << type;
-      errorSeen = true;
-      return results;
-    }
+    elements += cast<RankedTensorType>(type).getNumElements();
+  int64_t flops = 0;
+  if (auto costed = dyn_cast<tg::CostOpInterface>(op))
+    flops = std::max<int64_t>(0, costed.getCost().flops);
+  if (elements > kMaxFoldElements) {
+    if (!foldLimitReported)
+      emitRemark(location) << "a constant of " << elements
+                           << " elements is computed at run time, not folded "
+                              "at import (the limit is "
+                           << kMaxFoldElements << ")";
+    foldLimitReported = true;
+    return results;
+  }
+  if (elements > kMaxTotalFoldElements - foldedElements ||
+      flops > kMaxTotalFoldFlops - foldedFlops) {
+    if (!foldBudgetReported)
+      emitWarning(location)
+          << "constant folding stops here, after " << foldedElements
+          << " elements and " << foldedFlops
+          << " FLOPs (the import's budget is " << kMaxTotalFoldElements
+          << " elements and " << kMaxTotalFoldFlops
+          << " FLOPs): this and later constant ops are computed at run time";
+    foldBudgetReported = true;
+    return results;
+  }
   const Kernel *kernel =
       KernelRegistry::getDefault().lookup(op->getName().getStringRef());
   if (!kernel)
     return results;
   KernelContext context{foldOptions};
   SmallVector<Tensor> tensors;
-  if (failed((*kernel)(op, operands, tensors, context))) {
+  if (failed(blameNode(
+          op, [&] { return (*kernel)(op, operands, tensors, context); }))) {
     errorSeen = true;
     return results;
   }
+  foldedElements += elements;
+  foldedFlops += flops;
   // The op is new: nothing uses it yet, so its constants simply replace it.
   SmallVector<Value> folded;
   for (Tensor &tensor : tensors)
@@ -164,10 +221,11 @@ SmallVector<Value> GraphImporter::finish(Operation *op) {
 
 InFlightDiagnostic GraphImporter::emitNodeError() {
   errorSeen = true;
-  std::string name =
-      node->name().empty() ? std::string("<unnamed>") : node->name();
-  return emitError(location) << "node '" << name << "' (" << node->op_type()
-                             << ", opset " << opset << "): ";
+  std::string name = node->name().empty() ? std::string("<unnamed>")
+                                          : printableName(node->name());
+  return emitError(location)
+         << "node '" << name << "' (" << printableName(node->op_type())
+         << ", opset " << opset << "): ";
 }
 
 Value GraphImporter::input(unsigned index) const {
@@ -183,7 +241,7 @@ FailureOr<Value> GraphImporter::requireInput(unsigned index) {
   }
   Value value = values.lookup(node->input(index));
   if (!value) {
-    emitNodeError() << "input '" << node->input(index)
+    emitNodeError() << "input '" << printableName(node->input(index))
                     << "' is not defined before this node";
     return failure();
   }
@@ -202,7 +260,8 @@ GraphImporter::requireConstantInts(unsigned index, StringRef what) {
     return failure();
   const Tensor *tensor = getConstant(*value);
   if (!tensor) {
-    emitNodeError() << "'" << what << "' (input '" << node->input(index)
+    emitNodeError() << "'" << what << "' (input '"
+                    << printableName(node->input(index))
                     << "') must be computable at import, but it depends on "
                        "a graph input or parameter";
     return failure();
@@ -222,7 +281,8 @@ FailureOr<double> GraphImporter::requireConstantScalar(unsigned index,
     return failure();
   const Tensor *tensor = getConstant(*value);
   if (!tensor || tensor->getNumElements() != 1) {
-    emitNodeError() << "'" << what << "' (input '" << node->input(index)
+    emitNodeError() << "'" << what << "' (input '"
+                    << printableName(node->input(index))
                     << "') must be computable at import (a single value), "
                        "but it is not";
     return failure();
@@ -230,35 +290,166 @@ FailureOr<double> GraphImporter::requireConstantScalar(unsigned index,
   return tensor->getAsDouble(0);
 }
 
-const onnx::AttributeProto *GraphImporter::attribute(StringRef name) const {
-  for (const onnx::AttributeProto &attribute : node->attribute())
-    if (attribute.name() == name)
-      return &attribute;
+/// The type of attribute `a`: its `type` field, or for models written
+/// before the field existed, the value it holds.
+static onnx::AttributeProto::AttributeType
+getAttributeType(const onnx::AttributeProto &a) {
+  using Attr = onnx::AttributeProto;
+  if (a.type() != Attr::UNDEFINED)
+    return a.type();
+  if (a.has_i())
+    return Attr::INT;
+  if (a.has_f())
+    return Attr::FLOAT;
+  if (a.has_s())
+    return Attr::STRING;
+  if (a.has_t())
+    return Attr::TENSOR;
+  if (a.ints_size())
+    return Attr::INTS;
+  if (a.floats_size())
+    return Attr::FLOATS;
+  if (a.strings_size())
+    return Attr::STRINGS;
+  return Attr::UNDEFINED;
+}
+
+/// "an int", "a float (1.5)", "a string ("one")": what an attribute holds,
+/// for an error.
+static std::string describeAttribute(const onnx::AttributeProto &a) {
+  using Attr = onnx::AttributeProto;
+  switch (getAttributeType(a)) {
+  case Attr::INT:
+    return "an int (" + std::to_string(a.i()) + ")";
+  case Attr::FLOAT: {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", a.f());
+    return "a float (" + text + ")";
+  }
+  case Attr::STRING:
+    return "a string ('" + printableName(a.s()) + "')";
+  case Attr::TENSOR:
+    return "a tensor";
+  case Attr::INTS:
+    return "a list of ints";
+  case Attr::FLOATS:
+    return "a list of floats";
+  case Attr::STRINGS:
+    return "a list of strings";
+  case Attr::UNDEFINED:
+    return "no value";
+  default:
+    return onnx::AttributeProto::AttributeType_Name(getAttributeType(a));
+  }
+}
+
+static StringRef getTypeDescription(onnx::AttributeProto::AttributeType type) {
+  using Attr = onnx::AttributeProto;
+  switch (type) {
+  case Attr::INT:
+    return "an int";
+  case Attr::FLOAT:
+    return "a float";
+  case Attr::STRING:
+    return "a string";
+  case Attr::TENSOR:
+    return "a tensor";
+  case Attr::INTS:
+    return "a list of ints";
+  case Attr::FLOATS:
+    return "a list of floats";
+  default:
+    return "of another type";
+  }
+}
+
+const onnx::AttributeProto *
+GraphImporter::attribute(StringRef name,
+                         onnx::AttributeProto::AttributeType type) {
+  for (const onnx::AttributeProto &a : node->attribute()) {
+    if (a.name() != name)
+      continue;
+    onnx::AttributeProto::AttributeType actual = getAttributeType(a);
+    // An empty list written without a type (old exporters) fits any list.
+    bool emptyList = actual == onnx::AttributeProto::UNDEFINED &&
+                     (type == onnx::AttributeProto::INTS ||
+                      type == onnx::AttributeProto::FLOATS);
+    if (actual == type || emptyList)
+      return &a;
+    emitNodeError() << "attribute '" << name << "' must be "
+                    << getTypeDescription(type) << ", got "
+                    << describeAttribute(a);
+    return nullptr;
+  }
   return nullptr;
 }
 
-int64_t GraphImporter::getInt(StringRef name, int64_t defaultValue) const {
-  const onnx::AttributeProto *a = attribute(name);
-  return a && a->has_i() ? a->i() : defaultValue;
+std::optional<int64_t> GraphImporter::getOptionalInt(StringRef name) {
+  if (const onnx::AttributeProto *a =
+          attribute(name, onnx::AttributeProto::INT))
+    return a->i();
+  return std::nullopt;
 }
 
-float GraphImporter::getFloat(StringRef name, float defaultValue) const {
-  const onnx::AttributeProto *a = attribute(name);
-  return a && a->has_f() ? a->f() : defaultValue;
+int64_t GraphImporter::getInt(StringRef name, int64_t defaultValue) {
+  return getOptionalInt(name).value_or(defaultValue);
 }
 
-std::string GraphImporter::getString(StringRef name,
-                                     StringRef defaultValue) const {
-  const onnx::AttributeProto *a = attribute(name);
-  return a && a->has_s() ? a->s() : defaultValue.str();
+FailureOr<int64_t> GraphImporter::requireInt(StringRef name) {
+  if (std::optional<int64_t> value = getOptionalInt(name))
+    return *value;
+  if (!errorSeen)
+    emitNodeError() << "attribute '" << name << "' is required";
+  return failure();
 }
 
-std::optional<SmallVector<int64_t>>
-GraphImporter::getInts(StringRef name) const {
-  const onnx::AttributeProto *a = attribute(name);
+bool GraphImporter::getBool(StringRef name, bool defaultValue) {
+  std::optional<int64_t> value = getOptionalInt(name);
+  if (!value)
+    return defaultValue;
+  if (*value != 0 && *value != 1)
+    emitNodeError() << "attribute '" << name << "' must be 0 or 1, got "
+                    << *value;
+  return *value != 0;
+}
+
+std::optional<float> GraphImporter::getOptionalFloat(StringRef name) {
+  if (const onnx::AttributeProto *a =
+          attribute(name, onnx::AttributeProto::FLOAT))
+    return a->f();
+  return std::nullopt;
+}
+
+float GraphImporter::getFloat(StringRef name, float defaultValue) {
+  return getOptionalFloat(name).value_or(defaultValue);
+}
+
+std::string GraphImporter::getString(StringRef name, StringRef defaultValue,
+                                     ArrayRef<StringRef> allowed) {
+  const onnx::AttributeProto *a = attribute(name, onnx::AttributeProto::STRING);
+  if (!a)
+    return defaultValue.str();
+  if (!allowed.empty() && !llvm::is_contained(allowed, a->s())) {
+    InFlightDiagnostic diag = emitNodeError()
+                              << "attribute '" << name << "' is '"
+                              << printableName(a->s()) << "', expected one of";
+    for (StringRef value : allowed)
+      diag << " '" << value << "'";
+    return defaultValue.str();
+  }
+  return a->s();
+}
+
+std::optional<SmallVector<int64_t>> GraphImporter::getInts(StringRef name) {
+  const onnx::AttributeProto *a = attribute(name, onnx::AttributeProto::INTS);
   if (!a)
     return std::nullopt;
   return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+const onnx::TensorProto *GraphImporter::getTensor(StringRef name) {
+  const onnx::AttributeProto *a = attribute(name, onnx::AttributeProto::TENSOR);
+  return a ? &a->t() : nullptr;
 }
 
 FailureOr<std::optional<SmallVector<int64_t>>>
@@ -272,7 +463,7 @@ GraphImporter::getAxes(unsigned inputIndex, StringRef attributeName) {
   }
   if (int(inputIndex) < node->input_size() &&
       !node->input(inputIndex).empty()) {
-    emitNodeError() << "input '" << node->input(inputIndex)
+    emitNodeError() << "input '" << printableName(node->input(inputIndex))
                     << "' is not defined before this node";
     return failure();
   }

@@ -12,6 +12,7 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Eval/Kernels.h"
+#include "tgc/Support/Diagnostics.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -28,8 +29,17 @@ namespace tgc::onnx_import {
 /// The largest tensor the importer reads (elements).
 constexpr int64_t kMaxImportElements = int64_t(1) << 31;
 /// The largest tensor the importer computes at import (elements): larger
-/// constants would make the module itself huge.
+/// constants would make the module itself huge; such an op is left to run
+/// time.
 constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+/// The most elements all the ops folded in one import may compute together
+/// (a chain of folded ops keeps every intermediate constant): past it, the
+/// remaining constant ops are left to run time, with a warning.
+constexpr int64_t kMaxTotalFoldElements = int64_t(1) << 26;
+/// The most arithmetic all the folded ops may do together (their
+/// CostOpInterface FLOPs, about a second of the interpreter): a 2048^3
+/// matmul fits, a 4096^3 one is left to run time.
+constexpr int64_t kMaxTotalFoldFlops = int64_t(1) << 34;
 
 /// The MLIR element type of an ONNX TensorProto data type, or null where tg
 /// has none (strings, complex, 8/16-bit and unsigned integers).
@@ -111,12 +121,33 @@ public:
   mlir::FailureOr<double> requireConstantScalar(unsigned index,
                                                 llvm::StringRef what);
 
-  const onnx::AttributeProto *attribute(llvm::StringRef name) const;
-  int64_t getInt(llvm::StringRef name, int64_t defaultValue) const;
-  float getFloat(llvm::StringRef name, float defaultValue) const;
-  std::string getString(llvm::StringRef name,
-                        llvm::StringRef defaultValue) const;
-  std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name) const;
+  //===--------------------------------------------------------------------===//
+  // Attributes
+  //===--------------------------------------------------------------------===//
+  //
+  // Every accessor checks the attribute's ONNX type (and, where the values
+  // form a closed set, the value) once, here: a mismatch is an error on the
+  // node (the import fails after the converter), never a default. An absent
+  // attribute gives the default.
+
+  /// Attribute `name` of the current node, null when absent or when it is
+  /// not of `type` (an error on the node).
+  const onnx::AttributeProto *
+  attribute(llvm::StringRef name, onnx::AttributeProto::AttributeType type);
+  int64_t getInt(llvm::StringRef name, int64_t defaultValue);
+  std::optional<int64_t> getOptionalInt(llvm::StringRef name);
+  /// An int attribute the op requires (absent: an error on the node).
+  mlir::FailureOr<int64_t> requireInt(llvm::StringRef name);
+  /// A flag: an int that must be 0 or 1.
+  bool getBool(llvm::StringRef name, bool defaultValue);
+  float getFloat(llvm::StringRef name, float defaultValue);
+  std::optional<float> getOptionalFloat(llvm::StringRef name);
+  /// A string attribute; when `allowed` is not empty, its value must be one
+  /// of them.
+  std::string getString(llvm::StringRef name, llvm::StringRef defaultValue,
+                        llvm::ArrayRef<llvm::StringRef> allowed = {});
+  std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name);
+  const onnx::TensorProto *getTensor(llvm::StringRef name);
 
   /// Axes from an input (newer opsets) or an attribute (older ones).
   mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
@@ -177,6 +208,12 @@ public:
 
 private:
   llvm::SmallVector<mlir::Value> finish(mlir::Operation *op);
+  /// Runs `check` (a verifier, a folding kernel) on `op`, an op built for
+  /// the current node; its error, about an op the user never wrote, becomes
+  /// an error on the node.
+  mlir::LogicalResult
+  blameNode(mlir::Operation *op,
+            llvm::function_ref<mlir::LogicalResult()> check);
 
   llvm::StringMap<mlir::Value> values;
   llvm::DenseMap<mlir::Value, Tensor> constants;
@@ -185,12 +222,29 @@ private:
   /// The numerics of folding: the interpreter's defaults.
   EvalOptions foldOptions;
   bool errorSeen = false;
+  /// Elements computed by folding so far, against kMaxTotalFoldElements.
+  int64_t foldedElements = 0;
+  int64_t foldedFlops = 0;
+  bool foldBudgetReported = false, foldLimitReported = false;
 };
 
 /// Converts the current node of `importer`, defining its outputs.
 using NodeConverter = mlir::LogicalResult (*)(GraphImporter &importer);
-/// The converter of an op type of the default domain, or null.
-NodeConverter lookupConverter(llvm::StringRef opType);
+/// How tg converts an op type of the default domain, and at which opsets.
+struct OpSupport {
+  NodeConverter convert;
+  /// The opset that introduced the op: an older model cannot use it.
+  int64_t introduced;
+  /// The first opset whose version of the op tg implements; the versions
+  /// before it mean something tg does not convert.
+  int64_t supportedFrom;
+};
+/// The support of an op type of the default domain, or null.
+const OpSupport *lookupOp(llvm::StringRef opType);
+
+/// The opsets of the default domain that tg imports.
+constexpr int64_t kMinOpset = 1;
+constexpr int64_t kMaxOpset = 21;
 
 } // namespace tgc::onnx_import
 

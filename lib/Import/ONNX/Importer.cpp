@@ -12,6 +12,7 @@
 #include "InitializerRoles.h"
 
 #include "tgc/Eval/TensorNpy.h"
+#include "tgc/Support/Diagnostics.h"
 #include "tgc/Support/InputFile.h"
 #include "tgc/Support/Safetensors.h"
 
@@ -565,6 +566,26 @@ void ModelImporter::reportSharedAndMissingParameters(
                                "folded by the exporter?)";
 }
 
+/// What onnx.checker refuses in a node whatever its op: an input name that
+/// no earlier node, graph input or initializer defines (an optional input is
+/// omitted with an empty name, never with an unknown one), and an attribute
+/// given twice.
+static LogicalResult checkNodeStructure(const onnx::NodeProto &node,
+                                        GraphImporter &importer) {
+  for (auto [i, input] : llvm::enumerate(node.input()))
+    if (!input.empty() && !importer.isDefined(input))
+      return importer.fail("input #" + llvm::Twine(i) + " '" +
+                           printableName(input) +
+                           "' is not defined before this node (an optional "
+                           "input is omitted with an empty name)");
+  llvm::StringSet<> attributeNames;
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    if (!attributeNames.insert(attribute.name()).second)
+      return importer.fail("attribute '" + printableName(attribute.name()) +
+                           "' is given twice");
+  return success();
+}
+
 LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
                                          GraphImporter &importer) {
   for (const onnx::NodeProto &node : graph.node()) {
@@ -574,8 +595,8 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
     importer.setNode(&node,
                      NameLoc::get(builder.getStringAttr(label), fileLoc));
     if (node.domain() != "" && node.domain() != "ai.onnx")
-      return importer.fail("op '" + node.op_type() + "' of domain '" +
-                           node.domain() +
+      return importer.fail("op '" + printableName(node.op_type()) +
+                           "' of domain '" + printableName(node.domain()) +
                            "' is not supported (only the "
                            "default ONNX domain is)");
     // An Identity in front of a merged initializer was already resolved.
@@ -583,13 +604,28 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         identityParameters.count(node.output(0)) &&
         parameterIndex.count(node.output(0)))
       continue;
-    NodeConverter converter = lookupConverter(node.op_type());
-    if (!converter)
-      return importer.fail("op '" + node.op_type() + "' is not supported");
+    const OpSupport *op = lookupOp(node.op_type());
+    if (!op)
+      return importer.fail("op '" + printableName(node.op_type()) +
+                           "' is not supported");
+    if (opset < op->introduced)
+      return importer.fail("op '" + node.op_type() +
+                           "' does not exist at opset " + llvm::Twine(opset) +
+                           " (it was introduced in opset " +
+                           llvm::Twine(op->introduced) + ")");
+    if (opset < op->supportedFrom)
+      return importer.fail("the version of '" + node.op_type() + "' at opset " +
+                           llvm::Twine(opset) +
+                           " is not supported (its meaning changed in opset " +
+                           llvm::Twine(op->supportedFrom) +
+                           "; tg converts that version and later ones)");
+    if (failed(checkNodeStructure(node, importer)))
+      return failure();
     for (const std::string &output : node.output())
       if (!output.empty() && importer.isDefined(output))
-        return importer.fail("output '" + output + "' is defined twice");
-    if (failed(converter(importer)) || importer.hadError())
+        return importer.fail("output '" + printableName(output) +
+                             "' is defined twice");
+    if (failed(op->convert(importer)) || importer.hadError())
       return failure();
     for (auto [i, output] : llvm::enumerate(node.output()))
       if (!output.empty() && !importer.isDefined(output))
@@ -688,13 +724,34 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
 }
 
 FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
+  if (!model.has_graph() && model.opset_import().empty()) {
+    emitModelError() << "not an ONNX model: it has neither a graph nor an "
+                        "opset";
+    return failure();
+  }
+  bool hasDefaultDomain = false;
   for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
-    if (opsetId.domain().empty() || opsetId.domain() == "ai.onnx")
+    if (opsetId.domain().empty() || opsetId.domain() == "ai.onnx") {
+      if (hasDefaultDomain && opsetId.version() != opset) {
+        emitModelError() << "the model imports two opsets of the default "
+                            "ONNX domain ("
+                         << opset << " and " << opsetId.version() << ")";
+        return failure();
+      }
+      hasDefaultDomain = true;
       opset = opsetId.version();
-  if (opset <= 0) {
+    }
+  if (!hasDefaultDomain) {
     emitModelError() << "the model imports no opset of the default ONNX "
                         "domain; models of other domains only are not "
                         "supported";
+    return failure();
+  }
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    emitModelError() << "opset " << opset
+                     << " of the default ONNX domain is not supported: tgc "
+                        "imports opsets "
+                     << kMinOpset << " to " << kMaxOpset;
     return failure();
   }
   if (!model.has_graph()) {
@@ -731,6 +788,11 @@ tgc::importONNXBytes(MLIRContext &context, StringRef bytes, StringRef name,
                      const ONNXImportOptions &options) {
   context.loadDialect<tg::TGDialect, func::FuncDialect>();
   onnx::ModelProto model;
+  if (bytes.empty()) {
+    emitError(FileLineColLoc::get(&context, name, 0, 0))
+        << "the file is empty: not an ONNX model";
+    return failure();
+  }
   if (bytes.size() > size_t(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     emitError(FileLineColLoc::get(&context, name, 0, 0))

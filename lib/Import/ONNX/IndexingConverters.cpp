@@ -100,10 +100,8 @@ LogicalResult onnx_import::convertPad(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   RankedTensorType type = Importer::getType(x);
   int64_t rank = type.getRank();
-  std::string mode = g.getString("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
-      mode != "wrap")
-    return g.fail("mode '" + mode + "' is not an ONNX Pad mode");
+  std::string mode =
+      g.getString("mode", "constant", {"constant", "reflect", "edge", "wrap"});
   ASSIGN_OR_FAIL(padding, getPadding(g, rank));
 
   // Negative pads crop first (as onnxruntime does; numpy, ONNX's reference,
@@ -199,7 +197,8 @@ LogicalResult onnx_import::convertCumSum(Importer &g) {
   if (axisValue.size() != 1)
     return g.fail("axis must hold one value");
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(axisValue.front(), rank));
-  bool exclusive = g.getInt("exclusive", 0), reverse = g.getInt("reverse", 0);
+  bool exclusive = g.getBool("exclusive", false),
+       reverse = g.getBool("reverse", false);
 
   // The sum along the last axis as a product with a 0/1 matrix:
   // include[i][o] says whether input position i counts in output o.
@@ -425,7 +424,8 @@ LogicalResult onnx_import::convertTopK(Importer &g) {
   int64_t rank = type.getRank();
   int64_t k;
   if (g.opset < 10) {
-    k = g.getInt("k", -1);
+    ASSIGN_OR_FAIL(kAttribute, g.requireInt("k"));
+    k = kAttribute;
   } else {
     ASSIGN_OR_FAIL(kValue, g.requireConstantInts(1, "K"));
     if (kValue.size() != 1)
@@ -437,7 +437,7 @@ LogicalResult onnx_import::convertTopK(Importer &g) {
     return g.fail("k = " + llvm::Twine(k) + " is out of range [0, " +
                   llvm::Twine(type.getDimSize(axis)) + "]");
   // `sorted = 0` leaves the order unspecified: sorted is one such order.
-  bool smallest = g.opset >= 11 && !g.getInt("largest", 1);
+  bool smallest = g.opset >= 11 && !g.getBool("largest", true);
   auto [perm, inverse] = moveAxisLast(rank, axis);
   Value moved = g.transpose(x, perm);
   SmallVector<Value> results =

@@ -109,7 +109,8 @@ __device__ void fill(Threads th, S *out, int64_t count, S value) {
 enum class ReduceKind { Sum, Max, Min, Mean };
 
 /// tg.reduce: out[r] folds, in row-major order, the input elements whose
-/// kept indices are r's; `reduced` has bit d set for a reduced dimension.
+/// kept indices are r's (float sums through CascadeSum, as the
+/// interpreter); `reduced` has bit d set for a reduced dimension.
 template <ReduceKind Kind, typename S, typename D>
 __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
                        int rank, Dims shape, unsigned reduced,
@@ -133,6 +134,7 @@ __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
         rest /= shape.v[d];
       }
     T acc = init;
+    CascadeSum<T> sum;
     for (int64_t j = 0; j < perOutput; ++j) {
       int64_t restJ = j, at = base;
       for (int d = rank - 1; d >= 0; --d)
@@ -148,8 +150,11 @@ __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
       else if constexpr (std::is_integral_v<T>)
         acc = wrapAdd(acc, x);
       else
-        acc = acc + x;
+        sum.add(x);
     }
+    if constexpr (std::is_floating_point_v<T> &&
+                  (Kind == ReduceKind::Sum || Kind == ReduceKind::Mean))
+      acc = sum.result();
     if constexpr (Kind == ReduceKind::Mean) {
       T count = T(inner) / T(outCount > 0 ? outCount : 1);
       acc /= count;
@@ -169,9 +174,10 @@ __device__ void softmax(Threads th, const S *in, S *out, int64_t outer,
     T max = -INFINITY;
     for (int64_t k = 0; k < size; ++k)
       max = propagatingMax(max, ld(in[base + k * inner]));
-    T sum = 0;
+    CascadeSum<T> terms;
     for (int64_t k = 0; k < size; ++k)
-      sum += std::exp(ld(in[base + k * inner]) - max);
+      terms.add(std::exp(ld(in[base + k * inner]) - max));
+    T sum = terms.result();
     T logSum = std::log(sum);
     for (int64_t k = 0; k < size; ++k) {
       T shifted = ld(in[base + k * inner]) - max;
@@ -187,9 +193,10 @@ __device__ void softmaxGrad(Threads th, const S *y, const S *dy, S *out,
   using T = Compute<S>;
   for (int64_t line = th.index; line < outer * inner; line += th.count) {
     int64_t base = (line / inner) * size * inner + line % inner;
-    T dot = 0;
+    CascadeSum<T> products;
     for (int64_t k = 0; k < size; ++k)
-      dot += ld(y[base + k * inner]) * ld(dy[base + k * inner]);
+      products.add(ld(y[base + k * inner]) * ld(dy[base + k * inner]));
+    T dot = products.result();
     for (int64_t k = 0; k < size; ++k) {
       int64_t at = base + k * inner;
       out[at] = st<S>(ld(y[at]) * (ld(dy[at]) - dot));
@@ -207,14 +214,15 @@ __device__ void norm(Threads th, const S *x, const P *scale, const P *bias,
     const S *row = x + r * width;
     T mu = 0;
     if (IsLayerNorm) {
+      CascadeSum<T> sum;
       for (int64_t j = 0; j < width; ++j)
-        mu += ld(row[j]);
-      mu /= T(width);
+        sum.add(ld(row[j]));
+      mu = sum.result() / T(width);
     }
-    T variance = 0;
+    CascadeSum<T> squares;
     for (int64_t j = 0; j < width; ++j)
-      variance += (ld(row[j]) - mu) * (ld(row[j]) - mu);
-    variance /= T(width);
+      squares.add((ld(row[j]) - mu) * (ld(row[j]) - mu));
+    T variance = squares.result() / T(width);
     T inverse = T(1) / std::sqrt(variance + T(epsilon));
     for (int64_t j = 0; j < width; ++j) {
       T normalized = (ld(row[j]) - mu) * inverse * T(ld(scale[j]));
@@ -238,15 +246,15 @@ __device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
     T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
     T inverse = T(ld(rstd[r]));
     const S *row = x + r * width, *grow = dy + r * width;
-    T meanG = 0, meanGX = 0;
+    CascadeSum<T> sumG, sumGX;
     for (int64_t j = 0; j < width; ++j) {
       T xhat = (ld(row[j]) - mu) * inverse;
       T gs = ld(grow[j]) * T(ld(scale[j]));
-      meanG += gs;
-      meanGX += gs * xhat;
+      sumG.add(gs);
+      sumGX.add(gs * xhat);
     }
-    meanG /= T(width);
-    meanGX /= T(width);
+    T meanG = sumG.result() / T(width);
+    T meanGX = sumGX.result() / T(width);
     for (int64_t j = 0; j < width; ++j) {
       T xhat = (ld(row[j]) - mu) * inverse;
       T gs = ld(grow[j]) * T(ld(scale[j]));
@@ -255,16 +263,16 @@ __device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
     }
   }
   for (int64_t j = th.index; j < width; j += th.count) {
-    T sumScale = 0, sumBias = 0;
+    CascadeSum<T> sumScale, sumBias;
     for (int64_t r = 0; r < rows; ++r) {
       T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
       T xhat = (ld(x[r * width + j]) - mu) * T(ld(rstd[r]));
-      sumScale += ld(dy[r * width + j]) * xhat;
-      sumBias += ld(dy[r * width + j]);
+      sumScale.add(ld(dy[r * width + j]) * xhat);
+      sumBias.add(ld(dy[r * width + j]));
     }
-    dscale[j] = st<G>(sumScale);
+    dscale[j] = st<G>(sumScale.result());
     if (IsLayerNorm)
-      dbias[j] = st<G>(sumBias);
+      dbias[j] = st<G>(sumBias.result());
   }
 }
 
@@ -281,15 +289,15 @@ __device__ void crossEntropy(Threads th, const S *logits, const I *labels,
     T max = -INFINITY;
     for (int64_t c = 0; c < classes; ++c)
       max = propagatingMax(max, ld(row[c]));
-    T sum = 0;
+    CascadeSum<T> terms;
     for (int64_t c = 0; c < classes; ++c)
-      sum += std::exp(ld(row[c]) - max);
-    logsumexp[t] = st<F>(max + std::log(sum));
+      terms.add(std::exp(ld(row[c]) - max));
+    logsumexp[t] = st<F>(max + std::log(terms.result()));
   }
   __syncthreads();
   if (th.index != 0)
     return;
-  T total = 0;
+  CascadeSum<T> losses;
   int64_t counted = 0;
   for (int64_t t = 0; t < rows; ++t) {
     int64_t label = ld(labels[t]);
@@ -297,9 +305,10 @@ __device__ void crossEntropy(Threads th, const S *logits, const I *labels,
       continue;
     if (label < 0 || label >= classes)
       kernelError("cross_entropy label", label, classes);
-    total += T(ld(logsumexp[t])) - ld(logits[t * classes + label]);
+    losses.add(T(ld(logsumexp[t])) - ld(logits[t * classes + label]));
     ++counted;
   }
+  T total = losses.result();
   loss[0] = st<L>(mean ? total / T(counted) : total);
 }
 

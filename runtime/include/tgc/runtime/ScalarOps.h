@@ -1,10 +1,10 @@
 //===- ScalarOps.h - the scalar functions of elementwise ops ----*- C++ -*-===//
 //
 // One definition of each elementwise formula whose evaluation order matters
-// (GELU and its gradient, sigmoid, NaN-propagating max/min, ReLU), used by
-// the interpreter's kernels (lib/Eval) and by generated kernels on the host
-// and the GPU, so that they compute the same float operations in the same
-// order.
+// (GELU and its gradient, sigmoid, NaN-propagating max/min, ReLU, long
+// sums), used by the interpreter's kernels (lib/Eval) and by generated kernels
+// on the host and the GPU, so that they compute the same float operations in
+// the same order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,55 @@ template <typename T> TGC_HD inline T propagatingMin(T a, T b) {
     return a + b;
   return b < a ? b : a;
 }
+
+/// A long sum in T (f32 for f32 data) whose rounding error grows with the
+/// logarithm of the count, not the count: blocks of kBlock terms are summed
+/// in order, and the block sums are combined pairwise, as the carries of a
+/// binary counter (block sums 1+2, then 3+4, then (1+2)+(3+4)...). Sequential
+/// summation stalls once the sum is 2^24 times a term (2^25 terms of
+/// -0.0659535 sum to -2097152 instead of -2213030); this one is exact to a
+/// few ulps there. A sum of at most kBlock terms is the plain sequential
+/// sum. The interpreter and generated kernels add their terms in the same
+/// order through it, so they agree bit for bit.
+template <typename T> class CascadeSum {
+public:
+  static constexpr int64_t kBlock = 64;
+
+  TGC_HD void add(T term) {
+    block += term;
+    if (++inBlock == kBlock)
+      carryBlock();
+  }
+
+  TGC_HD T result() const {
+    // Partial levels from the smallest (the latest terms) to the largest.
+    T total = block;
+    for (int level = 0; level < kLevels; ++level)
+      if (blocks >> level & 1)
+        total = levels[level] + total;
+    return total;
+  }
+
+private:
+  static constexpr int kLevels = 48;
+
+  TGC_HD void carryBlock() {
+    T carry = block;
+    int level = 0;
+    for (uint64_t n = blocks; n & 1; n >>= 1, ++level)
+      carry = levels[level] + carry;
+    levels[level] = carry;
+    ++blocks;
+    block = T(0);
+    inBlock = 0;
+  }
+
+  /// levels[i]: the sum of 2^i blocks, valid when bit i of `blocks` is set.
+  T levels[kLevels];
+  T block = T(0);
+  int64_t inBlock = 0;
+  uint64_t blocks = 0;
+};
 
 template <typename T> TGC_HD inline T relu(T x) {
   return x > T(0) || isNaN(x) ? x : T(0);

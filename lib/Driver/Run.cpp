@@ -50,29 +50,17 @@ static llvm::Expected<npy::Array> readArgumentFile(FunctionOpInterface function,
   return std::move(file->value);
 }
 
-FailureOr<SmallVector<Tensor>>
-tgc::prepareArguments(FunctionOpInterface function,
-                      const ArgumentSources &sources) {
+FailureOr<SmallVector<std::optional<Tensor>>>
+tgc::readGivenArguments(FunctionOpInterface function,
+                        ArrayRef<std::string> inputs, bool allowNonFinite) {
   unsigned numArgs = function.getNumArguments();
-  if (failed(Interpreter::checkCanRun(function)))
-    return failure();
-  // The interpreter holds ranked tensors only; check before any value is
-  // read into one.
-  for (unsigned i = 0; i < numArgs; ++i)
-    if (!isa<RankedTensorType>(function.getArgumentTypes()[i])) {
-      std::string type;
-      llvm::raw_string_ostream(type) << function.getArgumentTypes()[i];
-      return reportError("argument '" + getArgumentName(function, i) +
-                         "' has type " + type +
-                         ", which the interpreter cannot hold");
-    }
   llvm::StringMap<unsigned> indexOfName;
   for (unsigned i = 0; i < numArgs; ++i) {
     indexOfName[getArgumentName(function, i)] = i;
     indexOfName["arg" + std::to_string(i)] = i;
   }
   SmallVector<std::optional<Tensor>> values(numArgs);
-  for (StringRef spec : sources.inputs) {
+  for (StringRef spec : inputs) {
     auto [name, path] = spec.split('=');
     if (path.empty())
       return reportError("--input expects NAME=PATH.npy, got '" + spec + "'");
@@ -93,13 +81,41 @@ tgc::prepareArguments(FunctionOpInterface function,
     if (!array)
       return reportError("argument '" + name +
                          "': " + llvm::toString(array.takeError()));
+    auto type = dyn_cast<RankedTensorType>(function.getArgumentTypes()[index]);
+    if (!type)
+      return reportError("argument '" + name +
+                         "' is not a ranked tensor, which the interpreter "
+                         "cannot hold");
     llvm::Expected<Tensor> tensor = tensorFromNpy(
-        *array, cast<RankedTensorType>(function.getArgumentTypes()[index]),
-        getArgumentName(function, index), sources.allowNonFinite);
+        *array, type, getArgumentName(function, index), allowNonFinite);
     if (!tensor)
       return reportError(llvm::toString(tensor.takeError()));
     values[index] = std::move(*tensor);
   }
+  return values;
+}
+
+FailureOr<SmallVector<Tensor>>
+tgc::prepareArguments(FunctionOpInterface function,
+                      const ArgumentSources &sources) {
+  unsigned numArgs = function.getNumArguments();
+  if (failed(Interpreter::checkCanRun(function)))
+    return failure();
+  // The interpreter holds ranked tensors only; check before any value is
+  // read into one.
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (!isa<RankedTensorType>(function.getArgumentTypes()[i])) {
+      std::string type;
+      llvm::raw_string_ostream(type) << function.getArgumentTypes()[i];
+      return reportError("argument '" + getArgumentName(function, i) +
+                         "' has type " + type +
+                         ", which the interpreter cannot hold");
+    }
+  FailureOr<SmallVector<std::optional<Tensor>>> given =
+      readGivenArguments(function, sources.inputs, sources.allowNonFinite);
+  if (failed(given))
+    return failure();
+  SmallVector<std::optional<Tensor>> &values = *given;
   SmallVector<Tensor> arguments;
   for (unsigned i = 0; i < numArgs; ++i) {
     std::string name = getArgumentName(function, i);

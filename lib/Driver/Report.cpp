@@ -35,6 +35,24 @@ static void printFusionComparison(raw_ostream &os,
                          (long long)fused.byPhase[phase].kernels);
 }
 
+/// What the step trains and keeps for training against full fine-tuning.
+static void printFineTuningComparison(raw_ostream &os,
+                                      const TrainingMemory &step,
+                                      const TrainingMemory &full) {
+  auto row = [&](StringRef name, int64_t value, int64_t fullValue) {
+    os << llvm::format("  %-22s %15lld %17lld %9.4f%%\n", name.str().c_str(),
+                       (long long)value, (long long)fullValue,
+                       fullValue ? 100.0 * value / fullValue : 0.0);
+  };
+  os << "\nagainst full fine-tuning (every parameter trained):\n";
+  os << llvm::format("  %-22s %15s %17s %10s\n", "", "this step",
+                     "full fine-tuning", "share");
+  row("trainable parameters", step.trainable.elements, full.trainable.elements);
+  row("gradient bytes", step.gradients.bytes, full.gradients.bytes);
+  row("optimizer state bytes", step.optimizerState.bytes,
+      full.optimizerState.bytes);
+}
+
 LogicalResult tgc::reportStep(ModuleOp module, func::FuncOp function,
                               const ReportRequest &request, raw_ostream &os) {
   DeviceSpec device;
@@ -75,6 +93,8 @@ LogicalResult tgc::reportStep(ModuleOp module, func::FuncOp function,
                          {"hbm_bytes", request.unfused->total.bytes},
                          {"step_time_s", request.unfused->total.time},
                          {"time", request.unfused->toJson()}};
+    if (request.fullFineTuning)
+      json["full_fine_tuning"] = request.fullFineTuning->toJson();
     os << json.dump(2) << "\n";
     return success();
   }
@@ -82,6 +102,8 @@ LogicalResult tgc::reportStep(ModuleOp module, func::FuncOp function,
   report.print(os);
   if (request.unfused)
     printFusionComparison(os, *request.unfused, report.time);
+  if (request.fullFineTuning)
+    printFineTuningComparison(os, report.training, *request.fullFineTuning);
   return success();
 }
 

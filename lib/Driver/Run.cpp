@@ -51,22 +51,10 @@ static llvm::Expected<npy::Array> readArgumentFile(FunctionOpInterface function,
   return std::move(file->value);
 }
 
-FailureOr<SmallVector<Tensor>>
-tgc::prepareArguments(FunctionOpInterface function,
-                      const ArgumentSources &sources) {
+FailureOr<SmallVector<std::optional<Tensor>>>
+tgc::readGivenArguments(FunctionOpInterface function,
+                        ArrayRef<std::string> inputs, bool allowNonFinite) {
   unsigned numArgs = function.getNumArguments();
-  if (failed(Interpreter::checkCanRun(function)))
-    return failure();
-  // The interpreter holds ranked tensors only; check before any value is
-  // read into one.
-  for (unsigned i = 0; i < numArgs; ++i)
-    if (!isa<RankedTensorType>(function.getArgumentTypes()[i])) {
-      std::string type;
-      llvm::raw_string_ostream(type) << function.getArgumentTypes()[i];
-      return reportError("argument '" + getArgumentName(function, i) +
-                         "' has type " + type +
-                         ", which the interpreter cannot hold");
-    }
   // The values are global: a partitioned function's arguments are split
   // over its mesh when it runs (GlobalStep.h).
   FailureOr<SmallVector<RankedTensorType>> types =
@@ -79,7 +67,7 @@ tgc::prepareArguments(FunctionOpInterface function,
     indexOfName["arg" + std::to_string(i)] = i;
   }
   SmallVector<std::optional<Tensor>> values(numArgs);
-  for (StringRef spec : sources.inputs) {
+  for (StringRef spec : inputs) {
     auto [name, path] = spec.split('=');
     if (path.empty())
       return reportError("--input expects NAME=PATH.npy, got '" + spec + "'");
@@ -102,16 +90,47 @@ tgc::prepareArguments(FunctionOpInterface function,
                          "': " + llvm::toString(array.takeError()));
     llvm::Expected<Tensor> tensor =
         tensorFromNpy(*array, (*types)[index], getArgumentName(function, index),
-                      sources.allowNonFinite);
+                      allowNonFinite);
     if (!tensor)
       return reportError(llvm::toString(tensor.takeError()));
     values[index] = std::move(*tensor);
   }
+  return values;
+}
+
+FailureOr<SmallVector<Tensor>>
+tgc::prepareArguments(FunctionOpInterface function,
+                      const ArgumentSources &sources) {
+  unsigned numArgs = function.getNumArguments();
+  if (failed(Interpreter::checkCanRun(function)))
+    return failure();
+  // The interpreter holds ranked tensors only; check before any value is
+  // read into one.
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (!isa<RankedTensorType>(function.getArgumentTypes()[i])) {
+      std::string type;
+      llvm::raw_string_ostream(type) << function.getArgumentTypes()[i];
+      return reportError("argument '" + getArgumentName(function, i) +
+                         "' has type " + type +
+                         ", which the interpreter cannot hold");
+    }
+  FailureOr<SmallVector<std::optional<Tensor>>> given =
+      readGivenArguments(function, sources.inputs, sources.allowNonFinite);
+  if (failed(given))
+    return failure();
+  SmallVector<std::optional<Tensor>> &values = *given;
+  llvm::StringMap<unsigned> indexOfName;
+  for (unsigned i = 0; i < numArgs; ++i)
+    indexOfName[getArgumentName(function, i)] = i;
   if (sources.parameterFileNames)
     for (const auto &entry : *sources.parameterFileNames)
       if (!indexOfName.count(entry.getKey()))
         return reportError("--params holds '" + entry.getKey() +
                            "', which is no argument of @" + function.getName());
+  FailureOr<SmallVector<RankedTensorType>> types =
+      getGlobalArgumentTypes(function);
+  if (failed(types))
+    return failure();
   SmallVector<Tensor> arguments;
   for (unsigned i = 0; i < numArgs; ++i) {
     std::string name = getArgumentName(function, i);

@@ -2,6 +2,8 @@
 
 #include "tgc/Interpreter/Inputs.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 
@@ -74,7 +76,9 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
       } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
         if (use.get() == loss.getLabels())
           tighten(loss.getLogits().getType().getShape().back());
-      } else if (user->hasTrait<tg::OpTrait::ShapeOp>()) {
+      } else if (user->hasTrait<tg::OpTrait::ShapeOp>() ||
+                 isa<shard::ShardDialect>(user->getDialect())) {
+        // Moved, or gathered and split over a mesh: the same ids.
         worklist.append(user->result_begin(), user->result_end());
       } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
         worklist.push_back(

@@ -33,6 +33,8 @@ static std::string formatNumber(double value) {
 
 llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
   const OptionRange ranges[] = {
+      {"lora", double(o.lora), 0, 1048576},
+      {"lora-alpha", o.loraAlpha, 0, 1e6},
       {"micro-batches", double(o.microBatches), 1, 65536},
       {"lr", o.lr, 0, 1e6},
       {"momentum", o.momentum, 0, 1},

@@ -1,10 +1,12 @@
 //===- Pipeline.cpp - the stages of the tgc pipeline ----------------------===//
 //
-// The pass order of DESIGN.md. Mixed precision comes first, so that the
-// backward that tg-autodiff builds inherits each op's precision; its scaling
-// state is updated last in the step stage, once the optimizer's updates
-// exist to be skipped on overflow. Recomputation comes after CSE (which
-// would merge the clones back) and before fusion, which reads the clones.
+// The pass order of DESIGN.md. LoRA adapters come first, so that they are
+// cast, differentiated and updated as every other parameter. Then mixed
+// precision, so that the backward that tg-autodiff builds inherits each
+// op's precision; its scaling state is updated last in the step stage, once
+// the optimizer's updates exist to be skipped on overflow. Recomputation comes
+// after CSE (which would merge the clones back) and before fusion, which reads
+// the clones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,13 @@ using namespace tgc;
 
 void tgc::buildTrainingStepStage(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
+  if (options.lora > 0) {
+    TGLoraOptions lora;
+    lora.rank = options.lora;
+    lora.alpha = options.loraAlpha;
+    lora.targets.assign(options.loraTargets.begin(), options.loraTargets.end());
+    pm.addPass(createTGLora(lora));
+  }
   bool lowPrecision = options.precision != PrecisionPolicy::FP32;
   if (lowPrecision) {
     TGMixedPrecisionOptions precision;

@@ -1,6 +1,8 @@
 //===- Trainer.cpp - running training steps on the interpreter ------------===//
 
 #include "tgc/Training/Trainer.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
@@ -18,9 +20,21 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (tg::getArgumentRole(func, i) != tg::Role::Input)
       continue;
-    for (OpOperand &use : func.getArgument(i).getUses()) {
-      auto embedding = dyn_cast<tg::EmbeddingOp>(use.getOwner());
-      if (!embedding || use.get() != embedding.getIndices())
+    // The ids as an embedding reads them, through the collectives of a
+    // partitioned step.
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : func.getArgument(i).getUses())
+      uses.push_back(&use);
+    for (size_t next = 0; next < uses.size(); ++next) {
+      Operation *user = uses[next]->getOwner();
+      if (isa<shard::ShardDialect>(user->getDialect())) {
+        for (Value result : user->getResults())
+          for (OpOperand &use : result.getUses())
+            uses.push_back(&use);
+        continue;
+      }
+      auto embedding = dyn_cast<tg::EmbeddingOp>(user);
+      if (!embedding || uses[next]->get() != embedding.getIndices())
         continue;
       for (unsigned j = 0; j < e; ++j)
         if (tg::getArgumentRole(func, j) == tg::Role::Label &&
@@ -79,6 +93,86 @@ static void fillWindows(const TokenData &data, SmallVector<Tensor> &arguments,
                        labels.data(), rows, seq, seed);
 }
 
+/// The default value of integer `input` argument `index` that the data does
+/// not feed, by its name: an attention mask all ones, token type ids zeros,
+/// position ids 0, 1, ... along the last dimension; none for a name that is
+/// none of these.
+static std::optional<Tensor> makeDefaultInput(func::FuncOp step, unsigned index,
+                                              RankedTensorType type) {
+  std::string name = StringRef(getArgumentName(step, index)).lower();
+  Tensor tensor(type, Tensor::Storage::Int);
+  std::vector<int64_t> &values = tensor.ints();
+  if (StringRef(name).contains("mask"))
+    llvm::fill(values, 1);
+  else if (StringRef(name).contains("token_type"))
+    llvm::fill(values, 0);
+  else if (StringRef(name).contains("position")) {
+    int64_t length = type.getRank() ? type.getShape().back() : 1;
+    for (auto [i, value] : llvm::enumerate(values))
+      value = length ? int64_t(i) % length : 0;
+  } else
+    return std::nullopt;
+  return tensor;
+}
+
+/// Whether `value` reaches, through any ops, the ids of an embedding or the
+/// labels of a loss: token ids (an importer may normalize them first, as
+/// ONNX Gather's negative indices), or labels.
+static bool feedsIdsOrLabels(Value value) {
+  SmallVector<Value> worklist = {value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    for (OpOperand &use : current.getUses()) {
+      Operation *user = use.getOwner();
+      auto embedding = dyn_cast<tg::EmbeddingOp>(user);
+      auto loss = dyn_cast<tg::CrossEntropyOp>(user);
+      if ((embedding && use.get() == embedding.getIndices()) ||
+          (loss && use.get() == loss.getLabels()))
+        return true;
+      worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  return false;
+}
+
+/// The starting value of `input` argument `index`: its value in
+/// `options.inputs`, else for an integer the default its name says, else
+/// the random ids it has if it is token ids or labels (it reaches an
+/// embedding's ids or a loss's labels; the data feeds them); an error for
+/// any other integer. Floats keep their random value.
+static LogicalResult fillInput(func::FuncOp step, unsigned index,
+                               const TrainerOptions &options, Tensor &value,
+                               unsigned &given) {
+  std::string name = getArgumentName(step, index);
+  if (auto it = options.inputs.find(name); it != options.inputs.end()) {
+    if (it->second.getType() != value.getType())
+      return step.emitError("the value of input '")
+             << name << "' has type " << it->second.getType()
+             << ", the step takes " << value.getType();
+    value = it->second;
+    ++given;
+    return success();
+  }
+  if (isa<FloatType>(getElementTypeOrSelf(step.getArgumentTypes()[index])))
+    return success(); // Features: random, as `tgc run` draws them.
+  if (std::optional<Tensor> fallback =
+          makeDefaultInput(step, index, value.getType())) {
+    value = std::move(*fallback);
+    return success();
+  }
+  if (feedsIdsOrLabels(step.getArgument(index)))
+    return success(); // Token ids or labels: the data's.
+  return step.emitError("tgc train cannot fill input '")
+         << name
+         << "': it is no token ids or labels (read by an embedding or a "
+            "loss), no attention mask, token type ids or position ids; give "
+            "--input "
+         << name << "=FILE.npy";
+}
+
 FailureOr<TrainingRun>
 tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
                  function_ref<void(const TrainingStepResult &)> onStep) {
@@ -90,10 +184,13 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   if (failed(runner))
     return failure();
   ArrayRef<RankedTensorType> types = runner->getArgumentTypes();
-  unsigned initialized = 0;
+  unsigned initialized = 0, inputsGiven = 0;
   for (unsigned i = 0; i < numArgs; ++i) {
     run.arguments.push_back(
         makeRandomArgument(step, i, options.seed, types[i]));
+    if (tg::getArgumentRole(step, i) == tg::Role::Input &&
+        failed(fillInput(step, i, options, run.arguments.back(), inputsGiven)))
+      return failure();
     auto name =
         step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
     if (tg::getArgumentRole(step, i) != tg::Role::Param || !name)
@@ -108,6 +205,10 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
     run.arguments.back() = it->second;
     ++initialized;
   }
+  if (inputsGiven != options.inputs.size())
+    return step.emitError("only ")
+           << inputsGiven << " of the " << options.inputs.size()
+           << " given input values name an input of the step";
   if (initialized != options.initialParameters.size())
     return step.emitError("only ")
            << initialized << " of the " << options.initialParameters.size()

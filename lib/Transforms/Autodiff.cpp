@@ -67,6 +67,9 @@ private:
 
   /// The name of parameter `index`: its tg.name, else argN.
   std::string getParamName(unsigned index);
+  /// Whether parameter `index` gets a gradient: not `tg.frozen`, and
+  /// trainable by the globs.
+  bool isTrained(unsigned index);
 
   func::FuncOp func;
   const TrainableFilter &filter;
@@ -79,7 +82,7 @@ void ReverseModeDifferentiator::findActiveOps(Value loss) {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
     if (tg::getArgumentRole(func, arg.getArgNumber()) == tg::Role::Param &&
-        filter.isTrainable(getParamName(arg.getArgNumber())))
+        isTrained(arg.getArgNumber()))
       dependsOnParams.insert(arg);
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
@@ -98,6 +101,11 @@ void ReverseModeDifferentiator::findActiveOps(Value loss) {
                      [&](Value v) { return dependsOnParams.contains(v); }))
       activeOps.insert(&op);
   }
+}
+
+bool ReverseModeDifferentiator::isTrained(unsigned index) {
+  return !func.getArgAttr(index, tg::TGDialect::kFrozenAttrName) &&
+         filter.isTrainable(getParamName(index));
 }
 
 std::string ReverseModeDifferentiator::getParamName(unsigned index) {
@@ -177,9 +185,9 @@ LogicalResult ReverseModeDifferentiator::run() {
     unsigned index = arg.getArgNumber();
     if (tg::getArgumentRole(func, index) != tg::Role::Param)
       continue;
-    std::string name = getParamName(index);
-    if (!filter.isTrainable(name))
+    if (!isTrained(index))
       continue;
+    std::string name = getParamName(index);
     if (!isa<FloatType>(getElementTypeOrSelf(arg.getType()))) {
       emitRemark(arg.getLoc())
           << "parameter '" << name << "' is not a float tensor: no gradient";

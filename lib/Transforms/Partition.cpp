@@ -14,6 +14,8 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "tgc/Analysis/CollectiveCost.h"
+#include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/ShardingPropagation.h"
 #include "tgc/Dialect/TG/TGOps.h"
 
@@ -21,6 +23,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <map>
 
@@ -49,9 +52,10 @@ struct LocalValue {
 
 class Partitioner {
 public:
-  Partitioner(func::FuncOp function, const Mesh &mesh, bool explain)
+  Partitioner(func::FuncOp function, const Mesh &mesh, bool explain,
+              DeviceSpec device)
       : function(function), mesh(mesh), explain(explain),
-        builder(function.getContext()) {}
+        device(std::move(device)), builder(function.getContext()) {}
 
   LogicalResult run();
 
@@ -73,6 +77,8 @@ private:
   func::FuncOp function;
   const Mesh &mesh;
   bool explain;
+  /// The device the remarks' modelled times are for.
+  DeviceSpec device;
   OpBuilder builder;
   DenseMap<Value, LocalValue> local;
   /// Collectives already built for (value, required layout): a value read
@@ -148,13 +154,18 @@ void Partitioner::note(Operation *user, Operation *collective,
   collective->setLoc(user->getLoc());
   if (!explain)
     return;
-  int64_t bytes = getTensorByteSize(collective->getResult(0).getType());
-  int64_t inBytes = getTensorByteSize(collective->getOperand(0).getType());
-  user->emitRemark() << collective->getName().stripDialect() << " of "
-                     << describeValue(source.value) << " "
-                     << describeLayout(source.layout, mesh) << " for "
-                     << user->getName() << ": " << why << " ("
-                     << std::max(bytes, inBytes) << " bytes per device)";
+  // Bytes each device sends and the modelled time, on the link the group
+  // spans (CollectiveCost.h).
+  InFlightDiagnostic remark = user->emitRemark()
+                              << collective->getName().stripDialect() << " of "
+                              << describeValue(source.value) << " "
+                              << describeLayout(source.layout, mesh) << " for "
+                              << user->getName() << ": " << why;
+  FailureOr<CollectiveCost> cost = estimateCollectiveCost(collective, device);
+  if (succeeded(cost))
+    remark << " (" << cost->bytesPerDevice << " bytes per device, "
+           << llvm::formatv("{0:F2}", cost->time * 1e6).str() << " us over "
+           << stringifyLinkKind(cost->link) << ")";
 }
 
 FailureOr<Value> Partitioner::reshard(const LocalValue &source,
@@ -539,13 +550,18 @@ struct PartitionPass : public tgc::impl::TGPartitionBase<PartitionPass> {
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
-    FlatSymbolRefAttr meshName = getFunctionMesh(function);
-    if (!meshName)
-      return;
-    FailureOr<Mesh> mesh = Mesh::lookup(function, meshName.getValue());
-    if (failed(mesh))
+    FailureOr<std::optional<Mesh>> found = lookupFunctionMesh(function);
+    if (failed(found))
       return signalPassFailure();
-    Partitioner partitioner(function, *mesh, explain);
+    if (!*found)
+      return;
+    const Mesh *mesh = &**found;
+    llvm::Expected<DeviceSpec> device = getDeviceOf(function);
+    if (!device) {
+      function.emitError() << llvm::toString(device.takeError());
+      return signalPassFailure();
+    }
+    Partitioner partitioner(function, *mesh, explain, *device);
     if (failed(partitioner.run()))
       return signalPassFailure();
   }

@@ -31,12 +31,12 @@ struct ShardPropagatePass
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
-    FlatSymbolRefAttr meshName = getFunctionMesh(function);
-    if (!meshName)
-      return;
-    FailureOr<Mesh> mesh = Mesh::lookup(function, meshName.getValue());
-    if (failed(mesh))
+    FailureOr<std::optional<Mesh>> found = lookupFunctionMesh(function);
+    if (failed(found))
       return signalPassFailure();
+    if (!*found)
+      return;
+    const Mesh *mesh = &**found;
     ShardingPropagation propagation(function, *mesh);
     if (failed(propagation.seed()))
       return signalPassFailure();

@@ -11,12 +11,14 @@
 
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -58,17 +60,11 @@ public:
     // All at once: setArgAttr rebuilds (and keeps, uniqued) the whole list
     // of argument attributes at each call, quadratic in the arguments.
     SmallVector<DictionaryAttr> argumentAttrs;
-    for (const ArgumentSpec &argument : arguments) {
-      SmallVector<NamedAttribute> attrs{
-          tg::getRoleAttr(builder, argument.role),
-          builder.getNamedAttr(tg::TGDialect::kNameAttrName,
-                               builder.getStringAttr(argument.name))};
-      // LoRA starts from the base model: B = 0, as PEFT initializes it.
-      if (StringRef(argument.name).ends_with(".lora_B.weight"))
-        attrs.push_back(builder.getNamedAttr(tg::TGDialect::kInitAttrName,
-                                             builder.getStringAttr("zeros")));
-      argumentAttrs.push_back(builder.getDictionaryAttr(attrs));
-    }
+    for (const ArgumentSpec &argument : arguments)
+      argumentAttrs.push_back(builder.getDictionaryAttr(
+          {tg::getRoleAttr(builder, argument.role),
+           builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                                builder.getStringAttr(argument.name))}));
     function.setAllArgAttrs(argumentAttrs);
     tg::setResultRole(function, 0, tg::Role::Loss);
     function.setResultAttr(0, tg::TGDialect::kNameAttrName,
@@ -177,25 +173,6 @@ public:
     shape.back() = shapeOf(w)[transposeB ? 0 : 1];
     return tg::MatmulOp::create(builder, tensorType(shape), x, w,
                                 /*transpose_a=*/false, transposeB);
-  }
-
-  /// `y + ((x @ A) @ B) * scaling` with the LoRA adapters `P.lora_A.weight`
-  /// and `P.lora_B.weight` of the weight `P.weight` named `weightName`, the
-  /// scaling a splat constant; `y` unchanged where it has no adapters.
-  Value addLora(Value y, Value x, StringRef weightName, double scaling) {
-    StringRef prefix = weightName;
-    if (!prefix.consume_back(".weight"))
-      return y;
-    Value a = arg((prefix + ".lora_A.weight").str());
-    Value b = arg((prefix + ".lora_B.weight").str());
-    if (!a || !b)
-      return y;
-    Value down = matmul(x, a);
-    Value up = matmul(down, b);
-    auto type = tensorType(shapeOf(up));
-    Value scale = tg::ConstantOp::create(
-        builder, DenseElementsAttr::get(type, float(scaling)));
-    return add(y, mul(up, scale));
   }
 
   /// `x @ w + bias`, the bias broadcast over the leading dimensions.
@@ -366,12 +343,8 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   for (int64_t n = 0; n < config.layers; ++n) {
     std::string prefix = "h." + std::to_string(n) + ".";
     auto w = [&](StringRef suffix) { return graph.arg(prefix + suffix.str()); };
-    // A linear layer, plus its LoRA adapters if it has any.
     auto linear = [&](Value in, StringRef weight, StringRef bias) {
-      Value y = graph.linear(in, w(weight), w(bias));
-      return graph.addLora(y, in, prefix + weight.str(),
-                           config.lora.isEnabled() ? config.lora.getScaling()
-                                                   : 1.0);
+      return graph.linear(in, w(weight), w(bias));
     };
 
     // Pre-LayerNorm attention block: c_attn gives q, k, v side by side.
@@ -498,11 +471,9 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
                                ? queryTables
                                : broadcastToHeads(graph, tables, b, kvHeads);
 
-  double loraScaling = config.lora.isEnabled() ? config.lora.getScaling() : 1.0;
-  // `x @ W` of the weight `name`, plus its LoRA adapters if it has any.
+  // `x @ W` of the weight `name`.
   auto project = [&](Value in, const std::string &name) {
-    return graph.addLora(graph.matmul(in, graph.arg(name)), in, name,
-                         loraScaling);
+    return graph.matmul(in, graph.arg(name));
   };
 
   // [B, S, N * D] -> [B, N, S, D].
@@ -589,4 +560,34 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
   }
   graph.setScope("loss");
   return graph.finish(graph.meanCrossEntropy(x, graph.arg("labels")));
+}
+
+//===----------------------------------------------------------------------===//
+// LoRA
+//===----------------------------------------------------------------------===//
+
+LogicalResult tgc::zoo::addLoraAdapters(ModuleOp module, const LoraConfig &lora,
+                                        ArrayRef<std::string> targets) {
+  TGLoraOptions options;
+  options.rank = lora.rank;
+  options.alpha = lora.alpha;
+  options.targets.assign(targets.begin(), targets.end());
+  PassManager pm(module.getContext());
+  pm.addPass(createTGLora(options));
+  return pm.run(module);
+}
+
+SmallVector<ParameterSpec> tgc::zoo::getBuiltParameters(ModuleOp module) {
+  SmallVector<ParameterSpec> params;
+  for (auto function : module.getOps<func::FuncOp>())
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
+      if (tg::getArgumentRole(function, index) != tg::Role::Param)
+        continue;
+      auto name = function.getArgAttrOfType<StringAttr>(
+          index, tg::TGDialect::kNameAttrName);
+      params.push_back(
+          {name ? name.str() : "arg" + std::to_string(index),
+           SmallVector<int64_t, 2>(cast<RankedTensorType>(type).getShape())});
+    }
+  return params;
 }

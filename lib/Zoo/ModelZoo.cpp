@@ -168,45 +168,20 @@ static Error checkDivides(StringRef divisorOption, int64_t divisor,
                    ")");
 }
 
-/// The targets of `lora`, or `defaults` when it names none.
-static SmallVector<std::string, 2>
-getLoraTargets(const LoraConfig &lora,
-               const SmallVector<std::string, 2> &defaults) {
-  return lora.targets.empty() ? defaults : lora.targets;
+SmallVector<std::string, 2> tgc::zoo::getLoraTargets(const GPT2Config &config) {
+  return config.lora.targets.empty() ? getDefaultLoraTargets(config)
+                                     : config.lora.targets;
 }
 
-/// The weights of `linearWeights` that one of `targets` matches, in order;
-/// an error for a glob that is malformed or matches none of them.
-static llvm::Expected<SmallVector<std::string>>
-matchLoraTargets(llvm::ArrayRef<std::string> targets,
-                 llvm::ArrayRef<std::string> linearWeights, StringRef model) {
-  SmallVector<llvm::GlobPattern> globs;
-  for (const std::string &target : targets) {
-    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(target);
-    if (!glob)
-      return makeError("--lora-targets: bad glob '" + target +
-                       "': " + llvm::toString(glob.takeError()));
-    if (llvm::none_of(linearWeights, [&](const std::string &name) {
-          return glob->match(name);
-        }))
-      return makeError("--lora-targets: '" + target +
-                       "' matches no linear layer weight of " + model +
-                       " (e.g. " + linearWeights.front() + ")");
-    globs.push_back(std::move(*glob));
-  }
-  SmallVector<std::string> matched;
-  for (const std::string &name : linearWeights)
-    if (llvm::any_of(globs, [&](const llvm::GlobPattern &glob) {
-          return glob.match(name);
-        }))
-      matched.push_back(name);
-  return matched;
+SmallVector<std::string, 2>
+tgc::zoo::getLoraTargets(const LlamaConfig &config) {
+  return config.lora.targets.empty() ? getDefaultLoraTargets(config)
+                                     : config.lora.targets;
 }
 
-static Error checkLora(const LoraConfig &lora,
-                       llvm::ArrayRef<std::string> defaults,
-                       llvm::ArrayRef<std::string> linearWeights,
-                       StringRef model) {
+/// The rank and alpha of `lora`; its targets are tg-lora's to check, on the
+/// graph.
+static Error checkLora(const LoraConfig &lora) {
   if (!lora.isEnabled()) {
     if (lora.rank < 0)
       return makeError("--lora must be between 1 and " + llvm::Twine(kMaxSize) +
@@ -218,9 +193,7 @@ static Error checkLora(const LoraConfig &lora,
   if (lora.alpha != 0.0)
     if (Error error = checkPositive("lora-alpha", lora.alpha))
       return error;
-  llvm::ArrayRef<std::string> targets =
-      lora.targets.empty() ? defaults : llvm::ArrayRef(lora.targets);
-  return matchLoraTargets(targets, linearWeights, model).takeError();
+  return Error::success();
 }
 
 Error tgc::zoo::verifyConfig(const GPT2Config &config) {
@@ -256,8 +229,7 @@ Error tgc::zoo::verifyConfig(const GPT2Config &config) {
     return error;
   if (Error error = checkPositive("norm-eps", config.layerNormEpsilon))
     return error;
-  return checkLora(config.lora, getDefaultLoraTargets(config),
-                   getLinearWeights(config), "gpt2");
+  return checkLora(config.lora);
 }
 
 Error tgc::zoo::verifyConfig(const LlamaConfig &config) {
@@ -297,8 +269,7 @@ Error tgc::zoo::verifyConfig(const LlamaConfig &config) {
     return error;
   if (Error error = checkPositive("rope-theta", config.ropeTheta))
     return error;
-  return checkLora(config.lora, getDefaultLoraTargets(config),
-                   getLinearWeights(config), "llama");
+  return checkLora(config.lora);
 }
 
 Error tgc::zoo::verifyConfig(const MLPConfig &config) {
@@ -340,31 +311,6 @@ bool tgc::zoo::isLoraParameter(StringRef name) {
   return name.ends_with(".lora_A.weight") || name.ends_with(".lora_B.weight");
 }
 
-SmallVector<std::string> tgc::zoo::getLinearWeights(const GPT2Config &config) {
-  SmallVector<std::string> names;
-  for (int64_t n = 0; n < config.layers; ++n) {
-    std::string prefix = "h." + std::to_string(n) + ".";
-    for (StringRef suffix : {"attn.c_attn.weight", "attn.c_proj.weight",
-                             "mlp.c_fc.weight", "mlp.c_proj.weight"})
-      names.push_back(prefix + suffix.str());
-  }
-  return names;
-}
-
-SmallVector<std::string> tgc::zoo::getLinearWeights(const LlamaConfig &config) {
-  SmallVector<std::string> names;
-  for (int64_t n = 0; n < config.layers; ++n) {
-    std::string prefix = "model.layers." + std::to_string(n) + ".";
-    for (StringRef suffix :
-         {"self_attn.q_proj.weight", "self_attn.k_proj.weight",
-          "self_attn.v_proj.weight", "self_attn.o_proj.weight",
-          "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"})
-      names.push_back(prefix + suffix.str());
-  }
-  names.push_back("lm_head.weight");
-  return names;
-}
-
 SmallVector<std::string, 2>
 tgc::zoo::getDefaultLoraTargets(const GPT2Config &) {
   return {"*c_attn.weight"};
@@ -373,36 +319,6 @@ tgc::zoo::getDefaultLoraTargets(const GPT2Config &) {
 SmallVector<std::string, 2>
 tgc::zoo::getDefaultLoraTargets(const LlamaConfig &) {
   return {"*q_proj.weight", "*v_proj.weight"};
-}
-
-/// Appends the adapters of the targeted linear weights among `params`: for
-/// `P.weight` [in, out], `P.lora_A.weight` [in, rank] and `P.lora_B.weight`
-/// [rank, out].
-template <typename ConfigT>
-static void appendLoraParameters(const ConfigT &config,
-                                 SmallVector<ParameterSpec> &params) {
-  const LoraConfig &lora = config.lora;
-  if (!lora.isEnabled())
-    return;
-  llvm::Expected<SmallVector<std::string>> targets =
-      matchLoraTargets(getLoraTargets(lora, getDefaultLoraTargets(config)),
-                       getLinearWeights(config), "");
-  // verifyConfig has checked the targets.
-  if (!targets) {
-    llvm::consumeError(targets.takeError());
-    return;
-  }
-  llvm::StringMap<llvm::SmallVector<int64_t, 2>> shapes;
-  for (const ParameterSpec &param : params)
-    shapes[param.name] = param.shape;
-  for (const std::string &target : *targets) {
-    const llvm::SmallVector<int64_t, 2> &shape = shapes.at(target);
-    StringRef prefix = StringRef(target).drop_back(strlen(".weight"));
-    params.push_back(
-        {(prefix + ".lora_A.weight").str(), {shape[0], lora.rank}});
-    params.push_back(
-        {(prefix + ".lora_B.weight").str(), {lora.rank, shape[1]}});
-  }
 }
 
 SmallVector<ParameterSpec> tgc::zoo::getParameters(const GPT2Config &config) {
@@ -428,7 +344,6 @@ SmallVector<ParameterSpec> tgc::zoo::getParameters(const GPT2Config &config) {
   }
   params.push_back({"ln_f.weight", {h}});
   params.push_back({"ln_f.bias", {h}});
-  appendLoraParameters(config, params);
   return params;
 }
 
@@ -453,7 +368,6 @@ SmallVector<ParameterSpec> tgc::zoo::getParameters(const LlamaConfig &config) {
   }
   params.push_back({"model.norm.weight", {h}});
   params.push_back({"lm_head.weight", {h, config.vocab}});
-  appendLoraParameters(config, params);
   return params;
 }
 
@@ -475,13 +389,14 @@ SmallVector<ParameterSpec> tgc::zoo::getParameters(const MLPConfig &config) {
 //===----------------------------------------------------------------------===//
 
 /// ` lora_rank=R lora_alpha=A lora_targets=G,G` with adapters, else empty.
-static std::string describeLora(const LoraConfig &lora,
-                                const SmallVector<std::string, 2> &defaults) {
+template <typename ConfigT>
+static std::string describeLora(const ConfigT &config) {
+  const LoraConfig &lora = config.lora;
   if (!lora.isEnabled())
     return "";
   return llvm::formatv(" lora_rank={0} lora_alpha={1} lora_targets={2}",
                        lora.rank, formatDouble(lora.getAlpha()),
-                       llvm::join(getLoraTargets(lora, defaults), ","))
+                       llvm::join(tgc::zoo::getLoraTargets(config), ","))
       .str();
 }
 
@@ -493,7 +408,7 @@ std::string tgc::zoo::describeConfig(const GPT2Config &config) {
                        config.vocab, config.seq, config.batch,
                        formatDouble(config.dropout))
              .str() +
-         describeLora(config.lora, getDefaultLoraTargets(config));
+         describeLora(config);
 }
 
 std::string tgc::zoo::describeConfig(const LlamaConfig &config) {
@@ -506,7 +421,7 @@ std::string tgc::zoo::describeConfig(const LlamaConfig &config) {
                        config.batch, formatDouble(config.rmsNormEpsilon),
                        formatDouble(config.ropeTheta))
              .str() +
-         describeLora(config.lora, getDefaultLoraTargets(config));
+         describeLora(config);
 }
 
 std::string tgc::zoo::describeConfig(const MLPConfig &config) {
@@ -602,5 +517,5 @@ void tgc::zoo::printParameterSummary(llvm::raw_ostream &os,
   if (adapterTensors)
     os << "trainable (LoRA): " << adapterElements << " ("
        << llvm::formatv("{0:F4}%", share(adapterElements)) << " of " << total
-       << "; train with --trainable '*lora_*')\n";
+       << "; the base model is frozen)\n";
 }

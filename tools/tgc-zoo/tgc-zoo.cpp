@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace tgc::zoo;
@@ -253,34 +254,69 @@ writeAtomically(StringRef path,
   return success();
 }
 
+/// Adds the LoRA adapters of a configuration (gpt2, llama) to `module`.
+template <typename ConfigT>
+static LogicalResult addAdapters(ModuleOp module, const ConfigT &config) {
+  if constexpr (std::is_same_v<ConfigT, MLPConfig>)
+    return success();
+  else
+    return config.lora.isEnabled()
+               ? addLoraAdapters(module, config.lora, getLoraTargets(config))
+               : success();
+}
+
 /// Writes the summary and/or the graph of a checked configuration.
 template <typename ConfigT>
 static LogicalResult emit(StringRef model, StringRef presetLabel,
                           const ConfigT &config) {
-  SmallVector<ParameterSpec> params = getParameters(config);
   std::string title = (model + presetLabel).str();
-  if (summary) {
-    llvm::outs() << "model: " << title << "\n"
-                 << "config: " << describeConfig(config) << "\n";
-    printParameterSummary(llvm::outs(), params);
-    llvm::outs().flush();
-    if (!outputFilename.getNumOccurrences())
-      return success();
-  }
+  bool needsGraph = outputFilename.getNumOccurrences() || !summary;
+  bool hasLora = false;
+  if constexpr (!std::is_same_v<ConfigT, MLPConfig>)
+    hasLora = config.lora.isEnabled();
 
   DialectRegistry registry;
   tgc::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
   // A graph that fails to verify names the op, not the whole module.
   llvm::SourceMgr sourceMgr;
   tgc::ConciseDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string name =
-      functionName.getNumOccurrences() ? functionName.getValue() : model.str();
-  FailureOr<OwningOpRef<ModuleOp>> module = buildModel(context, config, name);
-  if (failed(module)) {
-    printError("the " + model + " graph failed to verify (a bug of tgc-zoo)");
-    return failure();
+  // The summary needs no graph, unless tg-lora is to say what it adds.
+  OwningOpRef<ModuleOp> module;
+  if (needsGraph || hasLora) {
+    std::string name = functionName.getNumOccurrences()
+                           ? functionName.getValue()
+                           : model.str();
+    FailureOr<OwningOpRef<ModuleOp>> built = buildModel(context, config, name);
+    if (failed(built)) {
+      printError("the " + model + " graph failed to verify (a bug of tgc-zoo)");
+      return failure();
+    }
+    module = std::move(*built);
+    // tg-lora's diagnostics are about the options, not about a place in a
+    // file: `tgc-zoo: error: llama: tg-lora: ...`.
+    ScopedDiagnosticHandler loraDiagnostics(&context, [&](Diagnostic &diag) {
+      llvm::errs() << "tgc-zoo: "
+                   << (diag.getSeverity() == DiagnosticSeverity::Error
+                           ? "error"
+                           : "remark")
+                   << ": " << model << ": " << diag.str() << "\n";
+      return success();
+    });
+    if (failed(addAdapters(*module, config)))
+      return failure();
+  }
+  SmallVector<ParameterSpec> params =
+      hasLora ? getBuiltParameters(*module) : getParameters(config);
+  if (summary) {
+    llvm::outs() << "model: " << title << "\n"
+                 << "config: " << describeConfig(config) << "\n";
+    printParameterSummary(llvm::outs(), params);
+    llvm::outs().flush();
+    if (!needsGraph)
+      return success();
   }
 
   return writeAtomically(outputFilename, [&](llvm::raw_ostream &os) {
@@ -294,9 +330,10 @@ static LogicalResult emit(StringRef model, StringRef presetLabel,
         adapters += param.getNumElements();
     if (adapters)
       os << " (" << adapters
-         << " in LoRA adapters; train with --trainable '*lora_*')";
+         << " in LoRA adapters, the only trainable ones: the base model is "
+            "frozen)";
     os << ".\n";
-    (*module)->print(os);
+    module->print(os);
     os << "\n";
   });
 }

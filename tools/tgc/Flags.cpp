@@ -137,6 +137,23 @@ static cl::opt<bool> trainingStep(
     cl::desc("Build the training step: autodiff and --optimizer (adamw "
              "unless given)"),
     TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<unsigned>
+    lora("lora",
+         cl::desc("Add LoRA adapters of rank R to the matmul weights of "
+                  "--lora-targets and train only them (tg-lora; default 0: "
+                  "none)"),
+         cl::value_desc("R"), cl::init(0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double> loraAlpha(
+    "lora-alpha",
+    cl::desc("LoRA alpha: the adapters' output is scaled by A / R (default: "
+             "R, a scaling of 1)"),
+    cl::value_desc("A"), cl::init(0.0), TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string> loraTargets(
+    "lora-targets",
+    cl::desc("With --lora: the weights to adapt, by tg.name (globs, "
+             "comma-separated; default: every parameter used only as a "
+             "matmul weight)"),
+    cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<PrecisionPolicy> precision(
     "precision",
     cl::desc("Mixed precision; parameters, gradients and optimizer state "
@@ -307,6 +324,15 @@ mlir::FailureOr<std::optional<DeviceSpec>> cli::getChosenDevice() {
 
 mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
                                              bool trainingStep) {
+  if (!lora &&
+      (loraAlpha.getNumOccurrences() || loraTargets.getNumOccurrences()))
+    return reportError(
+        std::string("--") +
+        (loraAlpha.getNumOccurrences() ? "lora-alpha" : "lora-targets") +
+        " needs --lora");
+  options.lora = lora;
+  options.loraAlpha = loraAlpha;
+  options.loraTargets = loraTargets;
   options.precision = precision;
   options.keepFp32 = keepFp32;
   options.keepFp32Params = keepFp32Params;
@@ -376,6 +402,9 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(sequenceParallel),
       std::addressof(explainSharding),
       std::addressof(shard),
+      std::addressof(lora),
+      std::addressof(loraAlpha),
+      std::addressof(loraTargets),
   };
   return llvm::any_of(
       flags, [](const cl::Option *flag) { return flag->getNumOccurrences(); });

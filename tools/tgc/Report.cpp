@@ -86,6 +86,22 @@ LogicalResult cli::runReport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     report.device = *device;
     return reportStep(module, entry, report, llvm::outs());
   }
+  // LoRA against full fine-tuning: the same model's step with every
+  // parameter trained (the training-step stage is all that decides it).
+  if (options.lora > 0 && options.differentiates()) {
+    OwningOpRef<ModuleOp> full = module.clone();
+    TrainingPipelineOptions fullOptions;
+    fullOptions.copyOptionValuesFrom(options);
+    fullOptions.lora = 0;
+    fullOptions.freeze.clear();
+    fullOptions.trainable.clear();
+    CompileRequest fullCompile;
+    fullCompile.device = *device;
+    if (failed(buildTrainingStep(*full, fullOptions, fullCompile)))
+      return failure();
+    report.fullFineTuning = TrainingMemory::compute(
+        full->lookupSymbol<func::FuncOp>(entry.getName()));
+  }
   CompileObservations observations;
   compile.observations = &observations;
   std::string entryName = entry.getName().str();

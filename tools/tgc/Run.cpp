@@ -35,9 +35,10 @@ static cl::opt<bool> randomMissingParams(
 static cl::list<std::string> inputs(
     "input",
     cl::desc("Read argument NAME (its tg.name, or argN) from a .npy file or "
-             "an ONNX TensorProto .pb file"),
+             "an ONNX TensorProto .pb file (tgc train: an input the data "
+             "does not feed, the same every step)"),
     cl::value_desc("NAME=PATH.npy"), TGC_RUN,
-    cl::sub(cli::getGradcheckCommand()));
+    cl::sub(cli::getGradcheckCommand()), cl::sub(cli::getTrainCommand()));
 static cl::opt<uint64_t> randomSeed(
     "random-inputs",
     cl::desc("Give every argument without --input a random value from SEED "

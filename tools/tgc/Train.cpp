@@ -150,6 +150,28 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
         return reportError(llvm::toString(value.takeError()));
       options.initialParameters[parameter.name] = std::move(*value);
     }
+  // --input: inputs the data does not feed (an attention mask...).
+  FailureOr<ArgumentSources> sources = getArgumentSources({}, std::nullopt);
+  if (failed(sources))
+    return failure();
+  FailureOr<SmallVector<std::optional<Tensor>>> given =
+      readGivenArguments(entry, sources->inputs, sources->allowNonFinite);
+  if (failed(given))
+    return failure();
+  for (auto [index, value] : llvm::enumerate(*given)) {
+    if (!value)
+      continue;
+    std::string name = getArgumentName(entry, index);
+    if (tg::getArgumentRole(entry, index) != tg::Role::Input)
+      return reportError("--input " + name +
+                         ": tgc train reads inputs only (the parameters "
+                         "come from the model or --init, labels from "
+                         "--data)");
+    if (copyTask && index == copyTask->ids && source != "fixed")
+      return reportError("--input " + name +
+                         ": the token ids are fed by --data " + source);
+    options.inputs[name] = std::move(*value);
+  }
   options.steps = steps;
   options.seed = seed;
   if (source == "synthetic-copy")

@@ -323,6 +323,14 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
       return emit() << "'tg.init' is for float arguments";
     return success();
   }
+  if (name == kFrozenAttrName) {
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return emit() << "'tg.frozen' is a unit attribute, got "
+                    << attribute.getValue();
+    if (getArgumentRole(func, argIndex) != Role::Param)
+      return emit() << "'tg.frozen' is for 'param' arguments";
+    return success();
+  }
   return emit() << "unknown argument attribute '" << name << "'";
 }
 

@@ -431,3 +431,14 @@ FlatSymbolRefAttr tgc::tg::getFunctionMesh(FunctionOpInterface function) {
       return sharding.getMesh();
   return {};
 }
+
+FailureOr<std::optional<Mesh>>
+tgc::tg::lookupFunctionMesh(FunctionOpInterface function) {
+  FlatSymbolRefAttr name = getFunctionMesh(function);
+  if (!name)
+    return std::optional<Mesh>();
+  FailureOr<Mesh> mesh = Mesh::lookup(function, name.getValue());
+  if (failed(mesh))
+    return failure();
+  return std::optional<Mesh>(std::move(*mesh));
+}

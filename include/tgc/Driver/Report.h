@@ -12,6 +12,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/TrainingMemory.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -30,6 +31,9 @@ struct ReportRequest {
   std::string memoryTimelineFile;
   /// The figures of the same step before tg-fuse, shown beside the fused.
   std::optional<StepTimeEstimate> unfused;
+  /// The persistent training memory of the same model with every parameter
+  /// trained, shown against the step's (LoRA against full fine-tuning).
+  std::optional<TrainingMemory> fullFineTuning;
 };
 
 /// Prints the report of `function` in `module`, a step as it is (no pass

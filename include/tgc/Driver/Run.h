@@ -43,6 +43,13 @@ struct ArgumentSources {
 mlir::LogicalResult readParameterFile(llvm::StringRef path,
                                       llvm::StringMap<npy::Array> &parameters);
 
+/// The values of the arguments that `inputs` (`NAME=PATH`, as
+/// ArgumentSources::inputs) give, by argument index; errors name the
+/// argument or the file.
+mlir::FailureOr<llvm::SmallVector<std::optional<Tensor>>>
+readGivenArguments(mlir::FunctionOpInterface function,
+                   llvm::ArrayRef<std::string> inputs, bool allowNonFinite);
+
 /// The arguments of `function` from `sources`.
 mlir::FailureOr<llvm::SmallVector<Tensor>>
 prepareArguments(mlir::FunctionOpInterface function,

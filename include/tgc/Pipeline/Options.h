@@ -34,6 +34,22 @@ llvm::cl::ValuesClass getRecomputeStrategyValues();
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
   //===--- The training-step stage ----------------------------------------===//
+  Option<unsigned> lora{
+      *this, "lora",
+      llvm::cl::desc("Add LoRA adapters of rank R to the matmul weights "
+                     "matching lora-targets and freeze the base model "
+                     "(tg-lora; default 0: none)"),
+      llvm::cl::init(0)};
+  Option<double> loraAlpha{
+      *this, "lora-alpha",
+      llvm::cl::desc("LoRA alpha: the adapters' output is scaled by "
+                     "alpha / R (default 0: alpha = R, a scaling of 1)"),
+      llvm::cl::init(0.0)};
+  ListOption<std::string> loraTargets{
+      *this, "lora-targets",
+      llvm::cl::desc("With lora: globs of the weights' tg.name to adapt "
+                     "(default: every parameter used only as a matmul "
+                     "weight)")};
   Option<PrecisionPolicy> precision{
       *this, "precision",
       llvm::cl::desc("Mixed precision; parameters, gradients and optimizer "

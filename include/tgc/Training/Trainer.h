@@ -59,6 +59,9 @@ struct TrainerOptions {
   /// Starting values of `param` arguments by tg.name (an imported model's
   /// weights, for fine-tuning); the others start random.
   llvm::StringMap<Tensor> initialParameters;
+  /// Values of `input` arguments by tg.name (--input files), the same at
+  /// every step; the others: see runTraining.
+  llvm::StringMap<Tensor> inputs;
 };
 
 /// What one step did.
@@ -82,9 +85,15 @@ struct TrainingRun {
 
 /// Runs `options.steps` steps of `step`. Arguments start as `tgc run
 /// --random-inputs seed` makes them, but for the parameters given in
-/// `options.initialParameters` (a name with no such parameter, or a value of
-/// another shape, is an error); the `step` hyper counts from 1; integer
-/// hypers without a default (dropout seeds) are drawn anew each step.
+/// `options.initialParameters` and the inputs given in `options.inputs` (a
+/// name with no such argument, or a value of another shape, is an error);
+/// the `step` hyper counts from 1; integer hypers without a default (dropout
+/// seeds) are drawn anew each step. An integer `input` not in
+/// `options.inputs` gets the default its name says: an attention mask (a
+/// name with `mask`) all ones, token type ids (`token_type`) zeros,
+/// position ids (`position`) 0, 1, ... along the last dimension; else it
+/// must be token ids or labels (it reaches an embedding's ids or a loss's
+/// labels), which the data feeds: one that is not is an error naming it.
 /// `onStep` is called after every step. A non-finite loss is an error
 /// reported on the function.
 mlir::FailureOr<TrainingRun>

@@ -10,6 +10,82 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TGLora : Pass<"tg-lora", "::mlir::ModuleOp"> {
+  let summary = "Add LoRA adapters to the matmuls of the targeted weights; freeze the base";
+  let description = [{
+    Low-rank adaptation (Hu et al., 2021) of any forward graph, imported or
+    from the zoo. Every `param` argument whose `tg.name` matches one of the
+    `targets` globs (every parameter when none is given) and that is only
+    used as the weight of matmuls, `y = x @ W` (`W` the right-hand operand,
+    with or without `transpose_b` or through a `tg.transpose` of its last two
+    dimensions, as ONNX exports of `nn.Linear` read it; shared by a batch or
+    batched itself),
+    gets two new `param` arguments after the existing ones, in the order of
+    the weights:
+
+    * `A`, `[..., in, rank]`, initialized like every parameter (normal, std
+      0.02), and
+    * `B`, `[..., rank, out]`, with `tg.init = "zeros"`, so that the adapted
+      graph starts as the base graph computes,
+
+    where `in` and `out` are the sizes the matmul contracts and produces
+    (`[out, in]` is `W` itself under `transpose_b`) and `...` are the batch
+    dimensions of a batched `W`. Their names are PEFT's for a
+    `P.weight` (`P.lora_A.weight`, `P.lora_B.weight`), else `W.lora_A` and
+    `W.lora_B`. Each matmul of `W` (one adapter per weight, shared by all its
+    matmuls) then adds `((x @ A) @ B) * (alpha / rank)`, the scaling a splat
+    `tg.constant`. Every `param` of the function that is not an adapter (the
+    base model) gets `tg.frozen`: `tg-autodiff` builds no gradient for it,
+    so the optimizer trains the adapters only and the base weights come out
+    of training bit-identical.
+
+    Errors: a `rank` below 1 or above the `in` or `out` of a targeted
+    weight, a negative `alpha`, a malformed glob, a glob that adapts no
+    parameter of the module (named in the error), a weight used by its
+    matmuls both as `x @ W` and as `x @ W^T`, and adapter
+    names that the function already has (the pass ran twice). A parameter a
+    glob names that is not only a matmul's weight (a norm scale, an
+    embedding table, a weight also read by `tg.embedding`, e.g. GPT-2's tied
+    `wte`) is left unadapted with a remark.
+
+    Before (`rank=2 alpha=4 targets=w`):
+
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32> {tg.role = "input"},
+                 %w: tensor<8x16xf32> {tg.role = "param", tg.name = "w"}) -> ... {
+      %y = tg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32> {tg.role = "input"},
+                 %w: tensor<8x16xf32> {tg.frozen, tg.role = "param", tg.name = "w"},
+                 %a: tensor<8x2xf32> {tg.role = "param", tg.name = "w.lora_A"},
+                 %b: tensor<2x16xf32> {tg.init = "zeros", tg.role = "param", tg.name = "w.lora_B"}) -> ... {
+      %y = tg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+      %down = tg.matmul %x, %a : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+      %up = tg.matmul %down, %b : (tensor<4x2xf32>, tensor<2x16xf32>) -> tensor<4x16xf32>
+      %s = tg.constant dense<2.000000e+00> : tensor<4x16xf32>
+      %scaled = tg.mul %up, %s : tensor<4x16xf32>
+      %y2 = tg.add %y, %scaled : tensor<4x16xf32>
+    ```
+
+    and every use of `%y` reads `%y2`.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"8",
+           "The rank r of the adapters (at least 1, at most the in and out "
+           "sizes of every targeted weight)">,
+    Option<"alpha", "alpha", "double", /*default=*/"0.0",
+           "LoRA alpha: the adapters' output is scaled by alpha / rank (0: "
+           "alpha = rank, a scaling of 1)">,
+    ListOption<"targets", "targets", "std::string",
+               "Globs of the weights' tg.name to adapt (default: every "
+               "parameter used only as a matmul weight)">,
+  ];
+}
+
 def TGMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "Autocast a forward graph: low-precision compute, fp32 master weights";
   let description = [{
@@ -104,8 +180,9 @@ def TGAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
 
     Frozen parameters (parameter-efficient fine-tuning): a parameter whose
     `tg.name` matches a `frozen` glob, or that matches none of the
-    `trainable` globs when some are given, gets no gradient, and no backward
-    work is built for it alone (no weight-gradient matmul).
+    `trainable` globs when some are given, or that carries `tg.frozen`
+    (`tg-lora`'s base model), gets no gradient, and no backward work is
+    built for it alone (no weight-gradient matmul).
 
     Before:
 
@@ -655,7 +732,8 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
     only around its use); other conversions are shared by the ops that need
     the same layout. A mean loss gradient over split tokens is scaled by
     the device's share. With `explain`, a remark per collective: the value,
-    the op that needs it, why, and its bytes per device.
+    the op that needs it, why, the bytes each device sends and the modelled
+    time on the link its group spans.
 
     ```mlir
     // mesh dp=2: the weight gradient of a data-parallel matmul.

@@ -36,10 +36,11 @@ struct ParameterSpec {
   int64_t getNumElements() const;
 };
 
-/// LoRA adapters (Hu et al., 2021; PEFT's names): every linear layer whose
-/// weight `P.weight` matches one of `targets` gets `P.lora_A.weight`
-/// [in, rank] and `P.lora_B.weight` [rank, out], and computes
-/// `y = x W + ((x A) B) * (alpha / rank)`.
+/// LoRA adapters (Hu et al., 2021), added to a built model by the tg-lora
+/// pass (addLoraAdapters): every linear weight `P.weight` that one of
+/// `targets` matches gets `P.lora_A.weight` [in, rank] and
+/// `P.lora_B.weight` [rank, out], each of its matmuls computes
+/// `x W + ((x A) B) * (alpha / rank)`, and the base model is frozen.
 struct LoraConfig {
   /// 0: no adapters.
   int64_t rank = 0;
@@ -51,7 +52,6 @@ struct LoraConfig {
 
   bool isEnabled() const { return rank > 0; }
   double getAlpha() const { return alpha > 0.0 ? alpha : double(rank); }
-  double getScaling() const { return getAlpha() / double(rank); }
 };
 
 /// GPT-2 as Hugging Face's GPT2LMHeadModel computes it.
@@ -137,24 +137,24 @@ llvm::Error verifyConfig(const GPT2Config &config);
 llvm::Error verifyConfig(const LlamaConfig &config);
 llvm::Error verifyConfig(const MLPConfig &config);
 
-/// The parameters in the order of the framework's state dict, then the LoRA
-/// adapters (if any; A then B of each target, in the order of the targets'
-/// weights), which is also the order of the `param` arguments of the built
-/// function. The config must have passed verifyConfig.
+/// The parameters in the order of the framework's state dict, which is also
+/// the order of the `param` arguments of the built function (LoRA adapters
+/// aside: see getBuiltParameters). The config must have passed verifyConfig.
 llvm::SmallVector<ParameterSpec> getParameters(const GPT2Config &config);
 llvm::SmallVector<ParameterSpec> getParameters(const LlamaConfig &config);
 llvm::SmallVector<ParameterSpec> getParameters(const MLPConfig &config);
 
-/// The weights of the linear layers (`x @ W`), which LoRA may target: gpt2's
-/// c_attn, c_proj, c_fc and mlp.c_proj (not the embeddings, nor the LM head
-/// tied to wte), llama's q/k/v/o, gate/up/down projections and lm_head.
-llvm::SmallVector<std::string> getLinearWeights(const GPT2Config &config);
-llvm::SmallVector<std::string> getLinearWeights(const LlamaConfig &config);
+/// The `param` arguments of a built function, in order: with LoRA, the
+/// base parameters and then the adapters tg-lora added.
+llvm::SmallVector<ParameterSpec> getBuiltParameters(mlir::ModuleOp module);
 
 /// The default --lora-targets: gpt2 `*c_attn.weight`, llama
 /// `*q_proj.weight,*v_proj.weight` (PEFT's defaults).
 llvm::SmallVector<std::string, 2> getDefaultLoraTargets(const GPT2Config &);
 llvm::SmallVector<std::string, 2> getDefaultLoraTargets(const LlamaConfig &);
+/// The configuration's --lora-targets, else the model's default.
+llvm::SmallVector<std::string, 2> getLoraTargets(const GPT2Config &config);
+llvm::SmallVector<std::string, 2> getLoraTargets(const LlamaConfig &config);
 
 /// Whether `name` is a LoRA adapter (`*.lora_A.weight`, `*.lora_B.weight`).
 bool isLoraParameter(llvm::StringRef name);
@@ -177,7 +177,8 @@ void printParameterSummary(llvm::raw_ostream &os,
                            llvm::ArrayRef<ParameterSpec> params);
 
 /// Builds a module with one function `functionName` computing the forward
-/// pass and the loss, then verifies it. Failure (a bug of the builder) has
+/// pass and the loss (LoRA adapters aside: addLoraAdapters), then verifies
+/// it. Failure (a bug of the builder) has
 /// been reported through the context's diagnostic handler. The config must
 /// have passed verifyConfig.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
@@ -189,6 +190,14 @@ buildModel(mlir::MLIRContext &context, const LlamaConfig &config,
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModel(mlir::MLIRContext &context, const MLPConfig &config,
            llvm::StringRef functionName);
+
+/// Runs tg-lora on a built model: adapters of `lora`'s rank and alpha on the
+/// weights that `targets` match (the linear layers' weights: a glob naming
+/// an embedding, a norm or nothing adapts nothing, which is an error).
+/// Failure has been reported through the context's diagnostic handler.
+mlir::LogicalResult addLoraAdapters(mlir::ModuleOp module,
+                                    const LoraConfig &lora,
+                                    llvm::ArrayRef<std::string> targets);
 
 } // namespace tgc::zoo
 

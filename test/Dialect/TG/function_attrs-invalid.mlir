@@ -283,6 +283,22 @@ func.func @init_int(%w: tensor<4xi64> {tg.role = "param", tg.init = "zeros"}) {
 
 // -----
 
+// tg.frozen is a unit attribute.
+// expected-error @+1 {{argument #0 of 'frozen_value': 'tg.frozen' is a unit attribute, got true}}
+func.func @frozen_value(%w: tensor<4xf32> {tg.role = "param", tg.frozen = true}) {
+  return
+}
+
+// -----
+
+// tg.frozen is for parameters: nothing else is trained anyway.
+// expected-error @+1 {{argument #0 of 'frozen_input': 'tg.frozen' is for 'param' arguments}}
+func.func @frozen_input(%x: tensor<4xf32> {tg.role = "input", tg.frozen}) {
+  return
+}
+
+// -----
+
 // The memory plan: one non-negative offset per result.
 func.func @offsets_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'tg.offsets' must be an array<i64> of one non-negative offset per result (1), got array<i64: 0, 256>}}

@@ -39,6 +39,9 @@ def TG_Dialect : Dialect {
     * `tg.init` on a float `param` argument: how a fresh run initializes it,
       `"normal"` (mean 0, standard deviation 0.02, the default), `"zeros"`
       (e.g. LoRA's B matrices) or `"ones"`.
+    * `tg.frozen` (a unit attribute) on a `param` argument: the parameter is
+      not trained; `tg-autodiff` builds no gradient for it, whatever its
+      `frozen`/`trainable` globs say (`tg-lora` freezes the base model).
     * `tg.aliases = N` on a result: the result is the new value of argument
       `N`, which must have the same type and the role `param` or `state`; at
       most one result aliases a given argument. The buffer may be updated in
@@ -59,6 +62,7 @@ def TG_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kAliasesAttrName = "tg.aliases";
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "tg.default";
     static constexpr ::llvm::StringLiteral kInitAttrName = "tg.init";
+    static constexpr ::llvm::StringLiteral kFrozenAttrName = "tg.frozen";
     /// The memory plan (tg-memory-plan): byte offsets in the arena.
     static constexpr ::llvm::StringLiteral kOffsetAttrName = "tg.offset";
     static constexpr ::llvm::StringLiteral kOffsetsAttrName = "tg.offsets";

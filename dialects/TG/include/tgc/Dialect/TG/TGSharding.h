@@ -88,6 +88,10 @@ ShardingAttr getValueSharding(mlir::Value value);
 /// The mesh a function's shardings refer to: the first `tg.sharding` of its
 /// arguments and results (all must name the same mesh). Null when none.
 mlir::FlatSymbolRefAttr getFunctionMesh(mlir::FunctionOpInterface function);
+/// The Mesh of getFunctionMesh: nullopt when the function has no sharding,
+/// a located error when its grid is missing or has no axis names.
+mlir::FailureOr<std::optional<Mesh>>
+lookupFunctionMesh(mlir::FunctionOpInterface function);
 
 } // namespace tgc::tg
 

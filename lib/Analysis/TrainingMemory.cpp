@@ -101,16 +101,17 @@ static void addParameterCopies(MemoryCategory &category, Value param) {
 /// all-reduced full gradient and each device updates its slice: the full
 /// gradient is what is stored). A reduce-scatter's result (ZeRO-2) is
 /// stored as it is.
-static Value getStoredValue(Value value) {
+static Value getStoredValue(Value value, bool isGradient) {
   if (auto arg = dyn_cast<BlockArgument>(value))
     if (auto fusion =
             dyn_cast_or_null<tg::FusionOp>(arg.getOwner()->getParentOp()))
       value = fusion.getInputs()[arg.getArgNumber()];
-  // The full gradient is stored where the slice cuts an all-reduce's result
-  // (ZeRO-1); a slice of anything else (a padded gradient under ZeRO-2) is
-  // all that is kept.
+  // A parameter is stored whole where its update reads a slice of it; a
+  // gradient is stored whole where the slice cuts an all-reduce's result
+  // (ZeRO-1), while a slice of anything else (a padded gradient under
+  // ZeRO-2) is all that is kept.
   while (auto slice = value.getDefiningOp<shard::AllSliceOp>()) {
-    if (!slice.getInput().getDefiningOp<shard::AllReduceOp>())
+    if (isGradient && !slice.getInput().getDefiningOp<shard::AllReduceOp>())
       break;
     value = slice.getInput();
   }
@@ -154,10 +155,11 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   llvm::DenseSet<Value> gradients;
   step.walk([&](tg::OptimizerOpInterface update) {
     // Updates of slices of one gradient (or one parameter) count it once.
-    Value gradient = getStoredValue(update.getParamGrad());
+    Value gradient = getStoredValue(update.getParamGrad(), /*isGradient=*/true);
     if (gradients.insert(gradient).second)
       add(memory.gradients, gradient.getType());
-    Value param = getStoredValue(update.getUpdatedParam());
+    Value param =
+        getStoredValue(update.getUpdatedParam(), /*isGradient=*/false);
     if (updated.insert(param).second)
       add(memory.trainable, param.getType());
     if (memory.optimizer.empty())

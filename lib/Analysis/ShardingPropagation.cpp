@@ -442,7 +442,11 @@ bool ShardingPropagation::update(Value value, const TensorLayout &proposed,
     axes = next;
     changed = true;
   }
-  if (changed && layout.priority == TensorLayout::kUnsetPriority)
+  // A layout is as strong as its weakest part: a gradient split over tp
+  // (priority 2) and then over dp by ZeRO (3) yields to the batch split (1)
+  // of the matmul that produces it.
+  if (changed && (layout.priority == TensorLayout::kUnsetPriority ||
+                  layout.priority < priority))
     layout.priority = priority;
   return changed;
 }

@@ -459,8 +459,8 @@ LogicalResult StepAnnotator::annotateZero() {
       if (zero < 3)
         for (Operation *user : param.getUsers())
           if (auto convert = dyn_cast<ConvertOp>(user)) {
+            // Whole over dp, split as the parameter is over tp.
             TensorLayout copy = paramLayout;
-            copy.priority = Batch;
             decided[convert.getResult()] = copy;
           }
     }
@@ -468,9 +468,7 @@ LogicalResult StepAnnotator::annotateZero() {
     // slice); ZeRO-2 and -3 reduce-scatter it.
     Value grad = update.getParamGrad();
     if (zero == 1 && grad.getDefiningOp()) {
-      TensorLayout whole = paramLayout;
-      whole.priority = Batch;
-      decided[grad] = whole;
+      decided[grad] = paramLayout;
     }
     return WalkResult::advance();
   });

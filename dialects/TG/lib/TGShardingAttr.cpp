@@ -256,30 +256,11 @@ int64_t Mesh::getAxisSize(StringRef axis) const {
   return axisSizes[*getAxisIndex(axis)];
 }
 
-SmallVector<int64_t> Mesh::getCoordinates(int64_t device) const {
-  SmallVector<int64_t> coordinates(axisSizes.size());
-  for (int64_t axis = axisSizes.size() - 1; axis >= 0; --axis) {
-    coordinates[axis] = device % axisSizes[axis];
-    device /= axisSizes[axis];
-  }
-  return coordinates;
-}
-
 int64_t Mesh::getGroupSize(ArrayRef<StringRef> axes) const {
   int64_t size = 1;
   for (StringRef axis : axes)
     size *= getAxisSize(axis);
   return size;
-}
-
-int64_t Mesh::getGroupPosition(int64_t device, ArrayRef<StringRef> axes) const {
-  SmallVector<int64_t> coordinates = getCoordinates(device);
-  int64_t position = 0;
-  for (StringRef axis : axes) {
-    unsigned index = *getAxisIndex(axis);
-    position = position * axisSizes[index] + coordinates[index];
-  }
-  return position;
 }
 
 /// The most devices a mesh may have: far above any cluster, low enough that

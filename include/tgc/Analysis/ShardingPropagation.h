@@ -110,9 +110,6 @@ public:
   void setLastOp(mlir::Operation *op) { lastOp = op; }
 
   const TensorLayout &getLayout(mlir::Value value);
-  bool isAnnotated(mlir::Value value) const {
-    return annotated.contains(value);
-  }
   llvm::ArrayRef<ShardingConflict> getConflicts() const { return conflicts; }
   const tg::Mesh &getMesh() const { return mesh; }
   /// Writes `tg.shardings` on every op with tensor results.

@@ -39,8 +39,8 @@ void buildShardingStage(mlir::OpPassManager &pm,
 void buildPlanningStage(mlir::OpPassManager &pm,
                         const TrainingPipelineOptions &options);
 
-/// The whole pipeline: the training-step stage, sharding, then planning. `pm` must run
-/// on a `builtin.module`; the module is verified after every pass.
+/// The whole pipeline: the training-step stage, sharding, then planning. `pm`
+/// must run on a `builtin.module`; the module is verified after every pass.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

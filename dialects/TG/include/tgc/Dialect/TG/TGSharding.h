@@ -48,14 +48,8 @@ struct Mesh {
   std::optional<unsigned> getAxisIndex(llvm::StringRef axis) const;
   /// The size of axis `axis` (which must exist).
   int64_t getAxisSize(llvm::StringRef axis) const;
-  /// The coordinates of `device` on every axis.
-  llvm::SmallVector<int64_t> getCoordinates(int64_t device) const;
   /// The product of the sizes of `axes`.
   int64_t getGroupSize(llvm::ArrayRef<llvm::StringRef> axes) const;
-  /// The position of `device` in its group over `axes` (mixed radix of its
-  /// coordinates on them, the first major).
-  int64_t getGroupPosition(int64_t device,
-                           llvm::ArrayRef<llvm::StringRef> axes) const;
 
   /// `dp=8,tp=4`: axis names (letters, digits, `_`; unique) with sizes >= 1.
   static llvm::FailureOr<Mesh> parse(llvm::StringRef spec, std::string &error);

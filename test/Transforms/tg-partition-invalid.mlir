@@ -1,0 +1,35 @@
+// RUN: tgc-opt %s --split-input-file --tg-partition --verify-diagnostics
+
+// A sharding whose blocks do not divide the argument (no tg-shard-annotate
+// checked it).
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @uneven(%x: tensor<3x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}]>})
+    -> (tensor<3x4xf32> {tg.role = "output"}) {
+  // expected-error @-2 {{dimension 0 of 'tensor<3x4xf32>' (size 3) cannot be split into 2 equal blocks over [{"dp"}, {}]}}
+  return %x : tensor<3x4xf32>
+}
+
+// -----
+
+// An argument is stored whole or split, never as a partial sum.
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+// expected-error @+1 {{argument #0 cannot be a partial sum}}
+func.func @partial(%x: tensor<4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}], unreduced = {"dp"}>})
+    -> (tensor<4xf32> {tg.role = "output"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Partitioning comes before fusion: a region has no sharding rule.
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @fused(%x: tensor<4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}]>})
+    -> (tensor<4xf32> {tg.role = "output"}) {
+  // expected-error @+1 {{tg-partition runs before tg-fuse: an op with regions cannot be partitioned}}
+  %y = tg.fusion(%x) {kind = "loop"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = tg.exp %a : tensor<4xf32>
+    tg.yield %e : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}

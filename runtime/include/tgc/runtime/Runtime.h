@@ -27,7 +27,11 @@ const char *getSafetensorsDType(DType type);
 bool isFloatDType(DType type);
 
 /// One argument of the step: its tg.name, role, type, place in the arena and
-/// how it starts.
+/// how it starts. In a partitioned step `shape` is the local block of the
+/// global `globalShape`: dimension d is cut into as many blocks as the mesh
+/// axes dimAxes[d] (major first, -1 after the last) have devices together,
+/// and a device holds the block whose number is the mixed-radix number of
+/// its coordinates on those axes (tg.sharding's layout).
 struct ArgumentInfo {
   const char *name;
   DType dtype;
@@ -35,6 +39,8 @@ struct ArgumentInfo {
   int64_t shape[8];
   int64_t offset;
   RandomSpec init;
+  int64_t globalShape[8];
+  int8_t dimAxes[8][4];
 };
 
 /// One result: its place in the arena, and the argument whose new value it
@@ -46,6 +52,25 @@ struct ResultInfo {
   int64_t bytes;
   int aliases;
   bool isLoss;
+};
+
+/// The mesh axes a collective runs along (shard's grid_axes), in order:
+/// a device's rank in the group is the mixed-radix number of its
+/// coordinates on them, the first major.
+struct GroupInfo {
+  int numAxes;
+  int axes[8];
+};
+
+/// The device mesh of a partitioned step (one device: no axes). Ranks are
+/// numbered row-major over the axes, the last innermost (the GPUs of one
+/// node).
+struct MeshInfo {
+  int numAxes;
+  const char *axisNames[8];
+  int64_t axisSizes[8];
+  const GroupInfo *groups;
+  int numGroups;
 };
 
 /// What the trainer needs to know of a step.
@@ -64,7 +89,13 @@ struct StepInfo {
   /// bound (the embedding's rows).
   int copyIds, copyLabels;
   int64_t vocabulary;
+  MeshInfo mesh;
+  /// Identifies the compiled step: every rank must run the same one.
+  const char *fingerprint;
 };
+
+/// The ranks' communication (Comm.h), null for a step of one device.
+struct Communication;
 
 /// What a step runs with: the arena (device memory on the GPU) and the
 /// scratch of region kernels.
@@ -73,6 +104,8 @@ struct Context {
   char *scratch = nullptr;
   /// The step being run (from 1), for messages.
   int64_t step = 0;
+  /// This process's rank and its groups (StepInfo::mesh.groups).
+  Communication *comm = nullptr;
 };
 
 /// C[batch, m, n] = op(A) op(B) for row-major A, B and C of the stored types,
@@ -104,6 +137,26 @@ void attentionGrad(Context &context, const AttentionDesc &desc,
                    const void *dout, const void *q, const void *k,
                    const void *v, const void *out, const void *lse, void *dq,
                    void *dk, void *dv, const char *kernel);
+
+/// The shard dialect's collectives on a partitioned step's group `group`,
+/// for an operand of local shape `shape`: all_reduce (out = op over the
+/// group), all_gather (out = the blocks of the group's ranks joined along
+/// `dim`), reduce_scatter (the all-reduce's block of this rank along
+/// `dim`), all_slice (this rank's block of `in` along `dim`, no
+/// communication).
+enum class ReduceOp { Sum, Max, Min, Average };
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllSlice };
+struct CollectiveDesc {
+  CollectiveKind kind;
+  ReduceOp op;
+  DType type;
+  int group;
+  int dim;
+  int rank;
+  int64_t shape[8];
+};
+void collective(Context &context, const CollectiveDesc &desc, const void *in,
+                void *out, const char *kernel, const char *location);
 
 /// Reports a failed kernel launch (the GPU) with the kernel's name and its
 /// tg source location; nothing on the host.

@@ -1,0 +1,106 @@
+//===- Comm.h - ranks, their launch, and collectives among them -*- C++ -*-===//
+//
+// One process per device. The launch is torchrun's environment (RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or
+// srun's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) or Open MPI's
+// (OMPI_COMM_WORLD_RANK, ...), with MASTER_ADDR/MASTER_PORT for the store.
+// Rank 0 serves a small TCP key-value store at MASTER_ADDR:MASTER_PORT
+// (PyTorch's TCPStore, in spirit); the collectives are an existing engine
+// behind one interface: Gloo over TCP on the host target (CommGloo.cpp),
+// NCCL on the CUDA target (CommNccl.cu), its unique id shared through the
+// store. Every wait (the store, the bootstrap, each collective) has a
+// timeout, so a missing or dead rank is an error on every survivor, never
+// a hang.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_SRC_COMM_H
+#define TGC_RUNTIME_SRC_COMM_H
+
+#include "tgc/runtime/Runtime.h"
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tgc::rt::comm {
+
+/// Where this process stands in the launch.
+struct LaunchEnv {
+  int rank = 0, worldSize = 1;
+  int localRank = 0, localWorldSize = 1;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 0;
+  /// "torchrun", "slurm", "mpi", or "single" (no launch variables: one
+  /// process, no store needed).
+  std::string launcher = "single";
+};
+
+/// Reads the launch variables. Returns nullopt with `error` set when they
+/// are inconsistent (RANK without WORLD_SIZE, RANK >= WORLD_SIZE, a
+/// non-numeric value, a world size above 1 without MASTER_PORT...).
+std::optional<LaunchEnv> readLaunchEnv(std::string &error);
+
+/// The ranks of one group (the whole world, or the devices along some mesh
+/// axes) and the collectives among them. Buffers are the target's device
+/// memory (host memory on the host target). `in` and `out` may be the same
+/// buffer for allReduce. Every call blocks until its result is in `out`
+/// (ordered on the runtime's stream on the CUDA target). On failure (a
+/// peer gone, the timeout) a call prints "error: rank R: <what> failed:
+/// <cause>" and exits 1.
+class Group {
+public:
+  virtual ~Group() = default;
+  virtual int getRank() const = 0;
+  virtual int getSize() const = 0;
+  /// out[i] = op over the ranks of in[i], for `count` elements of `type`
+  /// (F32, F64, BF16, F16, I32, I64; BF16/F16 summed in f32 on the host).
+  /// Average is the sum divided by the group's size.
+  virtual void allReduce(const void *in, void *out, size_t count, DType type,
+                         ReduceOp op, const char *what) = 0;
+  /// out = the ranks' `in` (`bytes` each) one after another, rank order.
+  virtual void allGather(const void *in, void *out, size_t bytes,
+                         const char *what) = 0;
+};
+
+/// The world: all ranks, connected through the store.
+class World {
+public:
+  virtual ~World() = default;
+
+  /// Connects the ranks of `env` (a world of one needs no store). Fails
+  /// with `error` naming the cause (the port in use at the master, no
+  /// master within the timeout, a rank that did not join).
+  static std::unique_ptr<World> create(const LaunchEnv &env,
+                                       double timeoutSeconds,
+                                       std::string &error);
+
+  virtual int getRank() const = 0;
+  virtual int getSize() const = 0;
+  virtual Group &getWorldGroup() = 0;
+
+  /// The group of the ranks that share this rank's `color`, ordered by
+  /// `key` (MPI_Comm_split / ncclCommSplit). Collective: every rank of the
+  /// world calls it, in the same order.
+  virtual std::unique_ptr<Group> split(int color, int key,
+                                       std::string &error) = 0;
+
+  /// Checks that every rank passes the same `fingerprint` (e.g. a hash of
+  /// the compiled step and its mesh). Returns false with `error` naming a
+  /// rank that differs, on every rank.
+  virtual bool checkSame(const std::string &fingerprint,
+                         std::string &error) = 0;
+};
+
+/// `train --nproc N`: starts N copies of this program (argv without
+/// --nproc) with torchrun's variables for one machine (MASTER_ADDR
+/// 127.0.0.1, a free MASTER_PORT), forwards their output, waits for them,
+/// and when one fails reports which rank and why (its exit status or
+/// signal), stops the others after `timeoutSeconds`, and returns 1.
+int launchLocal(int nproc, int argc, char **argv, double timeoutSeconds);
+
+} // namespace tgc::rt::comm
+
+#endif // TGC_RUNTIME_SRC_COMM_H

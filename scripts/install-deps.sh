@@ -15,6 +15,8 @@ PKGS=(
   nlohmann-json3-dev
   # BLAS for the interpreter's matmuls.
   libopenblas-dev
+  # Gloo: the generated host runtime's collectives between ranks (TCP).
+  libgloo-dev
   # numpy, for the tests that check the interpreter against an independent
   # implementation and read/write .npy files (used through /usr/bin/python3).
   python3-numpy

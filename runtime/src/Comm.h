@@ -43,6 +43,11 @@ struct LaunchEnv {
 /// non-numeric value, a world size above 1 without MASTER_PORT...).
 std::optional<LaunchEnv> readLaunchEnv(std::string &error);
 
+/// The seconds every wait (the store, the bootstrap, each collective) may
+/// take: TGC_COMM_TIMEOUT, 300 by default. A value that is not a number
+/// of seconds above 0 is an error that exits.
+double getCommTimeout();
+
 /// The ranks of one group (the whole world, or the devices along some mesh
 /// axes) and the collectives among them. Buffers are the target's device
 /// memory (host memory on the host target). `in` and `out` may be the same
@@ -72,7 +77,9 @@ public:
 
   /// Connects the ranks of `env` (a world of one needs no store). Fails
   /// with `error` naming the cause (the port in use at the master, no
-  /// master within the timeout, a rank that did not join).
+  /// master within the timeout, a rank that did not join). On the CUDA
+  /// target it selects the rank's GPU (LOCAL_RANK's), so it must come
+  /// before anything that touches the GPU (backend::describe, allocate).
   static std::unique_ptr<World> create(const LaunchEnv &env,
                                        double timeoutSeconds,
                                        std::string &error);
@@ -99,6 +106,8 @@ public:
 /// 127.0.0.1, a free MASTER_PORT), forwards their output, waits for them,
 /// and when one fails reports which rank and why (its exit status or
 /// signal), stops the others after `timeoutSeconds`, and returns 1.
+/// SIGINT or SIGTERM to the launcher is forwarded to the ranks, and it
+/// returns 128 + the signal. Returns 0 when every rank exits with 0.
 int launchLocal(int nproc, int argc, char **argv, double timeoutSeconds);
 
 } // namespace tgc::rt::comm

@@ -1,0 +1,365 @@
+//===- CommGloo.cpp - the host target's ranks: Gloo over TCP --------------===//
+//
+// PyTorch's ProcessGroupGloo, in small: one Gloo context per group, its
+// pairs connected through our TCP store (GlooStore below adapts it), one
+// TCP device shared by all of them. Gloo has no 16-bit float arithmetic
+// on the CPU: BF16/F16 are reduced in f32 and rounded back once, as the
+// GPU's NCCL accumulates them in wider precision too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm.h"
+#include "Store.h"
+
+#include "tgc/runtime/Storage.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <unistd.h>
+
+using namespace tgc::rt;
+using namespace tgc::rt::comm;
+
+namespace {
+
+/// Gloo's view of the store: its keys under our prefix, our timeout, and
+/// a timeout that names the rank Gloo waited for.
+class GlooStore : public gloo::rendezvous::Store {
+public:
+  GlooStore(TcpStore &store, std::string prefix, std::vector<int> worldRanks)
+      : store(store), prefix(std::move(prefix)),
+        worldRanks(std::move(worldRanks)) {}
+
+  void set(const std::string &key, const std::vector<char> &data) override {
+    std::string error;
+    if (!store.set(prefix + key, data, error))
+      throw std::runtime_error(error);
+  }
+  std::vector<char> get(const std::string &key) override {
+    std::vector<char> data;
+    std::string error;
+    if (!store.get(prefix + key, data, error))
+      throw std::runtime_error(explain(key, error));
+    return data;
+  }
+  void wait(const std::vector<std::string> &keys) override {
+    for (const std::string &key : keys)
+      get(key);
+  }
+  void wait(const std::vector<std::string> &keys,
+            const std::chrono::milliseconds &) override {
+    wait(keys);
+  }
+
+private:
+  /// Gloo's keys are a group rank ("3": its pairs' addresses) or
+  /// "rank_3" (its host name).
+  std::string explain(const std::string &key, const std::string &error) {
+    if (error.rfind("no '", 0) != 0)
+      return error;
+    std::string digits = key.rfind("rank_", 0) == 0 ? key.substr(5) : key;
+    if (digits.empty() ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      return error;
+    size_t rank = std::stoul(digits);
+    if (rank >= worldRanks.size())
+      return error;
+    return "rank " + std::to_string(worldRanks[rank]) +
+           " did not connect within " +
+           std::to_string(int(store.getTimeout())) + " s (" + error + ")";
+  }
+
+  TcpStore &store;
+  std::string prefix;
+  std::vector<int> worldRanks;
+};
+
+/// Gloo's messages start with the source location that threw them
+/// ("[/build/gloo/transport/tcp/pair.cc:598] Connection closed by
+/// peer..."): not the user's business.
+std::string describe(const std::exception &exception) {
+  std::string text = exception.what();
+  if (!text.empty() && text[0] == '[') {
+    size_t end = text.find("] ");
+    if (end != std::string::npos)
+      text = text.substr(end + 2);
+  }
+  if (text.find("closed by peer") != std::string::npos ||
+      text.find("Connection reset") != std::string::npos)
+    text += " (another rank exited or crashed)";
+  else if (text.find("Timed out") != std::string::npos)
+    text += " (another rank is stuck, or gone without closing its "
+            "connections)";
+  return text;
+}
+
+template <typename T>
+using ReduceFn = void (*)(void *, const void *, const void *, size_t);
+
+template <typename T> ReduceFn<T> getReduceFn(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Max:
+    return &gloo::max<T>;
+  case ReduceOp::Min:
+    return &gloo::min<T>;
+  case ReduceOp::Sum:
+  case ReduceOp::Average:
+    break;
+  }
+  return &gloo::sum<T>;
+}
+
+/// A group of one: the collectives are copies.
+class LocalGroup : public Group {
+public:
+  int getRank() const override { return 0; }
+  int getSize() const override { return 1; }
+  void allReduce(const void *in, void *out, size_t count, DType type, ReduceOp,
+                 const char *) override {
+    if (in != out)
+      std::memmove(out, in, count * getDTypeBytes(type));
+  }
+  void allGather(const void *in, void *out, size_t bytes,
+                 const char *) override {
+    if (in != out)
+      std::memmove(out, in, bytes);
+  }
+};
+
+class GlooGroup : public Group {
+public:
+  GlooGroup(std::shared_ptr<gloo::Context> context, int worldRank,
+            double timeoutSeconds)
+      : context(std::move(context)), worldRank(worldRank),
+        timeout(int64_t(timeoutSeconds * 1000)) {}
+
+  int getRank() const override { return context->rank; }
+  int getSize() const override { return context->size; }
+
+  void allReduce(const void *in, void *out, size_t count, DType type,
+                 ReduceOp op, const char *what) override {
+    try {
+      switch (type) {
+      case DType::F32:
+        return reduce<float>(in, out, count, op);
+      case DType::F64:
+        return reduce<double>(in, out, count, op);
+      case DType::I32:
+        return reduce<int32_t>(in, out, count, op);
+      case DType::I64:
+        return reduce<int64_t>(in, out, count, op);
+      case DType::BF16:
+        return reduceInF32<bf16>(in, out, count, op);
+      case DType::F16:
+        return reduceInF32<f16>(in, out, count, op);
+      default:
+        failCollective(worldRank, what,
+                       std::string("no all-reduce of ") +
+                           getSafetensorsDType(type) + " elements");
+      }
+    } catch (const std::exception &exception) {
+      failCollective(worldRank, what, describe(exception));
+    }
+  }
+
+  void allGather(const void *in, void *out, size_t bytes,
+                 const char *what) override {
+    try {
+      gloo::AllgatherOptions options(context);
+      char *output = static_cast<char *>(out);
+      // Gloo copies the input into its block of the output first; an
+      // input that already is that block needs no copy.
+      if (in != output + bytes * size_t(context->rank))
+        options.setInput(const_cast<char *>(static_cast<const char *>(in)),
+                         bytes);
+      else
+        std::memmove(output + bytes * size_t(context->rank), in, bytes);
+      options.setOutput(output, bytes * size_t(context->size));
+      options.setTag(nextTag++);
+      options.setTimeout(timeout);
+      gloo::allgather(options);
+    } catch (const std::exception &exception) {
+      failCollective(worldRank, what, describe(exception));
+    }
+  }
+
+private:
+  template <typename T>
+  void reduce(const void *in, void *out, size_t count, ReduceOp op) {
+    T *output = static_cast<T *>(out);
+    gloo::AllreduceOptions options(context);
+    // Without an input Gloo reduces the output in place.
+    if (in != out)
+      options.setInput(const_cast<T *>(static_cast<const T *>(in)), count);
+    options.setOutput(output, count);
+    options.setReduceFunction(getReduceFn<T>(op));
+    options.setTag(nextTag++);
+    options.setTimeout(timeout);
+    gloo::allreduce(options);
+    if (op == ReduceOp::Average)
+      for (size_t i = 0; i < count; ++i)
+        output[i] /= T(context->size);
+  }
+
+  template <typename S>
+  void reduceInF32(const void *in, void *out, size_t count, ReduceOp op) {
+    const S *input = static_cast<const S *>(in);
+    std::vector<float> wide(count);
+    for (size_t i = 0; i < count; ++i)
+      wide[i] = ld(input[i]);
+    reduce<float>(wide.data(), wide.data(), count, op);
+    S *output = static_cast<S *>(out);
+    for (size_t i = 0; i < count; ++i)
+      output[i] = st<S>(wide[i]);
+  }
+
+  std::shared_ptr<gloo::Context> context;
+  int worldRank;
+  std::chrono::milliseconds timeout;
+  /// Tells consecutive collectives' messages apart; every rank of the
+  /// group counts the same.
+  uint32_t nextTag = 0;
+};
+
+class GlooWorld : public World {
+public:
+  GlooWorld(const LaunchEnv &env, double timeoutSeconds)
+      : rank(env.rank), size(env.worldSize), timeoutSeconds(timeoutSeconds) {}
+
+  ~GlooWorld() override {
+    // Rank 0's store must outlive the others' last use of it.
+    if (connected)
+      finishThroughStore(*store, rank, size);
+  }
+
+  bool connect(const LaunchEnv &env, std::string &error) {
+    if (size == 1) {
+      worldGroup = std::make_unique<LocalGroup>();
+      return true;
+    }
+    store = TcpStore::create(env.masterAddr, env.masterPort, rank == 0,
+                             timeoutSeconds, error);
+    if (!store)
+      return false;
+    // Everyone checks in first, so that a missing rank is named by the
+    // store rather than by a Gloo connect timeout.
+    std::vector<int> ranks(size);
+    for (int i = 0; i < size; ++i)
+      ranks[i] = i;
+    std::vector<std::string> ignored;
+    if (!exchange(*store, "join", "the start", ranks, rank, "", ignored, error))
+      return false;
+
+    gloo::transport::tcp::attr attr;
+    // Loopback when every rank is on this machine; otherwise the address
+    // of this host's name, or the interface GLOO_SOCKET_IFNAME names (as
+    // in PyTorch).
+    if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME")) {
+      attr.iface = iface;
+    } else if (env.localWorldSize == env.worldSize) {
+      attr.hostname = "127.0.0.1";
+    } else {
+      char host[256] = {};
+      ::gethostname(host, sizeof(host) - 1);
+      attr.hostname = host;
+    }
+    try {
+      device = gloo::transport::tcp::CreateDevice(attr);
+    } catch (const std::exception &exception) {
+      error = "cannot open Gloo's TCP device: " + describe(exception);
+      return false;
+    }
+    std::shared_ptr<gloo::Context> context;
+    if (!connectGroup("world/", ranks, context, error))
+      return false;
+    worldGroup = std::make_unique<GlooGroup>(context, rank, timeoutSeconds);
+    connected = true;
+    return true;
+  }
+
+  int getRank() const override { return rank; }
+  int getSize() const override { return size; }
+  Group &getWorldGroup() override { return *worldGroup; }
+
+  std::unique_ptr<Group> split(int color, int key,
+                               std::string &error) override {
+    if (color < 0) {
+      error = "split: the color " + std::to_string(color) +
+              " is negative; every rank must be in a group";
+      return nullptr;
+    }
+    if (size == 1)
+      return std::make_unique<LocalGroup>();
+    std::string prefix = "split/" + std::to_string(splits++);
+    std::vector<int> members;
+    if (!findSplit(*store, prefix, rank, size, color, key, members, error))
+      return nullptr;
+    if (members.size() == 1)
+      return std::make_unique<LocalGroup>();
+    std::shared_ptr<gloo::Context> context;
+    if (!connectGroup(prefix + "/" + std::to_string(color) + "/", members,
+                      context, error))
+      return nullptr;
+    return std::make_unique<GlooGroup>(context, rank, timeoutSeconds);
+  }
+
+  bool checkSame(const std::string &fingerprint, std::string &error) override {
+    if (size == 1)
+      return true;
+    return checkSameThroughStore(*store, "check/" + std::to_string(checks++),
+                                 rank, size, fingerprint, error);
+  }
+
+private:
+  /// A Gloo context over `members` (world ranks in group order, this rank
+  /// among them), its keys under `prefix`.
+  bool connectGroup(const std::string &prefix, const std::vector<int> &members,
+                    std::shared_ptr<gloo::Context> &result,
+                    std::string &error) {
+    int groupRank =
+        int(std::find(members.begin(), members.end(), rank) - members.begin());
+    auto context = std::make_shared<gloo::rendezvous::Context>(
+        groupRank, int(members.size()));
+    context->setTimeout(
+        std::chrono::milliseconds(int64_t(timeoutSeconds * 1000)));
+    GlooStore glooStore(*store, prefix, members);
+    try {
+      context->connectFullMesh(glooStore, device);
+    } catch (const std::exception &exception) {
+      error = "connecting the ranks through Gloo: " + describe(exception);
+      return false;
+    }
+    result = context;
+    return true;
+  }
+
+  int rank, size;
+  double timeoutSeconds;
+  std::unique_ptr<TcpStore> store;
+  std::shared_ptr<gloo::transport::Device> device;
+  std::unique_ptr<Group> worldGroup;
+  int splits = 0, checks = 0;
+  /// Whether the ranks met: only then does the end wait for them.
+  bool connected = false;
+};
+
+} // namespace
+
+std::unique_ptr<World>
+World::create(const LaunchEnv &env, double timeoutSeconds, std::string &error) {
+  auto world = std::make_unique<GlooWorld>(env, timeoutSeconds);
+  if (!world->connect(env, error))
+    return nullptr;
+  return world;
+}

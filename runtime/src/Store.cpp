@@ -1,0 +1,628 @@
+//===- Store.cpp - the ranks' key-value store over TCP --------------------===//
+//
+// One request at a time per client, framed as
+//   op (1 byte) | key length (u32) | key | value length (u64) | value
+// and answered with a value length (u64) and the value. The server is one
+// thread polling its sockets; a get of a missing key is parked until a set
+// of that key answers it, so a waiting client costs nothing, and the
+// client alone keeps the time (poll with the remaining timeout).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Store.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace tgc::rt::comm;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum Op : char { Hello = 'H', Set = 'S', Get = 'G', Add = 'A' };
+/// What a server says to a client's hello: a port held by something else
+/// is an error, not a silent hang.
+const char *const kGreeting = "tgc-store-1";
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", seconds);
+  return text;
+}
+
+int remainingMs(Clock::time_point deadline) {
+  // Rounded up: a poll that ends before the deadline would look like a
+  // spurious timeout.
+  auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now())
+          .count();
+  return left < 0 ? 0 : left > 1000000000 ? 1000000000 : int(left);
+}
+
+Clock::time_point deadlineAfter(double seconds) {
+  return Clock::now() + std::chrono::microseconds(int64_t(seconds * 1e6));
+}
+
+bool sendAll(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t sent = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR)
+      continue;
+    if (sent <= 0)
+      return false;
+    data += sent;
+    size -= size_t(sent);
+  }
+  return true;
+}
+
+enum class Received { Ok, Closed, TimedOut };
+
+/// Reads exactly `size` bytes before `deadline`.
+Received receiveAll(int fd, char *data, size_t size,
+                    Clock::time_point deadline) {
+  while (size > 0) {
+    pollfd entry{fd, POLLIN, 0};
+    int ready = ::poll(&entry, 1, remainingMs(deadline));
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready < 0)
+      return Received::Closed;
+    if (ready == 0)
+      return Received::TimedOut;
+    ssize_t got = ::recv(fd, data, size, 0);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (got <= 0)
+      return Received::Closed;
+    data += got;
+    size -= size_t(got);
+  }
+  return Received::Ok;
+}
+
+std::string frame(char op, const std::string &key,
+                  const std::vector<char> &value) {
+  std::string message(1, op);
+  uint32_t keySize = uint32_t(key.size());
+  uint64_t valueSize = value.size();
+  message.append(reinterpret_cast<const char *>(&keySize), sizeof(keySize));
+  message += key;
+  message.append(reinterpret_cast<const char *>(&valueSize), sizeof(valueSize));
+  message.append(value.begin(), value.end());
+  return message;
+}
+
+std::string frameReply(const std::vector<char> &value) {
+  uint64_t size = value.size();
+  std::string reply(reinterpret_cast<const char *>(&size), sizeof(size));
+  reply.append(value.begin(), value.end());
+  return reply;
+}
+
+} // namespace
+
+namespace tgc::rt::comm {
+
+/// Rank 0's side: a map of keys to bytes, served on a thread.
+class StoreServer {
+public:
+  static std::unique_ptr<StoreServer> start(int port, std::string &error);
+  ~StoreServer();
+
+private:
+  StoreServer() = default;
+  void run();
+  void accept();
+  /// Handles the complete requests buffered for `fd`; false when the
+  /// client must be dropped.
+  bool serve(int fd);
+  void drop(int fd);
+  bool reply(int fd, const std::vector<char> &value);
+
+  int listener = -1;
+  /// Written to on destruction to wake the thread's poll.
+  int wake[2] = {-1, -1};
+  std::thread thread;
+  std::map<int, std::string> pending;
+  std::map<std::string, std::vector<char>> values;
+  std::map<std::string, std::vector<int>> waiting;
+};
+
+} // namespace tgc::rt::comm
+
+std::unique_ptr<StoreServer> StoreServer::start(int port, std::string &error) {
+  std::unique_ptr<StoreServer> server(new StoreServer());
+  server->listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (server->listener < 0) {
+    error = std::string("cannot open a socket for the store: ") +
+            std::strerror(errno);
+    return nullptr;
+  }
+  // A store that just stopped leaves its port in TIME_WAIT; the next run
+  // may take it. A port that a live process listens on still fails.
+  int one = 1;
+  ::setsockopt(server->listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(uint16_t(port));
+  if (::bind(server->listener, reinterpret_cast<sockaddr *>(&address),
+             sizeof(address)) != 0 ||
+      ::listen(server->listener, 1024) != 0) {
+    if (errno == EADDRINUSE)
+      error = "the master port " + std::to_string(port) +
+              " is in use (another job or a stale process holds it; choose "
+              "another MASTER_PORT)";
+    else
+      error = "cannot serve the store on port " + std::to_string(port) + ": " +
+              std::strerror(errno);
+    return nullptr;
+  }
+  if (::pipe2(server->wake, O_CLOEXEC) != 0) {
+    error = std::string("cannot start the store: ") + std::strerror(errno);
+    return nullptr;
+  }
+  server->thread = std::thread([s = server.get()] { s->run(); });
+  return server;
+}
+
+StoreServer::~StoreServer() {
+  if (thread.joinable()) {
+    char stop = 0;
+    while (::write(wake[1], &stop, 1) < 0 && errno == EINTR) {
+    }
+    thread.join();
+  }
+  for (auto &[fd, buffer] : pending)
+    ::close(fd);
+  for (int fd : {listener, wake[0], wake[1]})
+    if (fd >= 0)
+      ::close(fd);
+}
+
+void StoreServer::run() {
+  std::vector<pollfd> polled;
+  for (;;) {
+    polled.clear();
+    polled.push_back({wake[0], POLLIN, 0});
+    polled.push_back({listener, POLLIN, 0});
+    for (auto &[fd, buffer] : pending)
+      polled.push_back({fd, POLLIN, 0});
+    if (::poll(polled.data(), polled.size(), -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      std::fprintf(stderr, "error: the store stopped: %s\n",
+                   std::strerror(errno));
+      return;
+    }
+    if (polled[0].revents)
+      return;
+    if (polled[1].revents & POLLIN)
+      accept();
+    for (size_t i = 2; i < polled.size(); ++i) {
+      if (!polled[i].revents)
+        continue;
+      int fd = polled[i].fd;
+      char buffer[65536];
+      ssize_t got = ::recv(fd, buffer, sizeof(buffer), 0);
+      if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (got <= 0) {
+        drop(fd);
+        continue;
+      }
+      pending[fd].append(buffer, size_t(got));
+      if (!serve(fd))
+        drop(fd);
+    }
+  }
+}
+
+void StoreServer::accept() {
+  int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0)
+    return;
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // A client that stops reading must not stop the store for everyone.
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+  pending[fd];
+}
+
+void StoreServer::drop(int fd) {
+  ::close(fd);
+  pending.erase(fd);
+  for (auto &[key, fds] : waiting)
+    fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
+}
+
+bool StoreServer::reply(int fd, const std::vector<char> &value) {
+  std::string message = frameReply(value);
+  return sendAll(fd, message.data(), message.size());
+}
+
+bool StoreServer::serve(int fd) {
+  std::string &buffer = pending[fd];
+  for (;;) {
+    uint32_t keySize;
+    uint64_t valueSize;
+    const size_t head = 1 + sizeof(keySize);
+    if (buffer.size() < head)
+      return true;
+    std::memcpy(&keySize, buffer.data() + 1, sizeof(keySize));
+    if (buffer.size() < head + keySize + sizeof(valueSize))
+      return true;
+    std::memcpy(&valueSize, buffer.data() + head + keySize, sizeof(valueSize));
+    size_t total = head + keySize + sizeof(valueSize) + valueSize;
+    if (buffer.size() < total)
+      return true;
+    char op = buffer[0];
+    std::string key = buffer.substr(head, keySize);
+    std::vector<char> value(buffer.begin() + (total - valueSize),
+                            buffer.begin() + total);
+    buffer.erase(0, total);
+
+    switch (op) {
+    case Hello:
+      if (!reply(fd, std::vector<char>(kGreeting,
+                                       kGreeting + std::strlen(kGreeting))))
+        return false;
+      break;
+    case Set: {
+      values[key] = value;
+      if (!reply(fd, {}))
+        return false;
+      // Answer the parked gets; one that fails only loses its client.
+      std::vector<int> waiters;
+      waiters.swap(waiting[key]);
+      waiting.erase(key);
+      for (int waiter : waiters)
+        if (waiter != fd && !reply(waiter, value))
+          ::shutdown(waiter, SHUT_RDWR);
+      break;
+    }
+    case Get: {
+      auto found = values.find(key);
+      if (found == values.end())
+        waiting[key].push_back(fd);
+      else if (!reply(fd, found->second))
+        return false;
+      break;
+    }
+    case Add: {
+      int64_t delta = 0, sum = 0;
+      if (value.size() != sizeof(delta))
+        return false;
+      std::memcpy(&delta, value.data(), sizeof(delta));
+      std::vector<char> &stored = values[key];
+      if (stored.size() == sizeof(sum))
+        std::memcpy(&sum, stored.data(), sizeof(sum));
+      sum += delta;
+      stored.assign(reinterpret_cast<const char *>(&sum),
+                    reinterpret_cast<const char *>(&sum) + sizeof(sum));
+      if (!reply(fd, stored))
+        return false;
+      break;
+    }
+    default:
+      // Not a client of ours: drop it rather than guess.
+      return false;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The client
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One connection attempt to every address of `host`:`port`, each bounded
+/// by `deadline`. Returns the socket or -1; `fatal` when retrying cannot
+/// help (the name does not resolve).
+int connectOnce(const std::string &host, int port, Clock::time_point deadline,
+                std::string &fatal) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo *addresses = nullptr;
+  int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
+                             &addresses);
+  if (status != 0) {
+    if (status != EAI_AGAIN)
+      fatal = "cannot resolve the master address '" + host +
+              "': " + ::gai_strerror(status);
+    return -1;
+  }
+  int connected = -1;
+  for (addrinfo *address = addresses; address && connected < 0;
+       address = address->ai_next) {
+    int fd = ::socket(address->ai_family,
+                      address->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                      address->ai_protocol);
+    if (fd < 0)
+      continue;
+    // Non-blocking, so that an address that drops packets costs the
+    // timeout at most, not the kernel's two minutes.
+    int result = ::connect(fd, address->ai_addr, address->ai_addrlen);
+    if (result != 0 && errno == EINPROGRESS) {
+      pollfd entry{fd, POLLOUT, 0};
+      int error = 0;
+      socklen_t size = sizeof(error);
+      if (::poll(&entry, 1, remainingMs(deadline)) == 1 &&
+          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 &&
+          error == 0)
+        result = 0;
+    }
+    if (result == 0) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      connected = fd;
+    } else {
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(addresses);
+  return connected;
+}
+
+} // namespace
+
+std::unique_ptr<TcpStore> TcpStore::create(const std::string &host, int port,
+                                           bool serve, double timeoutSeconds,
+                                           std::string &error) {
+  std::unique_ptr<TcpStore> store(new TcpStore());
+  store->host = host;
+  store->port = port;
+  store->timeoutSeconds = timeoutSeconds;
+  if (serve && !(store->server = StoreServer::start(port, error)))
+    return nullptr;
+
+  Clock::time_point deadline = deadlineAfter(timeoutSeconds);
+  for (;;) {
+    std::string fatal;
+    store->socket = connectOnce(host, port, deadline, fatal);
+    if (store->socket >= 0)
+      break;
+    if (!fatal.empty()) {
+      error = fatal;
+      return nullptr;
+    }
+    if (Clock::now() >= deadline) {
+      error = "no master at " + store->describe() + " after " +
+              formatSeconds(timeoutSeconds) +
+              " (rank 0 serves the store there: did it start, and do "
+              "MASTER_ADDR and MASTER_PORT name it?)";
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  timeval limit{long(timeoutSeconds), 0};
+  ::setsockopt(store->socket, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+
+  std::vector<char> greeting;
+  if (!store->request(Hello, "", {}, greeting, error)) {
+    error = "the master at " + store->describe() +
+            " does not answer as tgc's store (" + error +
+            "): is MASTER_PORT held by another program?";
+    return nullptr;
+  }
+  if (std::string(greeting.begin(), greeting.end()) != kGreeting) {
+    error = "the master at " + store->describe() +
+            " does not answer as tgc's store: is MASTER_PORT held by "
+            "another program?";
+    return nullptr;
+  }
+  return store;
+}
+
+TcpStore::~TcpStore() {
+  if (socket >= 0)
+    ::close(socket);
+  // The server (rank 0's) stops after its own client is gone.
+  server.reset();
+}
+
+std::string TcpStore::describe() const {
+  return host + ":" + std::to_string(port);
+}
+
+bool TcpStore::request(char op, const std::string &key,
+                       const std::vector<char> &value, std::vector<char> &reply,
+                       std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (broken) {
+    error = "the connection to the store at " + describe() +
+            " was abandoned after a timeout";
+    return false;
+  }
+  std::string message = frame(op, key, value);
+  if (!sendAll(socket, message.data(), message.size())) {
+    broken = true;
+    error = "lost the store at " + describe() + " (" + std::strerror(errno) +
+            "; did rank 0 exit?)";
+    return false;
+  }
+  Clock::time_point deadline = deadlineAfter(timeoutSeconds);
+  uint64_t size = 0;
+  Received received = receiveAll(socket, reinterpret_cast<char *>(&size),
+                                 sizeof(size), deadline);
+  if (received == Received::Ok) {
+    reply.resize(size);
+    received = receiveAll(socket, reply.data(), size, deadline);
+  }
+  if (received == Received::Ok)
+    return true;
+  broken = true;
+  if (received == Received::TimedOut)
+    error = "timed out after " + formatSeconds(timeoutSeconds);
+  else
+    error = "lost the store at " + describe() + " (did rank 0 exit?)";
+  return false;
+}
+
+bool TcpStore::set(const std::string &key, const std::vector<char> &value,
+                   std::string &error) {
+  std::vector<char> reply;
+  return request(Set, key, value, reply, error);
+}
+
+bool TcpStore::get(const std::string &key, std::vector<char> &value,
+                   std::string &error, bool *timedOut) {
+  if (request(Get, key, {}, value, error))
+    return true;
+  bool expired = error.rfind("timed out", 0) == 0;
+  if (expired)
+    error =
+        "no '" + key + "' in the store after " + formatSeconds(timeoutSeconds);
+  if (timedOut)
+    *timedOut = expired;
+  return false;
+}
+
+bool TcpStore::add(const std::string &key, int64_t delta, int64_t &value,
+                   std::string &error) {
+  std::vector<char> operand(reinterpret_cast<const char *>(&delta),
+                            reinterpret_cast<const char *>(&delta) +
+                                sizeof(delta));
+  std::vector<char> reply;
+  if (!request(Add, key, operand, reply, error))
+    return false;
+  if (reply.size() != sizeof(value)) {
+    error = "the store answered an add of '" + key + "' with " +
+            std::to_string(reply.size()) + " bytes";
+    return false;
+  }
+  std::memcpy(&value, reply.data(), sizeof(value));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// What the worlds do through the store
+//===----------------------------------------------------------------------===//
+
+bool tgc::rt::comm::exchange(TcpStore &store, const std::string &prefix,
+                             const char *what, const std::vector<int> &ranks,
+                             int self, const std::string &value,
+                             std::vector<std::string> &values,
+                             std::string &error) {
+  if (!store.set(prefix + "/" + std::to_string(self),
+                 std::vector<char>(value.begin(), value.end()), error))
+    return false;
+  values.assign(ranks.size(), std::string());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    std::vector<char> bytes;
+    bool timedOut = false;
+    if (!store.get(prefix + "/" + std::to_string(ranks[i]), bytes, error,
+                   &timedOut)) {
+      if (timedOut)
+        error = "rank " + std::to_string(ranks[i]) + " did not reach " + what +
+                " within " + formatSeconds(store.getTimeout()) +
+                " (it failed, or is stuck, or the launch started fewer "
+                "ranks than WORLD_SIZE)";
+      return false;
+    }
+    values[i].assign(bytes.begin(), bytes.end());
+  }
+  return true;
+}
+
+bool tgc::rt::comm::checkSameThroughStore(TcpStore &store,
+                                          const std::string &prefix, int rank,
+                                          int size,
+                                          const std::string &fingerprint,
+                                          std::string &error) {
+  std::vector<int> ranks(size);
+  for (int i = 0; i < size; ++i)
+    ranks[i] = i;
+  std::vector<std::string> fingerprints;
+  if (!exchange(store, prefix, "the check of the compiled step", ranks, rank,
+                fingerprint, fingerprints, error))
+    return false;
+  auto shorten = [](const std::string &text) {
+    return text.size() <= 24 ? text : text.substr(0, 24) + "...";
+  };
+  for (int i = 1; i < size; ++i)
+    if (fingerprints[i] != fingerprints[0]) {
+      error = "rank " + std::to_string(i) +
+              " runs a different compiled step than rank 0 (fingerprint " +
+              shorten(fingerprints[i]) + ", rank 0's " +
+              shorten(fingerprints[0]) +
+              "): every rank must run the same step.json and mesh";
+      return false;
+    }
+  return true;
+}
+
+bool tgc::rt::comm::findSplit(TcpStore &store, const std::string &prefix,
+                              int rank, int size, int color, int key,
+                              std::vector<int> &members, std::string &error) {
+  std::vector<int> ranks(size);
+  for (int i = 0; i < size; ++i)
+    ranks[i] = i;
+  std::vector<std::string> entries;
+  if (!exchange(store, prefix, "the split into groups", ranks, rank,
+                std::to_string(color) + " " + std::to_string(key), entries,
+                error))
+    return false;
+  std::vector<std::pair<int, int>> sorted;
+  for (int i = 0; i < size; ++i) {
+    int otherColor = 0, otherKey = 0;
+    if (std::sscanf(entries[i].c_str(), "%d %d", &otherColor, &otherKey) != 2) {
+      error = "rank " + std::to_string(i) + " sent a malformed split entry";
+      return false;
+    }
+    if (otherColor == color)
+      sorted.push_back({otherKey, i});
+  }
+  std::sort(sorted.begin(), sorted.end());
+  members.clear();
+  for (auto &[otherKey, member] : sorted)
+    members.push_back(member);
+  return true;
+}
+
+void tgc::rt::comm::finishThroughStore(TcpStore &store, int rank, int size) {
+  std::string error;
+  int64_t arrived = 0;
+  if (!store.add("finish", 1, arrived, error))
+    return;
+  if (arrived == size)
+    store.set("finish/all", {}, error);
+  if (rank != 0)
+    return;
+  std::vector<char> ignored;
+  if (!store.get("finish/all", ignored, error))
+    std::fprintf(stderr,
+                 "warning: rank 0: not every rank reached the end within %s; "
+                 "closing the store\n",
+                 formatSeconds(store.getTimeout()).c_str());
+}
+
+void tgc::rt::comm::failCollective(int rank, const std::string &what,
+                                   const std::string &cause) {
+  std::fprintf(stderr, "error: rank %d: %s failed: %s\n", rank, what.c_str(),
+               cause.c_str());
+  // The engine's threads (Gloo's event loop, NCCL's proxy) still run and
+  // may hold locks that exit handlers need: flush and leave at once.
+  std::fflush(nullptr);
+  std::_Exit(1);
+}

@@ -1,0 +1,570 @@
+//===- CommTests.cpp - ranks, their launch and collectives, over Gloo -----===//
+//
+// `TGCRuntimeCommTests <test>` is the driver: it starts ranks of this same
+// program (`TGCRuntimeCommTests rank <scenario>`) through launchLocal, as
+// `train --nproc N` does, or alone with hand-set variables, and checks
+// their exit status, their messages and how long they took. The bad
+// launches run with a short TGC_COMM_TIMEOUT so that the suite stays fast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm.h"
+#include "Store.h"
+
+#include "tgc/runtime/Storage.h"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace tgc::rt;
+using namespace tgc::rt::comm;
+
+static int failures = 0;
+#define CHECK(condition)                                                       \
+  do {                                                                         \
+    if (!(condition)) {                                                        \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,    \
+                   #condition);                                                \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+//===----------------------------------------------------------------------===//
+// The ranks' side
+//===----------------------------------------------------------------------===//
+
+static void testCollectives(World &world) {
+  Group &group = world.getWorldGroup();
+  const int n = group.getSize(), r = group.getRank();
+  CHECK(n == world.getSize() && r == world.getRank());
+
+  // f32: every op, out of place and in place, and a buffer long enough
+  // for Gloo to cut into segments.
+  const size_t count = 100003;
+  std::vector<float> in(count), out(count);
+  for (size_t i = 0; i < count; ++i)
+    in[i] = float(r) + float(i % 64) * 0.5f;
+  const float rankSum = float(n * (n - 1) / 2);
+  group.allReduce(in.data(), out.data(), count, DType::F32, ReduceOp::Sum,
+                  "f32 sum");
+  bool ok = true;
+  for (size_t i = 0; i < count; ++i)
+    ok &= out[i] == rankSum + float(n) * float(i % 64) * 0.5f;
+  CHECK(ok);
+  group.allReduce(in.data(), out.data(), 64, DType::F32, ReduceOp::Max,
+                  "f32 max");
+  CHECK(out[3] == float(n - 1) + 1.5f);
+  group.allReduce(in.data(), out.data(), 64, DType::F32, ReduceOp::Min,
+                  "f32 min");
+  CHECK(out[3] == 1.5f);
+  group.allReduce(in.data(), out.data(), 64, DType::F32, ReduceOp::Average,
+                  "f32 average");
+  CHECK(out[3] == rankSum / float(n) + 1.5f);
+  std::vector<float> inPlace = {float(r), 1.0f};
+  group.allReduce(inPlace.data(), inPlace.data(), 2, DType::F32, ReduceOp::Sum,
+                  "f32 in place");
+  CHECK(inPlace[0] == rankSum && inPlace[1] == float(n));
+
+  // bf16 and f16: summed in f32 and rounded once. 256 + 1 + ... is not a
+  // bf16 value for 4 ranks (8 bits of mantissa): 256 + 6 = 262 is.
+  std::vector<bf16> halfIn = {st<bf16>(float(r + 1)), st<bf16>(256.0f + r)},
+                    halfOut(2);
+  group.allReduce(halfIn.data(), halfOut.data(), 2, DType::BF16, ReduceOp::Sum,
+                  "bf16 sum");
+  CHECK(ld(halfOut[0]) == float(n * (n + 1) / 2));
+  CHECK(ld(halfOut[1]) == ld(st<bf16>(256.0f * n + rankSum)));
+  group.allReduce(halfIn.data(), halfOut.data(), 2, DType::BF16,
+                  ReduceOp::Average, "bf16 average");
+  CHECK(ld(halfOut[0]) == float(n + 1) / 2);
+  group.allReduce(halfIn.data(), halfOut.data(), 2, DType::BF16, ReduceOp::Max,
+                  "bf16 max");
+  CHECK(ld(halfOut[0]) == float(n));
+  std::vector<f16> f16In = {st<f16>(0.25f * r)}, f16Out(1);
+  group.allReduce(f16In.data(), f16Out.data(), 1, DType::F16, ReduceOp::Sum,
+                  "f16 sum");
+  CHECK(ld(f16Out[0]) == 0.25f * rankSum);
+
+  // Integers: 64 bits survive, Average truncates.
+  std::vector<int64_t> longIn = {(int64_t(1) << 40) + r, -r}, longOut(2);
+  group.allReduce(longIn.data(), longOut.data(), 2, DType::I64, ReduceOp::Sum,
+                  "i64 sum");
+  CHECK(longOut[0] == (int64_t(n) << 40) + int64_t(rankSum));
+  CHECK(longOut[1] == -int64_t(rankSum));
+  group.allReduce(longIn.data(), longOut.data(), 2, DType::I64, ReduceOp::Min,
+                  "i64 min");
+  CHECK(longOut[0] == int64_t(1) << 40 && longOut[1] == -(n - 1));
+  group.allReduce(longIn.data(), longOut.data(), 2, DType::I64, ReduceOp::Max,
+                  "i64 max");
+  CHECK(longOut[0] == (int64_t(1) << 40) + n - 1 && longOut[1] == 0);
+  std::vector<int32_t> intIn = {r}, intOut(1);
+  group.allReduce(intIn.data(), intOut.data(), 1, DType::I32, ReduceOp::Sum,
+                  "i32 sum");
+  CHECK(intOut[0] == int32_t(rankSum));
+  std::vector<double> doubleIn = {double(r)}, doubleOut(1);
+  group.allReduce(doubleIn.data(), doubleOut.data(), 1, DType::F64,
+                  ReduceOp::Average, "f64 average");
+  CHECK(doubleOut[0] == double(rankSum) / n);
+
+  // allGather: rank order, out of place and from this rank's own block.
+  std::vector<int32_t> mine = {r * 10, r * 10 + 1, r * 10 + 2};
+  std::vector<int32_t> all(3 * n, -1);
+  group.allGather(mine.data(), all.data(), sizeof(int32_t) * 3, "gather");
+  ok = true;
+  for (int i = 0; i < 3 * n; ++i)
+    ok &= all[i] == (i / 3) * 10 + i % 3;
+  CHECK(ok);
+  std::vector<int32_t> blocks(n, -1);
+  blocks[r] = 100 + r;
+  group.allGather(blocks.data() + r, blocks.data(), sizeof(int32_t),
+                  "gather in place");
+  ok = true;
+  for (int i = 0; i < n; ++i)
+    ok &= blocks[i] == 100 + i;
+  CHECK(ok);
+}
+
+/// A 2x2 mesh: rank = 2 * row + column.
+static void testMesh(World &world) {
+  std::string error;
+  const int r = world.getRank(), row = r / 2, column = r % 2;
+  std::unique_ptr<Group> rowGroup = world.split(row, column, error);
+  std::unique_ptr<Group> columnGroup = world.split(column, row, error);
+  // One group of everyone, ordered backwards by its key.
+  std::unique_ptr<Group> reversed = world.split(7, -r, error);
+  CHECK(rowGroup && columnGroup && reversed);
+  if (!rowGroup || !columnGroup || !reversed) {
+    std::fprintf(stderr, "rank %d: %s\n", r, error.c_str());
+    return;
+  }
+  CHECK(rowGroup->getSize() == 2 && rowGroup->getRank() == column);
+  CHECK(columnGroup->getSize() == 2 && columnGroup->getRank() == row);
+  CHECK(reversed->getSize() == 4 && reversed->getRank() == 3 - r);
+
+  int64_t value = r, sum = 0;
+  rowGroup->allReduce(&value, &sum, 1, DType::I64, ReduceOp::Sum, "row sum");
+  CHECK(sum == (row == 0 ? 0 + 1 : 2 + 3));
+  columnGroup->allReduce(&value, &sum, 1, DType::I64, ReduceOp::Sum,
+                         "column sum");
+  CHECK(sum == (column == 0 ? 0 + 2 : 1 + 3));
+  int32_t mine = r, rowAll[2] = {-1, -1}, everyone[4] = {-1, -1, -1, -1};
+  rowGroup->allGather(&mine, rowAll, sizeof(mine), "row gather");
+  CHECK(rowAll[0] == 2 * row && rowAll[1] == 2 * row + 1);
+  reversed->allGather(&mine, everyone, sizeof(mine), "reversed gather");
+  CHECK(everyone[0] == 3 && everyone[1] == 2 && everyone[2] == 1 &&
+        everyone[3] == 0);
+  // The world still works after the splits, interleaved with the groups.
+  float one = 1, total = 0;
+  world.getWorldGroup().allReduce(&one, &total, 1, DType::F32, ReduceOp::Sum,
+                                  "world sum");
+  CHECK(total == 4);
+  columnGroup->allReduce(&one, &total, 1, DType::F32, ReduceOp::Sum,
+                         "column sum again");
+  CHECK(total == 2);
+}
+
+static void testCheckSame(World &world) {
+  std::string error;
+  CHECK(world.checkSame("step-a", error));
+  // Rank 2 runs another step: every rank learns it, and of rank 2.
+  bool same =
+      world.checkSame(world.getRank() == 2 ? "step-b" : "step-a", error);
+  CHECK(!same);
+  CHECK(error.find("rank 2 runs a different compiled step") !=
+        std::string::npos);
+  // A third check after a failed one still meets.
+  CHECK(world.checkSame("step-c", error));
+}
+
+/// The ranks' side of every scenario.
+static int runRank(const std::string &scenario) {
+  std::string error;
+  std::optional<LaunchEnv> env = readLaunchEnv(error);
+  if (!env) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  std::unique_ptr<World> world = World::create(*env, getCommTimeout(), error);
+  if (!world) {
+    std::fprintf(stderr, "error: rank %d: %s\n", env->rank, error.c_str());
+    return 1;
+  }
+  if (scenario == "collectives")
+    testCollectives(*world);
+  else if (scenario == "mesh")
+    testMesh(*world);
+  else if (scenario == "check-same")
+    testCheckSame(*world);
+  else if (scenario == "dies" || scenario == "hangs") {
+    float value = 1, sum = 0;
+    for (int step = 1; step <= 1000; ++step) {
+      if (world->getRank() == 1 && step == 3) {
+        if (scenario == "dies")
+          std::raise(SIGKILL);
+        std::this_thread::sleep_for(std::chrono::hours(1));
+      }
+      std::string what = "all_reduce at step " + std::to_string(step);
+      world->getWorldGroup().allReduce(&value, &sum, 1, DType::F32,
+                                       ReduceOp::Sum, what.c_str());
+    }
+  } else if (scenario != "connect") {
+    std::fprintf(stderr, "error: no scenario '%s'\n", scenario.c_str());
+    return 1;
+  }
+  return failures ? 1 : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The driver's side
+//===----------------------------------------------------------------------===//
+
+struct Outcome {
+  int status = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+/// Runs `TGCRuntimeCommTests rank <scenario>` with `env` added: under
+/// launchLocal with `nproc` ranks, or alone when `nproc` is 0.
+static Outcome runRanks(const std::string &scenario, int nproc,
+                        const std::map<std::string, std::string> &env) {
+  char path[] = "/tmp/tgc-comm-test-XXXXXX";
+  int fd = ::mkstemp(path);
+  auto start = std::chrono::steady_clock::now();
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    for (const char *name : {"RANK", "WORLD_SIZE", "LOCAL_RANK",
+                             "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
+      ::unsetenv(name);
+    for (auto &[name, value] : env)
+      ::setenv(name.c_str(), value.c_str(), 1);
+    std::string rankArg = "rank";
+    char *argv[] = {const_cast<char *>("TGCRuntimeCommTests"), rankArg.data(),
+                    const_cast<char *>(scenario.c_str()), nullptr};
+    if (nproc > 0)
+      ::_exit(launchLocal(nproc, 3, argv, getCommTimeout()));
+    ::execv("/proc/self/exe", argv);
+    ::_exit(127);
+  }
+  Outcome outcome;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  outcome.output = text.str();
+  // To read what the ranks print: TGC_COMM_TEST_VERBOSE=1.
+  if (std::getenv("TGC_COMM_TEST_VERBOSE"))
+    std::fprintf(stderr, "--- %s, %d rank(s): status %d after %.2f s\n%s",
+                 scenario.c_str(), nproc, outcome.status, outcome.seconds,
+                 outcome.output.c_str());
+  ::close(fd);
+  ::unlink(path);
+  return outcome;
+}
+
+static bool contains(const Outcome &outcome, const std::string &text) {
+  if (outcome.output.find(text) != std::string::npos)
+    return true;
+  std::fprintf(stderr, "expected '%s' in:\n%s\n", text.c_str(),
+               outcome.output.c_str());
+  return false;
+}
+
+static void expectSuccess(const Outcome &outcome) {
+  if (outcome.status != 0)
+    std::fprintf(stderr, "the ranks failed (%d):\n%s\n", outcome.status,
+                 outcome.output.c_str());
+  CHECK(outcome.status == 0);
+}
+
+static int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof(address);
+  ::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address));
+  ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+/// Sets the variables for one readLaunchEnv, then clears them.
+static std::optional<LaunchEnv>
+readWith(const std::map<std::string, std::string> &vars, std::string &error) {
+  for (auto &[name, value] : vars)
+    ::setenv(name.c_str(), value.c_str(), 1);
+  std::optional<LaunchEnv> env = readLaunchEnv(error);
+  for (auto &[name, value] : vars)
+    ::unsetenv(name.c_str());
+  return env;
+}
+
+static void testLaunchEnv() {
+  std::string error;
+  for (const char *name :
+       {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+        "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+        "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "TGC_COMM_TIMEOUT"})
+    ::unsetenv(name);
+
+  std::optional<LaunchEnv> env = readWith({}, error);
+  CHECK(env && env->launcher == "single" && env->worldSize == 1);
+  env = readWith({{"RANK", "3"},
+                  {"WORLD_SIZE", "8"},
+                  {"LOCAL_RANK", "3"},
+                  {"LOCAL_WORLD_SIZE", "4"},
+                  {"MASTER_ADDR", "node0"},
+                  {"MASTER_PORT", "29500"}},
+                 error);
+  CHECK(env && env->launcher == "torchrun" && env->rank == 3 &&
+        env->worldSize == 8 && env->localWorldSize == 4 &&
+        env->masterAddr == "node0" && env->masterPort == 29500);
+  // One machine: MASTER_ADDR defaults to loopback.
+  env = readWith({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1234"}},
+                 error);
+  CHECK(env && env->masterAddr == "127.0.0.1" && env->localRank == 1);
+
+  auto expectError = [&](const std::map<std::string, std::string> &vars,
+                         const char *message) {
+    error.clear();
+    std::optional<LaunchEnv> bad = readWith(vars, error);
+    CHECK(!bad);
+    if (error.find(message) == std::string::npos) {
+      std::fprintf(stderr, "expected '%s', got '%s'\n", message, error.c_str());
+      ++failures;
+    }
+  };
+  expectError({{"RANK", "0"}}, "RANK is set but WORLD_SIZE is not");
+  expectError({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}},
+              "RANK=2 is not below WORLD_SIZE=2");
+  expectError({{"RANK", "x"}, {"WORLD_SIZE", "2"}},
+              "RANK='x' is not an integer");
+  expectError({{"RANK", "0"}, {"WORLD_SIZE", "0"}},
+              "WORLD_SIZE='0' is not an integer >= 1");
+  expectError({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, "MASTER_PORT is not set");
+  expectError({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}},
+              "MASTER_PORT='70000' is not an integer in [1, 65535]");
+  expectError({{"RANK", "0"},
+               {"WORLD_SIZE", "8"},
+               {"LOCAL_WORLD_SIZE", "4"},
+               {"LOCAL_RANK", "0"},
+               {"MASTER_PORT", "1"}},
+              "MASTER_ADDR is not set and the 8 ranks span several machines");
+  expectError({{"RANK", "0"},
+               {"WORLD_SIZE", "2"},
+               {"LOCAL_RANK", "4"},
+               {"LOCAL_WORLD_SIZE", "2"},
+               {"MASTER_PORT", "1"}},
+              "the local rank 4 and the local world size 2");
+
+  // srun: the tasks on this node from SLURM_TASKS_PER_NODE.
+  env = readWith({{"SLURM_PROCID", "5"},
+                  {"SLURM_NTASKS", "7"},
+                  {"SLURM_LOCALID", "1"},
+                  {"SLURM_NODEID", "2"},
+                  {"SLURM_TASKS_PER_NODE", "2(x2),3"},
+                  {"MASTER_ADDR", "n0"},
+                  {"MASTER_PORT", "29500"}},
+                 error);
+  CHECK(env && env->launcher == "slurm" && env->rank == 5 &&
+        env->worldSize == 7 && env->localRank == 1 && env->localWorldSize == 3);
+  // mpirun inside an allocation: Open MPI's variables win over Slurm's.
+  env = readWith({{"OMPI_COMM_WORLD_RANK", "1"},
+                  {"OMPI_COMM_WORLD_SIZE", "2"},
+                  {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                  {"SLURM_PROCID", "0"},
+                  {"SLURM_NTASKS", "1"},
+                  {"MASTER_PORT", "29500"}},
+                 error);
+  CHECK(env && env->launcher == "mpi" && env->rank == 1 && env->worldSize == 2);
+
+  CHECK(getCommTimeout() == 300);
+  ::setenv("TGC_COMM_TIMEOUT", "2.5", 1);
+  CHECK(getCommTimeout() == 2.5);
+  ::unsetenv("TGC_COMM_TIMEOUT");
+
+  // A world of one: no store, the collectives are copies.
+  LaunchEnv single;
+  std::unique_ptr<World> world = World::create(single, 1, error);
+  CHECK(world && world->getSize() == 1);
+  if (world) {
+    float in[2] = {1, 2}, out[2] = {};
+    world->getWorldGroup().allReduce(in, out, 2, DType::F32, ReduceOp::Average,
+                                     "single");
+    CHECK(out[0] == 1 && out[1] == 2);
+    std::unique_ptr<Group> group = world->split(0, 0, error);
+    CHECK(group && group->getSize() == 1);
+    CHECK(world->checkSame("x", error));
+  }
+}
+
+static void testStore() {
+  std::string error;
+  int port = freePort();
+  std::unique_ptr<TcpStore> server =
+      TcpStore::create("127.0.0.1", port, true, 1.0, error);
+  CHECK(server);
+  if (!server)
+    return;
+  std::unique_ptr<TcpStore> client =
+      TcpStore::create("localhost", port, false, 1.0, error);
+  CHECK(client);
+  if (!client)
+    return;
+  std::vector<char> value;
+  // A get that waits is answered by a later set from another client.
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string setError;
+    server->set("late", {'o', 'k'}, setError);
+  });
+  CHECK(client->get("late", value, error) &&
+        std::string(value.begin(), value.end()) == "ok");
+  setter.join();
+  int64_t sum = 0;
+  CHECK(client->add("count", 2, sum, error) && sum == 2);
+  CHECK(server->add("count", 3, sum, error) && sum == 5);
+  // A get that times out names its key, and the client says so after.
+  CHECK(!client->get("never", value, error));
+  CHECK(error.find("no 'never' in the store after 1 s") != std::string::npos);
+  CHECK(!client->set("x", {}, error));
+  CHECK(error.find("abandoned after a timeout") != std::string::npos);
+  // The port is now taken: a second server says so.
+  CHECK(!TcpStore::create("127.0.0.1", port, true, 1.0, error));
+  CHECK(error.find("the master port " + std::to_string(port) + " is in use") !=
+        std::string::npos);
+}
+
+static void runTest(const std::string &test) {
+  std::map<std::string, std::string> fast = {{"TGC_COMM_TIMEOUT", "20"}};
+  if (test == "collectives-2")
+    return expectSuccess(runRanks("collectives", 2, fast));
+  if (test == "collectives-4")
+    return expectSuccess(runRanks("collectives", 4, fast));
+  if (test == "mesh-2x2")
+    return expectSuccess(runRanks("mesh", 4, fast));
+  if (test == "check-same")
+    return expectSuccess(runRanks("check-same", 3, fast));
+  if (test == "launch-env") {
+    testLaunchEnv();
+    return testStore();
+  }
+  if (test == "rank-dies") {
+    // Rank 1 is killed at its third step: the launcher says so, the others
+    // fail their collective at once (the connection closes) and say which.
+    Outcome outcome = runRanks("dies", 3, {{"TGC_COMM_TIMEOUT", "5"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "error: rank 1 was killed by signal 9 (SIGKILL)"));
+    CHECK(contains(outcome, "error: rank 0: all_reduce at step "));
+    CHECK(contains(outcome, "error: rank 2: all_reduce at step "));
+    CHECK(contains(outcome, "error: rank 0 exited with status 1"));
+    CHECK(outcome.seconds < 5);
+    return;
+  }
+  if (test == "rank-hangs") {
+    // Rank 1 stops taking part: rank 0 times out in its collective, then
+    // the launcher gives rank 1 the timeout and stops it.
+    Outcome outcome = runRanks("hangs", 2, {{"TGC_COMM_TIMEOUT", "1"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "error: rank 0: all_reduce at step 3 failed: "));
+    CHECK(contains(outcome, "error: rank 0 exited with status 1"));
+    CHECK(contains(outcome, "error: stopping rank(s) 1"));
+    CHECK(outcome.seconds < 8);
+    return;
+  }
+  if (test == "port-in-use") {
+    int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof(address);
+    CHECK(::bind(holder, reinterpret_cast<sockaddr *>(&address),
+                 sizeof(address)) == 0 &&
+          ::listen(holder, 4) == 0 &&
+          ::getsockname(holder, reinterpret_cast<sockaddr *>(&address),
+                        &size) == 0);
+    std::string port = std::to_string(ntohs(address.sin_port));
+    Outcome outcome = runRanks("connect", 0,
+                               {{"RANK", "0"},
+                                {"WORLD_SIZE", "2"},
+                                {"MASTER_PORT", port},
+                                {"TGC_COMM_TIMEOUT", "2"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome,
+                   "error: rank 0: the master port " + port + " is in use"));
+    // A rank other than 0 finds something that is not a store there.
+    outcome = runRanks("connect", 0,
+                       {{"RANK", "1"},
+                        {"WORLD_SIZE", "2"},
+                        {"MASTER_PORT", port},
+                        {"TGC_COMM_TIMEOUT", "1"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "does not answer as tgc's store"));
+    ::close(holder);
+    return;
+  }
+  if (test == "missing-rank") {
+    // WORLD_SIZE=2 with only rank 0: it names rank 1 within the timeout.
+    std::string port = std::to_string(freePort());
+    Outcome outcome = runRanks("connect", 0,
+                               {{"RANK", "0"},
+                                {"WORLD_SIZE", "2"},
+                                {"MASTER_PORT", port},
+                                {"TGC_COMM_TIMEOUT", "1"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome,
+                   "error: rank 0: rank 1 did not reach the start within 1 s"));
+    CHECK(outcome.seconds < 4);
+    // Only rank 1: nobody serves the store.
+    outcome = runRanks("connect", 0,
+                       {{"RANK", "1"},
+                        {"WORLD_SIZE", "2"},
+                        {"MASTER_PORT", port},
+                        {"TGC_COMM_TIMEOUT", "1"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "error: rank 1: no master at 127.0.0.1:" + port +
+                                " after 1 s"));
+    return;
+  }
+  std::fprintf(stderr, "error: no test '%s'\n", test.c_str());
+  ++failures;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && std::string(argv[1]) == "rank")
+    return runRank(argv[2]);
+  if (argc != 2) {
+    std::fprintf(stderr, "USAGE: %s <test> | rank <scenario>\n", argv[0]);
+    return 2;
+  }
+  runTest(argv[1]);
+  if (failures)
+    std::fprintf(stderr, "%d check(s) failed\n", failures);
+  return failures ? 1 : 0;
+}

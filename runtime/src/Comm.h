@@ -80,9 +80,8 @@ public:
   /// master within the timeout, a rank that did not join). On the CUDA
   /// target it selects the rank's GPU (LOCAL_RANK's), so it must come
   /// before anything that touches the GPU (backend::describe, allocate).
-  static std::unique_ptr<World> create(const LaunchEnv &env,
-                                       double timeoutSeconds,
-                                       std::string &error);
+  static std::unique_ptr<World>
+  create(const LaunchEnv &env, double timeoutSeconds, std::string &error);
 
   virtual int getRank() const = 0;
   virtual int getSize() const = 0;

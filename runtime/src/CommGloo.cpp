@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -87,8 +88,10 @@ private:
 
 /// Gloo's messages start with the source location that threw them
 /// ("[/build/gloo/transport/tcp/pair.cc:598] Connection closed by
-/// peer..."): not the user's business.
-std::string describe(const std::exception &exception) {
+/// peer..."): not the user's business. A lost peer is named through the
+/// store when there is one.
+std::string describe(const std::exception &exception, TcpStore *store = nullptr,
+                     int rank = 0) {
   std::string text = exception.what();
   if (!text.empty() && text[0] == '[') {
     size_t end = text.find("] ");
@@ -96,9 +99,13 @@ std::string describe(const std::exception &exception) {
       text = text.substr(end + 2);
   }
   if (text.find("closed by peer") != std::string::npos ||
-      text.find("Connection reset") != std::string::npos)
-    text += " (another rank exited or crashed)";
-  else if (text.find("Timed out") != std::string::npos)
+      text.find("Connection reset") != std::string::npos ||
+      text.find("Broken pipe") != std::string::npos) {
+    // Gloo names the peer by its address; the store knows its rank.
+    std::string culprit = explainLostPeer(store, rank);
+    text = (culprit.empty() ? "another rank exited or crashed" : culprit) +
+           " (Gloo: " + text + ")";
+  } else if (text.find("Timed out") != std::string::npos)
     text += " (another rank is stuck, or gone without closing its "
             "connections)";
   return text;
@@ -140,9 +147,9 @@ public:
 class GlooGroup : public Group {
 public:
   GlooGroup(std::shared_ptr<gloo::Context> context, int worldRank,
-            double timeoutSeconds)
+            double timeoutSeconds, std::shared_ptr<TcpStore> store)
       : context(std::move(context)), worldRank(worldRank),
-        timeout(int64_t(timeoutSeconds * 1000)) {}
+        timeout(int64_t(timeoutSeconds * 1000)), store(std::move(store)) {}
 
   int getRank() const override { return context->rank; }
   int getSize() const override { return context->size; }
@@ -169,7 +176,7 @@ public:
                            getSafetensorsDType(type) + " elements");
       }
     } catch (const std::exception &exception) {
-      failCollective(worldRank, what, describe(exception));
+      fail(what, exception);
     }
   }
 
@@ -178,23 +185,32 @@ public:
     try {
       gloo::AllgatherOptions options(context);
       char *output = static_cast<char *>(out);
-      // Gloo copies the input into its block of the output first; an
-      // input that already is that block needs no copy.
+      // Gloo copies the input into its block of the output first; without
+      // an input, that block already holds it.
       if (in != output + bytes * size_t(context->rank))
         options.setInput(const_cast<char *>(static_cast<const char *>(in)),
                          bytes);
-      else
-        std::memmove(output + bytes * size_t(context->rank), in, bytes);
       options.setOutput(output, bytes * size_t(context->size));
       options.setTag(nextTag++);
       options.setTimeout(timeout);
       gloo::allgather(options);
     } catch (const std::exception &exception) {
-      failCollective(worldRank, what, describe(exception));
+      fail(what, exception);
     }
   }
 
 private:
+  [[noreturn]] void fail(const char *what, const std::exception &exception) {
+    std::string cause = describe(exception, store.get(), worldRank);
+    // Close this group's connections at once, so that the ranks waiting
+    // for ours fail now; rank 0 then serves the store a little longer for
+    // them to learn who left first.
+    context.reset();
+    if (store)
+      store->lingerIfServing(2.0);
+    failCollective(worldRank, what, cause);
+  }
+
   template <typename T>
   void reduce(const void *in, void *out, size_t count, ReduceOp op) {
     T *output = static_cast<T *>(out);
@@ -227,6 +243,8 @@ private:
   std::shared_ptr<gloo::Context> context;
   int worldRank;
   std::chrono::milliseconds timeout;
+  /// The world's, to name a rank that is gone.
+  std::shared_ptr<TcpStore> store;
   /// Tells consecutive collectives' messages apart; every rank of the
   /// group counts the same.
   uint32_t nextTag = 0;
@@ -249,7 +267,7 @@ public:
       return true;
     }
     store = TcpStore::create(env.masterAddr, env.masterPort, rank == 0,
-                             timeoutSeconds, error);
+                             timeoutSeconds, error, rank);
     if (!store)
       return false;
     // Everyone checks in first, so that a missing rank is named by the
@@ -260,6 +278,13 @@ public:
     std::vector<std::string> ignored;
     if (!exchange(*store, "join", "the start", ranks, rank, "", ignored, error))
       return false;
+
+    // Gloo writes to its sockets with writev: a peer that died would kill
+    // us with SIGPIPE before Gloo could report the broken pipe.
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 &&
+        current.sa_handler == SIG_DFL)
+      std::signal(SIGPIPE, SIG_IGN);
 
     gloo::transport::tcp::attr attr;
     // Loopback when every rank is on this machine; otherwise the address
@@ -283,7 +308,8 @@ public:
     std::shared_ptr<gloo::Context> context;
     if (!connectGroup("world/", ranks, context, error))
       return false;
-    worldGroup = std::make_unique<GlooGroup>(context, rank, timeoutSeconds);
+    worldGroup =
+        std::make_unique<GlooGroup>(context, rank, timeoutSeconds, store);
     connected = true;
     return true;
   }
@@ -311,7 +337,7 @@ public:
     if (!connectGroup(prefix + "/" + std::to_string(color) + "/", members,
                       context, error))
       return nullptr;
-    return std::make_unique<GlooGroup>(context, rank, timeoutSeconds);
+    return std::make_unique<GlooGroup>(context, rank, timeoutSeconds, store);
   }
 
   bool checkSame(const std::string &fingerprint, std::string &error) override {
@@ -346,7 +372,7 @@ private:
 
   int rank, size;
   double timeoutSeconds;
-  std::unique_ptr<TcpStore> store;
+  std::shared_ptr<TcpStore> store;
   std::shared_ptr<gloo::transport::Device> device;
   std::unique_ptr<Group> worldGroup;
   int splits = 0, checks = 0;

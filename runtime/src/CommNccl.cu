@@ -92,8 +92,10 @@ ncclConfig_t nonBlockingConfig() {
 /// each through an event recorded after it on the stream.
 class Watchdog {
 public:
-  Watchdog(int device, int worldRank, double timeoutSeconds)
-      : device(device), worldRank(worldRank), timeoutSeconds(timeoutSeconds) {
+  Watchdog(int device, int worldRank, double timeoutSeconds,
+           std::shared_ptr<TcpStore> store)
+      : device(device), worldRank(worldRank), timeoutSeconds(timeoutSeconds),
+        store(std::move(store)) {
     thread = std::thread([this] { run(); });
   }
   ~Watchdog() {
@@ -153,9 +155,13 @@ private:
       for (ncclComm_t comm : comms) {
         ncclResult_t result = ncclSuccess;
         ncclCommGetAsyncError(comm, &result);
-        if (result != ncclSuccess && result != ncclInProgress)
+        if (result != ncclSuccess && result != ncclInProgress) {
+          // NCCL says a peer failed; the store knows which rank left.
+          std::string culprit = explainLostPeer(store.get(), worldRank);
+          std::string cause = describe(result, comm);
           fail(pending.empty() ? "a collective" : pending.front().what,
-               describe(result, comm));
+               culprit.empty() ? cause : culprit + " (NCCL: " + cause + ")");
+        }
       }
       // One stream: the collectives finish in the order they were enqueued.
       while (!pending.empty()) {
@@ -189,6 +195,7 @@ private:
   std::mutex mutex;
   std::condition_variable wake;
   bool stopping = false;
+  std::shared_ptr<TcpStore> store;
   std::vector<ncclComm_t> comms;
   std::deque<Entry> pending;
   std::thread thread;
@@ -366,7 +373,7 @@ public:
         ncclCommAbort(comm);
       return false;
     }
-    watchdog = std::make_shared<Watchdog>(device, rank, timeoutSeconds);
+    watchdog = std::make_shared<Watchdog>(device, rank, timeoutSeconds, store);
     worldComm = comm;
     worldGroup =
         std::make_unique<NcclGroup>(comm, rank, timeoutSeconds, watchdog);
@@ -415,7 +422,7 @@ private:
   /// Rank 0's unique id, to every rank through the store.
   bool shareId(const LaunchEnv &env, ncclUniqueId &id, std::string &error) {
     store = TcpStore::create(env.masterAddr, env.masterPort, rank == 0,
-                             timeoutSeconds, error);
+                             timeoutSeconds, error, rank);
     if (!store)
       return false;
     std::vector<int> ranks(size);
@@ -450,7 +457,7 @@ private:
 
   int rank, size;
   double timeoutSeconds;
-  std::unique_ptr<TcpStore> store;
+  std::shared_ptr<TcpStore> store;
   std::shared_ptr<Watchdog> watchdog;
   ncclComm_t worldComm = nullptr;
   std::unique_ptr<Group> worldGroup;

@@ -367,27 +367,45 @@ int tgc::rt::comm::launchLocal(int nproc, int argc, char **argv,
       if (result == 0)
         result = 128 + forwarded;
     }
+    // Every rank that ended since the last look. Those that failed on
+    // their own are reported, the likely cause first: a rank killed by a
+    // signal or exiting with its own status, before the ones that exit 1
+    // because it left.
+    std::vector<std::pair<int, int>> failed;
+    pid_t pid;
     int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
       int rank = int(std::find(pids.begin(), pids.end(), pid) - pids.begin());
       if (rank == nproc)
         continue;
       pids[rank] = -1;
       --running;
-      bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
       // Ranks we stopped ourselves are not news.
-      if (failed && !terminated && !forwarded) {
-        std::fprintf(stderr, "error: %s\n",
-                     describeStatus(rank, status).c_str());
-        if (!stopBy)
-          stopBy = Clock::now() +
-                   std::chrono::microseconds(int64_t(timeoutSeconds * 1e6));
-        result = 1;
-      }
-      continue;
+      if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !terminated &&
+          !forwarded)
+        failed.push_back({rank, status});
     }
-    if (pid < 0 && errno != EINTR)
+    if (pid < 0 && errno != EINTR && errno != ECHILD)
+      break;
+    auto likelyCause = [](const std::pair<int, int> &failure) {
+      return WIFSIGNALED(failure.second)        ? 0
+             : WEXITSTATUS(failure.second) != 1 ? 1
+                                                : 2;
+    };
+    std::stable_sort(failed.begin(), failed.end(),
+                     [&](const auto &a, const auto &b) {
+                       return likelyCause(a) < likelyCause(b);
+                     });
+    for (auto &[rank, rankStatus] : failed)
+      std::fprintf(stderr, "error: %s\n",
+                   describeStatus(rank, rankStatus).c_str());
+    if (!failed.empty()) {
+      if (!stopBy)
+        stopBy = Clock::now() +
+                 std::chrono::microseconds(int64_t(timeoutSeconds * 1e6));
+      result = 1;
+    }
+    if (running == 0)
       break;
     if (stopBy && Clock::now() >= *stopBy) {
       if (!terminated) {

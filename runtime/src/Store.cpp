@@ -34,7 +34,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum Op : char { Hello = 'H', Set = 'S', Get = 'G', Add = 'A' };
+enum Op : char { Hello = 'H', Set = 'S', Get = 'G', Add = 'A', Gone = 'X' };
 /// What a server says to a client's hello: a port held by something else
 /// is an error, not a silent hang.
 const char *const kGreeting = "tgc-store-1";
@@ -124,6 +124,10 @@ class StoreServer {
 public:
   static std::unique_ptr<StoreServer> start(int port, std::string &error);
   ~StoreServer();
+  size_t countClients() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return pending.size();
+  }
 
 private:
   StoreServer() = default;
@@ -139,7 +143,13 @@ private:
   /// Written to on destruction to wake the thread's poll.
   int wake[2] = {-1, -1};
   std::thread thread;
+  /// Guards `pending` against countClients from other threads.
+  std::mutex mutex;
   std::map<int, std::string> pending;
+  /// The rank each client said it is in its hello, and the ranks whose
+  /// connection closed: when a collective fails, that names the culprit.
+  std::map<int, int> ranks;
+  std::vector<int> gone;
   std::map<std::string, std::vector<char>> values;
   std::map<std::string, std::vector<int>> waiting;
 };
@@ -243,12 +253,21 @@ void StoreServer::accept() {
   // A client that stops reading must not stop the store for everyone.
   timeval limit{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+  std::lock_guard<std::mutex> lock(mutex);
   pending[fd];
 }
 
 void StoreServer::drop(int fd) {
   ::close(fd);
+  std::unique_lock<std::mutex> lock(mutex);
   pending.erase(fd);
+  lock.unlock();
+  auto rank = ranks.find(fd);
+  if (rank != ranks.end()) {
+    if (rank->second >= 0)
+      gone.push_back(rank->second);
+    ranks.erase(rank);
+  }
   for (auto &[key, fds] : waiting)
     fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
 }
@@ -281,10 +300,19 @@ bool StoreServer::serve(int fd) {
 
     switch (op) {
     case Hello:
+      ranks[fd] = key.empty() ? -1 : std::atoi(key.c_str());
       if (!reply(fd, std::vector<char>(kGreeting,
                                        kGreeting + std::strlen(kGreeting))))
         return false;
       break;
+    case Gone: {
+      std::string list;
+      for (int rank : gone)
+        list += (list.empty() ? "" : " ") + std::to_string(rank);
+      if (!reply(fd, std::vector<char>(list.begin(), list.end())))
+        return false;
+      break;
+    }
     case Set: {
       values[key] = value;
       if (!reply(fd, {}))
@@ -388,7 +416,7 @@ int connectOnce(const std::string &host, int port, Clock::time_point deadline,
 
 std::unique_ptr<TcpStore> TcpStore::create(const std::string &host, int port,
                                            bool serve, double timeoutSeconds,
-                                           std::string &error) {
+                                           std::string &error, int rank) {
   std::unique_ptr<TcpStore> store(new TcpStore());
   store->host = host;
   store->port = port;
@@ -419,7 +447,8 @@ std::unique_ptr<TcpStore> TcpStore::create(const std::string &host, int port,
   ::setsockopt(store->socket, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
 
   std::vector<char> greeting;
-  if (!store->request(Hello, "", {}, greeting, error)) {
+  if (!store->request(Hello, rank < 0 ? "" : std::to_string(rank), {}, greeting,
+                      error)) {
     error = "the master at " + store->describe() +
             " does not answer as tgc's store (" + error +
             "): is MASTER_PORT held by another program?";
@@ -512,6 +541,31 @@ bool TcpStore::add(const std::string &key, int64_t delta, int64_t &value,
     return false;
   }
   std::memcpy(&value, reply.data(), sizeof(value));
+  return true;
+}
+
+void TcpStore::lingerIfServing(double seconds) {
+  if (!server)
+    return;
+  // Our own client is one of the server's connections.
+  Clock::time_point deadline = deadlineAfter(seconds);
+  while (server->countClients() > 1 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+bool TcpStore::getGoneRanks(std::vector<int> &ranks, std::string &error) {
+  std::vector<char> reply;
+  if (!request(Gone, "", {}, reply, error))
+    return false;
+  ranks.clear();
+  std::string list(reply.begin(), reply.end());
+  for (size_t start = 0; start < list.size();) {
+    size_t end = list.find(' ', start);
+    if (end == std::string::npos)
+      end = list.size();
+    ranks.push_back(std::atoi(list.substr(start, end - start).c_str()));
+    start = end + 1;
+  }
   return true;
 }
 
@@ -615,6 +669,27 @@ void tgc::rt::comm::finishThroughStore(TcpStore &store, int rank, int size) {
                  "warning: rank 0: not every rank reached the end within %s; "
                  "closing the store\n",
                  formatSeconds(store.getTimeout()).c_str());
+}
+
+std::string tgc::rt::comm::explainLostPeer(TcpStore *store, int self) {
+  if (!store)
+    return "";
+  // The dead rank's store connection closes when its engine's does; the
+  // store may hear of it a little later than we did.
+  Clock::time_point deadline = deadlineAfter(1.0);
+  std::vector<int> gone;
+  std::string error;
+  for (;;) {
+    if (!store->getGoneRanks(gone, error))
+      return self == 0 ? "" : "rank 0 exited or crashed (its store is gone)";
+    if (!gone.empty() || Clock::now() >= deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // The first to go is the cause; the others followed it.
+  return gone.empty()
+             ? ""
+             : "rank " + std::to_string(gone[0]) + " has exited or crashed";
 }
 
 void tgc::rt::comm::failCollective(int rank, const std::string &what,

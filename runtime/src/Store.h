@@ -31,9 +31,11 @@ public:
   /// listens on `port` on every interface and serves the store on a
   /// thread until this object is destroyed. Fails with `error` set: "the
   /// master port N is in use", "no master at ADDR:PORT after T s".
+  /// A client that gives its `rank` is listed by getGoneRanks once its
+  /// connection closes.
   static std::unique_ptr<TcpStore> create(const std::string &host, int port,
                                           bool serve, double timeoutSeconds,
-                                          std::string &error);
+                                          std::string &error, int rank = -1);
   ~TcpStore();
 
   bool set(const std::string &key, const std::vector<char> &value,
@@ -46,6 +48,15 @@ public:
   /// sum. A counter reads back through get() as 8 bytes.
   bool add(const std::string &key, int64_t delta, int64_t &value,
            std::string &error);
+
+  /// The ranks whose connection to the store closed (they exited), in the
+  /// order the store saw them go.
+  bool getGoneRanks(std::vector<int> &ranks, std::string &error);
+
+  /// On rank 0, before it exits on an error: serves the store until the
+  /// other ranks have left or `seconds` passed, so that they can still
+  /// learn who left first.
+  void lingerIfServing(double seconds);
 
   double getTimeout() const { return timeoutSeconds; }
   std::string describe() const;
@@ -90,6 +101,11 @@ bool findSplit(TcpStore &store, const std::string &prefix, int rank, int size,
 /// store it serves outlives the others' last use of it; other ranks only
 /// check in. Prints a warning when some rank does not come.
 void finishThroughStore(TcpStore &store, int rank, int size);
+
+/// After an engine lost a peer: "rank K has exited or crashed" from the
+/// store's list of closed connections (waiting a little for it to hear),
+/// "rank 0 ..." when the store itself is gone, or "" when nobody left.
+std::string explainLostPeer(TcpStore *store, int self);
 
 /// Prints "error: rank R: <what> failed: <cause>" and exits 1: a failed
 /// collective leaves the ranks out of step, nothing can go on.

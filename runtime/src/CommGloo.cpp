@@ -156,6 +156,9 @@ public:
 
   void allReduce(const void *in, void *out, size_t count, DType type,
                  ReduceOp op, const char *what) override {
+    // Gloo refuses empty buffers; there is nothing to exchange.
+    if (count == 0)
+      return;
     try {
       switch (type) {
       case DType::F32:
@@ -182,6 +185,8 @@ public:
 
   void allGather(const void *in, void *out, size_t bytes,
                  const char *what) override {
+    if (bytes == 0)
+      return;
     try {
       gloo::AllgatherOptions options(context);
       char *output = static_cast<char *>(out);

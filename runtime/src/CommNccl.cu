@@ -271,6 +271,8 @@ public:
 
   void allReduce(const void *in, void *out, size_t count, DType type,
                  ReduceOp op, const char *what) override {
+    if (count == 0)
+      return;
     ncclDataType_t ncclType;
     if (!getNcclType(type, ncclType))
       failCollective(worldRank, what,
@@ -283,6 +285,8 @@ public:
 
   void allGather(const void *in, void *out, size_t bytes,
                  const char *what) override {
+    if (bytes == 0)
+      return;
     cudaStream_t stream = currentStream();
     finish(ncclAllGather(in, out, bytes, ncclInt8, comm, stream), stream, what);
   }

@@ -120,6 +120,11 @@ static void testCollectives(World &world) {
                   ReduceOp::Average, "f64 average");
   CHECK(doubleOut[0] == double(rankSum) / n);
 
+  // Nothing to exchange is no error.
+  group.allReduce(in.data(), out.data(), 0, DType::F32, ReduceOp::Sum,
+                  "empty all_reduce");
+  group.allGather(in.data(), out.data(), 0, "empty all_gather");
+
   // allGather: rank order, out of place and from this rank's own block.
   std::vector<int32_t> mine = {r * 10, r * 10 + 1, r * 10 + 2};
   std::vector<int32_t> all(3 * n, -1);
@@ -221,6 +226,8 @@ static int runRank(const std::string &scenario) {
       world->getWorldGroup().allReduce(&value, &sum, 1, DType::F32,
                                        ReduceOp::Sum, what.c_str());
     }
+  } else if (scenario == "sleeps") {
+    std::this_thread::sleep_for(std::chrono::hours(1));
   } else if (scenario == "dies-sending") {
     // Rank 1 is killed in the middle of a long collective, while the others
     // write to it: a write to its closed socket must be an error, not
@@ -255,7 +262,8 @@ struct Outcome {
 /// Runs `TGCRuntimeCommTests rank <scenario>` with `env` added: under
 /// launchLocal with `nproc` ranks, or alone when `nproc` is 0.
 static Outcome runRanks(const std::string &scenario, int nproc,
-                        const std::map<std::string, std::string> &env) {
+                        const std::map<std::string, std::string> &env,
+                        int signalAfterMs = 0) {
   char path[] = "/tmp/tgc-comm-test-XXXXXX";
   int fd = ::mkstemp(path);
   auto start = std::chrono::steady_clock::now();
@@ -279,6 +287,10 @@ static Outcome runRanks(const std::string &scenario, int nproc,
   }
   Outcome outcome;
   int status = 0;
+  if (signalAfterMs) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(signalAfterMs));
+    ::kill(pid, SIGTERM);
+  }
   ::waitpid(pid, &status, 0);
   outcome.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -511,6 +523,15 @@ static void runTest(const std::string &test) {
                             "has exited or crashed"));
     CHECK(contains(outcome, "error: rank 2: a long all_reduce failed: rank 1 "
                             "has exited or crashed"));
+    CHECK(outcome.seconds < 5);
+    return;
+  }
+  if (test == "launcher-signal") {
+    // SIGTERM to the launcher reaches its ranks; it returns 128 + 15 once
+    // they are gone.
+    Outcome outcome = runRanks("sleeps", 2, {{"TGC_COMM_TIMEOUT", "20"}},
+                               /*signalAfterMs=*/500);
+    CHECK(outcome.status == 128 + SIGTERM);
     CHECK(outcome.seconds < 5);
     return;
   }

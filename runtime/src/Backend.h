@@ -21,6 +21,21 @@ void release(void *pointer);
 void toDevice(void *device, const void *host, size_t bytes);
 void toHost(void *host, const void *device, size_t bytes);
 void onDevice(void *destination, const void *source, size_t bytes);
+/// `rows` rows of `width` bytes, from `source` (rows `sourcePitch` bytes
+/// apart) to `destination` (`destinationPitch` apart), on the device.
+void copyRows(void *destination, size_t destinationPitch, const void *source,
+              size_t sourcePitch, size_t width, size_t rows,
+              bool onCommStream = false);
+/// Collective `id` on the communication stream: begin (after the work the
+/// compute stream has queued), end (marks it done), and the compute
+/// stream's wait for it. Nothing on the host, where collectives return
+/// when done.
+void beginCollective();
+void endCollective(int id);
+void waitCollective(int id);
+/// Makes device `localRank` (modulo the devices there are) this process's,
+/// before anything else touches the device; nothing on the host.
+void selectDevice(int localRank);
 /// Waits for the step; reports an asynchronous failure and exits.
 void synchronize(const char *what);
 /// The most device memory in use so far (0 where unknown).

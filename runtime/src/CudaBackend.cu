@@ -18,12 +18,19 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 using namespace tgc::rt;
 
 namespace {
 
 cudaStream_t stream = nullptr;
+/// Collectives run on their own stream, ordered against the kernels by
+/// events: `ready` (the compute stream's queued work) and one `done` per
+/// collective of the step.
+cudaStream_t commStream = nullptr;
+cudaEvent_t ready = nullptr;
+std::vector<cudaEvent_t> done;
 cublasHandle_t blas = nullptr;
 size_t peakUsed = 0;
 
@@ -39,6 +46,10 @@ void ensureStarted() {
   if (stream)
     return;
   check(cudaStreamCreate(&stream), "cudaStreamCreate", "the runtime");
+  check(cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking),
+        "cudaStreamCreate", "the communication stream");
+  check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
+        "cudaEventCreate", "the communication stream");
   if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "error: cublasCreate failed\n");
     std::exit(1);
@@ -70,6 +81,34 @@ cudaDataType toCuda(DType type) {
 cudaStream_t tgc::rt::currentStream() {
   ensureStarted();
   return stream;
+}
+
+cudaStream_t tgc::rt::currentCommStream() {
+  ensureStarted();
+  return commStream;
+}
+
+void backend::beginCollective() {
+  ensureStarted();
+  check(cudaEventRecord(ready, stream), "cudaEventRecord", "a collective");
+  check(cudaStreamWaitEvent(commStream, ready, 0), "cudaStreamWaitEvent",
+        "a collective");
+}
+
+void backend::endCollective(int id) {
+  while (done.size() <= static_cast<size_t>(id)) {
+    cudaEvent_t event;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+          "cudaEventCreate", "a collective");
+    done.push_back(event);
+  }
+  check(cudaEventRecord(done[id], commStream), "cudaEventRecord",
+        "a collective");
+}
+
+void backend::waitCollective(int id) {
+  check(cudaStreamWaitEvent(stream, done[id], 0), "cudaStreamWaitEvent",
+        "a collective's result");
 }
 
 std::string backend::describe() {
@@ -117,6 +156,24 @@ void backend::onDevice(void *destination, const void *source, size_t bytes) {
   check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice,
                         stream),
         "cudaMemcpy on the device", "an updated argument");
+}
+
+void backend::copyRows(void *destination, size_t destinationPitch,
+                       const void *source, size_t sourcePitch, size_t width,
+                       size_t rows, bool onCommStream) {
+  if (!rows || !width)
+    return;
+  check(cudaMemcpy2DAsync(destination, destinationPitch, source, sourcePitch,
+                          width, rows, cudaMemcpyDeviceToDevice,
+                          onCommStream ? commStream : stream),
+        "cudaMemcpy2D on the device", "a collective's blocks");
+}
+
+void backend::selectDevice(int localRank) {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount", "the runtime");
+  if (count > 0)
+    check(cudaSetDevice(localRank % count), "cudaSetDevice", "the runtime");
 }
 
 void backend::synchronize(const char *what) {

@@ -43,6 +43,17 @@ void backend::toHost(void *host, const void *device, size_t bytes) {
 void backend::onDevice(void *destination, const void *source, size_t bytes) {
   std::memmove(destination, source, bytes);
 }
+void backend::copyRows(void *destination, size_t destinationPitch,
+                       const void *source, size_t sourcePitch, size_t width,
+                       size_t rows, bool) {
+  for (size_t r = 0; r < rows; ++r)
+    std::memmove(static_cast<char *>(destination) + r * destinationPitch,
+                 static_cast<const char *>(source) + r * sourcePitch, width);
+}
+void backend::selectDevice(int) {}
+void backend::beginCollective() {}
+void backend::endCollective(int) {}
+void backend::waitCollective(int) {}
 void backend::synchronize(const char *) {}
 size_t backend::peakMemory() { return 0; }
 

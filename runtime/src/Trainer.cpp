@@ -11,6 +11,7 @@
 #include "Checkpoint.h"
 #include "Data.h"
 #include "Elements.h"
+#include "Ranks.h"
 
 #include "tgc/runtime/Runtime.h"
 
@@ -36,6 +37,7 @@ struct Flags {
   std::string schedule = "constant";
   unsigned logEvery = 10;
   std::string params, save, resume;
+  unsigned nproc = 0;
 };
 
 void printUsage(const char *program) {
@@ -57,7 +59,17 @@ void printUsage(const char *program) {
       "  --params FILE      start from these parameters (.safetensors)\n"
       "  --save FILE        write parameters, optimizer state and the step "
       "count\n"
-      "  --resume FILE      continue from a checkpoint --save wrote\n",
+      "  --resume FILE      continue from a checkpoint --save wrote\n"
+      "  --nproc N          start N local processes, one per device of the "
+      "step's\n"
+      "                     mesh (as torchrun --nproc-per-node N does)\n\n"
+      "A step compiled with --mesh runs as one process per device: `train "
+      "--nproc N`,\nor under torchrun, srun or mpirun (RANK, WORLD_SIZE, "
+      "LOCAL_RANK, MASTER_ADDR,\nMASTER_PORT or their SLURM_/OMPI_ "
+      "equivalents). Each rank takes its block of\nthe parameters and of the "
+      "global batch; rank 0 logs and writes --save, the\nwhole values "
+      "gathered from the ranks. TGC_COMM_TIMEOUT (seconds, default 300)\n"
+      "bounds every wait for another rank.\n",
       program);
 }
 
@@ -111,6 +123,13 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
     } else if (flag == "--log-every") {
       if (!needUnsigned(flags.logEvery))
         return false;
+    } else if (flag == "--nproc") {
+      if (!needUnsigned(flags.nproc))
+        return false;
+      if (!flags.nproc) {
+        std::fprintf(stderr, "error: --nproc takes at least 1 process\n");
+        return false;
+      }
     } else if (flag == "--lr") {
       char *end = nullptr;
       flags.lr = std::strtod(value.c_str(), &end);
@@ -192,8 +211,15 @@ double scheduledLr(const Flags &flags, double peak, unsigned n) {
   return peak;
 }
 
+/// This process's rank, in messages of a run of several (-1: one process).
+int messageRank = -1;
+
 int fail(const std::string &message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  if (messageRank >= 0)
+    std::fprintf(stderr, "error: rank %d: %s\n", messageRank,
+                 message.c_str());
+  else
+    std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
 }
 
@@ -209,6 +235,44 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     printUsage(argv[0]);
     return 0;
   }
+  int64_t devices = ranks::getDeviceCount(info.mesh);
+  if (flags.nproc) {
+    if (flags.nproc != devices)
+      return fail("--nproc " + std::to_string(flags.nproc) +
+                  ": the step was compiled for a mesh of " +
+                  std::to_string(devices) + " device(s)" +
+                  (info.mesh.numAxes ? " (" + ranks::describe(info.mesh) + ")"
+                                     : std::string()));
+    return comm::launchLocal(static_cast<int>(flags.nproc), argc, argv,
+                             comm::getCommTimeout());
+  }
+  std::string error;
+  std::optional<comm::LaunchEnv> env = comm::readLaunchEnv(error);
+  if (!env)
+    return fail(error);
+  if (env->worldSize > 1)
+    messageRank = env->rank;
+  std::unique_ptr<Communication> communication;
+  if (info.mesh.numAxes) {
+    backend::selectDevice(env->localRank);
+    communication =
+        ranks::connect(info, *env, comm::getCommTimeout(), error);
+    if (!communication)
+      return fail(error);
+  } else if (env->worldSize > 1) {
+    return fail("the step was compiled for one device but the launch has " +
+                std::to_string(env->worldSize) +
+                " ranks; compile with --mesh (e.g. --mesh dp=" +
+                std::to_string(env->worldSize) + ") to train on several");
+  }
+  bool lead = env->rank == 0;
+  // The host holds the global values, as `tgc train` does; each rank's
+  // device holds its block.
+  std::vector<ArgumentInfo> globalArguments;
+  for (int i = 0; i < info.numArguments; ++i)
+    globalArguments.push_back(ranks::getGlobalArgument(info.arguments[i]));
+  StepInfo global = info;
+  global.arguments = globalArguments.data();
   bool hasCopyTask = info.copyIds >= 0 && info.copyLabels >= 0;
   std::string source = flags.data;
   if (source.empty())
@@ -222,31 +286,43 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   int64_t seq = 1, rows = 0;
   std::vector<uint16_t> tokens;
   if (hasCopyTask) {
-    const ArgumentInfo &ids = info.arguments[info.copyIds];
+    const ArgumentInfo &ids = global.arguments[info.copyIds];
     seq = ids.rank ? ids.shape[ids.rank - 1] : 1;
     rows = seq ? getNumElements(ids) / seq : 0;
   }
-  std::string error;
   if (fromFile && !loadTokenFile(source, seq, info.vocabulary, tokens, error))
     return fail(error);
 
   // Every argument starts as `tgc train --seed` starts it, on the host.
   ArgumentBytes arguments(info.numArguments);
   for (int i = 0; i < info.numArguments; ++i)
-    arguments[i] = makeArgument(info.arguments[i], i, flags.seed);
+    arguments[i] = makeArgument(global.arguments[i], i, flags.seed);
   int64_t firstStep = 0;
   if (!flags.params.empty()) {
     int64_t ignored = 0;
-    if (!loadCheckpoint(flags.params, info, arguments, {ArgRole::Param},
+    if (!loadCheckpoint(flags.params, global, arguments, {ArgRole::Param},
                         ignored, error))
       return fail(error);
   }
   if (!flags.resume.empty() &&
-      !loadCheckpoint(flags.resume, info, arguments,
+      !loadCheckpoint(flags.resume, global, arguments,
                       {ArgRole::Param, ArgRole::State}, firstStep, error))
     return fail(error);
 
   Context context;
+  context.comm = communication.get();
+  auto upload = [&](int i, const std::vector<char> &bytes) {
+    if (!communication) {
+      backend::toDevice(context.arena + info.arguments[i].offset, bytes.data(),
+                        bytes.size());
+      return;
+    }
+    std::vector<char> block =
+        ranks::takeBlock(info.arguments[i], info.mesh,
+                         communication->coordinates, bytes);
+    backend::toDevice(context.arena + info.arguments[i].offset, block.data(),
+                      block.size());
+  };
   context.arena =
       static_cast<char *>(backend::allocate(info.arenaBytes, error));
   if (!context.arena)
@@ -257,9 +333,13 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (!context.scratch)
     return fail("the kernels' scratch of " + std::to_string(info.scratchBytes) +
                 " bytes: " + error);
+  context.commScratch =
+      static_cast<char *>(backend::allocate(info.commScratchBytes, error));
+  if (!context.commScratch)
+    return fail("the collectives' staging of " +
+                std::to_string(info.commScratchBytes) + " bytes: " + error);
   for (int i = 0; i < info.numArguments; ++i)
-    backend::toDevice(context.arena + info.arguments[i].offset,
-                      arguments[i].data(), arguments[i].size());
+    upload(i, arguments[i]);
 
   int lrIndex = findArgument(info, ArgRole::Hyper, "lr");
   int stepIndex = findArgument(info, ArgRole::Hyper, "step");
@@ -299,9 +379,10 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                     scheduledLr(flags, peakLr, n));
       } else if (arg.init.role == ArgRole::Hyper && !arg.init.isFloat &&
                  !arg.init.hasDefault) {
-        arguments[i] = makeArgument(arg, i, seedOfStep); // dropout seeds
+        // Dropout seeds.
+        arguments[i] = makeArgument(global.arguments[i], i, seedOfStep);
       } else if (!fromFile && source == "synthetic-copy" && i == info.copyIds) {
-        arguments[i] = makeArgument(arg, i, seedOfStep);
+        arguments[i] = makeArgument(global.arguments[i], i, seedOfStep);
         arguments[info.copyLabels] = arguments[i];
         changed.push_back(info.copyLabels);
       } else {
@@ -324,8 +405,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       changed.push_back(info.copyLabels);
     }
     for (int i : changed)
-      backend::toDevice(context.arena + info.arguments[i].offset,
-                        arguments[i].data(), arguments[i].size());
+      upload(i, arguments[i]);
 
     context.step = n + 1;
     step(context);
@@ -339,13 +419,10 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     if (k == 0)
       firstLoss = loss;
     lastLoss = loss;
-    if (!std::isfinite(loss)) {
-      std::fprintf(stderr,
-                   "error: the loss is %g at step %u; try a smaller learning "
-                   "rate or gradient clipping\n",
-                   loss, n + 1);
-      return 1;
-    }
+    if (!std::isfinite(loss))
+      return fail("the loss is " + std::to_string(loss) + " at step " +
+                  std::to_string(n + 1) +
+                  "; try a smaller learning rate or gradient clipping");
     double scale = NAN, newScale = NAN;
     if (scaleResult >= 0) {
       scale = loadDouble(arguments[scaleIndex].data(),
@@ -360,8 +437,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     bool wasSkipped = newScale < scale;
     skipped += wasSkipped;
     unsigned every = flags.logEvery ? flags.logEvery : 1;
-    if (n + 1 == 1 || (n + 1) % every == 0 || k + 1 == flags.steps ||
-        wasSkipped) {
+    if (lead && (n + 1 == 1 || (n + 1) % every == 0 || k + 1 == flags.steps ||
+                 wasSkipped)) {
       std::printf("step %u: loss %.6f", n + 1, loss);
       if (wasSkipped)
         std::printf(" (skipped: non-finite gradients; loss scale %g -> %g)",
@@ -387,6 +464,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   double perStep = flags.steps ? seconds / flags.steps : 0;
+  if (lead) {
   std::printf("trained %u steps (%s, %s data) in %.2f s: loss %.6f -> %.6f; "
               "%.3f ms/step",
               flags.steps, backend::describe().c_str(), source.c_str(), seconds,
@@ -398,17 +476,50 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   std::printf("\n");
   if (skipped)
     std::printf("%u step(s) skipped by dynamic loss scaling\n", skipped);
+  }
 
   if (!flags.save.empty()) {
-    for (int i = 0; i < info.numArguments; ++i)
-      backend::toHost(arguments[i].data(),
-                      context.arena + info.arguments[i].offset,
-                      arguments[i].size());
-    if (!saveCheckpoint(flags.save, info, arguments,
-                        {ArgRole::Param, ArgRole::State},
-                        firstStep + flags.steps, error))
+    for (int i = 0; i < info.numArguments; ++i) {
+      ArgRole role = info.arguments[i].init.role;
+      if (role != ArgRole::Param && role != ArgRole::State)
+        continue;
+      if (!communication) {
+        backend::toHost(arguments[i].data(),
+                        context.arena + info.arguments[i].offset,
+                        arguments[i].size());
+        continue;
+      }
+      // Every rank's block, gathered through the device; rank 0 puts them
+      // in place.
+      const ArgumentInfo &arg = info.arguments[i];
+      size_t bytes = getDTypeBytes(arg.dtype);
+      for (int d = 0; d < arg.rank; ++d)
+        bytes *= arg.shape[d];
+      void *gathered = backend::allocate(bytes * devices, error);
+      if (!gathered)
+        return fail("gathering '" + std::string(arg.name) + "': " + error);
+      backend::beginCollective();
+      communication->world->getWorldGroup().allGather(
+          context.arena + arg.offset, gathered, bytes,
+          ("gathering '" + std::string(arg.name) + "' for --save").c_str());
+      backend::endCollective(info.numCollectives);
+      backend::waitCollective(info.numCollectives);
+      std::vector<char> blocks(bytes * devices);
+      backend::toHost(blocks.data(), gathered, blocks.size());
+      backend::release(gathered);
+      for (int64_t r = 0; r < devices; ++r)
+        ranks::putBlock(
+            arg, info.mesh, ranks::getCoordinates(info.mesh, r),
+            std::vector<char>(blocks.begin() + r * bytes,
+                              blocks.begin() + (r + 1) * bytes),
+            arguments[i]);
+    }
+    if (lead && !saveCheckpoint(flags.save, global, arguments,
+                                {ArgRole::Param, ArgRole::State},
+                                firstStep + flags.steps, error))
       return fail(error);
   }
+  backend::release(context.commScratch);
   backend::release(context.scratch);
   backend::release(context.arena);
   return 0;

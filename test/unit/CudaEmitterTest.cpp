@@ -85,20 +85,52 @@ TEST(CudaEmitterTest, RefusedOpIsALocatedError) {
   EXPECT_NE(message.find("cannot lower tg.lamb"), std::string::npos) << message;
 }
 
-// A partitioned step's collectives are not lowered yet (issue 19): the
-// emitter names the op, at its line.
-TEST(CudaEmitterTest, CollectiveIsALocatedError) {
+/// A partitioned step of one all-reduce `kind` over a 2-device mesh.
+std::string getPartitionedStep(llvm::StringRef kind) {
+  return "shard.grid @mesh(shape = 2) {tg.mesh_axes = [\"dp\"]}\n"
+         "func.func @f(%a: tensor<4xf32> {tg.offset = 0 : i64, tg.sharding = "
+         "#tg.sharding<@mesh, [{\"dp\"}]>}) -> tensor<4xf32> attributes "
+         "{tg.arena_size = 512 : i64} {\n"
+         "  %0 = shard.all_reduce %a on @mesh grid_axes = [0] reduction = " +
+         kind.str() +
+         " {tg.offsets = array<i64: 256>} : tensor<4xf32> -> tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n";
+}
+
+// A collective becomes a runtime call on the group of its grid axes, and
+// the step describes its mesh and each argument's block.
+TEST(CudaEmitterTest, CollectiveIsARuntimeCall) {
   MLIRContext context;
   context.loadDialect<tgc::tg::TGDialect, func::FuncDialect,
                       shard::ShardDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      "shard.grid @mesh(shape = 2)\n"
-      "func.func @f(%a: tensor<4xf32> {tg.offset = 0 : i64}) -> "
-      "tensor<4xf32> attributes {tg.arena_size = 512 : i64} {\n"
-      "  %0 = shard.all_reduce %a on @mesh grid_axes = [0] {tg.offsets = "
-      "array<i64: 256>} : tensor<4xf32> -> tensor<4xf32>\n"
-      "  return %0 : tensor<4xf32>\n}\n",
-      &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(getPartitionedStep("sum"), &context);
+  ASSERT_TRUE(module);
+  auto function = *module->getOps<func::FuncOp>().begin();
+  FailureOr<tgc::CudaProject> project = tgc::emitCudaProject(function);
+  ASSERT_TRUE(succeeded(project));
+  const std::string &source = project->stepSource;
+  EXPECT_NE(source.find("collective(context, CollectiveDesc{CollectiveKind::"
+                        "AllReduce, ReduceOp::Sum, DType::F32, 0, 0, 1, {4}}, "
+                        "arena + 0, arena + 256"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("const MeshInfo kMesh = {1, {\"dp\"}, {2}, kGroups, "
+                        "1};"),
+            std::string::npos)
+      << source;
+  // The argument's global shape is twice its block, split over axis 0.
+  EXPECT_NE(source.find("{8}, {{0, -1, -1, -1}}"), std::string::npos)
+      << source;
+}
+
+// A reduction the runtime's engines do not have is a located error.
+TEST(CudaEmitterTest, UnsupportedReductionIsALocatedError) {
+  MLIRContext context;
+  context.loadDialect<tgc::tg::TGDialect, func::FuncDialect,
+                      shard::ShardDialect>();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(getPartitionedStep("product"), &context);
   ASSERT_TRUE(module);
   std::string message;
   unsigned line = 0;
@@ -110,7 +142,7 @@ TEST(CudaEmitterTest, CollectiveIsALocatedError) {
   });
   auto function = *module->getOps<func::FuncOp>().begin();
   EXPECT_TRUE(failed(tgc::emitCudaProject(function)));
-  EXPECT_NE(message.find("does not lower collectives yet (shard.all_reduce)"),
+  EXPECT_NE(message.find("reduce by sum, max, min or average, not product"),
             std::string::npos)
       << message;
   EXPECT_EQ(line, 3u);

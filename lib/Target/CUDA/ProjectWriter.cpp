@@ -9,7 +9,9 @@
 #include "KernelEmitter.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Eval/TensorNpy.h"
+#include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Target/CUDA/CudaEmitter.h"
 
@@ -31,7 +33,8 @@ LogicalResult reportError(const llvm::Twine &message) {
   return failure();
 }
 
-std::string getStepJson(func::FuncOp step, const CudaProject &project) {
+std::string getStepJson(func::FuncOp step, const CudaProject &project,
+                        const std::optional<tg::Mesh> &mesh) {
   using nlohmann::ordered_json;
   ordered_json json;
   json["function"] = step.getName().str();
@@ -39,6 +42,15 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project) {
   json["arena_size"] =
       step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
           .getInt();
+  if (mesh) {
+    ordered_json axes = ordered_json::array();
+    for (auto [name, size] : llvm::zip(mesh->axisNames, mesh->axisSizes))
+      axes.push_back({{"name", name}, {"size", size}});
+    json["mesh"] = {{"name", mesh->name},
+                    {"spec", mesh->str()},
+                    {"devices", mesh->getNumDevices()},
+                    {"axes", axes}};
+  }
   ordered_json arguments = ordered_json::array();
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
@@ -48,6 +60,21 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project) {
         step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kRoleAttrName);
     arg["role"] = role ? role.str() : "input";
     arg["shape"] = type.getShape().vec();
+    // A partitioned step's argument: the block of a global value.
+    if (tg::ShardingAttr sharding = tg::getArgSharding(step, i); mesh) {
+      arg["global_shape"] =
+          sharding ? tg::getGlobalShape(sharding, type.getShape(), *mesh)
+                   : SmallVector<int64_t>(type.getShape());
+      ordered_json dims = ordered_json::array();
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        ordered_json axes = ordered_json::array();
+        if (sharding)
+          for (StringRef axis : sharding.getDimAxes(d))
+            axes.push_back(axis.str());
+        dims.push_back(axes);
+      }
+      arg["sharding"] = dims;
+    }
     FailureOr<StorageType> storage =
         getStorageType(type.getElementType(), step.getLoc());
     arg["dtype"] = succeeded(storage) ? storage->dtype : "";
@@ -161,16 +188,26 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
   FailureOr<CudaProject> project = emitCudaProject(step);
   if (failed(project))
     return failure();
-  project->stepJson = getStepJson(step, *project);
+  FailureOr<std::optional<tg::Mesh>> mesh = tg::lookupFunctionMesh(step);
+  if (failed(mesh))
+    return failure();
+  project->stepJson = getStepJson(step, *project, *mesh);
   project->cmakeLists = kCMakeLists;
 
+  // The initial parameters are the global values, also of a partitioned
+  // step: each rank takes its block.
   std::vector<safetensors::Entry> initial;
   if (!parameters) {
+    FailureOr<SmallVector<RankedTensorType>> types =
+        getGlobalArgumentTypes(step);
+    if (failed(types))
+      return failure();
     for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
       if (tg::getArgumentRole(step, i) == tg::Role::Param)
         initial.push_back(safetensors::toEntry(
             getArgumentName(step, i),
-            tensorToNpy(makeRandomArgument(step, i, /*seed=*/0))));
+            tensorToNpy(
+                makeRandomArgument(step, i, /*seed=*/0, (*types)[i]))));
     parameters = &initial;
   }
 

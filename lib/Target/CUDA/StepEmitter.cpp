@@ -12,12 +12,15 @@
 #include "KernelEmitter.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Target/CUDA/CudaEmitter.h"
 #include "tgc/Training/Trainer.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -56,6 +59,9 @@ private:
   LogicalResult emitGemm(tg::MatmulOp matmul, std::string a, std::string b,
                          std::string c, StringRef name);
   LogicalResult emitAttention(Operation *op);
+  LogicalResult emitCollective(Operation *op);
+  LogicalResult waitForCollectives(Operation *op);
+  std::string emitMesh();
   LogicalResult emitKernel(Operation *op);
   LogicalResult emitFusion(tg::FusionOp fusion);
   LogicalResult launch(KernelEmitter &kernel, Operation *op, StringRef kind);
@@ -68,6 +74,21 @@ private:
   int64_t scratchBytes = 0;
   unsigned counter = 0;
   CudaProject project;
+  /// A partitioned step's mesh, and the distinct grid_axes of its
+  /// collectives (StepInfo::mesh.groups).
+  std::optional<tg::Mesh> mesh;
+  SmallVector<SmallVector<int16_t>> groups;
+  /// A collective in flight on the communication stream: the bytes it
+  /// reads and writes, until an op that touches them waits for it.
+  struct Pending {
+    int64_t id;
+    int64_t in, inBytes, out, outBytes;
+  };
+  SmallVector<Pending> pending;
+  int64_t numCollectives = 0;
+  /// The communication's staging (gathered blocks, the whole all-reduce of
+  /// a reduce-scatter): its own buffer, since kernels run meanwhile.
+  int64_t commScratchBytes = 0;
 };
 
 std::string StepEmitter::nextName(StringRef stem) {
@@ -184,6 +205,187 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
           ");\n";
   project.kernels.push_back(name);
   return success();
+}
+
+/// A shard collective: a runtime call on the group of its grid axes. Its
+/// staging (the gathered blocks, the all-reduced whole of a reduce-scatter)
+/// uses the kernels' scratch, free between kernels.
+LogicalResult StepEmitter::emitCollective(Operation *op) {
+  if (!mesh)
+    return op->emitError("the CUDA emitter needs the mesh of a partitioned "
+                         "step: its arguments' tg.sharding and the module's "
+                         "shard.grid");
+  auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+  if (!grid || grid.getValue() != mesh->name)
+    return op->emitError("runs on a grid other than the step's mesh @")
+           << mesh->name;
+  StringRef kind, dimName;
+  std::string reduce = "Sum";
+  auto reductionOf = [&](shard::ReductionKind reduction) -> LogicalResult {
+    switch (reduction) {
+    case shard::ReductionKind::Sum:
+      reduce = "Sum";
+      return success();
+    case shard::ReductionKind::Max:
+      reduce = "Max";
+      return success();
+    case shard::ReductionKind::Min:
+      reduce = "Min";
+      return success();
+    case shard::ReductionKind::Average:
+      reduce = "Average";
+      return success();
+    default:
+      return op->emitError("the runtime's collectives reduce by sum, max, min "
+                           "or average, not ")
+             << shard::stringifyReductionKind(reduction);
+    }
+  };
+  ArrayRef<int16_t> axes;
+  int64_t dim = 0;
+  if (auto reduceOp = dyn_cast<shard::AllReduceOp>(op)) {
+    kind = "AllReduce";
+    axes = reduceOp.getGridAxes();
+    if (failed(reductionOf(reduceOp.getReduction())))
+      return failure();
+  } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+    kind = "AllGather";
+    axes = gather.getGridAxes();
+    dim = gather.getGatherAxis().getSExtValue();
+  } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
+    kind = "ReduceScatter";
+    axes = scatter.getGridAxes();
+    dim = scatter.getScatterAxis().getSExtValue();
+    if (failed(reductionOf(scatter.getReduction())))
+      return failure();
+  } else if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+    kind = "AllSlice";
+    axes = slice.getGridAxes();
+    dim = slice.getSliceAxis().getSExtValue();
+  } else {
+    return op->emitError("the CUDA emitter has no lowering for ")
+           << op->getName() << " (it lowers all_reduce, all_gather, "
+           << "reduce_scatter and all_slice)";
+  }
+  for (int16_t axis : axes)
+    if (axis < 0 || axis >= static_cast<int16_t>(mesh->axisSizes.size()))
+      return op->emitError("names mesh axis ")
+             << axis << " of a mesh of " << mesh->axisSizes.size();
+  auto it = llvm::find(groups, axes);
+  int64_t group = it - groups.begin();
+  if (it == groups.end())
+    groups.emplace_back(axes);
+
+  Value operand = op->getOperand(0);
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (type.getRank() > 8)
+    return op->emitError("has more than 8 dimensions, more than the runtime "
+                         "takes");
+  FailureOr<StorageType> storage =
+      getStorageType(type.getElementType(), op->getLoc());
+  if (failed(storage))
+    return failure();
+  int64_t groupSize = 1;
+  for (int16_t axis : axes)
+    groupSize *= mesh->axisSizes[axis];
+  int64_t bytes = getBytes(operand, *storage);
+  if (kind == "AllGather" || kind == "ReduceScatter")
+    commScratchBytes = std::max(
+        commScratchBytes, (kind == "AllGather" ? groupSize : 1) * bytes);
+  FailureOr<std::string> in = address(operand), out = address(op->getResult(0));
+  if (failed(in) || failed(out))
+    return failure();
+  FailureOr<StorageType> resultStorage =
+      getStorageType(getElementType(op->getResult(0)), op->getLoc());
+  if (failed(resultStorage))
+    return failure();
+  int64_t id = numCollectives++;
+  pending.push_back({id, places[operand].offset, bytes,
+                     places[op->getResult(0)].offset,
+                     getBytes(op->getResult(0), *resultStorage)});
+  std::string shape = "{";
+  for (auto [d, size] : llvm::enumerate(type.getShape()))
+    shape += (d ? ", " : "") + str(size);
+  shape += "}";
+  std::string location = formatLocation(op->getLoc());
+  std::string name = nextName(op->getName().getStringRef().drop_front(6));
+  host += "  // " + name + ": " + op->getName().getStringRef().str() +
+          " at " + location + "\n";
+  host += "  collective(context, CollectiveDesc{CollectiveKind::" + kind.str() +
+          ", ReduceOp::" + reduce + ", DType::" + storage->dtype + ", " +
+          str(group) + ", " + str(dim) + ", " + str(type.getRank()) + ", " +
+          shape + "}, " + *in + ", " + *out + ", " + str(id) + ", " +
+          cString(name) + ", " + cString(location) + ");\n";
+  project.kernels.push_back(name);
+  return success();
+}
+
+/// Before `op` (null: the end of the step), the waits for the collectives
+/// in flight whose result it reads or whose buffers it overwrites: the
+/// memory plan counts a collective's buffers free once the op is past, in
+/// the scheduled order, while the communication stream may still be at it.
+LogicalResult StepEmitter::waitForCollectives(Operation *op) {
+  if (pending.empty())
+    return success();
+  SmallVector<std::pair<int64_t, int64_t>> reads, writes;
+  auto collect = [&](ValueRange values, auto &ranges) -> LogicalResult {
+    for (Value value : values) {
+      auto it = places.find(value);
+      if (it == places.end() || it->second.scratch)
+        continue;
+      FailureOr<StorageType> type =
+          getStorageType(getElementType(value), value.getLoc());
+      if (failed(type))
+        return failure();
+      ranges.push_back({it->second.offset, getBytes(value, *type)});
+    }
+    return success();
+  };
+  if (op && (failed(collect(op->getOperands(), reads)) ||
+             failed(collect(op->getResults(), writes))))
+    return failure();
+  auto meets = [](int64_t at, int64_t bytes,
+                  ArrayRef<std::pair<int64_t, int64_t>> ranges) {
+    return llvm::any_of(ranges, [&](auto range) {
+      return at < range.first + range.second && range.first < at + bytes;
+    });
+  };
+  for (auto *it = pending.begin(); it != pending.end();) {
+    bool wait = !op || meets(it->out, it->outBytes, reads) ||
+                meets(it->out, it->outBytes, writes) ||
+                meets(it->in, it->inBytes, writes);
+    if (!wait) {
+      ++it;
+      continue;
+    }
+    host += "  waitCollective(context, " + str(it->id) + ");\n";
+    it = pending.erase(it);
+  }
+  return success();
+}
+
+/// The MeshInfo of the step and its groups (no axes for one device).
+std::string StepEmitter::emitMesh() {
+  std::string text = "const GroupInfo kGroups[] = {\n";
+  for (ArrayRef<int16_t> axes : groups) {
+    text += "    {" + str(axes.size()) + ", {";
+    for (auto [i, axis] : llvm::enumerate(axes))
+      text += (i ? ", " : "") + str(axis);
+    text += "}},\n";
+  }
+  if (groups.empty())
+    text += "    {0, {}},\n";
+  text += "};\n";
+  std::string names = "{", sizes = "{";
+  if (mesh)
+    for (auto [i, name] : llvm::enumerate(mesh->axisNames)) {
+      names += (i ? ", " : "") + cString(name);
+      sizes += (i ? ", " : "") + str(mesh->axisSizes[i]);
+    }
+  text += "const MeshInfo kMesh = {" +
+          str(mesh ? mesh->axisNames.size() : 0) + ", " + names + "}, " +
+          sizes + "}, kGroups, " + str(groups.size()) + "};\n";
+  return text;
 }
 
 LogicalResult StepEmitter::launch(KernelEmitter &kernel, Operation *op,
@@ -334,6 +536,35 @@ LogicalResult StepEmitter::emitDescription() {
       return step.emitError("argument ")
              << i << " has more than 8 dimensions, more than the runtime takes";
     rt::RandomSpec spec = getRandomSpec(step, i);
+    // A partitioned step's argument is a block of its global value.
+    SmallVector<int64_t> global(type.getShape());
+    std::string dimAxes = "{";
+    tg::ShardingAttr sharding = tg::getArgSharding(step, i);
+    if (sharding && !sharding.getUnreducedAxes().empty())
+      return step.emitError("argument ")
+             << i << " is a partial sum (unreduced); a generated trainer "
+                     "starts every argument from its whole value";
+    if (sharding && mesh)
+      global = tg::getGlobalShape(sharding, type.getShape(), *mesh);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      SmallVector<StringRef> axes;
+      if (sharding && mesh)
+        axes = sharding.getDimAxes(d);
+      if (axes.size() > 4)
+        return step.emitError("argument ")
+               << i << " splits a dimension over more than 4 mesh axes";
+      dimAxes += (d ? ", {" : "{");
+      for (unsigned a = 0; a < 4; ++a)
+        dimAxes += (a ? ", " : "") +
+                   (a < axes.size() ? str(*mesh->getAxisIndex(axes[a]))
+                                    : std::string("-1"));
+      dimAxes += "}";
+    }
+    dimAxes += "}";
+    std::string globalShape = "{";
+    for (auto [d, size] : llvm::enumerate(global))
+      globalShape += (d ? ", " : "") + str(size);
+    globalShape += "}";
     const char *roles[] = {"Param", "State", "Input", "Label", "Hyper"};
     const char *inits[] = {"Normal", "Zeros", "Ones"};
     std::string shape = "{";
@@ -349,7 +580,8 @@ LogicalResult StepEmitter::emitDescription() {
         (spec.isI1 ? "true" : "false") +
         ", RandomSpec::Init::" + inits[static_cast<int>(spec.init)] + ", " +
         (spec.hasDefault ? "true" : "false") + ", " +
-        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) + "}},\n";
+        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) + "},\n     " +
+        globalShape + ", " + dimAxes + "},\n";
   }
   arguments += "};\n";
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
@@ -362,6 +594,13 @@ LogicalResult StepEmitter::emitDescription() {
     auto aliases = step.getResultAttrOfType<IntegerAttr>(
         r, tg::TGDialect::kAliasesAttrName);
     bool isLoss = tg::getResultRole(step, r) == tg::Role::Loss;
+    // The trainer reads the loss on rank 0: it must be whole there.
+    if (tg::ShardingAttr sharding = tg::getResultSharding(step, r);
+        isLoss && sharding && !sharding.isReplicated())
+      return step.emitError("the loss (result ")
+             << r << ") is " << sharding
+             << " on the mesh; a generated trainer needs it whole on every "
+                "rank";
     results += "    {" + cString(getResultName(step, r)) +
                ", DType::" + storage->dtype + ", " + str(places[value].offset) +
                ", " + str(getBytes(value, *storage)) + ", " +
@@ -385,7 +624,8 @@ LogicalResult StepEmitter::emitDescription() {
   int64_t arena =
       step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
           .getInt();
-  description = arguments + "\n" + results + "\nconst StepInfo kStep = {" +
+  description = arguments + "\n" + results + "\n" + emitMesh() +
+                "\nconst StepInfo kStep = {" +
                 cString("@" + step.getName().str() + " (" +
                         formatLocation(step.getLoc()) + ")") +
                 ", " + str(arena) + ", " + str(scratchBytes) +
@@ -393,7 +633,9 @@ LogicalResult StepEmitter::emitDescription() {
                 ", kResults, " + str(ret.getNumOperands()) + ", " +
                 str(task ? int64_t(task->ids) : -1) + ", " +
                 str(task ? int64_t(task->labels) : -1) + ", " +
-                str(task ? task->vocabulary : 0) + "};\n";
+                str(task ? task->vocabulary : 0) + ", kMesh, " +
+                str(numCollectives) + ", " + str(commScratchBytes) +
+                ", kFingerprint};\n";
   return success();
 }
 
@@ -403,6 +645,10 @@ FailureOr<CudaProject> StepEmitter::run() {
            << tg::TGDialect::kArenaSizeAttrName
            << "): the CUDA emitter takes what tgc compile writes, after "
               "tg-memory-plan";
+  FailureOr<std::optional<tg::Mesh>> found = tg::lookupFunctionMesh(step);
+  if (failed(found))
+    return failure();
+  mesh = *found;
   for (BlockArgument arg : step.getArguments()) {
     auto offset = step.getArgAttrOfType<IntegerAttr>(
         arg.getArgNumber(), tg::TGDialect::kOffsetAttrName);
@@ -414,15 +660,18 @@ FailureOr<CudaProject> StepEmitter::run() {
   for (Operation &op : step.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       continue;
-    // A partitioned step's collectives need the runtime's NCCL interface.
-    if (isa<shard::ShardDialect>(op.getDialect()))
-      return op.emitError("the CUDA emitter does not lower collectives yet (")
-             << op.getName()
-             << "): a partitioned step cannot be emitted (issue 19)";
     if (failed(placeResults(&op)))
       return failure();
     LogicalResult status = success();
-    if (auto fusion = dyn_cast<tg::FusionOp>(op)) {
+    bool isView = isa<tg::ReshapeOp>(op) && places[op.getOperand(0)].offset ==
+                                                places[op.getResult(0)].offset;
+    // Collectives run in order on one stream: they wait for none.
+    if (!isa<shard::ShardDialect>(op.getDialect()) && !isView &&
+        failed(waitForCollectives(&op)))
+      return failure();
+    if (isa<shard::ShardDialect>(op.getDialect())) {
+      status = emitCollective(&op);
+    } else if (auto fusion = dyn_cast<tg::FusionOp>(op)) {
       status = emitFusion(fusion);
     } else if (auto matmul = dyn_cast<tg::MatmulOp>(op)) {
       FailureOr<std::string> a = address(matmul.getLhs()),
@@ -433,8 +682,7 @@ FailureOr<CudaProject> StepEmitter::run() {
                    : emitGemm(matmul, *a, *b, *c, nextName("matmul"));
     } else if (isa<tg::AttentionOp, tg::AttentionGradOp>(op)) {
       status = emitAttention(&op);
-    } else if (isa<tg::ReshapeOp>(op) && places[op.getOperand(0)].offset ==
-                                             places[op.getResult(0)].offset) {
+    } else if (isView) {
       continue; // a view of its operand's buffer
     } else {
       status = emitKernel(&op);
@@ -442,7 +690,7 @@ FailureOr<CudaProject> StepEmitter::run() {
     if (failed(status))
       return failure();
   }
-  if (failed(emitDescription()))
+  if (failed(waitForCollectives(nullptr)) || failed(emitDescription()))
     return failure();
   std::string header =
       "// Generated by tgc from @" + step.getName().str() + " (" +
@@ -454,10 +702,15 @@ FailureOr<CudaProject> StepEmitter::run() {
       "#include \"tgc/runtime/Kernels.h\"\n#include "
       "\"tgc/runtime/Runtime.h\"\n\nnamespace {\n\nusing namespace "
       "tgc::rt;\nusing namespace tgc::rt::k;\n\n";
-  project.stepSource = header + kernels +
-                       "void step(Context &context) {\n  char *arena = "
-                       "context.arena;\n  char *scratch = context.scratch;\n" +
-                       host + "}\n\n" + description +
+  // Ranks must run one compiled step: its text and mesh identify it.
+  std::string body = kernels + "void step(Context &context) {\n  char *arena = "
+                               "context.arena;\n  char *scratch = "
+                               "context.scratch;\n" +
+                     host + "}\n\n";
+  std::string fingerprint = llvm::utohexstr(
+      llvm::xxh3_64bits(body + description), /*LowerCase=*/true);
+  project.stepSource = header + body + "const char kFingerprint[] = \"" +
+                       fingerprint + "\";\n\n" + description +
                        "\n} // namespace\n\nint main(int argc, char **argv) "
                        "{\n  return tgc::rt::trainMain(argc, argv, kStep, "
                        "step);\n}\n";

@@ -7,6 +7,11 @@ Writes a model with tgc-zoo, emits its training step with
 runs `train --seed 0`, and compares its per-step losses with those of
 `tgc train` on the same model and options (the interpreter). Exits 1 when a
 loss differs by more than --rtol relative.
+
+With --mesh-options (`--mesh dp=2 --zero 3`), the step is compiled
+partitioned and `train --nproc N` runs one process per device, talking
+through the runtime's collectives; the reference is the unsharded step of
+`tgc train`, and the parameters rank 0 saves are the ranks' blocks gathered.
 """
 
 import argparse
@@ -66,6 +71,12 @@ def main():
                         help="options of tgc compile alone (planning: "
                         "--memory-budget, --no-fuse), which tgc train does "
                         "not take and which must not change the numbers")
+    parser.add_argument("--mesh-options", default="",
+                        help="sharding options of tgc compile alone "
+                        "(--mesh, --zero, --sequence-parallel): the reference "
+                        "is the unsharded step")
+    parser.add_argument("--nproc", type=int, default=0,
+                        help="train --nproc N: one process per device")
     parser.add_argument("--data", default="synthetic-copy")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
@@ -82,7 +93,8 @@ def main():
     options = args.options.split()
     run([os.path.join(args.bin, "tgc-zoo")] + args.zoo.split() + ["-o", model])
     run([os.path.join(args.bin, "tgc"), "compile", model, "--train"] + options +
-        args.compile_options.split() + ["--emit", "cuda", "-o", project])
+        args.compile_options.split() + args.mesh_options.split() +
+        ["--emit", "cuda", "-o", project])
     build = os.path.join(project, "build")
     run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
          "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
@@ -91,8 +103,10 @@ def main():
               "--log-every", "1"]
     saved = os.path.join(work, "generated.safetensors")
     expected = os.path.join(work, "interpreter.safetensors")
-    generated = losses(run([os.path.join(build, "train")] + common +
-                           ["--save", saved]))
+    launch = ["--nproc", str(args.nproc)] if args.nproc else []
+    generated = losses(run([os.path.join(build, "train")] + launch + common +
+                           ["--save", saved], env=dict(
+                               os.environ, TGC_COMM_TIMEOUT="60")))
     reference = losses(run([os.path.join(args.bin, "tgc"), "train", model] +
                            options + common + ["--save", expected]))
     if len(reference) != args.steps or generated.keys() != reference.keys():

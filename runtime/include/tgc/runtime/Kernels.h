@@ -13,6 +13,8 @@
 #include <cuda_runtime.h>
 namespace tgc::rt {
 cudaStream_t currentStream();
+/// The stream collectives run on, beside the kernels' (NCCL's calls).
+cudaStream_t currentCommStream();
 }
 #define TGC_LAUNCH(kernel, grid, block, ...)                                   \
   kernel<<<(grid), (block), 0, ::tgc::rt::currentStream()>>>(__VA_ARGS__)

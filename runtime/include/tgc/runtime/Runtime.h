@@ -90,6 +90,9 @@ struct StepInfo {
   int copyIds, copyLabels;
   int64_t vocabulary;
   MeshInfo mesh;
+  /// The collectives of one step, and the bytes of their staging buffer.
+  int numCollectives;
+  int64_t commScratchBytes;
   /// Identifies the compiled step: every rank must run the same one.
   const char *fingerprint;
 };
@@ -106,6 +109,8 @@ struct Context {
   int64_t step = 0;
   /// This process's rank and its groups (StepInfo::mesh.groups).
   Communication *comm = nullptr;
+  /// The collectives' staging (StepInfo::commScratchBytes).
+  char *commScratch = nullptr;
 };
 
 /// C[batch, m, n] = op(A) op(B) for row-major A, B and C of the stored types,
@@ -143,7 +148,11 @@ void attentionGrad(Context &context, const AttentionDesc &desc,
 /// group), all_gather (out = the blocks of the group's ranks joined along
 /// `dim`), reduce_scatter (the all-reduce's block of this rank along
 /// `dim`), all_slice (this rank's block of `in` along `dim`, no
-/// communication).
+/// communication). Collective number `id` of the step starts once the work
+/// queued before it is done, on the communication stream (on the GPU;
+/// at once on the host), and the compute stream goes on; waitCollective
+/// makes the compute stream wait for it, before the first op that reads its
+/// result or overwrites its buffers (the emitter places the waits).
 enum class ReduceOp { Sum, Max, Min, Average };
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllSlice };
 struct CollectiveDesc {
@@ -156,7 +165,8 @@ struct CollectiveDesc {
   int64_t shape[8];
 };
 void collective(Context &context, const CollectiveDesc &desc, const void *in,
-                void *out, const char *kernel, const char *location);
+                void *out, int id, const char *kernel, const char *location);
+void waitCollective(Context &context, int id);
 
 /// Reports a failed kernel launch (the GPU) with the kernel's name and its
 /// tg source location; nothing on the host.

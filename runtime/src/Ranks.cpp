@@ -1,0 +1,237 @@
+//===- Ranks.cpp - a partitioned step's rank among its devices ------------===//
+
+#include "Ranks.h"
+
+#include "Backend.h"
+
+#include <cstring>
+
+using namespace tgc::rt;
+
+int64_t ranks::getDeviceCount(const MeshInfo &mesh) {
+  int64_t count = 1;
+  for (int a = 0; a < mesh.numAxes; ++a)
+    count *= mesh.axisSizes[a];
+  return count;
+}
+
+std::string ranks::describe(const MeshInfo &mesh) {
+  std::string text;
+  for (int a = 0; a < mesh.numAxes; ++a)
+    text += (a ? "," : "") + std::string(mesh.axisNames[a]) + "=" +
+            std::to_string(mesh.axisSizes[a]);
+  return text;
+}
+
+std::vector<int64_t> ranks::getCoordinates(const MeshInfo &mesh,
+                                           int64_t rank) {
+  std::vector<int64_t> coordinates(mesh.numAxes);
+  for (int a = mesh.numAxes - 1; a >= 0; --a) {
+    coordinates[a] = rank % mesh.axisSizes[a];
+    rank /= mesh.axisSizes[a];
+  }
+  return coordinates;
+}
+
+std::unique_ptr<Communication>
+ranks::connect(const StepInfo &info, const comm::LaunchEnv &env,
+               double timeoutSeconds, std::string &error) {
+  const MeshInfo &mesh = info.mesh;
+  int64_t devices = getDeviceCount(mesh);
+  if (env.worldSize != devices) {
+    error = "the step was compiled for a mesh of " + std::to_string(devices) +
+            " devices (" + describe(mesh) + ") but the launch has " +
+            std::to_string(env.worldSize) + " rank(s)";
+    if (env.launcher == "single")
+      error += ": start one process per device (train --nproc " +
+               std::to_string(devices) + ", torchrun, srun or mpirun)";
+    return nullptr;
+  }
+  auto communication = std::make_unique<Communication>();
+  communication->world = comm::World::create(env, timeoutSeconds, error);
+  if (!communication->world)
+    return nullptr;
+  if (!communication->world->checkSame(info.fingerprint, error))
+    return nullptr;
+  communication->coordinates = getCoordinates(mesh, env.rank);
+  const std::vector<int64_t> &at = communication->coordinates;
+  // A group: the ranks that share this rank's coordinates on the other
+  // axes (its color), ordered by the mixed-radix number of their
+  // coordinates on the group's axes, the first major (its key).
+  for (int g = 0; g < mesh.numGroups; ++g) {
+    const GroupInfo &group = mesh.groups[g];
+    std::vector<bool> inGroup(mesh.numAxes, false);
+    int64_t key = 0;
+    for (int i = 0; i < group.numAxes; ++i) {
+      inGroup[group.axes[i]] = true;
+      key = key * mesh.axisSizes[group.axes[i]] + at[group.axes[i]];
+    }
+    int64_t color = 0;
+    for (int a = 0; a < mesh.numAxes; ++a)
+      if (!inGroup[a])
+        color = color * mesh.axisSizes[a] + at[a];
+    std::unique_ptr<comm::Group> made = communication->world->split(
+        static_cast<int>(color), static_cast<int>(key), error);
+    if (!made)
+      return nullptr;
+    communication->groups.push_back(std::move(made));
+  }
+  return communication;
+}
+
+ArgumentInfo ranks::getGlobalArgument(const ArgumentInfo &arg) {
+  ArgumentInfo global = arg;
+  for (int d = 0; d < arg.rank; ++d)
+    global.shape[d] = arg.globalShape[d];
+  return global;
+}
+
+namespace {
+
+/// Calls `copy(localOffset, globalOffset, bytes)` for each contiguous run
+/// of the block of `arg` at `coordinates` (offsets in bytes).
+template <typename Copy>
+void forEachRun(const ArgumentInfo &arg, const MeshInfo &mesh,
+                const std::vector<int64_t> &coordinates, Copy copy) {
+  int rank = arg.rank;
+  int64_t element = static_cast<int64_t>(getDTypeBytes(arg.dtype));
+  if (rank == 0) {
+    copy(0, 0, element);
+    return;
+  }
+  // The block's start in each dimension.
+  std::vector<int64_t> start(rank);
+  for (int d = 0; d < rank; ++d) {
+    int64_t index = 0;
+    for (int i = 0; i < 4 && arg.dimAxes[d][i] >= 0; ++i)
+      index = index * mesh.axisSizes[arg.dimAxes[d][i]] +
+              coordinates[arg.dimAxes[d][i]];
+    start[d] = index * arg.shape[d];
+  }
+  int64_t run = arg.shape[rank - 1] * element;
+  for (int d = 0; d < rank; ++d)
+    if (arg.shape[d] == 0)
+      return;
+  std::vector<int64_t> index(rank, 0);
+  int64_t local = 0;
+  while (true) {
+    int64_t global = 0;
+    for (int d = 0; d < rank; ++d)
+      global = global * arg.globalShape[d] + start[d] + index[d];
+    copy(local, global * element, run);
+    local += run;
+    int d = rank - 2;
+    while (d >= 0 && ++index[d] == arg.shape[d])
+      index[d--] = 0;
+    if (d < 0)
+      return;
+  }
+}
+
+} // namespace
+
+std::vector<char> ranks::takeBlock(const ArgumentInfo &arg,
+                                   const MeshInfo &mesh,
+                                   const std::vector<int64_t> &coordinates,
+                                   const std::vector<char> &global) {
+  int64_t count = 1;
+  for (int d = 0; d < arg.rank; ++d)
+    count *= arg.shape[d];
+  std::vector<char> block(count * getDTypeBytes(arg.dtype));
+  forEachRun(arg, mesh, coordinates,
+             [&](int64_t local, int64_t at, int64_t bytes) {
+               std::memcpy(block.data() + local, global.data() + at, bytes);
+             });
+  return block;
+}
+
+void ranks::putBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
+                     const std::vector<int64_t> &coordinates,
+                     const std::vector<char> &block,
+                     std::vector<char> &global) {
+  forEachRun(arg, mesh, coordinates,
+             [&](int64_t local, int64_t at, int64_t bytes) {
+               std::memcpy(global.data() + at, block.data() + local, bytes);
+             });
+}
+
+namespace {
+/// The collective itself, on the communication stream.
+void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
+               void *out, char *scratch, size_t count, size_t outer,
+               size_t bytes, size_t inner, size_t size, size_t rank,
+               const char *what);
+} // namespace
+
+void tgc::rt::waitCollective(Context &, int id) {
+  backend::waitCollective(id);
+}
+
+void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
+                         const void *in, void *out, int id, const char *kernel,
+                         const char *location) {
+  std::string what = std::string(kernel) + " (" + location + ") in step " +
+                     std::to_string(context.step);
+  if (!context.comm || desc.group < 0 ||
+      desc.group >= static_cast<int>(context.comm->groups.size())) {
+    std::fprintf(stderr, "error: %s: the step's collectives need its ranks\n",
+                 what.c_str());
+    std::exit(1);
+  }
+  comm::Group &group = *context.comm->groups[desc.group];
+  size_t element = getDTypeBytes(desc.type);
+  size_t count = 1, outer = 1;
+  for (int d = 0; d < desc.rank; ++d) {
+    count *= desc.shape[d];
+    if (d < desc.dim)
+      outer *= desc.shape[d];
+  }
+  size_t bytes = count * element;
+  // Bytes of one row of the blocks along `dim`: dimensions dim.. of the
+  // operand.
+  size_t inner = outer ? bytes / outer : 0;
+  size_t size = group.getSize(), rank = group.getRank();
+  char *scratch = context.commScratch;
+  backend::beginCollective();
+  collectOn(group, desc, in, out, scratch, count, outer, bytes, inner, size,
+            rank, what.c_str());
+  backend::endCollective(id);
+}
+
+namespace {
+
+void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
+               void *out, char *scratch, size_t count, size_t outer,
+               size_t bytes, size_t inner, size_t size, size_t rank,
+               const char *what) {
+  switch (desc.kind) {
+  case CollectiveKind::AllReduce:
+    group.allReduce(in, out, count, desc.type, desc.op, what);
+    return;
+  case CollectiveKind::AllGather:
+    if (outer == 1) {
+      group.allGather(in, out, bytes, what);
+      return;
+    }
+    // Each rank's block lands whole; row o of the result is row o of every
+    // block, one after another.
+    group.allGather(in, scratch, bytes, what);
+    for (size_t r = 0; r < size; ++r)
+      backend::copyRows(static_cast<char *>(out) + r * inner, size * inner,
+                        scratch + r * bytes, inner, inner, outer,
+                        /*onCommStream=*/true);
+    return;
+  case CollectiveKind::ReduceScatter:
+    group.allReduce(in, scratch, count, desc.type, desc.op, what);
+    backend::copyRows(out, inner / size, scratch + rank * (inner / size),
+                      inner, inner / size, outer, /*onCommStream=*/true);
+    return;
+  case CollectiveKind::AllSlice:
+    backend::copyRows(out, inner / size,
+                      static_cast<const char *>(in) + rank * (inner / size),
+                      inner, inner / size, outer, /*onCommStream=*/true);
+    return;
+  }
+}
+
+} // namespace

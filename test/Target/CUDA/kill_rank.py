@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""A rank that dies mid-run: the others stop with a clear error, in time.
+
+Also a launch that does not match the compiled mesh: a WORLD_SIZE other
+than the mesh's devices, and ranks that run different compiled steps, are
+errors on every rank.
+
+Emits a dp=2 step (`tgc compile --mesh dp=2 --emit cuda`), builds it for the
+host target, starts `train --nproc 2` for many steps, kills rank 1 with
+SIGKILL once rank 0 has logged a step, and checks that the launcher exits 1
+within the communication timeout (plus slack), naming the killed rank, and
+that rank 0 reports the failed collective rather than hanging.
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+
+def run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write("$ " + " ".join(command) + "\n" + result.stdout +
+                         result.stderr)
+        sys.exit(1)
+
+
+def children_with_rank(parent, rank):
+    """The processes whose parent is `parent` and whose RANK is `rank`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) != parent:
+                continue
+            with open("/proc/%s/environ" % entry, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if ("RANK=%d" % rank).encode() in env:
+            found.append(int(entry))
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--runtime-dir", required=True)
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--timeout", type=int, default=10,
+                        help="TGC_COMM_TIMEOUT for the run, seconds")
+    args = parser.parse_args()
+
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model = os.path.join(work, "model.mlir")
+    project = os.path.join(work, "project")
+    build = os.path.join(project, "build")
+    run([os.path.join(args.bin, "tgc-zoo"), "mlp", "--layers", "2", "-o",
+         model])
+    run([os.path.join(args.bin, "tgc"), "compile", model, "--train", "--mesh",
+         "dp=2", "--emit", "cuda", "-o", project])
+    run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
+         "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
+    run(["cmake", "--build", build])
+
+    env = dict(os.environ, TGC_COMM_TIMEOUT=str(args.timeout))
+    train = os.path.join(build, "train")
+    wrong = subprocess.run([train, "--steps", "1"], capture_output=True,
+                           text=True, env=dict(env, RANK="0", WORLD_SIZE="3",
+                                               MASTER_PORT="1"))
+    if wrong.returncode != 1 or ("compiled for a mesh of 2 devices (dp=2) but "
+                                 "the launch has 3 rank(s)") not in wrong.stderr:
+        sys.exit("WORLD_SIZE=3 on a dp=2 step: %d, %r" %
+                 (wrong.returncode, wrong.stderr))
+
+    # Another compiled step (ZeRO-1) as rank 1.
+    other = os.path.join(work, "other")
+    run([os.path.join(args.bin, "tgc"), "compile", model, "--train", "--mesh",
+         "dp=2", "--zero", "1", "--emit", "cuda", "-o", other])
+    run(["cmake", "-S", other, "-B", os.path.join(other, "build"), "-G",
+         "Ninja", "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
+    run(["cmake", "--build", os.path.join(other, "build")])
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    ranks = [subprocess.Popen(
+        [program, "--steps", "1", "--data", "fixed"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        env=dict(env, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                 MASTER_PORT=port))
+        for rank, program in enumerate(
+            [train, os.path.join(other, "build", "train")])]
+    for rank, process in enumerate(ranks):
+        _, stderr = process.communicate(timeout=args.timeout + 30)
+        if (process.returncode != 1 or "error: rank %d:" % rank not in stderr
+                or "runs a different compiled step" not in stderr):
+            sys.exit("rank %d of two different steps: %d, %r" %
+                     (rank, process.returncode, stderr))
+
+    launcher = subprocess.Popen(
+        [train, "--nproc", "2", "--steps", "1000000",
+         "--data", "fixed", "--log-every", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    line = launcher.stdout.readline()
+    if not line.startswith("step 1:"):
+        launcher.kill()
+        sys.exit("expected rank 0's first step, got %r; stderr: %s" %
+                 (line, launcher.stderr.read()))
+    victims = children_with_rank(launcher.pid, 1)
+    if len(victims) != 1:
+        launcher.kill()
+        sys.exit("expected one process of rank 1, found %s" % victims)
+    os.kill(victims[0], signal.SIGKILL)
+    killed = time.monotonic()
+    try:
+        _, stderr = launcher.communicate(timeout=args.timeout + 30)
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        sys.exit("the launcher still runs %d s after rank 1 died: a hang" %
+                 (args.timeout + 30))
+    took = time.monotonic() - killed
+    print(stderr, end="")
+    if launcher.returncode != 1:
+        sys.exit("the launcher exited %d, not 1" % launcher.returncode)
+    for expected in ["rank 1 was killed by signal", "error: rank 0:"]:
+        if expected not in stderr:
+            sys.exit("no %r in the launcher's output" % expected)
+    print("the survivors stopped %.1f s after rank 1 died (timeout %d s)" %
+          (took, args.timeout))
+
+
+if __name__ == "__main__":
+    main()

@@ -27,8 +27,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <unistd.h>
-
 using namespace tgc::rt;
 using namespace tgc::rt::comm;
 
@@ -292,18 +290,16 @@ public:
       std::signal(SIGPIPE, SIG_IGN);
 
     gloo::transport::tcp::attr attr;
-    // Loopback when every rank is on this machine; otherwise the address
-    // of this host's name, or the interface GLOO_SOCKET_IFNAME names (as
-    // in PyTorch).
-    if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME")) {
+    // Loopback when every rank is on this machine. Otherwise the address
+    // this host reached the master from, which the other machines reach
+    // too (a host name may resolve to 127.0.1.1), unless
+    // GLOO_SOCKET_IFNAME names the interface (as in PyTorch).
+    if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME"))
       attr.iface = iface;
-    } else if (env.localWorldSize == env.worldSize) {
+    else if (env.localWorldSize == env.worldSize)
       attr.hostname = "127.0.0.1";
-    } else {
-      char host[256] = {};
-      ::gethostname(host, sizeof(host) - 1);
-      attr.hostname = host;
-    }
+    else
+      attr.hostname = store->getLocalAddress();
     try {
       device = gloo::transport::tcp::CreateDevice(attr);
     } catch (const std::exception &exception) {

@@ -27,8 +27,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <unistd.h>
-
 using namespace tgc::rt;
 using namespace tgc::rt::comm;
 
@@ -88,19 +86,29 @@ private:
 
 /// Gloo's messages start with the source location that threw them
 /// ("[/build/gloo/transport/tcp/pair.cc:598] Connection closed by
-/// peer..."): not the user's business. A lost peer is named through the
-/// store when there is one.
-std::string describe(const std::exception &exception, TcpStore *store = nullptr,
-                     int rank = 0) {
+/// peer..."): not the user's business.
+std::string describe(const std::exception &exception) {
   std::string text = exception.what();
   if (!text.empty() && text[0] == '[') {
     size_t end = text.find("] ");
     if (end != std::string::npos)
       text = text.substr(end + 2);
   }
-  if (text.find("closed by peer") != std::string::npos ||
-      text.find("Connection reset") != std::string::npos ||
-      text.find("Broken pipe") != std::string::npos) {
+  return text;
+}
+
+bool isLostPeer(const std::string &text) {
+  return text.find("closed by peer") != std::string::npos ||
+         text.find("Connection reset") != std::string::npos ||
+         text.find("Broken pipe") != std::string::npos;
+}
+
+/// A failed collective's cause: a lost peer named through the store when
+/// there is one.
+std::string describe(const std::exception &exception, TcpStore *store,
+                     int rank) {
+  std::string text = describe(exception);
+  if (isLostPeer(text)) {
     // Gloo names the peer by its address; the store knows its rank.
     std::string culprit = explainLostPeer(store, rank);
     text = (culprit.empty() ? "another rank exited or crashed" : culprit) +
@@ -207,12 +215,14 @@ public:
 private:
   [[noreturn]] void fail(const char *what, const std::exception &exception) {
     std::string cause = describe(exception, store.get(), worldRank);
-    // Close this group's connections at once, so that the ranks waiting
-    // for ours fail now; rank 0 then serves the store a little longer for
-    // them to learn who left first.
-    context.reset();
-    if (store)
-      store->lingerIfServing(2.0);
+    // After a lost peer, close this group's connections at once, so that
+    // the ranks waiting for ours fail now; rank 0 then serves the store a
+    // little longer for them to learn who left first. (After a timeout the
+    // others are stuck: nobody would ask.)
+    if (store && isLostPeer(exception.what())) {
+      context.reset();
+      store->lingerIfServing(std::min(2.0, store->getTimeout()));
+    }
     failCollective(worldRank, what, cause);
   }
 
@@ -292,18 +302,16 @@ public:
       std::signal(SIGPIPE, SIG_IGN);
 
     gloo::transport::tcp::attr attr;
-    // Loopback when every rank is on this machine; otherwise the address
-    // of this host's name, or the interface GLOO_SOCKET_IFNAME names (as
-    // in PyTorch).
-    if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME")) {
+    // Loopback when every rank is on this machine. Otherwise the address
+    // this host reached the master from, which the other machines reach
+    // too (a host name may resolve to 127.0.1.1), unless
+    // GLOO_SOCKET_IFNAME names the interface (as in PyTorch).
+    if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME"))
       attr.iface = iface;
-    } else if (env.localWorldSize == env.worldSize) {
+    else if (env.localWorldSize == env.worldSize)
       attr.hostname = "127.0.0.1";
-    } else {
-      char host[256] = {};
-      ::gethostname(host, sizeof(host) - 1);
-      attr.hostname = host;
-    }
+    else
+      attr.hostname = store->getLocalAddress();
     try {
       device = gloo::transport::tcp::CreateDevice(attr);
     } catch (const std::exception &exception) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -443,7 +444,8 @@ std::unique_ptr<TcpStore> TcpStore::create(const std::string &host, int port,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  timeval limit{long(timeoutSeconds), 0};
+  int64_t limitUs = std::max<int64_t>(int64_t(timeoutSeconds * 1e6), 1000);
+  timeval limit{long(limitUs / 1000000), long(limitUs % 1000000)};
   ::setsockopt(store->socket, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
 
   std::vector<char> greeting;
@@ -468,6 +470,17 @@ TcpStore::~TcpStore() {
     ::close(socket);
   // The server (rank 0's) stops after its own client is gone.
   server.reset();
+}
+
+std::string TcpStore::getLocalAddress() const {
+  sockaddr_in address{};
+  socklen_t size = sizeof(address);
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getsockname(socket, reinterpret_cast<sockaddr *>(&address), &size) !=
+          0 ||
+      !::inet_ntop(AF_INET, &address.sin_addr, text, sizeof(text)))
+    return "";
+  return text;
 }
 
 std::string TcpStore::describe() const {

@@ -58,6 +58,10 @@ public:
   /// learn who left first.
   void lingerIfServing(double seconds);
 
+  /// This end's IPv4 address of the connection to the master: an address
+  /// of this host that the master's network reaches.
+  std::string getLocalAddress() const;
+
   double getTimeout() const { return timeoutSeconds; }
   std::string describe() const;
 

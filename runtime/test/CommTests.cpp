@@ -337,6 +337,45 @@ static int freePort() {
   return ntohs(address.sin_port);
 }
 
+/// Starts `nproc` ranks the way srun does on `nproc` machines of one task
+/// each (Slurm's variables, no launchLocal): the store and Gloo then bind
+/// the address this host reaches the master from, not loopback.
+static bool runAsSlurmTasks(const std::string &scenario, int nproc) {
+  int port = freePort();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nproc; ++rank) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      for (const char *name :
+           {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+            "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"})
+        ::unsetenv(name);
+      ::setenv("SLURM_PROCID", std::to_string(rank).c_str(), 1);
+      ::setenv("SLURM_NTASKS", std::to_string(nproc).c_str(), 1);
+      ::setenv("SLURM_LOCALID", "0", 1);
+      ::setenv("SLURM_NODEID", std::to_string(rank).c_str(), 1);
+      ::setenv("SLURM_TASKS_PER_NODE",
+               ("1(x" + std::to_string(nproc) + ")").c_str(), 1);
+      ::setenv("MASTER_ADDR", "localhost", 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("TGC_COMM_TIMEOUT", "20", 1);
+      char *argv[] = {const_cast<char *>("TGCRuntimeCommTests"),
+                      const_cast<char *>("rank"),
+                      const_cast<char *>(scenario.c_str()), nullptr};
+      ::execv("/proc/self/exe", argv);
+      ::_exit(127);
+    }
+    pids.push_back(pid);
+  }
+  bool ok = true;
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  return ok;
+}
+
 /// Sets the variables for one readLaunchEnv, then clears them.
 static std::optional<LaunchEnv>
 readWith(const std::map<std::string, std::string> &vars, std::string &error) {
@@ -495,6 +534,10 @@ static void runTest(const std::string &test) {
     return expectSuccess(runRanks("collectives", 4, fast));
   if (test == "mesh-2x2")
     return expectSuccess(runRanks("mesh", 4, fast));
+  if (test == "slurm-tasks") {
+    CHECK(runAsSlurmTasks("mesh", 4));
+    return;
+  }
   if (test == "check-same")
     return expectSuccess(runRanks("check-same", 3, fast));
   if (test == "launch-env") {

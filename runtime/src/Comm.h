@@ -51,8 +51,10 @@ double getCommTimeout();
 /// The ranks of one group (the whole world, or the devices along some mesh
 /// axes) and the collectives among them. Buffers are the target's device
 /// memory (host memory on the host target). `in` and `out` may be the same
-/// buffer for allReduce. Every call blocks until its result is in `out`
-/// (ordered on the runtime's stream on the CUDA target). On failure (a
+/// buffer for allReduce. On the host a call returns with its result in
+/// `out`; on the GPU it is enqueued on the communication stream
+/// (currentCommStream(), ordered against the kernels by the runtime's
+/// events) and a watchdog follows it. On failure (a
 /// peer gone, the timeout) a call prints "error: rank R: <what> failed:
 /// <cause>" and exits 1.
 class Group {

@@ -261,7 +261,7 @@ public:
     this->watchdog->add(comm);
   }
   ~NcclGroup() override {
-    cudaStreamSynchronize(currentStream());
+    cudaStreamSynchronize(currentCommStream());
     watchdog->remove(comm);
     destroyComm(comm, timeoutSeconds);
   }
@@ -278,7 +278,7 @@ public:
       failCollective(worldRank, what,
                      std::string("no all-reduce of ") +
                          getSafetensorsDType(type) + " elements");
-    cudaStream_t stream = currentStream();
+    cudaStream_t stream = currentCommStream();
     finish(ncclAllReduce(in, out, count, ncclType, getNcclOp(op), comm, stream),
            stream, what);
   }
@@ -287,7 +287,7 @@ public:
                  const char *what) override {
     if (bytes == 0)
       return;
-    cudaStream_t stream = currentStream();
+    cudaStream_t stream = currentCommStream();
     finish(ncclAllGather(in, out, bytes, ncclInt8, comm, stream), stream, what);
   }
 

@@ -12,6 +12,7 @@
 #include "Data.h"
 #include "Elements.h"
 #include "Ranks.h"
+#include "ShardedCheckpoint.h"
 
 #include "tgc/runtime/Runtime.h"
 
@@ -36,7 +37,7 @@ struct Flags {
   unsigned warmup = 0;
   std::string schedule = "constant";
   unsigned logEvery = 10;
-  std::string params, save, resume;
+  std::string params, save, saveShards, resume;
   unsigned nproc = 0;
 };
 
@@ -59,7 +60,13 @@ void printUsage(const char *program) {
       "  --params FILE      start from these parameters (.safetensors)\n"
       "  --save FILE        write parameters, optimizer state and the step "
       "count\n"
-      "  --resume FILE      continue from a checkpoint --save wrote\n"
+      "  --save-shards DIR  each rank writes its blocks to "
+      "DIR/rank-R.safetensors, rank 0\n"
+      "                     the layout to DIR/manifest.json\n"
+      "  --resume FILE|DIR  continue from a checkpoint --save or "
+      "--save-shards wrote\n"
+      "                     (on any mesh: the blocks are put back "
+      "together)\n"
       "  --nproc N          start N local processes, one per device of the "
       "step's\n"
       "                     mesh (as torchrun --nproc-per-node N does)\n\n"
@@ -155,6 +162,8 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
       flags.params = value;
     } else if (flag == "--save") {
       flags.save = value;
+    } else if (flag == "--save-shards") {
+      flags.saveShards = value;
     } else if (flag == "--resume") {
       flags.resume = value;
     } else {
@@ -305,8 +314,13 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       return fail(error);
   }
   if (!flags.resume.empty() &&
-      !loadCheckpoint(flags.resume, global, arguments,
-                      {ArgRole::Param, ArgRole::State}, firstStep, error))
+      !(isShardedCheckpoint(flags.resume)
+            ? loadShardedCheckpoint(flags.resume, global, arguments,
+                                    {ArgRole::Param, ArgRole::State},
+                                    firstStep, error)
+            : loadCheckpoint(flags.resume, global, arguments,
+                             {ArgRole::Param, ArgRole::State}, firstStep,
+                             error)))
     return fail(error);
 
   Context context;
@@ -517,6 +531,52 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     if (lead && !saveCheckpoint(flags.save, global, arguments,
                                 {ArgRole::Param, ArgRole::State},
                                 firstStep + flags.steps, error))
+      return fail(error);
+  }
+  if (!flags.saveShards.empty()) {
+    // Every rank writes its own blocks; rank 0 writes the manifest once all
+    // have, so that a manifest always describes complete files.
+    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
+    ArgumentBytes blocks(info.numArguments);
+    for (int i = 0; i < info.numArguments; ++i) {
+      const ArgumentInfo &arg = info.arguments[i];
+      if (arg.init.role != ArgRole::Param && arg.init.role != ArgRole::State)
+        continue;
+      size_t bytes = getDTypeBytes(arg.dtype);
+      for (int d = 0; d < arg.rank; ++d)
+        bytes *= arg.shape[d];
+      blocks[i].resize(bytes);
+      backend::toHost(blocks[i].data(), context.arena + arg.offset, bytes);
+    }
+    std::string saveError;
+    char saved = saveShard(flags.saveShards, info, env->rank, blocks, roles,
+                           firstStep + flags.steps, saveError);
+    if (!saved)
+      fail(saveError);
+    std::vector<char> everyone(devices, saved);
+    if (communication) {
+      char *flagsOnDevice =
+          static_cast<char *>(backend::allocate(devices + 1, error));
+      if (!flagsOnDevice)
+        return fail("--save-shards: " + error);
+      backend::toDevice(flagsOnDevice, &saved, 1);
+      backend::beginCollective();
+      communication->world->getWorldGroup().allGather(
+          flagsOnDevice, flagsOnDevice + 1, 1, "--save-shards");
+      backend::endCollective(info.numCollectives);
+      backend::waitCollective(info.numCollectives);
+      backend::toHost(everyone.data(), flagsOnDevice + 1, devices);
+      backend::release(flagsOnDevice);
+    }
+    for (int64_t r = 0; r < devices; ++r)
+      if (!everyone[r])
+        return r == env->rank ? 1
+                              : fail("--save-shards: rank " +
+                                     std::to_string(r) +
+                                     " could not write its blocks; no "
+                                     "manifest was written");
+    if (lead && !saveManifest(flags.saveShards, info, roles,
+                              firstStep + flags.steps, error))
       return fail(error);
   }
   backend::release(context.commScratch);

@@ -1,0 +1,252 @@
+//===- ShardedCheckpoint.cpp - one file per rank and a manifest -----------===//
+
+#include "ShardedCheckpoint.h"
+
+#include "Ranks.h"
+
+#include "tgc/runtime/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sys/stat.h>
+
+using namespace tgc::rt;
+
+namespace {
+
+bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
+  return std::find(roles.begin(), roles.end(), role) != roles.end();
+}
+
+std::string getManifestPath(const std::string &directory) {
+  return directory + "/manifest.json";
+}
+
+const char *kFormat = "tgc-sharded-checkpoint";
+
+} // namespace
+
+std::string tgc::rt::getShardPath(const std::string &directory, int rank) {
+  return directory + "/rank-" + std::to_string(rank) + ".safetensors";
+}
+
+bool tgc::rt::saveShard(const std::string &directory, const StepInfo &info,
+                        int rank, const ArgumentBytes &blocks,
+                        const std::vector<ArgRole> &roles, int64_t steps,
+                        std::string &error) {
+  struct stat status;
+  if (::mkdir(directory.c_str(), 0777) != 0 &&
+      !(::stat(directory.c_str(), &status) == 0 && S_ISDIR(status.st_mode))) {
+    error = "cannot create the checkpoint directory '" + directory + "'";
+    return false;
+  }
+  std::vector<safetensors::Entry> entries;
+  for (int i = 0; i < info.numArguments; ++i) {
+    const ArgumentInfo &arg = info.arguments[i];
+    if (!hasRole(roles, arg.init.role))
+      continue;
+    safetensors::Entry entry;
+    entry.name = arg.name;
+    entry.dtype = getSafetensorsDType(arg.dtype);
+    entry.shape.assign(arg.shape, arg.shape + arg.rank);
+    entry.data = blocks[i];
+    entries.push_back(std::move(entry));
+  }
+  std::map<std::string, std::string> metadata = {
+      {"tgc.steps", std::to_string(steps)},
+      {"tgc.rank", std::to_string(rank)},
+      {"tgc.mesh", ranks::describe(info.mesh)}};
+  std::string path = getShardPath(directory, rank);
+  if (!safetensors::write(path, entries, metadata, error)) {
+    error = "cannot save '" + path + "': " + error;
+    return false;
+  }
+  return true;
+}
+
+bool tgc::rt::saveManifest(const std::string &directory, const StepInfo &info,
+                           const std::vector<ArgRole> &roles, int64_t steps,
+                           std::string &error) {
+  using nlohmann::ordered_json;
+  ordered_json manifest;
+  manifest["format"] = kFormat;
+  manifest["version"] = 1;
+  manifest["steps"] = steps;
+  ordered_json axes = ordered_json::array();
+  for (int a = 0; a < info.mesh.numAxes; ++a)
+    axes.push_back({{"name", info.mesh.axisNames[a]},
+                    {"size", info.mesh.axisSizes[a]}});
+  manifest["mesh"] = axes;
+  manifest["ranks"] = ranks::getDeviceCount(info.mesh);
+  ordered_json tensors = ordered_json::object();
+  for (int i = 0; i < info.numArguments; ++i) {
+    const ArgumentInfo &arg = info.arguments[i];
+    if (!hasRole(roles, arg.init.role))
+      continue;
+    ordered_json sharding = ordered_json::array();
+    for (int d = 0; d < arg.rank; ++d) {
+      ordered_json dimension = ordered_json::array();
+      for (int k = 0; k < 4 && arg.dimAxes[d][k] >= 0; ++k)
+        dimension.push_back(info.mesh.axisNames[arg.dimAxes[d][k]]);
+      sharding.push_back(dimension);
+    }
+    tensors[arg.name] = {
+        {"dtype", getSafetensorsDType(arg.dtype)},
+        {"global_shape",
+         std::vector<int64_t>(arg.globalShape, arg.globalShape + arg.rank)},
+        {"sharding", sharding}};
+  }
+  manifest["tensors"] = tensors;
+  std::string path = getManifestPath(directory);
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << manifest.dump(2) << "\n";
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      error = "cannot write '" + path + "'";
+      return false;
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+bool tgc::rt::isShardedCheckpoint(const std::string &path) {
+  struct stat status;
+  return ::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode) &&
+         ::stat(getManifestPath(path).c_str(), &status) == 0;
+}
+
+bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
+                                    const StepInfo &global,
+                                    ArgumentBytes &arguments,
+                                    const std::vector<ArgRole> &roles,
+                                    int64_t &steps, std::string &error) {
+  std::string manifestPath = getManifestPath(directory);
+  nlohmann::json manifest;
+  {
+    std::ifstream in(manifestPath);
+    manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  }
+  auto bad = [&](const std::string &why) {
+    error = "'" + manifestPath + "' is not a tgc sharded checkpoint: " + why;
+    return false;
+  };
+  if (!manifest.is_object() || manifest.value("format", "") != kFormat)
+    return bad("no \"format\": \"" + std::string(kFormat) + "\"");
+  if (!manifest["steps"].is_number_integer() ||
+      !manifest["mesh"].is_array() || manifest["mesh"].size() > 8 ||
+      !manifest["ranks"].is_number_integer() ||
+      !manifest["tensors"].is_object())
+    return bad("it needs integer \"steps\" and \"ranks\", a \"mesh\" of at "
+               "most 8 axes and \"tensors\"");
+  // The saved mesh, as the step's description of one.
+  MeshInfo mesh{};
+  std::vector<std::string> axisNames;
+  for (const nlohmann::json &axis : manifest["mesh"]) {
+    if (!axis.is_object() || !axis["name"].is_string() ||
+        !axis["size"].is_number_integer() || axis["size"].get<int64_t>() < 1 ||
+        axis["size"].get<int64_t>() > (1 << 20))
+      return bad("a mesh axis needs a \"name\" and a \"size\" in [1, 2^20]");
+    axisNames.push_back(axis["name"].get<std::string>());
+    mesh.axisSizes[mesh.numAxes++] = axis["size"].get<int64_t>();
+  }
+  for (int a = 0; a < mesh.numAxes; ++a)
+    mesh.axisNames[a] = axisNames[a].c_str();
+  int64_t devices = ranks::getDeviceCount(mesh);
+  if (manifest["ranks"].get<int64_t>() != devices)
+    return bad("\"ranks\" is not the mesh's device count");
+
+  // Each rank file is read once, when a tensor first needs it.
+  std::vector<std::map<std::string, safetensors::Entry>> files(devices);
+  std::vector<bool> read(devices, false);
+  for (int i = 0; i < global.numArguments; ++i) {
+    const ArgumentInfo &arg = global.arguments[i];
+    if (!hasRole(roles, arg.init.role))
+      continue;
+    const nlohmann::json &tensor = manifest["tensors"][arg.name];
+    if (!tensor.is_object())
+      return bad(std::string("it has no tensor '") + arg.name + "'");
+    std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
+    if (tensor.value("dtype", "") != getSafetensorsDType(arg.dtype) ||
+        !tensor["global_shape"].is_array() ||
+        tensor["global_shape"].get<std::vector<int64_t>>() != shape ||
+        !tensor["sharding"].is_array() ||
+        tensor["sharding"].size() != static_cast<size_t>(arg.rank)) {
+      error = "'" + manifestPath + "': tensor '" + arg.name + "' is " +
+              tensor.value("dtype", "?") + " " + tensor["global_shape"].dump() +
+              "; the step takes " + getSafetensorsDType(arg.dtype) + " " +
+              nlohmann::json(shape).dump();
+      return false;
+    }
+    // The saved block layout of this tensor.
+    ArgumentInfo saved = arg;
+    for (int d = 0; d < arg.rank; ++d) {
+      saved.globalShape[d] = arg.shape[d];
+      const nlohmann::json &axes = tensor["sharding"][d];
+      if (!axes.is_array() || axes.size() > 4)
+        return bad(std::string("the sharding of '") + arg.name +
+                   "' needs a list of at most 4 axes per dimension");
+      int64_t blocks = 1;
+      for (int k = 0; k < 4; ++k) {
+        saved.dimAxes[d][k] = -1;
+        if (k >= static_cast<int>(axes.size()))
+          continue;
+        auto found = std::find(axisNames.begin(), axisNames.end(),
+                               axes[k].is_string() ? axes[k].get<std::string>()
+                                                   : std::string());
+        if (found == axisNames.end())
+          return bad(std::string("the sharding of '") + arg.name +
+                     "' names an axis the mesh does not have");
+        saved.dimAxes[d][k] = static_cast<int8_t>(found - axisNames.begin());
+        blocks *= mesh.axisSizes[saved.dimAxes[d][k]];
+      }
+      if (arg.shape[d] % blocks != 0)
+        return bad(std::string("the sharding of '") + arg.name +
+                   "' does not divide its shape");
+      saved.shape[d] = arg.shape[d] / blocks;
+    }
+    int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
+    for (int d = 0; d < arg.rank; ++d)
+      blockBytes *= saved.shape[d];
+    std::vector<int64_t> blockShape(saved.shape, saved.shape + arg.rank);
+    std::vector<char> whole(arguments[i].size());
+    for (int64_t r = 0; r < devices; ++r) {
+      std::string path = getShardPath(directory, static_cast<int>(r));
+      if (!read[r]) {
+        std::vector<safetensors::Entry> entries;
+        std::map<std::string, std::string> metadata;
+        if (!safetensors::read(path, entries, metadata, error))
+          return false;
+        for (safetensors::Entry &entry : entries)
+          files[r][entry.name] = std::move(entry);
+        read[r] = true;
+      }
+      auto found = files[r].find(arg.name);
+      if (found == files[r].end() ||
+          found->second.dtype != getSafetensorsDType(arg.dtype) ||
+          found->second.shape != blockShape ||
+          static_cast<int64_t>(found->second.data.size()) != blockBytes) {
+        error = "'" + path + "' has no " + getSafetensorsDType(arg.dtype) +
+                " block " + nlohmann::json(blockShape).dump() + " of '" +
+                arg.name + "', which the manifest promises";
+        return false;
+      }
+      ranks::putBlock(saved, mesh, ranks::getCoordinates(mesh, r),
+                      found->second.data, whole);
+    }
+    arguments[i] = std::move(whole);
+  }
+  steps = manifest["steps"].get<int64_t>();
+  return true;
+}

@@ -1,0 +1,52 @@
+//===- ShardedCheckpoint.h - one file per rank and a manifest ---*- C++ -*-===//
+//
+// `train --save-shards DIR` on a partitioned step: every rank writes its
+// blocks to DIR/rank-R.safetensors (local shapes), and rank 0, once every
+// rank has written, DIR/manifest.json: the mesh, and each tensor's dtype,
+// global shape and sharding (the mesh axes of each dimension, major
+// first). `--resume DIR` puts the blocks of every rank file back together
+// into the whole values, so a run resumes on the same mesh, on another, or
+// on one device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_SRC_SHARDEDCHECKPOINT_H
+#define TGC_RUNTIME_SRC_SHARDEDCHECKPOINT_H
+
+#include "Checkpoint.h"
+
+#include <string>
+#include <vector>
+
+namespace tgc::rt {
+
+/// The file of rank `rank` in a sharded checkpoint directory.
+std::string getShardPath(const std::string &directory, int rank);
+
+/// Writes this rank's `blocks` (indexed like info.arguments, local shapes)
+/// of the arguments whose role is in `roles`. Creates `directory` if
+/// needed.
+bool saveShard(const std::string &directory, const StepInfo &info, int rank,
+               const ArgumentBytes &blocks, const std::vector<ArgRole> &roles,
+               int64_t steps, std::string &error);
+
+/// Writes the manifest (rank 0, after every rank's saveShard succeeded).
+bool saveManifest(const std::string &directory, const StepInfo &info,
+                  const std::vector<ArgRole> &roles, int64_t steps,
+                  std::string &error);
+
+/// Whether `path` is a directory holding a manifest.json.
+bool isShardedCheckpoint(const std::string &path);
+
+/// Reads the whole values of the arguments whose role is in `roles` from
+/// the sharded checkpoint `directory`, for a step whose arguments
+/// (`global`) have their global shapes: each must be in the manifest with
+/// its dtype and shape, and every rank file must hold its block.
+bool loadShardedCheckpoint(const std::string &directory,
+                           const StepInfo &global, ArgumentBytes &arguments,
+                           const std::vector<ArgRole> &roles, int64_t &steps,
+                           std::string &error);
+
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_SRC_SHARDEDCHECKPOINT_H

@@ -70,6 +70,10 @@ public:
   /// out = the ranks' `in` (`bytes` each) one after another, rank order.
   virtual void allGather(const void *in, void *out, size_t bytes,
                          const char *what) = 0;
+  /// `in` holds one block of `count` elements per rank, rank order; out =
+  /// op over the ranks of block getRank() (ncclReduceScatter).
+  virtual void reduceScatter(const void *in, void *out, size_t count,
+                             DType type, ReduceOp op, const char *what) = 0;
 };
 
 /// The world: all ranks, connected through the store.

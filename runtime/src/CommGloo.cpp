@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 using namespace tgc::rt;
 using namespace tgc::rt::comm;
@@ -150,6 +151,11 @@ public:
     if (in != out)
       std::memmove(out, in, bytes);
   }
+  void reduceScatter(const void *in, void *out, size_t count, DType type,
+                     ReduceOp, const char *) override {
+    if (in != out)
+      std::memmove(out, in, count * getDTypeBytes(type));
+  }
 };
 
 class GlooGroup : public Group {
@@ -210,6 +216,16 @@ public:
     } catch (const std::exception &exception) {
       fail(what, exception);
     }
+  }
+
+  /// Gloo's reduce-scatter algorithms take another layout: the whole
+  /// all-reduce, then this rank's block (host memory: a temporary).
+  void reduceScatter(const void *in, void *out, size_t count, DType type,
+                     ReduceOp op, const char *what) override {
+    size_t block = count * getDTypeBytes(type);
+    std::vector<char> whole(block * size_t(context->size));
+    allReduce(in, whole.data(), count * size_t(context->size), type, op, what);
+    std::memcpy(out, whole.data() + block * size_t(context->rank), block);
   }
 
 private:

@@ -291,6 +291,21 @@ public:
     finish(ncclAllGather(in, out, bytes, ncclInt8, comm, stream), stream, what);
   }
 
+  void reduceScatter(const void *in, void *out, size_t count, DType type,
+                     ReduceOp op, const char *what) override {
+    if (count == 0)
+      return;
+    ncclDataType_t ncclType;
+    if (!getNcclType(type, ncclType))
+      failCollective(worldRank, what,
+                     std::string("no reduce-scatter of ") +
+                         getSafetensorsDType(type) + " elements");
+    cudaStream_t stream = currentCommStream();
+    finish(ncclReduceScatter(in, out, count, ncclType, getNcclOp(op), comm,
+                             stream),
+           stream, what);
+  }
+
 private:
   /// An enqueue's result: done, or in progress (a non-blocking
   /// communicator connecting its peers on first use), or an error.

@@ -222,9 +222,16 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
                         /*onCommStream=*/true);
     return;
   case CollectiveKind::ReduceScatter:
-    group.allReduce(in, scratch, count, desc.type, desc.op, what);
-    backend::copyRows(out, inner / size, scratch + rank * (inner / size),
-                      inner, inner / size, outer, /*onCommStream=*/true);
+    // The engine's reduce-scatter takes the blocks rank after rank: along
+    // a dimension other than the first, they are put so first.
+    if (outer != 1) {
+      for (size_t r = 0; r < size; ++r)
+        backend::copyRows(scratch + r * (bytes / size), inner / size,
+                          static_cast<const char *>(in) + r * (inner / size),
+                          inner, inner / size, outer, /*onCommStream=*/true);
+      in = scratch;
+    }
+    group.reduceScatter(in, out, count / size, desc.type, desc.op, what);
     return;
   case CollectiveKind::AllSlice:
     backend::copyRows(out, inner / size,

@@ -141,6 +141,17 @@ static void testCollectives(World &world) {
   for (int i = 0; i < n; ++i)
     ok &= blocks[i] == 100 + i;
   CHECK(ok);
+
+  // reduceScatter: block b of rank q holds q * 100 + b * 2 + {0, 1}; rank
+  // r gets the sum over q of its block r.
+  std::vector<float> scattered(2 * n), own(2, -1);
+  for (int b = 0; b < n; ++b)
+    for (int k = 0; k < 2; ++k)
+      scattered[2 * b + k] = float(r * 100 + b * 2 + k);
+  group.reduceScatter(scattered.data(), own.data(), 2, DType::F32,
+                      ReduceOp::Sum, "reduce_scatter");
+  for (int k = 0; k < 2; ++k)
+    CHECK(own[k] == float(100 * (n * (n - 1) / 2) + n * (r * 2 + k)));
 }
 
 /// A 2x2 mesh: rank = 2 * row + column.

@@ -240,6 +240,12 @@ FailureOr<Value> GraphImporter::requireInput(unsigned index) {
     return failure();
   }
   Value value = values.lookup(node->input(index));
+  if (!value && sequences.count(node->input(index))) {
+    emitNodeError() << "input '" << printableName(node->input(index))
+                    << "' is a sequence: tg reads sequences only with "
+                       "SequenceAt";
+    return failure();
+  }
   if (!value) {
     emitNodeError() << "input '" << printableName(node->input(index))
                     << "' is not defined before this node";
@@ -251,6 +257,27 @@ FailureOr<Value> GraphImporter::requireInput(unsigned index) {
 void GraphImporter::setOutput(unsigned index, Value value) {
   if (hasOutput(index))
     values[node->output(index)] = value;
+}
+
+void GraphImporter::setSequenceOutput(unsigned index,
+                                      ArrayRef<Value> tensors) {
+  if (hasOutput(index))
+    sequences[node->output(index)].assign(tensors.begin(), tensors.end());
+}
+
+FailureOr<ArrayRef<Value>>
+GraphImporter::requireSequenceInput(unsigned index) {
+  if (int(index) >= node->input_size() || node->input(index).empty()) {
+    emitNodeError() << "input #" << index << " is missing";
+    return failure();
+  }
+  auto it = sequences.find(node->input(index));
+  if (it == sequences.end()) {
+    emitNodeError() << "input '" << printableName(node->input(index))
+                    << "' is not a sequence";
+    return failure();
+  }
+  return ArrayRef<Value>(it->second);
 }
 
 FailureOr<SmallVector<int64_t>>

@@ -72,7 +72,9 @@ public:
   //===--------------------------------------------------------------------===//
 
   void define(llvm::StringRef name, mlir::Value value) { values[name] = value; }
-  bool isDefined(llvm::StringRef name) const { return values.count(name); }
+  bool isDefined(llvm::StringRef name) const {
+    return values.count(name) || sequences.count(name);
+  }
   mlir::Value lookup(llvm::StringRef name) const { return values.lookup(name); }
   /// The value of a constant (a tg.constant built here), or null.
   const Tensor *getConstant(mlir::Value value) const;
@@ -112,6 +114,13 @@ public:
     return int(index) < node->output_size() && !node->output(index).empty();
   }
   void setOutput(unsigned index, mlir::Value value);
+  /// Sequences (SplitToSequence's result, as the dynamo exporter writes
+  /// torch.split without its optimizer): tg has no sequence type, so a
+  /// sequence is imported as the list of its tensors, and only the ops that
+  /// take tensors out of it (SequenceAt) read it.
+  void setSequenceOutput(unsigned index, llvm::ArrayRef<mlir::Value> tensors);
+  mlir::FailureOr<llvm::ArrayRef<mlir::Value>>
+  requireSequenceInput(unsigned index);
 
   /// The integers of input `index`, which must be a constant integer tensor
   /// (shape operands: computed at import); `what` names it in errors.
@@ -216,6 +225,7 @@ private:
             llvm::function_ref<mlir::LogicalResult()> check);
 
   llvm::StringMap<mlir::Value> values;
+  llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
   llvm::DenseMap<mlir::Value, Tensor> constants;
   const onnx::NodeProto *node = nullptr;
   mlir::Location location = mlir::UnknownLoc::get(builder.getContext());

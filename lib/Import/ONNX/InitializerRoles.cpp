@@ -31,7 +31,8 @@ static bool isDefaultDomain(const onnx::NodeProto &node) {
 static bool isView(StringRef opType) {
   static const llvm::StringSet<> views = {"Identity", "Slice",     "Reshape",
                                           "Squeeze",  "Unsqueeze", "Transpose",
-                                          "Expand",   "Cast"};
+                                          "Expand",   "Cast",
+                                          "CastLike"};
   return views.contains(opType);
 }
 

@@ -246,6 +246,15 @@ static LogicalResult convertCast(Importer &g) {
   return success();
 }
 
+// CastLike-15: the element type comes from the second input, whose values
+// are never read.
+static LogicalResult convertCastLike(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(like, g.requireInput(1));
+  g.setOutput(0, g.convert(x, Importer::getType(like).getElementType()));
+  return success();
+}
+
 static LogicalResult convertIdentity(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   g.setOutput(0, x);
@@ -1001,6 +1010,68 @@ static LogicalResult convertSplit(Importer &g) {
   return success();
 }
 
+// SplitToSequence-11: Split's sizes (a scalar: chunks of that size, the
+// last one smaller; none: pieces of size 1, the axis dropped unless
+// keepdims), the pieces kept as a sequence for SequenceAt.
+static LogicalResult convertSplitToSequence(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  if (shape.empty())
+    return g.fail("cannot split a scalar");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), shape.size()));
+  SmallVector<int64_t> sizes;
+  bool keepAxis = true;
+  if (g.input(1)) {
+    ASSIGN_OR_FAIL(split, g.requireConstantInts(1, "split"));
+    if (Importer::getType(g.input(1)).getRank() == 0) {
+      if (split[0] <= 0)
+        return g.fail("split size " + llvm::Twine(split[0]) +
+                      " is not positive");
+      for (int64_t left = shape[axis]; left > 0; left -= split[0])
+        sizes.push_back(std::min(split[0], left));
+    } else {
+      sizes = split;
+    }
+  } else {
+    sizes.assign(shape[axis], 1);
+    keepAxis = g.getBool("keepdims", true);
+  }
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != shape[axis])
+    return g.fail("split sizes do not add up to dimension " +
+                  llvm::Twine(shape[axis]));
+  SmallVector<Value> pieces;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    Value piece = sliceAxis(g, x, axis, start, size);
+    if (!keepAxis) {
+      SmallVector<int64_t> squeezed(shape);
+      squeezed.erase(squeezed.begin() + axis);
+      piece = g.reshape(piece, squeezed);
+    }
+    pieces.push_back(piece);
+    start += size;
+  }
+  g.setSequenceOutput(0, pieces);
+  return success();
+}
+
+// SequenceAt-11: the tensor at a constant position (negative from the end).
+static LogicalResult convertSequenceAt(Importer &g) {
+  ASSIGN_OR_FAIL(sequence, g.requireSequenceInput(0));
+  ASSIGN_OR_FAIL(position, g.requireConstantInts(1, "position"));
+  if (position.size() != 1)
+    return g.fail("position must be a scalar");
+  int64_t size = sequence.size(), at = position[0] < 0 ? position[0] + size
+                                                        : position[0];
+  if (at < 0 || at >= size)
+    return g.fail("position " + llvm::Twine(position[0]) +
+                  " is out of range for a sequence of " + llvm::Twine(size) +
+                  " tensors");
+  g.setOutput(0, sequence[at]);
+  return success();
+}
+
 static LogicalResult convertSlice(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   ArrayRef<int64_t> shape = Importer::getType(x).getShape();
@@ -1497,6 +1568,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Add", {convertBinary<tg::AddOp>, 1, 1}},
       {"And", {convertLogical<0>, 1, 1}},
       {"Cast", {convertCast, 1, 6}},
+      {"CastLike", {convertCastLike, 15, 15}},
       {"Clip", {convertClip, 1, 1}},
       {"Concat", {convertConcat, 1, 1}},
       {"Constant", {convertConstant, 1, 1}},
@@ -1564,6 +1636,8 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"SoftmaxCrossEntropyLoss", {convertSoftmaxCrossEntropyLoss, 12, 12}},
       {"Softplus", {convertSoftplus, 1, 1}},
       {"Split", {convertSplit, 1, 1}},
+      {"SplitToSequence", {convertSplitToSequence, 11, 11}},
+      {"SequenceAt", {convertSequenceAt, 11, 11}},
       {"Sqrt", {convertUnary<tg::SqrtOp>, 1, 1}},
       {"Squeeze", {convertSqueeze, 1, 1}},
       {"Sub", {convertBinary<tg::SubOp>, 1, 1}},

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""Checks one Hugging Face export of make_exports.py against PyTorch's
+references, with tgc and numpy only (no PyTorch):
+
+    check_export.py TGC FAMILY_DIR STEM WORK_DIR [--train]
+
+1. `tgc import STEM.onnx --parameters params.txt`: the imported parameters
+   (tg.role = "param") are exactly the names of named_parameters(), no buffer
+   among them and none missing;
+2. `tgc run STEM.onnx` on the batch: loss and logits match PyTorch's
+   (allclose, rtol 1e-4, atol 1e-5);
+3. for an export with its loss: `tgc compile --autodiff`, then `tgc run` of
+   the step: every parameter's gradient matches autograd's (rtol 1e-3, atol
+   1e-4 of the gradient's largest magnitude, at least 1e-7 of the model's
+   largest gradient).
+With --train, only: `tgc train STEM.onnx --steps 1` on the batch logs
+PyTorch's loss as step 1's (rtol 1e-4): it starts from the exported weights.
+Prints one line per check ("... ok" or "... FAIL") and exits 1 on a failure.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+tgc, family_dir, stem, work = sys.argv[1:5]
+train_only = sys.argv[5:] == ["--train"]
+variant = stem.rsplit("-", 1)[1]
+onnx_file = os.path.join(family_dir, stem + ".onnx")
+params_file = os.path.join(family_dir, "params.txt")
+inputs = {"logits": ["input_ids"], "mask": ["input_ids", "attention_mask", "labels"]}.get(
+    variant, ["input_ids", "labels"])
+input_args = [f"--input={n}={family_dir}/inputs/{n}.npy" for n in inputs]
+ref = np.load(os.path.join(family_dir, "ref-mask.npz" if variant == "mask" else "ref.npz"))
+os.makedirs(work, exist_ok=True)
+ok = True
+
+
+def tgc_run(*args):
+    result = subprocess.run([tgc, *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"tgc {args[0]} failed:\n{result.stderr[-3000:]}")
+        sys.exit(1)
+    return result
+
+
+def report(what, good, detail):
+    global ok
+    ok &= good
+    print(f"{what}: {detail} {'ok' if good else 'FAIL'}")
+
+
+# --train: `tgc train` starts from the exported weights, so its first
+# logged loss is PyTorch's loss on the same batch.
+if train_only:
+    log = tgc_run("train", onnx_file, f"--parameters={params_file}", "--steps=1",
+                  "--log-every=1", *input_args).stdout
+    first = re.search(r"step 1: loss ([-0-9.e+naif]+)", log)
+    loss = float(first.group(1)) if first else float("nan")
+    report("train step 1 loss", bool(np.isclose(loss, float(ref["loss"]), rtol=1e-4, atol=0)),
+           f"{loss:.6f}, PyTorch {float(ref['loss']):.6f}")
+    sys.exit(0 if ok else 1)
+
+# 1. The trainable set: one name of each tensor of named_parameters() (a
+# tied tensor has several, grouped by a '# tied:' line of params.txt).
+with open(params_file) as f:
+    lines = [line.split() for line in f if line.strip()]
+groups = {}
+for words in lines:
+    if words[:2] == ["#", "tied:"]:
+        for name in words[2:]:
+            groups[name] = frozenset(words[2:])
+for words in lines:
+    if words[0] != "#":
+        groups.setdefault(words[0], frozenset(words))
+tensors = set(groups.values())
+mlir = os.path.join(work, stem + ".mlir")
+tgc_run("import", onnx_file, f"--parameters={params_file}", "-o", mlir)
+with open(mlir) as f:
+    header = next(line for line in f if "func.func @main" in line)
+got = re.findall(r'tg\.name = "([^"]+)", tg\.role = "param"', header)
+imported = {}  # tensor -> its imported names
+for name in got:
+    imported.setdefault(groups.get(name, frozenset([name])), []).append(name)
+extra = sorted(n for t, names in imported.items() if t not in tensors for n in names)
+missing = sorted(min(t) for t in tensors if t not in imported)
+twice = sorted(n for t, names in imported.items() if len(names) > 1 for n in names)
+good = not extra and not missing and not twice
+detail = f"{len(got)} trainable = named_parameters()"
+if not good:
+    detail = (f"{len(got)} trainable, {len(tensors)} named_parameters(); extra {extra}, "
+              f"missing {missing}, twice {twice}")
+report("parameters", good, detail)
+imported_name = {t: names[0] for t, names in imported.items()}
+
+# 2. The forward pass.
+fwd = os.path.join(work, stem + ".fwd")
+tgc_run("run", onnx_file, f"--parameters={params_file}", *input_args, f"--output-dir={fwd}")
+for name in (["logits"] if variant == "logits" else ["loss", "logits"]):
+    value = np.load(os.path.join(fwd, name + ".npy")).astype(np.float64)
+    expected = ref[name].astype(np.float64)
+    error = float(np.abs(value - expected).max()) if value.shape == expected.shape else float("inf")
+    report(name, value.shape == expected.shape and np.allclose(value, expected, rtol=1e-4, atol=1e-5),
+           f"max abs error {error:.3g}")
+
+# 3. The gradients.
+if variant != "logits":
+    step = os.path.join(work, stem + ".step.mlir")
+    tgc_run("compile", onnx_file, f"--parameters={params_file}", "--autodiff", "-o", step)
+    grads = os.path.join(work, stem + ".step")
+    tgc_run("run", step, f"--params={step[:-len('.mlir')]}.safetensors", *input_args,
+            f"--output-dir={grads}")
+    names = sorted(k[len("grad/"):] for k in ref.files if k.startswith("grad/"))
+    # A gradient that is zero in exact arithmetic (an attention's key bias:
+    # the softmax does not see it) is rounding noise on both sides, so the
+    # absolute tolerance has a floor at 1e-7 of the model's largest gradient.
+    floor = 1e-7 * max(float(np.abs(ref["grad/" + n]).max()) for n in names)
+    max_rel, worst, bad = 0.0, "", []
+    for name in names:
+        expected = ref["grad/" + name].astype(np.float64)
+        path = os.path.join(grads, imported_name.get(groups.get(name), name) + ".grad.npy")
+        if not os.path.exists(path):
+            bad.append(f"{name} (no gradient)")
+            continue
+        value = np.load(path).astype(np.float64)
+        scale = max(float(np.abs(expected).max()), 1e-30)
+        rel = float(np.abs(value - expected).max()) / scale
+        if rel > max_rel:
+            max_rel, worst = rel, name
+        if not np.allclose(value, expected, rtol=1e-3, atol=max(1e-4 * scale, floor)):
+            bad.append(f"{name} (rel error {rel:.3g})")
+    detail = f"{len(names)} gradients, max rel error {max_rel:.3g} ({worst})"
+    if bad:
+        detail += "; wrong: " + ", ".join(bad[:6]) + (" ..." if len(bad) > 6 else "")
+    report("gradients", not bad, detail)
+
+sys.exit(0 if ok else 1)

@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Small Hugging Face models built from their configs, exported with both of
+torch.onnx.export's exporters, with PyTorch's references, for
+test/Import/hf-*.test (checked by check_export.py, which needs no PyTorch).
+
+Families (tiny configs: hidden 32, 2 layers, vocab 100, sequence 8, batch 2):
+  gpt2     GPT2LMHeadModel (learned positions, LM head tied to wte)
+  llama    LlamaForCausalLM, grouped-query attention (4 heads on 2)
+  mistral  MistralForCausalLM, sliding window 4 (shorter than the sequence)
+  qwen2    Qwen2ForCausalLM, tie_word_embeddings (the head is embed_tokens)
+  phi      PhiForCausalLM (partial rotary, parallel attention and MLP)
+  opt      OPTForCausalLM (positions from a CumSum of the mask)
+  bert     BertForMaskedLM (labels -100 except at 5 positions)
+
+Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
+  EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
+                    do_constant_folding=False so that the weights keep their
+                    state-dict names (folding pre-transposes them into
+                    onnx::MatMul_N initializers that no --parameters list names)
+            dynamo  the dynamo exporter (dynamo=True), opset 18
+  VARIANT   loss    attn_implementation="eager", inputs (input_ids, labels),
+                    outputs (loss, logits), the model's own loss
+            logits  eager, input_ids only, logits only
+            sdpa    attn_implementation="sdpa", (loss, logits)
+            mask    eager, (input_ids, attention_mask, labels), a left-padded
+                    mask (the second row's first 3 positions are padding,
+                    their labels -100), (loss, logits)
+
+Written to OUT_DIR/FAMILY/ (default: next to this script):
+  STEM.onnx         the export
+  params.txt        the names of model.named_parameters(), one a line, for
+                    `tgc import --parameters`
+  inputs/NAME.npy   the batch (input_ids, labels, attention_mask)
+  ref.npz           PyTorch's loss and logits and, as grad/NAME, autograd's
+                    gradient of the loss with respect to every parameter,
+                    on the batch without a mask (loss, logits, sdpa)
+  ref-mask.npz      the same with the left-padded mask (mask)
+The sdpa model's loss and logits are asserted to agree with the eager one's
+(1e-5), so the sdpa exports are checked against ref.npz.
+
+Every parameter gets a small seeded perturbation after the model's own
+initialization: with default init the norm weights are all ones and the
+biases all zeros, and the dynamo exporter merges initializers of equal values
+into one tensor, which would no longer be the model's parameters.
+
+Built with (CPU, Python 3.11):
+  torch 2.15.0, transformers 5.24.0, onnx 1.23.2, onnxscript 0.7.2,
+  numpy 2.4.6
+in a virtual environment outside the repository:
+  python3 -m venv /work/venv-hf
+  /work/venv-hf/bin/pip install torch transformers onnx onnxscript numpy
+Run:
+  /work/venv-hf/bin/python make_exports.py [--out DIR] [--families a,b]
+      [--exports STEM,...]   (default: the checked-in selection, CHECKED_IN)
+      [--all]                (every family x exporter x variant)
+"""
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import torch
+import transformers
+
+BATCH, SEQ, VOCAB, HIDDEN = 2, 8, 100, 32
+PAD = 3  # left padding of the second row in the mask variant
+
+EXPORTERS = ("ts", "dynamo")
+VARIANTS = ("loss", "logits", "sdpa", "mask")
+
+
+def config(family, attn):
+    common = dict(vocab_size=VOCAB, num_hidden_layers=2, num_attention_heads=4,
+                  max_position_embeddings=16, attn_implementation=attn)
+    if family == "gpt2":
+        return transformers.GPT2Config(
+            vocab_size=VOCAB, n_positions=16, n_embd=HIDDEN, n_layer=2, n_head=4,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+            attn_implementation=attn), transformers.GPT2LMHeadModel
+    if family == "llama":
+        return transformers.LlamaConfig(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            **common), transformers.LlamaForCausalLM
+    if family == "mistral":
+        return transformers.MistralConfig(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            sliding_window=4, **common), transformers.MistralForCausalLM
+    if family == "qwen2":
+        return transformers.Qwen2Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            tie_word_embeddings=True, **common), transformers.Qwen2ForCausalLM
+    if family == "phi":
+        return transformers.PhiConfig(
+            hidden_size=HIDDEN, intermediate_size=64, partial_rotary_factor=0.5,
+            resid_pdrop=0.0, embd_pdrop=0.0, attention_dropout=0.0,
+            **common), transformers.PhiForCausalLM
+    if family == "opt":
+        return transformers.OPTConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, ffn_dim=64, num_hidden_layers=2,
+            num_attention_heads=4, max_position_embeddings=16,
+            word_embed_proj_dim=HIDDEN, dropout=0.0, attention_dropout=0.0,
+            activation_dropout=0.0, attn_implementation=attn), transformers.OPTForCausalLM
+    if family == "bert":
+        return transformers.BertConfig(
+            hidden_size=HIDDEN, intermediate_size=64, type_vocab_size=2,
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            **common), transformers.BertForMaskedLM
+    raise ValueError(family)
+
+
+FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert")
+
+
+def build(family, attn):
+    torch.manual_seed(0)
+    cfg, cls = config(family, attn)
+    model = cls(cfg).eval()
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            p.add_(0.02 * torch.randn(p.shape, generator=gen))
+    return model
+
+
+def batch(family, pad_token_id):
+    gen = torch.Generator().manual_seed(2)
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
+    # The padding token's embedding gets no gradient from PyTorch
+    # (nn.Embedding's padding_idx), a rule that an ONNX Gather does not carry:
+    # the batch avoids it.
+    if pad_token_id is not None:
+        ids = torch.where(ids == pad_token_id, (ids + 1) % VOCAB, ids)
+    labels = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
+    if family == "bert":
+        keep = torch.zeros(BATCH, SEQ, dtype=torch.bool)
+        keep.view(-1)[torch.randperm(BATCH * SEQ, generator=gen)[:5]] = True
+        labels = torch.where(keep, labels, torch.full_like(labels, -100))
+    mask = torch.ones(BATCH, SEQ, dtype=torch.long)
+    mask[1, :PAD] = 0
+    return ids, labels, mask
+
+
+class Step(torch.nn.Module):
+    """What is exported: the model's (loss, logits), or its logits. A
+    subclass of nothing but Module, so the exported parameter names carry a
+    'model.' prefix that params.txt carries too."""
+
+    def __init__(self, model, variant):
+        super().__init__()
+        self.model, self.variant = model, variant
+
+    def forward(self, input_ids, *rest):
+        if self.variant == "logits":
+            return self.model(input_ids=input_ids).logits
+        if self.variant == "mask":
+            attention_mask, labels = rest
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             labels=labels)
+        else:
+            (labels,) = rest
+            out = self.model(input_ids=input_ids, labels=labels)
+        return out.loss, out.logits
+
+
+def write_params(model, path):
+    """named_parameters(), with the aliases of tied tensors: the exporters
+    name a tied tensor after either of its modules (the TorchScript exporter
+    the first, the dynamo exporter the last), so every name is listed and a
+    '# tied:' line groups the names of one tensor."""
+    groups = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        groups.setdefault(id(p), []).append("model." + name)
+    with open(path, "w") as f:
+        f.write("# model.named_parameters(remove_duplicate=False) of make_exports.py's Step\n")
+        for names in groups.values():
+            if len(names) > 1:
+                f.write("# tied: " + " ".join(names) + "\n")
+        for names in groups.values():
+            for name in names:
+                f.write(name + "\n")
+
+
+def reference(model, ids, labels, mask=None):
+    model.zero_grad()
+    kwargs = dict(input_ids=ids, labels=labels)
+    if mask is not None:
+        kwargs["attention_mask"] = mask
+    out = model(**kwargs)
+    out.loss.backward()
+    ref = {"loss": out.loss.detach().numpy().astype(np.float32),
+           "logits": out.logits.detach().numpy().astype(np.float32)}
+    for name, p in model.named_parameters():
+        ref["grad/model." + name] = p.grad.numpy().astype(np.float32)
+    return ref
+
+
+def export(step, args, path, exporter, variant):
+    names = ["input_ids"] + {"logits": [], "mask": ["attention_mask", "labels"]}.get(
+        variant, ["labels"])
+    outputs = ["logits"] if variant == "logits" else ["loss", "logits"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if exporter == "ts":
+            torch.onnx.export(step, args, path, dynamo=False, opset_version=17,
+                              do_constant_folding=False, input_names=names,
+                              output_names=outputs)
+        else:
+            torch.onnx.export(step, args, path, dynamo=True, opset_version=18,
+                              input_names=names, output_names=outputs,
+                              external_data=False, optimize=False)
+    strip_node_annotations(path)
+
+
+def strip_node_annotations(path):
+    """Drops the nodes' doc strings and metadata (the dynamo exporter's stack
+    traces and module scopes: two thirds of a small export's bytes); the graph,
+    the initializers and their metadata are kept as exported."""
+    model = onnx.load(path)
+    for node in model.graph.node:
+        node.doc_string = ""
+        del node.metadata_props[:]
+    onnx.save(model, path)
+
+
+# The checked-in selection (the repository stays small); --all builds the rest.
+# Each variant with each exporter at least once, every family with its loss.
+CHECKED_IN = (
+    "gpt2-ts-loss", "gpt2-dynamo-loss",
+    "llama-ts-loss", "llama-dynamo-mask",
+    "mistral-ts-sdpa",
+    "qwen2-ts-loss", "qwen2-dynamo-logits",
+    "phi-ts-loss", "phi-dynamo-sdpa",
+    "opt-ts-loss", "opt-ts-mask",
+    "bert-ts-loss", "bert-dynamo-loss",
+)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--exports", default=None)
+    parser.add_argument("--all", action="store_true")
+    opts = parser.parse_args()
+    wanted = None
+    if opts.exports:
+        wanted = set(opts.exports.split(","))
+    elif not opts.all and CHECKED_IN is not None:
+        wanted = set(CHECKED_IN)
+    for family in opts.families.split(","):
+        stems = [f"{family}-{e}-{v}" for e in EXPORTERS for v in VARIANTS]
+        if wanted is not None:
+            stems = [s for s in stems if s in wanted]
+        if not stems:
+            continue
+        fdir = os.path.join(opts.out, family)
+        os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
+        eager, sdpa = build(family, "eager"), build(family, "sdpa")
+        ids, labels, mask = batch(family, eager.config.pad_token_id)
+        for name, value in (("input_ids", ids), ("labels", labels), ("attention_mask", mask)):
+            np.save(os.path.join(fdir, "inputs", name + ".npy"), value.numpy())
+        write_params(eager, os.path.join(fdir, "params.txt"))
+        ref = reference(eager, ids, labels)
+        ref_sdpa = reference(sdpa, ids, labels)
+        for key in ("loss", "logits"):
+            np.testing.assert_allclose(ref_sdpa[key], ref[key], rtol=1e-5, atol=1e-6)
+        np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
+        if any(s.endswith("-mask") for s in stems):
+            np.savez_compressed(os.path.join(fdir, "ref-mask.npz"),
+                                **reference(eager, ids, labels, mask))
+        for stem in stems:
+            _, exporter, variant = stem.split("-")
+            model = sdpa if variant == "sdpa" else eager
+            args = {"logits": (ids,), "mask": (ids, mask, labels)}.get(variant, (ids, labels))
+            path = os.path.join(fdir, stem + ".onnx")
+            try:
+                export(Step(model, variant), args, path, exporter, variant)
+                print(f"{stem}: {os.path.getsize(path)} bytes", flush=True)
+            except Exception as e:  # noqa: BLE001 - a cell of the matrix fails
+                print(f"{stem}: EXPORT FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True)
+                if os.path.exists(path):
+                    os.remove(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

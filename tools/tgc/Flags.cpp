@@ -41,6 +41,12 @@ cl::SubCommand &cli::getImportCommand() {
                                 "parameters to OUT.safetensors");
   return command;
 }
+cl::SubCommand &cli::getPlanCommand() {
+  static cl::SubCommand command(
+      "plan", "Choose the parallel configuration of a training step: mesh, "
+              "ZeRO stage, sequence parallelism, micro-batches, recompute");
+  return command;
+}
 cl::SubCommand &cli::getGradcheckCommand() {
   static cl::SubCommand command(
       "gradcheck",
@@ -54,7 +60,7 @@ cl::SubCommand &cli::getGradcheckCommand() {
 #define TGC_STEP_SUBS TGC_PLANNING_SUBS, cl::sub(cli::getTrainCommand())
 #define TGC_MODEL_SUBS                                                         \
   TGC_STEP_SUBS, cl::sub(cli::getImportCommand()),                             \
-      cl::sub(cli::getGradcheckCommand())
+      cl::sub(cli::getGradcheckCommand()), cl::sub(cli::getPlanCommand())
 
 static cl::opt<std::string>
     inputFile(cl::Positional, cl::Required,
@@ -118,12 +124,14 @@ static cl::opt<std::string>
     deviceName("device",
                cl::desc("The GPU to plan for: A100-40GB, A100-80GB, "
                         "H100-SXM (default), H200, B200"),
-               cl::value_desc("name"), TGC_PLANNING_SUBS, TGC_CAT);
+               cl::value_desc("name"), TGC_PLANNING_SUBS,
+               cl::sub(cli::getPlanCommand()), TGC_CAT);
 static cl::opt<std::string> deviceFile(
     "device-file",
     cl::desc(
         "Read the GPU's figures from a JSON file (see docs/cost-model.md)"),
-    cl::value_desc("FILE.json"), TGC_PLANNING_SUBS, TGC_CAT);
+    cl::value_desc("FILE.json"), TGC_PLANNING_SUBS,
+    cl::sub(cli::getPlanCommand()), TGC_CAT);
 static cl::opt<bool> dumpPipeline(
     "dump-pass-pipeline",
     cl::desc("Print the pass pipeline (textual form) to stderr before it "
@@ -159,7 +167,8 @@ static cl::opt<PrecisionPolicy> precision(
     cl::desc("Mixed precision; parameters, gradients and optimizer state "
              "stay f32"),
     cl::value_desc("policy"), getPrecisionPolicyValues(),
-    cl::init(PrecisionPolicy::FP32), TGC_STEP_SUBS, TGC_CAT);
+    cl::init(PrecisionPolicy::FP32), TGC_STEP_SUBS,
+    cl::sub(cli::getPlanCommand()), TGC_CAT);
 static cl::list<std::string>
     keepFp32("keep-fp32",
              cl::desc("With --precision: op names that always run in f32 "
@@ -211,7 +220,8 @@ static cl::opt<OptimizerKind> optimizer(
     cl::desc("Update the params with this optimizer (implies --autodiff; "
              "tgc train and --train: adamw unless given)"),
     cl::value_desc("kind"), getOptimizerKindValues(),
-    cl::init(OptimizerKind::None), TGC_STEP_SUBS, TGC_CAT);
+    cl::init(OptimizerKind::None), TGC_STEP_SUBS,
+    cl::sub(cli::getPlanCommand()), TGC_CAT);
 static cl::opt<double> lr("lr",
                           cl::desc("Learning rate of the optimizer (the "
                                    "default of its lr argument; 1e-3)"),
@@ -302,6 +312,12 @@ llvm::StringRef cli::getEntryName() { return entryName; }
 llvm::StringRef cli::getOutputFile() { return outputFile; }
 bool cli::shouldDumpPipeline() { return dumpPipeline; }
 bool cli::wantsTrainingStep() { return trainingStep; }
+std::optional<PrecisionPolicy> cli::getGivenPrecision() {
+  if (!precision.getNumOccurrences())
+    return std::nullopt;
+  return precision.getValue();
+}
+OptimizerKind cli::getOptimizer() { return optimizer; }
 
 ModelImportFlags cli::getImportFlags() {
   return {

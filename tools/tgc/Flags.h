@@ -31,6 +31,7 @@ llvm::cl::SubCommand &getRunCommand();
 llvm::cl::SubCommand &getTrainCommand();
 llvm::cl::SubCommand &getImportCommand();
 llvm::cl::SubCommand &getGradcheckCommand();
+llvm::cl::SubCommand &getPlanCommand();
 
 /// The positional input of compile, report, train, gradcheck and import.
 llvm::StringRef getInputFile();
@@ -55,6 +56,10 @@ mlir::LogicalResult fillPipelineOptions(TrainingPipelineOptions &options,
 bool anyPipelineFlagGiven();
 /// --train: build the training step.
 bool wantsTrainingStep();
+/// --precision, when given.
+std::optional<PrecisionPolicy> getGivenPrecision();
+/// --optimizer (None when not given).
+OptimizerKind getOptimizer();
 
 /// The arguments of a function to interpret, from --input, --params, the
 /// model's parameter values and --random-inputs (else `defaultSeed`).
@@ -75,6 +80,8 @@ mlir::LogicalResult runImport(mlir::MLIRContext &context,
                               llvm::SourceMgr &sourceMgr);
 mlir::LogicalResult runGradcheck(mlir::MLIRContext &context,
                                  llvm::SourceMgr &sourceMgr);
+mlir::LogicalResult runPlan(mlir::MLIRContext &context,
+                            llvm::SourceMgr &sourceMgr);
 
 } // namespace tgc::cli
 

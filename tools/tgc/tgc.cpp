@@ -40,7 +40,9 @@ int main(int argc, char **argv) {
       "of that step\n"
       "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n"
       "  tgc gradcheck FILE.mlir             check gradients (f64)\n"
-      "  tgc train FILE.mlir --steps 300     train on the CPU interpreter\n\n"
+      "  tgc train FILE.mlir --steps 300     train on the CPU interpreter\n"
+      "  tgc plan FILE.mlir --devices 64     choose mesh, ZeRO, micro-batches "
+      "and\n                                      recompute for N GPUs\n\n"
       "Every subcommand reads .mlir or .onnx files; compile, report and "
       "train\nshare the pipeline's options (docs/tools.md).\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");
@@ -62,11 +64,12 @@ int main(int argc, char **argv) {
       {cli::getRunCommand(), cli::runRun},
       {cli::getGradcheckCommand(), cli::runGradcheck},
       {cli::getTrainCommand(), cli::runTrain},
-      {cli::getImportCommand(), cli::runImport}};
+      {cli::getImportCommand(), cli::runImport},
+      {cli::getPlanCommand(), cli::runPlan}};
   for (auto &[command, run] : subcommands)
     if (command)
       return succeeded(run(context, sourceMgr)) ? 0 : 1;
   llvm::errs() << "tgc: error: expected a subcommand (import, compile, "
-                  "report, run, gradcheck, train); see 'tgc --help'\n";
+                  "report, run, gradcheck, train, plan); see 'tgc --help'\n";
   return 1;
 }

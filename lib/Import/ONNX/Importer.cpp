@@ -10,6 +10,7 @@
 
 #include "GraphImporter.h"
 #include "InitializerRoles.h"
+#include "ParameterProvenance.h"
 
 #include "tgc/Eval/TensorNpy.h"
 #include "tgc/Support/Diagnostics.h"
@@ -312,6 +313,15 @@ private:
                            GraphImporter &importer);
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
                                         const InitializerRoles &roles);
+  /// Adds a `param` argument named `argName` holding `value`.
+  Value addParameter(GraphImporter &importer, RankedTensorType type,
+                     StringRef argName, npy::Array value);
+  bool addFoldedTranspose(GraphImporter &importer,
+                          const onnx::GraphProto &graph,
+                          const FoldedTranspose &transpose,
+                          DecodedTensor &decoded);
+  void addSplitParameters(GraphImporter &importer,
+                          const ParameterProvenance &provenance);
 
   MLIRContext &context;
   std::string name;
@@ -332,6 +342,11 @@ private:
   llvm::StringMap<unsigned> parameterIndex;
   /// Identity nodes whose input is a float initializer: output -> input.
   llvm::StringMap<std::string> identityParameters;
+  /// The nodes that read a parameter the exporter merged into another
+  /// tensor: (initializer, the split parameter) for each input.
+  llvm::DenseMap<const onnx::NodeProto *,
+                 SmallVector<std::pair<std::string, Value>>>
+      splitInputs;
 };
 } // namespace
 
@@ -453,6 +468,10 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     emitModelError() << llvm::toString(roles.takeError());
     return failure();
   }
+  ParameterProvenance provenance;
+  if (options.parameterNames)
+    provenance = ParameterProvenance::analyze(graph, *options.parameterNames,
+                                              identityParameters);
   for (const onnx::TensorProto &initializer : graph.initializer()) {
     const std::string &initName = initializer.name();
     if (initName.empty() || importer.isDefined(initName)) {
@@ -466,6 +485,14 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       emitModelError() << "initializer '" << initName
                        << "': " << llvm::toString(decoded.takeError());
       return failure();
+    }
+    // A Linear's weight whose transpose the exporter folded into a new
+    // tensor trains under its state-dict name, in its state-dict layout.
+    if (const FoldedTranspose *transpose = provenance.findTranspose(initName);
+        transpose && isa<FloatType>(decoded->type.getElementType()) &&
+        !roles->matchesGlob(initName) && !roles->matchesGlob(transpose->name)) {
+      if (addFoldedTranspose(importer, graph, *transpose, *decoded))
+        continue;
     }
     // Scalars are constants of the formula (a scale, an epsilon), never
     // weights: they stay foldable. Buffers are constants too.
@@ -488,9 +515,8 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       }
     }
     if (trainable) {
-      parameterIndex[initName] = imported.parameters.size();
-      addArgument(decoded->type, tg::Role::Param, initName);
-      imported.parameters.push_back({initName, std::move(decoded->value)});
+      addParameter(importer, decoded->type, initName,
+                   std::move(decoded->value));
       continue;
     }
     llvm::Expected<Tensor> tensor = toTensor(*decoded, initName);
@@ -514,12 +540,121 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
                         << input
                         << "' by the exporter (equal values behind an "
                            "Identity); imported as a parameter of its own";
-    parameterIndex[output] = imported.parameters.size();
-    addArgument(GraphImporter::getType(original), tg::Role::Param, output);
-    imported.parameters.push_back({output.str(), std::move(value)});
+    addParameter(importer, GraphImporter::getType(original), output,
+                 std::move(value));
   }
+  addSplitParameters(importer, provenance);
+  for (const UnrecoveredParameter &unrecovered : provenance.unrecovered)
+    emitRemark(fileLoc) << "initializer '" << unrecovered.initializer << "' "
+                        << unrecovered.reason;
   reportSharedAndMissingParameters(graph, *roles);
   return success();
+}
+
+Value ModelImporter::addParameter(GraphImporter &importer,
+                                  RankedTensorType type, StringRef argName,
+                                  npy::Array value) {
+  Value argument = body->addArgument(type, fileLoc);
+  argumentTypes.push_back(type);
+  argumentAttrs.push_back(builder.getDictionaryAttr(
+      {tg::getRoleAttr(builder, tg::Role::Param),
+       builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                            builder.getStringAttr(argName))}));
+  importer.define(argName, argument);
+  parameterIndex[argName] = imported.parameters.size();
+  imported.parameters.push_back({argName.str(), std::move(value)});
+  return argument;
+}
+
+/// The [rows, cols] matrix `value` as [cols, rows].
+static npy::Array transposeMatrix(const npy::Array &value) {
+  npy::Array result = value;
+  int64_t rows = value.shape[0], cols = value.shape[1];
+  result.shape = {cols, rows};
+  size_t size = npy::getElementSize(value.dtype);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      std::memcpy(result.data.data() + (j * rows + i) * size,
+                  value.data.data() + (i * cols + j) * size, size);
+  return result;
+}
+
+/// Imports `transpose.initializer` as the parameter it was folded from, in
+/// the state-dict layout ([out, in]: what PyTorch's state dict and
+/// checkpoints hold), and the initializer as its tg.transpose. False (and a
+/// remark) when the transposed value equals another initializer's bit for
+/// bit: the head of a tied embedding, which the TorchScript exporter folds
+/// like any Linear, and which must not train apart from it.
+bool ModelImporter::addFoldedTranspose(GraphImporter &importer,
+                                       const onnx::GraphProto &graph,
+                                       const FoldedTranspose &transpose,
+                                       DecodedTensor &decoded) {
+  npy::Array original = transposeMatrix(decoded.value);
+  for (const onnx::TensorProto &other : graph.initializer()) {
+    if (other.name() == transpose.initializer || other.dims_size() != 2 ||
+        other.dims(0) != original.shape[0] ||
+        other.dims(1) != original.shape[1])
+      continue;
+    llvm::Expected<DecodedTensor> otherValue =
+        decodeTensor(context, other, baseDirectory);
+    if (!otherValue) {
+      llvm::consumeError(otherValue.takeError());
+      continue;
+    }
+    if (otherValue->value.dtype == original.dtype &&
+        otherValue->value.data == original.data) {
+      emitRemark(fileLoc) << "initializer '" << transpose.initializer
+                          << "' not named '" << transpose.name
+                          << "': it is the transpose of initializer '"
+                          << other.name() << "' bit for bit (a tied weight?)";
+      return false;
+    }
+  }
+  auto type = RankedTensorType::get(
+      {decoded.type.getDimSize(1), decoded.type.getDimSize(0)},
+      decoded.type.getElementType());
+  Value parameter =
+      addParameter(importer, type, transpose.name, std::move(original));
+  Value folded = tg::TransposeOp::create(
+      builder,
+      NameLoc::get(builder.getStringAttr(transpose.initializer), fileLoc),
+      decoded.type, parameter, ArrayRef<int64_t>{1, 0});
+  importer.define(transpose.initializer, folded);
+  emitRemark(fileLoc) << "initializer '" << transpose.initializer
+                      << "' is the transpose of '" << transpose.name
+                      << "' folded by the exporter (" << transpose.evidence
+                      << "): imported as that parameter in its state-dict "
+                         "layout ["
+                      << type.getDimSize(0) << ", " << type.getDimSize(1)
+                      << "], transposed in the graph";
+  return true;
+}
+
+/// The parameters the exporter merged into one tensor with another: each
+/// gets its own argument holding a copy of the value, and its readers read
+/// it instead of the merged tensor.
+void ModelImporter::addSplitParameters(GraphImporter &importer,
+                                       const ParameterProvenance &provenance) {
+  for (const ParameterSplit &split : provenance.splits) {
+    auto index = parameterIndex.find(split.initializer);
+    if (index == parameterIndex.end() || importer.isDefined(split.name))
+      continue;
+    npy::Array value = imported.parameters[index->second].value;
+    Value merged = importer.lookup(split.initializer);
+    Value parameter = addParameter(importer, GraphImporter::getType(merged),
+                                   split.name, std::move(value));
+    InFlightDiagnostic remark = emitRemark(fileLoc);
+    remark << "parameter '" << split.name << "' was merged with '"
+           << split.initializer << "' by the exporter (equal values; ";
+    llvm::interleaveComma(split.uses, remark, [&](const RecoveredUse &use) {
+      remark << (use.node->name().empty() ? use.node->op_type()
+                                          : use.node->name());
+    });
+    remark << (split.uses.size() > 1 ? " read" : " reads")
+           << " it in the FX graph): imported as a parameter of its own";
+    for (const RecoveredUse &use : split.uses)
+      splitInputs[use.node].push_back({split.initializer, parameter});
+  }
 }
 
 /// What the import cannot undo but the user should know: a parameter that
@@ -533,14 +668,26 @@ void ModelImporter::reportSharedAndMissingParameters(
       "Equal",          "Less",  "LessOrEqual", "Greater",
       "GreaterOrEqual", "Shape", "Size",        "IsNaN"};
   llvm::StringMap<SmallVector<std::string>> readers;
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &input : node.input())
-      if (parameterIndex.count(input) && !noGradient.contains(node.op_type()) &&
-          !identityParameters.count(node.output_size() ? node.output(0) : "")) {
-        std::string label = node.name().empty() ? node.op_type() : node.name();
-        if (readers[input].empty() || readers[input].back() != label)
-          readers[input].push_back(label);
+  llvm::StringMap<SmallVector<const onnx::NodeProto *>> readerNodes;
+  for (const onnx::NodeProto &node : graph.node()) {
+    auto split = splitInputs.find(&node);
+    for (std::string input : node.input()) {
+      if (!parameterIndex.count(input) || noGradient.contains(node.op_type()) ||
+          identityParameters.count(node.output_size() ? node.output(0) : ""))
+        continue;
+      if (split != splitInputs.end())
+        for (const auto &[initializer, parameter] : split->second)
+          if (initializer == input)
+            input = argumentAttrs[cast<BlockArgument>(parameter).getArgNumber()]
+                        .getAs<StringAttr>(tg::TGDialect::kNameAttrName)
+                        .str();
+      std::string label = node.name().empty() ? node.op_type() : node.name();
+      if (readers[input].empty() || readers[input].back() != label) {
+        readers[input].push_back(label);
+        readerNodes[input].push_back(&node);
       }
+    }
+  }
   for (const ImportedParameter &parameter : imported.parameters) {
     auto it = readers.find(parameter.name);
     if (it != readers.end() && it->second.size() > 1) {
@@ -550,6 +697,12 @@ void ModelImporter::reportSharedAndMissingParameters(
       llvm::interleaveComma(it->second, remark);
       remark << "): one tensor, one gradient (the sum of theirs); if the "
                 "exporter merged equal parameters, they now train as one";
+      // Which modules share it, where the exporter's metadata says.
+      for (const onnx::NodeProto *node : readerNodes[parameter.name])
+        if (hasScopeMetadata(*node))
+          remark.attachNote(fileLoc)
+              << (node->name().empty() ? node->op_type() : node->name())
+              << " is in module '" << *getModuleScope(*node) << "'";
     }
     if (roles.isMadeUpName(parameter.name))
       emitRemark(fileLoc) << "parameter '" << parameter.name
@@ -625,7 +778,18 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
       if (!output.empty() && importer.isDefined(output))
         return importer.fail("output '" + printableName(output) +
                              "' is defined twice");
-    if (failed(op->convert(importer)) || importer.hadError())
+    // A reader of a merged tensor whose own parameter was split off reads
+    // that parameter instead.
+    SmallVector<std::pair<std::string, Value>> merged;
+    if (auto split = splitInputs.find(&node); split != splitInputs.end())
+      for (const auto &[initializer, parameter] : split->second) {
+        merged.push_back({initializer, importer.lookup(initializer)});
+        importer.define(initializer, parameter);
+      }
+    LogicalResult converted = op->convert(importer);
+    for (const auto &[initializer, value] : merged)
+      importer.define(initializer, value);
+    if (failed(converted) || importer.hadError())
       return failure();
     for (auto [i, output] : llvm::enumerate(node.output()))
       if (!output.empty() && !importer.isDefined(output))

@@ -137,6 +137,14 @@ static bool isBufferName(StringRef name, int64_t rank) {
   return buffers.contains(last) || (last == "bias" && rank >= 3);
 }
 
+bool InitializerRoles::matchesGlob(StringRef name) const {
+  for (const auto *globs : {&parameterGlobs, &bufferGlobs})
+    for (const auto &[glob, pattern] : *globs)
+      if (pattern.match(name))
+        return true;
+  return false;
+}
+
 std::optional<std::string>
 InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   for (const auto &[glob, pattern] : parameterGlobs)

@@ -34,6 +34,10 @@ public:
   std::optional<std::string> getBufferReason(llvm::StringRef name,
                                              const Tensor &value) const;
 
+  /// Whether a --parameter or --buffer glob matches `name` (the user
+  /// decided its role).
+  bool matchesGlob(llvm::StringRef name) const;
+
   /// Whether `name` only feeds a weight operand (a matmul, Gemm or
   /// embedding operand), possibly through transposes and reshapes.
   bool feedsWeightOperand(llvm::StringRef name) const;

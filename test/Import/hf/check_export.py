@@ -32,7 +32,8 @@ params_file = os.path.join(family_dir, "params.txt")
 inputs = {"logits": ["input_ids"], "mask": ["input_ids", "attention_mask", "labels"]}.get(
     variant, ["input_ids", "labels"])
 input_args = [f"--input={n}={family_dir}/inputs/{n}.npy" for n in inputs]
-ref = np.load(os.path.join(family_dir, "ref-mask.npz" if variant == "mask" else "ref.npz"))
+ref = np.load(os.path.join(family_dir, {"mask": "ref-mask.npz", "defaults": "ref-defaults.npz"}.get(
+    variant, "ref.npz")))
 os.makedirs(work, exist_ok=True)
 ok = True
 

@@ -25,6 +25,13 @@ Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
             mask    eager, (input_ids, attention_mask, labels), a left-padded
                     mask (the second row's first 3 positions are padding,
                     their labels -100), (loss, logits)
+            defaults  eager, (loss, logits), as a user exports: the model
+                    as initialized (no perturbation: the norm weights are
+                    all ones) and each exporter with its defaults
+                    (do_constant_folding=True, optimize=True), so that the
+                    dynamo exporter merges the equal norm weights and both
+                    fold the Linear weights' transposes into new tensors;
+                    the node metadata the importer reads is kept
 
 Written to OUT_DIR/FAMILY/ (default: next to this script):
   STEM.onnx         the export
@@ -35,6 +42,8 @@ Written to OUT_DIR/FAMILY/ (default: next to this script):
                     gradient of the loss with respect to every parameter,
                     on the batch without a mask (loss, logits, sdpa)
   ref-mask.npz      the same with the left-padded mask (mask)
+  ref-defaults.npz  the same for the model without the perturbation
+                    (defaults)
 The sdpa model's loss and logits are asserted to agree with the eager one's
 (1e-5), so the sdpa exports are checked against ref.npz.
 
@@ -68,7 +77,7 @@ BATCH, SEQ, VOCAB, HIDDEN = 2, 8, 100, 32
 PAD = 3  # left padding of the second row in the mask variant
 
 EXPORTERS = ("ts", "dynamo")
-VARIANTS = ("loss", "logits", "sdpa", "mask")
+VARIANTS = ("loss", "logits", "sdpa", "mask", "defaults")
 
 
 def config(family, attn):
@@ -113,10 +122,12 @@ def config(family, attn):
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert")
 
 
-def build(family, attn):
+def build(family, attn, perturb=True):
     torch.manual_seed(0)
     cfg, cls = config(family, attn)
     model = cls(cfg).eval()
+    if not perturb:
+        return model
     gen = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for _, p in model.named_parameters():
@@ -202,25 +213,38 @@ def export(step, args, path, exporter, variant):
     outputs = ["logits"] if variant == "logits" else ["loss", "logits"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # The defaults variant exports as a user would; the others keep the
+        # state-dict names (no folding) and the parameters apart.
+        defaults = variant == "defaults"
         if exporter == "ts":
             torch.onnx.export(step, args, path, dynamo=False, opset_version=17,
-                              do_constant_folding=False, input_names=names,
+                              do_constant_folding=defaults, input_names=names,
                               output_names=outputs)
         else:
             torch.onnx.export(step, args, path, dynamo=True, opset_version=18,
                               input_names=names, output_names=outputs,
-                              external_data=False, optimize=False)
-    strip_node_annotations(path)
+                              external_data=False, optimize=defaults)
+    strip_node_annotations(path, keep=SCOPE_METADATA if variant == "defaults" else ())
 
 
-def strip_node_annotations(path):
-    """Drops the nodes' doc strings and metadata (the dynamo exporter's stack
-    traces and module scopes: two thirds of a small export's bytes); the graph,
-    the initializers and their metadata are kept as exported."""
+# The node metadata that tells which module a node belongs to and which
+# parameter it reads (the importer's evidence for splitting merged tensors
+# and naming folded transposes): kept in the defaults variant.
+SCOPE_METADATA = ("pkg.torch.onnx.name_scopes", "pkg.torch.onnx.fx_node")
+
+
+def strip_node_annotations(path, keep=()):
+    """Drops the nodes' doc strings and metadata but the keys in `keep` (the
+    dynamo exporter's stack traces and module scopes: two thirds of a small
+    export's bytes); the graph, the initializers and the metadata of values
+    are kept as exported."""
     model = onnx.load(path)
     for node in model.graph.node:
         node.doc_string = ""
+        kept = [(p.key, p.value) for p in node.metadata_props if p.key in keep]
         del node.metadata_props[:]
+        for key, value in kept:
+            node.metadata_props.add(key=key, value=value)
     onnx.save(model, path)
 
 
@@ -229,6 +253,7 @@ def strip_node_annotations(path):
 CHECKED_IN = (
     "gpt2-ts-loss", "gpt2-dynamo-loss",
     "llama-ts-loss", "llama-dynamo-mask",
+    "llama-ts-defaults", "llama-dynamo-defaults",
     "mistral-ts-sdpa",
     "qwen2-ts-loss", "qwen2-dynamo-logits",
     "phi-ts-loss", "phi-dynamo-sdpa",
@@ -258,6 +283,7 @@ def main():
         fdir = os.path.join(opts.out, family)
         os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
         eager, sdpa = build(family, "eager"), build(family, "sdpa")
+        initial = build(family, "eager", perturb=False)
         ids, labels, mask = batch(family, eager.config.pad_token_id)
         for name, value in (("input_ids", ids), ("labels", labels), ("attention_mask", mask)):
             np.save(os.path.join(fdir, "inputs", name + ".npy"), value.numpy())
@@ -267,12 +293,15 @@ def main():
         for key in ("loss", "logits"):
             np.testing.assert_allclose(ref_sdpa[key], ref[key], rtol=1e-5, atol=1e-6)
         np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
+        if any(s.endswith("-defaults") for s in stems):
+            np.savez_compressed(os.path.join(fdir, "ref-defaults.npz"),
+                                **reference(initial, ids, labels))
         if any(s.endswith("-mask") for s in stems):
             np.savez_compressed(os.path.join(fdir, "ref-mask.npz"),
                                 **reference(eager, ids, labels, mask))
         for stem in stems:
             _, exporter, variant = stem.split("-")
-            model = sdpa if variant == "sdpa" else eager
+            model = {"sdpa": sdpa, "defaults": initial}.get(variant, eager)
             args = {"logits": (ids,), "mask": (ids, mask, labels)}.get(variant, (ids, labels))
             path = os.path.join(fdir, stem + ".onnx")
             try:

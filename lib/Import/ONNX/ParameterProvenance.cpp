@@ -1,0 +1,393 @@
+//===- ParameterProvenance.cpp - state-dict names the exporter lost -------===//
+//
+// Recovers the parameters of the user's list that the exporter merged into
+// another tensor or folded into a transpose, from the evidence the
+// exporters leave in the graph; see ParameterProvenance.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ParameterProvenance.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <google/protobuf/unknown_field_set.h>
+
+using namespace llvm;
+using namespace tgc::onnx_import;
+
+static constexpr StringLiteral kNameScopes = "pkg.torch.onnx.name_scopes";
+static constexpr StringLiteral kFxNode = "pkg.torch.onnx.fx_node";
+static constexpr StringLiteral kFoldedFrom =
+    "pkg.onnxscript.optimizer.folded_from";
+
+/// The field numbers of `metadata_props` (ONNX 1.16), which the ONNX
+/// headers tg builds with (Debian's 1.12) do not know: protobuf keeps them
+/// as unknown fields, read here.
+static constexpr int kNodeMetadataField = 9;
+static constexpr int kValueInfoMetadataField = 4;
+
+static std::optional<std::string>
+getMetadata(const google::protobuf::Message &proto, int field, StringRef key) {
+  const google::protobuf::UnknownFieldSet &unknown =
+      proto.GetReflection()->GetUnknownFields(proto);
+  for (int i = 0, e = unknown.field_count(); i < e; ++i) {
+    const google::protobuf::UnknownField &entry = unknown.field(i);
+    if (entry.number() != field ||
+        entry.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto pair;
+    if (pair.ParseFromString(entry.length_delimited()) && pair.key() == key)
+      return pair.value();
+  }
+  return std::nullopt;
+}
+
+static std::optional<std::string> getMetadata(const onnx::NodeProto &node,
+                                              StringRef key) {
+  return getMetadata(node, kNodeMetadataField, key);
+}
+
+/// A Python list of string literals as the exporter writes it with repr
+/// (`['', 'model', 'model.layers.0']`); std::nullopt for anything else
+/// (escapes included: such a name is not trusted).
+static std::optional<SmallVector<std::string>> parseStringList(StringRef text) {
+  text = text.trim();
+  if (!text.consume_front("[") || !text.consume_back("]"))
+    return std::nullopt;
+  SmallVector<std::string> items;
+  text = text.trim();
+  while (!text.empty()) {
+    char quote = text.front();
+    if (quote != '\'' && quote != '"')
+      return std::nullopt;
+    size_t end = text.find(quote, 1);
+    if (end == StringRef::npos)
+      return std::nullopt;
+    StringRef item = text.slice(1, end);
+    if (item.contains('\\'))
+      return std::nullopt;
+    items.push_back(item.str());
+    text = text.drop_front(end + 1).ltrim();
+    if (!text.empty() && !text.consume_front(","))
+      return std::nullopt;
+    text = text.ltrim();
+  }
+  return items;
+}
+
+bool tgc::onnx_import::hasScopeMetadata(const onnx::NodeProto &node) {
+  std::optional<std::string> scopes = getMetadata(node, kNameScopes);
+  if (!scopes)
+    return false;
+  std::optional<SmallVector<std::string>> items = parseStringList(*scopes);
+  return items && items->size() >= 2;
+}
+
+std::optional<std::string>
+tgc::onnx_import::getModuleScope(const onnx::NodeProto &node) {
+  // The last scope is the op's own (`linear`, `mul_4`), the one before it
+  // the innermost module's path from the exported module.
+  if (std::optional<std::string> scopes = getMetadata(node, kNameScopes)) {
+    std::optional<SmallVector<std::string>> items = parseStringList(*scopes);
+    if (!items || items->size() < 2)
+      return std::nullopt;
+    return (*items)[items->size() - 2];
+  }
+  // `/model/layers.0/mlp/up_proj/MatMul`: the TorchScript exporter joins
+  // the module names of the scope with '/'.
+  StringRef name = node.name();
+  if (!name.consume_front("/"))
+    return std::nullopt;
+  SmallVector<StringRef> parts;
+  name.split(parts, '/');
+  parts.pop_back();
+  if (parts.empty() || llvm::any_of(parts, [](StringRef p) {
+        return p.empty() || p.contains(':');
+      }))
+    return std::nullopt;
+  return llvm::join(parts, ".");
+}
+
+/// The target of the FX node an ONNX node came from (`aten.linear.default`).
+static std::optional<std::string> getFxTarget(const onnx::NodeProto &node) {
+  std::optional<std::string> fx = getMetadata(node, kFxNode);
+  if (!fx)
+    return std::nullopt;
+  size_t start = fx->find("[target=");
+  if (start == StringRef::npos)
+    return std::nullopt;
+  StringRef target = StringRef(*fx).drop_front(start + strlen("[target="));
+  target = target.take_until([](char c) { return c == ']'; });
+  target.consume_front("torch.ops.");
+  return target.str();
+}
+
+/// The parameter placeholders (`p_model_norm_weight`) among the arguments
+/// of the FX node an ONNX node came from.
+static SmallVector<std::string>
+getFxParameterArguments(const onnx::NodeProto &node) {
+  SmallVector<std::string> placeholders;
+  std::optional<std::string> fx = getMetadata(node, kFxNode);
+  if (!fx)
+    return placeholders;
+  size_t start = fx->find("](");
+  if (start == StringRef::npos)
+    return placeholders;
+  StringRef args = StringRef(*fx).drop_front(start);
+  while (true) {
+    size_t at = args.find("%p_");
+    if (at == StringRef::npos)
+      break;
+    args = args.drop_front(at + 1);
+    StringRef token =
+        args.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
+    placeholders.push_back(token.str());
+    args = args.drop_front(token.size());
+  }
+  return placeholders;
+}
+
+/// torch.export's placeholder for parameter `name`.
+static std::string getPlaceholder(StringRef name) {
+  std::string placeholder = "p_" + name.str();
+  std::replace(placeholder.begin(), placeholder.end(), '.', '_');
+  return placeholder;
+}
+
+static bool isDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+static std::string describe(const onnx::NodeProto &node) {
+  return "'" + (node.name().empty() ? node.op_type() : node.name()) + "'";
+}
+
+/// The readers of a parameter through which a gradient flows (not
+/// comparisons or shapes).
+static bool carriesGradient(const onnx::NodeProto &node) {
+  static const StringSet<> noGradient = {
+      "Equal",          "Less",  "LessOrEqual", "Greater",
+      "GreaterOrEqual", "Shape", "Size",        "IsNaN"};
+  return !noGradient.contains(node.op_type());
+}
+
+namespace {
+/// The analysis in progress: the user's names, which the graph lacks, and
+/// who reads what.
+struct Analysis {
+  const onnx::GraphProto &graph;
+  StringSet<> listed, missing, graphOutputs;
+  StringMap<SmallVector<const onnx::NodeProto *>> readers;
+  StringMap<SmallVector<std::string>> foldedFrom;
+  ParameterProvenance result;
+
+  explicit Analysis(const onnx::GraphProto &graph) : graph(graph) {}
+  void findSplits(const onnx::TensorProto &initializer);
+  void findTranspose(const onnx::TensorProto &initializer);
+  void dropNamesClaimedTwice();
+};
+} // namespace
+
+/// One tensor read in several modules whose parameters of the same leaf
+/// name (`weight`) the user lists but the graph lacks: each reader whose FX
+/// node reads that parameter's placeholder gets it back. A reader in the
+/// tensor's own module, or whose FX node reads the tensor's own placeholder
+/// (a tied weight), keeps the tensor.
+void Analysis::findSplits(const onnx::TensorProto &initializer) {
+  StringRef name = initializer.name();
+  SmallVector<const onnx::NodeProto *> users;
+  for (const onnx::NodeProto *node : readers.lookup(name))
+    if (carriesGradient(*node))
+      users.push_back(node);
+  if (users.size() < 2 || missing.empty() ||
+      llvm::any_of(users,
+                   [](const onnx::NodeProto *node) {
+                     return node->op_type() == "Identity";
+                   }) ||
+      llvm::none_of(users, [](const onnx::NodeProto *node) {
+        return hasScopeMetadata(*node);
+      }))
+    return;
+  auto [prefix, leaf] = name.rsplit('.');
+  if (leaf.empty() || prefix.empty())
+    return;
+  std::string own = getPlaceholder(name);
+  MapVector<StringRef, SmallVector<RecoveredUse>> splits;
+  std::string problem;
+  bool ownReader = false;
+  for (const onnx::NodeProto *node : users) {
+    if (!hasScopeMetadata(*node)) {
+      problem = "node " + describe(*node) + " has no module scope (" +
+                kNameScopes.str() + ")";
+      break;
+    }
+    std::string module = *getModuleScope(*node);
+    std::string candidate = module + "." + leaf.str();
+    SmallVector<std::string> placeholders = getFxParameterArguments(*node);
+    if (candidate == name || llvm::is_contained(placeholders, own)) {
+      ownReader = true;
+      continue;
+    }
+    std::string where = "node " + describe(*node) + " in '" + module + "'";
+    if (!missing.contains(candidate)) {
+      problem = where + " would read '" + candidate + "', which " +
+                (listed.contains(candidate) ? "is an initializer of its own"
+                                            : "--parameters does not list");
+      break;
+    }
+    if (placeholders.empty()) {
+      problem = where + " has no FX node (" + kFxNode.str() +
+                ") to tell a merged tensor from a tied one";
+      break;
+    }
+    if (!llvm::is_contained(placeholders, getPlaceholder(candidate))) {
+      problem = where + " reads '" + placeholders.front() +
+                "' in its FX node, not '" + getPlaceholder(candidate) + "'";
+      break;
+    }
+    splits[StringRef(missing.find(candidate)->getKey())].push_back(
+        {node, module});
+  }
+  if (problem.empty() && !splits.empty() && !ownReader)
+    problem = "no reader is in the module of '" + name.str() + "' itself";
+  if (!problem.empty()) {
+    result.unrecovered.push_back({name.str(), "not split: " + problem});
+    return;
+  }
+  for (auto &[splitName, uses] : splits)
+    result.splits.push_back({name.str(), splitName.str(), std::move(uses)});
+}
+
+/// A rank-2 initializer the user does not list, read only as the right
+/// operand of one MatMul in module M where the user lists `M.weight` and
+/// the graph lacks it: the exporter folded the weight's transpose (a
+/// Linear computes x W^T). Certain when the dynamo exporter's FX node is
+/// `aten.linear` of M.weight's placeholder (and the optimizer's folded_from,
+/// when present, names M.weight), or when the TorchScript exporter named
+/// the initializer after its MatMul (`onnx::MatMul_N`) and the node after
+/// M.
+void Analysis::findTranspose(const onnx::TensorProto &initializer) {
+  StringRef name = initializer.name();
+  ArrayRef<const onnx::NodeProto *> users = readers.lookup(name);
+  if (initializer.dims_size() != 2 || users.size() != 1 ||
+      graphOutputs.contains(name))
+    return;
+  const onnx::NodeProto &node = *users.front();
+  if (node.op_type() != "MatMul" || !isDefaultDomain(node) ||
+      node.input_size() != 2 || node.input(1) != name || node.input(0) == name)
+    return;
+  std::optional<std::string> module = getModuleScope(node);
+  if (!module)
+    return;
+  std::string weight = *module + ".weight";
+  if (!missing.contains(weight))
+    return;
+  std::string evidence;
+  auto refuse = [&](const std::string &why) {
+    result.unrecovered.push_back(
+        {name.str(), "not named '" + weight + "': " + why});
+  };
+  if (hasScopeMetadata(node)) {
+    std::optional<std::string> target = getFxTarget(node);
+    if (!target || *target != "aten.linear.default")
+      return refuse("its MatMul " + describe(node) + " comes from " +
+                    (target ? "'" + *target + "'" : std::string("no FX node")) +
+                    ", not aten.linear");
+    SmallVector<std::string> placeholders = getFxParameterArguments(node);
+    if (!llvm::is_contained(placeholders, getPlaceholder(weight)))
+      return refuse("its MatMul's FX node does not read '" +
+                    getPlaceholder(weight) + "'");
+    evidence = "its MatMul " + describe(node) + " is aten.linear of it";
+    auto folded = foldedFrom.find(name);
+    if (folded != foldedFrom.end()) {
+      if (folded->second.size() != 1 || folded->second.front() != weight)
+        return refuse("the optimizer's folded_from does not name it alone");
+      evidence += ", folded_from names it";
+    }
+  } else {
+    if (!name.starts_with("onnx::MatMul_"))
+      return;
+    evidence = "TorchScript node '" + node.name() + "'";
+  }
+  result.transposes.push_back(
+      {name.str(), weight, {&node, *module}, std::move(evidence)});
+}
+
+/// A name two tensors would take is no certain name for either.
+void Analysis::dropNamesClaimedTwice() {
+  StringMap<unsigned> claims;
+  for (const ParameterSplit &split : result.splits)
+    ++claims[split.name];
+  for (const FoldedTranspose &transpose : result.transposes)
+    ++claims[transpose.name];
+  auto claimedTwice = [&](StringRef claimed) {
+    return claims.lookup(claimed) > 1;
+  };
+  for (const ParameterSplit &split : result.splits)
+    if (claimedTwice(split.name))
+      result.unrecovered.push_back(
+          {split.initializer,
+           "not split: '" + split.name + "' is claimed by another tensor too"});
+  for (const FoldedTranspose &transpose : result.transposes)
+    if (claimedTwice(transpose.name))
+      result.unrecovered.push_back(
+          {transpose.initializer,
+           "not named '" + transpose.name + "': another tensor claims it too"});
+  llvm::erase_if(result.splits, [&](const ParameterSplit &split) {
+    return claimedTwice(split.name);
+  });
+  llvm::erase_if(result.transposes, [&](const FoldedTranspose &transpose) {
+    return claimedTwice(transpose.name);
+  });
+}
+
+ParameterProvenance
+ParameterProvenance::analyze(const onnx::GraphProto &graph,
+                             ArrayRef<std::string> listed,
+                             const StringMap<std::string> &identityOutputs) {
+  Analysis analysis(graph);
+  StringSet<> initializers;
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    initializers.insert(initializer.name());
+  for (const std::string &name : listed) {
+    analysis.listed.insert(name);
+    if (!initializers.contains(name) && !identityOutputs.count(name))
+      analysis.missing.insert(name);
+  }
+  if (analysis.missing.empty())
+    return std::move(analysis.result);
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input()) {
+      SmallVector<const onnx::NodeProto *> &users = analysis.readers[input];
+      if (!input.empty() && (users.empty() || users.back() != &node))
+        users.push_back(&node);
+    }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    analysis.graphOutputs.insert(output.name());
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (std::optional<std::string> folded =
+            getMetadata(info, kValueInfoMetadataField, kFoldedFrom))
+      if (std::optional<SmallVector<std::string>> names =
+              parseStringList(*folded))
+        analysis.foldedFrom[info.name()] = std::move(*names);
+
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    if (analysis.listed.contains(initializer.name()))
+      analysis.findSplits(initializer);
+    else
+      analysis.findTranspose(initializer);
+  }
+  analysis.dropNamesClaimedTwice();
+  return std::move(analysis.result);
+}
+
+const FoldedTranspose *
+ParameterProvenance::findTranspose(StringRef initializer) const {
+  for (const FoldedTranspose &transpose : transposes)
+    if (transpose.initializer == initializer)
+      return &transpose;
+  return nullptr;
+}

@@ -1,0 +1,95 @@
+//===- ParameterProvenance.h - state-dict names the exporter lost -*- C++
+//-*-===//
+//
+// Private to lib/Import/ONNX: which of the user's parameter names
+// (`--parameters`) the exporter lost, and where their tensors went. The
+// dynamo exporter merges initializers of equal value into one (the all-ones
+// norm weights of a fresh model), and both exporters fold a Linear's weight
+// transpose into a new tensor (`val_N`, `onnx::MatMul_N`). What the graph
+// says is read from the module scope of the nodes (the dynamo exporter's
+// `pkg.torch.onnx.name_scopes` metadata, the TorchScript exporter's node
+// names), the FX node each ONNX node came from (`pkg.torch.onnx.fx_node`:
+// its target and the parameter placeholders it reads) and the optimizer's
+// `pkg.onnxscript.optimizer.folded_from` on a folded value. A name is
+// recovered only where two of these agree; otherwise the reason is kept for
+// a remark.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_LIB_IMPORT_ONNX_PARAMETERPROVENANCE_H
+#define TGC_LIB_IMPORT_ONNX_PARAMETERPROVENANCE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+
+namespace tgc::onnx_import {
+
+/// The path of the module a node was exported from
+/// (`model.layers.0.mlp.up_proj`): the second-to-last entry of the dynamo
+/// exporter's `pkg.torch.onnx.name_scopes`, or, without metadata, the
+/// TorchScript exporter's node name (`/model/layers.0/mlp/up_proj/MatMul`)
+/// less its last component. std::nullopt when neither is there.
+std::optional<std::string> getModuleScope(const onnx::NodeProto &node);
+
+/// Whether the module scope of `node` comes from the dynamo exporter's
+/// metadata (rather than a node name).
+bool hasScopeMetadata(const onnx::NodeProto &node);
+
+/// A node of the graph that reads a parameter, and the parameter it reads
+/// in the framework.
+struct RecoveredUse {
+  const onnx::NodeProto *node;
+  std::string module;
+};
+
+/// A tensor the exporter merged from several parameters: the uses that
+/// belong to `name` (another parameter of the user's list) rather than to
+/// `initializer`.
+struct ParameterSplit {
+  std::string initializer;
+  std::string name;
+  llvm::SmallVector<RecoveredUse> uses;
+};
+
+/// An initializer the exporter computed as the transpose of parameter
+/// `name` (a Linear's weight, [out, in], folded into the [in, out] operand
+/// of its MatMul).
+struct FoldedTranspose {
+  std::string initializer;
+  std::string name;
+  RecoveredUse use;
+  /// What made it certain, for the remark.
+  std::string evidence;
+};
+
+/// Why an initializer that looked like a lost parameter was left as it is.
+struct UnrecoveredParameter {
+  std::string initializer;
+  std::string reason;
+};
+
+class ParameterProvenance {
+public:
+  /// The analysis of `graph` against the user's parameter names; names that
+  /// an Identity node's output carries (`identityOutputs`, the TorchScript
+  /// exporter's merged duplicates) are not lost.
+  static ParameterProvenance
+  analyze(const onnx::GraphProto &graph, llvm::ArrayRef<std::string> listed,
+          const llvm::StringMap<std::string> &identityOutputs);
+
+  llvm::SmallVector<ParameterSplit> splits;
+  llvm::SmallVector<FoldedTranspose> transposes;
+  llvm::SmallVector<UnrecoveredParameter> unrecovered;
+
+  const FoldedTranspose *findTranspose(llvm::StringRef initializer) const;
+};
+
+} // namespace tgc::onnx_import
+
+#endif // TGC_LIB_IMPORT_ONNX_PARAMETERPROVENANCE_H

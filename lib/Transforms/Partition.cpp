@@ -456,7 +456,15 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     result.layout.priority = wanted.priority;
     // A constant stays whole: each reader slices what it needs, for free.
     bool isConstant = op->getNumOperands() == 0;
-    if (annotated || (!isConstant && !(result.layout == wanted))) {
+    // A partial result that only additions read stays partial: the sum of
+    // the partial values is reduced once (the gradients of LLaMA's gate and
+    // up projections, or of q, k and v, meet in one reduce-scatter).
+    bool staysPartial =
+        !result.unreduced.empty() && !op->getResult(index).use_empty() &&
+        llvm::all_of(op->getResult(index).getUsers(),
+                     [](Operation *user) { return isa<AddOp, SubOp>(user); });
+    if (annotated ||
+        (!isConstant && !staysPartial && !(result.layout == wanted))) {
       builder.setInsertionPointAfter(clone);
       std::string why =
           (annotated ? "the result is annotated " : "its users read it as ") +

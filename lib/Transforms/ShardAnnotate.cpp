@@ -61,6 +61,10 @@ private:
   }
   /// Whether a matmul after `column` reads tp on its contraction.
   bool hasRowPartner(MatmulOp column, ShardingPropagation &propagation);
+  /// A parameter added to the output of a column-parallel layer (its bias)
+  /// is split as that output is: each device stores and updates the part it
+  /// adds, instead of slicing the whole one and gathering its update.
+  void annotateBiases(ShardingPropagation &propagation);
   LogicalResult annotateZero();
   void annotateSequence();
   void write();
@@ -382,6 +386,8 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     propagation.annotate(weight, layout);
     ++splitWeights;
   });
+  if (splitWeights != 0)
+    annotateBiases(propagation);
   if (splitWeights == 0 && indivisible) {
     auto [weight, dim] = *indivisible;
     return function.emitError("tp=")
@@ -391,6 +397,48 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
            << " is the first";
   }
   return success();
+}
+
+void StepAnnotator::annotateBiases(ShardingPropagation &propagation) {
+  propagation.runIncremental(Tensor);
+  for (BlockArgument arg : function.getArguments()) {
+    if (decided.contains(arg) ||
+        getArgumentRole(function, arg.getArgNumber()) != Role::Param)
+      continue;
+    // Every forward read: a broadcast, possibly of a low-precision copy.
+    std::optional<TensorLayout> layout;
+    bool agree = true;
+    SmallVector<Value> worklist = {arg};
+    while (!worklist.empty() && agree) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (!isForward(user))
+          continue;
+        if (auto convert = dyn_cast<ConvertOp>(user)) {
+          worklist.push_back(convert.getResult());
+          continue;
+        }
+        auto broadcast = dyn_cast<BroadcastInDimOp>(user);
+        if (!broadcast) {
+          agree = false;
+          break;
+        }
+        const TensorLayout &wide = propagation.getLayout(broadcast.getResult());
+        TensorLayout split = replicated(arg, Tensor);
+        for (auto [dim, resultDim] :
+             llvm::enumerate(broadcast.getBroadcastDimensions()))
+          if (dimSize(arg, dim) == dimSize(broadcast.getResult(), resultDim) &&
+              llvm::is_contained(wide.dims[resultDim], *tp) &&
+              !split.hasAxes() && canSplit(arg, split, dim, *tp))
+            split.dims[dim].push_back(*tp);
+        if (layout && !(*layout == split))
+          agree = false;
+        layout = split;
+      }
+    }
+    if (agree && layout && layout->hasAxes())
+      decided[arg] = *layout;
+  }
 }
 
 LogicalResult StepAnnotator::annotateZero() {

@@ -420,9 +420,17 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.
   if (auto slice = dyn_cast<SliceOp>(clone)) {
-    auto localShape = cast<RankedTensorType>(operands[0].getType()).getShape();
-    ArrayRef<int64_t> globalShape =
-        local.find(op->getOperand(0))->second.globalType.getShape();
+    // The operand's local shape from its layout: an argument keeps its
+    // global type until every op is partitioned.
+    const LocalValue &source = local.find(op->getOperand(0))->second;
+    FailureOr<Type> localType =
+        source.value == operands[0]
+            ? getLocalType(source.globalType, source.layout, op->getLoc())
+            : FailureOr<Type>(operands[0].getType());
+    if (failed(localType))
+      return failure();
+    auto localShape = cast<RankedTensorType>(*localType).getShape();
+    ArrayRef<int64_t> globalShape = source.globalType.getShape();
     SmallVector<int64_t> limits(slice.getLimitIndices());
     for (auto [dim, limit] : llvm::enumerate(limits))
       if (localShape[dim] != globalShape[dim])

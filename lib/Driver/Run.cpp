@@ -146,7 +146,8 @@ tgc::prepareArguments(FunctionOpInterface function,
     if (!values[i] && tg::getArgumentRole(function, i) == tg::Role::Param &&
         known != sources.parameters.end()) {
       llvm::Expected<Tensor> tensor = tensorFromNpy(
-          known->second, (*types)[i], name, /*allowNonFinite=*/true);
+          known->second, (*types)[i], name, /*allowNonFinite=*/true,
+          /*allowSplitView=*/true);
       if (!tensor)
         return reportError(llvm::toString(tensor.takeError()));
       values[i] = std::move(*tensor);

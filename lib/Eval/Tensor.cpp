@@ -40,6 +40,17 @@ void Tensor::setAsDouble(int64_t index, double value) {
     floatData[index] = static_cast<float>(value);
 }
 
+bool tgc::isSplitView(ArrayRef<int64_t> shape, ArrayRef<int64_t> view) {
+  if (view.size() != shape.size() + 1)
+    return false;
+  for (size_t dim = 0; dim < shape.size(); ++dim)
+    if (shape.take_front(dim) == view.take_front(dim) &&
+        shape.drop_front(dim + 1) == view.drop_front(dim + 2) &&
+        view[dim] * view[dim + 1] == shape[dim])
+      return true;
+  return false;
+}
+
 Tensor Tensor::withType(RankedTensorType newType) const {
   Tensor result = *this;
   result.type = newType;

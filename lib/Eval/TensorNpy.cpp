@@ -34,12 +34,14 @@ static double readHalf(const npy::Array &array, int64_t i) {
 
 llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
                                           RankedTensorType type, StringRef name,
-                                          bool allowNonFinite) {
+                                          bool allowNonFinite,
+                                          bool allowSplitView) {
   auto error = [&](const Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "argument '" + name + "': " + message);
   };
-  if (ArrayRef<int64_t>(array.shape) != type.getShape())
+  if (ArrayRef<int64_t>(array.shape) != type.getShape() &&
+      !(allowSplitView && isSplitView(array.shape, type.getShape())))
     return error("the array has shape " + formatShape(array.shape) +
                  ", the argument is " + formatShape(type.getShape()));
   Type elementType = type.getElementType();

@@ -12,6 +12,8 @@
 
 #include "tgc/Pipeline/Pipeline.h"
 
+#include "tgc/Dialect/TG/TGSharding.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -42,6 +44,14 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
     precision.margin = options.fp8Margin;
     pm.addPass(createTGMixedPrecision(precision));
   }
+  // Tensor parallelism splits a fused projection by heads only once each
+  // of its slices is a projection of its own (before differentiation, so
+  // that gradients and optimizer state take the weight's new view).
+  std::string meshError;
+  FailureOr<tg::Mesh> mesh = tg::Mesh::parse(options.mesh, meshError);
+  if (succeeded(mesh) && mesh->getAxisIndex("tp") &&
+      mesh->getAxisSize("tp") > 1)
+    pm.addNestedPass<func::FuncOp>(createTGSplitFusedProjections());
   if (options.differentiates()) {
     TGAutodiffOptions autodiff;
     autodiff.frozen.assign(options.freeze.begin(), options.freeze.end());

@@ -420,9 +420,17 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.
   if (auto slice = dyn_cast<SliceOp>(clone)) {
-    auto localShape = cast<RankedTensorType>(operands[0].getType()).getShape();
-    ArrayRef<int64_t> globalShape =
-        local.find(op->getOperand(0))->second.globalType.getShape();
+    // The operand's local shape from its layout: an argument keeps its
+    // global type until every op is partitioned.
+    const LocalValue &source = local.find(op->getOperand(0))->second;
+    FailureOr<Type> localType =
+        source.value == operands[0]
+            ? getLocalType(source.globalType, source.layout, op->getLoc())
+            : FailureOr<Type>(operands[0].getType());
+    if (failed(localType))
+      return failure();
+    auto localShape = cast<RankedTensorType>(*localType).getShape();
+    ArrayRef<int64_t> globalShape = source.globalType.getShape();
     SmallVector<int64_t> limits(slice.getLimitIndices());
     for (auto [dim, limit] : llvm::enumerate(limits))
       if (localShape[dim] != globalShape[dim])
@@ -456,7 +464,15 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     result.layout.priority = wanted.priority;
     // A constant stays whole: each reader slices what it needs, for free.
     bool isConstant = op->getNumOperands() == 0;
-    if (annotated || (!isConstant && !(result.layout == wanted))) {
+    // A partial result that only additions read stays partial: the sum of
+    // the partial values is reduced once (the gradients of LLaMA's gate and
+    // up projections, or of q, k and v, meet in one reduce-scatter).
+    bool staysPartial =
+        !result.unreduced.empty() && !op->getResult(index).use_empty() &&
+        llvm::all_of(op->getResult(index).getUsers(),
+                     [](Operation *user) { return isa<AddOp, SubOp>(user); });
+    if (annotated ||
+        (!isConstant && !staysPartial && !(result.layout == wanted))) {
       builder.setInsertionPointAfter(clone);
       std::string why =
           (annotated ? "the result is annotated " : "its users read it as ") +

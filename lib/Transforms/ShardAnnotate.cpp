@@ -61,6 +61,10 @@ private:
   }
   /// Whether a matmul after `column` reads tp on its contraction.
   bool hasRowPartner(MatmulOp column, ShardingPropagation &propagation);
+  /// A parameter added to the output of a column-parallel layer (its bias)
+  /// is split as that output is: each device stores and updates the part it
+  /// adds, instead of slicing the whole one and gathering its update.
+  void annotateBiases(ShardingPropagation &propagation);
   LogicalResult annotateZero();
   void annotateSequence();
   void write();
@@ -248,10 +252,38 @@ StepAnnotator::traceParam(Value value) {
     if (auto transpose = dyn_cast<TransposeOp>(def)) {
       ArrayRef<int64_t> permutation = transpose.getPermutation();
       for (int64_t &dim : dims)
-        dim = permutation[dim];
+        dim = dim < 0 ? dim : permutation[dim];
       value = transpose.getOperand();
     } else if (auto convert = dyn_cast<ConvertOp>(def)) {
       value = convert.getOperand();
+    } else if (auto slice = dyn_cast<SliceOp>(def)) {
+      // A part of a parameter (tg-split-fused-projections' slices of a
+      // fused weight): the dimensions keep their places.
+      value = slice.getOperand();
+    } else if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      // Only dimensions of size 1 dropped or added: the others in order.
+      ArrayRef<int64_t> from =
+          cast<RankedTensorType>(reshape.getOperand().getType()).getShape();
+      ArrayRef<int64_t> to =
+          cast<RankedTensorType>(reshape.getType()).getShape();
+      SmallVector<int64_t> fromDims, toDims;
+      for (auto [dim, size] : llvm::enumerate(from))
+        if (size != 1)
+          fromDims.push_back(dim);
+      for (auto [dim, size] : llvm::enumerate(to))
+        if (size != 1)
+          toDims.push_back(dim);
+      if (fromDims.size() != toDims.size() ||
+          llvm::any_of(llvm::zip(fromDims, toDims), [&](auto pair) {
+            return from[std::get<0>(pair)] != to[std::get<1>(pair)];
+          }))
+        return std::nullopt;
+      for (int64_t &dim : dims) {
+        auto it = llvm::find(toDims, dim);
+        // A dimension of size 1 maps to none; it is never split.
+        dim = it == toDims.end() ? -1 : fromDims[it - toDims.begin()];
+      }
+      value = reshape.getOperand();
     } else {
       return std::nullopt;
     }
@@ -358,6 +390,8 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
           llvm::is_contained(lhs.dims[dim], *tp))
         rowParallel = true;
     TensorLayout layout = replicated(weight, Tensor);
+    if (dims[rowParallel ? kDim : nDim] < 0)
+      return;
     unsigned splitDim = dims[rowParallel ? kDim : nDim];
     if (!rowParallel && (embedded.contains(weight) || feedsLoss(matmul)))
       return;
@@ -382,6 +416,8 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     propagation.annotate(weight, layout);
     ++splitWeights;
   });
+  if (splitWeights != 0)
+    annotateBiases(propagation);
   if (splitWeights == 0 && indivisible) {
     auto [weight, dim] = *indivisible;
     return function.emitError("tp=")
@@ -391,6 +427,55 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
            << " is the first";
   }
   return success();
+}
+
+void StepAnnotator::annotateBiases(ShardingPropagation &propagation) {
+  propagation.runIncremental(Tensor);
+  for (BlockArgument arg : function.getArguments()) {
+    if (decided.contains(arg) ||
+        getArgumentRole(function, arg.getArgNumber()) != Role::Param)
+      continue;
+    // Every forward read: a broadcast, possibly of a low-precision copy or
+    // of a part (tg-split-fused-projections' slices of a fused bias).
+    std::optional<TensorLayout> layout;
+    bool agree = true;
+    SmallVector<Value> worklist = {arg};
+    while (!worklist.empty() && agree) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (!isForward(user))
+          continue;
+        if (isa<ConvertOp, SliceOp, ReshapeOp>(user)) {
+          worklist.push_back(user->getResult(0));
+          continue;
+        }
+        auto broadcast = dyn_cast<BroadcastInDimOp>(user);
+        auto traced =
+            broadcast ? traceParam(broadcast.getOperand()) : std::nullopt;
+        if (!traced || traced->first != arg) {
+          agree = false;
+          break;
+        }
+        const TensorLayout &wide = propagation.getLayout(broadcast.getResult());
+        TensorLayout split = replicated(arg, Tensor);
+        for (auto [dim, resultDim] :
+             llvm::enumerate(broadcast.getBroadcastDimensions())) {
+          int64_t argDim = traced->second[dim];
+          if (argDim >= 0 &&
+              dimSize(arg, argDim) ==
+                  dimSize(broadcast.getResult(), resultDim) &&
+              llvm::is_contained(wide.dims[resultDim], *tp) &&
+              !split.hasAxes() && canSplit(arg, split, argDim, *tp))
+            split.dims[argDim].push_back(*tp);
+        }
+        if (layout && !(*layout == split))
+          agree = false;
+        layout = split;
+      }
+    }
+    if (agree && layout && layout->hasAxes())
+      decided[arg] = *layout;
+  }
 }
 
 LogicalResult StepAnnotator::annotateZero() {

@@ -119,3 +119,32 @@ func.func @loss(
 // EXPLAIN: tg-partition.mlir:63:3: remark: all_reduce of result #0 of tg.add [{}, {}] for func.return
 // EXPLAIN: tg-partition.mlir:86:8: remark: all_reduce of result #0 of tg.matmul [{}, {}] for tg.add: operand #0 needs layout [{}, {}]; partial result (512 bytes per device, 4.00 us over nvlink)
 // EXPLAIN: tg-partition.mlir:112:3: remark: all_reduce of result #0 of tg.cross_entropy [] for func.return
+
+// -----
+
+// Sequence parallelism's backward: two row-split partial sums (LLaMA's
+// gradients through gate and up) meet in an addition whose result is split
+// on the sequence: they are added partial and reduce-scattered once.
+// CHECK-LABEL: func.func @partial_sum_scattered
+// CHECK: %[[A:.+]] = tg.matmul %arg0, %arg1 transpose_b {{.*}}-> tensor<8x16xf32>
+// CHECK-NOT: shard.
+// CHECK: %[[B:.+]] = tg.matmul %arg0, %arg2 transpose_b {{.*}}-> tensor<8x16xf32>
+// CHECK-NEXT: %[[S:.+]] = tg.add %[[A]], %[[B]] : tensor<8x16xf32>
+// CHECK-NEXT: %[[RS:.+]] = shard.reduce_scatter %[[S]] on @mesh grid_axes = [0] scatter_axis = 0 : tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT: %[[M:.+]] = tg.mul %[[RS]], %arg3 : tensor<4x16xf32>
+// CHECK-NEXT: shard.all_gather %[[M]]
+// CHECK-NEXT: return
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @partial_sum_scattered(
+    %dh: tensor<8x32xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}], priority = 2>},
+    %w1: tensor<16x32xf32> {tg.role = "param", tg.name = "w1", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}], priority = 2>},
+    %w2: tensor<16x32xf32> {tg.role = "param", tg.name = "w2", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}], priority = 2>},
+    %r: tensor<8x16xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {}], priority = 3>})
+    -> (tensor<8x16xf32> {tg.role = "output"}) {
+  %a = tg.matmul %dh, %w1 transpose_b : (tensor<8x32xf32>, tensor<16x32xf32>) -> tensor<8x16xf32>
+  %b = tg.matmul %dh, %w2 transpose_b : (tensor<8x32xf32>, tensor<16x32xf32>) -> tensor<8x16xf32>
+  %s = tg.add %a, %b : tensor<8x16xf32>
+  %m = tg.mul %s, %r : tensor<8x16xf32>
+  return %m : tensor<8x16xf32>
+}
+// EXPLAIN: tg-partition.mlir:146:8: remark: reduce_scatter of result #0 of tg.add [{}, {}] for tg.add: its users read it as [{"tp"}, {}]; partial result reduced and split in one step

@@ -145,7 +145,8 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       if (!type)
         continue; // Not trained nor read by the step.
       llvm::Expected<Tensor> value = tensorFromNpy(
-          parameter.value, *type, parameter.name, /*allowNonFinite=*/false);
+          parameter.value, *type, parameter.name, /*allowNonFinite=*/false,
+          /*allowSplitView=*/true);
       if (!value)
         return reportError(llvm::toString(value.takeError()));
       options.initialParameters[parameter.name] = std::move(*value);

@@ -77,6 +77,11 @@ template <> inline const std::vector<double> &Tensor::data<double>() const {
   return doubleData;
 }
 
+/// Whether `view` is `shape` with one dimension N split into [k, N/k]: the
+/// same row-major elements (a fused weight that tg-split-fused-projections
+/// split).
+bool isSplitView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> view);
+
 } // namespace tgc
 
 #endif // TGC_EVAL_TENSOR_H

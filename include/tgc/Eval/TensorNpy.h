@@ -19,10 +19,14 @@ namespace tgc {
 /// Accepted: f32 <- f4; f64 <- f8 (or f4); f16 <- f2 or f4; bf16 and f8 <-
 /// f4; i64 <- i8 or i4; i32 <- i4 (or i8 within range); i1 <- b1. Values
 /// are rounded to `type` when it has lower precision. Non-finite floats are
-/// an error unless `allowNonFinite`.
+/// an error unless `allowNonFinite`. The shapes match, or, with
+/// `allowSplitView` (a parameter's value), `type` views one dimension N of
+/// the array as [k, N/k]: the same row-major elements, a fused weight that
+/// tg-split-fused-projections split.
 llvm::Expected<Tensor> tensorFromNpy(const npy::Array &array,
                                      mlir::RankedTensorType type,
-                                     llvm::StringRef name, bool allowNonFinite);
+                                     llvm::StringRef name, bool allowNonFinite,
+                                     bool allowSplitView = false);
 
 /// The array to write for `tensor`: f32, f16, bf16 and f8 as f4 (their
 /// values are exact in f4, with or without precision emulation); f64, or any

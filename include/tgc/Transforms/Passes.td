@@ -627,6 +627,40 @@ def TGPrintShardingRules : Pass<"tg-print-sharding-rules", "::mlir::func::FuncOp
   }];
 }
 
+def TGSplitFusedProjections
+    : Pass<"tg-split-fused-projections", "::mlir::func::FuncOp"> {
+  let summary = "Split a projection read as equal slices of its output (a fused QKV) into one projection per slice";
+  let description = [{
+    A `tg.matmul` whose right-hand side is a `param` argument (directly or
+    through `tg.transpose` and `tg.convert`), optionally followed by the
+    addition of a `param` bias broadcast along its last dimension, and
+    whose result is only read by k >= 2 `tg.slice`s that cut the last
+    dimension into k equal, ordered parts (GPT-2's `c_attn`, the fused q,
+    k and v of a PyTorch export) becomes k matmuls, one per slice. The
+    weight and the bias argument are viewed with their output dimension N
+    as `[k, N/k]`: the argument's type changes, its row-major bytes do not
+    (a checkpoint loads as it is), and each projection reads its part as a
+    slice of the new dimension. Other readers of the parameter get the old
+    shape back through a `tg.reshape`.
+
+    Tensor parallelism needs this: no block of the fused `[h, 3h]` weight
+    holds the q, k and v columns of the same heads, while a block of the
+    last dimension of `[h, 3, h]` does. The training pipeline runs the pass
+    before differentiation when the mesh has a `tp` axis.
+
+    ```mlir
+    // Before:
+    %y = tg.matmul %x, %w : (tensor<4x64xf32>, tensor<64x192xf32>) -> tensor<4x192xf32>
+    %q = tg.slice %y [0:4, 0:64] : tensor<4x192xf32> -> tensor<4x64xf32>
+    ...
+    // After (%w : tensor<64x3x64xf32>):
+    %0 = tg.slice %w [0:64, 0:1, 0:64] : tensor<64x3x64xf32> -> tensor<64x1x64xf32>
+    %1 = tg.reshape %0 : tensor<64x1x64xf32> -> tensor<64x64xf32>
+    %q = tg.matmul %x, %1 : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+    ```
+  }];
+}
+
 def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
   let summary = "The mesh and the sharding presets: data, ZeRO, tensor and sequence parallelism";
   let description = [{

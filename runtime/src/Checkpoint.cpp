@@ -20,6 +20,20 @@ static std::string formatShape(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
+bool tgc::rt::isSplitView(const std::vector<int64_t> &a,
+                          const std::vector<int64_t> &b) {
+  const std::vector<int64_t> &shape = a.size() < b.size() ? a : b;
+  const std::vector<int64_t> &view = a.size() < b.size() ? b : a;
+  if (view.size() != shape.size() + 1)
+    return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (std::equal(shape.begin(), shape.begin() + d, view.begin()) &&
+        std::equal(shape.begin() + d + 1, shape.end(), view.begin() + d + 2) &&
+        view[d] * view[d + 1] == shape[d])
+      return true;
+  return false;
+}
+
 bool tgc::rt::saveCheckpoint(const std::string &path, const StepInfo &info,
                              const ArgumentBytes &arguments,
                              const std::vector<ArgRole> &roles, int64_t steps,
@@ -67,7 +81,8 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
     }
     const safetensors::Entry &entry = *found->second;
     std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
-    if (entry.dtype != getSafetensorsDType(arg.dtype) || entry.shape != shape) {
+    bool sameShape = entry.shape == shape || isSplitView(entry.shape, shape);
+    if (entry.dtype != getSafetensorsDType(arg.dtype) || !sameShape) {
       error = "'" + path + "': tensor '" + arg.name + "' is " + entry.dtype +
               " " + formatShape(entry.shape) + "; the step takes " +
               getSafetensorsDType(arg.dtype) + " " + formatShape(shape);

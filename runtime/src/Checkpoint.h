@@ -13,6 +13,13 @@ namespace tgc::rt {
 /// The host bytes of every argument, indexed like StepInfo::arguments.
 using ArgumentBytes = std::vector<std::vector<char>>;
 
+/// Whether one shape is the other with one dimension split in two adjacent
+/// ones ([h, 3h] and [h, 3, h]): the same bytes, row-major. Under tensor
+/// parallelism tg-split-fused-projections stores a fused projection's
+/// weight (and its optimizer state) so; a checkpoint is accepted in either
+/// shape.
+bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
+
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
 /// count reached to `path`.
 bool saveCheckpoint(const std::string &path, const StepInfo &info,
@@ -21,8 +28,8 @@ bool saveCheckpoint(const std::string &path, const StepInfo &info,
                     std::string &error);
 
 /// Reads every argument whose role is in `roles` from `path`: each must be
-/// there under its tg.name with its dtype and shape. `steps` receives the
-/// step count the file records (0 if none).
+/// there under its tg.name with its dtype and shape (or a split view of
+/// it). `steps` receives the step count the file records (0 if none).
 bool loadCheckpoint(const std::string &path, const StepInfo &info,
                     ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
                     int64_t &steps, std::string &error);

@@ -23,8 +23,7 @@ std::string ranks::describe(const MeshInfo &mesh) {
   return text;
 }
 
-std::vector<int64_t> ranks::getCoordinates(const MeshInfo &mesh,
-                                           int64_t rank) {
+std::vector<int64_t> ranks::getCoordinates(const MeshInfo &mesh, int64_t rank) {
   std::vector<int64_t> coordinates(mesh.numAxes);
   for (int a = mesh.numAxes - 1; a >= 0; --a) {
     coordinates[a] = rank % mesh.axisSizes[a];
@@ -33,9 +32,10 @@ std::vector<int64_t> ranks::getCoordinates(const MeshInfo &mesh,
   return coordinates;
 }
 
-std::unique_ptr<Communication>
-ranks::connect(const StepInfo &info, const comm::LaunchEnv &env,
-               double timeoutSeconds, std::string &error) {
+std::unique_ptr<Communication> ranks::connect(const StepInfo &info,
+                                              const comm::LaunchEnv &env,
+                                              double timeoutSeconds,
+                                              std::string &error) {
   const MeshInfo &mesh = info.mesh;
   int64_t devices = getDeviceCount(mesh);
   if (env.worldSize != devices) {
@@ -163,9 +163,7 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
                const char *what);
 } // namespace
 
-void tgc::rt::waitCollective(Context &, int id) {
-  backend::waitCollective(id);
-}
+void tgc::rt::waitCollective(Context &, int id) { backend::waitCollective(id); }
 
 void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
                          const void *in, void *out, int id, const char *kernel,

@@ -78,8 +78,8 @@ bool tgc::rt::saveManifest(const std::string &directory, const StepInfo &info,
   manifest["steps"] = steps;
   ordered_json axes = ordered_json::array();
   for (int a = 0; a < info.mesh.numAxes; ++a)
-    axes.push_back({{"name", info.mesh.axisNames[a]},
-                    {"size", info.mesh.axisSizes[a]}});
+    axes.push_back(
+        {{"name", info.mesh.axisNames[a]}, {"size", info.mesh.axisSizes[a]}});
   manifest["mesh"] = axes;
   manifest["ranks"] = ranks::getDeviceCount(info.mesh);
   ordered_json tensors = ordered_json::object();
@@ -144,9 +144,8 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   };
   if (!manifest.is_object() || manifest.value("format", "") != kFormat)
     return bad("no \"format\": \"" + std::string(kFormat) + "\"");
-  if (!manifest["steps"].is_number_integer() ||
-      !manifest["mesh"].is_array() || manifest["mesh"].size() > 8 ||
-      !manifest["ranks"].is_number_integer() ||
+  if (!manifest["steps"].is_number_integer() || !manifest["mesh"].is_array() ||
+      manifest["mesh"].size() > 8 || !manifest["ranks"].is_number_integer() ||
       !manifest["tensors"].is_object())
     return bad("it needs integer \"steps\" and \"ranks\", a \"mesh\" of at "
                "most 8 axes and \"tensors\"");
@@ -178,11 +177,17 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     if (!tensor.is_object())
       return bad(std::string("it has no tensor '") + arg.name + "'");
     std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
+    std::vector<int64_t> savedShape;
+    if (tensor.is_object() && tensor["global_shape"].is_array())
+      for (const nlohmann::json &size : tensor["global_shape"])
+        savedShape.push_back(size.is_number_integer() ? size.get<int64_t>()
+                                                      : -1);
+    // A parameter saved in a split view of its shape (tensor parallelism's
+    // fused projections) is the same bytes once whole.
+    bool view = savedShape != shape && isSplitView(savedShape, shape);
     if (tensor.value("dtype", "") != getSafetensorsDType(arg.dtype) ||
-        !tensor["global_shape"].is_array() ||
-        tensor["global_shape"].get<std::vector<int64_t>>() != shape ||
-        !tensor["sharding"].is_array() ||
-        tensor["sharding"].size() != static_cast<size_t>(arg.rank)) {
+        (savedShape != shape && !view) || !tensor["sharding"].is_array() ||
+        tensor["sharding"].size() != savedShape.size()) {
       error = "'" + manifestPath + "': tensor '" + arg.name + "' is " +
               tensor.value("dtype", "?") + " " + tensor["global_shape"].dump() +
               "; the step takes " + getSafetensorsDType(arg.dtype) + " " +
@@ -191,8 +196,11 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     }
     // The saved block layout of this tensor.
     ArgumentInfo saved = arg;
-    for (int d = 0; d < arg.rank; ++d) {
-      saved.globalShape[d] = arg.shape[d];
+    saved.rank = static_cast<int>(savedShape.size());
+    if (saved.rank > 8)
+      return bad(std::string("'") + arg.name + "' has more than 8 dimensions");
+    for (int d = 0; d < saved.rank; ++d) {
+      saved.globalShape[d] = savedShape[d];
       const nlohmann::json &axes = tensor["sharding"][d];
       if (!axes.is_array() || axes.size() > 4)
         return bad(std::string("the sharding of '") + arg.name +
@@ -211,15 +219,15 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
         saved.dimAxes[d][k] = static_cast<int8_t>(found - axisNames.begin());
         blocks *= mesh.axisSizes[saved.dimAxes[d][k]];
       }
-      if (arg.shape[d] % blocks != 0)
+      if (savedShape[d] < 1 || savedShape[d] % blocks != 0)
         return bad(std::string("the sharding of '") + arg.name +
                    "' does not divide its shape");
-      saved.shape[d] = arg.shape[d] / blocks;
+      saved.shape[d] = savedShape[d] / blocks;
     }
     int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
-    for (int d = 0; d < arg.rank; ++d)
+    for (int d = 0; d < saved.rank; ++d)
       blockBytes *= saved.shape[d];
-    std::vector<int64_t> blockShape(saved.shape, saved.shape + arg.rank);
+    std::vector<int64_t> blockShape(saved.shape, saved.shape + saved.rank);
     std::vector<char> whole(arguments[i].size());
     for (int64_t r = 0; r < devices; ++r) {
       std::string path = getShardPath(directory, static_cast<int>(r));

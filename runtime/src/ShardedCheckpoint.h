@@ -42,8 +42,8 @@ bool isShardedCheckpoint(const std::string &path);
 /// the sharded checkpoint `directory`, for a step whose arguments
 /// (`global`) have their global shapes: each must be in the manifest with
 /// its dtype and shape, and every rank file must hold its block.
-bool loadShardedCheckpoint(const std::string &directory,
-                           const StepInfo &global, ArgumentBytes &arguments,
+bool loadShardedCheckpoint(const std::string &directory, const StepInfo &global,
+                           ArgumentBytes &arguments,
                            const std::vector<ArgRole> &roles, int64_t &steps,
                            std::string &error);
 

@@ -225,8 +225,7 @@ int messageRank = -1;
 
 int fail(const std::string &message) {
   if (messageRank >= 0)
-    std::fprintf(stderr, "error: rank %d: %s\n", messageRank,
-                 message.c_str());
+    std::fprintf(stderr, "error: rank %d: %s\n", messageRank, message.c_str());
   else
     std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
@@ -264,8 +263,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   std::unique_ptr<Communication> communication;
   if (info.mesh.numAxes) {
     backend::selectDevice(env->localRank);
-    communication =
-        ranks::connect(info, *env, comm::getCommTimeout(), error);
+    communication = ranks::connect(info, *env, comm::getCommTimeout(), error);
     if (!communication)
       return fail(error);
   } else if (env->worldSize > 1) {
@@ -316,8 +314,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (!flags.resume.empty() &&
       !(isShardedCheckpoint(flags.resume)
             ? loadShardedCheckpoint(flags.resume, global, arguments,
-                                    {ArgRole::Param, ArgRole::State},
-                                    firstStep, error)
+                                    {ArgRole::Param, ArgRole::State}, firstStep,
+                                    error)
             : loadCheckpoint(flags.resume, global, arguments,
                              {ArgRole::Param, ArgRole::State}, firstStep,
                              error)))
@@ -331,9 +329,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                         bytes.size());
       return;
     }
-    std::vector<char> block =
-        ranks::takeBlock(info.arguments[i], info.mesh,
-                         communication->coordinates, bytes);
+    std::vector<char> block = ranks::takeBlock(
+        info.arguments[i], info.mesh, communication->coordinates, bytes);
     backend::toDevice(context.arena + info.arguments[i].offset, block.data(),
                       block.size());
   };
@@ -479,17 +476,17 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
           .count();
   double perStep = flags.steps ? seconds / flags.steps : 0;
   if (lead) {
-  std::printf("trained %u steps (%s, %s data) in %.2f s: loss %.6f -> %.6f; "
-              "%.3f ms/step",
-              flags.steps, backend::describe().c_str(), source.c_str(), seconds,
-              firstLoss, lastLoss, perStep * 1e3);
-  if (hasCopyTask && perStep > 0)
-    std::printf(", %.0f tokens/s", double(rows * seq) / perStep);
-  if (size_t peak = backend::peakMemory())
-    std::printf(", peak device memory %zu bytes", peak);
-  std::printf("\n");
-  if (skipped)
-    std::printf("%u step(s) skipped by dynamic loss scaling\n", skipped);
+    std::printf("trained %u steps (%s, %s data) in %.2f s: loss %.6f -> %.6f; "
+                "%.3f ms/step",
+                flags.steps, backend::describe().c_str(), source.c_str(),
+                seconds, firstLoss, lastLoss, perStep * 1e3);
+    if (hasCopyTask && perStep > 0)
+      std::printf(", %.0f tokens/s", double(rows * seq) / perStep);
+    if (size_t peak = backend::peakMemory())
+      std::printf(", peak device memory %zu bytes", peak);
+    std::printf("\n");
+    if (skipped)
+      std::printf("%u step(s) skipped by dynamic loss scaling\n", skipped);
   }
 
   if (!flags.save.empty()) {
@@ -522,11 +519,10 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       backend::toHost(blocks.data(), gathered, blocks.size());
       backend::release(gathered);
       for (int64_t r = 0; r < devices; ++r)
-        ranks::putBlock(
-            arg, info.mesh, ranks::getCoordinates(info.mesh, r),
-            std::vector<char>(blocks.begin() + r * bytes,
-                              blocks.begin() + (r + 1) * bytes),
-            arguments[i]);
+        ranks::putBlock(arg, info.mesh, ranks::getCoordinates(info.mesh, r),
+                        std::vector<char>(blocks.begin() + r * bytes,
+                                          blocks.begin() + (r + 1) * bytes),
+                        arguments[i]);
     }
     if (lead && !saveCheckpoint(flags.save, global, arguments,
                                 {ArgRole::Param, ArgRole::State},
@@ -570,11 +566,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     }
     for (int64_t r = 0; r < devices; ++r)
       if (!everyone[r])
-        return r == env->rank ? 1
-                              : fail("--save-shards: rank " +
-                                     std::to_string(r) +
-                                     " could not write its blocks; no "
-                                     "manifest was written");
+        return r == env->rank
+                   ? 1
+                   : fail("--save-shards: rank " + std::to_string(r) +
+                          " could not write its blocks; no "
+                          "manifest was written");
     if (lead && !saveManifest(flags.saveShards, info, roles,
                               firstStep + flags.steps, error))
       return fail(error);

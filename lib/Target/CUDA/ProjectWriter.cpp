@@ -206,8 +206,7 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
       if (tg::getArgumentRole(step, i) == tg::Role::Param)
         initial.push_back(safetensors::toEntry(
             getArgumentName(step, i),
-            tensorToNpy(
-                makeRandomArgument(step, i, /*seed=*/0, (*types)[i]))));
+            tensorToNpy(makeRandomArgument(step, i, /*seed=*/0, (*types)[i]))));
     parameters = &initial;
   }
 

@@ -290,8 +290,8 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
     groupSize *= mesh->axisSizes[axis];
   int64_t bytes = getBytes(operand, *storage);
   if (kind == "AllGather" || kind == "ReduceScatter")
-    commScratchBytes = std::max(
-        commScratchBytes, (kind == "AllGather" ? groupSize : 1) * bytes);
+    commScratchBytes = std::max(commScratchBytes,
+                                (kind == "AllGather" ? groupSize : 1) * bytes);
   FailureOr<std::string> in = address(operand), out = address(op->getResult(0));
   if (failed(in) || failed(out))
     return failure();
@@ -309,8 +309,8 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
   shape += "}";
   std::string location = formatLocation(op->getLoc());
   std::string name = nextName(op->getName().getStringRef().drop_front(6));
-  host += "  // " + name + ": " + op->getName().getStringRef().str() +
-          " at " + location + "\n";
+  host += "  // " + name + ": " + op->getName().getStringRef().str() + " at " +
+          location + "\n";
   host += "  collective(context, CollectiveDesc{CollectiveKind::" + kind.str() +
           ", ReduceOp::" + reduce + ", DType::" + storage->dtype + ", " +
           str(group) + ", " + str(dim) + ", " + str(type.getRank()) + ", " +
@@ -382,9 +382,9 @@ std::string StepEmitter::emitMesh() {
       names += (i ? ", " : "") + cString(name);
       sizes += (i ? ", " : "") + str(mesh->axisSizes[i]);
     }
-  text += "const MeshInfo kMesh = {" +
-          str(mesh ? mesh->axisNames.size() : 0) + ", " + names + "}, " +
-          sizes + "}, kGroups, " + str(groups.size()) + "};\n";
+  text += "const MeshInfo kMesh = {" + str(mesh ? mesh->axisNames.size() : 0) +
+          ", " + names + "}, " + sizes + "}, kGroups, " + str(groups.size()) +
+          "};\n";
   return text;
 }
 
@@ -542,8 +542,9 @@ LogicalResult StepEmitter::emitDescription() {
     tg::ShardingAttr sharding = tg::getArgSharding(step, i);
     if (sharding && !sharding.getUnreducedAxes().empty())
       return step.emitError("argument ")
-             << i << " is a partial sum (unreduced); a generated trainer "
-                     "starts every argument from its whole value";
+             << i
+             << " is a partial sum (unreduced); a generated trainer "
+                "starts every argument from its whole value";
     if (sharding && mesh)
       global = tg::getGlobalShape(sharding, type.getShape(), *mesh);
     for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -555,9 +556,9 @@ LogicalResult StepEmitter::emitDescription() {
                << i << " splits a dimension over more than 4 mesh axes";
       dimAxes += (d ? ", {" : "{");
       for (unsigned a = 0; a < 4; ++a)
-        dimAxes += (a ? ", " : "") +
-                   (a < axes.size() ? str(*mesh->getAxisIndex(axes[a]))
-                                    : std::string("-1"));
+        dimAxes += (a ? ", " : "") + (a < axes.size()
+                                          ? str(*mesh->getAxisIndex(axes[a]))
+                                          : std::string("-1"));
       dimAxes += "}";
     }
     dimAxes += "}";
@@ -580,8 +581,8 @@ LogicalResult StepEmitter::emitDescription() {
         (spec.isI1 ? "true" : "false") +
         ", RandomSpec::Init::" + inits[static_cast<int>(spec.init)] + ", " +
         (spec.hasDefault ? "true" : "false") + ", " +
-        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) + "},\n     " +
-        globalShape + ", " + dimAxes + "},\n";
+        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) +
+        "},\n     " + globalShape + ", " + dimAxes + "},\n";
   }
   arguments += "};\n";
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
@@ -624,18 +625,17 @@ LogicalResult StepEmitter::emitDescription() {
   int64_t arena =
       step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
           .getInt();
-  description = arguments + "\n" + results + "\n" + emitMesh() +
-                "\nconst StepInfo kStep = {" +
-                cString("@" + step.getName().str() + " (" +
-                        formatLocation(step.getLoc()) + ")") +
-                ", " + str(arena) + ", " + str(scratchBytes) +
-                ", kArguments, " + str(step.getNumArguments()) +
-                ", kResults, " + str(ret.getNumOperands()) + ", " +
-                str(task ? int64_t(task->ids) : -1) + ", " +
-                str(task ? int64_t(task->labels) : -1) + ", " +
-                str(task ? task->vocabulary : 0) + ", kMesh, " +
-                str(numCollectives) + ", " + str(commScratchBytes) +
-                ", kFingerprint};\n";
+  description =
+      arguments + "\n" + results + "\n" + emitMesh() +
+      "\nconst StepInfo kStep = {" +
+      cString("@" + step.getName().str() + " (" +
+              formatLocation(step.getLoc()) + ")") +
+      ", " + str(arena) + ", " + str(scratchBytes) + ", kArguments, " +
+      str(step.getNumArguments()) + ", kResults, " + str(ret.getNumOperands()) +
+      ", " + str(task ? int64_t(task->ids) : -1) + ", " +
+      str(task ? int64_t(task->labels) : -1) + ", " +
+      str(task ? task->vocabulary : 0) + ", kMesh, " + str(numCollectives) +
+      ", " + str(commScratchBytes) + ", kFingerprint};\n";
   return success();
 }
 
@@ -703,9 +703,10 @@ FailureOr<CudaProject> StepEmitter::run() {
       "\"tgc/runtime/Runtime.h\"\n\nnamespace {\n\nusing namespace "
       "tgc::rt;\nusing namespace tgc::rt::k;\n\n";
   // Ranks must run one compiled step: its text and mesh identify it.
-  std::string body = kernels + "void step(Context &context) {\n  char *arena = "
-                               "context.arena;\n  char *scratch = "
-                               "context.scratch;\n" +
+  std::string body = kernels +
+                     "void step(Context &context) {\n  char *arena = "
+                     "context.arena;\n  char *scratch = "
+                     "context.scratch;\n" +
                      host + "}\n\n";
   std::string fingerprint = llvm::utohexstr(
       llvm::xxh3_64bits(body + description), /*LowerCase=*/true);

@@ -57,6 +57,14 @@ def read_safetensors(path):
     return tensors
 
 
+def is_split_view(shape, view):
+    """Whether `view` is `shape` with one dimension split in two."""
+    if len(view) != len(shape) + 1:
+        return False
+    return any(shape[:d] == view[:d] and shape[d + 1:] == view[d + 2:] and
+               view[d] * view[d + 1] == shape[d] for d in range(len(shape)))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
@@ -127,6 +135,11 @@ def main():
         sys.exit("the parameters differ in names: %s" %
                  sorted(set(theirs) ^ set(mine)))
     for name, value in theirs.items():
+        # Under tensor parallelism a fused projection's weight is stored in
+        # a split view ([h, 3, h] for [h, 3h]): the same values row-major.
+        if mine[name].shape != value.shape and is_split_view(
+                list(value.shape), list(mine[name].shape)):
+            mine[name] = mine[name].reshape(value.shape)
         if not numpy.allclose(mine[name], value, rtol=args.rtol,
                               atol=args.param_atol):
             worstParam = numpy.max(numpy.abs(mine[name] - value))

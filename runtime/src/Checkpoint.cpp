@@ -34,10 +34,11 @@ bool tgc::rt::isSplitView(const std::vector<int64_t> &a,
   return false;
 }
 
-bool tgc::rt::saveCheckpoint(const std::string &path, const StepInfo &info,
-                             const ArgumentBytes &arguments,
-                             const std::vector<ArgRole> &roles, int64_t steps,
-                             std::string &error) {
+bool tgc::rt::saveCheckpoint(
+    const std::string &path, const StepInfo &info,
+    const ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
+    int64_t steps, std::string &error,
+    const std::map<std::string, std::string> &extraMetadata) {
   std::vector<safetensors::Entry> entries;
   for (int i = 0; i < info.numArguments; ++i) {
     const ArgumentInfo &arg = info.arguments[i];
@@ -50,8 +51,8 @@ bool tgc::rt::saveCheckpoint(const std::string &path, const StepInfo &info,
     entry.data = arguments[i];
     entries.push_back(std::move(entry));
   }
-  std::map<std::string, std::string> metadata = {
-      {"tgc.steps", std::to_string(steps)}};
+  std::map<std::string, std::string> metadata = extraMetadata;
+  metadata["tgc.steps"] = std::to_string(steps);
   if (!safetensors::write(path, entries, metadata, error)) {
     error = "cannot save '" + path + "': " + error;
     return false;

@@ -5,6 +5,7 @@
 
 #include "tgc/runtime/Runtime.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,11 @@ bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
 
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
 /// count reached to `path`.
-bool saveCheckpoint(const std::string &path, const StepInfo &info,
-                    const ArgumentBytes &arguments,
-                    const std::vector<ArgRole> &roles, int64_t steps,
-                    std::string &error);
+bool saveCheckpoint(
+    const std::string &path, const StepInfo &info,
+    const ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
+    int64_t steps, std::string &error,
+    const std::map<std::string, std::string> &extraMetadata = {});
 
 /// Reads every argument whose role is in `roles` from `path`: each must be
 /// there under its tg.name with its dtype and shape (or a split view of

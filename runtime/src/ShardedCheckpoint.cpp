@@ -44,28 +44,10 @@ bool tgc::rt::saveShard(const std::string &directory, const StepInfo &info,
     error = "cannot create the checkpoint directory '" + directory + "'";
     return false;
   }
-  std::vector<safetensors::Entry> entries;
-  for (int i = 0; i < info.numArguments; ++i) {
-    const ArgumentInfo &arg = info.arguments[i];
-    if (!hasRole(roles, arg.init.role))
-      continue;
-    safetensors::Entry entry;
-    entry.name = arg.name;
-    entry.dtype = getSafetensorsDType(arg.dtype);
-    entry.shape.assign(arg.shape, arg.shape + arg.rank);
-    entry.data = blocks[i];
-    entries.push_back(std::move(entry));
-  }
-  std::map<std::string, std::string> metadata = {
-      {"tgc.steps", std::to_string(steps)},
-      {"tgc.rank", std::to_string(rank)},
-      {"tgc.mesh", ranks::describe(info.mesh)}};
-  std::string path = getShardPath(directory, rank);
-  if (!safetensors::write(path, entries, metadata, error)) {
-    error = "cannot save '" + path + "': " + error;
-    return false;
-  }
-  return true;
+  return saveCheckpoint(getShardPath(directory, rank), info, blocks, roles,
+                        steps, error,
+                        {{"tgc.rank", std::to_string(rank)},
+                         {"tgc.mesh", ranks::describe(info.mesh)}});
 }
 
 bool tgc::rt::saveManifest(const std::string &directory, const StepInfo &info,

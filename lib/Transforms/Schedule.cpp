@@ -63,7 +63,14 @@ struct TGSchedulePass : tgc::impl::TGScheduleBase<TGSchedulePass> {
       stepTimes = {kept.getStepTime(), kept.getStepTime()};
       exposedTimes = {kept.getExposedCommunication(),
                       kept.getExposedCommunication()};
-      if (changed.getStepTime() < kept.getStepTime()) {
+      // Overlap holds buffers longer (prefetched parameters, gradients
+      // until their collective ends): taken while the step still fits.
+      int64_t overlappedPeak =
+          MemorySimulation::peakOf(function, overlapped, &*spec);
+      bool fits =
+          overlappedPeak <= spec->hbmBytes ||
+          overlappedPeak <= MemorySimulation::peakOf(function, order, &*spec);
+      if (changed.getStepTime() < kept.getStepTime() && fits) {
         order = std::move(overlapped);
         stepTimes->second = changed.getStepTime();
         exposedTimes->second = changed.getExposedCommunication();

@@ -472,9 +472,10 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     are issued just before the first use of the previous layer's gathers,
     in the forward and again in the backward. Tensor-parallel collectives
     keep their place. The overlapped order is kept only if it shortens the
-    modelled step; its extra live ranges (prefetched parameters, gradients
-    held until their update) are simulated like any order, so the memory
-    plan that follows accounts for them.
+    modelled step and its simulated peak fits the device's memory (or does
+    not exceed the memory order's); its extra live ranges (prefetched
+    parameters, gradients held until their update) are simulated like any
+    order, so the memory plan that follows accounts for them.
 
     Before (dp=2, the update waits for the all-reduce at once):
 

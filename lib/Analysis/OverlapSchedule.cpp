@@ -15,6 +15,7 @@
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -107,19 +108,35 @@ OverlapScheduler::OverlapScheduler(func::FuncOp function,
   anchorPrefetches();
 }
 
-/// The parameter argument `value` is (a view or cast of), or null.
+/// The parameter argument `value` is (a view or cast of, possibly by a
+/// fusion region such as the multi-tensor cast of the master weights), or
+/// null.
 static BlockArgument getParameterArgument(func::FuncOp function, Value value) {
-  while (Operation *def = value.getDefiningOp()) {
+  Block &body = function.getBody().front();
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() == &body)
+        return tg::getArgumentRole(function, arg.getArgNumber()) ==
+                       tg::Role::Param
+                   ? arg
+                   : BlockArgument();
+      auto fusion = dyn_cast<tg::FusionOp>(arg.getOwner()->getParentOp());
+      if (!fusion)
+        return {};
+      value = fusion.getInputs()[arg.getArgNumber()];
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (auto fusion = dyn_cast<tg::FusionOp>(def)) {
+      value = fusion.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(value).getResultNumber());
+      continue;
+    }
     if (def->getNumOperands() != 1 || def->getNumRegions() != 0 ||
         !isMemoryEffectFree(def))
       return {};
     value = def->getOperand(0);
   }
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg || arg.getOwner() != &function.getBody().front() ||
-      tg::getArgumentRole(function, arg.getArgNumber()) != tg::Role::Param)
-    return {};
-  return arg;
 }
 
 void OverlapScheduler::classify() {

@@ -32,12 +32,17 @@ namespace {
 enum class Role {
   /// Keeps its place among the other kept ops.
   Kept,
-  /// A gradient all-reduce or reduce-scatter: issued as soon as it can be.
+  /// A gradient all-reduce or reduce-scatter, or the all-reduce of a scalar
+  /// (the loss of each micro-batch): issued as soon as it can be.
   GradientCollective,
-  /// An op that reads a reduced gradient: run once it need not wait.
+  /// An op that reads a reduced gradient (or scalar): run once it need not
+  /// wait.
   Deferred,
   /// An all-gather of a parameter argument (ZeRO-3): prefetched.
   ParameterGather,
+  /// Another collective of an argument of the step (the micro-batches'
+  /// gather of the inputs): issued first, it waits for nothing.
+  InputCollective,
 };
 
 class OverlapScheduler {
@@ -108,18 +113,15 @@ OverlapScheduler::OverlapScheduler(func::FuncOp function,
   anchorPrefetches();
 }
 
-/// The parameter argument `value` is (a view or cast of, possibly by a
+/// The argument of the step `value` is (a view or cast of, possibly by a
 /// fusion region such as the multi-tensor cast of the master weights), or
 /// null.
-static BlockArgument getParameterArgument(func::FuncOp function, Value value) {
+static BlockArgument getStepArgument(func::FuncOp function, Value value) {
   Block &body = function.getBody().front();
   while (true) {
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       if (arg.getOwner() == &body)
-        return tg::getArgumentRole(function, arg.getArgNumber()) ==
-                       tg::Role::Param
-                   ? arg
-                   : BlockArgument();
+        return arg;
       auto fusion = dyn_cast<tg::FusionOp>(arg.getOwner()->getParentOp());
       if (!fusion)
         return {};
@@ -139,14 +141,30 @@ static BlockArgument getParameterArgument(func::FuncOp function, Value value) {
   }
 }
 
+/// The parameter argument `value` is (see getStepArgument), or null.
+static BlockArgument getParameterArgument(func::FuncOp function, Value value) {
+  BlockArgument arg = getStepArgument(function, value);
+  return arg && tg::getArgumentRole(function, arg.getArgNumber()) ==
+                     tg::Role::Param
+             ? arg
+             : BlockArgument();
+}
+
 void OverlapScheduler::classify() {
   StepStructure structure = StepStructure::compute(function);
   roles.assign(ops.size(), Role::Kept);
   for (auto [at, op] : llvm::enumerate(ops)) {
     std::optional<CollectiveKind> kind = getCollectiveKind(op);
+    // A scalar's reduction feeds only scalar arithmetic (the loss, a
+    // norm): a kernel waiting for it at once would wait for every
+    // collective queued before it.
+    auto operandType =
+        kind ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
+             : RankedTensorType();
+    bool scalar = operandType && operandType.getRank() == 0;
     if ((kind == CollectiveKind::AllReduce ||
          kind == CollectiveKind::ReduceScatter) &&
-        structure.gradients.contains(op->getOperand(0))) {
+        (structure.gradients.contains(op->getOperand(0)) || scalar)) {
       roles[at] = Role::GradientCollective;
       ++collectivesLeft;
       continue;
@@ -154,6 +172,11 @@ void OverlapScheduler::classify() {
     if (kind == CollectiveKind::AllGather &&
         getParameterArgument(function, op->getOperand(0))) {
       roles[at] = Role::ParameterGather;
+      continue;
+    }
+    if (kind && kind != CollectiveKind::AllSlice &&
+        getStepArgument(function, op->getOperand(0))) {
+      roles[at] = Role::InputCollective;
       continue;
     }
     if (llvm::any_of(producers[at], [&](size_t pred) {
@@ -186,6 +209,9 @@ static std::string getLayerKey(func::FuncOp function, BlockArgument arg) {
 
 void OverlapScheduler::anchorPrefetches() {
   prefetchBefore.resize(ops.size());
+  for (size_t at = 0; at < ops.size(); ++at)
+    if (roles[at] == Role::InputCollective)
+      prefetchBefore.front().push_back(at);
   // The parameter gathers in the order of their first use, grouped into
   // layers: consecutive gathers of the same layer.
   SmallVector<std::pair<size_t, size_t>> gathers; // (first use, gather)
@@ -225,7 +251,8 @@ void OverlapScheduler::emit(size_t at) {
   for (size_t pred : producers[at])
     emit(pred);
   for (size_t gather : prefetchBefore[at])
-    emit(gather);
+    if (gather != at)
+      emit(gather);
   if (emitted[at])
     return; // a prefetch needed it
   emitted[at] = true;

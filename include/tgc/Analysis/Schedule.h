@@ -43,8 +43,10 @@ ScheduledOrder computeSchedule(mlir::func::FuncOp function,
 /// collective, else where a kept op needs it, else at the end; each layer's
 /// parameter all-gathers (ZeRO-3; the layer is the parameter's name up to
 /// its first number, "h.3") are issued just before the first use of the
-/// previous layer's, in the forward and the backward. Every other op keeps
-/// its relative order, tensor-parallel collectives included. Deterministic.
+/// previous layer's, in the forward and the backward; other collectives of
+/// the step's arguments (the micro-batches' input gathers) first, and a
+/// scalar's all-reduce (the loss) as a gradient's. Every other op keeps its
+/// relative order, tensor-parallel collectives included. Deterministic.
 std::vector<mlir::Operation *>
 overlapCommunication(mlir::func::FuncOp function,
                      llvm::ArrayRef<mlir::Operation *> order,

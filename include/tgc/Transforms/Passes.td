@@ -470,12 +470,15 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     all-gathers are prefetched one layer ahead: the gathers of a layer (the
     parameters whose names share the prefix up to the first number, `h.3`)
     are issued just before the first use of the previous layer's gathers,
-    in the forward and again in the backward. Tensor-parallel collectives
-    keep their place. The overlapped order is kept only if it shortens the
-    modelled step and its simulated peak fits the device's memory (or does
-    not exceed the memory order's); its extra live ranges (prefetched
-    parameters, gradients held until their update) are simulated like any
-    order, so the memory plan that follows accounts for them.
+    in the forward and again in the backward. Collectives of the step's
+    arguments (the micro-batches' gathers of the inputs) are issued first,
+    and a scalar's all-reduce (the loss) is treated as a gradient's.
+    Tensor-parallel collectives keep their place. The overlapped order is
+    kept only if it shortens the modelled step and its simulated peak fits
+    the device's memory (or does not exceed the memory order's); its extra
+    live ranges (prefetched parameters, gradients held until their update)
+    are simulated like any order, so the memory plan that follows accounts
+    for them.
 
     Before (dp=2, the update waits for the all-reduce at once):
 

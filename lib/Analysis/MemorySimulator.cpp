@@ -2,6 +2,7 @@
 
 #include "tgc/Analysis/MemorySimulator.h"
 
+#include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
@@ -249,6 +250,29 @@ private:
   }
   Block &body() { return function.getBody().front(); }
   int64_t lastIndex() { return std::max<int64_t>(0, order.size() - 1); }
+  /// Where the collective `op` is known to have ended: the first kernel
+  /// that consumes its result (through views, which launch nothing, and
+  /// other collectives, which run on the communication stream), or the end.
+  /// It runs on its own stream from where it stands until then
+  /// (StreamTimeline), reading its operands.
+  int64_t getCompletion(Operation *op) {
+    int64_t completion = lastIndex();
+    SmallVector<Value> worklist(op->getResults());
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        Operation *top = body().findAncestorOpInBlock(*user);
+        auto it = top ? facts.ops.find(top) : facts.ops.end();
+        if (top && ((it != facts.ops.end() && it->second.view) ||
+                    getCollectiveKind(top)))
+          llvm::append_range(worklist, top->getResults());
+        else
+          completion = std::min(completion, positionOf(user));
+      }
+    }
+    return completion;
+  }
+
   size_t addBuffer(Value value, int64_t start, int64_t end, MemoryKind kind) {
     Buffer buffer;
     if (value)
@@ -393,12 +417,18 @@ void Simulator::run(MemorySimulation &out) {
     result->buffers[workspace].bytes = facts.device->gemmWorkspaceBytes;
   }
 
-  // Lifetimes: every buffer lives until its last use; a buffer shared by
-  // views takes the strongest kind of its values.
+  // Lifetimes: every buffer lives until its last use, and an operand of a
+  // collective until the collective is known to have ended, so that no
+  // kernel reuses it while the communication stream still reads it; a
+  // buffer shared by views takes the strongest kind of its values.
   for (Buffer &buffer : result->buffers) {
     for (Value value : buffer.values) {
-      for (Operation *user : value.getUsers())
+      for (Operation *user : value.getUsers()) {
         buffer.end = std::max(buffer.end, positionOf(user));
+        Operation *top = body().findAncestorOpInBlock(*user);
+        if (top && getCollectiveKind(top) && position.count(top))
+          buffer.end = std::max(buffer.end, getCompletion(top));
+      }
       if (buffer.argument < 0 && buffer.kind == MemoryKind::Transient &&
           buffer.values.size() > 1)
         if (value.getDefiningOp())

@@ -103,20 +103,22 @@ void StepReport::print(raw_ostream &os) const {
       static_cast<long long>(params), getBytesPerParam(),
       static_cast<long long>(memory.peakBytes),
       device.hbmBytes ? 100.0 * memory.peakBytes / device.hbmBytes : 0.0,
-      device.name.c_str(), static_cast<long long>(arenaBytes), time.total.time,
+      device.name.c_str(), static_cast<long long>(arenaBytes), time.stepTime,
       static_cast<long long>(time.total.kernels),
       static_cast<long long>(time.total.flops),
       static_cast<long long>(time.total.bytes));
   if (meshes.empty() && time.communication.empty())
     return;
-  os << llvm::format("per device: %lld params, %lld bytes sent in %lld "
-                     "collectives, communication %.6g s, exposed %.6g s if "
-                     "nothing overlaps\n",
-                     static_cast<long long>(paramsPerDevice),
-                     static_cast<long long>(time.communication.total.bytes),
-                     static_cast<long long>(time.communication.total.count),
-                     time.communication.total.time,
-                     time.communication.exposedTime);
+  os << llvm::format(
+      "per device: %lld params, %lld bytes sent in %lld collectives, "
+      "communication %.6g s, exposed %.6g s if nothing overlaps, %.6g s "
+      "as scheduled; step %.6g s, %.6g s if nothing overlaps\n",
+      static_cast<long long>(paramsPerDevice),
+      static_cast<long long>(time.communication.total.bytes),
+      static_cast<long long>(time.communication.total.count),
+      time.communication.total.time,
+      time.communication.getExposedTimeIfNoOverlap(),
+      time.communication.exposedTime, time.stepTime, time.total.time);
 }
 
 nlohmann::json StepReport::toJson() const {
@@ -141,15 +143,19 @@ nlohmann::json StepReport::toJson() const {
           {"peak_bytes", memory.peakBytes},
           {"peak_breakdown", memoryJson["peak_breakdown"]},
           {"arena_bytes", arenaBytes},
-          {"step_time_s", time.total.time},
+          {"step_time_s", time.stepTime},
+          {"step_time_no_overlap_s", time.total.time},
           {"flops", time.total.flops},
           {"hbm_bytes", time.total.bytes},
           {"kernels", time.total.kernels},
           {"mfu", time.mfu},
+          {"mfu_no_overlap", time.mfuIfNoOverlap},
           {"params_per_device", paramsPerDevice},
           {"communication_bytes", time.communication.total.bytes},
           {"communication_time_s", time.communication.total.time},
           {"exposed_communication_s", time.communication.exposedTime},
+          {"exposed_communication_no_overlap_s",
+           time.communication.getExposedTimeIfNoOverlap()},
           {"communication", time.communication.toJson()},
           {"mesh", meshesJson},
           {"training_memory", training.toJson()},

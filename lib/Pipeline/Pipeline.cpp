@@ -120,8 +120,12 @@ void tgc::buildPlanningStage(OpPassManager &pm,
     fuse.noFuseOptimizer = options.noFuseOptimizer;
     function.addPass(createTGFuse(fuse));
   }
-  if (!options.noSchedule)
-    function.addPass(createTGSchedule());
+  if (!options.noSchedule) {
+    TGScheduleOptions schedule;
+    schedule.overlap = !options.noOverlap;
+    schedule.device = options.device;
+    function.addPass(createTGSchedule(schedule));
+  }
   if (!options.noMemoryPlan) {
     TGMemoryPlanOptions plan;
     plan.device = options.device;

@@ -73,3 +73,32 @@ func.func @workspace(%do: tensor<1x2x8x16xf32> {tg.role = "input"}, %q: tensor<1
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse causal : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
   return %dq, %dk, %dv : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// A collective reads its operand on the communication stream until it ends,
+// which a kernel learns only where it consumes the result (the update): the
+// unreduced gradient's buffer is not given to the exp and tanh that run
+// meanwhile, though its last reader in the order is the all-reduce.
+// CHECK-LABEL: func.func @in_flight
+// CHECK:       tg.matmul {{.*}} {tg.offsets = array<i64: [[GW:[0-9]+]]>}
+// CHECK-NEXT:  shard.all_reduce
+// CHECK-NOT:   tg.offsets = array<i64: [[GW]]>
+// CHECK:       tg.sgd
+module {
+  shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+  // expected-remark @+1 {{tg-memory-plan: arena 35389696 bytes, simulated peak 35389444 bytes (35389696 with 256-byte alignment): 1.0000 x the peak}}
+  func.func @in_flight(%x: tensor<256x256xf32> {tg.role = "input"},
+                       %dy: tensor<256x256xf32> {tg.role = "input"},
+                       %w: tensor<256x256xf32> {tg.role = "param", tg.name = "w"},
+                       %lr: tensor<f32> {tg.role = "hyper"})
+      -> (tensor<256x256xf32> {tg.role = "param", tg.name = "w", tg.aliases = 2 : i64},
+          tensor<256x256xf32> {tg.role = "output"}) {
+    %gw = tg.matmul %x, %dy transpose_a : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+    %r = shard.all_reduce %gw on @mesh grid_axes = [0] : tensor<256x256xf32> -> tensor<256x256xf32>
+    %e = tg.exp %dy : tensor<256x256xf32>
+    %t = tg.tanh %e : tensor<256x256xf32>
+    %w2 = tg.sgd %w, %r, %lr momentum = 0.0 weight_decay = 0.0 : tensor<256x256xf32>, tensor<f32>
+    return %w2, %t : tensor<256x256xf32>, tensor<256x256xf32>
+  }
+}

@@ -272,6 +272,12 @@ static cl::opt<bool>
                cl::desc("Keep the op order (skip tg-schedule, which reorders "
                         "ops to lower the peak memory)"),
                TGC_PLANNING_SUBS, TGC_CAT);
+static cl::opt<bool> noOverlap(
+    "no-overlap",
+    cl::desc("Schedule for memory only: collectives are not ordered to "
+             "overlap compute; the report then shows the step as the memory "
+             "order leaves it"),
+    TGC_PLANNING_SUBS, TGC_CAT);
 static cl::opt<bool>
     noMemoryPlan("no-memory-plan",
                  cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),
@@ -374,6 +380,7 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.noFuse = noFuse;
   options.noFuseOptimizer = noFuseOptimizer;
   options.noSchedule = noSchedule;
+  options.noOverlap = noOverlap;
   options.noMemoryPlan = noMemoryPlan;
   options.mesh = mesh;
   options.zero = zero;
@@ -412,6 +419,7 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(noFuse),
       std::addressof(noFuseOptimizer),
       std::addressof(noSchedule),
+      std::addressof(noOverlap),
       std::addressof(noMemoryPlan),
       std::addressof(mesh),
       std::addressof(zero),

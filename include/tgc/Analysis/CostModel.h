@@ -7,8 +7,10 @@
 // its body's FLOPs, only its own inputs' and results' bytes). Ops that move
 // nothing and compute nothing (views, constants) launch no kernel. A shard
 // collective takes its alpha-beta time over the link its group uses
-// (CollectiveCost.h); the step time is the sum over the ops, communication
-// included, as if nothing overlapped.
+// (CollectiveCost.h). The step time is the critical path of two streams,
+// kernels on one and collectives on the other, each in the step's order
+// (StreamTimeline.h); the sum over the ops, communication included, is kept
+// as the step time if nothing overlapped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,9 +68,11 @@ struct CommunicationGroup {
 struct CommunicationEstimate {
   CommunicationGroup byKind[kNumCollectiveKinds];
   CommunicationGroup total;
-  /// The communication time no computation hides. The model assumes that
-  /// nothing overlaps, so it is all of it.
+  /// The communication time no computation hides as the step is ordered:
+  /// what the compute stream waits for (StreamTimeline).
   double exposedTime = 0;
+  /// The same if nothing overlapped: all of it.
+  double getExposedTimeIfNoOverlap() const { return total.time; }
 
   CommunicationEstimate();
   void add(const CollectiveCost &cost);
@@ -78,13 +82,18 @@ struct CommunicationEstimate {
   nlohmann::json toJson() const;
 };
 
-/// The estimated time of a step: per op kind, per phase, in total.
+/// The estimated time of a step: per op kind, per phase, in total (the sum
+/// of the ops' times, as if nothing overlapped), and the critical path of
+/// the two streams (the step time).
 struct StepTimeEstimate {
   std::string functionName;
   std::string deviceName;
   std::vector<CostGroup> byKind; // in order of first appearance
   CostGroup byPhase[3];          // forward, backward, optimizer
   CostGroup total;
+  /// The step time: the critical path of the compute and communication
+  /// streams in the step's order. total.time if nothing overlaps.
+  double stepTime = 0;
   /// The shard collectives among the ops (their time is in the groups above
   /// as well).
   CommunicationEstimate communication;
@@ -92,8 +101,10 @@ struct StepTimeEstimate {
   /// The peak the model FLOP utilization is measured against: the matrix
   /// peak of the type most matrix FLOPs run in.
   double peakFlops = 0;
-  /// total.flops / (total.time * peakFlops): what the estimate implies.
+  /// total.flops / (stepTime * peakFlops): what the estimate implies.
   double mfu = 0;
+  /// The same at total.time (nothing overlapping).
+  double mfuIfNoOverlap = 0;
 
   static StepTimeEstimate compute(mlir::func::FuncOp function,
                                   const DeviceSpec &device,

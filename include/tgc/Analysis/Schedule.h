@@ -34,6 +34,24 @@ struct ScheduledOrder {
 ScheduledOrder computeSchedule(mlir::func::FuncOp function,
                                const DeviceSpec *device = nullptr);
 
+/// `order` (a topological order of `function`'s top-level ops, terminator
+/// excluded) changed so that communication overlaps compute on the two
+/// streams of StreamTimeline: each gradient all-reduce or reduce-scatter is
+/// issued right after the op that completes its gradient; an op that reads
+/// a reduced gradient (the slice, the optimizer update or its bucket, the
+/// all-gather of the updated parameter) runs where it need not wait for the
+/// collective, else where a kept op needs it, else at the end; each layer's
+/// parameter all-gathers (ZeRO-3; the layer is the parameter's name up to
+/// its first number, "h.3") are issued just before the first use of the
+/// previous layer's, in the forward and the backward; other collectives of
+/// the step's arguments (the micro-batches' input gathers) first, and a
+/// scalar's all-reduce (the loss) as a gradient's. Every other op keeps its
+/// relative order, tensor-parallel collectives included. Deterministic.
+std::vector<mlir::Operation *>
+overlapCommunication(mlir::func::FuncOp function,
+                     llvm::ArrayRef<mlir::Operation *> order,
+                     const DeviceSpec &device);
+
 } // namespace tgc
 
 #endif // TGC_ANALYSIS_SCHEDULE_H

@@ -187,6 +187,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Keep the op order (skip tg-schedule, which reorders "
                      "ops to lower the peak memory)"),
       llvm::cl::init(false)};
+  Option<bool> noOverlap{
+      *this, "no-overlap",
+      llvm::cl::desc("Schedule for memory only: collectives are not ordered "
+                     "to overlap compute (tg-schedule's overlap=false)"),
+      llvm::cl::init(false)};
   Option<bool> noMemoryPlan{
       *this, "no-memory-plan",
       llvm::cl::desc("Skip tg-memory-plan (no arena offsets on the ops)"),

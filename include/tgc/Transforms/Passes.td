@@ -420,7 +420,8 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
 }
 
 def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
-  let summary = "Reorder the ops of a step to lower its peak memory";
+  let summary = "Reorder the ops of a step to lower its peak memory and "
+                "overlap its communication with compute";
   let description = [{
     List scheduling against the memory simulator (docs/memory.md). Among the
     ops whose operands are ready, an op that frees at least as many bytes as
@@ -456,13 +457,63 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     %b2 = tg.sgd %b, %gb, %lr ...
     ```
 
+    Then, in a partitioned step, communication is made to overlap compute
+    (docs/sharding.md, "Overlap"): on the cost model's two streams (kernels
+    on one, shard collectives on the other, each in schedule order), each
+    gradient all-reduce or reduce-scatter is issued right after the op that
+    completes its gradient, so the reductions run during the rest of the
+    backward in the order gradients become ready (the order of tg-fuse's
+    optimizer buckets); what reads a reduced gradient (the ZeRO slice, the
+    update or its multi-tensor bucket, the all-gather of the updated
+    parameter) runs only where it need not wait for its collective, or
+    where a later op needs it, or at the end. ZeRO-3's parameter
+    all-gathers are prefetched one layer ahead: the gathers of a layer (the
+    parameters whose names share the prefix up to the first number, `h.3`)
+    are issued just before the first use of the previous layer's gathers,
+    in the forward and again in the backward. Collectives of the step's
+    arguments (the micro-batches' gathers of the inputs) are issued first,
+    and a scalar's all-reduce (the loss) is treated as a gradient's.
+    Tensor-parallel collectives keep their place. The overlapped order is
+    kept only if it shortens the modelled step and its simulated peak fits
+    the device's memory (or does not exceed the memory order's); its extra
+    live ranges (prefetched parameters, gradients held until their update)
+    are simulated like any order, so the memory plan that follows accounts
+    for them.
+
+    Before (dp=2, the update waits for the all-reduce at once):
+
+    ```mlir
+    %gw2 = tg.matmul %h, %dy transpose_a : ...
+    %r2 = shard.all_reduce %gw2 on @mesh grid_axes = [0] : ...
+    %w2n = tg.sgd %w2, %r2, %lr ...
+    %dh = tg.matmul %dy, %w2 transpose_b : ...
+    %gw1 = tg.matmul %x, %dh transpose_a : ...
+    ```
+
+    After (the all-reduce runs during the next matmuls):
+
+    ```mlir
+    %gw2 = tg.matmul %h, %dy transpose_a : ...
+    %r2 = shard.all_reduce %gw2 on @mesh grid_axes = [0] : ...
+    %dh = tg.matmul %dy, %w2 transpose_b : ...
+    %gw1 = tg.matmul %x, %dh transpose_a : ...
+    %w2n = tg.sgd %w2, %r2, %lr ...
+    ```
+
     With `explain`, a remark on each function states the simulated peak
-    before and after.
+    before and after, and for a step with collectives the modelled step
+    time and exposed communication before and after the overlap.
   }];
   let dependentDialects = ["::tgc::tg::TGDialect"];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark with the peak before and after">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Order collectives to overlap compute (false: the memory order "
+           "only)">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "The built-in device whose cost model times the overlap "
+           "(default: the module's tg.device, else H100-SXM)">,
   ];
   let statistics = [
     Statistic<"peakBefore", "peak-before", "Simulated peak bytes before">,

@@ -54,7 +54,9 @@ public:
 private:
   void classify();
   void anchorPrefetches();
-  void emit(size_t at);
+  /// Emits op `at` after its producers (and the gathers prefetched before
+  /// it); false when a prefetch cycle reached it first.
+  bool emit(size_t at);
   /// Emits the deferred ops whose operands are ready by the time the
   /// compute stream is free, in the given order.
   void emitDeferredWithoutWaiting();
@@ -71,7 +73,7 @@ private:
   // While emitting.
   StreamTimeline timeline;
   std::vector<Operation *> order;
-  std::vector<char> emitted;
+  std::vector<char> emitted, visiting;
   std::vector<unsigned> waiting;
   /// Gradient collectives and deferred ops whose producers are emitted.
   SetVector<size_t> readyCollectives;
@@ -245,16 +247,27 @@ void OverlapScheduler::anchorPrefetches() {
   }
 }
 
-void OverlapScheduler::emit(size_t at) {
+bool OverlapScheduler::emit(size_t at) {
   if (emitted[at])
-    return;
+    return true;
+  // Producer edges are acyclic; a prefetch edge can close a cycle (a gather
+  // whose operand needs the op it was to precede): that prefetch is
+  // dropped, and nothing on the way back is emitted before its producers.
+  if (visiting[at])
+    return false;
+  visiting[at] = true;
+  bool ready = true;
   for (size_t pred : producers[at])
-    emit(pred);
-  for (size_t gather : prefetchBefore[at])
-    if (gather != at)
-      emit(gather);
+    ready &= emit(pred);
+  if (ready)
+    for (size_t gather : prefetchBefore[at])
+      if (gather != at)
+        (void)emit(gather);
+  visiting[at] = false;
+  if (!ready)
+    return false;
   if (emitted[at])
-    return; // a prefetch needed it
+    return true; // a prefetch needed it
   emitted[at] = true;
   order.push_back(ops[at]);
   timeline.append(ops[at]);
@@ -271,6 +284,7 @@ void OverlapScheduler::emit(size_t at) {
     else if (roles[user] == Role::Deferred)
       readyDeferred.insert(user);
   }
+  return true;
 }
 
 void OverlapScheduler::emitDeferredWithoutWaiting() {
@@ -298,6 +312,7 @@ void OverlapScheduler::emitDeferredWithoutWaiting() {
 
 std::vector<Operation *> OverlapScheduler::run() {
   emitted.assign(ops.size(), false);
+  visiting.assign(ops.size(), false);
   waiting.assign(ops.size(), 0);
   for (size_t at = 0; at < ops.size(); ++at)
     waiting[at] = producers[at].size();

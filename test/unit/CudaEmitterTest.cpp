@@ -120,8 +120,7 @@ TEST(CudaEmitterTest, CollectiveIsARuntimeCall) {
             std::string::npos)
       << source;
   // The argument's global shape is twice its block, split over axis 0.
-  EXPECT_NE(source.find("{8}, {{0, -1, -1, -1}}"), std::string::npos)
-      << source;
+  EXPECT_NE(source.find("{8}, {{0, -1, -1, -1}}"), std::string::npos) << source;
 }
 
 // A reduction the runtime's engines do not have is a located error.

@@ -259,14 +259,12 @@ void GraphImporter::setOutput(unsigned index, Value value) {
     values[node->output(index)] = value;
 }
 
-void GraphImporter::setSequenceOutput(unsigned index,
-                                      ArrayRef<Value> tensors) {
+void GraphImporter::setSequenceOutput(unsigned index, ArrayRef<Value> tensors) {
   if (hasOutput(index))
     sequences[node->output(index)].assign(tensors.begin(), tensors.end());
 }
 
-FailureOr<ArrayRef<Value>>
-GraphImporter::requireSequenceInput(unsigned index) {
+FailureOr<ArrayRef<Value>> GraphImporter::requireSequenceInput(unsigned index) {
   if (int(index) >= node->input_size() || node->input(index).empty()) {
     emitNodeError() << "input #" << index << " is missing";
     return failure();

@@ -31,8 +31,7 @@ static bool isDefaultDomain(const onnx::NodeProto &node) {
 static bool isView(StringRef opType) {
   static const llvm::StringSet<> views = {"Identity", "Slice",     "Reshape",
                                           "Squeeze",  "Unsqueeze", "Transpose",
-                                          "Expand",   "Cast",
-                                          "CastLike"};
+                                          "Expand",   "Cast",      "CastLike"};
   return views.contains(opType);
 }
 

@@ -1062,8 +1062,8 @@ static LogicalResult convertSequenceAt(Importer &g) {
   ASSIGN_OR_FAIL(position, g.requireConstantInts(1, "position"));
   if (position.size() != 1)
     return g.fail("position must be a scalar");
-  int64_t size = sequence.size(), at = position[0] < 0 ? position[0] + size
-                                                        : position[0];
+  int64_t size = sequence.size(),
+          at = position[0] < 0 ? position[0] + size : position[0];
   if (at < 0 || at >= size)
     return g.fail("position " + llvm::Twine(position[0]) +
                   " is out of range for a sequence of " + llvm::Twine(size) +

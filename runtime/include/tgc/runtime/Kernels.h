@@ -15,7 +15,7 @@ namespace tgc::rt {
 cudaStream_t currentStream();
 /// The stream collectives run on, beside the kernels' (NCCL's calls).
 cudaStream_t currentCommStream();
-}
+} // namespace tgc::rt
 #define TGC_LAUNCH(kernel, grid, block, ...)                                   \
   kernel<<<(grid), (block), 0, ::tgc::rt::currentStream()>>>(__VA_ARGS__)
 #else

@@ -10,6 +10,7 @@
 
 #include "tgc/Eval/Kernels.h"
 #include "tgc/Eval/LineLayout.h"
+#include "tgc/Eval/TensorVisit.h"
 #include "tgc/Support/FloatFormats.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -44,20 +45,6 @@ template <typename Fn> auto visitData(Tensor &tensor, Fn &&fn) {
     break;
   }
   return fn(tensor.ints());
-}
-
-/// Calls `fn(source, destination)` with the element vectors of two tensors
-/// of the same storage.
-template <typename Fn>
-void visitData(const Tensor &source, Tensor &destination, Fn &&fn) {
-  switch (source.getStorage()) {
-  case Tensor::Storage::Float:
-    return fn(source.floats(), destination.floats());
-  case Tensor::Storage::Double:
-    return fn(source.doubles(), destination.doubles());
-  case Tensor::Storage::Int:
-    return fn(source.ints(), destination.ints());
-  }
 }
 
 /// The elements of a float tensor as T (a copy when the storage differs).

@@ -7,6 +7,8 @@
 
 #include "tgc/Interpreter/Collectives.h"
 
+#include "tgc/Eval/TensorVisit.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 #include <cmath>
@@ -75,20 +77,6 @@ DeviceGroups DeviceGroups::get(ArrayRef<int64_t> meshShape,
 // Blocks
 //===----------------------------------------------------------------------===//
 
-/// Calls `fn(source, destination)` with the element vectors of two tensors
-/// of the same storage.
-template <typename Fn>
-static void visitStorage(const Tensor &source, Tensor &destination, Fn &&fn) {
-  switch (source.getStorage()) {
-  case Tensor::Storage::Float:
-    return fn(source.floats(), destination.floats());
-  case Tensor::Storage::Double:
-    return fn(source.doubles(), destination.doubles());
-  case Tensor::Storage::Int:
-    return fn(source.ints(), destination.ints());
-  }
-}
-
 /// Copies the box of `extent` at `sourceOffsets` of `source` (of
 /// `sourceShape`) to `destinationOffsets` of `destination`: whole rows of
 /// the innermost dimension at a time.
@@ -144,7 +132,7 @@ Tensor tgc::extractBlock(const Tensor &tensor, ArrayRef<int64_t> blockCounts,
   }
   Tensor block(tensor.getType().clone(blockShape), tensor.getStorage());
   SmallVector<int64_t> zeros(shape.size(), 0);
-  visitStorage(tensor, block, [&](const auto &source, auto &destination) {
+  detail::visitData(tensor, block, [&](const auto &source, auto &destination) {
     copyBox(source, shape, offsets, destination, blockShape, zeros, blockShape);
   });
   return block;
@@ -157,7 +145,7 @@ void tgc::insertBlock(Tensor &tensor, const Tensor &block,
   for (auto [size, index] : llvm::zip_equal(blockShape, blockIndices))
     offsets.push_back(index * size);
   SmallVector<int64_t> zeros(blockShape.size(), 0);
-  visitStorage(block, tensor, [&](const auto &source, auto &destination) {
+  detail::visitData(block, tensor, [&](const auto &source, auto &destination) {
     copyBox(source, blockShape, zeros, destination, tensor.getShape(), offsets,
             blockShape);
   });

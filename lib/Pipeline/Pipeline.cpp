@@ -52,6 +52,21 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
   if (succeeded(mesh) && mesh->getAxisIndex("tp") &&
       mesh->getAxisSize("tp") > 1)
     pm.addNestedPass<func::FuncOp>(createTGSplitFusedProjections());
+  // Pipeline stages are cut in the forward, so that the backward, the
+  // micro-batches and the optimizer update inherit them.
+  if (succeeded(mesh) && mesh->getAxisIndex("pp") &&
+      mesh->getAxisSize("pp") > 1) {
+    TGPipelineSplitOptions split;
+    split.stages = mesh->getAxisSize("pp");
+    split.schedule = options.pipelineSchedule;
+    split.virtualStages =
+        options.virtualStages
+            ? options.virtualStages
+            : (options.pipelineSchedule == "interleaved" ? 2 : 1);
+    split.microBatches = options.microBatches;
+    split.device = options.device;
+    pm.addPass(createTGPipelineSplit(split));
+  }
   if (options.differentiates()) {
     TGAutodiffOptions autodiff;
     autodiff.frozen.assign(options.freeze.begin(), options.freeze.end());
@@ -101,6 +116,9 @@ void tgc::buildShardingStage(OpPassManager &pm,
   TGPartitionOptions partition;
   partition.explain = options.explainSharding;
   function.addPass(createTGPartition(partition));
+  TGPipelineScheduleOptions pipeline;
+  pipeline.device = options.device;
+  function.addPass(createTGPipelineSchedule(pipeline));
 }
 
 void tgc::buildPlanningStage(OpPassManager &pm,

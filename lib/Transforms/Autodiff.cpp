@@ -8,6 +8,7 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,12 +31,22 @@ using namespace tgc;
 
 namespace {
 
-/// Records the ops a builder creates, to erase those that end up unused.
+/// Records the ops a builder creates, to erase those that end up unused. In
+/// a function cut into pipeline stages, each is marked backward and put in
+/// the stage of the forward op it differentiates (`forward`).
 struct CreatedOps : OpBuilder::Listener {
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     ops.push_back(op);
+    if (!pipelined)
+      return;
+    op->setAttr(kBackwardAttrName, UnitAttr::get(op->getContext()));
+    if (std::optional<int64_t> stage =
+            forward ? getStage(forward) : std::nullopt)
+      setStage(op, *stage);
   }
   SmallVector<Operation *> ops;
+  bool pipelined = false;
+  Operation *forward = nullptr;
 };
 
 /// Which parameters are trained: those that match no `frozen` glob and,
@@ -117,7 +128,26 @@ std::string ReverseModeDifferentiator::getParamName(unsigned index) {
 void ReverseModeDifferentiator::accumulate(OpBuilder &builder, Value value,
                                            Value grad) {
   Value &slot = grads[value];
-  slot = slot ? tg::AddOp::create(builder, grad.getLoc(), slot, grad) : grad;
+  if (!slot) {
+    slot = grad;
+    return;
+  }
+  auto sum = tg::AddOp::create(builder, grad.getLoc(), slot, grad);
+  // In a pipeline, the terms of a gradient add up on the stage that
+  // computed them when it is one (a value read twice on the next stage
+  // sends one gradient back), else on the stage of the value.
+  auto stageOf = [](Value v) -> std::optional<int64_t> {
+    Operation *def = v.getDefiningOp();
+    return def ? getStage(def) : std::nullopt;
+  };
+  if (sum->hasAttr(kStageAttrName)) {
+    std::optional<int64_t> terms = stageOf(slot);
+    if (terms != stageOf(grad) || !terms)
+      terms = stageOf(value);
+    if (terms)
+      setStage(sum, *terms);
+  }
+  slot = sum;
 }
 
 LogicalResult ReverseModeDifferentiator::run() {
@@ -142,6 +172,8 @@ LogicalResult ReverseModeDifferentiator::run() {
 
   OpBuilder builder(ret);
   CreatedOps created;
+  created.pipelined = func->hasAttr(kPipelineAttrName);
+  created.forward = loss.getDefiningOp();
   builder.setListener(&created);
   Type lossType = loss.getType();
   auto one = DenseElementsAttr::get(
@@ -163,6 +195,7 @@ LogicalResult ReverseModeDifferentiator::run() {
       return op->emitOpError("cannot be differentiated through a secondary "
                              "result alone");
     builder.setInsertionPoint(ret);
+    created.forward = op;
     FailureOr<SmallVector<Value>> operandGrads =
         differentiable.buildVjp(builder, resultGrads);
     if (failed(operandGrads))

@@ -7,6 +7,7 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -102,9 +103,17 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   OpBuilder builder = OpBuilder::atBlockEnd(newBody);
   Location loc = func.getLoc();
 
-  // The body, once per micro-batch, on its slice of the batch.
+  // The body, once per micro-batch, on its slice of the batch. In a
+  // pipeline, each copy's ops carry their micro-batch.
+  bool pipelined = func->hasAttr(kPipelineAttrName);
   SmallVector<Value> sums;
   for (unsigned k = 0; k < n; ++k) {
+    auto microBatch = builder.getI64IntegerAttr(k);
+    auto tag = [&](Operation *op) {
+      if (pipelined)
+        op->setAttr(kMicroBatchAttrName, microBatch);
+      return op;
+    };
     IRMapping mapping;
     for (auto [i, oldArg, newArg] :
          llvm::enumerate(oldBody.getArguments(), newBody->getArguments())) {
@@ -118,18 +127,28 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
       SmallVector<int64_t> strides(type.getRank(), 1);
       start[0] = k * type.getDimSize(0);
       limit[0] = start[0] + type.getDimSize(0);
-      mapping.map(oldArg, tg::SliceOp::create(builder, oldArg.getLoc(), newArg,
-                                              start, limit, strides));
+      mapping.map(oldArg,
+                  tag(tg::SliceOp::create(builder, oldArg.getLoc(), newArg,
+                                          start, limit, strides))
+                      ->getResult(0));
     }
     for (Operation &op : oldBody.without_terminator())
-      builder.clone(op, mapping);
+      tag(builder.clone(op, mapping));
     Operation *ret = oldBody.getTerminator();
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
       Value mapped = mapping.lookupOrDefault(value);
       if (k == 0)
         sums.push_back(mapped);
-      else
-        sums[i] = tg::AddOp::create(builder, loc, sums[i], mapped);
+      else {
+        auto sum = tg::AddOp::create(builder, loc, sums[i], mapped);
+        // The running sum is part of the micro-batch's last unit on the
+        // stage that produced its term.
+        if (Operation *def = mapped.getDefiningOp(); pipelined && def) {
+          copyPipelineAttrs(def, sum);
+          tag(sum);
+        }
+        sums[i] = sum;
+      }
     }
   }
 

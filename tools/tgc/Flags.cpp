@@ -286,9 +286,10 @@ static cl::opt<bool>
 static cl::opt<std::string>
     mesh("mesh",
          cl::desc("Devices as a mesh of named axes, the last innermost "
-                  "(dp=8,tp=4): dp splits the batch, tp the layers (Megatron's "
-                  "layout); the step becomes one device's program with its "
-                  "collectives"),
+                  "(dp=8,pp=2,tp=4): dp splits the batch, tp the layers "
+                  "(Megatron's layout), pp the model into pipeline stages "
+                  "(docs/pipeline.md); the step becomes one device's program "
+                  "with its collectives"),
          cl::value_desc("AXIS=N,..."), TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<unsigned>
     zero("zero",
@@ -300,6 +301,19 @@ static cl::opt<bool> sequenceParallel(
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
              "on the sequence dimension over tp"),
     TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<std::string> pipelineSchedule(
+    "pipeline-schedule",
+    cl::desc("With a pp mesh axis: the order of the pipeline's units: gpipe "
+             "(every forward, then every backward), 1f1b (the default) or "
+             "interleaved (Megatron's interleaved 1F1B over --virtual-stages "
+             "model chunks per device)"),
+    cl::value_desc("gpipe|1f1b|interleaved"), cl::init("1f1b"), TGC_STEP_SUBS,
+    TGC_CAT);
+static cl::opt<unsigned> virtualStages(
+    "virtual-stages",
+    cl::desc("With --pipeline-schedule interleaved: model chunks per pipeline "
+             "device (default 2)"),
+    cl::value_desc("V"), cl::init(0), TGC_STEP_SUBS, TGC_CAT);
 static cl::list<std::string> shard(
     "shard",
     cl::desc("A user sharding of the arguments whose name matches: "
@@ -385,6 +399,8 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.mesh = mesh;
   options.zero = zero;
   options.sequenceParallel = sequenceParallel;
+  options.pipelineSchedule = pipelineSchedule;
+  options.virtualStages = virtualStages;
   options.explainSharding = explainSharding;
   options.shard = shard;
   if (llvm::Error error = validatePipelineOptions(options))
@@ -424,6 +440,8 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(mesh),
       std::addressof(zero),
       std::addressof(sequenceParallel),
+      std::addressof(pipelineSchedule),
+      std::addressof(virtualStages),
       std::addressof(explainSharding),
       std::addressof(shard),
       std::addressof(lora),

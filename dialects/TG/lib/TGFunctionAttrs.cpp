@@ -260,6 +260,27 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
              << "' belongs on a shard.grid: one axis name per grid dimension";
     return success();
   }
+  // The pipeline stages of docs/pipeline.md (PipelineConfig checks the
+  // dictionary's fields).
+  if (name == kStageAttrName || name == kMicroBatchAttrName) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    if (!integer || !integer.getType().isInteger(64) || integer.getInt() < 0)
+      return op->emitError()
+             << "'" << name << "' must be a non-negative i64, got " << value;
+    return success();
+  }
+  if (name == kBackwardAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError()
+             << "'" << name << "' is a unit attribute, got " << value;
+    return success();
+  }
+  if (name == kPipelineStagesAttrName) {
+    if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(value))
+      return op->emitError()
+             << "'" << name << "' is a dictionary on a function, got " << value;
+    return success();
+  }
   // Catching unknown tg attributes keeps a misplaced role or name from being
   // silently ignored.
   InFlightDiagnostic diag = op->emitError() << "unknown attribute '" << name

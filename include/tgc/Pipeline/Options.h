@@ -130,8 +130,9 @@ struct TrainingPipelineOptions
   Option<std::string> mesh{
       *this, "mesh",
       llvm::cl::desc("Devices as a mesh of named axes, the last innermost "
-                     "(dp=8,tp=4): dp splits the batch, tp the layers "
-                     "(Megatron); the step becomes one device's program "
+                     "(dp=8,pp=2,tp=4): dp splits the batch, tp the layers "
+                     "(Megatron), pp the model into pipeline stages; the step "
+                     "becomes one device's program "
                      "(tg-shard-annotate, tg-shard-propagate, tg-partition)"),
       llvm::cl::init("")};
   Option<unsigned> zero{
@@ -149,6 +150,17 @@ struct TrainingPipelineOptions
       llvm::cl::desc("User shardings of arguments, NAME_GLOB=AXES,AXES,... "
                      "(one entry per dimension; a+b for two axes, empty for "
                      "a whole dimension): they win over the presets")};
+  Option<std::string> pipelineSchedule{
+      *this, "pipeline-schedule",
+      llvm::cl::desc("With a pp axis: the order of the pipeline's units, "
+                     "gpipe, 1f1b or interleaved (default 1f1b; "
+                     "tg-pipeline-split, tg-pipeline-schedule)"),
+      llvm::cl::init("1f1b")};
+  Option<unsigned> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("With the interleaved schedule: model chunks per "
+                     "pipeline device (default 2)"),
+      llvm::cl::init(0)};
   Option<bool> explainSharding{
       *this, "explain-sharding",
       llvm::cl::desc("A remark per sharding conflict and per inserted "

@@ -833,6 +833,90 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def TGPipelineSplit : Pass<"tg-pipeline-split", "::mlir::ModuleOp"> {
+  let summary = "Cut a model's forward into pipeline stages";
+  let description = [{
+    Gives every op of each function's forward a `tg.stage`
+    (docs/pipeline.md): the ops on the path of the batch (those that depend
+    on an `input` or `label` argument) are cut, in block order, into
+    `stages` x `virtual-stages` contiguous stages whose modelled times (the
+    cost model on `device`) are as balanced as possible: the slowest stage
+    is the fastest it can be. Where the parameter names number layers
+    (`h.3.attn...`, `model.layers.3...`), cuts fall only between layers (the
+    ops before the first layer, such as the embedding, and after the last,
+    such as the head and the loss, count as layers of their own), and more
+    stages than layers is an error; otherwise any op boundary is a cut. The
+    ops that read only parameters and constants (casts of master weights,
+    masks) join the earliest stage that uses them and are copied to every
+    other stage that does (a tied embedding's cast is on the first and the
+    last stage). The function gets its `tg.pipeline_stages` dictionary.
+
+    Runs before `tg-autodiff`, which gives each backward op the stage of the
+    op it differentiates, and `tg-microbatch`, which numbers the
+    micro-batches; `tg-pipeline-schedule` completes the program.
+
+    ```mlir
+    %h = tg.matmul %x, %w0 {tg.stage = 0 : i64} : ...
+    %y = tg.matmul %h, %w1 {tg.stage = 1 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", /*default=*/"\"pp\"",
+           "The mesh axis of the pipeline">,
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "Pipeline devices (the size of the pp axis)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per device (the interleaved schedule)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Micro-batches per step (recorded for tg-pipeline-schedule)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe, 1f1b or interleaved">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "Built-in device whose cost model balances the stages (default: "
+           "the module's tg.device)">,
+  ];
+}
+
+def TGPipelineSchedule : Pass<"tg-pipeline-schedule", "::mlir::func::FuncOp"> {
+  let summary = "Move values between pipeline stages and order the schedule";
+  let description = [{
+    Completes a function that `tg-pipeline-split` cut into stages
+    (docs/pipeline.md), after differentiation, micro-batching, the optimizer
+    and partitioning:
+
+    - every op without a `tg.stage` (partitioning's collectives, the
+      optimizer update, folded constants) takes the stage, micro-batch and
+      direction of its users when they are on one pipeline device, else of
+      its first staged operand; an op with neither (a constant used on
+      several devices) is copied to each device;
+    - every value used on another pipeline device moves through a
+      `shard.send` on its stage and a `shard.recv` on the receiving stage
+      (over the pipeline axis; once per value and receiving device; a scalar
+      travels as a one-element tensor);
+    - the block is ordered so that each device's ops, in block order, run
+      its units (a micro-batch through a model chunk, forward or backward)
+      in the order of the `tg.pipeline_stages` schedule: GPipe (every forward,
+      then every backward), 1F1B (`P-1-p` warm-up forwards on device `p`,
+      then one forward and one backward, then the rest of the backwards) or
+      Megatron's interleaved 1F1B. Across devices, units are interleaved by
+      their start times in a simulation of the schedule with the cost
+      model's op times on `device`.
+
+    ```mlir
+    %h = tg.matmul %x, %w0 {tg.stage = 0 : i64, tg.micro_batch = 0 : i64} : ...
+    %s = shard.send %h on @mesh grid_axes = [0] destination = [1] {tg.stage = 0 : i64, ...} : ...
+    %r = shard.recv %s on @mesh grid_axes = [0] source = [0] {tg.stage = 1 : i64, ...} : ...
+    %y = tg.matmul %r, %w1 {tg.stage = 1 : i64, tg.micro_batch = 0 : i64} : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::tgc::tg::TGDialect"];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "Built-in device whose op times order the units (default: the "
+           "module's tg.device)">,
+  ];
+}
+
 def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
   let summary = "Group ops into fusion regions, the kernels tgc emits";
   let description = [{

@@ -2,13 +2,15 @@
 //
 // Resolves a partitioned function's mesh and the layouts of its arguments
 // and results from their tg.sharding, splits the global arguments, runs the
-// ranks and assembles the global results.
+// ranks and assembles the global results (of a pipelined function, from the
+// devices of the stage that produces each).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Interpreter/GlobalStep.h"
 
 #include "tgc/Dialect/TG/TGSharding.h"
+#include "tgc/Interpreter/Collectives.h"
 #include "tgc/Interpreter/Inputs.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -193,9 +195,35 @@ GlobalStepRunner::create(FunctionOpInterface function,
     runner.resultLayouts.push_back(std::move(resolved->layout));
     runner.resultTypes.push_back(resolved->globalType);
   }
-  if (runner.mesh &&
-      failed(RankedInterpreter::checkCanRun(function, *runner.mesh)))
+  if (!runner.mesh)
+    return runner;
+  if (failed(RankedInterpreter::checkCanRun(function, *runner.mesh)))
     return failure();
+  FailureOr<std::optional<SimulatedPipeline>> pipeline =
+      SimulatedPipeline::get(function, *runner.mesh);
+  if (failed(pipeline))
+    return failure();
+  runner.pipeline = std::move(*pipeline);
+  if (!runner.pipeline)
+    return runner;
+  // A result lives on the devices of one stage: one position on the
+  // pipeline axis, which therefore cannot split it.
+  Operation *terminator = function.getFunctionBody().front().getTerminator();
+  for (auto [i, layout] : llvm::enumerate(runner.resultLayouts)) {
+    if (llvm::any_of(layout.dimAxes,
+                     [&](ArrayRef<unsigned> axes) {
+                       return llvm::is_contained(axes,
+                                                 runner.pipeline->getAxis());
+                     }) ||
+        llvm::is_contained(layout.unreducedAxes, runner.pipeline->getAxis()))
+      return function.emitError()
+             << "result '" << getResultName(function, i)
+             << "' is sharded over the pipeline axis \""
+             << runner.pipeline->getAxisName()
+             << "\"; a result lives on the devices of one stage";
+    runner.resultHolders.push_back(
+        runner.pipeline->getHolder(terminator->getOperand(i)));
+  }
   return runner;
 }
 
@@ -226,11 +254,19 @@ GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
 
   SmallVector<Tensor> results;
   for (auto [r, layout] : llvm::enumerate(resultLayouts)) {
+    // The devices that hold the result: all of them, or in a pipelined
+    // function those of its stage, a mesh whose pipeline axis has size 1.
+    std::optional<int64_t> holder = pipeline ? resultHolders[r] : std::nullopt;
+    SmallVector<int64_t> shape(mesh->shape);
+    if (holder)
+      shape[pipeline->getAxis()] = 1;
     SmallVector<Tensor> pieces;
-    for (SmallVector<Tensor> &device : *localResults)
-      pieces.push_back(std::move(device[r]));
+    for (auto [device, deviceResults] : llvm::enumerate(*localResults))
+      if (!holder || getDeviceCoordinates(
+                         mesh->shape, device)[pipeline->getAxis()] == *holder)
+        pieces.push_back(std::move(deviceResults[r]));
     llvm::Expected<Tensor> global =
-        assembleTensor(pieces, layout, mesh->shape, options);
+        assembleTensor(pieces, layout, shape, options);
     if (!global)
       return function.emitError("internal error: on the simulated ranks of @")
              << mesh->gridName << ", result '" << getResultName(function, r)

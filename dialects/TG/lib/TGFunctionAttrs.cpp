@@ -155,10 +155,51 @@ verifyName(Attribute value, unsigned index, ArrayAttr all, StringRef kind,
   return success();
 }
 
-/// A byte offset or size of the memory plan: a non-negative integer.
-static bool isByteCount(Attribute value) {
+/// A byte offset or size of the memory plan, a stage or a micro-batch: a
+/// non-negative integer.
+static bool isNonNegativeInteger(Attribute value) {
   auto integer = dyn_cast<IntegerAttr>(value);
   return integer && !integer.getType().isInteger(1) && integer.getInt() >= 0;
+}
+
+/// Checks the `tg.pipeline` of a pipelined function: a dictionary of the
+/// fields docs/pipeline.md lists, each optional.
+static LogicalResult verifyPipeline(Operation *op, Attribute value) {
+  auto pipeline = dyn_cast<DictionaryAttr>(value);
+  if (!pipeline)
+    return op->emitError() << "'" << TGDialect::kPipelineAttrName
+                           << "' on a function must be a dictionary (axis, "
+                              "stages, virtual_stages, micro_batches, "
+                              "schedule), got "
+                           << value;
+  for (NamedAttribute field : pipeline) {
+    StringRef key = field.getName().getValue();
+    Attribute entry = field.getValue();
+    auto emit = [&] {
+      return op->emitError()
+             << "'" << TGDialect::kPipelineAttrName << "' " << key << " ";
+    };
+    if (key == "axis") {
+      if (!isa<StringAttr>(entry))
+        return emit() << "must be a mesh axis name, got " << entry;
+    } else if (key == "stages" || key == "virtual_stages" ||
+               key == "micro_batches") {
+      auto count = dyn_cast<IntegerAttr>(entry);
+      if (!count || count.getType().isInteger(1) || count.getInt() < 1)
+        return emit() << "must be a positive integer, got " << entry;
+    } else if (key == "schedule") {
+      auto schedule = dyn_cast<StringAttr>(entry);
+      if (!schedule || !llvm::is_contained({"gpipe", "1f1b", "interleaved"},
+                                           schedule.getValue()))
+        return emit() << "must be \"gpipe\", \"1f1b\" or \"interleaved\", got "
+                      << entry;
+    } else {
+      return op->emitError()
+             << "'" << TGDialect::kPipelineAttrName << "' has no field '" << key
+             << "' (axis, stages, virtual_stages, micro_batches, schedule)";
+    }
+  }
+  return success();
 }
 
 /// Checks a `#tg.sharding` of a value of `type`: its rank, and that its mesh
@@ -200,7 +241,7 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kWorkspaceOffsetAttrName) {
-    if (!isByteCount(value))
+    if (!isNonNegativeInteger(value))
       return op->emitError()
              << "'" << name << "' must be a non-negative integer, got "
              << value;
@@ -209,10 +250,25 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
   if (name == kArenaSizeAttrName || name == kGemmWorkspaceOffsetAttrName) {
     if (!isa<FunctionOpInterface>(op))
       return op->emitError() << "'" << name << "' belongs on a function";
-    if (!isByteCount(value))
+    if (!isNonNegativeInteger(value))
       return op->emitError()
              << "'" << name << "' must be a non-negative integer, got "
              << value;
+    return success();
+  }
+  if (name == kPipelineAttrName && isa<FunctionOpInterface>(op))
+    return verifyPipeline(op, value);
+  if (name == kStageAttrName || name == kMicroBatchAttrName) {
+    if (!isNonNegativeInteger(value))
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer, got "
+             << value;
+    return success();
+  }
+  if (name == kBackwardAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute, got " << value;
     return success();
   }
   if (name == kDeviceAttrName || name == kPipelineAttrName) {
@@ -324,7 +380,7 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   if (name == kOffsetAttrName) {
-    if (!isByteCount(attribute.getValue()))
+    if (!isNonNegativeInteger(attribute.getValue()))
       return emit() << "'tg.offset' must be a non-negative integer, got "
                     << attribute.getValue();
     return success();

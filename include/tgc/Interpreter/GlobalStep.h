@@ -5,7 +5,10 @@
 // interpreter; a partitioned one (its module holds a shard.grid) has each
 // argument split by its tg.sharding, all ranks of its mesh run by the
 // RankedInterpreter, and each result assembled by its tg.sharding, so both
-// give the numbers of the unsharded step. A reference, not a fast path.
+// give the numbers of the unsharded step. In a pipelined function
+// (docs/pipeline.md) every device receives every argument, and a result is
+// assembled from the devices of the stage that produces it. A reference, not
+// a fast path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +41,8 @@ public:
   /// layout of every argument and result, and checks that the function can
   /// run (a located error otherwise: no grid, a grid without tg.mesh_axes,
   /// an unknown axis, an unreduced argument, a shard op the ranks do not
-  /// run...).
+  /// run, a result of a pipelined function sharded over the pipeline
+  /// axis...).
   static mlir::FailureOr<GlobalStepRunner>
   create(mlir::FunctionOpInterface function, InterpreterOptions options = {});
 
@@ -66,7 +70,11 @@ private:
   mlir::FunctionOpInterface function;
   InterpreterOptions options;
   std::optional<SimulatedMesh> mesh;
+  std::optional<SimulatedPipeline> pipeline;
   llvm::SmallVector<ShardedLayout> argumentLayouts, resultLayouts;
+  /// In a pipelined function, per result the pipeline-axis coordinate of
+  /// the devices that hold it (none: every device, an argument returned).
+  llvm::SmallVector<std::optional<int64_t>> resultHolders;
   llvm::SmallVector<mlir::RankedTensorType> argumentTypes, resultTypes;
 };
 

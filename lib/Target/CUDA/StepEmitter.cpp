@@ -640,6 +640,15 @@ LogicalResult StepEmitter::emitDescription() {
 }
 
 FailureOr<CudaProject> StepEmitter::run() {
+  // A pipelined step (docs/pipeline.md) runs each op on its stage's ranks
+  // only and moves values between stages with send/recv pairs; the
+  // generated step runs every op on every rank, and the runtime has no
+  // point-to-point transfers.
+  if (step->hasAttr(tg::TGDialect::kPipelineAttrName))
+    return step.emitError("pipeline-parallel steps cannot be emitted yet: ")
+           << "the generated step runs every op on every rank and the "
+              "runtime has no send/recv between stages (the simulated ranks "
+              "of tgc run and tgc train run it)";
   if (!step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName))
     return step.emitError("is not a compiled step (it has no ")
            << tg::TGDialect::kArenaSizeAttrName

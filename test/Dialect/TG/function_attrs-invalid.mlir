@@ -372,3 +372,63 @@ module attributes {tg.device = "H100-SXM"} {
 // expected-error @+1 {{'tg.pipeline' must be a string (a pass pipeline), got 3 : i64}}
 module attributes {tg.pipeline = 3} {
 }
+
+// -----
+
+// On a function, tg.pipeline is the function's pipeline (docs/pipeline.md).
+// expected-error @+1 {{'tg.pipeline' on a function must be a dictionary (axis, stages, virtual_stages, micro_batches, schedule), got "1f1b"}}
+func.func @pipeline_not_dictionary(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = "1f1b"} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tg.pipeline' stages must be a positive integer, got 0 : i64}}
+func.func @pipeline_no_stages(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {stages = 0 : i64}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tg.pipeline' axis must be a mesh axis name, got 1 : i64}}
+func.func @pipeline_axis_number(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {axis = 1 : i64}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tg.pipeline' schedule must be "gpipe", "1f1b" or "interleaved", got "zb"}}
+func.func @pipeline_unknown_schedule(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {schedule = "zb"}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tg.pipeline' has no field 'chunks' (axis, stages, virtual_stages, micro_batches, schedule)}}
+func.func @pipeline_unknown_field(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {chunks = 2 : i64}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_stage(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.stage' must be a non-negative integer, got -1 : i64}}
+  %0 = tg.exp %x {tg.stage = -1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @micro_batch_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.micro_batch' must be a non-negative integer, got "0"}}
+  %0 = tg.exp %x {tg.micro_batch = "0"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @backward_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.backward' must be a unit attribute, got true}}
+  %0 = tg.exp %x {tg.backward = true} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -78,25 +78,23 @@ PipelineConfig::lookup(FunctionOpInterface function) {
   };
   if (!dict)
     return malformed("not a dictionary");
+  // The fields the dialect's verifier checked; the missing ones default.
   PipelineConfig config;
-  auto axis = dict.getAs<StringAttr>("axis");
-  auto schedule = dict.getAs<StringAttr>("schedule");
-  auto stages = dict.getAs<IntegerAttr>("stages");
-  auto virtualStages = dict.getAs<IntegerAttr>("virtual_stages");
-  auto microBatches = dict.getAs<IntegerAttr>("micro_batches");
-  if (!axis || !schedule || !stages || !virtualStages || !microBatches)
-    return malformed("needs axis and schedule (strings), stages, "
-                     "virtual_stages and micro_batches (integers)");
-  std::optional<PipelineScheduleKind> kind =
-      symbolizePipelineScheduleKind(schedule.getValue());
-  if (!kind)
-    return malformed("schedule must be gpipe, 1f1b or interleaved, got '" +
-                     schedule.getValue().str() + "'");
-  config.axis = axis.str();
-  config.schedule = *kind;
-  config.stages = stages.getInt();
-  config.virtualStages = virtualStages.getInt();
-  config.microBatches = microBatches.getInt();
+  if (auto axis = dict.getAs<StringAttr>("axis"))
+    config.axis = axis.str();
+  if (auto schedule = dict.getAs<StringAttr>("schedule")) {
+    std::optional<PipelineScheduleKind> kind =
+        symbolizePipelineScheduleKind(schedule.getValue());
+    if (!kind)
+      return malformed("schedule must be gpipe, 1f1b or interleaved, got '" +
+                       schedule.getValue().str() + "'");
+    config.schedule = *kind;
+  }
+  for (auto [name, field] : {std::pair{"stages", &config.stages},
+                             std::pair{"virtual_stages", &config.virtualStages},
+                             std::pair{"micro_batches", &config.microBatches}})
+    if (auto value = dict.getAs<IntegerAttr>(name))
+      *field = value.getInt();
   if (std::string why = config.validate(); !why.empty())
     return malformed(why);
   return std::optional<PipelineConfig>(config);

@@ -41,13 +41,14 @@ static IntegerAttr getStageAttr(Operation *op) {
 FailureOr<std::optional<SimulatedPipeline>>
 SimulatedPipeline::get(FunctionOpInterface function,
                        const SimulatedMesh &mesh) {
-  Attribute attribute = function->getAttr(tg::TGDialect::kPipelineAttrName);
+  Attribute attribute =
+      function->getAttr(tg::TGDialect::kPipelineStagesAttrName);
   if (!attribute)
     return std::optional<SimulatedPipeline>();
   auto pipeline = dyn_cast<DictionaryAttr>(attribute);
   if (!pipeline)
     return function.emitError("'")
-           << tg::TGDialect::kPipelineAttrName
+           << tg::TGDialect::kPipelineStagesAttrName
            << "' on a function must be a dictionary, got " << attribute;
   StringRef axisName = "pp";
   if (auto name = pipeline.getAs<StringAttr>("axis"))

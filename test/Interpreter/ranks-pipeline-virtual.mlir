@@ -11,7 +11,7 @@ func.func @main(%x: tensor<8x4xf32> {tg.role = "input", tg.name = "x"},
                 %w1: tensor<4x3xf32> {tg.role = "param", tg.name = "w1", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}]>},
                 %w2: tensor<3x4xf32> {tg.role = "param", tg.name = "w2", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {}]>})
     -> (tensor<8x4xf32> {tg.name = "y"}, tensor<f32> {tg.name = "loss"})
-    attributes {tg.pipeline = {axis = "pp", stages = 2 : i64, virtual_stages = 2 : i64, micro_batches = 2 : i64, schedule = "interleaved"}} {
+    attributes {tg.pipeline_stages = {axis = "pp", stages = 2 : i64, virtual_stages = 2 : i64, micro_batches = 2 : i64, schedule = "interleaved"}} {
   %h = tg.matmul %x, %w1 {tg.stage = 0 : i64} : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
   %h_out = shard.send %h on @mesh grid_axes = [1] destination = [1] {tg.stage = 0 : i64} : (tensor<8x3xf32>) -> tensor<8x3xf32>
   %h_in = shard.recv %h_out on @mesh grid_axes = [1] source = [0] {tg.stage = 1 : i64} : (tensor<8x3xf32>) -> tensor<8x3xf32>

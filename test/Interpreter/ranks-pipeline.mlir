@@ -21,7 +21,7 @@ func.func @main(%x: tensor<4x4xf32> {tg.role = "input", tg.name = "x", tg.shardi
         tensor<6x4xf32> {tg.role = "grad", tg.name = "w2.grad"},
         tensor<4x4xf32> {tg.role = "output", tg.name = "y", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}]>},
         tensor<4x6xf32> {tg.role = "param", tg.name = "w1.copy"})
-    attributes {tg.pipeline = {axis = "pp", stages = 2 : i64, virtual_stages = 1 : i64, micro_batches = 1 : i64, schedule = "gpipe"}} {
+    attributes {tg.pipeline_stages = {axis = "pp", stages = 2 : i64, virtual_stages = 1 : i64, micro_batches = 1 : i64, schedule = "gpipe"}} {
   %h = tg.matmul %x, %w1 {tg.stage = 0 : i64} : (tensor<4x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
   %a = tg.tanh %h {tg.stage = 0 : i64} : tensor<4x6xf32>
   %a_out = shard.send %a on @mesh grid_axes = [0] destination = [1] {tg.stage = 0 : i64} : (tensor<4x6xf32>) -> tensor<4x6xf32>

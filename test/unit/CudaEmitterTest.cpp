@@ -156,7 +156,7 @@ TEST(CudaEmitterTest, PipelinedStepIsALocatedError) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
       "shard.grid @mesh(shape = 2) {tg.mesh_axes = [\"pp\"]}\n"
       "func.func @f(%a: tensor<4xf32> {tg.offset = 0 : i64}) -> tensor<4xf32> "
-      "attributes {tg.arena_size = 512 : i64, tg.pipeline = {axis = \"pp\", "
+      "attributes {tg.arena_size = 512 : i64, tg.pipeline_stages = {axis = \"pp\", "
       "stages = 2 : i64}} {\n"
       "  %0 = tg.exp %a {tg.stage = 0 : i64, tg.offsets = array<i64: 256>} : "
       "tensor<4xf32>\n"

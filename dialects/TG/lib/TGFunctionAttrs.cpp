@@ -162,12 +162,12 @@ static bool isNonNegativeInteger(Attribute value) {
   return integer && !integer.getType().isInteger(1) && integer.getInt() >= 0;
 }
 
-/// Checks the `tg.pipeline` of a pipelined function: a dictionary of the
+/// Checks the `tg.pipeline_stages` of a pipelined function: a dictionary of the
 /// fields docs/pipeline.md lists, each optional.
 static LogicalResult verifyPipeline(Operation *op, Attribute value) {
   auto pipeline = dyn_cast<DictionaryAttr>(value);
   if (!pipeline)
-    return op->emitError() << "'" << TGDialect::kPipelineAttrName
+    return op->emitError() << "'" << TGDialect::kPipelineStagesAttrName
                            << "' on a function must be a dictionary (axis, "
                               "stages, virtual_stages, micro_batches, "
                               "schedule), got "
@@ -177,7 +177,7 @@ static LogicalResult verifyPipeline(Operation *op, Attribute value) {
     Attribute entry = field.getValue();
     auto emit = [&] {
       return op->emitError()
-             << "'" << TGDialect::kPipelineAttrName << "' " << key << " ";
+             << "'" << TGDialect::kPipelineStagesAttrName << "' " << key << " ";
     };
     if (key == "axis") {
       if (!isa<StringAttr>(entry))
@@ -195,7 +195,8 @@ static LogicalResult verifyPipeline(Operation *op, Attribute value) {
                       << entry;
     } else {
       return op->emitError()
-             << "'" << TGDialect::kPipelineAttrName << "' has no field '" << key
+             << "'" << TGDialect::kPipelineStagesAttrName << "' has no field '"
+             << key
              << "' (axis, stages, virtual_stages, micro_batches, schedule)";
     }
   }
@@ -256,8 +257,11 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
              << value;
     return success();
   }
-  if (name == kPipelineAttrName && isa<FunctionOpInterface>(op))
+  if (name == kPipelineStagesAttrName) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name << "' belongs on a function";
     return verifyPipeline(op, value);
+  }
   if (name == kStageAttrName || name == kMicroBatchAttrName) {
     if (!isNonNegativeInteger(value))
       return op->emitError()
@@ -314,27 +318,6 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << name
              << "' belongs on a shard.grid: one axis name per grid dimension";
-    return success();
-  }
-  // The pipeline stages of docs/pipeline.md (PipelineConfig checks the
-  // dictionary's fields).
-  if (name == kStageAttrName || name == kMicroBatchAttrName) {
-    auto integer = dyn_cast<IntegerAttr>(value);
-    if (!integer || !integer.getType().isInteger(64) || integer.getInt() < 0)
-      return op->emitError()
-             << "'" << name << "' must be a non-negative i64, got " << value;
-    return success();
-  }
-  if (name == kBackwardAttrName) {
-    if (!isa<UnitAttr>(value))
-      return op->emitError()
-             << "'" << name << "' is a unit attribute, got " << value;
-    return success();
-  }
-  if (name == kPipelineStagesAttrName) {
-    if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(value))
-      return op->emitError()
-             << "'" << name << "' is a dictionary on a function, got " << value;
     return success();
   }
   // Catching unknown tg attributes keeps a misplaced role or name from being

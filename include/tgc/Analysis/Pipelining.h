@@ -12,7 +12,7 @@
 #ifndef TGC_ANALYSIS_PIPELINING_H
 #define TGC_ANALYSIS_PIPELINING_H
 
-#include "tgc/Dialect/TG/TGSharding.h"
+#include "tgc/Dialect/TG/TGDialect.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -24,12 +24,16 @@
 
 namespace tgc {
 
-using tg::kBackwardAttrName;
-using tg::kMicroBatchAttrName;
-using tg::kStageAttrName;
+/// The attributes of docs/pipeline.md.
+inline constexpr llvm::StringLiteral kStageAttrName =
+    tg::TGDialect::kStageAttrName;
+inline constexpr llvm::StringLiteral kMicroBatchAttrName =
+    tg::TGDialect::kMicroBatchAttrName;
+inline constexpr llvm::StringLiteral kBackwardAttrName =
+    tg::TGDialect::kBackwardAttrName;
 /// The function attribute of a pipelined step (PipelineConfig).
 inline constexpr llvm::StringLiteral kPipelineAttrName =
-    tg::kPipelineStagesAttrName;
+    tg::TGDialect::kPipelineStagesAttrName;
 
 enum class PipelineScheduleKind { GPipe, OneFOneB, Interleaved };
 

@@ -644,7 +644,7 @@ FailureOr<CudaProject> StepEmitter::run() {
   // only and moves values between stages with send/recv pairs; the
   // generated step runs every op on every rank, and the runtime has no
   // point-to-point transfers.
-  if (step->hasAttr(tg::TGDialect::kPipelineAttrName))
+  if (step->hasAttr(tg::TGDialect::kPipelineStagesAttrName))
     return step.emitError("pipeline-parallel steps cannot be emitted yet: ")
            << "the generated step runs every op on every rank and the "
               "runtime has no send/recv between stages (the simulated ranks "

@@ -375,37 +375,37 @@ module attributes {tg.pipeline = 3} {
 
 // -----
 
-// On a function, tg.pipeline is the function's pipeline (docs/pipeline.md).
-// expected-error @+1 {{'tg.pipeline' on a function must be a dictionary (axis, stages, virtual_stages, micro_batches, schedule), got "1f1b"}}
-func.func @pipeline_not_dictionary(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = "1f1b"} {
+// A function's pipeline stages (docs/pipeline.md).
+// expected-error @+1 {{'tg.pipeline_stages' on a function must be a dictionary (axis, stages, virtual_stages, micro_batches, schedule), got "1f1b"}}
+func.func @pipeline_not_dictionary(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline_stages = "1f1b"} {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'tg.pipeline' stages must be a positive integer, got 0 : i64}}
-func.func @pipeline_no_stages(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {stages = 0 : i64}} {
+// expected-error @+1 {{'tg.pipeline_stages' stages must be a positive integer, got 0 : i64}}
+func.func @pipeline_no_stages(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline_stages = {stages = 0 : i64}} {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'tg.pipeline' axis must be a mesh axis name, got 1 : i64}}
-func.func @pipeline_axis_number(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {axis = 1 : i64}} {
+// expected-error @+1 {{'tg.pipeline_stages' axis must be a mesh axis name, got 1 : i64}}
+func.func @pipeline_axis_number(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline_stages = {axis = 1 : i64}} {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'tg.pipeline' schedule must be "gpipe", "1f1b" or "interleaved", got "zb"}}
-func.func @pipeline_unknown_schedule(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {schedule = "zb"}} {
+// expected-error @+1 {{'tg.pipeline_stages' schedule must be "gpipe", "1f1b" or "interleaved", got "zb"}}
+func.func @pipeline_unknown_schedule(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline_stages = {schedule = "zb"}} {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'tg.pipeline' has no field 'chunks' (axis, stages, virtual_stages, micro_batches, schedule)}}
-func.func @pipeline_unknown_field(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline = {chunks = 2 : i64}} {
+// expected-error @+1 {{'tg.pipeline_stages' has no field 'chunks' (axis, stages, virtual_stages, micro_batches, schedule)}}
+func.func @pipeline_unknown_field(%x: tensor<4xf32>) -> tensor<4xf32> attributes {tg.pipeline_stages = {chunks = 2 : i64}} {
   return %x : tensor<4xf32>
 }
 

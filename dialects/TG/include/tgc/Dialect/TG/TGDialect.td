@@ -48,12 +48,11 @@ def TG_Dialect : Dialect {
       place.
 
     Pipeline parallelism (docs/pipeline.md) marks a pipelined function with
-    `tg.pipeline = {axis = "pp", stages = P, virtual_stages = V,
-    micro_batches = M, schedule = "1f1b"}` (every field optional; the
-    schedule one of `"gpipe"`, `"1f1b"`, `"interleaved"`) and its ops with
-    `tg.stage` and `tg.micro_batch` (non-negative integers) and `tg.backward`
-    (a unit attribute). On the module, `tg.pipeline` is instead the pass
-    pipeline that compiled it (a string).
+    `tg.pipeline_stages = {axis = "pp", stages = P, virtual_stages = V,
+    micro_batches = M, schedule = "1f1b"}` (the schedule one of `"gpipe"`,
+    `"1f1b"`, `"interleaved"`) and its ops with `tg.stage` and
+    `tg.micro_batch` (non-negative integers) and `tg.backward` (a unit
+    attribute).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
@@ -84,9 +83,11 @@ def TG_Dialect : Dialect {
     /// device JSON file), and the pipeline that compiled it.
     static constexpr ::llvm::StringLiteral kDeviceAttrName = "tg.device";
     static constexpr ::llvm::StringLiteral kPipelineAttrName = "tg.pipeline";
-    /// Pipeline parallelism (docs/pipeline.md): on a function, `tg.pipeline`
-    /// is its pipeline (a dictionary); on ops, the stage and micro-batch they
-    /// belong to and whether the backward built them.
+    /// Pipeline parallelism (docs/pipeline.md): on a function, its pipeline
+    /// (a dictionary); on ops, the stage and micro-batch they belong to and
+    /// whether the backward built them.
+    static constexpr ::llvm::StringLiteral kPipelineStagesAttrName =
+        "tg.pipeline_stages";
     static constexpr ::llvm::StringLiteral kStageAttrName = "tg.stage";
     static constexpr ::llvm::StringLiteral kMicroBatchAttrName =
         "tg.micro_batch";

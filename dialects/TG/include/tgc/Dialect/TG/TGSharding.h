@@ -37,16 +37,6 @@ inline constexpr llvm::StringLiteral kShardingsAttrName = "tg.shardings";
 inline constexpr llvm::StringLiteral kShardingPrioritiesAttrName =
     "tg.sharding_priorities";
 
-/// The (virtual) pipeline stage of an op, an i64 (docs/pipeline.md).
-inline constexpr llvm::StringLiteral kStageAttrName = "tg.stage";
-/// The micro-batch of an op of a pipeline, an i64 (absent: shared by all).
-inline constexpr llvm::StringLiteral kMicroBatchAttrName = "tg.micro_batch";
-/// A unit attribute on the ops of a pipeline that tg-autodiff built.
-inline constexpr llvm::StringLiteral kBackwardAttrName = "tg.backward";
-/// The dictionary of a function cut into pipeline stages.
-inline constexpr llvm::StringLiteral kPipelineStagesAttrName =
-    "tg.pipeline_stages";
-
 /// A mesh of devices with named axes, the last innermost: device numbers are
 /// row-major over the axes.
 struct Mesh {

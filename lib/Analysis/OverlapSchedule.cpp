@@ -16,6 +16,7 @@
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -345,7 +346,8 @@ std::vector<Operation *> OverlapScheduler::run() {
 std::vector<Operation *> tgc::overlapCommunication(func::FuncOp function,
                                                    ArrayRef<Operation *> order,
                                                    const DeviceSpec &device) {
-  if (function.isExternal() || order.empty())
+  // A pipelined function's order is its pipeline schedule: kept.
+  if (function.isExternal() || order.empty() || tg::PipelineInfo::get(function))
     return {order.begin(), order.end()};
   return OverlapScheduler(function, order, device).run();
 }

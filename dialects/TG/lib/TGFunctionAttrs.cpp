@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -213,6 +214,32 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << name << "' must be a non-negative integer, got "
              << value;
+    return success();
+  }
+  // Pipeline parallelism (docs/pipeline.md): a pipelined function's
+  // dictionary, and each op's stage, micro-batch and direction.
+  if (name == kFunctionPipelineAttrName && isa<FunctionOpInterface>(op)) {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    if (!dict || !dict.getAs<IntegerAttr>("stages") ||
+        dict.getAs<IntegerAttr>("stages").getInt() < 1)
+      return op->emitError() << "'" << name
+                             << "' on a function must be a dictionary with "
+                                "a positive 'stages', got "
+                             << value;
+    return success();
+  }
+  if (name == kStageAttrName || name == kMicroBatchAttrName) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    if (!integer || integer.getType().isInteger(1) || integer.getInt() < 0)
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer, got "
+             << value;
+    return success();
+  }
+  if (name == kBackwardAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError()
+             << "'" << name << "' is a unit attribute, got " << value;
     return success();
   }
   if (name == kDeviceAttrName || name == kPipelineAttrName) {

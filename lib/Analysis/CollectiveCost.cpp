@@ -11,6 +11,7 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -29,7 +30,8 @@ static constexpr int64_t kMaxGridDevices = int64_t(1) << 20;
 
 StringRef tgc::stringifyCollectiveKind(CollectiveKind kind) {
   static constexpr StringLiteral names[kNumCollectiveKinds] = {
-      "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "all_slice"};
+      "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "all_slice",
+      "send",       "recv"};
   return names[static_cast<unsigned>(kind)];
 }
 
@@ -48,12 +50,19 @@ int64_t tgc::getCollectiveSteps(CollectiveKind kind, int64_t groupSize) {
     return n - 1;
   case CollectiveKind::AllSlice:
     return 0;
+  case CollectiveKind::Send:
+  case CollectiveKind::Recv:
+    return 1;
   }
   return 0;
 }
 
 int64_t tgc::getCollectiveBytesPerDevice(CollectiveKind kind, int64_t groupSize,
                                          int64_t bytes) {
+  if (kind == CollectiveKind::Send)
+    return bytes;
+  if (kind == CollectiveKind::Recv)
+    return 0;
   int64_t n = std::max<int64_t>(1, groupSize);
   // Each step sends 1/n of the tensor. Split so that steps * bytes never
   // forms: a tensor may hold 2^44 bytes and a group 2^20 devices.
@@ -77,8 +86,11 @@ CollectiveCost tgc::estimateCollectiveCost(CollectiveKind kind,
   const LinkSpec &spec =
       link == LinkKind::NVLink ? device.nvlink : device.infiniband;
   cost.time = cost.steps * spec.latency;
+  // A recv takes the time of the message it receives.
+  int64_t transferred =
+      kind == CollectiveKind::Recv ? bytes : cost.bytesPerDevice;
   if (spec.bandwidth > 0)
-    cost.time += cost.bytesPerDevice / spec.bandwidth;
+    cost.time += transferred / spec.bandwidth;
   return cost;
 }
 
@@ -105,6 +117,29 @@ bool tgc::isGroupWithinNode(ArrayRef<int64_t> gridShape,
   return true;
 }
 
+bool tgc::isPairWithinNode(ArrayRef<int64_t> gridShape, int64_t axis,
+                           int64_t from, int64_t to, int64_t gpusPerNode) {
+  int64_t rank = gridShape.size();
+  if (axis < 0 || axis >= rank)
+    return true;
+  int64_t stride = 1;
+  for (int64_t inner = axis + 1; inner < rank; ++inner)
+    stride *= gridShape[inner];
+  int64_t devices = stride;
+  for (int64_t outer = 0; outer <= axis; ++outer)
+    devices *= gridShape[outer];
+  gpusPerNode = std::max<int64_t>(1, gpusPerNode);
+  // Each device at coordinate `from` against its peer at `to`.
+  for (int64_t device = 0; device < devices; ++device) {
+    if ((device / stride) % gridShape[axis] != from)
+      continue;
+    int64_t peer = device + (to - from) * stride;
+    if (peer / gpusPerNode != device / gpusPerNode)
+      return false;
+  }
+  return true;
+}
+
 std::optional<CollectiveKind> tgc::getCollectiveKind(Operation *op) {
   return TypeSwitch<Operation *, std::optional<CollectiveKind>>(op)
       .Case([](shard::AllReduceOp) { return CollectiveKind::AllReduce; })
@@ -113,6 +148,8 @@ std::optional<CollectiveKind> tgc::getCollectiveKind(Operation *op) {
           [](shard::ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
       .Case([](shard::AllToAllOp) { return CollectiveKind::AllToAll; })
       .Case([](shard::AllSliceOp) { return CollectiveKind::AllSlice; })
+      .Case([](shard::SendOp) { return CollectiveKind::Send; })
+      .Case([](shard::RecvOp) { return CollectiveKind::Recv; })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -133,7 +170,7 @@ FailureOr<CollectiveShape> tgc::getCollectiveShape(Operation *op,
   std::optional<CollectiveKind> kind = getCollectiveKind(op);
   if (!kind) {
     *why = "the cost model has figures for all_reduce, all_gather, "
-           "reduce_scatter, all_to_all and all_slice only";
+           "reduce_scatter, all_to_all, all_slice, send and recv only";
     return failure();
   }
   auto gridAttr = op->getAttrOfType<FlatSymbolRefAttr>("grid");
@@ -185,6 +222,9 @@ FailureOr<CollectiveShape> tgc::getCollectiveShape(Operation *op,
     return failure();
   }
   shape.bytes = *kind == CollectiveKind::AllGather ? *result : *operand;
+  // A recv's operand is the message in flight: it holds what it receives.
+  if (*kind == CollectiveKind::Recv)
+    shape.bytes = *result;
   return shape;
 }
 
@@ -193,10 +233,25 @@ tgc::estimateCollectiveCost(Operation *op, const DeviceSpec &device) {
   FailureOr<CollectiveShape> shape = getCollectiveShape(op);
   if (failed(shape))
     return failure();
-  LinkKind link =
-      isGroupWithinNode(shape->gridShape, shape->groupAxes, device.gpusPerNode)
-          ? LinkKind::NVLink
-          : LinkKind::InfiniBand;
+  bool withinNode =
+      isGroupWithinNode(shape->gridShape, shape->groupAxes, device.gpusPerNode);
+  // A pipeline's send or recv: its own device (the stage's) and its peer.
+  auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
+  if ((shape->kind == CollectiveKind::Send ||
+       shape->kind == CollectiveKind::Recv) &&
+      stage && shape->groupAxes.size() == 1) {
+    auto peerAttr = op->getAttrOfType<DenseI64ArrayAttr>(
+        shape->kind == CollectiveKind::Send ? "destination" : "source");
+    int64_t axis = shape->groupAxes.front();
+    if (peerAttr && peerAttr.size() == 1 && shape->gridShape[axis] > 0) {
+      int64_t self = stage.getInt() % shape->gridShape[axis];
+      int64_t peer = peerAttr[0];
+      if (peer >= 0 && peer < shape->gridShape[axis])
+        withinNode = isPairWithinNode(shape->gridShape, axis, self, peer,
+                                      device.gpusPerNode);
+    }
+  }
+  LinkKind link = withinNode ? LinkKind::NVLink : LinkKind::InfiniBand;
   return estimateCollectiveCost(shape->kind, shape->groupSize, shape->bytes,
                                 link, device);
 }

@@ -130,15 +130,27 @@ StepTimeEstimate StepTimeEstimate::compute(func::FuncOp function,
         matrixByType, [](auto &a, auto &b) { return a.second < b.second; });
     estimate.peakFlops = device.getMatrixPeak(dominant->first);
   }
-  StreamTimeline timeline = StreamTimeline::compute(function, device);
-  estimate.stepTime = timeline.getStepTime();
-  estimate.communication.exposedTime = timeline.getExposedCommunication();
+  int64_t devices = 1;
+  estimate.pipeline = PipelineConfig::get(function);
+  if (estimate.pipeline) {
+    devices = estimate.pipeline->stages;
+    estimate.pipelineTimeline =
+        PipelineTimeline::compute(function, devices, device);
+    const PipelineTimeline &timeline = estimate.pipelineTimeline;
+    estimate.stepTime = timeline.stepTime;
+    estimate.communication.exposedTime =
+        timeline.stepTime - timeline.computeBusy[timeline.busiestDevice];
+  } else {
+    StreamTimeline timeline = StreamTimeline::compute(function, device);
+    estimate.stepTime = timeline.getStepTime();
+    estimate.communication.exposedTime = timeline.getExposedCommunication();
+  }
   auto utilization = [&](double time) {
     return time > 0 && estimate.peakFlops > 0
                ? estimate.total.flops / (time * estimate.peakFlops)
                : 0.0;
   };
-  estimate.mfu = utilization(estimate.stepTime);
+  estimate.mfu = utilization(estimate.stepTime) / devices;
   estimate.mfuIfNoOverlap = utilization(estimate.total.time);
   return estimate;
 }
@@ -234,8 +246,13 @@ static nlohmann::json communicationToJson(const CommunicationGroup &group) {
 
 nlohmann::json CommunicationEstimate::toJson() const {
   nlohmann::json kinds = nlohmann::json::object();
-  for (const CommunicationGroup &group : byKind)
-    kinds[group.name] = communicationToJson(group);
+  for (auto [kind, group] : llvm::enumerate(byKind)) {
+    // A pipeline's sends and recvs are listed where the step has any.
+    bool pointToPoint = CollectiveKind(kind) == CollectiveKind::Send ||
+                        CollectiveKind(kind) == CollectiveKind::Recv;
+    if (!pointToPoint || group.count)
+      kinds[group.name] = communicationToJson(group);
+  }
   nlohmann::json json = communicationToJson(total);
   json["by_kind"] = std::move(kinds);
   json["exposed_time_s"] = exposedTime;

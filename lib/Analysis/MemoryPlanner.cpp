@@ -5,21 +5,42 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 using namespace tgc;
 
 static bool overlapInTime(const LiveRange &a, const LiveRange &b) {
-  return a.start <= b.end && b.start <= a.end;
+  bool sameDevice = a.device == b.device || a.device == kAllDevices ||
+                    b.device == kAllDevices;
+  return sameDevice && a.start <= b.end && b.start <= a.end;
 }
 
 static int64_t alignUp(int64_t bytes, int64_t alignment) {
   return static_cast<int64_t>(llvm::alignTo(bytes, alignment));
 }
 
-/// The peak of live aligned bytes over all ops.
+/// The peak of live aligned bytes over all ops, the largest over the
+/// devices.
 static int64_t computeLowerBound(llvm::ArrayRef<LiveRange> ranges,
                                  int64_t alignment) {
+  std::vector<int64_t> devices;
+  for (const LiveRange &range : ranges)
+    if (range.device != kAllDevices &&
+        !llvm::is_contained(devices, range.device))
+      devices.push_back(range.device);
+  if (devices.size() > 1) {
+    int64_t peak = 0;
+    std::vector<LiveRange> own;
+    for (int64_t device : devices) {
+      own.clear();
+      for (const LiveRange &range : ranges)
+        if (range.device == device || range.device == kAllDevices)
+          own.push_back({range.bytes, range.start, range.end, 0});
+      peak = std::max(peak, computeLowerBound(own, alignment));
+    }
+    return peak;
+  }
   std::vector<std::pair<int64_t, int64_t>> events;
   for (const LiveRange &range : ranges) {
     if (range.bytes <= 0)
@@ -114,8 +135,57 @@ bool tgc::verifyArenaPlan(llvm::ArrayRef<LiveRange> ranges,
   return true;
 }
 
+size_t tgc::getPlanBufferBase(const MemorySimulation &simulation,
+                              size_t device) {
+  size_t base = 0;
+  for (size_t index = 0; index < device && index < simulation.devices.size();
+       ++index)
+    base += simulation.devices[index].buffers.size();
+  return base;
+}
+
+/// The plan of a pipelined simulation: every device's buffers, each range on
+/// its device, except the shared ones (arguments, the GEMM workspace),
+/// placed once on all devices for the step.
+static ArenaPlan planPipelinedArena(const MemorySimulation &simulation,
+                                    int64_t alignment) {
+  std::vector<LiveRange> ranges;
+  // The range that places each shared buffer, and the copies that take its
+  // offset.
+  std::map<int64_t, size_t> sharedRange;
+  std::vector<std::pair<size_t, size_t>> copies;
+  int64_t lastIndex = 0;
+  for (const MemorySimulation &device : simulation.devices)
+    lastIndex = std::max<int64_t>(lastIndex, device.ops.size());
+  for (auto [index, device] : llvm::enumerate(simulation.devices)) {
+    for (const Buffer &buffer : device.buffers) {
+      bool gemmWorkspace =
+          buffer.kind == MemoryKind::Workspace && !buffer.workspaceOf;
+      if (buffer.argument < 0 && !gemmWorkspace) {
+        ranges.push_back({buffer.bytes, buffer.start, buffer.end,
+                          static_cast<int64_t>(index)});
+        continue;
+      }
+      int64_t key = gemmWorkspace ? -1 : buffer.argument;
+      auto [it, inserted] = sharedRange.try_emplace(key, ranges.size());
+      if (inserted) {
+        ranges.push_back({buffer.bytes, 0, lastIndex, kAllDevices});
+      } else {
+        copies.push_back({ranges.size(), it->second});
+        ranges.push_back({0, 0, 0, static_cast<int64_t>(index)});
+      }
+    }
+  }
+  ArenaPlan plan = planArena(ranges, alignment);
+  for (auto [copy, original] : copies)
+    plan.offsets[copy] = plan.offsets[original];
+  return plan;
+}
+
 ArenaPlan tgc::planArena(const MemorySimulation &simulation,
                          int64_t alignment) {
+  if (!simulation.devices.empty())
+    return planPipelinedArena(simulation, alignment);
   std::vector<LiveRange> ranges;
   ranges.reserve(simulation.buffers.size());
   for (const Buffer &buffer : simulation.buffers)

@@ -4,6 +4,7 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
 #include "tgc/Dialect/TG/TGOps.h"
@@ -177,6 +178,18 @@ struct SimulationFacts {
   SmallVector<MemoryKind> argumentKinds;
   /// The kind of each top-level op's results with a buffer of their own.
   DenseMap<Value, MemoryKind> resultKinds;
+  /// A pipelined function's stages (docs/pipeline.md).
+  std::optional<PipelineConfig> pipeline;
+
+  /// The ops of `order` that run on pp device `device`, in order.
+  std::vector<Operation *> getDeviceOrder(ArrayRef<Operation *> order,
+                                          int64_t device) const {
+    std::vector<Operation *> ops;
+    for (Operation *op : order)
+      if (pipeline->getDeviceOf(op) == device)
+        ops.push_back(op);
+    return ops;
+  }
 };
 } // namespace tgc::detail
 
@@ -185,7 +198,8 @@ using tgc::detail::SimulationFacts;
 SimulationFacts::SimulationFacts(func::FuncOp function,
                                  const DeviceSpec *device)
     : function(function), device(device),
-      structure(StepStructure::compute(function)) {
+      structure(StepStructure::compute(function)),
+      pipeline(PipelineConfig::get(function)) {
   Block &body = function.getBody().front();
   Operation *terminator = body.getTerminator();
   for (Operation &op : body.without_terminator()) {
@@ -236,8 +250,12 @@ namespace {
 /// Builds the buffers of one function for one op order.
 class Simulator {
 public:
-  Simulator(const SimulationFacts &facts, ArrayRef<Operation *> order)
-      : facts(facts), function(facts.function), order(order) {}
+  /// `device`: simulate the ops of `order` as the ones of one pp device of a
+  /// pipelined function (-1: the whole function).
+  Simulator(const SimulationFacts &facts, ArrayRef<Operation *> order,
+            int64_t device = -1)
+      : facts(facts), function(facts.function), order(order),
+        restricted(device >= 0) {}
 
   void run(MemorySimulation &result);
 
@@ -245,8 +263,12 @@ private:
   int64_t positionOf(Operation *user) {
     Operation *top = body().findAncestorOpInBlock(*user);
     auto it = position.find(top);
-    // Uses by the terminator (returned values) last until the end.
-    return it == position.end() ? lastIndex() : it->second;
+    if (it != position.end())
+      return it->second;
+    // Uses by the terminator (returned values) last until the end; on one
+    // pp device, other devices' ops (a recv reading a send) read nothing
+    // here: -1.
+    return restricted && top != body().getTerminator() ? -1 : lastIndex();
   }
   Block &body() { return function.getBody().front(); }
   int64_t lastIndex() { return std::max<int64_t>(0, order.size() - 1); }
@@ -266,8 +288,8 @@ private:
         if (top && ((it != facts.ops.end() && it->second.view) ||
                     getCollectiveKind(top)))
           llvm::append_range(worklist, top->getResults());
-        else
-          completion = std::min(completion, positionOf(user));
+        else if (int64_t at = positionOf(user); at >= 0)
+          completion = std::min(completion, at);
       }
     }
     return completion;
@@ -297,9 +319,19 @@ private:
   const SimulationFacts &facts;
   func::FuncOp function;
   ArrayRef<Operation *> order;
+  bool restricted = false;
   MemorySimulation *result = nullptr;
   DenseMap<Operation *, int64_t> position;
 };
+
+/// Whether the buffer of a collective's operand must outlive the op until
+/// the collective is known to have ended: not for a pipeline's send, which
+/// keeps its operand until the send only, nor a recv, whose operand (the
+/// message in flight) has no storage.
+static bool extendsOperands(Operation *op) {
+  std::optional<CollectiveKind> kind = getCollectiveKind(op);
+  return kind && kind != CollectiveKind::Send && kind != CollectiveKind::Recv;
+}
 } // namespace
 
 static bool readsElementByElement(Operation *op, Value value);
@@ -356,8 +388,20 @@ void Simulator::run(MemorySimulation &out) {
     position[op] = index;
   int64_t last = lastIndex();
 
-  // Arguments, and the results that update them.
+  // Arguments, and the results that update them. On one pp device, the
+  // arguments its ops read (every device receives them all, each holds its
+  // stages').
+  DenseSet<Value> read;
+  if (restricted)
+    for (Operation *op : order)
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (isa<BlockArgument>(operand))
+            read.insert(operand);
+      });
   for (BlockArgument arg : function.getArguments()) {
+    if (restricted && !read.contains(arg))
+      continue;
     size_t index =
         addBuffer(arg, 0, last, facts.argumentKinds[arg.getArgNumber()]);
     result->buffers[index].argument = arg.getArgNumber();
@@ -394,15 +438,22 @@ void Simulator::run(MemorySimulation &out) {
       bool used = false;
       for (Operation *user : op->getResult(0).getUsers()) {
         int64_t userAt = positionOf(user);
+        if (userAt < 0)
+          continue;
         start = used ? std::min(start, userAt) : userAt;
         used = true;
       }
       addBuffer(op->getResult(0), start, start, MemoryKind::Transient);
       continue;
     }
+    // A send's result is the value in flight: no storage of its own
+    // (docs/pipeline.md); its operand lives until the send.
+    if (isa<shard::SendOp>(op))
+      continue;
     for (Value value : op->getResults()) {
       auto alias = facts.aliasOf.find(value);
       if (alias != facts.aliasOf.end() &&
+          result->bufferOf.count(alias->second) &&
           canUpdateInPlace(value, alias->second)) {
         size_t argBuffer = result->bufferOf[alias->second];
         result->bufferOf[value] = argBuffer;
@@ -426,7 +477,7 @@ void Simulator::run(MemorySimulation &out) {
       for (Operation *user : value.getUsers()) {
         buffer.end = std::max(buffer.end, positionOf(user));
         Operation *top = body().findAncestorOpInBlock(*user);
-        if (top && getCollectiveKind(top) && position.count(top))
+        if (top && extendsOperands(top) && position.count(top))
           buffer.end = std::max(buffer.end, getCompletion(top));
       }
       if (buffer.argument < 0 && buffer.kind == MemoryKind::Transient &&
@@ -478,6 +529,25 @@ MemorySimulation MemorySimulation::run(func::FuncOp function,
   for (Operation &op : function.getBody().front().without_terminator())
     simulation.ops.push_back(&op);
   SimulationFacts facts(function, device);
+  if (facts.pipeline) {
+    // Each pp device simulates its stages' ops; the step's figures are the
+    // device with the largest peak's.
+    std::vector<MemorySimulation> devices(facts.pipeline->stages);
+    int64_t binding = 0;
+    for (auto [index, deviceSimulation] : llvm::enumerate(devices)) {
+      deviceSimulation.functionName = simulation.functionName;
+      deviceSimulation.ops = facts.getDeviceOrder(simulation.ops, index);
+      Simulator(facts, deviceSimulation.ops, index).run(deviceSimulation);
+      for (Operation *op : deviceSimulation.ops)
+        deviceSimulation.phases.push_back(facts.structure.getPhase(op));
+      if (deviceSimulation.peakBytes > devices[binding].peakBytes)
+        binding = index;
+    }
+    simulation = devices[binding];
+    simulation.devices = std::move(devices);
+    simulation.peakDevice = binding;
+    return simulation;
+  }
   Simulator(facts, simulation.ops).run(simulation);
   for (Operation *op : simulation.ops)
     simulation.phases.push_back(facts.structure.getPhase(op));
@@ -504,6 +574,18 @@ OrderSimulator::~OrderSimulator() = default;
 
 std::pair<int64_t, int64_t>
 OrderSimulator::getPeakAndArea(ArrayRef<Operation *> order) const {
+  if (facts->pipeline) {
+    // The largest device peak, and the devices' areas together.
+    std::pair<int64_t, int64_t> cost{0, 0};
+    for (int64_t device = 0; device < facts->pipeline->stages; ++device) {
+      std::vector<Operation *> ops = facts->getDeviceOrder(order, device);
+      MemorySimulation simulation;
+      Simulator(*facts, ops, device).run(simulation);
+      cost.first = std::max(cost.first, simulation.peakBytes);
+      cost.second += simulation.area;
+    }
+    return cost;
+  }
   MemorySimulation simulation;
   Simulator(*facts, order).run(simulation);
   return {simulation.peakBytes, simulation.area};
@@ -551,6 +633,14 @@ void MemorySimulation::print(raw_ostream &os) const {
   os << "\n  persistent across steps: " << formatBytes(persistentBytes)
      << "; activations kept for the backward: " << formatBytes(activationBytes)
      << "\n";
+  if (!devices.empty()) {
+    os << "  pipelined: the peak of pp device " << peakDevice << " of "
+       << devices.size() << " (each simulates its stages' ops)\n";
+    for (auto [index, device] : llvm::enumerate(devices))
+      os << "    pp device " << index << ": peak "
+         << formatBytes(device.peakBytes) << " (" << device.peakBytes
+         << " bytes), " << device.ops.size() << " ops\n";
+  }
   os << llvm::format("  %-16s %18s %12s\n", "at the peak", "bytes", "");
   for (unsigned kind = 0; kind < kNumMemoryKinds; ++kind)
     os << llvm::format("  %-16s %18lld %12s\n",
@@ -575,6 +665,13 @@ nlohmann::json MemorySimulation::toJson(bool withTimeline) const {
     json["peak_op_index"] = peakIndex;
     json["peak_op"] = describeOp(ops[peakIndex]);
     json["peak_phase"] = stringifyPhase(phases[peakIndex]).str();
+  }
+  if (!devices.empty()) {
+    nlohmann::json devicesJson = nlohmann::json::array();
+    for (const MemorySimulation &device : devices)
+      devicesJson.push_back(device.toJson(withTimeline));
+    json["pp_devices"] = std::move(devicesJson);
+    json["peak_device"] = peakDevice;
   }
   if (withTimeline) {
     nlohmann::json timelineJson = nlohmann::json::array();

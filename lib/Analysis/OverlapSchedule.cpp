@@ -13,6 +13,7 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
@@ -345,7 +346,8 @@ std::vector<Operation *> OverlapScheduler::run() {
 std::vector<Operation *> tgc::overlapCommunication(func::FuncOp function,
                                                    ArrayRef<Operation *> order,
                                                    const DeviceSpec &device) {
-  if (function.isExternal() || order.empty())
+  // A pipelined function's order is its pipeline schedule: kept.
+  if (function.isExternal() || order.empty() || PipelineConfig::get(function))
     return {order.begin(), order.end()};
   return OverlapScheduler(function, order, device).run();
 }

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
 
 #include <algorithm>
 
@@ -64,6 +65,29 @@ DictionaryAttr PipelineConfig::toAttr(MLIRContext *context) const {
                       b.getStringAttr(stringifyPipelineScheduleKind(schedule))),
        b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
        b.getNamedAttr("virtual_stages", b.getI64IntegerAttr(virtualStages))});
+}
+
+int64_t PipelineConfig::getDeviceOf(Operation *op) const {
+  std::optional<int64_t> stage = getStage(op);
+  return stage ? getDevice(*stage) : 0;
+}
+
+double PipelineConfig::getFormulaBubble() const {
+  int64_t chunks =
+      schedule == PipelineScheduleKind::Interleaved ? virtualStages : 1;
+  return static_cast<double>(stages - 1) /
+         static_cast<double>(chunks * microBatches + stages - 1);
+}
+
+std::optional<PipelineConfig> PipelineConfig::get(Operation *function) {
+  auto interface = dyn_cast<FunctionOpInterface>(function);
+  if (!interface || !function->hasAttr(kPipelineAttrName))
+    return std::nullopt;
+  // Diagnostics off: an analysis only asks.
+  ScopedDiagnosticHandler silence(function->getContext(),
+                                  [](Diagnostic &) { return success(); });
+  FailureOr<std::optional<PipelineConfig>> config = lookup(interface);
+  return succeeded(config) ? *config : std::nullopt;
 }
 
 FailureOr<std::optional<PipelineConfig>>

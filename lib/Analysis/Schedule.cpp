@@ -10,6 +10,7 @@
 #include "tgc/Analysis/Schedule.h"
 
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
 
@@ -333,7 +334,11 @@ ScheduledOrder tgc::computeSchedule(func::FuncOp function,
   // Orders compare by peak, then by how long bytes stay live (e.g. the
   // same peak at the loss, but gradients freed by early updates).
   std::pair<int64_t, int64_t> bestCost = simulator.getPeakAndArea(best.order);
+  // A pipelined function's order is its pipeline schedule: kept.
+  bool pipelined = PipelineConfig::get(function).has_value();
   for (Rule rule : {Rule::FreeFirst, Rule::SmallestDelta}) {
+    if (pipelined)
+      break;
     std::vector<Operation *> order = scheduler.schedule(rule);
     std::pair<int64_t, int64_t> cost = simulator.getPeakAndArea(order);
     if (cost < bestCost) {

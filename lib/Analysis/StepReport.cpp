@@ -57,6 +57,12 @@ FailureOr<StepReport> StepReport::compute(func::FuncOp function,
   report.time = StepTimeEstimate::compute(function, device,
                                           StepStructure::compute(function));
   report.arenaBytes = planArena(report.memory, /*alignment=*/256).arenaBytes;
+  // A pipelined function's simulations agree on its devices.
+  if (report.time.pipeline && report.memory.devices.size() !=
+                                  report.time.pipelineTimeline.finish.size())
+    return function.emitError()
+           << "tgc report: the memory and time simulations disagree on the "
+              "pp devices";
   report.meshes = getMeshes(function);
   // The model's parameters: each `param` argument at its global shape (its
   // `tg.sharding` over the mesh); what one device holds, at its local one.
@@ -107,6 +113,29 @@ void StepReport::print(raw_ostream &os) const {
       static_cast<long long>(time.total.kernels),
       static_cast<long long>(time.total.flops),
       static_cast<long long>(time.total.bytes));
+  if (time.pipeline) {
+    const PipelineConfig &pipeline = *time.pipeline;
+    const PipelineTimeline &timeline = time.pipelineTimeline;
+    os << llvm::format("pipeline: %lld stages (%lld virtual), %lld "
+                       "micro-batches, %s; bubble %.4f of the busiest device "
+                       "(pp device %lld), %.4f by the formula\n",
+                       static_cast<long long>(pipeline.stages),
+                       static_cast<long long>(pipeline.virtualStages),
+                       static_cast<long long>(pipeline.microBatches),
+                       pipeline.getScheduleName().str().c_str(),
+                       timeline.getBubbleFraction(),
+                       static_cast<long long>(timeline.busiestDevice),
+                       pipeline.getFormulaBubble());
+    for (size_t device = 0; device < timeline.finish.size(); ++device)
+      os << llvm::format(
+          "  pp device %zu: peak %lld bytes, busy %.6g s, finishes at %.6g "
+          "s\n",
+          device,
+          static_cast<long long>(device < memory.devices.size()
+                                     ? memory.devices[device].peakBytes
+                                     : 0),
+          timeline.computeBusy[device], timeline.finish[device]);
+  }
   if (meshes.empty() && time.communication.empty())
     return;
   os << llvm::format(
@@ -119,6 +148,29 @@ void StepReport::print(raw_ostream &os) const {
       time.communication.total.time,
       time.communication.getExposedTimeIfNoOverlap(),
       time.communication.exposedTime, time.stepTime, time.total.time);
+}
+
+nlohmann::json StepReport::getPipelineJson() const {
+  if (!time.pipeline)
+    return nullptr;
+  const PipelineConfig &pipeline = *time.pipeline;
+  const PipelineTimeline &timeline = time.pipelineTimeline;
+  std::vector<int64_t> peaks;
+  for (const MemorySimulation &device : memory.devices)
+    peaks.push_back(device.peakBytes);
+  return {{"axis", pipeline.axis},
+          {"stages", pipeline.stages},
+          {"virtual_stages", pipeline.virtualStages},
+          {"micro_batches", pipeline.microBatches},
+          {"schedule", pipeline.getScheduleName()},
+          {"peak_bytes_per_device", peaks},
+          {"peak_device", memory.peakDevice},
+          {"busy_time_s_per_device", timeline.computeBusy},
+          {"communication_time_s_per_device", timeline.communicationBusy},
+          {"finish_time_s_per_device", timeline.finish},
+          {"busiest_device", timeline.busiestDevice},
+          {"bubble_fraction", timeline.getBubbleFraction()},
+          {"formula_bubble_fraction", pipeline.getFormulaBubble()}};
 }
 
 nlohmann::json StepReport::toJson() const {
@@ -135,30 +187,34 @@ nlohmann::json StepReport::toJson() const {
     meshesJson = nullptr;
   else if (meshesJson.size() == 1)
     meshesJson = meshesJson[0];
-  return {{"function", memory.functionName},
-          {"device", device.name},
-          {"device_memory_bytes", device.hbmBytes},
-          {"params", params},
-          {"bytes_per_param", getBytesPerParam()},
-          {"peak_bytes", memory.peakBytes},
-          {"peak_breakdown", memoryJson["peak_breakdown"]},
-          {"arena_bytes", arenaBytes},
-          {"step_time_s", time.stepTime},
-          {"step_time_no_overlap_s", time.total.time},
-          {"flops", time.total.flops},
-          {"hbm_bytes", time.total.bytes},
-          {"kernels", time.total.kernels},
-          {"mfu", time.mfu},
-          {"mfu_no_overlap", time.mfuIfNoOverlap},
-          {"params_per_device", paramsPerDevice},
-          {"communication_bytes", time.communication.total.bytes},
-          {"communication_time_s", time.communication.total.time},
-          {"exposed_communication_s", time.communication.exposedTime},
-          {"exposed_communication_no_overlap_s",
-           time.communication.getExposedTimeIfNoOverlap()},
-          {"communication", time.communication.toJson()},
-          {"mesh", meshesJson},
-          {"training_memory", training.toJson()},
-          {"memory", memoryJson},
-          {"time", time.toJson()}};
+  nlohmann::json json = {
+      {"function", memory.functionName},
+      {"device", device.name},
+      {"device_memory_bytes", device.hbmBytes},
+      {"params", params},
+      {"bytes_per_param", getBytesPerParam()},
+      {"peak_bytes", memory.peakBytes},
+      {"peak_breakdown", memoryJson["peak_breakdown"]},
+      {"arena_bytes", arenaBytes},
+      {"step_time_s", time.stepTime},
+      {"step_time_no_overlap_s", time.total.time},
+      {"flops", time.total.flops},
+      {"hbm_bytes", time.total.bytes},
+      {"kernels", time.total.kernels},
+      {"mfu", time.mfu},
+      {"mfu_no_overlap", time.mfuIfNoOverlap},
+      {"params_per_device", paramsPerDevice},
+      {"communication_bytes", time.communication.total.bytes},
+      {"communication_time_s", time.communication.total.time},
+      {"exposed_communication_s", time.communication.exposedTime},
+      {"exposed_communication_no_overlap_s",
+       time.communication.getExposedTimeIfNoOverlap()},
+      {"communication", time.communication.toJson()},
+      {"mesh", meshesJson},
+      {"training_memory", training.toJson()},
+      {"memory", memoryJson},
+      {"time", time.toJson()}};
+  if (time.pipeline)
+    json["pipeline"] = getPipelineJson();
+  return json;
 }

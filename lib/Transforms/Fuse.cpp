@@ -5,7 +5,9 @@
 // optimizer interface. Decide: a merge must keep the region placeable (no
 // outside reader of a grouped value before the region) and small enough;
 // cheap producers are duplicated by the cost model. Rewrite: each group
-// becomes a tg.fusion, kept only if the simulated peak does not rise.
+// becomes a tg.fusion, kept only if the simulated peak does not rise. In a
+// pipelined step (docs/pipeline.md) only ops of one stage, micro-batch and
+// direction fuse, and their region carries those attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
@@ -55,6 +58,18 @@ static llvm::cl::opt<bool> fullCheck(
 namespace {
 
 enum class KernelKind { Loop, Reduction, Gemm, MultiTensor };
+
+/// The attributes that place an op in a pipeline (docs/pipeline.md).
+constexpr StringLiteral kPipelineUnitAttrs[] = {
+    kStageAttrName, kMicroBatchAttrName, kBackwardAttrName};
+
+/// Whether `a` and `b` belong to the same stage, micro-batch and direction
+/// (both without them outside a pipeline): only then may they fuse.
+bool inSamePipelineUnit(Operation *a, Operation *b) {
+  return llvm::all_of(kPipelineUnitAttrs, [&](StringRef name) {
+    return a->getAttr(name) == b->getAttr(name);
+  });
+}
 
 StringRef stringifyKernelKind(KernelKind kind) {
   switch (kind) {
@@ -394,6 +409,10 @@ bool Fuser::tryBackwardEpilogue(Group *gemm, Operation *op, Group *consumer) {
 }
 
 bool Fuser::tryMerge(Group *producer, Group *consumer, Operation *op) {
+  // A group's ops share their pipeline attributes: its first op's stand for
+  // all of them.
+  if (!inSamePipelineUnit(producer->members.front(), op))
+    return false;
   if (producer->kind == KernelKind::Gemm)
     return tryEpilogue(producer, op, consumer);
   if (consumer->kind == KernelKind::Gemm)
@@ -523,7 +542,7 @@ void Fuser::collectBiasGradients() {
       if (!sum)
         continue;
       Group *sumGroup = groupOf.lookup(sum);
-      if (!isPlaceable(gemm, sumGroup))
+      if (!inSamePipelineUnit(matmul, sum) || !isPlaceable(gemm, sumGroup))
         continue;
       absorb(gemm, sumGroup);
       gemm->biasGrad = name;
@@ -616,6 +635,8 @@ void Fuser::collectSiblings() {
           base->kind != KernelKind::Loop ||
           getLoopElements(*sibling) != getLoopElements(*base) ||
           base->size() + sibling->size() > maxRegionOps ||
+          !inSamePipelineUnit(base->members.front(),
+                              sibling->members.front()) ||
           structure.getPhase(sibling->last) != structure.getPhase(base->last))
         continue;
       bool baseFirst =
@@ -727,6 +748,10 @@ Materialized materialize(Group &group, Block &body) {
   auto fusion = tg::FusionOp::create(
       builder, loc, ValueRange(outputs).getTypes(), inputs.getArrayRef());
   fusion.setKind(stringifyKernelKind(group.kind));
+  // The region runs where its ops did (they share these attributes).
+  for (StringRef name : kPipelineUnitAttrs)
+    if (Attribute value = group.members.front()->getAttr(name))
+      fusion->setAttr(name, value);
   if (group.kind == KernelKind::Gemm) {
     fusion.setEpilogue(getEpilogueName(group));
     fusion.setEpilogueC(group.residual);
@@ -870,6 +895,10 @@ bool MultiTensorBucketer::isPlaceable(ArrayRef<Operation *> members,
 }
 
 bool MultiTensorBucketer::tryBucket(MutableArrayRef<Operation *> members) {
+  if (!llvm::all_of(members, [&](Operation *member) {
+        return inSamePipelineUnit(member, members.front());
+      }))
+    return false;
   Operation *last = members.front();
   for (Operation *member : members)
     if (last->isBeforeInBlock(member))

@@ -70,16 +70,37 @@ struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
           << " x the peak";
   }
 
+  /// Records `plan`; a pipelined simulation is recorded device by device
+  /// (each op is on one; an argument several devices hold and the GEMM
+  /// workspace have the same offset on all).
   void record(func::FuncOp function, const MemorySimulation &simulation,
               const ArenaPlan &plan) {
+    if (simulation.devices.empty())
+      return record(function, simulation, plan, 0);
+    // Arguments no device reads keep offset 0.
+    for (BlockArgument arg : function.getArguments())
+      function.setArgAttr(arg.getArgNumber(), tg::TGDialect::kOffsetAttrName,
+                          Builder(function).getI64IntegerAttr(0));
+    for (auto [index, device] : llvm::enumerate(simulation.devices))
+      record(function, device, plan, getPlanBufferBase(simulation, index),
+             /*allArguments=*/false);
+    function->setAttr(tg::TGDialect::kArenaSizeAttrName,
+                      Builder(function).getI64IntegerAttr(plan.arenaBytes));
+  }
+
+  /// Records the offsets of `simulation`'s buffers, at `base` in `plan`.
+  void record(func::FuncOp function, const MemorySimulation &simulation,
+              const ArenaPlan &plan, size_t base, bool allArguments = true) {
     Builder builder(function.getContext());
     auto offsetOf = [&](Value value) -> int64_t {
       auto it = simulation.bufferOf.find(value);
-      return it == simulation.bufferOf.end() ? 0 : plan.offsets[it->second];
+      return it == simulation.bufferOf.end() ? 0
+                                             : plan.offsets[base + it->second];
     };
     for (BlockArgument arg : function.getArguments())
-      function.setArgAttr(arg.getArgNumber(), tg::TGDialect::kOffsetAttrName,
-                          builder.getI64IntegerAttr(offsetOf(arg)));
+      if (allArguments || simulation.bufferOf.count(arg))
+        function.setArgAttr(arg.getArgNumber(), tg::TGDialect::kOffsetAttrName,
+                            builder.getI64IntegerAttr(offsetOf(arg)));
     for (Operation *op : simulation.ops) {
       op->removeAttr(tg::TGDialect::kWorkspaceOffsetAttrName);
       if (op->getNumResults() == 0)
@@ -90,11 +111,13 @@ struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
       op->setAttr(tg::TGDialect::kOffsetsAttrName,
                   builder.getDenseI64ArrayAttr(offsets));
     }
-    function->removeAttr(tg::TGDialect::kGemmWorkspaceOffsetAttrName);
+    if (allArguments)
+      function->removeAttr(tg::TGDialect::kGemmWorkspaceOffsetAttrName);
     for (auto [index, buffer] : llvm::enumerate(simulation.buffers)) {
       if (buffer.kind != MemoryKind::Workspace)
         continue;
-      IntegerAttr offset = builder.getI64IntegerAttr(plan.offsets[index]);
+      IntegerAttr offset =
+          builder.getI64IntegerAttr(plan.offsets[base + index]);
       if (buffer.workspaceOf)
         buffer.workspaceOf->setAttr(tg::TGDialect::kWorkspaceOffsetAttrName,
                                     offset);

@@ -11,6 +11,7 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGDialect.h"
@@ -38,6 +39,18 @@ struct TGSchedulePass : tgc::impl::TGScheduleBase<TGSchedulePass> {
     if (function.isExternal())
       return;
     int64_t before = MemorySimulation::run(function).peakBytes;
+    // A pipelined function's block order is its pipeline schedule
+    // (docs/pipeline.md): not reordered.
+    if (function->hasAttr(kPipelineAttrName)) {
+      peakBefore = before;
+      peakAfter = before;
+      if (explain)
+        function.emitRemark()
+            << "tg-schedule: a pipelined function keeps its order (the "
+               "pipeline schedule); simulated peak "
+            << before << " bytes (the largest pp device's)";
+      return;
+    }
     ScheduledOrder best = computeSchedule(function);
     std::vector<Operation *> order = std::move(best.order);
     int64_t bestPeak = best.peakBytes;

@@ -4,7 +4,8 @@
 // the time of a `shard` collective (all_reduce, all_gather, reduce_scatter,
 // all_to_all, all_slice) in the alpha-beta model of one link, ring
 // algorithms, NVLink when every group of the collective lies in one node and
-// InfiniBand otherwise (docs/cost-model.md).
+// InfiniBand otherwise (docs/cost-model.md); and of the point-to-point
+// send/recv pairs between pipeline stages (docs/pipeline.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +28,13 @@ enum class CollectiveKind {
   AllGather,
   ReduceScatter,
   AllToAll,
-  AllSlice
+  AllSlice,
+  Send,
+  Recv
 };
-constexpr unsigned kNumCollectiveKinds = 5;
-/// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "all_slice".
+constexpr unsigned kNumCollectiveKinds = 7;
+/// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "all_slice",
+/// "send", "recv".
 llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
 
 enum class LinkKind { NVLink, InfiniBand };
@@ -69,7 +73,7 @@ mlir::FailureOr<CollectiveShape> getCollectiveShape(mlir::Operation *op,
 
 /// The latency terms of a ring collective of `kind` among `groupSize`
 /// devices: 2(n-1) for an all-reduce, n-1 for the others, 0 for an
-/// all-slice or a group of one.
+/// all-slice or a group of one; 1 for a send or a recv (one message).
 int64_t getCollectiveSteps(CollectiveKind kind, int64_t groupSize);
 /// The bytes each device sends in it: each step sends 1/n of `bytes` (the
 /// full tensor, as for estimateCollectiveCost).
@@ -82,7 +86,8 @@ int64_t getCollectiveBytesPerDevice(CollectiveKind kind, int64_t groupSize,
 /// local tensor of an all-to-all. Per device, an all-reduce sends
 /// 2(n-1)/n of it in 2(n-1) steps, an all-gather and a reduce-scatter
 /// (n-1)/n in n-1 steps, an all-to-all (n-1)/n in n-1 steps; an all-slice
-/// sends nothing.
+/// sends nothing. A send sends all of `bytes` in one message; a recv sends
+/// nothing and takes the time of the message it waits for.
 CollectiveCost estimateCollectiveCost(CollectiveKind kind, int64_t groupSize,
                                       int64_t bytes, LinkKind link,
                                       const DeviceSpec &device);
@@ -95,13 +100,21 @@ CollectiveCost estimateCollectiveCost(CollectiveKind kind, int64_t groupSize,
 bool isGroupWithinNode(llvm::ArrayRef<int64_t> gridShape,
                        llvm::ArrayRef<int64_t> groupAxes, int64_t gpusPerNode);
 
-/// The kind of a shard collective op, or nullopt for any other op.
+/// Whether the devices at coordinates `from` and `to` on grid axis `axis`
+/// (the others equal) always lie in one node, numbered as above.
+bool isPairWithinNode(llvm::ArrayRef<int64_t> gridShape, int64_t axis,
+                      int64_t from, int64_t to, int64_t gpusPerNode);
+
+/// The kind of a shard collective op (send and recv included), or nullopt
+/// for any other op.
 std::optional<CollectiveKind> getCollectiveKind(mlir::Operation *op);
 
 /// The cost of the shard collective `op` on `device`: its shape, over
 /// NVLink when isGroupWithinNode holds for the device's gpusPerNode, else
-/// over InfiniBand. Fails where getCollectiveShape does, silently
-/// (verifyCollectivesModelled says why).
+/// over InfiniBand. A send or recv with a `tg.stage` (docs/pipeline.md)
+/// runs between its own device and its peer on the one grid axis it names:
+/// over NVLink when the two share a node (isPairWithinNode). Fails where
+/// getCollectiveShape does, silently (verifyCollectivesModelled says why).
 mlir::FailureOr<CollectiveCost>
 estimateCollectiveCost(mlir::Operation *op, const DeviceSpec &device);
 

@@ -10,7 +10,9 @@
 // (CollectiveCost.h). The step time is the critical path of two streams,
 // kernels on one and collectives on the other, each in the step's order
 // (StreamTimeline.h); the sum over the ops, communication included, is kept
-// as the step time if nothing overlapped.
+// as the step time if nothing overlapped. A pipelined function's step time is
+// the event simulation of its pp devices (PipelineTimeline): when the last
+// one finishes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,8 @@
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
+#include "tgc/Analysis/Pipelining.h"
+#include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -105,6 +109,13 @@ struct StepTimeEstimate {
   double mfu = 0;
   /// The same at total.time (nothing overlapping).
   double mfuIfNoOverlap = 0;
+  /// A pipelined function: its pipeline and the simulation of its pp
+  /// devices, which gives stepTime (the ops, FLOPs and times above are all
+  /// the stages'; mfu divides by the pp devices' peaks). The exposed
+  /// communication is then the idle time of the busiest device: its bubble
+  /// and the communication it waits for.
+  std::optional<PipelineConfig> pipeline;
+  PipelineTimeline pipelineTimeline;
 
   static StepTimeEstimate compute(mlir::func::FuncOp function,
                                   const DeviceSpec &device,

@@ -24,6 +24,13 @@
 //    library's workspace is live for the whole step when any op uses the
 //    matrix units.
 //
+// A pipelined function (docs/pipeline.md) is simulated once per pp device:
+// the ops of its stages in block order, the arguments they read, the values
+// they produce (returned ones live to the end). A shard.send's result has no
+// storage (its operand lives until the send); a shard.recv's result is a new
+// buffer on the receiver. The step's figures are those of the device with
+// the largest peak.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TGC_ANALYSIS_MEMORYSIMULATOR_H
@@ -121,6 +128,11 @@ struct MemorySimulation {
   int64_t activationBytes = 0;
   /// The phase of each op, as in `ops`.
   std::vector<Phase> phases;
+  /// A pipelined function: the simulation of each pp device (its stages'
+  /// ops alone, `buffers` and indices its own); every field above is a copy
+  /// of the one of `peakDevice`, the first device with the largest peak.
+  std::vector<MemorySimulation> devices;
+  int64_t peakDevice = -1;
 
   /// Simulates `function` in its block order. The device only contributes
   /// its GEMM workspace; null leaves it out.
@@ -132,7 +144,8 @@ struct MemorySimulation {
   int64_t area = 0;
 
   /// The peak of `function` if its top-level ops ran in `order` (a
-  /// permutation of them that respects dependencies).
+  /// permutation of them that respects dependencies); pipelined, the largest
+  /// device peak (and the devices' areas summed).
   static int64_t peakOf(mlir::func::FuncOp function,
                         llvm::ArrayRef<mlir::Operation *> order,
                         const DeviceSpec *device = nullptr);

@@ -59,6 +59,16 @@ struct PipelineConfig {
   /// The model chunk of virtual stage `stage` on its device.
   int64_t getChunk(int64_t stage) const { return stage / stages; }
 
+  /// The pp coordinate of the devices that run `op`: its stage's device (0
+  /// for an op without a stage).
+  int64_t getDeviceOf(mlir::Operation *op) const;
+  /// The bubble of the textbook formula: (P-1)/(M+P-1) for GPipe and 1F1B,
+  /// (P-1)/(V*M+P-1) for interleaved 1F1B.
+  double getFormulaBubble() const;
+  llvm::StringRef getScheduleName() const {
+    return stringifyPipelineScheduleKind(schedule);
+  }
+
   /// Why these numbers make no schedule (empty: they do).
   std::string validate() const;
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
@@ -66,6 +76,9 @@ struct PipelineConfig {
   /// a located error when it is malformed.
   static mlir::FailureOr<std::optional<PipelineConfig>>
   lookup(mlir::FunctionOpInterface function);
+  /// The same for the analyses, without diagnostics: nullopt when
+  /// `function` is not pipelined or its dictionary is malformed.
+  static std::optional<PipelineConfig> get(mlir::Operation *function);
 };
 
 /// One unit of pipeline work: a micro-batch through one model chunk, forward

@@ -29,7 +29,9 @@ struct ScheduledOrder {
 
 /// The order tg-schedule would give `function`'s top-level ops: the best by
 /// (peak, area) of the greedy candidates and the current order. Deterministic
-/// for a given block order; `function` is not changed. The device only adds
+/// for a given block order; `function` is not changed. A pipelined function
+/// (docs/pipeline.md) keeps its block order, the pipeline schedule, with
+/// the largest device peak. The device only adds
 /// its GEMM workspace to the peak (the same in every order).
 ScheduledOrder computeSchedule(mlir::func::FuncOp function,
                                const DeviceSpec *device = nullptr);
@@ -46,7 +48,8 @@ ScheduledOrder computeSchedule(mlir::func::FuncOp function,
 /// previous layer's, in the forward and the backward; other collectives of
 /// the step's arguments (the micro-batches' input gathers) first, and a
 /// scalar's all-reduce (the loss) as a gradient's. Every other op keeps its
-/// relative order, tensor-parallel collectives included. Deterministic.
+/// relative order, tensor-parallel collectives included. Deterministic. A
+/// pipelined function's order is returned as it is.
 std::vector<mlir::Operation *>
 overlapCommunication(mlir::func::FuncOp function,
                      llvm::ArrayRef<mlir::Operation *> order,

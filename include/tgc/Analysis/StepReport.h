@@ -58,8 +58,13 @@ struct StepReport {
   static mlir::FailureOr<StepReport> compute(mlir::func::FuncOp function,
                                              const DeviceSpec &device);
   void print(llvm::raw_ostream &os) const;
-  /// The report contract's keys, plus "memory" and "time" in detail.
+  /// The report contract's keys, plus "memory" and "time" in detail, and
+  /// for a pipelined function "pipeline": its stages, virtual stages,
+  /// micro-batches and schedule, each pp device's peak bytes and busy time,
+  /// the simulated bubble and the formula's.
   nlohmann::json toJson() const;
+  /// The "pipeline" section, or null for a function that is not pipelined.
+  nlohmann::json getPipelineJson() const;
 };
 
 } // namespace tgc

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <vector>
 
@@ -66,6 +67,48 @@ private:
   double computeFree = 0, communicationFree = 0;
   double computeBusy = 0, communicationBusy = 0;
   double stepTime = 0;
+};
+
+/// The event simulation of a pipelined function (docs/pipeline.md): each pp
+/// device runs its stages' ops in block order on its own two streams, as
+/// StreamTimeline does for one device; a shard.send occupies the sender's
+/// communication stream for the message's time (latency plus bytes over the
+/// link between the two devices), and its shard.recv ends no earlier than
+/// the send. The step ends when the last device does; the bubble is the
+/// idle fraction of the busiest device (busy: its compute stream's time).
+struct PipelineTimeline {
+  /// One op of the simulation: the device it runs on, how long it takes,
+  /// the stream it takes, and the tasks (earlier in the list) whose ends it
+  /// waits for.
+  enum class Stream { None, Compute, Communication };
+  struct Task {
+    int64_t device = 0;
+    double time = 0;
+    Stream stream = Stream::Compute;
+    llvm::SmallVector<size_t, 2> dependencies;
+  };
+
+  /// Per device: the sum of its compute stream's and communication
+  /// stream's ops, and when its last op ends.
+  std::vector<double> computeBusy;
+  std::vector<double> communicationBusy;
+  std::vector<double> finish;
+  /// The end of each task, in input order.
+  std::vector<double> ends;
+  double stepTime = 0;
+  /// The device with the most compute (the first of equals).
+  int64_t busiestDevice = 0;
+
+  /// 1 - busy / step time of the busiest device; 0 for an empty step.
+  double getBubbleFraction() const;
+
+  /// Simulates `tasks` (in an order where every task follows the tasks it
+  /// waits for) on `devices` devices.
+  static PipelineTimeline simulate(int64_t devices, llvm::ArrayRef<Task> tasks);
+  /// The simulation of a pipelined function's top-level ops in block order
+  /// on `stages` pp devices (the op's device: tg.stage mod stages).
+  static PipelineTimeline compute(mlir::func::FuncOp function, int64_t stages,
+                                  const DeviceSpec &device);
 };
 
 } // namespace tgc

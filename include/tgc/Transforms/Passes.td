@@ -480,6 +480,12 @@ def TGSchedule : Pass<"tg-schedule", "::mlir::func::FuncOp"> {
     are simulated like any order, so the memory plan that follows accounts
     for them.
 
+    A pipelined function (one with a `tg.pipeline` dictionary,
+    docs/pipeline.md) is not reordered: its block order is the pipeline
+    schedule (each pp device runs its ops in that order), which
+    `tg-pipeline-schedule` chose; the pass leaves it as it is and reports the
+    largest device peak before and after.
+
     Before (dp=2, the update waits for the all-reduce at once):
 
     ```mlir

@@ -493,50 +493,63 @@ PlanSearch::searchPipelines(ParallelConfig config,
     for (int64_t v = 2; v <= n; ++v)
       if (n % v == 0)
         chunks.push_back(v);
+  // Every schedule without recompute first (no new points): those that fit
+  // are plans, and bound the others, whose recompute only adds work; those
+  // are recomputed fastest first.
   std::optional<double> fastest;
+  SmallVector<std::pair<ParallelConfig, PlanFigures>> unfit;
   for (int64_t v : chunks) {
     config.virtualStages = v;
-    config.recompute = false;
     FailureOr<PlanFigures> figures = evaluatePipeline(config, 0);
     if (failed(figures)) {
       reject(config, lastError);
       return std::nullopt;
     }
+    if (figures->peakBytes > budget) {
+      unfit.push_back({config, *figures});
+      continue;
+    }
+    candidates.push_back({config, *figures, false});
+    if (!fastest || figures->stepTime < *fastest)
+      fastest = figures->stepTime;
+  }
+  llvm::stable_sort(unfit, [](const auto &a, const auto &b) {
+    return a.second.stepTime < b.second.stepTime;
+  });
+  for (auto &[unfitConfig, unbounded] : unfit) {
     std::optional<double> bound = fastest;
     if (previous && (!bound || *previous < *bound))
       bound = previous;
-    if (figures->peakBytes > budget && bound && figures->stepTime > *bound) {
-      // Recompute only adds work: slower than another schedule or the
-      // smaller micro-batches already, it cannot be the plan.
+    if (bound && unbounded.stepTime > *bound) {
+      // Slower than another schedule or the smaller micro-batches already,
+      // it cannot be the plan.
       ++pruned;
-      rejectUnfit(config, *figures,
-                  "peaks at " + formatBytes(figures->peakBytes) +
+      rejectUnfit(unfitConfig, unbounded,
+                  "peaks at " + formatBytes(unbounded.peakBytes) +
                       " without recompute, and is slower than a plan that "
                       "fits even so");
       continue;
     }
-    if (figures->peakBytes > budget) {
-      // Recompute the same share of every layer of the binding stage's
-      // micro-batches in flight to the budget.
-      double over = double(figures->peakBytes - budget);
-      int64_t savings = static_cast<int64_t>(
-          std::ceil(over / (figures->inFlight * double(n))));
-      PlanFigures unbounded = *figures;
-      config.recompute = true;
-      figures = evaluatePipeline(config, savings);
-      if (failed(figures) || figures->peakBytes > budget) {
-        rejectUnfit(config, unbounded,
-                    llvm::formatv("peaks at {0} on stage {1} without recompute "
-                                  "({2:F1} micro-batches of activations in "
-                                  "flight, {3}), and recompute cannot bring it "
-                                  "under the budget",
-                                  formatBytes(unbounded.peakBytes),
-                                  unbounded.bindingStage, unbounded.inFlight,
-                                  formatBytes(unbounded.inFlightBytes)));
-        continue;
-      }
+    // Recompute the same share of every layer of the binding stage's
+    // micro-batches in flight to the budget.
+    double over = double(unbounded.peakBytes - budget);
+    int64_t savings = static_cast<int64_t>(
+        std::ceil(over / (unbounded.inFlight * double(n))));
+    ParallelConfig recomputed = unfitConfig;
+    recomputed.recompute = true;
+    FailureOr<PlanFigures> figures = evaluatePipeline(recomputed, savings);
+    if (failed(figures) || figures->peakBytes > budget) {
+      rejectUnfit(recomputed, unbounded,
+                  llvm::formatv("peaks at {0} on stage {1} without recompute "
+                                "({2:F1} micro-batches of activations in "
+                                "flight, {3}), and recompute cannot bring it "
+                                "under the budget",
+                                formatBytes(unbounded.peakBytes),
+                                unbounded.bindingStage, unbounded.inFlight,
+                                formatBytes(unbounded.inFlightBytes)));
+      continue;
     }
-    candidates.push_back({config, *figures, false});
+    candidates.push_back({recomputed, *figures, false});
     if (!fastest || figures->stepTime < *fastest)
       fastest = figures->stepTime;
   }

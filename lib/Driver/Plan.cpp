@@ -20,12 +20,16 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Threading.h"
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <thread>
 #include <tuple>
 
 using namespace mlir;
@@ -42,9 +46,17 @@ std::string ParallelConfig::getMesh() const {
   SmallVector<std::string> axes;
   if (dp > 1)
     axes.push_back("dp=" + std::to_string(dp));
+  if (pp > 1)
+    axes.push_back("pp=" + std::to_string(pp));
   if (tp > 1)
     axes.push_back("tp=" + std::to_string(tp));
   return llvm::join(axes, ",");
+}
+
+std::string ParallelConfig::getSchedule() const {
+  if (pp == 1)
+    return "";
+  return virtualStages > 1 ? "interleaved" : "1f1b";
 }
 
 std::vector<std::string>
@@ -65,9 +77,19 @@ ParallelConfig::getCompileFlags(const TrainingPipelineOptions &base,
     flags.push_back("--sequence-parallel");
   if (microBatches > 1)
     flags.push_back("--micro-batches=" + std::to_string(microBatches));
+  if (pp > 1)
+    flags.push_back("--pipeline-schedule=" + getSchedule());
+  if (virtualStages > 1)
+    flags.push_back("--virtual-stages=" + std::to_string(virtualStages));
   if (recompute)
     flags.push_back("--memory-budget=" + budget.str());
   return flags;
+}
+
+static std::string formatBytes(int64_t bytes) {
+  if (bytes < (int64_t(1) << 30))
+    return llvm::formatv("{0:F1} MiB", double(bytes) / double(1 << 20)).str();
+  return llvm::formatv("{0:F1} GiB", double(bytes) / double(1 << 30)).str();
 }
 
 namespace {
@@ -88,6 +110,9 @@ struct PointKey {
 struct Rejection {
   std::string reason;
   int64_t peakBytes = 0;
+  /// A configuration left out for its memory: its figures without
+  /// recompute, for --explain.
+  std::optional<PlanCandidate> unfit;
 };
 
 class PlanSearch {
@@ -116,11 +141,36 @@ private:
   /// The ops of the training step of the whole model (one micro-batch),
   /// which tg-microbatch repeats.
   FailureOr<int64_t> countStepOps();
+  /// The points of `config` at ks[i] layers and ms[j] micro-batches, in
+  /// f[i][j].
+  LogicalResult compilePoints(const ParallelConfig &config,
+                              ArrayRef<int64_t> ks, ArrayRef<int64_t> ms,
+                              int64_t savingsPerLayer, PlanFigures (&f)[2][2]);
+  /// The figures of a pipelined `config` (pp > 1), modelled stage by stage
+  /// from points of its mesh without pp (docs/plan.md).
+  FailureOr<PlanFigures> evaluatePipeline(const ParallelConfig &config,
+                                          int64_t savingsPerLayer);
+  /// Prices `config` (pp > 1) under each schedule and number of virtual
+  /// stages, keeping those that fit; the fastest step, none when no
+  /// schedule fits or the points fail.
+  std::optional<double> searchPipelines(ParallelConfig config,
+                                        std::optional<double> previous);
+  /// Prices the micro-batch sizes of `base` in increasing order while the
+  /// step gets shorter; `ops` is the step's op count.
+  void searchMicroBatches(const ParallelConfig &base, FailureOr<int64_t> ops);
+  /// Bytes per parameter of the model states at `config`'s ZeRO stage
+  /// (params, gradients, optimizer state), before tp.
+  double getStateBytesPerParam(const ParallelConfig &config) const;
   /// Bytes one device keeps across steps at least (params, gradients,
-  /// optimizer state; every tensor assumed split over tp).
+  /// optimizer state; every tensor assumed split over tp, a pipeline
+  /// stage's share of the layers).
   int64_t getPersistentLowerBound(const ParallelConfig &config) const;
   void reject(const ParallelConfig &config, std::string reason,
               int64_t peak = 0);
+  /// Rejects `config`, whose figures without recompute are `unbounded`,
+  /// for its memory.
+  void rejectUnfit(const ParallelConfig &config, const PlanFigures &unbounded,
+                   std::string reason);
   std::string describe(const ParallelConfig &config) const;
   void printTable(llvm::raw_ostream &os, ArrayRef<PlanCandidate> ranked) const;
   void printExplanation(llvm::raw_ostream &os, const PlanCandidate &best,
@@ -153,12 +203,24 @@ std::string PlanSearch::describe(const ParallelConfig &config) const {
   text += llvm::formatv(" micro-batches {0}x{1}", config.microBatches,
                         config.microBatchSize)
               .str();
+  if (config.pp > 1)
+    text += " " + config.getSchedule();
+  if (config.virtualStages > 1)
+    text += " V=" + std::to_string(config.virtualStages);
   return text;
 }
 
 void PlanSearch::reject(const ParallelConfig &config, std::string reason,
                         int64_t peak) {
-  rejections.push_back({describe(config) + ": " + reason, peak});
+  rejections.push_back({describe(config) + ": " + reason, peak, {}});
+}
+
+void PlanSearch::rejectUnfit(const ParallelConfig &config,
+                             const PlanFigures &unbounded, std::string reason) {
+  reject(config, std::move(reason), unbounded.peakBytes);
+  ParallelConfig original = config;
+  original.recompute = false;
+  rejections.back().unfit = PlanCandidate{original, unbounded, false};
 }
 
 FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
@@ -193,12 +255,19 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
       model.build(context, layers, config.dp * config.microBatchSize, seq);
   if (failed(module))
     return finish(failure());
+  // A pipeline's points are its stage's mesh without pp.
+  ParallelConfig stage = config;
+  stage.pp = 1;
+  stage.virtualStages = 1;
   TrainingPipelineOptions pointOptions;
   pointOptions.copyOptionValuesFrom(options);
-  pointOptions.mesh = config.getMesh();
+  pointOptions.mesh = stage.getMesh();
   pointOptions.zero = config.dp > 1 ? config.zero : 0;
   pointOptions.sequenceParallel = config.sequenceParallel;
   pointOptions.microBatches = microBatches;
+  // The figures read are the simulated peak and the modelled time, which
+  // the arena's offsets do not change.
+  pointOptions.noMemoryPlan = true;
   if (pointBudget > 0)
     pointOptions.memoryBudget = std::to_string(pointBudget);
   CompileRequest compile;
@@ -219,11 +288,38 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   figures.peakBytes = report->memory.peakBytes;
   figures.keptBytes =
       report->memory.persistentBytes + report->memory.activationBytes;
+  figures.activationBytes = report->memory.activationBytes;
   figures.stepTime = report->time.total.time;
   figures.mfu = report->time.mfu;
   figures.exposedCommunication = report->time.communication.exposedTime;
   figures.flops = static_cast<double>(report->time.total.flops);
   return finish(figures);
+}
+
+LogicalResult PlanSearch::compilePoints(const ParallelConfig &config,
+                                        ArrayRef<int64_t> ks,
+                                        ArrayRef<int64_t> ms,
+                                        int64_t savingsPerLayer,
+                                        PlanFigures (&f)[2][2]) {
+  for (auto [i, k] : llvm::enumerate(ks))
+    for (auto [j, mb] : llvm::enumerate(ms)) {
+      int64_t pointBudget = 0;
+      if (savingsPerLayer > 0) {
+        FailureOr<PlanFigures> unbounded = compilePoint(config, k, mb, 0);
+        if (failed(unbounded))
+          return failure();
+        pointBudget = unbounded->peakBytes - k * savingsPerLayer;
+        if (pointBudget <= 0) {
+          lastError = "recompute cannot save that much";
+          return failure();
+        }
+      }
+      FailureOr<PlanFigures> point = compilePoint(config, k, mb, pointBudget);
+      if (failed(point))
+        return failure();
+      f[i][j] = *point;
+    }
+  return success();
 }
 
 FailureOr<PlanFigures> PlanSearch::evaluate(const ParallelConfig &config,
@@ -244,24 +340,8 @@ FailureOr<PlanFigures> PlanSearch::evaluate(const ParallelConfig &config,
   // of M >= 4 micro-batches is that of 4 (one micro-batch's activations
   // and the accumulated gradients); everything else grows linearly.
   PlanFigures f[2][2];
-  for (auto [i, k] : llvm::enumerate(ks))
-    for (auto [j, mb] : llvm::enumerate(ms)) {
-      int64_t pointBudget = 0;
-      if (savingsPerLayer > 0) {
-        FailureOr<PlanFigures> unbounded = compilePoint(config, k, mb, 0);
-        if (failed(unbounded))
-          return failure();
-        pointBudget = unbounded->peakBytes - k * savingsPerLayer;
-        if (pointBudget <= 0) {
-          lastError = "recompute cannot save that much";
-          return failure();
-        }
-      }
-      FailureOr<PlanFigures> point = compilePoint(config, k, mb, pointBudget);
-      if (failed(point))
-        return failure();
-      f[i][j] = *point;
-    }
+  if (failed(compilePoints(config, ks, ms, savingsPerLayer, f)))
+    return failure();
   double dl = ks.size() == 2 ? double(layers - 1) : 0.0;
   double dm = ms.size() == 2 ? double(m - ms[0]) / double(ms[1] - ms[0]) : 0.0;
   auto linear = [&](auto field) {
@@ -298,6 +378,266 @@ FailureOr<PlanFigures> PlanSearch::evaluate(const ParallelConfig &config,
   return figures;
 }
 
+FailureOr<PlanFigures>
+PlanSearch::evaluatePipeline(const ParallelConfig &config,
+                             int64_t savingsPerLayer) {
+  // The stage's mesh without pp, compiled at 1 and 2 layers and 2 and 4
+  // micro-batches: every figure is bilinear in the layers k and the
+  // micro-batches m, T(k, m) = a + b k + c m + d k m, where d is a layer's
+  // forward and backward of one micro-batch, c the rest of a micro-batch
+  // (embedding, LM head, loss), b a layer's share of the step's end
+  // (gradient reduction over dp, optimizer update) and a the rest of it.
+  PlanFigures f[2][2];
+  if (failed(compilePoints(config, {1, 2}, {2, 4}, savingsPerLayer, f)))
+    return failure();
+  struct Bilinear {
+    double a, b, c, d;
+  };
+  auto fit = [&](auto field) {
+    double t12 = field(f[0][0]), t14 = field(f[0][1]), t22 = field(f[1][0]),
+           t24 = field(f[1][1]);
+    double d = (t24 - t14 - t22 + t12) / 2;
+    double b = t22 - t12 - 2 * d;
+    double c = (t14 - t12) / 2 - d;
+    return Bilinear{t12 - b - 2 * c - 2 * d, b, c, d};
+  };
+  int64_t P = config.pp, V = config.virtualStages, M = config.microBatches;
+  int64_t layers = model.getLayers(), n = layers / P;
+  // The slowest stage is the last (its layers, the LM head and the loss;
+  // the embedding is counted there too); a micro-batch's work on it, and
+  // its share of the step's end after the pipeline's flush.
+  auto perMicroBatch = [&](const Bilinear &x) {
+    return std::max(0.0, double(n) * x.d + x.c);
+  };
+  auto perStep = [&](const Bilinear &x) {
+    return std::max(0.0, double(n) * x.b + x.a);
+  };
+  Bilinear time = fit([](const PlanFigures &p) { return p.stepTime; });
+  Bilinear exposed =
+      fit([](const PlanFigures &p) { return p.exposedCommunication; });
+  Bilinear flops = fit([](const PlanFigures &p) { return p.flops; });
+  double stage = perMicroBatch(time);
+  // 1F1B runs M + P - 1 stage slots, interleaved 1F1B M + (P - 1) / V (a
+  // slot of 1/V of the stage's layers).
+  double slots = double(M * V + P - 1) / double(V);
+  // The activations (and their gradients) between two stages: one
+  // micro-batch's [b, seq, hidden], split over tp under sequence
+  // parallelism, sent and received once per slot each way, exposed; over
+  // NVLink where the stages of one tp group's pipeline share a node.
+  double elementBytes = request.precision == PrecisionPolicy::FP32 ? 4 : 2;
+  double bytes = double(config.microBatchSize) * double(seq) *
+                 double(model.getHidden()) * elementBytes /
+                 double(config.sequenceParallel ? config.tp : 1);
+  const LinkSpec &link = config.tp * config.pp <= request.device.gpusPerNode
+                             ? request.device.nvlink
+                             : request.device.infiniband;
+  double hop = link.latency + (link.bandwidth > 0 ? bytes / link.bandwidth : 0);
+  PlanFigures figures;
+  figures.transferTime = 2 * double(M * V + P - 1) * hop;
+  figures.stepTime = stage * slots + figures.transferTime + perStep(time);
+  figures.bubble = stage * double(P - 1) / double(V) / figures.stepTime;
+  figures.exposedCommunication = perMicroBatch(exposed) * double(M) +
+                                 perStep(exposed) + figures.transferTime;
+  figures.flops = (flops.a + flops.b * double(layers) + flops.c * double(M) +
+                   flops.d * double(layers) * double(M)) /
+                  double(P);
+  double rate =
+      f[0][0].mfu > 0 ? f[0][0].flops / (f[0][0].stepTime * f[0][0].mfu) : 0.0;
+  figures.mfu = rate > 0 ? figures.flops / (figures.stepTime * rate) : 0.0;
+
+  // Memory, from the 4-micro-batch points (where the peak stopped growing):
+  // the peak of n layers as evaluate() extrapolates it (one micro-batch in
+  // flight, the LM head and the loss included), less the states of the
+  // other end's parameters, plus the activations of the further
+  // micro-batches in flight: 1F1B keeps P - p on stage p, interleaved 1F1B
+  // Megatron's warm-up count (P - 1 - p) * 2 + (V - 1) * P + 1 of chunks of
+  // n / V layers, GPipe M.
+  const PlanFigures &one = f[0][1], &two = f[1][1];
+  int64_t slope = std::max({two.peakBytes - one.peakBytes,
+                            two.keptBytes - one.keptBytes, int64_t(0)});
+  int64_t peak = n == 1 ? one.peakBytes : two.peakBytes + (n - 2) * slope;
+  int64_t perLayer =
+      std::max<int64_t>(two.activationBytes - one.activationBytes, 0);
+  auto inFlight = [&](int64_t p) {
+    if (V == 1)
+      return double(std::min(P - p, M));
+    return double(std::min((P - 1 - p) * 2 + (V - 1) * P + 1, M * V)) /
+           double(V);
+  };
+  double stateBytes = getStateBytesPerParam(config) / double(config.tp);
+  auto [firstOnly, lastOnly] = model.getEdgeParams();
+  auto stagePeak = [&](int64_t p, int64_t otherEnd) {
+    return peak - static_cast<int64_t>(double(otherEnd) * stateBytes) +
+           static_cast<int64_t>((inFlight(p) - 1) * double(n * perLayer));
+  };
+  int64_t first = stagePeak(0, lastOnly), last = stagePeak(P - 1, firstOnly);
+  figures.bindingStage = first >= last ? 0 : P - 1;
+  figures.peakBytes = std::max(first, last);
+  figures.inFlight = inFlight(figures.bindingStage);
+  figures.inFlightBytes =
+      static_cast<int64_t>(figures.inFlight * double(n * perLayer));
+  figures.activationBytes = n * perLayer;
+  figures.keptBytes = figures.peakBytes;
+  return figures;
+}
+
+std::optional<double>
+PlanSearch::searchPipelines(ParallelConfig config,
+                            std::optional<double> previous) {
+  int64_t n = model.getLayers() / config.pp;
+  // 1F1B, and interleaved 1F1B with V model chunks of n / V layers per
+  // device (M a multiple of P). GPipe is left out: it runs as many slots
+  // as 1F1B and keeps all M micro-batches in flight, so it never wins.
+  SmallVector<int64_t> chunks = {1};
+  if (config.microBatches % config.pp == 0)
+    for (int64_t v = 2; v <= n; ++v)
+      if (n % v == 0)
+        chunks.push_back(v);
+  // Every schedule without recompute first (no new points): those that fit
+  // are plans, and bound the others, whose recompute only adds work; those
+  // are recomputed fastest first.
+  std::optional<double> fastest;
+  SmallVector<std::pair<ParallelConfig, PlanFigures>> unfit;
+  for (int64_t v : chunks) {
+    config.virtualStages = v;
+    FailureOr<PlanFigures> figures = evaluatePipeline(config, 0);
+    if (failed(figures)) {
+      reject(config, lastError);
+      return std::nullopt;
+    }
+    if (figures->peakBytes > budget) {
+      unfit.push_back({config, *figures});
+      continue;
+    }
+    candidates.push_back({config, *figures, false});
+    if (!fastest || figures->stepTime < *fastest)
+      fastest = figures->stepTime;
+  }
+  llvm::stable_sort(unfit, [](const auto &a, const auto &b) {
+    return a.second.stepTime < b.second.stepTime;
+  });
+  for (auto &[unfitConfig, unbounded] : unfit) {
+    std::optional<double> bound = fastest;
+    if (previous && (!bound || *previous < *bound))
+      bound = previous;
+    if (bound && unbounded.stepTime > *bound) {
+      // Slower than another schedule or the smaller micro-batches already,
+      // it cannot be the plan.
+      ++pruned;
+      rejectUnfit(unfitConfig, unbounded,
+                  "peaks at " + formatBytes(unbounded.peakBytes) +
+                      " without recompute, and is slower than a plan that "
+                      "fits even so");
+      continue;
+    }
+    // Recompute the same share of every layer of the binding stage's
+    // micro-batches in flight to the budget.
+    double over = double(unbounded.peakBytes - budget);
+    int64_t savings = static_cast<int64_t>(
+        std::ceil(over / (unbounded.inFlight * double(n))));
+    ParallelConfig recomputed = unfitConfig;
+    recomputed.recompute = true;
+    FailureOr<PlanFigures> figures = evaluatePipeline(recomputed, savings);
+    if (failed(figures) || figures->peakBytes > budget) {
+      rejectUnfit(recomputed, unbounded,
+                  llvm::formatv("peaks at {0} on stage {1} without recompute "
+                                "({2:F1} micro-batches of activations in "
+                                "flight, {3}), and recompute cannot bring it "
+                                "under the budget",
+                                formatBytes(unbounded.peakBytes),
+                                unbounded.bindingStage, unbounded.inFlight,
+                                formatBytes(unbounded.inFlightBytes)));
+      continue;
+    }
+    candidates.push_back({recomputed, *figures, false});
+    if (!fastest || figures->stepTime < *fastest)
+      fastest = figures->stepTime;
+  }
+  return fastest;
+}
+
+void PlanSearch::searchMicroBatches(const ParallelConfig &base,
+                                    FailureOr<int64_t> ops) {
+  SmallVector<int64_t> sizes;
+  if (model.canReshape()) {
+    for (int64_t b = 1; b <= globalBatch / base.dp; ++b)
+      if ((globalBatch / base.dp) % b == 0)
+        sizes.push_back(b);
+  } else {
+    sizes.push_back(model.getBatch() / base.dp);
+  }
+  int64_t layers = model.getLayers();
+  std::optional<double> previous;
+  for (int64_t b : sizes) {
+    ParallelConfig config = base;
+    config.microBatchSize = b;
+    config.microBatches = globalBatch / (base.dp * b);
+    if (base.pp > 1) {
+      // Fewer micro-batches than stages leave most stages idle (a bubble
+      // of at least half the step).
+      if (config.microBatches < base.pp) {
+        ++pruned;
+        reject(config, llvm::formatv("{0} micro-batches for {1} pipeline "
+                                     "stages",
+                                     config.microBatches, base.pp));
+        break;
+      }
+      std::optional<double> fastest = searchPipelines(config, previous);
+      if (!fastest)
+        break;
+      // Larger micro-batches only pay off while the step gets shorter.
+      if (previous && *fastest > *previous)
+        break;
+      previous = fastest;
+      continue;
+    }
+    if (succeeded(ops) && *ops * config.microBatches > kMaxUnrolledOps) {
+      ++pruned;
+      reject(config, llvm::formatv("{0} micro-batches of a {1}-op step "
+                                   "exceed tg-microbatch's {2} ops",
+                                   config.microBatches, *ops, kMaxUnrolledOps));
+      continue;
+    }
+    bool exact = false;
+    FailureOr<PlanFigures> figures = evaluate(config, 0, exact);
+    if (failed(figures)) {
+      reject(config, lastError);
+      break;
+    }
+    if (figures->peakBytes > budget && previous &&
+        figures->stepTime > *previous) {
+      // Recompute only adds work: slower than the smaller micro-batches
+      // already, it cannot be the plan.
+      ++pruned;
+      rejectUnfit(config, *figures,
+                  "peaks at " + formatBytes(figures->peakBytes) +
+                      " without recompute, and is slower than the "
+                      "smaller micro-batches even so");
+      break;
+    }
+    if (figures->peakBytes > budget) {
+      // Recompute the same share of every layer to the budget.
+      int64_t over = figures->peakBytes - budget;
+      int64_t savings = (over + layers - 1) / layers;
+      PlanFigures unbounded = *figures;
+      config.recompute = true;
+      figures = evaluate(config, savings, exact);
+      if (failed(figures) || figures->peakBytes > budget) {
+        rejectUnfit(config, unbounded,
+                    "peaks at " + formatBytes(unbounded.peakBytes) +
+                        " without recompute, and recompute cannot bring it "
+                        "under the budget");
+        break;
+      }
+    }
+    candidates.push_back({config, *figures, exact});
+    // Larger micro-batches only pay off while the step gets shorter.
+    if (previous && figures->stepTime > *previous)
+      break;
+    previous = figures->stepTime;
+  }
+}
+
 FailureOr<int64_t> PlanSearch::countStepOps() {
   if (stepOps)
     return *stepOps;
@@ -329,8 +669,7 @@ FailureOr<int64_t> PlanSearch::countStepOps() {
   return *(stepOps = *one + (layers - 1) * (*two - *one));
 }
 
-int64_t
-PlanSearch::getPersistentLowerBound(const ParallelConfig &config) const {
+double PlanSearch::getStateBytesPerParam(const ParallelConfig &config) const {
   // Bytes per parameter of each state (docs/sharding.md, ZeRO): the copy
   // the compute reads, the f32 master weights of mixed precision, the f32
   // gradient, the optimizer state; each split over dp from its ZeRO stage.
@@ -352,11 +691,23 @@ PlanSearch::getPersistentLowerBound(const ParallelConfig &config) const {
                      : 0;
   // Gradients are as wide as the copies the compute reads (f32 at most).
   double dp = double(config.dp);
-  double bytes = copy / (config.zero >= 3 ? dp : 1) +
-                 master / (config.zero >= 1 ? dp : 1) +
-                 copy / (config.zero >= 2 ? dp : 1) +
-                 state / (config.zero >= 1 ? dp : 1);
-  return static_cast<int64_t>(double(model.getParams()) * bytes /
+  return copy / (config.zero >= 3 ? dp : 1) +
+         master / (config.zero >= 1 ? dp : 1) +
+         copy / (config.zero >= 2 ? dp : 1) +
+         state / (config.zero >= 1 ? dp : 1);
+}
+
+int64_t
+PlanSearch::getPersistentLowerBound(const ParallelConfig &config) const {
+  // A pipeline stage holds its share of the layers and at least the
+  // smaller end's parameters outside them.
+  double params = double(model.getParams());
+  if (config.pp > 1) {
+    auto [firstOnly, lastOnly] = model.getEdgeParams();
+    params = (params - double(firstOnly + lastOnly)) / double(config.pp) +
+             double(std::min(firstOnly, lastOnly));
+  }
+  return static_cast<int64_t>(params * getStateBytesPerParam(config) /
                               double(config.tp));
 }
 
@@ -381,32 +732,50 @@ std::string PlanSearch::getCommand(const PlanCandidate &candidate) const {
   return command + " -o step.mlir";
 }
 
-static std::string formatBytes(int64_t bytes) {
-  if (bytes < (int64_t(1) << 30))
-    return llvm::formatv("{0:F1} MiB", double(bytes) / double(1 << 20)).str();
-  return llvm::formatv("{0:F1} GiB", double(bytes) / double(1 << 30)).str();
-}
-
 void PlanSearch::printTable(llvm::raw_ostream &os,
                             ArrayRef<PlanCandidate> ranked) const {
-  os << llvm::format("  %-4s %-14s %-4s %-3s %-12s %-9s %11s %11s %6s %11s\n",
-                     "rank", "mesh", "zero", "sp", "micro-batch", "recompute",
-                     "peak", "step", "MFU", "exposed");
+  os << llvm::format("  %-4s %-16s %-4s %-3s %-12s %-9s %-9s %11s %11s %6s "
+                     "%11s %6s\n",
+                     "rank", "mesh", "zero", "sp", "micro-batch", "schedule",
+                     "recompute", "peak", "step", "MFU", "exposed", "bubble");
   for (auto [index, candidate] : llvm::enumerate(ranked)) {
     const ParallelConfig &c = candidate.config;
     std::string mesh = c.getMesh().empty() ? "-" : c.getMesh();
     std::string micro =
         llvm::formatv("{0} x {1}", c.microBatches, c.microBatchSize).str();
-    os << llvm::format(
-        "  %-4u %-14s %-4s %-3s %-12s %-9s %11s %9.4g s %5.1f%% %9.4g s%s\n",
-        unsigned(index + 1), mesh.c_str(),
-        c.dp > 1 ? std::to_string(c.zero).c_str() : "-",
-        c.sequenceParallel ? "on" : "off", micro.c_str(),
-        c.recompute ? "to budget" : "off",
-        formatBytes(candidate.figures.peakBytes).c_str(),
-        candidate.figures.stepTime, 100 * candidate.figures.mfu,
-        candidate.figures.exposedCommunication, candidate.exact ? "" : " ~");
+    std::string schedule = c.pp == 1 ? "-"
+                           : c.virtualStages > 1
+                               ? "int x" + std::to_string(c.virtualStages)
+                               : "1f1b";
+    os << llvm::format("  %-4u %-16s %-4s %-3s %-12s %-9s %-9s %11s %9.4g s "
+                       "%5.1f%% %9.4g s %5.1f%%%s\n",
+                       unsigned(index + 1), mesh.c_str(),
+                       c.dp > 1 ? std::to_string(c.zero).c_str() : "-",
+                       c.sequenceParallel ? "on" : "off", micro.c_str(),
+                       schedule.c_str(), c.recompute ? "to budget" : "off",
+                       formatBytes(candidate.figures.peakBytes).c_str(),
+                       candidate.figures.stepTime, 100 * candidate.figures.mfu,
+                       candidate.figures.exposedCommunication,
+                       100 * candidate.figures.bubble,
+                       candidate.exact ? "" : " ~");
   }
+}
+
+/// Where the peak of a plan lies: its stage and what binds there.
+static std::string describePeak(const PlanCandidate &candidate) {
+  const ParallelConfig &c = candidate.config;
+  const PlanFigures &f = candidate.figures;
+  if (c.pp == 1)
+    return formatBytes(f.peakBytes);
+  return llvm::formatv("{0} on stage {1} of {2} ({3} holding {4:F1} "
+                       "micro-batches of activations in flight, {5}, and "
+                       "{6} of states and working memory)",
+                       formatBytes(f.peakBytes), f.bindingStage, c.pp,
+                       f.bindingStage == 0 ? "the first, with the embedding,"
+                                           : "the last, with the LM head,",
+                       f.inFlight, formatBytes(f.inFlightBytes),
+                       formatBytes(f.peakBytes - f.inFlightBytes))
+      .str();
 }
 
 void PlanSearch::printExplanation(llvm::raw_ostream &os,
@@ -418,9 +787,15 @@ void PlanSearch::printExplanation(llvm::raw_ostream &os,
                      b.stepTime - a.stepTime,
                      100 * (b.stepTime - a.stepTime) / a.stepTime);
   double communication = b.exposedCommunication - a.exposedCommunication;
+  double bubble = b.bubble * b.stepTime - a.bubble * a.stepTime;
   double compute = (b.stepTime - b.exposedCommunication) -
-                   (a.stepTime - a.exposedCommunication);
-  if (communication >= compute)
+                   (a.stepTime - a.exposedCommunication) - bubble;
+  if (bubble >= communication && bubble >= compute)
+    os << llvm::format(", mostly the pipeline's bubble (+%.4g s; exposed "
+                       "communication %+.4g s, compute and memory traffic "
+                       "%+.4g s)",
+                       bubble, communication, compute);
+  else if (communication >= compute)
     os << llvm::format(", mostly exposed communication (+%.4g s; compute "
                        "and memory traffic %+.4g s)",
                        communication, compute);
@@ -432,10 +807,29 @@ void PlanSearch::printExplanation(llvm::raw_ostream &os,
                            ? ", with recompute"
                            : "",
                        communication);
-  os << llvm::format("; its peak is %s against %s",
-                     formatBytes(b.peakBytes).c_str(),
-                     formatBytes(a.peakBytes).c_str());
-  os << "\n";
+  os << "; its peak is " << describePeak(runnerUp) << " against "
+     << describePeak(best) << "\n";
+  // Where memory decided: the fastest plans that did not fit, or only with
+  // recompute, and what bound them.
+  if (runnerUp.config.recompute && !best.config.recompute)
+    os << "  the runner-up fits the " << formatBytes(budget)
+       << " budget only by recomputing activations\n";
+  if (best.config.recompute)
+    os << "  the chosen plan fits the " << formatBytes(budget)
+       << " budget only by recomputing activations\n";
+  const PlanCandidate *fastest = nullptr;
+  for (const Rejection &rejection : rejections)
+    if (rejection.unfit &&
+        rejection.unfit->figures.stepTime < best.figures.stepTime &&
+        (!fastest ||
+         rejection.unfit->figures.stepTime < fastest->figures.stepTime))
+      fastest = &*rejection.unfit;
+  if (fastest)
+    os << "memory decided: the fastest plan left out ("
+       << describe(fastest->config) << ") would take "
+       << llvm::format("%.4g s", fastest->figures.stepTime) << " but peaks at "
+       << describePeak(*fastest) << ", over the " << formatBytes(budget)
+       << " budget even with recompute\n";
 }
 
 LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
@@ -459,99 +853,150 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
           globalBatch, model.getBatch()));
   }
 
-  // The meshes: dp x tp = devices, tp inside a node.
+  // The meshes: dp x pp x tp = devices, tp inside a node, pp dividing the
+  // layers (a forced pp: that one).
+  int64_t layers = model.getLayers();
+  if (request.pp) {
+    if (request.pp > 1 && layers == 1)
+      return reportError(llvm::formatv(
+          "--pp {0}: {1} is not a model of identical layers (a tgc-zoo "
+          "model), and tgc plan cuts pipeline stages at layers",
+          request.pp, request.modelFile));
+    if (request.pp > layers)
+      return reportError(llvm::formatv(
+          "--pp {0}: the model has {1} layers, and a pipeline stage holds at "
+          "least one",
+          request.pp, layers));
+    if (layers % request.pp)
+      return reportError(llvm::formatv("--pp {0} does not divide the model's "
+                                       "{1} layers into equal stages",
+                                       request.pp, layers));
+    if (request.devices % request.pp)
+      return reportError(llvm::formatv("--pp {0} does not divide the {1} "
+                                       "devices",
+                                       request.pp, request.devices));
+  }
   struct Mesh {
-    int64_t dp, tp;
+    int64_t dp, pp, tp;
   };
   SmallVector<Mesh> meshes;
+  SmallVector<int64_t> indivisible;
   int64_t node = request.device.gpusPerNode;
-  for (int64_t tp = 1; tp <= request.devices && tp <= node; ++tp) {
-    if (request.devices % tp || node % tp)
+  for (int64_t pp = 1; pp <= request.devices && pp <= layers; ++pp) {
+    if (request.devices % pp || layers % pp ||
+        (request.pp && pp != request.pp) || (pp > 1 && !model.canReshape()))
       continue;
-    int64_t dp = request.devices / tp;
-    if (globalBatch % dp) {
-      reject({dp, tp}, llvm::formatv("the global batch of {0} is not "
+    for (int64_t tp = 1; tp * pp <= request.devices && tp <= node; ++tp) {
+      if ((request.devices / pp) % tp || node % tp)
+        continue;
+      int64_t dp = request.devices / (pp * tp);
+      ParallelConfig config{dp, tp};
+      config.pp = pp;
+      if (globalBatch % dp) {
+        reject(config, llvm::formatv("the global batch of {0} is not "
                                      "divisible by dp = {1}",
                                      globalBatch, dp));
-      continue;
+        if (!llvm::is_contained(indivisible, dp))
+          indivisible.push_back(dp);
+        continue;
+      }
+      if (!model.canReshape() && model.getBatch() % dp) {
+        reject(config,
+               llvm::formatv("the model's batch of {0} (one micro-batch over "
+                             "dp) is not divisible by dp = {1}",
+                             model.getBatch(), dp));
+        continue;
+      }
+      meshes.push_back({dp, pp, tp});
     }
-    if (!model.canReshape() && model.getBatch() % dp) {
-      reject({dp, tp},
-             llvm::formatv("the model's batch of {0} (one micro-batch over "
-                           "dp) is not divisible by dp = {1}",
-                           model.getBatch(), dp));
-      continue;
-    }
-    meshes.push_back({dp, tp});
+  }
+  if (meshes.empty() && !indivisible.empty()) {
+    llvm::sort(indivisible);
+    return reportError(llvm::formatv(
+        "no mesh of {0} device{1} divides the global batch of {2} "
+        "sequences: it must be dp x micro-batch size x micro-batches, and "
+        "every mesh's dp ({3}) leaves a remainder; give a global batch that "
+        "a dp divides{4}",
+        request.devices, request.devices == 1 ? "" : "s", globalBatch,
+        llvm::join(
+            llvm::map_range(indivisible,
+                            [](int64_t dp) { return std::to_string(dp); }),
+            ", "),
+        request.pp ? " (or another --pp)" : ""));
   }
   FailureOr<int64_t> ops = countStepOps();
 
+  // The tasks: one per mesh, ZeRO stage and sequence parallelism, each
+  // trying its micro-batch sizes in turn. Tasks share no compiled point, so
+  // they run on worker threads, each with its own context, and their
+  // results are merged in task order: the same plans as one at a time.
+  SmallVector<ParallelConfig> tasks;
   for (const Mesh &mesh : meshes) {
-    SmallVector<int64_t> sizes;
-    if (model.canReshape()) {
-      for (int64_t b = 1; b <= globalBatch / mesh.dp; ++b)
-        if ((globalBatch / mesh.dp) % b == 0)
-          sizes.push_back(b);
-    } else {
-      sizes.push_back(model.getBatch() / mesh.dp);
-    }
-    for (unsigned zero = 0; zero <= (mesh.dp > 1 ? 3u : 0u); ++zero)
+    // A pipeline composes with ZeRO-1 at most: ZeRO-2 and 3 would reduce
+    // (and gather) a stage's gradients (parameters) once per micro-batch.
+    unsigned maxZero = mesh.dp == 1 ? 0u : mesh.pp > 1 ? 1u : 3u;
+    for (unsigned zero = 0; zero <= maxZero; ++zero)
       for (bool sp : {false, true}) {
         if (sp && mesh.tp == 1)
           continue;
         ParallelConfig base{mesh.dp, mesh.tp, zero, sp};
+        base.pp = mesh.pp;
         if (int64_t bound = getPersistentLowerBound(base); bound > budget) {
           ++pruned;
           reject(base,
                  "the model states alone (params, gradients, optimizer "
-                 "state at this ZeRO stage) need at least " +
-                     formatBytes(bound) + " per device",
+                 "state at this ZeRO stage" +
+                     std::string(mesh.pp > 1 ? ", one stage's share" : "") +
+                     ") need at least " + formatBytes(bound) + " per device",
                  bound);
           continue;
         }
-        std::optional<double> previous;
-        for (int64_t b : sizes) {
-          ParallelConfig config = base;
-          config.microBatchSize = b;
-          config.microBatches = globalBatch / (mesh.dp * b);
-          if (succeeded(ops) && *ops * config.microBatches > kMaxUnrolledOps) {
-            ++pruned;
-            reject(config,
-                   llvm::formatv("{0} micro-batches of a {1}-op step "
-                                 "exceed tg-microbatch's {2} ops",
-                                 config.microBatches, *ops, kMaxUnrolledOps));
-            continue;
-          }
-          bool exact = false;
-          FailureOr<PlanFigures> figures = evaluate(config, 0, exact);
-          if (failed(figures)) {
-            reject(config, lastError);
-            break;
-          }
-          if (figures->peakBytes > budget) {
-            // Recompute the same share of every layer to the budget.
-            int64_t over = figures->peakBytes - budget;
-            int64_t layers = model.getLayers();
-            int64_t savings = (over + layers - 1) / layers;
-            PlanFigures unbounded = *figures;
-            config.recompute = true;
-            figures = evaluate(config, savings, exact);
-            if (failed(figures) || figures->peakBytes > budget) {
-              reject(config,
-                     "peaks at " + formatBytes(unbounded.peakBytes) +
-                         " without recompute, and recompute cannot bring "
-                         "it under the budget",
-                     unbounded.peakBytes);
-              break;
-            }
-          }
-          candidates.push_back({config, *figures, exact});
-          // Larger micro-batches only pay off while the step gets shorter.
-          if (previous && figures->stepTime > *previous)
-            break;
-          previous = figures->stepTime;
-        }
+        tasks.push_back(base);
       }
+  }
+  // A model as given is cloned from its own context: one task at a time.
+  unsigned threads =
+      model.canReshape()
+          ? std::min<unsigned>(
+                std::max(1u, llvm::get_physical_cores() > 0
+                                 ? unsigned(llvm::get_physical_cores())
+                                 : 1u),
+                tasks.size())
+          : 1u;
+  if (const char *limit = std::getenv("TGC_PLAN_THREADS"))
+    threads = std::max(1, std::atoi(limit));
+  std::vector<std::unique_ptr<PlanSearch>> results(tasks.size());
+  auto runTask = [&](MLIRContext &taskContext, size_t index) {
+    auto search = std::make_unique<PlanSearch>(taskContext, model, request);
+    search->seq = seq;
+    search->globalBatch = globalBatch;
+    search->stepOps = stepOps;
+    search->searchMicroBatches(tasks[index], ops);
+    results[index] = std::move(search);
+  };
+  if (threads <= 1) {
+    for (size_t index = 0; index < tasks.size(); ++index)
+      runTask(context, index);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    for (unsigned worker = 0; worker < threads; ++worker)
+      workers.emplace_back([&] {
+        MLIRContext workerContext(context.getDialectRegistry(),
+                                  MLIRContext::Threading::DISABLED);
+        workerContext.loadAllAvailableDialects();
+        for (size_t index = next++; index < tasks.size(); index = next++)
+          runTask(workerContext, index);
+      });
+    for (std::thread &worker : workers)
+      worker.join();
+  }
+  for (std::unique_ptr<PlanSearch> &result : results) {
+    llvm::append_range(candidates, result->candidates);
+    for (Rejection &rejection : result->rejections)
+      rejections.push_back(std::move(rejection));
+    compiled += result->compiled;
+    pruned += result->pruned;
   }
 
   if (candidates.empty()) {
@@ -625,7 +1070,10 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
       return nlohmann::json{
           {"mesh", c.getMesh()},
           {"dp", c.dp},
+          {"pp", c.pp},
           {"tp", c.tp},
+          {"pipeline_schedule", c.getSchedule()},
+          {"virtual_stages", c.virtualStages},
           {"zero", c.zero},
           {"sequence_parallel", c.sequenceParallel},
           {"micro_batch_size", c.microBatchSize},
@@ -635,6 +1083,9 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
           {"step_time_s", candidate.figures.stepTime},
           {"mfu", candidate.figures.mfu},
           {"exposed_communication_s", candidate.figures.exposedCommunication},
+          {"bubble", candidate.figures.bubble},
+          {"pipeline_transfer_s", candidate.figures.transferTime},
+          {"binding_stage", candidate.figures.bindingStage},
           {"exact", candidate.exact},
           {"model_batch", c.dp * c.microBatchSize},
           {"compile_flags", c.getCompileFlags(options, "auto")},
@@ -672,8 +1123,9 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
                       formatBytes(budget));
   os << llvm::formatv("searched {0} configurations ({1} compiled points, "
                       "{2} pruned before compiling) in {3:F1} s; figures per "
-                      "device, step time modelled with communication "
-                      "exposed; no pipeline parallelism (pp) yet\n",
+                      "device (a pipeline's: its binding stage's peak), step "
+                      "time modelled with exposed communication and the "
+                      "pipeline's bubble\n",
                       candidates.size(), compiled, pruned, seconds);
   if (llvm::any_of(ranked, [](const PlanCandidate &candidate) {
         return !candidate.exact;

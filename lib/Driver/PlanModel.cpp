@@ -29,6 +29,16 @@ using namespace tgc;
 
 PlanModel::~PlanModel() = default;
 
+/// GPT-2: wpe on the first stage, ln_f on the last, wte (the tied LM head)
+/// on both. LLaMA: the embedding on the first, the norm and the untied LM
+/// head on the last.
+static std::pair<int64_t, int64_t> edgeParams(const zoo::GPT2Config &c) {
+  return {c.positions * c.hidden, 2 * c.hidden};
+}
+static std::pair<int64_t, int64_t> edgeParams(const zoo::LlamaConfig &c) {
+  return {c.vocab * c.hidden, c.hidden + c.hidden * c.vocab};
+}
+
 namespace {
 
 /// The module as given: one batch, one sequence length, compiled whole.
@@ -100,6 +110,10 @@ public:
   }
   int64_t getParams() const override {
     return zoo::countParameters(zoo::getParameters(config));
+  }
+  int64_t getHidden() const override { return config.hidden; }
+  std::pair<int64_t, int64_t> getEdgeParams() const override {
+    return edgeParams(config);
   }
 
   /// The preset the configuration is (sequence and batch aside), else its

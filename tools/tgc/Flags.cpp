@@ -43,8 +43,9 @@ cl::SubCommand &cli::getImportCommand() {
 }
 cl::SubCommand &cli::getPlanCommand() {
   static cl::SubCommand command(
-      "plan", "Choose the parallel configuration of a training step: mesh, "
-              "ZeRO stage, sequence parallelism, micro-batches, recompute");
+      "plan", "Choose the parallel configuration of a training step: mesh "
+              "(dp x pp x tp), ZeRO stage, sequence parallelism, "
+              "micro-batches, pipeline schedule, recompute");
   return command;
 }
 cl::SubCommand &cli::getGradcheckCommand() {

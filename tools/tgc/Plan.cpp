@@ -20,9 +20,9 @@ namespace cl = llvm::cl;
 // flag and the value, not cl's.
 static cl::opt<std::string>
     devices("devices",
-            cl::desc("The GPUs to plan for (required): the mesh is dp x tp "
-                     "over them, tp inside a node; no pipeline parallelism "
-                     "(pp) yet"),
+            cl::desc("The GPUs to plan for (required): the mesh is dp x pp "
+                     "x tp over them, tp inside a node, pp dividing the "
+                     "layers"),
             cl::value_desc("N"), TGC_PLAN);
 static cl::opt<std::string> nodesOf(
     "nodes-of",
@@ -39,6 +39,11 @@ static cl::opt<std::string>
         cl::desc("Sequence length (default: the model's; another needs a "
                  "tgc-zoo model, which the plan rebuilds)"),
         cl::value_desc("S"), TGC_PLAN);
+static cl::opt<std::string>
+    pipelineStages("pp",
+                   cl::desc("Pipeline stages: plan only meshes with this pp "
+                            "(default: searched; 1: no pipeline)"),
+                   cl::value_desc("P"), TGC_PLAN);
 static cl::opt<std::string> top("top",
                                 cl::desc("Plans in the table (default 5)"),
                                 cl::value_desc("K"), cl::init("5"), TGC_PLAN);
@@ -90,7 +95,8 @@ LogicalResult cli::runPlan(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   }
   for (auto [flag, text, target] :
        {std::tuple("global-batch", &globalBatch, &request.globalBatch),
-        std::tuple("seq", &seq, &request.seq)}) {
+        std::tuple("seq", &seq, &request.seq),
+        std::tuple("pp", &pipelineStages, &request.pp)}) {
     if (!text->getNumOccurrences())
       continue;
     FailureOr<int64_t> value = parsePositive(flag, *text, int64_t(1) << 30);

@@ -41,8 +41,9 @@ int main(int argc, char **argv) {
       "  tgc run FILE.mlir --random-inputs 0 run on the CPU interpreter\n"
       "  tgc gradcheck FILE.mlir             check gradients (f64)\n"
       "  tgc train FILE.mlir --steps 300     train on the CPU interpreter\n"
-      "  tgc plan FILE.mlir --devices 64     choose mesh, ZeRO, micro-batches "
-      "and\n                                      recompute for N GPUs\n\n"
+      "  tgc plan FILE.mlir --devices 64     choose mesh (dp x pp x tp), ZeRO, "
+      "micro-batches,\n                                      pipeline schedule "
+      "and recompute for N GPUs\n\n"
       "Every subcommand reads .mlir or .onnx files; compile, report and "
       "train\nshare the pipeline's options (docs/tools.md).\n"
       "Run 'tgc SUBCOMMAND --help' for a subcommand's options.\n");

@@ -1,12 +1,14 @@
 //===- Plan.h - tgc plan: choosing the parallel configuration ---*- C++ -*-===//
 //
-// The search behind `tgc plan`: every mesh (dp x tp over the devices, tp in a
-// node), ZeRO stage, sequence parallelism, micro-batch size and count, and
+// The search behind `tgc plan`: every mesh (dp x pp x tp over the devices,
+// tp in a node, pp dividing the layers), ZeRO stage, sequence parallelism,
+// micro-batch size and count, pipeline schedule and virtual stages, and
 // recompute to the device's memory, each priced by compiling the step as
 // `tgc compile` would and reading the figures `tgc report` prints. Models of
 // identical layers (the zoo's gpt2 and llama, recognised from their IR) are
 // compiled with 1 and 2 layers and 2 and 4 micro-batches and extrapolated
-// linearly (docs/plan.md); other models are compiled whole.
+// linearly; a pipeline is modelled from the same points, stage by stage
+// (docs/plan.md); other models are compiled whole.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tgc {
@@ -52,6 +55,14 @@ public:
                                       llvm::StringRef file) const = 0;
   /// Parameters (elements of the `param` arguments) of the whole model.
   virtual int64_t getParams() const = 0;
+  /// The width of the activations between two layers (0: unknown), which a
+  /// pipeline stage sends to the next.
+  virtual int64_t getHidden() const { return 0; }
+  /// Parameters outside the layers that only the first pipeline stage holds
+  /// (the embeddings) and that only the last holds (the final norm and an
+  /// untied LM head); a tied embedding is held by both and counted in
+  /// neither.
+  virtual std::pair<int64_t, int64_t> getEdgeParams() const { return {0, 0}; }
 };
 
 /// The zoo model `module` is (rebuilt from the configuration read off its
@@ -60,8 +71,7 @@ std::unique_ptr<PlanModel> recognizePlanModel(mlir::ModuleOp module,
                                               llvm::StringRef modelFile);
 
 /// One parallel configuration. The mesh's axes are listed outermost first
-/// (the last one innermost, in a node), as `--mesh` takes them; a pp axis
-/// would join dp and tp here.
+/// (the last one innermost, in a node), as `--mesh` takes them: dp, pp, tp.
 struct ParallelConfig {
   int64_t dp = 1;
   int64_t tp = 1;
@@ -72,9 +82,15 @@ struct ParallelConfig {
   int64_t microBatches = 1;
   /// Recompute activations so that the peak fits the memory budget.
   bool recompute = false;
+  /// Pipeline stages (the pp axis) and model chunks per device: 1 is 1F1B,
+  /// more is interleaved 1F1B (docs/pipeline.md).
+  int64_t pp = 1;
+  int64_t virtualStages = 1;
 
-  /// `dp=8,tp=8` (axes of size 1 left out; empty: one device).
+  /// `dp=8,pp=4,tp=2` (axes of size 1 left out; empty: one device).
   std::string getMesh() const;
+  /// `1f1b` or `interleaved` (empty without pp).
+  std::string getSchedule() const;
   /// The `tgc compile` flags of this configuration, after `--train`.
   std::vector<std::string> getCompileFlags(const TrainingPipelineOptions &base,
                                            llvm::StringRef budget) const;
@@ -89,6 +105,17 @@ struct PlanFigures {
   double flops = 0;
   /// Bytes kept across steps plus the activations kept for the backward.
   int64_t keptBytes = 0;
+  /// Of those, the activations kept for the backward (one micro-batch's).
+  int64_t activationBytes = 0;
+  /// Pipelines: the share of the step the binding stage idles, the exposed
+  /// point-to-point transfers, the stage whose peak is the plan's (0: the
+  /// first, pp-1: the last), the micro-batches of activations in flight
+  /// there and their bytes.
+  double bubble = 0;
+  double transferTime = 0;
+  int64_t bindingStage = 0;
+  double inFlight = 1;
+  int64_t inFlightBytes = 0;
 };
 
 struct PlanCandidate {
@@ -109,6 +136,8 @@ struct PlanRequest {
   int64_t seq = 0;
   PrecisionPolicy precision = PrecisionPolicy::BF16;
   OptimizerKind optimizer = OptimizerKind::AdamW;
+  /// Pipeline stages forced by --pp (0: searched).
+  int64_t pp = 0;
   unsigned top = 5;
   bool explain = false;
   bool json = false;

@@ -1,11 +1,14 @@
 //===- PipelineTimelineTest.cpp - the pipeline's event simulation ---------===//
 //
 // With uniform stage times and instant messages, the simulated bubble of
-// the pipeline schedules is the textbook one: (P-1)/(M+P-1) for GPipe and
-// 1F1B, (P-1)/(V*M+P-1) for Megatron's interleaved 1F1B.
+// the orders tg-pipeline-schedule gives the devices is the textbook one:
+// (P-1)/(M+P-1) for GPipe and 1F1B, (P-1)/(V*M+P-1) for Megatron's
+// interleaved 1F1B; and the micro-batches each device keeps in flight are
+// the formulas'.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/StreamTimeline.h"
 
 #include <gtest/gtest.h>
@@ -26,58 +29,12 @@ struct Work {
   int64_t microBatch = 0;
 };
 
-/// Device `p`'s order under GPipe (all forwards, then all backwards).
-std::vector<Work> getGPipeOrder(int64_t p, int64_t m) {
+/// Device `p`'s order: the one tg-pipeline-schedule gives the block.
+std::vector<Work> getOrder(const PipelineConfig &config, int64_t p) {
   std::vector<Work> order;
-  for (int64_t k = 0; k < m; ++k)
-    order.push_back({false, p, k});
-  for (int64_t k = 0; k < m; ++k)
-    order.push_back({true, p, k});
-  return order;
-}
-
-/// Device `p`'s order under 1F1B: P-1-p warm-up forwards, one forward one
-/// backward, the remaining backwards.
-std::vector<Work> get1F1BOrder(int64_t p, int64_t numStages, int64_t m) {
-  std::vector<Work> order;
-  int64_t warmup = std::min(numStages - 1 - p, m);
-  int64_t forward = 0, backward = 0;
-  while (forward < warmup)
-    order.push_back({false, p, forward++});
-  while (forward < m) {
-    order.push_back({false, p, forward++});
-    order.push_back({true, p, backward++});
-  }
-  while (backward < m)
-    order.push_back({true, p, backward++});
-  return order;
-}
-
-/// Device `p`'s order under Megatron-LM's interleaved 1F1B
-/// (forward_backward_pipelining_with_interleaving): V model chunks, virtual
-/// stage c*P + p for chunk c, micro-batches in groups of P.
-std::vector<Work> getInterleavedOrder(int64_t p, int64_t numStages, int64_t v,
-                                      int64_t m) {
-  int64_t total = m * v;
-  int64_t warmup =
-      std::min((numStages - p - 1) * 2 + (v - 1) * numStages, total);
-  auto work = [&](int64_t i, bool backward) {
-    int64_t chunk = (i / numStages) % v;
-    if (backward)
-      chunk = v - chunk - 1;
-    int64_t microBatch = i / (numStages * v) * numStages + i % numStages;
-    return Work{backward, chunk * numStages + p, microBatch};
-  };
-  std::vector<Work> order;
-  int64_t forward = 0, backward = 0;
-  while (forward < warmup)
-    order.push_back(work(forward++, false));
-  while (forward < total) {
-    order.push_back(work(forward++, false));
-    order.push_back(work(backward++, true));
-  }
-  while (backward < total)
-    order.push_back(work(backward++, true));
+  for (const PipelineUnit &unit : getPipelineOrder(config, p))
+    order.push_back(
+        {unit.backward, unit.chunk * config.stages + p, unit.microBatch});
   return order;
 }
 
@@ -131,12 +88,15 @@ getTasks(const std::vector<std::vector<Work>> &orders, int64_t numVirtual,
 
 double simulateBubble(const std::string &schedule, int64_t numStages, int64_t v,
                       int64_t m, double forward, double backward) {
+  PipelineConfig config;
+  config.stages = numStages;
+  config.virtualStages = v;
+  config.microBatches = m;
+  config.schedule = *symbolizePipelineScheduleKind(schedule);
+  EXPECT_EQ(config.validate(), "");
   std::vector<std::vector<Work>> orders;
   for (int64_t p = 0; p < numStages; ++p)
-    orders.push_back(schedule == "gpipe" ? getGPipeOrder(p, m)
-                     : schedule == "1f1b"
-                         ? get1F1BOrder(p, numStages, m)
-                         : getInterleavedOrder(p, numStages, v, m));
+    orders.push_back(getOrder(config, p));
   int64_t chunks = schedule == "interleaved" ? v : 1;
   std::vector<PipelineTimeline::Task> tasks =
       getTasks(orders, numStages * chunks, forward / chunks, backward / chunks);
@@ -172,6 +132,44 @@ TEST(PipelineTimelineTest, InterleavedBubbleIsTheFormula) {
                       expected, 1e-12)
               << "P=" << p << " V=" << v << " M=" << m
               << " b/f=" << backward / forward;
+        }
+}
+
+// The activations each device keeps: GPipe all M micro-batches, 1F1B at
+// most P - p on device p (P on the first), interleaved 1F1B Megatron's
+// warm-up count of chunks plus one, (P-p-1)*2 + (V-1)*P + 1 (all M*V
+// when M = P).
+TEST(PipelineTimelineTest, MicroBatchesInFlightAreTheFormula) {
+  for (int64_t p : {1, 2, 3, 4, 8})
+    for (int64_t m : {1, 2, 4, 5, 8, 16})
+      for (int64_t device = 0; device < p; ++device) {
+        PipelineConfig config;
+        config.stages = p;
+        config.microBatches = m;
+        config.schedule = PipelineScheduleKind::GPipe;
+        EXPECT_EQ(getMaxUnitsInFlight(config, device), m);
+        config.schedule = PipelineScheduleKind::OneFOneB;
+        EXPECT_EQ(getMaxUnitsInFlight(config, device),
+                  std::min(p - device, m))
+            << "P=" << p << " M=" << m << " p=" << device;
+        // Every unit once, each micro-batch's forward before its backward.
+        std::vector<Work> order = getOrder(config, device);
+        EXPECT_EQ(order.size(), size_t(2 * m));
+      }
+  for (int64_t p : {2, 4})
+    for (int64_t v : {2, 3})
+      for (int64_t m : {p, 2 * p, 4 * p})
+        for (int64_t device = 0; device < p; ++device) {
+          PipelineConfig config;
+          config.stages = p;
+          config.virtualStages = v;
+          config.microBatches = m;
+          config.schedule = PipelineScheduleKind::Interleaved;
+          int64_t expected =
+              m == p ? m * v
+                     : std::min((p - device - 1) * 2 + (v - 1) * p + 1, m * v);
+          EXPECT_EQ(getMaxUnitsInFlight(config, device), expected)
+              << "P=" << p << " V=" << v << " M=" << m << " p=" << device;
         }
 }
 

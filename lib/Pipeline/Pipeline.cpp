@@ -65,6 +65,7 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
             : (options.pipelineSchedule == "interleaved" ? 2 : 1);
     split.microBatches = options.microBatches;
     split.device = options.device;
+    split.explain = options.explain;
     pm.addPass(createTGPipelineSplit(split));
   }
   if (options.differentiates()) {

@@ -20,6 +20,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "tg-pipeline-split"
 
@@ -55,6 +56,8 @@ struct Group {
   /// Index of the group's first op in the batch-path order.
   size_t begin = 0;
   double time = 0;
+  /// The numbered layer the group reads (-1: none).
+  int64_t layer = -1;
 };
 
 /// Cuts `groups` (in order, with their times) into `parts` contiguous
@@ -243,7 +246,7 @@ LogicalResult TGPipelineSplitPass::split(func::FuncOp func,
       current = -1;
     }
     if (startsGroup)
-      groups.push_back({i, 0});
+      groups.push_back({i, 0, current.value_or(-1)});
     groupOf[i] = groups.size() - 1;
     groups.back().time += estimateOpTime(op, spec).time;
   }
@@ -251,7 +254,7 @@ LogicalResult TGPipelineSplitPass::split(func::FuncOp func,
     // No numbered layers: any op boundary is a cut.
     groups.clear();
     for (auto [i, op] : llvm::enumerate(pathOps)) {
-      groups.push_back({i, estimateOpTime(op, spec).time});
+      groups.push_back({i, estimateOpTime(op, spec).time, -1});
       groupOf[i] = i;
     }
   } else if (static_cast<int64_t>(groups.size()) < numStages) {
@@ -277,6 +280,37 @@ LogicalResult TGPipelineSplitPass::split(func::FuncOp func,
   llvm::DenseMap<Operation *, int64_t> stageOf;
   for (auto [i, op] : llvm::enumerate(pathOps))
     stageOf[op] = stageOfGroup[groupOf[i]];
+  if (explain) {
+    // Each stage's share: its ops, its layers, its modelled forward time.
+    for (int64_t stage = 0; stage < numStages; ++stage) {
+      double time = 0;
+      int64_t firstLayer = -1, lastLayer = -1;
+      size_t ops = 0, first = pathOps.size(), last = 0;
+      for (auto [g, group] : llvm::enumerate(groups)) {
+        if (stageOfGroup[g] != stage)
+          continue;
+        time += group.time;
+        if (group.layer >= 0) {
+          firstLayer = firstLayer < 0 ? group.layer : firstLayer;
+          lastLayer = group.layer;
+        }
+        size_t end =
+            g + 1 < groups.size() ? groups[g + 1].begin : pathOps.size();
+        ops += end - group.begin;
+        first = std::min(first, group.begin);
+        last = std::max(last, end);
+      }
+      InFlightDiagnostic remark = emitRemark(pathOps[first]->getLoc())
+                                  << "tg-pipeline-split: stage " << stage
+                                  << " (pp device " << config.getDevice(stage)
+                                  << ", chunk " << config.getChunk(stage)
+                                  << "): " << ops << " ops of the batch path";
+      if (firstLayer >= 0)
+        remark << ", layers " << firstLayer << " to " << lastLayer;
+      remark << ", modelled forward time "
+             << llvm::formatv("{0:e3}", time).str() << " s";
+    }
+  }
 
   // The parameter-only ops join the stages of their users, copied once per
   // stage beyond the first (last ops first, so that a copy's operands see

@@ -1,5 +1,8 @@
 // RUN: tgc-opt %s --split-input-file --tg-pipeline-split=stages=2 | FileCheck %s
 // RUN: tgc-opt %s --split-input-file --tg-pipeline-split="stages=2 schedule=interleaved virtual-stages=2 micro-batches=2" | FileCheck %s --check-prefix=VIRTUAL
+// RUN: tgc-opt %s --split-input-file --tg-pipeline-split="stages=2 explain" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// EXPLAIN: remark: tg-pipeline-split: stage 0 (pp device 0, chunk 0): 4 ops of the batch path, layers 0 to 1, modelled forward time [[T:.*]] s
+// EXPLAIN: remark: tg-pipeline-split: stage 1 (pp device 1, chunk 0): 4 ops of the batch path, layers 2 to 3, modelled forward time
 
 // Four equal layers on two stages: cuts between layers, two each; the
 // casts of the weights join the stage that uses them.

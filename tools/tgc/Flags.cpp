@@ -255,7 +255,8 @@ static cl::opt<RecomputeStrategy> recompute(
 static cl::opt<bool> explain(
     "explain",
     cl::desc("A remark per activation (kept or recomputed, bytes, recompute "
-             "time) and a summary of tg-recompute"),
+             "time) and a summary of tg-recompute; with a pp axis, a remark "
+             "per pipeline stage (its layers and modelled time)"),
     TGC_PLANNING_SUBS, TGC_CAT);
 static cl::opt<bool> noFuse(
     "no-fuse",

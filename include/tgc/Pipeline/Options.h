@@ -182,7 +182,8 @@ struct TrainingPipelineOptions
   Option<bool> explain{
       *this, "explain",
       llvm::cl::desc("A remark per activation (kept or recomputed, bytes, "
-                     "recompute time) and a summary of tg-recompute"),
+                     "recompute time) and a summary of tg-recompute; with a "
+                     "pp axis, a remark per pipeline stage"),
       llvm::cl::init(false)};
   Option<bool> noFuse{
       *this, "no-fuse",

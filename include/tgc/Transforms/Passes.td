@@ -856,6 +856,8 @@ def TGPipelineSplit : Pass<"tg-pipeline-split", "::mlir::ModuleOp"> {
     masks) join the earliest stage that uses them and are copied to every
     other stage that does (a tied embedding's cast is on the first and the
     last stage). The function gets its `tg.pipeline_stages` dictionary.
+    With `explain`, a remark per stage gives its device, chunk, ops, layers
+    and modelled forward time.
 
     Runs before `tg-autodiff`, which gives each backward op the stage of the
     op it differentiates, and `tg-microbatch`, which numbers the
@@ -880,6 +882,9 @@ def TGPipelineSplit : Pass<"tg-pipeline-split", "::mlir::ModuleOp"> {
     Option<"device", "device", "std::string", /*default=*/"\"\"",
            "Built-in device whose cost model balances the stages (default: "
            "the module's tg.device)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "A remark per stage: its pipeline device and chunk, its ops, "
+           "layers and modelled forward time">,
   ];
 }
 

@@ -146,35 +146,3 @@ TEST(CudaEmitterTest, UnsupportedReductionIsALocatedError) {
       << message;
   EXPECT_EQ(line, 3u);
 }
-
-// A pipelined step (docs/pipeline.md) is refused with a located error: the
-// generated step would run every stage on every rank.
-TEST(CudaEmitterTest, PipelinedStepIsALocatedError) {
-  MLIRContext context;
-  context.loadDialect<tgc::tg::TGDialect, func::FuncDialect,
-                      shard::ShardDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      "shard.grid @mesh(shape = 2) {tg.mesh_axes = [\"pp\"]}\n"
-      "func.func @f(%a: tensor<4xf32> {tg.offset = 0 : i64}) -> tensor<4xf32> "
-      "attributes {tg.arena_size = 512 : i64, tg.pipeline_stages = {axis = \"pp\", "
-      "stages = 2 : i64}} {\n"
-      "  %0 = tg.exp %a {tg.stage = 0 : i64, tg.offsets = array<i64: 256>} : "
-      "tensor<4xf32>\n"
-      "  return %0 : tensor<4xf32>\n}\n",
-      &context);
-  ASSERT_TRUE(module);
-  std::string message;
-  unsigned line = 0;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
-    message = diagnostic.str();
-    if (auto loc = dyn_cast<FileLineColLoc>(diagnostic.getLocation()))
-      line = loc.getLine();
-    return success();
-  });
-  auto function = *module->getOps<func::FuncOp>().begin();
-  EXPECT_TRUE(failed(tgc::emitCudaProject(function)));
-  EXPECT_NE(message.find("pipeline-parallel steps cannot be emitted yet: "),
-            std::string::npos)
-      << message;
-  EXPECT_EQ(line, 2u);
-}

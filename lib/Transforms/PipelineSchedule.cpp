@@ -13,6 +13,7 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/Pipelining.h"
+#include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 
@@ -20,6 +21,8 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <queue>
@@ -66,6 +69,10 @@ private:
   /// when a user (but the return) has no stage yet.
   llvm::MapVector<int64_t, Operation *> getFirstUsers(Operation *op);
   void inferStages();
+  /// `value` computed again before `user` (on another device) from the
+  /// function's arguments, when that is cheaper than sending it; null
+  /// otherwise.
+  Value recomputeBefore(Value value, Operation *user, OpBuilder &builder);
   LogicalResult insertTransfers();
   LogicalResult order();
   /// When each unit starts, simulated with the cost model's op times.
@@ -166,6 +173,51 @@ void PipelineBuilder::inferStages() {
       setStage(op, 0);
 }
 
+Value PipelineBuilder::recomputeBefore(Value value, Operation *user,
+                                       OpBuilder &builder) {
+  // The ops between the batch and hyper-parameter arguments and `value`
+  // (masks, positions, rotary tables): few, pure, reading no parameter.
+  constexpr size_t kMaxOps = 16;
+  llvm::SetVector<Operation *> closure;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (tg::getArgumentRole(func, arg.getArgNumber()) == tg::Role::Param)
+        return {};
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (closure.contains(def))
+      continue;
+    if (!isPure(def) || def->getNumRegions() || closure.size() == kMaxOps)
+      return {};
+    closure.insert(def);
+    llvm::append_range(work, def->getOperands());
+  }
+  // Cheaper than the message over the slowest link.
+  auto type = cast<RankedTensorType>(value.getType());
+  double bytes = double(type.getNumElements()) *
+                 double(type.getElementTypeBitWidth()) / 8.0;
+  const LinkSpec &link =
+      spec.infiniband.bandwidth > 0 ? spec.infiniband : spec.nvlink;
+  double transfer =
+      link.latency + (link.bandwidth > 0 ? bytes / link.bandwidth : 0);
+  double time = 0;
+  for (Operation *op : closure)
+    time += estimateOpTime(op, spec).time;
+  if (time > transfer)
+    return {};
+  SmallVector<Operation *> ordered(closure.begin(), closure.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  IRMapping mapping;
+  builder.setInsertionPoint(user);
+  for (Operation *op : ordered)
+    copyPipelineAttrs(user, builder.clone(*op, mapping));
+  return mapping.lookup(value);
+}
+
 LogicalResult PipelineBuilder::insertTransfers() {
   OpBuilder builder(func.getContext());
   auto grid = FlatSymbolRefAttr::get(func.getContext(), mesh.name);
@@ -190,17 +242,29 @@ LogicalResult PipelineBuilder::insertTransfers() {
                                "another pipeline stage must be a ranked "
                                "tensor, got ")
                << result.getType();
-      builder.setInsertionPointAfter(op);
-      // shard.send moves tensors of rank 1 and more: a scalar travels as
-      // one element.
-      Value sent = result;
-      if (type.getRank() == 0) {
-        sent = tg::ReshapeOp::create(
-            builder, op->getLoc(),
-            RankedTensorType::get({1}, type.getElementType()), result);
-        copyPipelineAttrs(op, sent.getDefiningOp());
-      }
+      Value sent;
       for (auto [device, user] : firstUserOn) {
+        int64_t target = device;
+        auto onTarget = [&](OpOperand &use) {
+          Operation *owner = use.getOwner();
+          return !isa<func::ReturnOp>(owner) && deviceOf(owner) == target;
+        };
+        if (Value copy = recomputeBefore(result, user, builder)) {
+          result.replaceUsesWithIf(copy, onTarget);
+          continue;
+        }
+        if (!sent) {
+          // shard.send moves tensors of rank 1 and more: a scalar travels
+          // as one element.
+          sent = result;
+          if (type.getRank() == 0) {
+            builder.setInsertionPointAfter(op);
+            sent = tg::ReshapeOp::create(
+                builder, op->getLoc(),
+                RankedTensorType::get({1}, type.getElementType()), result);
+            copyPipelineAttrs(op, sent.getDefiningOp());
+          }
+        }
         builder.setInsertionPointAfter(
             sent.getDefiningOp() ? sent.getDefiningOp() : op);
         auto send = shard::SendOp::create(
@@ -220,7 +284,6 @@ LogicalResult PipelineBuilder::insertTransfers() {
               tg::ReshapeOp::create(builder, op->getLoc(), type, received);
           copyPipelineAttrs(user, received.getDefiningOp());
         }
-        int64_t target = device;
         result.replaceUsesWithIf(received, [&](OpOperand &use) {
           Operation *owner = use.getOwner();
           return !isa<func::ReturnOp>(owner) && owner != recv &&

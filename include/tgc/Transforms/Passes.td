@@ -903,7 +903,10 @@ def TGPipelineSchedule : Pass<"tg-pipeline-schedule", "::mlir::func::FuncOp"> {
     - every value used on another pipeline device moves through a
       `shard.send` on its stage and a `shard.recv` on the receiving stage
       (over the pipeline axis; once per value and receiving device; a scalar
-      travels as a one-element tensor);
+      travels as a one-element tensor), unless it is computed from the batch
+      and hyper-parameter arguments alone (a mask, positions) by at most 16
+      pure ops whose modelled time is below the message's: those are
+      computed again on the receiving stage;
     - the block is ordered so that each device's ops, in block order, run
       its units (a micro-batch through a model chunk, forward or backward)
       in the order of the `tg.pipeline_stages` schedule: GPipe (every forward,

@@ -13,6 +13,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <functional>
 
 #define DEBUG_TYPE "tg-microbatch"
 
@@ -105,8 +108,36 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
 
   // The body, once per micro-batch, on its slice of the batch. In a
   // pipeline, each copy's ops carry their micro-batch.
-  bool pipelined = func->hasAttr(kPipelineAttrName);
-  SmallVector<Value> sums;
+  std::optional<PipelineConfig> pipeline = PipelineConfig::get(func);
+  bool pipelined = pipeline.has_value();
+  // Per result, the running sums: one per pipeline device whose ops add
+  // terms to it (a tied weight's gradient sums on the first and the last
+  // stage, and crosses once per step instead of once per micro-batch).
+  SmallVector<llvm::MapVector<int64_t, Value>> sums;
+  auto deviceOf = [&](Value v) -> int64_t {
+    Operation *def = pipelined ? v.getDefiningOp() : nullptr;
+    return def ? pipeline->getDeviceOf(def) : -1;
+  };
+  // The terms of a returned `value`: in a pipeline, the operands of the
+  // adds that joined terms from different devices (`joins`, now dead once
+  // the terms are summed per device).
+  std::function<void(Value, SmallVectorImpl<Value> &,
+                     SmallVectorImpl<Operation *> &)>
+      getTerms = [&](Value value, SmallVectorImpl<Value> &terms,
+                     SmallVectorImpl<Operation *> &joins) {
+        auto add = value.getDefiningOp<tg::AddOp>();
+        if (add && (value.use_empty() || value.hasOneUse()) &&
+            add.getLhs().getType() == value.getType() &&
+            add.getRhs().getType() == value.getType() &&
+            deviceOf(add.getLhs()) >= 0 && deviceOf(add.getRhs()) >= 0 &&
+            deviceOf(add.getLhs()) != deviceOf(add.getRhs())) {
+          joins.push_back(add);
+          getTerms(add.getLhs(), terms, joins);
+          getTerms(add.getRhs(), terms, joins);
+          return;
+        }
+        terms.push_back(value);
+      };
   for (unsigned k = 0; k < n; ++k) {
     auto microBatch = builder.getI64IntegerAttr(k);
     auto tag = [&](Operation *op) {
@@ -135,26 +166,41 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     for (Operation &op : oldBody.without_terminator())
       tag(builder.clone(op, mapping));
     Operation *ret = oldBody.getTerminator();
+    sums.resize(ret->getNumOperands());
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
       Value mapped = mapping.lookupOrDefault(value);
-      if (k == 0)
-        sums.push_back(mapped);
-      else {
-        auto sum = tg::AddOp::create(builder, loc, sums[i], mapped);
+      SmallVector<Value> terms;
+      SmallVector<Operation *> joins;
+      getTerms(mapped, terms, joins);
+      for (Value term : terms) {
+        Value &sum = sums[i][deviceOf(term)];
+        if (!sum) {
+          sum = term;
+          continue;
+        }
+        auto add = tg::AddOp::create(builder, loc, sum, term);
         // The running sum is part of the micro-batch's last unit on the
         // stage that produced its term.
-        if (Operation *def = mapped.getDefiningOp(); pipelined && def) {
-          copyPipelineAttrs(def, sum);
-          tag(sum);
+        if (Operation *def = term.getDefiningOp(); pipelined && def) {
+          copyPipelineAttrs(def, add);
+          tag(add);
         }
-        sums[i] = sum;
+        sum = add;
       }
+      // The adds that joined the devices' terms are redone once, below.
+      for (Operation *join : joins)
+        if (join->use_empty())
+          join->erase();
     }
   }
 
   // Means over the micro-batches.
   SmallVector<Value> results;
-  for (Value sum : sums) {
+  for (auto &partials : sums) {
+    Value sum;
+    for (auto [device, partial] : partials)
+      sum = sum ? tg::AddOp::create(builder, loc, sum, partial).getResult()
+                : partial;
     auto type = cast<RankedTensorType>(sum.getType());
     auto scale = DenseElementsAttr::get(
         type, builder.getFloatAttr(type.getElementType(), 1.0 / n));

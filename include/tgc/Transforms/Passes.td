@@ -229,6 +229,11 @@ def TGMicrobatch : Pass<"tg-microbatch", "::mlir::ModuleOp"> {
     tokens per micro-batch (no ignored labels) and the step has no dropout
     (each micro-batch replays the same dropout masks).
 
+    In a pipeline (`tg-pipeline-split`), each copy's ops carry their
+    `tg.micro_batch`, and a gradient whose terms come from several pipeline
+    devices (a tied weight's) is summed per device over the micro-batches
+    and added up once.
+
     The body is repeated, not looped: the IR grows with `micro-batches`.
     Steps that return other results than the loss and the gradients are
     refused.

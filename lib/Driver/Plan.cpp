@@ -106,6 +106,17 @@ struct PointKey {
   }
 };
 
+/// The training steps a worker has built, in its context, for the points
+/// it compiles: the training-step stage (mixed precision, autodiff,
+/// micro-batches, optimizer) depends only on the model's batch, layers and
+/// micro-batches and on whether tp splits the fused projections, so the
+/// ZeRO stages, sequence parallelism and meshes of the same batch share it.
+struct StepCache {
+  using Key = std::tuple<int64_t, int64_t, int64_t, bool>;
+  /// The step and the name of its function.
+  std::map<Key, std::pair<OwningOpRef<ModuleOp>, std::string>> steps;
+};
+
 /// Why a configuration was left out, for the message when none fits.
 struct Rejection {
   std::string reason;
@@ -118,16 +129,26 @@ struct Rejection {
 class PlanSearch {
 public:
   PlanSearch(MLIRContext &context, const PlanModel &model,
-             const PlanRequest &request)
+             const PlanRequest &request, StepCache *stepCache = nullptr)
       : context(context), model(model), request(request),
-        budget(getAutoBudget(request.device)) {
+        budget(getAutoBudget(request.device)), stepCache(stepCache) {
     options.optimizer = request.optimizer;
     options.precision = request.precision;
   }
 
   LogicalResult run(llvm::raw_ostream &os);
+  /// Drops the modules kept for later points (before their context goes).
+  void releaseModules() { sharded.clear(); }
 
 private:
+  /// The training step of `layers` layers over `microBatches` micro-batches
+  /// of `config`, sharded, in `module` (a copy of the kept one when an
+  /// earlier point built it); the name of its function in `name`.
+  LogicalResult buildShardedStep(const ParallelConfig &config, int64_t layers,
+                                 int64_t microBatches,
+                                 const TrainingPipelineOptions &pointOptions,
+                                 OwningOpRef<ModuleOp> &module,
+                                 std::string &name);
   /// The figures of one compiled point; failure with `error` set when the
   /// pipeline refuses it.
   FailureOr<PlanFigures> compilePoint(const ParallelConfig &config,
@@ -184,7 +205,11 @@ private:
   int64_t budget;
   TrainingPipelineOptions options;
   int64_t seq = 0, globalBatch = 0;
+  StepCache *stepCache;
   std::map<PointKey, FailureOr<PlanFigures>> points;
+  /// The sharded steps of the points compiled without a budget, which the
+  /// same points with a budget (recompute) plan again.
+  std::map<PointKey, std::pair<OwningOpRef<ModuleOp>, std::string>> sharded;
   std::string lastError;
   std::vector<PlanCandidate> candidates;
   std::vector<Rejection> rejections;
@@ -251,10 +276,6 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
     lastError = error.empty() ? "the pipeline failed" : error;
     return points.emplace(key, figures).first->second;
   };
-  FailureOr<OwningOpRef<ModuleOp>> module =
-      model.build(context, layers, config.dp * config.microBatchSize, seq);
-  if (failed(module))
-    return finish(failure());
   // A pipeline's points are its stage's mesh without pp.
   ParallelConfig stage = config;
   stage.pp = 1;
@@ -270,17 +291,17 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   pointOptions.noMemoryPlan = true;
   if (pointBudget > 0)
     pointOptions.memoryBudget = std::to_string(pointBudget);
+  OwningOpRef<ModuleOp> module;
+  std::string name;
+  if (failed(buildShardedStep(config, layers, microBatches, pointOptions,
+                              module, name)))
+    return finish(failure());
   CompileRequest compile;
   compile.device = request.device;
-  auto entry = llvm::to_vector((**module).getOps<func::FuncOp>());
-  if (entry.size() != 1) {
-    error = "the model must hold one function";
+  compile.first = CompileStage::Planning;
+  if (failed(compileModule(*module, pointOptions, compile)))
     return finish(failure());
-  }
-  std::string name = entry.front().getSymName().str();
-  if (failed(compileModule(**module, pointOptions, compile)))
-    return finish(failure());
-  auto function = (**module).lookupSymbol<func::FuncOp>(name);
+  auto function = module->lookupSymbol<func::FuncOp>(name);
   FailureOr<StepReport> report = StepReport::compute(function, request.device);
   if (failed(report))
     return finish(failure());
@@ -294,6 +315,58 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   figures.exposedCommunication = report->time.communication.exposedTime;
   figures.flops = static_cast<double>(report->time.total.flops);
   return finish(figures);
+}
+
+LogicalResult
+PlanSearch::buildShardedStep(const ParallelConfig &config, int64_t layers,
+                             int64_t microBatches,
+                             const TrainingPipelineOptions &pointOptions,
+                             OwningOpRef<ModuleOp> &module, std::string &name) {
+  PointKey key{config.dp,
+               config.tp,
+               config.zero,
+               config.sequenceParallel,
+               config.microBatchSize,
+               layers,
+               microBatches,
+               0};
+  if (auto it = sharded.find(key); it != sharded.end()) {
+    module = it->second.first->clone();
+    name = it->second.second;
+    return success();
+  }
+  CompileRequest compile;
+  compile.device = request.device;
+  StepCache::Key stepKey{config.dp * config.microBatchSize, layers,
+                         microBatches, config.tp > 1};
+  if (stepCache)
+    if (auto it = stepCache->steps.find(stepKey);
+        it != stepCache->steps.end()) {
+      module = it->second.first->clone();
+      name = it->second.second;
+    }
+  if (!module) {
+    FailureOr<OwningOpRef<ModuleOp>> built =
+        model.build(context, layers, config.dp * config.microBatchSize, seq);
+    if (failed(built))
+      return failure();
+    module = std::move(*built);
+    auto entry = llvm::to_vector(module->getOps<func::FuncOp>());
+    if (entry.size() != 1)
+      return emitError(module->getLoc(), "the model must hold one function");
+    name = entry.front().getSymName().str();
+    compile.last = CompileStage::TrainingStep;
+    if (failed(compileModule(*module, pointOptions, compile)))
+      return failure();
+    if (stepCache)
+      stepCache->steps[stepKey] = {module->clone(), name};
+  }
+  compile.first = compile.last = CompileStage::Sharding;
+  if (failed(compileModule(*module, pointOptions, compile)))
+    return failure();
+  // Only a budget's points plan the same sharded step again.
+  sharded[key] = {module->clone(), name};
+  return success();
 }
 
 LogicalResult PlanSearch::compilePoints(const ParallelConfig &config,
@@ -966,17 +1039,20 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
   if (const char *limit = std::getenv("TGC_PLAN_THREADS"))
     threads = std::max(1, std::atoi(limit));
   std::vector<std::unique_ptr<PlanSearch>> results(tasks.size());
-  auto runTask = [&](MLIRContext &taskContext, size_t index) {
-    auto search = std::make_unique<PlanSearch>(taskContext, model, request);
+  auto runTask = [&](MLIRContext &taskContext, StepCache &steps, size_t index) {
+    auto search =
+        std::make_unique<PlanSearch>(taskContext, model, request, &steps);
     search->seq = seq;
     search->globalBatch = globalBatch;
     search->stepOps = stepOps;
     search->searchMicroBatches(tasks[index], ops);
+    search->releaseModules();
     results[index] = std::move(search);
   };
   if (threads <= 1) {
+    StepCache steps;
     for (size_t index = 0; index < tasks.size(); ++index)
-      runTask(context, index);
+      runTask(context, steps, index);
   } else {
     std::atomic<size_t> next{0};
     std::vector<std::thread> workers;
@@ -985,8 +1061,9 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
         MLIRContext workerContext(context.getDialectRegistry(),
                                   MLIRContext::Threading::DISABLED);
         workerContext.loadAllAvailableDialects();
+        StepCache steps;
         for (size_t index = next++; index < tasks.size(); index = next++)
-          runTask(workerContext, index);
+          runTask(workerContext, steps, index);
       });
     for (std::thread &worker : workers)
       worker.join();

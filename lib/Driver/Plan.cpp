@@ -215,6 +215,11 @@ private:
   std::vector<Rejection> rejections;
   unsigned compiled = 0, pruned = 0;
   std::optional<int64_t> stepOps;
+  /// The step of the top-K-th plan the search without pp found, where the
+  /// table is made of extrapolated figures: a pipelined schedule whose step
+  /// without recompute is slower cannot enter the table, and is not
+  /// recomputed.
+  std::optional<double> stepBound;
 };
 
 } // namespace
@@ -601,6 +606,18 @@ PlanSearch::searchPipelines(ParallelConfig config,
                   "peaks at " + formatBytes(unbounded.peakBytes) +
                       " without recompute, and is slower than a plan that "
                       "fits even so");
+      continue;
+    }
+    if (stepBound && unbounded.stepTime > *stepBound) {
+      // Slower than the top plans without pp already, it cannot enter the
+      // table; like a recompute that fails, it leaves this micro-batch size
+      // to the schedules that fit.
+      ++pruned;
+      rejectUnfit(unfitConfig, unbounded,
+                  llvm::formatv("peaks at {0} without recompute, and is "
+                                "slower than the {1} fastest plans even so",
+                                formatBytes(unbounded.peakBytes),
+                                std::max(1u, request.top)));
       continue;
     }
     // Recompute the same share of every layer of the binding stage's
@@ -1039,35 +1056,64 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
   if (const char *limit = std::getenv("TGC_PLAN_THREADS"))
     threads = std::max(1, std::atoi(limit));
   std::vector<std::unique_ptr<PlanSearch>> results(tasks.size());
-  auto runTask = [&](MLIRContext &taskContext, StepCache &steps, size_t index) {
+  auto runTask = [&](MLIRContext &taskContext, StepCache &steps, size_t index,
+                     std::optional<double> bound) {
     auto search =
         std::make_unique<PlanSearch>(taskContext, model, request, &steps);
     search->seq = seq;
     search->globalBatch = globalBatch;
     search->stepOps = stepOps;
+    search->stepBound = bound;
     search->searchMicroBatches(tasks[index], ops);
     search->releaseModules();
     results[index] = std::move(search);
   };
-  if (threads <= 1) {
-    StepCache steps;
-    for (size_t index = 0; index < tasks.size(); ++index)
-      runTask(context, steps, index);
-  } else {
-    std::atomic<size_t> next{0};
+  StepCache mainSteps;
+  auto runTasks = [&](size_t begin, size_t end, std::optional<double> bound) {
+    if (threads <= 1) {
+      for (size_t index = begin; index < end; ++index)
+        runTask(context, mainSteps, index, bound);
+      return;
+    }
+    std::atomic<size_t> next{begin};
     std::vector<std::thread> workers;
-    for (unsigned worker = 0; worker < threads; ++worker)
+    for (unsigned worker = 0; worker < std::min<size_t>(threads, end - begin);
+         ++worker)
       workers.emplace_back([&] {
         MLIRContext workerContext(context.getDialectRegistry(),
                                   MLIRContext::Threading::DISABLED);
         workerContext.loadAllAvailableDialects();
         StepCache steps;
-        for (size_t index = next++; index < tasks.size(); index = next++)
-          runTask(workerContext, steps, index);
+        for (size_t index = next++; index < end; index = next++)
+          runTask(workerContext, steps, index, bound);
       });
     for (std::thread &worker : workers)
       worker.join();
+  };
+  // The tasks without pp first (the meshes come in increasing pp). The
+  // top-K-th step of the plans they find whose figures are final (exact, or
+  // too large to be compiled whole as finalists below) bounds the pipelined
+  // tasks: a schedule slower than it without recompute cannot enter the
+  // table, since recompute only adds work, and is not recomputed.
+  size_t firstPipelined =
+      llvm::find_if(tasks,
+                    [](const ParallelConfig &task) { return task.pp > 1; }) -
+      tasks.begin();
+  runTasks(0, firstPipelined, std::nullopt);
+  std::optional<double> bound;
+  unsigned top = std::max(1u, request.top);
+  std::vector<double> finalSteps;
+  for (size_t index = 0; index < firstPipelined; ++index)
+    for (const PlanCandidate &candidate : results[index]->candidates)
+      if (candidate.exact || failed(ops) ||
+          *ops * candidate.config.microBatches > kMaxExactOps)
+        finalSteps.push_back(candidate.figures.stepTime);
+  if (finalSteps.size() >= top) {
+    std::nth_element(finalSteps.begin(), finalSteps.begin() + (top - 1),
+                     finalSteps.end());
+    bound = finalSteps[top - 1];
   }
+  runTasks(firstPipelined, tasks.size(), bound);
   for (std::unique_ptr<PlanSearch> &result : results) {
     llvm::append_range(candidates, result->candidates);
     for (Rejection &rejection : result->rejections)

@@ -179,6 +179,16 @@ private:
   /// Prices the micro-batch sizes of `base` in increasing order while the
   /// step gets shorter; `ops` is the step's op count.
   void searchMicroBatches(const ParallelConfig &base, FailureOr<int64_t> ops);
+  /// Moves `other`'s progress (points, plans, rejections, counts, where it
+  /// stopped) to this search, which runs in another context.
+  void adopt(PlanSearch &&other) {
+    points = std::move(other.points);
+    candidates = std::move(other.candidates);
+    rejections = std::move(other.rejections);
+    compiled = other.compiled;
+    pruned = other.pruned;
+    deferred = other.deferred;
+  }
   /// Bytes per parameter of the model states at `config`'s ZeRO stage
   /// (params, gradients, optimizer state), before tp.
   double getStateBytesPerParam(const ParallelConfig &config) const;
@@ -220,6 +230,18 @@ private:
   /// without recompute is slower cannot enter the table, and is not
   /// recomputed.
   std::optional<double> stepBound;
+  /// Whether the search stops before its first recompute, which it resumes
+  /// once every task has found the plans that need none (`stepBound`).
+  bool deferRecompute = false;
+  /// Where a search that stopped for a recompute resumes: the index of the
+  /// micro-batch size and the step of the previous one.
+  struct Resume {
+    size_t size;
+    std::optional<double> previous;
+  };
+  std::optional<Resume> deferred;
+  /// Set by searchPipelines when it stopped for a recompute.
+  bool stoppedForRecompute = false;
 };
 
 } // namespace
@@ -594,6 +616,8 @@ PlanSearch::searchPipelines(ParallelConfig config,
   llvm::stable_sort(unfit, [](const auto &a, const auto &b) {
     return a.second.stepTime < b.second.stepTime;
   });
+  size_t firstCandidate = candidates.size(), firstRejection = rejections.size();
+  unsigned prunedBefore = pruned;
   for (auto &[unfitConfig, unbounded] : unfit) {
     std::optional<double> bound = fastest;
     if (previous && (!bound || *previous < *bound))
@@ -619,6 +643,14 @@ PlanSearch::searchPipelines(ParallelConfig config,
                                 formatBytes(unbounded.peakBytes),
                                 std::max(1u, request.top)));
       continue;
+    }
+    if (deferRecompute) {
+      // This micro-batch size is searched again once the bound is known.
+      candidates.resize(firstCandidate);
+      rejections.resize(firstRejection);
+      pruned = prunedBefore;
+      stoppedForRecompute = true;
+      return std::nullopt;
     }
     // Recompute the same share of every layer of the binding stage's
     // micro-batches in flight to the budget.
@@ -658,7 +690,14 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
   }
   int64_t layers = model.getLayers();
   std::optional<double> previous;
-  for (int64_t b : sizes) {
+  size_t start = 0;
+  if (deferred) {
+    start = deferred->size;
+    previous = deferred->previous;
+    deferred.reset();
+  }
+  for (size_t index = start; index < sizes.size(); ++index) {
+    int64_t b = sizes[index];
     ParallelConfig config = base;
     config.microBatchSize = b;
     config.microBatches = globalBatch / (base.dp * b);
@@ -673,6 +712,11 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
         break;
       }
       std::optional<double> fastest = searchPipelines(config, previous);
+      if (stoppedForRecompute) {
+        stoppedForRecompute = false;
+        deferred = Resume{index, previous};
+        return;
+      }
       if (!fastest)
         break;
       // Larger micro-batches only pay off while the step gets shorter.
@@ -703,6 +747,23 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
                   "peaks at " + formatBytes(figures->peakBytes) +
                       " without recompute, and is slower than the "
                       "smaller micro-batches even so");
+      break;
+    }
+    if (figures->peakBytes > budget && deferRecompute) {
+      deferred = Resume{index, previous};
+      return;
+    }
+    if (figures->peakBytes > budget && stepBound &&
+        figures->stepTime > *stepBound) {
+      // Slower than the top plans that need no recompute already, it
+      // cannot enter the table; the micro-batch sizes end here, as where
+      // recompute fails.
+      ++pruned;
+      rejectUnfit(config, *figures,
+                  llvm::formatv("peaks at {0} without recompute, and is "
+                                "slower than the {1} fastest plans even so",
+                                formatBytes(figures->peakBytes),
+                                std::max(1u, request.top)));
       break;
     }
     if (figures->peakBytes > budget) {
@@ -1056,6 +1117,8 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
   if (const char *limit = std::getenv("TGC_PLAN_THREADS"))
     threads = std::max(1, std::atoi(limit));
   std::vector<std::unique_ptr<PlanSearch>> results(tasks.size());
+  // A task runs in two parts: until its first recompute, then (once every
+  // task has found the plans that need none) on from there, bounded.
   auto runTask = [&](MLIRContext &taskContext, StepCache &steps, size_t index,
                      std::optional<double> bound) {
     auto search =
@@ -1064,47 +1127,49 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
     search->globalBatch = globalBatch;
     search->stepOps = stepOps;
     search->stepBound = bound;
+    if (results[index]) {
+      if (!results[index]->deferred)
+        return;
+      search->adopt(std::move(*results[index]));
+    } else {
+      search->deferRecompute = true;
+    }
     search->searchMicroBatches(tasks[index], ops);
     search->releaseModules();
+    search->deferRecompute = false;
     results[index] = std::move(search);
   };
   StepCache mainSteps;
-  auto runTasks = [&](size_t begin, size_t end, std::optional<double> bound) {
+  auto runTasks = [&](std::optional<double> bound) {
     if (threads <= 1) {
-      for (size_t index = begin; index < end; ++index)
+      for (size_t index = 0; index < tasks.size(); ++index)
         runTask(context, mainSteps, index, bound);
       return;
     }
-    std::atomic<size_t> next{begin};
+    std::atomic<size_t> next{0};
     std::vector<std::thread> workers;
-    for (unsigned worker = 0; worker < std::min<size_t>(threads, end - begin);
-         ++worker)
+    for (unsigned worker = 0; worker < threads; ++worker)
       workers.emplace_back([&] {
         MLIRContext workerContext(context.getDialectRegistry(),
                                   MLIRContext::Threading::DISABLED);
         workerContext.loadAllAvailableDialects();
         StepCache steps;
-        for (size_t index = next++; index < end; index = next++)
+        for (size_t index = next++; index < tasks.size(); index = next++)
           runTask(workerContext, steps, index, bound);
       });
     for (std::thread &worker : workers)
       worker.join();
   };
-  // The tasks without pp first (the meshes come in increasing pp). The
-  // top-K-th step of the plans they find whose figures are final (exact, or
-  // too large to be compiled whole as finalists below) bounds the pipelined
-  // tasks: a schedule slower than it without recompute cannot enter the
-  // table, since recompute only adds work, and is not recomputed.
-  size_t firstPipelined =
-      llvm::find_if(tasks,
-                    [](const ParallelConfig &task) { return task.pp > 1; }) -
-      tasks.begin();
-  runTasks(0, firstPipelined, std::nullopt);
+  runTasks(std::nullopt);
+  // The top-K-th step of the plans found without recompute whose figures
+  // are final (exact, or too large to be compiled whole as finalists below)
+  // bounds the recomputes: a configuration slower than it without
+  // recompute cannot enter the table, since recompute only adds work.
   std::optional<double> bound;
   unsigned top = std::max(1u, request.top);
   std::vector<double> finalSteps;
-  for (size_t index = 0; index < firstPipelined; ++index)
-    for (const PlanCandidate &candidate : results[index]->candidates)
+  for (const std::unique_ptr<PlanSearch> &result : results)
+    for (const PlanCandidate &candidate : result->candidates)
       if (candidate.exact || failed(ops) ||
           *ops * candidate.config.microBatches > kMaxExactOps)
         finalSteps.push_back(candidate.figures.stepTime);
@@ -1113,7 +1178,7 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
                      finalSteps.end());
     bound = finalSteps[top - 1];
   }
-  runTasks(firstPipelined, tasks.size(), bound);
+  runTasks(bound);
   for (std::unique_ptr<PlanSearch> &result : results) {
     llvm::append_range(candidates, result->candidates);
     for (Rejection &rejection : result->rejections)

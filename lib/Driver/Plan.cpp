@@ -329,7 +329,8 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   if (failed(compileModule(*module, pointOptions, compile)))
     return finish(failure());
   auto function = module->lookupSymbol<func::FuncOp>(name);
-  FailureOr<StepReport> report = StepReport::compute(function, request.device);
+  FailureOr<StepReport> report =
+      StepReport::compute(function, request.device, /*figuresOnly=*/true);
   if (failed(report))
     return finish(failure());
   PlanFigures figures;

@@ -634,9 +634,9 @@ PlanSearch::searchPipelines(ParallelConfig config,
       continue;
     }
     if (stepBound && unbounded.stepTime > *stepBound) {
-      // Slower than the top plans without pp already, it cannot enter the
-      // table; like a recompute that fails, it leaves this micro-batch size
-      // to the schedules that fit.
+      // Slower than the top plans that need no recompute already, it
+      // cannot enter the table; like a recompute that fails, it leaves
+      // this micro-batch size to the schedules that fit.
       ++pruned;
       rejectUnfit(unfitConfig, unbounded,
                   llvm::formatv("peaks at {0} without recompute, and is "

@@ -48,7 +48,8 @@ static std::vector<MeshSummary> getMeshes(func::FuncOp function) {
 }
 
 FailureOr<StepReport> StepReport::compute(func::FuncOp function,
-                                          const DeviceSpec &device) {
+                                          const DeviceSpec &device,
+                                          bool figuresOnly) {
   if (failed(verifyCollectivesModelled(function)))
     return failure();
   StepReport report;
@@ -56,13 +57,15 @@ FailureOr<StepReport> StepReport::compute(func::FuncOp function,
   report.memory = MemorySimulation::run(function, &device);
   report.time = StepTimeEstimate::compute(function, device,
                                           StepStructure::compute(function));
-  report.arenaBytes = planArena(report.memory, /*alignment=*/256).arenaBytes;
   // A pipelined function's simulations agree on its devices.
   if (report.time.pipeline && report.memory.devices.size() !=
                                   report.time.pipelineTimeline.finish.size())
     return function.emitError()
            << "tgc report: the memory and time simulations disagree on the "
               "pp devices";
+  if (figuresOnly)
+    return report;
+  report.arenaBytes = planArena(report.memory, /*alignment=*/256).arenaBytes;
   report.meshes = getMeshes(function);
   // The model's parameters: each `param` argument at its global shape (its
   // `tg.sharding` over the mesh); what one device holds, at its local one.

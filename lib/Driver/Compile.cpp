@@ -113,13 +113,31 @@ LogicalResult tgc::compileModule(ModuleOp module,
   FailureOr<DeviceSpec> device = prepareModule(module, request);
   if (failed(device))
     return failure();
+  // The stages up to sharding that this request runs; those it skips ran
+  // before, and are only printed for tg.pipeline.
+  auto runsStage = [&](CompileStage stage) {
+    return request.first <= stage && stage <= request.last;
+  };
   FailureOr<std::string> stepPipeline =
       runPasses(module, request, *device, [&](OpPassManager &pm) {
-        buildTrainingStepStage(pm, options);
-        buildShardingStage(pm, options);
+        if (runsStage(CompileStage::TrainingStep))
+          buildTrainingStepStage(pm, options);
+        if (runsStage(CompileStage::Sharding))
+          buildShardingStage(pm, options);
       });
   if (failed(stepPipeline))
     return failure();
+  if (request.last != CompileStage::Planning)
+    return success();
+  if (request.first != CompileStage::TrainingStep) {
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    buildTrainingStepStage(pm, options);
+    buildShardingStage(pm, options);
+    std::string pipeline;
+    llvm::raw_string_ostream os(pipeline);
+    pm.printAsTextualPipeline(os);
+    stepPipeline = pipeline;
+  }
   // The recompute planner predicts the peak of the scheduled step, but
   // fusion, which runs after it, changes buffers. The budget holds for the
   // program emitted: planning runs again, on a fresh copy of the step, with

@@ -106,6 +106,17 @@ struct PointKey {
   }
 };
 
+/// The training steps a worker has built, in its context, for the points
+/// it compiles: the training-step stage (mixed precision, autodiff,
+/// micro-batches, optimizer) depends only on the model's batch, layers and
+/// micro-batches and on whether tp splits the fused projections, so the
+/// ZeRO stages, sequence parallelism and meshes of the same batch share it.
+struct StepCache {
+  using Key = std::tuple<int64_t, int64_t, int64_t, bool>;
+  /// The step and the name of its function.
+  std::map<Key, std::pair<OwningOpRef<ModuleOp>, std::string>> steps;
+};
+
 /// Why a configuration was left out, for the message when none fits.
 struct Rejection {
   std::string reason;
@@ -118,16 +129,26 @@ struct Rejection {
 class PlanSearch {
 public:
   PlanSearch(MLIRContext &context, const PlanModel &model,
-             const PlanRequest &request)
+             const PlanRequest &request, StepCache *stepCache = nullptr)
       : context(context), model(model), request(request),
-        budget(getAutoBudget(request.device)) {
+        budget(getAutoBudget(request.device)), stepCache(stepCache) {
     options.optimizer = request.optimizer;
     options.precision = request.precision;
   }
 
   LogicalResult run(llvm::raw_ostream &os);
+  /// Drops the modules kept for later points (before their context goes).
+  void releaseModules() { sharded.clear(); }
 
 private:
+  /// The training step of `layers` layers over `microBatches` micro-batches
+  /// of `config`, sharded, in `module` (a copy of the kept one when an
+  /// earlier point built it); the name of its function in `name`.
+  LogicalResult buildShardedStep(const ParallelConfig &config, int64_t layers,
+                                 int64_t microBatches,
+                                 const TrainingPipelineOptions &pointOptions,
+                                 OwningOpRef<ModuleOp> &module,
+                                 std::string &name);
   /// The figures of one compiled point; failure with `error` set when the
   /// pipeline refuses it.
   FailureOr<PlanFigures> compilePoint(const ParallelConfig &config,
@@ -158,6 +179,16 @@ private:
   /// Prices the micro-batch sizes of `base` in increasing order while the
   /// step gets shorter; `ops` is the step's op count.
   void searchMicroBatches(const ParallelConfig &base, FailureOr<int64_t> ops);
+  /// Moves `other`'s progress (points, plans, rejections, counts, where it
+  /// stopped) to this search, which runs in another context.
+  void adopt(PlanSearch &&other) {
+    points = std::move(other.points);
+    candidates = std::move(other.candidates);
+    rejections = std::move(other.rejections);
+    compiled = other.compiled;
+    pruned = other.pruned;
+    deferred = other.deferred;
+  }
   /// Bytes per parameter of the model states at `config`'s ZeRO stage
   /// (params, gradients, optimizer state), before tp.
   double getStateBytesPerParam(const ParallelConfig &config) const;
@@ -184,12 +215,33 @@ private:
   int64_t budget;
   TrainingPipelineOptions options;
   int64_t seq = 0, globalBatch = 0;
+  StepCache *stepCache;
   std::map<PointKey, FailureOr<PlanFigures>> points;
+  /// The sharded steps of the points compiled without a budget, which the
+  /// same points with a budget (recompute) plan again.
+  std::map<PointKey, std::pair<OwningOpRef<ModuleOp>, std::string>> sharded;
   std::string lastError;
   std::vector<PlanCandidate> candidates;
   std::vector<Rejection> rejections;
   unsigned compiled = 0, pruned = 0;
   std::optional<int64_t> stepOps;
+  /// The step of the top-K-th plan the search without pp found, where the
+  /// table is made of extrapolated figures: a pipelined schedule whose step
+  /// without recompute is slower cannot enter the table, and is not
+  /// recomputed.
+  std::optional<double> stepBound;
+  /// Whether the search stops before its first recompute, which it resumes
+  /// once every task has found the plans that need none (`stepBound`).
+  bool deferRecompute = false;
+  /// Where a search that stopped for a recompute resumes: the index of the
+  /// micro-batch size and the step of the previous one.
+  struct Resume {
+    size_t size;
+    std::optional<double> previous;
+  };
+  std::optional<Resume> deferred;
+  /// Set by searchPipelines when it stopped for a recompute.
+  bool stoppedForRecompute = false;
 };
 
 } // namespace
@@ -251,10 +303,6 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
     lastError = error.empty() ? "the pipeline failed" : error;
     return points.emplace(key, figures).first->second;
   };
-  FailureOr<OwningOpRef<ModuleOp>> module =
-      model.build(context, layers, config.dp * config.microBatchSize, seq);
-  if (failed(module))
-    return finish(failure());
   // A pipeline's points are its stage's mesh without pp.
   ParallelConfig stage = config;
   stage.pp = 1;
@@ -270,18 +318,19 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   pointOptions.noMemoryPlan = true;
   if (pointBudget > 0)
     pointOptions.memoryBudget = std::to_string(pointBudget);
+  OwningOpRef<ModuleOp> module;
+  std::string name;
+  if (failed(buildShardedStep(config, layers, microBatches, pointOptions,
+                              module, name)))
+    return finish(failure());
   CompileRequest compile;
   compile.device = request.device;
-  auto entry = llvm::to_vector((**module).getOps<func::FuncOp>());
-  if (entry.size() != 1) {
-    error = "the model must hold one function";
+  compile.first = CompileStage::Planning;
+  if (failed(compileModule(*module, pointOptions, compile)))
     return finish(failure());
-  }
-  std::string name = entry.front().getSymName().str();
-  if (failed(compileModule(**module, pointOptions, compile)))
-    return finish(failure());
-  auto function = (**module).lookupSymbol<func::FuncOp>(name);
-  FailureOr<StepReport> report = StepReport::compute(function, request.device);
+  auto function = module->lookupSymbol<func::FuncOp>(name);
+  FailureOr<StepReport> report =
+      StepReport::compute(function, request.device, /*figuresOnly=*/true);
   if (failed(report))
     return finish(failure());
   PlanFigures figures;
@@ -294,6 +343,58 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   figures.exposedCommunication = report->time.communication.exposedTime;
   figures.flops = static_cast<double>(report->time.total.flops);
   return finish(figures);
+}
+
+LogicalResult
+PlanSearch::buildShardedStep(const ParallelConfig &config, int64_t layers,
+                             int64_t microBatches,
+                             const TrainingPipelineOptions &pointOptions,
+                             OwningOpRef<ModuleOp> &module, std::string &name) {
+  PointKey key{config.dp,
+               config.tp,
+               config.zero,
+               config.sequenceParallel,
+               config.microBatchSize,
+               layers,
+               microBatches,
+               0};
+  if (auto it = sharded.find(key); it != sharded.end()) {
+    module = it->second.first->clone();
+    name = it->second.second;
+    return success();
+  }
+  CompileRequest compile;
+  compile.device = request.device;
+  StepCache::Key stepKey{config.dp * config.microBatchSize, layers,
+                         microBatches, config.tp > 1};
+  if (stepCache)
+    if (auto it = stepCache->steps.find(stepKey);
+        it != stepCache->steps.end()) {
+      module = it->second.first->clone();
+      name = it->second.second;
+    }
+  if (!module) {
+    FailureOr<OwningOpRef<ModuleOp>> built =
+        model.build(context, layers, config.dp * config.microBatchSize, seq);
+    if (failed(built))
+      return failure();
+    module = std::move(*built);
+    auto entry = llvm::to_vector(module->getOps<func::FuncOp>());
+    if (entry.size() != 1)
+      return emitError(module->getLoc(), "the model must hold one function");
+    name = entry.front().getSymName().str();
+    compile.last = CompileStage::TrainingStep;
+    if (failed(compileModule(*module, pointOptions, compile)))
+      return failure();
+    if (stepCache)
+      stepCache->steps[stepKey] = {module->clone(), name};
+  }
+  compile.first = compile.last = CompileStage::Sharding;
+  if (failed(compileModule(*module, pointOptions, compile)))
+    return failure();
+  // Only a budget's points plan the same sharded step again.
+  sharded[key] = {module->clone(), name};
+  return success();
 }
 
 LogicalResult PlanSearch::compilePoints(const ParallelConfig &config,
@@ -516,6 +617,8 @@ PlanSearch::searchPipelines(ParallelConfig config,
   llvm::stable_sort(unfit, [](const auto &a, const auto &b) {
     return a.second.stepTime < b.second.stepTime;
   });
+  size_t firstCandidate = candidates.size(), firstRejection = rejections.size();
+  unsigned prunedBefore = pruned;
   for (auto &[unfitConfig, unbounded] : unfit) {
     std::optional<double> bound = fastest;
     if (previous && (!bound || *previous < *bound))
@@ -529,6 +632,26 @@ PlanSearch::searchPipelines(ParallelConfig config,
                       " without recompute, and is slower than a plan that "
                       "fits even so");
       continue;
+    }
+    if (stepBound && unbounded.stepTime > *stepBound) {
+      // Slower than the top plans that need no recompute already, it
+      // cannot enter the table; like a recompute that fails, it leaves
+      // this micro-batch size to the schedules that fit.
+      ++pruned;
+      rejectUnfit(unfitConfig, unbounded,
+                  llvm::formatv("peaks at {0} without recompute, and is "
+                                "slower than the {1} fastest plans even so",
+                                formatBytes(unbounded.peakBytes),
+                                std::max(1u, request.top)));
+      continue;
+    }
+    if (deferRecompute) {
+      // This micro-batch size is searched again once the bound is known.
+      candidates.resize(firstCandidate);
+      rejections.resize(firstRejection);
+      pruned = prunedBefore;
+      stoppedForRecompute = true;
+      return std::nullopt;
     }
     // Recompute the same share of every layer of the binding stage's
     // micro-batches in flight to the budget.
@@ -568,7 +691,14 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
   }
   int64_t layers = model.getLayers();
   std::optional<double> previous;
-  for (int64_t b : sizes) {
+  size_t start = 0;
+  if (deferred) {
+    start = deferred->size;
+    previous = deferred->previous;
+    deferred.reset();
+  }
+  for (size_t index = start; index < sizes.size(); ++index) {
+    int64_t b = sizes[index];
     ParallelConfig config = base;
     config.microBatchSize = b;
     config.microBatches = globalBatch / (base.dp * b);
@@ -583,6 +713,11 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
         break;
       }
       std::optional<double> fastest = searchPipelines(config, previous);
+      if (stoppedForRecompute) {
+        stoppedForRecompute = false;
+        deferred = Resume{index, previous};
+        return;
+      }
       if (!fastest)
         break;
       // Larger micro-batches only pay off while the step gets shorter.
@@ -613,6 +748,23 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
                   "peaks at " + formatBytes(figures->peakBytes) +
                       " without recompute, and is slower than the "
                       "smaller micro-batches even so");
+      break;
+    }
+    if (figures->peakBytes > budget && deferRecompute) {
+      deferred = Resume{index, previous};
+      return;
+    }
+    if (figures->peakBytes > budget && stepBound &&
+        figures->stepTime > *stepBound) {
+      // Slower than the top plans that need no recompute already, it
+      // cannot enter the table; the micro-batch sizes end here, as where
+      // recompute fails.
+      ++pruned;
+      rejectUnfit(config, *figures,
+                  llvm::formatv("peaks at {0} without recompute, and is "
+                                "slower than the {1} fastest plans even so",
+                                formatBytes(figures->peakBytes),
+                                std::max(1u, request.top)));
       break;
     }
     if (figures->peakBytes > budget) {
@@ -966,18 +1118,35 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
   if (const char *limit = std::getenv("TGC_PLAN_THREADS"))
     threads = std::max(1, std::atoi(limit));
   std::vector<std::unique_ptr<PlanSearch>> results(tasks.size());
-  auto runTask = [&](MLIRContext &taskContext, size_t index) {
-    auto search = std::make_unique<PlanSearch>(taskContext, model, request);
+  // A task runs in two parts: until its first recompute, then (once every
+  // task has found the plans that need none) on from there, bounded.
+  auto runTask = [&](MLIRContext &taskContext, StepCache &steps, size_t index,
+                     std::optional<double> bound) {
+    auto search =
+        std::make_unique<PlanSearch>(taskContext, model, request, &steps);
     search->seq = seq;
     search->globalBatch = globalBatch;
     search->stepOps = stepOps;
+    search->stepBound = bound;
+    if (results[index]) {
+      if (!results[index]->deferred)
+        return;
+      search->adopt(std::move(*results[index]));
+    } else {
+      search->deferRecompute = true;
+    }
     search->searchMicroBatches(tasks[index], ops);
+    search->releaseModules();
+    search->deferRecompute = false;
     results[index] = std::move(search);
   };
-  if (threads <= 1) {
-    for (size_t index = 0; index < tasks.size(); ++index)
-      runTask(context, index);
-  } else {
+  StepCache mainSteps;
+  auto runTasks = [&](std::optional<double> bound) {
+    if (threads <= 1) {
+      for (size_t index = 0; index < tasks.size(); ++index)
+        runTask(context, mainSteps, index, bound);
+      return;
+    }
     std::atomic<size_t> next{0};
     std::vector<std::thread> workers;
     for (unsigned worker = 0; worker < threads; ++worker)
@@ -985,12 +1154,32 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
         MLIRContext workerContext(context.getDialectRegistry(),
                                   MLIRContext::Threading::DISABLED);
         workerContext.loadAllAvailableDialects();
+        StepCache steps;
         for (size_t index = next++; index < tasks.size(); index = next++)
-          runTask(workerContext, index);
+          runTask(workerContext, steps, index, bound);
       });
     for (std::thread &worker : workers)
       worker.join();
+  };
+  runTasks(std::nullopt);
+  // The top-K-th step of the plans found without recompute whose figures
+  // are final (exact, or too large to be compiled whole as finalists below)
+  // bounds the recomputes: a configuration slower than it without
+  // recompute cannot enter the table, since recompute only adds work.
+  std::optional<double> bound;
+  unsigned top = std::max(1u, request.top);
+  std::vector<double> finalSteps;
+  for (const std::unique_ptr<PlanSearch> &result : results)
+    for (const PlanCandidate &candidate : result->candidates)
+      if (candidate.exact || failed(ops) ||
+          *ops * candidate.config.microBatches > kMaxExactOps)
+        finalSteps.push_back(candidate.figures.stepTime);
+  if (finalSteps.size() >= top) {
+    std::nth_element(finalSteps.begin(), finalSteps.begin() + (top - 1),
+                     finalSteps.end());
+    bound = finalSteps[top - 1];
   }
+  runTasks(bound);
   for (std::unique_ptr<PlanSearch> &result : results) {
     llvm::append_range(candidates, result->candidates);
     for (Rejection &rejection : result->rejections)

@@ -54,9 +54,12 @@ struct StepReport {
   }
 
   /// Fails, with a located error, on a shard op whose time the cost model
-  /// cannot give (verifyCollectivesModelled).
+  /// cannot give (verifyCollectivesModelled). `figuresOnly`: the memory
+  /// simulation and the step time alone (what tgc plan reads), without the
+  /// arena, the parameters, the meshes and the training-memory table.
   static mlir::FailureOr<StepReport> compute(mlir::func::FuncOp function,
-                                             const DeviceSpec &device);
+                                             const DeviceSpec &device,
+                                             bool figuresOnly = false);
   void print(llvm::raw_ostream &os) const;
   /// The report contract's keys, plus "memory" and "time" in detail, and
   /// for a pipelined function "pipeline": its stages, virtual stages,

@@ -31,6 +31,9 @@ struct CompileObservations {
   llvm::StringMap<StepTimeEstimate> unfused;
 };
 
+/// The stages of the training pipeline, in order (lib/Pipeline).
+enum class CompileStage { TrainingStep, Sharding, Planning };
+
 struct CompileRequest {
   /// The device to plan for; none: the module's `tg.device`, else the
   /// default device.
@@ -39,6 +42,12 @@ struct CompileRequest {
   CompileObservations *observations = nullptr;
   /// Where to print the pass pipeline before it runs; null: nowhere.
   llvm::raw_ostream *pipelineDump = nullptr;
+  /// The stages compileModule runs, `first` to `last`: a caller that keeps
+  /// the module between stages (tgc plan shares the training step among
+  /// configurations) resumes it where it stopped. Only a run through
+  /// Planning records `tg.pipeline` (with every stage's passes).
+  CompileStage first = CompileStage::TrainingStep;
+  CompileStage last = CompileStage::Planning;
 };
 
 /// Runs the whole training pipeline on `module` and records it as

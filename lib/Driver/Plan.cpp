@@ -154,6 +154,10 @@ private:
   FailureOr<PlanFigures> compilePoint(const ParallelConfig &config,
                                       int64_t layers, int64_t microBatches,
                                       int64_t pointBudget);
+  /// The figures of the whole step of a pipelined `config`, compiled with
+  /// its pipeline (the points model it from its stage's mesh).
+  FailureOr<PlanFigures> compilePipeline(const ParallelConfig &config,
+                                         int64_t pointBudget);
   /// The figures of `config` for the whole model, extrapolated from points
   /// (exact when the points are the model); `savingsPerLayer` > 0 compiles
   /// every point with a budget that many bytes per layer below its peak.
@@ -345,6 +349,55 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   return finish(figures);
 }
 
+FailureOr<PlanFigures> PlanSearch::compilePipeline(const ParallelConfig &config,
+                                                   int64_t pointBudget) {
+  ++compiled;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
+      lastError = diagnostic.str();
+    return success();
+  });
+  TrainingPipelineOptions pipelineOptions;
+  pipelineOptions.copyOptionValuesFrom(options);
+  pipelineOptions.mesh = config.getMesh();
+  pipelineOptions.zero = config.dp > 1 ? config.zero : 0;
+  pipelineOptions.sequenceParallel = config.sequenceParallel;
+  pipelineOptions.microBatches = config.microBatches;
+  pipelineOptions.pipelineSchedule = config.getSchedule();
+  pipelineOptions.virtualStages = config.virtualStages;
+  pipelineOptions.noMemoryPlan = true;
+  if (pointBudget > 0)
+    pipelineOptions.memoryBudget = std::to_string(pointBudget);
+  FailureOr<OwningOpRef<ModuleOp>> module = model.build(
+      context, model.getLayers(), config.dp * config.microBatchSize, seq);
+  if (failed(module))
+    return failure();
+  CompileRequest compile;
+  compile.device = request.device;
+  if (failed(compileModule(**module, pipelineOptions, compile)))
+    return failure();
+  auto functions = (*module)->getOps<func::FuncOp>();
+  if (functions.empty())
+    return failure();
+  FailureOr<StepReport> report =
+      StepReport::compute(*functions.begin(), request.device,
+                          /*figuresOnly=*/true);
+  if (failed(report))
+    return failure();
+  PlanFigures figures;
+  figures.peakBytes = report->memory.peakBytes;
+  figures.keptBytes =
+      report->memory.persistentBytes + report->memory.activationBytes;
+  figures.activationBytes = report->memory.activationBytes;
+  figures.stepTime = report->time.total.time;
+  figures.mfu = report->time.mfu;
+  figures.exposedCommunication = report->time.communication.exposedTime;
+  figures.flops = static_cast<double>(report->time.total.flops);
+  figures.bubble = report->time.pipelineTimeline.getBubbleFraction();
+  figures.bindingStage = std::max<int64_t>(0, report->memory.peakDevice);
+  return figures;
+}
+
 LogicalResult
 PlanSearch::buildShardedStep(const ParallelConfig &config, int64_t layers,
                              int64_t microBatches,
@@ -469,8 +522,9 @@ FailureOr<PlanFigures> PlanSearch::evaluate(const ParallelConfig &config,
   figures.peakBytes =
       f[last][j].peakBytes + (layers - ks[last]) * std::max<int64_t>(pk, 0);
   figures.stepTime = linear([](const PlanFigures &p) { return p.stepTime; });
-  figures.exposedCommunication =
-      linear([](const PlanFigures &p) { return p.exposedCommunication; });
+  // A linear fit of a time that is 0 at some points can dip below 0.
+  figures.exposedCommunication = std::max(
+      0.0, linear([](const PlanFigures &p) { return p.exposedCommunication; }));
   figures.flops = linear([](const PlanFigures &p) { return p.flops; });
   // MFU is FLOPs over time at the peak rate the points ran at.
   double rate =
@@ -1212,32 +1266,51 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
   auto byStepTime = [](const PlanCandidate &a, const PlanCandidate &b) {
     return a.figures.stepTime < b.figures.stepTime;
   };
-  llvm::stable_sort(candidates, byStepTime);
   // The finalists small enough are compiled whole: exact figures, and the
-  // extrapolation's error on them.
+  // extrapolation's error on them. A finalist whose exact figures are
+  // slower leaves the top for the next one, compiled whole in turn (at
+  // most 4 rounds of the top's size).
   double peakError = 0, timeError = 0;
   unsigned checked = 0;
-  for (PlanCandidate &candidate : llvm::make_range(
-           candidates.begin(),
-           candidates.begin() + std::min<size_t>(candidates.size(),
-                                                 std::max(1u, request.top)))) {
-    if (candidate.exact || failed(ops) ||
-        *ops * candidate.config.microBatches > kMaxExactOps)
-      continue;
-    FailureOr<PlanFigures> whole = compilePoint(
-        candidate.config, model.getLayers(), candidate.config.microBatches,
-        candidate.config.recompute ? budget : 0);
-    if (failed(whole))
-      continue;
-    ++checked;
-    peakError =
-        std::max(peakError, std::abs(double(candidate.figures.peakBytes) /
-                                         double(whole->peakBytes) -
-                                     1));
-    timeError = std::max(
-        timeError, std::abs(candidate.figures.stepTime / whole->stepTime - 1));
-    candidate.figures = *whole;
-    candidate.exact = true;
+  size_t finalists = std::max<size_t>(1, request.top);
+  for (unsigned round = 0; round < 4; ++round) {
+    llvm::stable_sort(candidates, byStepTime);
+    llvm::erase_if(candidates, [&](const PlanCandidate &candidate) {
+      return candidate.exact && candidate.figures.peakBytes > budget;
+    });
+    bool changed = false;
+    for (PlanCandidate &candidate : llvm::make_range(
+             candidates.begin(),
+             candidates.begin() + std::min(candidates.size(), finalists))) {
+      if (candidate.exact || candidate.wholeFailed || failed(ops) ||
+          *ops * candidate.config.microBatches > kMaxExactOps)
+        continue;
+      // A pipeline compiles with its stages, sends and schedule.
+      FailureOr<PlanFigures> whole =
+          candidate.config.pp > 1
+              ? compilePipeline(candidate.config,
+                                candidate.config.recompute ? budget : 0)
+              : compilePoint(candidate.config, model.getLayers(),
+                             candidate.config.microBatches,
+                             candidate.config.recompute ? budget : 0);
+      if (failed(whole)) {
+        candidate.wholeFailed = true;
+        continue;
+      }
+      ++checked;
+      changed = true;
+      peakError =
+          std::max(peakError, std::abs(double(candidate.figures.peakBytes) /
+                                           double(whole->peakBytes) -
+                                       1));
+      timeError =
+          std::max(timeError,
+                   std::abs(candidate.figures.stepTime / whole->stepTime - 1));
+      candidate.figures = *whole;
+      candidate.exact = true;
+    }
+    if (!changed)
+      break;
   }
   llvm::erase_if(candidates, [&](const PlanCandidate &candidate) {
     return candidate.figures.peakBytes > budget;

@@ -123,6 +123,8 @@ struct PlanCandidate {
   PlanFigures figures;
   /// Compiled whole, with its micro-batches: the figures are exact.
   bool exact = false;
+  /// Compiling it whole failed: its figures stay extrapolated.
+  bool wholeFailed = false;
 };
 
 struct PlanRequest {

@@ -389,7 +389,9 @@ FailureOr<PlanFigures> PlanSearch::compilePipeline(const ParallelConfig &config,
   figures.keptBytes =
       report->memory.persistentBytes + report->memory.activationBytes;
   figures.activationBytes = report->memory.activationBytes;
-  figures.stepTime = report->time.total.time;
+  // The pipeline's step: when its last device finishes (total.time sums
+  // every stage's ops).
+  figures.stepTime = report->time.stepTime;
   figures.mfu = report->time.mfu;
   figures.exposedCommunication = report->time.communication.exposedTime;
   figures.flops = static_cast<double>(report->time.total.flops);

@@ -279,6 +279,27 @@ void PlanSearch::rejectUnfit(const ParallelConfig &config,
   rejections.back().unfit = PlanCandidate{original, unbounded, false};
 }
 
+/// What the plan reads of a compiled step's report. A pipeline's step is
+/// its simulated step (the last device's finish; total.time sums every
+/// stage's ops), its peak the binding device's.
+static PlanFigures getFigures(const StepReport &report) {
+  PlanFigures figures;
+  figures.peakBytes = report.memory.peakBytes;
+  figures.keptBytes =
+      report.memory.persistentBytes + report.memory.activationBytes;
+  figures.activationBytes = report.memory.activationBytes;
+  figures.stepTime =
+      report.time.pipeline ? report.time.stepTime : report.time.total.time;
+  figures.mfu = report.time.mfu;
+  figures.exposedCommunication = report.time.communication.exposedTime;
+  figures.flops = static_cast<double>(report.time.total.flops);
+  if (report.time.pipeline) {
+    figures.bubble = report.time.pipelineTimeline.getBubbleFraction();
+    figures.bindingStage = std::max<int64_t>(0, report.memory.peakDevice);
+  }
+  return figures;
+}
+
 FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
                                                 int64_t layers,
                                                 int64_t microBatches,
@@ -337,16 +358,7 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
       StepReport::compute(function, request.device, /*figuresOnly=*/true);
   if (failed(report))
     return finish(failure());
-  PlanFigures figures;
-  figures.peakBytes = report->memory.peakBytes;
-  figures.keptBytes =
-      report->memory.persistentBytes + report->memory.activationBytes;
-  figures.activationBytes = report->memory.activationBytes;
-  figures.stepTime = report->time.total.time;
-  figures.mfu = report->time.mfu;
-  figures.exposedCommunication = report->time.communication.exposedTime;
-  figures.flops = static_cast<double>(report->time.total.flops);
-  return finish(figures);
+  return finish(getFigures(*report));
 }
 
 FailureOr<PlanFigures> PlanSearch::compilePipeline(const ParallelConfig &config,
@@ -384,20 +396,7 @@ FailureOr<PlanFigures> PlanSearch::compilePipeline(const ParallelConfig &config,
                           /*figuresOnly=*/true);
   if (failed(report))
     return failure();
-  PlanFigures figures;
-  figures.peakBytes = report->memory.peakBytes;
-  figures.keptBytes =
-      report->memory.persistentBytes + report->memory.activationBytes;
-  figures.activationBytes = report->memory.activationBytes;
-  // The pipeline's step: when its last device finishes (total.time sums
-  // every stage's ops).
-  figures.stepTime = report->time.stepTime;
-  figures.mfu = report->time.mfu;
-  figures.exposedCommunication = report->time.communication.exposedTime;
-  figures.flops = static_cast<double>(report->time.total.flops);
-  figures.bubble = report->time.pipelineTimeline.getBubbleFraction();
-  figures.bindingStage = std::max<int64_t>(0, report->memory.peakDevice);
-  return figures;
+  return getFigures(*report);
 }
 
 LogicalResult

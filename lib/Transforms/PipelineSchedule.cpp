@@ -148,7 +148,7 @@ void PipelineBuilder::inferStages() {
       if (getStage(op))
         continue;
       llvm::MapVector<int64_t, Operation *> firstUserOn = getFirstUsers(op);
-      if (firstUserOn.size() < 2)
+      if (firstUserOn.size() < 2 || !isPure(op))
         continue;
       OpBuilder builder(op->getContext());
       builder.setInsertionPointAfter(op);
@@ -166,8 +166,8 @@ void PipelineBuilder::inferStages() {
       changed = true;
     }
   }
-  // What is left reads only arguments and is only returned: stage 0.
-  Builder builder(func.getContext());
+  // What is left reads only arguments and is only returned (or has side
+  // effects and users on several devices): stage 0.
   for (Operation *op : getOps(body))
     if (!getStage(op))
       setStage(op, 0);

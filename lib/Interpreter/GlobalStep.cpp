@@ -168,6 +168,18 @@ GlobalStepRunner::create(FunctionOpInterface function,
     if (failed(found))
       return failure();
     mesh = std::move(*found);
+    // Every device's values live in this process: a mesh from a hostile
+    // file (a grid of 2^31 devices) is an error, not an allocation.
+    constexpr int64_t kMaxSimulatedDevices = 4096;
+    int64_t devices = 1;
+    for (int64_t size : mesh->axisSizes) {
+      if (size < 1 || size > kMaxSimulatedDevices ||
+          devices * size > kMaxSimulatedDevices)
+        return function.emitError("the simulated ranks run at most ")
+               << kMaxSimulatedDevices << " devices; the mesh @" << mesh->name
+               << " is " << mesh->str();
+      devices *= size;
+    }
     runner.mesh = SimulatedMesh{mesh->name, mesh->axisSizes};
   }
   const tg::Mesh *meshOrNull = mesh ? &*mesh : nullptr;

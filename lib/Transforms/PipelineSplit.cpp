@@ -259,14 +259,15 @@ LogicalResult TGPipelineSplitPass::split(func::FuncOp func,
     }
   } else if (static_cast<int64_t>(groups.size()) < numStages) {
     return func.emitError("tg-pipeline-split: ")
-           << numStages << " pipeline stages ("
+           << numStages << " pipeline stages"
            << (config.virtualStages > 1
-                   ? std::to_string(config.stages) + " x " +
-                         std::to_string(config.virtualStages) + " virtual"
-                   : std::to_string(config.stages))
-           << ") but @" << func.getName() << " has " << groups.size()
-           << " layers (counting the ops before the first and after the "
-              "last): at most one stage per layer";
+                   ? " (" + std::to_string(config.stages) + " x " +
+                         std::to_string(config.virtualStages) + " virtual)"
+                   : std::string())
+           << " but @" << func.getName() << " has " << groups.size()
+           << (groups.size() == 1 ? " layer" : " layers")
+           << " (counting the ops before the first and after the last): at "
+              "most one stage per layer";
   }
   SmallVector<double> times = llvm::map_to_vector(
       groups, [](const Group &group) { return group.time; });

@@ -7,7 +7,7 @@
 // MULTIPLE: error: tg-pipeline-split: the interleaved schedule needs micro-batches (3) to be a multiple of the pipeline stages (2)
 
 // Four stages, two numbered layers (and nothing before or after them).
-// expected-error @+1 {{tg-pipeline-split: 4 pipeline stages (4) but @two has 2 layers (counting the ops before the first and after the last): at most one stage per layer}}
+// expected-error @+1 {{tg-pipeline-split: 4 pipeline stages but @two has 2 layers (counting the ops before the first and after the last): at most one stage per layer}}
 func.func @two(%x: tensor<4x8xf32> {tg.role = "input"},
                %w0: tensor<8x8xf32> {tg.role = "param", tg.name = "layers.0.w"},
                %w1: tensor<8x8xf32> {tg.role = "param", tg.name = "layers.1.w"})

@@ -4,7 +4,8 @@
 Takes seed .mlir files, applies random token-level mutations (drop, duplicate,
 swap, replace a number with an extreme one, replace a type, truncate) and runs
 `tgc-opt --canonicalize`, `tgc report`, `tgc run --random-inputs 0` (the
-interpreter) and the training passes (mixed precision under a random policy,
+interpreter), `tgc compile --train --mesh pp=2` (pipeline stages) and the
+training passes (mixed precision under a random policy,
 autodiff, micro-batching, optimizer, scaling update)
 on each mutant. Any exit status other
 than 0 (accepted) or 1 (diagnosed) is a failure: a crash, an abort or a hang.
@@ -72,6 +73,9 @@ def main():
     commands = [[os.path.join(args.tools_dir, "tgc-opt"), "--canonicalize", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "report", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "run", "-", "--random-inputs", "0"],
+                # The whole pipeline with pipeline stages (docs/pipeline.md).
+                [os.path.join(args.tools_dir, "tgc"), "compile", "-", "--train",
+                 "--mesh", "pp=2", "--micro-batches", "2", "-o", "-"],
                 None]  # the training passes, under a policy drawn per mutant
     policies = ["fp32", "bf16", "fp16", "fp8"]
     failures = 0

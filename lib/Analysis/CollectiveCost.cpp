@@ -11,8 +11,8 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"

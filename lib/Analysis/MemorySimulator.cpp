@@ -4,10 +4,10 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Matchers.h"

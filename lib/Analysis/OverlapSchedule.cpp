@@ -13,10 +13,10 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/MemorySimulator.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"

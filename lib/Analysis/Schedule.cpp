@@ -10,9 +10,9 @@
 #include "tgc/Analysis/Schedule.h"
 
 #include "tgc/Analysis/MemorySimulator.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

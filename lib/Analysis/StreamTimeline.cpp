@@ -4,7 +4,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/MemorySimulator.h"
-#include "tgc/Analysis/Pipelining.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 

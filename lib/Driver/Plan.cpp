@@ -11,6 +11,7 @@
 
 #include "tgc/Analysis/RecomputePlanner.h"
 #include "tgc/Analysis/StepReport.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Driver/Compile.h"
 #include "tgc/Driver/Model.h"
 
@@ -154,6 +155,11 @@ private:
   FailureOr<PlanFigures> compilePoint(const ParallelConfig &config,
                                       int64_t layers, int64_t microBatches,
                                       int64_t pointBudget);
+  /// Sets `point` to the pipeline's options for a point of `config` (its
+  /// mesh as given).
+  void setPointOptions(TrainingPipelineOptions &point,
+                       const ParallelConfig &config, int64_t microBatches,
+                       int64_t pointBudget) const;
   /// The figures of the whole step of a pipelined `config`, compiled with
   /// its pipeline (the points model it from its stage's mesh).
   FailureOr<PlanFigures> compilePipeline(const ParallelConfig &config,
@@ -333,16 +339,7 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
   stage.pp = 1;
   stage.virtualStages = 1;
   TrainingPipelineOptions pointOptions;
-  pointOptions.copyOptionValuesFrom(options);
-  pointOptions.mesh = stage.getMesh();
-  pointOptions.zero = config.dp > 1 ? config.zero : 0;
-  pointOptions.sequenceParallel = config.sequenceParallel;
-  pointOptions.microBatches = microBatches;
-  // The figures read are the simulated peak and the modelled time, which
-  // the arena's offsets do not change.
-  pointOptions.noMemoryPlan = true;
-  if (pointBudget > 0)
-    pointOptions.memoryBudget = std::to_string(pointBudget);
+  setPointOptions(pointOptions, stage, microBatches, pointBudget);
   OwningOpRef<ModuleOp> module;
   std::string name;
   if (failed(buildShardedStep(config, layers, microBatches, pointOptions,
@@ -364,39 +361,55 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
 FailureOr<PlanFigures> PlanSearch::compilePipeline(const ParallelConfig &config,
                                                    int64_t pointBudget) {
   ++compiled;
+  std::string error;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
-    if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
-      lastError = diagnostic.str();
+    if (diagnostic.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = diagnostic.str();
     return success();
   });
+  auto fail = [&]() -> FailureOr<PlanFigures> {
+    lastError = error.empty() ? "the pipeline failed" : error;
+    return failure();
+  };
   TrainingPipelineOptions pipelineOptions;
-  pipelineOptions.copyOptionValuesFrom(options);
-  pipelineOptions.mesh = config.getMesh();
-  pipelineOptions.zero = config.dp > 1 ? config.zero : 0;
-  pipelineOptions.sequenceParallel = config.sequenceParallel;
-  pipelineOptions.microBatches = config.microBatches;
-  pipelineOptions.pipelineSchedule = config.getSchedule();
-  pipelineOptions.virtualStages = config.virtualStages;
-  pipelineOptions.noMemoryPlan = true;
-  if (pointBudget > 0)
-    pipelineOptions.memoryBudget = std::to_string(pointBudget);
+  setPointOptions(pipelineOptions, config, config.microBatches, pointBudget);
   FailureOr<OwningOpRef<ModuleOp>> module = model.build(
       context, model.getLayers(), config.dp * config.microBatchSize, seq);
   if (failed(module))
-    return failure();
+    return fail();
   CompileRequest compile;
   compile.device = request.device;
   if (failed(compileModule(**module, pipelineOptions, compile)))
-    return failure();
+    return fail();
   auto functions = (*module)->getOps<func::FuncOp>();
   if (functions.empty())
-    return failure();
+    return fail();
   FailureOr<StepReport> report =
       StepReport::compute(*functions.begin(), request.device,
                           /*figuresOnly=*/true);
   if (failed(report))
-    return failure();
+    return fail();
   return getFigures(*report);
+}
+
+void PlanSearch::setPointOptions(TrainingPipelineOptions &point,
+                                 const ParallelConfig &config,
+                                 int64_t microBatches,
+                                 int64_t pointBudget) const {
+  point.copyOptionValuesFrom(options);
+  point.mesh = config.getMesh();
+  point.zero = config.dp > 1 ? config.zero : 0;
+  point.sequenceParallel = config.sequenceParallel;
+  point.microBatches = microBatches;
+  if (config.pp > 1) {
+    point.pipelineSchedule = config.getSchedule();
+    point.virtualStages = config.virtualStages;
+  }
+  // The figures read are the simulated peak and the modelled time, which
+  // the arena's offsets do not change.
+  point.noMemoryPlan = true;
+  if (pointBudget > 0)
+    point.memoryBudget = std::to_string(pointBudget);
 }
 
 LogicalResult
@@ -607,18 +620,23 @@ PlanSearch::evaluatePipeline(const ParallelConfig &config,
   // other end's parameters, plus the activations of the further
   // micro-batches in flight: 1F1B keeps P - p on stage p, interleaved 1F1B
   // Megatron's warm-up count (P - 1 - p) * 2 + (V - 1) * P + 1 of chunks of
-  // n / V layers, GPipe M.
+  // n / V layers (all M * V when M = P), GPipe M.
   const PlanFigures &one = f[0][1], &two = f[1][1];
   int64_t slope = std::max({two.peakBytes - one.peakBytes,
                             two.keptBytes - one.keptBytes, int64_t(0)});
   int64_t peak = n == 1 ? one.peakBytes : two.peakBytes + (n - 2) * slope;
   int64_t perLayer =
       std::max<int64_t>(two.activationBytes - one.activationBytes, 0);
+  // The schedule tg-pipeline-schedule gives each device, in micro-batches
+  // of the stage's layers.
+  PipelineConfig schedule;
+  schedule.stages = P;
+  schedule.virtualStages = V;
+  schedule.microBatches = M;
+  schedule.schedule = V > 1 ? PipelineScheduleKind::Interleaved
+                            : PipelineScheduleKind::OneFOneB;
   auto inFlight = [&](int64_t p) {
-    if (V == 1)
-      return double(std::min(P - p, M));
-    return double(std::min((P - 1 - p) * 2 + (V - 1) * P + 1, M * V)) /
-           double(V);
+    return double(getMaxUnitsInFlight(schedule, p)) / double(V);
   };
   double stateBytes = getStateBytesPerParam(config) / double(config.tp);
   auto [firstOnly, lastOnly] = model.getEdgeParams();

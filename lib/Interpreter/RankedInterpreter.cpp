@@ -14,6 +14,8 @@
 #include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Interpreter/Collectives.h"
 
+#include "tgc/Dialect/TG/TGPipeline.h"
+
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -41,18 +43,13 @@ static IntegerAttr getStageAttr(Operation *op) {
 FailureOr<std::optional<SimulatedPipeline>>
 SimulatedPipeline::get(FunctionOpInterface function,
                        const SimulatedMesh &mesh) {
-  Attribute attribute =
-      function->getAttr(tg::TGDialect::kPipelineStagesAttrName);
-  if (!attribute)
+  FailureOr<std::optional<PipelineConfig>> config =
+      PipelineConfig::lookup(function);
+  if (failed(config))
+    return failure();
+  if (!*config)
     return std::optional<SimulatedPipeline>();
-  auto pipeline = dyn_cast<DictionaryAttr>(attribute);
-  if (!pipeline)
-    return function.emitError("'")
-           << tg::TGDialect::kPipelineStagesAttrName
-           << "' on a function must be a dictionary, got " << attribute;
-  StringRef axisName = "pp";
-  if (auto name = pipeline.getAs<StringAttr>("axis"))
-    axisName = name.getValue();
+  StringRef axisName = (*config)->axis;
   FailureOr<tg::Mesh> named = tg::Mesh::lookup(function, mesh.gridName);
   if (failed(named))
     return failure();
@@ -62,14 +59,11 @@ SimulatedPipeline::get(FunctionOpInterface function,
            << axisName << "\" is not an axis of @" << mesh.gridName << " ("
            << named->str() << ")";
   int64_t axisSize = mesh.shape[*axis];
-  if (auto stages = pipeline.getAs<IntegerAttr>("stages");
-      stages && stages.getInt() != axisSize)
+  if ((*config)->stages != axisSize)
     return function.emitError("the pipeline has ")
-           << stages.getInt() << " stages, but its axis \"" << axisName
+           << (*config)->stages << " stages, but its axis \"" << axisName
            << "\" has " << axisSize << " devices";
-  int64_t numStages = axisSize;
-  if (auto virtualStages = pipeline.getAs<IntegerAttr>("virtual_stages"))
-    numStages *= virtualStages.getInt();
+  int64_t numStages = axisSize * (*config)->virtualStages;
   for (Operation &op : function.getFunctionBody().front()) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;

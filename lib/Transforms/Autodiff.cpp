@@ -8,8 +8,8 @@
 
 #include "tgc/Transforms/Passes.h"
 
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -18,10 +18,10 @@
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGTraits.h"
 
 #include "mlir/IR/IRMapping.h"

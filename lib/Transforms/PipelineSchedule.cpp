@@ -12,9 +12,9 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

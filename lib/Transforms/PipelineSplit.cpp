@@ -12,8 +12,8 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -11,10 +11,10 @@
 
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/MemorySimulator.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "llvm/Support/Format.h"
 

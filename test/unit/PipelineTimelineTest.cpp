@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/StreamTimeline.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include <gtest/gtest.h>
 
@@ -149,8 +149,7 @@ TEST(PipelineTimelineTest, MicroBatchesInFlightAreTheFormula) {
         config.schedule = PipelineScheduleKind::GPipe;
         EXPECT_EQ(getMaxUnitsInFlight(config, device), m);
         config.schedule = PipelineScheduleKind::OneFOneB;
-        EXPECT_EQ(getMaxUnitsInFlight(config, device),
-                  std::min(p - device, m))
+        EXPECT_EQ(getMaxUnitsInFlight(config, device), std::min(p - device, m))
             << "P=" << p << " M=" << m << " p=" << device;
         // Every unit once, each micro-batch's forward before its backward.
         std::vector<Work> order = getOrder(config, device);

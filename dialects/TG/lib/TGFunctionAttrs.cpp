@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -189,8 +190,7 @@ static LogicalResult verifyPipeline(Operation *op, Attribute value) {
         return emit() << "must be a positive integer, got " << entry;
     } else if (key == "schedule") {
       auto schedule = dyn_cast<StringAttr>(entry);
-      if (!schedule || !llvm::is_contained({"gpipe", "1f1b", "interleaved"},
-                                           schedule.getValue()))
+      if (!schedule || !tgc::symbolizePipelineScheduleKind(schedule.getValue()))
         return emit() << "must be \"gpipe\", \"1f1b\" or \"interleaved\", got "
                       << entry;
     } else {

@@ -22,9 +22,9 @@
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/MemorySimulator.h"
-#include "tgc/Analysis/Pipelining.h"
 #include "tgc/Analysis/StreamTimeline.h"
 #include "tgc/Dialect/TG/TGInterfaces.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include <nlohmann/json_fwd.hpp>
 

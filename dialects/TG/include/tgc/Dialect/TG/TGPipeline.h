@@ -1,5 +1,4 @@
-//===- Pipelining.h - pipeline stages, micro-batches, schedules --*- C++
-//-*-===//
+//===- TGPipeline.h - pipeline stages and schedules -------------*- C++ -*-===//
 //
 // The vocabulary of pipeline parallelism (docs/pipeline.md): the attributes
 // that place an op in a stage, a micro-batch and a direction, the function's
@@ -9,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TGC_ANALYSIS_PIPELINING_H
-#define TGC_ANALYSIS_PIPELINING_H
+#ifndef TGC_DIALECT_TG_TGPIPELINE_H
+#define TGC_DIALECT_TG_TGPIPELINE_H
 
 #include "tgc/Dialect/TG/TGDialect.h"
 
@@ -87,11 +86,6 @@ struct PipelineUnit {
   int64_t microBatch = 0;
   int64_t chunk = 0;
   bool backward = false;
-
-  bool operator==(const PipelineUnit &other) const {
-    return microBatch == other.microBatch && chunk == other.chunk &&
-           backward == other.backward;
-  }
 };
 
 /// The order in which pipeline device `device` runs its units: GPipe (every
@@ -115,4 +109,4 @@ void copyPipelineAttrs(mlir::Operation *from, mlir::Operation *to);
 
 } // namespace tgc
 
-#endif // TGC_ANALYSIS_PIPELINING_H
+#endif // TGC_DIALECT_TG_TGPIPELINE_H

@@ -1,6 +1,6 @@
-//===- Pipelining.cpp - pipeline stages, micro-batches, schedules ---------===//
+//===- TGPipeline.cpp - pipeline stages, micro-batches, schedules ---------===//
 
-#include "tgc/Analysis/Pipelining.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -7,6 +7,7 @@
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Model.h"
 #include "tgc/Pipeline/Pipeline.h"
+#include "tgc/Pipeline/RunPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -70,8 +71,9 @@ static FailureOr<DeviceSpec> prepareModule(ModuleOp module,
 
 /// Runs `build`'s passes on `module`; returns the textual pipeline.
 static FailureOr<std::string>
-runPasses(ModuleOp module, const CompileRequest &request,
-          const DeviceSpec &device, function_ref<void(OpPassManager &)> build) {
+buildAndRunPasses(ModuleOp module, const CompileRequest &request,
+                  const DeviceSpec &device,
+                  function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   build(pm);
   std::string pipeline;
@@ -80,7 +82,7 @@ runPasses(ModuleOp module, const CompileRequest &request,
   if (request.observations)
     pm.addInstrumentation(
         std::make_unique<UnfusedCostObserver>(*request.observations, device));
-  if (failed(pm.run(module)))
+  if (failed(tgc::runPasses(pm, module)))
     return failure();
   return pipeline;
 }
@@ -119,7 +121,7 @@ LogicalResult tgc::compileModule(ModuleOp module,
     return request.first <= stage && stage <= request.last;
   };
   FailureOr<std::string> stepPipeline =
-      runPasses(module, request, *device, [&](OpPassManager &pm) {
+      buildAndRunPasses(module, request, *device, [&](OpPassManager &pm) {
         if (runsStage(CompileStage::TrainingStep))
           buildTrainingStepStage(pm, options);
         if (runsStage(CompileStage::Sharding))
@@ -153,8 +155,9 @@ LogicalResult tgc::compileModule(ModuleOp module,
   for (unsigned attempt = 0; attempt < kMaxPlans; ++attempt) {
     planned = module.clone();
     FailureOr<std::string> pipeline =
-        runPasses(*planned, request, *device,
-                  [&](OpPassManager &pm) { buildPlanningStage(pm, planning); });
+        buildAndRunPasses(*planned, request, *device, [&](OpPassManager &pm) {
+          buildPlanningStage(pm, planning);
+        });
     if (failed(pipeline))
       return failure();
     if (attempt == 0)
@@ -198,7 +201,7 @@ LogicalResult tgc::buildTrainingStep(ModuleOp module,
   if (failed(device))
     return failure();
   FailureOr<std::string> pipeline =
-      runPasses(module, request, *device, [&](OpPassManager &pm) {
+      buildAndRunPasses(module, request, *device, [&](OpPassManager &pm) {
         buildTrainingStepStage(pm, options);
         buildShardingStage(pm, options);
       });

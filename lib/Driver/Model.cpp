@@ -4,6 +4,7 @@
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Pipeline/PostImportPipeline.h"
+#include "tgc/Pipeline/RunPasses.h"
 #include "tgc/Support/InputFile.h"
 #include "tgc/Support/OutputFile.h"
 
@@ -102,7 +103,7 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
       return failure();
     PassManager pm(&context);
     buildPostImportPipeline(pm);
-    if (failed(pm.run(*model->module)))
+    if (failed(runPasses(pm, *model->module)))
       return failure();
     loaded.module = std::move(model->module);
     loaded.parameters = std::move(model->parameters);

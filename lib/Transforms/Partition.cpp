@@ -532,24 +532,25 @@ LogicalResult Partitioner::run() {
     local[arg] = {arg, global, layout, {}, shard::ReductionKind::Sum};
   }
 
+  // The ops before the terminator; partitionReturn replaces the terminator
+  // itself.
   SmallVector<Operation *> ops;
-  for (Operation &op : body)
+  for (Operation &op : body.without_terminator())
     ops.push_back(&op);
-  for (Operation *op : ops) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (failed(partitionReturn(ret)))
-        return failure();
-      continue;
-    }
+  for (Operation *op : ops)
     if (failed(partitionOp(op)))
       return failure();
-  }
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret)
+    return body.getTerminator()->emitError(
+        "tg-partition: a function must end in func.return");
+  if (failed(partitionReturn(ret)))
+    return failure();
   // The original ops, last first so that every use goes before its value.
-  for (Operation *op : llvm::reverse(ops))
-    if (!isa<func::ReturnOp>(op)) {
-      op->dropAllUses();
-      op->erase();
-    }
+  for (Operation *op : llvm::reverse(ops)) {
+    op->dropAllUses();
+    op->erase();
+  }
 
   for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
     arg.setType(type);

@@ -82,7 +82,9 @@ void tgc::tg::setResultRole(FunctionOpInterface function, unsigned index,
 /// the function has a body, else the function.
 static InFlightDiagnostic emitArgumentError(FunctionOpInterface func,
                                             unsigned index) {
-  if (!func.isExternal())
+  // The attributes are verified before the entry block is checked against
+  // the function type, so the block may have fewer arguments than the type.
+  if (!func.isExternal() && index < func.getFunctionBody().getNumArguments())
     return emitError(func.getArgument(index).getLoc())
            << "argument #" << index << " of '" << func.getName() << "': ";
   return func.emitError() << "argument #" << index << ": ";

@@ -7,6 +7,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -95,12 +96,25 @@ Value GraphImporter::constant(Tensor tensor) {
   return value;
 }
 
+/// `value` as an int64: toward zero, saturating, NaN to 0 (a cast of an
+/// out-of-range double is undefined behaviour). Callers that need an exact
+/// integer check the range themselves (convertRange).
+static int64_t toInt64Saturating(double value) {
+  if (std::isnan(value))
+    return 0;
+  if (value >= 0x1p63)
+    return INT64_MAX;
+  if (value < -0x1p63)
+    return INT64_MIN;
+  return static_cast<int64_t>(value);
+}
+
 Value GraphImporter::constant(RankedTensorType type, ArrayRef<double> values) {
   KernelContext context{foldOptions};
   Tensor tensor = context.makeResult(type);
   for (auto [i, value] : llvm::enumerate(values)) {
     if (tensor.isIntStorage())
-      tensor.ints()[i] = static_cast<int64_t>(value);
+      tensor.ints()[i] = toInt64Saturating(value);
     else if (tensor.isDoubleStorage())
       tensor.doubles()[i] = value;
     else

@@ -837,7 +837,10 @@ static LogicalResult convertReshape(Importer &g) {
     }
     if (dim < 0)
       return g.fail("shape has a negative dimension " + llvm::Twine(dim));
-    known *= dim;
+    std::optional<int64_t> grown = llvm::checkedMul(known, dim);
+    if (!grown)
+      return g.fail("shape has more elements than an int64 counts");
+    known = *grown;
   }
   int64_t count = product(inputShape);
   if (inferred >= 0) {
@@ -1275,6 +1278,13 @@ static LogicalResult convertConstantOfShape(Importer &g) {
     if (tensor->getNumElements() != 1)
       return g.fail("value must hold one element");
     elementType = tensor->getElementType();
+    // An integer fill stays exact (a double holds integers up to 2^53).
+    if (tensor->isIntStorage()) {
+      Value scalar =
+          g.constant(tensor->withType(RankedTensorType::get({}, elementType)));
+      g.setOutput(0, g.broadcastTo(scalar, shape));
+      return success();
+    }
     fill = tensor->getAsDouble(0);
   }
   g.setOutput(0, g.splat(RankedTensorType::get(shape, elementType), fill));
@@ -1291,8 +1301,16 @@ static LogicalResult convertRange(Importer &g) {
   double steps = std::ceil((limit - start) / delta);
   if (!(steps < double(kMaxFoldElements)))
     return g.fail("the range is too long");
-  int64_t count = std::max<int64_t>(int64_t(steps), 0);
+  // Not int64_t(steps) first: steps may be -inf.
+  int64_t count = steps > 0 ? int64_t(steps) : 0;
   Type elementType = Importer::getType(startValue).getElementType();
+  // Integer ranges are computed in doubles, exact up to 2^53 (2^62 and
+  // 2^62 + 3 are the same double: the range would be empty).
+  if (isa<IntegerType>(elementType) &&
+      !(std::abs(start) <= 0x1p53 && std::abs(limit) <= 0x1p53 &&
+        std::abs(delta) <= 0x1p53))
+    return g.fail("an integer range beyond 2^53 in magnitude is not "
+                  "supported");
   SmallVector<double> values;
   for (int64_t i = 0; i < count; ++i)
     values.push_back(start + double(i) * delta);

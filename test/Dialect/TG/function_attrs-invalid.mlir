@@ -71,6 +71,18 @@ func.func @result_empty_name(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.name = ""}
 
 // -----
 
+// A function type with more arguments than its entry block (generic form):
+// the argument attributes are verified before the block is checked against
+// the type, so an error about argument #5 is reported at the function (it
+// crashed looking for block argument #5).
+// expected-error @+1 {{argument #5: 'tg.name' "b" is already the name of argument #1}}
+"func.func"() <{function_type = (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>, sym_name = "block_fewer_arguments", arg_attrs = [{tg.name = "a"}, {tg.name = "b"}, {tg.name = "c"}, {tg.name = "d"}, {tg.name = "e"}, {tg.name = "b"}]}> ({
+^bb0(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<2xf32>):
+  "func.return"(%a) : (tensor<2xf32>) -> ()
+}) : () -> ()
+
+// -----
+
 // Two results with the same name.
 // expected-error @+1 {{result #1: 'tg.name' "y" is already the name of result #0}}
 func.func @result_duplicate_name(%x: tensor<4xf32>) -> (tensor<4xf32> {tg.name = "y"}, tensor<4xf32> {tg.name = "y"}) {

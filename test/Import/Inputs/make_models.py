@@ -198,3 +198,27 @@ onnx.save(model([helper.make_node("Expand", ["x", "shape"], ["y"],
                 [vi("x", F, [1])], [vi("y", F, None)],
                 [tensor("shape", np.array([2**32, 2**32], np.int64))]),
           "expand-huge.onnx")
+
+# Found by tgc-fuzz-onnx (docs/fuzzing.md). A Reshape whose shape's product
+# overflows int64; a ConstantOfShape of an int64 that a double does not hold
+# (2^53 + 1); an int64 Range past 2^53.
+I64 = TensorProto.INT64
+onnx.save(model([helper.make_node("Reshape", ["x", "shape"], ["y"],
+                                  name="reshape")],
+                [vi("x", F, [4])], [vi("y", F, None)],
+                [tensor("shape", np.array([2**40, 2**40, -1], np.int64))]),
+          "reshape-overflow.onnx")
+onnx.save(model([helper.make_node("ConstantOfShape", ["shape"], ["y"],
+                                  name="fill",
+                                  value=numpy_helper.from_array(
+                                      np.array([2**53 + 1], np.int64)))],
+                [], [vi("y", I64, None)],
+                [tensor("shape", np.array([2], np.int64))]),
+          "constant-of-shape-int64.onnx")
+onnx.save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                                  name="range")],
+                [], [vi("y", I64, None)],
+                [tensor("start", np.int64(2**62)),
+                 tensor("limit", np.int64(2**62 + 3)),
+                 tensor("delta", np.int64(1))]),
+          "range-int64-huge.onnx")

@@ -15,9 +15,21 @@
 #include "tgc/Interpreter/Interpreter.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include <cstdlib>
+
 namespace tgc::fuzz {
+
+/// The fuzzers' diagnostic handler: swallows every diagnostic, or prints it
+/// under TGC_FUZZ_VERBOSE=1 (to see why an input fails).
+inline mlir::LogicalResult handleDiagnostic(mlir::Diagnostic &diagnostic) {
+  static const bool verbose = getenv("TGC_FUZZ_VERBOSE");
+  if (verbose)
+    llvm::errs() << diagnostic.getLocation() << ": " << diagnostic << "\n";
+  return mlir::success();
+}
 
 /// Runs `function` as `tgc run` does (a partitioned one on every simulated
 /// rank) on random arguments drawn from `seed`, when its global arguments

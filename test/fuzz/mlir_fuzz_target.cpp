@@ -8,8 +8,8 @@
 //  - the simulated ranks or the interpreter on random arguments (tgc run),
 //  - the training passes under a precision policy (tgc-opt's tg-* passes),
 //  - the whole pipeline with --train (else, when that fails, without) under
-//    one of four meshes (tgc compile), and the compiled step on the
-//    interpreter.
+//    one of four meshes (tgc compile), the compiled step on the
+//    interpreter, and the CUDA emitter on a training step (--emit cuda).
 // The policy and the mesh are drawn from a hash of the input, so an input
 // always takes the same path. Errors are the expected outcome; a crash, a
 // sanitizer report, an exit or a hang is a bug.
@@ -26,6 +26,7 @@
 #include "tgc/Driver/Model.h"
 #include "tgc/Driver/Report.h"
 #include "tgc/InitAll.h"
+#include "tgc/Target/CUDA/CudaEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -39,7 +40,6 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 using namespace mlir;
@@ -101,13 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   MLIRContext context(getRegistry(), MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
-  // TGC_FUZZ_VERBOSE=1 prints the diagnostics (to see why an input fails).
-  static const bool verbose = getenv("TGC_FUZZ_VERBOSE");
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &diagnostic) {
-    if (verbose)
-      llvm::errs() << diagnostic.getLocation() << ": " << diagnostic << "\n";
-    return success();
-  });
+  ScopedDiagnosticHandler quiet(&context, tgc::fuzz::handleDiagnostic);
   llvm::SourceMgr sourceMgr;
   FailureOr<tgc::LoadedModel> loaded =
       tgc::loadModel(context, sourceMgr, getInputPath(), {});
@@ -148,8 +142,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     OwningOpRef<ModuleOp> step = cloneOf(module);
     if (failed(tgc::compileModule(*step, options)))
       continue;
-    for (auto function : step->getOps<func::FuncOp>())
+    for (auto function : step->getOps<func::FuncOp>()) {
       tgc::fuzz::runIfSmall(function, hash);
+      // tgc compile --emit cuda (a training step only; the emitter refuses
+      // partitioned and pipelined steps with an error).
+      if (*train && !function.isExternal())
+        (void)tgc::emitCudaProject(function);
+    }
     break;
   }
   return 0;

@@ -21,7 +21,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/xxhash.h"
 
-#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -42,13 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
   MLIRContext context(getRegistry(), MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
-  // TGC_FUZZ_VERBOSE=1 prints the diagnostics (to see why an input fails).
-  static const bool verbose = getenv("TGC_FUZZ_VERBOSE");
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &diagnostic) {
-    if (verbose)
-      llvm::errs() << diagnostic.getLocation() << ": " << diagnostic << "\n";
-    return success();
-  });
+  ScopedDiagnosticHandler quiet(&context, tgc::fuzz::handleDiagnostic);
   (void)tgc::fuzz::fuzzONNXModel(context, bytes, llvm::xxh3_64bits(bytes));
   return 0;
 }

@@ -51,8 +51,7 @@ int main(int argc, char **argv) {
     std::string bytes = mutator.mutate(corpus[mutator.pick(corpus.size())]);
     MLIRContext context(registry);
     context.loadAllAvailableDialects();
-    ScopedDiagnosticHandler quiet(&context,
-                                  [](Diagnostic &) { return success(); });
+    ScopedDiagnosticHandler quiet(&context, tgc::fuzz::handleDiagnostic);
     tgc::fuzz::ONNXOutcome outcome =
         tgc::fuzz::fuzzONNXModel(context, bytes, i);
     imported += outcome.imported;

@@ -75,8 +75,11 @@ static LogicalResult verifySignatureSizes(ModuleOp module) {
         function.emitError()
             << what << " #" << i << " of @" << function.getName()
             << " has type " << type
-            << (tensor.hasStaticShape() ? ", larger than 2^44 bytes"
-                                        : ", which is not statically shaped")
+            << (!tensor.hasStaticShape() ? ", which is not statically shaped"
+                : tensor.getNumElements() == 0
+                    ? ", which spans more than 2^44 bytes (its zero "
+                      "dimensions counted as one)"
+                    : ", larger than 2^44 bytes")
             << "; tgc works on statically shaped tensors of at most 2^44 bytes";
         return failure();
       }

@@ -49,16 +49,21 @@ std::optional<int64_t> tgc::tg::getBoundedTensorByteSize(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasRank() || !shaped.getElementType().isIntOrFloat())
     return std::nullopt;
-  int64_t bytes = getElementByteSize(shaped.getElementType());
+  // A zero dimension counts as one in the bound: tensor<0x2^62xf32> holds
+  // nothing, but its strides and index arithmetic would still overflow.
+  int64_t span = getElementByteSize(shaped.getElementType());
+  bool empty = false;
   for (int64_t dim : shaped.getShape()) {
     if (dim < 0) // dynamic
       return std::nullopt;
-    std::optional<int64_t> product = llvm::checkedMul(bytes, dim);
+    empty |= dim == 0;
+    std::optional<int64_t> product =
+        llvm::checkedMul(span, std::max<int64_t>(dim, 1));
     if (!product || *product > kMaxTensorBytes)
       return std::nullopt;
-    bytes = *product;
+    span = *product;
   }
-  return bytes;
+  return empty ? 0 : span;
 }
 
 int64_t tgc::tg::getTensorByteSize(Type type) {

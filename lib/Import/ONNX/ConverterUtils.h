@@ -39,6 +39,21 @@ inline int64_t product(llvm::ArrayRef<int64_t> dims) {
   return count;
 }
 
+/// The product of `dims` with zero dimensions counted as one, INT64_MAX
+/// when it does not fit: what size limits bound, so that an empty tensor
+/// with a dimension of 2^63 - 1 (whose strides overflow) is refused too.
+inline int64_t span(llvm::ArrayRef<int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    std::optional<int64_t> next =
+        llvm::checkedMul(count, std::max<int64_t>(dim, 1));
+    if (!next)
+      return INT64_MAX;
+    count = *next;
+  }
+  return count;
+}
+
 inline bool isFloat(mlir::Value value) {
   return llvm::isa<mlir::FloatType>(
       GraphImporter::getType(value).getElementType());

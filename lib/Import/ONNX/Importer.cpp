@@ -8,6 +8,7 @@
 
 #include "tgc/Import/ONNX/Importer.h"
 
+#include "ConverterUtils.h"
 #include "GraphImporter.h"
 #include "InitializerRoles.h"
 #include "ParameterProvenance.h"
@@ -135,19 +136,16 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
                      " has no tg equivalent");
   if (proto.has_segment())
     return makeError("segmented tensors are not supported");
-  int64_t count = 1;
-  for (int64_t dim : proto.dims()) {
+  for (int64_t dim : proto.dims())
     if (dim < 0)
       return makeError("negative dimension " + llvm::Twine(dim));
-    if (dim && count > kMaxImportElements / dim)
-      return makeError("more than " + llvm::Twine(kMaxImportElements) +
-                       " elements");
-    count *= dim;
-  }
+  SmallVector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  if (span(dims) > kMaxImportElements)
+    return makeError("more than " + llvm::Twine(kMaxImportElements) +
+                     " elements (zero dimensions counted as one)");
+  int64_t count = product(dims);
   DecodedTensor result;
-  result.type = RankedTensorType::get(
-      SmallVector<int64_t>(proto.dims().begin(), proto.dims().end()),
-      elementType);
+  result.type = RankedTensorType::get(dims, elementType);
   npy::Array &array = result.value;
   array.dtype = getNpyType(dataType);
   array.shape.assign(proto.dims().begin(), proto.dims().end());
@@ -406,13 +404,9 @@ ModelImporter::getInputType(const onnx::ValueInfoProto &info) {
       return failure();
     }
   }
-  int64_t count = 1;
-  for (int64_t dim : shape) {
-    if (dim && count > kMaxImportElements / dim) {
-      emitModelError() << "graph input '" << inputName << "' is too large";
-      return failure();
-    }
-    count *= dim;
+  if (span(shape) > kMaxImportElements) {
+    emitModelError() << "graph input '" << inputName << "' is too large";
+    return failure();
   }
   return RankedTensorType::get(shape, elementType);
 }

@@ -203,7 +203,7 @@ LogicalResult onnx_import::convertCumSum(Importer &g) {
   // The sum along the last axis as a product with a 0/1 matrix:
   // include[i][o] says whether input position i counts in output o.
   int64_t size = type.getDimSize(axis);
-  if (size * size > kMaxFoldElements)
+  if (size > 0 && size > kMaxFoldElements / size) // size * size, unwrapped
     return g.fail("the axis of " + llvm::Twine(size) +
                   " elements is too long for CumSum in tg");
   SmallVector<double> include;
@@ -348,7 +348,7 @@ LogicalResult onnx_import::convertGatherElements(Importer &g) {
                     llvm::Twine(indexShape[d]) + ") exceeds the data's (" +
                     llvm::Twine(dataShape[d]) + ")");
   int64_t count = product(indexShape);
-  if (count > kMaxFoldElements)
+  if (span(indexShape) > kMaxFoldElements)
     return g.fail("too many indices for GatherElements in tg");
   // Flat position = the element's own position in the data, but along
   // `axis` the index: a constant offset of the other coordinates plus the
@@ -405,9 +405,12 @@ LogicalResult onnx_import::convertTile(Importer &g) {
     spread.push_back(repeat);
     spread.push_back(type.getDimSize(d));
     dims.push_back(2 * d + 1);
-    result.push_back(repeat * type.getDimSize(d));
+    std::optional<int64_t> size = llvm::checkedMul(repeat, type.getDimSize(d));
+    if (!size)
+      return g.fail("the tiled tensor is too large");
+    result.push_back(*size);
   }
-  if (product(result) > kMaxImportElements)
+  if (span(result) > kMaxImportElements)
     return g.fail("the tiled tensor is too large");
   if (llvm::all_of(repeats, [](int64_t r) { return r == 1; })) {
     g.setOutput(0, x);

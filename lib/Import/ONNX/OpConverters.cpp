@@ -1173,7 +1173,7 @@ static LogicalResult convertExpand(Importer &g) {
                     llvm::Twine(offset + i));
     out = out == 1 ? dim : out;
   }
-  if (product(resultShape) > kMaxImportElements)
+  if (span(resultShape) > kMaxImportElements)
     return g.fail("the expanded tensor is too large");
   g.setOutput(0, g.broadcastTo(x, resultShape));
   return success();
@@ -1260,14 +1260,11 @@ static LogicalResult convertConstant(Importer &g) {
 
 static LogicalResult convertConstantOfShape(Importer &g) {
   ASSIGN_OR_FAIL(shape, g.requireConstantInts(0, "shape"));
-  int64_t count = 1;
-  for (int64_t dim : shape) {
+  for (int64_t dim : shape)
     if (dim < 0)
       return g.fail("shape has a negative dimension");
-    if (dim && count > kMaxFoldElements / dim)
-      return g.fail("the constant is too large to build at import");
-    count *= dim;
-  }
+  if (span(shape) > kMaxFoldElements)
+    return g.fail("the constant is too large to build at import");
   Type elementType = g.builder.getF32Type();
   double fill = 0.0;
   if (const onnx::TensorProto *value = g.getTensor("value")) {

@@ -141,7 +141,9 @@ int64_t getTensorByteSize(mlir::Type type);
 inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 44;
 /// The bytes of `type`, a statically shaped tensor, or nullopt when they
 /// (or its element count) exceed kMaxTensorBytes or a dimension is dynamic
-/// or negative. Checked arithmetic: never wraps.
+/// or negative. Zero dimensions count as one in the bound, so that strides
+/// stay inside it too (tensor<0x9223372036854775807xf32> is refused).
+/// Checked arithmetic: never wraps.
 std::optional<int64_t> getBoundedTensorByteSize(mlir::Type type);
 /// Whether `type` is a statically shaped tensor within kMaxTensorBytes.
 inline bool isWithinTensorSizeLimit(mlir::Type type) {

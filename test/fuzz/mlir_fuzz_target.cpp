@@ -105,6 +105,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::SourceMgr sourceMgr;
   FailureOr<tgc::LoadedModel> loaded =
       tgc::loadModel(context, sourceMgr, getInputPath(), {});
+  // The source manager holds its own copy; leave nothing in /dev/shm.
+  llvm::sys::fs::remove(getInputPath());
   if (failed(loaded))
     return 0;
   ModuleOp module = *loaded->module;

@@ -1329,12 +1329,30 @@ static LogicalResult convertTrilu(Importer &g) {
   bool upper = g.getBool("upper", true);
   int64_t rows = type.getDimSize(type.getRank() - 2),
           cols = type.getDimSize(type.getRank() - 1);
-  SmallVector<double> mask;
+  if (rows > kMaxFoldElements || cols > kMaxFoldElements)
+    return g.fail("a matrix of " + llvm::Twine(rows) + "x" +
+                  llvm::Twine(cols) + " has more rows or columns than the " +
+                  "importer's limit of " + llvm::Twine(kMaxFoldElements));
+  // The mask from the row and column indices (j - i against k), not as
+  // rows x cols host values: folded when small, computed at run time past
+  // the folding limit.
+  auto indexType = g.builder.getI64Type();
+  SmallVector<double> rowIds, colIds;
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      mask.push_back(upper ? j - i >= k : j - i <= k);
-  Value keep = g.constant(
-      RankedTensorType::get({rows, cols}, g.builder.getI1Type()), mask);
+    rowIds.push_back(double(i));
+  for (int64_t j = 0; j < cols; ++j)
+    colIds.push_back(double(j));
+  auto maskType = RankedTensorType::get({rows, cols}, indexType);
+  Value rowIndex = g.broadcastTo(
+      g.constant(RankedTensorType::get({rows, 1}, indexType), rowIds),
+      maskType.getShape());
+  Value colIndex = g.broadcastTo(
+      g.constant(RankedTensorType::get({1, cols}, indexType), colIds),
+      maskType.getShape());
+  Value diagonal = g.create<tg::SubOp>(maskType, colIndex, rowIndex);
+  Value keep =
+      compare(g, upper ? tg::CompareDirection::GE : tg::CompareDirection::LE,
+              diagonal, g.splat(maskType, double(k)));
   g.setOutput(
       0, select(g, g.broadcastTo(keep, type.getShape()), x, g.splat(type, 0)));
   return success();
@@ -1453,6 +1471,10 @@ static FailureOr<Value> buildNllLoss(Importer &g, Value logProbs, Value labels,
     labelDims.push_back(i);
   Value wideLabels = g.create<tg::BroadcastInDimOp>(
       scoresType.clone(labelType.getElementType()), labels, labelDims);
+  if (classes > kMaxFoldElements)
+    return g.fail(llvm::Twine(classes) +
+                  " classes are more than the importer's limit of " +
+                  llvm::Twine(kMaxFoldElements));
   SmallVector<double> classIds;
   for (int64_t c = 0; c < classes; ++c)
     classIds.push_back(c);

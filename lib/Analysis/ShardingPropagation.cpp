@@ -308,12 +308,16 @@ void tgc::restrictRuleForPartitioning(Operation *op, ShardingRule &rule) {
   // element index.
   if (op->getNumOperands() == 0 || isa<DropoutOp>(op))
     return replicateAll();
-  // An embedding's table rows and an embedding gradient's rows: a device
-  // would need the offset of its rows to look ids up.
-  if (isa<EmbeddingOp>(op))
+  // An embedding's table rows: split only where the presets or the user
+  // chose a vocabulary-parallel lookup, and only for a float table (its
+  // partial rows are summed). tg-partition rebuilds the split lookup, its
+  // gradient and the loss over split classes on each device's block
+  // (VocabParallel.h).
+  if (auto embedding = dyn_cast<EmbeddingOp>(op);
+      embedding &&
+      (!embedding->hasAttr(kVocabParallelAttrName) ||
+       !isa<FloatType>(embedding.getTable().getType().getElementType())))
     return replicate(ArrayRef(rule.operandFactors[0]).take_front(1));
-  if (isa<EmbeddingGradOp>(op))
-    return replicate(ArrayRef(rule.resultFactors[0]).take_front(1));
   // Causal attention masks by global positions: the query and key sequences
   // stay whole.
   auto replicateSequence = [&](unsigned query, unsigned key) {

@@ -76,6 +76,11 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
       } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
         if (use.get() == loss.getLabels())
           tighten(loss.getLogits().getType().getShape().back());
+      } else if (auto bound =
+                     user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
+                 bound && use.getOperandNumber() == 0) {
+        // Shifted into a device's block of a split vocabulary.
+        tighten(bound.getInt());
       } else if (user->hasTrait<tg::OpTrait::ShapeOp>() ||
                  isa<shard::ShardDialect>(user->getDialect())) {
         // Moved, or gathered and split over a mesh: the same ids.

@@ -6,6 +6,7 @@
 #include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 
@@ -21,7 +22,7 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
     if (tg::getArgumentRole(func, i) != tg::Role::Input)
       continue;
     // The ids as an embedding reads them, through the collectives of a
-    // partitioned step.
+    // partitioned step and into fusion regions.
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : func.getArgument(i).getUses())
       uses.push_back(&use);
@@ -33,13 +34,29 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
             uses.push_back(&use);
         continue;
       }
-      auto embedding = dyn_cast<tg::EmbeddingOp>(user);
-      if (!embedding || uses[next]->get() != embedding.getIndices())
+      if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
+        for (OpOperand &use : fusion.getBody()
+                                  .getArgument(uses[next]->getOperandNumber())
+                                  .getUses())
+          uses.push_back(&use);
+        continue;
+      }
+      // The rows of the table, or the bound of ids shifted into a device's
+      // block of a split table (its vocabulary-parallel lookup).
+      int64_t vocabulary = 0;
+      if (auto embedding = dyn_cast<tg::EmbeddingOp>(user);
+          embedding && uses[next]->get() == embedding.getIndices())
+        vocabulary = embedding.getTable().getType().getDimSize(0);
+      else if (auto bound =
+                   user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
+               bound && uses[next]->getOperandNumber() == 0)
+        vocabulary = bound.getInt();
+      if (vocabulary == 0)
         continue;
       for (unsigned j = 0; j < e; ++j)
         if (tg::getArgumentRole(func, j) == tg::Role::Label &&
             func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
-          return CopyTask{i, j, embedding.getTable().getType().getDimSize(0)};
+          return CopyTask{i, j, vocabulary};
     }
   }
   return std::nullopt;

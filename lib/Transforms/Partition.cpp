@@ -14,6 +14,8 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "VocabParallel.h"
+
 #include "tgc/Analysis/CollectiveCost.h"
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/ShardingPropagation.h"
@@ -72,6 +74,10 @@ private:
   void note(Operation *user, Operation *collective, const LocalValue &source,
             StringRef why);
   TensorLayout getResultLayout(Operation *op, unsigned index);
+  /// Remarks at `op`, rebuilt over a vocabulary split over `axes` in the
+  /// ops after `before`: what it became and each collective's cost.
+  void explainVocabParallel(Operation *op, Operation *before,
+                            ArrayRef<unsigned> axes);
   std::string describeValue(Value value);
 
   func::FuncOp function;
@@ -166,6 +172,33 @@ void Partitioner::note(Operation *user, Operation *collective,
     remark << " (" << cost->bytesPerDevice << " bytes per device, "
            << llvm::formatv("{0:F2}", cost->time * 1e6).str() << " us over "
            << stringifyLinkKind(cost->link) << ")";
+}
+
+void Partitioner::explainVocabParallel(Operation *op, Operation *before,
+                                       ArrayRef<unsigned> axes) {
+  TensorLayout split = TensorLayout::getUnset(1);
+  split.dims[0].assign(axes.begin(), axes.end());
+  op->emitRemark() << op->getName()
+                   << " is vocabulary-parallel: rebuilt on each device's "
+                      "block of the dimension split "
+                   << describeLayout(split, mesh);
+  Block::iterator begin =
+      before ? std::next(before->getIterator()) : op->getBlock()->begin();
+  for (Operation &built : llvm::make_range(begin, op->getIterator())) {
+    if (!isa<shard::AllReduceOp>(built))
+      continue;
+    InFlightDiagnostic remark =
+        op->emitRemark() << "all_reduce "
+                         << stringifyReductionKind(
+                                cast<shard::AllReduceOp>(built).getReduction())
+                         << " of " << built.getOperand(0).getType()
+                         << " for the vocabulary-parallel " << op->getName();
+    FailureOr<CollectiveCost> cost = estimateCollectiveCost(&built, device);
+    if (succeeded(cost))
+      remark << " (" << cost->bytesPerDevice << " bytes per device, "
+             << llvm::formatv("{0:F2}", cost->time * 1e6).str() << " us over "
+             << stringifyLinkKind(cost->link) << ")";
+  }
 }
 
 FailureOr<Value> Partitioner::reshard(const LocalValue &source,
@@ -411,15 +444,46 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     layouts.push_back(layout);
   }
 
-  Operation *clone = builder.clone(*op);
-  clone->setOperands(operands);
-  for (auto [result, type] : llvm::zip(clone->getResults(), types))
-    result.setType(type);
-  clone->removeAttr(kShardingsAttrName);
-  clone->removeAttr(kShardingPrioritiesAttrName);
+  // An op that compares global ids or labels with the rows or classes a
+  // device holds (Megatron's vocabulary-parallel embedding and loss) is
+  // rebuilt on the device's block; every other op is cloned.
+  int64_t vocabFactor = ruled ? getVocabFactor(op, rule) : -1;
+  Operation *clone = nullptr;
+  SmallVector<Value> newResults;
+  if (vocabFactor >= 0 && !choices[vocabFactor].axes.empty()) {
+    Operation *before = op->getPrevNode();
+    SmallVector<Type> operandTypes;
+    for (auto [operand, value] : llvm::zip(op->getOperands(), operands)) {
+      const LocalValue &source = local.find(operand)->second;
+      FailureOr<Type> type =
+          source.value == value
+              ? getLocalType(source.globalType, source.layout, op->getLoc())
+              : FailureOr<Type>(value.getType());
+      if (failed(type))
+        return failure();
+      operandTypes.push_back(*type);
+    }
+    FailureOr<SmallVector<Value>> built =
+        buildVocabParallel(builder, op, operands, operandTypes, types,
+                           choices[vocabFactor].axes, mesh);
+    if (failed(built))
+      return failure();
+    newResults = std::move(*built);
+    if (explain)
+      explainVocabParallel(op, before, choices[vocabFactor].axes);
+  } else {
+    vocabFactor = -1;
+    clone = builder.clone(*op);
+    clone->setOperands(operands);
+    for (auto [result, type] : llvm::zip(clone->getResults(), types))
+      result.setType(type);
+    clone->removeAttr(kShardingsAttrName);
+    clone->removeAttr(kShardingPrioritiesAttrName);
+    llvm::append_range(newResults, clone->getResults());
+  }
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.
-  if (auto slice = dyn_cast<SliceOp>(clone)) {
+  if (auto slice = dyn_cast_if_present<SliceOp>(clone)) {
     // The operand's local shape from its layout: an argument keeps its
     // global type until every op is partitioned.
     const LocalValue &source = local.find(op->getOperand(0))->second;
@@ -439,7 +503,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   }
 
   for (unsigned index = 0, e = op->getNumResults(); index < e; ++index) {
-    LocalValue result{clone->getResult(index),
+    LocalValue result{newResults[index],
                       cast<RankedTensorType>(op->getResult(index).getType()),
                       layouts[index],
                       {},
@@ -449,7 +513,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       result.kind = first.kind;
     } else if (ruled) {
       for (int64_t factor = 0; factor < rule.getNumFactors(); ++factor)
-        if (rule.isReducedIn(index, factor))
+        if (rule.isReducedIn(index, factor) &&
+            !(factor == vocabFactor && reducesVocabFactor(op)))
           llvm::append_range(result.unreduced, choices[factor].axes);
       llvm::sort(result.unreduced);
     }
@@ -473,11 +538,12 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
                      [](Operation *user) { return isa<AddOp, SubOp>(user); });
     if (annotated ||
         (!isConstant && !staysPartial && !(result.layout == wanted))) {
-      builder.setInsertionPointAfter(clone);
+      if (clone)
+        builder.setInsertionPointAfter(clone);
       std::string why =
           (annotated ? "the result is annotated " : "its users read it as ") +
           describeLayout(wanted, mesh);
-      FailureOr<Value> value = reshard(result, wanted, clone, why);
+      FailureOr<Value> value = reshard(result, wanted, clone ? clone : op, why);
       if (failed(value))
         return failure();
       result = {*value, result.globalType, wanted, {}, result.kind};

@@ -67,6 +67,9 @@ private:
   void annotateBiases(ShardingPropagation &propagation);
   LogicalResult annotateZero();
   void annotateSequence();
+  /// Marks the lookups of tables split on their rows over tp (or by the
+  /// user) vocabulary-parallel (kVocabParallelAttrName).
+  void markVocabParallel();
   void write();
 
   std::string argName(unsigned index) {
@@ -106,6 +109,8 @@ private:
   std::optional<unsigned> dp, tp;
   Operation *lossOp = nullptr;
   llvm::MapVector<Value, TensorLayout> decided;
+  /// The arguments whose layout the user gave.
+  DenseSet<Value> userAnnotated;
 };
 
 } // namespace
@@ -190,6 +195,11 @@ LogicalResult StepAnnotator::checkUserAnnotations() {
       auto ruled = dyn_cast<ShardingRuleOpInterface>(use.getOwner());
       if (!ruled)
         continue;
+      // A table split on its rows: a vocabulary-parallel lookup.
+      if (isa<EmbeddingOp>(use.getOwner()) && use.getOperandNumber() == 0 &&
+          !layout.dims[0].empty())
+        use.getOwner()->setAttr(kVocabParallelAttrName,
+                                UnitAttr::get(function.getContext()));
       ShardingRule rule = ruled.getShardingRule();
       restrictRuleForPartitioning(use.getOwner(), rule);
       for (auto [dim, factors] :
@@ -208,6 +218,7 @@ LogicalResult StepAnnotator::checkUserAnnotations() {
           }
     }
     decided[arg] = layout;
+    userAnnotated.insert(arg);
   }
   return success();
 }
@@ -294,9 +305,9 @@ StepAnnotator::traceParam(Value value) {
   return std::make_pair(arg, dims);
 }
 
-/// Whether `matmul`'s result reaches a loss before any other matmul: the
-/// output projection, which stays whole (no vocabulary-parallel loss yet).
-static bool feedsLoss(MatmulOp matmul) {
+/// The loss `matmul`'s result reaches before any other matmul (the output
+/// projection's), or null.
+static CrossEntropyOp getLossOf(MatmulOp matmul) {
   SmallVector<Operation *> worklist(matmul->getUsers().begin(),
                                     matmul->getUsers().end());
   DenseSet<Operation *> seen;
@@ -304,11 +315,11 @@ static bool feedsLoss(MatmulOp matmul) {
     Operation *op = worklist.pop_back_val();
     if (!seen.insert(op).second || seen.size() > 64 || isa<MatmulOp>(op))
       continue;
-    if (isa<CrossEntropyOp>(op))
-      return true;
+    if (auto loss = dyn_cast<CrossEntropyOp>(op))
+      return loss;
     worklist.append(op->getUsers().begin(), op->getUsers().end());
   }
-  return false;
+  return nullptr;
 }
 
 bool StepAnnotator::hasRowPartner(MatmulOp column,
@@ -393,7 +404,16 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     if (dims[rowParallel ? kDim : nDim] < 0)
       return;
     unsigned splitDim = dims[rowParallel ? kDim : nDim];
-    if (!rowParallel && (embedded.contains(weight) || feedsLoss(matmul)))
+    // The output projection is column-parallel over the vocabulary when a
+    // loss reads its classes: Megatron's vocabulary-parallel loss, with no
+    // row-parallel partner (tg-partition combines the devices' classes).
+    // Another projection of an embedding table stays whole.
+    CrossEntropyOp loss = rowParallel ? nullptr : getLossOf(matmul);
+    bool outputProjection =
+        loss && dimSize(weight, splitDim) ==
+                    loss.getLogits().getType().getShape().back();
+    if (!rowParallel && !outputProjection &&
+        (loss || embedded.contains(weight)))
       return;
     if (!canSplit(weight, layout, splitDim, *tp)) {
       if (!indivisible)
@@ -405,7 +425,7 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     // matmul that then reads the tp axis on its contraction. Without one
     // (GPT-2's fused QKV, whose slices gather the split output) the layer
     // stays whole rather than gather what it split.
-    if (!rowParallel) {
+    if (!rowParallel && !outputProjection) {
       ShardingPropagation trial = propagation;
       trial.annotate(weight, layout);
       trial.runIncremental(Tensor);
@@ -414,6 +434,32 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     }
     decided[weight] = layout;
     propagation.annotate(weight, layout);
+    ++splitWeights;
+  });
+  // Megatron's vocabulary-parallel embedding: a float table with a row per
+  // class of a loss is split on its rows, as the output projection is on
+  // the classes (a tied table already is).
+  SmallVector<int64_t> vocabularies;
+  function.walk([&](CrossEntropyOp loss) {
+    if (isForward(loss))
+      vocabularies.push_back(loss.getLogits().getType().getShape().back());
+  });
+  function.walk([&](EmbeddingOp embedding) {
+    auto traced = traceParam(embedding.getTable());
+    if (!traced || !isForward(embedding))
+      return;
+    auto [table, dims] = *traced;
+    auto type = cast<RankedTensorType>(table.getType());
+    if (decided.contains(table) || dims[0] < 0 ||
+        !isa<FloatType>(type.getElementType()) ||
+        !llvm::is_contained(vocabularies, type.getDimSize(dims[0])))
+      return;
+    TensorLayout layout = replicated(table, Tensor);
+    if (!canSplit(table, layout, dims[0], *tp))
+      return;
+    layout.dims[dims[0]].push_back(*tp);
+    decided[table] = layout;
+    propagation.annotate(table, layout);
     ++splitWeights;
   });
   if (splitWeights != 0)
@@ -632,8 +678,26 @@ LogicalResult StepAnnotator::run() {
   annotateSequence();
   if (failed(annotateZero()))
     return failure();
+  markVocabParallel();
   write();
   return success();
+}
+
+void StepAnnotator::markVocabParallel() {
+  function.walk([&](EmbeddingOp embedding) {
+    auto traced = traceParam(embedding.getTable());
+    if (!traced)
+      return;
+    auto [table, dims] = *traced;
+    auto it = decided.find(table);
+    if (it == decided.end() || dims[0] < 0)
+      return;
+    const AxisList &rows = it->second.dims[dims[0]];
+    if ((tp && llvm::is_contained(rows, *tp)) ||
+        (userAnnotated.contains(table) && !rows.empty()))
+      embedding->setAttr(kVocabParallelAttrName,
+                         UnitAttr::get(function.getContext()));
+  });
 }
 
 namespace {

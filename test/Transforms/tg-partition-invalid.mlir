@@ -33,3 +33,21 @@ func.func @fused(%x: tensor<4xf32> {tg.role = "input", tg.sharding = #tg.shardin
   }
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// tg.vocab_parallel marks a lookup, nothing else.
+func.func @vocab_parallel_on_add(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.vocab_parallel' is a unit attribute of tg.embedding}}
+  %y = tg.add %x, %x {tg.vocab_parallel} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// tg.id_bound is the positive bound of the global ids a tg.sub shifts.
+func.func @id_bound_negative(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{'tg.id_bound' is a positive integer on a tg.sub}}
+  %y = tg.sub %x, %x {tg.id_bound = -3 : i64} : tensor<4xi64>
+  return %y : tensor<4xi64>
+}

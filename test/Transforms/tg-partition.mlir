@@ -148,3 +148,74 @@ func.func @partial_sum_scattered(
   return %m : tensor<8x16xf32>
 }
 // EXPLAIN: tg-partition.mlir:146:8: remark: reduce_scatter of result #0 of tg.add [{}, {}] for tg.add: its users read it as [{"tp"}, {}]; partial result reduced and split in one step
+
+// -----
+
+// A vocabulary-parallel lookup (the table split on its rows over tp): the
+// ids are shifted by the device's block offset (a table of offsets cut by
+// all_slice), ids outside the block look up row 0 and are masked to zero,
+// and the partial lookups are all-reduced where the whole result is read.
+// CHECK-LABEL: func.func @vocab_embedding
+// CHECK-SAME: %arg0: tensor<2x4xf32>
+// CHECK: %[[OFFSETS:.+]] = tg.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK: %[[MINE:.+]] = shard.all_slice %[[OFFSETS]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<2xi64> -> tensor<1xi64>
+// CHECK: %[[OFFSET:.+]] = tg.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
+// CHECK: %[[WIDE:.+]] = tg.broadcast_in_dim %[[OFFSET]] dims = [] : tensor<i64> -> tensor<3xi64>
+// CHECK: %[[LOCAL:.+]] = tg.sub %arg1, %[[WIDE]] {tg.id_bound = 4 : i64} : tensor<3xi64>
+// CHECK: %[[ROWS:.+]] = tg.embedding %arg0[%{{.+}}] : (tensor<2x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+// CHECK: %[[MASKED:.+]] = tg.select %{{.+}}, %[[ROWS]], %{{.+}} : tensor<3x4xi1>, tensor<3x4xf32>
+// CHECK: %[[SUM:.+]] = shard.all_reduce %[[MASKED]] on @mesh grid_axes = [0] : tensor<3x4xf32> -> tensor<3x4xf32>
+// CHECK: return %[[SUM]]
+// EXPLAIN: remark: tg.embedding is vocabulary-parallel: rebuilt on each device's block of the dimension split [{"tp"}]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @vocab_embedding(
+    %table: tensor<4x4xf32> {tg.role = "param", tg.name = "table", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {}], priority = 2>},
+    %ids: tensor<3xi64> {tg.role = "input"})
+    -> (tensor<3x4xf32> {tg.role = "output"}) {
+  %e = tg.embedding %table[%ids] {tg.vocab_parallel} : (tensor<4x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %e : tensor<3x4xf32>
+}
+
+// -----
+
+// Without tg.vocab_parallel the table is gathered before the lookup.
+// CHECK-LABEL: func.func @whole_embedding
+// CHECK: %[[T:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: tg.embedding %[[T]][%arg1]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @whole_embedding(
+    %table: tensor<4x4xf32> {tg.role = "param", tg.name = "table", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {}], priority = 2>},
+    %ids: tensor<3xi64> {tg.role = "input"})
+    -> (tensor<3x4xf32> {tg.role = "output"}) {
+  %e = tg.embedding %table[%ids] : (tensor<4x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %e : tensor<3x4xf32>
+}
+
+// -----
+
+// A vocabulary-parallel loss (the logits split on their classes): the op
+// on the device's classes, with the tokens whose label another device holds
+// ignored (-1); the log-sum-exps combined by an all-reduce max and an
+// all-reduce sum; the target logits by one all-reduced scalar. The loss's
+// log-sum-exp result is whole.
+// CHECK-LABEL: func.func @vocab_loss
+// CHECK: tg.sub %arg1, %{{.+}} {tg.id_bound = 8 : i64} : tensor<4xi64>
+// CHECK: %[[LOSS:.+]], %[[LSE:.+]] = tg.cross_entropy sum %arg0, %{{.+}} ignore_index = -1 : (tensor<4x4xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
+// CHECK: %[[MAX:.+]] = shard.all_reduce %[[LSE]] on @mesh grid_axes = [0] reduction = max : tensor<4xf32> -> tensor<4xf32>
+// CHECK: %[[EXP:.+]] = tg.exp
+// CHECK: %[[SUM:.+]] = shard.all_reduce %[[EXP]] on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+// CHECK: %[[LOG:.+]] = tg.log %[[SUM]]
+// CHECK: tg.add %[[MAX]], %[[LOG]] : tensor<4xf32>
+// CHECK: shard.all_reduce %{{.+}} on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+// CHECK: tg.div
+// CHECK: return
+// EXPLAIN: remark: tg.cross_entropy is vocabulary-parallel: rebuilt on each device's block of the dimension split [{"tp"}]
+// EXPLAIN: remark: all_reduce max of 'tensor<4xf32>' for the vocabulary-parallel tg.cross_entropy
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @vocab_loss(
+    %logits: tensor<4x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}], priority = 2>},
+    %labels: tensor<4xi64> {tg.role = "label"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<4xf32> {tg.role = "output"}) {
+  %loss, %lse = tg.cross_entropy mean %logits, %labels : (tensor<4x8xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
+  return %loss, %lse : tensor<f32>, tensor<4xf32>
+}

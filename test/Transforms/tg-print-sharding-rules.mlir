@@ -84,12 +84,12 @@ func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: ten
 // -----
 
 // The embedding's table rows are a reduction factor (vocab parallelism: the
-// partial lookups sum); the loss reduces the tokens, and the classes need
-// replication.
+// partial lookups sum); the loss reduces the tokens, and the classes
+// (vocab parallelism: the partitioner combines the devices' log-sum-exps).
 func.func @embedding_loss(%table: tensor<16x8xf32>, %ids: tensor<4xi64>, %logits: tensor<4x16xf32>) -> tensor<f32> {
   // expected-remark @below {{sharding rule: ([j, k], [i])->([i, k]) {i=4, j=16, k=8} reduction={j}}}
   %e = tg.embedding %table[%ids] : (tensor<16x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
-  // expected-remark @below {{sharding rule: ([i, j], [i])->([], [i]) {i=4, j=16} need_replication={j}}}
+  // expected-remark @below {{sharding rule: ([i, j], [i])->([], [i]) {i=4, j=16} reduction={j}}}
   %loss, %lse = tg.cross_entropy mean %logits, %ids : (tensor<4x16xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
   return %loss : tensor<f32>
 }

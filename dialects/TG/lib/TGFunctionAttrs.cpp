@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 
@@ -309,6 +310,20 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << name << "' must hold one priority (>= -1) per result ("
              << op->getNumResults() << "), got " << value;
+    return success();
+  }
+  if (name == kVocabParallelAttrName) {
+    if (!isa<EmbeddingOp>(op) || !isa<UnitAttr>(value))
+      return op->emitError()
+             << "'" << name << "' is a unit attribute of tg.embedding";
+    return success();
+  }
+  if (name == kIdBoundAttrName) {
+    auto bound = dyn_cast<IntegerAttr>(value);
+    if (!isa<SubOp>(op) || !bound || bound.getType().isIndex() ||
+        bound.getInt() <= 0)
+      return op->emitError()
+             << "'" << name << "' is a positive integer on a tg.sub";
     return success();
   }
   if (name == kMeshAxesAttrName) {

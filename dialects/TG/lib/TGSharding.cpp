@@ -587,18 +587,17 @@ ShardingRule DropoutOp::getShardingRule() {
   return ShardingRuleBuilder(*this).addElementwise({0}, {0}).build();
 }
 
-/// `logits` is `N...xC` and `labels` `N...`. The class dimension is inside
-/// the log-sum-exp: need replication (vocab-parallel cross-entropy is an
-/// expansion of the partitioner). The tokens pass through to the per-token
-/// results and are reduced in the loss.
+/// `logits` is `N...xC` and `labels` `N...`. The classes are reduced over
+/// (a log-sum-exp and the label's logit; tg-partition builds Megatron's
+/// vocabulary-parallel loss from the device's classes). The tokens pass
+/// through to the per-token results and are reduced in the loss.
 ShardingRule CrossEntropyOp::getShardingRule() {
   ShardingRuleBuilder builder(*this);
   ArrayRef<int64_t> logits = getShape(getLogits());
   int64_t tokens = logits.size() - 1;
   for (int64_t dim : llvm::seq<int64_t>(0, tokens))
     builder.addShared(logits[dim], {{0, dim}, {1, dim}}, {{1, dim}});
-  builder.addShared(logits[tokens], {{0, tokens}}, {},
-                    FactorKind::NeedReplication);
+  builder.addShared(logits[tokens], {{0, tokens}}, {}, FactorKind::Reduction);
   return builder.build();
 }
 

@@ -85,9 +85,10 @@ projectFactors(llvm::ArrayRef<llvm::SmallVector<int64_t, 1>> dimFactors,
                llvm::ArrayRef<FactorChoice> factors);
 
 /// Factors whose sharding a partitioned op cannot take as the rule states it
-/// (a dropout's global element index, a causal mask's positions, an
-/// embedding table's rows, a mean over an ignore_index): the partitioner
-/// and propagation treat them as need-replication.
+/// (a dropout's global element index, a causal mask's positions, the rows
+/// of an embedding table not marked tg.vocab_parallel, a mean over an
+/// ignore_index): the partitioner and propagation treat them as
+/// need-replication.
 void restrictRuleForPartitioning(mlir::Operation *op, tg::ShardingRule &rule);
 
 class ShardingPropagation {

@@ -739,8 +739,11 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       the parameter's output dimension (column-parallel: QKV, MLP up); one
       whose input does, after propagating the decisions so far, splits the
       parameter's input dimension (row-parallel: attention out, MLP down),
-      leaving partial sums to all-reduce. The output projection (a matmul
-      feeding the loss) and embedding tables stay whole (priority 2).
+      leaving partial sums to all-reduce (priority 2). The vocabulary is
+      split as Megatron's: the output projection (a matmul feeding the loss)
+      on the loss's classes, and every float embedding table with a row per
+      class on its rows, its lookups marked `tg.vocab_parallel`; a
+      vocabulary tp does not divide stays whole.
     * `zero=1|2|3` (needs `dp`): each optimizer state is split over `dp` on
       its first dimension that divides (priority 3), with the mixed
       precision master weights (ZeRO-1/2, whose low-precision copies stay
@@ -827,7 +830,18 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
     Arguments are gathered at each use (ZeRO-3 holds a gathered parameter
     only around its use); other conversions are shared by the ops that need
     the same layout. A mean loss gradient over split tokens is scaled by
-    the device's share. With `explain`, a remark per collective: the value,
+    the device's share.
+
+    Ops that compare global ids or labels with the rows or classes a device
+    holds are rebuilt on the device's block (Megatron's vocabulary-parallel
+    ops): a `tg.vocab_parallel` lookup of a table split on its rows (ids
+    outside the block give zero rows; the lookups are partial sums), its
+    `tg.embedding_grad`, and `tg.cross_entropy` and its gradient over split
+    classes (the devices' log-sum-exps combined by an all-reduce max and an
+    all-reduce sum, the target logits by one all-reduced scalar). The ids
+    are shifted by the block's offset, a table of offsets cut by
+    `shard.all_slice`; the `tg.sub` that shifts them keeps the global
+    bound in `tg.id_bound`. With `explain`, a remark per collective: the value,
     the op that needs it, why, the bytes each device sends and the modelled
     time on the link its group spans.
 

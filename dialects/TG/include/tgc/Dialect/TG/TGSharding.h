@@ -36,6 +36,19 @@ inline constexpr llvm::StringLiteral kShardingsAttrName = "tg.shardings";
 /// propagation did.
 inline constexpr llvm::StringLiteral kShardingPrioritiesAttrName =
     "tg.sharding_priorities";
+/// The unit attribute of a `tg.embedding` whose table may be split on its
+/// rows (Megatron's vocabulary-parallel embedding, chosen by
+/// tg-shard-annotate's tp preset or by a user sharding of the table).
+/// Without it the rows stay whole: a lookup that sums partial rows costs an
+/// all-reduce of its result, more than gathering a small table (GPT-2's
+/// positions under ZeRO-3).
+inline constexpr llvm::StringLiteral kVocabParallelAttrName =
+    "tg.vocab_parallel";
+/// On the `tg.sub` that shifts global ids or labels into a device's block of
+/// rows or classes (tg-partition's vocabulary-parallel ops): the exclusive
+/// bound of the global ids, which the per-device program no longer shows
+/// (the data of `tgc train` and of the generated trainer are drawn below it).
+inline constexpr llvm::StringLiteral kIdBoundAttrName = "tg.id_bound";
 
 /// A mesh of devices with named axes, the last innermost: device numbers are
 /// row-major over the axes.

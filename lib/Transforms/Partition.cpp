@@ -20,6 +20,7 @@
 #include "tgc/Analysis/Device.h"
 #include "tgc/Analysis/ShardingPropagation.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -469,6 +470,12 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (failed(built))
       return failure();
     newResults = std::move(*built);
+    // The rebuilt ops belong to the op's pipeline stage, micro-batch and
+    // phase.
+    Block::iterator begin =
+        before ? std::next(before->getIterator()) : op->getBlock()->begin();
+    for (Operation &rebuilt : llvm::make_range(begin, op->getIterator()))
+      copyPipelineAttrs(op, &rebuilt);
     if (explain)
       explainVocabParallel(op, before, choices[vocabFactor].axes);
   } else {

@@ -2,8 +2,9 @@
 //
 // One process per device. The launch is torchrun's environment (RANK,
 // WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or
-// srun's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) or Open MPI's
-// (OMPI_COMM_WORLD_RANK, ...), with MASTER_ADDR/MASTER_PORT for the store.
+// srun's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), Open MPI's
+// (OMPI_COMM_WORLD_RANK, ...) or MPICH's (PMI_RANK, PMI_SIZE, ...), with
+// MASTER_ADDR/MASTER_PORT for the store.
 // Rank 0 serves a small TCP key-value store at MASTER_ADDR:MASTER_PORT
 // (PyTorch's TCPStore, in spirit); the collectives are an existing engine
 // behind one interface: Gloo over TCP on the host target (CommGloo.cpp),

@@ -405,7 +405,8 @@ static void testLaunchEnv() {
         "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
         "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "OMPI_COMM_WORLD_RANK",
         "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-        "OMPI_COMM_WORLD_LOCAL_SIZE", "TGC_COMM_TIMEOUT"})
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE",
+        "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "TGC_COMM_TIMEOUT"})
     ::unsetenv(name);
 
   std::optional<LaunchEnv> env = readWith({}, error);
@@ -479,6 +480,20 @@ static void testLaunchEnv() {
                   {"MASTER_PORT", "29500"}},
                  error);
   CHECK(env && env->launcher == "mpi" && env->rank == 1 && env->worldSize == 2);
+  // MPICH's mpiexec (Hydra): PMI_RANK, PMI_SIZE and the local ids.
+  env = readWith({{"PMI_RANK", "3"},
+                  {"PMI_SIZE", "4"},
+                  {"MPI_LOCALRANKID", "1"},
+                  {"MPI_LOCALNRANKS", "2"},
+                  {"MASTER_ADDR", "n0"},
+                  {"MASTER_PORT", "29500"}},
+                 error);
+  CHECK(env && env->launcher == "mpich" && env->rank == 3 &&
+        env->worldSize == 4 && env->localRank == 1 && env->localWorldSize == 2);
+  env = readWith({{"PMI_RANK", "4"}, {"PMI_SIZE", "4"}, {"MASTER_PORT", "1"}},
+                 error);
+  CHECK(!env && error.find("PMI_RANK=4 is not below PMI_SIZE=4") !=
+                    std::string::npos);
 
   CHECK(getCommTimeout() == 300);
   ::setenv("TGC_COMM_TIMEOUT", "2.5", 1);

@@ -92,6 +92,9 @@ private:
   /// by several ops in one layout is converted once. Arguments are not
   /// cached, so ZeRO-3's gathered parameters live only around each use.
   std::map<std::pair<void *, std::string>, Value> converted;
+  /// The results of vocabulary-parallel ops, by the op they were rebuilt
+  /// from, for the remarks.
+  DenseMap<Value, std::string> rebuilt;
 };
 
 } // namespace
@@ -151,6 +154,8 @@ std::string Partitioner::describeValue(Value value) {
       return "argument '" + name.getValue().str() + "'";
     return "argument #" + std::to_string(arg.getArgNumber());
   }
+  if (auto it = rebuilt.find(value); it != rebuilt.end())
+    return it->second;
   auto result = cast<OpResult>(value);
   return "result #" + std::to_string(result.getResultNumber()) + " of " +
          result.getOwner()->getName().getStringRef().str();
@@ -470,6 +475,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (failed(built))
       return failure();
     newResults = std::move(*built);
+    for (auto [index, value] : llvm::enumerate(newResults))
+      rebuilt[value] = "result #" + std::to_string(index) + " of the " +
+                       "vocabulary-parallel " +
+                       op->getName().getStringRef().str();
     // The rebuilt ops belong to the op's pipeline stage, micro-batch and
     // phase.
     Block::iterator begin =

@@ -75,10 +75,13 @@ private:
   void note(Operation *user, Operation *collective, const LocalValue &source,
             StringRef why);
   TensorLayout getResultLayout(Operation *op, unsigned index);
-  /// Remarks at `op`, rebuilt over a vocabulary split over `axes` in the
-  /// ops after `before`: what it became and each collective's cost.
-  void explainVocabParallel(Operation *op, Operation *before,
+  /// Remarks at `op`, rebuilt over a vocabulary split over `axes` as the
+  /// ops `built`: what it became and each collective's cost.
+  void explainVocabParallel(Operation *op,
+                            llvm::iterator_range<Block::iterator> built,
                             ArrayRef<unsigned> axes);
+  /// The bytes each device sends and the modelled time of `collective`.
+  void appendCost(InFlightDiagnostic &remark, Operation *collective);
   std::string describeValue(Value value);
 
   func::FuncOp function;
@@ -173,6 +176,11 @@ void Partitioner::note(Operation *user, Operation *collective,
                               << describeValue(source.value) << " "
                               << describeLayout(source.layout, mesh) << " for "
                               << user->getName() << ": " << why;
+  appendCost(remark, collective);
+}
+
+void Partitioner::appendCost(InFlightDiagnostic &remark,
+                             Operation *collective) {
   FailureOr<CollectiveCost> cost = estimateCollectiveCost(collective, device);
   if (succeeded(cost))
     remark << " (" << cost->bytesPerDevice << " bytes per device, "
@@ -180,30 +188,25 @@ void Partitioner::note(Operation *user, Operation *collective,
            << stringifyLinkKind(cost->link) << ")";
 }
 
-void Partitioner::explainVocabParallel(Operation *op, Operation *before,
-                                       ArrayRef<unsigned> axes) {
+void Partitioner::explainVocabParallel(
+    Operation *op, llvm::iterator_range<Block::iterator> built,
+    ArrayRef<unsigned> axes) {
   TensorLayout split = TensorLayout::getUnset(1);
   split.dims[0].assign(axes.begin(), axes.end());
   op->emitRemark() << op->getName()
                    << " is vocabulary-parallel: rebuilt on each device's "
                       "block of the dimension split "
                    << describeLayout(split, mesh);
-  Block::iterator begin =
-      before ? std::next(before->getIterator()) : op->getBlock()->begin();
-  for (Operation &built : llvm::make_range(begin, op->getIterator())) {
-    if (!isa<shard::AllReduceOp>(built))
+  for (Operation &collective : built) {
+    auto reduce = dyn_cast<shard::AllReduceOp>(collective);
+    if (!reduce)
       continue;
     InFlightDiagnostic remark =
         op->emitRemark() << "all_reduce "
-                         << stringifyReductionKind(
-                                cast<shard::AllReduceOp>(built).getReduction())
-                         << " of " << built.getOperand(0).getType()
+                         << stringifyReductionKind(reduce.getReduction())
+                         << " of " << reduce.getInput().getType()
                          << " for the vocabulary-parallel " << op->getName();
-    FailureOr<CollectiveCost> cost = estimateCollectiveCost(&built, device);
-    if (succeeded(cost))
-      remark << " (" << cost->bytesPerDevice << " bytes per device, "
-             << llvm::formatv("{0:F2}", cost->time * 1e6).str() << " us over "
-             << stringifyLinkKind(cost->link) << ")";
+    appendCost(remark, reduce);
   }
 }
 
@@ -481,12 +484,13 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
                        op->getName().getStringRef().str();
     // The rebuilt ops belong to the op's pipeline stage, micro-batch and
     // phase.
-    Block::iterator begin =
-        before ? std::next(before->getIterator()) : op->getBlock()->begin();
-    for (Operation &rebuilt : llvm::make_range(begin, op->getIterator()))
-      copyPipelineAttrs(op, &rebuilt);
+    auto rebuiltOps = llvm::make_range(before ? std::next(before->getIterator())
+                                              : op->getBlock()->begin(),
+                                       op->getIterator());
+    for (Operation &rebuiltOp : rebuiltOps)
+      copyPipelineAttrs(op, &rebuiltOp);
     if (explain)
-      explainVocabParallel(op, before, choices[vocabFactor].axes);
+      explainVocabParallel(op, rebuiltOps, choices[vocabFactor].axes);
   } else {
     vocabFactor = -1;
     clone = builder.clone(*op);

@@ -309,7 +309,7 @@ static SmallVector<Value> buildCrossEntropyGrad(VocabBuilder &v,
   // The tokens whose label another device holds: weight · softmax, which
   // the op on the block leaves zero (it ignores them).
   auto wide = logitsType.clone(b.getF32Type());
-  Value shifted = SubOp::create(b, loc, v.toF32(logits),
+  Value shifted = SubOp::create(b, loc, wide, v.toF32(logits),
                                 v.broadcast(lse, logitsType.getShape()));
   Value softmax = ExpOp::create(b, loc, wide, shifted);
   Value scaled = MulOp::create(

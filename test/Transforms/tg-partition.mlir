@@ -219,3 +219,29 @@ func.func @vocab_loss(
   %loss, %lse = tg.cross_entropy mean %logits, %labels : (tensor<4x8xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
   return %loss, %lse : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// The gradient of a vocabulary-parallel loss whose logits are an argument
+// (still of its global type while tg-partition runs): the op on the
+// device's classes plus the softmax of the tokens another device holds, on
+// the local [4, 4] block; the result is gathered where it is returned
+// whole.
+// CHECK-LABEL: func.func @vocab_loss_grad
+// CHECK-SAME: %arg0: tensor<4x4xf32>
+// CHECK: %[[ONBLOCK:.+]] = tg.cross_entropy_grad sum %{{.+}}, %arg0, %{{.+}}, %{{.+}} ignore_index = -1 : (tensor<f32>, tensor<4x4xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[SHIFTED:.+]] = tg.sub %arg0, %{{.+}} : tensor<4x4xf32>
+// CHECK: tg.exp %[[SHIFTED]] : tensor<4x4xf32>
+// CHECK: %[[GRAD:.+]] = tg.add %[[ONBLOCK]], %{{.+}} : tensor<4x4xf32>
+// CHECK: %[[WHOLE:.+]] = shard.all_gather %[[GRAD]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+// CHECK: return %[[WHOLE]]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @vocab_loss_grad(
+    %logits: tensor<4x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"tp"}], priority = 2>},
+    %labels: tensor<4xi64> {tg.role = "label"},
+    %g: tensor<f32> {tg.role = "input"})
+    -> (tensor<4x8xf32> {tg.role = "output"}) {
+  %loss, %lse = tg.cross_entropy mean %logits, %labels : (tensor<4x8xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
+  %d = tg.cross_entropy_grad mean %g, %logits, %labels, %lse : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %d : tensor<4x8xf32>
+}

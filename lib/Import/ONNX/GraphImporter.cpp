@@ -8,6 +8,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 using namespace mlir;
@@ -43,10 +44,27 @@ std::string onnx_import::getDataTypeName(int32_t dataType) {
   return "data type " + std::to_string(dataType);
 }
 
+/// Whether every element has the first one's bits (a splat; NaN and -0.0
+/// compared as bits, not as numbers).
+template <typename T>
+static bool hasEqualElements(const std::vector<T> &values) {
+  return llvm::all_of(values, [&](const T &value) {
+    return std::memcmp(&value, &values.front(), sizeof(T)) == 0;
+  });
+}
+
 DenseElementsAttr onnx_import::toAttribute(const Tensor &tensor) {
   RankedTensorType type = tensor.getType();
   Type elementType = type.getElementType();
-  int64_t count = tensor.getNumElements();
+  // A splat (a broadcast constant, a ConstantOfShape) is one value: not
+  // spelled out element by element, which for a folded tensor of 2^24
+  // elements took 16 bytes each.
+  bool splat = tensor.getNumElements() > 1 &&
+               (tensor.isIntStorage()      ? hasEqualElements(tensor.ints())
+                : tensor.isFloatStorage()  ? hasEqualElements(tensor.floats())
+                : tensor.isDoubleStorage() ? hasEqualElements(tensor.doubles())
+                                           : false);
+  int64_t count = splat ? 1 : tensor.getNumElements();
   if (tensor.isIntStorage()) {
     if (elementType.isInteger(1)) {
       SmallVector<bool> bits(count);
@@ -57,15 +75,17 @@ DenseElementsAttr onnx_import::toAttribute(const Tensor &tensor) {
     unsigned width = elementType.getIntOrFloatBitWidth();
     SmallVector<APInt> ints;
     ints.reserve(count);
-    for (int64_t value : tensor.ints())
+    for (int64_t value : ArrayRef(tensor.ints()).take_front(count))
       ints.push_back(
           APInt(width, value, /*isSigned=*/true, /*implicitTrunc=*/true));
     return DenseElementsAttr::get(type, ints);
   }
   if (elementType.isF32() && tensor.isFloatStorage())
-    return DenseElementsAttr::get(type, ArrayRef<float>(tensor.floats()));
+    return DenseElementsAttr::get(
+        type, ArrayRef<float>(tensor.floats()).take_front(count));
   if (elementType.isF64() && tensor.isDoubleStorage())
-    return DenseElementsAttr::get(type, ArrayRef<double>(tensor.doubles()));
+    return DenseElementsAttr::get(
+        type, ArrayRef<double>(tensor.doubles()).take_front(count));
   const llvm::fltSemantics &semantics =
       cast<FloatType>(elementType).getFloatSemantics();
   SmallVector<APFloat> floats;

@@ -2,11 +2,9 @@
 
 #include "tgc/Training/Trainer.h"
 
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
-#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 
@@ -19,45 +17,18 @@ using namespace tgc;
 
 std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    if (tg::getArgumentRole(func, i) != tg::Role::Input)
+    if (tg::getArgumentRole(func, i) != tg::Role::Input ||
+        !isa<IntegerType>(getElementTypeOrSelf(func.getArgumentTypes()[i])))
       continue;
-    // The ids as an embedding reads them, through the collectives of a
-    // partitioned step and into fusion regions.
-    SmallVector<OpOperand *> uses;
-    for (OpOperand &use : func.getArgument(i).getUses())
-      uses.push_back(&use);
-    for (size_t next = 0; next < uses.size(); ++next) {
-      Operation *user = uses[next]->getOwner();
-      if (isa<shard::ShardDialect>(user->getDialect())) {
-        for (Value result : user->getResults())
-          for (OpOperand &use : result.getUses())
-            uses.push_back(&use);
-        continue;
-      }
-      if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
-        for (OpOperand &use : fusion.getBody()
-                                  .getArgument(uses[next]->getOperandNumber())
-                                  .getUses())
-          uses.push_back(&use);
-        continue;
-      }
-      // The rows of the table, or the bound of ids shifted into a device's
-      // block of a split table (its vocabulary-parallel lookup).
-      int64_t vocabulary = 0;
-      if (auto embedding = dyn_cast<tg::EmbeddingOp>(user);
-          embedding && uses[next]->get() == embedding.getIndices())
-        vocabulary = embedding.getTable().getType().getDimSize(0);
-      else if (auto bound =
-                   user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
-               bound && uses[next]->getOperandNumber() == 0)
-        vocabulary = bound.getInt();
-      if (vocabulary == 0)
-        continue;
-      for (unsigned j = 0; j < e; ++j)
-        if (tg::getArgumentRole(func, j) == tg::Role::Label &&
-            func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
-          return CopyTask{i, j, vocabulary};
-    }
+    // The rows of the tables the ids index (through collectives, slices,
+    // fusion regions, a vocabulary-parallel lookup's shift): findIdBound.
+    std::optional<int64_t> vocabulary = findIdBound(func.getArgument(i));
+    if (!vocabulary)
+      continue;
+    for (unsigned j = 0; j < e; ++j)
+      if (tg::getArgumentRole(func, j) == tg::Role::Label &&
+          func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
+        return CopyTask{i, j, *vocabulary};
   }
   return std::nullopt;
 }

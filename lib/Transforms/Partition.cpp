@@ -75,6 +75,10 @@ private:
   void note(Operation *user, Operation *collective, const LocalValue &source,
             StringRef why);
   TensorLayout getResultLayout(Operation *op, unsigned index);
+  /// The local type of `value`, the per-device operand of `original`: an
+  /// argument keeps its global type until every op is partitioned, so its
+  /// local type comes from its layout.
+  FailureOr<Type> getOperandType(Value original, Value value, Location loc);
   /// Remarks at `op`, rebuilt over a vocabulary split over `axes` as the
   /// ops `built`: what it became and each collective's cost.
   void explainVocabParallel(Operation *op,
@@ -208,6 +212,14 @@ void Partitioner::explainVocabParallel(
                          << " for the vocabulary-parallel " << op->getName();
     appendCost(remark, reduce);
   }
+}
+
+FailureOr<Type> Partitioner::getOperandType(Value original, Value value,
+                                            Location loc) {
+  const LocalValue &source = local.find(original)->second;
+  if (source.value != value)
+    return value.getType();
+  return getLocalType(source.globalType, source.layout, loc);
 }
 
 FailureOr<Value> Partitioner::reshard(const LocalValue &source,
@@ -463,11 +475,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     Operation *before = op->getPrevNode();
     SmallVector<Type> operandTypes;
     for (auto [operand, value] : llvm::zip(op->getOperands(), operands)) {
-      const LocalValue &source = local.find(operand)->second;
-      FailureOr<Type> type =
-          source.value == value
-              ? getLocalType(source.globalType, source.layout, op->getLoc())
-              : FailureOr<Type>(value.getType());
+      FailureOr<Type> type = getOperandType(operand, value, op->getLoc());
       if (failed(type))
         return failure();
       operandTypes.push_back(*type);
@@ -504,13 +512,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.
   if (auto slice = dyn_cast_if_present<SliceOp>(clone)) {
-    // The operand's local shape from its layout: an argument keeps its
-    // global type until every op is partitioned.
     const LocalValue &source = local.find(op->getOperand(0))->second;
     FailureOr<Type> localType =
-        source.value == operands[0]
-            ? getLocalType(source.globalType, source.layout, op->getLoc())
-            : FailureOr<Type>(operands[0].getType());
+        getOperandType(op->getOperand(0), operands[0], op->getLoc());
     if (failed(localType))
       return failure();
     auto localShape = cast<RankedTensorType>(*localType).getShape();

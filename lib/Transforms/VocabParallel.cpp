@@ -186,8 +186,7 @@ public:
 
 } // namespace
 
-static SmallVector<Value> buildEmbedding(VocabBuilder &v, EmbeddingOp op,
-                                         ValueRange operands,
+static SmallVector<Value> buildEmbedding(VocabBuilder &v, ValueRange operands,
                                          TypeRange resultTypes) {
   Value table = operands[0], ids = operands[1];
   auto idsType = v.typeOf(ids);
@@ -201,7 +200,6 @@ static SmallVector<Value> buildEmbedding(VocabBuilder &v, EmbeddingOp op,
 }
 
 static SmallVector<Value> buildEmbeddingGrad(VocabBuilder &v,
-                                             EmbeddingGradOp op,
                                              ValueRange operands,
                                              TypeRange resultTypes) {
   Value grad = operands[0], ids = operands[1];
@@ -332,10 +330,10 @@ tgc::buildVocabParallel(OpBuilder &builder, Operation *op, ValueRange operands,
     if (!isa<FloatType>(embedding.getTable().getType().getElementType()))
       return op->emitError("tg-partition: only a float embedding table can be "
                            "split on its rows");
-    return buildEmbedding(v, embedding, operands, resultTypes);
+    return buildEmbedding(v, operands, resultTypes);
   }
-  if (auto grad = dyn_cast<EmbeddingGradOp>(op))
-    return buildEmbeddingGrad(v, grad, operands, resultTypes);
+  if (isa<EmbeddingGradOp>(op))
+    return buildEmbeddingGrad(v, operands, resultTypes);
   if (auto loss = dyn_cast<CrossEntropyOp>(op))
     return buildCrossEntropy(v, loss, operands, resultTypes);
   if (auto grad = dyn_cast<CrossEntropyGradOp>(op))

@@ -400,13 +400,26 @@ readWith(const std::map<std::string, std::string> &vars, std::string &error) {
 
 static void testLaunchEnv() {
   std::string error;
-  for (const char *name :
-       {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-        "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-        "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "OMPI_COMM_WORLD_RANK",
-        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-        "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE",
-        "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "TGC_COMM_TIMEOUT"})
+  for (const char *name : {"RANK",
+                           "WORLD_SIZE",
+                           "LOCAL_RANK",
+                           "LOCAL_WORLD_SIZE",
+                           "MASTER_ADDR",
+                           "MASTER_PORT",
+                           "SLURM_PROCID",
+                           "SLURM_NTASKS",
+                           "SLURM_LOCALID",
+                           "SLURM_TASKS_PER_NODE",
+                           "SLURM_NODEID",
+                           "OMPI_COMM_WORLD_RANK",
+                           "OMPI_COMM_WORLD_SIZE",
+                           "OMPI_COMM_WORLD_LOCAL_RANK",
+                           "OMPI_COMM_WORLD_LOCAL_SIZE",
+                           "PMI_RANK",
+                           "PMI_SIZE",
+                           "MPI_LOCALRANKID",
+                           "MPI_LOCALNRANKS",
+                           "TGC_COMM_TIMEOUT"})
     ::unsetenv(name);
 
   std::optional<LaunchEnv> env = readWith({}, error);
@@ -492,8 +505,8 @@ static void testLaunchEnv() {
         env->worldSize == 4 && env->localRank == 1 && env->localWorldSize == 2);
   env = readWith({{"PMI_RANK", "4"}, {"PMI_SIZE", "4"}, {"MASTER_PORT", "1"}},
                  error);
-  CHECK(!env && error.find("PMI_RANK=4 is not below PMI_SIZE=4") !=
-                    std::string::npos);
+  CHECK(!env &&
+        error.find("PMI_RANK=4 is not below PMI_SIZE=4") != std::string::npos);
 
   CHECK(getCommTimeout() == 300);
   ::setenv("TGC_COMM_TIMEOUT", "2.5", 1);

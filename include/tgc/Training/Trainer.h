@@ -22,8 +22,9 @@
 
 namespace tgc {
 
-/// The synthetic copy task: a token-id `input` read by tg.embedding, and a
-/// `label` argument of the same type that receives the same ids.
+/// The synthetic copy task: a token-id `input` that indexes a table (its
+/// bound is findIdBound's), and a `label` argument of the same type that
+/// receives the same ids.
 struct CopyTask {
   unsigned ids, labels;
   int64_t vocabulary;

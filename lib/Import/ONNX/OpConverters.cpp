@@ -1330,8 +1330,8 @@ static LogicalResult convertTrilu(Importer &g) {
   int64_t rows = type.getDimSize(type.getRank() - 2),
           cols = type.getDimSize(type.getRank() - 1);
   if (rows > kMaxFoldElements || cols > kMaxFoldElements)
-    return g.fail("a matrix of " + llvm::Twine(rows) + "x" +
-                  llvm::Twine(cols) + " has more rows or columns than the " +
+    return g.fail("a matrix of " + llvm::Twine(rows) + "x" + llvm::Twine(cols) +
+                  " has more rows or columns than the " +
                   "importer's limit of " + llvm::Twine(kMaxFoldElements));
   // The mask from the row and column indices (j - i against k), not as
   // rows x cols host values: folded when small, computed at run time past

@@ -610,18 +610,6 @@ LogicalResult StepEmitter::emitDescription() {
   }
   results += "};\n";
   std::optional<CopyTask> task = CopyTask::find(step);
-  // After tg-microbatch the ids reach the embedding through slices: the
-  // pair is an integer input with an id bound and a label of its type.
-  for (unsigned i = 0, e = step.getNumArguments(); !task && i < e; ++i) {
-    if (tg::getArgumentRole(step, i) != tg::Role::Input ||
-        isa<FloatType>(getElementType(step.getArgument(i))))
-      continue;
-    std::optional<int64_t> bound = findIdBound(step.getArgument(i));
-    for (unsigned j = 0; bound && !task && j < e; ++j)
-      if (tg::getArgumentRole(step, j) == tg::Role::Label &&
-          step.getArgumentTypes()[j] == step.getArgumentTypes()[i])
-        task = CopyTask{i, j, *bound};
-  }
   int64_t arena =
       step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
           .getInt();

@@ -222,3 +222,9 @@ onnx.save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"],
                  tensor("limit", np.int64(2**62 + 3)),
                  tensor("delta", np.int64(1))]),
           "range-int64-huge.onnx")
+# NLLLoss over 2^24 + 1 classes: more class ids than the importer builds.
+onnx.save(model([helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"],
+                                  name="nll")],
+                [vi("x", F, [1, 2**24 + 1]), vi("t", I64, [1])],
+                [vi("y", F, [])]),
+          "nllloss-many-classes.onnx")

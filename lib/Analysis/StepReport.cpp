@@ -74,18 +74,21 @@ FailureOr<StepReport> StepReport::compute(func::FuncOp function,
       continue;
     auto type = cast<ShapedType>(arg.getType());
     report.paramsPerDevice += type.getNumElements();
-    tg::ShardingAttr sharding =
-        tg::getArgSharding(function, arg.getArgNumber());
-    if (!sharding) {
-      report.params += type.getNumElements();
-      continue;
+    std::optional<tg::Mesh> mesh;
+    if (tg::ShardingAttr sharding =
+            tg::getArgSharding(function, arg.getArgNumber())) {
+      FailureOr<tg::Mesh> found =
+          tg::Mesh::lookup(function, sharding.getMesh().getValue());
+      if (failed(found))
+        return failure();
+      mesh = std::move(*found);
     }
-    FailureOr<tg::Mesh> mesh =
-        tg::Mesh::lookup(function, sharding.getMesh().getValue());
-    if (failed(mesh))
+    // ZeRO's padding is not the model's.
+    FailureOr<SmallVector<int64_t>> shape = tg::getCallerArgShape(
+        function, arg.getArgNumber(), mesh ? &*mesh : nullptr);
+    if (failed(shape))
       return failure();
-    report.params += ShapedType::getNumElements(
-        tg::getGlobalShape(sharding, type.getShape(), *mesh));
+    report.params += ShapedType::getNumElements(*shape);
   }
   report.training = TrainingMemory::compute(function);
   return report;

@@ -151,6 +151,20 @@ void tgc::insertBlock(Tensor &tensor, const Tensor &block,
   });
 }
 
+Tensor tgc::resizeTensor(const Tensor &tensor, ArrayRef<int64_t> shape) {
+  Tensor result(tensor.getType().clone(shape), tensor.getStorage());
+  SmallVector<int64_t> extent, zeros(shape.size(), 0);
+  for (auto [have, want] : llvm::zip_equal(tensor.getShape(), shape))
+    extent.push_back(std::min(have, want));
+  if (llvm::is_contained(extent, 0))
+    return result;
+  detail::visitData(tensor, result, [&](const auto &source, auto &destination) {
+    copyBox(source, tensor.getShape(), zeros, destination, shape, zeros,
+            extent);
+  });
+  return result;
+}
+
 /// Block counts and indices that cut only `axis`.
 static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
 alongAxis(int64_t rank, int64_t axis, int64_t count, int64_t index) {

@@ -124,7 +124,10 @@ namespace {
 /// How a caller's global value becomes a function's argument or result.
 struct ResolvedValue {
   ShardedLayout layout;
+  /// The caller's type.
   RankedTensorType globalType;
+  /// The function's global type where it is padded (tg.unpadded_shape).
+  RankedTensorType paddedType;
 };
 } // namespace
 
@@ -133,24 +136,38 @@ struct ResolvedValue {
 static FailureOr<ResolvedValue> resolveValue(FunctionOpInterface function,
                                              const std::string &what, Type type,
                                              tg::ShardingAttr sharding,
+                                             DenseI64ArrayAttr unpadded,
                                              const tg::Mesh *mesh) {
   auto local = dyn_cast<RankedTensorType>(type);
   if (!local)
     return function.emitError() << what << " has type " << type
                                 << ", which the interpreter cannot hold";
-  if (!mesh)
-    return ResolvedValue{ShardedLayout::getReplicated(local.getRank()), local};
-  FailureOr<ShardedLayout> layout =
-      getLayout(function, what, local.getRank(), sharding, *mesh);
-  if (failed(layout))
-    return failure();
-  ArrayRef<int64_t> meshShape = mesh->axisSizes;
-  RankedTensorType global =
-      local.clone(layout->getGlobalShape(local.getShape(), meshShape));
-  std::string error = layout->verify(global.getShape(), meshShape);
-  if (!error.empty())
+  ResolvedValue resolved{
+      ShardedLayout::getReplicated(local.getRank()), local, {}};
+  if (mesh) {
+    FailureOr<ShardedLayout> layout =
+        getLayout(function, what, local.getRank(), sharding, *mesh);
+    if (failed(layout))
+      return failure();
+    ArrayRef<int64_t> meshShape = mesh->axisSizes;
+    resolved.globalType =
+        local.clone(layout->getGlobalShape(local.getShape(), meshShape));
+    std::string error =
+        layout->verify(resolved.globalType.getShape(), meshShape);
+    if (!error.empty())
+      return function.emitError() << what << ": " << error;
+    resolved.layout = std::move(*layout);
+  }
+  std::string error;
+  FailureOr<SmallVector<int64_t>> caller =
+      tg::getCallerShape(resolved.globalType.getShape(), unpadded, error);
+  if (failed(caller))
     return function.emitError() << what << ": " << error;
-  return ResolvedValue{std::move(*layout), global};
+  if (*caller != resolved.globalType.getShape()) {
+    resolved.paddedType = resolved.globalType;
+    resolved.globalType = local.clone(*caller);
+  }
+  return resolved;
 }
 
 FailureOr<GlobalStepRunner>
@@ -185,8 +202,9 @@ GlobalStepRunner::create(FunctionOpInterface function,
   const tg::Mesh *meshOrNull = mesh ? &*mesh : nullptr;
   for (auto [i, type] : llvm::enumerate(function.getArgumentTypes())) {
     std::string what = "argument '" + getArgumentName(function, i) + "'";
-    FailureOr<ResolvedValue> resolved = resolveValue(
-        function, what, type, tg::getArgSharding(function, i), meshOrNull);
+    FailureOr<ResolvedValue> resolved =
+        resolveValue(function, what, type, tg::getArgSharding(function, i),
+                     tg::getArgUnpaddedShape(function, i), meshOrNull);
     if (failed(resolved))
       return failure();
     // A caller holds whole values: partial sums have no global value to
@@ -197,15 +215,18 @@ GlobalStepRunner::create(FunctionOpInterface function,
              << "arguments whose global value can be split";
     runner.argumentLayouts.push_back(std::move(resolved->layout));
     runner.argumentTypes.push_back(resolved->globalType);
+    runner.argumentPadded.push_back(resolved->paddedType);
   }
   for (auto [i, type] : llvm::enumerate(function.getResultTypes())) {
     std::string what = "result '" + getResultName(function, i) + "'";
-    FailureOr<ResolvedValue> resolved = resolveValue(
-        function, what, type, tg::getResultSharding(function, i), meshOrNull);
+    FailureOr<ResolvedValue> resolved =
+        resolveValue(function, what, type, tg::getResultSharding(function, i),
+                     tg::getResultUnpaddedShape(function, i), meshOrNull);
     if (failed(resolved))
       return failure();
     runner.resultLayouts.push_back(std::move(resolved->layout));
     runner.resultTypes.push_back(resolved->globalType);
+    runner.resultPadded.push_back(resolved->paddedType);
   }
   if (!runner.mesh)
     return runner;
@@ -249,15 +270,35 @@ GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
       return function.emitError("argument '")
              << getArgumentName(function, i) << "' has type "
              << argument.getType() << ", expected " << type;
-  if (!mesh)
-    return Interpreter(options).run(function, arguments);
+  // What ZeRO padded is padded with zeros on the way in and cut on the way
+  // out.
+  SmallVector<Tensor> paddedArguments;
+  for (auto [argument, padded] : llvm::zip_equal(arguments, argumentPadded))
+    paddedArguments.push_back(padded ? resizeTensor(argument, padded.getShape())
+                                     : argument);
+  auto cut = [&](SmallVector<Tensor> results) {
+    for (auto [result, padded, type] :
+         llvm::zip_equal(results, resultPadded, resultTypes))
+      if (padded)
+        result = resizeTensor(result, type.getShape());
+    return results;
+  };
+  if (!mesh) {
+    FailureOr<SmallVector<Tensor>> results =
+        Interpreter(options).run(function, paddedArguments);
+    if (failed(results))
+      return failure();
+    return cut(std::move(*results));
+  }
 
   int64_t numDevices = mesh->getNumDevices();
   SmallVector<SmallVector<Tensor>> local(numDevices);
-  for (auto [argument, layout] : llvm::zip_equal(arguments, argumentLayouts))
+  for (auto [argument, layout] :
+       llvm::zip_equal(paddedArguments, argumentLayouts))
     for (auto [device, block] :
          llvm::enumerate(splitTensor(argument, layout, mesh->shape)))
       local[device].push_back(std::move(block));
+  paddedArguments.clear();
   FailureOr<SmallVector<SmallVector<Tensor>>> localResults =
       RankedInterpreter(options).run(function, *mesh, local);
   if (failed(localResults))
@@ -285,7 +326,7 @@ GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
              << "': " << llvm::toString(global.takeError());
     results.push_back(std::move(*global));
   }
-  return results;
+  return cut(std::move(results));
 }
 
 FailureOr<SmallVector<Tensor>> tgc::runGlobalStep(FunctionOpInterface function,

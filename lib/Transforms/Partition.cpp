@@ -75,6 +75,13 @@ private:
   void note(Operation *user, Operation *collective, const LocalValue &source,
             StringRef why);
   TensorLayout getResultLayout(Operation *op, unsigned index);
+  /// Whether `pad` keeps its partial operand `source` partial (ZeRO's
+  /// padded gradients): padding with zeros commutes with the sum, and it
+  /// pays when the pad's readers split the padded value over the sum's axes
+  /// (a reduce-scatter follows) and the padding at most doubles the value
+  /// (the reduce-scatter then moves no more than an all-reduce of the
+  /// operand would).
+  bool padKeepsPartial(PadOp pad, const LocalValue &source);
   /// The local type of `value`, the per-device operand of `original`: an
   /// argument keeps its global type until every op is partitioned, so its
   /// local type comes from its layout.
@@ -358,6 +365,24 @@ TensorLayout Partitioner::getResultLayout(Operation *op, unsigned index) {
   return layout;
 }
 
+bool Partitioner::padKeepsPartial(PadOp pad, const LocalValue &source) {
+  if (source.unreduced.empty() || source.kind != shard::ReductionKind::Sum)
+    return false;
+  ArrayRef<int64_t> in = source.globalType.getShape();
+  ArrayRef<int64_t> out = pad.getType().getShape();
+  for (auto [dim, axes] : llvm::enumerate(source.layout.dims))
+    if (in[dim] != out[dim] && !axes.empty())
+      return false;
+  if (ShapedType::getNumElements(out) > 2 * ShapedType::getNumElements(in))
+    return false;
+  TensorLayout wanted = getResultLayout(pad, 0);
+  return llvm::any_of(wanted.dims, [&](const AxisList &axes) {
+    return llvm::all_of(source.unreduced, [&](unsigned axis) {
+      return llvm::is_contained(axes, axis);
+    });
+  });
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   builder.setInsertionPoint(op);
   if (op->getNumRegions() != 0)
@@ -393,7 +418,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     return layout;
   };
 
-  // Sums of partial values stay partial: the reduction moves past them.
+  // Sums of partial values stay partial: the reduction moves past them. So
+  // does padding with zeros (ZeRO's padded gradients, reduce-scattered
+  // after it) along dimensions the partial value does not split.
   LocalValue first;
   bool keepPartial = false;
   if (isa<AddOp, SubOp>(op)) {
@@ -405,6 +432,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
                            other.kind == shard::ReductionKind::Sum &&
                            other.layout == first.layout;
                   });
+  } else if (auto pad = dyn_cast<PadOp>(op)) {
+    first = local[pad.getOperand()];
+    keepPartial = padKeepsPartial(pad, first);
   }
 
   SmallVector<Value> operands;
@@ -558,8 +588,11 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     // up projections, or of q, k and v, meet in one reduce-scatter).
     bool staysPartial =
         !result.unreduced.empty() && !op->getResult(index).use_empty() &&
-        llvm::all_of(op->getResult(index).getUsers(),
-                     [](Operation *user) { return isa<AddOp, SubOp>(user); });
+        llvm::all_of(op->getResult(index).getUsers(), [&](Operation *user) {
+          auto pad = dyn_cast<PadOp>(user);
+          return isa<AddOp, SubOp>(user) ||
+                 (pad && padKeepsPartial(pad, result));
+        });
     if (annotated ||
         (!isConstant && !staysPartial && !(result.layout == wanted))) {
       if (clone)

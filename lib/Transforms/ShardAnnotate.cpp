@@ -10,6 +10,8 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "ZeroPadding.h"
+
 #include "tgc/Analysis/ShardingPropagation.h"
 #include "tgc/Dialect/TG/TGOps.h"
 
@@ -17,6 +19,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/GlobPattern.h"
 
 namespace tgc {
@@ -558,24 +561,62 @@ LogicalResult StepAnnotator::annotateZero() {
     layout.priority = Zero;
     return std::optional<TensorLayout>(layout);
   };
-  WalkResult walk = function.walk([&](OptimizerOpInterface update) {
+  SmallVector<OptimizerOpInterface> updates;
+  function.walk(
+      [&](OptimizerOpInterface update) { updates.push_back(update); });
+  int64_t dpSize = mesh.axisSizes[*dp];
+  for (OptimizerOpInterface update : updates) {
     auto param = dyn_cast<BlockArgument>(update.getUpdatedParam());
     if (!param)
-      return WalkResult::advance();
+      continue;
     TensorLayout paramLayout = decided.lookup(param);
     if (paramLayout.dims.empty())
       paramLayout = replicated(param, Batch);
     std::optional<TensorLayout> sharded = withDp(param, paramLayout);
     if (!sharded) {
-      update->emitRemark("ZeRO: no dimension of parameter ")
-          << argName(param.getArgNumber()) << " " << param.getType()
-          << " divides by dp=" << mesh.axisSizes[*dp]
-          << "; it and its optimizer state stay replicated";
-      return WalkResult::advance();
+      // No dimension divides: pad one (ZeroPadding.h), never replicate
+      // silently.
+      auto type = cast<RankedTensorType>(param.getType());
+      SmallVector<bool> whole = llvm::map_to_vector(
+          paramLayout.dims, [](const AxisList &axes) { return axes.empty(); });
+      std::optional<unsigned> dim = choosePaddedDim(type, whole, dpSize);
+      std::string why;
+      if (userAnnotated.contains(param))
+        why = "the user gave its sharding";
+      else if (!dim)
+        why = "no dimension it leaves whole has dp elements";
+      else
+        why = padForZero(
+            function, update, param, *dim, dpSize,
+            zero >= 3 || llvm::any_of(param.getUsers(), [](Operation *user) {
+              return isa<ConvertOp>(user);
+            }));
+      if (!why.empty()) {
+        update->emitRemark("ZeRO: no dimension of parameter ")
+            << argName(param.getArgNumber()) << " " << type
+            << " divides by dp=" << dpSize << ", and it cannot be padded ("
+            << why << "); it and its optimizer state stay replicated";
+        continue;
+      }
+      int64_t padding =
+          llvm::divideCeil(type.getDimSize(*dim), dpSize) * dpSize -
+          type.getDimSize(*dim);
+      update->emitRemark("ZeRO: parameter ")
+          << argName(param.getArgNumber()) << " " << type << " is padded by "
+          << padding << " on dimension " << *dim << " ("
+          << llvm::formatv("{0:F2}", 100.0 * padding / type.getDimSize(*dim))
+                 .str()
+          << "% more) so that dp=" << dpSize
+          << " splits it; its gradient and optimizer state are padded alike "
+             "with zeros, which the update keeps zero";
+      sharded = paramLayout;
+      sharded->dims[*dim].push_back(*dp);
+      sharded->priority = Zero;
     }
+    // The state has the (padded) type of the new parameter.
     for (Value operand : update->getOperands()) {
       auto state = dyn_cast<BlockArgument>(operand);
-      if (state && state.getType() == param.getType() &&
+      if (state && state.getType() == update->getResult(0).getType() &&
           getArgumentRole(function, state.getArgNumber()) == Role::State &&
           !decided.contains(state))
         decided[state] = *sharded;
@@ -601,9 +642,8 @@ LogicalResult StepAnnotator::annotateZero() {
     if (zero == 1 && grad.getDefiningOp()) {
       decided[grad] = paramLayout;
     }
-    return WalkResult::advance();
-  });
-  return failure(walk.wasInterrupted());
+  }
+  return success();
 }
 
 void StepAnnotator::annotateSequence() {

@@ -4,6 +4,7 @@
 
 #include "Backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace tgc::rt;
@@ -89,7 +90,9 @@ ArgumentInfo ranks::getGlobalArgument(const ArgumentInfo &arg) {
 namespace {
 
 /// Calls `copy(localOffset, globalOffset, bytes)` for each contiguous run
-/// of the block of `arg` at `coordinates` (offsets in bytes).
+/// of the block of `arg` at `coordinates` (offsets in bytes). Where ZeRO
+/// padded the argument (its blocks reach past the global shape), the runs
+/// stop at the global shape: the block's padding is not copied.
 template <typename Copy>
 void forEachRun(const ArgumentInfo &arg, const MeshInfo &mesh,
                 const std::vector<int64_t> &coordinates, Copy copy) {
@@ -109,6 +112,10 @@ void forEachRun(const ArgumentInfo &arg, const MeshInfo &mesh,
     start[d] = index * arg.shape[d];
   }
   int64_t run = arg.shape[rank - 1] * element;
+  int64_t kept = std::max<int64_t>(
+                     0, std::min(arg.shape[rank - 1],
+                                 arg.globalShape[rank - 1] - start[rank - 1])) *
+                 element;
   for (int d = 0; d < rank; ++d)
     if (arg.shape[d] == 0)
       return;
@@ -116,9 +123,13 @@ void forEachRun(const ArgumentInfo &arg, const MeshInfo &mesh,
   int64_t local = 0;
   while (true) {
     int64_t global = 0;
-    for (int d = 0; d < rank; ++d)
+    bool inside = kept > 0;
+    for (int d = 0; d < rank; ++d) {
+      inside = inside && start[d] + index[d] < arg.globalShape[d];
       global = global * arg.globalShape[d] + start[d] + index[d];
-    copy(local, global * element, run);
+    }
+    if (inside)
+      copy(local, global * element, kept);
     local += run;
     int d = rank - 2;
     while (d >= 0 && ++index[d] == arg.shape[d])

@@ -201,10 +201,10 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
         saved.dimAxes[d][k] = static_cast<int8_t>(found - axisNames.begin());
         blocks *= mesh.axisSizes[saved.dimAxes[d][k]];
       }
-      if (savedShape[d] < 1 || savedShape[d] % blocks != 0)
-        return bad(std::string("the sharding of '") + arg.name +
-                   "' does not divide its shape");
-      saved.shape[d] = savedShape[d] / blocks;
+      if (savedShape[d] < 1)
+        return bad(std::string("'") + arg.name + "' has an empty dimension");
+      // Blocks that do not divide the dimension end in ZeRO's padding.
+      saved.shape[d] = (savedShape[d] + blocks - 1) / blocks;
     }
     int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
     for (int d = 0; d < saved.rank; ++d)

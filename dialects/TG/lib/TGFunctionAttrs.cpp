@@ -347,6 +347,23 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
   return diag;
 }
 
+/// Checks a `tg.unpadded_shape` of a value of `type`: one positive size per
+/// dimension. (Whether it fits the global shape is checked where a mesh
+/// gives the global shape: tgc::tg::getCallerShape.)
+static LogicalResult
+verifyUnpaddedShape(Attribute value, Type type,
+                    function_ref<InFlightDiagnostic()> emit) {
+  auto shape = dyn_cast<DenseI64ArrayAttr>(value);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!shape || !tensor || shape.size() != tensor.getRank() ||
+      llvm::any_of(shape.asArrayRef(), [](int64_t size) { return size < 1; }))
+    return emit() << "'" << kUnpaddedShapeAttrName
+                  << "' must be an array<i64> of one positive size per "
+                     "dimension of "
+                  << type << ", got " << value;
+  return success();
+}
+
 LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
@@ -388,6 +405,9 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
   if (name == kShardingAttrName)
     return verifySharding(op, attribute.getValue(),
                           func.getArgumentTypes()[argIndex], emit);
+  if (name == kUnpaddedShapeAttrName)
+    return verifyUnpaddedShape(attribute.getValue(),
+                               func.getArgumentTypes()[argIndex], emit);
   if (name == kInitAttrName) {
     auto init = dyn_cast<StringAttr>(attribute.getValue());
     if (!init ||
@@ -524,5 +544,8 @@ LogicalResult TGDialect::verifyRegionResultAttribute(Operation *op,
   if (name == kShardingAttrName)
     return verifySharding(op, attribute.getValue(),
                           func.getResultTypes()[resultIndex], emit);
+  if (name == kUnpaddedShapeAttrName)
+    return verifyUnpaddedShape(attribute.getValue(),
+                               func.getResultTypes()[resultIndex], emit);
   return emit() << "unknown result attribute '" << name << "'";
 }

@@ -374,22 +374,73 @@ SmallVector<int64_t> tgc::tg::getGlobalShape(ShardingAttr sharding,
   return global;
 }
 
-static ShardingAttr getShardingEntry(ArrayAttr attrs, unsigned index) {
+/// The `name` entry of type `AttrT` in the dictionary `index` of an
+/// argument or result attribute array (null: none).
+template <typename AttrT>
+static AttrT getEntry(ArrayAttr attrs, unsigned index, StringRef name) {
   if (!attrs || index >= attrs.size())
     return {};
   auto entry = dyn_cast_or_null<DictionaryAttr>(attrs[index]);
-  return entry ? dyn_cast_or_null<ShardingAttr>(entry.get(kShardingAttrName))
-               : ShardingAttr();
+  return entry ? dyn_cast_or_null<AttrT>(entry.get(name)) : AttrT();
+}
+
+DenseI64ArrayAttr tgc::tg::getArgUnpaddedShape(FunctionOpInterface function,
+                                               unsigned index) {
+  return getEntry<DenseI64ArrayAttr>(function.getArgAttrsAttr(), index,
+                                     kUnpaddedShapeAttrName);
+}
+
+DenseI64ArrayAttr tgc::tg::getResultUnpaddedShape(FunctionOpInterface function,
+                                                  unsigned index) {
+  return getEntry<DenseI64ArrayAttr>(function.getResAttrsAttr(), index,
+                                     kUnpaddedShapeAttrName);
+}
+
+FailureOr<SmallVector<int64_t>>
+tgc::tg::getCallerShape(ArrayRef<int64_t> global, DenseI64ArrayAttr unpadded,
+                        std::string &error) {
+  if (!unpadded)
+    return SmallVector<int64_t>(global);
+  ArrayRef<int64_t> shape = unpadded.asArrayRef();
+  bool fits = shape.size() == global.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = shape[d] >= 1 && shape[d] <= global[d];
+  if (!fits) {
+    llvm::raw_string_ostream os(error);
+    os << "'" << kUnpaddedShapeAttrName << "' " << unpadded
+       << " does not fit the global shape [";
+    llvm::interleaveComma(global, os);
+    os << "]: it needs the same rank and no dimension larger";
+    return failure();
+  }
+  return SmallVector<int64_t>(shape);
+}
+
+FailureOr<SmallVector<int64_t>>
+tgc::tg::getCallerArgShape(FunctionOpInterface function, unsigned index,
+                           const Mesh *mesh) {
+  auto type = cast<ShapedType>(function.getArgumentTypes()[index]);
+  SmallVector<int64_t> global(type.getShape());
+  if (mesh)
+    global = getGlobalShape(getArgSharding(function, index), global, *mesh);
+  std::string error;
+  FailureOr<SmallVector<int64_t>> caller =
+      getCallerShape(global, getArgUnpaddedShape(function, index), error);
+  if (failed(caller))
+    return function.emitError("argument #") << index << ": " << error;
+  return caller;
 }
 
 ShardingAttr tgc::tg::getArgSharding(FunctionOpInterface function,
                                      unsigned index) {
-  return getShardingEntry(function.getArgAttrsAttr(), index);
+  return getEntry<ShardingAttr>(function.getArgAttrsAttr(), index,
+                                kShardingAttrName);
 }
 
 ShardingAttr tgc::tg::getResultSharding(FunctionOpInterface function,
                                         unsigned index) {
-  return getShardingEntry(function.getResAttrsAttr(), index);
+  return getEntry<ShardingAttr>(function.getResAttrsAttr(), index,
+                                kShardingAttrName);
 }
 
 ShardingAttr tgc::tg::getValueSharding(Value value) {

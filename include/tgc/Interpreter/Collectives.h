@@ -52,6 +52,10 @@ Tensor extractBlock(const Tensor &tensor, llvm::ArrayRef<int64_t> blockCounts,
 /// multiples of the block's, in the same storage).
 void insertBlock(Tensor &tensor, const Tensor &block,
                  llvm::ArrayRef<int64_t> blockIndices);
+/// `tensor` with the sizes `shape`: its leading corner where `shape` is
+/// smaller, zeros after its end where `shape` is larger (ZeRO's padding,
+/// tg.unpadded_shape).
+Tensor resizeTensor(const Tensor &tensor, llvm::ArrayRef<int64_t> shape);
 
 // The collectives of one group: `pieces` are the members' inputs in group
 // position order, all of one type and storage.

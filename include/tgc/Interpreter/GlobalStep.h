@@ -76,6 +76,9 @@ private:
   /// the devices that hold it (none: every device, an argument returned).
   llvm::SmallVector<std::optional<int64_t>> resultHolders;
   llvm::SmallVector<mlir::RankedTensorType> argumentTypes, resultTypes;
+  /// Per argument and result, the function's global type where ZeRO padded
+  /// it (tg.unpadded_shape); null where it is the caller's.
+  llvm::SmallVector<mlir::RankedTensorType> argumentPadded, resultPadded;
 };
 
 /// GlobalStepRunner::create(function, options), then run(arguments).

@@ -749,8 +749,13 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       precision master weights (ZeRO-1/2, whose low-precision copies stay
       whole) or every parameter (ZeRO-3). ZeRO-1 keeps each gradient whole
       (an all-reduce; each device updates its slice), ZeRO-2/3 reduce-scatter
-      it. A parameter no dimension of which divides stays replicated, with a
-      remark.
+      it. When no dimension of a parameter divides, one is padded with
+      zeros to the next multiple of dp (the one tp leaves whole that needs
+      the fewest), with its gradient, state and update, and the caller's
+      shape recorded in `tg.unpadded_shape` (a remark per parameter). An
+      update that reads whole-tensor statistics (LAMB, Adafactor) or a
+      gradient read by an op that does not keep zeros leaves the parameter
+      replicated, with a remark.
     * `sequence-parallel` (needs `tp`): the inputs of the norms (the
       residual stream) are split on their sequence dimension over `tp`.
 

@@ -61,10 +61,16 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     arg["role"] = role ? role.str() : "input";
     arg["shape"] = type.getShape().vec();
     // A partitioned step's argument: the block of a global value.
+    // ZeRO's padding (tg.unpadded_shape) is not in the global shape, the
+    // caller's (the step emitter has checked that it fits).
     if (tg::ShardingAttr sharding = tg::getArgSharding(step, i); mesh) {
-      arg["global_shape"] =
-          sharding ? tg::getGlobalShape(sharding, type.getShape(), *mesh)
-                   : SmallVector<int64_t>(type.getShape());
+      SmallVector<int64_t> global =
+          tg::getGlobalShape(sharding, type.getShape(), *mesh);
+      FailureOr<SmallVector<int64_t>> caller =
+          tg::getCallerArgShape(step, i, &*mesh);
+      arg["global_shape"] = succeeded(caller) ? *caller : global;
+      if (succeeded(caller) && *caller != global)
+        arg["padded_shape"] = global;
       ordered_json dims = ordered_json::array();
       for (int64_t d = 0; d < type.getRank(); ++d) {
         ordered_json axes = ordered_json::array();

@@ -545,8 +545,16 @@ LogicalResult StepEmitter::emitDescription() {
              << i
              << " is a partial sum (unreduced); a generated trainer "
                 "starts every argument from its whole value";
-    if (sharding && mesh)
-      global = tg::getGlobalShape(sharding, type.getShape(), *mesh);
+    // The caller's shape: ZeRO's padding is cut off (Ranks.cpp).
+    FailureOr<SmallVector<int64_t>> caller =
+        tg::getCallerArgShape(step, i, mesh ? &*mesh : nullptr);
+    if (failed(caller))
+      return failure();
+    global = std::move(*caller);
+    if (!mesh && global != type.getShape())
+      return step.emitError("argument ")
+             << i << " is padded (tg.unpadded_shape) in a step of one "
+             << "device; only a partitioned step cuts padding off";
     for (int64_t d = 0; d < type.getRank(); ++d) {
       SmallVector<StringRef> axes;
       if (sharding && mesh)

@@ -444,3 +444,19 @@ func.func @backward_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tg.exp %x {tg.backward = true} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// tg.unpadded_shape (ZeRO's padding) gives one positive size per dimension.
+func.func @unpadded_rank(
+    // expected-error @+1 {{argument #0 of 'unpadded_rank': 'tg.unpadded_shape' must be an array<i64> of one positive size per dimension of 'tensor<6x7xf32>', got array<i64: 5>}}
+    %w: tensor<6x7xf32> {tg.unpadded_shape = array<i64: 5>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{result #0: 'tg.unpadded_shape' must be an array<i64> of one positive size per dimension of 'tensor<6xf32>', got array<i64: 0>}}
+func.func @unpadded_zero(%w: tensor<6xf32>) -> (tensor<6xf32> {tg.unpadded_shape = array<i64: 0>}) {
+  return %w : tensor<6xf32>
+}

@@ -3,8 +3,9 @@
 `--resume DIR` on the same mesh and on one device, continue the run exactly
 as an uninterrupted one; a damaged checkpoint is a clear error.
 
-Uses the projects the codegen tests built: --sharded (a dp=2,tp=2 ZeRO-1
-step, run with --nproc) and --whole (the same model's unsharded step).
+Uses the projects the codegen tests built: --sharded (a partitioned tiny
+GPT-2 step, run with --nproc: dp=2,tp=2 ZeRO-1, or dp=3 ZeRO-3 whose blocks
+end in padding) and --whole (the same model's unsharded step).
 """
 
 import argparse

@@ -49,6 +49,14 @@ inline constexpr llvm::StringLiteral kVocabParallelAttrName =
 /// bound of the global ids, which the per-device program no longer shows
 /// (the data of `tgc train` and of the generated trainer are drawn below it).
 inline constexpr llvm::StringLiteral kIdBoundAttrName = "tg.id_bound";
+/// On an argument or result that ZeRO pads (tg-shard-annotate: no dimension
+/// of a parameter divides by dp): the shape the caller holds. The function's
+/// type is that shape with zeros appended at the end of each dimension
+/// (before tg-partition; its global shape after), so that dp splits it into
+/// equal blocks; callers (`tgc run` and `tgc train`, the generated trainer,
+/// checkpoints) pad on the way in and cut the padding off on the way out.
+inline constexpr llvm::StringLiteral kUnpaddedShapeAttrName =
+    "tg.unpadded_shape";
 
 /// A mesh of devices with named axes, the last innermost: device numbers are
 /// row-major over the axes.
@@ -84,6 +92,25 @@ getLocalShape(ShardingAttr sharding, llvm::ArrayRef<int64_t> globalShape,
 llvm::SmallVector<int64_t> getGlobalShape(ShardingAttr sharding,
                                           llvm::ArrayRef<int64_t> localShape,
                                           const Mesh &mesh);
+
+/// `tg.unpadded_shape` of argument / result `index` (null: not padded).
+mlir::DenseI64ArrayAttr getArgUnpaddedShape(mlir::FunctionOpInterface function,
+                                            unsigned index);
+mlir::DenseI64ArrayAttr
+getResultUnpaddedShape(mlir::FunctionOpInterface function, unsigned index);
+/// The shape a caller holds for a value of global shape `global` whose
+/// `tg.unpadded_shape` is `unpadded` (null: `global`); a message when the
+/// attribute does not fit (another rank, or a dimension larger than the
+/// global one).
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+getCallerShape(llvm::ArrayRef<int64_t> global, mlir::DenseI64ArrayAttr unpadded,
+               std::string &error);
+/// The shape the caller holds for argument `index` of `function`: its global
+/// shape on `mesh` (its type's without one), or its tg.unpadded_shape; a
+/// located error when that does not fit.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+getCallerArgShape(mlir::FunctionOpInterface function, unsigned index,
+                  const Mesh *mesh);
 
 /// `tg.sharding` of argument / result `index` (null: none, i.e. replicated).
 ShardingAttr getArgSharding(mlir::FunctionOpInterface function, unsigned index);

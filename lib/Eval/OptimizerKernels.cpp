@@ -174,7 +174,13 @@ LogicalResult adafactorKernel(Operation *op, ArrayRef<const Tensor *> operands,
     auto mean = [](T sum, int64_t count) {
       return count ? sum / T(count) : T(0);
     };
-    std::vector<T> variance(size);
+    // The update divides the gradient by the square root of the second
+    // moment. Factored, that moment is row * column / mean(row), taken as
+    // two factors (as Hugging Face's Adafactor does): the product of two
+    // small moments underflows in f32 (1e-24 each for LLaMA's q and k
+    // projections at initialisation; 1e-30, epsilon1 alone, for a zero
+    // gradient) and gave 0/0.
+    std::vector<T> rootVariance(size);
     if (factored) {
       const std::vector<T> &row = states[0]->data<T>(),
                            &column = states[1]->data<T>();
@@ -200,22 +206,23 @@ LogicalResult adafactorKernel(Operation *op, ArrayRef<const Tensor *> operands,
         T rowMean = mean(rowTotal, rows);
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < columns; ++j)
-            variance[(n * rows + i) * columns + j] =
-                newRow[n * rows + i] * newColumn[n * columns + j] / rowMean;
+            rootVariance[(n * rows + i) * columns + j] =
+                std::sqrt(newRow[n * rows + i] / rowMean) *
+                std::sqrt(newColumn[n * columns + j]);
       }
     } else {
       const std::vector<T> &v = states[0]->data<T>();
       std::vector<T> &newV = newStates[0].data<T>();
       for (size_t i = 0; i < size; ++i) {
         newV[i] = b * v[i] + oneMinusB * (g[i] * g[i] + eps);
-        variance[i] = newV[i];
+        rootVariance[i] = std::sqrt(newV[i]);
       }
     }
     // U = grad / sqrt(V), then clipped by its root mean square.
     std::vector<T> update(size);
     T sumOfSquares = 0;
     for (size_t i = 0; i < size; ++i) {
-      update[i] = g[i] / std::sqrt(variance[i]);
+      update[i] = g[i] / rootVariance[i];
       sumOfSquares += update[i] * update[i];
     }
     T rms = std::sqrt(mean(sumOfSquares, static_cast<int64_t>(size)));

@@ -5,6 +5,7 @@
 // RUN: tgc run %s --entry adafactor_factored --print-values | FileCheck %s --check-prefix=FACTORED
 // RUN: tgc run %s --entry adafactor_unfactored --print-values | FileCheck %s --check-prefix=UNFACTORED
 // RUN: not tgc run %s --entry adafactor_step_zero 2>&1 | FileCheck %s --check-prefix=STEP
+// RUN: tgc run %s --entry adafactor_zero_gradient --print-values | FileCheck %s --check-prefix=ZEROGRAD
 
 // p = [1, 2], g = [0.5, -1], lr = 0.1, decay 0.1, momentum 0.9, buffer [1, 1]:
 // d = g + 0.1 p = [0.6, -0.8]; plain: p - 0.1 d = [0.94, 2.08];
@@ -77,7 +78,7 @@ func.func @lamb() -> tensor<2xf32> {
 //                         [-0.99, -0.1319824, 0.99]] (f32 rounding in the
 // last digits).
 // FACTORED: 0: tensor<2x3xf32>
-// FACTORED-NEXT: [0.837599814, 1.9177829, 3.09443426, -0.99000001, -0.131982401, 0.99000001]
+// FACTORED-NEXT: [0.837599814, 1.9177829, 3.09443426, -0.99000001, -0.131982416, 0.99000001]
 // FACTORED: 1: tensor<2xf32>
 // FACTORED-NEXT: [2, 4]
 // FACTORED: 2: tensor<3xf32>
@@ -124,4 +125,25 @@ func.func @adafactor_step_zero() -> tensor<4xf32> {
   %t = tg.constant dense<0> : tensor<i64>
   %0:2 = tg.adafactor %p, %p, [%p], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<4xf32>, [tensor<4xf32>], tensor<f32>, tensor<i64>
   return %0#0 : tensor<4xf32>
+}
+
+// A factored parameter whose gradient is zero (a projection that does not
+// reach the loss yet): R' and C' are epsilon1 alone (1e-30), and their
+// product, 1e-60, is 0 in f32. Taken as two factors,
+// U = g / (sqrt(R'/mean(R')) sqrt(C')) = 0 / (1 * 1e-15) = 0, and the
+// parameter does not move; computed as g / sqrt(R' C' / mean(R')) it was
+// 0/0, NaN from the first step.
+// ZEROGRAD: 0: tensor<2x3xf32>
+// ZEROGRAD-NEXT: [1, 2, 3, -1, 0, 1]
+// ZEROGRAD: 1: tensor<2xf32>
+// ZEROGRAD-NEXT: [1e-30, 1e-30]
+func.func @adafactor_zero_gradient() -> (tensor<2x3xf32>, tensor<2xf32>, tensor<3xf32>) {
+  %p = tg.constant dense<[[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0]]> : tensor<2x3xf32>
+  %g = tg.constant dense<0.0> : tensor<2x3xf32>
+  %r = tg.constant dense<0.0> : tensor<2xf32>
+  %c = tg.constant dense<0.0> : tensor<3xf32>
+  %lr = tg.constant dense<0.1> : tensor<f32>
+  %t = tg.constant dense<1> : tensor<i64>
+  %0:3 = tg.adafactor %p, %g, [%r, %c], %lr, %t decay_rate = -0.8 epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 : tensor<2x3xf32>, [tensor<2xf32>, tensor<3xf32>], tensor<f32>, tensor<i64>
+  return %0#0, %0#1, %0#2 : tensor<2x3xf32>, tensor<2xf32>, tensor<3xf32>
 }

@@ -260,9 +260,9 @@ LogicalResult crossEntropyGradKernel(Operation *op,
   for (int64_t label : labels) {
     if (ignoreIndex && label == *ignoreIndex)
       continue;
-    if (label < 0 || label >= classes)
-      return op->emitError("label ")
-             << label << " is out of range [0, " << classes << ")";
+    if (label < 0 || label >= getIdBound(op, classes))
+      return op->emitError("label ") << label << " is out of range [0, "
+                                     << getIdBound(op, classes) << ")";
     ++counted;
   }
   bool mean = grad.getReduction() == tg::LossReduction::Mean;

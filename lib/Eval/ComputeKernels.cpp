@@ -83,7 +83,8 @@ LogicalResult embeddingKernel(Operation *op, ArrayRef<const Tensor *> operands,
   const Tensor &table = *operands[0];
   const std::vector<int64_t> &ids = operands[1]->ints();
   Tensor result = context.makeResult(op->getResult(0).getType());
-  int64_t rows = table.getShape()[0], width = table.getShape()[1];
+  int64_t rows = getIdBound(op, table.getShape()[0]),
+          width = table.getShape()[1];
   for (size_t i = 0, e = ids.size(); i < e; ++i) {
     if (ids[i] < 0 || ids[i] >= rows)
       return op->emitError("embedding id ")
@@ -293,6 +294,7 @@ LogicalResult crossEntropyKernel(Operation *op,
   Tensor loss = context.makeResult(crossEntropy.getLoss().getType());
   Tensor logsumexp = context.makeResult(crossEntropy.getLogsumexp().getType());
   int64_t classes = logits.getShape().back();
+  int64_t labelBound = getIdBound(op, classes);
   LogicalResult status = success();
   dispatchFloat(logits, [&](auto tag) {
     using T = decltype(tag);
@@ -311,9 +313,9 @@ LogicalResult crossEntropyKernel(Operation *op,
       logsumexp.setAsDouble(t, lse);
       if (ignoreIndex && labels[t] == *ignoreIndex)
         continue;
-      if (labels[t] < 0 || labels[t] >= classes) {
+      if (labels[t] < 0 || labels[t] >= labelBound) {
         op->emitError("label ") << labels[t] << " of token " << t
-                                << " is out of range [0, " << classes << ")";
+                                << " is out of range [0, " << labelBound << ")";
         status = failure();
         return;
       }

@@ -8,6 +8,7 @@
 #ifndef TGC_LIB_EVAL_KERNELUTILS_H
 #define TGC_LIB_EVAL_KERNELUTILS_H
 
+#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Eval/Kernels.h"
 #include "tgc/Eval/LineLayout.h"
 #include "tgc/Eval/TensorVisit.h"
@@ -144,6 +145,15 @@ inline int64_t getIntMax(mlir::Type type) {
   unsigned width = type.getIntOrFloatBitWidth();
   return width >= 64 ? std::numeric_limits<int64_t>::max()
                      : (int64_t(1) << (width - 1)) - 1;
+}
+
+/// The exclusive bound of the ids or labels `op` reads: `size` (its table's
+/// rows, its classes), or its tg.id_bound where a padded vocabulary makes it
+/// smaller.
+inline int64_t getIdBound(mlir::Operation *op, int64_t size) {
+  if (auto bound = op->getAttrOfType<mlir::IntegerAttr>(tg::kIdBoundAttrName))
+    return std::min(size, bound.getInt());
+  return size;
 }
 
 } // namespace tgc::detail

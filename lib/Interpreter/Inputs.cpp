@@ -70,17 +70,22 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
       continue;
     for (OpOperand &use : current.getUses()) {
       Operation *user = use.getOwner();
+      auto ownBound = user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
       if (auto embedding = dyn_cast<tg::EmbeddingOp>(user)) {
-        if (use.get() == embedding.getIndices())
+        if (use.get() == embedding.getIndices()) {
           tighten(getGlobalRows(embedding.getTable()));
+          if (ownBound) // A padded vocabulary.
+            tighten(ownBound.getInt());
+        }
       } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
-        if (use.get() == loss.getLabels())
+        if (use.get() == loss.getLabels()) {
           tighten(loss.getLogits().getType().getShape().back());
-      } else if (auto bound =
-                     user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
-                 bound && use.getOperandNumber() == 0) {
+          if (ownBound)
+            tighten(ownBound.getInt());
+        }
+      } else if (ownBound && use.getOperandNumber() == 0) {
         // Shifted into a device's block of a split vocabulary.
-        tighten(bound.getInt());
+        tighten(ownBound.getInt());
       } else if (user->hasTrait<tg::OpTrait::ShapeOp>() ||
                  isa<shard::ShardDialect>(user->getDialect())) {
         // Moved, or gathered and split over a mesh: the same ids.

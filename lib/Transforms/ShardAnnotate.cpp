@@ -10,6 +10,7 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "VocabPadding.h"
 #include "ZeroPadding.h"
 
 #include "tgc/Analysis/ShardingPropagation.h"
@@ -70,6 +71,8 @@ private:
   void annotateBiases(ShardingPropagation &propagation);
   LogicalResult annotateZero();
   void annotateSequence();
+  /// Pads a vocabulary tp does not divide (VocabPadding.h), with a remark.
+  void padVocabularies();
   /// Marks the lookups of tables split on their rows over tp (or by the
   /// user) vocabulary-parallel (kVocabParallelAttrName).
   void markVocabParallel();
@@ -350,10 +353,74 @@ bool StepAnnotator::hasRowPartner(MatmulOp column,
   return false;
 }
 
+void StepAnnotator::padVocabularies() {
+  int64_t count = mesh.axisSizes[*tp];
+  SmallVector<CrossEntropyOp> losses;
+  function.walk([&](CrossEntropyOp loss) {
+    if (isForward(loss))
+      losses.push_back(loss);
+  });
+  for (CrossEntropyOp loss : losses) {
+    int64_t classes = loss.getLogits().getType().getShape().back();
+    if (classes % count == 0 || classes < count)
+      continue;
+    // The parameters with a row or column per class: the output projection
+    // that reaches the loss, and the float tables of the lookups.
+    SmallVector<VocabularyParameter> parameters;
+    auto add = [&](BlockArgument param, int64_t dim) {
+      if (dim >= 0 && dimSize(param, dim) == classes &&
+          !llvm::any_of(parameters, [&](const VocabularyParameter &known) {
+            return known.param == param;
+          }))
+        parameters.push_back({param, static_cast<unsigned>(dim)});
+    };
+    function.walk([&](MatmulOp matmul) {
+      auto traced = traceParam(matmul.getRhs());
+      if (!traced || !isForward(matmul) || getLossOf(matmul) != loss)
+        return;
+      int64_t rank = traced->second.size();
+      add(traced->first,
+          traced->second[matmul.getTransposeB() ? rank - 2 : rank - 1]);
+    });
+    function.walk([&](EmbeddingOp lookup) {
+      auto traced = traceParam(lookup.getTable());
+      if (traced && isForward(lookup) &&
+          isa<FloatType>(getElementTypeOrSelf(traced->first.getType())))
+        add(traced->first, traced->second[0]);
+    });
+    if (parameters.empty())
+      continue;
+    std::string names;
+    for (const VocabularyParameter &parameter : parameters)
+      names +=
+          (names.empty() ? "" : ", ") + argName(parameter.param.getArgNumber());
+    int64_t padded = llvm::divideCeil(classes, count) * count;
+    std::string why;
+    if (llvm::any_of(parameters, [&](const VocabularyParameter &parameter) {
+          return userAnnotated.contains(parameter.param);
+        }))
+      why = "the user gave the sharding of " + names;
+    else
+      why = padVocabulary(function, classes, padded, parameters);
+    if (!why.empty()) {
+      loss->emitRemark("tp=") << count << " does not divide the " << classes
+                              << " classes, and they cannot be padded (" << why
+                              << "): the vocabulary stays whole";
+      continue;
+    }
+    loss->emitRemark("tp=")
+        << count << ": the " << classes << " classes are padded to " << padded
+        << " (" << padded - classes << " zero rows or columns in " << names
+        << ") so that tp splits the vocabulary; the loss masks the padding "
+           "out";
+  }
+}
+
 LogicalResult StepAnnotator::annotateTensorParallel() {
   if (!tp)
     return success();
-  unsigned splitWeights = 0;
+  padVocabularies();
+  unsigned splitWeights = 0, splitLayers = 0;
   std::optional<std::pair<BlockArgument, unsigned>> indivisible;
   // Megatron's layout, found on the data flow: a matmul whose input does not
   // carry the tp axis on its contraction splits its weight's output
@@ -438,6 +505,8 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     decided[weight] = layout;
     propagation.annotate(weight, layout);
     ++splitWeights;
+    if (!outputProjection)
+      ++splitLayers;
   });
   // Megatron's vocabulary-parallel embedding: a float table with a row per
   // class of a loss is split on its rows, as the output projection is on
@@ -467,7 +536,9 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
   });
   if (splitWeights != 0)
     annotateBiases(propagation);
-  if (splitWeights == 0 && indivisible) {
+  // A padded vocabulary alone does not make tp worth it: a layer tp
+  // divides no dimension of is an error when no layer is split.
+  if (splitLayers == 0 && indivisible) {
     auto [weight, dim] = *indivisible;
     return function.emitError("tp=")
            << mesh.axisSizes[*tp] << " divides no dimension it would split: "

@@ -60,6 +60,9 @@ public:
       localTypes[operand] = cast<RankedTensorType>(type);
   }
 
+  /// The op's tg.id_bound (a padded vocabulary), if any.
+  std::optional<int64_t> idBound;
+
   /// The local type of a value: an argument keeps its global type until
   /// tg-partition has partitioned every op.
   RankedTensorType typeOf(Value value) {
@@ -138,7 +141,11 @@ public:
         b, loc, RankedTensorType::get({}, type.getElementType()), mine);
     auto local =
         SubOp::create(b, loc, type, ids, broadcast(offset, type.getShape()));
-    local->setAttr(kIdBoundAttrName, b.getI64IntegerAttr(group * block));
+    // A padded vocabulary's ids stay below the op's own bound.
+    int64_t bound = group * block;
+    if (idBound)
+      bound = std::min(bound, *idBound);
+    local->setAttr(kIdBoundAttrName, b.getI64IntegerAttr(bound));
     Value size = constant(type, static_cast<double>(block));
     // Negative ids become `block`, so one comparison tells both bounds.
     Value capped = select(
@@ -326,6 +333,8 @@ tgc::buildVocabParallel(OpBuilder &builder, Operation *op, ValueRange operands,
                         TypeRange operandTypes, TypeRange resultTypes,
                         ArrayRef<unsigned> axes, const Mesh &mesh) {
   VocabBuilder v(builder, op->getLoc(), axes, mesh, operands, operandTypes);
+  if (auto bound = op->getAttrOfType<IntegerAttr>(kIdBoundAttrName))
+    v.idBound = bound.getInt();
   if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
     if (!isa<FloatType>(embedding.getTable().getType().getElementType()))
       return op->emitError("tg-partition: only a float embedding table can be "

@@ -278,8 +278,12 @@ std::string tgc::padForZero(func::FuncOp function, OptimizerOpInterface update,
     });
   }
 
-  // The signature: the padded types, and the caller's shape beside them.
-  auto unpadded = DenseI64ArrayAttr::get(context, shape);
+  // The signature: the padded types, and the caller's shape beside them
+  // (that of a padded vocabulary if it is one already).
+  DenseI64ArrayAttr unpadded =
+      getArgUnpaddedShape(function, param.getArgNumber());
+  if (!unpadded)
+    unpadded = DenseI64ArrayAttr::get(context, shape);
   if (storeSharded)
     function.setArgAttr(param.getArgNumber(), kUnpaddedShapeAttrName, unpadded);
   for (BlockArgument state : states)

@@ -320,10 +320,12 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kIdBoundAttrName) {
     auto bound = dyn_cast<IntegerAttr>(value);
-    if (!isa<SubOp>(op) || !bound || bound.getType().isIndex() ||
-        bound.getInt() <= 0)
+    if (!isa<SubOp, EmbeddingOp, CrossEntropyOp, CrossEntropyGradOp>(op) ||
+        !bound || bound.getType().isIndex() || bound.getInt() <= 0)
       return op->emitError()
-             << "'" << name << "' is a positive integer on a tg.sub";
+             << "'" << name
+             << "' is a positive integer on a tg.sub, tg.embedding, "
+                "tg.cross_entropy or tg.cross_entropy_grad";
     return success();
   }
   if (name == kMeshAxesAttrName) {

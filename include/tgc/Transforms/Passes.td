@@ -742,8 +742,11 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       leaving partial sums to all-reduce (priority 2). The vocabulary is
       split as Megatron's: the output projection (a matmul feeding the loss)
       on the loss's classes, and every float embedding table with a row per
-      class on its rows, its lookups marked `tg.vocab_parallel`; a
-      vocabulary tp does not divide stays whole.
+      class on its rows, its lookups marked `tg.vocab_parallel`. A
+      vocabulary tp does not divide is first padded to the next multiple of
+      tp (zero rows or columns, the padded classes masked out of the loss,
+      `tg.unpadded_shape` on the signature, `tg.id_bound` on the lookups and
+      losses), with a remark.
     * `zero=1|2|3` (needs `dp`): each optimizer state is split over `dp` on
       its first dimension that divides (priority 3), with the mixed
       precision master weights (ZeRO-1/2, whose low-precision copies stay

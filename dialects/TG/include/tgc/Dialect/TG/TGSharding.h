@@ -44,10 +44,14 @@ inline constexpr llvm::StringLiteral kShardingPrioritiesAttrName =
 /// positions under ZeRO-3).
 inline constexpr llvm::StringLiteral kVocabParallelAttrName =
     "tg.vocab_parallel";
-/// On the `tg.sub` that shifts global ids or labels into a device's block of
-/// rows or classes (tg-partition's vocabulary-parallel ops): the exclusive
-/// bound of the global ids, which the per-device program no longer shows
-/// (the data of `tgc train` and of the generated trainer are drawn below it).
+/// The exclusive bound of the global ids or labels an op reads, where its
+/// types no longer show it (the data of `tgc train` and of the generated
+/// trainer are drawn below it, and the interpreter checks it): on the
+/// `tg.sub` that shifts them into a device's block of rows or classes
+/// (tg-partition's vocabulary-parallel ops), and on the `tg.embedding`,
+/// `tg.cross_entropy` and `tg.cross_entropy_grad` of a padded vocabulary
+/// (tg-shard-annotate under tp: its tables have more rows, its logits more
+/// classes, than there are ids).
 inline constexpr llvm::StringLiteral kIdBoundAttrName = "tg.id_bound";
 /// On an argument or result that ZeRO pads (tg-shard-annotate: no dimension
 /// of a parameter divides by dp): the shape the caller holds. The function's

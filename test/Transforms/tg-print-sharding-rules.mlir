@@ -74,9 +74,10 @@ func.func @norms(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) ->
 // -----
 
 // Grouped-query attention: 4 query heads in 2 groups of 2. Query heads are
-// [kv head, member], major first; keys and head width need replication.
+// [kv head, member], major first; keys and head widths (of the queries and keys, and of the values) need
+// replication.
 func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32> {
-  // expected-remark @below {{sharding rule: ([i, [j, k], l, n], [i, j, m, n], [i, j, m, o])->([i, [j, k], l, o], [i, [j, k], l]) {i=2, j=2, k=2, l=8, m=8, n=16, o=16} need_replication={m, n}}}
+  // expected-remark @below {{sharding rule: ([i, [j, k], l, n], [i, j, m, n], [i, j, m, o])->([i, [j, k], l, o], [i, [j, k], l]) {i=2, j=2, k=2, l=8, m=8, n=16, o=16} need_replication={m, n, o}}}
   %o, %lse = tg.attention %q, %k, %v causal : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>)
   return %o : tensor<2x4x8x16xf32>
 }

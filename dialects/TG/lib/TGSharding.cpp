@@ -553,7 +553,14 @@ static ShardingRule getAttentionRule(Operation *op, Value query, Value key,
   add(keys, all({shapes.k, shapes.v}), 2);
   int64_t width = addFactor(q[3], FactorKind::NeedReplication);
   add(width, all({shapes.q, shapes.k}), 3);
-  int64_t valueWidth = addFactor(v[3], FactorKind::PassThrough);
+  // The value width needs replication. Each output column reads its value
+  // column, but the log-sum-exp does not read the values at all (split, it
+  // would pass for a partial sum of them), and the backward sums over the
+  // width (dP = dO·Vᵀ, the softmax's rowsum(dO∘O)) for the query's and
+  // key's gradients while the value's gradient keeps it. tp splits the
+  // heads instead; it reached the width only when it does not divide them
+  // (one head, or GPT-2 1.5b's 25 on tp=4), and gave wrong gradients.
+  int64_t valueWidth = addFactor(v[3], FactorKind::NeedReplication);
   add(valueWidth, all({shapes.v, shapes.o}), 3);
   return builder.build();
 }

@@ -470,18 +470,25 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
       if (llvm::is_contained(factors, kFactor) &&
           llvm::is_contained(lhs.dims[dim], *tp))
         rowParallel = true;
+    // The output projection is column-parallel over the vocabulary when a
+    // loss reads its classes: Megatron's vocabulary-parallel loss, with no
+    // row-parallel partner (tg-partition combines the devices' classes).
+    // That holds even where tp reaches the projection's input on its hidden
+    // dimension (a model whose attention tp does not split, GPT-2 1.5b's 25
+    // heads): the input is gathered, the vocabulary split. Another
+    // projection of an embedding table stays whole.
+    CrossEntropyOp loss = getLossOf(matmul);
+    bool outputProjection = loss && dims[nDim] >= 0 &&
+                            dimSize(weight, dims[nDim]) ==
+                                loss.getLogits().getType().getShape().back();
+    if (outputProjection)
+      rowParallel = false;
+    if (rowParallel)
+      loss = nullptr;
     TensorLayout layout = replicated(weight, Tensor);
     if (dims[rowParallel ? kDim : nDim] < 0)
       return;
     unsigned splitDim = dims[rowParallel ? kDim : nDim];
-    // The output projection is column-parallel over the vocabulary when a
-    // loss reads its classes: Megatron's vocabulary-parallel loss, with no
-    // row-parallel partner (tg-partition combines the devices' classes).
-    // Another projection of an embedding table stays whole.
-    CrossEntropyOp loss = rowParallel ? nullptr : getLossOf(matmul);
-    bool outputProjection =
-        loss && dimSize(weight, splitDim) ==
-                    loss.getLogits().getType().getShape().back();
     if (!rowParallel && !outputProjection &&
         (loss || embedded.contains(weight)))
       return;

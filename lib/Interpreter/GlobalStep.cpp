@@ -270,12 +270,15 @@ GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
       return function.emitError("argument '")
              << getArgumentName(function, i) << "' has type "
              << argument.getType() << ", expected " << type;
-  // What ZeRO padded is padded with zeros on the way in and cut on the way
-  // out.
+  // What ZeRO or a padded vocabulary padded is padded with zeros on the way
+  // in and cut on the way out (a copy of the arguments only then).
   SmallVector<Tensor> paddedArguments;
-  for (auto [argument, padded] : llvm::zip_equal(arguments, argumentPadded))
-    paddedArguments.push_back(padded ? resizeTensor(argument, padded.getShape())
-                                     : argument);
+  if (llvm::any_of(argumentPadded, [](RankedTensorType type) { return type; }))
+    for (auto [argument, padded] : llvm::zip_equal(arguments, argumentPadded))
+      paddedArguments.push_back(
+          padded ? resizeTensor(argument, padded.getShape()) : argument);
+  ArrayRef<Tensor> inputs =
+      paddedArguments.empty() ? arguments : ArrayRef<Tensor>(paddedArguments);
   auto cut = [&](SmallVector<Tensor> results) {
     for (auto [result, padded, type] :
          llvm::zip_equal(results, resultPadded, resultTypes))
@@ -285,7 +288,7 @@ GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
   };
   if (!mesh) {
     FailureOr<SmallVector<Tensor>> results =
-        Interpreter(options).run(function, paddedArguments);
+        Interpreter(options).run(function, inputs);
     if (failed(results))
       return failure();
     return cut(std::move(*results));
@@ -293,8 +296,7 @@ GlobalStepRunner::run(ArrayRef<Tensor> arguments) {
 
   int64_t numDevices = mesh->getNumDevices();
   SmallVector<SmallVector<Tensor>> local(numDevices);
-  for (auto [argument, layout] :
-       llvm::zip_equal(paddedArguments, argumentLayouts))
+  for (auto [argument, layout] : llvm::zip_equal(inputs, argumentLayouts))
     for (auto [device, block] :
          llvm::enumerate(splitTensor(argument, layout, mesh->shape)))
       local[device].push_back(std::move(block));

@@ -40,8 +40,12 @@ private:
     return type.clone(shape);
   }
   void padArgument(BlockArgument arg, unsigned dim);
-  /// `value` padded on `dim` with zeros, just before `user`.
+  /// `value` padded on `dim` just before `user`: a splat constant or a
+  /// broadcast scalar made again in the padded shape (the same value in the
+  /// padding), anything else padded with zeros.
   Value padOperand(Value value, unsigned dim, Operation *user);
+  /// Whether padOperand(value) holds zeros in the padding.
+  static bool padsWithZeros(Value value);
   /// The caller's shape of `operand` just before its owner.
   void sliceOperand(OpOperand &operand);
   /// Masks the padded classes of `logits` to the lowest value of their type.
@@ -100,6 +104,18 @@ Value VocabPadder::padOperand(Value value, unsigned dim, Operation *user) {
   }
   copyPipelineAttrs(user, made);
   return made->getResult(0);
+}
+
+bool VocabPadder::padsWithZeros(Value value) {
+  if (auto constant = value.getDefiningOp<ConstantOp>())
+    if (auto splat = dyn_cast<SplatElementsAttr>(constant.getValue()))
+      return isa<FloatType>(splat.getElementType())
+                 ? splat.getSplatValue<APFloat>().isZero()
+                 : splat.getSplatValue<APInt>().isZero();
+  if (auto broadcast = value.getDefiningOp<BroadcastInDimOp>())
+    return cast<RankedTensorType>(broadcast.getOperand().getType()).getRank() !=
+           0;
+  return true;
 }
 
 void VocabPadder::sliceOperand(OpOperand &operand) {
@@ -213,7 +229,8 @@ bool VocabPadder::visitByRule(Operation *op) {
   bool anyZero = false, allZero = true;
   for (auto [index, dim] : operandDims) {
     auto it = padded.find(op->getOperand(index));
-    bool zero = it == padded.end() || it->second.zero;
+    bool zero = it != padded.end() ? it->second.zero
+                                   : padsWithZeros(op->getOperand(index));
     if (it != padded.end() && it->second.dim != dim)
       return false;
     anyZero |= zero;

@@ -6,6 +6,8 @@
 
 #include "VocabPadding.h"
 
+#include "Padding.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
@@ -77,33 +79,14 @@ void VocabPadder::padArgument(BlockArgument arg, unsigned dim) {
 Value VocabPadder::padOperand(Value value, unsigned dim, Operation *user) {
   builder.setInsertionPoint(user);
   RankedTensorType type = paddedType(value, dim);
-  Operation *def = value.getDefiningOp();
-  Operation *made;
-  if (auto constant = dyn_cast_or_null<ConstantOp>(def);
-      constant && isa<SplatElementsAttr>(constant.getValue())) {
-    made = ConstantOp::create(
-        builder, value.getLoc(),
-        cast<SplatElementsAttr>(constant.getValue()).resizeSplat(type));
-  } else if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(def);
-             broadcast &&
-             cast<RankedTensorType>(broadcast.getOperand().getType())
-                     .getRank() == 0) {
-    made = BroadcastInDimOp::create(builder, value.getLoc(), type,
-                                    broadcast.getOperand(),
-                                    broadcast.getBroadcastDimensionsAttr());
-  } else if (auto scatter = dyn_cast_or_null<EmbeddingGradOp>(def);
-             scatter && dim == 0 && value.hasOneUse()) {
-    // The rows past the vocabulary hold no id: zeros.
+  if (Value uniform = createUniform(builder, value, type.getShape(), user))
+    return uniform;
+  // The rows past the vocabulary hold no id: zeros.
+  if (value.getDefiningOp<EmbeddingGradOp>() && dim == 0 && value.hasOneUse()) {
     value.setType(type);
     return value;
-  } else {
-    SmallVector<int64_t> zeros(type.getRank(), 0), high(type.getRank(), 0);
-    high[dim] = paddedSize - classes;
-    made =
-        PadOp::create(builder, value.getLoc(), type, value, zeros, high, zeros);
   }
-  copyPipelineAttrs(user, made);
-  return made->getResult(0);
+  return createZeroPad(builder, value, type.getShape(), user);
 }
 
 bool VocabPadder::padsWithZeros(Value value) {
@@ -120,15 +103,11 @@ bool VocabPadder::padsWithZeros(Value value) {
 
 void VocabPadder::sliceOperand(OpOperand &operand) {
   Value value = operand.get();
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<int64_t> shape(
+      cast<RankedTensorType>(value.getType()).getShape());
   shape[padded.lookup(value).dim] = classes;
   builder.setInsertionPoint(operand.getOwner());
-  SmallVector<int64_t> zeros(shape.size(), 0), ones(shape.size(), 1);
-  auto slice = SliceOp::create(builder, value.getLoc(), type.clone(shape),
-                               value, zeros, shape, ones);
-  copyPipelineAttrs(operand.getOwner(), slice);
-  operand.set(slice);
+  operand.set(createCut(builder, value, shape, operand.getOwner()));
 }
 
 Value VocabPadder::maskLogits(Value logits) {
@@ -210,21 +189,23 @@ bool VocabPadder::visitByRule(Operation *op) {
   FactorKind kind = rule.factorKinds[*factor];
   if (kind == FactorKind::NeedReplication)
     return false;
-  SmallVector<std::pair<unsigned, unsigned>> operandDims, resultDims;
-  for (auto [index, dims] : llvm::enumerate(rule.operandFactors))
-    for (auto [dim, factors] : llvm::enumerate(dims))
-      if (llvm::is_contained(factors, *factor)) {
-        if (factors.size() != 1)
-          return false;
-        operandDims.push_back({index, dim});
-      }
-  for (auto [index, dims] : llvm::enumerate(rule.resultFactors))
-    for (auto [dim, factors] : llvm::enumerate(dims))
-      if (llvm::is_contained(factors, *factor)) {
-        if (factors.size() != 1)
-          return false;
-        resultDims.push_back({index, dim});
-      }
+  // The (tensor, dimension) pairs of the factor, each a dimension of its
+  // own; false where it shares one with another factor.
+  using DimList = SmallVector<std::pair<unsigned, unsigned>>;
+  auto findDims = [&](const auto &tensorFactors, DimList &found) {
+    for (auto [index, dims] : llvm::enumerate(tensorFactors))
+      for (auto [dim, factors] : llvm::enumerate(dims))
+        if (llvm::is_contained(factors, *factor)) {
+          if (factors.size() != 1)
+            return false;
+          found.push_back({index, dim});
+        }
+    return true;
+  };
+  DimList operandDims, resultDims;
+  if (!findDims(rule.operandFactors, operandDims) ||
+      !findDims(rule.resultFactors, resultDims))
+    return false;
   // A sum over the padded dimension (a contraction) reads zeros there.
   bool anyZero = false, allZero = true;
   for (auto [index, dim] : operandDims) {
@@ -289,11 +270,13 @@ void VocabPadder::visit(Operation *op) {
     OpOperand &grad = update.getParamGradMutable();
     if (!padded.contains(grad.get()))
       grad.set(padOperand(grad.get(), dim, op));
+    // The results of the parameter's shape, before it was padded.
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(param.getType()).getShape());
+    shape[dim] = classes;
     for (OpResult result : op->getResults())
-      if (cast<RankedTensorType>(result.getType()).getShape() !=
-              cast<RankedTensorType>(param.getType()).getShape() &&
-          cast<RankedTensorType>(result.getType()).getRank() ==
-              cast<RankedTensorType>(param.getType()).getRank()) {
+      if (cast<RankedTensorType>(result.getType()).getShape() ==
+          ArrayRef(shape)) {
         result.setType(paddedType(result, dim));
         padded[result] = {dim, true};
       }

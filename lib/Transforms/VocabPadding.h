@@ -35,8 +35,7 @@ struct VocabularyParameter {
 
 /// Pads `classes` to `padded` in `parameters` and the step (see the file
 /// comment). Returns why it cannot (the IR untouched: an update of one of
-/// them that is not elementwise, or state read by other ops), or an empty
-/// string.
+/// them that is not elementwise), or an empty string.
 std::string padVocabulary(mlir::func::FuncOp function, int64_t classes,
                           int64_t padded,
                           llvm::ArrayRef<VocabularyParameter> parameters);

@@ -6,6 +6,8 @@
 
 #include "ZeroPadding.h"
 
+#include "Padding.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
@@ -154,44 +156,21 @@ std::string tgc::padForZero(func::FuncOp function, OptimizerOpInterface update,
   MLIRContext *context = function.getContext();
   SmallVector<int64_t> paddedShape(shape);
   paddedShape[dim] = llvm::divideCeil(shape[dim], count) * count;
-  SmallVector<int64_t> zeros(shape.size(), 0), ones(shape.size(), 1),
-      high(shape.size(), 0);
-  high[dim] = paddedShape[dim] - shape[dim];
   auto padded = [&](Value value) {
     return cast<RankedTensorType>(value.getType()).clone(paddedShape);
   };
   OpBuilder builder(context);
-  // The caller's shape again, just before `use`'s owner.
-  auto sliceUse = [&](OpOperand &use) {
-    Operation *user = use.getOwner();
-    builder.setInsertionPoint(user);
-    auto slice = SliceOp::create(
-        builder, use.get().getLoc(),
-        cast<RankedTensorType>(use.get().getType()).clone(shape), use.get(),
-        zeros, shape, ones);
-    copyPipelineAttrs(user, slice);
-    use.set(slice);
-  };
-  // Every use of `value` but those `keep` accepts reads the caller's shape.
+  // Every use of `value` but those `keep` accepts reads the caller's shape,
+  // cut just before its owner.
   auto sliceUses = [&](Value value, function_ref<bool(OpOperand &)> keep) {
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : value.getUses())
       if (!keep(use))
         uses.push_back(&use);
-    for (OpOperand *use : uses)
-      sliceUse(*use);
-  };
-  // A broadcast scalar of the padded shape, at the insertion point.
-  auto padScalarBroadcast = [&](BroadcastInDimOp broadcast) {
-    return BroadcastInDimOp::create(
-        builder, broadcast.getLoc(), padded(broadcast.getResult()),
-        broadcast.getOperand(), broadcast.getBroadcastDimensionsAttr());
-  };
-  auto pad = [&](Value value, Operation *like) {
-    auto op = PadOp::create(builder, value.getLoc(), padded(value), value,
-                            zeros, high, zeros);
-    copyPipelineAttrs(like, op);
-    return op;
+    for (OpOperand *use : uses) {
+      builder.setInsertionPoint(use->getOwner());
+      use->set(createCut(builder, use->get(), shape, use->getOwner()));
+    }
   };
 
   // The gradient, padded where it is made; its readers see the padding.
@@ -199,23 +178,16 @@ std::string tgc::padForZero(func::FuncOp function, OptimizerOpInterface update,
     builder.setInsertionPointAfter(def);
   else
     builder.setInsertionPointToStart(param.getOwner());
-  PadOp paddedGrad =
-      pad(grad, grad.getDefiningOp() ? grad.getDefiningOp() : updateOp);
+  Value paddedGrad =
+      createZeroPad(builder, grad, paddedShape,
+                    grad.getDefiningOp() ? grad.getDefiningOp() : updateOp);
   for (Operation *op : readers.elementwise)
     op->getResult(0).setType(padded(op->getResult(0)));
   for (OpOperand *use : readers.splats) {
     builder.setInsertionPoint(use->getOwner());
-    Operation *copy;
-    if (auto constant = use->get().getDefiningOp<ConstantOp>())
-      copy = ConstantOp::create(builder, constant.getLoc(),
-                                cast<SplatElementsAttr>(constant.getValue())
-                                    .resizeSplat(padded(constant.getResult())));
-    else
-      copy = padScalarBroadcast(use->get().getDefiningOp<BroadcastInDimOp>());
-    copyPipelineAttrs(use->getOwner(), copy);
-    use->set(copy->getResult(0));
+    use->set(createUniform(builder, use->get(), paddedShape, use->getOwner()));
   }
-  grad.replaceAllUsesExcept(paddedGrad, paddedGrad);
+  grad.replaceAllUsesExcept(paddedGrad, paddedGrad.getDefiningOp());
 
   // The parameter: stored padded, or whole with a padded copy for the
   // update.
@@ -239,8 +211,8 @@ std::string tgc::padForZero(func::FuncOp function, OptimizerOpInterface update,
     });
   } else {
     builder.setInsertionPoint(updateOp);
-    PadOp copy = pad(param, updateOp);
-    updateOp->replaceUsesOfWith(param, copy);
+    updateOp->replaceUsesOfWith(
+        param, createZeroPad(builder, param, paddedShape, updateOp));
   }
   for (BlockArgument state : states)
     state.setType(padded(state));
@@ -265,10 +237,8 @@ std::string tgc::padForZero(func::FuncOp function, OptimizerOpInterface update,
       // Padded like the values it chooses between, with a predicate of its
       // own (one broadcast serves every select of a shape).
       builder.setInsertionPoint(select);
-      BroadcastInDimOp predicate = padScalarBroadcast(
-          select.getPred().getDefiningOp<BroadcastInDimOp>());
-      copyPipelineAttrs(select, predicate);
-      select.getPredMutable().assign(predicate);
+      select.getPredMutable().assign(
+          createUniform(builder, select.getPred(), paddedShape, select));
       select.getResult().setType(padded(select.getResult()));
       sliceUses(select.getResult(), isReturn);
     }

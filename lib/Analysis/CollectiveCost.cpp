@@ -221,7 +221,13 @@ FailureOr<CollectiveShape> tgc::getCollectiveShape(Operation *op,
            "within 2^44 bytes";
     return failure();
   }
-  shape.bytes = *kind == CollectiveKind::AllGather ? *result : *operand;
+  // An all-to-all's operand and result hold as many elements; the result
+  // is read, as tg-partition's remarks are made while the argument it
+  // converts still has its global type.
+  shape.bytes =
+      *kind == CollectiveKind::AllGather || *kind == CollectiveKind::AllToAll
+          ? *result
+          : *operand;
   // A recv's operand is the message in flight: it holds what it receives.
   if (*kind == CollectiveKind::Recv)
     shape.bytes = *result;

@@ -182,12 +182,24 @@ void OverlapScheduler::classify() {
       roles[at] = Role::InputCollective;
       continue;
     }
-    if (llvm::any_of(producers[at], [&](size_t pred) {
+  }
+  // The ops a gradient collective waits for are the backward's critical
+  // path: none is deferred, even where it reads a reduced scalar (a mean
+  // loss's count of tokens that are not ignored, read by its gradient).
+  std::vector<char> feedsCollective(ops.size(), 0);
+  for (size_t at = ops.size(); at-- > 0;) {
+    if (roles[at] != Role::GradientCollective && !feedsCollective[at])
+      continue;
+    for (size_t pred : producers[at])
+      feedsCollective[pred] = 1;
+  }
+  for (size_t at = 0; at < ops.size(); ++at)
+    if (roles[at] == Role::Kept && !feedsCollective[at] &&
+        llvm::any_of(producers[at], [&](size_t pred) {
           return roles[pred] == Role::GradientCollective ||
                  roles[pred] == Role::Deferred;
         }))
       roles[at] = Role::Deferred;
-  }
 }
 
 /// The layer a parameter belongs to: its name up to its first numeric

@@ -186,6 +186,11 @@ tgc::resolveFactors(Operation *op, const ShardingRule &rule,
             op->getResult(index).getType());
 
   SmallVector<FactorChoice> choices(numFactors);
+  // The axes of a choice that a weaker proposal's refinement added, and
+  // that proposal's priority: they claim their axes at that priority.
+  SmallVector<size_t> winnerAxes(numFactors, 0);
+  SmallVector<int64_t> refinedPriority(numFactors,
+                                       TensorLayout::kUnsetPriority);
   for (int64_t factor = 0; factor < numFactors; ++factor) {
     if (rule.factorKinds[factor] == FactorKind::NeedReplication ||
         proposals[factor].empty())
@@ -204,6 +209,8 @@ tgc::resolveFactors(Operation *op, const ShardingRule &rule,
                       ArrayRef(proposal.axes).take_front(refined->axes.size())))
         refined = &proposal;
     choices[factor] = {refined->axes, best->priority, best->source};
+    winnerAxes[factor] = best->axes.size();
+    refinedPriority[factor] = refined->priority;
     if (!conflicts)
       continue;
     for (const Proposal &proposal : proposals[factor]) {
@@ -227,15 +234,30 @@ tgc::resolveFactors(Operation *op, const ShardingRule &rule,
     }
   }
 
-  // Each axis in at most one factor: the stronger factor keeps it.
-  auto order = llvm::to_vector(llvm::seq<int64_t>(0, numFactors));
-  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
-    return choices[a].priority < choices[b].priority;
+  // Each axis in at most one factor: the stronger claim keeps it. A
+  // choice's winning axes claim at the winner's priority, the axes a
+  // refinement added at the refining proposal's: a weaker [tp, dp] does not
+  // take tp from a factor that a stronger proposal splits over it.
+  struct Claim {
+    int64_t priority, factor;
+    size_t begin;
+  };
+  SmallVector<Claim> claims;
+  for (int64_t factor = 0; factor < numFactors; ++factor) {
+    claims.push_back({choices[factor].priority, factor, 0});
+    if (choices[factor].axes.size() > winnerAxes[factor])
+      claims.push_back({refinedPriority[factor], factor, winnerAxes[factor]});
+  }
+  llvm::stable_sort(claims, [](const Claim &a, const Claim &b) {
+    return a.priority < b.priority;
   });
   llvm::SmallDenseMap<unsigned, int64_t> owner;
-  for (int64_t factor : order) {
+  for (const Claim &claim : claims) {
+    int64_t factor = claim.factor;
     AxisList &axes = choices[factor].axes;
-    for (size_t i = 0; i < axes.size(); ++i) {
+    size_t end = claim.begin == 0 ? std::min(axes.size(), winnerAxes[factor])
+                                  : axes.size();
+    for (size_t i = claim.begin; i < end; ++i) {
       auto [it, inserted] = owner.try_emplace(axes[i], factor);
       if (inserted)
         continue;
@@ -248,8 +270,8 @@ tgc::resolveFactors(Operation *op, const ShardingRule &rule,
                      std::to_string(rule.factorSizes[factor]) + " from " +
                      describeSource(choices[factor].source) +
                      " stays unsplit on it"});
-      for (size_t j = i + 1; j < axes.size(); ++j)
-        owner.erase(axes[j]);
+      // The axes after it were not claimed yet (a factor's claims come in
+      // order): they stay free for other factors.
       axes.resize(i);
       break;
     }

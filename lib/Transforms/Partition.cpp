@@ -6,9 +6,10 @@
 // needs. Where a producer's layout differs from what a consumer needs, the
 // pass inserts the `shard` collective that converts it: all_reduce for
 // partial sums (reduce_scatter when the consumer wants the reduced value
-// split), all_gather to join blocks, all_slice (local, no communication) to
-// split further. Partial sums travel through additions and are reduced at the
-// first op that needs the whole value.
+// split), all_to_all to move axes from one dimension to another, all_gather
+// to join blocks, all_slice (local, no communication) to split further. Partial
+// sums travel through additions and are reduced at the first op that needs the
+// whole value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -303,26 +304,74 @@ FailureOr<Value> Partitioner::reshard(const LocalValue &source,
     }
   }
 
-  // Join the blocks the consumer does not split the same way, then split
+  // Move the axes that leave one dimension for another with an all_to_all,
+  // join the blocks the consumer does not split the same way, then split
   // what it splits further. Joining first keeps every intermediate a
   // layout: an axis never splits two dimensions at once.
-  for (auto [dim, axes] : llvm::enumerate(layout.dims)) {
-    const AxisList &want = required.dims[dim];
+  auto commonPrefix = [&](unsigned dim) {
+    const AxisList &axes = layout.dims[dim], &want = required.dims[dim];
     size_t common = 0;
     while (common < axes.size() && common < want.size() &&
            axes[common] == want[common])
       ++common;
-    if (common == axes.size())
-      continue;
-    AxisList gathered(axes.begin() + common, axes.end());
+    return common;
+  };
+  // The dimension the innermost axes of `dim` that the consumer does not
+  // keep there can move to in one all_to_all: one whose own axes the
+  // consumer keeps and that it splits next over exactly those axes (they
+  // become its innermost). The blocks then arrive in order: member p of
+  // the moved axes holds block p of `dim` and receives block p of the
+  // other dimension.
+  auto moveTarget = [&](unsigned dim) -> std::optional<unsigned> {
+    ArrayRef<unsigned> moved =
+        ArrayRef(layout.dims[dim]).drop_front(commonPrefix(dim));
+    if (moved.empty())
+      return std::nullopt;
+    for (unsigned other = 0, e = layout.dims.size(); other < e; ++other) {
+      const AxisList &axes = layout.dims[other], &want = required.dims[other];
+      if (other != dim && commonPrefix(other) == axes.size() &&
+          ArrayRef(want).drop_front(axes.size()).take_front(moved.size()) ==
+              moved)
+        return other;
+    }
+    return std::nullopt;
+  };
+  // Until none is left: a move, as long as one can go; a join otherwise
+  // (which can free a dimension for a move).
+  while (true) {
+    std::optional<std::pair<unsigned, unsigned>> move;
+    std::optional<unsigned> join;
+    for (unsigned dim = 0, e = layout.dims.size(); dim < e && !move; ++dim) {
+      if (commonPrefix(dim) == layout.dims[dim].size())
+        continue;
+      if (std::optional<unsigned> target = moveTarget(dim))
+        move = {dim, *target};
+      else if (!join)
+        join = dim;
+    }
+    if (!move && !join)
+      break;
+    unsigned dim = move ? move->first : *join;
+    AxisList &axes = layout.dims[dim];
+    size_t common = commonPrefix(dim);
+    AxisList moved(axes.begin() + common, axes.end());
     axes.resize(common);
+    if (move)
+      llvm::append_range(layout.dims[move->second], moved);
     FailureOr<Type> type = localType();
     if (failed(type))
       return failure();
-    auto gather = shard::AllGatherOp::create(
-        builder, loc, *type, grid, axesOf(gathered), value, APInt(64, dim));
-    note(user, gather, source, why);
-    value = gather;
+    Operation *collective =
+        move
+            ? shard::AllToAllOp::create(builder, loc, *type, grid,
+                                        axesOf(moved), value,
+                                        APInt(64, move->second), APInt(64, dim))
+                  .getOperation()
+            : shard::AllGatherOp::create(builder, loc, *type, grid,
+                                         axesOf(moved), value, APInt(64, dim))
+                  .getOperation();
+    note(user, collective, source, why);
+    value = collective->getResult(0);
   }
   for (auto [dim, axes] : llvm::enumerate(layout.dims)) {
     const AxisList &want = required.dims[dim];

@@ -15,6 +15,7 @@
 
 #include "tgc/Analysis/ShardingPropagation.h"
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -309,6 +310,106 @@ StepAnnotator::traceParam(Value value) {
   if (getArgumentRole(function, arg.getArgNumber()) != Role::Param)
     return std::nullopt;
   return std::make_pair(arg, dims);
+}
+
+/// The tokens of `labels` whose label is not `ignoreIndex`, as an f32
+/// scalar.
+static Value countTokens(OpBuilder &b, Location loc, Value labels,
+                         IntegerAttr ignoreIndex) {
+  auto type = cast<RankedTensorType>(labels.getType());
+  Value ignored = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          type, Attribute(IntegerAttr::get(type.getElementType(),
+                                           ignoreIndex.getInt()))));
+  Value counted = CompareOp::create(b, loc, type.clone(b.getI1Type()),
+                                    CompareDirection::NE, labels, ignored);
+  Value ones = ConvertOp::create(b, loc, type.clone(b.getF32Type()), counted);
+  return ReduceOp::create(
+      b, loc, RankedTensorType::get({}, b.getF32Type()), ReduceKind::Sum, ones,
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+}
+
+/// `value` converted to `type` where it has another element type.
+static Value convertTo(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return ConvertOp::create(b, loc, type, value);
+}
+
+/// A mean cross-entropy with an ignore_index divides by the tokens that are
+/// not ignored, a count only the whole batch knows: over split tokens (dp)
+/// the loss would keep its tokens whole on every device, gathering the
+/// logits (a PyTorch export's ignore_index = -100 on every loss). Each such
+/// loss and gradient becomes the sum over the tokens and that count, which
+/// the partitioner then reduces as partial sums (two scalar all-reduces in
+/// the forward; the gradient reads the same count): loss = sum / count, and
+/// the gradient the summed loss's for dloss / count. The same numbers on
+/// one device.
+static void splitIgnoredMeans(func::FuncOp function) {
+  SmallVector<Operation *> means;
+  function.walk([&](Operation *op) {
+    if (auto loss = dyn_cast<CrossEntropyOp>(op);
+        loss && loss.getReduction() == LossReduction::Mean &&
+        loss.getIgnoreIndexAttr())
+      means.push_back(op);
+    if (auto grad = dyn_cast<CrossEntropyGradOp>(op);
+        grad && grad.getReduction() == LossReduction::Mean &&
+        grad.getIgnoreIndexAttr())
+      means.push_back(op);
+  });
+  auto f32 = RankedTensorType::get({}, Float32Type::get(function.getContext()));
+  // The count of each labels tensor, made once: the gradient reuses the
+  // forward's (and its all-reduce).
+  DenseMap<std::pair<Value, int64_t>, Value> counts;
+  for (Operation *op : means) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Operation *previous = op->getPrevNode();
+    auto getCount = [&](Value labels, IntegerAttr ignoreIndex) {
+      Value &count = counts[{labels, ignoreIndex.getInt()}];
+      if (!count || count.getParentBlock() != op->getBlock())
+        count = countTokens(b, loc, labels, ignoreIndex);
+      return count;
+    };
+    Operation *sum;
+    if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
+      Value count = getCount(loss.getLabels(), loss.getIgnoreIndexAttr());
+      auto summed = CrossEntropyOp::create(
+          b, loc, loss.getLoss().getType(), loss.getLogsumexp().getType(),
+          LossReduction::Sum, loss.getLogits(), loss.getLabels(),
+          loss.getIgnoreIndexAttr());
+      Value mean = DivOp::create(
+          b, loc, convertTo(b, loc, summed.getLoss(), f32), count);
+      loss.getLoss().replaceAllUsesWith(
+          convertTo(b, loc, mean, loss.getLoss().getType()));
+      loss.getLogsumexp().replaceAllUsesWith(summed.getLogsumexp());
+      sum = summed;
+    } else {
+      auto grad = cast<CrossEntropyGradOp>(op);
+      Value count = getCount(grad.getLabels(), grad.getIgnoreIndexAttr());
+      Value gradLoss = grad.getGradLoss();
+      Value weight = convertTo(
+          b, loc,
+          DivOp::create(b, loc, convertTo(b, loc, gradLoss, f32), count),
+          gradLoss.getType());
+      auto summed = CrossEntropyGradOp::create(
+          b, loc, grad.getType(), LossReduction::Sum, weight, grad.getLogits(),
+          grad.getLabels(), grad.getLogsumexp(), grad.getIgnoreIndexAttr());
+      grad.getResult().replaceAllUsesWith(summed.getResult());
+      sum = summed;
+    }
+    // The new ops belong where the loss was (its stage, micro-batch and
+    // phase); the summed loss keeps its other attributes (an id bound).
+    for (Operation &made :
+         llvm::make_range(previous ? std::next(previous->getIterator())
+                                   : op->getBlock()->begin(),
+                          op->getIterator()))
+      copyPipelineAttrs(op, &made);
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      sum->setAttr(attr.getName(), attr.getValue());
+    op->erase();
+  }
 }
 
 /// The loss `matmul`'s result reaches before any other matmul (the output
@@ -784,6 +885,7 @@ void StepAnnotator::write() {
 }
 
 LogicalResult StepAnnotator::run() {
+  splitIgnoredMeans(function);
   Operation *terminator = function.getBody().front().getTerminator();
   for (unsigned index = 0, e = function.getNumResults(); index < e; ++index)
     if (getResultRole(function, index) == Role::Loss)

@@ -75,6 +75,11 @@ public:
   /// op over the ranks of block getRank() (ncclReduceScatter).
   virtual void reduceScatter(const void *in, void *out, size_t count,
                              DType type, ReduceOp op, const char *what) = 0;
+  /// `in` and `out` hold one block of `bytes` per rank, rank order: block r
+  /// of `in` goes to rank r, and block r of `out` comes from rank r
+  /// (ncclSend/ncclRecv pairs in one group; gloo::alltoall).
+  virtual void allToAll(const void *in, void *out, size_t bytes,
+                        const char *what) = 0;
 };
 
 /// The world: all ranks, connected through the store.

@@ -15,6 +15,7 @@
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
@@ -156,6 +157,11 @@ public:
     if (in != out)
       std::memmove(out, in, count * getDTypeBytes(type));
   }
+  void allToAll(const void *in, void *out, size_t bytes,
+                const char *) override {
+    if (in != out)
+      std::memmove(out, in, bytes);
+  }
 };
 
 class GlooGroup : public Group {
@@ -226,6 +232,24 @@ public:
     std::vector<char> whole(block * size_t(context->size));
     allReduce(in, whole.data(), count * size_t(context->size), type, op, what);
     std::memcpy(out, whole.data() + block * size_t(context->rank), block);
+  }
+
+  void allToAll(const void *in, void *out, size_t bytes,
+                const char *what) override {
+    if (bytes == 0)
+      return;
+    try {
+      size_t total = bytes * size_t(context->size);
+      gloo::AlltoallOptions options(context);
+      options.setInput(const_cast<char *>(static_cast<const char *>(in)),
+                       total);
+      options.setOutput(static_cast<char *>(out), total);
+      options.setTag(nextTag++);
+      options.setTimeout(timeout);
+      gloo::alltoall(options);
+    } catch (const std::exception &exception) {
+      fail(what, exception);
+    }
   }
 
 private:

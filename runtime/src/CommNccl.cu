@@ -306,6 +306,27 @@ public:
            stream, what);
   }
 
+  /// NCCL has no all-to-all call: a send and a receive per peer, fused
+  /// into one operation by a group (NCCL's documented pattern).
+  void allToAll(const void *in, void *out, size_t bytes,
+                const char *what) override {
+    if (bytes == 0)
+      return;
+    cudaStream_t stream = currentCommStream();
+    ncclResult_t result = ncclGroupStart();
+    for (int peer = 0; peer < size && result == ncclSuccess; ++peer) {
+      result = ncclSend(static_cast<const char *>(in) + bytes * size_t(peer),
+                        bytes, ncclInt8, peer, comm, stream);
+      if (result == ncclSuccess || result == ncclInProgress)
+        result = ncclRecv(static_cast<char *>(out) + bytes * size_t(peer),
+                          bytes, ncclInt8, peer, comm, stream);
+      if (result == ncclInProgress)
+        result = ncclSuccess;
+    }
+    ncclResult_t ended = ncclGroupEnd();
+    finish(result == ncclSuccess ? ended : result, stream, what);
+  }
+
 private:
   /// An enqueue's result: done, or in progress (a non-blocking
   /// communicator connecting its peers on first use), or an error.

@@ -247,6 +247,40 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
                       static_cast<const char *>(in) + rank * (inner / size),
                       inner, inner / size, outer, /*onCommStream=*/true);
     return;
+  case CollectiveKind::AllToAll: {
+    // The engine exchanges blocks that lie one after another: along a
+    // dimension other than the first, they are put so first (as for a
+    // reduce-scatter), in the first half of the staging.
+    size_t block = bytes / size;
+    if (block == 0)
+      return;
+    if (outer != 1) {
+      for (size_t r = 0; r < size; ++r)
+        backend::copyRows(scratch + r * block, inner / size,
+                          static_cast<const char *>(in) + r * (inner / size),
+                          inner, inner / size, outer, /*onCommStream=*/true);
+      in = scratch;
+    }
+    // The block from rank r is the operand's shape cut along `dim`; it is
+    // row r of every row of the result along `concatDim` (as an
+    // all-gather's blocks), received in the second half of the staging
+    // unless it lands whole.
+    size_t concatOuter = 1;
+    for (int d = 0; d < desc.concatDim; ++d)
+      concatOuter *= d == desc.dim ? desc.shape[d] / size : desc.shape[d];
+    if (concatOuter == 1) {
+      group.allToAll(in, out, block, what);
+      return;
+    }
+    char *received = scratch + bytes;
+    group.allToAll(in, received, block, what);
+    size_t concatInner = block / concatOuter;
+    for (size_t r = 0; r < size; ++r)
+      backend::copyRows(static_cast<char *>(out) + r * concatInner,
+                        size * concatInner, received + r * block, concatInner,
+                        concatInner, concatOuter, /*onCommStream=*/true);
+    return;
+  }
   }
 }
 

@@ -152,6 +152,34 @@ static void testCollectives(World &world) {
                       ReduceOp::Sum, "reduce_scatter");
   for (int k = 0; k < 2; ++k)
     CHECK(own[k] == float(100 * (n * (n - 1) / 2) + n * (r * 2 + k)));
+
+  // allToAll: block b of rank q holds q * 1000 + b * 10 + {0, 1, 2}; rank
+  // r receives block r of every rank, in rank order. Long enough blocks
+  // for Gloo to cut into segments, and nothing to exchange.
+  const size_t width = 3, longWidth = 40000;
+  std::vector<int32_t> sent(width * n), received(width * n, -1);
+  for (int b = 0; b < n; ++b)
+    for (size_t k = 0; k < width; ++k)
+      sent[width * b + k] = r * 1000 + b * 10 + int32_t(k);
+  group.allToAll(sent.data(), received.data(), sizeof(int32_t) * width,
+                 "all_to_all");
+  ok = true;
+  for (int q = 0; q < n; ++q)
+    for (size_t k = 0; k < width; ++k)
+      ok &= received[width * q + k] == q * 1000 + r * 10 + int32_t(k);
+  CHECK(ok);
+  std::vector<float> longSent(longWidth * n), longReceived(longWidth * n);
+  for (size_t i = 0; i < longSent.size(); ++i)
+    longSent[i] = float(r) * 1e6f + float(i);
+  group.allToAll(longSent.data(), longReceived.data(),
+                 sizeof(float) * longWidth, "long all_to_all");
+  ok = true;
+  for (int q = 0; q < n; ++q)
+    for (size_t k = 0; k < longWidth; k += 997)
+      ok &= longReceived[longWidth * q + k] ==
+            float(q) * 1e6f + float(longWidth * r + k);
+  CHECK(ok);
+  group.allToAll(sent.data(), received.data(), 0, "empty all_to_all");
 }
 
 /// A 2x2 mesh: rank = 2 * row + column.
@@ -183,6 +211,11 @@ static void testMesh(World &world) {
   reversed->allGather(&mine, everyone, sizeof(mine), "reversed gather");
   CHECK(everyone[0] == 3 && everyone[1] == 2 && everyone[2] == 1 &&
         everyone[3] == 0);
+  // Within a column: block q goes to the rank of row q.
+  int32_t sent[2] = {r * 10, r * 10 + 1}, received[2] = {-1, -1};
+  columnGroup->allToAll(sent, received, sizeof(int32_t), "column all_to_all");
+  CHECK(received[0] == column * 10 + row &&
+        received[1] == (2 + column) * 10 + row);
   // The world still works after the splits, interleaved with the groups.
   float one = 1, total = 0;
   world.getWorldGroup().allReduce(&one, &total, 1, DType::F32, ReduceOp::Sum,

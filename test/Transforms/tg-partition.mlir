@@ -245,3 +245,69 @@ func.func @vocab_loss_grad(
   %d = tg.cross_entropy_grad mean %g, %logits, %labels, %lse : (tensor<f32>, tensor<4x8xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x8xf32>
   return %d : tensor<4x8xf32>
 }
+
+// -----
+
+// Axes that move from one dimension to another: an all_to_all, not a
+// gather and a slice. The user's row split of %a wins the add; %b, split
+// on its columns, is exchanged into rows.
+// CHECK-LABEL: func.func @all_to_all
+// CHECK-SAME: %arg1: tensor<8x2xf32>
+// CHECK: %[[E:.+]] = shard.all_to_all %arg1 on @mesh grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<8x2xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: tg.add %arg0, %[[E]] : tensor<4x4xf32>
+// CHECK-NOT: all_slice
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
+func.func @all_to_all(
+    %a: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"x"}, {}], priority = 0>},
+    %b: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"x"}], priority = 1>})
+    -> (tensor<8x4xf32> {tg.role = "output"}) {
+  %c = tg.add %a, %b : tensor<8x4xf32>
+  return %c : tensor<8x4xf32>
+}
+
+// -----
+
+// On two axes: the inner axis moves and joins the axes the other dimension
+// keeps, as its innermost ([{"dp", "tp"}, {}] to [{"dp"}, {"tp"}]); then
+// one that moves behind the other dimension's kept axis ([{"dp"}, {"tp"}]
+// to [{}, {"tp", "dp"}]).
+// CHECK-LABEL: func.func @all_to_all_inner
+// CHECK: %[[E:.+]] = shard.all_to_all %arg1 on @mesh grid_axes = [1] split_axis = 1 concat_axis = 0 : tensor<2x8xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: tg.add %arg0, %[[E]] : tensor<4x4xf32>
+// CHECK-LABEL: func.func @all_to_all_behind
+// CHECK: %[[E:.+]] = shard.all_to_all %arg1 on @mesh grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<4x4xf32> -> tensor<8x2xf32>
+// CHECK-NEXT: tg.add %arg0, %[[E]] : tensor<8x2xf32>
+shard.grid @mesh(shape = 2x2) {tg.mesh_axes = ["dp", "tp"]}
+func.func @all_to_all_inner(
+    %a: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {"tp"}], priority = 0>},
+    %b: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp", "tp"}, {}], priority = 1>})
+    -> (tensor<8x8xf32> {tg.role = "output"}) {
+  %c = tg.add %a, %b : tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+func.func @all_to_all_behind(
+    %a: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"tp", "dp"}], priority = 0>},
+    %b: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {"tp"}], priority = 1>})
+    -> (tensor<8x8xf32> {tg.role = "output"}) {
+  %c = tg.add %a, %b : tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+
+// -----
+
+// Two axes that trade dimensions cannot both move at once (an axis never
+// splits two dimensions): one is gathered, the other moves, then the first
+// is sliced back in.
+// CHECK-LABEL: func.func @all_to_all_swap
+// CHECK: %[[G:.+]] = shard.all_gather %arg1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: %[[E:.+]] = shard.all_to_all %[[G]] on @mesh grid_axes = [1] split_axis = 0 concat_axis = 1 : tensor<8x4xf32> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.+]] = shard.all_slice %[[E]] on @mesh grid_axes = [0] slice_axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: tg.add %arg0, %[[S]] : tensor<4x4xf32>
+shard.grid @mesh(shape = 2x2) {tg.mesh_axes = ["dp", "tp"]}
+func.func @all_to_all_swap(
+    %a: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"tp"}, {"dp"}], priority = 0>},
+    %b: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {"tp"}], priority = 1>})
+    -> (tensor<8x8xf32> {tg.role = "output"}) {
+  %c = tg.add %a, %b : tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}

@@ -22,8 +22,8 @@
 // CHECK: %[[MASK:.*]] = tg.constant dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38]> : tensor<9xf32>
 // CHECK: %[[BROADCAST:.*]] = tg.broadcast_in_dim %[[MASK]] dims = [2] : tensor<9xf32> -> tensor<4x4x9xf32>
 // CHECK: %[[MASKED:.*]] = tg.add %[[LOGITS]], %[[BROADCAST]] : tensor<4x4x9xf32>
-// CHECK: tg.cross_entropy mean %[[MASKED]], %arg1 ignore_index = 3 {tg.id_bound = 8 : i64}
-// CHECK: tg.cross_entropy_grad mean %{{.*}}, %[[MASKED]], %arg1, %{{.*}} ignore_index = 3 {tg.id_bound = 8 : i64} : {{.*}} -> tensor<4x4x9xf32>
+// CHECK: tg.cross_entropy sum %[[MASKED]], %arg1 ignore_index = 3 {tg.id_bound = 8 : i64}
+// CHECK: tg.cross_entropy_grad sum %{{.*}}, %[[MASKED]], %arg1, %{{.*}} ignore_index = 3 {tg.id_bound = 8 : i64} : {{.*}} -> tensor<4x4x9xf32>
 // CHECK: %[[HEAD:.*]] = tg.matmul {{.*}} transpose_a : (tensor<16x8xf32>, tensor<16x9xf32>) -> tensor<8x9xf32>
 // CHECK: %[[TABLE:.*]] = tg.embedding_grad {{.*}} -> tensor<9x8xf32>
 // CHECK: tg.adamw %arg2, %[[TABLE]], {{.*}} : tensor<9x8xf32>

@@ -110,10 +110,11 @@ TEST(CudaEmitterTest, CollectiveIsARuntimeCall) {
   FailureOr<tgc::CudaProject> project = tgc::emitCudaProject(function);
   ASSERT_TRUE(succeeded(project));
   const std::string &source = project->stepSource;
-  EXPECT_NE(source.find("collective(context, CollectiveDesc{CollectiveKind::"
-                        "AllReduce, ReduceOp::Sum, DType::F32, 0, 0, 1, {4}}, "
-                        "arena + 0, arena + 256"),
-            std::string::npos)
+  EXPECT_NE(
+      source.find("collective(context, CollectiveDesc{CollectiveKind::"
+                  "AllReduce, ReduceOp::Sum, DType::F32, 0, 0, 1, {4}, 0}, "
+                  "arena + 0, arena + 256"),
+      std::string::npos)
       << source;
   EXPECT_NE(source.find("const MeshInfo kMesh = {1, {\"dp\"}, {2}, kGroups, "
                         "1};"),

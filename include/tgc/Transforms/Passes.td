@@ -762,6 +762,13 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
     * `sequence-parallel` (needs `tp`): the inputs of the norms (the
       residual stream) are split on their sequence dimension over `tp`.
 
+    Before the presets, each mean `tg.cross_entropy` with an `ignore_index`
+    (and its gradient) becomes the summed loss divided by the count of the
+    tokens that are not ignored, one count per labels tensor shared by the
+    loss and its gradient: the same numbers, but a count `tg-partition`
+    reduces as a partial sum, so split tokens stay split (the mean itself
+    needs the whole batch's count, and would gather the logits).
+
     ```mlir
     // --tg-shard-annotate='mesh=dp=2'
     shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
@@ -832,6 +839,11 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
       by `shard.all_reduce` (sum, max, min or average), or by
       `shard.reduce_scatter` when the consumer wants the reduced value
       split over the same axes; sums of partial values stay partial;
+    * `shard.all_to_all` moves axes from one dimension to another: the
+      innermost axes of a dimension the consumer does not keep there, when
+      it splits another dimension next over exactly those axes (the
+      exchange sends 1/n of the block, where a gather and a slice would
+      move the whole and hold it);
     * `shard.all_gather` joins blocks, `shard.all_slice` splits further
       (locally, without communication).
 

@@ -208,8 +208,9 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
 }
 
 /// A shard collective: a runtime call on the group of its grid axes. Its
-/// staging (the gathered blocks, the all-reduced whole of a reduce-scatter)
-/// uses the kernels' scratch, free between kernels.
+/// staging uses the communication scratch (StepInfo::commScratchBytes),
+/// which the collectives share: they run one after another on their
+/// stream.
 LogicalResult StepEmitter::emitCollective(Operation *op) {
   if (!mesh)
     return op->emitError("the CUDA emitter needs the mesh of a partitioned "
@@ -242,7 +243,7 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
     }
   };
   ArrayRef<int16_t> axes;
-  int64_t dim = 0;
+  int64_t dim = 0, concatDim = 0;
   if (auto reduceOp = dyn_cast<shard::AllReduceOp>(op)) {
     kind = "AllReduce";
     axes = reduceOp.getGridAxes();
@@ -262,10 +263,15 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
     kind = "AllSlice";
     axes = slice.getGridAxes();
     dim = slice.getSliceAxis().getSExtValue();
+  } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
+    kind = "AllToAll";
+    axes = exchange.getGridAxes();
+    dim = exchange.getSplitAxis().getSExtValue();
+    concatDim = exchange.getConcatAxis().getSExtValue();
   } else {
     return op->emitError("the CUDA emitter has no lowering for ")
            << op->getName() << " (it lowers all_reduce, all_gather, "
-           << "reduce_scatter and all_slice)";
+           << "reduce_scatter, all_to_all and all_slice)";
   }
   for (int16_t axis : axes)
     if (axis < 0 || axis >= static_cast<int16_t>(mesh->axisSizes.size()))
@@ -289,9 +295,14 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
   for (int16_t axis : axes)
     groupSize *= mesh->axisSizes[axis];
   int64_t bytes = getBytes(operand, *storage);
-  if (kind == "AllGather" || kind == "ReduceScatter")
-    commScratchBytes = std::max(commScratchBytes,
-                                (kind == "AllGather" ? groupSize : 1) * bytes);
+  // The staging: the gathered blocks, the reduce-scatter's blocks put in
+  // rank order, the all-to-all's blocks sent and received.
+  if (kind == "AllGather" || kind == "ReduceScatter" || kind == "AllToAll")
+    commScratchBytes =
+        std::max(commScratchBytes, (kind == "AllGather"  ? groupSize
+                                    : kind == "AllToAll" ? 2
+                                                         : 1) *
+                                       bytes);
   FailureOr<std::string> in = address(operand), out = address(op->getResult(0));
   if (failed(in) || failed(out))
     return failure();
@@ -314,8 +325,8 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
   host += "  collective(context, CollectiveDesc{CollectiveKind::" + kind.str() +
           ", ReduceOp::" + reduce + ", DType::" + storage->dtype + ", " +
           str(group) + ", " + str(dim) + ", " + str(type.getRank()) + ", " +
-          shape + "}, " + *in + ", " + *out + ", " + str(id) + ", " +
-          cString(name) + ", " + cString(location) + ");\n";
+          shape + ", " + str(concatDim) + "}, " + *in + ", " + *out + ", " +
+          str(id) + ", " + cString(name) + ", " + cString(location) + ");\n";
   project.kernels.push_back(name);
   return success();
 }

@@ -148,13 +148,21 @@ void attentionGrad(Context &context, const AttentionDesc &desc,
 /// group), all_gather (out = the blocks of the group's ranks joined along
 /// `dim`), reduce_scatter (the all-reduce's block of this rank along
 /// `dim`), all_slice (this rank's block of `in` along `dim`, no
-/// communication). Collective number `id` of the step starts once the work
-/// queued before it is done, on the communication stream (on the GPU;
+/// communication), all_to_all (`in` cut into the group's blocks along
+/// `dim`, block r sent to rank r, and the blocks received joined along
+/// `concatDim` in rank order). Collective number `id` of the step starts once
+/// the work queued before it is done, on the communication stream (on the GPU;
 /// at once on the host), and the compute stream goes on; waitCollective
 /// makes the compute stream wait for it, before the first op that reads its
 /// result or overwrites its buffers (the emitter places the waits).
 enum class ReduceOp { Sum, Max, Min, Average };
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllSlice };
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllSlice,
+  AllToAll
+};
 struct CollectiveDesc {
   CollectiveKind kind;
   ReduceOp op;
@@ -163,6 +171,8 @@ struct CollectiveDesc {
   int dim;
   int rank;
   int64_t shape[8];
+  /// all_to_all's dimension that joins the blocks received.
+  int concatDim = 0;
 };
 void collective(Context &context, const CollectiveDesc &desc, const void *in,
                 void *out, int id, const char *kernel, const char *location);

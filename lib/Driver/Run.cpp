@@ -93,6 +93,11 @@ tgc::readGivenArguments(FunctionOpInterface function,
                       allowNonFinite);
     if (!tensor)
       return reportError(llvm::toString(tensor.takeError()));
+    // One device's kernels report an id out of range at the op; a
+    // partitioned step's vocabulary-parallel ops would mask it.
+    if (isPartitioned(function) &&
+        failed(checkIdsInRange(function, index, *tensor)))
+      return failure();
     values[index] = std::move(*tensor);
   }
   return values;

@@ -8,6 +8,7 @@
 #include "tgc/Dialect/TG/TGSharding.h"
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -54,14 +55,11 @@ static int64_t getGlobalRows(Value table) {
   return rows * tg::getShardCount(sharding, 0, *mesh);
 }
 
-/// The exclusive upper bound of the integer ids `value` may hold: the rows of
-/// the embedding tables and the classes of the cross-entropies that read it,
-/// through shape ops and fusion regions. None if nothing bounds it.
-std::optional<int64_t> tgc::findIdBound(Value value) {
-  std::optional<int64_t> bound;
-  auto tighten = [&](int64_t limit) {
-    bound = bound ? std::min(*bound, limit) : limit;
-  };
+/// Calls `visit` on each use of the ids `value` holds, following them
+/// through shape ops, `shard` collectives (the same ids, moved, gathered or
+/// split) and fusion regions.
+static void forEachIdUse(Value value,
+                         llvm::function_ref<void(OpOperand &)> visit) {
   SmallVector<Value> worklist = {value};
   llvm::DenseSet<Value> seen;
   while (!worklist.empty()) {
@@ -70,37 +68,97 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
       continue;
     for (OpOperand &use : current.getUses()) {
       Operation *user = use.getOwner();
-      auto ownBound = user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
-      if (auto embedding = dyn_cast<tg::EmbeddingOp>(user)) {
-        if (use.get() == embedding.getIndices()) {
-          tighten(getGlobalRows(embedding.getTable()));
-          if (ownBound) // A padded vocabulary.
-            tighten(ownBound.getInt());
-        }
-      } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
-        if (use.get() == loss.getLabels()) {
-          tighten(loss.getLogits().getType().getShape().back());
-          if (ownBound)
-            tighten(ownBound.getInt());
-        }
-      } else if (ownBound && use.getOperandNumber() == 0) {
-        // Shifted into a device's block of a split vocabulary.
-        tighten(ownBound.getInt());
-      } else if (user->hasTrait<tg::OpTrait::ShapeOp>() ||
-                 isa<shard::ShardDialect>(user->getDialect())) {
-        // Moved, or gathered and split over a mesh: the same ids.
+      if (user->hasTrait<tg::OpTrait::ShapeOp>() ||
+          isa<shard::ShardDialect>(user->getDialect()))
         worklist.append(user->result_begin(), user->result_end());
-      } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
+      else if (auto fusion = dyn_cast<tg::FusionOp>(user))
         worklist.push_back(
             fusion.getBody().getArgument(use.getOperandNumber()));
-      } else if (auto yield = dyn_cast<tg::YieldOp>(user)) {
+      else if (auto yield = dyn_cast<tg::YieldOp>(user))
         // Out of a region (a micro-batch's slice of the ids).
         worklist.push_back(
             yield->getParentOp()->getResult(use.getOperandNumber()));
-      }
+      else
+        visit(use);
     }
   }
+}
+
+std::optional<int64_t> tgc::findIdBound(Value value) {
+  std::optional<int64_t> bound;
+  auto tighten = [&](int64_t limit) {
+    bound = bound ? std::min(*bound, limit) : limit;
+  };
+  forEachIdUse(value, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    auto ownBound = user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
+    if (auto embedding = dyn_cast<tg::EmbeddingOp>(user)) {
+      if (use.get() == embedding.getIndices()) {
+        tighten(getGlobalRows(embedding.getTable()));
+        if (ownBound) // A padded vocabulary.
+          tighten(ownBound.getInt());
+      }
+    } else if (auto loss = dyn_cast<tg::CrossEntropyOp>(user)) {
+      if (use.get() == loss.getLabels()) {
+        tighten(loss.getLogits().getType().getShape().back());
+        if (ownBound)
+          tighten(ownBound.getInt());
+      }
+    } else if (ownBound && use.getOperandNumber() == 0) {
+      // Shifted into a device's block of a split vocabulary.
+      tighten(ownBound.getInt());
+    }
+  });
   return bound;
+}
+
+SmallVector<int64_t> tgc::findIgnoredIds(Value value) {
+  SmallVector<int64_t> ignored;
+  auto add = [&](IntegerAttr id) {
+    if (id && !llvm::is_contained(ignored, id.getInt()))
+      ignored.push_back(id.getInt());
+  };
+  forEachIdUse(value, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto loss = dyn_cast<tg::CrossEntropyOp>(user))
+      add(loss.getIgnoreIndexAttr());
+    else if (auto grad = dyn_cast<tg::CrossEntropyGradOp>(user))
+      add(grad.getIgnoreIndexAttr());
+    else if (auto compare = dyn_cast<tg::CompareOp>(user);
+             compare && compare.getDirection() == tg::CompareDirection::EQ) {
+      // A vocabulary-parallel loss tests its labels for the ignored id.
+      Value other = compare->getOperand(1 - use.getOperandNumber());
+      DenseIntElementsAttr splat;
+      if (matchPattern(other, m_Constant(&splat)) && splat.isSplat())
+        add(IntegerAttr::get(splat.getElementType(),
+                             splat.getSplatValue<APInt>().getSExtValue()));
+    }
+  });
+  return ignored;
+}
+
+LogicalResult tgc::checkIdsInRange(FunctionOpInterface function, unsigned index,
+                                   const Tensor &tensor) {
+  if (tensor.getStorage() != Tensor::Storage::Int)
+    return success();
+  Value arg = function.getArgument(index);
+  std::optional<int64_t> bound = findIdBound(arg);
+  if (!bound)
+    return success();
+  SmallVector<int64_t> ignored = findIgnoredIds(arg);
+  const std::vector<int64_t> &ids = tensor.ints();
+  for (auto [position, id] : llvm::enumerate(ids)) {
+    if ((id >= 0 && id < *bound) || llvm::is_contained(ignored, id))
+      continue;
+    std::string message = "argument '" + getArgumentName(function, index) +
+                          "': id " + std::to_string(id) + " at flat position " +
+                          std::to_string(position) + " is out of range [0, " +
+                          std::to_string(*bound) + ")";
+    for (int64_t skip : ignored)
+      message += " (and not the ignored " + std::to_string(skip) + ")";
+    return emitError(arg.getLoc()) << message;
+  }
+  return success();
 }
 
 rt::RandomSpec tgc::getRandomSpec(FunctionOpInterface function,

@@ -31,6 +31,19 @@ std::string getResultName(mlir::FunctionOpInterface function, unsigned index);
 /// through shape ops and fusion regions. None if nothing bounds it.
 std::optional<int64_t> findIdBound(mlir::Value value);
 
+/// The ids `value` may hold outside findIdBound's range: the ignore_index of
+/// the losses that read it (and of a vocabulary-parallel loss, which
+/// compares its labels with it).
+llvm::SmallVector<int64_t> findIgnoredIds(mlir::Value value);
+
+/// Checks that the integer values `tensor` gives argument `index` are ids
+/// in findIdBound's range or ignored ones; a located error otherwise. A
+/// partitioned step needs it where its values come in: a vocabulary-parallel
+/// lookup or loss shifts the ids into each device's block and masks the
+/// others, so an id no device holds would read zeros, not fail.
+mlir::LogicalResult checkIdsInRange(mlir::FunctionOpInterface function,
+                                    unsigned index, const Tensor &tensor);
+
 /// How argument `index` starts (role, tg.init, tg.default, id bound): what
 /// makeRandomArgument draws from, and what a generated trainer is told.
 rt::RandomSpec getRandomSpec(mlir::FunctionOpInterface function,

@@ -316,64 +316,15 @@ TensorLayout tgc::projectFactors(ArrayRef<SmallVector<int64_t, 1>> dimFactors,
 }
 
 void tgc::restrictRuleForPartitioning(Operation *op, ShardingRule &rule) {
-  auto replicate = [&](ArrayRef<SmallVector<int64_t, 1>> dims) {
-    for (const auto &factors : dims)
-      for (int64_t factor : factors)
-        rule.factorKinds[factor] = FactorKind::NeedReplication;
-  };
-  auto replicateAll = [&] {
+  // A constant is the same on every device: each reader slices what it
+  // needs.
+  if (op->getNumOperands() == 0) {
     for (FactorKind &kind : rule.factorKinds)
       kind = FactorKind::NeedReplication;
-  };
-  // A value a device cannot compute from its own inputs: a constant (the
-  // same on every device) and a dropout mask, which depends on the global
-  // element index.
-  if (op->getNumOperands() == 0 || isa<DropoutOp>(op))
-    return replicateAll();
-  // An embedding's table rows: split only where the presets or the user
-  // chose a vocabulary-parallel lookup, and only for a float table (its
-  // partial rows are summed). tg-partition rebuilds the split lookup, its
-  // gradient and the loss over split classes on each device's block
-  // (VocabParallel.h).
-  if (auto embedding = dyn_cast<EmbeddingOp>(op);
-      embedding &&
-      (!embedding->hasAttr(kVocabParallelAttrName) ||
-       !isa<FloatType>(embedding.getTable().getType().getElementType())))
-    return replicate(ArrayRef(rule.operandFactors[0]).take_front(1));
-  // Causal attention masks by global positions: the query and key sequences
-  // stay whole.
-  auto replicateSequence = [&](unsigned query, unsigned key) {
-    auto rank = [&](unsigned operand) {
-      return rule.operandFactors[operand].size();
-    };
-    replicate(ArrayRef(rule.operandFactors[query]).slice(rank(query) - 2, 1));
-    replicate(ArrayRef(rule.operandFactors[key]).slice(rank(key) - 2, 1));
-  };
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    if (attention.getCausal())
-      replicateSequence(0, 1);
     return;
   }
-  if (auto attention = dyn_cast<AttentionGradOp>(op)) {
-    if (attention.getCausal())
-      replicateSequence(1, 2);
-    return;
-  }
-  // A mean over the tokens that are not ignored divides by a count only the
-  // whole batch knows.
-  auto replicateTokens = [&](unsigned labels) {
-    replicate(rule.operandFactors[labels]);
-  };
-  if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
-    if (loss.getIgnoreIndex() && loss.getReduction() == LossReduction::Mean)
-      replicateTokens(1);
-    return;
-  }
-  if (auto loss = dyn_cast<CrossEntropyGradOp>(op)) {
-    if (loss.getIgnoreIndex() && loss.getReduction() == LossReduction::Mean)
-      replicateTokens(2);
-    return;
-  }
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.restrictForPartitioning(rule);
 }
 
 //===----------------------------------------------------------------------===//

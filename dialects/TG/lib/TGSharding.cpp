@@ -3,12 +3,14 @@
 // Each op's factor-based sharding rule (Shardy's model). A rule states data
 // dependencies only: which operand and result dimensions are the same index
 // space, which factors the op reduces over, and which cannot be split without
-// more than a partial reduction. What a partitioned op must additionally know
-// (a dropout's global element index, a causal mask's global positions, the
-// global token count of a mean loss) is the partitioner's business.
+// more than a partial reduction. What a partitioned op would additionally
+// need to know (a dropout's global element index, a causal mask's global
+// positions, the global token count of a mean loss) restricts the rule for
+// propagation and tg-partition, next to the rule (restrictForPartitioning).
 //
 //===----------------------------------------------------------------------===//
 
+#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include <numeric>
@@ -429,6 +431,15 @@ ShardingRule TopKOp::getShardingRule() {
   return builder.build();
 }
 
+/// Marks every factor of the given operand or result dimensions
+/// need-replication.
+static void replicate(ShardingRule &rule,
+                      ArrayRef<SmallVector<int64_t, 1>> dims) {
+  for (const auto &factors : dims)
+    for (int64_t factor : factors)
+      rule.factorKinds[factor] = FactorKind::NeedReplication;
+}
+
 ShardingRule EmbeddingOp::getShardingRule() {
   // Rows of the table are a reduction factor: a rank holding some rows
   // produces the rows of its ids and zeros elsewhere, and the partial results
@@ -441,6 +452,16 @@ ShardingRule EmbeddingOp::getShardingRule() {
   builder.addShared(table[1], {{0, 1}},
                     {{0, static_cast<int64_t>(ids.size())}});
   return builder.build();
+}
+
+void EmbeddingOp::restrictForPartitioning(ShardingRule &rule) {
+  // The table's rows split only where the presets or the user chose a
+  // vocabulary-parallel lookup, and only for a float table (its partial
+  // rows are summed): tg-partition rebuilds it on the device's block of
+  // rows (VocabParallel.h).
+  if (!(*this)->hasAttr(kVocabParallelAttrName) ||
+      !isa<FloatType>(getTable().getType().getElementType()))
+    replicate(rule, ArrayRef(rule.operandFactors[0]).take_front(1));
 }
 
 ShardingRule EmbeddingGradOp::getShardingRule() {
@@ -565,6 +586,18 @@ static ShardingRule getAttentionRule(Operation *op, Value query, Value key,
   return builder.build();
 }
 
+/// A causal mask compares global positions: the query and key sequences of
+/// operands `query` and `key` stay whole on each device.
+static void replicateCausalSequence(ShardingRule &rule, unsigned query,
+                                    unsigned key) {
+  auto sequence = [&](unsigned operand) {
+    ArrayRef<SmallVector<int64_t, 1>> dims = rule.operandFactors[operand];
+    return dims.slice(dims.size() - 2, 1);
+  };
+  replicate(rule, sequence(query));
+  replicate(rule, sequence(key));
+}
+
 ShardingRule AttentionOp::getShardingRule() {
   AttentionShapes shapes;
   shapes.q = {{false, 0}};
@@ -573,6 +606,11 @@ ShardingRule AttentionOp::getShardingRule() {
   shapes.o = {{true, 0}};
   shapes.lse = {{true, 1}};
   return getAttentionRule(*this, getQuery(), getKey(), getValue(), shapes);
+}
+
+void AttentionOp::restrictForPartitioning(ShardingRule &rule) {
+  if (getCausal())
+    replicateCausalSequence(rule, 0, 1);
 }
 
 ShardingRule AttentionGradOp::getShardingRule() {
@@ -588,10 +626,21 @@ ShardingRule AttentionGradOp::getShardingRule() {
   return getAttentionRule(*this, getQuery(), getKey(), getValue(), shapes);
 }
 
+void AttentionGradOp::restrictForPartitioning(ShardingRule &rule) {
+  if (getCausal())
+    replicateCausalSequence(rule, 1, 2);
+}
+
 ShardingRule DropoutOp::getShardingRule() {
   // The mask is a function of the element's global index: a partitioned
   // dropout offsets its counters by the shard's position.
   return ShardingRuleBuilder(*this).addElementwise({0}, {0}).build();
+}
+
+void DropoutOp::restrictForPartitioning(ShardingRule &rule) {
+  // tg-partition does not offset the counters: the mask is computed whole.
+  for (FactorKind &kind : rule.factorKinds)
+    kind = FactorKind::NeedReplication;
 }
 
 /// `logits` is `N...xC` and `labels` `N...`. The classes are reduced over
@@ -608,6 +657,14 @@ ShardingRule CrossEntropyOp::getShardingRule() {
   return builder.build();
 }
 
+// A mean over the tokens that are not ignored divides by a count only the
+// whole batch knows: the tokens stay whole (tg-shard-annotate rewrites such
+// a loss as a sum over a count before partitioning, so that they need not).
+void CrossEntropyOp::restrictForPartitioning(ShardingRule &rule) {
+  if (getIgnoreIndex() && getReduction() == LossReduction::Mean)
+    replicate(rule, rule.operandFactors[1]);
+}
+
 ShardingRule CrossEntropyGradOp::getShardingRule() {
   // Operands: grad_loss (a scalar), logits, labels, logsumexp. Given the
   // logsumexp, each logit's gradient is elementwise: the classes pass
@@ -619,6 +676,11 @@ ShardingRule CrossEntropyGradOp::getShardingRule() {
     builder.addShared(logits[dim], {{1, dim}, {2, dim}, {3, dim}}, {{0, dim}});
   builder.addShared(logits[tokens], {{1, tokens}}, {{0, tokens}});
   return builder.build();
+}
+
+void CrossEntropyGradOp::restrictForPartitioning(ShardingRule &rule) {
+  if (getIgnoreIndex() && getReduction() == LossReduction::Mean)
+    replicate(rule, rule.operandFactors[2]);
 }
 
 ShardingRule ScaleGradOp::getShardingRule() {

@@ -84,10 +84,12 @@ projectFactors(llvm::ArrayRef<llvm::SmallVector<int64_t, 1>> dimFactors,
                const tg::ShardingRule &rule,
                llvm::ArrayRef<FactorChoice> factors);
 
-/// Factors whose sharding a partitioned op cannot take as the rule states it
-/// (a dropout's global element index, a causal mask's positions, the rows
-/// of an embedding table not marked tg.vocab_parallel, a mean over an
-/// ignore_index): the partitioner and propagation treat them as
+/// Factors whose sharding a partitioned op cannot take as the rule states it:
+/// every factor of a constant (the same on every device), and what the op's
+/// ShardingRuleOpInterface::restrictForPartitioning marks (a dropout's
+/// global element index, a causal mask's positions, the rows of an
+/// embedding table not marked tg.vocab_parallel, a mean over an
+/// ignore_index). The partitioner and propagation treat them as
 /// need-replication.
 void restrictRuleForPartitioning(mlir::Operation *op, tg::ShardingRule &rule);
 

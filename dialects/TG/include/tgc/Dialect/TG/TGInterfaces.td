@@ -66,10 +66,24 @@ def TG_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     but the structure ops (`tg.fusion`, `tg.yield`) implements it, in
     TGSharding.cpp; `tgc-opt --tg-print-sharding-rules` prints the rules in
     Shardy's notation.
+
+    The rule states the op's mathematics (what `--tg-print-sharding-rules`
+    prints). An op whose per-device computation would need the device's
+    position (a dropout mask of global element indices, a causal mask of
+    global positions) restricts it: the factors tg-partition cannot split on
+    one device's block are need-replication for propagation and
+    partitioning, which gathers them first.
   }];
   let methods = [
     InterfaceMethod<"Returns the factor-based sharding rule of the op.",
       "::tgc::tg::ShardingRule", "getShardingRule">,
+    InterfaceMethod<[{
+        Marks need-replication the factors of `rule` (the op's own) that
+        tg-partition cannot split on one device's block. By default none.
+      }],
+      "void", "restrictForPartitioning",
+      (ins "::tgc::tg::ShardingRule &":$rule), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{ return; }]>,
   ];
 }
 

@@ -47,13 +47,19 @@ defvar TG_StatisticsPrecision =
         ["getOperandPrecision", "isResultInComputeType", "getAccumulationType"]>;
 
 // Every op states its cost and, unless `sharded` is 0 (the structure ops,
-// which exist only after partitioning), its sharding rule (TGSharding.cpp).
-class TG_Op<string mnemonic, list<Trait> traits = [], bit sharded = 1>
+// which exist only after partitioning), its sharding rule (TGSharding.cpp);
+// `shardingMethods` lists the rule's optional methods the op defines.
+class TG_Op<string mnemonic, list<Trait> traits = [], bit sharded = 1,
+            list<string> shardingMethods = []>
     : Op<TG_Dialect, mnemonic,
          [DeclareOpInterfaceMethods<TG_CostOpInterface>] #
          !if(sharded,
-             [DeclareOpInterfaceMethods<TG_ShardingRuleOpInterface>], []) #
+             [DeclareOpInterfaceMethods<TG_ShardingRuleOpInterface,
+                                        shardingMethods>], []) #
          traits>;
+
+// An op whose rule tg-partition restricts (restrictForPartitioning).
+defvar TG_PartitionRestricted = ["restrictForPartitioning"];
 
 // An elementwise op whose cost is `flops` FLOPs and `transcendentals`
 // transcendental evaluations per result element.
@@ -523,7 +529,7 @@ def TG_MatmulOp : TG_Op<"matmul", [TG_Differentiable,
 }
 
 def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision, Pure,
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor], 1, TG_PartitionRestricted> {
   let summary = "Gather rows of a table by integer ids";
   let description = [{
     `result[i..., d] = table[indices[i...], d]` for a `VxD` table. Every id
@@ -658,7 +664,7 @@ def TG_RmsNormOp : TG_Op<"rms_norm", [TG_Differentiable, TG_StatisticsPrecision,
 
 def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecision, Pure,
     AllElementTypesMatch<["query", "key", "value"]>,
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor], 1, TG_PartitionRestricted> {
   let summary = "Scaled dot-product attention (flash-attention semantics)";
   let description = [{
     `query` is `BxHxSqxD`, `key` is `BxKxSkxD`, `value` is `BxKxSkxDv`, where
@@ -694,7 +700,7 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
 }
 
 def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pure,
-    AllTypesMatch<["operand", "result"]>]> {
+    AllTypesMatch<["operand", "result"]>], 1, TG_PartitionRestricted> {
   let summary = "Counter-based, seeded dropout";
   let description = [{
     `result[i] = keep(i) ? operand[i] / (1 - rate) : 0`, where the mask is a
@@ -728,7 +734,7 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
 }
 
 def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, TG_OperandPrecision, Pure, TG_ReductionOpTrait,
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor], 1, TG_PartitionRestricted> {
   let summary = "Softmax cross-entropy loss against integer labels";
   let description = [{
     `logits` is `N...xC`, `labels` is `N...` with class ids in `[0, C)`.
@@ -1094,7 +1100,8 @@ def TG_RmsNormGradOp : TG_Op<"rms_norm_grad", [Pure, TG_ReductionOpTrait,
 }
 
 def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
-    AllElementTypesMatch<["query", "key", "value", "grad_output"]>]> {
+    AllElementTypesMatch<["query", "key", "value", "grad_output"]>], 1,
+    TG_PartitionRestricted> {
   let summary = "Backward of attention (flash-attention semantics)";
   let description = [{
     The gradients of `tg.attention`'s query, key and value from the gradient
@@ -1147,7 +1154,7 @@ def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure]> {
 }
 
 def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
-    AllTypesMatch<["logits", "result"]>]> {
+    AllTypesMatch<["logits", "result"]>], 1, TG_PartitionRestricted> {
   let summary = "Backward of cross-entropy";
   let description = [{
     `result[t, c] = w * (softmax(logits[t])[c] - (c == labels[t]))`, with

@@ -1,0 +1,82 @@
+// RUN: tgc-opt %s --split-input-file --tg-shard-propagate --tg-partition | FileCheck %s
+
+// The ops whose per-device computation would need the device's position
+// restrict their rule for tg-partition (ShardingRuleOpInterface's
+// restrictForPartitioning, next to each rule in TGSharding.cpp): the
+// factors they cannot split are need-replication for propagation, and
+// tg-partition gathers them before the op.
+
+// A dropout mask is a function of the global element index.
+// CHECK-LABEL: func.func @dropout
+// CHECK: %[[X:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: tg.dropout %[[X]], %arg1 {{.*}} : tensor<8x4xf32>, tensor<i64>
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
+func.func @dropout(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"x"}, {}], priority = 1>},
+    %seed: tensor<i64> {tg.role = "hyper"})
+    -> (tensor<8x4xf32> {tg.role = "output"}) {
+  %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 : tensor<8x4xf32>, tensor<i64>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// A causal mask compares global positions: the query sequence is gathered.
+// Without the mask the queries stay split.
+// CHECK-LABEL: func.func @causal
+// CHECK: %[[Q:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 2 : tensor<2x2x4x4xf32> -> tensor<2x2x8x4xf32>
+// CHECK-NEXT: tg.attention %[[Q]], %arg1, %arg1 causal : (tensor<2x2x8x4xf32>
+// CHECK-LABEL: func.func @not_causal
+// CHECK-NOT: shard.all_gather
+// CHECK: tg.attention %arg0, %arg1, %arg1 : (tensor<2x2x4x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>) -> (tensor<2x2x4x4xf32>, tensor<2x2x4xf32>)
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
+func.func @causal(
+    %q: tensor<2x2x8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {}, {"x"}, {}], priority = 1>},
+    %k: tensor<2x2x8x4xf32> {tg.role = "input"})
+    -> (tensor<2x2x8x4xf32> {tg.role = "output"}) {
+  %o, %l = tg.attention %q, %k, %k causal : (tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>) -> (tensor<2x2x8x4xf32>, tensor<2x2x8xf32>)
+  return %o : tensor<2x2x8x4xf32>
+}
+func.func @not_causal(
+    %q: tensor<2x2x8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {}, {"x"}, {}], priority = 1>},
+    %k: tensor<2x2x8x4xf32> {tg.role = "input"})
+    -> (tensor<2x2x8x4xf32> {tg.role = "output"}) {
+  %o, %l = tg.attention %q, %k, %k : (tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>) -> (tensor<2x2x8x4xf32>, tensor<2x2x8xf32>)
+  return %o : tensor<2x2x8x4xf32>
+}
+
+// -----
+
+// A table split on its rows is gathered for a lookup not marked
+// tg.vocab_parallel (tg-partition.mlir's @vocab_embedding is the marked
+// one).
+// CHECK-LABEL: func.func @table
+// CHECK: %[[T:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: tg.embedding %[[T]][%arg1]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
+func.func @table(
+    %t: tensor<8x4xf32> {tg.role = "param", tg.sharding = #tg.sharding<@mesh, [{"x"}, {}], priority = 1>},
+    %ids: tensor<4xi64> {tg.role = "input"})
+    -> (tensor<4x4xf32> {tg.role = "output"}) {
+  %e = tg.embedding %t[%ids] : (tensor<8x4xf32>, tensor<4xi64>) -> tensor<4x4xf32>
+  return %e : tensor<4x4xf32>
+}
+
+// -----
+
+// A mean over the tokens not ignored needs the whole batch's count: written
+// this way (tg-shard-annotate rewrites it as a sum over a count before
+// partitioning, tg-shard-annotate-ignored-mean.mlir), the tokens are
+// gathered.
+// CHECK-LABEL: func.func @ignored_mean
+// CHECK: %[[LOGITS:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[LABELS:.+]] = shard.all_gather %arg1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<2xi64> -> tensor<4xi64>
+// CHECK-NEXT: tg.cross_entropy mean %[[LOGITS]], %[[LABELS]] ignore_index = 3
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
+func.func @ignored_mean(
+    %logits: tensor<4x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"x"}, {}], priority = 1>},
+    %labels: tensor<4xi64> {tg.role = "label", tg.sharding = #tg.sharding<@mesh, [{"x"}], priority = 1>})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %loss, %lse = tg.cross_entropy mean %logits, %labels ignore_index = 3 : (tensor<4x8xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
+  return %loss : tensor<f32>
+}

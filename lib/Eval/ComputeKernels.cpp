@@ -265,6 +265,10 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
   auto dropout = cast<tg::DropoutOp>(op);
   const Tensor &x = *operands[0];
   uint64_t seed = static_cast<uint64_t>(operands[1]->ints()[0]);
+  // A device's block of a split tensor: the global index of its first
+  // element.
+  uint64_t offset =
+      operands.size() > 2 ? static_cast<uint64_t>(operands[2]->ints()[0]) : 0;
   uint32_t stream = static_cast<uint32_t>(dropout.getStream());
   double rate = dropout.getRate().convertToDouble();
   Tensor result = context.makeResult(dropout.getType());
@@ -274,8 +278,9 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
     std::vector<T> &out = result.data<T>();
     T keepScale = T(1) - T(rate);
     for (size_t i = 0, e = in.size(); i < e; ++i)
-      out[i] =
-          dropoutUniform(seed, i, stream) >= rate ? in[i] / keepScale : T(0);
+      out[i] = dropoutUniform(seed, offset + i, stream) >= rate
+                   ? in[i] / keepScale
+                   : T(0);
   });
   results.push_back(std::move(result));
   return success();

@@ -588,6 +588,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     clone->removeAttr(kShardingPrioritiesAttrName);
     llvm::append_range(newResults, clone->getResults());
   }
+  // A dropout split on its first dimension (its only dimension that may
+  // be split: DropoutOp::restrictForPartitioning) draws the device's part
+  // of the whole mask: its elements' indices start at the block's first.
+  if (auto dropout = dyn_cast_if_present<DropoutOp>(clone);
+      dropout && !layouts[0].dims.empty() && !layouts[0].dims[0].empty()) {
+    int64_t block = cast<RankedTensorType>(types[0]).getNumElements();
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(dropout);
+    dropout.getOffsetMutable().assign(
+        buildBlockOffset(builder, op->getLoc(), layouts[0].dims[0], mesh, block,
+                         builder.getI64Type()));
+  }
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.
   if (auto slice = dyn_cast_if_present<SliceOp>(clone)) {

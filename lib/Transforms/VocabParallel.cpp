@@ -122,23 +122,11 @@ public:
   /// block of `block` indices.
   std::pair<Value, Value> localIds(Value ids, int64_t block) {
     auto type = typeOf(ids);
-    // The offsets of the blocks in position order, sliced to the device's.
     int64_t group = 1;
     for (unsigned axis : axes)
       group *= mesh.axisSizes[axis];
-    auto tableType = RankedTensorType::get({group}, type.getElementType());
-    SmallVector<APInt> offsets;
-    unsigned width = type.getElementType().getIntOrFloatBitWidth();
-    for (int64_t position = 0; position < group; ++position)
-      offsets.push_back(APInt(width, position * block, /*isSigned=*/true));
-    Value table =
-        ConstantOp::create(b, loc, DenseElementsAttr::get(tableType, offsets));
-    Value mine = shard::AllSliceOp::create(
-        b, loc, RankedTensorType::get({1}, type.getElementType()), mesh.name,
-        llvm::map_to_vector(axes, [](unsigned axis) { return int16_t(axis); }),
-        table, APInt(64, 0));
-    Value offset = ReshapeOp::create(
-        b, loc, RankedTensorType::get({}, type.getElementType()), mine);
+    Value offset = buildBlockOffset(b, loc, axes, mesh, block,
+                                    cast<IntegerType>(type.getElementType()));
     auto local =
         SubOp::create(b, loc, type, ids, broadcast(offset, type.getShape()));
     // A padded vocabulary's ids stay below the op's own bound.
@@ -326,6 +314,26 @@ static SmallVector<Value> buildCrossEntropyGrad(VocabBuilder &v,
                                 logitsType.getShape());
   Value rest = v.select(elsewhere, scaled, v.constant(logitsType, 0));
   return {AddOp::create(b, loc, logitsType, onBlock, rest)};
+}
+
+Value tgc::buildBlockOffset(OpBuilder &b, Location loc, ArrayRef<unsigned> axes,
+                            const Mesh &mesh, int64_t block, IntegerType type) {
+  // The offsets of the blocks in position order, sliced to the device's.
+  int64_t group = 1;
+  for (unsigned axis : axes)
+    group *= mesh.axisSizes[axis];
+  auto tableType = RankedTensorType::get({group}, type);
+  SmallVector<APInt> offsets;
+  for (int64_t position = 0; position < group; ++position)
+    offsets.push_back(
+        APInt(type.getWidth(), position * block, /*isSigned=*/true));
+  Value table =
+      ConstantOp::create(b, loc, DenseElementsAttr::get(tableType, offsets));
+  Value mine = shard::AllSliceOp::create(
+      b, loc, RankedTensorType::get({1}, type), mesh.name,
+      llvm::map_to_vector(axes, [](unsigned axis) { return int16_t(axis); }),
+      table, APInt(64, 0));
+  return ReshapeOp::create(b, loc, RankedTensorType::get({}, type), mine);
 }
 
 FailureOr<SmallVector<Value>>

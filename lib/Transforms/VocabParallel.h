@@ -30,6 +30,14 @@ int64_t getVocabFactor(mlir::Operation *op, const tg::ShardingRule &rule);
 /// partial sums over them (an embedding) or split (the gradients).
 bool reducesVocabFactor(mlir::Operation *op);
 
+/// The first index of the device's block, for blocks of `block` indices
+/// split over `axes` of `mesh` in position order: a table of the blocks'
+/// offsets cut by `shard.all_slice`, as a `type` scalar.
+mlir::Value buildBlockOffset(mlir::OpBuilder &builder, mlir::Location loc,
+                             llvm::ArrayRef<unsigned> axes,
+                             const tg::Mesh &mesh, int64_t block,
+                             mlir::IntegerType type);
+
 /// Builds at `builder`'s insertion point the local computation of `op` with
 /// its vocabulary factor split over `axes` of `mesh`, from the local
 /// `operands` of `operandTypes` (an argument's type is still the global

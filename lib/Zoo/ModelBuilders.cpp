@@ -265,6 +265,7 @@ public:
   /// graph draw the same mask.
   Value dropout(Value x, Value seed, double rate) {
     return tg::DropoutOp::create(builder, x.getType(), x, seed,
+                                 /*offset=*/Value(),
                                  builder.getF64FloatAttr(rate),
                                  builder.getI64IntegerAttr(nextStream++));
   }

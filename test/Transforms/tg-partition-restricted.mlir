@@ -6,13 +6,30 @@
 // factors they cannot split are need-replication for propagation, and
 // tg-partition gathers them before the op.
 
-// A dropout mask is a function of the global element index.
+// A dropout mask is a function of the global element index. Split on its
+// first dimension, a device's block is contiguous in the whole tensor: the
+// dropout draws from the index of the block's first element (a table of
+// the blocks' offsets cut by all_slice). Split on another dimension, the
+// block is not, and the operand is gathered.
 // CHECK-LABEL: func.func @dropout
-// CHECK: %[[X:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
-// CHECK-NEXT: tg.dropout %[[X]], %arg1 {{.*}} : tensor<8x4xf32>, tensor<i64>
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[TABLE:.+]] = tg.constant dense<[0, 16]> : tensor<2xi64>
+// CHECK-NEXT: %[[MINE:.+]] = shard.all_slice %[[TABLE]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<2xi64> -> tensor<1xi64>
+// CHECK-NEXT: %[[OFFSET:.+]] = tg.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
+// CHECK-NEXT: tg.dropout %arg0, %arg1 offset %[[OFFSET]] rate = 1.000000e-01 stream = 0 : tensor<4x4xf32>, tensor<i64>, tensor<i64>
+// CHECK-LABEL: func.func @dropout_columns
+// CHECK: %[[X:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 1 : tensor<8x2xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: tg.dropout %[[X]], %arg1 rate = 1.000000e-01 stream = 0 : tensor<8x4xf32>, tensor<i64>
 shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
 func.func @dropout(
     %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"x"}, {}], priority = 1>},
+    %seed: tensor<i64> {tg.role = "hyper"})
+    -> (tensor<8x4xf32> {tg.role = "output"}) {
+  %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 : tensor<8x4xf32>, tensor<i64>
+  return %y : tensor<8x4xf32>
+}
+func.func @dropout_columns(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"x"}], priority = 1>},
     %seed: tensor<i64> {tg.role = "hyper"})
     -> (tensor<8x4xf32> {tg.role = "output"}) {
   %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 : tensor<8x4xf32>, tensor<i64>

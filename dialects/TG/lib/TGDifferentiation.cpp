@@ -529,10 +529,12 @@ Grads AttentionOp::buildVjp(OpBuilder &b, ValueRange grads) {
 }
 
 Grads DropoutOp::buildVjp(OpBuilder &b, ValueRange grads) {
-  // The same seed and stream regenerate the forward's mask.
-  Value dx = DropoutOp::create(b, getLoc(), grads[0], getSeed(), getRateAttr(),
-                               getStreamAttr());
-  return SmallVector<Value>{dx, Value()};
+  // The same seed, stream and offset regenerate the forward's mask.
+  Value dx = DropoutOp::create(b, getLoc(), grads[0], getSeed(), getOffset(),
+                               getRateAttr(), getStreamAttr());
+  SmallVector<Value> result(getNumOperands());
+  result[0] = dx;
+  return result;
 }
 
 Grads CrossEntropyOp::buildVjp(OpBuilder &b, ValueRange grads) {

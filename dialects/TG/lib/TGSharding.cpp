@@ -638,9 +638,12 @@ ShardingRule DropoutOp::getShardingRule() {
 }
 
 void DropoutOp::restrictForPartitioning(ShardingRule &rule) {
-  // tg-partition does not offset the counters: the mask is computed whole.
-  for (FactorKind &kind : rule.factorKinds)
-    kind = FactorKind::NeedReplication;
+  // tg-partition gives a block split on the first dimension the global
+  // index of its first element (the `offset` operand); a block split on
+  // another dimension is not contiguous in the whole tensor, and a dropout
+  // that has an offset already is one device's: those stay whole.
+  ArrayRef<SmallVector<int64_t, 1>> dims = rule.operandFactors[0];
+  replicate(rule, getOffset() ? dims : dims.drop_front(dims.empty() ? 0 : 1));
 }
 
 /// `logits` is `N...xC` and `labels` `N...`. The classes are reduced over

@@ -849,7 +849,10 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
 
     Arguments are gathered at each use (ZeRO-3 holds a gathered parameter
     only around its use); other conversions are shared by the ops that need
-    the same layout. A mean loss gradient over split tokens is scaled by
+    the same layout. A `tg.dropout` split on its first dimension gets the
+    global index of its block's first element as its `offset` (a table of
+    the blocks' offsets cut by `shard.all_slice`), so that each device draws
+    its part of the whole mask. A mean loss gradient over split tokens is scaled by
     the device's share.
 
     Ops that compare global ids or labels with the rows or classes a device

@@ -179,8 +179,12 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                str(table[1]) + ", " + str(table[0]) + ");";
       })
       .Case([&](tg::DropoutOp dropout) {
-        call = "dropout(th, " + in[0] + ", " + in[1] + ", " + out[0] + ", " +
-               str(getNumElements(op->getResult(0))) + ", " +
+        std::string offset = dropout.getOffset()
+                                 ? in[2]
+                                 : std::string("static_cast<const int64_t *>("
+                                               "nullptr)");
+        call = "dropout(th, " + in[0] + ", " + in[1] + ", " + offset + ", " +
+               out[0] + ", " + str(getNumElements(op->getResult(0))) + ", " +
                formatNumber(dropout.getRate().convertToDouble()) + ", " +
                str(dropout.getStream()) + "u);";
       })

@@ -371,14 +371,16 @@ __device__ void embeddingGrad(Threads th, const S *dy, const I *ids, S *out,
   }
 }
 
-template <typename S, typename I>
-__device__ void dropout(Threads th, const S *x, const I *seed, S *out,
-                        int64_t count, double rate, uint32_t stream) {
+/// `offset` (null: 0) is the global index of the block's first element.
+template <typename S, typename I, typename O>
+__device__ void dropout(Threads th, const S *x, const I *seed, const O *offset,
+                        S *out, int64_t count, double rate, uint32_t stream) {
   using T = Compute<S>;
   uint64_t key = static_cast<uint64_t>(ld(seed[0]));
+  uint64_t first = offset ? static_cast<uint64_t>(ld(offset[0])) : 0;
   T keepScale = T(1) - T(rate);
   for (int64_t i = th.index; i < count; i += th.count)
-    out[i] = dropoutUniform(key, i, stream) >= rate
+    out[i] = dropoutUniform(key, first + i, stream) >= rate
                  ? st<S>(ld(x[i]) / keepScale)
                  : st<S>(T(0));
 }

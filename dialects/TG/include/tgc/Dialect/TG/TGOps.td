@@ -716,6 +716,11 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
     `seed` is a runtime scalar (a `hyper` argument, new each step); `stream`
     tells the dropout ops of one step apart. Two ops with the same seed and
     stream draw the same mask: that is how a recomputation replays one.
+
+    The optional `offset` (an integer scalar) is added to every element's
+    index: `tg-partition` gives a device's block of a tensor split on its
+    first dimension the global index of its first element, so that each
+    device draws its part of the whole tensor's mask.
     `rate` is in `[0, 1)`.
 
     ```mlir
@@ -723,11 +728,13 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
     ```
   }];
   let arguments = (ins TG_FloatTensor:$operand, TG_IntScalar:$seed,
+                       Optional<TG_IntScalar>:$offset,
                        F64Attr:$rate, I64Attr:$stream);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
-    $operand `,` $seed `rate` `=` $rate `stream` `=` $stream attr-dict `:`
-    type($operand) `,` type($seed)
+    $operand `,` $seed (`offset` $offset^)? `rate` `=` $rate `stream` `=`
+    $stream attr-dict `:` type($operand) `,` type($seed)
+    (`,` type($offset)^)?
   }];
   let hasVerifier = 1;
   let hasFolder = 1;

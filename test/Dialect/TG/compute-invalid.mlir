@@ -294,6 +294,15 @@ func.func @dropout_stream_negative(%x: tensor<4xf32>, %seed: tensor<i64>) {
 
 // -----
 
+// A dropout's offset is an integer scalar (an element index).
+func.func @dropout_offset_float(%x: tensor<4xf32>, %seed: tensor<i64>, %offset: tensor<f32>) {
+  // expected-error @+1 {{'tg.dropout' op operand #2 must be}}
+  %0 = tg.dropout %x, %seed offset %offset rate = 1.000000e-01 stream = 0 : tensor<4xf32>, tensor<i64>, tensor<f32>
+  return
+}
+
+// -----
+
 // Labels that are not the logits' shape without the class dimension.
 func.func @cross_entropy_label_shape(%logits: tensor<16x100xf32>, %labels: tensor<8xi64>) {
   // expected-error @+2 {{labels (8) must have the shape of the logits (16x100) without the class dimension}}

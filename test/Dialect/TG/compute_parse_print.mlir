@@ -203,6 +203,16 @@ func.func @dropout(%x: tensor<8x128x768xf32>, %seed: tensor<i64>) -> tensor<8x12
 
 // -----
 
+// dropout of one device's block: its elements' indices start at the offset.
+// CHECK-LABEL: func.func @dropout_offset
+// CHECK:         tg.dropout %{{.+}}, %{{.+}} offset %{{.+}} rate = 1.000000e-01 stream = 3 : tensor<4x128x768xf32>, tensor<i64>, tensor<i64>
+func.func @dropout_offset(%x: tensor<4x128x768xf32>, %seed: tensor<i64>, %offset: tensor<i64>) -> tensor<4x128x768xf32> {
+  %0 = tg.dropout %x, %seed offset %offset rate = 1.000000e-01 stream = 3 : tensor<4x128x768xf32>, tensor<i64>, tensor<i64>
+  return %0 : tensor<4x128x768xf32>
+}
+
+// -----
+
 // dropout of bf16 values with an i32 seed.
 // CHECK-LABEL: func.func @dropout_bf16_i32_seed
 // CHECK:         tg.dropout %{{.+}}, %{{.+}} rate = 5.000000e-01 stream = 0 : tensor<16xbf16>, tensor<i32>

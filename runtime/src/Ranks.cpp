@@ -209,6 +209,28 @@ void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
 
 namespace {
 
+/// The `size` blocks of `bytes / size` each that `in` holds along a
+/// dimension whose rows (`rows` of `rowBytes`) each hold one piece of every
+/// block, put one after another in `out` (the layout the engines take).
+void separateBlocks(char *out, const void *in, size_t bytes, size_t rowBytes,
+                    size_t rows, size_t size) {
+  for (size_t r = 0; r < size; ++r)
+    backend::copyRows(out + r * (bytes / size), rowBytes / size,
+                      static_cast<const char *>(in) + r * (rowBytes / size),
+                      rowBytes, rowBytes / size, rows, /*onCommStream=*/true);
+}
+
+/// The reverse for `size` blocks of `blockBytes` one after another in `in`,
+/// each of `rows` rows of `rowBytes`: row o of `out` is row o of every
+/// block, in block order.
+void interleaveBlocks(void *out, const char *in, size_t blockBytes,
+                      size_t rowBytes, size_t rows, size_t size) {
+  for (size_t r = 0; r < size; ++r)
+    backend::copyRows(static_cast<char *>(out) + r * rowBytes, size * rowBytes,
+                      in + r * blockBytes, rowBytes, rowBytes, rows,
+                      /*onCommStream=*/true);
+}
+
 void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
                void *out, char *scratch, size_t count, size_t outer,
                size_t bytes, size_t inner, size_t size, size_t rank,
@@ -225,19 +247,13 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
     // Each rank's block lands whole; row o of the result is row o of every
     // block, one after another.
     group.allGather(in, scratch, bytes, what);
-    for (size_t r = 0; r < size; ++r)
-      backend::copyRows(static_cast<char *>(out) + r * inner, size * inner,
-                        scratch + r * bytes, inner, inner, outer,
-                        /*onCommStream=*/true);
+    interleaveBlocks(out, scratch, bytes, inner, outer, size);
     return;
   case CollectiveKind::ReduceScatter:
     // The engine's reduce-scatter takes the blocks rank after rank: along
     // a dimension other than the first, they are put so first.
     if (outer != 1) {
-      for (size_t r = 0; r < size; ++r)
-        backend::copyRows(scratch + r * (bytes / size), inner / size,
-                          static_cast<const char *>(in) + r * (inner / size),
-                          inner, inner / size, outer, /*onCommStream=*/true);
+      separateBlocks(scratch, in, bytes, inner, outer, size);
       in = scratch;
     }
     group.reduceScatter(in, out, count / size, desc.type, desc.op, what);
@@ -255,10 +271,7 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
     if (block == 0)
       return;
     if (outer != 1) {
-      for (size_t r = 0; r < size; ++r)
-        backend::copyRows(scratch + r * block, inner / size,
-                          static_cast<const char *>(in) + r * (inner / size),
-                          inner, inner / size, outer, /*onCommStream=*/true);
+      separateBlocks(scratch, in, bytes, inner, outer, size);
       in = scratch;
     }
     // The block from rank r is the operand's shape cut along `dim`; it is
@@ -274,11 +287,8 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
     }
     char *received = scratch + bytes;
     group.allToAll(in, received, block, what);
-    size_t concatInner = block / concatOuter;
-    for (size_t r = 0; r < size; ++r)
-      backend::copyRows(static_cast<char *>(out) + r * concatInner,
-                        size * concatInner, received + r * block, concatInner,
-                        concatInner, concatOuter, /*onCommStream=*/true);
+    interleaveBlocks(out, received, block, block / concatOuter, concatOuter,
+                     size);
     return;
   }
   }

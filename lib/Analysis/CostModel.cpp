@@ -42,9 +42,15 @@ static OpTime toOpTime(const CollectiveCost &cost) {
   return time;
 }
 
+tg::OpCost tgc::getPlacedCost(tg::CostOpInterface op) {
+  // A view the memory plan places in its operand, or a concat whose inputs
+  // are written in place, launches nothing.
+  return isPlacedInPlace(op) ? tg::OpCost() : op.getCost();
+}
+
 OpTime tgc::estimateOpTime(Operation *op, const DeviceSpec &device) {
   if (auto costed = dyn_cast<tg::CostOpInterface>(op))
-    return estimateOpTime(costed.getCost(), device);
+    return estimateOpTime(getPlacedCost(costed), device);
   FailureOr<CollectiveCost> collective = estimateCollectiveCost(op, device);
   return succeeded(collective) ? toOpTime(*collective) : OpTime();
 }
@@ -94,7 +100,7 @@ StepTimeEstimate StepTimeEstimate::compute(func::FuncOp function,
     tg::OpCost cost;
     OpTime time;
     if (auto costed = dyn_cast<tg::CostOpInterface>(&op)) {
-      cost = costed.getCost();
+      cost = getPlacedCost(costed);
       time = estimateOpTime(cost, device);
     } else if (FailureOr<CollectiveCost> collective =
                    estimateCollectiveCost(&op, device);

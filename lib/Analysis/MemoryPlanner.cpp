@@ -59,23 +59,13 @@ static int64_t computeLowerBound(llvm::ArrayRef<LiveRange> ranges,
   return peak;
 }
 
-ArenaPlan tgc::planArena(llvm::ArrayRef<LiveRange> ranges, int64_t alignment) {
+/// Best fit in the given order of the ranges: each at the smallest gap
+/// between the buffers already placed that overlap it in time that holds
+/// it, else past all of them.
+static ArenaPlan placeInOrder(llvm::ArrayRef<LiveRange> ranges,
+                              llvm::ArrayRef<size_t> order, int64_t alignment) {
   ArenaPlan plan;
   plan.offsets.assign(ranges.size(), 0);
-  plan.lowerBound = computeLowerBound(ranges, alignment);
-
-  std::vector<size_t> order(ranges.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Largest first; among equals, the earliest and then the longest-lived.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const LiveRange &x = ranges[a], &y = ranges[b];
-    if (x.bytes != y.bytes)
-      return x.bytes > y.bytes;
-    if (x.start != y.start)
-      return x.start < y.start;
-    return x.end > y.end;
-  });
-
   std::vector<size_t> placed;
   std::vector<std::pair<int64_t, int64_t>> conflicts; // [offset, end)
   for (size_t index : order) {
@@ -90,8 +80,6 @@ ArenaPlan tgc::planArena(llvm::ArrayRef<LiveRange> ranges, int64_t alignment) {
             {plan.offsets[other],
              plan.offsets[other] + alignUp(ranges[other].bytes, alignment)});
     llvm::sort(conflicts);
-    // Best fit: the smallest gap between conflicting buffers that holds it;
-    // else the first offset past all of them.
     int64_t bestOffset = -1, bestGap = 0, cursor = 0;
     for (auto [begin, end] : conflicts) {
       if (begin > cursor) {
@@ -109,6 +97,35 @@ ArenaPlan tgc::planArena(llvm::ArrayRef<LiveRange> ranges, int64_t alignment) {
     plan.arenaBytes = std::max(plan.arenaBytes, bestOffset + bytes);
     placed.push_back(index);
   }
+  return plan;
+}
+
+ArenaPlan tgc::planArena(llvm::ArrayRef<LiveRange> ranges, int64_t alignment) {
+  // Two orders are tried, as XLA's heap simulator tries several, and the
+  // smaller arena kept (the first on a tie): largest first (among equals,
+  // the earliest and then the longest-lived), and in order of allocation
+  // (among equals, largest first), which keeps buffers that live across
+  // many frees (a gradient bucket held during part of the backward) from
+  // splitting the gaps the large ones leave.
+  std::vector<size_t> bySize(ranges.size());
+  std::iota(bySize.begin(), bySize.end(), 0);
+  std::stable_sort(bySize.begin(), bySize.end(), [&](size_t a, size_t b) {
+    const LiveRange &x = ranges[a], &y = ranges[b];
+    if (x.bytes != y.bytes)
+      return x.bytes > y.bytes;
+    if (x.start != y.start)
+      return x.start < y.start;
+    return x.end > y.end;
+  });
+  std::vector<size_t> byStart = bySize;
+  std::stable_sort(byStart.begin(), byStart.end(), [&](size_t a, size_t b) {
+    return ranges[a].start < ranges[b].start;
+  });
+  ArenaPlan plan = placeInOrder(ranges, bySize, alignment);
+  ArenaPlan other = placeInOrder(ranges, byStart, alignment);
+  if (other.arenaBytes < plan.arenaBytes)
+    plan = std::move(other);
+  plan.lowerBound = computeLowerBound(ranges, alignment);
   return plan;
 }
 

@@ -9,6 +9,7 @@
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGPipeline.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/Format.h"
@@ -107,13 +108,33 @@ StepStructure StepStructure::compute(func::FuncOp function) {
         grad = fusion.getInputs()[arg.getArgNumber()];
     structure.gradients.insert(grad);
     // Partitioned, the gradient a device updates with is its slice of the
-    // all-reduced gradient (ZeRO-1) or the reduce-scattered one (ZeRO-2):
-    // the tensors these collectives read are the gradient as well.
-    for (Operation *def = grad.getDefiningOp();
-         isa_and_nonnull<shard::AllSliceOp, shard::AllReduceOp,
-                         shard::ReduceScatterOp>(def);
-         def = def->getOperand(0).getDefiningOp())
-      structure.gradients.insert(def->getOperand(0));
+    // all-reduced gradient (ZeRO-1) or the reduce-scattered one (ZeRO-2),
+    // or its part of a bucket's all-reduce (tg-bucket-collectives): the
+    // tensors these collectives read are the gradient as well, and so are
+    // a bucket and the (flattened) gradients it joins.
+    SmallVector<Value> path;
+    bool collective = false;
+    Value value = grad;
+    while (Operation *def = value.getDefiningOp()) {
+      if (isa<shard::AllSliceOp, shard::AllReduceOp, shard::ReduceScatterOp>(
+              def))
+        collective = true;
+      else if (!isa<tg::ReshapeOp, tg::SliceOp>(def))
+        break;
+      value = def->getOperand(0);
+      path.push_back(value);
+    }
+    if (collective) {
+      structure.gradients.insert(path.begin(), path.end());
+      if (auto bucket = value.getDefiningOp<tg::ConcatOp>())
+        for (Value input : bucket.getInputs())
+          for (Value part = input;;
+               part = part.getDefiningOp()->getOperand(0)) {
+            structure.gradients.insert(part);
+            if (!part.getDefiningOp<tg::ReshapeOp>())
+              break;
+          }
+    }
     if (Operation *def = grad.getDefiningOp())
       if (Operation *top = body.findAncestorOpInBlock(*def))
         gradientRoots.push_back(top);
@@ -140,6 +161,119 @@ bool tgc::isViewOp(Operation *op) {
          costed.getCost().bytesMoved() == 0;
 }
 
+/// The bytes of one element of `type`, or 0 for elements narrower than a
+/// byte.
+static int64_t getElementBytes(RankedTensorType type) {
+  unsigned bits = type.getElementTypeBitWidth();
+  return bits % 8 == 0 ? bits / 8 : 0;
+}
+
+std::optional<int64_t> tgc::getSliceViewOffset(Operation *op) {
+  auto slice = dyn_cast<tg::SliceOp>(op);
+  if (!slice)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(slice.getOperand().getType());
+  auto resultType = dyn_cast<RankedTensorType>(slice.getType());
+  if (!type || !resultType || !type.hasStaticShape() ||
+      !resultType.hasStaticShape() || resultType.getNumElements() == 0)
+    return std::nullopt;
+  int64_t elementBytes = getElementBytes(type);
+  ArrayRef<int64_t> shape = type.getShape(), start = slice.getStartIndices(),
+                    limit = slice.getLimitIndices(),
+                    strides = slice.getStrides();
+  if (!elementBytes || start.size() != shape.size() ||
+      limit.size() != shape.size() || strides.size() != shape.size())
+    return std::nullopt;
+  // Row-major: one index in each dimension before the first one cut, a run
+  // with unit stride in it, whole dimensions after it.
+  bool cut = false;
+  int64_t offset = 0, stride = 1;
+  for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
+    int64_t size = limit[dim] - start[dim];
+    bool whole = start[dim] == 0 && limit[dim] == shape[dim];
+    if (cut && size != 1)
+      return std::nullopt;
+    if (!whole) {
+      if (size > 1 && strides[dim] != 1)
+        return std::nullopt;
+      cut = true;
+    }
+    offset += start[dim] * stride;
+    stride *= shape[dim];
+  }
+  offset *= elementBytes;
+  if (offset % kInPlaceAlignment)
+    return std::nullopt;
+  return offset;
+}
+
+/// Whether `op` is a view the simulator shares a buffer through.
+static bool isSharedView(Operation *op) {
+  return isViewOp(op) || getSliceViewOffset(op);
+}
+
+/// Whether the producer of `value` can write it inside another buffer: the
+/// result of a top-level op that is not a constant, a view, a concat or a
+/// collective, read only by `reader`, through views read once each.
+static bool canWriteInside(Value value, Operation *reader) {
+  Block *block = reader->getBlock();
+  while (true) {
+    if (!value.hasOneUse() || *value.getUsers().begin() != reader)
+      return false;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != block)
+      return false;
+    if (!isSharedView(def)) {
+      return !matchPattern(def, m_Constant()) && !isa<tg::ConcatOp>(def) &&
+             !isa<shard::ShardDialect>(def->getDialect());
+    }
+    // Only a reshape passes the whole buffer on; a slice view's producer
+    // writes more than the slice.
+    if (!isViewOp(def))
+      return false;
+    reader = def;
+    value = def->getOperand(0);
+  }
+}
+
+SmallVector<std::optional<int64_t>>
+tgc::getInPlaceConcatOffsets(Operation *op) {
+  auto concat = dyn_cast<tg::ConcatOp>(op);
+  if (!concat)
+    return {};
+  SmallVector<std::optional<int64_t>> offsets(concat.getInputs().size());
+  auto type = dyn_cast<RankedTensorType>(concat.getType());
+  int64_t dim = concat.getDimension();
+  if (!type || !type.hasStaticShape() || !getElementBytes(type) || dim < 0 ||
+      dim >= type.getRank() ||
+      llvm::any_of(type.getShape().take_front(dim),
+                   [](int64_t size) { return size != 1; }))
+    return offsets;
+  int64_t offset = 0;
+  for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+    auto inputType = dyn_cast<RankedTensorType>(input.getType());
+    if (!inputType || !inputType.hasStaticShape())
+      return offsets;
+    if (offset % kInPlaceAlignment == 0 && inputType.getNumElements() > 0 &&
+        canWriteInside(input, op))
+      offsets[index] = offset;
+    offset += tg::getTensorByteSize(inputType);
+  }
+  return offsets;
+}
+
+bool tgc::isPlacedInPlace(Operation *op) {
+  // Only the step's top-level ops have buffers.
+  if (!isa_and_nonnull<func::FuncOp>(op->getParentOp()))
+    return false;
+  if (getSliceViewOffset(op))
+    return true;
+  if (!isa<tg::ConcatOp>(op))
+    return false;
+  SmallVector<std::optional<int64_t>> offsets = getInPlaceConcatOffsets(op);
+  return llvm::all_of(offsets, [](auto offset) { return offset.has_value(); });
+}
+
 static int64_t getByteSize(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type ? tg::getTensorByteSize(type) : 0;
@@ -160,7 +294,9 @@ struct SimulationFacts {
   SimulationFacts(func::FuncOp function, const DeviceSpec *device);
 
   struct OpFacts {
+    /// A view shares its operand's buffer, `viewOffset` bytes into it.
     bool view = false;
+    int64_t viewOffset = 0;
     bool usesMatrixUnits = false;
     int64_t workspaceBytes = 0;
     /// A constant: dense ones are part of the program, splats are filled
@@ -175,6 +311,9 @@ struct SimulationFacts {
   DenseMap<Operation *, OpFacts> ops;
   /// The argument each aliased returned value updates.
   DenseMap<Value, BlockArgument> aliasOf;
+  /// The values written in place inside a concat's buffer: the concat, and
+  /// the byte offset.
+  DenseMap<Value, std::pair<Operation *, int64_t>> insideConcat;
   SmallVector<MemoryKind> argumentKinds;
   /// The kind of each top-level op's results with a buffer of their own.
   DenseMap<Value, MemoryKind> resultKinds;
@@ -210,6 +349,23 @@ SimulationFacts::SimulationFacts(func::FuncOp function,
       facts.workspaceBytes = cost.workspaceBytes;
     }
     facts.view = isViewOp(&op);
+    if (std::optional<int64_t> offset = getSliceViewOffset(&op)) {
+      facts.view = true;
+      facts.viewOffset = *offset;
+    }
+    for (auto [input, offset] :
+         llvm::zip(op.getOperands(), getInPlaceConcatOffsets(&op))) {
+      if (!offset)
+        continue;
+      // The producer writes it, through the views in between.
+      Value written = input;
+      while (Operation *def = written.getDefiningOp()) {
+        if (!isViewOp(def))
+          break;
+        written = def->getOperand(0);
+      }
+      insideConcat[written] = {&op, *offset};
+    }
     if (matchPattern(&op, m_Constant())) {
       ElementsAttr value;
       facts.constant = true;
@@ -309,6 +465,13 @@ private:
       result->bufferOf[value] = index;
     return index;
   }
+  /// Stores `value` in buffer `index`, `offset` bytes into it.
+  void share(Value value, size_t index, int64_t offset) {
+    result->bufferOf[value] = index;
+    result->buffers[index].values.push_back(value);
+    if (offset)
+      result->offsetInBuffer[value] = offset;
+  }
   /// Whether the aliased result `value` can be written into argument `arg`.
   bool canUpdateInPlace(Value value, BlockArgument arg);
   MemoryKind getResultKind(Value value) const {
@@ -341,18 +504,25 @@ bool Simulator::canUpdateInPlace(Value value, BlockArgument arg) {
   if (!def || !position.count(def) || facts.ops.lookup(def).view)
     return false;
   int64_t at = position[def];
-  bool readsArg = false;
-  for (OpOperand &use : arg.getUses()) {
-    Operation *top = body().findAncestorOpInBlock(*use.getOwner());
-    if (top == def) {
-      readsArg = true;
-      continue;
+  // The argument and its views (which share its buffer) must all be read
+  // before; writing over one while reading it is only safe element by
+  // element, at the same element (not through a slice view).
+  for (Value shared : result->buffers[result->bufferOf[arg]].values) {
+    bool readsShared = false;
+    for (OpOperand &use : shared.getUses()) {
+      Operation *top = body().findAncestorOpInBlock(*use.getOwner());
+      if (top == def) {
+        readsShared = true;
+        continue;
+      }
+      if (positionOf(use.getOwner()) >= at)
+        return false;
     }
-    if (positionOf(use.getOwner()) >= at)
+    if (readsShared && (result->offsetInBuffer.count(shared) ||
+                        !readsElementByElement(def, shared)))
       return false;
   }
-  // Writing over an operand while reading it is only safe element by element.
-  return !readsArg || readsElementByElement(def, arg);
+  return true;
 }
 
 /// Whether `op` reads `value` only at the element it writes: an elementwise
@@ -419,12 +589,13 @@ void Simulator::run(MemorySimulation &out) {
       result->buffers[workspace].workspaceOf = op;
     }
     if (opFacts.view) {
-      auto it = result->bufferOf.find(op->getOperand(0));
+      Value operand = op->getOperand(0);
+      auto it = result->bufferOf.find(operand);
       if (it != result->bufferOf.end()) {
         // Copied first: inserting the result may grow the map and move `it`.
         size_t shared = it->second;
-        result->bufferOf[op->getResult(0)] = shared;
-        result->buffers[shared].values.push_back(op->getResult(0));
+        share(op->getResult(0), shared,
+              result->offsetInBuffer.lookup(operand) + opFacts.viewOffset);
         continue;
       }
     }
@@ -451,13 +622,25 @@ void Simulator::run(MemorySimulation &out) {
     if (isa<shard::SendOp>(op))
       continue;
     for (Value value : op->getResults()) {
+      if (result->bufferOf.count(value))
+        continue; // a concat's, made by the first input written inside it
       auto alias = facts.aliasOf.find(value);
       if (alias != facts.aliasOf.end() &&
           result->bufferOf.count(alias->second) &&
           canUpdateInPlace(value, alias->second)) {
-        size_t argBuffer = result->bufferOf[alias->second];
-        result->bufferOf[value] = argBuffer;
-        result->buffers[argBuffer].values.push_back(value);
+        share(value, result->bufferOf[alias->second], 0);
+        continue;
+      }
+      // Written inside a concat's buffer (on this pp device's ops only).
+      auto inside = facts.insideConcat.find(value);
+      if (inside != facts.insideConcat.end() &&
+          position.count(inside->second.first)) {
+        Value joined = inside->second.first->getResult(0);
+        auto it = result->bufferOf.find(joined);
+        size_t buffer = it != result->bufferOf.end()
+                            ? it->second
+                            : addBuffer(joined, at, at, getResultKind(joined));
+        share(value, buffer, inside->second.second);
         continue;
       }
       addBuffer(value, at, at, getResultKind(value));

@@ -3,6 +3,7 @@
 #include "tgc/Analysis/OpCostSummary.h"
 
 #include "tgc/Analysis/CollectiveCost.h"
+#include "tgc/Analysis/CostModel.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -43,7 +44,7 @@ FunctionCostSummary FunctionCostSummary::compute(Operation *function) {
     if (inserted)
       summary.kinds.push_back({name.str(), 0, {}});
     OpKindCost &kind = summary.kinds[it->second];
-    tg::OpCost cost = costed.getCost();
+    tg::OpCost cost = getPlacedCost(costed);
     ++kind.count;
     kind.cost += cost;
     summary.total += cost;

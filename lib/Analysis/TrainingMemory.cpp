@@ -108,10 +108,14 @@ static Value getStoredValue(Value value, bool isGradient) {
       value = fusion.getInputs()[arg.getArgNumber()];
   // A parameter is stored whole where its update reads a slice of it; a
   // gradient is stored whole where the slice cuts an all-reduce's result
-  // (ZeRO-1), while a slice of anything else (a padded gradient under
-  // ZeRO-2) is all that is kept.
+  // (ZeRO-1; a bucket's all-reduce, tg-bucket-collectives, is sliced and
+  // reshaped into each gradient first), while a slice of anything else (a
+  // padded gradient under ZeRO-2) is all that is kept.
   while (auto slice = value.getDefiningOp<shard::AllSliceOp>()) {
-    if (isGradient && !slice.getInput().getDefiningOp<shard::AllReduceOp>())
+    Value reduced = slice.getInput();
+    while (isa_and_nonnull<tg::ReshapeOp, tg::SliceOp>(reduced.getDefiningOp()))
+      reduced = reduced.getDefiningOp()->getOperand(0);
+    if (isGradient && !reduced.getDefiningOp<shard::AllReduceOp>())
       break;
     value = slice.getInput();
   }

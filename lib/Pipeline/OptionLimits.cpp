@@ -45,6 +45,7 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
       {"amax-history", double(o.amaxHistory), 1, 65536},
       {"fp8-margin", double(o.fp8Margin), 0, 64},
       {"zero", double(o.zero), 0, 3},
+      {"grad-bucket-mb", double(o.gradBucketMB), 0, 1048576},
       {"virtual-stages", double(o.virtualStages), 0, 1024},
   };
   for (const OptionRange &range : ranges) {

@@ -139,6 +139,12 @@ void tgc::buildPlanningStage(OpPassManager &pm,
     fuse.noFuseOptimizer = options.noFuseOptimizer;
     function.addPass(createTGFuse(fuse));
   }
+  // After fusion, so that no region takes in a bucket's concat or slices.
+  if (!options.mesh.empty() && options.gradBucketMB > 0) {
+    TGBucketCollectivesOptions buckets;
+    buckets.bucketBytes = int64_t(options.gradBucketMB) << 20;
+    function.addPass(createTGBucketCollectives(buckets));
+  }
   if (!options.noSchedule) {
     TGScheduleOptions schedule;
     schedule.overlap = !options.noOverlap;

@@ -94,8 +94,10 @@ struct TGMemoryPlanPass : tgc::impl::TGMemoryPlanBase<TGMemoryPlanPass> {
     Builder builder(function.getContext());
     auto offsetOf = [&](Value value) -> int64_t {
       auto it = simulation.bufferOf.find(value);
-      return it == simulation.bufferOf.end() ? 0
-                                             : plan.offsets[base + it->second];
+      return it == simulation.bufferOf.end()
+                 ? 0
+                 : plan.offsets[base + it->second] +
+                       simulation.offsetInBuffer.lookup(value);
     };
     for (BlockArgument arg : function.getArguments())
       if (allArguments || simulation.bufferOf.count(arg))

@@ -298,6 +298,13 @@ static cl::opt<unsigned>
          cl::desc("ZeRO stage over the dp axis: 1 shards the optimizer "
                   "state, 2 also the gradients, 3 also the parameters"),
          cl::init(0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<unsigned> gradBucketMB(
+    "grad-bucket-mb",
+    cl::desc("Merge the gradient all-reduces of a partitioned step into "
+             "buckets of about this many MiB, in the order gradients are "
+             "computed (0, the default: one all-reduce per gradient; 4 is a "
+             "good start)"),
+    cl::init(0), TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<bool> sequenceParallel(
     "sequence-parallel",
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
@@ -400,6 +407,7 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.noMemoryPlan = noMemoryPlan;
   options.mesh = mesh;
   options.zero = zero;
+  options.gradBucketMB = gradBucketMB;
   options.sequenceParallel = sequenceParallel;
   options.pipelineSchedule = pipelineSchedule;
   options.virtualStages = virtualStages;
@@ -441,6 +449,7 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(noMemoryPlan),
       std::addressof(mesh),
       std::addressof(zero),
+      std::addressof(gradBucketMB),
       std::addressof(sequenceParallel),
       std::addressof(pipelineSchedule),
       std::addressof(virtualStages),

@@ -43,6 +43,10 @@ struct OpTime {
 
 /// The roofline time of one op with cost `cost` on `device`.
 OpTime estimateOpTime(const tg::OpCost &cost, const DeviceSpec &device);
+
+/// The cost of `op` as the compiled step runs it: none for an op the memory
+/// plan places in place (isPlacedInPlace), else the op's own.
+tg::OpCost getPlacedCost(tg::CostOpInterface op);
 /// The same for an op (CostOpInterface), or a shard collective's time
 /// (estimateCollectiveCost); other ops cost nothing.
 OpTime estimateOpTime(mlir::Operation *op, const DeviceSpec &device);

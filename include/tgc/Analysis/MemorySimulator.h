@@ -17,7 +17,13 @@
 //    nested regions count at their top-level op); an unused result lives
 //    during its op only.
 //  - A view (an op that moves no bytes and returns its single operand's bytes,
-//    like tg.reshape) shares its operand's buffer.
+//    like tg.reshape) shares its operand's buffer; so does a slice that is
+//    one contiguous run of its operand, at that run's offset.
+//  - A concat's input whose producer writes nothing else and that nothing
+//    else reads is written by its producer in place, inside the concat's
+//    buffer, which then lives from the first such producer on (a gradient
+//    bucket's gradients, tg-bucket-collectives); the concat copies only the
+//    other inputs, if any.
 //  - Dense constants are part of the program: live for the whole step. Splat
 //    constants are filled just before their first use.
 //  - Each op's workspace (CostOpInterface) is live during the op; the GEMM
@@ -45,6 +51,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +123,9 @@ struct MemorySimulation {
   std::vector<Buffer> buffers;
   /// The buffer of each value stored in one.
   llvm::DenseMap<mlir::Value, size_t> bufferOf;
+  /// The byte offset of a value in its buffer, where it is not 0 (a slice
+  /// view, a concat's input written in place).
+  llvm::DenseMap<mlir::Value, int64_t> offsetInBuffer;
   /// Live bytes during each op, by kind.
   std::vector<MemoryBreakdown> timeline;
   int64_t peakBytes = 0;
@@ -186,6 +196,35 @@ private:
 /// Whether `op` is a view of its single operand (shares its buffer): it
 /// moves no bytes and returns as many bytes as it reads, like tg.reshape.
 bool isViewOp(mlir::Operation *op);
+
+/// A value stored inside another's buffer (a slice view, a concat's input
+/// written in place) starts a multiple of this many bytes into it, so that
+/// every buffer a kernel or a library call sees stays as aligned as the
+/// arena's.
+constexpr int64_t kInPlaceAlignment = 256;
+
+/// The byte offset of a tg.slice's result in its operand when the result is
+/// one contiguous run of the operand's elements (unit strides, every
+/// dimension after the first one cut taken whole, one index in every one
+/// before) starting kInPlaceAlignment-aligned: the slice is a view at that
+/// offset. Nullopt otherwise, or for another op.
+std::optional<int64_t> getSliceViewOffset(mlir::Operation *op);
+
+/// For each input of a tg.concat that stacks its inputs one after the
+/// other in memory (every dimension before the concatenated one has size
+/// 1): the byte offset in the result at which the input's producer writes
+/// it in place, or nullopt where the concat copies it. An input is written
+/// in place when it is the result of a top-level op (not a constant, a
+/// view, a concat or a collective) whose only reader is the concat,
+/// through views read once each, at an aligned offset. Empty for another
+/// op.
+llvm::SmallVector<std::optional<int64_t>>
+getInPlaceConcatOffsets(mlir::Operation *op);
+
+/// Whether `op` launches nothing once the memory plan has placed it: a
+/// slice view, or a concat whose inputs are all written in place. The cost
+/// model charges such an op nothing.
+bool isPlacedInPlace(mlir::Operation *op);
 
 /// Calls `callback` with each top-level op of `body` (other than `op`) that
 /// produces a value `op` or an op nested in it reads.

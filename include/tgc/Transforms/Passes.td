@@ -881,6 +881,63 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> {
+  let summary = "Gradient all-reduces merged into buckets";
+  let description = [{
+    Merges the gradient all-reduces of a partitioned step into buckets of
+    about `bucket-bytes` each, as PyTorch DDP and Megatron do: a bucket is
+    one `shard.all_reduce` of its gradients laid one after the other
+    (flattened, concatenated), and each gradient is a slice of the result.
+    A ring all-reduce costs a latency term per step whatever its size, so
+    a transformer's many small gradients (norms, biases) cost mostly
+    latency one by one: on GPT-2 124M at dp=8, 149 all-reduces become 14.
+
+    The buckets cost no copy in the compiled step: the memory plan has the
+    producer of each gradient write it in place inside its bucket, and
+    reads each slice of the reduced bucket where it lies (a contiguous
+    slice is a view; docs/memory.md). The interpreter copies.
+
+    Gradients join buckets in the order they are computed (the block order,
+    which is the backward's), so each bucket can go as soon as its last
+    gradient exists, and tg-schedule issues it then (docs/sharding.md,
+    "Overlap"). A bucket holds gradients all-reduced over the same grid
+    axes with the same reduction and element type. It closes once it holds
+    `bucket-bytes`, before a gradient whose all-reduce is read before the
+    bucket's last gradient is computed, and after a gradient whose size is
+    not a multiple of 256 bytes (what followed it could not be written in
+    place at an aligned offset). A gradient is what an optimizer update
+    reads, through the partitioner's collectives and slices; an all-reduce
+    of anything else (a loss, a norm, tensor-parallel activations) is left
+    alone, and so are reduce-scatters (ZeRO-2 and 3) and steps with
+    pipeline stages. The pass runs after tg-fuse, so that no fusion region
+    takes in a bucket's concat or slices. `bucket-bytes=0` turns it off.
+
+    ```mlir
+    // Before: two all-reduces.
+    %a = shard.all_reduce %ga on @mesh grid_axes = [0] : tensor<64x3xf32> -> tensor<64x3xf32>
+    %b = shard.all_reduce %gb on @mesh grid_axes = [0] : tensor<64xf32> -> tensor<64xf32>
+    // After: one of 256 elements, sliced back.
+    %fa = tg.reshape %ga : tensor<64x3xf32> -> tensor<192xf32>
+    %c = tg.concat %fa, %gb dim = 0 : (tensor<192xf32>, tensor<64xf32>) -> tensor<256xf32>
+    %r = shard.all_reduce %c on @mesh grid_axes = [0] : tensor<256xf32> -> tensor<256xf32>
+    %ra = tg.slice %r [0:192] : tensor<256xf32> -> tensor<192xf32>
+    %a = tg.reshape %ra : tensor<192xf32> -> tensor<64x3xf32>
+    %b = tg.slice %r [192:256] : tensor<256xf32> -> tensor<64xf32>
+    ```
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "The size at which a bucket closes, in bytes (0: no buckets; "
+           "default 25 MiB, DDP's)">,
+  ];
+  let statistics = [
+    Statistic<"bucketsMade", "buckets", "Buckets made">,
+    Statistic<"allReducesMerged", "all-reduces-merged",
+              "Gradient all-reduces merged into buckets">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::tgc::tg::TGDialect"];
+}
+
 def TGPipelineSplit : Pass<"tg-pipeline-split", "::mlir::ModuleOp"> {
   let summary = "Cut a model's forward into pipeline stages";
   let description = [{

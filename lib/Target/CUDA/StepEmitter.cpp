@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "tgc/Analysis/MemorySimulator.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGSharding.h"
@@ -55,6 +56,10 @@ public:
 
 private:
   LogicalResult placeResults(Operation *op);
+  /// Whether `op` moves no bytes where the memory plan put its result: a
+  /// reshape or a slice view at its operand's bytes, a concat whose inputs
+  /// their producers wrote in place.
+  bool isInPlace(Operation *op);
   FailureOr<std::string> address(Value value);
   LogicalResult emitGemm(tg::MatmulOp matmul, std::string a, std::string b,
                          std::string c, StringRef name);
@@ -93,6 +98,21 @@ private:
 
 std::string StepEmitter::nextName(StringRef stem) {
   return stem.str() + "_" + str(counter++);
+}
+
+bool StepEmitter::isInPlace(Operation *op) {
+  if (isa<tg::ReshapeOp>(op))
+    return places[op->getOperand(0)].offset == places[op->getResult(0)].offset;
+  if (std::optional<int64_t> offset = getSliceViewOffset(op))
+    return places[op->getResult(0)].offset ==
+           places[op->getOperand(0)].offset + *offset;
+  SmallVector<std::optional<int64_t>> offsets = getInPlaceConcatOffsets(op);
+  return !offsets.empty() &&
+         llvm::all_of(llvm::zip(op->getOperands(), offsets), [&](auto pair) {
+           auto [input, offset] = pair;
+           return offset && places[input].offset ==
+                                places[op->getResult(0)].offset + *offset;
+         });
 }
 
 LogicalResult StepEmitter::placeResults(Operation *op) {
@@ -679,8 +699,7 @@ FailureOr<CudaProject> StepEmitter::run() {
     if (failed(placeResults(&op)))
       return failure();
     LogicalResult status = success();
-    bool isView = isa<tg::ReshapeOp>(op) && places[op.getOperand(0)].offset ==
-                                                places[op.getResult(0)].offset;
+    bool isView = isInPlace(&op);
     // Collectives run in order on one stream: they wait for none.
     if (!isa<shard::ShardDialect>(op.getDialect()) && !isView &&
         failed(waitForCollectives(&op)))

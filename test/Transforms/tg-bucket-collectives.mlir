@@ -1,0 +1,142 @@
+// RUN: tgc-opt %s --split-input-file --tg-bucket-collectives | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --tg-bucket-collectives='bucket-bytes=10000' | FileCheck %s --check-prefix=SMALL
+// RUN: tgc-opt %s --split-input-file --tg-bucket-collectives='bucket-bytes=0' | FileCheck %s --check-prefix=OFF
+// RUN: tgc-opt %s --split-input-file --tg-bucket-collectives --tg-memory-plan | FileCheck %s --check-prefix=PLAN
+
+// Three gradients of a dp=2 step, computed in the order gb, gw, gv: one
+// bucket, laid out in that order and issued right after gv, the last one;
+// each update reads its slice of the reduced bucket.
+// CHECK-LABEL: func.func @bucket
+// CHECK:       %[[GB:.+]] = tg.reduce sum %arg1
+// CHECK:       %[[GW:.+]] = tg.matmul %arg0, %arg1
+// CHECK:       %[[GV:.+]] = tg.matmul %arg1, %arg0
+// CHECK-NEXT:  %[[FW:.+]] = tg.reshape %[[GW]] : tensor<64x64xf32> -> tensor<4096xf32>
+// CHECK-NEXT:  %[[FV:.+]] = tg.reshape %[[GV]] : tensor<64x64xf32> -> tensor<4096xf32>
+// CHECK-NEXT:  %[[B:.+]] = tg.concat %[[GB]], %[[FW]], %[[FV]] dim = 0 : (tensor<64xf32>, tensor<4096xf32>, tensor<4096xf32>) -> tensor<8256xf32>
+// CHECK-NEXT:  %[[R:.+]] = shard.all_reduce %[[B]] on @mesh grid_axes = [0] : tensor<8256xf32> -> tensor<8256xf32>
+// CHECK-NEXT:  %[[RB:.+]] = tg.slice %[[R]] [0:64] : tensor<8256xf32> -> tensor<64xf32>
+// CHECK-NEXT:  %[[SW:.+]] = tg.slice %[[R]] [64:4160] : tensor<8256xf32> -> tensor<4096xf32>
+// CHECK-NEXT:  %[[RW:.+]] = tg.reshape %[[SW]] : tensor<4096xf32> -> tensor<64x64xf32>
+// CHECK-NEXT:  %[[SV:.+]] = tg.slice %[[R]] [4160:8256] : tensor<8256xf32> -> tensor<4096xf32>
+// CHECK-NEXT:  %[[RV:.+]] = tg.reshape %[[SV]] : tensor<4096xf32> -> tensor<64x64xf32>
+// CHECK-NOT:   shard.all_reduce
+// CHECK:       tg.sgd %arg2, %[[RW]]
+// CHECK-NEXT:  tg.sgd %arg3, %[[RB]]
+// CHECK-NEXT:  tg.sgd %arg4, %[[RV]]
+// A bucket of 10000 bytes closes after gw (16640 bytes with gb); gv's
+// all-reduce is left alone, a bucket of one.
+// SMALL-LABEL: func.func @bucket
+// SMALL:       tg.concat %{{.+}}, %{{.+}} dim = 0 : (tensor<64xf32>, tensor<4096xf32>) -> tensor<4160xf32>
+// SMALL:       shard.all_reduce %{{.+}} : tensor<4160xf32> -> tensor<4160xf32>
+// SMALL:       shard.all_reduce %{{.+}} : tensor<64x64xf32> -> tensor<64x64xf32>
+// OFF-LABEL:   func.func @bucket
+// OFF-NOT:     tg.concat
+// The memory plan has each producer write its gradient in place inside the
+// bucket (gb at its start, gw 256 bytes on, gv 16640 bytes on) and reads
+// the slices where they lie.
+// PLAN-LABEL: func.func @bucket
+// PLAN:       tg.reduce sum %arg1 {{.*}}tg.offsets = array<i64: [[B:[0-9]+]]>
+// PLAN:       tg.matmul %arg0, %arg1 {{.*}}tg.offsets = array<i64: [[W:[0-9]+]]>
+// PLAN:       tg.matmul %arg1, %arg0 {{.*}}tg.offsets = array<i64: [[V:[0-9]+]]>
+// PLAN:       tg.reshape {{.*}}tg.offsets = array<i64: [[W]]>
+// PLAN:       tg.reshape {{.*}}tg.offsets = array<i64: [[V]]>
+// PLAN:       tg.concat {{.*}}tg.offsets = array<i64: [[B]]>
+// PLAN:       shard.all_reduce {{.*}}tg.offsets = array<i64: [[R:[0-9]+]]>
+// PLAN:       tg.slice {{.*}}tg.offsets = array<i64: [[R]]>
+module {
+  shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+  func.func @bucket(%x: tensor<64x64xf32> {tg.role = "input"},
+                    %dy: tensor<64x64xf32> {tg.role = "input"},
+                    %w: tensor<64x64xf32> {tg.role = "param", tg.name = "w"},
+                    %b: tensor<64xf32> {tg.role = "param", tg.name = "b"},
+                    %v: tensor<64x64xf32> {tg.role = "param", tg.name = "v"},
+                    %lr: tensor<f32> {tg.role = "hyper"})
+      -> (tensor<64x64xf32> {tg.role = "param", tg.name = "w", tg.aliases = 2 : i64},
+          tensor<64xf32> {tg.role = "param", tg.name = "b", tg.aliases = 3 : i64},
+          tensor<64x64xf32> {tg.role = "param", tg.name = "v", tg.aliases = 4 : i64}) {
+    %gb = tg.reduce sum %dy dims = [0] : tensor<64x64xf32> -> tensor<64xf32>
+    %rb = shard.all_reduce %gb on @mesh grid_axes = [0] : tensor<64xf32> -> tensor<64xf32>
+    %gw = tg.matmul %x, %dy transpose_a : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %rw = shard.all_reduce %gw on @mesh grid_axes = [0] : tensor<64x64xf32> -> tensor<64x64xf32>
+    %gv = tg.matmul %dy, %x transpose_b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %rv = shard.all_reduce %gv on @mesh grid_axes = [0] : tensor<64x64xf32> -> tensor<64x64xf32>
+    %w2 = tg.sgd %w, %rw, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64x64xf32>, tensor<f32>
+    %b2 = tg.sgd %b, %rb, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64xf32>, tensor<f32>
+    %v2 = tg.sgd %v, %rv, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64x64xf32>, tensor<f32>
+    return %w2, %b2, %v2 : tensor<64x64xf32>, tensor<64xf32>, tensor<64x64xf32>
+  }
+}
+
+// -----
+
+// What is not bucketed together: gradients reduced over other axes, other
+// element types, a loss's all-reduce (not a gradient). gw's all-reduce is
+// read (by the update of w) before gv exists, so gw and gv cannot wait for
+// each other: no bucket.
+// CHECK-LABEL: func.func @apart
+// CHECK-NOT:   tg.concat
+// CHECK:       return
+module {
+  shard.grid @mesh(shape = 2x2) {tg.mesh_axes = ["dp", "tp"]}
+  func.func @apart(%x: tensor<64x64xf32> {tg.role = "input"},
+                   %dy: tensor<64x64xf32> {tg.role = "input"},
+                   %w: tensor<64x64xf32> {tg.role = "param", tg.name = "w"},
+                   %v: tensor<64x64xf32> {tg.role = "param", tg.name = "v"},
+                   %u: tensor<64x64xf32> {tg.role = "param", tg.name = "u"},
+                   %h: tensor<64xbf16> {tg.role = "param", tg.name = "h"},
+                   %lr: tensor<f32> {tg.role = "hyper"})
+      -> (tensor<f32> {tg.role = "loss"},
+          tensor<64x64xf32> {tg.role = "param", tg.name = "w", tg.aliases = 2 : i64},
+          tensor<64x64xf32> {tg.role = "param", tg.name = "v", tg.aliases = 3 : i64},
+          tensor<64x64xf32> {tg.role = "param", tg.name = "u", tg.aliases = 4 : i64},
+          tensor<64xbf16> {tg.role = "param", tg.name = "h", tg.aliases = 5 : i64}) {
+    %l = tg.reduce sum %x dims = [0, 1] : tensor<64x64xf32> -> tensor<f32>
+    %rl = shard.all_reduce %l on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+    %gw = tg.matmul %x, %dy transpose_a : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %rw = shard.all_reduce %gw on @mesh grid_axes = [0] : tensor<64x64xf32> -> tensor<64x64xf32>
+    %w2 = tg.sgd %w, %rw, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64x64xf32>, tensor<f32>
+    %gv = tg.matmul %dy, %x transpose_b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %rv = shard.all_reduce %gv on @mesh grid_axes = [0] : tensor<64x64xf32> -> tensor<64x64xf32>
+    %gu = tg.matmul %dy, %dy : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    %ru = shard.all_reduce %gu on @mesh grid_axes = [1] : tensor<64x64xf32> -> tensor<64x64xf32>
+    %gh = tg.exp %h : tensor<64xbf16>
+    %rh = shard.all_reduce %gh on @mesh grid_axes = [0] : tensor<64xbf16> -> tensor<64xbf16>
+    %v2 = tg.sgd %v, %rv, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64x64xf32>, tensor<f32>
+    %u2 = tg.sgd %u, %ru, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64x64xf32>, tensor<f32>
+    %h2 = tg.sgd %h, %rh, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64xbf16>, tensor<f32>
+    return %rl, %w2, %v2, %u2, %h2 : tensor<f32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xbf16>
+  }
+}
+
+// -----
+
+// A gradient of 100 f32 (400 bytes, not a multiple of 256) ends its
+// bucket: what followed it would not start aligned. ga and gb go together,
+// gc starts the next bucket, alone (no all-reduce of one is rewritten).
+// CHECK-LABEL: func.func @unaligned
+// CHECK:       tg.concat %{{.+}}, %{{.+}} dim = 0 : (tensor<64xf32>, tensor<100xf32>) -> tensor<164xf32>
+// CHECK-NOT:   tg.concat
+// CHECK:       return
+module {
+  shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+  func.func @unaligned(%x: tensor<64xf32> {tg.role = "input"},
+                       %y: tensor<100xf32> {tg.role = "input"},
+                       %a: tensor<64xf32> {tg.role = "param", tg.name = "a"},
+                       %b: tensor<100xf32> {tg.role = "param", tg.name = "b"},
+                       %c: tensor<64xf32> {tg.role = "param", tg.name = "c"},
+                       %lr: tensor<f32> {tg.role = "hyper"})
+      -> (tensor<64xf32> {tg.role = "param", tg.name = "a", tg.aliases = 2 : i64},
+          tensor<100xf32> {tg.role = "param", tg.name = "b", tg.aliases = 3 : i64},
+          tensor<64xf32> {tg.role = "param", tg.name = "c", tg.aliases = 4 : i64}) {
+    %ga = tg.exp %x : tensor<64xf32>
+    %ra = shard.all_reduce %ga on @mesh grid_axes = [0] : tensor<64xf32> -> tensor<64xf32>
+    %gb = tg.exp %y : tensor<100xf32>
+    %rb = shard.all_reduce %gb on @mesh grid_axes = [0] : tensor<100xf32> -> tensor<100xf32>
+    %gc = tg.tanh %x : tensor<64xf32>
+    %rc = shard.all_reduce %gc on @mesh grid_axes = [0] : tensor<64xf32> -> tensor<64xf32>
+    %a2 = tg.sgd %a, %ra, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64xf32>, tensor<f32>
+    %b2 = tg.sgd %b, %rb, %lr momentum = 0.0 weight_decay = 0.0 : tensor<100xf32>, tensor<f32>
+    %c2 = tg.sgd %c, %rc, %lr momentum = 0.0 weight_decay = 0.0 : tensor<64xf32>, tensor<f32>
+    return %a2, %b2, %c2 : tensor<64xf32>, tensor<100xf32>, tensor<64xf32>
+  }
+}

@@ -161,6 +161,13 @@ bool tgc::isViewOp(Operation *op) {
          costed.getCost().bytesMoved() == 0;
 }
 
+bool tgc::isFilledAtFirstUse(Operation *op) {
+  ElementsAttr value;
+  return op->getNumResults() == 1 &&
+         matchPattern(op->getResult(0), m_Constant(&value)) &&
+         isa<SplatElementsAttr>(value);
+}
+
 /// The bytes of one element of `type`, or 0 for elements narrower than a
 /// byte.
 static int64_t getElementBytes(RankedTensorType type) {
@@ -367,10 +374,8 @@ SimulationFacts::SimulationFacts(func::FuncOp function,
       insideConcat[written] = {&op, *offset};
     }
     if (matchPattern(&op, m_Constant())) {
-      ElementsAttr value;
       facts.constant = true;
-      facts.splat = matchPattern(op.getResult(0), m_Constant(&value)) &&
-                    isa<SplatElementsAttr>(value);
+      facts.splat = isFilledAtFirstUse(&op);
     }
     ops[&op] = facts;
     Phase phase = structure.getPhase(&op);

@@ -39,10 +39,6 @@ enum class Role {
   /// An op that reads a reduced gradient (or scalar): run once it need not
   /// wait.
   Deferred,
-  /// An op that launches nothing and only feeds gradient collectives (a
-  /// gradient bucket's flattening views and in-place concat): run as soon
-  /// as its operands exist, so that the collective is issued then.
-  Join,
   /// An all-gather of a parameter argument (ZeRO-3): prefetched.
   ParameterGather,
   /// Another collective of an argument of the step (the micro-batches'
@@ -187,14 +183,6 @@ void OverlapScheduler::classify() {
       continue;
     }
   }
-  for (size_t at = ops.size(); at-- > 0;)
-    if (roles[at] == Role::Kept && !users[at].empty() &&
-        (isViewOp(ops[at]) || isPlacedInPlace(ops[at])) &&
-        llvm::all_of(users[at], [&](size_t user) {
-          return roles[user] == Role::GradientCollective ||
-                 roles[user] == Role::Join;
-        }))
-      roles[at] = Role::Join;
   // The ops a gradient collective waits for are the backward's critical
   // path: none is deferred, even where it reads a reduced scalar (a mean
   // loss's count of tokens that are not ignored, read by its gradient).
@@ -308,8 +296,6 @@ bool OverlapScheduler::emit(size_t at) {
       readyCollectives.insert(user);
     else if (roles[user] == Role::Deferred)
       readyDeferred.insert(user);
-    else if (roles[user] == Role::Join)
-      emit(user);
   }
   return true;
 }

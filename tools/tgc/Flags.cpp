@@ -302,9 +302,8 @@ static cl::opt<unsigned> gradBucketMB(
     "grad-bucket-mb",
     cl::desc("Merge the gradient all-reduces of a partitioned step into "
              "buckets of about this many MiB, in the order gradients are "
-             "computed (0, the default: one all-reduce per gradient; 4 is a "
-             "good start)"),
-    cl::init(0), TGC_STEP_SUBS, TGC_CAT);
+             "computed (0: one all-reduce per gradient; default 4)"),
+    cl::init(4), TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<bool> sequenceParallel(
     "sequence-parallel",
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "

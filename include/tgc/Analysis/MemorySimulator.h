@@ -197,6 +197,11 @@ private:
 /// moves no bytes and returns as many bytes as it reads, like tg.reshape.
 bool isViewOp(mlir::Operation *op);
 
+/// Whether `op` is a splat constant, which the simulator has live from just
+/// before its first use (so whoever runs the step must fill it there, not
+/// where it stands in the order).
+bool isFilledAtFirstUse(mlir::Operation *op);
+
 /// A value stored inside another's buffer (a slice view, a concat's input
 /// written in place) starts a multiple of this many bytes into it, so that
 /// every buffer a kernel or a library call sees stays as aligned as the

@@ -142,12 +142,11 @@ struct TrainingPipelineOptions
       llvm::cl::init(0)};
   Option<unsigned> gradBucketMB{
       *this, "grad-bucket-mb",
-      llvm::cl::desc(
-          "Merge the gradient all-reduces of a partitioned step "
-          "into buckets of about this many MiB, in the order "
-          "gradients are computed (tg-bucket-collectives; 0: one "
-          "all-reduce per gradient, the default; 4 is a good start)"),
-      llvm::cl::init(0)};
+      llvm::cl::desc("Merge the gradient all-reduces of a partitioned step "
+                     "into buckets of about this many MiB, in the order "
+                     "gradients are computed (tg-bucket-collectives; 0: one "
+                     "all-reduce per gradient; default 4)"),
+      llvm::cl::init(4)};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("With a tp axis: split the norms' inputs (the residual "

@@ -926,9 +926,9 @@ def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> 
     ```
   }];
   let options = [
-    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
            "The size at which a bucket closes, in bytes (0: no buckets; "
-           "default 25 MiB, DDP's)">,
+           "default 4 MiB)">,
   ];
   let statistics = [
     Statistic<"bucketsMade", "buckets", "Buckets made">,

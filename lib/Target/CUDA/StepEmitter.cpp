@@ -56,6 +56,11 @@ public:
 
 private:
   LogicalResult placeResults(Operation *op);
+  /// Fills the splat constant `constant` (a kernel) and forgets it.
+  LogicalResult fillConstant(Operation *constant);
+  /// Fills the splat constants `op` (or an op nested in it) reads that are
+  /// not filled yet, in the order they are read.
+  LogicalResult fillConstantsReadBy(Operation *op);
   /// Whether `op` moves no bytes where the memory plan put its result: a
   /// reshape or a slice view at its operand's bytes, a concat whose inputs
   /// their producers wrote in place.
@@ -75,6 +80,8 @@ private:
 
   func::FuncOp step;
   llvm::DenseMap<Value, Place> places;
+  /// The splat constants seen and not yet filled.
+  llvm::DenseSet<Operation *> unfilled;
   std::string kernels, host, description;
   int64_t scratchBytes = 0;
   unsigned counter = 0;
@@ -98,6 +105,26 @@ private:
 
 std::string StepEmitter::nextName(StringRef stem) {
   return stem.str() + "_" + str(counter++);
+}
+
+LogicalResult StepEmitter::fillConstant(Operation *constant) {
+  unfilled.erase(constant);
+  return failure(failed(waitForCollectives(constant)) ||
+                 failed(emitKernel(constant)));
+}
+
+LogicalResult StepEmitter::fillConstantsReadBy(Operation *op) {
+  SmallVector<Operation *> read;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && unfilled.contains(def) && !llvm::is_contained(read, def))
+        read.push_back(def);
+  });
+  for (Operation *constant : read)
+    if (failed(fillConstant(constant)))
+      return failure();
+  return success();
 }
 
 bool StepEmitter::isInPlace(Operation *op) {
@@ -698,6 +725,14 @@ FailureOr<CudaProject> StepEmitter::run() {
       continue;
     if (failed(placeResults(&op)))
       return failure();
+    // A splat constant's buffer is planned from just before its first use
+    // (docs/memory.md): it is filled there, not where it stands.
+    if (isFilledAtFirstUse(&op)) {
+      unfilled.insert(&op);
+      continue;
+    }
+    if (failed(fillConstantsReadBy(&op)))
+      return failure();
     LogicalResult status = success();
     bool isView = isInPlace(&op);
     // Collectives run in order on one stream: they wait for none.
@@ -725,6 +760,10 @@ FailureOr<CudaProject> StepEmitter::run() {
     if (failed(status))
       return failure();
   }
+  // Splat constants nothing reads but the return, or nothing at all.
+  for (Operation &op : step.getBody().front())
+    if (unfilled.contains(&op) && failed(fillConstant(&op)))
+      return failure();
   if (failed(waitForCollectives(nullptr)) || failed(emitDescription()))
     return failure();
   std::string header =

@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tgc::rt::backend {
 
@@ -40,6 +42,15 @@ void selectDevice(int localRank);
 void synchronize(const char *what);
 /// The most device memory in use so far (0 where unknown).
 size_t peakMemory();
+
+/// Kernel timing (train --profile): between profileBegin and profileEnd,
+/// every kernel and library call marks its end (checkLaunch, the GEMM and
+/// attention calls); profileEnd waits for the step and appends each mark's
+/// kernel and the seconds since the mark before it (CUDA events on the GPU,
+/// the wall clock on the host).
+void profileBegin();
+void profileMark(const char *kernel);
+void profileEnd(std::vector<std::pair<std::string, double>> &times);
 
 } // namespace tgc::rt::backend
 

@@ -1,15 +1,18 @@
 //===- CudaBackend.cu - the CUDA target: device memory, cuBLAS, attention -===//
 //
 // GEMMs through cublasGemmStridedBatchedEx with f32 accumulation (row-major
-// operands as the transposed column-major product), and a reference
-// attention (forward and backward) that keeps no s x s matrix in memory:
-// one thread per output element, recomputing the scores it needs. Every
-// failing call reports the kernel (the tg op or region) it ran for.
+// operands as the transposed column-major product), and attention (forward
+// and backward) that keeps no s x s matrix in memory: the tiled kernels of
+// FlashAttention.h for head sizes up to 128, else (or with
+// TGC_ATTENTION=reference) a reference of one thread per output element
+// that recomputes the scores it needs. Every failing call reports the
+// kernel (the tg op or region) it ran for.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
 
+#include "tgc/runtime/FlashAttention.h"
 #include "tgc/runtime/Kernels.h"
 #include "tgc/runtime/Runtime.h"
 
@@ -18,6 +21,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace tgc::rt;
@@ -183,10 +188,54 @@ void backend::synchronize(const char *what) {
 
 size_t backend::peakMemory() { return peakUsed; }
 
+namespace {
+bool profiling = false;
+/// profileBegin's event, then one per mark, reused from step to step.
+std::vector<cudaEvent_t> profileEvents;
+std::vector<const char *> profileKernels;
+size_t profileMarks = 0;
+
+void recordProfileEvent() {
+  if (profileMarks == profileEvents.size()) {
+    cudaEvent_t event;
+    check(cudaEventCreate(&event), "cudaEventCreate", "the profile");
+    profileEvents.push_back(event);
+  }
+  check(cudaEventRecord(profileEvents[profileMarks++], stream),
+        "cudaEventRecord", "the profile");
+}
+} // namespace
+
+void backend::profileBegin() {
+  ensureStarted();
+  profiling = true;
+  profileMarks = 0;
+  profileKernels.clear();
+  recordProfileEvent();
+}
+
+void backend::profileMark(const char *kernel) {
+  if (!profiling)
+    return;
+  recordProfileEvent();
+  profileKernels.push_back(kernel);
+}
+
+void backend::profileEnd(std::vector<std::pair<std::string, double>> &times) {
+  profiling = false;
+  synchronize("the profiled step");
+  for (size_t i = 1; i < profileMarks; ++i) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, profileEvents[i - 1], profileEvents[i]),
+          "cudaEventElapsedTime", "the profile");
+    times.emplace_back(profileKernels[i - 1], ms * 1e-3);
+  }
+}
+
 void tgc::rt::checkLaunch(const char *kernel, const char *location) {
   cudaError_t status = cudaGetLastError();
   if (status == cudaSuccess)
-    return;
+    return backend::profileMark(kernel);
   std::fprintf(stderr, "error: kernel %s (%s) failed to launch: %s\n", kernel,
                location, cudaGetErrorString(status));
   std::exit(1);
@@ -227,6 +276,7 @@ void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
                  kernel, static_cast<int>(status));
     std::exit(1);
   }
+  backend::profileMark(kernel);
 }
 
 namespace {
@@ -356,6 +406,34 @@ unsigned blocksFor(int64_t elements) {
                                                 : blocks);
 }
 
+/// Blocks for `groups` x the tiles of `rows` rows (the tiled kernels loop
+/// over blocks past the grid).
+unsigned tiledBlocks(int64_t groups, int64_t rows, int tile) {
+  int64_t blocks = groups * ((rows + tile - 1) / tile);
+  return static_cast<unsigned>(blocks < 1         ? 1
+                               : blocks > 1 << 24 ? 1 << 24
+                                                  : blocks);
+}
+
+/// Calls tiled(std::integral_constant<int, DMAX>()) with the tiled
+/// kernels' bound for `d` and returns true; false when they do not take it
+/// (rows longer than 128) or TGC_ATTENTION=reference asks for the
+/// reference kernels.
+template <typename Fn> bool runTiled(const AttentionDesc &d, Fn &&tiled) {
+  static const bool reference = [] {
+    const char *choice = std::getenv("TGC_ATTENTION");
+    return choice && std::string(choice) == "reference";
+  }();
+  int bound = flash::boundFor(d);
+  if (reference || !bound)
+    return false;
+  if (bound == 64)
+    tiled(std::integral_constant<int, 64>());
+  else
+    tiled(std::integral_constant<int, 128>());
+  return true;
+}
+
 /// Calls fn(S{}, L{}) for the storage types of an attention.
 template <typename Fn>
 void visitAttention(const AttentionDesc &d, Fn &&fn, const char *kernel) {
@@ -393,6 +471,17 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *q,
       [&](auto s, auto l) {
         using S = decltype(s);
         using L = decltype(l);
+        auto tiled = [&](auto bound) {
+          constexpr int DMAX = decltype(bound)::value;
+          constexpr int kRows = flash::kRows<DMAX>;
+          flash::flashForward<S, L, DMAX, 1>
+              <<<tiledBlocks(d.batch * d.heads, d.queries, kRows), kRows, 0,
+                 stream>>>(d, static_cast<const S *>(q),
+                           static_cast<const S *>(k), static_cast<const S *>(v),
+                           static_cast<S *>(out), static_cast<L *>(lse));
+        };
+        if (runTiled(d, tiled))
+          return;
         attentionForward<S, L>
             <<<blocksFor(d.batch * d.heads * d.queries * d.valueSize), 256, 0,
                stream>>>(d, static_cast<const S *>(q),
@@ -413,6 +502,26 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d, const void *dout,
       [&](auto s, auto l) {
         using S = decltype(s);
         using L = decltype(l);
+        auto tiled = [&](auto bound) {
+          constexpr int DMAX = decltype(bound)::value;
+          constexpr int kRows = flash::kRows<DMAX>;
+          flash::flashGradQuery<S, L, DMAX, 1>
+              <<<tiledBlocks(d.batch * d.heads, d.queries, kRows), kRows, 0,
+                 stream>>>(d, static_cast<const S *>(dout),
+                           static_cast<const S *>(q), static_cast<const S *>(k),
+                           static_cast<const S *>(v),
+                           static_cast<const S *>(out),
+                           static_cast<const L *>(lse), static_cast<S *>(dq));
+          flash::flashGradKeyValue<S, L, DMAX, 1>
+              <<<tiledBlocks(d.batch * d.kvHeads, d.keys, kRows), kRows, 0,
+                 stream>>>(
+                  d, static_cast<const S *>(dout), static_cast<const S *>(q),
+                  static_cast<const S *>(k), static_cast<const S *>(v),
+                  static_cast<const S *>(out), static_cast<const L *>(lse),
+                  static_cast<S *>(dk), static_cast<S *>(dv));
+        };
+        if (runTiled(d, tiled))
+          return;
         attentionGradQuery<S, L>
             <<<blocksFor(d.batch * d.heads * d.queries * d.headSize), 256, 0,
                stream>>>(d, static_cast<const S *>(dout),

@@ -15,6 +15,7 @@
 
 #include <cblas.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +58,35 @@ void backend::waitCollective(int) {}
 void backend::synchronize(const char *) {}
 size_t backend::peakMemory() { return 0; }
 
-void tgc::rt::checkLaunch(const char *, const char *) {}
+namespace {
+bool profiling = false;
+std::chrono::steady_clock::time_point lastMark;
+std::vector<std::pair<std::string, double>> marks;
+} // namespace
+
+void backend::profileBegin() {
+  profiling = true;
+  lastMark = std::chrono::steady_clock::now();
+}
+
+void backend::profileMark(const char *kernel) {
+  if (!profiling)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  marks.emplace_back(kernel,
+                     std::chrono::duration<double>(now - lastMark).count());
+  lastMark = now;
+}
+
+void backend::profileEnd(std::vector<std::pair<std::string, double>> &times) {
+  profiling = false;
+  times.insert(times.end(), marks.begin(), marks.end());
+  marks.clear();
+}
+
+void tgc::rt::checkLaunch(const char *kernel, const char *) {
+  backend::profileMark(kernel);
+}
 
 void tgc::rt::reportKernelError(const char *what, int64_t value,
                                 int64_t bound) {
@@ -80,7 +109,7 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 } // namespace
 
 void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
-                   void *c, const char *) {
+                   void *c, const char *kernel) {
   int64_t aCount = d.batch * d.m * d.k;
   int64_t bCount = (d.sharedRhs ? 1 : d.batch) * d.k * d.n;
   int64_t cCount = d.batch * d.m * d.n;
@@ -100,11 +129,12 @@ void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
     }
   }
   storeFloats(fc, c, d.c);
+  backend::profileMark(kernel);
 }
 
 void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
                         const void *kv, const void *vv, void *outv, void *lsev,
-                        const char *) {
+                        const char *kernel) {
   int64_t group = d.heads / d.kvHeads;
   std::vector<float> q =
       loadFloats(qv, d.type, d.batch * d.heads * d.queries * d.headSize);
@@ -154,12 +184,14 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
     }
   storeFloats(out, outv, d.type);
   storeFloats(lse, lsev, d.lseType);
+  backend::profileMark(kernel);
 }
 
 void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
                             const void *doutv, const void *qv, const void *kv,
                             const void *vv, const void *outv, const void *lsev,
-                            void *dqv, void *dkv, void *dvv, const char *) {
+                            void *dqv, void *dkv, void *dvv,
+                            const char *kernel) {
   int64_t group = d.heads / d.kvHeads;
   int64_t qCount = d.batch * d.heads * d.queries;
   int64_t kvCount = d.batch * d.kvHeads * d.keys;
@@ -225,4 +257,5 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
   storeFloats(dq, dqv, d.type);
   storeFloats(dk, dkv, d.type);
   storeFloats(dv, dvv, d.type);
+  backend::profileMark(kernel);
 }

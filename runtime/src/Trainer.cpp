@@ -16,11 +16,16 @@
 
 #include "tgc/runtime/Runtime.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,7 +42,7 @@ struct Flags {
   unsigned warmup = 0;
   std::string schedule = "constant";
   unsigned logEvery = 10;
-  std::string params, save, saveShards, resume;
+  std::string params, save, saveShards, resume, profile;
   unsigned nproc = 0;
 };
 
@@ -69,7 +74,12 @@ void printUsage(const char *program) {
       "together)\n"
       "  --nproc N          start N local processes, one per device of the "
       "step's\n"
-      "                     mesh (as torchrun --nproc-per-node N does)\n\n"
+      "                     mesh (as torchrun --nproc-per-node N does)\n"
+      "  --profile FILE     time every kernel and library call of steps 2.. "
+      "(step 1\n"
+      "                     alone if it is the only one); print the ten "
+      "slowest and\n"
+      "                     write them all to FILE (JSON)\n\n"
       "A step compiled with --mesh runs as one process per device: `train "
       "--nproc N`,\nor under torchrun, srun or mpirun (RANK, WORLD_SIZE, "
       "LOCAL_RANK, MASTER_ADDR,\nMASTER_PORT or their SLURM_/OMPI_ "
@@ -166,6 +176,8 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
       flags.saveShards = value;
     } else if (flag == "--resume") {
       flags.resume = value;
+    } else if (flag == "--profile") {
+      flags.profile = value;
     } else {
       std::fprintf(stderr, "error: unknown option '%s' (see --help)\n",
                    flag.c_str());
@@ -173,6 +185,47 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
     }
   }
   return true;
+}
+
+/// Sums `times` (a kernel's name and seconds, per call) by kernel over
+/// `steps` steps, prints the ten slowest per step and writes them all, the
+/// slowest first, to `path` as JSON. False if the file cannot be written.
+bool writeProfile(const std::string &path,
+                  const std::vector<std::pair<std::string, double>> &times,
+                  unsigned steps) {
+  std::map<std::string, std::pair<int64_t, double>> byKernel;
+  double total = 0;
+  for (const auto &[kernel, seconds] : times) {
+    auto &entry = byKernel[kernel];
+    ++entry.first;
+    entry.second += seconds;
+    total += seconds;
+  }
+  std::vector<std::pair<std::string, std::pair<int64_t, double>>> sorted(
+      byKernel.begin(), byKernel.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto &a, const auto &b) {
+                     return a.second.second > b.second.second;
+                   });
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto &[kernel, entry] : sorted)
+    kernels.push_back({{"name", kernel},
+                       {"calls_per_step", double(entry.first) / steps},
+                       {"seconds_per_step", entry.second / steps}});
+  nlohmann::json json = {{"device", backend::describe()},
+                         {"steps", steps},
+                         {"kernel_seconds_per_step", total / steps},
+                         {"kernels", kernels}};
+  std::printf("profile of %u step(s): %zu kernels and calls, %.3f ms of "
+              "them per step; the slowest:\n",
+              steps, sorted.size(), total / steps * 1e3);
+  for (size_t i = 0; i < sorted.size() && i < 10; ++i)
+    std::printf("  %-32s %9.3f ms  %5.1f%%\n", sorted[i].first.c_str(),
+                sorted[i].second.second / steps * 1e3,
+                total > 0 ? 100 * sorted[i].second.second / total : 0.0);
+  std::ofstream out(path);
+  out << json.dump(1) << "\n";
+  return static_cast<bool>(out);
 }
 
 int64_t getNumElements(const ArgumentInfo &arg) {
@@ -375,6 +428,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
 
   double firstLoss = NAN, lastLoss = NAN;
   unsigned skipped = 0;
+  std::vector<std::pair<std::string, double>> kernelTimes;
+  unsigned profiledSteps = 0;
   auto start = std::chrono::steady_clock::now();
   for (unsigned k = 0; k < flags.steps; ++k) {
     unsigned n = static_cast<unsigned>(firstStep) + k;
@@ -419,7 +474,14 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       upload(i, arguments[i]);
 
     context.step = n + 1;
+    bool profiled = !flags.profile.empty() && (k > 0 || flags.steps == 1);
+    if (profiled)
+      backend::profileBegin();
     step(context);
+    if (profiled) {
+      backend::profileEnd(kernelTimes);
+      ++profiledSteps;
+    }
     backend::synchronize("the step");
 
     const ResultInfo &lossResult = info.results[lossIndex];
@@ -487,6 +549,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     std::printf("\n");
     if (skipped)
       std::printf("%u step(s) skipped by dynamic loss scaling\n", skipped);
+    if (profiledSteps &&
+        !writeProfile(flags.profile, kernelTimes, profiledSteps))
+      return fail("--profile: cannot write " + flags.profile);
   }
 
   if (!flags.save.empty()) {

@@ -113,6 +113,12 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     json["pipeline"] = text;
   }
   json["kernels"] = project.kernels;
+  ordered_json estimates = ordered_json::array();
+  for (const CudaProject::Estimate &estimate : project.estimates)
+    estimates.push_back({{"name", estimate.name},
+                         {"kernels", estimate.kernels},
+                         {"seconds", estimate.seconds}});
+  json["estimates"] = {{"device", project.device}, {"ops", estimates}};
   return json.dump(2) + "\n";
 }
 

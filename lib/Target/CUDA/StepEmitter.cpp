@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/MemorySimulator.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
@@ -58,6 +59,9 @@ private:
   LogicalResult placeResults(Operation *op);
   /// Fills the splat constant `constant` (a kernel) and forgets it.
   LogicalResult fillConstant(Operation *constant);
+  /// Records the cost model's time of `op` for the kernels it launched,
+  /// project.kernels[first...].
+  void noteEstimate(Operation *op, size_t first);
   /// Fills the splat constants `op` (or an op nested in it) reads that are
   /// not filled yet, in the order they are read.
   LogicalResult fillConstantsReadBy(Operation *op);
@@ -86,6 +90,7 @@ private:
   int64_t scratchBytes = 0;
   unsigned counter = 0;
   CudaProject project;
+  std::optional<DeviceSpec> device;
   /// A partitioned step's mesh, and the distinct grid_axes of its
   /// collectives (StepInfo::mesh.groups).
   std::optional<tg::Mesh> mesh;
@@ -109,8 +114,22 @@ std::string StepEmitter::nextName(StringRef stem) {
 
 LogicalResult StepEmitter::fillConstant(Operation *constant) {
   unfilled.erase(constant);
-  return failure(failed(waitForCollectives(constant)) ||
-                 failed(emitKernel(constant)));
+  if (failed(waitForCollectives(constant)))
+    return failure();
+  size_t first = project.kernels.size();
+  if (failed(emitKernel(constant)))
+    return failure();
+  noteEstimate(constant, first);
+  return success();
+}
+
+void StepEmitter::noteEstimate(Operation *op, size_t first) {
+  if (!device || first == project.kernels.size())
+    return;
+  std::vector<std::string> launched(project.kernels.begin() + first,
+                                    project.kernels.end());
+  project.estimates.push_back(
+      {launched.back(), launched, estimateOpTime(op, *device).time});
 }
 
 LogicalResult StepEmitter::fillConstantsReadBy(Operation *op) {
@@ -703,6 +722,14 @@ FailureOr<CudaProject> StepEmitter::run() {
            << "the generated step runs every op on every rank and the "
               "runtime has no send/recv between stages (the simulated ranks "
               "of tgc run and tgc train run it)";
+  // The estimates are for the device the step was planned for; a module
+  // without a readable one gets none (the step itself does not need them).
+  if (llvm::Expected<DeviceSpec> planned = getDeviceOf(step)) {
+    device = *planned;
+    project.device = device->name;
+  } else {
+    llvm::consumeError(planned.takeError());
+  }
   if (!step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName))
     return step.emitError("is not a compiled step (it has no ")
            << tg::TGDialect::kArenaSizeAttrName
@@ -733,6 +760,7 @@ FailureOr<CudaProject> StepEmitter::run() {
     }
     if (failed(fillConstantsReadBy(&op)))
       return failure();
+    size_t first = project.kernels.size();
     LogicalResult status = success();
     bool isView = isInPlace(&op);
     // Collectives run in order on one stream: they wait for none.
@@ -759,6 +787,7 @@ FailureOr<CudaProject> StepEmitter::run() {
     }
     if (failed(status))
       return failure();
+    noteEstimate(&op, first);
   }
   // Splat constants nothing reads but the return, or nothing at all.
   for (Operation &op : step.getBody().front())

@@ -65,6 +65,39 @@ def is_split_view(shape, view):
                view[d] * view[d + 1] == shape[d] for d in range(len(shape)))
 
 
+def check_profile(args, model, project, build, options):
+    """train --profile times each kernel of step.json once a step, and the
+    estimates in step.json are tgc report's, kernel for kernel."""
+    profile = os.path.join(args.work_dir, "profile.json")
+    printed = run([os.path.join(build, "train"), "--steps", "3", "--seed",
+                   "0", "--profile", profile])
+    if "profile of 2 step(s)" not in printed:
+        sys.exit("train --profile printed no table:\n" + printed)
+    with open(os.path.join(project, "step.json")) as f:
+        step = json.load(f)
+    with open(profile) as f:
+        timed = json.load(f)
+    kernels = step["kernels"]
+    calls = {k["name"]: k["calls_per_step"] for k in timed["kernels"]}
+    expected = {name: kernels.count(name) for name in kernels}
+    if calls != expected:
+        sys.exit("train --profile timed %s, step.json launches %s" %
+                 (sorted(calls.items()), sorted(expected.items())))
+    covered = [k for op in step["estimates"]["ops"] for k in op["kernels"]]
+    if sorted(covered) != sorted(kernels):
+        sys.exit("the estimates cover %s, not the kernels %s" %
+                 (covered, kernels))
+    report = json.loads(run([os.path.join(args.bin, "tgc"), "report", model,
+                             "--train", "--json"] + options +
+                            args.compile_options.split()))
+    total = sum(op["seconds"] for op in step["estimates"]["ops"])
+    if abs(total - report["step_time_s"]) > 1e-9 * report["step_time_s"]:
+        sys.exit("the estimates sum to %.9g s, tgc report's step time is "
+                 "%.9g s" % (total, report["step_time_s"]))
+    print("profile: %d kernels timed once a step; estimates sum to tgc "
+          "report's %.3f us" % (len(calls), total * 1e6))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
@@ -88,6 +121,11 @@ def main():
     parser.add_argument("--data", default="synthetic-copy")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--profile", action="store_true",
+                        help="also check train --profile against step.json: "
+                        "every kernel timed once per step, and the cost "
+                        "model's estimates covering each kernel once and "
+                        "summing to tgc report's step time")
     parser.add_argument("--param-atol", type=float, default=1e-6,
                         help="parameters after the run: |a - b| <= atol + "
                         "rtol |b|")
@@ -147,6 +185,8 @@ def main():
                      (name, args.steps, worstParam))
     print("%d parameters equal within rtol %g, atol %g" %
           (len(theirs), args.rtol, args.param_atol))
+    if args.profile:
+        check_profile(args, model, project, build, options)
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
           % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
 

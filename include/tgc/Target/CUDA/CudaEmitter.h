@@ -33,6 +33,17 @@ struct CudaProject {
   std::string cmakeLists;
   /// Every kernel and call, in order, for reports and tests.
   std::vector<std::string> kernels;
+  /// The cost model's time of each op that launches something, with the
+  /// kernels and calls it launches (a gemm region: its GEMM and its
+  /// epilogue), for comparing with train --profile.
+  struct Estimate {
+    std::string name;
+    std::vector<std::string> kernels;
+    double seconds = 0;
+  };
+  std::vector<Estimate> estimates;
+  /// The device the estimates are for (the module's tg.device).
+  std::string device;
 };
 
 /// Emits the project of `step`, a function of a compiled module (it must

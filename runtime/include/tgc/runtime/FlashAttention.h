@@ -1,0 +1,332 @@
+//===- FlashAttention.h - tiled attention kernels for the CUDA target -*- C++
+//-*-===//
+//
+// Attention forward and backward in the manner of FlashAttention-2 (Dao,
+// 2023), in plain CUDA C++ with f32 arithmetic: no s x s matrix in memory,
+// and keys and values read once per tile of queries instead of once per
+// output element.
+//
+// - flashForward: a block per (batch, head, tile of queries); each thread
+//   owns query rows and keeps their running max, sum and weighted values
+//   while the block walks the visible keys a shared-memory tile at a time
+//   (the online softmax). Writes the output and the rows' logsumexp.
+// - flashGradQuery: a block per (batch, head, tile of queries); dq from the
+//   forward's logsumexp, recomputing the probabilities tile by tile.
+// - flashGradKeyValue: a block per (batch, kv head, tile of keys); each
+//   thread owns key rows and sums dk and dv over the group's heads and the
+//   queries that see them, a shared-memory tile of queries at a time.
+//
+// The kernels are written for any block size: a thread owns `R` rows of
+// the block's tile, R = kRows<DMAX> / blockDim.x. The CUDA target launches
+// kRows threads with R = 1; the runtime's unit test runs the same source
+// on the host (CudaCompat.h: one thread per block) with R = kRows and
+// compares it with the host target's reference attention.
+//
+// DMAX bounds the head and value sizes (64 or 128): rows live in registers
+// of DMAX floats, zero past the real size.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TGC_RUNTIME_FLASHATTENTION_H
+#define TGC_RUNTIME_FLASHATTENTION_H
+
+#include "tgc/runtime/Kernels.h"
+#include "tgc/runtime/Runtime.h"
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define TGC_UNROLL _Pragma("unroll")
+#else
+#define TGC_UNROLL
+#endif
+
+namespace tgc::rt::flash {
+
+/// Rows of a block's own tile (queries in the forward and dq, keys in dk
+/// and dv), and keys per shared-memory tile: 32 KiB of K and V in f32.
+template <int DMAX> constexpr int kRows = 4096 / DMAX;
+/// Queries per shared-memory tile of the dk/dv kernel.
+template <int DMAX> constexpr int kQueryTile = 1024 / DMAX;
+
+/// The first key query `i` does not see (keys past the diagonal).
+__device__ inline int64_t visibleKeys(const AttentionDesc &d, int64_t i) {
+  if (!d.causal)
+    return d.keys;
+  int64_t visible = i + d.keys - d.queries + 1;
+  return visible < 0 ? 0 : visible > d.keys ? d.keys : visible;
+}
+
+/// Copies rows [first, first + count) of `source` (row length `size`) into
+/// `tile` as f32, zero past `size` and past `limit` rows; the block's
+/// threads share the work.
+template <typename S, int DMAX, int STRIDE>
+__device__ void loadTile(float (*tile)[STRIDE], int count, const S *source,
+                         int64_t first, int64_t limit, int64_t size) {
+  for (int x = threadIdx.x; x < count * DMAX; x += blockDim.x) {
+    int r = x / DMAX, e = x % DMAX;
+    int64_t row = first + r;
+    tile[r][e] =
+        row < limit && e < size ? float(ld(source[row * size + e])) : 0.0f;
+  }
+}
+
+template <int DMAX>
+__device__ inline float dot(const float *a, const float *b) {
+  float sum = 0;
+  TGC_UNROLL
+  for (int e = 0; e < DMAX; ++e)
+    sum += a[e] * b[e];
+  return sum;
+}
+
+/// Block `block` of the forward and dq kernels (`tiles` tiles of `tile`
+/// queries per head): its (batch, head), its queries [first, last) and the
+/// first row of its keys and values.
+struct QueryTile {
+  int64_t bh, first, last, kvRow;
+};
+__device__ inline QueryTile queryTile(const AttentionDesc &d, int64_t block,
+                                      int64_t tiles, int64_t tile) {
+  int64_t bh = block / tiles, first = (block % tiles) * tile;
+  int64_t kvHead = bh % d.heads / (d.heads / d.kvHeads);
+  return {bh, first, first + tile < d.queries ? first + tile : d.queries,
+          (bh / d.heads * d.kvHeads + kvHead) * d.keys};
+}
+
+/// The shared part of the forward and dq kernels: for the block's queries
+/// [first, last) of a (batch, head) whose keys start at row `kvRow`, walks
+/// the keys they see a shared-memory tile of K and V at a time, calling
+/// visit(r, j) for each (row r of this thread, key j of the tile) pair in
+/// key order.
+template <typename S, int DMAX, int R, typename Visit>
+__device__ void forEachVisibleKey(const AttentionDesc &d, const S *k,
+                                  const S *v, int64_t kvRow, int64_t first,
+                                  int64_t last, float (*ks)[DMAX],
+                                  float (*vs)[DMAX], Visit &&visit) {
+  constexpr int kTile = kRows<DMAX>;
+  int64_t keys = visibleKeys(d, last - 1);
+  for (int64_t j0 = 0; j0 < keys; j0 += kTile) {
+    __syncthreads();
+    loadTile<S, DMAX>(ks, kTile, k, kvRow + j0, kvRow + d.keys, d.headSize);
+    loadTile<S, DMAX>(vs, kTile, v, kvRow + j0, kvRow + d.keys, d.valueSize);
+    __syncthreads();
+    for (int r = 0; r < R; ++r) {
+      int64_t i = first + threadIdx.x + r * blockDim.x;
+      if (i >= last)
+        continue;
+      int64_t end = visibleKeys(d, i) - j0;
+      end = end > kTile ? kTile : end;
+      for (int j = 0; j < end; ++j)
+        visit(r, j);
+    }
+  }
+}
+
+template <typename S, typename L, int DMAX, int R>
+__global__ void flashForward(AttentionDesc d, const S *q, const S *k,
+                             const S *v, S *out, L *lse) {
+  constexpr int kTile = kRows<DMAX>;
+  __shared__ float ks[kTile][DMAX];
+  __shared__ float vs[kTile][DMAX];
+  int64_t tiles = (d.queries + kTile - 1) / kTile;
+  for (int64_t block = blockIdx.x; block < d.batch * d.heads * tiles;
+       block += gridDim.x) {
+    auto [bh, first, last, kvRow] = queryTile(d, block, tiles, kTile);
+    float qr[R][DMAX], acc[R][DMAX], max[R], sum[R];
+    for (int r = 0; r < R; ++r) {
+      int64_t i = first + threadIdx.x + r * blockDim.x;
+      const S *row = q + (bh * d.queries + i) * d.headSize;
+      TGC_UNROLL
+      for (int e = 0; e < DMAX; ++e) {
+        qr[r][e] = i < last && e < d.headSize ? float(ld(row[e])) : 0.0f;
+        acc[r][e] = 0.0f;
+      }
+      max[r] = -INFINITY;
+      sum[r] = 0.0f;
+    }
+    forEachVisibleKey<S, DMAX, R>(
+        d, k, v, kvRow, first, last, ks, vs, [&](int r, int j) {
+          float s = float(d.scale) * dot<DMAX>(qr[r], ks[j]);
+          if (s > max[r]) {
+            float correction = expf(max[r] - s);
+            sum[r] *= correction;
+            TGC_UNROLL
+            for (int e = 0; e < DMAX; ++e)
+              acc[r][e] *= correction;
+            max[r] = s;
+          }
+          float p = expf(s - max[r]);
+          sum[r] += p;
+          TGC_UNROLL
+          for (int e = 0; e < DMAX; ++e)
+            acc[r][e] += p * vs[j][e];
+        });
+    for (int r = 0; r < R; ++r) {
+      int64_t i = first + threadIdx.x + r * blockDim.x;
+      if (i >= last)
+        continue;
+      int64_t row = bh * d.queries + i;
+      // A row that sees no key: zeros and a logsumexp of -inf, as the
+      // reference attention gives.
+      float inverse = sum[r] > 0 ? 1.0f / sum[r] : 0.0f;
+      TGC_UNROLL
+      for (int e = 0; e < DMAX; ++e)
+        if (e < d.valueSize)
+          out[row * d.valueSize + e] = st<S>(acc[r][e] * inverse);
+      lse[row] = st<L>(max[r] + logf(sum[r]));
+    }
+  }
+}
+
+template <typename S, typename L, int DMAX, int R>
+__global__ void flashGradQuery(AttentionDesc d, const S *dout, const S *q,
+                               const S *k, const S *v, const S *out,
+                               const L *lse, S *dq) {
+  constexpr int kTile = kRows<DMAX>;
+  __shared__ float ks[kTile][DMAX];
+  __shared__ float vs[kTile][DMAX];
+  int64_t tiles = (d.queries + kTile - 1) / kTile;
+  for (int64_t block = blockIdx.x; block < d.batch * d.heads * tiles;
+       block += gridDim.x) {
+    auto [bh, first, last, kvRow] = queryTile(d, block, tiles, kTile);
+    float qr[R][DMAX], dor[R][DMAX], acc[R][DMAX], rowLse[R], delta[R];
+    for (int r = 0; r < R; ++r) {
+      int64_t i = first + threadIdx.x + r * blockDim.x;
+      int64_t row = bh * d.queries + i;
+      delta[r] = 0.0f;
+      TGC_UNROLL
+      for (int e = 0; e < DMAX; ++e) {
+        bool inRow = i < last;
+        qr[r][e] =
+            inRow && e < d.headSize ? float(ld(q[row * d.headSize + e])) : 0;
+        dor[r][e] = inRow && e < d.valueSize
+                        ? float(ld(dout[row * d.valueSize + e]))
+                        : 0.0f;
+        if (inRow && e < d.valueSize)
+          delta[r] += dor[r][e] * float(ld(out[row * d.valueSize + e]));
+        acc[r][e] = 0.0f;
+      }
+      rowLse[r] = i < last ? float(ld(lse[row])) : 0.0f;
+    }
+    forEachVisibleKey<S, DMAX, R>(
+        d, k, v, kvRow, first, last, ks, vs, [&](int r, int j) {
+          float p = expf(float(d.scale) * dot<DMAX>(qr[r], ks[j]) - rowLse[r]);
+          float ds = float(d.scale) * p * (dot<DMAX>(dor[r], vs[j]) - delta[r]);
+          TGC_UNROLL
+          for (int e = 0; e < DMAX; ++e)
+            acc[r][e] += ds * ks[j][e];
+        });
+    for (int r = 0; r < R; ++r) {
+      int64_t i = first + threadIdx.x + r * blockDim.x;
+      if (i >= last)
+        continue;
+      int64_t row = bh * d.queries + i;
+      TGC_UNROLL
+      for (int e = 0; e < DMAX; ++e)
+        if (e < d.headSize)
+          dq[row * d.headSize + e] = st<S>(acc[r][e]);
+    }
+  }
+}
+
+template <typename S, typename L, int DMAX, int R>
+__global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
+                                  const S *k, const S *v, const S *out,
+                                  const L *lse, S *dk, S *dv) {
+  constexpr int kTile = kRows<DMAX>, kQueries = kQueryTile<DMAX>;
+  // The block's own keys and values, a row per thread: padded by one so
+  // that the threads' rows fall in different banks.
+  __shared__ float kOwn[kTile][DMAX + 1];
+  __shared__ float vOwn[kTile][DMAX + 1];
+  __shared__ float qs[kQueries][DMAX];
+  __shared__ float dos[kQueries][DMAX];
+  __shared__ float lses[kQueries];
+  __shared__ float deltas[kQueries];
+  int64_t tiles = (d.keys + kTile - 1) / kTile;
+  int64_t group = d.heads / d.kvHeads;
+  for (int64_t block = blockIdx.x; block < d.batch * d.kvHeads * tiles;
+       block += gridDim.x) {
+    int64_t bkv = block / tiles, first = (block % tiles) * kTile;
+    int64_t b = bkv / d.kvHeads, kvh = bkv % d.kvHeads;
+    int64_t kvRow = bkv * d.keys;
+    int64_t last = first + kTile < d.keys ? first + kTile : d.keys;
+    __syncthreads();
+    loadTile<S, DMAX>(kOwn, kTile, k, kvRow + first, kvRow + d.keys,
+                      d.headSize);
+    loadTile<S, DMAX>(vOwn, kTile, v, kvRow + first, kvRow + d.keys,
+                      d.valueSize);
+    float dkAcc[R][DMAX], dvAcc[R][DMAX];
+    for (int r = 0; r < R; ++r)
+      TGC_UNROLL
+    for (int e = 0; e < DMAX; ++e)
+      dkAcc[r][e] = dvAcc[r][e] = 0.0f;
+    // The first query that sees the block's first key.
+    int64_t start = d.causal ? first - (d.keys - d.queries) : 0;
+    start = start < 0 ? 0 : start;
+    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+      int64_t rows = (b * d.heads + h) * d.queries;
+      for (int64_t i0 = start; i0 < d.queries; i0 += kQueries) {
+        __syncthreads();
+        loadTile<S, DMAX>(qs, kQueries, q, rows + i0, rows + d.queries,
+                          d.headSize);
+        loadTile<S, DMAX>(dos, kQueries, dout, rows + i0, rows + d.queries,
+                          d.valueSize);
+        for (int x = threadIdx.x; x < kQueries; x += blockDim.x) {
+          int64_t row = rows + i0 + x;
+          float delta = 0.0f;
+          if (i0 + x < d.queries)
+            for (int64_t e = 0; e < d.valueSize; ++e)
+              delta += float(ld(dout[row * d.valueSize + e])) *
+                       float(ld(out[row * d.valueSize + e]));
+          deltas[x] = delta;
+          lses[x] = i0 + x < d.queries ? float(ld(lse[row])) : 0.0f;
+        }
+        __syncthreads();
+        int64_t count = d.queries - i0 < kQueries ? d.queries - i0 : kQueries;
+        for (int r = 0; r < R; ++r) {
+          int t = threadIdx.x + r * blockDim.x;
+          int64_t j = first + t;
+          if (j >= last)
+            continue;
+          for (int x = 0; x < count; ++x) {
+            if (d.causal && j >= visibleKeys(d, i0 + x))
+              continue;
+            float p =
+                expf(float(d.scale) * dot<DMAX>(qs[x], kOwn[t]) - lses[x]);
+            float ds =
+                float(d.scale) * p * (dot<DMAX>(dos[x], vOwn[t]) - deltas[x]);
+            TGC_UNROLL
+            for (int e = 0; e < DMAX; ++e) {
+              dvAcc[r][e] += p * dos[x][e];
+              dkAcc[r][e] += ds * qs[x][e];
+            }
+          }
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      int64_t j = first + threadIdx.x + r * blockDim.x;
+      if (j >= last)
+        continue;
+      TGC_UNROLL
+      for (int e = 0; e < DMAX; ++e) {
+        if (e < d.headSize)
+          dk[(kvRow + j) * d.headSize + e] = st<S>(dkAcc[r][e]);
+        if (e < d.valueSize)
+          dv[(kvRow + j) * d.valueSize + e] = st<S>(dvAcc[r][e]);
+      }
+    }
+  }
+}
+
+/// The head-size bound these kernels take for `d` (64 or 128), or 0 when a
+/// head or value row is longer than 128 (the caller falls back).
+inline int boundFor(const AttentionDesc &d) {
+  int64_t size = d.headSize > d.valueSize ? d.headSize : d.valueSize;
+  return size <= 64 ? 64 : size <= 128 ? 128 : 0;
+}
+
+} // namespace tgc::rt::flash
+
+#endif // TGC_RUNTIME_FLASHATTENTION_H

@@ -57,6 +57,10 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
   };
   std::string call;
   int64_t outputElements = getNumElements(op->getResult(0));
+  // An op of two steps (the second reads what the first wrote anywhere):
+  // its second call, a launch of its own.
+  std::string secondCall;
+  int64_t secondElements = 1;
   LogicalResult status = success();
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](tg::ReduceOp reduce) {
@@ -143,18 +147,20 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                ", " + out[0] + ", " + out[1] + ", " +
                (isLayerNorm ? out[2] : nullOf(op->getResult(1), false)) + ", " +
                str(getRows(x)) + ", " + str(getWidth(x)) + ");";
-        multiPhase = true;
         outputElements = std::max(getRows(x), getWidth(x));
       })
       .Case([&](tg::CrossEntropyOp loss) {
         Value logits = loss.getLogits();
         auto ignore = loss.getIgnoreIndexAttr();
-        call = "crossEntropy(th, " + in[0] + ", " + in[1] + ", " + out[0] +
-               ", " + out[1] + ", " + str(getRows(logits)) + ", " +
-               str(getWidth(logits)) + ", " + boolean(bool(ignore)) + ", " +
-               str(ignore ? ignore.getInt() : 0) + ", " +
-               boolean(loss.getReduction() == tg::LossReduction::Mean) + ");";
-        multiPhase = true;
+        // Each row's logsumexp, then the loss over the rows in order.
+        call = "crossEntropyRows(th, " + in[0] + ", " + out[1] + ", " +
+               str(getRows(logits)) + ", " + str(getWidth(logits)) + ");";
+        secondCall =
+            "crossEntropyLoss(th, " + in[0] + ", " + in[1] + ", " + out[0] +
+            ", " + out[1] + ", " + str(getRows(logits)) + ", " +
+            str(getWidth(logits)) + ", " + boolean(bool(ignore)) + ", " +
+            str(ignore ? ignore.getInt() : 0) + ", " +
+            boolean(loss.getReduction() == tg::LossReduction::Mean) + ");";
         outputElements = getRows(logits);
       })
       .Case([&](tg::CrossEntropyGradOp grad) {
@@ -228,5 +234,9 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
     return failure();
   beginStep(op, outputElements);
   body += "  " + call + "\n";
+  if (!secondCall.empty()) {
+    beginStep(op, secondElements);
+    body += "  " + secondCall + "\n";
+  }
   return success();
 }

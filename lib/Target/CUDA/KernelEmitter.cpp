@@ -1,10 +1,11 @@
 //===- KernelEmitter.cpp - one kernel of a generated step -----------------===//
 //
 // A kernel is the ops of a tg.fusion region (or one op) in order, each a
-// step that loops over its outputs with the kernel's threads
-// (tgc/runtime/OpKernels.h); steps are separated by __syncthreads, and a
-// kernel with more than one step runs as one block. Elementwise ops become
-// one formula per element; the others call the runtime's op kernels.
+// step that loops over its outputs with the grid's threads
+// (tgc/runtime/OpKernels.h); each step is its own launch, so that it reads
+// what the step before it wrote over the whole grid, except that
+// consecutive elementwise ops over as many elements share one. Elementwise ops
+// become one formula per element; the others call the runtime's op kernels.
 // lib/Eval is the reference for every formula.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
@@ -172,9 +174,10 @@ FailureOr<std::string> KernelEmitter::declare(Value value, Place place) {
   if (failed(type))
     return failure();
   std::string var = "v" + std::to_string(counter++);
-  declarations += "  " + type->cType + " *" + var + " = reinterpret_cast<" +
-                  type->cType + " *>(" + (place.scratch ? "scratch" : "arena") +
-                  " + " + std::to_string(place.offset) + ");\n";
+  declarations.push_back(
+      {var, "  " + type->cType + " *" + var + " = reinterpret_cast<" +
+                type->cType + " *>(" + (place.scratch ? "scratch" : "arena") +
+                " + " + std::to_string(place.offset) + ");\n"});
   bound[value] = {var, *type};
   return var;
 }
@@ -211,12 +214,32 @@ FailureOr<std::string> KernelEmitter::result(Value value) {
   return declare(value, place);
 }
 
-void KernelEmitter::beginStep(Operation *op, int64_t outputElements) {
+void KernelEmitter::beginStep(Operation *op, int64_t outputElements,
+                              bool pointwise) {
+  std::string comment = "  // " + op->getName().getStringRef().str() + " at " +
+                        formatLocation(op->getLoc()) + "\n";
+  bool joins = steps > 0 && pointwise && stepIsPointwise &&
+               stepElements == outputElements;
+  stepIsPointwise = pointwise;
+  if (joins) {
+    body += comment;
+    return;
+  }
   if (steps++ > 0)
-    body += "  __syncthreads();\n";
-  body += "  // " + op->getName().getStringRef().str() + " at " +
-          formatLocation(op->getLoc()) + "\n";
-  elements = std::max(elements, outputElements);
+    done.push_back({std::move(body), stepElements});
+  body = comment;
+  stepElements = outputElements;
+}
+
+/// Whether `text` names the variable `var` (v12, not v123).
+static bool mentions(StringRef text, StringRef var) {
+  for (size_t at = text.find(var); at != StringRef::npos;
+       at = text.find(var, at + 1)) {
+    size_t end = at + var.size();
+    if (end == text.size() || !llvm::isDigit(text[end]))
+      return true;
+  }
+  return false;
 }
 
 LogicalResult KernelEmitter::emitOp(Operation *op) {
@@ -235,20 +258,40 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
 }
 
 std::string KernelEmitter::finish(StringRef comment) {
-  std::string text = comment.str();
-  text += "__global__ void " + name + "(char *arena, char *scratch) {\n";
-  text += "  const Threads th = gridThreads();\n";
-  text += declarations;
-  text += body;
-  for (auto &[value, place] : finalCopies) {
-    const Bound &source = bound[value];
-    std::string count = std::to_string(getNumElements(value));
-    text += "  __syncthreads();\n  // a result, to its planned place\n";
-    text += "  gather(th, " + source.name + ", reinterpret_cast<" +
-            source.type.cType + " *>(" + (place.scratch ? "scratch" : "arena") +
-            " + " + std::to_string(place.offset) + "), " + count +
-            ", 1, Dims{{" + count + "}}, Dims{{1}}, 0);\n";
+  if (steps)
+    done.push_back({std::move(body), stepElements});
+  // The results copied to their planned places, after every step.
+  if (!finalCopies.empty()) {
+    Step copies{"  // the results, to their planned places\n", 1};
+    for (auto &[value, place] : finalCopies) {
+      const Bound &source = bound[value];
+      int64_t count = getNumElements(value);
+      copies.text +=
+          "  gather(th, " + source.name + ", reinterpret_cast<" +
+          source.type.cType + " *>(" + (place.scratch ? "scratch" : "arena") +
+          " + " + std::to_string(place.offset) + "), " + std::to_string(count) +
+          ", 1, Dims{{" + std::to_string(count) + "}}, Dims{{1}}, 0);\n";
+      copies.elements = std::max(copies.elements, count);
+    }
+    done.push_back(std::move(copies));
   }
-  text += "}\n";
+  std::string text;
+  for (auto [index, step] : llvm::enumerate(done)) {
+    std::string kernel =
+        done.size() == 1 ? name : name + "_s" + std::to_string(index);
+    text += comment.str();
+    if (done.size() > 1)
+      text += "// step " + std::to_string(index + 1) + " of " +
+              std::to_string(done.size()) + "\n";
+    text += "__global__ void " + kernel + "(char *arena, char *scratch) {\n";
+    text += "  const Threads th = gridThreads();\n";
+    for (auto &[var, declaration] : declarations)
+      if (mentions(step.text, var))
+        text += declaration;
+    text += step.text + "}\n";
+    if (index + 1 < done.size())
+      text += "\n";
+    launches.push_back({kernel, std::max<int64_t>(step.elements, 1)});
+  }
   return text;
 }

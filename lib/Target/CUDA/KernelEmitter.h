@@ -63,13 +63,19 @@ public:
   void requireOutput(mlir::Value value, Place place, bool direct);
   /// Emits `op` as one step of the kernel.
   mlir::LogicalResult emitOp(mlir::Operation *op);
-  /// The kernel's text, and the launch configuration: one block when a step
-  /// waits for another, else enough blocks for `elements`.
+  /// A kernel to launch, over `elements` outputs (its threads loop over
+  /// them with a grid stride).
+  struct Launch {
+    std::string kernel;
+    int64_t elements;
+  };
+  /// The kernels' text, one kernel per step: a step reads what the steps
+  /// before it wrote, anywhere in the tensor, so each is its own launch on
+  /// the stream (a block cannot wait for the grid) and has the whole grid.
+  /// One step keeps the kernel's name; more are name_s0, name_s1, ...
+  /// getLaunches() lists them in order.
   std::string finish(llvm::StringRef comment);
-  bool needsOneBlock() const {
-    return steps + finalCopies.size() > 1 || multiPhase;
-  }
-  int64_t getElements() const { return elements; }
+  const std::vector<Launch> &getLaunches() const { return launches; }
   int64_t getScratchEnd() const { return scratchTop; }
   const std::string &getName() const { return name; }
   bool isEmpty() const { return steps + finalCopies.size() == 0; }
@@ -85,16 +91,30 @@ private:
   mlir::LogicalResult emitElementwise(mlir::Operation *op);
   mlir::LogicalResult emitShape(mlir::Operation *op);
   mlir::LogicalResult emitCompound(mlir::Operation *op);
-  void beginStep(mlir::Operation *op, int64_t outputElements);
+  /// Starts the step of `op`. A `pointwise` step (element i from elements
+  /// i of its operands) after a pointwise step over as many elements joins
+  /// its kernel: each thread reads only what it wrote itself.
+  void beginStep(mlir::Operation *op, int64_t outputElements,
+                 bool pointwise = false);
 
-  std::string name, declarations, body;
+  struct Step {
+    std::string text;
+    int64_t elements;
+  };
+  std::string name;
+  /// The pointer of each bound value: its variable and declaration.
+  llvm::SmallVector<std::pair<std::string, std::string>> declarations;
+  /// The steps before the current one, and the current one's text.
+  std::vector<Step> done;
+  std::string body;
+  int64_t stepElements = 1;
+  bool stepIsPointwise = false;
+  std::vector<Launch> launches;
   llvm::DenseMap<mlir::Value, Bound> bound;
   llvm::DenseMap<mlir::Value, Place> outputs;
   llvm::SmallVector<std::pair<mlir::Value, Place>> finalCopies;
   int64_t scratchTop;
   unsigned counter = 0, steps = 0;
-  bool multiPhase = false;
-  int64_t elements = 1;
 };
 
 } // namespace tgc::cuda

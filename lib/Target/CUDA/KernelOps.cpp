@@ -171,7 +171,7 @@ LogicalResult KernelEmitter::emitElementwise(Operation *op) {
   if (failed(result))
     return failure();
   int64_t count = getNumElements(out);
-  beginStep(op, count);
+  beginStep(op, count, /*pointwise=*/true);
   body += "  for (int64_t i = th.index; i < " + str(count) +
           "; i += th.count)\n    " + *result + "[i] = st<" + outType->cType +
           ">(" + formula + ");\n";

@@ -471,16 +471,17 @@ LogicalResult StepEmitter::launch(KernelEmitter &kernel, Operation *op,
     return success();
   std::string location = formatLocation(op->getLoc());
   std::string comment = "// " + kind.str() + " at " + location + "\n";
-  std::string name = kernel.getName();
   kernels += kernel.finish(comment) + "\n";
   scratchBytes = std::max(scratchBytes, kernel.getScratchEnd());
-  int64_t blocks = 1;
-  if (!kernel.needsOneBlock())
-    blocks = std::clamp<int64_t>((kernel.getElements() + 255) / 256, 1, 65535);
-  host +=
-      "  TGC_LAUNCH(" + name + ", " + str(blocks) + ", 256, arena, scratch);\n";
-  host += "  checkLaunch(" + cString(name) + ", " + cString(location) + ");\n";
-  project.kernels.push_back(name);
+  for (const KernelEmitter::Launch &launch : kernel.getLaunches()) {
+    int64_t blocks =
+        std::clamp<int64_t>((launch.elements + 255) / 256, 1, 65535);
+    host += "  TGC_LAUNCH(" + launch.kernel + ", " + str(blocks) +
+            ", 256, arena, scratch);\n";
+    host += "  checkLaunch(" + cString(launch.kernel) + ", " +
+            cString(location) + ");\n";
+    project.kernels.push_back(launch.kernel);
+  }
   return success();
 }
 

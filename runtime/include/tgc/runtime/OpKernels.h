@@ -235,8 +235,8 @@ __device__ void norm(Threads th, const S *x, const P *scale, const P *bias,
   }
 }
 
-/// The norms' backward: dx per row, then (after the block synchronizes)
-/// dscale and dbias per column, summed over the rows in order.
+/// The norms' backward: dx per row, and dscale and dbias per column, summed
+/// over the rows in order (both read only the inputs).
 template <bool IsLayerNorm, typename S, typename P, typename F, typename G>
 __device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
                          const F *rstd, const P *scale, S *dx, G *dscale,
@@ -276,13 +276,11 @@ __device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
   }
 }
 
-/// Softmax cross-entropy: the logsumexp per row, then (after the block
-/// synchronizes) the loss, summed over the rows in order by thread 0.
-template <typename S, typename I, typename L, typename F>
-__device__ void crossEntropy(Threads th, const S *logits, const I *labels,
-                             L *loss, F *logsumexp, int64_t rows,
-                             int64_t classes, bool hasIgnore,
-                             int64_t ignoreIndex, bool mean) {
+/// Softmax cross-entropy, in two launches: the logsumexp per row, then
+/// (crossEntropyLoss) the loss, summed over the rows in order by thread 0.
+template <typename S, typename F>
+__device__ void crossEntropyRows(Threads th, const S *logits, F *logsumexp,
+                                 int64_t rows, int64_t classes) {
   using T = Compute<S>;
   for (int64_t t = th.index; t < rows; t += th.count) {
     const S *row = logits + t * classes;
@@ -294,7 +292,14 @@ __device__ void crossEntropy(Threads th, const S *logits, const I *labels,
       terms.add(std::exp(ld(row[c]) - max));
     logsumexp[t] = st<F>(max + std::log(terms.result()));
   }
-  __syncthreads();
+}
+
+template <typename S, typename I, typename L, typename F>
+__device__ void crossEntropyLoss(Threads th, const S *logits, const I *labels,
+                                 L *loss, const F *logsumexp, int64_t rows,
+                                 int64_t classes, bool hasIgnore,
+                                 int64_t ignoreIndex, bool mean) {
+  using T = Compute<S>;
   if (th.index != 0)
     return;
   CascadeSum<T> losses;

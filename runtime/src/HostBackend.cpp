@@ -10,6 +10,7 @@
 #include "Backend.h"
 #include "Elements.h"
 
+#include "tgc/runtime/CudaCompat.h"
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/ScalarOps.h"
 
@@ -17,10 +18,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace tgc::rt;
@@ -57,6 +61,67 @@ void backend::endCollective(int) {}
 void backend::waitCollective(int) {}
 void backend::synchronize(const char *) {}
 size_t backend::peakMemory() { return 0; }
+
+namespace {
+/// A reusable barrier of `count` threads (C++17 has no std::barrier).
+class Barrier {
+public:
+  explicit Barrier(unsigned count) : count(count) {}
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    unsigned arrival = generation;
+    if (++arrived == count) {
+      arrived = 0;
+      ++generation;
+      released.notify_all();
+      return;
+    }
+    released.wait(lock, [&] { return arrival != generation; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable released;
+  unsigned count, arrived = 0, generation = 0;
+};
+
+Barrier *blockBarrier = nullptr;
+} // namespace
+
+unsigned tgc::rt::hostThreadsPerBlock() {
+  static const unsigned threads = [] {
+    const char *text = std::getenv("TGC_HOST_THREADS");
+    long value = text ? std::strtol(text, nullptr, 10) : 1;
+    return static_cast<unsigned>(value < 1 ? 1 : value > 1024 ? 1024 : value);
+  }();
+  return threads;
+}
+
+void tgc::rt::hostSyncThreads() { blockBarrier->wait(); }
+
+void tgc::rt::hostLaunchOnThreads(unsigned grid, unsigned threads,
+                                  void (*block)(void *), void *context) {
+  Barrier barrier(threads);
+  blockBarrier = &barrier;
+  hostBlockIsThreaded = true;
+  blockDim = dim3(threads);
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      threadIdx = dim3(t);
+      for (unsigned b = 0; b < grid; ++b) {
+        blockIdx = dim3(b);
+        block(context);
+        // Shared memory is the next block's once every thread is done.
+        barrier.wait();
+      }
+    });
+  for (std::thread &worker : workers)
+    worker.join();
+  hostBlockIsThreaded = false;
+  blockBarrier = nullptr;
+  blockDim = dim3(1);
+}
 
 namespace {
 bool profiling = false;

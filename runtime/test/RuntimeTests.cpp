@@ -180,6 +180,36 @@ template <int DMAX> static void checkFlashAttention(AttentionDesc d) {
   TGC_LAUNCH((flash::flashGradKeyValue<float, float, DMAX, kRows>), keyBlocks,
              1, d, dout.data(), q.data(), k.data(), v.data(), out.data(),
              lse.data(), fDk.data(), fDv.data());
+  // The GPU's configuration too: a block of kRows threads, a row each,
+  // cooperating through shared memory and barriers (CudaCompat.h's host
+  // threads).
+  std::vector<float> gOut(out.size()), gLse(lse.size()), gDq(dq.size()),
+      gDk(dk.size()), gDv(dv.size());
+  hostLaunch(
+      queryBlocks,
+      [&] {
+        flash::flashForward<float, float, DMAX, 1>(
+            d, q.data(), k.data(), v.data(), gOut.data(), gLse.data());
+      },
+      kRows);
+  hostLaunch(
+      queryBlocks,
+      [&] {
+        flash::flashGradQuery<float, float, DMAX, 1>(
+            d, dout.data(), q.data(), k.data(), v.data(), out.data(),
+            lse.data(), gDq.data());
+      },
+      kRows);
+  hostLaunch(
+      keyBlocks,
+      [&] {
+        flash::flashGradKeyValue<float, float, DMAX, 1>(
+            d, dout.data(), q.data(), k.data(), v.data(), out.data(),
+            lse.data(), gDk.data(), gDv.data());
+      },
+      kRows);
+  // The same arithmetic per row in the same order: equal to the bit.
+  CHECK(gOut == fOut && gLse == fLse && gDq == fDq && gDk == fDk && gDv == fDv);
   bool sameLse = true;
   for (size_t i = 0; i < lse.size(); ++i)
     sameLse &= std::isinf(lse[i]) ? fLse[i] == lse[i]

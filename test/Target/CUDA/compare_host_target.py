@@ -119,6 +119,10 @@ def main():
     parser.add_argument("--nproc", type=int, default=0,
                         help="train --nproc N: one process per device")
     parser.add_argument("--data", default="synthetic-copy")
+    parser.add_argument("--host-threads", type=int, default=0,
+                        help="TGC_HOST_THREADS for train: every block on "
+                        "this many host threads, cooperating as a GPU "
+                        "block's do (tgc/runtime/CudaCompat.h)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--profile", action="store_true",
@@ -150,9 +154,11 @@ def main():
     saved = os.path.join(work, "generated.safetensors")
     expected = os.path.join(work, "interpreter.safetensors")
     launch = ["--nproc", str(args.nproc)] if args.nproc else []
+    env = dict(os.environ, TGC_COMM_TIMEOUT="60")
+    if args.host_threads:
+        env["TGC_HOST_THREADS"] = str(args.host_threads)
     generated = losses(run([os.path.join(build, "train")] + launch + common +
-                           ["--save", saved], env=dict(
-                               os.environ, TGC_COMM_TIMEOUT="60")))
+                           ["--save", saved], env=env))
     reference = losses(run([os.path.join(args.bin, "tgc"), "train", model] +
                            options + common + ["--save", expected]))
     if len(reference) != args.steps or generated.keys() != reference.keys():

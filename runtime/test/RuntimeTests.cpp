@@ -101,7 +101,7 @@ __global__ void reduceRows(const float *in, float *out) {
                                 /*reduced=*/2u, 0.0f);
 }
 __global__ void softmaxRows(const float *in, float *out) {
-  k::softmax<false>(gridThreads(), in, out, 2, 3, 1);
+  k::softmax<false>(rowThreads(), in, out, 2, 3, 1);
 }
 
 static void testKernels() {

@@ -61,6 +61,9 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
   // its second call, a launch of its own.
   std::string secondCall;
   int64_t secondElements = 1;
+  // A row-wise op: a block per row (`outputElements` rows), its threads
+  // sharing the row (RowThreads).
+  bool perRow = false;
   LogicalResult status = success();
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](tg::ReduceOp reduce) {
@@ -107,9 +110,11 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
           inner *= shape[d];
         call = std::string("softmax<") +
-               (isa<tg::LogSoftmaxOp>(op) ? "true" : "false") + ">(th, " +
-               in[0] + ", " + out[0] + ", " + str(outer) + ", " +
-               str(shape[dim]) + ", " + str(inner) + ");";
+               (isa<tg::LogSoftmaxOp>(op) ? "true" : "false") +
+               ">(rowThreads(), " + in[0] + ", " + out[0] + ", " + str(outer) +
+               ", " + str(shape[dim]) + ", " + str(inner) + ");";
+        perRow = true;
+        outputElements = outer * inner;
       })
       .Case([&](tg::SoftmaxGradOp grad) {
         ArrayRef<int64_t> shape = getShape(op->getOperand(0));
@@ -118,16 +123,20 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
           outer *= shape[d];
         for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
           inner *= shape[d];
-        call = "softmaxGrad(th, " + in[0] + ", " + in[1] + ", " + out[0] +
-               ", " + str(outer) + ", " + str(shape[dim]) + ", " + str(inner) +
-               ");";
+        call = "softmaxGrad(rowThreads(), " + in[0] + ", " + in[1] + ", " +
+               out[0] + ", " + str(outer) + ", " + str(shape[dim]) + ", " +
+               str(inner) + ");";
+        perRow = true;
+        outputElements = outer * inner;
       })
       .Case<tg::LayerNormOp, tg::RmsNormOp>([&](auto norm) {
         bool isLayerNorm = isa<tg::LayerNormOp>(op);
         Value x = op->getOperand(0);
         double epsilon = norm.getEpsilon().convertToDouble();
-        call = std::string("norm<") + boolean(isLayerNorm) + ">(th, " + in[0] +
-               ", " + in[1] + ", " +
+        perRow = true;
+        outputElements = getRows(x);
+        call = std::string("norm<") + boolean(isLayerNorm) +
+               ">(rowThreads(), " + in[0] + ", " + in[1] + ", " +
                (isLayerNorm ? in[2] : nullOf(op->getOperand(1), true)) + ", " +
                out[0] + ", " +
                (isLayerNorm ? out[1] : nullOf(op->getResults().back(), false)) +
@@ -142,19 +151,22 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
             isLayerNorm ? in[2] : nullOf(op->getOperand(2), true);
         std::string rstd = in[isLayerNorm ? 3 : 2];
         std::string scale = in[isLayerNorm ? 4 : 3];
-        call = std::string("normGrad<") + boolean(isLayerNorm) + ">(th, " +
-               in[0] + ", " + in[1] + ", " + mean + ", " + rstd + ", " + scale +
-               ", " + out[0] + ", " + out[1] + ", " +
-               (isLayerNorm ? out[2] : nullOf(op->getResult(1), false)) + ", " +
-               str(getRows(x)) + ", " + str(getWidth(x)) + ");";
-        outputElements = std::max(getRows(x), getWidth(x));
+        call = std::string("normGrad<") + boolean(isLayerNorm) +
+               ">(rowThreads(), th, " + in[0] + ", " + in[1] + ", " + mean +
+               ", " + rstd + ", " + scale + ", " + out[0] + ", " + out[1] +
+               ", " + (isLayerNorm ? out[2] : nullOf(op->getResult(1), false)) +
+               ", " + str(getRows(x)) + ", " + str(getWidth(x)) + ");";
+        perRow = true;
+        outputElements = getRows(x);
       })
       .Case([&](tg::CrossEntropyOp loss) {
         Value logits = loss.getLogits();
         auto ignore = loss.getIgnoreIndexAttr();
         // Each row's logsumexp, then the loss over the rows in order.
-        call = "crossEntropyRows(th, " + in[0] + ", " + out[1] + ", " +
-               str(getRows(logits)) + ", " + str(getWidth(logits)) + ");";
+        perRow = true;
+        call = "crossEntropyRows(rowThreads(), " + in[0] + ", " + out[1] +
+               ", " + str(getRows(logits)) + ", " + str(getWidth(logits)) +
+               ");";
         secondCall =
             "crossEntropyLoss(th, " + in[0] + ", " + in[1] + ", " + out[0] +
             ", " + out[1] + ", " + str(getRows(logits)) + ", " +
@@ -232,7 +244,7 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
       });
   if (failed(status))
     return failure();
-  beginStep(op, outputElements);
+  beginStep(op, outputElements, /*pointwise=*/false, perRow);
   body += "  " + call + "\n";
   if (!secondCall.empty()) {
     beginStep(op, secondElements);

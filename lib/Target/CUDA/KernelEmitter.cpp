@@ -215,7 +215,7 @@ FailureOr<std::string> KernelEmitter::result(Value value) {
 }
 
 void KernelEmitter::beginStep(Operation *op, int64_t outputElements,
-                              bool pointwise) {
+                              bool pointwise, bool perRow) {
   std::string comment = "  // " + op->getName().getStringRef().str() + " at " +
                         formatLocation(op->getLoc()) + "\n";
   bool joins = steps > 0 && pointwise && stepIsPointwise &&
@@ -226,9 +226,10 @@ void KernelEmitter::beginStep(Operation *op, int64_t outputElements,
     return;
   }
   if (steps++ > 0)
-    done.push_back({std::move(body), stepElements});
+    done.push_back({std::move(body), stepElements, stepIsPerRow});
   body = comment;
   stepElements = outputElements;
+  stepIsPerRow = perRow;
 }
 
 /// Whether `text` names the variable `var` (v12, not v123).
@@ -259,10 +260,10 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
 
 std::string KernelEmitter::finish(StringRef comment) {
   if (steps)
-    done.push_back({std::move(body), stepElements});
+    done.push_back({std::move(body), stepElements, stepIsPerRow});
   // The results copied to their planned places, after every step.
   if (!finalCopies.empty()) {
-    Step copies{"  // the results, to their planned places\n", 1};
+    Step copies{"  // the results, to their planned places\n", 1, false};
     for (auto &[value, place] : finalCopies) {
       const Bound &source = bound[value];
       int64_t count = getNumElements(value);
@@ -291,7 +292,8 @@ std::string KernelEmitter::finish(StringRef comment) {
     text += step.text + "}\n";
     if (index + 1 < done.size())
       text += "\n";
-    launches.push_back({kernel, std::max<int64_t>(step.elements, 1)});
+    launches.push_back(
+        {kernel, std::max<int64_t>(step.elements, 1), step.perRow});
   }
   return text;
 }

@@ -68,6 +68,8 @@ public:
   struct Launch {
     std::string kernel;
     int64_t elements;
+    /// A block per element (a row of a row-wise op), not per 256.
+    bool perRow;
   };
   /// The kernels' text, one kernel per step: a step reads what the steps
   /// before it wrote, anywhere in the tensor, so each is its own launch on
@@ -95,11 +97,12 @@ private:
   /// i of its operands) after a pointwise step over as many elements joins
   /// its kernel: each thread reads only what it wrote itself.
   void beginStep(mlir::Operation *op, int64_t outputElements,
-                 bool pointwise = false);
+                 bool pointwise = false, bool perRow = false);
 
   struct Step {
     std::string text;
     int64_t elements;
+    bool perRow;
   };
   std::string name;
   /// The pointer of each bound value: its variable and declaration.
@@ -108,7 +111,7 @@ private:
   std::vector<Step> done;
   std::string body;
   int64_t stepElements = 1;
-  bool stepIsPointwise = false;
+  bool stepIsPointwise = false, stepIsPerRow = false;
   std::vector<Launch> launches;
   llvm::DenseMap<mlir::Value, Bound> bound;
   llvm::DenseMap<mlir::Value, Place> outputs;

@@ -35,6 +35,46 @@ __device__ inline Threads gridThreads() {
           static_cast<int64_t>(gridDim.x) * blockDim.x};
 }
 
+/// A row-wise step's split of the work: a block per row (the rows this
+/// block takes among the grid's blocks), the block's threads sharing the
+/// row's elements. With one thread per block (the host target) a row is
+/// one thread's, in order.
+struct RowThreads {
+  Threads rows, columns;
+};
+__device__ inline RowThreads rowThreads() {
+  return {
+      {static_cast<int64_t>(blockIdx.x), static_cast<int64_t>(gridDim.x)},
+      {static_cast<int64_t>(threadIdx.x), static_cast<int64_t>(blockDim.x)}};
+}
+
+/// Combines every thread's `value` over the block (up to 1024 threads) and
+/// returns the result to all of them: pairs at doubling distances in
+/// shared memory, the same tree for the same block size, so the same
+/// result run after run. One thread: `value` itself. Every thread of the
+/// block must call it.
+template <typename T, typename Combine>
+__device__ T blockReduce(T value, Combine combine) {
+  __shared__ T partials[1024];
+  unsigned t = threadIdx.x, n = blockDim.x;
+  partials[t] = value;
+  __syncthreads();
+  for (unsigned s = 1; s < n; s *= 2) {
+    if (t % (2 * s) == 0 && t + s < n)
+      partials[t] = combine(partials[t], partials[t + s]);
+    __syncthreads();
+  }
+  T result = partials[0];
+  __syncthreads();
+  return result;
+}
+template <typename T> __device__ T blockSum(T value) {
+  return blockReduce(value, [](T a, T b) { return a + b; });
+}
+template <typename T> __device__ T blockMax(T value) {
+  return blockReduce(value, [](T a, T b) { return propagatingMax(a, b); });
+}
+
 /// A small array by value (shapes and strides of up to 8 dimensions).
 struct Dims {
   int64_t v[8];
@@ -166,20 +206,23 @@ __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
 /// Softmax or log-softmax along a dimension: `outer` x `inner` lines of
 /// `size` elements at stride `inner`.
 template <bool Log, typename S>
-__device__ void softmax(Threads th, const S *in, S *out, int64_t outer,
+__device__ void softmax(RowThreads th, const S *in, S *out, int64_t outer,
                         int64_t size, int64_t inner) {
   using T = Compute<S>;
-  for (int64_t line = th.index; line < outer * inner; line += th.count) {
+  Threads c = th.columns;
+  for (int64_t line = th.rows.index; line < outer * inner;
+       line += th.rows.count) {
     int64_t base = (line / inner) * size * inner + line % inner;
     T max = -INFINITY;
-    for (int64_t k = 0; k < size; ++k)
+    for (int64_t k = c.index; k < size; k += c.count)
       max = propagatingMax(max, ld(in[base + k * inner]));
+    max = blockMax(max);
     CascadeSum<T> terms;
-    for (int64_t k = 0; k < size; ++k)
+    for (int64_t k = c.index; k < size; k += c.count)
       terms.add(std::exp(ld(in[base + k * inner]) - max));
-    T sum = terms.result();
+    T sum = blockSum(terms.result());
     T logSum = std::log(sum);
-    for (int64_t k = 0; k < size; ++k) {
+    for (int64_t k = c.index; k < size; k += c.count) {
       T shifted = ld(in[base + k * inner]) - max;
       out[base + k * inner] =
           st<S>(Log ? shifted - logSum : std::exp(shifted) / sum);
@@ -188,16 +231,18 @@ __device__ void softmax(Threads th, const S *in, S *out, int64_t outer,
 }
 
 template <typename S>
-__device__ void softmaxGrad(Threads th, const S *y, const S *dy, S *out,
+__device__ void softmaxGrad(RowThreads th, const S *y, const S *dy, S *out,
                             int64_t outer, int64_t size, int64_t inner) {
   using T = Compute<S>;
-  for (int64_t line = th.index; line < outer * inner; line += th.count) {
+  Threads c = th.columns;
+  for (int64_t line = th.rows.index; line < outer * inner;
+       line += th.rows.count) {
     int64_t base = (line / inner) * size * inner + line % inner;
     CascadeSum<T> products;
-    for (int64_t k = 0; k < size; ++k)
+    for (int64_t k = c.index; k < size; k += c.count)
       products.add(ld(y[base + k * inner]) * ld(dy[base + k * inner]));
-    T dot = products.result();
-    for (int64_t k = 0; k < size; ++k) {
+    T dot = blockSum(products.result());
+    for (int64_t k = c.index; k < size; k += c.count) {
       int64_t at = base + k * inner;
       out[at] = st<S>(ld(y[at]) * (ld(dy[at]) - dot));
     }
@@ -206,56 +251,61 @@ __device__ void softmaxGrad(Threads th, const S *y, const S *dy, S *out,
 
 /// Layer norm (with a mean and a bias) or RMS norm over rows of `width`.
 template <bool IsLayerNorm, typename S, typename P, typename F>
-__device__ void norm(Threads th, const S *x, const P *scale, const P *bias,
+__device__ void norm(RowThreads th, const S *x, const P *scale, const P *bias,
                      S *y, F *mean, F *rstd, int64_t rows, int64_t width,
                      float epsilon) {
   using T = Compute<S>;
-  for (int64_t r = th.index; r < rows; r += th.count) {
+  Threads c = th.columns;
+  for (int64_t r = th.rows.index; r < rows; r += th.rows.count) {
     const S *row = x + r * width;
     T mu = 0;
     if (IsLayerNorm) {
       CascadeSum<T> sum;
-      for (int64_t j = 0; j < width; ++j)
+      for (int64_t j = c.index; j < width; j += c.count)
         sum.add(ld(row[j]));
-      mu = sum.result() / T(width);
+      mu = blockSum(sum.result()) / T(width);
     }
     CascadeSum<T> squares;
-    for (int64_t j = 0; j < width; ++j)
+    for (int64_t j = c.index; j < width; j += c.count)
       squares.add((ld(row[j]) - mu) * (ld(row[j]) - mu));
-    T variance = squares.result() / T(width);
+    T variance = blockSum(squares.result()) / T(width);
     T inverse = T(1) / std::sqrt(variance + T(epsilon));
-    for (int64_t j = 0; j < width; ++j) {
+    for (int64_t j = c.index; j < width; j += c.count) {
       T normalized = (ld(row[j]) - mu) * inverse * T(ld(scale[j]));
       y[r * width + j] =
           st<S>(IsLayerNorm ? normalized + T(ld(bias[j])) : normalized);
     }
+    if (c.index != 0)
+      continue;
     if (IsLayerNorm)
       mean[r] = st<F>(mu);
     rstd[r] = st<F>(inverse);
   }
 }
 
-/// The norms' backward: dx per row, and dscale and dbias per column, summed
-/// over the rows in order (both read only the inputs).
+/// The norms' backward: dx per row (a block per row), and dscale and dbias
+/// per column (a thread per column of the grid), summed over the rows in
+/// order; both read only the inputs.
 template <bool IsLayerNorm, typename S, typename P, typename F, typename G>
-__device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
-                         const F *rstd, const P *scale, S *dx, G *dscale,
-                         G *dbias, int64_t rows, int64_t width) {
+__device__ void normGrad(RowThreads rt, Threads th, const S *dy, const S *x,
+                         const F *mean, const F *rstd, const P *scale, S *dx,
+                         G *dscale, G *dbias, int64_t rows, int64_t width) {
   using T = Compute<S>;
-  for (int64_t r = th.index; r < rows; r += th.count) {
+  Threads c = rt.columns;
+  for (int64_t r = rt.rows.index; r < rows; r += rt.rows.count) {
     T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
     T inverse = T(ld(rstd[r]));
     const S *row = x + r * width, *grow = dy + r * width;
     CascadeSum<T> sumG, sumGX;
-    for (int64_t j = 0; j < width; ++j) {
+    for (int64_t j = c.index; j < width; j += c.count) {
       T xhat = (ld(row[j]) - mu) * inverse;
       T gs = ld(grow[j]) * T(ld(scale[j]));
       sumG.add(gs);
       sumGX.add(gs * xhat);
     }
-    T meanG = sumG.result() / T(width);
-    T meanGX = sumGX.result() / T(width);
-    for (int64_t j = 0; j < width; ++j) {
+    T meanG = blockSum(sumG.result()) / T(width);
+    T meanGX = blockSum(sumGX.result()) / T(width);
+    for (int64_t j = c.index; j < width; j += c.count) {
       T xhat = (ld(row[j]) - mu) * inverse;
       T gs = ld(grow[j]) * T(ld(scale[j]));
       dx[r * width + j] =
@@ -279,18 +329,22 @@ __device__ void normGrad(Threads th, const S *dy, const S *x, const F *mean,
 /// Softmax cross-entropy, in two launches: the logsumexp per row, then
 /// (crossEntropyLoss) the loss, summed over the rows in order by thread 0.
 template <typename S, typename F>
-__device__ void crossEntropyRows(Threads th, const S *logits, F *logsumexp,
+__device__ void crossEntropyRows(RowThreads th, const S *logits, F *logsumexp,
                                  int64_t rows, int64_t classes) {
   using T = Compute<S>;
-  for (int64_t t = th.index; t < rows; t += th.count) {
+  Threads k = th.columns;
+  for (int64_t t = th.rows.index; t < rows; t += th.rows.count) {
     const S *row = logits + t * classes;
     T max = -INFINITY;
-    for (int64_t c = 0; c < classes; ++c)
+    for (int64_t c = k.index; c < classes; c += k.count)
       max = propagatingMax(max, ld(row[c]));
+    max = blockMax(max);
     CascadeSum<T> terms;
-    for (int64_t c = 0; c < classes; ++c)
+    for (int64_t c = k.index; c < classes; c += k.count)
       terms.add(std::exp(ld(row[c]) - max));
-    logsumexp[t] = st<F>(max + std::log(terms.result()));
+    T sum = blockSum(terms.result());
+    if (k.index == 0)
+      logsumexp[t] = st<F>(max + std::log(sum));
   }
 }
 

@@ -8,6 +8,8 @@
 #ifndef TGC_RUNTIME_SRC_BACKEND_H
 #define TGC_RUNTIME_SRC_BACKEND_H
 
+#include "tgc/runtime/Runtime.h"
+
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -42,6 +44,13 @@ void selectDevice(int localRank);
 void synchronize(const char *what);
 /// The most device memory in use so far (0 where unknown).
 size_t peakMemory();
+
+/// Runs one step. On the GPU, when `mayCapture` (one device, no profile)
+/// and TGC_CUDA_GRAPH is not 0, the second call captures the step as a
+/// CUDA graph and every later call replays it: one launch instead of one
+/// per kernel. A step that cannot be captured runs kernel by kernel, with a
+/// note. On the host: step(context).
+void runStep(StepFunction step, Context &context, bool mayCapture);
 
 /// Kernel timing (train --profile): between profileBegin and profileEnd,
 /// every kernel and library call marks its end (checkLaunch, the GEMM and

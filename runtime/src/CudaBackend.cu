@@ -189,6 +189,49 @@ void backend::synchronize(const char *what) {
 size_t backend::peakMemory() { return peakUsed; }
 
 namespace {
+/// The step as a CUDA graph, once captured; `stepCalls` counts the calls.
+cudaGraphExec_t stepGraph = nullptr;
+int64_t stepCalls = 0;
+bool graphFailed = false;
+} // namespace
+
+void backend::runStep(StepFunction step, Context &context, bool mayCapture) {
+  ensureStarted();
+  static const bool disabled = [] {
+    const char *choice = std::getenv("TGC_CUDA_GRAPH");
+    return choice && std::string(choice) == "0";
+  }();
+  // The first step runs eagerly: cuBLAS and the kernels load, and whatever
+  // they allocate is allocated before a capture.
+  if (!mayCapture || disabled || graphFailed || stepCalls++ == 0)
+    return step(context);
+  if (!stepGraph) {
+    cudaGraph_t graph = nullptr;
+    cudaError_t status =
+        cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+    if (status == cudaSuccess) {
+      step(context); // recorded, not run
+      status = cudaStreamEndCapture(stream, &graph);
+    }
+    if (status == cudaSuccess)
+      status = cudaGraphInstantiate(&stepGraph, graph, 0);
+    if (graph)
+      cudaGraphDestroy(graph);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      stepGraph = nullptr;
+      graphFailed = true;
+      std::fprintf(stderr,
+                   "note: the step could not be captured as a CUDA graph "
+                   "(%s); its kernels are launched one by one\n",
+                   cudaGetErrorString(status));
+      return step(context);
+    }
+  }
+  check(cudaGraphLaunch(stepGraph, stream), "cudaGraphLaunch", "the step");
+}
+
+namespace {
 bool profiling = false;
 /// profileBegin's event, then one per mark, reused from step to step.
 std::vector<cudaEvent_t> profileEvents;

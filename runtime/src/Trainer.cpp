@@ -477,7 +477,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     bool profiled = !flags.profile.empty() && (k > 0 || flags.steps == 1);
     if (profiled)
       backend::profileBegin();
-    step(context);
+    backend::runStep(step, context, !profiled && !communication);
     if (profiled) {
       backend::profileEnd(kernelTimes);
       ++profiledSteps;

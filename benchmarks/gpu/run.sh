@@ -60,6 +60,7 @@ check() {
 if [[ $parts == *1* ]]; then
   check gpt2-tiny gpt2-tiny 1e-4 1e-4
   check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_ATTENTION=reference
+  check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_CUDA_GRAPH=0
   check gpt2-tiny-eager gpt2-tiny-eager 1e-4 1e-4
   check llama-tiny llama-tiny 1e-4 1e-4
   check gpt2-tiny-dp1 gpt2-tiny 1e-4 1e-4

@@ -97,7 +97,7 @@ static void testSafetensors() {
 }
 
 __global__ void reduceRows(const float *in, float *out) {
-  k::reduce<k::ReduceKind::Sum>(gridThreads(), in, out, 2, 2, Dims{{2, 3}},
+  k::reduce<k::ReduceKind::Sum>(rowThreads(), in, out, 2, 2, Dims{{2, 3}},
                                 /*reduced=*/2u, 0.0f);
 }
 __global__ void softmaxRows(const float *in, float *out) {

@@ -97,9 +97,11 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                        : "INFINITY";
           break;
         }
-        call = "reduce<ReduceKind::" + kind + ">(th, " + in[0] + ", " + out[0] +
-               ", " + str(outputElements) + ", " + str(shape.size()) + ", " +
-               formatDims(shape) + ", " + str(mask) + "u, " + init + ");";
+        perRow = true;
+        call = "reduce<ReduceKind::" + kind + ">(rowThreads(), " + in[0] +
+               ", " + out[0] + ", " + str(outputElements) + ", " +
+               str(shape.size()) + ", " + formatDims(shape) + ", " + str(mask) +
+               "u, " + init + ");";
       })
       .Case<tg::SoftmaxOp, tg::LogSoftmaxOp>([&](auto softmax) {
         ArrayRef<int64_t> shape = getShape(op->getOperand(0));

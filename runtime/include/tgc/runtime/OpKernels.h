@@ -150,9 +150,11 @@ enum class ReduceKind { Sum, Max, Min, Mean };
 
 /// tg.reduce: out[r] folds, in row-major order, the input elements whose
 /// kept indices are r's (float sums through CascadeSum, as the
-/// interpreter); `reduced` has bit d set for a reduced dimension.
+/// interpreter); `reduced` has bit d set for a reduced dimension. A block
+/// per output: its threads fold every count-th element, then the block
+/// combines their folds (one thread: the interpreter's order).
 template <ReduceKind Kind, typename S, typename D>
-__device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
+__device__ void reduce(RowThreads th, const S *in, D *out, int64_t outCount,
                        int rank, Dims shape, unsigned reduced,
                        Compute<S> init) {
   using T = Compute<S>;
@@ -165,7 +167,8 @@ __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
   for (int d = 0; d < rank; ++d)
     if (reduced >> d & 1)
       perOutput *= shape.v[d];
-  for (int64_t r = th.index; r < outCount; r += th.count) {
+  Threads c = th.columns;
+  for (int64_t r = th.rows.index; r < outCount; r += th.rows.count) {
     // The input offset of r's kept indices.
     int64_t rest = r, base = 0;
     for (int d = rank - 1; d >= 0; --d)
@@ -175,7 +178,7 @@ __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
       }
     T acc = init;
     CascadeSum<T> sum;
-    for (int64_t j = 0; j < perOutput; ++j) {
+    for (int64_t j = c.index; j < perOutput; j += c.count) {
       int64_t restJ = j, at = base;
       for (int d = rank - 1; d >= 0; --d)
         if (reduced >> d & 1) {
@@ -194,12 +197,19 @@ __device__ void reduce(Threads th, const S *in, D *out, int64_t outCount,
     }
     if constexpr (std::is_floating_point_v<T> &&
                   (Kind == ReduceKind::Sum || Kind == ReduceKind::Mean))
-      acc = sum.result();
+      acc = blockSum(sum.result());
+    else if constexpr (Kind == ReduceKind::Max)
+      acc = blockMax(acc);
+    else if constexpr (Kind == ReduceKind::Min)
+      acc = blockReduce(acc, [](T a, T b) { return propagatingMin(a, b); });
+    else
+      acc = blockReduce(acc, [](T a, T b) { return wrapAdd(a, b); });
     if constexpr (Kind == ReduceKind::Mean) {
       T count = T(inner) / T(outCount > 0 ? outCount : 1);
       acc /= count;
     }
-    out[r] = st<D>(acc);
+    if (c.index == 0)
+      out[r] = st<D>(acc);
   }
 }
 

@@ -86,7 +86,11 @@ void printUsage(const char *program) {
       "equivalents). Each rank takes its block of\nthe parameters and of the "
       "global batch; rank 0 logs and writes --save, the\nwhole values "
       "gathered from the ranks. TGC_COMM_TIMEOUT (seconds, default 300)\n"
-      "bounds every wait for another rank.\n",
+      "bounds every wait for another rank.\n\n"
+      "On the GPU, a step of one device is replayed as a CUDA graph from "
+      "step 2\n(TGC_CUDA_GRAPH=0: kernel by kernel); TGC_ATTENTION=reference "
+      "uses the\nreference attention kernels. On the host, TGC_HOST_THREADS=T "
+      "runs every block\non T threads.\n",
       program);
 }
 

@@ -21,6 +21,11 @@ using ArgumentBytes = std::vector<std::vector<char>>;
 /// shape.
 bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
 
+/// Writes `text` to `path` through a temporary file renamed at the end, so
+/// that a failure leaves nothing behind; false (with `error`) if it cannot.
+bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error);
+
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
 /// count reached to `path`.
 bool saveCheckpoint(

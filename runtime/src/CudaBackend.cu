@@ -442,20 +442,20 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
   }
 }
 
-unsigned blocksFor(int64_t elements) {
-  int64_t blocks = (elements + 255) / 256;
+/// A grid of `blocks` blocks, at least 1 and at most 65535: the kernels
+/// loop over the blocks (or elements) past it.
+unsigned gridOf(int64_t blocks) {
   return static_cast<unsigned>(blocks < 1       ? 1
                                : blocks > 65535 ? 65535
                                                 : blocks);
 }
 
-/// Blocks for `groups` x the tiles of `rows` rows (the tiled kernels loop
-/// over blocks past the grid).
+/// One thread per element, 256 a block.
+unsigned blocksFor(int64_t elements) { return gridOf((elements + 255) / 256); }
+
+/// A block per tile of `tile` rows of each of `groups` groups.
 unsigned tiledBlocks(int64_t groups, int64_t rows, int tile) {
-  int64_t blocks = groups * ((rows + tile - 1) / tile);
-  return static_cast<unsigned>(blocks < 1         ? 1
-                               : blocks > 1 << 24 ? 1 << 24
-                                                  : blocks);
+  return gridOf(groups * ((rows + tile - 1) / tile));
 }
 
 /// Calls tiled(std::integral_constant<int, DMAX>()) with the tiled

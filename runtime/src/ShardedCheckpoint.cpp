@@ -83,24 +83,8 @@ bool tgc::rt::saveManifest(const std::string &directory, const StepInfo &info,
         {"sharding", sharding}};
   }
   manifest["tensors"] = tensors;
-  std::string path = getManifestPath(directory);
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << manifest.dump(2) << "\n";
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      error = "cannot write '" + path + "'";
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    error = "cannot write '" + path + "'";
-    return false;
-  }
-  return true;
+  return writeFileAtomically(getManifestPath(directory),
+                             manifest.dump(2) + "\n", error);
 }
 
 bool tgc::rt::isShardedCheckpoint(const std::string &path) {

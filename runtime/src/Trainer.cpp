@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -193,10 +192,11 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
 
 /// Sums `times` (a kernel's name and seconds, per call) by kernel over
 /// `steps` steps, prints the ten slowest per step and writes them all, the
-/// slowest first, to `path` as JSON. False if the file cannot be written.
+/// slowest first, to `path` as JSON. False (with `error`) if the file
+/// cannot be written.
 bool writeProfile(const std::string &path,
                   const std::vector<std::pair<std::string, double>> &times,
-                  unsigned steps) {
+                  unsigned steps, std::string &error) {
   std::map<std::string, std::pair<int64_t, double>> byKernel;
   double total = 0;
   for (const auto &[kernel, seconds] : times) {
@@ -227,9 +227,7 @@ bool writeProfile(const std::string &path,
     std::printf("  %-32s %9.3f ms  %5.1f%%\n", sorted[i].first.c_str(),
                 sorted[i].second.second / steps * 1e3,
                 total > 0 ? 100 * sorted[i].second.second / total : 0.0);
-  std::ofstream out(path);
-  out << json.dump(1) << "\n";
-  return static_cast<bool>(out);
+  return writeFileAtomically(path, json.dump(1) + "\n", error);
 }
 
 int64_t getNumElements(const ArgumentInfo &arg) {
@@ -553,9 +551,10 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     std::printf("\n");
     if (skipped)
       std::printf("%u step(s) skipped by dynamic loss scaling\n", skipped);
+    std::string error;
     if (profiledSteps &&
-        !writeProfile(flags.profile, kernelTimes, profiledSteps))
-      return fail("--profile: cannot write " + flags.profile);
+        !writeProfile(flags.profile, kernelTimes, profiledSteps, error))
+      return fail("--profile: " + error);
   }
 
   if (!flags.save.empty()) {

@@ -94,6 +94,14 @@ def check_profile(args, model, project, build, options):
     if abs(total - report["step_time_s"]) > 1e-9 * report["step_time_s"]:
         sys.exit("the estimates sum to %.9g s, tgc report's step time is "
                  "%.9g s" % (total, report["step_time_s"]))
+    # A profile that cannot be written: an error naming it, nothing left.
+    bad = os.path.join(args.work_dir, "missing", "profile.json")
+    result = subprocess.run([os.path.join(build, "train"), "--steps", "2",
+                             "--profile", bad], capture_output=True, text=True)
+    if result.returncode != 1 or "--profile: cannot write" not in \
+            result.stderr or os.path.exists(bad + ".tmp"):
+        sys.exit("train --profile to a missing directory: status %d, %s" %
+                 (result.returncode, result.stderr))
     print("profile: %d kernels timed once a step; estimates sum to tgc "
           "report's %.3f us" % (len(calls), total * 1e6))
 

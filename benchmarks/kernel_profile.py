@@ -31,8 +31,11 @@ def main():
     rows = []
     seen = set()
     for op in estimates.get("ops", []):
-        seconds = sum(measured.get(k, 0.0) for k in op["kernels"])
-        seen.update(op["kernels"])
+        # A gemm region whose cuBLASLt call declined ran its GEMM and
+        # epilogue kernels instead (fallback_kernels): they count for it.
+        launched = op["kernels"] + op.get("fallback_kernels", [])
+        seconds = sum(measured.get(k, 0.0) for k in launched)
+        seen.update(launched)
         rows.append((seconds, op["seconds"], op["name"], len(op["kernels"])))
     # Kernels with no estimate (none expected): listed, never dropped.
     for name, seconds in measured.items():

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine what benchmarks/gpu/prepare.sh built:
 #   1. the GPU checks (what the `REQUIRES: cuda` tests ask): 20 steps of tiny
-#      gpt2 (tiled and reference attention, eager attention, bf16), tiny
+#      gpt2 (tiled and reference attention, without the CUDA graph, without
+#      cuBLASLt's epilogues, eager attention, bf16), tiny
 #      llama and tiny gpt2 on a mesh of one (NCCL) against the interpreter's
 #      losses and final parameters;
-#   3. gpt2 124m (seq 1024, bf16 AdamW): ms/step, tokens/s and peak memory,
+#   3. gpt2 124m (seq 1024, bf16 AdamW): ms/step, tokens/s and peak memory
+#      (with and without cuBLASLt's epilogues),
 #      the slowest ops against the cost model (train --profile and
 #      kernel_profile.py);
 #   2. compute-sanitizer's memcheck on one step of each tiny trainer;
@@ -61,6 +63,7 @@ if [[ $parts == *1* ]]; then
   check gpt2-tiny gpt2-tiny 1e-4 1e-4
   check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_ATTENTION=reference
   check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_CUDA_GRAPH=0
+  check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_GEMM_EPILOGUE=0
   check gpt2-tiny-eager gpt2-tiny-eager 1e-4 1e-4
   check llama-tiny llama-tiny 1e-4 1e-4
   check gpt2-tiny-dp1 gpt2-tiny 1e-4 1e-4
@@ -72,6 +75,9 @@ batch=$(python3 -c "import json; a=json.load(open('$big/step.json'))['arguments'
 if [[ $parts == *3* ]]; then
   echo "== tgc gpt2 124m bf16 AdamW, seq 1024, batch $batch: 6 steps"
   (cd "$work" && timeout 150 "$big/train" --steps 6 --seed 0 --log-every 1 2>&1 | tee "$out/tgc-124m.log")
+  echo "== the same without cuBLASLt epilogues (TGC_GEMM_EPILOGUE=0): 6 steps"
+  (cd "$work" && TGC_GEMM_EPILOGUE=0 timeout 150 "$big/train" --steps 6 \
+    --seed 0 --log-every 1 2>&1 | tail -2)
   echo "== the same, 3 steps with every kernel timed"
   (cd "$work" && timeout 120 "$big/train" --steps 3 --seed 0 --log-every 1 \
     --profile "$out/profile-124m.json" 2>&1 | tail -14)

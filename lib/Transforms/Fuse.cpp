@@ -17,6 +17,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/GemmEpilogue.h"
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Analysis/Schedule.h"
 #include "tgc/Dialect/TG/TGDialect.h"
@@ -123,28 +124,6 @@ bool isSplatConstant(Operation *op) {
   return op->getNumResults() == 1 &&
          matchPattern(op->getResult(0), m_Constant(&value)) &&
          isa<SplatElementsAttr>(value);
-}
-
-/// The cuBLASLt activation epilogue computing `op` exactly, or "".
-/// cuBLASLt's GELU is the tanh approximation, so erf GELU stays apart.
-StringRef getCublasLtActivation(Operation *op) {
-  if (auto gelu = dyn_cast<tg::GeluOp>(op))
-    return gelu.getApproximation() == tg::GeluApproximation::Tanh ? "GELU" : "";
-  if (isa<tg::ReluOp>(op))
-    return "RELU";
-  return "";
-}
-
-/// Whether `reduce` sums all but the last dimension of its operand: the
-/// bias gradient of a [..., N] tensor.
-bool isColumnSum(Operation *op) {
-  auto reduce = dyn_cast<tg::ReduceOp>(op);
-  if (!reduce || reduce.getKind() != tg::ReduceKind::Sum)
-    return false;
-  int64_t rank =
-      cast<RankedTensorType>(reduce.getOperand().getType()).getRank();
-  return rank >= 2 &&
-         llvm::equal(reduce.getDimensions(), llvm::seq<int64_t>(0, rank - 1));
 }
 
 class Fuser {

@@ -11,6 +11,7 @@
 #include "tgc/runtime/Runtime.h"
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,16 @@ void selectDevice(int localRank);
 void synchronize(const char *what);
 /// The most device memory in use so far (0 where unknown).
 size_t peakMemory();
+
+/// Whether gemmEpilogue may take a call: TGC_GEMM_EPILOGUE=0 declines
+/// every one, so that the GEMM and its region's kernels run instead.
+inline bool gemmEpiloguesEnabled() {
+  static const bool enabled = [] {
+    const char *choice = std::getenv("TGC_GEMM_EPILOGUE");
+    return !choice || std::string(choice) != "0";
+  }();
+  return enabled;
+}
 
 /// Runs one step. On the GPU, when `mayCapture` (one device, no profile)
 /// and TGC_CUDA_GRAPH is not 0, the second call captures the step as a

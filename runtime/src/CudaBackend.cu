@@ -1,7 +1,9 @@
 //===- CudaBackend.cu - the CUDA target: device memory, cuBLAS, attention -===//
 //
-// GEMMs through cublasGemmStridedBatchedEx with f32 accumulation (row-major
-// operands as the transposed column-major product), and attention (forward
+// GEMMs through cuBLASLt with f32 accumulation (row-major operands as the
+// transposed column-major product), with a gemm region's epilogue where
+// cuBLASLt has a kernel for it, one plan per shape, types, epilogue and
+// alignment (cublasGemmStridedBatchedEx where it has none), and attention (forward
 // and backward) that keeps no s x s matrix in memory: the tiled kernels of
 // FlashAttention.h for head sizes up to 128, else (or with
 // TGC_ATTENTION=reference) a reference of one thread per output element
@@ -16,11 +18,13 @@
 #include "tgc/runtime/Kernels.h"
 #include "tgc/runtime/Runtime.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -37,6 +41,11 @@ cudaStream_t commStream = nullptr;
 cudaEvent_t ready = nullptr;
 std::vector<cudaEvent_t> done;
 cublasHandle_t blas = nullptr;
+cublasLtHandle_t lt = nullptr;
+/// cuBLASLt's workspace (32 MiB, what Hopper's kernels ask for), outside the
+/// arena; none when it cannot be allocated.
+void *ltWorkspace = nullptr;
+size_t ltWorkspaceBytes = 0;
 size_t peakUsed = 0;
 
 void check(cudaError_t status, const char *what, const char *kernel) {
@@ -60,6 +69,14 @@ void ensureStarted() {
     std::exit(1);
   }
   cublasSetStream(blas, stream);
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "error: cublasLtCreate failed\n");
+    std::exit(1);
+  }
+  if (cudaMalloc(&ltWorkspace, size_t(32) << 20) == cudaSuccess)
+    ltWorkspaceBytes = size_t(32) << 20;
+  else
+    cudaGetLastError();
 }
 
 void notePeak() {
@@ -291,9 +308,237 @@ void tgc::rt::reportKernelError(const char *what, int64_t value,
   std::exit(1);
 }
 
+namespace {
+
+/// A cuBLASLt plan: the operation, its layouts and the algorithm the
+/// heuristic chose, or none (`ok` false) when it found none.
+struct LtPlan {
+  bool ok = false;
+  /// Whether a call succeeded with it (a first failure declines the plan).
+  bool used = false;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo;
+};
+std::map<std::string, LtPlan> ltPlans;
+
+bool isLtType(DType type) {
+  return type == DType::F32 || type == DType::BF16 || type == DType::F16;
+}
+
+/// The alignment cuBLASLt may assume of `pointer` (at most 256 bytes).
+uint32_t alignmentOf(const void *pointer) {
+  auto address = reinterpret_cast<uintptr_t>(pointer);
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment)
+    alignment /= 2;
+  return alignment;
+}
+
+/// The cuBLASLt epilogue of `e` for the column-major product (cuBLASLt's A
+/// is our B); false when it has none (ReLU's aux is a bit mask there, not
+/// the pre-activation).
+bool getLtEpilogue(const GemmEpilogue *e, cublasLtEpilogue_t &epilogue) {
+  epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (!e)
+    return true;
+  if (e->bias && e->biasGradOf != GemmBiasGrad::None)
+    return false;
+  switch (e->activation) {
+  case GemmActivation::None:
+    if (e->aux)
+      return false;
+    if (e->biasGradOf == GemmBiasGrad::A)
+      epilogue = CUBLASLT_EPILOGUE_BGRADB;
+    else if (e->biasGradOf == GemmBiasGrad::B)
+      epilogue = CUBLASLT_EPILOGUE_BGRADA;
+    else if (e->biasGradOf == GemmBiasGrad::Output)
+      return false;
+    else if (e->bias)
+      epilogue = CUBLASLT_EPILOGUE_BIAS;
+    return true;
+  case GemmActivation::Relu:
+    if (e->aux || e->biasGradOf != GemmBiasGrad::None)
+      return false;
+    epilogue = e->bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    return true;
+  case GemmActivation::Gelu:
+    if (e->biasGradOf != GemmBiasGrad::None)
+      return false;
+    epilogue = e->aux ? (e->bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                                 : CUBLASLT_EPILOGUE_GELU_AUX)
+                      : (e->bias ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                 : CUBLASLT_EPILOGUE_GELU);
+    return true;
+  case GemmActivation::DGelu:
+    if (e->bias || (e->biasGradOf != GemmBiasGrad::None &&
+                    e->biasGradOf != GemmBiasGrad::Output))
+      return false;
+    epilogue = e->biasGradOf == GemmBiasGrad::Output
+                   ? CUBLASLT_EPILOGUE_DGELU_BGRAD
+                   : CUBLASLT_EPILOGUE_DGELU;
+    return true;
+  }
+  return false;
+}
+
+template <typename T>
+void setAttribute(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t name,
+                  const T &value) {
+  cublasLtMatmulDescSetAttribute(op, name, &value, sizeof(value));
+}
+
+template <typename T>
+void setAttribute(cublasLtMatrixLayout_t layout,
+                  cublasLtMatrixLayoutAttribute_t name, const T &value) {
+  cublasLtMatrixLayoutSetAttribute(layout, name, &value, sizeof(value));
+}
+
+cublasLtMatrixLayout_t makeLayout(DType type, uint64_t rows, uint64_t cols,
+                                  int64_t ld, int32_t batch, int64_t stride) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  if (cublasLtMatrixLayoutCreate(&layout, toCuda(type), rows, cols, ld) !=
+      CUBLAS_STATUS_SUCCESS)
+    return nullptr;
+  if (batch > 1) {
+    setAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, batch);
+    setAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+  }
+  return layout;
+}
+
+/// D = op(A) op(B) (+ the residual) with `e`'s epilogue (null: none) in one
+/// cuBLASLt call; false, having written nothing, when cuBLASLt has no
+/// kernel for it. Row-major C = op(A) op(B) is column-major
+/// C^T = op(B)^T op(A)^T: cuBLASLt's A is our B, its m our n.
+bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
+              const void *b, void *out, const char *kernel) {
+  cublasLtEpilogue_t epilogue;
+  if (!lt || g.a != g.b || !isLtType(g.a) || !isLtType(g.c) ||
+      !getLtEpilogue(e, epilogue))
+    return false;
+  // A linear layer's batches form one tall matrix; an epilogue takes no
+  // other batching here.
+  bool tall = g.sharedRhs && !g.transA;
+  int64_t rows = tall ? g.batch * g.m : g.m;
+  int32_t batch = tall ? 1 : static_cast<int32_t>(g.batch);
+  if (e && batch > 1)
+    return false;
+  const void *bias = nullptr;
+  DType biasType = g.c;
+  if (e) {
+    bias = e->bias ? e->bias : e->biasGrad;
+    biasType = e->bias ? e->biasType : e->biasGradType;
+    if ((bias && !isLtType(biasType)) || (e->aux && !isLtType(e->auxType)) ||
+        (e->aux && g.n % 8) || (e->residual && e->product != g.c))
+      return false;
+  }
+  const void *residual = e ? e->residual : nullptr;
+  std::string key =
+      std::to_string(g.transA) + std::to_string(g.transB) + " " +
+      std::to_string(rows) + "x" + std::to_string(g.n) + "x" +
+      std::to_string(g.k) + "x" + std::to_string(batch) + " " +
+      std::to_string(g.sharedRhs) + std::to_string(int(g.a)) + "." +
+      std::to_string(int(g.c)) + " " + std::to_string(int(epilogue)) + "." +
+      std::to_string(int(biasType)) + "." +
+      std::to_string(e && e->aux ? int(e->auxType) : -1) + "." +
+      std::to_string(residual != nullptr) + " " +
+      std::to_string(alignmentOf(a)) + "." + std::to_string(alignmentOf(b)) +
+      "." + std::to_string(alignmentOf(out)) + "." +
+      std::to_string(residual ? alignmentOf(residual) : 0) + "." +
+      std::to_string(bias ? alignmentOf(bias) : 256) + "." +
+      std::to_string(e && e->aux ? alignmentOf(e->aux) : 256);
+  auto [it, isNew] = ltPlans.try_emplace(key);
+  LtPlan &plan = it->second;
+  if (isNew) {
+    if (cublasLtMatmulDescCreate(&plan.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) !=
+        CUBLAS_STATUS_SUCCESS)
+      return false;
+    cublasOperation_t transA = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t transB = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    setAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSA, transA);
+    setAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSB, transB);
+    setAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+    if (bias) {
+      setAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+      setAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                   int32_t(toCuda(biasType)));
+    }
+    if (e && e->aux) {
+      setAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e->aux);
+      setAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.n);
+      setAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                   int32_t(toCuda(e->auxType)));
+    }
+    plan.a = g.transB ? makeLayout(g.b, g.k, g.n, g.k, batch,
+                                   g.sharedRhs ? 0 : g.k * g.n)
+                      : makeLayout(g.b, g.n, g.k, g.n, batch,
+                                   g.sharedRhs ? 0 : g.k * g.n);
+    plan.b = g.transA ? makeLayout(g.a, rows, g.k, rows, batch, g.m * g.k)
+                      : makeLayout(g.a, g.k, rows, g.k, batch, g.m * g.k);
+    plan.d = makeLayout(g.c, g.n, rows, g.n, batch, g.m * g.n);
+    plan.c = makeLayout(g.c, g.n, rows, g.n, batch, g.m * g.n);
+    cublasLtMatmulPreference_t preference = nullptr;
+    cublasLtMatmulHeuristicResult_t result = {};
+    int found = 0;
+    if (plan.a && plan.b && plan.c && plan.d &&
+        cublasLtMatmulPreferenceCreate(&preference) == CUBLAS_STATUS_SUCCESS) {
+      auto prefer = [&](cublasLtMatmulPreferenceAttributes_t name,
+                        auto value) {
+        cublasLtMatmulPreferenceSetAttribute(preference, name, &value,
+                                             sizeof(value));
+      };
+      prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+             uint64_t(ltWorkspaceBytes));
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignmentOf(b));
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignmentOf(a));
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+             alignmentOf(residual ? residual : out));
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignmentOf(out));
+      if (cublasLtMatmulAlgoGetHeuristic(lt, plan.op, plan.a, plan.b, plan.c,
+                                         plan.d, preference, 1, &result,
+                                         &found) != CUBLAS_STATUS_SUCCESS)
+        found = 0;
+      cublasLtMatmulPreferenceDestroy(preference);
+    }
+    plan.ok = found > 0;
+    if (plan.ok)
+      plan.algo = result.algo;
+  }
+  if (!plan.ok)
+    return false;
+  // The plan holds the pointers of its first call: set this call's.
+  if (bias)
+    setAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  if (e && e->aux)
+    setAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e->aux);
+  float alpha = 1.0f, beta = residual ? 1.0f : 0.0f;
+  cublasStatus_t status = cublasLtMatmul(
+      lt, plan.op, &alpha, b, plan.a, a, plan.b, &beta,
+      residual ? residual : out, plan.c, out, plan.d, &plan.algo, ltWorkspace,
+      ltWorkspaceBytes, stream);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    if (!plan.used) {
+      // Rejected at its first call: declined from now on.
+      plan.ok = false;
+      return false;
+    }
+    std::fprintf(stderr, "error: cuBLASLt GEMM for %s failed (status %d)\n",
+                 kernel, static_cast<int>(status));
+    std::exit(1);
+  }
+  plan.used = true;
+  backend::profileMark(kernel);
+  return true;
+}
+
+} // namespace
+
 void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
                    void *c, const char *kernel) {
   ensureStarted();
+  if (ltMatmul(d, nullptr, a, b, c, kernel))
+    return;
   if (d.a != d.b) {
     std::fprintf(stderr,
                  "error: %s: cuBLAS needs both GEMM operands in one "
@@ -320,6 +565,14 @@ void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
     std::exit(1);
   }
   backend::profileMark(kernel);
+}
+
+bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &desc,
+                           const GemmEpilogue &epilogue, const void *a,
+                           const void *b, void *d, const char *kernel) {
+  ensureStarted();
+  return backend::gemmEpiloguesEnabled() &&
+         ltMatmul(desc, &epilogue, a, b, d, kernel);
 }
 
 namespace {

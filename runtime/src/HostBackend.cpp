@@ -175,10 +175,8 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               transA ? m : k, b, transB ? k : n, beta, c, n);
 }
 
-} // namespace
-
-void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
-                   void *c, const char *kernel) {
+/// op(A) op(B) of `d` in f32, as lib/Eval calls BLAS.
+std::vector<float> product(const GemmDesc &d, const void *a, const void *b) {
   int64_t aCount = d.batch * d.m * d.k;
   int64_t bCount = (d.sharedRhs ? 1 : d.batch) * d.k * d.n;
   int64_t cCount = d.batch * d.m * d.n;
@@ -197,8 +195,108 @@ void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
               fc.data() + i * d.m * d.n);
     }
   }
-  storeFloats(fc, c, d.c);
+  return fc;
+}
+
+/// Rounds every value to `type`, as storing and loading it would.
+void roundTo(std::vector<float> &values, DType type) {
+  if (type == DType::F32)
+    return;
+  std::vector<char> stored(values.size() * getDTypeBytes(type));
+  storeFloats(values, stored.data(), type);
+  values = loadFloats(stored.data(), type, values.size());
+}
+
+/// The sums of the `columns` columns of row-major `values` over their rows,
+/// in order (tg.reduce's kernel on one thread).
+std::vector<float> columnSums(const std::vector<float> &values,
+                              int64_t columns) {
+  std::vector<float> sums(columns);
+  int64_t rows = columns ? values.size() / columns : 0;
+  for (int64_t c = 0; c < columns; ++c) {
+    CascadeSum<float> sum;
+    for (int64_t r = 0; r < rows; ++r)
+      sum.add(values[r * columns + c]);
+    sums[c] = sum.result();
+  }
+  return sums;
+}
+
+bool isEpilogueType(DType type) {
+  return type == DType::F32 || type == DType::BF16 || type == DType::F16;
+}
+
+} // namespace
+
+void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
+                   void *c, const char *kernel) {
+  storeFloats(product(d, a, b), c, d.c);
   backend::profileMark(kernel);
+}
+
+// The IR's order: every stage rounded to the product's type, as the
+// region's kernels round each op's result, so that the host target keeps
+// the interpreter's numbers with the epilogue taken.
+bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &d, const GemmEpilogue &e,
+                           const void *a, const void *b, void *out,
+                           const char *kernel) {
+  if (!backend::gemmEpiloguesEnabled() || !isEpilogueType(e.product) ||
+      !isEpilogueType(d.c) || (e.bias && !isEpilogueType(e.biasType)) ||
+      (e.aux && !isEpilogueType(e.auxType)) ||
+      (e.biasGrad && !isEpilogueType(e.biasGradType)))
+    return false;
+  bool matrixGrad =
+      e.biasGradOf == GemmBiasGrad::A || e.biasGradOf == GemmBiasGrad::B;
+  if (matrixGrad && d.batch != 1)
+    return false;
+  int64_t n = d.n, count = d.batch * d.m * d.n;
+  std::vector<float> v = product(d, a, b);
+  roundTo(v, e.product);
+  if (e.bias) {
+    std::vector<float> bias = loadFloats(e.bias, e.biasType, n);
+    roundTo(bias, e.product);
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = v[i] + bias[i % n];
+    roundTo(v, e.product);
+  }
+  switch (e.activation) {
+  case GemmActivation::None:
+    break;
+  case GemmActivation::Relu:
+  case GemmActivation::Gelu:
+    if (e.aux)
+      storeFloats(v, e.aux, e.auxType);
+    for (float &x : v)
+      x = e.activation == GemmActivation::Relu ? relu(x) : geluTanh(x);
+    roundTo(v, e.product);
+    break;
+  case GemmActivation::DGelu: {
+    std::vector<float> x = loadFloats(e.aux, e.auxType, count);
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = v[i] * geluTanhGrad(x[i]);
+    break;
+  }
+  }
+  if (e.residual) {
+    std::vector<float> residual = loadFloats(e.residual, e.product, count);
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = v[i] + residual[i];
+    roundTo(v, e.product);
+  }
+  roundTo(v, d.c);
+  std::vector<float> sums;
+  if (e.biasGradOf == GemmBiasGrad::Output)
+    sums = columnSums(v, n);
+  else if (e.biasGradOf == GemmBiasGrad::A)
+    sums = columnSums(loadFloats(a, d.a, d.k * d.m), d.m);
+  else if (e.biasGradOf == GemmBiasGrad::B)
+    sums = columnSums(loadFloats(b, d.b, d.k * d.n), d.n);
+  // Operands are read: D may be the residual.
+  storeFloats(v, out, d.c);
+  if (e.biasGradOf != GemmBiasGrad::None)
+    storeFloats(sums, e.biasGrad, e.biasGradType);
+  backend::profileMark(kernel);
+  return true;
 }
 
 void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,

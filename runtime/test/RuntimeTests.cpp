@@ -243,6 +243,74 @@ static void testFlashAttention() {
   checkFlashAttention<128>(desc(1, 2, 45, 80, 1, 45, 128, true));
 }
 
+/// The host target's GEMM epilogues (what one cuBLASLt call computes for a
+/// gemm region), each stage against its formula.
+static void testGemmEpilogue() {
+  Context context;
+  // A [2 x 3] times B [3 x 2], row-major.
+  float a[] = {1, 2, 3, -4, 5, -6};
+  float b[] = {0.5f, -1, 2, 0.25f, -3, 1};
+  float product[] = {1 * 0.5f + 2 * 2 + 3 * -3, 1 * -1 + 2 * 0.25f + 3 * 1,
+                     -4 * 0.5f + 5 * 2 + -6 * -3, -4 * -1 + 5 * 0.25f - 6};
+  GemmDesc desc{false, false, true,       1,          2,
+                2,     3,     DType::F32, DType::F32, DType::F32};
+
+  // Bias, GELU, the pre-activation as aux.
+  float bias[] = {0.75f, -2};
+  float d[4], aux[4];
+  GemmEpilogue gelu;
+  gelu.bias = bias;
+  gelu.activation = GemmActivation::Gelu;
+  gelu.aux = aux;
+  CHECK(gemmEpilogue(context, desc, gelu, a, b, d, "gelu"));
+  for (int i = 0; i < 4; ++i) {
+    CHECK(aux[i] == product[i] + bias[i % 2]);
+    CHECK(d[i] == geluTanh(aux[i]));
+  }
+
+  // A residual that is D itself (cuBLASLt's C = D), then f32 -> bf16.
+  float residual[] = {1, 2, 3, 4};
+  GemmEpilogue add;
+  add.residual = residual;
+  CHECK(gemmEpilogue(context, desc, add, a, b, residual, "residual"));
+  for (int i = 0; i < 4; ++i)
+    CHECK(residual[i] == product[i] + float(i + 1));
+  bf16 rounded[4];
+  GemmDesc toBF16 = desc;
+  toBF16.c = DType::BF16;
+  CHECK(gemmEpilogue(context, toBF16, GemmEpilogue{}, a, b, rounded, "cast"));
+  for (int i = 0; i < 4; ++i)
+    CHECK(ld(rounded[i]) == roundToBF16(product[i]));
+
+  // DGELU with the column sums of its output.
+  float grad[4], sums[2];
+  GemmEpilogue dgelu;
+  dgelu.activation = GemmActivation::DGelu;
+  dgelu.aux = aux;
+  dgelu.biasGradOf = GemmBiasGrad::Output;
+  dgelu.biasGrad = sums;
+  CHECK(gemmEpilogue(context, desc, dgelu, a, b, grad, "dgelu"));
+  for (int i = 0; i < 4; ++i)
+    CHECK(grad[i] == product[i] * geluTanhGrad(aux[i]));
+  CHECK(sums[0] == grad[0] + grad[2] && sums[1] == grad[1] + grad[3]);
+
+  // BGRADB: B's column sums over k; BGRADA: those of A read transposed
+  // (A^T B with A [3 x 2]).
+  GemmEpilogue gradB;
+  gradB.biasGradOf = GemmBiasGrad::B;
+  gradB.biasGrad = sums;
+  CHECK(gemmEpilogue(context, desc, gradB, a, b, d, "bgradb"));
+  CHECK(sums[0] == 0.5f + 2 - 3 && sums[1] == -1 + 0.25f + 1);
+  GemmDesc transposed{true, false, true,       1,          2,
+                      2,    3,     DType::F32, DType::F32, DType::F32};
+  GemmEpilogue gradA;
+  gradA.biasGradOf = GemmBiasGrad::A;
+  gradA.biasGrad = sums;
+  CHECK(gemmEpilogue(context, transposed, gradA, a, b, d, "bgrada"));
+  CHECK(sums[0] == 1 + 3 + 5 && sums[1] == 2 - 4 - 6);
+  CHECK(d[0] == 1 * 0.5f + 3 * 2 + 5 * -3);
+}
+
 int main() {
   testFormats();
   testPhilox();
@@ -250,6 +318,7 @@ int main() {
   testKernels();
   testRandom();
   testFlashAttention();
+  testGemmEpilogue();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

@@ -114,10 +114,14 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
   }
   json["kernels"] = project.kernels;
   ordered_json estimates = ordered_json::array();
-  for (const CudaProject::Estimate &estimate : project.estimates)
-    estimates.push_back({{"name", estimate.name},
-                         {"kernels", estimate.kernels},
-                         {"seconds", estimate.seconds}});
+  for (const CudaProject::Estimate &estimate : project.estimates) {
+    ordered_json op = {{"name", estimate.name},
+                       {"kernels", estimate.kernels},
+                       {"seconds", estimate.seconds}};
+    if (!estimate.fallback.empty())
+      op["fallback_kernels"] = estimate.fallback;
+    estimates.push_back(std::move(op));
+  }
   json["estimates"] = {{"device", project.device}, {"ops", estimates}};
   return json.dump(2) + "\n";
 }

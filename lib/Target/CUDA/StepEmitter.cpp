@@ -1,7 +1,8 @@
 //===- StepEmitter.cpp - the compiled step as one CUDA C++ source ---------===//
 //
 // Walks the step in its scheduled order: a tg.fusion region becomes a kernel
-// named after it (a gemm region: the GEMM call, then a kernel for its
+// named after it (a gemm region: one cuBLASLt call with its epilogue, or
+// where the runtime declines it the GEMM call, then kernels for the
 // epilogue), a matmul a GEMM call, attention a runtime call, any other op a
 // kernel of its own. Every value is read and written at its planned place
 // in the arena; the step's description (arguments, results) goes into the
@@ -11,6 +12,7 @@
 
 #include "KernelEmitter.h"
 #include "tgc/Analysis/CostModel.h"
+#include "tgc/Analysis/GemmEpilogue.h"
 #include "tgc/Analysis/MemorySimulator.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
@@ -78,6 +80,13 @@ private:
   std::string emitMesh();
   LogicalResult emitKernel(Operation *op);
   LogicalResult emitFusion(tg::FusionOp fusion);
+  /// The opening of the one gemmEpilogue call a gemm region makes, or ""
+  /// when it makes none (the region is not a cuBLASLt epilogue chain, its
+  /// types are not the runtime's, or what it writes overlaps what it reads).
+  FailureOr<std::string> getEpilogueCall(tg::FusionOp fusion, StringRef kernel);
+  /// A region's GEMM (gemm regions) and kernels.
+  LogicalResult emitRegion(tg::FusionOp fusion, StringRef name,
+                           StringRef description);
   LogicalResult launch(KernelEmitter &kernel, Operation *op, StringRef kind);
   std::string nextName(StringRef stem);
   LogicalResult emitDescription();
@@ -103,6 +112,9 @@ private:
   };
   SmallVector<Pending> pending;
   int64_t numCollectives = 0;
+  /// The kernels the op being emitted launches only when its gemmEpilogue
+  /// call declines (noteEstimate records them).
+  std::vector<std::string> fallbackKernels;
   /// The communication's staging (gathered blocks, the whole all-reduce of
   /// a reduce-scatter): its own buffer, since kernels run meanwhile.
   int64_t commScratchBytes = 0;
@@ -124,12 +136,15 @@ LogicalResult StepEmitter::fillConstant(Operation *constant) {
 }
 
 void StepEmitter::noteEstimate(Operation *op, size_t first) {
+  std::vector<std::string> fallback = std::move(fallbackKernels);
+  fallbackKernels.clear();
   if (!device || first == project.kernels.size())
     return;
   std::vector<std::string> launched(project.kernels.begin() + first,
                                     project.kernels.end());
-  project.estimates.push_back(
-      {launched.back(), launched, estimateOpTime(op, *device).time});
+  project.estimates.push_back({launched.back(), launched,
+                               estimateOpTime(op, *device).time,
+                               std::move(fallback)});
 }
 
 LogicalResult StepEmitter::fillConstantsReadBy(Operation *op) {
@@ -185,9 +200,10 @@ FailureOr<std::string> StepEmitter::address(Value value) {
          str(it->second.offset);
 }
 
-LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
-                                    std::string b, std::string c,
-                                    StringRef name) {
+/// The runtime's GemmDesc of `matmul`, as C++ text; `output` names the
+/// type of the matrix it writes when that is not the matmul's (an
+/// epilogue's convert).
+FailureOr<std::string> getGemmDesc(tg::MatmulOp matmul, StringRef output = "") {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
   bool transA = matmul.getTransposeA(), transB = matmul.getTransposeB();
@@ -206,14 +222,25 @@ LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
       getStorageType(getElementType(matmul.getResult()), matmul.getLoc());
   if (failed(ta) || failed(tb) || failed(tc))
     return failure();
+  return "GemmDesc{" + std::string(transA ? "true" : "false") + ", " +
+         (transB ? "true" : "false") + ", " +
+         (rhs.getRank() == 2 ? "true" : "false") + ", " + str(batch) + ", " +
+         str(m) + ", " + str(n) + ", " + str(k) + ", DType::" + ta->dtype +
+         ", DType::" + tb->dtype +
+         ", DType::" + (output.empty() ? StringRef(tc->dtype) : output).str() +
+         "}";
+}
+
+LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
+                                    std::string b, std::string c,
+                                    StringRef name) {
+  FailureOr<std::string> desc = getGemmDesc(matmul);
+  if (failed(desc))
+    return failure();
   host += "  // " + name.str() + ": tg.matmul at " +
           formatLocation(matmul.getLoc()) + "\n";
-  host += "  gemm(context, GemmDesc{" + std::string(transA ? "true" : "false") +
-          ", " + (transB ? "true" : "false") + ", " +
-          (rhs.getRank() == 2 ? "true" : "false") + ", " + str(batch) + ", " +
-          str(m) + ", " + str(n) + ", " + str(k) + ", DType::" + ta->dtype +
-          ", DType::" + tb->dtype + ", DType::" + tc->dtype + "}, " + a + ", " +
-          b + ", " + c + ", " + cString(name) + ");\n";
+  host += "  gemm(context, " + *desc + ", " + a + ", " + b + ", " + c + ", " +
+          cString(name) + ");\n";
   project.kernels.push_back(name.str());
   return success();
 }
@@ -507,14 +534,333 @@ bool overlaps(Place a, int64_t aBytes, Place b, int64_t bBytes) {
          b.offset < a.offset + aBytes;
 }
 
-LogicalResult StepEmitter::emitFusion(tg::FusionOp fusion) {
+/// A gemm region read as cuBLASLt's epilogue stages after its matmul
+/// (tg-fuse's `epilogue`), the values each stage reads and writes.
+struct EpilogueStages {
+  /// What D holds: the last stage's value, yielded.
+  Value output;
+  /// The region input read as the bias vector (through a convert and the
+  /// broadcast), or null.
+  Value bias;
+  StringRef activation = "None";
+  /// Relu/Gelu: the yielded pre-activation (null when nothing else reads
+  /// it); DGelu: the region input read as the forward's pre-activation.
+  Value aux;
+  /// The region input added after the activation, or null.
+  Value residual;
+  /// "None", "Output" (the column sums of D after DGelu), or "" for those
+  /// of a region input, `biasGradSource`, that must be the bytes of the
+  /// matmul's A or B read along k.
+  StringRef biasGradOf = "None";
+  Value biasGrad, biasGradSource;
+};
+
+/// The stages of the gemm region `fusion`, or nullopt when its ops are not
+/// exactly such a chain (then it runs as its GEMM and its kernels).
+std::optional<EpilogueStages> matchEpilogueStages(tg::FusionOp fusion,
+                                                  tg::MatmulOp matmul) {
   Block &body = fusion.getBody().front();
+  auto isInput = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == &body;
+  };
+  int64_t columns =
+      cast<RankedTensorType>(matmul.getResult().getType()).getShape().back();
+  llvm::DenseSet<Operation *> matched = {matmul};
+  // A broadcast along the rows of a vector of `columns` (a region input,
+  // or its convert) read only by the add.
+  auto matchBias = [&](Value value) -> Value {
+    auto broadcast = value.getDefiningOp<tg::BroadcastInDimOp>();
+    int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+    if (!broadcast || !value.hasOneUse() ||
+        broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{rank - 1})
+      return {};
+    Value source = broadcast.getOperand();
+    auto convert = source.getDefiningOp<tg::ConvertOp>();
+    if (convert) {
+      if (!source.hasOneUse())
+        return {};
+      source = convert.getOperand();
+    }
+    if (!isInput(source) || getNumElements(source) != columns ||
+        !isa<FloatType>(getElementType(source)))
+      return {};
+    matched.insert(broadcast);
+    if (convert)
+      matched.insert(convert);
+    return source;
+  };
+
+  EpilogueStages stages;
+  enum { None, Bias, Activation, Residual, Cast } stage = None;
+  Value value = matmul.getResult();
+  while (true) {
+    SmallVector<Operation *> readers;
+    bool yielded = false;
+    for (Operation *user : value.getUsers()) {
+      if (isa<tg::YieldOp>(user))
+        yielded = true;
+      else
+        readers.push_back(user);
+    }
+    if (readers.empty())
+      break;
+    if (readers.size() != 1)
+      return std::nullopt;
+    Operation *op = readers.front();
+    auto other = [&]() -> Value {
+      return op->getOperand(0) == value ? op->getOperand(1) : op->getOperand(0);
+    };
+    if (stages.activation == "DGelu") {
+      // DGELU_BGRAD: D's column sums, D yielded.
+      if (!yielded || !isColumnSum(op) || stages.biasGradOf != "None")
+        return std::nullopt;
+      stages.biasGradOf = "Output";
+      stages.biasGrad = op->getResult(0);
+      matched.insert(op);
+      break;
+    }
+    StringRef activation = getCublasLtActivation(op);
+    if (!activation.empty() && stage < Activation) {
+      stages.activation = activation == "GELU" ? "Gelu" : "Relu";
+      if (yielded)
+        stages.aux = value;
+      stage = Activation;
+    } else if (yielded) {
+      return std::nullopt; // only the pre-activation is read besides D
+    } else if (auto grad = dyn_cast<tg::GeluGradOp>(op)) {
+      if (stage != None || grad.getGradOutput() != value ||
+          grad.getApproximation() != tg::GeluApproximation::Tanh ||
+          !isInput(grad.getInput()))
+        return std::nullopt;
+      stages.activation = "DGelu";
+      stages.aux = grad.getInput();
+      stage = Activation;
+    } else if (isa<tg::AddOp>(op) && op->getOperand(0) != op->getOperand(1)) {
+      if (Value bias = stage < Bias ? matchBias(other()) : Value()) {
+        stages.bias = bias;
+        stage = Bias;
+      } else if (stage < Residual && isInput(other())) {
+        stages.residual = other();
+        stage = Residual;
+      } else {
+        return std::nullopt;
+      }
+    } else if (auto convert = dyn_cast<tg::ConvertOp>(op)) {
+      if (stage >= Cast || !isa<FloatType>(getElementType(convert)))
+        return std::nullopt;
+      stage = Cast;
+    } else {
+      return std::nullopt;
+    }
+    matched.insert(op);
+    value = op->getResult(0);
+  }
+  stages.output = value;
+
+  // BGRADA/BGRADB: the column sums of a region input that is the matmul's
+  // 2-D operand read along k.
+  for (Operation &op : body.without_terminator()) {
+    if (matched.contains(&op))
+      continue;
+    if (!isColumnSum(&op) || stages.biasGradOf != "None" || stage != None ||
+        !isInput(op.getOperand(0)))
+      return std::nullopt;
+    // Which operand it sums ("A" or "B") is where its bytes lie: the
+    // caller's to say.
+    stages.biasGradSource = op.getOperand(0);
+    stages.biasGrad = op.getResult(0);
+    stages.biasGradOf = "";
+    matched.insert(&op);
+  }
+  // Nothing but D, the pre-activation and the bias gradient leaves.
   auto yield = cast<tg::YieldOp>(body.getTerminator());
+  for (Value out : yield.getOperands())
+    if (out != stages.output && out != stages.aux && out != stages.biasGrad)
+      return std::nullopt;
+  if (!llvm::is_contained(yield.getOperands(), stages.output) ||
+      (stages.biasGrad &&
+       !llvm::is_contained(yield.getOperands(), stages.biasGrad)))
+    return std::nullopt;
+  if (stage == None && stages.biasGradOf == "None")
+    return std::nullopt; // a GEMM alone
+  return stages;
+}
+
+LogicalResult StepEmitter::emitFusion(tg::FusionOp fusion) {
   StringRef kind = fusion.getKind() ? *fusion.getKind() : "loop";
   std::string name = nextName("fusion_" + kind.str());
   std::string description = "tg.fusion kind " + kind.str();
   if (auto epilogue = fusion.getEpilogue())
     description += ", epilogue " + epilogue->str();
+  FailureOr<std::string> call = getEpilogueCall(fusion, name + "_gemm");
+  if (failed(call))
+    return failure();
+  if (call->empty())
+    return emitRegion(fusion, name, description);
+  // One cuBLASLt call, else (declined at run time) the GEMM and the
+  // region's kernels.
+  host += "  // " + name + ": " + description + " at " +
+          formatLocation(fusion.getLoc()) + "\n" + *call;
+  size_t hostFrom = host.size(), kernelsFrom = project.kernels.size();
+  if (failed(emitRegion(fusion, name, description)))
+    return failure();
+  std::string fallback = host.substr(hostFrom);
+  host.resize(hostFrom);
+  for (StringRef line : llvm::split(StringRef(fallback).rtrim('\n'), '\n'))
+    host += "    " + line.str() + "\n";
+  host += "    }\n  }\n";
+  // The call's mark is the GEMM's name; the fallback's kernels launch only
+  // when it declines.
+  fallbackKernels.assign(project.kernels.begin() + kernelsFrom + 1,
+                         project.kernels.end());
+  project.kernels.resize(kernelsFrom + 1);
+  return success();
+}
+
+FailureOr<std::string> StepEmitter::getEpilogueCall(tg::FusionOp fusion,
+                                                    StringRef kernel) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<tg::YieldOp>(body.getTerminator());
+  auto matmuls = body.getOps<tg::MatmulOp>();
+  if (fusion.getKind() != "gemm" || !llvm::hasSingleElement(matmuls))
+    return std::string();
+  tg::MatmulOp matmul = *matmuls.begin();
+  std::optional<EpilogueStages> stages = matchEpilogueStages(fusion, matmul);
+  if (!stages || !isa<BlockArgument>(matmul.getLhs()) ||
+      !isa<BlockArgument>(matmul.getRhs()))
+    return std::string();
+  // A value's place, its bytes and its runtime type (F32, BF16 or F16).
+  struct Operand {
+    Place place;
+    int64_t bytes = 0;
+    std::string dtype;
+  };
+  auto operand = [&](Value value) -> FailureOr<Operand> {
+    Operand found;
+    if (auto arg = dyn_cast<BlockArgument>(value);
+        arg && arg.getOwner() == &body) {
+      found.place = places[fusion.getInputs()[arg.getArgNumber()]];
+    } else {
+      auto it = llvm::find(yield.getOperands(), value);
+      found.place = places[fusion.getResult(it - yield.getOperands().begin())];
+    }
+    FailureOr<StorageType> type =
+        getStorageType(getElementType(value), fusion.getLoc());
+    if (failed(type))
+      return failure();
+    found.bytes = getBytes(value, *type);
+    found.dtype = type->dtype;
+    return found;
+  };
+  SmallVector<Operand> reads, writes;
+  std::string fields;
+  auto add = [&](StringRef field, Value value, bool written,
+                 StringRef typeField) -> LogicalResult {
+    FailureOr<Operand> found = operand(value);
+    if (failed(found))
+      return failure();
+    (written ? writes : reads).push_back(*found);
+    if (!field.empty())
+      fields += "    epilogue." + field.str() + " = " +
+                (found->place.scratch ? "scratch" : "arena") + " + " +
+                str(found->place.offset) + ";\n";
+    if (!typeField.empty())
+      fields += "    epilogue." + typeField.str() +
+                " = DType::" + found->dtype + ";\n";
+    return success();
+  };
+  FailureOr<StorageType> product =
+      getStorageType(getElementType(matmul.getResult()), matmul.getLoc());
+  if (failed(product) || failed(add("", matmul.getLhs(), false, "")) ||
+      failed(add("", matmul.getRhs(), false, "")) ||
+      failed(add("", stages->output, true, "")))
+    return failure();
+  Operand a = reads[0], b = reads[1], d = writes[0];
+  fields += "    epilogue.product = DType::" + product->dtype + ";\n";
+  if (stages->bias && failed(add("bias", stages->bias, false, "biasType")))
+    return failure();
+  if (stages->activation != "None")
+    fields += "    epilogue.activation = GemmActivation::" +
+              stages->activation.str() + ";\n";
+  if (stages->aux &&
+      failed(add("aux", stages->aux, stages->activation != "DGelu", "auxType")))
+    return failure();
+  std::optional<Operand> residual;
+  if (stages->residual) {
+    FailureOr<Operand> found = operand(stages->residual);
+    if (failed(found))
+      return failure();
+    residual = *found;
+    fields +=
+        "    epilogue.residual = arena + " + str(found->place.offset) + ";\n";
+  }
+  StringRef biasGradOf = stages->biasGradOf;
+  if (stages->biasGradSource) {
+    // BGRADA/BGRADB: the sum reads the bytes of an operand read along k.
+    FailureOr<Operand> source = operand(stages->biasGradSource);
+    if (failed(source))
+      return failure();
+    auto isSummed = [&](const Operand &input) {
+      return source->place.offset == input.place.offset &&
+             source->place.scratch == input.place.scratch &&
+             source->bytes == input.bytes && source->dtype == input.dtype;
+    };
+    if (matmul.getTransposeA() && isSummed(a))
+      biasGradOf = "A";
+    else if (!matmul.getTransposeB() && isSummed(b))
+      biasGradOf = "B";
+    else
+      return std::string();
+  }
+  if (stages->biasGrad) {
+    fields +=
+        "    epilogue.biasGradOf = GemmBiasGrad::" + biasGradOf.str() + ";\n";
+    if (failed(add("biasGrad", stages->biasGrad, true, "biasGradType")))
+      return failure();
+  }
+  // The runtime takes f32, bf16 and f16; what it writes overlaps nothing
+  // it reads (D may be the residual itself) nor anything else it writes.
+  auto isTaken = [](StringRef dtype) {
+    return dtype == "F32" || dtype == "BF16" || dtype == "F16";
+  };
+  if (!isTaken(product->dtype) ||
+      llvm::any_of(llvm::concat<Operand>(reads, writes),
+                   [&](const Operand &value) { return !isTaken(value.dtype); }))
+    return std::string();
+  if (residual && residual->dtype != product->dtype)
+    return std::string();
+  for (auto [i, write] : llvm::enumerate(writes)) {
+    for (const Operand &read : reads)
+      if (overlaps(write.place, write.bytes, read.place, read.bytes))
+        return std::string();
+    for (const Operand &other : ArrayRef(writes).drop_front(i + 1))
+      if (overlaps(write.place, write.bytes, other.place, other.bytes))
+        return std::string();
+    if (residual &&
+        overlaps(write.place, write.bytes, residual->place, residual->bytes) &&
+        (i != 0 || write.place.offset != residual->place.offset ||
+         write.place.scratch != residual->place.scratch))
+      return std::string();
+  }
+  FailureOr<std::string> desc = getGemmDesc(matmul, d.dtype);
+  if (failed(desc))
+    return failure();
+  auto text = [](Place place) {
+    return std::string(place.scratch ? "scratch" : "arena") + " + " +
+           str(place.offset);
+  };
+  return "  {\n    GemmEpilogue epilogue;\n" + fields +
+         "    if (!gemmEpilogue(context, " + *desc + ", epilogue, " +
+         text(a.place) + ", " + text(b.place) + ", " + text(d.place) + ", " +
+         cString(kernel) + ")) {\n";
+}
+
+LogicalResult StepEmitter::emitRegion(tg::FusionOp fusion, StringRef name,
+                                      StringRef description) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<tg::YieldOp>(body.getTerminator());
+  StringRef kind = fusion.getKind() ? *fusion.getKind() : "loop";
   auto inputPlace = [&](Value blockValue) {
     return places
         [fusion.getInputs()[cast<BlockArgument>(blockValue).getArgNumber()]];
@@ -556,11 +902,11 @@ LogicalResult StepEmitter::emitFusion(tg::FusionOp fusion) {
     }
     if (failed(emitGemm(matmul, text(inputPlace(matmul.getLhs())),
                         text(inputPlace(matmul.getRhs())), text(product),
-                        name + "_gemm")))
+                        (name + "_gemm").str())))
       return failure();
   }
 
-  KernelEmitter kernel(name, scratchBase);
+  KernelEmitter kernel(name.str(), scratchBase);
   for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
     if (failed(kernel.bind(arg, places[input])))
       return failure();

@@ -131,6 +131,11 @@ def main():
                         help="TGC_HOST_THREADS for train: every block on "
                         "this many host threads, cooperating as a GPU "
                         "block's do (tgc/runtime/CudaCompat.h)")
+    parser.add_argument("--env", action="append", default=[],
+                        metavar="NAME=VALUE",
+                        help="an environment variable for train (e.g. "
+                        "TGC_GEMM_EPILOGUE=0: every GEMM epilogue as the "
+                        "GEMM and the region's kernels)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--profile", action="store_true",
@@ -165,6 +170,9 @@ def main():
     env = dict(os.environ, TGC_COMM_TIMEOUT="60")
     if args.host_threads:
         env["TGC_HOST_THREADS"] = str(args.host_threads)
+    for setting in args.env:
+        name, _, value = setting.partition("=")
+        env[name] = value
     generated = losses(run([os.path.join(build, "train")] + launch + common +
                            ["--save", saved], env=env))
     reference = losses(run([os.path.join(args.bin, "tgc"), "train", model] +

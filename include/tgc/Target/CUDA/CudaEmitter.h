@@ -34,12 +34,16 @@ struct CudaProject {
   /// Every kernel and call, in order, for reports and tests.
   std::vector<std::string> kernels;
   /// The cost model's time of each op that launches something, with the
-  /// kernels and calls it launches (a gemm region: its GEMM and its
-  /// epilogue), for comparing with train --profile.
+  /// kernels and calls it launches (a gemm region: its one cuBLASLt call,
+  /// or its GEMM and its epilogue kernels), for comparing with
+  /// train --profile.
   struct Estimate {
     std::string name;
     std::vector<std::string> kernels;
     double seconds = 0;
+    /// What it launches besides when its GEMM's epilogue call declines
+    /// (Runtime.h's gemmEpilogue): the region's kernels.
+    std::vector<std::string> fallback;
   };
   std::vector<Estimate> estimates;
   /// The device the estimates are for (the module's tg.device).

@@ -124,6 +124,53 @@ struct GemmDesc {
 void gemm(Context &context, const GemmDesc &desc, const void *a, const void *b,
           void *c, const char *kernel);
 
+/// The activation stage of a GEMM epilogue: none, ReLU or tanh GELU of the
+/// biased product, or (DGelu) the product times the tanh GELU's derivative
+/// at `aux`, the forward's pre-activation.
+enum class GemmActivation { None, Relu, Gelu, DGelu };
+/// Which columns a GEMM epilogue also sums into `biasGrad`: those of its
+/// output D (after DGelu), of A (read transposed, [k, m]) or of B ([k, n]),
+/// over the rows.
+enum class GemmBiasGrad { None, Output, A, B };
+
+/// What a gemm region (tg-fuse's `epilogue`, cuBLASLt's stages in their
+/// order) computes from the product P = op(A) op(B):
+///   D = convert(act(P + bias) + residual), aux = P + bias
+/// (aux written when non-null), or with DGelu D = P * gelu'(aux), and
+/// `biasGrad` = the column sums `biasGradOf` names. Unused pointers are
+/// null.
+struct GemmEpilogue {
+  /// The type of the product and of every stage before the convert to D
+  /// (GemmDesc::c): the host target rounds each stage to it, as the IR's
+  /// ops do; cuBLASLt keeps them in f32 and rounds D and aux once.
+  DType product = DType::F32;
+  /// A vector of n, rounded to `product` and added to every row.
+  const void *bias = nullptr;
+  DType biasType = DType::F32;
+  GemmActivation activation = GemmActivation::None;
+  /// Relu/Gelu: where the pre-activation goes (null: nowhere); DGelu: the
+  /// forward's pre-activation, read. [batch * m, n] like D.
+  void *aux = nullptr;
+  DType auxType = DType::F32;
+  /// Added after the activation, [batch * m, n] of `product`'s type (it may
+  /// be D itself).
+  const void *residual = nullptr;
+  GemmBiasGrad biasGradOf = GemmBiasGrad::None;
+  /// The column sums (f32 accumulation in the interpreter's order).
+  void *biasGrad = nullptr;
+  DType biasGradType = DType::F32;
+};
+
+/// The GEMM of `desc` with `epilogue` in one call where the library takes
+/// it: cuBLASLt's epilogue on the GPU (plans cached per shape), a reference
+/// of the IR's order on the host. Returns false, having written nothing,
+/// where it cannot (a type, layout or batch cuBLASLt has no kernel for, or
+/// TGC_GEMM_EPILOGUE=0): the caller then runs the GEMM and the region's
+/// kernels.
+bool gemmEpilogue(Context &context, const GemmDesc &desc,
+                  const GemmEpilogue &epilogue, const void *a, const void *b,
+                  void *d, const char *kernel);
+
 /// tg.attention and tg.attention_grad: query [batch, heads, queries,
 /// headSize], key [batch, kvHeads, keys, headSize], value [batch, kvHeads,
 /// keys, valueSize]; logsumexp [batch, heads, queries] in f32.

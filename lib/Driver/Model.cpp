@@ -3,6 +3,9 @@
 #include "tgc/Driver/Model.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Eval/TensorNpy.h"
+#include "tgc/Interpreter/GlobalStep.h"
+#include "tgc/Interpreter/Inputs.h"
 #include "tgc/Pipeline/PostImportPipeline.h"
 #include "tgc/Pipeline/RunPasses.h"
 #include "tgc/Support/InputFile.h"
@@ -202,4 +205,32 @@ LogicalResult tgc::writeModel(ModuleOp module,
   if (llvm::Error error = commitAll(outputs))
     return reportError(llvm::toString(std::move(error)));
   return success();
+}
+
+FailureOr<llvm::StringMap<Tensor>>
+tgc::getImportedInitialValues(FunctionOpInterface entry,
+                              ArrayRef<ImportedParameter> parameters) {
+  llvm::StringMap<Tensor> values;
+  if (parameters.empty())
+    return values;
+  FailureOr<SmallVector<RankedTensorType>> globalTypes =
+      getGlobalArgumentTypes(entry);
+  if (failed(globalTypes))
+    return failure();
+  for (const ImportedParameter &parameter : parameters) {
+    std::optional<RankedTensorType> type;
+    for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
+      if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
+          getArgumentName(entry, i) == parameter.name)
+        type = (*globalTypes)[i];
+    if (!type)
+      continue; // Not trained nor read by the step.
+    llvm::Expected<Tensor> value = tensorFromNpy(
+        parameter.value, *type, parameter.name, /*allowNonFinite=*/false,
+        /*allowSplitView=*/true);
+    if (!value)
+      return reportError(llvm::toString(value.takeError()));
+    values[parameter.name] = std::move(*value);
+  }
+  return values;
 }

@@ -83,6 +83,42 @@ bool tgc::rt::saveCheckpoint(
   return true;
 }
 
+namespace {
+
+/// Takes `entry` as the bytes of `arg` when its dtype and shape are the
+/// argument's (or a split view of them).
+bool takeEntry(const std::string &path, const safetensors::Entry &entry,
+               const ArgumentInfo &arg, std::vector<char> &bytes,
+               std::string &error) {
+  std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
+  bool sameShape = entry.shape == shape || isSplitView(entry.shape, shape);
+  if (entry.dtype != getSafetensorsDType(arg.dtype) || !sameShape) {
+    error = "'" + path + "': tensor '" + arg.name + "' is " + entry.dtype +
+            " " + formatShape(entry.shape) + "; the step takes " +
+            getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
+    return false;
+  }
+  bytes = entry.data;
+  return true;
+}
+
+} // namespace
+
+bool tgc::rt::loadImportedParams(const std::string &path, const StepInfo &info,
+                                 ArgumentBytes &arguments, std::string &error) {
+  std::vector<safetensors::Entry> entries;
+  std::map<std::string, std::string> metadata;
+  if (!safetensors::read(path, entries, metadata, error))
+    return false;
+  for (const safetensors::Entry &entry : entries)
+    for (int i = 0; i < info.numArguments; ++i)
+      if (info.arguments[i].init.role == ArgRole::Param &&
+          entry.name == info.arguments[i].name &&
+          !takeEntry(path, entry, info.arguments[i], arguments[i], error))
+        return false;
+  return true;
+}
+
 bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
                              ArgumentBytes &arguments,
                              const std::vector<ArgRole> &roles, int64_t &steps,
@@ -103,16 +139,8 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
       error = "'" + path + "' has no tensor '" + arg.name + "'";
       return false;
     }
-    const safetensors::Entry &entry = *found->second;
-    std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
-    bool sameShape = entry.shape == shape || isSplitView(entry.shape, shape);
-    if (entry.dtype != getSafetensorsDType(arg.dtype) || !sameShape) {
-      error = "'" + path + "': tensor '" + arg.name + "' is " + entry.dtype +
-              " " + formatShape(entry.shape) + "; the step takes " +
-              getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
+    if (!takeEntry(path, *found->second, arg, arguments[i], error))
       return false;
-    }
-    arguments[i] = entry.data;
   }
   steps = 0;
   auto recorded = metadata.find("tgc.steps");

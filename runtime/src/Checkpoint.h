@@ -41,6 +41,12 @@ bool loadCheckpoint(const std::string &path, const StepInfo &info,
                     ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
                     int64_t &steps, std::string &error);
 
+/// Reads the parameters `path` has (a model's imported values) over their
+/// seeded values in `arguments`; the others keep theirs. Each found must
+/// have its argument's dtype and shape.
+bool loadImportedParams(const std::string &path, const StepInfo &info,
+                        ArgumentBytes &arguments, std::string &error);
+
 } // namespace tgc::rt
 
 #endif // TGC_RUNTIME_SRC_CHECKPOINT_H

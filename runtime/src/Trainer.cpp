@@ -42,6 +42,7 @@ struct Flags {
   std::string schedule = "constant";
   unsigned logEvery = 10;
   std::string params, save, saveShards, resume, profile;
+  std::string init = "imported";
   unsigned nproc = 0;
 };
 
@@ -62,6 +63,11 @@ void printUsage(const char *program) {
       "step)\n"
       "  --log-every K      print the loss every K steps (default 10)\n"
       "  --params FILE      start from these parameters (.safetensors)\n"
+      "  --init I           imported (default: an imported model's values, "
+      "the\n"
+      "                     project's params.safetensors, and --seed for "
+      "the rest)\n"
+      "                     or random (every parameter from --seed)\n"
       "  --save FILE        write parameters, optimizer state and the step "
       "count\n"
       "  --save-shards DIR  each rank writes its blocks to "
@@ -173,6 +179,13 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
       flags.data = value;
     } else if (flag == "--params") {
       flags.params = value;
+    } else if (flag == "--init") {
+      if (value != "imported" && value != "random") {
+        std::fprintf(stderr, "error: --init is imported or random, not '%s'\n",
+                     value.c_str());
+        return false;
+      }
+      flags.init = value;
     } else if (flag == "--save") {
       flags.save = value;
     } else if (flag == "--save-shards") {
@@ -360,6 +373,13 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   for (int i = 0; i < info.numArguments; ++i)
     arguments[i] = makeArgument(global.arguments[i], i, flags.seed);
   int64_t firstStep = 0;
+  // An imported model's values, as `tgc train` starts from them.
+  if (flags.params.empty() && flags.resume.empty() &&
+      flags.init == "imported" && info.importedParams &&
+      !loadImportedParams(info.importedParams, global, arguments, error))
+    return fail(error +
+                " (the model's parameter values train starts from: give "
+                "--params FILE, or --init random to start from --seed)");
   if (!flags.params.empty()) {
     int64_t ignored = 0;
     if (!loadCheckpoint(flags.params, global, arguments, {ArgRole::Param},

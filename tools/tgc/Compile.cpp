@@ -2,7 +2,11 @@
 
 #include "Flags.h"
 
+#include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Driver/Compile.h"
+#include "tgc/Eval/TensorNpy.h"
+#include "tgc/Interpreter/Inputs.h"
+#include "tgc/Support/Safetensors.h"
 #include "tgc/Target/CUDA/CudaEmitter.h"
 
 #include "llvm/Support/SourceMgr.h"
@@ -49,9 +53,20 @@ LogicalResult cli::runCompile(MLIRContext &context,
       findEntry(*model->module, getEntryName(), getInputFile())));
   if (!entry)
     return failure();
+  // The model's values, as `tgc train` starts from them: the trainer
+  // loads them by default, the other parameters start from --seed.
+  FailureOr<llvm::StringMap<Tensor>> imported =
+      getImportedInitialValues(entry, model->parameters);
+  if (failed(imported))
+    return failure();
   std::vector<safetensors::Entry> parameters;
-  for (const ImportedParameter &parameter : model->parameters)
-    parameters.push_back(safetensors::toEntry(parameter.name, parameter.value));
+  for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
+    auto it = imported->find(getArgumentName(entry, i));
+    if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
+        it != imported->end())
+      parameters.push_back(
+          safetensors::toEntry(it->first().str(), tensorToNpy(it->second)));
+  }
   return writeCudaProject(entry, getOutputFile(),
                           model->parameters.empty() ? nullptr : &parameters);
 }

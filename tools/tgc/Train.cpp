@@ -131,26 +131,13 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return reportError("--init expects imported or random, got '" + init + "'");
   // Imported values are global: a partitioned step splits them over its
   // mesh as it runs.
-  FailureOr<SmallVector<RankedTensorType>> globalTypes =
-      getGlobalArgumentTypes(entry);
-  if (failed(globalTypes))
-    return failure();
-  if (init == "imported")
-    for (const ImportedParameter &parameter : model->parameters) {
-      std::optional<RankedTensorType> type;
-      for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
-        if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
-            getArgumentName(entry, i) == parameter.name)
-          type = (*globalTypes)[i];
-      if (!type)
-        continue; // Not trained nor read by the step.
-      llvm::Expected<Tensor> value = tensorFromNpy(
-          parameter.value, *type, parameter.name, /*allowNonFinite=*/false,
-          /*allowSplitView=*/true);
-      if (!value)
-        return reportError(llvm::toString(value.takeError()));
-      options.initialParameters[parameter.name] = std::move(*value);
-    }
+  if (init == "imported") {
+    FailureOr<llvm::StringMap<Tensor>> imported =
+        getImportedInitialValues(entry, model->parameters);
+    if (failed(imported))
+      return failure();
+    options.initialParameters = std::move(*imported);
+  }
   // --input: inputs the data does not feed (an attention mask...).
   FailureOr<ArgumentSources> sources = getArgumentSources({}, std::nullopt);
   if (failed(sources))

@@ -10,6 +10,7 @@
 #ifndef TGC_DRIVER_MODEL_H
 #define TGC_DRIVER_MODEL_H
 
+#include "tgc/Eval/Tensor.h"
 #include "tgc/Import/ONNX/Importer.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -64,6 +65,15 @@ mlir::FailureOr<LoadedModel> loadModel(mlir::MLIRContext &context,
 mlir::FunctionOpInterface findEntry(mlir::ModuleOp module,
                                     llvm::StringRef wanted,
                                     llvm::StringRef filename);
+
+/// The values `tgc train --init imported` starts `entry`'s parameters from:
+/// each of `parameters` named like a param argument of `entry`, converted
+/// to that argument's global type (the whole value, also of a partitioned
+/// step). A parameter the model has no value for is absent: it starts from
+/// its seeded value. A value that does not fit its argument is an error.
+mlir::FailureOr<llvm::StringMap<Tensor>>
+getImportedInitialValues(mlir::FunctionOpInterface entry,
+                         llvm::ArrayRef<ImportedParameter> parameters);
 
 /// Writes `file` (- for stdout) through `write`, through a temporary file
 /// renamed at the end: on any error the file is as it was.

@@ -209,6 +209,13 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
     return failure();
   project->stepJson = getStepJson(step, *project, *mesh);
   project->cmakeLists = kCMakeLists;
+  if (parameters)
+    project->cmakeLists +=
+        "\n# The model's parameter values: train starts from them (--init "
+        "random:\n# from --seed alone).\n"
+        "target_compile_definitions(train PRIVATE\n"
+        "  \"TGC_IMPORTED_PARAMS=\\\"${CMAKE_CURRENT_SOURCE_DIR}/"
+        "params.safetensors\\\"\")\n";
 
   // The initial parameters are the global values, also of a partitioned
   // step: each rank takes its block.

@@ -1046,17 +1046,24 @@ LogicalResult StepEmitter::emitDescription() {
   int64_t arena =
       step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
           .getInt();
-  description =
-      arguments + "\n" + results + "\n" + emitMesh() +
-      "\nconst StepInfo kStep = {" +
-      cString("@" + step.getName().str() + " (" +
-              formatLocation(step.getLoc()) + ")") +
-      ", " + str(arena) + ", " + str(scratchBytes) + ", kArguments, " +
-      str(step.getNumArguments()) + ", kResults, " + str(ret.getNumOperands()) +
-      ", " + str(task ? int64_t(task->ids) : -1) + ", " +
-      str(task ? int64_t(task->labels) : -1) + ", " +
-      str(task ? task->vocabulary : 0) + ", kMesh, " + str(numCollectives) +
-      ", " + str(commScratchBytes) + ", kFingerprint};\n";
+  description = arguments + "\n" + results + "\n" + emitMesh() +
+                "\nconst StepInfo kStep = {" +
+                cString("@" + step.getName().str() + " (" +
+                        formatLocation(step.getLoc()) + ")") +
+                ", " + str(arena) + ", " + str(scratchBytes) +
+                ", kArguments, " + str(step.getNumArguments()) +
+                ", kResults, " + str(ret.getNumOperands()) + ", " +
+                str(task ? int64_t(task->ids) : -1) + ", " +
+                str(task ? int64_t(task->labels) : -1) + ", " +
+                str(task ? task->vocabulary : 0) + ", kMesh, " +
+                str(numCollectives) + ", " + str(commScratchBytes) +
+                ", kFingerprint,\n"
+                "#ifdef TGC_IMPORTED_PARAMS\n"
+                "    TGC_IMPORTED_PARAMS\n"
+                "#else\n"
+                "    nullptr\n"
+                "#endif\n"
+                "};\n";
   return success();
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The generated project against the interpreter, in CI.
 
-Writes a model with tgc-zoo, emits its training step with
+Writes a model with tgc-zoo (or takes --model, an ONNX export), emits its
+training step with
 `tgc compile --emit cuda`, builds the project for the host target
 (-DTGC_TARGET=host: the generated kernels on the CPU, one thread per block),
 runs `train --seed 0`, and compares its per-step losses with those of
@@ -106,14 +107,41 @@ def check_profile(args, model, project, build, options):
           "report's %.3f us" % (len(calls), total * 1e6))
 
 
+def check_imported(args, project, build, first_loss):
+    """An imported model's trainer starts from its weights (the project's
+    params.safetensors); --init random from --seed alone; a missing file is
+    an error naming it, not a silent random start."""
+    train = os.path.join(build, "train")
+    common = ["--steps", "1", "--seed", "0", "--data", args.data]
+    seeded = losses(run([train, "--init", "random"] + common))[1]
+    if seeded == first_loss:
+        sys.exit("train --init random started from the model's weights too")
+    params = os.path.join(project, "params.safetensors")
+    os.rename(params, params + ".moved")
+    try:
+        result = subprocess.run([train] + common, capture_output=True,
+                                text=True)
+    finally:
+        os.rename(params + ".moved", params)
+    if result.returncode != 1 or "params.safetensors" not in result.stderr \
+            or "--init random" not in result.stderr:
+        sys.exit("train without the model's params.safetensors: status %d, "
+                 "%s" % (result.returncode, result.stderr))
+    print("imported weights: loaded by default (step 1 loss %.6g; %.6g from "
+          "--seed alone); a missing file is an error" % (first_loss, seeded))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
     parser.add_argument("--runtime-dir", required=True,
                         help="TGCRuntime_DIR (the runtime's build directory)")
     parser.add_argument("--work-dir", required=True)
-    parser.add_argument("--zoo", required=True,
-                        help="tgc-zoo arguments, space-separated")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--zoo", help="tgc-zoo arguments, space-separated")
+    source.add_argument("--model",
+                        help="a model file instead (an ONNX export: the "
+                        "trainer starts from its weights, as tgc train)")
     parser.add_argument("--options", default="",
                         help="pipeline options for both tgc compile and train")
     parser.add_argument("--compile-options", default="",
@@ -151,10 +179,14 @@ def main():
     work = args.work_dir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    model = os.path.join(work, "model.mlir")
     project = os.path.join(work, "project")
     options = args.options.split()
-    run([os.path.join(args.bin, "tgc-zoo")] + args.zoo.split() + ["-o", model])
+    if args.model:
+        model = args.model
+    else:
+        model = os.path.join(work, "model.mlir")
+        run([os.path.join(args.bin, "tgc-zoo")] + args.zoo.split() +
+            ["-o", model])
     run([os.path.join(args.bin, "tgc"), "compile", model, "--train"] + options +
         args.compile_options.split() + args.mesh_options.split() +
         ["--emit", "cuda", "-o", project])
@@ -209,6 +241,8 @@ def main():
           (len(theirs), args.rtol, args.param_atol))
     if args.profile:
         check_profile(args, model, project, build, options)
+    if args.model:
+        check_imported(args, project, build, generated[1])
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
           % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
 

@@ -61,11 +61,13 @@ bool hasCudaLowering(llvm::StringRef opName);
 std::optional<llvm::StringRef> getCudaRefusal(llvm::StringRef opName);
 
 /// Writes the project of `step` to `directory`: CMakeLists.txt, step.cu,
-/// step.json and params.safetensors (`parameters` when given, one entry per
-/// param argument; else the initial values `tgc train --seed 0` starts
-/// from). A directory that exists with other contents is refused; the files
-/// are written to a temporary directory renamed at the end, so a failure
-/// leaves nothing behind.
+/// step.json and params.safetensors: `parameters` when given, a model's
+/// values (getImportedInitialValues), which the trainer starts from, the
+/// parameters they do not name starting from --seed; else the initial
+/// values `tgc train --seed 0` starts from, which the trainer does not load
+/// (it seeds every parameter from --seed as tgc train does). A directory that
+/// exists with other contents is refused; the files are written to a temporary
+/// directory renamed at the end, so a failure leaves nothing behind.
 mlir::LogicalResult
 writeCudaProject(mlir::func::FuncOp step, llvm::StringRef directory,
                  const std::vector<safetensors::Entry> *parameters);

@@ -95,6 +95,10 @@ struct StepInfo {
   int64_t commScratchBytes;
   /// Identifies the compiled step: every rank must run the same one.
   const char *fingerprint;
+  /// The model's parameter values (the project's params.safetensors, from
+  /// an imported model): train starts from them, the other parameters from
+  /// --seed. Null when the model has none.
+  const char *importedParams;
 };
 
 /// The ranks' communication (Comm.h), null for a step of one device.

@@ -311,6 +311,58 @@ static void testGemmEpilogue() {
   CHECK(d[0] == 1 * 0.5f + 3 * 2 + 5 * -3);
 }
 
+/// The norms' dscale and dbias (normGradColumns) with the host target's one
+/// thread per block (the rows of each column in order) and with the GPU's
+/// block of 96 threads (three lanes of 32 columns, combined in lane order):
+/// each against sums in double, and the threaded run the same run after
+/// run.
+static void testNormGradColumns() {
+  const int64_t rows = 37, width = 45, chunk = 32;
+  std::vector<float> dy(rows * width), x(rows * width), mean(rows), rstd(rows);
+  for (int64_t i = 0; i < rows * width; ++i) {
+    dy[i] = std::sin(0.37f * i);
+    x[i] = std::cos(0.11f * i) * 3;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    mean[r] = 0.1f * r;
+    rstd[r] = 1.0f + 0.01f * r;
+  }
+  std::vector<double> scale(width), bias(width);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < width; ++j) {
+      float xhat = (x[r * width + j] - mean[r]) * rstd[r];
+      scale[j] += double(dy[r * width + j]) * xhat;
+      bias[j] += dy[r * width + j];
+    }
+  unsigned blocks = (width + chunk - 1) / chunk;
+  auto run = [&](unsigned threads, std::vector<float> &dscale,
+                 std::vector<float> &dbias) {
+    dscale.assign(width, -1);
+    dbias.assign(width, -1);
+    hostLaunch(
+        blocks,
+        [&] {
+          k::normGradColumns<true>(rowThreads(), dy.data(), x.data(),
+                                   mean.data(), rstd.data(), dscale.data(),
+                                   dbias.data(), rows, width, chunk);
+        },
+        threads);
+  };
+  std::vector<float> oneScale, oneBias, gpuScale, gpuBias, again, againBias;
+  run(1, oneScale, oneBias);
+  run(96, gpuScale, gpuBias);
+  run(96, again, againBias);
+  for (int64_t j = 0; j < width; ++j) {
+    CHECK(std::fabs(oneScale[j] - scale[j]) <=
+          1e-4 * (1 + std::fabs(scale[j])));
+    CHECK(std::fabs(oneBias[j] - bias[j]) <= 1e-4 * (1 + std::fabs(bias[j])));
+    CHECK(std::fabs(gpuScale[j] - scale[j]) <=
+          1e-4 * (1 + std::fabs(scale[j])));
+    CHECK(std::fabs(gpuBias[j] - bias[j]) <= 1e-4 * (1 + std::fabs(bias[j])));
+  }
+  CHECK(gpuScale == again && gpuBias == againBias);
+}
+
 int main() {
   testFormats();
   testPhilox();
@@ -319,6 +371,7 @@ int main() {
   testRandom();
   testFlashAttention();
   testGemmEpilogue();
+  testNormGradColumns();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

@@ -61,6 +61,7 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
   // its second call, a launch of its own.
   std::string secondCall;
   int64_t secondElements = 1;
+  bool secondPerRow = false;
   // A row-wise op: a block per row (`outputElements` rows), its threads
   // sharing the row (RowThreads).
   bool perRow = false;
@@ -153,13 +154,24 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
             isLayerNorm ? in[2] : nullOf(op->getOperand(2), true);
         std::string rstd = in[isLayerNorm ? 3 : 2];
         std::string scale = in[isLayerNorm ? 4 : 3];
+        // dx a block per row; dscale and dbias a block per chunk of 32
+        // columns (a warp reads a row's chunk at once), in a launch of
+        // their own.
+        const int64_t chunk = 32;
         call = std::string("normGrad<") + boolean(isLayerNorm) +
-               ">(rowThreads(), th, " + in[0] + ", " + in[1] + ", " + mean +
-               ", " + rstd + ", " + scale + ", " + out[0] + ", " + out[1] +
-               ", " + (isLayerNorm ? out[2] : nullOf(op->getResult(1), false)) +
-               ", " + str(getRows(x)) + ", " + str(getWidth(x)) + ");";
+               ">(rowThreads(), " + in[0] + ", " + in[1] + ", " + mean + ", " +
+               rstd + ", " + scale + ", " + out[0] + ", " + str(getRows(x)) +
+               ", " + str(getWidth(x)) + ");";
         perRow = true;
         outputElements = getRows(x);
+        secondCall = std::string("normGradColumns<") + boolean(isLayerNorm) +
+                     ">(rowThreads(), " + in[0] + ", " + in[1] + ", " + mean +
+                     ", " + rstd + ", " + out[1] + ", " +
+                     (isLayerNorm ? out[2] : nullOf(op->getResult(1), false)) +
+                     ", " + str(getRows(x)) + ", " + str(getWidth(x)) + ", " +
+                     str(chunk) + ");";
+        secondPerRow = true;
+        secondElements = (getWidth(x) + chunk - 1) / chunk;
       })
       .Case([&](tg::CrossEntropyOp loss) {
         Value logits = loss.getLogits();
@@ -249,7 +261,7 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
   beginStep(op, outputElements, /*pointwise=*/false, perRow);
   body += "  " + call + "\n";
   if (!secondCall.empty()) {
-    beginStep(op, secondElements);
+    beginStep(op, secondElements, /*pointwise=*/false, secondPerRow);
     body += "  " + secondCall + "\n";
   }
   return success();

@@ -293,13 +293,12 @@ __device__ void norm(RowThreads th, const S *x, const P *scale, const P *bias,
   }
 }
 
-/// The norms' backward: dx per row (a block per row), and dscale and dbias
-/// per column (a thread per column of the grid), summed over the rows in
-/// order; both read only the inputs.
-template <bool IsLayerNorm, typename S, typename P, typename F, typename G>
-__device__ void normGrad(RowThreads rt, Threads th, const S *dy, const S *x,
-                         const F *mean, const F *rstd, const P *scale, S *dx,
-                         G *dscale, G *dbias, int64_t rows, int64_t width) {
+/// The norms' backward, dx: a block per row, its threads sharing the row.
+/// It reads only the inputs (normGradColumns runs beside it).
+template <bool IsLayerNorm, typename S, typename P, typename F>
+__device__ void normGrad(RowThreads rt, const S *dy, const S *x, const F *mean,
+                         const F *rstd, const P *scale, S *dx, int64_t rows,
+                         int64_t width) {
   using T = Compute<S>;
   Threads c = rt.columns;
   for (int64_t r = rt.rows.index; r < rows; r += rt.rows.count) {
@@ -322,17 +321,64 @@ __device__ void normGrad(RowThreads rt, Threads th, const S *dy, const S *x,
           st<S>(inverse * (gs - (IsLayerNorm ? meanG : T(0)) - xhat * meanGX));
     }
   }
-  for (int64_t j = th.index; j < width; j += th.count) {
-    CascadeSum<T> sumScale, sumBias;
-    for (int64_t r = 0; r < rows; ++r) {
-      T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
-      T xhat = (ld(x[r * width + j]) - mu) * T(ld(rstd[r]));
-      sumScale.add(ld(dy[r * width + j]) * xhat);
-      sumBias.add(ld(dy[r * width + j]));
+}
+
+/// The norms' backward, dscale and dbias: the sums over the rows of each
+/// column. A block per chunk of `C` columns (32: a warp); its threads form
+/// lanes of a thread per column (a warp reads a row's chunk at once), lane
+/// l summing every lanes-th row from l, and the lanes' sums are added in
+/// lane order. Fewer threads than a chunk (the host target) make one lane
+/// that sums each column's rows in order, as the interpreter does.
+template <bool IsLayerNorm, typename S, typename F, typename G>
+__device__ void normGradColumns(RowThreads rt, const S *dy, const S *x,
+                                const F *mean, const F *rstd, G *dscale,
+                                G *dbias, int64_t rows, int64_t width,
+                                int64_t C) {
+  using T = Compute<S>;
+  __shared__ T partialScale[1024], partialBias[1024];
+  int64_t t = rt.columns.index, n = rt.columns.count;
+  bool wide = n >= C;
+  int64_t lanes = wide ? n / C : 1, lane = wide ? t / C : 0;
+  int64_t first = wide ? t % C : t, stride = wide ? C : n;
+  bool active = lane < lanes;
+  for (int64_t chunk = rt.rows.index; chunk * C < width;
+       chunk += rt.rows.count) {
+    for (int64_t s = first; s < C; s += stride) {
+      int64_t j = chunk * C + s;
+      CascadeSum<T> sumScale, sumBias;
+      if (active && j < width)
+        for (int64_t r = lane; r < rows; r += lanes) {
+          T mu = IsLayerNorm ? T(ld(mean[r])) : T(0);
+          T xhat = (ld(x[r * width + j]) - mu) * T(ld(rstd[r]));
+          sumScale.add(ld(dy[r * width + j]) * xhat);
+          sumBias.add(ld(dy[r * width + j]));
+        }
+      if (lanes > 1) {
+        if (active) {
+          partialScale[lane * C + s] = sumScale.result();
+          partialBias[lane * C + s] = sumBias.result();
+        }
+      } else if (active && j < width) {
+        dscale[j] = st<G>(sumScale.result());
+        if (IsLayerNorm)
+          dbias[j] = st<G>(sumBias.result());
+      }
     }
-    dscale[j] = st<G>(sumScale.result());
-    if (IsLayerNorm)
-      dbias[j] = st<G>(sumBias.result());
+    if (lanes > 1) {
+      __syncthreads();
+      int64_t j = chunk * C + first;
+      if (lane == 0 && j < width) {
+        T totalScale = partialScale[first], totalBias = partialBias[first];
+        for (int64_t l = 1; l < lanes; ++l) {
+          totalScale += partialScale[l * C + first];
+          totalBias += partialBias[l * C + first];
+        }
+        dscale[j] = st<G>(totalScale);
+        if (IsLayerNorm)
+          dbias[j] = st<G>(totalBias);
+      }
+      __syncthreads();
+    }
   }
 }
 

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Gradient buckets (tg-bucket-collectives), modelled on the CPU machine (no
-# GPU is measured): GPT-2 124M, AdamW, f32, dp=8 ZeRO-1 on one node of
-# H100s, one sequence per device, at seq 64 (bound by its communication)
-# and seq 1024, for bucket sizes from none (one all-reduce per gradient)
-# up. Each bucket is one all-reduce of its gradients laid one after the
-# other; the memory plan has their producers write them in place, so the
-# buckets copy nothing.
+# GPU is measured): GPT-2 124M, AdamW, f32, dp=8 ZeRO-1 (ZERO=2 or 3: its
+# reduce-scatters) on one node of H100s, one sequence per device, at seq
+# 64 (bound by its communication) and seq 1024, for bucket sizes from none
+# (one collective per gradient) up. An all-reduce bucket is one all-reduce
+# of its gradients laid one after the other; the memory plan has their
+# producers write them in place, so the buckets copy nothing. A
+# reduce-scatter bucket copies its gradients in, each rank's blocks side by
+# side (a concat, as FSDP's flat buffer), and reads each block where it
+# lies in the result.
 #
 #   benchmarks/grad-buckets.sh
 #
 # Columns: bucket size (--grad-bucket-mb; 0 is none), the gradient
-# all-reduces left (the loss's included), the modelled step time (two
+# all-reduces and reduce-scatters left (the loss's included), the modelled step time (two
 # streams), communication, exposed communication as scheduled, the
 # simulated peak and the memory plan's arena per device.
 #
 # Environment: TGC, TGC_ZOO (default build/bin/), SIZES (default
-# "0 1 4 16 25 64"), DEVICE (default H100-SXM).
+# "0 1 4 16 25 64"), DEVICE (default H100-SXM), ZERO (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/common.sh
@@ -25,20 +28,23 @@ TGC_ZOO=${TGC_ZOO:-build/bin/tgc-zoo}
 bench_need "$TGC" "$TGC_ZOO"
 SIZES=${SIZES:-0 1 4 16 25 64}
 DEVICE=${DEVICE:-H100-SXM}
+ZERO=${ZERO:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-printf '%-5s %6s %11s %9s %9s %10s %9s %9s\n' seq MiB all_reduces step_ms comm_ms exposed_ms peak_GB arena_GB
+printf '%-5s %6s %11s %15s %9s %9s %10s %9s %9s\n' seq MiB all_reduces reduce_scatters step_ms comm_ms exposed_ms peak_GB arena_GB
 for seq in 64 1024; do
   "$TGC_ZOO" gpt2 --preset 124m --seq "$seq" --batch 8 -o "$work/model.mlir"
   for size in $SIZES; do
-    "$TGC" report "$work/model.mlir" --train --mesh dp=8 --zero 1 \
+    "$TGC" report "$work/model.mlir" --train --mesh dp=8 --zero "$ZERO" \
       --grad-bucket-mb "$size" --device "$DEVICE" --json >"$work/report.json"
     python3 - "$work/report.json" "$seq" "$size" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-print("%-5s %6s %11d %9.3f %9.3f %10.3f %9.3f %9.3f" % (
-    sys.argv[2], sys.argv[3], r["communication"]["by_kind"]["all_reduce"]["count"],
+kinds = r["communication"]["by_kind"]
+count = lambda kind: kinds.get(kind, {}).get("count", 0)
+print("%-5s %6s %11d %15d %9.3f %9.3f %10.3f %9.3f %9.3f" % (
+    sys.argv[2], sys.argv[3], count("all_reduce"), count("reduce_scatter"),
     1e3 * r["step_time_s"], 1e3 * r["communication_time_s"],
     1e3 * r["exposed_communication_s"], r["peak_bytes"] / 1e9,
     r["arena_bytes"] / 1e9))

@@ -62,5 +62,10 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
                         formatNumber(range.value))
               .str());
   }
+  std::string scatter = o.scatterBuckets;
+  if (scatter != "auto" && scatter != "always" && scatter != "never")
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--scatter-buckets is auto, always or never, got '" + scatter + "'");
   return llvm::Error::success();
 }

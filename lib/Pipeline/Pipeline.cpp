@@ -143,6 +143,8 @@ void tgc::buildPlanningStage(OpPassManager &pm,
   if (!options.mesh.empty() && options.gradBucketMB > 0) {
     TGBucketCollectivesOptions buckets;
     buckets.bucketBytes = int64_t(options.gradBucketMB) << 20;
+    buckets.scatter = options.scatterBuckets;
+    buckets.device = options.device;
     function.addPass(createTGBucketCollectives(buckets));
   }
   if (!options.noSchedule) {

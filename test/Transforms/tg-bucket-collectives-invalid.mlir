@@ -1,5 +1,7 @@
-// RUN: tgc-opt %s --tg-bucket-collectives='bucket-bytes=-1' --verify-diagnostics
+// RUN: tgc-opt %s --split-input-file --tg-bucket-collectives='bucket-bytes=-1' --verify-diagnostics
+// RUN: not tgc-opt %s --split-input-file --tg-bucket-collectives='scatter=sometimes' 2>&1 | FileCheck %s --check-prefix=SCATTER
 
+// SCATTER: error: tg-bucket-collectives: scatter is auto, always or never, not 'sometimes'
 module {
   // expected-error @+1 {{tg-bucket-collectives: bucket-bytes must be 0 or more, got -1}}
   func.func @negative(%x: tensor<4xf32>) -> tensor<4xf32> {

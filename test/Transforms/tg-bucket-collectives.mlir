@@ -140,3 +140,78 @@ module {
     return %a2, %b2, %c2 : tensor<64xf32>, tensor<100xf32>, tensor<64xf32>
   }
 }
+
+// -----
+
+// ZeRO-2's reduce-scatters on dp=8, in a step whose communication outweighs
+// its kernels: one bucket. Each gradient becomes the rows of its eight
+// blocks ([8, s]; gw's blocks are along its second dimension, so a
+// transpose puts them first), the rows are concatenated (the copy), one
+// reduce-scatter splits the whole, and each block is a slice of its result.
+// CHECK-LABEL: func.func @scatter_bucket
+// CHECK:       %[[GW:.+]] = tg.matmul %arg0, %arg1
+// CHECK:       %[[GB:.+]] = tg.reduce sum %arg1
+// CHECK-NEXT:  %[[SPLIT:.+]] = tg.reshape %[[GW]] : tensor<8x64xf32> -> tensor<8x8x8xf32>
+// CHECK-NEXT:  %[[T:.+]] = tg.transpose %[[SPLIT]] perm = [1, 0, 2] : tensor<8x8x8xf32> -> tensor<8x8x8xf32>
+// CHECK-NEXT:  %[[RW:.+]] = tg.reshape %[[T]] : tensor<8x8x8xf32> -> tensor<8x64xf32>
+// CHECK-NEXT:  %[[RB:.+]] = tg.reshape %[[GB]] : tensor<64xf32> -> tensor<8x8xf32>
+// CHECK-NEXT:  %[[C:.+]] = tg.concat %[[RW]], %[[RB]] dim = 1 : (tensor<8x64xf32>, tensor<8x8xf32>) -> tensor<8x72xf32>
+// CHECK-NEXT:  %[[F:.+]] = tg.reshape %[[C]] : tensor<8x72xf32> -> tensor<576xf32>
+// CHECK-NEXT:  %[[S:.+]] = shard.reduce_scatter %[[F]] on @mesh grid_axes = [0] scatter_axis = 0 : tensor<576xf32> -> tensor<72xf32>
+// CHECK-NEXT:  %[[SW:.+]] = tg.slice %[[S]] [0:64] : tensor<72xf32> -> tensor<64xf32>
+// CHECK-NEXT:  %[[BW:.+]] = tg.reshape %[[SW]] : tensor<64xf32> -> tensor<8x8xf32>
+// CHECK-NEXT:  %[[BB:.+]] = tg.slice %[[S]] [64:72] : tensor<72xf32> -> tensor<8xf32>
+// CHECK-NOT:   shard.reduce_scatter
+// CHECK:       tg.sgd %arg2, %[[BW]]
+// CHECK-NEXT:  tg.sgd %arg3, %[[BB]]
+// OFF-LABEL:   func.func @scatter_bucket
+// OFF-NOT:     tg.concat
+module {
+  shard.grid @mesh(shape = 8) {tg.mesh_axes = ["dp"]}
+  func.func @scatter_bucket(%x: tensor<4x8xf32> {tg.role = "input"},
+                            %dy: tensor<4x64xf32> {tg.role = "input"},
+                            %w: tensor<8x8xf32> {tg.role = "param", tg.name = "w"},
+                            %b: tensor<8xf32> {tg.role = "param", tg.name = "b"},
+                            %lr: tensor<f32> {tg.role = "hyper"})
+      -> (tensor<8x8xf32> {tg.role = "param", tg.name = "w", tg.aliases = 2 : i64},
+          tensor<8xf32> {tg.role = "param", tg.name = "b", tg.aliases = 3 : i64}) {
+    %gw = tg.matmul %x, %dy transpose_a : (tensor<4x8xf32>, tensor<4x64xf32>) -> tensor<8x64xf32>
+    %sw = shard.reduce_scatter %gw on @mesh grid_axes = [0] scatter_axis = 1 : tensor<8x64xf32> -> tensor<8x8xf32>
+    %gb = tg.reduce sum %dy dims = [0] : tensor<4x64xf32> -> tensor<64xf32>
+    %sb = shard.reduce_scatter %gb on @mesh grid_axes = [0] scatter_axis = 0 : tensor<64xf32> -> tensor<8xf32>
+    %nw = tg.sgd %w, %sw, %lr momentum = 0.0 weight_decay = 0.0 : tensor<8x8xf32>, tensor<f32>
+    %nb = tg.sgd %b, %sb, %lr momentum = 0.0 weight_decay = 0.0 : tensor<8xf32>, tensor<f32>
+    return %nw, %nb : tensor<8x8xf32>, tensor<8xf32>
+  }
+}
+
+// -----
+
+// The same reduce-scatters after a large matmul: the kernels outweigh the
+// communication, the reduce-scatters hide behind them, and a bucket's
+// copies would only lengthen the step: left alone.
+// CHECK-LABEL: func.func @scatter_compute_bound
+// CHECK-NOT:   tg.concat
+// CHECK:       shard.reduce_scatter %{{.+}} scatter_axis = 1 : tensor<8x64xf32> -> tensor<8x8xf32>
+// CHECK:       shard.reduce_scatter %{{.+}} scatter_axis = 0 : tensor<64xf32> -> tensor<8xf32>
+module {
+  shard.grid @mesh(shape = 8) {tg.mesh_axes = ["dp"]}
+  func.func @scatter_compute_bound(%x: tensor<4x8xf32> {tg.role = "input"},
+                            %dy: tensor<4x64xf32> {tg.role = "input"},
+                            %big: tensor<4096x4096xf32> {tg.role = "input"},
+                            %w: tensor<8x8xf32> {tg.role = "param", tg.name = "w"},
+                            %b: tensor<8xf32> {tg.role = "param", tg.name = "b"},
+                            %lr: tensor<f32> {tg.role = "hyper"})
+      -> (tensor<8x8xf32> {tg.role = "param", tg.name = "w", tg.aliases = 3 : i64},
+          tensor<8xf32> {tg.role = "param", tg.name = "b", tg.aliases = 4 : i64},
+          tensor<4096x4096xf32>) {
+    %gw = tg.matmul %x, %dy transpose_a : (tensor<4x8xf32>, tensor<4x64xf32>) -> tensor<8x64xf32>
+    %sw = shard.reduce_scatter %gw on @mesh grid_axes = [0] scatter_axis = 1 : tensor<8x64xf32> -> tensor<8x8xf32>
+    %gb = tg.reduce sum %dy dims = [0] : tensor<4x64xf32> -> tensor<64xf32>
+    %sb = shard.reduce_scatter %gb on @mesh grid_axes = [0] scatter_axis = 0 : tensor<64xf32> -> tensor<8xf32>
+    %nw = tg.sgd %w, %sw, %lr momentum = 0.0 weight_decay = 0.0 : tensor<8x8xf32>, tensor<f32>
+    %nb = tg.sgd %b, %sb, %lr momentum = 0.0 weight_decay = 0.0 : tensor<8xf32>, tensor<f32>
+    %p = tg.matmul %big, %big : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+    return %nw, %nb, %p : tensor<8x8xf32>, tensor<8xf32>, tensor<4096x4096xf32>
+  }
+}

@@ -304,6 +304,13 @@ static cl::opt<unsigned> gradBucketMB(
              "buckets of about this many MiB, in the order gradients are "
              "computed (0: one all-reduce per gradient; default 4)"),
     cl::init(4), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<std::string> scatterBuckets(
+    "scatter-buckets",
+    cl::desc("ZeRO-2/3's gradient reduce-scatters in buckets too, each "
+             "gradient copied in: auto (when the step's communication "
+             "outweighs its kernels; the default), always or never"),
+    cl::value_desc("auto|always|never"), cl::init("auto"), TGC_STEP_SUBS,
+    TGC_CAT);
 static cl::opt<bool> sequenceParallel(
     "sequence-parallel",
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
@@ -407,6 +414,7 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.mesh = mesh;
   options.zero = zero;
   options.gradBucketMB = gradBucketMB;
+  options.scatterBuckets = scatterBuckets;
   options.sequenceParallel = sequenceParallel;
   options.pipelineSchedule = pipelineSchedule;
   options.virtualStages = virtualStages;
@@ -449,6 +457,7 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(mesh),
       std::addressof(zero),
       std::addressof(gradBucketMB),
+      std::addressof(scatterBuckets),
       std::addressof(sequenceParallel),
       std::addressof(pipelineSchedule),
       std::addressof(virtualStages),

@@ -147,6 +147,13 @@ struct TrainingPipelineOptions
                      "gradients are computed (tg-bucket-collectives; 0: one "
                      "all-reduce per gradient; default 4)"),
       llvm::cl::init(4)};
+  Option<std::string> scatterBuckets{
+      *this, "scatter-buckets",
+      llvm::cl::desc("ZeRO-2/3's gradient reduce-scatters in buckets too, "
+                     "each gradient copied in: auto (when the step's "
+                     "communication outweighs its kernels; the default), "
+                     "always or never"),
+      llvm::cl::init("auto")};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("With a tp axis: split the norms' inputs (the residual "

@@ -908,9 +908,26 @@ def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> 
     place at an aligned offset). A gradient is what an optimizer update
     reads, through the partitioner's collectives and slices; an all-reduce
     of anything else (a loss, a norm, tensor-parallel activations) is left
-    alone, and so are reduce-scatters (ZeRO-2 and 3) and steps with
-    pipeline stages. The pass runs after tg-fuse, so that no fusion region
-    takes in a bucket's concat or slices. `bucket-bytes=0` turns it off.
+    alone, and so are steps with pipeline stages. The pass runs after
+    tg-fuse, so that no fusion region takes in a bucket's concat or slices.
+    `bucket-bytes=0` turns it off.
+
+    ZeRO-2 and 3's gradient reduce-scatters form buckets by the same rules,
+    but they cost a copy: a rank's block of every gradient must lie side by
+    side in the bucket, so each gradient is viewed as the rows of its
+    blocks (`[n, s]`, through a transpose when its blocks are not along its
+    first dimension) and the rows are concatenated (`[n, S]`, FSDP's flat
+    buffer); one reduce-scatter splits the whole and each block is a slice
+    of the result, read where it lies. The copies run on the compute
+    stream, so with `scatter=auto` reduce-scatters are bucketed only when
+    the step's collectives take longer than its kernels by the cost model
+    (the saved latency is then time the step waits for), and only those
+    whose copy costs less than the latency terms of their own collective
+    (large gradients are bandwidth-bound and stay alone). `always` skips
+    the first test, `never` leaves reduce-scatters alone. On GPT-2 124M
+    with ZeRO-2 at dp=8 and seq 64, 147 reduce-scatters become 38 and the
+    modelled step falls from 6.78 to 5.90 ms; at seq 1024 the step is
+    compute-bound and keeps its 148.
 
     ```mlir
     // Before: two all-reduces.
@@ -929,11 +946,18 @@ def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> 
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
            "The size at which a bucket closes, in bytes (0: no buckets; "
            "default 4 MiB)">,
+    Option<"scatter", "scatter", "std::string", /*default=*/"\"auto\"",
+           "Reduce-scatter buckets: auto (when the step's communication "
+           "outweighs its kernels), always or never">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "The built-in device whose cost model decides the reduce-scatter "
+           "buckets (default: the module's tg.device, else H100-SXM)">,
   ];
   let statistics = [
     Statistic<"bucketsMade", "buckets", "Buckets made">,
-    Statistic<"allReducesMerged", "all-reduces-merged",
-              "Gradient all-reduces merged into buckets">,
+    Statistic<"collectivesMerged", "collectives-merged",
+              "Gradient all-reduces and reduce-scatters merged into "
+              "buckets">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect", "::tgc::tg::TGDialect"];
 }

@@ -43,6 +43,31 @@ template <typename CollectiveOp> struct Bucket {
   int64_t ready = -1;
 };
 
+/// Replaces the result of each of `members` by its part of `whole` (1-D):
+/// as many elements as it has from its offset, reshaped to its type; then
+/// erases the members (last: one may be the op the builder inserts
+/// before).
+template <typename CollectiveOp>
+void replaceBySlices(OpBuilder &builder, Value whole,
+                     ArrayRef<CollectiveOp> members,
+                     ArrayRef<int64_t> offsets) {
+  Type elementType = cast<RankedTensorType>(whole.getType()).getElementType();
+  for (auto [index, offset] : llvm::enumerate(offsets)) {
+    CollectiveOp member = members[index];
+    auto type = cast<RankedTensorType>(member.getType());
+    int64_t size = type.getNumElements();
+    Value part = SliceOp::create(
+        builder, member.getLoc(), RankedTensorType::get({size}, elementType),
+        whole, ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{offset + size},
+        ArrayRef<int64_t>{1});
+    if (type.getRank() != 1)
+      part = ReshapeOp::create(builder, member.getLoc(), type, part);
+    member.getResult().replaceAllUsesWith(part);
+  }
+  for (CollectiveOp member : members)
+    member.erase();
+}
+
 /// One bucket, after `after`: flatten, concatenate, all-reduce, slice back.
 void rewriteBucket(const Bucket<shard::AllReduceOp> &bucket, Operation *after) {
   shard::AllReduceOp first = bucket.members.front();
@@ -74,21 +99,8 @@ void rewriteBucket(const Bucket<shard::AllReduceOp> &bucket, Operation *after) {
   auto reduced = shard::AllReduceOp::create(
       builder, loc, bucketType, first.getGrid(), first.getGridAxes(), joined,
       first.getReduction());
-  for (auto [index, offset] : llvm::enumerate(offsets)) {
-    shard::AllReduceOp member = bucket.members[index];
-    auto type = cast<RankedTensorType>(member.getType());
-    int64_t size = type.getNumElements();
-    Value part = SliceOp::create(
-        builder, member.getLoc(), RankedTensorType::get({size}, elementType),
-        reduced, ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{offset + size},
-        ArrayRef<int64_t>{1});
-    if (type.getRank() != 1)
-      part = ReshapeOp::create(builder, member.getLoc(), type, part);
-    member.getResult().replaceAllUsesWith(part);
-  }
-  // Erased last: a member may be the op the builder inserts before.
-  for (shard::AllReduceOp member : bucket.members)
-    member.erase();
+  replaceBySlices<shard::AllReduceOp>(builder, reduced, bucket.members,
+                                      offsets);
 }
 
 /// A reduce-scatter's gradient as [n, s]: its n blocks along the scatter
@@ -159,20 +171,8 @@ void rewriteBucket(const Bucket<shard::ReduceScatterOp> &bucket,
       builder, loc, RankedTensorType::get({total}, elementType),
       first.getGrid(), first.getGridAxes(), flat, first.getReduction(),
       APInt(64, 0));
-  for (auto [index, offset] : llvm::enumerate(offsets)) {
-    shard::ReduceScatterOp member = bucket.members[index];
-    auto type = cast<RankedTensorType>(member.getType());
-    int64_t size = type.getNumElements();
-    Value part = SliceOp::create(
-        builder, member.getLoc(), RankedTensorType::get({size}, elementType),
-        scattered, ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{offset + size},
-        ArrayRef<int64_t>{1});
-    if (type.getRank() != 1)
-      part = ReshapeOp::create(builder, member.getLoc(), type, part);
-    member.getResult().replaceAllUsesWith(part);
-  }
-  for (shard::ReduceScatterOp member : bucket.members)
-    member.erase();
+  replaceBySlices<shard::ReduceScatterOp>(builder, scattered, bucket.members,
+                                          offsets);
 }
 
 /// What gradients must share to be reduced together.

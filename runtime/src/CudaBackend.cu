@@ -42,10 +42,11 @@ cudaEvent_t ready = nullptr;
 std::vector<cudaEvent_t> done;
 cublasHandle_t blas = nullptr;
 cublasLtHandle_t lt = nullptr;
-/// cuBLASLt's workspace (32 MiB, what Hopper's kernels ask for), outside the
-/// arena; none when it cannot be allocated.
-void *ltWorkspace = nullptr;
-size_t ltWorkspaceBytes = 0;
+/// cuBLASLt's workspace when the memory plan has none in the arena (32
+/// MiB, what Hopper's kernels ask for), allocated at its first use; none
+/// when it cannot be.
+void *ownWorkspace = nullptr;
+size_t ownWorkspaceBytes = 0;
 size_t peakUsed = 0;
 
 void check(cudaError_t status, const char *what, const char *kernel) {
@@ -73,10 +74,6 @@ void ensureStarted() {
     std::fprintf(stderr, "error: cublasLtCreate failed\n");
     std::exit(1);
   }
-  if (cudaMalloc(&ltWorkspace, size_t(32) << 20) == cudaSuccess)
-    ltWorkspaceBytes = size_t(32) << 20;
-  else
-    cudaGetLastError();
 }
 
 void notePeak() {
@@ -411,8 +408,8 @@ cublasLtMatrixLayout_t makeLayout(DType type, uint64_t rows, uint64_t cols,
 /// cuBLASLt call; false, having written nothing, when cuBLASLt has no
 /// kernel for it. Row-major C = op(A) op(B) is column-major
 /// C^T = op(B)^T op(A)^T: cuBLASLt's A is our B, its m our n.
-bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
-              const void *b, void *out, const char *kernel) {
+bool ltMatmul(Context &context, const GemmDesc &g, const GemmEpilogue *e,
+              const void *a, const void *b, void *out, const char *kernel) {
   cublasLtEpilogue_t epilogue;
   if (!lt || g.a != g.b || !isLtType(g.a) || !isLtType(g.c) ||
       !getLtEpilogue(e, epilogue))
@@ -434,6 +431,19 @@ bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
       return false;
   }
   const void *residual = e ? e->residual : nullptr;
+  // The workspace the memory plan put in the arena, else one of our own.
+  void *workspace = context.gemmWorkspace;
+  size_t workspaceBytes = context.gemmWorkspaceBytes;
+  if (!workspace) {
+    if (!ownWorkspace) {
+      if (cudaMalloc(&ownWorkspace, size_t(32) << 20) == cudaSuccess)
+        ownWorkspaceBytes = size_t(32) << 20;
+      else
+        cudaGetLastError();
+    }
+    workspace = ownWorkspace;
+    workspaceBytes = ownWorkspaceBytes;
+  }
   std::string key =
       std::to_string(g.transA) + std::to_string(g.transB) + " " +
       std::to_string(rows) + "x" + std::to_string(g.n) + "x" +
@@ -447,7 +457,8 @@ bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
       "." + std::to_string(alignmentOf(out)) + "." +
       std::to_string(residual ? alignmentOf(residual) : 0) + "." +
       std::to_string(bias ? alignmentOf(bias) : 256) + "." +
-      std::to_string(e && e->aux ? alignmentOf(e->aux) : 256);
+      std::to_string(e && e->aux ? alignmentOf(e->aux) : 256) + " " +
+      std::to_string(workspaceBytes);
   auto [it, isNew] = ltPlans.try_emplace(key);
   LtPlan &plan = it->second;
   if (isNew) {
@@ -489,7 +500,7 @@ bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
                                              sizeof(value));
       };
       prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-             uint64_t(ltWorkspaceBytes));
+             uint64_t(workspaceBytes));
       prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignmentOf(b));
       prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignmentOf(a));
       prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
@@ -515,8 +526,8 @@ bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
   float alpha = 1.0f, beta = residual ? 1.0f : 0.0f;
   cublasStatus_t status = cublasLtMatmul(
       lt, plan.op, &alpha, b, plan.a, a, plan.b, &beta,
-      residual ? residual : out, plan.c, out, plan.d, &plan.algo, ltWorkspace,
-      ltWorkspaceBytes, stream);
+      residual ? residual : out, plan.c, out, plan.d, &plan.algo, workspace,
+      workspaceBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS) {
     if (!plan.used) {
       // Rejected at its first call: declined from now on.
@@ -534,10 +545,10 @@ bool ltMatmul(const GemmDesc &g, const GemmEpilogue *e, const void *a,
 
 } // namespace
 
-void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
-                   void *c, const char *kernel) {
+void tgc::rt::gemm(Context &context, const GemmDesc &d, const void *a,
+                   const void *b, void *c, const char *kernel) {
   ensureStarted();
-  if (ltMatmul(d, nullptr, a, b, c, kernel))
+  if (ltMatmul(context, d, nullptr, a, b, c, kernel))
     return;
   if (d.a != d.b) {
     std::fprintf(stderr,
@@ -567,12 +578,12 @@ void tgc::rt::gemm(Context &, const GemmDesc &d, const void *a, const void *b,
   backend::profileMark(kernel);
 }
 
-bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &desc,
+bool tgc::rt::gemmEpilogue(Context &context, const GemmDesc &desc,
                            const GemmEpilogue &epilogue, const void *a,
                            const void *b, void *d, const char *kernel) {
   ensureStarted();
   return backend::gemmEpiloguesEnabled() &&
-         ltMatmul(desc, &epilogue, a, b, d, kernel);
+         ltMatmul(context, desc, &epilogue, a, b, d, kernel);
 }
 
 namespace {

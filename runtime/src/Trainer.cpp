@@ -424,6 +424,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (!context.commScratch)
     return fail("the collectives' staging of " +
                 std::to_string(info.commScratchBytes) + " bytes: " + error);
+  if (info.gemmWorkspaceOffset >= 0 && info.gemmWorkspaceBytes > 0 &&
+      info.gemmWorkspaceOffset + info.gemmWorkspaceBytes <= info.arenaBytes) {
+    context.gemmWorkspace = context.arena + info.gemmWorkspaceOffset;
+    context.gemmWorkspaceBytes = size_t(info.gemmWorkspaceBytes);
+  }
   for (int i = 0; i < info.numArguments; ++i)
     upload(i, arguments[i]);
 

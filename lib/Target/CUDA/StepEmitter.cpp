@@ -1046,6 +1046,15 @@ LogicalResult StepEmitter::emitDescription() {
   int64_t arena =
       step->getAttrOfType<IntegerAttr>(tg::TGDialect::kArenaSizeAttrName)
           .getInt();
+  // The GEMM library's workspace, where the memory plan put it (the
+  // device's size, when the step has GEMMs).
+  int64_t workspaceOffset = -1, workspaceBytes = 0;
+  if (auto offset = step->getAttrOfType<IntegerAttr>(
+          tg::TGDialect::kGemmWorkspaceOffsetAttrName);
+      offset && device) {
+    workspaceOffset = offset.getInt();
+    workspaceBytes = device->gemmWorkspaceBytes;
+  }
   description = arguments + "\n" + results + "\n" + emitMesh() +
                 "\nconst StepInfo kStep = {" +
                 cString("@" + step.getName().str() + " (" +
@@ -1063,7 +1072,8 @@ LogicalResult StepEmitter::emitDescription() {
                 "#else\n"
                 "    nullptr\n"
                 "#endif\n"
-                "};\n";
+                "    , " +
+                str(workspaceOffset) + ", " + str(workspaceBytes) + "};\n";
   return success();
 }
 

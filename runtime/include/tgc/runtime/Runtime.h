@@ -99,6 +99,11 @@ struct StepInfo {
   /// an imported model): train starts from them, the other parameters from
   /// --seed. Null when the model has none.
   const char *importedParams;
+  /// The GEMM library's workspace in the arena (the memory plan's
+  /// tg.gemm_workspace_offset, the planned device's size); -1 and 0 when
+  /// the plan has none.
+  int64_t gemmWorkspaceOffset;
+  int64_t gemmWorkspaceBytes;
 };
 
 /// The ranks' communication (Comm.h), null for a step of one device.
@@ -115,6 +120,10 @@ struct Context {
   Communication *comm = nullptr;
   /// The collectives' staging (StepInfo::commScratchBytes).
   char *commScratch = nullptr;
+  /// The GEMM library's workspace, in the arena where the memory plan put
+  /// it (null: none planned; the CUDA backend then allocates its own).
+  char *gemmWorkspace = nullptr;
+  size_t gemmWorkspaceBytes = 0;
 };
 
 /// C[batch, m, n] = op(A) op(B) for row-major A, B and C of the stored types,

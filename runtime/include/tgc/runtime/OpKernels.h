@@ -49,14 +49,45 @@ __device__ inline RowThreads rowThreads() {
 }
 
 /// Combines every thread's `value` over the block (up to 1024 threads) and
-/// returns the result to all of them: pairs at doubling distances in
-/// shared memory, the same tree for the same block size, so the same
-/// result run after run. One thread: `value` itself. Every thread of the
-/// block must call it.
+/// returns the result to all of them: pairs at doubling distances (thread
+/// t takes t + s's value when t is a multiple of 2s, for s = 1, 2, 4...),
+/// the same tree for the same block size, so the same result run after
+/// run. One thread: `value` itself. Every thread of the block must call it.
+/// On the GPU, with whole warps, the distances below 32 are warp shuffles
+/// and the warps' results go through shared memory once, then through the
+/// first warp's shuffles: the same pairs in the same order as the
+/// shared-memory tree the host runs.
 template <typename T, typename Combine>
 __device__ T blockReduce(T value, Combine combine) {
   __shared__ T partials[1024];
   unsigned t = threadIdx.x, n = blockDim.x;
+#if defined(__CUDA_ARCH__)
+  if (n % 32 == 0) {
+    unsigned lane = t % 32, warps = n / 32;
+    for (unsigned s = 1; s < 32; s *= 2) {
+      T other = __shfl_down_sync(0xffffffffu, value, s);
+      if (lane % (2 * s) == 0)
+        value = combine(value, other);
+    }
+    if (lane == 0)
+      partials[t / 32] = value;
+    __syncthreads();
+    if (t < 32) {
+      value = lane < warps ? partials[lane] : value;
+      for (unsigned s = 1; s < warps; s *= 2) {
+        T other = __shfl_down_sync(0xffffffffu, value, s);
+        if (lane % (2 * s) == 0 && lane + s < warps)
+          value = combine(value, other);
+      }
+      if (t == 0)
+        partials[0] = value;
+    }
+    __syncthreads();
+    T result = partials[0];
+    __syncthreads();
+    return result;
+  }
+#endif
   partials[t] = value;
   __syncthreads();
   for (unsigned s = 1; s < n; s *= 2) {

@@ -79,6 +79,38 @@ static void markSlice(ArrayRef<Operation *> roots, Block &body, Phase phase,
   }
 }
 
+/// The tensor `value` scales by a splat constant (a tg.mul of it and the
+/// constant, at the top level or yielded by a loop region whose input it
+/// is), or null.
+static Value getScaledOperand(Value value) {
+  auto isSplat = [](Value operand) {
+    ElementsAttr constant;
+    return matchPattern(operand, m_Constant(&constant)) &&
+           isa<SplatElementsAttr>(constant);
+  };
+  auto scaled = [&](tg::MulOp mul) -> Value {
+    if (isSplat(mul.getRhs()))
+      return mul.getLhs();
+    if (isSplat(mul.getLhs()))
+      return mul.getRhs();
+    return {};
+  };
+  if (auto mul = value.getDefiningOp<tg::MulOp>())
+    return scaled(mul);
+  auto fusion = value.getDefiningOp<tg::FusionOp>();
+  if (!fusion)
+    return {};
+  Block &body = fusion.getBody().front();
+  Value yielded =
+      body.getTerminator()->getOperand(cast<OpResult>(value).getResultNumber());
+  auto mul = yielded.getDefiningOp<tg::MulOp>();
+  Value inside = mul ? scaled(mul) : Value();
+  auto arg = dyn_cast_or_null<BlockArgument>(inside);
+  if (!arg || arg.getOwner() != &body)
+    return {};
+  return fusion.getInputs()[arg.getArgNumber()];
+}
+
 StepStructure StepStructure::compute(func::FuncOp function) {
   StepStructure structure;
   if (function.isExternal())
@@ -112,6 +144,9 @@ StepStructure StepStructure::compute(func::FuncOp function) {
     // or its part of a bucket's all-reduce (tg-bucket-collectives): the
     // tensors these collectives read are the gradient as well, and so are
     // a bucket and the (flattened) gradients it joins.
+    // With micro-batches the update reads the all-reduced sum of the
+    // micro-batches' gradients times 1/M (the average's scale, often in a
+    // loop region with the other scales): followed too.
     SmallVector<Value> path;
     bool collective = false;
     Value value = grad;
@@ -119,9 +154,12 @@ StepStructure StepStructure::compute(func::FuncOp function) {
       if (isa<shard::AllSliceOp, shard::AllReduceOp, shard::ReduceScatterOp>(
               def))
         collective = true;
+      else if (Value scaled = getScaledOperand(value))
+        value = scaled;
       else if (!isa<tg::ReshapeOp, tg::SliceOp>(def))
         break;
-      value = def->getOperand(0);
+      if (!isa<tg::MulOp, tg::FusionOp>(def))
+        value = def->getOperand(0);
       path.push_back(value);
     }
     if (collective) {

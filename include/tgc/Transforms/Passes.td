@@ -906,7 +906,8 @@ def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> 
     bucket's last gradient is computed, and after a gradient whose size is
     not a multiple of 256 bytes (what followed it could not be written in
     place at an aligned offset). A gradient is what an optimizer update
-    reads, through the partitioner's collectives and slices; an all-reduce
+    reads, through the partitioner's collectives and slices and the
+    micro-batches' average (a multiply by 1/M); an all-reduce
     of anything else (a loss, a norm, tensor-parallel activations) is left
     alone, and so are steps with pipeline stages. The pass runs after
     tg-fuse, so that no fusion region takes in a bucket's concat or slices.

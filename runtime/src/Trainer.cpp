@@ -94,8 +94,10 @@ void printUsage(const char *program) {
       "bounds every wait for another rank.\n\n"
       "On the GPU, a step of one device is replayed as a CUDA graph from "
       "step 2\n(TGC_CUDA_GRAPH=0: kernel by kernel); TGC_ATTENTION=reference "
-      "uses the\nreference attention kernels. On the host, TGC_HOST_THREADS=T "
-      "runs every block\non T threads.\n",
+      "uses the\nreference attention kernels. TGC_GEMM_EPILOGUE=0 runs "
+      "each GEMM's epilogue as\nkernels of its own instead of in the GEMM "
+      "call. On the host, TGC_HOST_THREADS=T\nruns every block on T "
+      "threads.\n",
       program);
 }
 

@@ -11,27 +11,6 @@
 
 using namespace tgc::rt;
 
-bool tgc::rt::writeFileAtomically(const std::string &path,
-                                  const std::string &text, std::string &error) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      error = "cannot write '" + path + "'";
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    error = "cannot write '" + path + "'";
-    return false;
-  }
-  return true;
-}
-
 static bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
   return std::find(roles.begin(), roles.end(), role) != roles.end();
 }

@@ -3,6 +3,7 @@
 #ifndef TGC_RUNTIME_SRC_CHECKPOINT_H
 #define TGC_RUNTIME_SRC_CHECKPOINT_H
 
+#include "AtomicFile.h"
 #include "tgc/runtime/Runtime.h"
 
 #include <map>
@@ -20,11 +21,6 @@ using ArgumentBytes = std::vector<std::vector<char>>;
 /// weight (and its optimizer state) so; a checkpoint is accepted in either
 /// shape.
 bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
-
-/// Writes `text` to `path` through a temporary file renamed at the end, so
-/// that a failure leaves nothing behind; false (with `error`) if it cannot.
-bool writeFileAtomically(const std::string &path, const std::string &text,
-                         std::string &error);
 
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
 /// count reached to `path`.

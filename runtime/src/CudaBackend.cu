@@ -3,9 +3,9 @@
 // GEMMs through cuBLASLt with f32 accumulation (row-major operands as the
 // transposed column-major product), with a gemm region's epilogue where
 // cuBLASLt has a kernel for it, one plan per shape, types, epilogue and
-// alignment (cublasGemmStridedBatchedEx where it has none), and attention (forward
-// and backward) that keeps no s x s matrix in memory: the tiled kernels of
-// FlashAttention.h for head sizes up to 128, else (or with
+// alignment (cublasGemmStridedBatchedEx where it has none), and attention
+// (forward and backward) that keeps no s x s matrix in memory: the tiled
+// kernels of FlashAttention.h for head sizes up to 128, else (or with
 // TGC_ATTENTION=reference) a reference of one thread per output element
 // that recomputes the scores it needs. Every failing call reports the
 // kernel (the tg op or region) it ran for.
@@ -494,8 +494,7 @@ bool ltMatmul(Context &context, const GemmDesc &g, const GemmEpilogue *e,
     int found = 0;
     if (plan.a && plan.b && plan.c && plan.d &&
         cublasLtMatmulPreferenceCreate(&preference) == CUBLAS_STATUS_SUCCESS) {
-      auto prefer = [&](cublasLtMatmulPreferenceAttributes_t name,
-                        auto value) {
+      auto prefer = [&](cublasLtMatmulPreferenceAttributes_t name, auto value) {
         cublasLtMatmulPreferenceSetAttribute(preference, name, &value,
                                              sizeof(value));
       };
@@ -524,10 +523,10 @@ bool ltMatmul(Context &context, const GemmDesc &g, const GemmEpilogue *e,
   if (e && e->aux)
     setAttribute(plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e->aux);
   float alpha = 1.0f, beta = residual ? 1.0f : 0.0f;
-  cublasStatus_t status = cublasLtMatmul(
-      lt, plan.op, &alpha, b, plan.a, a, plan.b, &beta,
-      residual ? residual : out, plan.c, out, plan.d, &plan.algo, workspace,
-      workspaceBytes, stream);
+  cublasStatus_t status =
+      cublasLtMatmul(lt, plan.op, &alpha, b, plan.a, a, plan.b, &beta,
+                     residual ? residual : out, plan.c, out, plan.d, &plan.algo,
+                     workspace, workspaceBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS) {
     if (!plan.used) {
       // Rejected at its first call: declined from now on.

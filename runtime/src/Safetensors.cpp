@@ -2,6 +2,8 @@
 
 #include "tgc/runtime/Safetensors.h"
 
+#include "AtomicFile.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -46,34 +48,19 @@ bool safetensors::write(const std::string &path,
   std::string text = header.dump();
   // The data starts 8-byte aligned, as the format recommends.
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = "cannot write '" + temporary + "'";
-      return false;
-    }
-    uint64_t length = text.size();
-    char bytes[8];
-    for (int i = 0; i < 8; ++i)
-      bytes[i] = static_cast<char>(length >> (8 * i));
-    out.write(bytes, 8);
-    out.write(text.data(), text.size());
-    for (const Entry &entry : entries)
-      out.write(entry.data.data(), entry.data.size());
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      error = "cannot write '" + temporary + "'";
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    error = "cannot rename '" + temporary + "' to '" + path + "'";
-    return false;
-  }
-  return true;
+  return writeFileAtomically(
+      path,
+      [&](std::ostream &out) {
+        uint64_t length = text.size();
+        char bytes[8];
+        for (int i = 0; i < 8; ++i)
+          bytes[i] = static_cast<char>(length >> (8 * i));
+        out.write(bytes, 8);
+        out.write(text.data(), text.size());
+        for (const Entry &entry : entries)
+          out.write(entry.data.data(), entry.data.size());
+      },
+      error);
 }
 
 bool safetensors::read(const std::string &path, std::vector<Entry> &entries,

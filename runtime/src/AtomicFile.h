@@ -1,0 +1,28 @@
+//===- AtomicFile.h - files written whole or not at all ---------*- C++ -*-===//
+
+#ifndef TGC_RUNTIME_SRC_ATOMICFILE_H
+#define TGC_RUNTIME_SRC_ATOMICFILE_H
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace tgc::rt {
+
+/// Writes `path` through `write`, into a temporary file beside it that is
+/// renamed over `path` at the end: a failure leaves `path` as it was and no
+/// temporary behind; false (with `error`) if it cannot.
+bool writeFileAtomically(const std::string &path,
+                         const std::function<void(std::ostream &)> &write,
+                         std::string &error);
+
+/// The same for a file whose whole contents is `text`.
+inline bool writeFileAtomically(const std::string &path,
+                                const std::string &text, std::string &error) {
+  return writeFileAtomically(
+      path, [&](std::ostream &out) { out << text; }, error);
+}
+
+} // namespace tgc::rt
+
+#endif // TGC_RUNTIME_SRC_ATOMICFILE_H

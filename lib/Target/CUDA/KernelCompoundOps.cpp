@@ -258,11 +258,29 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
       });
   if (failed(status))
     return failure();
-  beginStep(op, outputElements, /*pointwise=*/false, perRow);
+  // Row-wise ops and two-phase ops are launches of their own. The others
+  // loop over the grid: they join the current launch when they read
+  // nothing it wrote, except the optimizer updates and dropout, whose
+  // tensor operands are read at the thread's own indices.
+  bool pointwise = isa<tg::AdamWOp, tg::SgdOp, tg::DropoutOp>(op);
+  if (perRow || !secondCall.empty()) {
+    beginLaunch(op, outputElements, perRow);
+  } else {
+    bool join = true;
+    for (Value operand : op->getOperands())
+      join &= isReadable(operand, pointwise && getNumElements(operand) ==
+                                                   outputElements);
+    beginPart(op, outputElements, join);
+    closeLoop();
+  }
+  comment(op, "  ");
   body += "  " + call + "\n";
   if (!secondCall.empty()) {
-    beginStep(op, secondElements, /*pointwise=*/false, secondPerRow);
+    beginLaunch(op, secondElements, secondPerRow);
+    comment(op, "  ");
     body += "  " + secondCall + "\n";
   }
+  for (const std::string &written : out)
+    this->written[written] = pointwise ? Written::Pointwise : Written::Anywhere;
   return success();
 }

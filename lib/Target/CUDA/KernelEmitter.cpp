@@ -1,12 +1,12 @@
 //===- KernelEmitter.cpp - one kernel of a generated step -----------------===//
 //
-// A kernel is the ops of a tg.fusion region (or one op) in order, each a
-// step that loops over its outputs with the grid's threads
-// (tgc/runtime/OpKernels.h); each step is its own launch, so that it reads
-// what the step before it wrote over the whole grid, except that
-// consecutive elementwise ops over as many elements share one. Elementwise ops
-// become one formula per element; the others call the runtime's op kernels.
-// lib/Eval is the reference for every formula.
+// The launches of a tg.fusion region (or one op), from its ops in order.
+// Elementwise ops and views are formulas inside grid-stride loops, stored
+// only where the region yields them or a runtime op kernel reads them; the
+// other ops call the runtime's op kernels (tgc/runtime/OpKernels.h). Loops
+// and grid-wise calls share a launch while each thread reads only the
+// elements it wrote itself; a read of another thread's element starts a
+// launch. lib/Eval is the reference for every formula.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,6 +143,10 @@ Type cuda::getElementType(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
 }
 
+bool cuda::hasElementwiseFormula(StringRef name) {
+  return kElementwise.contains(name);
+}
+
 bool cuda::hasKernelLowering(StringRef name) {
   return kElementwise.contains(name) || kShape.contains(name) ||
          kCompound.contains(name) || kStep.contains(name);
@@ -214,22 +218,230 @@ FailureOr<std::string> KernelEmitter::result(Value value) {
   return declare(value, place);
 }
 
-void KernelEmitter::beginStep(Operation *op, int64_t outputElements,
-                              bool pointwise, bool perRow) {
-  std::string comment = "  // " + op->getName().getStringRef().str() + " at " +
-                        formatLocation(op->getLoc()) + "\n";
-  bool joins = steps > 0 && pointwise && stepIsPointwise &&
-               stepElements == outputElements;
-  stepIsPointwise = pointwise;
-  if (joins) {
-    body += comment;
+void KernelEmitter::comment(Operation *op, StringRef indent) {
+  body += indent.str() + "// " + op->getName().getStringRef().str() + " at " +
+          formatLocation(op->getLoc()) + "\n";
+}
+
+void KernelEmitter::openLoop(int64_t count) {
+  if (loopCount == count)
     return;
-  }
+  closeLoop();
+  body += "  for (int64_t i = th.index; i < " + std::to_string(count) +
+          "; i += th.count) {\n";
+  loopCount = count;
+}
+
+void KernelEmitter::closeLoop() {
+  if (loopCount < 0)
+    return;
+  body += "  }\n";
+  loopCount = -1;
+  locals.clear();
+}
+
+void KernelEmitter::beginLaunch(Operation *op, int64_t elements, bool perRow) {
+  closeLoop();
   if (steps++ > 0)
     done.push_back({std::move(body), stepElements, stepIsPerRow});
-  body = comment;
-  stepElements = outputElements;
+  body.clear();
+  written.clear();
+  stepElements = elements;
   stepIsPerRow = perRow;
+}
+
+void KernelEmitter::beginPart(Operation *op, int64_t elements, bool join) {
+  if (!join || steps == 0 || stepIsPerRow) {
+    beginLaunch(op, elements, /*perRow=*/false);
+    return;
+  }
+  stepElements = std::max(stepElements, elements);
+}
+
+namespace {
+/// Views: element i of the result is one element of the operand.
+bool isView(Operation *op) {
+  return isa<tg::BroadcastInDimOp, tg::TransposeOp, tg::SliceOp, tg::ReshapeOp,
+             tg::PadOp, tg::ConcatOp>(op);
+}
+/// A view read at other indices recomputes the formula of its operand
+/// there: at most this many ops, else the operand is stored.
+constexpr int64_t kMaxRecomputed = 4;
+} // namespace
+
+bool KernelEmitter::needsMemory(Value value) {
+  if (outputs.count(value))
+    return true;
+  for (auto &[copied, place] : finalCopies)
+    if (copied == value)
+      return true;
+  for (Operation *user : value.getUsers()) {
+    if (kElementwise.contains(user->getName().getStringRef()) ||
+        isa<tg::ReshapeOp>(user))
+      continue;
+    if (isView(user) && getFormulaSize(value) <= kMaxRecomputed)
+      continue;
+    return true;
+  }
+  return false;
+}
+
+int64_t KernelEmitter::getFormulaSize(Value value) {
+  if (bound.count(value))
+    return 0;
+  if (auto it = views.find(value); it != views.end())
+    return getFormulaSize(it->second.source);
+  if (auto it = pieces.find(value); it != pieces.end()) {
+    int64_t size = 0;
+    for (Value operand : it->second->getOperands())
+      size += getFormulaSize(operand);
+    return size;
+  }
+  auto it = formulas.find(value);
+  if (it == formulas.end() || isa<tg::ConstantOp>(it->second))
+    return 0;
+  int64_t size = 1;
+  for (Value operand : it->second->getOperands())
+    size += getFormulaSize(operand);
+  return size;
+}
+
+bool KernelEmitter::isReadable(Value value, bool same) {
+  if (same && locals.count(value))
+    return true;
+  if (auto it = bound.find(value); it != bound.end()) {
+    auto w = written.find(it->second.name);
+    return w == written.end() || (same && w->second == Written::Pointwise);
+  }
+  if (auto it = views.find(value); it != views.end())
+    return isReadable(it->second.source, same && it->second.identity);
+  if (auto it = pieces.find(value); it != pieces.end())
+    return llvm::all_of(it->second->getOperands(), [&](Value operand) {
+      return isReadable(operand, /*same=*/false);
+    });
+  if (auto it = formulas.find(value); it != formulas.end())
+    return llvm::all_of(it->second->getOperands(), [&](Value operand) {
+      return isReadable(operand, same);
+    });
+  return false;
+}
+
+FailureOr<std::string> KernelEmitter::piece(Value value, Operation *op,
+                                            const std::string &index) {
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(value), op->getLoc());
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+  auto local = [&](const std::string &text) {
+    std::string name = "j" + std::to_string(counter++);
+    body += "    const int64_t " + name + " = " + text + ";\n";
+    return name;
+  };
+  if (auto pad = dyn_cast<tg::PadOp>(op)) {
+    SmallVector<int64_t> step;
+    for (int64_t interior : pad.getInterior())
+      step.push_back(interior + 1);
+    std::string source = local(
+        "padSource(" + index + ", " + std::to_string(shape.size()) + ", " +
+        formatDims(shape) + ", " +
+        formatDims(
+            cast<RankedTensorType>(pad.getOperand().getType()).getShape()) +
+        ", " + formatDims(pad.getLow()) + ", " + formatDims(step) + ")");
+    FailureOr<std::string> inside =
+        element(pad.getOperand(), source, /*same=*/false);
+    if (failed(inside))
+      return failure();
+    return "(" + source + " >= 0 ? " + *inside + " : " + type->computeType +
+           "(0))";
+  }
+  // A concat: the operand whose range along the dimension holds the
+  // index's position there, at the same outer and inner indices.
+  auto concat = cast<tg::ConcatOp>(op);
+  int64_t dim = concat.getDimension(), inner = 1;
+  for (int64_t d = dim + 1, e = shape.size(); d < e; ++d)
+    inner *= shape[d];
+  std::string row = std::to_string(shape[dim] * inner);
+  std::string outer = local("(" + index + ") / " + row);
+  std::string at = local("(" + index + ") % " + row);
+  std::string text;
+  int64_t start = 0;
+  unsigned count = concat.getNumOperands();
+  for (auto [k, operand] : llvm::enumerate(concat.getOperands())) {
+    int64_t extent =
+        cast<RankedTensorType>(operand.getType()).getShape()[dim] * inner;
+    std::string source = local(outer + " * " + std::to_string(extent) + " + " +
+                               at + " - " + std::to_string(start));
+    FailureOr<std::string> part = element(operand, source, /*same=*/false);
+    if (failed(part))
+      return failure();
+    start += extent;
+    text += k + 1 < count ? "(" + at + " < " + std::to_string(start) + " ? " +
+                                *part + " : "
+                          : *part + std::string(count - 1, ')');
+  }
+  return text;
+}
+
+std::string KernelEmitter::mapIndex(const View &view,
+                                    const std::string &index) {
+  std::string text = view.offset ? std::to_string(view.offset) : "";
+  int64_t inner = 1;
+  for (int64_t d = static_cast<int64_t>(view.shape.size()) - 1; d >= 0; --d) {
+    if (view.strides[d] != 0 && view.shape[d] != 1) {
+      std::string term = index;
+      if (inner != 1)
+        term = "(" + term + " / " + std::to_string(inner) + ")";
+      if (d > 0)
+        term = "(" + term + " % " + std::to_string(view.shape[d]) + ")";
+      if (view.strides[d] != 1)
+        term += " * " + std::to_string(view.strides[d]);
+      text += (text.empty() ? "" : " + ") + term;
+    }
+    inner *= view.shape[d];
+  }
+  return text.empty() ? "0" : "(" + text + ")";
+}
+
+FailureOr<std::string>
+KernelEmitter::element(Value value, const std::string &index, bool same) {
+  if (same)
+    if (auto it = locals.find(value); it != locals.end())
+      return it->second;
+  if (auto it = bound.find(value); it != bound.end())
+    return "ld(" + it->second.name + "[" + index + "])";
+  if (auto it = views.find(value); it != views.end()) {
+    const View &view = it->second;
+    if (view.identity)
+      return element(view.source, index, same);
+    // The source's index, once, in a local of the loop.
+    std::string local = "j" + std::to_string(counter++);
+    body +=
+        "    const int64_t " + local + " = " + mapIndex(view, index) + ";\n";
+    return element(view.source, local, /*same=*/false);
+  }
+  if (auto it = pieces.find(value); it != pieces.end())
+    return piece(value, it->second, index);
+  auto it = formulas.find(value);
+  if (it == formulas.end())
+    return emitError(value.getLoc())
+           << "the CUDA emitter found no place for an operand";
+  Operation *op = it->second;
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(value), op->getLoc());
+  FailureOr<std::string> text = formula(op, index, same);
+  if (failed(type) || failed(text))
+    return failure();
+  // Rounded to the result's storage type, as the interpreter stores it.
+  std::string rounded = "ld(st<" + type->cType + ">(" + *text + "))";
+  if (!same)
+    return rounded;
+  std::string local = "t" + std::to_string(counter++);
+  comment(op, "    ");
+  body +=
+      "    const " + type->computeType + " " + local + " = " + rounded + ";\n";
+  locals[value] = local;
+  return local;
 }
 
 /// Whether `text` names the variable `var` (v12, not v123).
@@ -259,6 +471,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
 }
 
 std::string KernelEmitter::finish(StringRef comment) {
+  closeLoop();
   if (steps)
     done.push_back({std::move(body), stepElements, stepIsPerRow});
   // The results copied to their planned places, after every step.

@@ -13,6 +13,7 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -46,9 +47,21 @@ mlir::Type getElementType(mlir::Value value);
 /// The ops the kernel emitter lowers, and those it refuses on purpose
 /// (with the reason), by op name: the op-coverage test lists both.
 bool hasKernelLowering(llvm::StringRef opName);
+/// Whether the op is one formula per element (element i of its result from
+/// elements i of its operands).
+bool hasElementwiseFormula(llvm::StringRef opName);
 std::optional<llvm::StringRef> getRefusalReason(llvm::StringRef opName);
 
-/// Builds one kernel from ops whose operands are bound to places.
+/// Builds the launches of one tg.fusion region (or one op) from its ops
+/// in order. Elementwise ops and the views (broadcast_in_dim, transpose,
+/// slice, reshape, pad, concat, splat constants) become formulas inside
+/// grid-stride
+/// loops: a value that nothing outside the loop reads stays in a register
+/// or is recomputed where a view reads it at another index, and only the
+/// values the region yields or a runtime op kernel reads are stored.
+/// Consecutive loops and pointwise op kernels share a launch as long as
+/// every thread reads only what it wrote itself (the same element index)
+/// or what earlier launches wrote; anything else starts a launch.
 class KernelEmitter {
 public:
   /// `scratchBase`: where this kernel's scratch starts (after what the
@@ -61,7 +74,7 @@ public:
   /// `direct`, else copied there after every step (a region output that
   /// would overwrite an input still to be read, or one that is an input).
   void requireOutput(mlir::Value value, Place place, bool direct);
-  /// Emits `op` as one step of the kernel.
+  /// Emits `op`, in order after the ops emitted before it.
   mlir::LogicalResult emitOp(mlir::Operation *op);
   /// A kernel to launch, over `elements` outputs (its threads loop over
   /// them with a grid stride).
@@ -71,11 +84,9 @@ public:
     /// A block per element (a row of a row-wise op), not per 256.
     bool perRow;
   };
-  /// The kernels' text, one kernel per step: a step reads what the steps
-  /// before it wrote, anywhere in the tensor, so each is its own launch on
-  /// the stream (a block cannot wait for the grid) and has the whole grid.
-  /// One step keeps the kernel's name; more are name_s0, name_s1, ...
-  /// getLaunches() lists them in order.
+  /// The kernels' text, one per launch, in order. One launch keeps the
+  /// kernel's name; more are name_s0, name_s1, ... getLaunches() lists
+  /// them in order.
   std::string finish(llvm::StringRef comment);
   const std::vector<Launch> &getLaunches() const { return launches; }
   int64_t getScratchEnd() const { return scratchTop; }
@@ -87,17 +98,59 @@ private:
     std::string name;
     StorageType type;
   };
+  /// A value read through an index map of another: element i of the view
+  /// is element offset + sum_d index_d(i) * strides[d] of `source`
+  /// (row-major over `shape`, the view's); `identity` when that is i.
+  struct View {
+    mlir::Value source;
+    llvm::SmallVector<int64_t> shape, strides;
+    int64_t offset = 0;
+    bool identity = false;
+  };
+  /// What the current launch wrote into a variable: at each thread's own
+  /// element indices (a grid-stride loop), or anywhere.
+  enum class Written { Pointwise, Anywhere };
+
   mlir::FailureOr<std::string> pointer(mlir::Value value);
   mlir::FailureOr<std::string> result(mlir::Value value);
   mlir::FailureOr<std::string> declare(mlir::Value value, Place place);
   mlir::LogicalResult emitElementwise(mlir::Operation *op);
   mlir::LogicalResult emitShape(mlir::Operation *op);
   mlir::LogicalResult emitCompound(mlir::Operation *op);
-  /// Starts the step of `op`. A `pointwise` step (element i from elements
-  /// i of its operands) after a pointwise step over as many elements joins
-  /// its kernel: each thread reads only what it wrote itself.
-  void beginStep(mlir::Operation *op, int64_t outputElements,
-                 bool pointwise = false, bool perRow = false);
+
+  /// Whether `value` must be stored: the region yields it, or an op that
+  /// is not a formula reads it, or a view reads it at other indices and
+  /// recomputing it there would cost more than a few ops.
+  bool needsMemory(mlir::Value value);
+  /// Ops of a formula: those of `value` not stored (0 for a stored value).
+  int64_t getFormulaSize(mlir::Value value);
+  /// Whether this launch may read `value` at the loop's index (`same`) or
+  /// at any index.
+  bool isReadable(mlir::Value value, bool same);
+  /// The value of element `index` of `value` in its compute type (rounded
+  /// to its storage type). At the loop's own index (`same`) a formula's
+  /// value is computed once into a local.
+  mlir::FailureOr<std::string> element(mlir::Value value,
+                                       const std::string &index, bool same);
+  std::string mapIndex(const View &view, const std::string &index);
+  /// Element `index` of a pad or a concat: an operand's element, or zero.
+  mlir::FailureOr<std::string> piece(mlir::Value value, mlir::Operation *op,
+                                     const std::string &index);
+  /// The formula of an elementwise op over its operands' elements.
+  mlir::FailureOr<std::string> formula(mlir::Operation *op,
+                                       const std::string &index, bool same);
+
+  /// Starts a part of the current launch for `op`, or a new launch when
+  /// `join` is false or the current one is row-wise or closed.
+  void beginPart(mlir::Operation *op, int64_t elements, bool join);
+  /// A launch of its own; nothing joins a row-wise one.
+  void beginLaunch(mlir::Operation *op, int64_t elements, bool perRow);
+  /// Stores `value` (a formula or a view) into its place, in a loop.
+  mlir::LogicalResult store(mlir::Value value, mlir::Operation *op);
+  /// Opens (or continues) the grid-stride loop over `count` elements.
+  void openLoop(int64_t count);
+  void closeLoop();
+  void comment(mlir::Operation *op, llvm::StringRef indent);
 
   struct Step {
     std::string text;
@@ -107,13 +160,23 @@ private:
   std::string name;
   /// The pointer of each bound value: its variable and declaration.
   llvm::SmallVector<std::pair<std::string, std::string>> declarations;
-  /// The steps before the current one, and the current one's text.
+  /// The launches before the current one, and the current one's text.
   std::vector<Step> done;
   std::string body;
   int64_t stepElements = 1;
-  bool stepIsPointwise = false, stepIsPerRow = false;
+  bool stepIsPerRow = false;
+  /// The open loop's element count (-1: none) and the locals it computed.
+  int64_t loopCount = -1;
+  llvm::DenseMap<mlir::Value, std::string> locals;
+  /// What the current launch wrote, by variable.
+  llvm::StringMap<Written> written;
   std::vector<Launch> launches;
   llvm::DenseMap<mlir::Value, Bound> bound;
+  /// Formulas not stored: elementwise ops and splat constants, views, and
+  /// pads and concats (an operand's element or zero, one of the operands').
+  llvm::DenseMap<mlir::Value, mlir::Operation *> formulas;
+  llvm::DenseMap<mlir::Value, View> views;
+  llvm::DenseMap<mlir::Value, mlir::Operation *> pieces;
   llvm::DenseMap<mlir::Value, Place> outputs;
   llvm::SmallVector<std::pair<mlir::Value, Place>> finalCopies;
   int64_t scratchTop;

@@ -9,7 +9,6 @@
 #include "KernelEmitter.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
-#include "tgc/Eval/LineLayout.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -123,20 +122,29 @@ std::string getFormula(Operation *op, ArrayRef<std::string> x,
 
 } // namespace
 
-LogicalResult KernelEmitter::emitElementwise(Operation *op) {
+FailureOr<std::string>
+KernelEmitter::formula(Operation *op, const std::string &index, bool same) {
   Value out = op->getResult(0);
   FailureOr<StorageType> outType =
       getStorageType(getElementType(out), op->getLoc());
   if (failed(outType))
     return failure();
+  if (auto constant = dyn_cast<tg::ConstantOp>(op)) {
+    auto dense = cast<DenseElementsAttr>(constant.getValue());
+    return outType->computeType + "(" +
+           (isa<FloatType>(getElementType(out))
+                ? formatNumber(dense.getSplatValue<APFloat>().convertToDouble())
+                : str(dense.getSplatValue<APInt>().getSExtValue())) +
+           ")";
+  }
   SmallVector<std::string> loaded;
   std::string computeType = outType->computeType;
   bool isInt = computeType == "int64_t";
   for (Value operand : op->getOperands()) {
-    FailureOr<std::string> name = pointer(operand);
-    if (failed(name))
+    FailureOr<std::string> value = element(operand, index, same);
+    if (failed(value))
       return failure();
-    loaded.push_back("ld(" + *name + "[i])");
+    loaded.push_back(*value);
   }
   // Operands of compare (and the choices of select) set the compute type.
   if (isa<tg::CompareOp>(op) || isa<tg::SelectOp>(op)) {
@@ -148,76 +156,120 @@ LogicalResult KernelEmitter::emitElementwise(Operation *op) {
     computeType = type->computeType;
     isInt = computeType == "int64_t";
   }
-  std::string formula;
+  std::string text;
   if (auto convert = dyn_cast<tg::ConvertOp>(op)) {
     Type target = getElementType(out);
     bool fromInt = !isa<FloatType>(getElementType(convert.getOperand()));
     if (target.isInteger(1))
-      formula = "(" + loaded[0] + " != 0)";
+      text = "(" + loaded[0] + " != 0)";
     else if (isa<IntegerType>(target) && !fromInt)
-      formula = "floatToInt(double(" + loaded[0] + "), " +
-                (target.isInteger(32) ? "INT32_MIN, INT32_MAX"
-                                      : "INT64_MIN, INT64_MAX") +
-                ")";
+      text = "floatToInt(double(" + loaded[0] + "), " +
+             (target.isInteger(32) ? "INT32_MIN, INT32_MAX"
+                                   : "INT64_MIN, INT64_MAX") +
+             ")";
     else
-      formula = "static_cast<" + outType->computeType + ">(" + loaded[0] + ")";
+      text = "static_cast<" + outType->computeType + ">(" + loaded[0] + ")";
   } else {
-    formula = getFormula(op, loaded, computeType, isInt);
+    text = getFormula(op, loaded, computeType, isInt);
   }
-  if (formula.empty())
+  if (text.empty())
     return op->emitError("the CUDA emitter has no formula for ")
            << op->getName() << " on these element types";
-  FailureOr<std::string> result = this->result(out);
+  return text;
+}
+
+LogicalResult KernelEmitter::store(Value value, Operation *op) {
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(value), op->getLoc());
+  if (failed(type))
+    return failure();
+  int64_t count = getNumElements(value);
+  beginPart(op, count, isReadable(value, /*same=*/true));
+  openLoop(count);
+  bool isFormula = formulas.count(value);
+  FailureOr<std::string> text = element(value, "i", /*same=*/true);
+  if (failed(text))
+    return failure();
+  formulas.erase(value);
+  views.erase(value);
+  pieces.erase(value);
+  FailureOr<std::string> result = this->result(value);
   if (failed(result))
     return failure();
-  int64_t count = getNumElements(out);
-  beginStep(op, count, /*pointwise=*/true);
-  body += "  for (int64_t i = th.index; i < " + str(count) +
-          "; i += th.count)\n    " + *result + "[i] = st<" + outType->cType +
-          ">(" + formula + ");\n";
+  if (!isFormula) // a formula's local has its comment
+    comment(op, "    ");
+  body += "    " + *result + "[i] = st<" + type->cType + ">(" + *text + ");\n";
+  written[*result] = Written::Pointwise;
   return success();
+}
+
+LogicalResult KernelEmitter::emitElementwise(Operation *op) {
+  Value out = op->getResult(0);
+  formulas[out] = op;
+  if (!needsMemory(out))
+    return success();
+  return store(out, op);
 }
 
 LogicalResult KernelEmitter::emitShape(Operation *op) {
   Value out = op->getResult(0);
   int64_t count = getNumElements(out);
   ArrayRef<int64_t> outShape = getShape(out);
-  std::string rank = str(outShape.size());
-  // A view: the same bytes under another shape, unless it must be copied
-  // to a planned place.
+  // Views: formulas at a mapped index, stored only where needed. A
+  // reshape of a stored value is the same bytes under another shape.
   if (auto reshape = dyn_cast<tg::ReshapeOp>(op)) {
-    if (!outputs.count(out)) {
-      auto it = bound.find(reshape.getOperand());
-      if (it == bound.end())
-        return op->emitError("the CUDA emitter found no place for an operand");
+    auto it = bound.find(reshape.getOperand());
+    if (it != bound.end() && !outputs.count(out)) {
       Bound view = it->second;
       bound[out] = view;
       return success();
     }
-    FailureOr<std::string> in = pointer(reshape.getOperand());
-    FailureOr<std::string> result = this->result(out);
-    if (failed(in) || failed(result))
-      return failure();
-    beginStep(op, count);
-    body += "  gather(th, " + *in + ", " + *result + ", " + str(count) +
-            ", 1, Dims{{" + str(count) + "}}, Dims{{1}}, 0);\n";
-    return success();
+    views[out] = View{reshape.getOperand(), {}, {}, 0, /*identity=*/true};
+    return needsMemory(out) ? store(out, op) : success();
+  }
+  if (isa<tg::BroadcastInDimOp, tg::TransposeOp, tg::SliceOp>(op)) {
+    Value input = op->getOperand(0);
+    SmallVector<int64_t> inStrides = getRowMajorStrides(getShape(input));
+    SmallVector<int64_t> strides(outShape.size(), 0);
+    int64_t offset = 0;
+    if (auto broadcast = dyn_cast<tg::BroadcastInDimOp>(op)) {
+      for (auto [i, dim] : llvm::enumerate(broadcast.getBroadcastDimensions()))
+        if (getShape(input)[i] != 1)
+          strides[dim] = inStrides[i];
+    } else if (auto transpose = dyn_cast<tg::TransposeOp>(op)) {
+      for (auto [i, dim] : llvm::enumerate(transpose.getPermutation()))
+        strides[i] = inStrides[dim];
+    } else {
+      auto slice = cast<tg::SliceOp>(op);
+      for (auto [i, stride] : llvm::enumerate(inStrides)) {
+        offset += slice.getStartIndices()[i] * stride;
+        strides[i] = slice.getStrides()[i] * stride;
+      }
+    }
+    // The identity map: every dimension of extent above 1 at its row-major
+    // stride, and the same element count.
+    SmallVector<int64_t> rowMajor = getRowMajorStrides(outShape);
+    bool identity = offset == 0 && count == getNumElements(input);
+    for (auto [d, extent] : llvm::enumerate(outShape))
+      identity &= extent == 1 || strides[d] == rowMajor[d];
+    views[out] =
+        View{input, SmallVector<int64_t>(outShape), strides, offset, identity};
+    return needsMemory(out) ? store(out, op) : success();
   }
   if (auto constant = dyn_cast<tg::ConstantOp>(op)) {
+    ElementsAttr value = constant.getValue();
+    if (auto dense = dyn_cast<DenseElementsAttr>(value);
+        dense && dense.isSplat()) {
+      formulas[out] = op;
+      return needsMemory(out) ? store(out, op) : success();
+    }
     FailureOr<StorageType> type =
         getStorageType(getElementType(out), op->getLoc());
     FailureOr<std::string> result = this->result(out);
     if (failed(type) || failed(result))
       return failure();
-    ElementsAttr value = constant.getValue();
     std::vector<std::string> values;
-    if (auto dense = dyn_cast<DenseElementsAttr>(value);
-        dense && dense.isSplat()) {
-      values.push_back(
-          isa<FloatType>(getElementType(out))
-              ? formatNumber(dense.getSplatValue<APFloat>().convertToDouble())
-              : str(dense.getSplatValue<APInt>().getSExtValue()));
-    } else if (auto floats = value.tryGetValues<APFloat>()) {
+    if (auto floats = value.tryGetValues<APFloat>()) {
       for (APFloat v : *floats) {
         bool losesInfo = false;
         v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
@@ -232,78 +284,24 @@ LogicalResult KernelEmitter::emitShape(Operation *op) {
     } else {
       return op->emitError("the CUDA emitter cannot read this constant");
     }
-    beginStep(op, count);
-    if (values.size() == 1) {
-      body += "  fill(th, " + *result + ", " + str(count) + ", st<" +
-              type->cType + ">(" + type->computeType + "(" + values[0] +
-              ")));\n";
-      return success();
-    }
+    beginPart(op, count, /*join=*/true);
+    closeLoop();
+    comment(op, "  ");
     std::string table =
         "  static const " + type->computeType + " " + *result + "_values[] = {";
     for (auto [i, v] : llvm::enumerate(values))
       table += (i ? ", " : "") + v;
-    body += table + "};\n  for (int64_t i = th.index; i < " + str(count) +
-            "; i += th.count)\n    " + *result + "[i] = st<" + type->cType +
-            ">(" + *result + "_values[i]);\n";
+    body += table + "};\n";
+    openLoop(count);
+    body += "    " + *result + "[i] = st<" + type->cType + ">(" + *result +
+            "_values[i]);\n";
+    written[*result] = Written::Pointwise;
     return success();
   }
-  if (auto concat = dyn_cast<tg::ConcatOp>(op)) {
-    FailureOr<std::string> result = this->result(out);
-    if (failed(result))
-      return failure();
-    LineLayout line = getLineLayout(outShape, concat.getDimension());
-    beginStep(op, count);
-    int64_t rowSize = line.size * line.inner, column = 0;
-    for (Value input : concat.getOperands()) {
-      FailureOr<std::string> in = pointer(input);
-      if (failed(in))
-        return failure();
-      int64_t chunk = getShape(input)[concat.getDimension()] * line.inner;
-      body += "  concatPart(th, " + *in + ", " + *result + ", " +
-              str(line.outer) + ", " + str(chunk) + ", " + str(rowSize) + ", " +
-              str(column) + ");\n";
-      column += chunk;
-    }
-    return success();
+  if (isa<tg::PadOp, tg::ConcatOp>(op)) {
+    pieces[out] = op;
+    return needsMemory(out) ? store(out, op) : success();
   }
-  Value input = op->getOperand(0);
-  FailureOr<std::string> in = pointer(input);
-  FailureOr<std::string> result = this->result(out);
-  if (failed(in) || failed(result))
-    return failure();
-  SmallVector<int64_t> inStrides = getRowMajorStrides(getShape(input));
-  SmallVector<int64_t> strides(outShape.size(), 0);
-  int64_t offset = 0;
-  if (auto broadcast = dyn_cast<tg::BroadcastInDimOp>(op)) {
-    for (auto [i, dim] : llvm::enumerate(broadcast.getBroadcastDimensions()))
-      if (getShape(input)[i] != 1)
-        strides[dim] = inStrides[i];
-  } else if (auto transpose = dyn_cast<tg::TransposeOp>(op)) {
-    for (auto [i, dim] : llvm::enumerate(transpose.getPermutation()))
-      strides[i] = inStrides[dim];
-  } else if (auto slice = dyn_cast<tg::SliceOp>(op)) {
-    for (auto [i, stride] : llvm::enumerate(inStrides)) {
-      offset += slice.getStartIndices()[i] * stride;
-      strides[i] = slice.getStrides()[i] * stride;
-    }
-  } else if (auto pad = dyn_cast<tg::PadOp>(op)) {
-    SmallVector<int64_t> step;
-    for (int64_t interior : pad.getInterior())
-      step.push_back(interior + 1);
-    beginStep(op, count);
-    body += "  pad(th, " + *in + ", " + *result + ", " + str(count) + ", " +
-            rank + ", " + formatDims(outShape) + ", " +
-            formatDims(getShape(input)) + ", " + formatDims(pad.getLow()) +
-            ", " + formatDims(step) + ");\n";
-    return success();
-  } else {
-    return op->emitError("the CUDA emitter has no lowering for ")
-           << op->getName();
-  }
-  beginStep(op, count);
-  body += "  gather(th, " + *in + ", " + *result + ", " + str(count) + ", " +
-          rank + ", " + formatDims(outShape) + ", " + formatDims(strides) +
-          ", " + str(offset) + ");\n";
-  return success();
+  return op->emitError("the CUDA emitter has no lowering for ")
+         << op->getName();
 }

@@ -528,6 +528,24 @@ LogicalResult StepEmitter::emitKernel(Operation *op) {
   return launch(kernel, op, op->getName().getStringRef());
 }
 
+/// Whether `result` may be written over the bytes of the region input
+/// `input` while the region runs: the op that computes it is the only one
+/// that reads the input, element i of the result from element i of the
+/// input (an elementwise op, an optimizer update, dropout), so each thread
+/// reads an element before it writes over it and nothing reads it after.
+bool isReadOnlyInPlace(Value result, Value input) {
+  Operation *op = result.getDefiningOp();
+  if (!op)
+    return false;
+  bool pointwise = isa<tg::AdamWOp, tg::SgdOp, tg::DropoutOp>(op) ||
+                   hasElementwiseFormula(op->getName().getStringRef());
+  if (!pointwise)
+    return false;
+  return llvm::all_of(input.getUsers(),
+                      [&](Operation *user) { return user == op; }) &&
+         getNumElements(input) == getNumElements(result);
+}
+
 /// Whether the byte ranges of two places of the arena overlap.
 bool overlaps(Place a, int64_t aBytes, Place b, int64_t bBytes) {
   return a.scratch == b.scratch && a.offset < b.offset + bBytes &&
@@ -930,14 +948,15 @@ LogicalResult StepEmitter::emitRegion(tg::FusionOp fusion, StringRef name,
         places[result].offset == product.offset && !product.scratch)
       continue;
     bool hazard = false;
-    for (Value input : fusion.getInputs()) {
+    for (auto [input, arg] :
+         llvm::zip(fusion.getInputs(), body.getArguments())) {
       FailureOr<StorageType> inType =
           getStorageType(getElementType(input), fusion.getLoc());
       if (failed(inType))
         return failure();
-      hazard |=
-          severalSteps && overlaps(places[result], getBytes(result, *type),
-                                   places[input], getBytes(input, *inType));
+      hazard |= severalSteps && !isReadOnlyInPlace(value, arg) &&
+                overlaps(places[result], getBytes(result, *type), places[input],
+                         getBytes(input, *inType));
     }
     bool direct = !hazard && yielded.insert(value).second;
     kernel.requireOutput(value, places[result], direct);

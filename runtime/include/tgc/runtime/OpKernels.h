@@ -142,33 +142,21 @@ __device__ void gather(Threads th, const S *in, S *out, int64_t count, int rank,
   }
 }
 
-/// tg.pad: operand element s lands at low + s * (interior + 1); the rest is 0.
-template <typename S>
-__device__ void pad(Threads th, const S *in, S *out, int64_t count, int rank,
-                    Dims outShape, Dims inShape, Dims low, Dims step) {
-  for (int64_t i = th.index; i < count; i += th.count) {
-    int64_t rest = i, source = 0, inStride = 1;
-    bool inside = true;
-    for (int d = rank - 1; d >= 0; --d) {
-      int64_t q = rest % outShape.v[d] - low.v[d];
-      rest /= outShape.v[d];
-      if (q < 0 || q % step.v[d] != 0 || q / step.v[d] >= inShape.v[d])
-        inside = false;
-      else
-        source += (q / step.v[d]) * inStride;
-      inStride *= inShape.v[d];
-    }
-    out[i] = inside ? in[source] : st<S>(Compute<S>(0));
+/// tg.pad: operand element s lands at low + s * (interior + 1); the rest is
+/// 0. The operand's index of element i of the result, or -1 where i is
+/// padding.
+__device__ inline int64_t padSource(int64_t i, int rank, Dims outShape,
+                                    Dims inShape, Dims low, Dims step) {
+  int64_t rest = i, source = 0, inStride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    int64_t q = rest % outShape.v[d] - low.v[d];
+    rest /= outShape.v[d];
+    if (q < 0 || q % step.v[d] != 0 || q / step.v[d] >= inShape.v[d])
+      return -1;
+    source += (q / step.v[d]) * inStride;
+    inStride *= inShape.v[d];
   }
-}
-
-/// One operand of tg.concat: `outer` chunks of `chunk` elements, placed at
-/// `column` in rows of `rowSize`.
-template <typename S>
-__device__ void concatPart(Threads th, const S *in, S *out, int64_t outer,
-                           int64_t chunk, int64_t rowSize, int64_t column) {
-  for (int64_t i = th.index; i < outer * chunk; i += th.count)
-    out[(i / chunk) * rowSize + column + i % chunk] = in[i];
+  return source;
 }
 
 template <typename S>

@@ -99,6 +99,21 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
           break;
         }
         perRow = true;
+        // The leading dimensions reduced, the rest kept: column sums (a
+        // bias gradient), a block per chunk of 32 columns.
+        int64_t leading = 0, rows = 1;
+        while (leading < static_cast<int64_t>(shape.size()) &&
+               (mask >> leading & 1))
+          rows *= shape[leading++];
+        if (leading > 0 && leading < static_cast<int64_t>(shape.size()) &&
+            mask >> leading == 0) {
+          const int64_t chunk = 32;
+          call = "reduceColumns<ReduceKind::" + kind + ">(rowThreads(), " +
+                 in[0] + ", " + out[0] + ", " + str(rows) + ", " +
+                 str(outputElements) + ", " + init + ", " + str(chunk) + ");";
+          outputElements = (outputElements + chunk - 1) / chunk;
+          return;
+        }
         call = "reduce<ReduceKind::" + kind + ">(rowThreads(), " + in[0] +
                ", " + out[0] + ", " + str(outputElements) + ", " +
                str(shape.size()) + ", " + formatDims(shape) + ", " + str(mask) +

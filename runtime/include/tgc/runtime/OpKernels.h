@@ -167,6 +167,50 @@ __device__ void fill(Threads th, S *out, int64_t count, S value) {
 
 enum class ReduceKind { Sum, Max, Min, Mean };
 
+/// One thread's fold of reduction inputs: NaN-propagating max and min,
+/// wrapping integer sums, float sums through CascadeSum (as the
+/// interpreter); `combine` joins two threads' results.
+template <ReduceKind Kind, typename T> struct Fold {
+  T acc;
+  CascadeSum<T> sum;
+  static constexpr bool kCascade =
+      std::is_floating_point_v<T> &&
+      (Kind == ReduceKind::Sum || Kind == ReduceKind::Mean);
+  TGC_HD explicit Fold(T init) : acc(init) {}
+  TGC_HD void add(T x) {
+    if constexpr (Kind == ReduceKind::Max)
+      acc = propagatingMax(acc, x);
+    else if constexpr (Kind == ReduceKind::Min)
+      acc = propagatingMin(acc, x);
+    else if constexpr (kCascade)
+      sum.add(x);
+    else
+      acc = wrapAdd(acc, x);
+  }
+  TGC_HD T result() const {
+    if constexpr (kCascade)
+      return sum.result();
+    return acc;
+  }
+  TGC_HD static T combine(T a, T b) {
+    if constexpr (Kind == ReduceKind::Max)
+      return propagatingMax(a, b);
+    else if constexpr (Kind == ReduceKind::Min)
+      return propagatingMin(a, b);
+    else if constexpr (kCascade)
+      return a + b;
+    else
+      return wrapAdd(a, b);
+  }
+  /// Mean: the sum over the count of folded elements, as the interpreter
+  /// divides it (all the input's elements over the outputs').
+  TGC_HD static T finish(T value, int64_t inputs, int64_t outputs) {
+    if constexpr (Kind == ReduceKind::Mean)
+      return value / (T(inputs) / T(outputs > 0 ? outputs : 1));
+    return value;
+  }
+};
+
 /// tg.reduce: out[r] folds, in row-major order, the input elements whose
 /// kept indices are r's (float sums through CascadeSum, as the
 /// interpreter); `reduced` has bit d set for a reduced dimension. A block
@@ -177,6 +221,7 @@ __device__ void reduce(RowThreads th, const S *in, D *out, int64_t outCount,
                        int rank, Dims shape, unsigned reduced,
                        Compute<S> init) {
   using T = Compute<S>;
+  using F = Fold<Kind, T>;
   int64_t inner = 1, strides[8];
   for (int d = rank - 1; d >= 0; --d) {
     strides[d] = inner;
@@ -195,8 +240,7 @@ __device__ void reduce(RowThreads th, const S *in, D *out, int64_t outCount,
         base += (rest % shape.v[d]) * strides[d];
         rest /= shape.v[d];
       }
-    T acc = init;
-    CascadeSum<T> sum;
+    F fold(init);
     for (int64_t j = c.index; j < perOutput; j += c.count) {
       int64_t restJ = j, at = base;
       for (int d = rank - 1; d >= 0; --d)
@@ -204,31 +248,60 @@ __device__ void reduce(RowThreads th, const S *in, D *out, int64_t outCount,
           at += (restJ % shape.v[d]) * strides[d];
           restJ /= shape.v[d];
         }
-      T x = ld(in[at]);
-      if constexpr (Kind == ReduceKind::Max)
-        acc = propagatingMax(acc, x);
-      else if constexpr (Kind == ReduceKind::Min)
-        acc = propagatingMin(acc, x);
-      else if constexpr (std::is_integral_v<T>)
-        acc = wrapAdd(acc, x);
-      else
-        sum.add(x);
+      fold.add(ld(in[at]));
     }
-    if constexpr (std::is_floating_point_v<T> &&
-                  (Kind == ReduceKind::Sum || Kind == ReduceKind::Mean))
-      acc = blockSum(sum.result());
-    else if constexpr (Kind == ReduceKind::Max)
-      acc = blockMax(acc);
-    else if constexpr (Kind == ReduceKind::Min)
-      acc = blockReduce(acc, [](T a, T b) { return propagatingMin(a, b); });
-    else
-      acc = blockReduce(acc, [](T a, T b) { return wrapAdd(a, b); });
-    if constexpr (Kind == ReduceKind::Mean) {
-      T count = T(inner) / T(outCount > 0 ? outCount : 1);
-      acc /= count;
-    }
+    T acc =
+        blockReduce(fold.result(), [](T a, T b) { return F::combine(a, b); });
     if (c.index == 0)
-      out[r] = st<D>(acc);
+      out[r] = st<D>(F::finish(acc, inner, outCount));
+  }
+}
+
+/// tg.reduce over the leading dimensions: out[j] folds column j of `rows`
+/// rows of `width` elements. A block per chunk of C columns (32: a warp
+/// reads a row's chunk at once, where a block per output would read a
+/// column, an element per row); its threads form lanes of a thread per
+/// column, lane l folding every lanes-th row from l, and the lanes' folds
+/// are combined in lane order. Fewer threads than a chunk (the host target)
+/// make one lane that folds each column's rows in order, as the
+/// interpreter does.
+template <ReduceKind Kind, typename S, typename D>
+__device__ void reduceColumns(RowThreads rt, const S *in, D *out, int64_t rows,
+                              int64_t width, Compute<S> init, int64_t C) {
+  using T = Compute<S>;
+  using F = Fold<Kind, T>;
+  __shared__ T partial[1024];
+  int64_t t = rt.columns.index, n = rt.columns.count;
+  bool wide = n >= C;
+  int64_t lanes = wide ? n / C : 1, lane = wide ? t / C : 0;
+  int64_t first = wide ? t % C : t, stride = wide ? C : n;
+  bool active = lane < lanes;
+  for (int64_t chunk = rt.rows.index; chunk * C < width;
+       chunk += rt.rows.count) {
+    for (int64_t s = first; s < C; s += stride) {
+      int64_t j = chunk * C + s;
+      F fold(init);
+      if (active && j < width)
+        for (int64_t r = lane; r < rows; r += lanes)
+          fold.add(ld(in[r * width + j]));
+      if (lanes > 1) {
+        if (active)
+          partial[lane * C + s] = fold.result();
+      } else if (active && j < width) {
+        out[j] = st<D>(F::finish(fold.result(), rows * width, width));
+      }
+    }
+    if (lanes > 1) {
+      __syncthreads();
+      int64_t j = chunk * C + first;
+      if (lane == 0 && j < width) {
+        T total = partial[first];
+        for (int64_t l = 1; l < lanes; ++l)
+          total = F::combine(total, partial[l * C + first]);
+        out[j] = st<D>(F::finish(total, rows * width, width));
+      }
+      __syncthreads();
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -32,7 +33,12 @@ using namespace tgc::rt;
 std::string backend::describe() { return "host"; }
 
 void *backend::allocate(size_t bytes, std::string &error) {
-  void *pointer = std::calloc(bytes ? bytes : 1, 1);
+  // 256-byte aligned, as cudaMalloc's: generated kernels assume it
+  // (alignedArena).
+  size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  void *pointer = std::aligned_alloc(256, rounded);
+  if (pointer)
+    std::memset(pointer, 0, rounded);
   if (!pointer)
     error =
         "cannot allocate " + std::to_string(bytes) + " bytes of host memory";

@@ -35,12 +35,6 @@
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define TGC_UNROLL _Pragma("unroll")
-#else
-#define TGC_UNROLL
-#endif
-
 namespace tgc::rt::flash {
 
 /// Rows of a block's own tile (queries in the forward and dq, keys in dk

@@ -17,6 +17,15 @@
 #define TGC_HD
 #endif
 
+/// Unrolls the loop that follows (nvcc and clang; GCC by 8).
+#if defined(__CUDACC__) || defined(__clang__)
+#define TGC_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define TGC_UNROLL _Pragma("GCC unroll 8")
+#else
+#define TGC_UNROLL
+#endif
+
 namespace tgc::rt {
 
 /// The bits of `value` as another type of the same size (std::bit_cast is

@@ -35,6 +35,35 @@ __device__ inline Threads gridThreads() {
           static_cast<int64_t>(gridDim.x) * blockDim.x};
 }
 
+/// The elements of [0, count) a thread of `th` takes in a grid-stride
+/// loop: chunks of kChunk consecutive elements, the threads taking chunks
+/// in turn, `body(i)` for each element of its chunks in order. A full chunk
+/// is unrolled, so that the compiler merges its accesses into 128-bit ones
+/// where it knows their alignment (alignedArena). Every loop that reads
+/// elements another loop of its kernel wrote at the same index takes them
+/// this way: the same thread wrote them.
+constexpr int64_t kChunk = 8;
+template <typename Body>
+__device__ inline void forEachElement(Threads th, int64_t count, Body body) {
+  for (int64_t g = th.index; g * kChunk < count; g += th.count) {
+    int64_t first = g * kChunk;
+    if (first + kChunk <= count) {
+      TGC_UNROLL
+      for (int64_t k = 0; k < kChunk; ++k)
+        body(first + k);
+    } else {
+      for (int64_t i = first; i < count; ++i)
+        body(i);
+    }
+  }
+}
+
+/// The arena and the scratch as generated kernels read them: 256-byte
+/// aligned (cudaMalloc's alignment, and the host backend's).
+__device__ inline char *alignedArena(char *base) {
+  return static_cast<char *>(__builtin_assume_aligned(base, 256));
+}
+
 /// A row-wise step's split of the work: a block per row (the rows this
 /// block takes among the grid's blocks), the block's threads sharing the
 /// row's elements. With one thread per block (the host target) a row is
@@ -586,10 +615,11 @@ __device__ void dropout(Threads th, const S *x, const I *seed, const O *offset,
   uint64_t key = static_cast<uint64_t>(ld(seed[0]));
   uint64_t first = offset ? static_cast<uint64_t>(ld(offset[0])) : 0;
   T keepScale = T(1) - T(rate);
-  for (int64_t i = th.index; i < count; i += th.count)
+  forEachElement(th, count, [&](int64_t i) {
     out[i] = dropoutUniform(key, first + i, stream) >= rate
                  ? st<S>(ld(x[i]) / keepScale)
                  : st<S>(T(0));
+  });
 }
 
 /// The gradient an optimizer reads: widened to the parameter's compute type
@@ -614,7 +644,7 @@ __device__ void adamw(Threads th, const P *param, const G *grad, const P *m,
     kernelError("adamw step (the first step is 1)", step, INT64_MAX);
   double correction1 = 1.0 - std::pow(beta1, double(step));
   double correction2 = 1.0 - std::pow(beta2, double(step));
-  for (int64_t i = th.index; i < count; i += th.count) {
+  forEachElement(th, count, [&](int64_t i) {
     T p = ld(param[i]), g = optimizerGrad<T>(grad, gradScale, i);
     T mOut = T(beta1) * T(ld(m[i])) + T(1 - beta1) * g;
     T vOut = T(beta2) * T(ld(v[i])) + T(1 - beta2) * g * g;
@@ -624,7 +654,7 @@ __device__ void adamw(Threads th, const P *param, const G *grad, const P *m,
     outM[i] = st<P>(mOut);
     outV[i] = st<P>(vOut);
     outParam[i] = st<P>(p - T(lr) * T(1) * update);
-  }
+  });
 }
 
 template <typename P, typename G, typename C, typename L>
@@ -634,7 +664,7 @@ __device__ void sgd(Threads th, const P *param, const G *grad, const L *lrValue,
                     bool nesterov) {
   using T = Compute<P>;
   double lr = static_cast<double>(ld(lrValue[0]));
-  for (int64_t i = th.index; i < count; i += th.count) {
+  forEachElement(th, count, [&](int64_t i) {
     T p = ld(param[i]), g = optimizerGrad<T>(grad, gradScale, i);
     T d = g + T(decay) * p;
     if (momentum > 0.0) {
@@ -643,7 +673,7 @@ __device__ void sgd(Threads th, const P *param, const G *grad, const L *lrValue,
       d = nesterov ? d + T(momentum) * b : b;
     }
     outParam[i] = st<P>(p - T(lr) * d);
-  }
+  });
 }
 
 } // namespace k

@@ -303,6 +303,22 @@ int fail(const std::string &message) {
 
 } // namespace
 
+char *tgc::rt::getFallbackScratch(Context &context, const char *kernel) {
+  if (!context.fallbackScratch) {
+    std::string error;
+    context.fallbackScratch = static_cast<char *>(
+        backend::allocate(context.fallbackScratchBytes, error));
+    if (!context.fallbackScratch) {
+      fail(std::string(kernel) +
+           " declined its cuBLASLt epilogue, and its "
+           "fallback's scratch of " +
+           std::to_string(context.fallbackScratchBytes) + " bytes: " + error);
+      std::exit(1);
+    }
+  }
+  return context.fallbackScratch;
+}
+
 int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                        StepFunction step) {
   Flags flags;
@@ -416,6 +432,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (!context.arena)
     return fail("the step's arena of " + std::to_string(info.arenaBytes) +
                 " bytes: " + error);
+  context.fallbackScratchBytes = info.fallbackScratchBytes;
   context.scratch =
       static_cast<char *>(backend::allocate(info.scratchBytes, error));
   if (!context.scratch)
@@ -672,6 +689,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
   backend::release(context.commScratch);
   backend::release(context.scratch);
+  backend::release(context.fallbackScratch);
   backend::release(context.arena);
   return 0;
 }

@@ -32,7 +32,53 @@ int64_t getRows(Value value) {
 }
 } // namespace
 
+SmallVector<Operation *> KernelEmitter::getEpilogue(Operation *op) {
+  SmallVector<Operation *> run;
+  if (!isa<tg::LayerNormGradOp, tg::RmsNormGradOp>(op) ||
+      !isa_and_nonnull<tg::FusionOp>(op->getParentOp()))
+    return run;
+  Value dx = op->getResult(0);
+  int64_t count = getNumElements(dx);
+  llvm::DenseSet<Value> inRun = {dx};
+  for (Operation *next = op->getNextNode();
+       next && !next->hasTrait<OpTrait::IsTerminator>();
+       next = next->getNextNode()) {
+    if ((!hasElementwiseFormula(next->getName().getStringRef()) &&
+         !isa<tg::ReshapeOp>(next)) ||
+        getNumElements(next->getResult(0)) != count)
+      break;
+    // It reads the run's values and what the launch of `op` may read: all
+    // but the op's other results.
+    bool readsRun = false, readable = true;
+    for (Value operand : next->getOperands()) {
+      readsRun |= inRun.contains(operand);
+      readable &= inRun.contains(operand) || operand.getDefiningOp() != op;
+    }
+    if (!readsRun || !readable)
+      break;
+    run.push_back(next);
+    inRun.insert(next->getResult(0));
+  }
+  return run;
+}
+
+bool KernelEmitter::isReadOutside(Value value, ArrayRef<Operation *> run) {
+  if (outputs.count(value) || llvm::any_of(finalCopies, [&](auto &copy) {
+        return copy.first == value;
+      }))
+    return true;
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    return !llvm::is_contained(run, user);
+  });
+}
+
 LogicalResult KernelEmitter::emitCompound(Operation *op) {
+  // A norm gradient's dx read by elementwise ops right after it: they run
+  // in its epilogue, on dx in a register, and dx is stored only if
+  // something else reads it.
+  SmallVector<Operation *> epilogue = getEpilogue(op);
+  bool dxInRegister =
+      !epilogue.empty() && !isReadOutside(op->getResult(0), epilogue);
   // Operands first, then results (a result may take scratch).
   SmallVector<std::string> in, out;
   for (Value operand : op->getOperands()) {
@@ -42,6 +88,10 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
     in.push_back(*name);
   }
   for (Value value : op->getResults()) {
+    if (dxInRegister && value == op->getResult(0)) {
+      out.push_back("");
+      continue;
+    }
     FailureOr<std::string> name = result(value);
     if (failed(name))
       return failure();
@@ -55,13 +105,16 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
     return "static_cast<" + std::string(isConst ? "const " : "") +
            (succeeded(type) ? type->cType : "float") + " *>(nullptr)";
   };
-  std::string call;
+  // The call; when `callEnd` is set, the call is `call`, dx (its pointer
+  // or the epilogue) and `callEnd`.
+  std::string call, callEnd;
   int64_t outputElements = getNumElements(op->getResult(0));
-  // An op of two steps (the second reads what the first wrote anywhere):
-  // its second call, a launch of its own.
+  // An op of two calls: the second, a launch of its own when it reads what
+  // the first wrote (anywhere), else in the first's launch, both calls
+  // striding over the launch's blocks.
   std::string secondCall;
   int64_t secondElements = 1;
-  bool secondPerRow = false;
+  bool secondPerRow = false, secondReadsFirst = true;
   // A row-wise op: a block per row (`outputElements` rows), its threads
   // sharing the row (RowThreads).
   bool perRow = false;
@@ -170,13 +223,14 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         std::string rstd = in[isLayerNorm ? 3 : 2];
         std::string scale = in[isLayerNorm ? 4 : 3];
         // dx a block per row; dscale and dbias a block per chunk of 32
-        // columns (a warp reads a row's chunk at once), in a launch of
-        // their own.
+        // columns (a warp reads a row's chunk at once). Both read only the
+        // op's operands: one launch, the first blocks taking a chunk of
+        // columns after their row, while the others take the other rows.
         const int64_t chunk = 32;
         call = std::string("normGrad<") + boolean(isLayerNorm) +
                ">(rowThreads(), " + in[0] + ", " + in[1] + ", " + mean + ", " +
-               rstd + ", " + scale + ", " + out[0] + ", " + str(getRows(x)) +
-               ", " + str(getWidth(x)) + ");";
+               rstd + ", " + scale + ", ";
+        callEnd = ", " + str(getRows(x)) + ", " + str(getWidth(x)) + ");";
         perRow = true;
         outputElements = getRows(x);
         secondCall = std::string("normGradColumns<") + boolean(isLayerNorm) +
@@ -186,6 +240,7 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                      ", " + str(getRows(x)) + ", " + str(getWidth(x)) + ", " +
                      str(chunk) + ");";
         secondPerRow = true;
+        secondReadsFirst = false;
         secondElements = (getWidth(x) + chunk - 1) / chunk;
       })
       .Case([&](tg::CrossEntropyOp loss) {
@@ -289,13 +344,75 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
     closeLoop();
   }
   comment(op, "  ");
-  body += "  " + call + "\n";
+  if (!epilogue.empty()) {
+    if (failed(emitEpilogue(op, epilogue, call, callEnd, out[0])))
+      return failure();
+  } else {
+    body += "  " + call + (callEnd.empty() ? "" : out[0] + callEnd) + "\n";
+  }
   if (!secondCall.empty()) {
-    beginLaunch(op, secondElements, secondPerRow);
-    comment(op, "  ");
+    if (secondReadsFirst) {
+      beginLaunch(op, secondElements, secondPerRow);
+      comment(op, "  ");
+    } else {
+      stepElements = std::max(stepElements, secondElements);
+    }
     body += "  " + secondCall + "\n";
   }
   for (const std::string &written : out)
-    this->written[written] = pointwise ? Written::Pointwise : Written::Anywhere;
+    if (!written.empty())
+      this->written[written] =
+          pointwise ? Written::Pointwise : Written::Anywhere;
+  return success();
+}
+
+LogicalResult KernelEmitter::emitEpilogue(Operation *op,
+                                          ArrayRef<Operation *> run,
+                                          StringRef call, StringRef callEnd,
+                                          StringRef dxPointer) {
+  Value dx = op->getResult(0);
+  FailureOr<StorageType> type =
+      getStorageType(getElementType(dx), op->getLoc());
+  if (failed(type))
+    return failure();
+  // The lambda is the launch's loop: its statements are the loop body,
+  // element i in the row-wise op's threads.
+  body +=
+      "  " + call.str() + "[&](int64_t i, " + type->computeType + " value) {\n";
+  loopCount = getNumElements(dx);
+  loopEnd = "  }" + callEnd.str() + "\n";
+  std::string local = "t" + std::to_string(counter++);
+  body += "    const " + type->computeType + " " + local + " = ld(st<" +
+          type->cType + ">(value));\n";
+  locals[dx] = local;
+  if (!dxPointer.empty())
+    body +=
+        "    " + dxPointer.str() + "[i] = st<" + type->cType + ">(value);\n";
+  for (Operation *next : run) {
+    Value value = next->getResult(0);
+    if (isa<tg::ReshapeOp>(next))
+      views[value] = View{next->getOperand(0), {}, {}, 0, /*identity=*/true};
+    else
+      formulas[value] = next;
+    if (isReadOutside(value, run)) {
+      FailureOr<std::string> text = element(value, "i", /*same=*/true);
+      if (failed(text))
+        return failure();
+      if (isa<tg::ReshapeOp>(next))
+        comment(next, "    ");
+      formulas.erase(value);
+      views.erase(value);
+      FailureOr<StorageType> storage =
+          getStorageType(getElementType(value), value.getLoc());
+      FailureOr<std::string> var = result(value);
+      if (failed(storage) || failed(var))
+        return failure();
+      body +=
+          "    " + *var + "[i] = st<" + storage->cType + ">(" + *text + ");\n";
+      written[*var] = Written::Anywhere;
+    }
+    emitted.insert(next);
+  }
+  closeLoop();
   return success();
 }

@@ -224,18 +224,19 @@ void KernelEmitter::comment(Operation *op, StringRef indent) {
 }
 
 void KernelEmitter::openLoop(int64_t count) {
-  if (loopCount == count)
+  if (loopCount == count && loopEnd == "  });\n")
     return;
   closeLoop();
   body +=
       "  forEachElement(th, " + std::to_string(count) + ", [&](int64_t i) {\n";
   loopCount = count;
+  loopEnd = "  });\n";
 }
 
 void KernelEmitter::closeLoop() {
   if (loopCount < 0)
     return;
-  body += "  });\n";
+  body += loopEnd;
   loopCount = -1;
   locals.clear();
 }
@@ -456,6 +457,8 @@ static bool mentions(StringRef text, StringRef var) {
 }
 
 LogicalResult KernelEmitter::emitOp(Operation *op) {
+  if (emitted.contains(op))
+    return success();
   StringRef opName = op->getName().getStringRef();
   if (std::optional<StringRef> reason = getRefusalReason(opName))
     return op->emitError("the CUDA emitter cannot lower ")

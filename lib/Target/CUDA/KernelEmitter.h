@@ -12,6 +12,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -122,6 +123,19 @@ private:
   mlir::LogicalResult emitElementwise(mlir::Operation *op);
   mlir::LogicalResult emitShape(mlir::Operation *op);
   mlir::LogicalResult emitCompound(mlir::Operation *op);
+  /// The elementwise ops (and reshapes) right after a norm gradient in its
+  /// region that read its dx, each other's results and what its launch may
+  /// read: they run in its epilogue. Empty for other ops.
+  llvm::SmallVector<mlir::Operation *> getEpilogue(mlir::Operation *op);
+  /// Whether anything outside `run` reads `value` (or the region yields it).
+  bool isReadOutside(mlir::Value value, llvm::ArrayRef<mlir::Operation *> run);
+  /// The row-wise call `call` with `run` as its epilogue lambda, then
+  /// `callEnd`; the lambda also stores dx at `dxPointer` unless empty.
+  mlir::LogicalResult emitEpilogue(mlir::Operation *op,
+                                   llvm::ArrayRef<mlir::Operation *> run,
+                                   llvm::StringRef call,
+                                   llvm::StringRef callEnd,
+                                   llvm::StringRef dxPointer);
 
   /// Whether `value` must be stored: the region yields it, or an op that
   /// is not a formula reads it, or a view reads it at other indices and
@@ -170,8 +184,13 @@ private:
   std::string body;
   int64_t stepElements = 1;
   bool stepIsPerRow = false;
-  /// The open loop's element count (-1: none) and the locals it computed.
+  /// The open loop's element count (-1: none), how it ends (a
+  /// forEachElement lambda, or a row-wise op's epilogue and the rest of
+  /// its call), and the locals it computed.
   int64_t loopCount = -1;
+  std::string loopEnd;
+  /// Ops already emitted in an epilogue (emitOp skips them).
+  llvm::DenseSet<mlir::Operation *> emitted;
   llvm::DenseMap<mlir::Value, std::string> locals;
   /// What the current launch wrote, by variable.
   llvm::StringMap<Written> written;

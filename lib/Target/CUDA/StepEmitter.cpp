@@ -97,6 +97,9 @@ private:
   llvm::DenseSet<Operation *> unfilled;
   std::string kernels, host, description;
   int64_t scratchBytes = 0;
+  /// The scratch of the code that runs only when a GEMM epilogue call
+  /// declines (StepInfo::fallbackScratchBytes).
+  int64_t fallbackScratchBytes = 0;
   unsigned counter = 0;
   CudaProject project;
   std::optional<DeviceSpec> device;
@@ -722,10 +725,17 @@ LogicalResult StepEmitter::emitFusion(tg::FusionOp fusion) {
   host += "  // " + name + ": " + description + " at " +
           formatLocation(fusion.getLoc()) + "\n" + *call;
   size_t hostFrom = host.size(), kernelsFrom = project.kernels.size();
+  // The fallback's scratch is its own, allocated at the first decline.
+  int64_t stepScratch = std::exchange(scratchBytes, 0);
   if (failed(emitRegion(fusion, name, description)))
     return failure();
   std::string fallback = host.substr(hostFrom);
   host.resize(hostFrom);
+  if (scratchBytes > 0)
+    fallback = "  char *scratch = getFallbackScratch(context, " +
+               cString(name + "_gemm") + ");\n" + fallback;
+  fallbackScratchBytes = std::max(fallbackScratchBytes, scratchBytes);
+  scratchBytes = stepScratch;
   for (StringRef line : llvm::split(StringRef(fallback).rtrim('\n'), '\n'))
     host += "    " + line.str() + "\n";
   host += "    }\n  }\n";
@@ -1079,9 +1089,10 @@ LogicalResult StepEmitter::emitDescription() {
                 "\nconst StepInfo kStep = {" +
                 cString("@" + step.getName().str() + " (" +
                         formatLocation(step.getLoc()) + ")") +
-                ", " + str(arena) + ", " + str(scratchBytes) +
-                ", kArguments, " + str(step.getNumArguments()) +
-                ", kResults, " + str(ret.getNumOperands()) + ", " +
+                ", " + str(arena) + ", " + str(scratchBytes) + ", " +
+                str(fallbackScratchBytes) + ", kArguments, " +
+                str(step.getNumArguments()) + ", kResults, " +
+                str(ret.getNumOperands()) + ", " +
                 str(task ? int64_t(task->ids) : -1) + ", " +
                 str(task ? int64_t(task->labels) : -1) + ", " +
                 str(task ? task->vocabulary : 0) + ", kMesh, " +

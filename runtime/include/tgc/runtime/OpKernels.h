@@ -64,6 +64,17 @@ __device__ inline char *alignedArena(char *base) {
   return static_cast<char *>(__builtin_assume_aligned(base, 256));
 }
 
+/// Element i of a row-wise op's result: stored as S, or handed unrounded
+/// to the generated code's epilogue (a callable of the index and the
+/// value) that computes the region's elementwise ops on it in registers.
+template <typename S, typename Out, typename T>
+__device__ inline void put(Out out, int64_t i, T value) {
+  if constexpr (std::is_pointer_v<Out>)
+    out[i] = st<S>(value);
+  else
+    out(i, value);
+}
+
 /// A row-wise step's split of the work: a block per row (the rows this
 /// block takes among the grid's blocks), the block's threads sharing the
 /// row's elements. With one thread per block (the host target) a row is
@@ -416,9 +427,9 @@ __device__ void norm(RowThreads th, const S *x, const P *scale, const P *bias,
 
 /// The norms' backward, dx: a block per row, its threads sharing the row.
 /// It reads only the inputs (normGradColumns runs beside it).
-template <bool IsLayerNorm, typename S, typename P, typename F>
+template <bool IsLayerNorm, typename S, typename P, typename F, typename Out>
 __device__ void normGrad(RowThreads rt, const S *dy, const S *x, const F *mean,
-                         const F *rstd, const P *scale, S *dx, int64_t rows,
+                         const F *rstd, const P *scale, Out dx, int64_t rows,
                          int64_t width) {
   using T = Compute<S>;
   Threads c = rt.columns;
@@ -438,8 +449,8 @@ __device__ void normGrad(RowThreads rt, const S *dy, const S *x, const F *mean,
     for (int64_t j = c.index; j < width; j += c.count) {
       T xhat = (ld(row[j]) - mu) * inverse;
       T gs = ld(grow[j]) * T(ld(scale[j]));
-      dx[r * width + j] =
-          st<S>(inverse * (gs - (IsLayerNorm ? meanG : T(0)) - xhat * meanGX));
+      put<S>(dx, r * width + j,
+             inverse * (gs - (IsLayerNorm ? meanG : T(0)) - xhat * meanGX));
     }
   }
 }

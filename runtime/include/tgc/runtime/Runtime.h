@@ -80,6 +80,11 @@ struct StepInfo {
   int64_t arenaBytes;
   /// Region kernels' intermediates (outside the planned arena).
   int64_t scratchBytes;
+  /// What the GEMMs and kernels that run only when a GEMM epilogue call
+  /// declines need (the GEMM's product, their intermediates): allocated at
+  /// the first decline (getFallbackScratch), never when cuBLASLt takes
+  /// every epilogue.
+  int64_t fallbackScratchBytes;
   const ArgumentInfo *arguments;
   int numArguments;
   const ResultInfo *results;
@@ -124,7 +129,16 @@ struct Context {
   /// it (null: none planned; the CUDA backend then allocates its own).
   char *gemmWorkspace = nullptr;
   size_t gemmWorkspaceBytes = 0;
+  /// The epilogues' fallback scratch (StepInfo::fallbackScratchBytes), null
+  /// until a call declines.
+  char *fallbackScratch = nullptr;
+  int64_t fallbackScratchBytes = 0;
 };
+
+/// The scratch of a declined GEMM epilogue's GEMM and kernels, allocated at
+/// the first call; too little device memory for it: a message naming the
+/// GEMM and exit 1.
+char *getFallbackScratch(Context &context, const char *kernel);
 
 /// C[batch, m, n] = op(A) op(B) for row-major A, B and C of the stored types,
 /// with f32 accumulation: a tg.matmul. When `sharedRhs`, B is one matrix for

@@ -297,6 +297,22 @@ __device__ void reduce(RowThreads th, const S *in, D *out, int64_t outCount,
   }
 }
 
+/// A block's threads over a chunk of C columns (reduceColumns,
+/// normGradColumns): with at least C threads, `lanes` lanes of C threads,
+/// thread t in lane t / C at column t % C (`active` unless it is past the
+/// last whole lane); with fewer (the host target), one lane whose threads
+/// take the chunk's columns from `first` by `stride`.
+struct ColumnLanes {
+  int64_t lanes, lane, first, stride;
+  bool active;
+};
+__device__ inline ColumnLanes getColumnLanes(Threads threads, int64_t C) {
+  int64_t t = threads.index, n = threads.count;
+  if (n < C)
+    return {1, 0, t, n, true};
+  return {n / C, t / C, t % C, C, t / C < n / C};
+}
+
 /// tg.reduce over the leading dimensions: out[j] folds column j of `rows`
 /// rows of `width` elements. A block per chunk of C columns (32: a warp
 /// reads a row's chunk at once, where a block per output would read a
@@ -311,11 +327,8 @@ __device__ void reduceColumns(RowThreads rt, const S *in, D *out, int64_t rows,
   using T = Compute<S>;
   using F = Fold<Kind, T>;
   __shared__ T partial[1024];
-  int64_t t = rt.columns.index, n = rt.columns.count;
-  bool wide = n >= C;
-  int64_t lanes = wide ? n / C : 1, lane = wide ? t / C : 0;
-  int64_t first = wide ? t % C : t, stride = wide ? C : n;
-  bool active = lane < lanes;
+  const auto [lanes, lane, first, stride, active] =
+      getColumnLanes(rt.columns, C);
   for (int64_t chunk = rt.rows.index; chunk * C < width;
        chunk += rt.rows.count) {
     for (int64_t s = first; s < C; s += stride) {
@@ -468,11 +481,8 @@ __device__ void normGradColumns(RowThreads rt, const S *dy, const S *x,
                                 int64_t C) {
   using T = Compute<S>;
   __shared__ T partialScale[1024], partialBias[1024];
-  int64_t t = rt.columns.index, n = rt.columns.count;
-  bool wide = n >= C;
-  int64_t lanes = wide ? n / C : 1, lane = wide ? t / C : 0;
-  int64_t first = wide ? t % C : t, stride = wide ? C : n;
-  bool active = lane < lanes;
+  const auto [lanes, lane, first, stride, active] =
+      getColumnLanes(rt.columns, C);
   for (int64_t chunk = rt.rows.index; chunk * C < width;
        chunk += rt.rows.count) {
     for (int64_t s = first; s < C; s += stride) {

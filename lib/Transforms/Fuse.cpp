@@ -297,9 +297,21 @@ bool Fuser::tryEpilogue(Group *gemm, Operation *op, Group *consumer) {
     return true;
   };
 
-  // Cast: the GEMM writes D in another element type.
-  if (isa<tg::ConvertOp>(op) && singleUse)
+  // Cast: the GEMM writes D in another element type. Not a widening cast
+  // that only sums read (a micro-batch's bf16 gradient added to the f32
+  // accumulator): the sum's loop reads the narrow D and converts it, where
+  // the epilogue would write the wide D for that loop to read back.
+  if (isa<tg::ConvertOp>(op) && singleUse) {
+    Value cast = op->getResult(0);
+    bool widening = getElementTypeOrSelf(cast).getIntOrFloatBitWidth() >
+                    outType.getElementTypeBitWidth();
+    if (widening && !cast.use_empty() &&
+        llvm::all_of(cast.getUsers(), [](Operation *user) {
+          return isa<tg::AddOp, tg::SubOp>(user);
+        }))
+      return false;
     return accept(EpilogueStage::Cast);
+  }
 
   // Activation, with an aux output when the pre-activation is read
   // elsewhere (the backward's DGELU/DRELU epilogues read it).

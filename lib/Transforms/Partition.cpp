@@ -83,6 +83,26 @@ private:
   /// (the reduce-scatter then moves no more than an all-reduce of the
   /// operand would).
   bool padKeepsPartial(PadOp pad, const LocalValue &source);
+  /// The operand of `op` it keeps partial, if it is a conversion between
+  /// float types or a product of a partial value by values that are not
+  /// (fp16's unscaling), and its result is only summed, with summands that
+  /// are partial too or computed later by such ops (the micro-batches'
+  /// bf16 gradients accumulated in f32): the f32 sum is reduced once
+  /// instead of each micro-batch's gradient. Rounding aside both commute
+  /// with the sum; each device rounds its own partial value, as it would
+  /// before the collective. `pendingValue` is the local value of the
+  /// operand `pending`, whose producer is being partitioned.
+  std::optional<unsigned>
+  getScaledPartialOperand(Operation *op, Value pending = {},
+                          const LocalValue *pendingValue = nullptr);
+  /// Whether every reader of `result` sums it with values partial as
+  /// `partial` is (or computed later by sums, conversions or scalings),
+  /// directly or through at most kMaxScalings conversions and scalings.
+  bool isSummed(Value result, const LocalValue &partial, int depth);
+  static constexpr int kMaxScalings = 4;
+  /// Whether `user` keeps its partial operand `original`, whose local
+  /// value is `source`, partial.
+  bool keepsPartial(Operation *user, Value original, const LocalValue &source);
   /// The local type of `value`, the per-device operand of `original`: an
   /// argument keeps its global type until every op is partitioned, so its
   /// local type comes from its layout.
@@ -432,6 +452,88 @@ bool Partitioner::padKeepsPartial(PadOp pad, const LocalValue &source) {
   });
 }
 
+std::optional<unsigned>
+Partitioner::getScaledPartialOperand(Operation *op, Value pending,
+                                     const LocalValue *pendingValue) {
+  if (!isa<ConvertOp, MulOp>(op) || op->getResult(0).use_empty())
+    return std::nullopt;
+  auto isFloat = [](Value value) {
+    return isa<FloatType>(getElementTypeOrSelf(value.getType()));
+  };
+  if (!llvm::all_of(op->getOperands(), isFloat) || !isFloat(op->getResult(0)))
+    return std::nullopt;
+  // The partial operand, and every other one not partial: already
+  // partitioned without a partial sum, or a broadcast or constant still to
+  // come (the scale).
+  std::optional<unsigned> partial;
+  const LocalValue *partialValue = nullptr;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    const LocalValue *value = nullptr;
+    if (operand == pending)
+      value = pendingValue;
+    else if (auto it = local.find(operand); it != local.end())
+      value = &it->second;
+    else if (isa_and_present<BroadcastInDimOp, ConstantOp>(
+                 operand.getDefiningOp()))
+      continue;
+    if (!value)
+      return std::nullopt;
+    if (value->unreduced.empty())
+      continue;
+    if (partial || value->kind != shard::ReductionKind::Sum)
+      return std::nullopt;
+    partial = index;
+    partialValue = value;
+  }
+  if (!partial)
+    return std::nullopt;
+  if (!isSummed(op->getResult(0), *partialValue, /*depth=*/0))
+    return std::nullopt;
+  return partial;
+}
+
+bool Partitioner::isSummed(Value result, const LocalValue &partial, int depth) {
+  // The summands still to come: sums, conversions or scalings.
+  auto isSummand = [&](Value operand) {
+    if (auto it = local.find(operand); it != local.end())
+      return it->second.unreduced == partial.unreduced &&
+             it->second.kind == shard::ReductionKind::Sum &&
+             it->second.layout == partial.layout;
+    return isa_and_present<ConvertOp, MulOp, AddOp, SubOp>(
+        operand.getDefiningOp());
+  };
+  // The scales of a scaling still to come: not partial.
+  auto isScale = [&](Value operand) {
+    if (auto it = local.find(operand); it != local.end())
+      return it->second.unreduced.empty();
+    return isa_and_present<BroadcastInDimOp, ConstantOp>(
+        operand.getDefiningOp());
+  };
+  return !result.use_empty() &&
+         llvm::all_of(result.getUsers(), [&](Operation *user) {
+           auto others =
+               llvm::make_filter_range(user->getOperands(), [&](Value operand) {
+                 return operand != result;
+               });
+           if (isa<AddOp, SubOp>(user))
+             return llvm::all_of(others, isSummand);
+           if (isa<ConvertOp, MulOp>(user) && depth < kMaxScalings &&
+               isa<FloatType>(getElementTypeOrSelf(user->getResult(0))))
+             return llvm::all_of(others, isScale) &&
+                    isSummed(user->getResult(0), partial, depth + 1);
+           return false;
+         });
+}
+
+bool Partitioner::keepsPartial(Operation *user, Value original,
+                               const LocalValue &source) {
+  if (isa<AddOp, SubOp>(user))
+    return true;
+  if (auto pad = dyn_cast<PadOp>(user))
+    return padKeepsPartial(pad, source);
+  return getScaledPartialOperand(user, original, &source).has_value();
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   builder.setInsertionPoint(op);
   if (op->getNumRegions() != 0)
@@ -469,7 +571,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 
   // Sums of partial values stay partial: the reduction moves past them. So
   // does padding with zeros (ZeRO's padded gradients, reduce-scattered
-  // after it) along dimensions the partial value does not split.
+  // after it) along dimensions the partial value does not split, and a
+  // conversion or scaling whose result is summed (getScaledPartialOperand).
   LocalValue first;
   bool keepPartial = false;
   if (isa<AddOp, SubOp>(op)) {
@@ -484,13 +587,44 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   } else if (auto pad = dyn_cast<PadOp>(op)) {
     first = local[pad.getOperand()];
     keepPartial = padKeepsPartial(pad, first);
+  } else if (std::optional<unsigned> partial = getScaledPartialOperand(op)) {
+    first = local[op->getOperand(*partial)];
+    keepPartial = true;
   }
 
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     const LocalValue &source = local[operand];
-    if (keepPartial) {
+    if (keepPartial && !source.unreduced.empty()) {
       operands.push_back(source.value);
+      continue;
+    }
+    // The scale of a partial value: in the partial value's layout; a
+    // broadcast scalar broadcast again to the local shape.
+    if (keepPartial) {
+      auto broadcast = operand.getDefiningOp<BroadcastInDimOp>();
+      if (broadcast && broadcast.getOperand().getType().getRank() == 0) {
+        const LocalValue &scalar = local[broadcast.getOperand()];
+        FailureOr<Value> whole =
+            reshard(scalar, TensorLayout::getUnset(0), op,
+                    "a scale broadcast to a partial value's layout");
+        FailureOr<Type> type =
+            getLocalType(source.globalType, first.layout, op->getLoc());
+        if (failed(whole) || failed(type))
+          return failure();
+        operands.push_back(BroadcastInDimOp::create(
+            builder, broadcast.getLoc(), cast<RankedTensorType>(*type), *whole,
+            ArrayRef<int64_t>{}));
+        continue;
+      }
+      FailureOr<Value> value =
+          reshard(source, first.layout, op,
+                  "operand #" + std::to_string(index) +
+                      " scales a partial value laid out as " +
+                      describeLayout(first.layout, mesh));
+      if (failed(value))
+        return failure();
+      operands.push_back(*value);
       continue;
     }
     TensorLayout required =
@@ -650,9 +784,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     bool staysPartial =
         !result.unreduced.empty() && !op->getResult(index).use_empty() &&
         llvm::all_of(op->getResult(index).getUsers(), [&](Operation *user) {
-          auto pad = dyn_cast<PadOp>(user);
-          return isa<AddOp, SubOp>(user) ||
-                 (pad && padKeepsPartial(pad, result));
+          return keepsPartial(user, op->getResult(index), result);
         });
     if (annotated ||
         (!isConstant && !staysPartial && !(result.layout == wanted))) {

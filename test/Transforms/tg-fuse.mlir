@@ -502,3 +502,22 @@ func.func @not_siblings(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<2x8xf32
   %t = tg.neg %s : tensor<2x8xf32>
   return %b, %t : tensor<4x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// A micro-batch's bf16 weight gradient added to the f32 accumulator: the
+// widening cast stays with the sum, so the GEMM writes bf16 and one loop
+// reads it and the accumulator, instead of the GEMM writing f32 for a
+// loop to read back.
+// CHECK-LABEL: func.func @accumulate_widened
+// CHECK: %[[G:.+]] = tg.matmul %arg0, %arg1 transpose_a {{.*}} -> tensor<8x4xbf16>
+// CHECK: tg.fusion(%[[G]], %arg2) {kind = "loop"}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tg.convert
+// CHECK-NEXT: tg.add
+func.func @accumulate_widened(%x: tensor<16x8xbf16>, %dy: tensor<16x4xbf16>, %acc: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %g = tg.matmul %x, %dy transpose_a : (tensor<16x8xbf16>, tensor<16x4xbf16>) -> tensor<8x4xbf16>
+  %c = tg.convert %g : tensor<8x4xbf16> -> tensor<8x4xf32>
+  %s = tg.add %acc, %c : tensor<8x4xf32>
+  return %s : tensor<8x4xf32>
+}

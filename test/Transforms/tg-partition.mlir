@@ -311,3 +311,42 @@ func.func @all_to_all_swap(
   %c = tg.add %a, %b : tensor<8x8xf32>
   return %c : tensor<8x8xf32>
 }
+
+// -----
+
+// Two micro-batches' bf16 gradients, each unscaled (fp16's loss scale) and
+// summed in f32: the partial sums go through the conversions and the
+// scaling, and the f32 sum is all-reduced once; the scale is broadcast
+// again on each device. A conversion read by something other than a sum
+// is reduced before it, in bf16.
+// CHECK-LABEL: func.func @accumulated
+// CHECK-NOT: shard.all
+// CHECK: tg.convert
+// CHECK-NEXT: %[[B:.+]] = tg.broadcast_in_dim %arg3
+// CHECK-NEXT: tg.mul %{{.+}}, %[[B]] : tensor<4x4xf32>
+// CHECK-NOT: shard.all
+// CHECK: %[[S:.+]] = tg.add {{.*}} : tensor<4x4xf32>
+// CHECK-NEXT: %[[G:.+]] = tg.matmul {{.*}} -> tensor<4x4xbf16>
+// CHECK-NEXT: %[[R:.+]] = shard.all_reduce %[[G]] {{.*}} : tensor<4x4xbf16> -> tensor<4x4xbf16>
+// CHECK-NEXT: %[[C:.+]] = tg.convert %[[R]]
+// CHECK-NEXT: %[[RS:.+]] = shard.all_reduce %[[S]] {{.*}} : tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: return %[[RS]], %[[C]]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @accumulated(
+    %x0: tensor<8x4xbf16> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %x1: tensor<8x4xbf16> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %dy: tensor<8x4xbf16> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %scale: tensor<f32> {tg.role = "state", tg.name = "scale"})
+    -> (tensor<4x4xf32> {tg.role = "output"}, tensor<4x4xf32> {tg.role = "output"}) {
+  %s = tg.broadcast_in_dim %scale dims = [] : tensor<f32> -> tensor<4x4xf32>
+  %g0 = tg.matmul %x0, %dy transpose_a : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %c0 = tg.convert %g0 : tensor<4x4xbf16> -> tensor<4x4xf32>
+  %u0 = tg.mul %c0, %s : tensor<4x4xf32>
+  %g1 = tg.matmul %x1, %dy transpose_a : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %c1 = tg.convert %g1 : tensor<4x4xbf16> -> tensor<4x4xf32>
+  %u1 = tg.mul %c1, %s : tensor<4x4xf32>
+  %sum = tg.add %u0, %u1 : tensor<4x4xf32>
+  %g2 = tg.matmul %x0, %x1 transpose_a : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %c2 = tg.convert %g2 : tensor<4x4xbf16> -> tensor<4x4xf32>
+  return %sum, %c2 : tensor<4x4xf32>, tensor<4x4xf32>
+}

@@ -838,7 +838,11 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
       reduce over a split dimension, a loss over split tokens) are reduced
       by `shard.all_reduce` (sum, max, min or average), or by
       `shard.reduce_scatter` when the consumer wants the reduced value
-      split over the same axes; sums of partial values stay partial;
+      split over the same axes; sums of partial values stay partial, and
+      so do conversions between float types and products by values that
+      are not partial (fp16's unscaling) when only such sums read their
+      result: micro-batches' bf16 gradients accumulated in f32 are reduced
+      once, as the f32 sum, not once per micro-batch;
     * `shard.all_to_all` moves axes from one dimension to another: the
       innermost axes of a dimension the consumer does not keep there, when
       it splits another dimension next over exactly those axes (the
@@ -1069,7 +1073,10 @@ def TGFuse : Pass<"tg-fuse", "::mlir::func::FuncOp"> {
       a ReLU or tanh GELU (with an aux output when the pre-activation is read
       elsewhere), a residual add and a cast becomes one region whose
       `epilogue` names the cuBLASLt epilogue it maps to (`epilogue_c`
-      when the residual is cuBLASLt's C operand);
+      when the residual is cuBLASLt's C operand). A widening cast that only
+      sums read (a micro-batch's bf16 gradient added to its f32
+      accumulator) stays with the sum's loop, which then reads the narrow
+      D;
     - horizontal fusion: the optimizer updates (`OptimizerOpInterface`) of a
       step, and the elementwise ops left alone that read only arguments (the
       casts of master weights), become multi-tensor regions of one op kind,

@@ -265,10 +265,17 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
   auto dropout = cast<tg::DropoutOp>(op);
   const Tensor &x = *operands[0];
   uint64_t seed = static_cast<uint64_t>(operands[1]->ints()[0]);
-  // A device's block of a split tensor: the global index of its first
-  // element.
+  // A device's block of a split tensor (or a micro-batch's): the global
+  // index of its first element, and where its elements lie in the whole.
   uint64_t offset =
       operands.size() > 2 ? static_cast<uint64_t>(operands[2]->ints()[0]) : 0;
+  SmallVector<std::array<int64_t, 3>> levels = dropout.getIndexLevels();
+  auto indexOf = [&](int64_t i) {
+    uint64_t index = offset;
+    for (const auto &[size, stride, wholeStride] : levels)
+      index += static_cast<uint64_t>((i / stride) % size * wholeStride);
+    return index;
+  };
   uint32_t stream = static_cast<uint32_t>(dropout.getStream());
   double rate = dropout.getRate().convertToDouble();
   Tensor result = context.makeResult(dropout.getType());
@@ -278,9 +285,10 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
     std::vector<T> &out = result.data<T>();
     T keepScale = T(1) - T(rate);
     for (size_t i = 0, e = in.size(); i < e; ++i)
-      out[i] = dropoutUniform(seed, offset + i, stream) >= rate
-                   ? in[i] / keepScale
-                   : T(0);
+      out[i] =
+          dropoutUniform(seed, indexOf(static_cast<int64_t>(i)), stream) >= rate
+              ? in[i] / keepScale
+              : T(0);
   });
   results.push_back(std::move(result));
   return success();

@@ -138,6 +138,50 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
         }
         terms.push_back(value);
       };
+  // The dropout streams whose first op (the forward's; the backward's and
+  // recomputations replay its mask) reads the batch: each micro-batch
+  // draws its own part of the whole batch's mask, offset by the elements
+  // of the micro-batches before it. A mask of values that do not depend on
+  // the batch (a weight's) is the same for every micro-batch, as it is
+  // once for the whole batch.
+  DenseSet<Value> fromBatch;
+  for (auto [i, arg] : llvm::enumerate(oldBody.getArguments()))
+    if (isBatch[i])
+      fromBatch.insert(arg);
+  llvm::SmallDenseMap<int64_t, bool> batchStreams;
+  for (Operation &op : oldBody.without_terminator()) {
+    bool reads = llvm::any_of(op.getOperands(), [&](Value operand) {
+      return fromBatch.contains(operand);
+    });
+    if (auto dropout = dyn_cast<tg::DropoutOp>(op))
+      batchStreams.try_emplace(dropout.getStream(),
+                               fromBatch.contains(dropout.getOperand()));
+    if (reads)
+      fromBatch.insert(op.result_begin(), op.result_end());
+  }
+  auto offsetDropout = [&](tg::DropoutOp dropout, unsigned k) {
+    if (k == 0 || !batchStreams.lookup(dropout.getStream()))
+      return;
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(dropout);
+    Value offset = dropout.getOffset();
+    auto type = offset ? cast<RankedTensorType>(offset.getType())
+                       : RankedTensorType::get({}, builder.getI64Type());
+    int64_t elements = dropout.getOperand().getType().getNumElements();
+    Value before = tg::ConstantOp::create(
+        builder, dropout.getLoc(),
+        DenseElementsAttr::get(
+            type, builder.getIntegerAttr(type.getElementType(), k * elements)));
+    if (pipelined)
+      copyPipelineAttrs(dropout, before.getDefiningOp());
+    if (offset) {
+      before = tg::AddOp::create(builder, dropout.getLoc(), offset, before);
+      if (pipelined)
+        copyPipelineAttrs(dropout, before.getDefiningOp());
+    }
+    dropout.getOffsetMutable().assign(before);
+  };
+
   for (unsigned k = 0; k < n; ++k) {
     auto microBatch = builder.getI64IntegerAttr(k);
     auto tag = [&](Operation *op) {
@@ -164,7 +208,9 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
                       ->getResult(0));
     }
     for (Operation &op : oldBody.without_terminator())
-      tag(builder.clone(op, mapping));
+      if (auto dropout =
+              dyn_cast<tg::DropoutOp>(tag(builder.clone(op, mapping))))
+        offsetDropout(dropout, k);
     Operation *ret = oldBody.getTerminator();
     sums.resize(ret->getNumOperands());
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {

@@ -722,17 +722,38 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     clone->removeAttr(kShardingPrioritiesAttrName);
     llvm::append_range(newResults, clone->getResults());
   }
-  // A dropout split on its first dimension (its only dimension that may
-  // be split: DropoutOp::restrictForPartitioning) draws the device's part
-  // of the whole mask: its elements' indices start at the block's first.
+  // A split dropout draws the device's part of the whole mask: its
+  // elements' indices start at the block's first (plus a micro-batch's
+  // offset) and lie where the block lies in the whole tensor.
   if (auto dropout = dyn_cast_if_present<DropoutOp>(clone);
-      dropout && !layouts[0].dims.empty() && !layouts[0].dims[0].empty()) {
-    int64_t block = cast<RankedTensorType>(types[0]).getNumElements();
+      dropout && llvm::any_of(layouts[0].dims, [](const AxisList &axes) {
+        return !axes.empty();
+      })) {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(dropout);
-    dropout.getOffsetMutable().assign(
-        buildBlockOffset(builder, op->getLoc(), layouts[0].dims[0], mesh, block,
-                         builder.getI64Type()));
+    ArrayRef<int64_t> whole =
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    ArrayRef<int64_t> block = cast<RankedTensorType>(types[0]).getShape();
+    Value offset = dropout.getOffset();
+    auto indexType = offset ? cast<IntegerType>(getElementTypeOrSelf(offset))
+                            : builder.getI64Type();
+    int64_t stride = 1;
+    for (int64_t dim = static_cast<int64_t>(whole.size()) - 1; dim >= 0;
+         --dim) {
+      if (!layouts[0].dims[dim].empty()) {
+        Value start =
+            buildBlockOffset(builder, op->getLoc(), layouts[0].dims[dim], mesh,
+                             block[dim] * stride, indexType);
+        offset = offset ? AddOp::create(builder, op->getLoc(), offset, start)
+                              .getResult()
+                        : start;
+      }
+      stride *= whole[dim];
+    }
+    dropout.getOffsetMutable().assign(offset);
+    if (llvm::any_of(ArrayRef(layouts[0].dims).drop_front(),
+                     [](const AxisList &axes) { return !axes.empty(); }))
+      dropout.setGlobalShape(whole);
   }
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.

@@ -267,7 +267,8 @@ public:
     return tg::DropoutOp::create(builder, x.getType(), x, seed,
                                  /*offset=*/Value(),
                                  builder.getF64FloatAttr(rate),
-                                 builder.getI64IntegerAttr(nextStream++));
+                                 builder.getI64IntegerAttr(nextStream++),
+                                 /*global_shape=*/nullptr);
   }
 
   Value embedding(Value table, Value ids) {

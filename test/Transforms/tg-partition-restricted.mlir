@@ -9,8 +9,10 @@
 // A dropout mask is a function of the global element index. Split on its
 // first dimension, a device's block is contiguous in the whole tensor: the
 // dropout draws from the index of the block's first element (a table of
-// the blocks' offsets cut by all_slice). Split on another dimension, the
-// block is not, and the operand is gathered.
+// the blocks' offsets cut by all_slice). Split on another dimension
+// (sequence parallelism's), the block's rows lie apart in the whole
+// tensor: the dropout also gets the whole tensor's shape. Nothing is
+// gathered before it.
 // CHECK-LABEL: func.func @dropout
 // CHECK-NOT: shard.all_gather
 // CHECK: %[[TABLE:.+]] = tg.constant dense<[0, 16]> : tensor<2xi64>
@@ -18,8 +20,26 @@
 // CHECK-NEXT: %[[OFFSET:.+]] = tg.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
 // CHECK-NEXT: tg.dropout %arg0, %arg1 offset %[[OFFSET]] rate = 1.000000e-01 stream = 0 : tensor<4x4xf32>, tensor<i64>, tensor<i64>
 // CHECK-LABEL: func.func @dropout_columns
-// CHECK: %[[X:.+]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 1 : tensor<8x2xf32> -> tensor<8x4xf32>
-// CHECK-NEXT: tg.dropout %[[X]], %arg1 rate = 1.000000e-01 stream = 0 : tensor<8x4xf32>, tensor<i64>
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[TABLE:.+]] = tg.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK-NEXT: %[[MINE:.+]] = shard.all_slice %[[TABLE]]
+// CHECK-NEXT: %[[OFFSET:.+]] = tg.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
+// CHECK-NEXT: %[[Y:.+]] = tg.dropout %arg0, %arg1 offset %[[OFFSET]] rate = 1.000000e-01 stream = 0 of [8, 4] : tensor<8x2xf32>, tensor<i64>, tensor<i64>
+// CHECK-NEXT: shard.all_gather %[[Y]]
+// A micro-batch's dropout (an offset already) split on both dimensions:
+// the offsets add up (the column blocks' 0, 2, 4 or 6 over y, the row
+// blocks' 0 or 4 rows of 8 over x).
+// CHECK-LABEL: func.func @dropout_offset_2d
+// CHECK-NOT: shard.all_gather
+// CHECK: tg.constant dense<[0, 2, 4, 6]>
+// CHECK-NEXT: shard.all_slice {{.*}} grid_axes = [1]
+// CHECK-NEXT: %[[COLUMNS:.+]] = tg.reshape
+// CHECK-NEXT: %[[A:.+]] = tg.add %arg2, %[[COLUMNS]] : tensor<i64>
+// CHECK-NEXT: tg.constant dense<[0, 32]>
+// CHECK-NEXT: shard.all_slice {{.*}} grid_axes = [0]
+// CHECK-NEXT: %[[ROWS:.+]] = tg.reshape
+// CHECK-NEXT: %[[B:.+]] = tg.add %[[A]], %[[ROWS]] : tensor<i64>
+// CHECK-NEXT: tg.dropout %arg0, %arg1 offset %[[B]] rate = 1.000000e-01 stream = 0 of [8, 8] : tensor<4x2xf32>
 shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
 func.func @dropout(
     %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"x"}, {}], priority = 1>},
@@ -34,6 +54,18 @@ func.func @dropout_columns(
     -> (tensor<8x4xf32> {tg.role = "output"}) {
   %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 : tensor<8x4xf32>, tensor<i64>
   return %y : tensor<8x4xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x4) {tg.mesh_axes = ["x", "y"]}
+func.func @dropout_offset_2d(
+    %x: tensor<8x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"x"}, {"y"}], priority = 1>},
+    %seed: tensor<i64> {tg.role = "hyper"},
+    %offset: tensor<i64> {tg.role = "hyper"})
+    -> (tensor<8x8xf32> {tg.role = "output", tg.sharding = #tg.sharding<@mesh, [{"x"}, {"y"}], priority = 1>}) {
+  %y = tg.dropout %x, %seed offset %offset rate = 1.000000e-01 stream = 0 : tensor<8x8xf32>, tensor<i64>, tensor<i64>
+  return %y : tensor<8x8xf32>
 }
 
 // -----

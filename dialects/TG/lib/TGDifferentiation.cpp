@@ -529,9 +529,11 @@ Grads AttentionOp::buildVjp(OpBuilder &b, ValueRange grads) {
 }
 
 Grads DropoutOp::buildVjp(OpBuilder &b, ValueRange grads) {
-  // The same seed, stream and offset regenerate the forward's mask.
-  Value dx = DropoutOp::create(b, getLoc(), grads[0], getSeed(), getOffset(),
-                               getRateAttr(), getStreamAttr());
+  // The same seed, stream, offset and global shape regenerate the
+  // forward's mask.
+  Value dx =
+      DropoutOp::create(b, getLoc(), grads[0], getSeed(), getOffset(),
+                        getRateAttr(), getStreamAttr(), getGlobalShapeAttr());
   SmallVector<Value> result(getNumOperands());
   result[0] = dx;
   return result;

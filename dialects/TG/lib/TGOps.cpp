@@ -619,7 +619,44 @@ LogicalResult DropoutOp::verify() {
   if (getStreamAttr().getInt() < 0)
     return emitOpError("stream must be non-negative, got ")
            << getStreamAttr().getInt();
+  if (std::optional<ArrayRef<int64_t>> whole = getGlobalShape()) {
+    ArrayRef<int64_t> shape = getOperand().getType().getShape();
+    if (whole->size() != shape.size())
+      return emitOpError("global_shape has ")
+             << whole->size() << " dimensions, the operand " << shape.size();
+    for (auto [dim, pair] : llvm::enumerate(llvm::zip(*whole, shape)))
+      if (std::get<0>(pair) < std::get<1>(pair))
+        return emitOpError("global_shape dimension ")
+               << dim << " (" << std::get<0>(pair)
+               << ") is smaller than the operand's (" << std::get<1>(pair)
+               << ")";
+  }
   return success();
+}
+
+SmallVector<std::array<int64_t, 3>> DropoutOp::getIndexLevels() {
+  ArrayRef<int64_t> shape = getOperand().getType().getShape();
+  std::optional<ArrayRef<int64_t>> whole = getGlobalShape();
+  SmallVector<std::array<int64_t, 3>> levels;
+  int64_t localStride = 1, wholeStride = 1;
+  bool innerWhole = false;
+  for (int64_t dim = static_cast<int64_t>(shape.size()) - 1; dim >= 0; --dim) {
+    int64_t size = shape[dim];
+    int64_t wholeSize = whole ? (*whole)[dim] : size;
+    // Below a dimension the block spans whole, the next one continues the
+    // same run of consecutive elements.
+    if (innerWhole)
+      levels.back()[0] *= size;
+    else
+      levels.push_back({size, localStride, wholeStride});
+    innerWhole = size == wholeSize;
+    localStride *= size;
+    wholeStride *= wholeSize;
+  }
+  if (levels.empty())
+    levels.push_back({1, 1, 1});
+  std::reverse(levels.begin(), levels.end());
+  return levels;
 }
 
 /// The checks shared by tg.fake_quant and tg.fake_quant_grad.

@@ -638,12 +638,12 @@ ShardingRule DropoutOp::getShardingRule() {
 }
 
 void DropoutOp::restrictForPartitioning(ShardingRule &rule) {
-  // tg-partition gives a block split on the first dimension the global
-  // index of its first element (the `offset` operand); a block split on
-  // another dimension is not contiguous in the whole tensor, and a dropout
-  // that has an offset already is one device's: those stay whole.
-  ArrayRef<SmallVector<int64_t, 1>> dims = rule.operandFactors[0];
-  replicate(rule, getOffset() ? dims : dims.drop_front(dims.empty() ? 0 : 1));
+  // tg-partition gives a block the global index of its first element (added
+  // to the `offset` operand, a micro-batch's) and the whole tensor's shape
+  // (`global_shape`); a dropout that has a global shape already is one
+  // device's block: it stays whole.
+  if (getGlobalShape())
+    replicate(rule, rule.operandFactors[0]);
 }
 
 /// `logits` is `N...xC` and `labels` `N...`. The classes are reduced over

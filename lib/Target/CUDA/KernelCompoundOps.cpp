@@ -285,10 +285,27 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                                  ? in[2]
                                  : std::string("static_cast<const int64_t *>("
                                                "nullptr)");
+        // A block split on another dimension than its first: where its
+        // elements lie in the whole tensor.
+        std::string indexOf;
+        SmallVector<std::array<int64_t, 3>> levels = dropout.getIndexLevels();
+        if (levels.size() > 1) {
+          std::string sum;
+          for (auto [level, entry] : llvm::enumerate(levels)) {
+            auto [size, stride, wholeStride] = entry;
+            std::string term = stride == 1 ? "i" : "i / " + str(stride);
+            if (level != 0)
+              term = "(" + term + ") % " + str(size);
+            if (wholeStride != 1)
+              term = "(" + term + ") * " + str(wholeStride);
+            sum += (sum.empty() ? "" : " + ") + term;
+          }
+          indexOf = ", [](int64_t i) -> int64_t { return " + sum + "; }";
+        }
         call = "dropout(th, " + in[0] + ", " + in[1] + ", " + offset + ", " +
                out[0] + ", " + str(getNumElements(op->getResult(0))) + ", " +
                formatNumber(dropout.getRate().convertToDouble()) + ", " +
-               str(dropout.getStream()) + "u);";
+               str(dropout.getStream()) + "u" + indexOf + ");";
       })
       .Case([&](tg::AdamWOp adam) {
         std::string scale =

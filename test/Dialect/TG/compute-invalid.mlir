@@ -294,6 +294,24 @@ func.func @dropout_stream_negative(%x: tensor<4xf32>, %seed: tensor<i64>) {
 
 // -----
 
+// A dropout's global shape has the operand's rank.
+func.func @dropout_global_shape_rank(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.dropout' op global_shape has 1 dimensions, the operand 2}}
+  %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [32] : tensor<4x8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// A dropout's operand is a block of its global shape: no dimension larger.
+func.func @dropout_global_shape_smaller(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.dropout' op global_shape dimension 1 (4) is smaller than the operand's (8)}}
+  %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [4, 4] : tensor<4x8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
 // A dropout's offset is an integer scalar (an element index).
 func.func @dropout_offset_float(%x: tensor<4xf32>, %seed: tensor<i64>, %offset: tensor<f32>) {
   // expected-error @+1 {{'tg.dropout' op operand #2 must be}}

@@ -213,6 +213,17 @@ func.func @dropout_offset(%x: tensor<4x128x768xf32>, %seed: tensor<i64>, %offset
 
 // -----
 
+// dropout of a block split on its second dimension: the whole tensor's
+// shape places its elements.
+// CHECK-LABEL: func.func @dropout_global_shape
+// CHECK:         tg.dropout %{{.+}}, %{{.+}} offset %{{.+}} rate = 1.000000e-01 stream = 3 of [4, 256, 768] : tensor<4x128x768xf32>, tensor<i64>, tensor<i64>
+func.func @dropout_global_shape(%x: tensor<4x128x768xf32>, %seed: tensor<i64>, %offset: tensor<i64>) -> tensor<4x128x768xf32> {
+  %0 = tg.dropout %x, %seed offset %offset rate = 1.000000e-01 stream = 3 of [4, 256, 768] : tensor<4x128x768xf32>, tensor<i64>, tensor<i64>
+  return %0 : tensor<4x128x768xf32>
+}
+
+// -----
+
 // dropout of bf16 values with an i32 seed.
 // CHECK-LABEL: func.func @dropout_bf16_i32_seed
 // CHECK:         tg.dropout %{{.+}}, %{{.+}} rate = 5.000000e-01 stream = 0 : tensor<16xbf16>, tensor<i32>

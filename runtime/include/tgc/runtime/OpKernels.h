@@ -628,16 +628,26 @@ __device__ void embeddingGrad(Threads th, const S *dy, const I *ids, S *out,
   }
 }
 
-/// `offset` (null: 0) is the global index of the block's first element.
-template <typename S, typename I, typename O>
+/// The index in the whole tensor of element `i` of a block that is the
+/// whole tensor, or a run of its consecutive elements.
+struct ContiguousIndex {
+  TGC_HD int64_t operator()(int64_t i) const { return i; }
+};
+
+/// `offset` (null: 0) is the global index of the block's first element;
+/// `indexOf(i)` the index of the block's element `i` in the whole tensor,
+/// counted from the block's first (tg.dropout's `global_shape`).
+template <typename S, typename I, typename O, typename Index = ContiguousIndex>
 __device__ void dropout(Threads th, const S *x, const I *seed, const O *offset,
-                        S *out, int64_t count, double rate, uint32_t stream) {
+                        S *out, int64_t count, double rate, uint32_t stream,
+                        Index indexOf = {}) {
   using T = Compute<S>;
   uint64_t key = static_cast<uint64_t>(ld(seed[0]));
   uint64_t first = offset ? static_cast<uint64_t>(ld(offset[0])) : 0;
   T keepScale = T(1) - T(rate);
   forEachElement(th, count, [&](int64_t i) {
-    out[i] = dropoutUniform(key, first + i, stream) >= rate
+    out[i] = dropoutUniform(key, first + static_cast<uint64_t>(indexOf(i)),
+                            stream) >= rate
                  ? st<S>(ld(x[i]) / keepScale)
                  : st<S>(T(0));
   });

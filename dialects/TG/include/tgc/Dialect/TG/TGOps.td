@@ -718,10 +718,16 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
     stream draw the same mask: that is how a recomputation replays one.
 
     The optional `offset` (an integer scalar) is added to every element's
-    index: `tg-partition` gives a device's block of a tensor split on its
-    first dimension the global index of its first element, so that each
-    device draws its part of the whole tensor's mask.
-    `rate` is in `[0, 1)`.
+    index, and the optional `global_shape` says that the operand is a block
+    of a tensor of that shape: the element's index is then its row-major
+    index in that whole tensor (its position in the operand, at the same
+    position in the whole) plus `offset`. `tg-partition` gives a device's
+    block the global index of the block's first element and, when the
+    block is split on another dimension than its first (sequence
+    parallelism), the whole tensor's shape, so that each device draws its
+    part of the whole tensor's mask; `tg-microbatch` offsets each
+    micro-batch by the elements of the ones before it, so that they draw
+    the whole batch's mask. `rate` is in `[0, 1)`.
 
     ```mlir
     %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 3 : tensor<8x128x768xf32>, tensor<i64>
@@ -729,12 +735,23 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
   }];
   let arguments = (ins TG_FloatTensor:$operand, TG_IntScalar:$seed,
                        Optional<TG_IntScalar>:$offset,
-                       F64Attr:$rate, I64Attr:$stream);
+                       F64Attr:$rate, I64Attr:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
     $operand `,` $seed (`offset` $offset^)? `rate` `=` $rate `stream` `=`
-    $stream attr-dict `:` type($operand) `,` type($seed)
+    $stream (`of` $global_shape^)? attr-dict `:` type($operand) `,` type($seed)
     (`,` type($offset)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// How an element's index in the operand maps to its index in the
+    /// whole tensor (`global_shape`): levels of (size, stride in the
+    /// operand, stride in the whole), outermost first, dimensions merged
+    /// where the inner one is whole; the index in the whole is the sum
+    /// over levels of ((i / operand stride) % size) * whole stride. One
+    /// level (1 apart in both) without a global shape or when the block is
+    /// split on its first dimension only.
+    ::llvm::SmallVector<std::array<int64_t, 3>> getIndexLevels();
   }];
   let hasVerifier = 1;
   let hasFolder = 1;

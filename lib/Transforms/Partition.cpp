@@ -85,7 +85,8 @@ private:
   bool padKeepsPartial(PadOp pad, const LocalValue &source);
   /// The operand of `op` it keeps partial, if it is a conversion between
   /// float types or a product of a partial value by values that are not
-  /// (fp16's unscaling), and its result is only summed, with summands that
+  /// (fp16's unscaling), its result is not wanted split over the partial
+  /// value's axes, and its result is only summed, with summands that
   /// are partial too or computed later by such ops (the micro-batches'
   /// bf16 gradients accumulated in f32): the f32 sum is reduced once
   /// instead of each micro-batch's gradient. Rounding aside both commute
@@ -487,6 +488,14 @@ Partitioner::getScaledPartialOperand(Operation *op, Value pending,
   }
   if (!partial)
     return std::nullopt;
+  // A result the step wants split over the sum's axes (ZeRO-2 and 3's
+  // gradients) is reduce-scattered before it: each device then accumulates
+  // only its block, as those stages promise, instead of a whole f32 sum.
+  TensorLayout wanted = getResultLayout(op, 0);
+  for (const AxisList &axes : wanted.dims)
+    for (unsigned axis : axes)
+      if (llvm::is_contained(partialValue->unreduced, axis))
+        return std::nullopt;
   if (!isSummed(op->getResult(0), *partialValue, /*depth=*/0))
     return std::nullopt;
   return partial;

@@ -350,3 +350,31 @@ func.func @accumulated(
   %c2 = tg.convert %g2 : tensor<4x4xbf16> -> tensor<4x4xf32>
   return %sum, %c2 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// The same sum wanted split over dp (ZeRO-2's gradient): each micro-batch's
+// bf16 gradient is reduce-scattered before its conversion, so each device
+// accumulates only its block.
+// CHECK-LABEL: func.func @accumulated_scattered
+// CHECK: %[[G0:.+]] = tg.matmul {{.*}} -> tensor<4x4xbf16>
+// CHECK-NEXT: %[[R0:.+]] = shard.reduce_scatter %[[G0]] {{.*}} : tensor<4x4xbf16> -> tensor<2x4xbf16>
+// CHECK-NEXT: tg.convert %[[R0]] : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK: %[[G1:.+]] = tg.matmul {{.*}} -> tensor<4x4xbf16>
+// CHECK-NEXT: %[[R1:.+]] = shard.reduce_scatter %[[G1]] {{.*}} : tensor<4x4xbf16> -> tensor<2x4xbf16>
+// CHECK-NEXT: tg.convert %[[R1]] : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK: %[[S:.+]] = tg.add {{.*}} : tensor<2x4xf32>
+// CHECK-NEXT: return %[[S]]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @accumulated_scattered(
+    %x0: tensor<8x4xbf16> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %x1: tensor<8x4xbf16> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %dy: tensor<8x4xbf16> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>})
+    -> (tensor<4x4xf32> {tg.role = "output", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 3>}) {
+  %g0 = tg.matmul %x0, %dy transpose_a : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %c0 = tg.convert %g0 : tensor<4x4xbf16> -> tensor<4x4xf32>
+  %g1 = tg.matmul %x1, %dy transpose_a : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %c1 = tg.convert %g1 : tensor<4x4xbf16> -> tensor<4x4xf32>
+  %sum = tg.add %c0, %c1 : tensor<4x4xf32>
+  return %sum : tensor<4x4xf32>
+}

@@ -846,7 +846,9 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
       so do conversions between float types and products by values that
       are not partial (fp16's unscaling) when only such sums read their
       result: micro-batches' bf16 gradients accumulated in f32 are reduced
-      once, as the f32 sum, not once per micro-batch;
+      once, as the f32 sum, not once per micro-batch, unless the result is
+      wanted split over the sum's axes (ZeRO-2 and 3 reduce-scatter each
+      micro-batch's gradient, so that each device accumulates its block);
     * `shard.all_to_all` moves axes from one dimension to another: the
       innermost axes of a dimension the consumer does not keep there, when
       it splits another dimension next over exactly those axes (the

@@ -624,12 +624,20 @@ LogicalResult DropoutOp::verify() {
     if (whole->size() != shape.size())
       return emitOpError("global_shape has ")
              << whole->size() << " dimensions, the operand " << shape.size();
-    for (auto [dim, pair] : llvm::enumerate(llvm::zip(*whole, shape)))
+    std::optional<int64_t> elements = 1;
+    for (auto [dim, pair] : llvm::enumerate(llvm::zip(*whole, shape))) {
       if (std::get<0>(pair) < std::get<1>(pair))
         return emitOpError("global_shape dimension ")
                << dim << " (" << std::get<0>(pair)
                << ") is smaller than the operand's (" << std::get<1>(pair)
                << ")";
+      if (elements)
+        elements = llvm::checkedMul(*elements, std::get<0>(pair));
+    }
+    // Element indices are 64-bit counters.
+    if (!elements)
+      return emitOpError("global_shape has more elements than a 64-bit "
+                         "index counts");
   }
   return success();
 }

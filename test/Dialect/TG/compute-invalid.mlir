@@ -312,6 +312,15 @@ func.func @dropout_global_shape_smaller(%x: tensor<4x8xf32>, %seed: tensor<i64>)
 
 // -----
 
+// A dropout's global shape counts its elements with 64-bit indices.
+func.func @dropout_global_shape_overflow(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.dropout' op global_shape has more elements than a 64-bit index counts}}
+  %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [4611686018427387904, 8] : tensor<4x8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
 // A dropout's offset is an integer scalar (an element index).
 func.func @dropout_offset_float(%x: tensor<4xf32>, %seed: tensor<i64>, %offset: tensor<f32>) {
   // expected-error @+1 {{'tg.dropout' op operand #2 must be}}

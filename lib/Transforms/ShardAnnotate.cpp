@@ -64,6 +64,10 @@ private:
   bool isForward(Operation *op) {
     return !lossOp || op == lossOp || op->isBeforeInBlock(lossOp);
   }
+  /// Remarks that the column-parallel candidates of `keptWhole` (weight,
+  /// matmul) stay whole, and why.
+  void
+  remarkKeptWhole(llvm::ArrayRef<std::pair<BlockArgument, MatmulOp>> keptWhole);
   /// Whether a matmul after `column` reads tp on its contraction.
   bool hasRowPartner(MatmulOp column, ShardingPropagation &propagation);
   /// A parameter added to the output of a column-parallel layer (its bias)
@@ -522,6 +526,9 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     return success();
   padVocabularies();
   unsigned splitWeights = 0, splitLayers = 0;
+  // Column-parallel candidates without a row-parallel partner: kept whole,
+  // which a remark says (never silently replicated).
+  SmallVector<std::pair<BlockArgument, MatmulOp>> keptWhole;
   std::optional<std::pair<BlockArgument, unsigned>> indivisible;
   // Megatron's layout, found on the data flow: a matmul whose input does not
   // carry the tp axis on its contraction splits its weight's output
@@ -607,8 +614,13 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
       ShardingPropagation trial = propagation;
       trial.annotate(weight, layout);
       trial.runIncremental(Tensor);
-      if (!hasRowPartner(matmul, trial))
+      if (!hasRowPartner(matmul, trial)) {
+        if (llvm::none_of(keptWhole, [&](const auto &entry) {
+              return entry.first == weight;
+            }))
+          keptWhole.emplace_back(weight, matmul);
         return;
+      }
     }
     decided[weight] = layout;
     propagation.annotate(weight, layout);
@@ -644,6 +656,8 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
   });
   if (splitWeights != 0)
     annotateBiases(propagation);
+  if (!keptWhole.empty())
+    remarkKeptWhole(keptWhole);
   // A padded vocabulary alone does not make tp worth it: a layer tp
   // divides no dimension of is an error when no layer is split.
   if (splitLayers == 0 && indivisible) {
@@ -655,6 +669,40 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
            << " is the first";
   }
   return success();
+}
+
+void StepAnnotator::remarkKeptWhole(
+    ArrayRef<std::pair<BlockArgument, MatmulOp>> keptWhole) {
+  int64_t count = mesh.axisSizes[*tp];
+  // The usual cause: attention whose heads tp cannot split, which needs its
+  // projections' outputs whole. tp splits the kv heads, or each kv head's
+  // group of query heads (AttentionOp's rule), not both.
+  SmallVector<std::pair<int64_t, int64_t>> heads;
+  function.walk([&](AttentionOp attention) {
+    int64_t n = attention.getQuery().getType().getShape()[1];
+    int64_t kv = attention.getKey().getType().getShape()[1];
+    if (isForward(attention) && kv % count != 0 && (n / kv) % count != 0 &&
+        !llvm::is_contained(heads, std::make_pair(n, kv)))
+      heads.emplace_back(n, kv);
+  });
+  InFlightDiagnostic remark = keptWhole.front().second->emitRemark("tp=");
+  remark << count << " keeps " << keptWhole.size() << " weight"
+         << (keptWhole.size() == 1 ? "" : "s")
+         << " it would split column-parallel whole, replicated over tp ("
+         << argName(keptWhole.front().first.getArgNumber())
+         << (keptWhole.size() == 1 ? "" : " first") << "): ";
+  if (heads.empty()) {
+    remark << "no row-parallel layer reads their split output";
+    return;
+  }
+  remark << "attention over ";
+  for (auto [index, entry] : llvm::enumerate(heads)) {
+    auto [n, kv] = entry;
+    remark << (index == 0 ? "" : " or ") << n << (n == 1 ? " head" : " heads");
+    if (kv != n)
+      remark << " (" << kv << " kv heads)";
+  }
+  remark << ", which tp does not split, reads their outputs whole";
 }
 
 void StepAnnotator::annotateBiases(ShardingPropagation &propagation) {

@@ -855,11 +855,23 @@ void PlanSearch::searchMicroBatches(const ParallelConfig &base,
         break;
       }
     }
+    // A step extrapolated below its FLOPs at the device's peak rate is not
+    // one: the points' costs per layer and micro-batch do not add up there
+    // (their two streams overlap differently at each point).
+    if (!exact && figures->mfu > 1.0) {
+      reject(config, llvm::formatv("extrapolated to {0:F1}% MFU, faster than "
+                                   "the device's peak: the compiled points "
+                                   "do not extrapolate",
+                                   100.0 * figures->mfu));
+      continue;
+    }
     candidates.push_back({config, *figures, exact});
-    // Larger micro-batches only pay off while the step gets shorter.
-    if (previous && figures->stepTime > *previous)
-      break;
-    previous = figures->stepTime;
+    // The step need not shorten steadily as micro-batches grow (fewer of
+    // them run more efficiently, while the gradients' reduction does not
+    // scale with their number): every size that fits is priced, and
+    // `previous` is the fastest so far.
+    if (!previous || figures->stepTime < *previous)
+      previous = figures->stepTime;
   }
 }
 

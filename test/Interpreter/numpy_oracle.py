@@ -1903,6 +1903,36 @@ def build_dropout():
         return errs
 
     CASES.append(Case("dropout_mask_is_philox4x32_10", [Run(m, inputs)], exact))
+
+    # A block of the whole (64, 64) tensor: rows 16..47, columns 24..39,
+    # told where it lies (offset: the index of its first element; global
+    # shape: the whole's). Its mask is the whole mask's block.
+    block = (32, 16)
+    bty = tt(block, "f32")
+    first = 16 * 64 + 24
+    bbody = ["%%d = tg.dropout %%x, %%seed offset %%o rate = %s stream = 5 of [64, 64] : %s, tensor<i64>, tensor<i64>"
+             % (flt(rate), bty)]
+    bm = func([("x", bty), ("seed", "tensor<i64>", "hyper"), ("o", "tensor<i64>", "hyper")], bbody,
+              [("%d", bty, "d")])
+    bx = x[16:48, 24:40].copy()
+
+    def block_mask(rs):
+        rr = rs[0]
+        if rr.rc != 0:
+            return [_describe_failure(rr)]
+        got = rr.outputs.get("d")
+        if got is None:
+            return ["no output d"]
+        keep = dropout_keep(seed, n, 5, rate).reshape(shape)[16:48, 24:40]
+        if not np.array_equal(keep, got != 0):
+            idx = np.argwhere(keep != (got != 0))[0]
+            return ["block mask differs from the whole mask's block at %d elements; first at %s" % (
+                np.sum(keep != (got != 0)), list(idx))]
+        return []
+
+    CASES.append(Case("dropout_block_of_global_shape",
+                      [Run(bm, {"x": bx, "seed": np.array(seed, np.int64),
+                                "o": np.array(first, np.int64)})], block_mask))
     CASES.append(Case("dropout_mask_is_philox4x32_10[f64]", [Run(m, inputs, ["--f64"])], exact))
 
 

@@ -223,14 +223,17 @@ void KernelEmitter::comment(Operation *op, StringRef indent) {
           formatLocation(op->getLoc()) + "\n";
 }
 
+/// How a forEachElement loop ends (an epilogue's loop ends otherwise).
+static constexpr llvm::StringLiteral kForEachEnd = "  });\n";
+
 void KernelEmitter::openLoop(int64_t count) {
-  if (loopCount == count && loopEnd == "  });\n")
+  if (loopCount == count && loopEnd == kForEachEnd)
     return;
   closeLoop();
   body +=
       "  forEachElement(th, " + std::to_string(count) + ", [&](int64_t i) {\n";
   loopCount = count;
-  loopEnd = "  });\n";
+  loopEnd = kForEachEnd.str();
 }
 
 void KernelEmitter::closeLoop() {

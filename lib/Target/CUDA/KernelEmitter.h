@@ -16,6 +16,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include "tgc/runtime/HostDevice.h"
+
 #include <string>
 
 namespace tgc::cuda {
@@ -28,11 +30,6 @@ struct StorageType {
 };
 mlir::FailureOr<StorageType> getStorageType(mlir::Type elementType,
                                             mlir::Location loc);
-
-/// Elements a thread takes at a time in a grid-stride loop (the runtime's
-/// forEachElement, tgc/runtime/OpKernels.h): a launch over n elements has
-/// n / (256 kChunk) blocks of 256 threads.
-constexpr int64_t kChunk = 8;
 
 /// A place in device memory: the arena or the kernels' scratch, at an offset.
 struct Place {

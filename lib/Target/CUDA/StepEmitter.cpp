@@ -505,8 +505,9 @@ LogicalResult StepEmitter::launch(KernelEmitter &kernel, Operation *op,
   scratchBytes = std::max(scratchBytes, kernel.getScratchEnd());
   for (const KernelEmitter::Launch &launch : kernel.getLaunches()) {
     int64_t blocks = std::clamp<int64_t>(
-        launch.perRow ? launch.elements
-                      : (launch.elements + 256 * kChunk - 1) / (256 * kChunk),
+        launch.perRow
+            ? launch.elements
+            : (launch.elements + 256 * rt::kChunk - 1) / (256 * rt::kChunk),
         1, 65535);
     host += "  TGC_LAUNCH(" + launch.kernel + ", " + str(blocks) +
             ", 256, arena, scratch);\n";

@@ -28,6 +28,10 @@
 
 namespace tgc::rt {
 
+/// Elements a thread takes at a time in a generated kernel's grid-stride
+/// loop (OpKernels.h's forEachElement); the emitter sizes launches by it.
+constexpr int64_t kChunk = 8;
+
 /// The bits of `value` as another type of the same size (std::bit_cast is
 /// C++20; memcpy is what it compiles to on both sides).
 template <typename To, typename From> TGC_HD inline To bitCast(From value) {

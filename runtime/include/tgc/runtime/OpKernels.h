@@ -42,7 +42,6 @@ __device__ inline Threads gridThreads() {
 /// where it knows their alignment (alignedArena). Every loop that reads
 /// elements another loop of its kernel wrote at the same index takes them
 /// this way: the same thread wrote them.
-constexpr int64_t kChunk = 8;
 template <typename Body>
 __device__ inline void forEachElement(Threads th, int64_t count, Body body) {
   for (int64_t g = th.index; g * kChunk < count; g += th.count) {

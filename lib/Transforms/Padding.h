@@ -1,10 +1,11 @@
 //===- Padding.h - The ops that pad and cut a value -------------*- C++ -*-===//
 //
-// What ZeRO's padding (ZeroPadding.h) and a padded vocabulary
-// (VocabPadding.h) both build: a value cut back to the caller's shape, a
-// value padded with zeros, and a uniform value made again in the padded
-// shape. Each is built at the builder's insertion point, with the pipeline
-// attributes (stage, micro-batch, direction) of the op `like`.
+// What ZeRO's padding (ZeroPadding.h) and tensor parallelism's padded
+// vocabularies and heads (TensorParallelPadding.h) build: a value cut back
+// to the caller's shape, a value padded with zeros, and a uniform value made
+// again in the padded shape. Each is built at the builder's insertion point,
+// with the pipeline attributes (stage, micro-batch, direction) of the op
+// `like`.
 //
 //===----------------------------------------------------------------------===//
 

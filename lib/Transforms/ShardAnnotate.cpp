@@ -10,7 +10,7 @@
 
 #include "tgc/Transforms/Passes.h"
 
-#include "VocabPadding.h"
+#include "TensorParallelPadding.h"
 #include "ZeroPadding.h"
 
 #include "tgc/Analysis/ShardingPropagation.h"
@@ -76,8 +76,28 @@ private:
   void annotateBiases(ShardingPropagation &propagation);
   LogicalResult annotateZero();
   void annotateSequence();
-  /// Pads a vocabulary tp does not divide (VocabPadding.h), with a remark.
+  /// Pads the dimension of `parameters` from `size` to `padded`
+  /// (padParameters) unless the user gave the sharding of one of them.
+  /// `names` lists them.
+  /// Returns why not, or an empty string.
+  std::string padUnlessUserSharded(ArrayRef<PaddedParameter> parameters,
+                                   int64_t size, int64_t padded,
+                                   std::string &names);
+  /// Pads a vocabulary tp does not divide (TensorParallelPadding.h), with a
+  /// remark.
   void padVocabularies();
+  /// Pads the heads of multi-head attention tp does not divide
+  /// (TensorParallelPadding.h), with a remark.
+  void padHeads();
+  /// The parameters of `attention`'s heads, each with its dimension of
+  /// `width` (heads times head size) to pad: the query, key and value
+  /// projections' columns and biases, the output projection's rows. None
+  /// where the ops between them and the attention are not copies, sums and
+  /// products of the head space (a rotary embedding), or a projection's
+  /// columns are not only these heads' (a fused one tg-split-fused-
+  /// projections could not split).
+  SmallVector<PaddedParameter> getHeadParameters(AttentionOp attention,
+                                                 int64_t width);
   /// Marks the lookups of tables split on their rows over tp (or by the
   /// user) vocabulary-parallel (kVocabParallelAttrName).
   void markVocabParallel();
@@ -458,6 +478,20 @@ bool StepAnnotator::hasRowPartner(MatmulOp column,
   return false;
 }
 
+std::string
+StepAnnotator::padUnlessUserSharded(ArrayRef<PaddedParameter> parameters,
+                                    int64_t size, int64_t padded,
+                                    std::string &names) {
+  for (const PaddedParameter &parameter : parameters)
+    names +=
+        (names.empty() ? "" : ", ") + argName(parameter.param.getArgNumber());
+  if (llvm::any_of(parameters, [&](const PaddedParameter &parameter) {
+        return userAnnotated.contains(parameter.param);
+      }))
+    return "the user gave the sharding of " + names;
+  return padParameters(function, size, padded, parameters);
+}
+
 void StepAnnotator::padVocabularies() {
   int64_t count = mesh.axisSizes[*tp];
   SmallVector<CrossEntropyOp> losses;
@@ -471,10 +505,10 @@ void StepAnnotator::padVocabularies() {
       continue;
     // The parameters with a row or column per class: the output projection
     // that reaches the loss, and the float tables of the lookups.
-    SmallVector<VocabularyParameter> parameters;
+    SmallVector<PaddedParameter> parameters;
     auto add = [&](BlockArgument param, int64_t dim) {
       if (dim >= 0 && dimSize(param, dim) == classes &&
-          !llvm::any_of(parameters, [&](const VocabularyParameter &known) {
+          !llvm::any_of(parameters, [&](const PaddedParameter &known) {
             return known.param == param;
           }))
         parameters.push_back({param, static_cast<unsigned>(dim)});
@@ -495,18 +529,9 @@ void StepAnnotator::padVocabularies() {
     });
     if (parameters.empty())
       continue;
-    std::string names;
-    for (const VocabularyParameter &parameter : parameters)
-      names +=
-          (names.empty() ? "" : ", ") + argName(parameter.param.getArgNumber());
     int64_t padded = llvm::divideCeil(classes, count) * count;
-    std::string why;
-    if (llvm::any_of(parameters, [&](const VocabularyParameter &parameter) {
-          return userAnnotated.contains(parameter.param);
-        }))
-      why = "the user gave the sharding of " + names;
-    else
-      why = padVocabulary(function, classes, padded, parameters);
+    std::string names;
+    std::string why = padUnlessUserSharded(parameters, classes, padded, names);
     if (!why.empty()) {
       loss->emitRemark("tp=") << count << " does not divide the " << classes
                               << " classes, and they cannot be padded (" << why
@@ -521,15 +546,166 @@ void StepAnnotator::padVocabularies() {
   }
 }
 
+SmallVector<PaddedParameter>
+StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
+  SmallVector<PaddedParameter> parameters;
+  auto add = [&](BlockArgument param, int64_t dim) {
+    if (dim < 0 || dimSize(param, dim) != width)
+      return false;
+    if (!llvm::any_of(parameters, [&](const PaddedParameter &known) {
+          return known.param == param;
+        }))
+      parameters.push_back({param, static_cast<unsigned>(dim)});
+    return true;
+  };
+  // Back from the query, key and value to their projections.
+  for (Value operand :
+       {attention.getQuery(), attention.getKey(), attention.getValue()}) {
+    SmallVector<Value> worklist = {operand};
+    DenseSet<Value> seen;
+    unsigned projections = 0;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (!seen.insert(value).second)
+        continue;
+      Operation *def = value.getDefiningOp();
+      if (!def || seen.size() > 64)
+        return {};
+      if (auto matmul = dyn_cast<MatmulOp>(def)) {
+        auto traced = traceParam(matmul.getRhs());
+        if (!traced)
+          return {};
+        int64_t rank = traced->second.size();
+        if (!add(traced->first,
+                 traced->second[matmul.getTransposeB() ? rank - 2 : rank - 1]))
+          return {};
+        ++projections;
+        continue;
+      }
+      // A bias over the heads' columns, or a table broadcast along the heads
+      // (a rotary embedding's), which the padding repeats.
+      if (auto broadcast = dyn_cast<BroadcastInDimOp>(def)) {
+        if (auto traced = traceParam(broadcast.getOperand()))
+          for (int64_t dim : traced->second)
+            add(traced->first, dim);
+        continue;
+      }
+      if (isa<ConstantOp>(def))
+        continue;
+      if (!isa<TransposeOp, ReshapeOp, ConvertOp, AddOp, SubOp, MulOp, NegOp,
+               SliceOp, ConcatOp>(def))
+        return {};
+      worklist.append(def->operand_begin(), def->operand_end());
+    }
+    if (projections == 0)
+      return {};
+  }
+  // Forward from the output, through copies, to the output projection.
+  Value output = attention.getOutput();
+  while (true) {
+    SmallVector<Operation *> users;
+    for (Operation *user : output.getUsers())
+      if (isForward(user))
+        users.push_back(user);
+    if (users.size() != 1)
+      return {};
+    if (auto matmul = dyn_cast<MatmulOp>(users.front())) {
+      auto traced = traceParam(matmul.getRhs());
+      if (matmul.getLhs() != output || !traced)
+        return {};
+      int64_t rank = traced->second.size();
+      if (!add(traced->first,
+               traced->second[matmul.getTransposeB() ? rank - 1 : rank - 2]))
+        return {};
+      break;
+    }
+    if (!isa<TransposeOp, ReshapeOp, ConvertOp>(users.front()))
+      return {};
+    output = users.front()->getResult(0);
+  }
+  return parameters;
+}
+
+void StepAnnotator::padHeads() {
+  int64_t count = mesh.axisSizes[*tp];
+  SmallVector<AttentionOp> attentions;
+  function.walk([&](AttentionOp attention) {
+    if (isForward(attention))
+      attentions.push_back(attention);
+  });
+  // One remark per number of heads and outcome: the first attention, its
+  // parameters (or why they were not padded), and how many attentions.
+  struct Outcome {
+    AttentionOp first;
+    std::string names, why;
+    unsigned attentions = 0;
+  };
+  llvm::MapVector<std::pair<int64_t, unsigned>, Outcome> outcomes;
+  for (AttentionOp attention : attentions) {
+    // Grouped-query attention is not padded (a padded group would need its
+    // kv head padded too), nor a single head.
+    ArrayRef<int64_t> query = attention.getQuery().getType().getShape();
+    int64_t heads = query[1], headSize = query[3];
+    if (heads % count == 0 || llvm::divideCeil(heads, count) == heads ||
+        attention.getKey().getType().getShape()[1] != heads ||
+        attention.getValue().getType().getShape()[3] != headSize)
+      continue;
+    SmallVector<PaddedParameter> parameters =
+        getHeadParameters(attention, heads * headSize);
+    if (parameters.empty())
+      continue;
+    int64_t padded = llvm::divideCeil(heads, count) * count;
+    std::string names;
+    std::string why = padUnlessUserSharded(parameters, heads * headSize,
+                                           padded * headSize, names);
+    Outcome &outcome = outcomes[{heads, why.empty() ? 1u : 0u}];
+    if (!outcome.attentions++)
+      outcome = {attention, names, why, 1};
+  }
+  for (auto &[key, outcome] : outcomes) {
+    auto [heads, done] = key;
+    std::string others = outcome.attentions == 1
+                             ? ""
+                             : " (" + std::to_string(outcome.attentions - 1) +
+                                   " more attentions alike)";
+    if (!done) {
+      outcome.first->emitRemark("tp=")
+          << count << " does not divide the " << heads
+          << " heads, and they cannot be padded (" << outcome.why << ")"
+          << others;
+      continue;
+    }
+    int64_t padded = llvm::divideCeil(heads, count) * count;
+    int64_t headSize = outcome.first.getQuery().getType().getShape()[3];
+    outcome.first->emitRemark("tp=")
+        << count << ": the " << heads << " heads of " << outcome.attentions
+        << (outcome.attentions == 1 ? " attention are" : " attentions are")
+        << " padded to " << padded << " with " << padded - heads
+        << " zero heads (" << (padded - heads) * headSize
+        << " more columns or rows in " << outcome.names
+        << (outcome.attentions == 1 ? "" : " and the others'")
+        << ") so that tp splits them; the padded heads stay zero";
+  }
+}
+
 LogicalResult StepAnnotator::annotateTensorParallel() {
   if (!tp)
     return success();
   padVocabularies();
+  padHeads();
   unsigned splitWeights = 0, splitLayers = 0;
   // Column-parallel candidates without a row-parallel partner: kept whole,
   // which a remark says (never silently replicated).
   SmallVector<std::pair<BlockArgument, MatmulOp>> keptWhole;
-  std::optional<std::pair<BlockArgument, unsigned>> indivisible;
+  // Weights tp divides no dimension of that it would split (the weight, its
+  // dimension, the matmul): kept whole, which a remark says, or an error
+  // when no layer is split.
+  struct Indivisible {
+    BlockArgument weight;
+    unsigned dim;
+    MatmulOp matmul;
+  };
+  SmallVector<Indivisible> indivisible;
   // Megatron's layout, found on the data flow: a matmul whose input does not
   // carry the tp axis on its contraction splits its weight's output
   // dimension (column-parallel); one whose input does, after propagating the
@@ -601,8 +777,10 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
         (loss || embedded.contains(weight)))
       return;
     if (!canSplit(weight, layout, splitDim, *tp)) {
-      if (!indivisible)
-        indivisible = std::make_pair(weight, splitDim);
+      if (llvm::none_of(indivisible, [&](const Indivisible &known) {
+            return known.weight == weight;
+          }))
+        indivisible.push_back({weight, splitDim, matmul});
       return;
     }
     layout.dims[splitDim].push_back(*tp);
@@ -660,14 +838,23 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     remarkKeptWhole(keptWhole);
   // A padded vocabulary alone does not make tp worth it: a layer tp
   // divides no dimension of is an error when no layer is split.
-  if (splitLayers == 0 && indivisible) {
-    auto [weight, dim] = *indivisible;
+  if (indivisible.empty())
+    return success();
+  auto [weight, dim, matmul] = indivisible.front();
+  if (splitLayers == 0)
     return function.emitError("tp=")
            << mesh.axisSizes[*tp] << " divides no dimension it would split: "
            << "dimension " << dim << " of parameter "
            << argName(weight.getArgNumber()) << " " << weight.getType()
            << " is the first";
-  }
+  matmul->emitRemark("tp=")
+      << mesh.axisSizes[*tp]
+      << " divides none of the dimensions it would split " << indivisible.size()
+      << (indivisible.size() == 1 ? " weight" : " weights")
+      << " on: they stay whole, replicated over tp ("
+      << argName(weight.getArgNumber())
+      << (indivisible.size() == 1 ? "" : " first") << ": dimension " << dim
+      << " of " << weight.getType() << ")";
   return success();
 }
 

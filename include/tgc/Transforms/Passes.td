@@ -750,7 +750,12 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       vocabulary tp does not divide is first padded to the next multiple of
       tp (zero rows or columns, the padded classes masked out of the loss,
       `tg.unpadded_shape` on the signature, `tg.id_bound` on the lookups and
-      losses), with a remark.
+      losses), with a remark. So is a multi-head attention's head count
+      (zero columns of the query, key and value projections and their
+      biases, zero rows of the output projection: the padded heads stay
+      zero), with a remark per head count; a weight tp divides no dimension
+      of that it would split stays whole, with a remark (an error when no
+      layer is split).
     * `zero=1|2|3` (needs `dp`): each optimizer state is split over `dp` on
       its first dimension that divides (priority 3), with the mixed
       precision master weights (ZeRO-1/2, whose low-precision copies stay

@@ -37,6 +37,22 @@ using namespace tgc::tg;
 
 namespace {
 
+/// What padding became of the parameters of the first of `count` alike
+/// places (attentions, layers): `names` padded, or why not.
+struct PaddingOutcome {
+  Operation *first = nullptr;
+  std::string names, why;
+  unsigned count = 0;
+};
+
+/// " (N more WHATs alike)" for the `count` - 1 places after the first.
+static std::string describeOthers(unsigned count, StringRef what) {
+  if (count <= 1)
+    return "";
+  return " (" + std::to_string(count - 1) + " more " + what.str() +
+         (count == 2 ? "" : "s") + " alike)";
+}
+
 /// The priorities of DESIGN.md: user, then batch parallelism, then tensor
 /// parallelism, then ZeRO (sequence parallelism is as weak as ZeRO, so that
 /// a tensor-parallel weight keeps its axis where both want it).
@@ -98,6 +114,19 @@ private:
   /// projections could not split).
   SmallVector<PaddedParameter> getHeadParameters(AttentionOp attention,
                                                  int64_t width);
+  /// Pads the width of a column-parallel layer tp does not divide (an MLP's
+  /// hidden width) and the rows of its row-parallel partner
+  /// (TensorParallelPadding.h), with a remark.
+  void padLayerWidths();
+  /// The parameters of a column-parallel layer `column` of output width
+  /// `width` and of its row-parallel partners, each with its dimension of
+  /// `width`: the columns of `column`'s weight, of its bias and of a gate
+  /// multiplied with it (SwiGLU), the rows of the partners' weights. None
+  /// where the ops between them are not a bias, a GELU, ReLU, SiLU or tanh,
+  /// a product, a cast. `rows` gets the partners' weights.
+  SmallVector<PaddedParameter> getLayerWidthParameters(MatmulOp column,
+                                                       int64_t width,
+                                                       DenseSet<Value> &rows);
   /// Marks the lookups of tables split on their rows over tp (or by the
   /// user) vocabulary-parallel (kVocabParallelAttrName).
   void markVocabParallel();
@@ -126,6 +155,23 @@ private:
     layout.open.assign(layout.dims.size(), false);
     layout.priority = priority;
     return layout;
+  }
+  /// The parameter `matmul`'s right operand reads and the parameter's
+  /// dimension of the matmul's output columns (`output`) or of its
+  /// contraction (-1: none).
+  std::optional<std::pair<BlockArgument, int64_t>>
+  traceWeightDim(MatmulOp matmul, bool output);
+  /// Adds `param`'s dimension `dim` to `parameters` (once per parameter)
+  /// when it has `size`; returns whether it has.
+  bool addPadded(SmallVectorImpl<PaddedParameter> &parameters,
+                 BlockArgument param, int64_t dim, int64_t size) {
+    if (dim < 0 || dimSize(param, dim) != size)
+      return false;
+    if (!llvm::any_of(parameters, [&](const PaddedParameter &known) {
+          return known.param == param;
+        }))
+      parameters.push_back({param, static_cast<unsigned>(dim)});
+    return true;
   }
   /// The parameter argument `value` reads, through casts and transposes,
   /// and the map from `value`'s dimensions to the parameter's.
@@ -336,6 +382,17 @@ StepAnnotator::traceParam(Value value) {
   return std::make_pair(arg, dims);
 }
 
+std::optional<std::pair<BlockArgument, int64_t>>
+StepAnnotator::traceWeightDim(MatmulOp matmul, bool output) {
+  auto traced = traceParam(matmul.getRhs());
+  if (!traced)
+    return std::nullopt;
+  int64_t rank = traced->second.size();
+  bool last = output != matmul.getTransposeB();
+  return std::make_pair(traced->first,
+                        traced->second[last ? rank - 1 : rank - 2]);
+}
+
 /// The tokens of `labels` whose label is not `ignoreIndex`, as an f32
 /// scalar.
 static Value countTokens(OpBuilder &b, Location loc, Value labels,
@@ -506,26 +563,16 @@ void StepAnnotator::padVocabularies() {
     // The parameters with a row or column per class: the output projection
     // that reaches the loss, and the float tables of the lookups.
     SmallVector<PaddedParameter> parameters;
-    auto add = [&](BlockArgument param, int64_t dim) {
-      if (dim >= 0 && dimSize(param, dim) == classes &&
-          !llvm::any_of(parameters, [&](const PaddedParameter &known) {
-            return known.param == param;
-          }))
-        parameters.push_back({param, static_cast<unsigned>(dim)});
-    };
     function.walk([&](MatmulOp matmul) {
-      auto traced = traceParam(matmul.getRhs());
-      if (!traced || !isForward(matmul) || getLossOf(matmul) != loss)
-        return;
-      int64_t rank = traced->second.size();
-      add(traced->first,
-          traced->second[matmul.getTransposeB() ? rank - 2 : rank - 1]);
+      auto weight = traceWeightDim(matmul, /*output=*/true);
+      if (weight && isForward(matmul) && getLossOf(matmul) == loss)
+        addPadded(parameters, weight->first, weight->second, classes);
     });
     function.walk([&](EmbeddingOp lookup) {
       auto traced = traceParam(lookup.getTable());
       if (traced && isForward(lookup) &&
           isa<FloatType>(getElementTypeOrSelf(traced->first.getType())))
-        add(traced->first, traced->second[0]);
+        addPadded(parameters, traced->first, traced->second[0], classes);
     });
     if (parameters.empty())
       continue;
@@ -550,13 +597,7 @@ SmallVector<PaddedParameter>
 StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
   SmallVector<PaddedParameter> parameters;
   auto add = [&](BlockArgument param, int64_t dim) {
-    if (dim < 0 || dimSize(param, dim) != width)
-      return false;
-    if (!llvm::any_of(parameters, [&](const PaddedParameter &known) {
-          return known.param == param;
-        }))
-      parameters.push_back({param, static_cast<unsigned>(dim)});
-    return true;
+    return addPadded(parameters, param, dim, width);
   };
   // Back from the query, key and value to their projections.
   for (Value operand :
@@ -572,12 +613,8 @@ StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
       if (!def || seen.size() > 64)
         return {};
       if (auto matmul = dyn_cast<MatmulOp>(def)) {
-        auto traced = traceParam(matmul.getRhs());
-        if (!traced)
-          return {};
-        int64_t rank = traced->second.size();
-        if (!add(traced->first,
-                 traced->second[matmul.getTransposeB() ? rank - 2 : rank - 1]))
+        auto weight = traceWeightDim(matmul, /*output=*/true);
+        if (!weight || !add(weight->first, weight->second))
           return {};
         ++projections;
         continue;
@@ -610,12 +647,9 @@ StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
     if (users.size() != 1)
       return {};
     if (auto matmul = dyn_cast<MatmulOp>(users.front())) {
-      auto traced = traceParam(matmul.getRhs());
-      if (matmul.getLhs() != output || !traced)
-        return {};
-      int64_t rank = traced->second.size();
-      if (!add(traced->first,
-               traced->second[matmul.getTransposeB() ? rank - 1 : rank - 2]))
+      auto weight = traceWeightDim(matmul, /*output=*/false);
+      if (matmul.getLhs() != output || !weight ||
+          !add(weight->first, weight->second))
         return {};
       break;
     }
@@ -635,12 +669,7 @@ void StepAnnotator::padHeads() {
   });
   // One remark per number of heads and outcome: the first attention, its
   // parameters (or why they were not padded), and how many attentions.
-  struct Outcome {
-    AttentionOp first;
-    std::string names, why;
-    unsigned attentions = 0;
-  };
-  llvm::MapVector<std::pair<int64_t, unsigned>, Outcome> outcomes;
+  llvm::MapVector<std::pair<int64_t, unsigned>, PaddingOutcome> outcomes;
   for (AttentionOp attention : attentions) {
     // Grouped-query attention is not padded (a padded group would need its
     // kv head padded too), nor a single head.
@@ -658,33 +687,173 @@ void StepAnnotator::padHeads() {
     std::string names;
     std::string why = padUnlessUserSharded(parameters, heads * headSize,
                                            padded * headSize, names);
-    Outcome &outcome = outcomes[{heads, why.empty() ? 1u : 0u}];
-    if (!outcome.attentions++)
+    PaddingOutcome &outcome = outcomes[{heads, why.empty() ? 1u : 0u}];
+    if (!outcome.count++)
       outcome = {attention, names, why, 1};
   }
   for (auto &[key, outcome] : outcomes) {
     auto [heads, done] = key;
-    std::string others = outcome.attentions == 1
-                             ? ""
-                             : " (" + std::to_string(outcome.attentions - 1) +
-                                   " more attentions alike)";
     if (!done) {
       outcome.first->emitRemark("tp=")
           << count << " does not divide the " << heads
           << " heads, and they cannot be padded (" << outcome.why << ")"
-          << others;
+          << describeOthers(outcome.count, "attention");
       continue;
     }
     int64_t padded = llvm::divideCeil(heads, count) * count;
-    int64_t headSize = outcome.first.getQuery().getType().getShape()[3];
+    int64_t headSize =
+        cast<AttentionOp>(outcome.first).getQuery().getType().getShape()[3];
     outcome.first->emitRemark("tp=")
-        << count << ": the " << heads << " heads of " << outcome.attentions
-        << (outcome.attentions == 1 ? " attention are" : " attentions are")
+        << count << ": the " << heads << " heads of " << outcome.count
+        << (outcome.count == 1 ? " attention are" : " attentions are")
         << " padded to " << padded << " with " << padded - heads
-        << " zero heads (" << (padded - heads) * headSize
-        << " more columns or rows in " << outcome.names
-        << (outcome.attentions == 1 ? "" : " and the others'")
+        << (padded - heads == 1 ? " zero head (" : " zero heads (")
+        << (padded - heads) * headSize << " more columns or rows in "
+        << outcome.names << (outcome.count == 1 ? "" : " and the others'")
         << ") so that tp splits them; the padded heads stay zero";
+  }
+}
+
+SmallVector<PaddedParameter>
+StepAnnotator::getLayerWidthParameters(MatmulOp column, int64_t width,
+                                       DenseSet<Value> &rows) {
+  SmallVector<PaddedParameter> parameters;
+  auto add = [&](BlockArgument param, int64_t dim) {
+    return addPadded(parameters, param, dim, width);
+  };
+  // A column-parallel projection: the columns of its weight.
+  auto addColumns = [&](MatmulOp matmul) {
+    auto weight = traceWeightDim(matmul, /*output=*/true);
+    return weight && add(weight->first, weight->second);
+  };
+  // A bias: the broadcast parameter's dimension of `width`.
+  auto addBias = [&](Value value) {
+    auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
+    auto traced = broadcast ? traceParam(broadcast.getOperand()) : std::nullopt;
+    if (!traced)
+      return false;
+    return llvm::any_of(traced->second,
+                        [&](int64_t dim) { return add(traced->first, dim); });
+  };
+  // The other factor of a product: a scale, or a gate (a projection, its
+  // bias and activation).
+  auto addGate = [&](Value value) {
+    while (Operation *def = value.getDefiningOp()) {
+      if (auto matmul = dyn_cast<MatmulOp>(def))
+        return addColumns(matmul);
+      if (auto broadcast = dyn_cast<BroadcastInDimOp>(def))
+        return cast<RankedTensorType>(broadcast.getOperand().getType())
+                   .getRank() == 0;
+      if (isa<AddOp>(def)) {
+        bool biasFirst = addBias(def->getOperand(0));
+        if (!biasFirst && !addBias(def->getOperand(1)))
+          return false;
+        value = def->getOperand(biasFirst ? 1 : 0);
+        continue;
+      }
+      if (!isa<GeluOp, ReluOp, SiluOp, TanhOp, ConvertOp>(def))
+        return false;
+      value = def->getOperand(0);
+    }
+    return false;
+  };
+  if (!addColumns(column))
+    return {};
+  // Forward from the layer's output to the layers that contract its width.
+  SmallVector<Value> worklist = {column.getResult()};
+  DenseSet<Value> seen;
+  unsigned partners = 0;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (seen.size() > 64)
+      return {};
+    for (Operation *user : value.getUsers()) {
+      if (!isForward(user))
+        continue;
+      if (auto matmul = dyn_cast<MatmulOp>(user)) {
+        auto weight = traceWeightDim(matmul, /*output=*/false);
+        if (matmul.getLhs() != value || !weight ||
+            !add(weight->first, weight->second))
+          return {};
+        rows.insert(weight->first);
+        ++partners;
+        continue;
+      }
+      if (auto sum = dyn_cast<AddOp>(user)) {
+        if (!addBias(sum.getOperand(sum.getOperand(0) == value ? 1 : 0)))
+          return {};
+      } else if (auto product = dyn_cast<MulOp>(user)) {
+        if (product.getOperand(0) != product.getOperand(1) &&
+            !addGate(
+                product.getOperand(product.getOperand(0) == value ? 1 : 0)))
+          return {};
+      } else if (!isa<GeluOp, ReluOp, SiluOp, TanhOp, ConvertOp>(user)) {
+        return {};
+      }
+      worklist.push_back(user->getResult(0));
+    }
+  }
+  if (partners == 0)
+    return {};
+  return parameters;
+}
+
+void StepAnnotator::padLayerWidths() {
+  int64_t count = mesh.axisSizes[*tp];
+  SmallVector<MatmulOp> matmuls;
+  function.walk([&](MatmulOp matmul) {
+    if (isForward(matmul))
+      matmuls.push_back(matmul);
+  });
+  // One remark per width and outcome, as for the heads.
+  llvm::MapVector<std::pair<int64_t, unsigned>, PaddingOutcome> outcomes;
+  // The row-parallel partners padded: not taken for column-parallel layers
+  // after (Megatron alternates).
+  DenseSet<Value> rows;
+  for (MatmulOp matmul : matmuls) {
+    auto weight = traceWeightDim(matmul, /*output=*/true);
+    if (!weight || weight->second < 0 || rows.contains(weight->first) ||
+        decided.contains(weight->first))
+      continue;
+    int64_t width = dimSize(weight->first, weight->second);
+    if (width % count == 0 || llvm::divideCeil(width, count) == width)
+      continue;
+    DenseSet<Value> partners;
+    SmallVector<PaddedParameter> parameters =
+        getLayerWidthParameters(matmul, width, partners);
+    if (parameters.empty())
+      continue;
+    int64_t padded = llvm::divideCeil(width, count) * count;
+    std::string names;
+    std::string why = padUnlessUserSharded(parameters, width, padded, names);
+    if (why.empty())
+      rows.insert(partners.begin(), partners.end());
+    PaddingOutcome &outcome = outcomes[{width, why.empty() ? 1u : 0u}];
+    if (!outcome.count++)
+      outcome = {matmul, names, why, 1};
+  }
+  for (auto &[key, outcome] : outcomes) {
+    auto [width, done] = key;
+    if (!done) {
+      outcome.first->emitRemark("tp=")
+          << count << " does not divide the width " << width
+          << " of a column-parallel layer, and it cannot be padded ("
+          << outcome.why << ")" << describeOthers(outcome.count, "layer");
+      continue;
+    }
+    int64_t padded = llvm::divideCeil(width, count) * count;
+    outcome.first->emitRemark("tp=")
+        << count << ": the width " << width << " of " << outcome.count
+        << (outcome.count == 1 ? " column-parallel layer is"
+                               : " column-parallel layers is")
+        << " padded to " << padded << ": " << padded - width
+        << (padded - width == 1 ? " zero column" : " zero columns")
+        << " in the weights and biases, as many zero rows in "
+           "the row-parallel partners' ("
+        << outcome.names << (outcome.count == 1 ? "" : " and the others'")
+        << ") so that tp splits it; the padding stays zero";
   }
 }
 
@@ -693,6 +862,7 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     return success();
   padVocabularies();
   padHeads();
+  padLayerWidths();
   unsigned splitWeights = 0, splitLayers = 0;
   // Column-parallel candidates without a row-parallel partner: kept whole,
   // which a remark says (never silently replicated).

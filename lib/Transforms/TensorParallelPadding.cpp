@@ -13,6 +13,7 @@
 #include "tgc/Dialect/TG/TGSharding.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -75,14 +76,20 @@ private:
   DenseMap<Value, Padded> padded;
   DenseMap<Value, Value> masked;
   DenseSet<unsigned> paddedArguments;
+  /// Constants and broadcasts made again in the padded shape, erased when
+  /// nothing reads them any more.
+  llvm::SetVector<Operation *> remade;
 };
 
 } // namespace
 
 void DimensionPadder::padArgument(BlockArgument arg, Padded how) {
-  auto shape = cast<RankedTensorType>(arg.getType()).getShape();
-  function.setArgAttr(arg.getArgNumber(), kUnpaddedShapeAttrName,
-                      builder.getDenseI64ArrayAttr(shape));
+  // (A parameter padded on another dimension before keeps its shape.)
+  if (!getArgUnpaddedShape(function, arg.getArgNumber()))
+    function.setArgAttr(
+        arg.getArgNumber(), kUnpaddedShapeAttrName,
+        builder.getDenseI64ArrayAttr(
+            cast<RankedTensorType>(arg.getType()).getShape()));
   setPadded(arg, how);
   paddedArguments.insert(arg.getArgNumber());
 }
@@ -90,8 +97,10 @@ void DimensionPadder::padArgument(BlockArgument arg, Padded how) {
 Value DimensionPadder::padOperand(Value value, Padded how, Operation *user) {
   builder.setInsertionPoint(user);
   RankedTensorType type = paddedType(value, how.dim, how.padded);
-  if (Value uniform = createUniform(builder, value, type.getShape(), user))
+  if (Value uniform = createUniform(builder, value, type.getShape(), user)) {
+    remade.insert(value.getDefiningOp());
     return uniform;
+  }
   // A broadcast along the padded dimension (a rotary table over the
   // heads): the same broadcast, longer.
   if (auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
@@ -101,6 +110,7 @@ Value DimensionPadder::padOperand(Value value, Padded how, Operation *user) {
         builder, value.getLoc(), type, broadcast.getOperand(),
         broadcast.getBroadcastDimensionsAttr());
     copyPipelineAttrs(user, longer);
+    remade.insert(broadcast);
     return longer;
   }
   // The rows past the vocabulary hold no id: zeros.
@@ -181,6 +191,9 @@ void DimensionPadder::visitReturn(func::ReturnOp ret) {
       Padded how = padded.lookup(operand.get());
       SmallVector<int64_t> shape(
           cast<RankedTensorType>(operand.get().getType()).getShape());
+      if (DenseI64ArrayAttr before = getResultUnpaddedShape(
+              function, operand.getOperandNumber()))
+        shape.assign(before.asArrayRef().begin(), before.asArrayRef().end());
       shape[how.dim] = how.size;
       function.setResultAttr(operand.getOperandNumber(), kUnpaddedShapeAttrName,
                              builder.getDenseI64ArrayAttr(shape));
@@ -456,6 +469,9 @@ std::string DimensionPadder::run(int64_t size, int64_t paddedSize,
     if (llvm::any_of(op->getOperands(),
                      [&](Value operand) { return padded.contains(operand); }))
       visit(op);
+  for (Operation *op : llvm::reverse(remade))
+    if (op->use_empty())
+      op->erase();
   auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
   function.setType(FunctionType::get(function.getContext(),
                                      function.getBody().getArgumentTypes(),

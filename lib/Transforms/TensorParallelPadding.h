@@ -2,13 +2,16 @@
 //
 // What tp cannot split evenly, tg-shard-annotate pads with zeros so that it
 // can: a vocabulary (Megatron pads it to a multiple of 128 times tp; tgc to
-// the next multiple of tp: GPT-2's 50257 classes are 50258 on tp=2), and
-// the heads of multi-head attention (GPT-2 1.5b's 25 heads are 28 on tp=4).
+// the next multiple of tp: GPT-2's 50257 classes are 50258 on tp=2), the
+// heads of multi-head attention (GPT-2 1.5b's 25 heads are 28 on tp=4), and
+// the width of a column-parallel layer (an MLP's 176 is 177 on tp=3).
 //
 // The parameters with a row or column per class (the embedding tables and
-// the output projection), or per head (the columns of the query, key and
+// the output projection), per head (the columns of the query, key and
 // value projections and their biases, the rows of the output projection),
-// get zeros at the end of that dimension, and the step carries the longer
+// or per column of the layer (its weight's, bias's and gate's columns, the
+// rows of its row-parallel partners) get zeros at the end of that
+// dimension, and the step carries the longer
 // dimension through the ops that read them: every op whose sharding rule
 // maps the padded dimension to one dimension of its results gets the padded
 // type; a reshape that splits or joins it keeps the padding at the end of

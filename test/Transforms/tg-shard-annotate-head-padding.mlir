@@ -1,18 +1,18 @@
 // Heads tp does not divide: tg-shard-annotate pads them (docs/sharding.md,
-// "Padded heads"). GPT-2 with 3 heads of 8 on tp=2 has 4: 8 zero columns
+// "Padded heads and widths"). GPT-2 with 3 heads of 8 on tp=2 has 4: 8 zero columns
 // at the end of each of the query, key and value blocks of the fused
 // projection (viewed [24, 3, 24] by tg-split-fused-projections) and of its
 // bias, 8 zero rows at the end of the output projection, their Adam moments
 // alike. The padding flows through the reshapes to heads, the attention and
 // its gradient, the gradients' pads back into the fused weight and the
 // updates; nothing cuts it back to 3 heads. The numerics:
-// test/tgc/head-padding.test.
+// test/tgc/tp-padding.test.
 
 // RUN: tgc-zoo gpt2 --layers 1 --hidden 24 --heads 3 --seq 4 --batch 2 --vocab 16 --positions 8 -o %t.mlir
 // RUN: tgc-opt %t.mlir --pass-pipeline='builtin.module(func.func(tg-split-fused-projections),tg-autodiff,tg-optimizer{kind=adamw},canonicalize,cse,tg-shard-annotate{mesh=tp=2})' --mlir-print-op-on-diagnostic=false 2>%t.remarks | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 
-// REMARK: remark: tp=2: the 3 heads of 1 attention are padded to 4 with 1 zero heads (8 more columns or rows in 'h.0.attn.c_attn.bias', 'h.0.attn.c_attn.weight', 'h.0.attn.c_proj.weight') so that tp splits them; the padded heads stay zero
+// REMARK: remark: tp=2: the 3 heads of 1 attention are padded to 4 with 1 zero head (8 more columns or rows in 'h.0.attn.c_attn.bias', 'h.0.attn.c_attn.weight', 'h.0.attn.c_proj.weight') so that tp splits them; the padded heads stay zero
 // REMARK-NOT: keeps
 
 // CHECK-LABEL: func.func @gpt2(

@@ -753,9 +753,11 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       losses), with a remark. So is a multi-head attention's head count
       (zero columns of the query, key and value projections and their
       biases, zero rows of the output projection: the padded heads stay
-      zero), with a remark per head count; a weight tp divides no dimension
-      of that it would split stays whole, with a remark (an error when no
-      layer is split).
+      zero), with a remark per head count, and a column-parallel layer's
+      width (zero columns in it, its bias and a gate, zero rows in its
+      row-parallel partners, through ops that keep zeros zero); a weight tp
+      divides no dimension of that it would split and cannot pad stays
+      whole, with a remark (an error when no layer is split).
     * `zero=1|2|3` (needs `dp`): each optimizer state is split over `dp` on
       its first dimension that divides (priority 3), with the mixed
       precision master weights (ZeRO-1/2, whose low-precision copies stay

@@ -102,9 +102,22 @@ private:
   /// Pads a vocabulary tp does not divide (TensorParallelPadding.h), with a
   /// remark.
   void padVocabularies();
+  /// Grouped-query attention whose kv heads tp does not divide: its keys
+  /// and values repeated to one per query head, with a remark (Megatron
+  /// replicates the kv heads over tp).
+  void expandKvHeads();
   /// Pads the heads of multi-head attention tp does not divide
   /// (TensorParallelPadding.h), with a remark.
   void padHeads();
+  /// Walks back from `value` (an attention's query, key or value) through
+  /// copies, sums and products (a rotary embedding) to the matmuls that
+  /// project it (`onProjection`; false stops the walk) and the parameters
+  /// broadcast into it (`onBroadcastParam`: a bias, with the map of the
+  /// broadcast operand's dimensions to the parameter's). False where
+  /// another op is on the way.
+  bool walkToProjections(
+      Value value, function_ref<bool(MatmulOp)> onProjection,
+      function_ref<void(BlockArgument, ArrayRef<int64_t>)> onBroadcastParam);
   /// The parameters of `attention`'s heads, each with its dimension of
   /// `width` (heads times head size) to pad: the query, key and value
   /// projections' columns and biases, the output projection's rows. None
@@ -593,48 +606,65 @@ void StepAnnotator::padVocabularies() {
   }
 }
 
+bool StepAnnotator::walkToProjections(
+    Value value, function_ref<bool(MatmulOp)> onProjection,
+    function_ref<void(BlockArgument, ArrayRef<int64_t>)> onBroadcastParam) {
+  SmallVector<Value> worklist = {value};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (!def || seen.size() > 64)
+      return false;
+    if (auto matmul = dyn_cast<MatmulOp>(def)) {
+      if (!onProjection(matmul))
+        return false;
+      continue;
+    }
+    if (auto broadcast = dyn_cast<BroadcastInDimOp>(def)) {
+      if (auto traced = traceParam(broadcast.getOperand()))
+        onBroadcastParam(traced->first, traced->second);
+      continue;
+    }
+    if (isa<ConstantOp>(def))
+      continue;
+    if (!isa<TransposeOp, ReshapeOp, ConvertOp, AddOp, SubOp, MulOp, NegOp,
+             SliceOp, ConcatOp>(def))
+      return false;
+    worklist.append(def->operand_begin(), def->operand_end());
+  }
+  return true;
+}
+
 SmallVector<PaddedParameter>
 StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
   SmallVector<PaddedParameter> parameters;
   auto add = [&](BlockArgument param, int64_t dim) {
     return addPadded(parameters, param, dim, width);
   };
-  // Back from the query, key and value to their projections.
+  // Back from the query, key and value to their projections; a bias over
+  // the heads' columns, or a table broadcast along the heads (a rotary
+  // embedding's), which the padding repeats.
   for (Value operand :
        {attention.getQuery(), attention.getKey(), attention.getValue()}) {
-    SmallVector<Value> worklist = {operand};
-    DenseSet<Value> seen;
     unsigned projections = 0;
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      if (!seen.insert(value).second)
-        continue;
-      Operation *def = value.getDefiningOp();
-      if (!def || seen.size() > 64)
-        return {};
-      if (auto matmul = dyn_cast<MatmulOp>(def)) {
-        auto weight = traceWeightDim(matmul, /*output=*/true);
-        if (!weight || !add(weight->first, weight->second))
-          return {};
-        ++projections;
-        continue;
-      }
-      // A bias over the heads' columns, or a table broadcast along the heads
-      // (a rotary embedding's), which the padding repeats.
-      if (auto broadcast = dyn_cast<BroadcastInDimOp>(def)) {
-        if (auto traced = traceParam(broadcast.getOperand()))
-          for (int64_t dim : traced->second)
-            add(traced->first, dim);
-        continue;
-      }
-      if (isa<ConstantOp>(def))
-        continue;
-      if (!isa<TransposeOp, ReshapeOp, ConvertOp, AddOp, SubOp, MulOp, NegOp,
-               SliceOp, ConcatOp>(def))
-        return {};
-      worklist.append(def->operand_begin(), def->operand_end());
-    }
-    if (projections == 0)
+    bool walked = walkToProjections(
+        operand,
+        [&](MatmulOp matmul) {
+          auto weight = traceWeightDim(matmul, /*output=*/true);
+          ++projections;
+          return weight && add(weight->first, weight->second);
+        },
+        [&](BlockArgument param, ArrayRef<int64_t> dims) {
+          for (int64_t dim : dims)
+            add(param, dim);
+        });
+    // Keys and values need not come from projections of these heads
+    // (repeated kv heads): they are padded with zero heads where the
+    // attention reads them.
+    if (!walked || (projections == 0 && operand == attention.getQuery()))
       return {};
   }
   // Forward from the output, through copies, to the output projection.
@@ -660,6 +690,121 @@ StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
   return parameters;
 }
 
+/// `value` [b, kv, s, d] with each head repeated `group` times in place:
+/// [b, kv * group, s, d] (a broadcast and a reshape, before `like`).
+static Value repeatHeads(OpBuilder &builder, Value value, int64_t group,
+                         Operation *like) {
+  auto type = cast<RankedTensorType>(value.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  Location loc = value.getLoc();
+  auto repeated = BroadcastInDimOp::create(
+      builder, loc, type.clone({shape[0], shape[1], group, shape[2], shape[3]}),
+      value, builder.getDenseI64ArrayAttr({0, 1, 3, 4}));
+  auto joined = ReshapeOp::create(
+      builder, loc,
+      type.clone({shape[0], shape[1] * group, shape[2], shape[3]}), repeated);
+  copyPipelineAttrs(like, repeated);
+  copyPipelineAttrs(like, joined);
+  return joined;
+}
+
+void StepAnnotator::expandKvHeads() {
+  int64_t count = mesh.axisSizes[*tp];
+  SmallVector<AttentionOp> attentions;
+  function.walk([&](AttentionOp attention) {
+    if (isForward(attention))
+      attentions.push_back(attention);
+  });
+  PaddingOutcome outcome;
+  std::pair<int64_t, int64_t> heads;
+  for (AttentionOp attention : attentions) {
+    int64_t queries = attention.getQuery().getType().getShape()[1];
+    int64_t kv = attention.getKey().getType().getShape()[1];
+    int64_t group = queries / kv;
+    // tp splits the kv heads, or a single kv head's queries; more kv heads
+    // than one it does not divide would need each group split apart.
+    if (kv == queries || kv % count == 0 || (kv == 1 && group % count == 0))
+      continue;
+    Value key = attention.getKey(), value = attention.getValue();
+    // The kv projections stay whole (each device repeats the kv heads its
+    // query heads read), unless the user said otherwise.
+    for (Value kvOperand : {key, value})
+      walkToProjections(
+          kvOperand,
+          [&](MatmulOp matmul) {
+            if (auto traced = traceParam(matmul.getRhs()))
+              decided.try_emplace(traced->first,
+                                  replicated(traced->first, Tensor));
+            return true;
+          },
+          [&](BlockArgument param, ArrayRef<int64_t>) {
+            decided.try_emplace(param, replicated(param, Tensor));
+          });
+    OpBuilder builder(attention);
+    Value fullKey = repeatHeads(builder, key, group, attention);
+    Value fullValue = repeatHeads(builder, value, group, attention);
+    attention.getKeyMutable().assign(fullKey);
+    attention.getValueMutable().assign(fullValue);
+    // Its gradients: of the repeated keys and values, summed over each
+    // group back to the kv heads by a product with the 0/1 matrix of the
+    // heads' groups (so that, with the heads split, each device's sum is a
+    // partial one, all-reduced as Megatron does for replicated kv heads,
+    // instead of the repeated gradients gathered).
+    for (Operation *user : llvm::to_vector(key.getUsers())) {
+      auto grad = dyn_cast<AttentionGradOp>(user);
+      if (!grad || grad.getKey() != key || grad.getValue() != value)
+        continue;
+      grad.getKeyMutable().assign(fullKey);
+      grad.getValueMutable().assign(fullValue);
+      builder.setInsertionPointAfter(grad);
+      for (Value result :
+           SmallVector<Value>{grad.getGradKey(), grad.getGradValue()}) {
+        auto type = cast<RankedTensorType>(result.getType());
+        ArrayRef<int64_t> shape = type.getShape();
+        result.setType(cast<RankedTensorType>(result == grad.getGradKey()
+                                                  ? fullKey.getType()
+                                                  : fullValue.getType()));
+        Location loc = grad.getLoc();
+        int64_t heads = shape[1] * group;
+        auto element = cast<FloatType>(type.getElementType());
+        SmallVector<APFloat> ones(
+            heads * shape[1], APFloat::getZero(element.getFloatSemantics()));
+        for (int64_t h = 0; h < heads; ++h)
+          ones[h * shape[1] + h / group] =
+              APFloat::getOne(element.getFloatSemantics());
+        auto groups = ConstantOp::create(
+            builder, loc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({heads, shape[1]}, element), ones));
+        auto headsLast = TransposeOp::create(
+            builder, loc, type.clone({shape[0], shape[2], shape[3], heads}),
+            result, ArrayRef<int64_t>{0, 2, 3, 1});
+        auto summed = MatmulOp::create(
+            builder, loc, type.clone({shape[0], shape[2], shape[3], shape[1]}),
+            headsLast, groups, /*transpose_a=*/false, /*transpose_b=*/false);
+        auto back = TransposeOp::create(builder, loc, type, summed,
+                                        ArrayRef<int64_t>{0, 3, 1, 2});
+        for (Operation *made : {groups.getOperation(), headsLast.getOperation(),
+                                summed.getOperation(), back.getOperation()})
+          copyPipelineAttrs(grad, made);
+        result.replaceAllUsesExcept(back, headsLast);
+      }
+    }
+    if (!outcome.count++) {
+      outcome.first = attention;
+      heads = {queries, kv};
+    }
+  }
+  if (outcome.count)
+    outcome.first->emitRemark("tp=")
+        << count << " does not divide the " << heads.second << " kv heads (of "
+        << heads.first / heads.second
+        << " query heads each): the keys and values are repeated to one per "
+           "query head, each device's share computed from the whole kv "
+           "projections (Megatron's replicated kv heads)"
+        << describeOthers(outcome.count, "attention");
+}
+
 void StepAnnotator::padHeads() {
   int64_t count = mesh.axisSizes[*tp];
   SmallVector<AttentionOp> attentions;
@@ -671,11 +816,12 @@ void StepAnnotator::padHeads() {
   // parameters (or why they were not padded), and how many attentions.
   llvm::MapVector<std::pair<int64_t, unsigned>, PaddingOutcome> outcomes;
   for (AttentionOp attention : attentions) {
-    // Grouped-query attention is not padded (a padded group would need its
-    // kv head padded too), nor a single head.
+    // Grouped-query attention is not padded (tp splits its kv heads here;
+    // expandKvHeads repeated the others to a kv head per query head), nor a
+    // single head.
     ArrayRef<int64_t> query = attention.getQuery().getType().getShape();
     int64_t heads = query[1], headSize = query[3];
-    if (heads % count == 0 || llvm::divideCeil(heads, count) == heads ||
+    if (heads % count == 0 || (heads + count - 1) / count == heads ||
         attention.getKey().getType().getShape()[1] != heads ||
         attention.getValue().getType().getShape()[3] != headSize)
       continue;
@@ -818,7 +964,7 @@ void StepAnnotator::padLayerWidths() {
         decided.contains(weight->first))
       continue;
     int64_t width = dimSize(weight->first, weight->second);
-    if (width % count == 0 || llvm::divideCeil(width, count) == width)
+    if (width % count == 0 || (width + count - 1) / count == width)
       continue;
     DenseSet<Value> partners;
     SmallVector<PaddedParameter> parameters =
@@ -861,6 +1007,7 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
   if (!tp)
     return success();
   padVocabularies();
+  expandKvHeads();
   padHeads();
   padLayerWidths();
   unsigned splitWeights = 0, splitLayers = 0;

@@ -86,10 +86,9 @@ private:
 void DimensionPadder::padArgument(BlockArgument arg, Padded how) {
   // (A parameter padded on another dimension before keeps its shape.)
   if (!getArgUnpaddedShape(function, arg.getArgNumber()))
-    function.setArgAttr(
-        arg.getArgNumber(), kUnpaddedShapeAttrName,
-        builder.getDenseI64ArrayAttr(
-            cast<RankedTensorType>(arg.getType()).getShape()));
+    function.setArgAttr(arg.getArgNumber(), kUnpaddedShapeAttrName,
+                        builder.getDenseI64ArrayAttr(
+                            cast<RankedTensorType>(arg.getType()).getShape()));
   setPadded(arg, how);
   paddedArguments.insert(arg.getArgNumber());
 }
@@ -191,8 +190,8 @@ void DimensionPadder::visitReturn(func::ReturnOp ret) {
       Padded how = padded.lookup(operand.get());
       SmallVector<int64_t> shape(
           cast<RankedTensorType>(operand.get().getType()).getShape());
-      if (DenseI64ArrayAttr before = getResultUnpaddedShape(
-              function, operand.getOperandNumber()))
+      if (DenseI64ArrayAttr before =
+              getResultUnpaddedShape(function, operand.getOperandNumber()))
         shape.assign(before.asArrayRef().begin(), before.asArrayRef().end());
       shape[how.dim] = how.size;
       function.setResultAttr(operand.getOperandNumber(), kUnpaddedShapeAttrName,

@@ -750,10 +750,15 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       vocabulary tp does not divide is first padded to the next multiple of
       tp (zero rows or columns, the padded classes masked out of the loss,
       `tg.unpadded_shape` on the signature, `tg.id_bound` on the lookups and
-      losses), with a remark. So is a multi-head attention's head count
-      (zero columns of the query, key and value projections and their
-      biases, zero rows of the output projection: the padded heads stay
-      zero), with a remark per head count, and a column-parallel layer's
+      losses), with a remark. Grouped-query attention whose kv heads tp
+      does not divide gets its keys and values repeated to one per query
+      head (the kv projections whole, the kv gradients summed over each
+      group by a product with the heads' 0/1 group matrix: a partial sum),
+      with a remark. A multi-head attention's head count tp does not divide
+      is padded too (zero columns of the query, key and value projections
+      and their biases, zero rows of the output projection: the padded
+      heads stay zero), with a remark per head count, and a column-parallel
+      layer's
       width (zero columns in it, its bias and a gate, zero rows in its
       row-parallel partners, through ops that keep zeros zero); a weight tp
       divides no dimension of that it would split and cannot pad stays

@@ -80,6 +80,24 @@ private:
   bool isForward(Operation *op) {
     return !lossOp || op == lossOp || op->isBeforeInBlock(lossOp);
   }
+  /// Whether the loss depends on `op`: the forward, without the backward
+  /// of earlier micro-batches that isForward takes in.
+  bool feedsLoss(Operation *op) {
+    if (!lossOp)
+      return true;
+    if (lossSlice.empty()) {
+      SmallVector<Operation *> worklist = {lossOp};
+      while (!worklist.empty()) {
+        Operation *next = worklist.pop_back_val();
+        if (!lossSlice.insert(next).second)
+          continue;
+        for (Value operand : next->getOperands())
+          if (Operation *def = operand.getDefiningOp())
+            worklist.push_back(def);
+      }
+    }
+    return lossSlice.contains(op);
+  }
   /// Remarks that the column-parallel candidates of `keptWhole` (weight,
   /// matmul) stay whole, and why.
   void
@@ -198,6 +216,8 @@ private:
   ArrayRef<std::string> userShardings;
   std::optional<unsigned> dp, tp;
   Operation *lossOp = nullptr;
+  /// The ops the loss depends on (feedsLoss).
+  DenseSet<Operation *> lossSlice;
   llvm::MapVector<Value, TensorLayout> decided;
   /// The arguments whose layout the user gave.
   DenseSet<Value> userAnnotated;
@@ -672,7 +692,7 @@ StepAnnotator::getHeadParameters(AttentionOp attention, int64_t width) {
   while (true) {
     SmallVector<Operation *> users;
     for (Operation *user : output.getUsers())
-      if (isForward(user))
+      if (feedsLoss(user))
         users.push_back(user);
     if (users.size() != 1)
       return {};
@@ -712,7 +732,7 @@ void StepAnnotator::expandKvHeads() {
   int64_t count = mesh.axisSizes[*tp];
   SmallVector<AttentionOp> attentions;
   function.walk([&](AttentionOp attention) {
-    if (isForward(attention))
+    if (feedsLoss(attention))
       attentions.push_back(attention);
   });
   PaddingOutcome outcome;
@@ -809,7 +829,7 @@ void StepAnnotator::padHeads() {
   int64_t count = mesh.axisSizes[*tp];
   SmallVector<AttentionOp> attentions;
   function.walk([&](AttentionOp attention) {
-    if (isForward(attention))
+    if (feedsLoss(attention))
       attentions.push_back(attention);
   });
   // One remark per number of heads and outcome: the first attention, its
@@ -916,7 +936,7 @@ StepAnnotator::getLayerWidthParameters(MatmulOp column, int64_t width,
     if (seen.size() > 64)
       return {};
     for (Operation *user : value.getUsers()) {
-      if (!isForward(user))
+      if (!feedsLoss(user))
         continue;
       if (auto matmul = dyn_cast<MatmulOp>(user)) {
         auto weight = traceWeightDim(matmul, /*output=*/false);
@@ -950,7 +970,7 @@ void StepAnnotator::padLayerWidths() {
   int64_t count = mesh.axisSizes[*tp];
   SmallVector<MatmulOp> matmuls;
   function.walk([&](MatmulOp matmul) {
-    if (isForward(matmul))
+    if (feedsLoss(matmul))
       matmuls.push_back(matmul);
   });
   // One remark per width and outcome, as for the heads.

@@ -22,11 +22,13 @@ using namespace tgc::tg;
 namespace {
 
 /// A value whose dimension `dim` is padded from `size` to `padded`; `zero`:
-/// its padding holds zeros.
+/// its padding holds zeros; `finite`: no infinity or NaN (a log of a zero
+/// in the padding is neither, and its product with a zero is NaN).
 struct Padded {
   unsigned dim;
   int64_t size, padded;
   bool zero;
+  bool finite = true;
 };
 
 class DimensionPadder {
@@ -203,9 +205,11 @@ void DimensionPadder::visitReturn(func::ReturnOp ret) {
 }
 
 /// Whether the results of `op` hold zeros in the padding: `zeros` says which
-/// of its operands that carry the padded dimension do.
+/// of its operands that carry the padded dimension do, `finite` whether all
+/// of them are finite there.
 static SmallVector<bool> getZeroResults(Operation *op,
-                                        const DenseMap<unsigned, bool> &zeros) {
+                                        const DenseMap<unsigned, bool> &zeros,
+                                        bool finite) {
   auto zeroAt = [&](unsigned index) {
     auto it = zeros.find(index);
     return it != zeros.end() && it->second;
@@ -215,13 +219,14 @@ static SmallVector<bool> getZeroResults(Operation *op,
   SmallVector<bool> results(op->getNumResults(), false);
   // An attention's output is a weighted sum of its values (a head with zero
   // values outputs zeros; its log-sum-exp is not zero); its gradients are
-  // products with the output's gradient.
+  // products with the output's gradient. A product with a zero is zero
+  // when the other factors are finite.
   if (isa<AttentionOp>(op))
-    results[0] = zeroAt(2);
+    results[0] = zeroAt(2) && finite;
   else if (isa<AttentionGradOp>(op))
-    results.assign(results.size(), zeroAt(0));
+    results.assign(results.size(), zeroAt(0) && finite);
   else if (isa<MulOp>(op))
-    results.assign(results.size(), any);
+    results.assign(results.size(), any && finite);
   // Ops that map zeros to zeros.
   else if (isa<AddOp, SubOp, MaxOp, MinOp, NegOp, AbsOp, SqrtOp, TanhOp, ErfOp,
                SinOp, ReluOp, SiluOp, GeluOp, ConvertOp, BroadcastInDimOp,
@@ -229,6 +234,14 @@ static SmallVector<bool> getZeroResults(Operation *op,
                MatmulOp, SelectOp, GeluGradOp, SoftmaxGradOp>(op))
     results.assign(results.size(), all);
   return results;
+}
+
+/// Whether `op` keeps finite values finite (a log, a division, a power or a
+/// reciprocal square root does not; a square root does not of negatives).
+static bool keepsFinite(Operation *op, bool allZero) {
+  if (isa<SqrtOp>(op))
+    return allZero;
+  return !isa<LogOp, DivOp, PowOp, RsqrtOp>(op);
 }
 
 bool DimensionPadder::visitByRule(Operation *op) {
@@ -291,6 +304,7 @@ bool DimensionPadder::visitByRule(Operation *op) {
     return false;
   // A sum over the padded dimension (a contraction) reads zeros there.
   DenseMap<unsigned, bool> zeros;
+  bool finite = true;
   for (auto [index, dim] : operandDims) {
     auto it = padded.find(op->getOperand(index));
     if (it != padded.end() && it->second.dim != dim)
@@ -298,6 +312,8 @@ bool DimensionPadder::visitByRule(Operation *op) {
     zeros[index] = it != padded.end()
                        ? it->second.zero
                        : padsWithZeros(op->getOperand(index), dim);
+    // (An operand padded here repeats its own values, or zeros.)
+    finite &= it == padded.end() || it->second.finite;
   }
   if (kind == FactorKind::Reduction &&
       llvm::any_of(zeros, [](auto entry) { return !entry.second; }))
@@ -308,10 +324,12 @@ bool DimensionPadder::visitByRule(Operation *op) {
       operand.dim = dim;
       op->setOperand(index, padOperand(op->getOperand(index), operand, op));
     }
-  SmallVector<bool> zeroResults = getZeroResults(op, zeros);
+  SmallVector<bool> zeroResults = getZeroResults(op, zeros, finite);
+  bool allZero = llvm::all_of(zeros, [](auto entry) { return entry.second; });
   for (auto [index, dim] : resultDims)
     setPadded(op->getResult(index),
-              {dim, how->size, how->padded, zeroResults[index]});
+              {dim, how->size, how->padded, zeroResults[index],
+               finite && keepsFinite(op, allZero)});
   return true;
 }
 
@@ -350,7 +368,7 @@ bool DimensionPadder::visitReshape(ReshapeOp reshape) {
       return false;
     int64_t size = to[*dim];
     setPadded(reshape.getResult(),
-              {*dim, size, in.padded * innerIn / innerOut, in.zero});
+              {*dim, size, in.padded * innerIn / innerOut, in.zero, in.finite});
     return true;
   }
   return false;

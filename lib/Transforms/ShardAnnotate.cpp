@@ -98,6 +98,15 @@ private:
     }
     return lossSlice.contains(op);
   }
+  /// The ops of kind OpT the loss depends on, in order.
+  template <typename OpT> SmallVector<OpT> getLossOps() {
+    SmallVector<OpT> ops;
+    function.walk([&](OpT op) {
+      if (feedsLoss(op))
+        ops.push_back(op);
+    });
+    return ops;
+  }
   /// Remarks that the column-parallel candidates of `keptWhole` (weight,
   /// matmul) stay whole, and why.
   void
@@ -730,14 +739,9 @@ static Value repeatHeads(OpBuilder &builder, Value value, int64_t group,
 
 void StepAnnotator::expandKvHeads() {
   int64_t count = mesh.axisSizes[*tp];
-  SmallVector<AttentionOp> attentions;
-  function.walk([&](AttentionOp attention) {
-    if (feedsLoss(attention))
-      attentions.push_back(attention);
-  });
   PaddingOutcome outcome;
   std::pair<int64_t, int64_t> heads;
-  for (AttentionOp attention : attentions) {
+  for (AttentionOp attention : getLossOps<AttentionOp>()) {
     int64_t queries = attention.getQuery().getType().getShape()[1];
     int64_t kv = attention.getKey().getType().getShape()[1];
     int64_t group = queries / kv;
@@ -827,15 +831,10 @@ void StepAnnotator::expandKvHeads() {
 
 void StepAnnotator::padHeads() {
   int64_t count = mesh.axisSizes[*tp];
-  SmallVector<AttentionOp> attentions;
-  function.walk([&](AttentionOp attention) {
-    if (feedsLoss(attention))
-      attentions.push_back(attention);
-  });
   // One remark per number of heads and outcome: the first attention, its
   // parameters (or why they were not padded), and how many attentions.
   llvm::MapVector<std::pair<int64_t, unsigned>, PaddingOutcome> outcomes;
-  for (AttentionOp attention : attentions) {
+  for (AttentionOp attention : getLossOps<AttentionOp>()) {
     // Grouped-query attention is not padded (tp splits its kv heads here;
     // expandKvHeads repeated the others to a kv head per query head), nor a
     // single head.
@@ -968,17 +967,12 @@ StepAnnotator::getLayerWidthParameters(MatmulOp column, int64_t width,
 
 void StepAnnotator::padLayerWidths() {
   int64_t count = mesh.axisSizes[*tp];
-  SmallVector<MatmulOp> matmuls;
-  function.walk([&](MatmulOp matmul) {
-    if (feedsLoss(matmul))
-      matmuls.push_back(matmul);
-  });
   // One remark per width and outcome, as for the heads.
   llvm::MapVector<std::pair<int64_t, unsigned>, PaddingOutcome> outcomes;
   // The row-parallel partners padded: not taken for column-parallel layers
   // after (Megatron alternates).
   DenseSet<Value> rows;
-  for (MatmulOp matmul : matmuls) {
+  for (MatmulOp matmul : getLossOps<MatmulOp>()) {
     auto weight = traceWeightDim(matmul, /*output=*/true);
     if (!weight || weight->second < 0 || rows.contains(weight->first) ||
         decided.contains(weight->first))
@@ -1198,17 +1192,16 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
 void StepAnnotator::remarkKeptWhole(
     ArrayRef<std::pair<BlockArgument, MatmulOp>> keptWhole) {
   int64_t count = mesh.axisSizes[*tp];
-  // The usual cause: attention whose heads tp cannot split, which needs its
-  // projections' outputs whole. tp splits the kv heads, or each kv head's
-  // group of query heads (AttentionOp's rule), not both.
-  SmallVector<std::pair<int64_t, int64_t>> heads;
-  function.walk([&](AttentionOp attention) {
+  // The usual cause: attention whose heads tp cannot split (one head, or
+  // heads that could not be padded), which needs its projections' outputs
+  // whole. (Grouped-query attention whose kv heads tp does not divide was
+  // repeated to multi-head by expandKvHeads.)
+  SmallVector<int64_t> heads;
+  for (AttentionOp attention : getLossOps<AttentionOp>()) {
     int64_t n = attention.getQuery().getType().getShape()[1];
-    int64_t kv = attention.getKey().getType().getShape()[1];
-    if (isForward(attention) && kv % count != 0 && (n / kv) % count != 0 &&
-        !llvm::is_contained(heads, std::make_pair(n, kv)))
-      heads.emplace_back(n, kv);
-  });
+    if (n % count != 0 && !llvm::is_contained(heads, n))
+      heads.push_back(n);
+  }
   InFlightDiagnostic remark = keptWhole.front().second->emitRemark("tp=");
   remark << count << " keeps " << keptWhole.size() << " weight"
          << (keptWhole.size() == 1 ? "" : "s")
@@ -1220,12 +1213,8 @@ void StepAnnotator::remarkKeptWhole(
     return;
   }
   remark << "attention over ";
-  for (auto [index, entry] : llvm::enumerate(heads)) {
-    auto [n, kv] = entry;
+  for (auto [index, n] : llvm::enumerate(heads))
     remark << (index == 0 ? "" : " or ") << n << (n == 1 ? " head" : " heads");
-    if (kv != n)
-      remark << " (" << kv << " kv heads)";
-  }
   remark << ", which tp does not split, reads their outputs whole";
 }
 

@@ -8,17 +8,22 @@
 # producers write them in place, so the buckets copy nothing. A
 # reduce-scatter bucket copies its gradients in, each rank's blocks side by
 # side (a concat, as FSDP's flat buffer), and reads each block where it
-# lies in the result.
+# lies in the result. ZeRO's parameter all-gathers form buckets too
+# (--gather-buckets): each rank's blocks side by side, one all-gather, and
+# one multi-tensor kernel copying every parameter out.
 #
 #   benchmarks/grad-buckets.sh
+#   PRECISION=bf16 GATHER=never SIZES=4 benchmarks/grad-buckets.sh
 #
 # Columns: bucket size (--grad-bucket-mb; 0 is none), the gradient
-# all-reduces and reduce-scatters left (the loss's included), the modelled step time (two
+# all-reduces, reduce-scatters and all-gathers left (the loss's included),
+# the modelled step time (two
 # streams), communication, exposed communication as scheduled, the
 # simulated peak and the memory plan's arena per device.
 #
 # Environment: TGC, TGC_ZOO (default build/bin/), SIZES (default
-# "0 1 4 16 25 64"), DEVICE (default H100-SXM), ZERO (default 1).
+# "0 1 4 16 25 64"), DEVICE (default H100-SXM), ZERO (default 1),
+# PRECISION (default fp32), GATHER (--gather-buckets, default auto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/common.sh
@@ -29,22 +34,26 @@ bench_need "$TGC" "$TGC_ZOO"
 SIZES=${SIZES:-0 1 4 16 25 64}
 DEVICE=${DEVICE:-H100-SXM}
 ZERO=${ZERO:-1}
+PRECISION=${PRECISION:-fp32}
+GATHER=${GATHER:-auto}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-printf '%-5s %6s %11s %15s %9s %9s %10s %9s %9s\n' seq MiB all_reduces reduce_scatters step_ms comm_ms exposed_ms peak_GB arena_GB
+printf '%-5s %6s %11s %15s %11s %9s %9s %10s %9s %9s\n' seq MiB all_reduces reduce_scatters all_gathers step_ms comm_ms exposed_ms peak_GB arena_GB
 for seq in 64 1024; do
   "$TGC_ZOO" gpt2 --preset 124m --seq "$seq" --batch 8 -o "$work/model.mlir"
   for size in $SIZES; do
     "$TGC" report "$work/model.mlir" --train --mesh dp=8 --zero "$ZERO" \
+      --precision "$PRECISION" --gather-buckets "$GATHER" \
       --grad-bucket-mb "$size" --device "$DEVICE" --json >"$work/report.json"
     python3 - "$work/report.json" "$seq" "$size" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 kinds = r["communication"]["by_kind"]
 count = lambda kind: kinds.get(kind, {}).get("count", 0)
-print("%-5s %6s %11d %15d %9.3f %9.3f %10.3f %9.3f %9.3f" % (
+print("%-5s %6s %11d %15d %11d %9.3f %9.3f %10.3f %9.3f %9.3f" % (
     sys.argv[2], sys.argv[3], count("all_reduce"), count("reduce_scatter"),
+    count("all_gather"),
     1e3 * r["step_time_s"], 1e3 * r["communication_time_s"],
     1e3 * r["exposed_communication_s"], r["peak_bytes"] / 1e9,
     r["arena_bytes"] / 1e9))

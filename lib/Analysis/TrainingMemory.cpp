@@ -59,6 +59,51 @@ static bool isStored(Operation *cast) {
                       [](Operation *user) { return isa<tg::YieldOp>(user); });
 }
 
+/// The gathered parameter that the all-gather of `block` (a device's
+/// block of it) gives: the all-gather's result, or in a bucket of
+/// all-gathers (tg-bucket-collectives: the blocks flattened, concatenated,
+/// gathered at once, each parameter copied out by one region) the copy-out
+/// region's result for it. Null when `block` is not gathered.
+static Value getGathered(Value block) {
+  SmallVector<Operation *> readers = getReaders(block);
+  if (readers.size() != 1)
+    return {};
+  Operation *reader = readers.front();
+  if (auto gather = dyn_cast<shard::AllGatherOp>(reader))
+    return gather.getResult();
+  if (isa<tg::ReshapeOp>(reader)) {
+    if (!reader->hasOneUse())
+      return {};
+    reader = *reader->getUsers().begin();
+  }
+  auto concat = dyn_cast<tg::ConcatOp>(reader);
+  if (!concat || !concat->hasOneUse())
+    return {};
+  auto gather = dyn_cast<shard::AllGatherOp>(*concat->getUsers().begin());
+  if (!gather || !gather->hasOneUse())
+    return {};
+  auto rows = dyn_cast<tg::ReshapeOp>(*gather->getUsers().begin());
+  if (!rows || !rows->hasOneUse())
+    return {};
+  auto copyOut = dyn_cast<tg::FusionOp>(*rows->getUsers().begin());
+  if (!copyOut || copyOut.getNumResults() != concat.getInputs().size())
+    return {};
+  // The concatenation's operand that holds `block` (the region's result
+  // when a region computes it), maybe flattened.
+  Value outside = block;
+  for (OpOperand &use : block.getUses())
+    if (isa<tg::YieldOp>(use.getOwner()) &&
+        isa<tg::FusionOp>(use.getOwner()->getParentOp()))
+      outside =
+          use.getOwner()->getParentOp()->getResult(use.getOperandNumber());
+  for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+    auto reshape = input.getDefiningOp<tg::ReshapeOp>();
+    if (input == outside || (reshape && reshape.getOperand() == outside))
+      return copyOut.getResult(index);
+  }
+  return {};
+}
+
 /// The low-precision copies of a parameter: its casts (through the loss
 /// scaling hook). A copy that only fp8 kernels read (and their amax) is held
 /// in fp8.
@@ -79,10 +124,9 @@ static void addParameterCopies(MemoryCategory &category, Value param) {
       // weight from the forward to the backward (one all-gather with several
       // readers); ZeRO-3 gathers it around each use and keeps the slice.
       auto type = llvm::cast<RankedTensorType>(cast.getType());
-      for (Operation *reader : getReaders(cast.getResult()))
-        if (auto gather = dyn_cast<shard::AllGatherOp>(reader))
-          if (getReaders(gather.getResult()).size() > 1)
-            type = llvm::cast<RankedTensorType>(gather.getType());
+      if (Value gathered = getGathered(cast.getResult()))
+        if (getReaders(gathered).size() > 1)
+          type = llvm::cast<RankedTensorType>(gathered.getType());
       ++category.tensors;
       category.elements += type.getNumElements();
       SmallVector<Operation *> users = getReaders(cast.getResult());

@@ -62,10 +62,14 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
                         formatNumber(range.value))
               .str());
   }
-  std::string scatter = o.scatterBuckets;
-  if (scatter != "auto" && scatter != "always" && scatter != "never")
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "--scatter-buckets is auto, always or never, got '" + scatter + "'");
+  for (auto [name, value] :
+       {std::pair<std::string, std::string>("scatter", o.scatterBuckets),
+        {"gather", o.gatherBuckets}})
+    if (value != "auto" && value != "always" && value != "never")
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--" + name +
+                                         "-buckets is auto, always or never, "
+                                         "got '" +
+                                         value + "'");
   return llvm::Error::success();
 }

@@ -144,6 +144,7 @@ void tgc::buildPlanningStage(OpPassManager &pm,
     TGBucketCollectivesOptions buckets;
     buckets.bucketBytes = int64_t(options.gradBucketMB) << 20;
     buckets.scatter = options.scatterBuckets;
+    buckets.gather = options.gatherBuckets;
     buckets.device = options.device;
     function.addPass(createTGBucketCollectives(buckets));
   }

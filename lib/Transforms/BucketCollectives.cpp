@@ -6,7 +6,10 @@
 // are computed, so that each bucket can go as soon as its last gradient
 // exists. The memory plan has each gradient's producer write it in place
 // inside the bucket and reads each part of the result where it lies
-// (docs/memory.md): the buckets cost no copy.
+// (docs/memory.md): the buckets cost no copy. ZeRO's gradient
+// reduce-scatters and parameter all-gathers form buckets too, at the cost
+// of a copy in (reduce-scatters) or out (all-gathers), where the cost
+// model says the step waits for its communication.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,18 @@ using namespace tgc;
 using namespace tgc::tg;
 
 namespace {
+
+/// The ops of a block in order, and each one's position.
+struct BlockOrder {
+  explicit BlockOrder(Block &body) {
+    for (Operation &op : body) {
+      position[&op] = ops.size();
+      ops.push_back(&op);
+    }
+  }
+  std::vector<Operation *> ops;
+  DenseMap<Operation *, int64_t> position;
+};
 
 template <typename CollectiveOp> struct Bucket {
   SmallVector<CollectiveOp> members;
@@ -68,39 +83,82 @@ void replaceBySlices(OpBuilder &builder, Value whole,
     member.erase();
 }
 
+/// `parts` (one per member of a bucket) concatenated along `dim`, with
+/// each one's offset along it; `loc` becomes the members' locations fused.
+template <typename CollectiveOp>
+Value concatParts(OpBuilder &builder, ArrayRef<CollectiveOp> members,
+                  ArrayRef<Value> parts, int64_t dim,
+                  SmallVectorImpl<int64_t> &offsets, Location &loc) {
+  SmallVector<Location> locations;
+  for (CollectiveOp member : members)
+    locations.push_back(member.getLoc());
+  loc = builder.getFusedLoc(locations);
+  auto type = cast<RankedTensorType>(parts.front().getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = 0;
+  for (Value part : parts) {
+    offsets.push_back(shape[dim]);
+    shape[dim] += cast<RankedTensorType>(part.getType()).getShape()[dim];
+  }
+  return ConcatOp::create(builder, loc,
+                          RankedTensorType::get(shape, type.getElementType()),
+                          parts, builder.getI64IntegerAttr(dim));
+}
+
+/// The members' inputs flattened (views) and concatenated, with each
+/// one's offset; `loc` becomes their locations fused.
+template <typename CollectiveOp>
+Value joinFlattened(OpBuilder &builder, ArrayRef<CollectiveOp> members,
+                    SmallVectorImpl<int64_t> &offsets, Location &loc) {
+  SmallVector<Value> parts;
+  for (CollectiveOp member : members) {
+    auto type = cast<RankedTensorType>(member.getInput().getType());
+    Value input = member.getInput();
+    if (type.getRank() != 1)
+      input = ReshapeOp::create(
+          builder, member.getLoc(),
+          RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+          input);
+    parts.push_back(input);
+  }
+  return concatParts(builder, members, ArrayRef<Value>(parts), 0, offsets, loc);
+}
+
 /// One bucket, after `after`: flatten, concatenate, all-reduce, slice back.
 void rewriteBucket(const Bucket<shard::AllReduceOp> &bucket, Operation *after) {
   shard::AllReduceOp first = bucket.members.front();
   OpBuilder builder(after->getContext());
   builder.setInsertionPointAfter(after);
-  SmallVector<Location> locations;
-  SmallVector<Value> parts;
   SmallVector<int64_t> offsets;
-  int64_t total = 0;
-  auto elementType =
-      cast<RankedTensorType>(first.getInput().getType()).getElementType();
-  for (shard::AllReduceOp member : bucket.members) {
-    auto type = cast<RankedTensorType>(member.getInput().getType());
-    Location loc = member.getLoc();
-    locations.push_back(loc);
-    Value input = member.getInput();
-    if (type.getRank() != 1)
-      input = ReshapeOp::create(
-          builder, loc,
-          RankedTensorType::get({type.getNumElements()}, elementType), input);
-    parts.push_back(input);
-    offsets.push_back(total);
-    total += type.getNumElements();
-  }
-  Location loc = builder.getFusedLoc(locations);
-  auto bucketType = RankedTensorType::get({total}, elementType);
-  Value joined = ConcatOp::create(builder, loc, bucketType, parts,
-                                  builder.getI64IntegerAttr(0));
+  Location loc = first.getLoc();
+  Value joined =
+      joinFlattened<shard::AllReduceOp>(builder, bucket.members, offsets, loc);
   auto reduced = shard::AllReduceOp::create(
-      builder, loc, bucketType, first.getGrid(), first.getGridAxes(), joined,
-      first.getReduction());
+      builder, loc, joined.getType(), first.getGrid(), first.getGridAxes(),
+      joined, first.getReduction());
   replaceBySlices<shard::AllReduceOp>(builder, reduced, bucket.members,
                                       offsets);
+}
+
+/// The elements of `type` before dimension `axis`: the number of runs in
+/// which the blocks along `axis` interleave in memory (1: they lie one
+/// after the other).
+int64_t getOuterSize(RankedTensorType type, int64_t axis) {
+  int64_t outer = 1;
+  for (int64_t size : type.getShape().take_front(axis))
+    outer *= size;
+  return outer;
+}
+
+/// The latency terms of `collective` alone: what it costs with no bytes.
+std::optional<double> getLatencyTerms(Operation *collective,
+                                      const DeviceSpec &device) {
+  FailureOr<CollectiveCost> cost = estimateCollectiveCost(collective, device);
+  if (failed(cost))
+    return std::nullopt;
+  return estimateCollectiveCost(cost->kind, cost->groupSize, 0, cost->link,
+                                device)
+      .time;
 }
 
 /// A reduce-scatter's gradient as [n, s]: its n blocks along the scatter
@@ -112,11 +170,8 @@ Value viewAsBlocks(OpBuilder &builder, shard::ReduceScatterOp scatter,
   Value input = scatter.getInput();
   auto type = cast<RankedTensorType>(input.getType());
   Type elementType = type.getElementType();
-  int64_t axis = scatter.getScatterAxis().getSExtValue();
-  int64_t outer = 1, size = type.getNumElements();
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= type.getShape()[d];
-  int64_t block = size / n;
+  int64_t outer = getOuterSize(type, scatter.getScatterAxis().getSExtValue());
+  int64_t block = type.getNumElements() / n;
   if (outer == 1)
     return ReshapeOp::create(
         builder, loc, RankedTensorType::get({n, block}, elementType), input);
@@ -149,22 +204,16 @@ void rewriteBucket(const Bucket<shard::ReduceScatterOp> &bucket,
   int64_t n = getGroupSize(first);
   OpBuilder builder(after->getContext());
   builder.setInsertionPointAfter(after);
-  auto elementType =
-      cast<RankedTensorType>(first.getInput().getType()).getElementType();
-  SmallVector<Location> locations;
   SmallVector<Value> rows;
-  SmallVector<int64_t> offsets;
-  int64_t total = 0;
-  for (shard::ReduceScatterOp member : bucket.members) {
-    locations.push_back(member.getLoc());
+  for (shard::ReduceScatterOp member : bucket.members)
     rows.push_back(viewAsBlocks(builder, member, n));
-    offsets.push_back(total);
-    total += cast<RankedTensorType>(member.getType()).getNumElements();
-  }
-  Location loc = builder.getFusedLoc(locations);
-  Value joined = ConcatOp::create(
-      builder, loc, RankedTensorType::get({n, total}, elementType), rows,
-      builder.getI64IntegerAttr(1));
+  SmallVector<int64_t> offsets;
+  Location loc = first.getLoc();
+  Value joined = concatParts<shard::ReduceScatterOp>(builder, bucket.members,
+                                                     rows, 1, offsets, loc);
+  auto joinedType = cast<RankedTensorType>(joined.getType());
+  Type elementType = joinedType.getElementType();
+  int64_t total = joinedType.getShape()[1];
   Value flat = ReshapeOp::create(
       builder, loc, RankedTensorType::get({n * total}, elementType), joined);
   auto scattered = shard::ReduceScatterOp::create(
@@ -175,17 +224,249 @@ void rewriteBucket(const Bucket<shard::ReduceScatterOp> &bucket,
                                           offsets);
 }
 
-/// What gradients must share to be reduced together.
+/// The devices an all-gather joins blocks from.
+int64_t getGroupSize(shard::AllGatherOp gather) {
+  int64_t axis = gather.getGatherAxis().getSExtValue();
+  return cast<RankedTensorType>(gather.getType()).getShape()[axis] /
+         cast<RankedTensorType>(gather.getInput().getType()).getShape()[axis];
+}
+
+/// The runs in which the blocks an all-gather joins interleave (1: they
+/// lie one after the other; else a bucket needs a transpose to put the
+/// parameter back together).
+int64_t getOuterSize(shard::AllGatherOp gather) {
+  return getOuterSize(cast<RankedTensorType>(gather.getInput().getType()),
+                      gather.getGatherAxis().getSExtValue());
+}
+
+/// What gradients must share to be reduced together (parameters, to be
+/// gathered together).
 template <typename CollectiveOp> std::string getBucketKey(CollectiveOp op) {
   std::string key;
   llvm::raw_string_ostream os(key);
   os << op.getGrid() << "|";
   llvm::interleaveComma(op.getGridAxes(), os);
-  os << "|" << shard::stringifyReductionKind(op.getReduction()) << "|"
-     << cast<RankedTensorType>(op.getInput().getType()).getElementType();
-  if constexpr (std::is_same_v<CollectiveOp, shard::ReduceScatterOp>)
+  if constexpr (!std::is_same_v<CollectiveOp, shard::AllGatherOp>)
+    os << "|" << shard::stringifyReductionKind(op.getReduction());
+  os << "|" << cast<RankedTensorType>(op.getInput().getType()).getElementType();
+  if constexpr (!std::is_same_v<CollectiveOp, shard::AllReduceOp>)
     os << "|" << getGroupSize(op);
   return key;
+}
+
+/// One bucket of parameter all-gathers (ZeRO's), after `after` (at the
+/// start of `body` when null): each device's blocks flattened and
+/// concatenated ([S]), one all-gather of the whole ([n * S], the devices'
+/// buckets one after the other), and each parameter cut from it: its
+/// columns of the [n, S] view (a copy, as FSDP's copy-out), through a
+/// transpose when its blocks interleave.
+void rewriteBucket(const Bucket<shard::AllGatherOp> &bucket, Operation *after,
+                   Block &body) {
+  shard::AllGatherOp first = bucket.members.front();
+  int64_t n = getGroupSize(first);
+  OpBuilder builder(first->getContext());
+  if (after)
+    builder.setInsertionPointAfter(after);
+  else
+    builder.setInsertionPointToStart(&body);
+  SmallVector<int64_t> offsets;
+  Location loc = first.getLoc();
+  Value joined =
+      joinFlattened<shard::AllGatherOp>(builder, bucket.members, offsets, loc);
+  auto joinedType = cast<RankedTensorType>(joined.getType());
+  Type elementType = joinedType.getElementType();
+  int64_t total = joinedType.getNumElements();
+  auto gathered = shard::AllGatherOp::create(
+      builder, loc, RankedTensorType::get({n * total}, elementType),
+      first.getGrid(), first.getGridAxes(), joined, APInt(64, 0));
+  auto rowsType = RankedTensorType::get({n, total}, elementType);
+  Value rows = ReshapeOp::create(builder, loc, rowsType, gathered);
+  // One kernel copies every parameter out (a multi-tensor region).
+  SmallVector<Type> types;
+  for (shard::AllGatherOp member : bucket.members)
+    types.push_back(member.getType());
+  auto copyOut = FusionOp::create(builder, loc, types, ValueRange{rows});
+  copyOut.setKind("multi_tensor");
+  OpBuilder::InsertionGuard guard(builder);
+  Block *region =
+      builder.createBlock(&copyOut.getBody(), {}, {rowsType}, {loc});
+  SmallVector<Value> parameters;
+  for (auto [index, offset] : llvm::enumerate(offsets)) {
+    shard::AllGatherOp member = bucket.members[index];
+    Location memberLoc = member.getLoc();
+    auto inputType = cast<RankedTensorType>(member.getInput().getType());
+    int64_t size = inputType.getNumElements();
+    Value part = SliceOp::create(
+        builder, memberLoc, RankedTensorType::get({n, size}, elementType),
+        region->getArgument(0), ArrayRef<int64_t>{0, offset},
+        ArrayRef<int64_t>{n, offset + size}, ArrayRef<int64_t>{1, 1});
+    if (int64_t outer = getOuterSize(member); outer != 1) {
+      Value split = ReshapeOp::create(
+          builder, memberLoc,
+          RankedTensorType::get({n, outer, size / outer}, elementType), part);
+      part = TransposeOp::create(
+          builder, memberLoc,
+          RankedTensorType::get({outer, n, size / outer}, elementType), split,
+          ArrayRef<int64_t>{1, 0, 2});
+    }
+    parameters.push_back(
+        ReshapeOp::create(builder, memberLoc, member.getType(), part));
+  }
+  YieldOp::create(builder, loc, parameters);
+  for (auto [index, parameter] : llvm::enumerate(copyOut.getResults())) {
+    shard::AllGatherOp member = bucket.members[index];
+    member.getResult().replaceAllUsesWith(parameter);
+    member.erase();
+  }
+}
+
+/// Whether `gather` joins a parameter's blocks (ZeRO's all-gathers): what
+/// it gathers is computed from the step's parameters and state alone (a
+/// low-precision copy, or the parameter itself), or by the optimizer (an
+/// updated parameter). Activations (sequence parallelism's gathers) depend
+/// on the batch and are left alone.
+bool isParameterGather(shard::AllGatherOp gather,
+                       const DenseSet<Value> &onBatch,
+                       const StepStructure &structure) {
+  auto type = dyn_cast<RankedTensorType>(gather.getInput().getType());
+  auto resultType = dyn_cast<RankedTensorType>(gather.getType());
+  int64_t axis = gather.getGatherAxis().getSExtValue();
+  if (!type || !resultType || !type.hasStaticShape() ||
+      !resultType.hasStaticShape() || type.getRank() == 0 ||
+      type.getNumElements() == 0 || type.getElementTypeBitWidth() % 8 ||
+      axis < 0 || axis >= type.getRank() || type.getShape()[axis] == 0 ||
+      resultType.getShape()[axis] % type.getShape()[axis])
+    return false;
+  Operation *def = gather.getInput().getDefiningOp();
+  return !onBatch.contains(gather.getInput()) ||
+         (def && structure.getPhase(def) == Phase::Optimizer);
+}
+
+/// The values of `function` that depend on its batch (its input and label
+/// arguments).
+DenseSet<Value> getBatchValues(func::FuncOp function) {
+  DenseSet<Value> onBatch;
+  Block &body = function.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    std::optional<Role> role = getArgumentRole(function, arg.getArgNumber());
+    if (role == Role::Input || role == Role::Label)
+      onBatch.insert(arg);
+  }
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value operand) { return onBatch.contains(operand); }))
+      onBatch.insert(op.result_begin(), op.result_end());
+  return onBatch;
+}
+
+/// Whether cutting the parameter of `gather` out of a bucket (its local
+/// block copied in, its gathered columns copied out, twice when they need
+/// a transpose: each read and written at the device's memory bandwidth)
+/// costs less than the latency terms of its own all-gather, which the
+/// bucket saves. Large parameters are bandwidth-bound: they stay alone.
+bool isWorthCopying(shard::AllGatherOp gather, const DeviceSpec &device) {
+  std::optional<double> latency = getLatencyTerms(gather, device);
+  if (!latency || device.hbmBandwidth <= 0)
+    return false;
+  int64_t in =
+      getTensorByteSize(cast<RankedTensorType>(gather.getInput().getType()));
+  int64_t out = getTensorByteSize(cast<RankedTensorType>(gather.getType()));
+  double copy = (2.0 * in + (getOuterSize(gather) != 1 ? 4.0 : 2.0) * out) /
+                device.hbmBandwidth;
+  return copy < *latency;
+}
+
+/// Merges ZeRO's parameter all-gathers into buckets, in the order of
+/// their first readers (the order the step needs the parameters in): a
+/// bucket closes once it gathers `bucketBytes`, before a parameter whose
+/// block is computed only after the bucket's first reader, and before one
+/// first read after every parameter of the bucket has been read for the
+/// last time (the bucket would keep it gathered longer: ZeRO-3 gathers a
+/// parameter around each use, and only the parameters one op reads
+/// together, a weight and its bias, share a bucket). Each bucket of two or
+/// more goes right after the op that computes its last block.
+void bucketGathers(func::FuncOp function, Block &body,
+                   ArrayRef<Operation *> ops,
+                   const DenseMap<Operation *, int64_t> &position,
+                   const StepStructure &structure, const DeviceSpec &device,
+                   int64_t bucketBytes, int64_t &numBuckets,
+                   int64_t &numMembers) {
+  auto positionOf = [&](Operation *op) -> int64_t {
+    Operation *top = op ? body.findAncestorOpInBlock(*op) : nullptr;
+    return top ? position.lookup(top) : -1;
+  };
+  DenseSet<Value> onBatch = getBatchValues(function);
+  struct Candidate {
+    int64_t firstRead;
+    int64_t lastRead;
+    int64_t ready;
+    shard::AllGatherOp gather;
+  };
+  SmallVector<Candidate> candidates;
+  for (auto gather : body.getOps<shard::AllGatherOp>()) {
+    if (!isParameterGather(gather, onBatch, structure) ||
+        !isWorthCopying(gather, device) || gather->use_empty())
+      continue;
+    int64_t firstRead = std::numeric_limits<int64_t>::max(), lastRead = -1;
+    for (Operation *user : gather->getUsers()) {
+      firstRead = std::min(firstRead, positionOf(user));
+      lastRead = std::max(lastRead, positionOf(user));
+    }
+    candidates.push_back({firstRead, lastRead,
+                          positionOf(gather.getInput().getDefiningOp()),
+                          gather});
+  }
+  llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
+    return std::tie(a.firstRead, a.ready) < std::tie(b.firstRead, b.ready);
+  });
+
+  struct GatherBucket {
+    Bucket<shard::AllGatherOp> bucket;
+    int64_t firstRead = 0;
+    int64_t lastRead = 0;
+  };
+  std::map<std::string, GatherBucket> open;
+  SmallVector<Bucket<shard::AllGatherOp>> closed;
+  for (Candidate candidate : candidates) {
+    GatherBucket &current = open[getBucketKey(candidate.gather)];
+    Bucket<shard::AllGatherOp> &bucket = current.bucket;
+    if (!bucket.members.empty() &&
+        (std::max(bucket.ready, candidate.ready) >= current.firstRead ||
+         candidate.firstRead > current.lastRead)) {
+      closed.push_back(std::move(bucket));
+      bucket = Bucket<shard::AllGatherOp>();
+    }
+    if (bucket.members.empty()) {
+      current.firstRead = candidate.firstRead;
+      current.lastRead = candidate.lastRead;
+    }
+    current.lastRead = std::max(current.lastRead, candidate.lastRead);
+    bucket.members.push_back(candidate.gather);
+    bucket.ready = std::max(bucket.ready, candidate.ready);
+    bucket.bytes +=
+        getTensorByteSize(cast<RankedTensorType>(candidate.gather.getType()));
+    if (bucket.bytes >= bucketBytes) {
+      closed.push_back(std::move(bucket));
+      bucket = Bucket<shard::AllGatherOp>();
+    }
+  }
+  for (auto &[key, current] : open)
+    if (!current.bucket.members.empty())
+      closed.push_back(std::move(current.bucket));
+
+  DenseSet<Operation *> members;
+  for (const Bucket<shard::AllGatherOp> &bucket : closed)
+    if (bucket.members.size() > 1)
+      for (shard::AllGatherOp member : bucket.members)
+        members.insert(member);
+  for (const Bucket<shard::AllGatherOp> &bucket : closed) {
+    Operation *after = bucket.ready >= 0 ? ops[bucket.ready] : nullptr;
+    if (bucket.members.size() < 2 || (after && members.contains(after)))
+      continue;
+    ++numBuckets;
+    numMembers += bucket.members.size();
+    rewriteBucket(bucket, after, body);
+  }
 }
 
 /// Whether `collective` reduces a gradient the step computes, as one of
@@ -216,20 +497,15 @@ bool isBucketable(CollectiveOp collective, const StepStructure &structure) {
 /// reduce-scatter, which the bucket saves. Large gradients are
 /// bandwidth-bound: they stay alone, copied nowhere.
 bool isWorthCopying(shard::ReduceScatterOp scatter, const DeviceSpec &device) {
-  FailureOr<CollectiveCost> cost = estimateCollectiveCost(scatter, device);
-  if (failed(cost) || device.hbmBandwidth <= 0)
+  std::optional<double> latency = getLatencyTerms(scatter, device);
+  if (!latency || device.hbmBandwidth <= 0)
     return false;
   auto type = cast<RankedTensorType>(scatter.getInput().getType());
-  int64_t axis = scatter.getScatterAxis().getSExtValue();
-  bool transposed = llvm::any_of(type.getShape().take_front(axis),
-                                 [](int64_t size) { return size != 1; });
+  bool transposed =
+      getOuterSize(type, scatter.getScatterAxis().getSExtValue()) != 1;
   double copy =
       (transposed ? 4.0 : 2.0) * getTensorByteSize(type) / device.hbmBandwidth;
-  double latency =
-      estimateCollectiveCost(CollectiveKind::ReduceScatter, cost->groupSize, 0,
-                             cost->link, device)
-          .time;
-  return copy < latency;
+  return copy < *latency;
 }
 
 /// Whether the step's collectives take longer than its kernels (the cost
@@ -360,12 +636,14 @@ struct BucketCollectivesPass
     // A pipeline's stages run their own collectives: not bucketed.
     if (llvm::any_of(body, [](Operation &op) { return getStage(&op); }))
       return;
-    if (scatter != "auto" && scatter != "always" && scatter != "never") {
-      function.emitError("tg-bucket-collectives: scatter is auto, always or "
-                         "never, not '")
-          << scatter << "'";
-      return signalPassFailure();
-    }
+    for (auto [name, value] :
+         {std::pair<StringRef, StringRef>("scatter", scatter),
+          {"gather", gather}})
+      if (value != "auto" && value != "always" && value != "never") {
+        function.emitError("tg-bucket-collectives: ")
+            << name << " is auto, always or never, not '" << value << "'";
+        return signalPassFailure();
+      }
     llvm::Expected<DeviceSpec> device = getDeviceOf(function, this->device);
     if (!device) {
       function.emitError("tg-bucket-collectives: ")
@@ -373,24 +651,26 @@ struct BucketCollectivesPass
       return signalPassFailure();
     }
     // The block's order and the step's gradients, read again for each
-    // kind of collective (the first kind's buckets change the block).
+    // kind of collective (each kind's buckets change the block).
     int64_t numBuckets = 0, numMembers = 0;
     auto bucketKind = [&](auto tag) {
       using CollectiveOp = decltype(tag);
-      std::vector<Operation *> ops;
-      DenseMap<Operation *, int64_t> position;
-      for (Operation &op : body) {
-        position[&op] = ops.size();
-        ops.push_back(&op);
-      }
+      BlockOrder order(body);
       StepStructure structure = StepStructure::compute(function);
-      bucketAll<CollectiveOp>(body, ops, position, structure, *device,
-                              bucketBytes, numBuckets, numMembers);
+      bucketAll<CollectiveOp>(body, order.ops, order.position, structure,
+                              *device, bucketBytes, numBuckets, numMembers);
     };
     bucketKind(shard::AllReduceOp());
     if (scatter == "always" ||
         (scatter == "auto" && isCommunicationBound(body, *device)))
       bucketKind(shard::ReduceScatterOp());
+    if (gather == "always" ||
+        (gather == "auto" && isCommunicationBound(body, *device))) {
+      BlockOrder order(body);
+      bucketGathers(function, body, order.ops, order.position,
+                    StepStructure::compute(function), *device, bucketBytes,
+                    numBuckets, numMembers);
+    }
     bucketsMade = numBuckets;
     collectivesMerged = numMembers;
   }

@@ -2,6 +2,7 @@
 // RUN: tgc-opt %s --split-input-file --tg-bucket-collectives='bucket-bytes=10000' | FileCheck %s --check-prefix=SMALL
 // RUN: tgc-opt %s --split-input-file --tg-bucket-collectives='bucket-bytes=0' | FileCheck %s --check-prefix=OFF
 // RUN: tgc-opt %s --split-input-file --tg-bucket-collectives --tg-memory-plan | FileCheck %s --check-prefix=PLAN
+// RUN: tgc-opt %s --split-input-file --tg-bucket-collectives='gather=always' | FileCheck %s --check-prefix=GATHER
 
 // Three gradients of a dp=2 step, computed in the order gb, gw, gv: one
 // bucket, laid out in that order and issued right after gv, the last one;
@@ -213,5 +214,105 @@ module {
     %nb = tg.sgd %b, %sb, %lr momentum = 0.0 weight_decay = 0.0 : tensor<8xf32>, tensor<f32>
     %p = tg.matmul %big, %big : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
     return %nw, %nb, %p : tensor<8x8xf32>, tensor<8xf32>, tensor<4096x4096xf32>
+  }
+}
+
+// -----
+
+// ZeRO-1's gathers of the bf16 copies of two weights on dp=2, each kept
+// for a forward and a backward matmul, forced into a bucket
+// (gather=always): the blocks flattened and concatenated in the order the
+// step first reads them, one all-gather, and one multi-tensor region that
+// copies each weight out of the [2, 64] view: w's blocks are its rows, a
+// reshape puts them back; v's are its columns (gather axis 1), so its rows
+// of blocks are transposed first. The all-gather of the input (sequence
+// parallelism's kind: it depends on the batch) and b's (another element
+// type) are left alone. Under gather=auto the step's kernels outweigh its
+// communication and nothing is bucketed.
+// GATHER-LABEL: func.func @gather_bucket
+// GATHER:       %[[CW:.+]] = tg.convert %arg1
+// GATHER-NEXT:  %[[CV:.+]] = tg.convert %arg2
+// GATHER-NEXT:  %[[FW:.+]] = tg.reshape %[[CW]] : tensor<4x8xbf16> -> tensor<32xbf16>
+// GATHER-NEXT:  %[[FV:.+]] = tg.reshape %[[CV]] : tensor<8x4xbf16> -> tensor<32xbf16>
+// GATHER-NEXT:  %[[B:.+]] = tg.concat %[[FW]], %[[FV]] dim = 0 : (tensor<32xbf16>, tensor<32xbf16>) -> tensor<64xbf16>
+// GATHER-NEXT:  %[[G:.+]] = shard.all_gather %[[B]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<64xbf16> -> tensor<128xbf16>
+// GATHER-NEXT:  %[[ROWS:.+]] = tg.reshape %[[G]] : tensor<128xbf16> -> tensor<2x64xbf16>
+// GATHER-NEXT:  %[[OUT:.+]]:2 = tg.fusion(%[[ROWS]]) {kind = "multi_tensor"} : (tensor<2x64xbf16>) -> (tensor<8x8xbf16>, tensor<8x8xbf16>)
+// GATHER-NEXT:  ^bb0(%[[A:.+]]: tensor<2x64xbf16>):
+// GATHER-NEXT:    %[[SW:.+]] = tg.slice %[[A]] [0:2, 0:32] : tensor<2x64xbf16> -> tensor<2x32xbf16>
+// GATHER-NEXT:    %[[W:.+]] = tg.reshape %[[SW]] : tensor<2x32xbf16> -> tensor<8x8xbf16>
+// GATHER-NEXT:    %[[SV:.+]] = tg.slice %[[A]] [0:2, 32:64] : tensor<2x64xbf16> -> tensor<2x32xbf16>
+// GATHER-NEXT:    %[[RV:.+]] = tg.reshape %[[SV]] : tensor<2x32xbf16> -> tensor<2x8x4xbf16>
+// GATHER-NEXT:    %[[TV:.+]] = tg.transpose %[[RV]] perm = [1, 0, 2] : tensor<2x8x4xbf16> -> tensor<8x2x4xbf16>
+// GATHER-NEXT:    %[[V:.+]] = tg.reshape %[[TV]] : tensor<8x2x4xbf16> -> tensor<8x8xbf16>
+// GATHER-NEXT:    tg.yield %[[W]], %[[V]]
+// GATHER:       shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+// GATHER:       tg.matmul %{{.+}}, %[[OUT]]#0 :
+// GATHER:       tg.matmul %{{.+}}, %[[OUT]]#1 :
+// GATHER:       tg.matmul %{{.+}}, %[[OUT]]#1 transpose_b
+// GATHER:       tg.matmul %{{.+}}, %[[OUT]]#0 transpose_b
+// GATHER:       shard.all_gather %arg3 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
+// CHECK-LABEL:  func.func @gather_bucket
+// CHECK-NOT:    tg.concat
+module {
+  shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+  func.func @gather_bucket(%x: tensor<4x8xf32> {tg.role = "input"},
+                           %w: tensor<4x8xf32> {tg.role = "param", tg.name = "w"},
+                           %v: tensor<8x4xf32> {tg.role = "param", tg.name = "v"},
+                           %b: tensor<4xf32> {tg.role = "param", tg.name = "b"})
+      -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>) {
+    %cw = tg.convert %w : tensor<4x8xf32> -> tensor<4x8xbf16>
+    %cv = tg.convert %v : tensor<8x4xf32> -> tensor<8x4xbf16>
+    %gw = shard.all_gather %cw on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xbf16> -> tensor<8x8xbf16>
+    %gv = shard.all_gather %cv on @mesh grid_axes = [0] gather_axis = 1 : tensor<8x4xbf16> -> tensor<8x8xbf16>
+    %gx = shard.all_gather %x on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+    %xb = tg.convert %gx : tensor<8x8xf32> -> tensor<8x8xbf16>
+    %h = tg.matmul %xb, %gw : (tensor<8x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xf32>
+    %hb = tg.convert %h : tensor<8x8xf32> -> tensor<8x8xbf16>
+    %y = tg.matmul %hb, %gv : (tensor<8x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xf32>
+    %yb = tg.convert %y : tensor<8x8xf32> -> tensor<8x8xbf16>
+    %dh = tg.matmul %yb, %gv transpose_b : (tensor<8x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xf32>
+    %dhb = tg.convert %dh : tensor<8x8xf32> -> tensor<8x8xbf16>
+    %dx = tg.matmul %dhb, %gw transpose_b : (tensor<8x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xf32>
+    %gb = shard.all_gather %b on @mesh grid_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
+    return %y, %dh, %dx, %gb : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  }
+}
+
+// -----
+
+// ZeRO-3 gathers each weight around its use: a bucket must not hold one
+// gathered longer. w1 and its bias b1, which one gemm region reads, share
+// a bucket (the block argument is ready at the start); w2, first read
+// after both are read for the last time, is gathered alone. This step's
+// communication outweighs its one matmul and gemm: gather=auto buckets too.
+// CHECK-LABEL:  func.func @gather_zero3
+// CHECK:        tg.concat %{{.+}}, %arg2 dim = 0
+// GATHER-LABEL: func.func @gather_zero3
+// GATHER:       %[[F1:.+]] = tg.reshape %arg1 : tensor<4x8xbf16> -> tensor<32xbf16>
+// GATHER-NEXT:  %[[B:.+]] = tg.concat %[[F1]], %arg2 dim = 0 : (tensor<32xbf16>, tensor<4xbf16>) -> tensor<36xbf16>
+// GATHER-NEXT:  shard.all_gather %[[B]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<36xbf16> -> tensor<72xbf16>
+// GATHER:       tg.yield
+// GATHER:       tg.fusion
+// GATHER:       shard.all_gather %arg3 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xbf16> -> tensor<8x8xbf16>
+module {
+  shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+  func.func @gather_zero3(%x: tensor<8x8xbf16> {tg.role = "input"},
+                          %w1: tensor<4x8xbf16> {tg.role = "param", tg.name = "w1"},
+                          %b1: tensor<4xbf16> {tg.role = "param", tg.name = "b1"},
+                          %w2: tensor<4x8xbf16> {tg.role = "param", tg.name = "w2"})
+      -> tensor<8x8xbf16> {
+    %gw1 = shard.all_gather %w1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xbf16> -> tensor<8x8xbf16>
+    %gb1 = shard.all_gather %b1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4xbf16> -> tensor<8xbf16>
+    %h = tg.fusion(%x, %gw1, %gb1) {kind = "gemm", epilogue = "CUBLASLT_EPILOGUE_BIAS"} : (tensor<8x8xbf16>, tensor<8x8xbf16>, tensor<8xbf16>) -> tensor<8x8xbf16> {
+    ^bb0(%a: tensor<8x8xbf16>, %b: tensor<8x8xbf16>, %c: tensor<8xbf16>):
+      %m = tg.matmul %a, %b : (tensor<8x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xbf16>
+      %cb = tg.broadcast_in_dim %c dims = [1] : tensor<8xbf16> -> tensor<8x8xbf16>
+      %s = tg.add %m, %cb : tensor<8x8xbf16>
+      tg.yield %s : tensor<8x8xbf16>
+    }
+    %gw2 = shard.all_gather %w2 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xbf16> -> tensor<8x8xbf16>
+    %y = tg.matmul %h, %gw2 : (tensor<8x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xbf16>
+    return %y : tensor<8x8xbf16>
   }
 }

@@ -311,6 +311,13 @@ static cl::opt<std::string> scatterBuckets(
              "outweighs its kernels; the default), always or never"),
     cl::value_desc("auto|always|never"), cl::init("auto"), TGC_STEP_SUBS,
     TGC_CAT);
+static cl::opt<std::string> gatherBuckets(
+    "gather-buckets",
+    cl::desc("ZeRO's parameter all-gathers in buckets, each parameter copied "
+             "out: auto (when the step's communication outweighs its "
+             "kernels; the default), always or never"),
+    cl::value_desc("auto|always|never"), cl::init("auto"), TGC_STEP_SUBS,
+    TGC_CAT);
 static cl::opt<bool> sequenceParallel(
     "sequence-parallel",
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
@@ -415,6 +422,7 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.zero = zero;
   options.gradBucketMB = gradBucketMB;
   options.scatterBuckets = scatterBuckets;
+  options.gatherBuckets = gatherBuckets;
   options.sequenceParallel = sequenceParallel;
   options.pipelineSchedule = pipelineSchedule;
   options.virtualStages = virtualStages;
@@ -458,6 +466,7 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(zero),
       std::addressof(gradBucketMB),
       std::addressof(scatterBuckets),
+      std::addressof(gatherBuckets),
       std::addressof(sequenceParallel),
       std::addressof(pipelineSchedule),
       std::addressof(virtualStages),

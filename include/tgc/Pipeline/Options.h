@@ -154,6 +154,13 @@ struct TrainingPipelineOptions
                      "communication outweighs its kernels; the default), "
                      "always or never"),
       llvm::cl::init("auto")};
+  Option<std::string> gatherBuckets{
+      *this, "gather-buckets",
+      llvm::cl::desc("ZeRO's parameter all-gathers in buckets, each "
+                     "parameter copied out: auto (when the step's "
+                     "communication outweighs its kernels; the default), "
+                     "always or never"),
+      llvm::cl::init("auto")};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("With a tp axis: split the norms' inputs (the residual "

@@ -906,7 +906,7 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
 }
 
 def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> {
-  let summary = "Gradient all-reduces merged into buckets";
+  let summary = "Gradient all-reduces (and ZeRO's collectives) merged into buckets";
   let description = [{
     Merges the gradient all-reduces of a partitioned step into buckets of
     about `bucket-bytes` each, as PyTorch DDP and Megatron do: a bucket is
@@ -954,6 +954,43 @@ def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> 
     modelled step falls from 6.78 to 5.90 ms; at seq 1024 the step is
     compute-bound and keeps its 148.
 
+    ZeRO's parameter all-gathers (of a value computed from parameters and
+    state alone, a bf16 copy or a ZeRO-3 weight, or by the optimizer, an
+    updated parameter; never an activation's) form buckets too, as FSDP2's:
+    the blocks are flattened and concatenated, one all-gather gives the
+    devices' buckets one after the other, and one `multi_tensor` region
+    copies each parameter out of the `[n, S]` view (a slice of its columns,
+    a transpose first when its blocks interleave). Parameters join in the
+    order the step first reads them, and a bucket closes at `bucket-bytes`
+    of gathered bytes, before a parameter whose block is computed after the
+    bucket's first reader, and before one first read after every member's
+    last reader, so that no parameter stays gathered longer (under ZeRO-3
+    only a weight and the bias read by the same op share a bucket).
+    `gather=auto` buckets them only in a communication-bound step and only
+    parameters whose copies cost less than their own all-gather's latency
+    terms; on GPT-2 124M, bf16, ZeRO-1 at dp=8 and seq 1024, 148 all-gathers
+    become 39 and the modelled step falls from 5.52 to 4.90 ms.
+
+    ```mlir
+    // After: two bf16 blocks on dp=2, gathered at once; v's blocks are
+    // its columns.
+    %fw = tg.reshape %cw : tensor<4x8xbf16> -> tensor<32xbf16>
+    %fv = tg.reshape %cv : tensor<8x4xbf16> -> tensor<32xbf16>
+    %b = tg.concat %fw, %fv dim = 0 : (tensor<32xbf16>, tensor<32xbf16>) -> tensor<64xbf16>
+    %g = shard.all_gather %b on @mesh grid_axes = [0] gather_axis = 0 : tensor<64xbf16> -> tensor<128xbf16>
+    %rows = tg.reshape %g : tensor<128xbf16> -> tensor<2x64xbf16>
+    %p:2 = tg.fusion(%rows) {kind = "multi_tensor"} : (tensor<2x64xbf16>) -> (tensor<8x8xbf16>, tensor<8x8xbf16>) {
+    ^bb0(%a: tensor<2x64xbf16>):
+      %sw = tg.slice %a [0:2, 0:32] : tensor<2x64xbf16> -> tensor<2x32xbf16>
+      %w = tg.reshape %sw : tensor<2x32xbf16> -> tensor<8x8xbf16>
+      %sv = tg.slice %a [0:2, 32:64] : tensor<2x64xbf16> -> tensor<2x32xbf16>
+      %rv = tg.reshape %sv : tensor<2x32xbf16> -> tensor<2x8x4xbf16>
+      %tv = tg.transpose %rv perm = [1, 0, 2] : tensor<2x8x4xbf16> -> tensor<8x2x4xbf16>
+      %v = tg.reshape %tv : tensor<8x2x4xbf16> -> tensor<8x8xbf16>
+      tg.yield %w, %v : tensor<8x8xbf16>, tensor<8x8xbf16>
+    }
+    ```
+
     ```mlir
     // Before: two all-reduces.
     %a = shard.all_reduce %ga on @mesh grid_axes = [0] : tensor<64x3xf32> -> tensor<64x3xf32>
@@ -974,15 +1011,19 @@ def TGBucketCollectives : Pass<"tg-bucket-collectives", "::mlir::func::FuncOp"> 
     Option<"scatter", "scatter", "std::string", /*default=*/"\"auto\"",
            "Reduce-scatter buckets: auto (when the step's communication "
            "outweighs its kernels), always or never">,
+    Option<"gather", "gather", "std::string", /*default=*/"\"auto\"",
+           "ZeRO's parameter all-gather buckets: auto (when the step's "
+           "communication outweighs its kernels), always or never">,
     Option<"device", "device", "std::string", /*default=*/"\"\"",
            "The built-in device whose cost model decides the reduce-scatter "
-           "buckets (default: the module's tg.device, else H100-SXM)">,
+           "and all-gather buckets (default: the module's tg.device, else "
+           "H100-SXM)">,
   ];
   let statistics = [
     Statistic<"bucketsMade", "buckets", "Buckets made">,
     Statistic<"collectivesMerged", "collectives-merged",
-              "Gradient all-reduces and reduce-scatters merged into "
-              "buckets">,
+              "Gradient all-reduces, reduce-scatters and parameter "
+              "all-gathers merged into buckets">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect", "::tgc::tg::TGDialect"];
 }

@@ -8,7 +8,7 @@
 //  - the simulated ranks or the interpreter on random arguments (tgc run),
 //  - the training passes under a precision policy (tgc-opt's tg-* passes),
 //  - the whole pipeline with --train (else, when that fails, without) under
-//    one of four meshes (tgc compile), the compiled step on the
+//    one of six meshes (tgc compile), the compiled step on the
 //    interpreter, and the CUDA emitter on a training step (--emit cuda).
 // The policy and the mesh are drawn from a hash of the input, so an input
 // always takes the same path. Errors are the expected outcome; a crash, a
@@ -46,9 +46,13 @@ using namespace mlir;
 
 namespace {
 const char *const kPolicies[] = {"fp32", "bf16", "fp16", "fp8"};
-const char *const kMeshes[] = {"", "mesh=pp=2 micro-batches=2",
-                               "mesh=dp=2 zero=1",
-                               "mesh=tp=2 sequence-parallel=true"};
+const char *const kMeshes[] = {
+    "",
+    "mesh=pp=2 micro-batches=2",
+    "mesh=dp=2 zero=1",
+    "mesh=tp=2 sequence-parallel=true",
+    "mesh=tp=3",
+    "mesh=dp=2 zero=3 gather-buckets=always scatter-buckets=always"};
 
 /// The registry every input's context is made from, and the passes parsed
 /// by name.

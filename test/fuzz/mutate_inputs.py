@@ -4,7 +4,8 @@
 Takes seed .mlir files, applies random token-level mutations (drop, duplicate,
 swap, replace a number with an extreme one, replace a type, truncate) and runs
 `tgc-opt --canonicalize`, `tgc report`, `tgc run --random-inputs 0` (the
-interpreter), `tgc compile --train --mesh pp=2` (pipeline stages) and the
+interpreter), `tgc compile --train --mesh ...` (pipeline stages, tp=3's
+padding, ZeRO-3's buckets, tp with sequence parallelism) and the
 training passes (mixed precision under a random policy,
 autodiff, micro-batching, optimizer, scaling update)
 on each mutant. Any exit status other
@@ -73,16 +74,23 @@ def main():
     commands = [[os.path.join(args.tools_dir, "tgc-opt"), "--canonicalize", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "report", "-"],
                 [os.path.join(args.tools_dir, "tgc"), "run", "-", "--random-inputs", "0"],
-                # The whole pipeline with pipeline stages (docs/pipeline.md).
-                [os.path.join(args.tools_dir, "tgc"), "compile", "-", "--train",
-                 "--mesh", "pp=2", "--micro-batches", "2", "-o", "-"],
+                None,  # the whole pipeline, under a mesh drawn per mutant
                 None]  # the training passes, under a policy drawn per mutant
     policies = ["fp32", "bf16", "fp16", "fp8"]
+    # Pipeline stages (docs/pipeline.md), tp=3's padded heads, widths and
+    # classes, ZeRO-3's buckets, and tp with sequence parallelism and ZeRO.
+    meshes = [["--mesh", "pp=2", "--micro-batches", "2"],
+              ["--mesh", "tp=3"],
+              ["--mesh", "dp=2", "--zero", "3", "--gather-buckets", "always",
+               "--scatter-buckets", "always"],
+              ["--mesh", "dp=2,tp=2", "--zero", "1", "--sequence-parallel"]]
     failures = 0
     for i in range(args.iterations):
         text = rng.choice(seeds)
         for _ in range(rng.randint(1, 3)):
             text = mutate(text, rng)
+        commands[-2] = [os.path.join(args.tools_dir, "tgc"), "compile", "-",
+                        "--train", *rng.choice(meshes), "-o", "-"]
         commands[-1] = [os.path.join(args.tools_dir, "tgc-opt"),
                         f"--tg-mixed-precision=policy={rng.choice(policies)}",
                         "--tg-autodiff", "--tg-microbatch=micro-batches=2",

@@ -90,7 +90,12 @@ public:
                                     "SoftmaxCrossEntropyLoss",
                                     "ConstantOfShape",
                                     "Flatten",
-                                    "Shape"};
+                                    "Shape",
+                                    "ArgMax",
+                                    "Hardmax",
+                                    "PRelu",
+                                    "Celu",
+                                    "IsInf"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {
@@ -107,8 +112,9 @@ public:
           a->set_f(pick(2) ? -a->f() : 1e30f);
         } else {
           onnx::AttributeProto *a = node->add_attribute();
-          static const char *names[] = {"axis",   "axes", "perm", "keepdims",
-                                        "transA", "to",   "upper"};
+          static const char *names[] = {
+              "axis",   "axes", "perm",  "keepdims",
+              "transA", "to",   "upper", "select_last_index"};
           a->set_name(names[pick(std::size(names))]);
           a->set_type(onnx::AttributeProto::INT);
           a->set_i(interesting(0));

@@ -89,6 +89,10 @@ mlir::LogicalResult convertGatherElements(GraphImporter &g);
 mlir::LogicalResult convertTile(GraphImporter &g);
 mlir::LogicalResult convertTopK(GraphImporter &g);
 mlir::LogicalResult convertIsNaN(GraphImporter &g);
+mlir::LogicalResult convertArgExtreme(GraphImporter &g);
+/// Hardmax along `axis` of `x` (float, rank >= 1): 1 at the first largest
+/// element of each row, 0 elsewhere.
+mlir::Value buildHardmax(GraphImporter &g, mlir::Value x, int64_t axis);
 
 } // namespace tgc::onnx_import
 

@@ -453,6 +453,71 @@ LogicalResult onnx_import::convertTopK(Importer &g) {
   return success();
 }
 
+/// The position of the largest (`smallest`: the smallest) element of each
+/// row of `x` along `axis`, the first of equal ones (i64; `axis` kept with
+/// size 1): TopK with k = 1.
+static Value getArgExtreme(Importer &g, Value x, int64_t axis, bool smallest) {
+  auto [perm, inverse] = moveAxisLast(Importer::getType(x).getRank(), axis);
+  SmallVector<Value> results =
+      g.createResults<tg::TopKOp>(g.transpose(x, perm), uint64_t(1), smallest);
+  if (g.hadError())
+    return {};
+  return g.transpose(results[1], inverse);
+}
+
+// ArgMax and ArgMin: the first position of an extreme, or with
+// select_last_index (opset 12) the last: n - 1 minus the first in the row
+// reversed.
+LogicalResult onnx_import::convertArgExtreme(Importer &g) {
+  bool smallest = g.getNode().op_type() == "ArgMin";
+  ASSIGN_OR_FAIL(x, requireSortable(g, smallest ? "ArgMin" : "ArgMax"));
+  RankedTensorType type = Importer::getType(x);
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), type.getRank()));
+  int64_t size = type.getDimSize(axis);
+  if (size == 0)
+    return g.fail("the reduced dimension is empty");
+  bool last = g.getBool("select_last_index", false);
+  if (last)
+    x = g.takeAlongAxis(
+        x, axis, llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, size))));
+  Value indices = getArgExtreme(g, x, axis, smallest);
+  if (!indices)
+    return failure();
+  if (last) {
+    RankedTensorType indicesType = Importer::getType(indices);
+    indices =
+        buildBinary<tg::SubOp>(g, g.splat(indicesType, size - 1.0), indices);
+  }
+  if (!g.getBool("keepdims", true)) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + axis);
+    indices = g.reshape(indices, shape);
+  }
+  g.setOutput(0, indices);
+  return success();
+}
+
+Value onnx_import::buildHardmax(Importer &g, Value x, int64_t axis) {
+  RankedTensorType type = Importer::getType(x);
+  int64_t size = type.getDimSize(axis);
+  if (size == 0)
+    return x;
+  Value indices = getArgExtreme(g, x, axis, /*smallest=*/false);
+  if (!indices)
+    return {};
+  // Each position compared with its row's index: an iota along `axis`.
+  SmallVector<int64_t> iotaShape(type.getRank(), 1);
+  iotaShape[axis] = size;
+  Value positions = g.reshape(
+      g.constantInts(llvm::to_vector(llvm::seq<int64_t>(0, size)),
+                     RankedTensorType::get({size}, g.builder.getI64Type())),
+      iotaShape);
+  Value hit = compare(g, tg::CompareDirection::EQ,
+                      g.broadcastTo(indices, type.getShape()),
+                      g.broadcastTo(positions, type.getShape()));
+  return select(g, hit, g.splat(type, 1.0), g.splat(type, 0.0));
+}
+
 LogicalResult onnx_import::convertIsNaN(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (!isFloat(x))

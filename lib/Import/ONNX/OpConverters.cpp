@@ -319,6 +319,116 @@ static LogicalResult convertLeakyRelu(Importer &g) {
   return success();
 }
 
+/// Activations and elementary functions tg has no op for, composed of the
+/// ones it has (so they are differentiable and fuse like any other): Elu,
+/// Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh, Asinh,
+/// Acosh, Atanh, and Sign (also of integers).
+static LogicalResult convertComposite(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  StringRef op = g.getNode().op_type();
+  if (failed(op == "Sign" ? requireNumeric(g, x) : requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  auto c = [&](double value) { return g.splat(type, value); };
+  auto add = [&](Value a, Value b) { return buildBinary<tg::AddOp>(g, a, b); };
+  auto sub = [&](Value a, Value b) { return buildBinary<tg::SubOp>(g, a, b); };
+  auto mul = [&](Value a, Value b) { return buildBinary<tg::MulOp>(g, a, b); };
+  auto div = [&](Value a, Value b) { return buildBinary<tg::DivOp>(g, a, b); };
+  auto exp = [&](Value a) { return g.create<tg::ExpOp>(type, a); };
+  auto log = [&](Value a) { return g.create<tg::LogOp>(type, a); };
+  auto sqrt = [&](Value a) { return g.create<tg::SqrtOp>(type, a); };
+  auto neg = [&](Value a) { return g.create<tg::NegOp>(type, a); };
+  auto less = [&](Value a, Value b) {
+    return compare(g, tg::CompareDirection::LT, a, b);
+  };
+  Value zero = c(0.0), one = c(1.0);
+  // alpha * (exp(x) - 1), ELU's negative side.
+  auto expm1Times = [&](Value a, double alpha) {
+    return mul(c(alpha), sub(exp(a), one));
+  };
+  Value result;
+  if (op == "Elu") {
+    result =
+        select(g, less(x, zero), expm1Times(x, g.getFloat("alpha", 1.0f)), x);
+  } else if (op == "Selu") {
+    double alpha = g.getFloat("alpha", 1.67326319217681884765625f);
+    double gamma = g.getFloat("gamma", 1.05070102214813232421875f);
+    result = mul(c(gamma), select(g, less(zero, x), x, expm1Times(x, alpha)));
+  } else if (op == "Celu") {
+    double alpha = g.getFloat("alpha", 1.0f);
+    if (alpha == 0.0)
+      return g.fail("alpha must not be 0");
+    result = add(
+        buildBinary<tg::MaxOp>(g, x, zero),
+        buildBinary<tg::MinOp>(g, zero, expm1Times(div(x, c(alpha)), alpha)));
+  } else if (op == "ThresholdedRelu") {
+    result = select(g, less(c(g.getFloat("alpha", 1.0f)), x), x, zero);
+  } else if (op == "Softsign") {
+    result = div(x, add(one, g.create<tg::AbsOp>(type, x)));
+  } else if (op == "PRelu") {
+    ASSIGN_OR_FAIL(slope, g.requireInput(1));
+    RankedTensorType slopeType = Importer::getType(slope);
+    if (slopeType.getElementType() != type.getElementType())
+      return g.fail("slope has another element type than X");
+    // Before opset 7 a slope of one value per channel (dimension 1) is
+    // laid along it; since, slopes broadcast from the right.
+    if (g.opset < 7 && slopeType.getRank() == 1 && type.getRank() >= 2 &&
+        slopeType.getDimSize(0) == type.getDimSize(1)) {
+      SmallVector<int64_t> channels(type.getRank() - 1, 1);
+      channels.front() = slopeType.getDimSize(0);
+      slope = g.reshape(slope, channels);
+    }
+    ASSIGN_OR_FAIL(shape, g.broadcastShapes({x, slope}));
+    if (ArrayRef<int64_t>(shape) != type.getShape())
+      return g.fail("slope does not broadcast to X's shape");
+    result = select(g, less(x, zero), mul(g.broadcastTo(slope, shape), x), x);
+  } else if (op == "Tan") {
+    result = div(g.create<tg::SinOp>(type, x), g.create<tg::CosOp>(type, x));
+  } else if (op == "Sinh" || op == "Cosh") {
+    Value e = exp(x), inverse = exp(neg(x));
+    result = mul(c(0.5), op == "Sinh" ? sub(e, inverse) : add(e, inverse));
+  } else if (op == "Asinh") {
+    // Odd: computed on |x| so that large negative x does not cancel.
+    Value a = g.create<tg::AbsOp>(type, x);
+    Value magnitude = log(add(a, sqrt(add(mul(a, a), one))));
+    result = select(g, less(x, zero), neg(magnitude), magnitude);
+  } else if (op == "Acosh") {
+    result = log(add(x, sqrt(sub(mul(x, x), one))));
+  } else if (op == "Atanh") {
+    result = mul(c(0.5), log(div(add(one, x), sub(one, x))));
+  } else if (op == "Sign") {
+    // x * 0 keeps a NaN (and is 0 otherwise).
+    result = select(g, less(zero, x), one,
+                    select(g, less(x, zero), c(-1.0), mul(x, zero)));
+  } else {
+    return g.fail("no composition for " + op);
+  }
+  g.setOutput(0, result);
+  return success();
+}
+
+// IsInf-10: x == +inf (detect_positive) or x == -inf (detect_negative).
+static LogicalResult convertIsInf(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  double inf = std::numeric_limits<double>::infinity();
+  Value result;
+  for (auto [attribute, value] :
+       {std::pair<StringRef, double>("detect_positive", inf),
+        {"detect_negative", -inf}}) {
+    if (!g.getBool(attribute, true))
+      continue;
+    Value hit = compare(g, tg::CompareDirection::EQ, x, g.splat(type, value));
+    result = result ? select(g, result, result, hit) : hit;
+  }
+  if (!result)
+    result = g.splat(type.clone(g.builder.getI1Type()), 0.0);
+  g.setOutput(0, result);
+  return success();
+}
+
 static LogicalResult convertSoftplus(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireFloat(g, x)))
@@ -369,7 +479,10 @@ static LogicalResult convertGelu(Importer &g) {
 // Normalizations and softmax
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy> static LogicalResult convertSoftmax(Importer &g) {
+/// Softmax's layout (Softmax, LogSoftmax, Hardmax): `build(x, axis)` along
+/// `axis`, or before opset 13 over all dimensions from `axis` on, as one.
+template <typename Build>
+static LogicalResult convertSoftmaxLike(Importer &g, Build build) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireFloat(g, x)))
     return failure();
@@ -380,16 +493,32 @@ template <typename OpTy> static LogicalResult convertSoftmax(Importer &g) {
   ASSIGN_OR_FAIL(
       axis, g.normalizeAxis(g.getInt("axis", g.opset >= 13 ? -1 : 1), rank));
   if (g.opset >= 13) {
-    g.setOutput(0, g.create<OpTy>(type, x, axis));
+    Value result = build(x, axis);
+    if (!result)
+      return failure();
+    g.setOutput(0, result);
     return success();
   }
-  // Before opset 13: over all dimensions from `axis` on, as one.
   ArrayRef<int64_t> shape = type.getShape();
   Value flat = g.reshape(
       x, {product(shape.take_front(axis)), product(shape.drop_front(axis))});
-  Value result = g.create<OpTy>(flat.getType(), flat, 1);
+  Value result = build(flat, 1);
+  if (!result)
+    return failure();
   g.setOutput(0, g.reshape(result, shape));
   return success();
+}
+
+template <typename OpTy> static LogicalResult convertSoftmax(Importer &g) {
+  return convertSoftmaxLike(g, [&](Value x, int64_t axis) -> Value {
+    return g.create<OpTy>(x.getType(), x, axis);
+  });
+}
+
+// Hardmax: 1 at the first largest element of each row, 0 elsewhere.
+static LogicalResult convertHardmax(Importer &g) {
+  return convertSoftmaxLike(
+      g, [&](Value x, int64_t axis) { return buildHardmax(g, x, axis); });
 }
 
 static LogicalResult convertLayerNormalization(Importer &g) {
@@ -1602,19 +1731,27 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
   // docs/import.md).
   static const llvm::StringMap<OpSupport> ops = {
       {"Abs", {convertUnary<tg::AbsOp, false>, 1, 1}},
+      {"Acosh", {convertComposite, 9, 9}},
       {"Add", {convertBinary<tg::AddOp>, 1, 1}},
       {"And", {convertLogical<0>, 1, 1}},
+      {"ArgMax", {convertArgExtreme, 1, 1}},
+      {"ArgMin", {convertArgExtreme, 1, 1}},
+      {"Asinh", {convertComposite, 9, 9}},
+      {"Atanh", {convertComposite, 9, 9}},
       {"Cast", {convertCast, 1, 6}},
       {"CastLike", {convertCastLike, 15, 15}},
+      {"Celu", {convertComposite, 12, 12}},
       {"Clip", {convertClip, 1, 1}},
       {"Concat", {convertConcat, 1, 1}},
       {"Constant", {convertConstant, 1, 1}},
       {"ConstantOfShape", {convertConstantOfShape, 9, 9}},
       {"Cos", {convertUnary<tg::CosOp>, 7, 7}},
+      {"Cosh", {convertComposite, 9, 9}},
       {"CumSum", {convertCumSum, 11, 11}},
       {"Div", {convertBinary<tg::DivOp>, 1, 1}},
       {"Dropout", {convertDropout, 1, 1}},
       {"Einsum", {convertEinsum, 12, 12}},
+      {"Elu", {convertComposite, 1, 1}},
       {"Equal", {convertCompare<CompareDirection::EQ>, 1, 1}},
       {"Erf", {convertUnary<tg::ErfOp>, 9, 9}},
       {"Exp", {convertUnary<tg::ExpOp>, 1, 1}},
@@ -1629,7 +1766,9 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"GreaterOrEqual", {convertCompare<CompareDirection::GE>, 12, 12}},
       {"HardSigmoid", {convertHardSigmoid, 1, 1}},
       {"HardSwish", {convertHardSigmoid, 14, 14}},
+      {"Hardmax", {convertHardmax, 1, 1}},
       {"Identity", {convertIdentity, 1, 1}},
+      {"IsInf", {convertIsInf, 10, 10}},
       {"IsNaN", {convertIsNaN, 9, 9}},
       {"LayerNormalization", {convertLayerNormalization, 17, 17}},
       {"LeakyRelu", {convertLeakyRelu, 1, 1}},
@@ -1646,6 +1785,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"NegativeLogLikelihoodLoss", {convertNegativeLogLikelihoodLoss, 12, 12}},
       {"Not", {convertNot, 1, 1}},
       {"Or", {convertLogical<1>, 1, 1}},
+      {"PRelu", {convertComposite, 1, 1}},
       {"Pad", {convertPad, 1, 1}},
       {"Pow", {convertBinary<tg::PowOp, true>, 1, 1}},
       {"Range", {convertRange, 11, 11}},
@@ -1664,22 +1804,28 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
        {convertReduce<ReduceKind::Sum, ReduceForm::SumSquare>, 1, 1}},
       {"Relu", {convertUnary<tg::ReluOp>, 1, 1}},
       {"Reshape", {convertReshape, 1, 1}},
+      {"Selu", {convertComposite, 1, 1}},
+      {"SequenceAt", {convertSequenceAt, 11, 11}},
       {"Shape", {convertShape, 1, 1}},
       {"Sigmoid", {convertUnary<tg::SigmoidOp>, 1, 1}},
+      {"Sign", {convertComposite, 9, 9}},
       {"Sin", {convertUnary<tg::SinOp>, 7, 7}},
+      {"Sinh", {convertComposite, 9, 9}},
       {"Size", {convertSize, 1, 1}},
       {"Slice", {convertSlice, 1, 1}},
       {"Softmax", {convertSoftmax<tg::SoftmaxOp>, 1, 1}},
       {"SoftmaxCrossEntropyLoss", {convertSoftmaxCrossEntropyLoss, 12, 12}},
       {"Softplus", {convertSoftplus, 1, 1}},
+      {"Softsign", {convertComposite, 1, 1}},
       {"Split", {convertSplit, 1, 1}},
       {"SplitToSequence", {convertSplitToSequence, 11, 11}},
-      {"SequenceAt", {convertSequenceAt, 11, 11}},
       {"Sqrt", {convertUnary<tg::SqrtOp>, 1, 1}},
       {"Squeeze", {convertSqueeze, 1, 1}},
       {"Sub", {convertBinary<tg::SubOp>, 1, 1}},
       {"Sum", {convertVariadic<tg::AddOp>, 1, 1}},
+      {"Tan", {convertComposite, 7, 7}},
       {"Tanh", {convertUnary<tg::TanhOp>, 1, 1}},
+      {"ThresholdedRelu", {convertComposite, 10, 10}},
       {"Tile", {convertTile, 1, 6}},
       {"TopK", {convertTopK, 1, 1}},
       {"Transpose", {convertTranspose, 1, 1}},

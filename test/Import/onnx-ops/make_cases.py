@@ -279,6 +279,17 @@ def tile_topk_isnan_cases():
         helper.make_node("Where", ["nan", "zero", "x"], ["y"])], y)
 
 
+def save_grad_models(ops, w):
+    """grad/NAME.onnx for each op chain of `ops` (from the parameter w to
+    h), with the sum of squares of h as its loss."""
+    for name, nodes in ops.items():
+        nodes = sorted(nodes, key=lambda n: n.op_type != "Constant") + [
+            helper.make_node("Mul", ["h", "h"], ["sq"]),
+            helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+        m = model(nodes, [], [vi("loss", F, [])], [("w", w)])
+        onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
+
+
 def grad_models():
     """Parameters through each op, into a scalar loss (sum of squares), for
     `tgc gradcheck`."""
@@ -312,12 +323,44 @@ def grad_models():
         "topk": [const("k", np.array([3], np.int64)),
                  helper.make_node("TopK", ["w", "k"], ["h", "i"], axis=1)],
     }
-    for name, nodes in ops.items():
-        nodes = sorted(nodes, key=lambda n: n.op_type != "Constant") + [
-            helper.make_node("Mul", ["h", "h"], ["sq"]),
-            helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
-        m = model(nodes, [], [vi("loss", F, [])], [("w", w)])
-        onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
+    save_grad_models(ops, w)
+
+
+def composite_grad_models():
+    """The activations and functions tg imports as compositions of its own
+    ops (Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh,
+    Asinh, Acosh, Atanh), a parameter through each, for `tgc gradcheck`.
+    Acosh and Atanh read a value in their domain (1.5 + |w|, tanh(w) / 2);
+    Tan reads tanh(w), away from its poles."""
+    w = np.random.default_rng(26).standard_normal((4, 6)).astype(np.float32)
+    # Away from the kinks of the piecewise ones (0; ThresholdedRelu's 0.3).
+    w[np.abs(w) < 0.05] += 0.1
+    w[np.abs(w - 0.3) < 0.05] += 0.1
+    ops = {
+        "elu": [helper.make_node("Elu", ["w"], ["h"], alpha=0.7)],
+        "selu": [helper.make_node("Selu", ["w"], ["h"])],
+        "celu": [helper.make_node("Celu", ["w"], ["h"], alpha=1.5)],
+        "thresholdedrelu": [helper.make_node("ThresholdedRelu", ["w"], ["h"],
+                                             alpha=0.3)],
+        "softsign": [helper.make_node("Softsign", ["w"], ["h"])],
+        "prelu": [const("slope", np.array([0.1, -0.2, 0.3, 0.5, 2.0, 0.0],
+                                          np.float32)),
+                  helper.make_node("PRelu", ["w", "slope"], ["h"])],
+        "tan": [helper.make_node("Tanh", ["w"], ["t"]),
+                helper.make_node("Tan", ["t"], ["h"])],
+        "sinh": [helper.make_node("Sinh", ["w"], ["h"])],
+        "cosh": [helper.make_node("Cosh", ["w"], ["h"])],
+        "asinh": [helper.make_node("Asinh", ["w"], ["h"])],
+        "acosh": [helper.make_node("Abs", ["w"], ["a"]),
+                  const("c", np.float32(1.5)),
+                  helper.make_node("Add", ["a", "c"], ["b"]),
+                  helper.make_node("Acosh", ["b"], ["h"])],
+        "atanh": [helper.make_node("Tanh", ["w"], ["t"]),
+                  const("c", np.float32(0.5)),
+                  helper.make_node("Mul", ["t", "c"], ["b"]),
+                  helper.make_node("Atanh", ["b"], ["h"])],
+    }
+    save_grad_models(ops, w)
 
 
 if __name__ == "__main__":
@@ -329,3 +372,4 @@ if __name__ == "__main__":
     gather_cases()
     tile_topk_isnan_cases()
     grad_models()
+    composite_grad_models()

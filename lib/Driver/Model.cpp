@@ -29,11 +29,30 @@ LogicalResult tgc::reportError(const llvm::Twine &message) {
 
 /// The importer's options from the user's flags.
 static FailureOr<ONNXImportOptions>
-getImportOptions(const ModelImportFlags &flags) {
+getImportOptions(MLIRContext &context, const ModelImportFlags &flags) {
   ONNXImportOptions options;
   for (StringRef spec : flags.inputShapes)
     if (llvm::Error error = parseInputShape(spec, options.inputShapes))
       return reportError(llvm::toString(std::move(error)));
+  for (StringRef spec : flags.inputValues) {
+    auto [name, path] = spec.split('=');
+    if (name.empty() || path.empty())
+      return reportError("--input-value expects NAME=FILE, got '" + spec + "'");
+    if (options.inputValues.count(name))
+      return reportError("--input-value gives '" + name + "' twice");
+    llvm::Expected<npy::Array> value =
+        path.ends_with(".pb") ? [&]() -> llvm::Expected<npy::Array> {
+      llvm::Expected<ONNXTensorFile> file = readONNXTensorFile(context, path);
+      if (!file)
+        return file.takeError();
+      return std::move(file->value);
+    }()
+        : npy::readNpy(path);
+    if (!value)
+      return reportError("--input-value " + spec + ": " +
+                         llvm::toString(value.takeError()));
+    options.inputValues[name] = std::move(*value);
+  }
   options.lossOutput = flags.lossOutput;
   if (!flags.addLoss.empty()) {
     auto [kind, logits] = StringRef(flags.addLoss).split(':');
@@ -101,7 +120,7 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
                                       const ModelImportFlags &flags) {
   LoadedModel loaded;
   if (path.ends_with(".onnx")) {
-    FailureOr<ONNXImportOptions> options = getImportOptions(flags);
+    FailureOr<ONNXImportOptions> options = getImportOptions(context, flags);
     if (failed(options))
       return failure();
     FailureOr<ImportedModel> model = importONNXFile(context, path, *options);

@@ -152,8 +152,33 @@ static CaseResult runCase(StringRef directory) {
       options.inputShapes[inputNames[i]] = tensor->value.shape;
   }
 
+  // A graph input tg needs at import (a shape operand passed as data) is
+  // fixed to its value in the first data set, as `--input-value` does; the
+  // error's hint names it.
+  llvm::StringSet<> fixed;
   FailureOr<tgc::ImportedModel> imported =
       tgc::importONNXFile(context, modelPath, options);
+  while (failed(imported) && fixed.size() < inputNames.size()) {
+    StringRef hint = "--input-value ";
+    size_t at = StringRef(diagnostics).find(hint);
+    if (at == StringRef::npos)
+      break;
+    StringRef name = StringRef(diagnostics)
+                         .drop_front(at + hint.size())
+                         .split("=FILE")
+                         .first;
+    auto index = llvm::find(inputNames, name) - inputNames.begin();
+    if (size_t(index) >= inputNames.size() ||
+        size_t(index) >= firstInputs.size() || !fixed.insert(name).second)
+      break;
+    llvm::Expected<tgc::ONNXTensorFile> value =
+        tgc::readONNXTensorFile(context, firstInputs[index]);
+    if (!value)
+      return {Outcome::Fail, llvm::toString(value.takeError())};
+    options.inputValues[name] = std::move(value->value);
+    diagnostics.clear();
+    imported = tgc::importONNXFile(context, modelPath, options);
+  }
   if (failed(imported))
     return {isUnsupported(diagnostics) ? Outcome::Unsupported : Outcome::Fail,
             "import: " + diagnostics};
@@ -170,9 +195,29 @@ static CaseResult runCase(StringRef directory) {
     std::vector<std::string> outputs = listSorted(dataSet, "output_");
     SmallVector<tgc::Tensor> arguments;
     size_t nextInput = 0, nextParam = 0;
+    // The fixed inputs are constants of the first data set's values: the
+    // others must hold the same.
+    for (auto [index, inputName] : llvm::enumerate(inputNames)) {
+      if (!fixed.contains(inputName) || dataSet == dataSets.front())
+        continue;
+      if (index >= inputs.size())
+        return {Outcome::Fail, "missing input_" + std::to_string(index)};
+      llvm::Expected<tgc::ONNXTensorFile> value =
+          tgc::readONNXTensorFile(context, inputs[index]);
+      if (!value)
+        return {Outcome::Fail, llvm::toString(value.takeError())};
+      const tgc::npy::Array &first = options.inputValues[inputName];
+      if (value->value.shape != first.shape || value->value.data != first.data)
+        return {Outcome::Unsupported,
+                "input '" + inputName +
+                    "', needed at import, differs between data sets"};
+    }
     for (unsigned i = 0; i < function.getNumArguments(); ++i) {
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
       std::string name = tgc::getArgumentName(function, i);
+      while (nextInput < inputNames.size() &&
+             fixed.contains(inputNames[nextInput]))
+        ++nextInput;
       llvm::Expected<tgc::Tensor> tensor =
           llvm::createStringError("no value for argument '" + name + "'");
       if (nextInput < inputNames.size() && name == inputNames[nextInput]) {

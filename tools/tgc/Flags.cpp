@@ -88,6 +88,13 @@ static cl::list<std::string> inputShapes(
              "dimensions (e.g. ids=4x128)"),
     cl::value_desc("NAME=DIMS"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
     TGC_CAT);
+static cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("ONNX: fix graph input NAME to the value in FILE (.npy, or an "
+             "ONNX TensorProto .pb): it becomes a constant, as an operand tg "
+             "needs at import must be (a Reshape's shape, TopK's k...)"),
+    cl::value_desc("NAME=FILE"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
+    TGC_CAT);
 static cl::opt<std::string> lossOutput(
     "loss-output",
     cl::desc("ONNX: the scalar graph output that is the loss (default: an "
@@ -368,7 +375,8 @@ ModelImportFlags cli::getImportFlags() {
       addLoss,
       parametersFile,
       std::vector<std::string>(parameterGlobs.begin(), parameterGlobs.end()),
-      std::vector<std::string>(bufferGlobs.begin(), bufferGlobs.end())};
+      std::vector<std::string>(bufferGlobs.begin(), bufferGlobs.end()),
+      std::vector<std::string>(inputValues.begin(), inputValues.end())};
 }
 
 mlir::FailureOr<std::optional<DeviceSpec>> cli::getChosenDevice() {

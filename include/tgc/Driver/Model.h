@@ -42,6 +42,8 @@ struct ModelImportFlags {
   std::string parametersFile;
   std::vector<std::string> parameterGlobs;
   std::vector<std::string> bufferGlobs;
+  /// `--input-value NAME=FILE` (.npy, or an ONNX TensorProto .pb).
+  std::vector<std::string> inputValues;
 };
 
 struct LoadedModel {

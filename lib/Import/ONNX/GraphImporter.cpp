@@ -312,6 +312,16 @@ FailureOr<ArrayRef<Value>> GraphImporter::requireSequenceInput(unsigned index) {
   return ArrayRef<Value>(it->second);
 }
 
+/// How an operand tg needs at import that is an argument of the function
+/// (a graph input, or a parameter) can become a constant: a graph input's
+/// value can be fixed with --input-value.
+static std::string getInputValueHint(Value value, StringRef name) {
+  if (!isa<BlockArgument>(value))
+    return "";
+  return "; a graph input can be fixed with --input-value " +
+         printableName(name) + "=FILE";
+}
+
 FailureOr<SmallVector<int64_t>>
 GraphImporter::requireConstantInts(unsigned index, StringRef what) {
   FailureOr<Value> value = requireInput(index);
@@ -322,7 +332,8 @@ GraphImporter::requireConstantInts(unsigned index, StringRef what) {
     emitNodeError() << "'" << what << "' (input '"
                     << printableName(node->input(index))
                     << "') must be computable at import, but it depends on "
-                       "a graph input or parameter";
+                       "a graph input or parameter"
+                    << getInputValueHint(*value, node->input(index));
     return failure();
   }
   if (!tensor->isIntStorage() || tensor->getElementType().isInteger(1)) {
@@ -343,7 +354,8 @@ FailureOr<double> GraphImporter::requireConstantScalar(unsigned index,
     emitNodeError() << "'" << what << "' (input '"
                     << printableName(node->input(index))
                     << "') must be computable at import (a single value), "
-                       "but it is not";
+                       "but it is not"
+                    << getInputValueHint(*value, node->input(index));
     return failure();
   }
   return tensor->getAsDouble(0);

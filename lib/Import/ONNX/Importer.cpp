@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -302,7 +303,10 @@ public:
 
 private:
   InFlightDiagnostic emitModelError() { return emitError(fileLoc); }
+  FailureOr<Type> getInputElementType(const onnx::ValueInfoProto &info);
   FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &info);
+  LogicalResult addInputValue(const onnx::ValueInfoProto &info,
+                              const npy::Array &value, GraphImporter &importer);
   LogicalResult addArguments(const onnx::GraphProto &graph,
                              GraphImporter &importer);
   LogicalResult importNodes(const onnx::GraphProto &graph,
@@ -348,22 +352,31 @@ private:
 };
 } // namespace
 
-FailureOr<RankedTensorType>
-ModelImporter::getInputType(const onnx::ValueInfoProto &info) {
-  const std::string &inputName = info.name();
+/// The element type of a graph input: a tensor of a type tg holds.
+FailureOr<Type>
+ModelImporter::getInputElementType(const onnx::ValueInfoProto &info) {
   if (!info.type().has_tensor_type()) {
-    emitModelError() << "graph input '" << inputName
+    emitModelError() << "graph input '" << info.name()
                      << "' is not a tensor; tg takes tensors only";
     return failure();
   }
-  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
-  Type elementType = getElementType(context, tensorType.elem_type());
+  int32_t dataType = info.type().tensor_type().elem_type();
+  Type elementType = getElementType(context, dataType);
   if (!elementType) {
-    emitModelError() << "graph input '" << inputName << "' has element type "
-                     << getDataTypeName(tensorType.elem_type())
-                     << ", which tg cannot hold";
+    emitModelError() << "graph input '" << info.name() << "' has element type "
+                     << getDataTypeName(dataType) << ", which tg cannot hold";
     return failure();
   }
+  return elementType;
+}
+
+FailureOr<RankedTensorType>
+ModelImporter::getInputType(const onnx::ValueInfoProto &info) {
+  const std::string &inputName = info.name();
+  FailureOr<Type> elementType = getInputElementType(info);
+  if (failed(elementType))
+    return failure();
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
   auto bound = options.inputShapes.find(inputName);
   if (!tensorType.has_shape() && bound == options.inputShapes.end()) {
     emitModelError() << "graph input '" << inputName
@@ -408,7 +421,46 @@ ModelImporter::getInputType(const onnx::ValueInfoProto &info) {
     emitModelError() << "graph input '" << inputName << "' is too large";
     return failure();
   }
-  return RankedTensorType::get(shape, elementType);
+  return RankedTensorType::get(shape, *elementType);
+}
+
+/// A graph input fixed at import (`--input-value`): a constant of `value`,
+/// whose shape must be the one the model declares, if any.
+LogicalResult ModelImporter::addInputValue(const onnx::ValueInfoProto &info,
+                                           const npy::Array &value,
+                                           GraphImporter &importer) {
+  const std::string &inputName = info.name();
+  FailureOr<Type> elementType = getInputElementType(info);
+  if (failed(elementType))
+    return failure();
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+  SmallVector<int64_t> shape(value.shape.begin(), value.shape.end());
+  if (tensorType.has_shape()) {
+    bool matches = tensorType.shape().dim_size() == int(shape.size());
+    for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim()))
+      matches &=
+          !matches || !dim.has_dim_value() || dim.dim_value() == shape[i];
+    if (!matches) {
+      emitModelError() << "--input-value gives '" << inputName
+                       << "' the shape [" << llvm::interleaved(shape)
+                       << "], which the model's does not admit";
+      return failure();
+    }
+  }
+  if (span(shape) > kMaxImportElements) {
+    emitModelError() << "--input-value of '" << inputName << "' is too large";
+    return failure();
+  }
+  auto type = RankedTensorType::get(shape, *elementType);
+  llvm::Expected<Tensor> tensor =
+      tensorFromNpy(value, type, inputName, /*allowNonFinite=*/true);
+  if (!tensor) {
+    emitModelError() << "--input-value of '" << inputName
+                     << "': " << llvm::toString(tensor.takeError());
+    return failure();
+  }
+  importer.define(inputName, importer.constant(std::move(*tensor)));
+  return success();
 }
 
 /// Graph inputs (that no initializer defines) become `input` arguments,
@@ -438,6 +490,12 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
                        << "' is unnamed or defined twice";
       return failure();
     }
+    auto fixed = options.inputValues.find(info.name());
+    if (fixed != options.inputValues.end()) {
+      if (failed(addInputValue(info, fixed->second, importer)))
+        return failure();
+      continue;
+    }
     FailureOr<RankedTensorType> type = getInputType(info);
     if (failed(type))
       return failure();
@@ -446,6 +504,12 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
   for (const auto &[inputName, shape] : options.inputShapes)
     if (!importer.isDefined(inputName)) {
       emitModelError() << "--input-shape names '" << inputName
+                       << "', which is no graph input";
+      return failure();
+    }
+  for (const auto &[inputName, value] : options.inputValues)
+    if (!importer.isDefined(inputName)) {
+      emitModelError() << "--input-value names '" << inputName
                        << "', which is no graph input";
       return failure();
     }

@@ -228,3 +228,14 @@ onnx.save(model([helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"]
                 [vi("x", F, [1, 2**24 + 1]), vi("t", I64, [1])],
                 [vi("y", F, [])]),
           "nllloss-many-classes.onnx")
+
+# A shape operand passed as data, as the ONNX backend tests pass them: tg
+# needs it at import, so `--input-value` fixes it (input-value.test).
+onnx.save(model([helper.make_node("Reshape", ["x", "shape"], ["y"],
+                                  name="reshape")],
+                [vi("x", F, [2, 6]), vi("shape", TensorProto.INT64, [2])],
+                [vi("y", F, None)]), "reshape-shape-input.onnx")
+onnx.save_tensor(tensor("shape", np.array([3, 4], np.int64)), "shape-3x4.pb")
+np.save("shape-4x3.npy", np.array([4, 3], np.int64))
+np.save("shape-3.npy", np.array([3], np.int64))
+np.save("shape-float.npy", np.array([3, 4], np.float32))

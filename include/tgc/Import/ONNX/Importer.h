@@ -27,6 +27,11 @@ namespace tgc {
 struct ONNXImportOptions {
   /// Shapes of graph inputs, binding their symbolic dimensions.
   llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Values of graph inputs fixed at import (`--input-value NAME=FILE`):
+  /// each becomes a constant, as an operand tg needs at import must be (a
+  /// Reshape's shape, a Slice's starts, TopK's k, a Trilu's k). The value's
+  /// shape is the input's.
+  llvm::StringMap<npy::Array> inputValues;
   /// The graph output that is the loss (a scalar): it gets `tg.role = loss`.
   /// Empty: an output named "loss" that is a float scalar, if any.
   std::string lossOutput;

@@ -95,7 +95,11 @@ public:
                                     "Hardmax",
                                     "PRelu",
                                     "Celu",
-                                    "IsInf"};
+                                    "IsInf",
+                                    "OneHot",
+                                    "DepthToSpace",
+                                    "InstanceNormalization",
+                                    "EyeLike"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

@@ -90,6 +90,8 @@ mlir::LogicalResult convertTile(GraphImporter &g);
 mlir::LogicalResult convertTopK(GraphImporter &g);
 mlir::LogicalResult convertIsNaN(GraphImporter &g);
 mlir::LogicalResult convertArgExtreme(GraphImporter &g);
+mlir::LogicalResult convertOneHot(GraphImporter &g);
+mlir::LogicalResult convertEyeLike(GraphImporter &g);
 /// Hardmax along `axis` of `x` (float, rank >= 1): 1 at the first largest
 /// element of each row, 0 elsewhere.
 mlir::Value buildHardmax(GraphImporter &g, mlir::Value x, int64_t axis);

@@ -497,6 +497,92 @@ LogicalResult onnx_import::convertArgExtreme(Importer &g) {
   return success();
 }
 
+/// 0, 1, ..., size - 1 (i64) along dimension `axis` of a tensor of rank
+/// `rank`, of size 1 in the others.
+static Value getPositions(Importer &g, int64_t size, int64_t axis,
+                          int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = size;
+  return g.reshape(
+      g.constantInts(llvm::to_vector(llvm::seq<int64_t>(0, size)),
+                     RankedTensorType::get({size}, g.builder.getI64Type())),
+      shape);
+}
+
+// OneHot-9/11: `on` where the position along the new `axis` equals the
+// index (negative indices count from `depth`), `off` elsewhere; `depth`
+// must be known at import.
+LogicalResult onnx_import::convertOneHot(Importer &g) {
+  ASSIGN_OR_FAIL(indices, g.requireInput(0));
+  ASSIGN_OR_FAIL(values, g.requireInput(2));
+  ASSIGN_OR_FAIL(depthValue, g.requireConstantScalar(1, "depth"));
+  if (isBool(indices))
+    return g.fail("indices must be numbers");
+  if (!(depthValue >= 1 && depthValue <= double(kMaxImportElements)))
+    return g.fail("depth must be a positive size, got " +
+                  std::to_string(depthValue));
+  auto depth = int64_t(depthValue);
+  RankedTensorType valuesType = Importer::getType(values);
+  if (valuesType.getNumElements() != 2)
+    return g.fail("values must hold two elements, [off, on]");
+  RankedTensorType indicesType = Importer::getType(indices);
+  int64_t rank = indicesType.getRank() + 1;
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -1), rank));
+  SmallVector<int64_t> shape(indicesType.getShape());
+  shape.insert(shape.begin() + axis, depth);
+  if (span(shape) > kMaxImportElements)
+    return g.fail("the one-hot tensor is too large");
+  // Indices as i64 (float ones truncated, as the reference casts them),
+  // negative ones wrapped, the new axis inserted.
+  Type i64 = g.builder.getI64Type();
+  Value ids = g.convert(indices, i64);
+  RankedTensorType idsType = Importer::getType(ids);
+  Value negative =
+      compare(g, tg::CompareDirection::LT, ids, g.splat(idsType, 0.0));
+  ids = select(g, negative,
+               buildBinary<tg::AddOp>(g, ids, g.splat(idsType, double(depth))),
+               ids);
+  SmallVector<int64_t> expanded(indicesType.getShape());
+  expanded.insert(expanded.begin() + axis, 1);
+  Value hit = compare(g, tg::CompareDirection::EQ,
+                      g.broadcastTo(g.reshape(ids, expanded), shape),
+                      g.broadcastTo(getPositions(g, depth, axis, rank), shape));
+  Value flat = g.reshape(values, {2});
+  auto pick = [&](int64_t i) {
+    return g.broadcastTo(g.reshape(g.slice(flat, {i}, {i + 1}, {1}), {}),
+                         shape);
+  };
+  g.setOutput(0, select(g, hit, pick(1), pick(0)));
+  return success();
+}
+
+// EyeLike-9: ones on the k-th diagonal of a matrix of the input's shape, in
+// `dtype` (default: the input's element type).
+LogicalResult onnx_import::convertEyeLike(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() != 2)
+    return g.fail("expects a matrix");
+  Type elementType = type.getElementType();
+  if (std::optional<int64_t> dtype = g.getOptionalInt("dtype")) {
+    elementType = getElementType(*g.builder.getContext(), int32_t(*dtype));
+    if (!elementType)
+      return g.fail("dtype " + llvm::Twine(*dtype) + " has no tg equivalent");
+  }
+  int64_t k = g.getInt("k", 0);
+  ArrayRef<int64_t> shape = type.getShape();
+  // column - row == k.
+  Value diagonal = buildBinary<tg::SubOp>(
+      g, g.broadcastTo(getPositions(g, shape[1], 1, 2), shape),
+      g.broadcastTo(getPositions(g, shape[0], 0, 2), shape));
+  Value hit = compare(g, tg::CompareDirection::EQ, diagonal,
+                      g.splat(Importer::getType(diagonal), double(k)));
+  RankedTensorType resultType = type.clone(elementType);
+  g.setOutput(
+      0, select(g, hit, g.splat(resultType, 1.0), g.splat(resultType, 0.0)));
+  return success();
+}
+
 Value onnx_import::buildHardmax(Importer &g, Value x, int64_t axis) {
   RankedTensorType type = Importer::getType(x);
   int64_t size = type.getDimSize(axis);
@@ -505,16 +591,11 @@ Value onnx_import::buildHardmax(Importer &g, Value x, int64_t axis) {
   Value indices = getArgExtreme(g, x, axis, /*smallest=*/false);
   if (!indices)
     return {};
-  // Each position compared with its row's index: an iota along `axis`.
-  SmallVector<int64_t> iotaShape(type.getRank(), 1);
-  iotaShape[axis] = size;
-  Value positions = g.reshape(
-      g.constantInts(llvm::to_vector(llvm::seq<int64_t>(0, size)),
-                     RankedTensorType::get({size}, g.builder.getI64Type())),
-      iotaShape);
+  // Each position compared with its row's index.
   Value hit = compare(g, tg::CompareDirection::EQ,
                       g.broadcastTo(indices, type.getShape()),
-                      g.broadcastTo(positions, type.getShape()));
+                      g.broadcastTo(getPositions(g, size, axis, type.getRank()),
+                                    type.getShape()));
   return select(g, hit, g.splat(type, 1.0), g.splat(type, 0.0));
 }
 

@@ -407,6 +407,67 @@ static LogicalResult convertComposite(Importer &g) {
   return success();
 }
 
+// Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between.
+static LogicalResult convertShrink(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireNumeric(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  double lambd = g.getFloat("lambd", 0.5f), bias = g.getFloat("bias", 0.0f);
+  Value below = compare(g, tg::CompareDirection::LT, x, g.splat(type, -lambd));
+  Value above = compare(g, tg::CompareDirection::GT, x, g.splat(type, lambd));
+  Value result =
+      select(g, below, buildBinary<tg::AddOp>(g, x, g.splat(type, bias)),
+             select(g, above, buildBinary<tg::SubOp>(g, x, g.splat(type, bias)),
+                    g.splat(type, 0.0)));
+  g.setOutput(0, result);
+  return success();
+}
+
+// InstanceNormalization-6: each (sample, channel) normalized over its
+// spatial positions, then scaled and shifted per channel.
+static LogicalResult convertInstanceNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(scale, g.requireInput(1));
+  ASSIGN_OR_FAIL(bias, g.requireInput(2));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() < 3)
+    return g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)");
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+  auto channelVector = [&](Value v) -> Value {
+    RankedTensorType t = Importer::getType(v);
+    if (t.getRank() != 1 || t.getDimSize(0) != c ||
+        t.getElementType() != type.getElementType())
+      return {};
+    return g.broadcastTo(g.reshape(v, {c, 1}), {n, c, 1});
+  };
+  Value scaleColumn = channelVector(scale), biasColumn = channelVector(bias);
+  if (!scaleColumn || !biasColumn)
+    return g.fail("scale and B must be vectors of the " + llvm::Twine(c) +
+                  " channels, of X's element type");
+  int64_t size = product(type.getShape().drop_front(2));
+  auto rows = RankedTensorType::get({n, c, size}, type.getElementType());
+  Value flat = g.reshape(x, rows.getShape());
+  auto spread = [&](Value v) { return g.broadcastTo(v, rows.getShape()); };
+  Value mean = g.reduce(tg::ReduceKind::Mean, flat, {2}, /*keepDims=*/true);
+  Value centered = buildBinary<tg::SubOp>(g, flat, spread(mean));
+  Value variance = g.reduce(tg::ReduceKind::Mean,
+                            buildBinary<tg::MulOp>(g, centered, centered), {2},
+                            /*keepDims=*/true);
+  Value epsilon =
+      g.splat(Importer::getType(variance), g.getFloat("epsilon", 1e-5f));
+  Value inverse = g.create<tg::RsqrtOp>(
+      variance.getType(), buildBinary<tg::AddOp>(g, variance, epsilon));
+  Value normalized = buildBinary<tg::MulOp>(g, centered, spread(inverse));
+  Value result = buildBinary<tg::AddOp>(
+      g, buildBinary<tg::MulOp>(g, normalized, spread(scaleColumn)),
+      spread(biasColumn));
+  g.setOutput(0, g.reshape(result, type.getShape()));
+  return success();
+}
+
 // IsInf-10: x == +inf (detect_positive) or x == -inf (detect_negative).
 static LogicalResult convertIsInf(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
@@ -1054,6 +1115,40 @@ static LogicalResult convertFlatten(Importer &g) {
     axis += rank;
   g.setOutput(0, g.reshape(x, {product(shape.take_front(axis)),
                                product(shape.drop_front(axis))}));
+  return success();
+}
+
+/// DepthToSpace (modes DCR and CRD) and SpaceToDepth on [N, C, H, W]: a
+/// reshape, a transpose and a reshape.
+static LogicalResult convertDepthSpace(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() != 4)
+    return g.fail("expects a tensor of rank 4 (N, C, H, W)");
+  ASSIGN_OR_FAIL(b, g.requireInt("blocksize"));
+  if (b <= 0)
+    return g.fail("blocksize must be positive");
+  auto dims = type.getShape();
+  int64_t n = dims[0], c = dims[1], h = dims[2], w = dims[3];
+  if (g.getNode().op_type() == "SpaceToDepth") {
+    if (h % b || w % b)
+      return g.fail("blocksize " + llvm::Twine(b) +
+                    " does not divide the height and width");
+    Value split = g.reshape(x, {n, c, h / b, b, w / b, b});
+    g.setOutput(0, g.reshape(g.transpose(split, {0, 3, 5, 1, 2, 4}),
+                             {n, c * b * b, h / b, w / b}));
+    return success();
+  }
+  if (c % (b * b))
+    return g.fail("blocksize^2 = " + llvm::Twine(b * b) +
+                  " does not divide the channels");
+  bool crd =
+      g.opset >= 11 && g.getString("mode", "DCR", {"DCR", "CRD"}) == "CRD";
+  Value split = crd ? g.reshape(x, {n, c / (b * b), b, b, h, w})
+                    : g.reshape(x, {n, b, b, c / (b * b), h, w});
+  Value moved = crd ? g.transpose(split, {0, 1, 4, 2, 5, 3})
+                    : g.transpose(split, {0, 3, 4, 1, 5, 2});
+  g.setOutput(0, g.reshape(moved, {n, c / (b * b), h * b, w * b}));
   return success();
 }
 
@@ -1747,12 +1842,14 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"ConstantOfShape", {convertConstantOfShape, 9, 9}},
       {"Cos", {convertUnary<tg::CosOp>, 7, 7}},
       {"Cosh", {convertComposite, 9, 9}},
+      {"DepthToSpace", {convertDepthSpace, 1, 1}},
       {"CumSum", {convertCumSum, 11, 11}},
       {"Div", {convertBinary<tg::DivOp>, 1, 1}},
       {"Dropout", {convertDropout, 1, 1}},
       {"Einsum", {convertEinsum, 12, 12}},
       {"Elu", {convertComposite, 1, 1}},
       {"Equal", {convertCompare<CompareDirection::EQ>, 1, 1}},
+      {"EyeLike", {convertEyeLike, 9, 9}},
       {"Erf", {convertUnary<tg::ErfOp>, 9, 9}},
       {"Exp", {convertUnary<tg::ExpOp>, 1, 1}},
       {"Expand", {convertExpand, 8, 8}},
@@ -1768,6 +1865,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"HardSwish", {convertHardSigmoid, 14, 14}},
       {"Hardmax", {convertHardmax, 1, 1}},
       {"Identity", {convertIdentity, 1, 1}},
+      {"InstanceNormalization", {convertInstanceNormalization, 1, 6}},
       {"IsInf", {convertIsInf, 10, 10}},
       {"IsNaN", {convertIsNaN, 9, 9}},
       {"LayerNormalization", {convertLayerNormalization, 17, 17}},
@@ -1784,6 +1882,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Neg", {convertUnary<tg::NegOp, false>, 1, 1}},
       {"NegativeLogLikelihoodLoss", {convertNegativeLogLikelihoodLoss, 12, 12}},
       {"Not", {convertNot, 1, 1}},
+      {"OneHot", {convertOneHot, 9, 9}},
       {"Or", {convertLogical<1>, 1, 1}},
       {"PRelu", {convertComposite, 1, 1}},
       {"Pad", {convertPad, 1, 1}},
@@ -1808,6 +1907,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"SequenceAt", {convertSequenceAt, 11, 11}},
       {"Shape", {convertShape, 1, 1}},
       {"Sigmoid", {convertUnary<tg::SigmoidOp>, 1, 1}},
+      {"Shrink", {convertShrink, 9, 9}},
       {"Sign", {convertComposite, 9, 9}},
       {"Sin", {convertUnary<tg::SinOp>, 7, 7}},
       {"Sinh", {convertComposite, 9, 9}},
@@ -1817,6 +1917,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"SoftmaxCrossEntropyLoss", {convertSoftmaxCrossEntropyLoss, 12, 12}},
       {"Softplus", {convertSoftplus, 1, 1}},
       {"Softsign", {convertComposite, 1, 1}},
+      {"SpaceToDepth", {convertDepthSpace, 1, 1}},
       {"Split", {convertSplit, 1, 1}},
       {"SplitToSequence", {convertSplitToSequence, 11, 11}},
       {"Sqrt", {convertUnary<tg::SqrtOp>, 1, 1}},

@@ -329,13 +329,15 @@ def grad_models():
 def composite_grad_models():
     """The activations and functions tg imports as compositions of its own
     ops (Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh,
-    Asinh, Acosh, Atanh), a parameter through each, for `tgc gradcheck`.
+    Asinh, Acosh, Atanh, Shrink, InstanceNormalization, DepthToSpace,
+    SpaceToDepth), a parameter through each, for `tgc gradcheck`.
     Acosh and Atanh read a value in their domain (1.5 + |w|, tanh(w) / 2);
     Tan reads tanh(w), away from its poles."""
     w = np.random.default_rng(26).standard_normal((4, 6)).astype(np.float32)
     # Away from the kinks of the piecewise ones (0; ThresholdedRelu's 0.3).
     w[np.abs(w) < 0.05] += 0.1
     w[np.abs(w - 0.3) < 0.05] += 0.1
+    w[np.abs(w + 0.3) < 0.05] += 0.1
     ops = {
         "elu": [helper.make_node("Elu", ["w"], ["h"], alpha=0.7)],
         "selu": [helper.make_node("Selu", ["w"], ["h"])],
@@ -359,6 +361,24 @@ def composite_grad_models():
                   const("c", np.float32(0.5)),
                   helper.make_node("Mul", ["t", "c"], ["b"]),
                   helper.make_node("Atanh", ["b"], ["h"])],
+        "shrink": [helper.make_node("Shrink", ["w"], ["h"], lambd=0.3,
+                                    bias=0.1)],
+        "instancenorm": [
+            const("s3", np.array([2, 2, 6], np.int64)),
+            helper.make_node("Reshape", ["w", "s3"], ["r"]),
+            const("scale", np.array([0.5, -2.0], np.float32)),
+            const("bias", np.array([0.1, 0.2], np.float32)),
+            helper.make_node("InstanceNormalization", ["r", "scale", "bias"],
+                             ["h"])],
+        "depthtospace": [
+            const("s4", np.array([1, 4, 2, 3], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            helper.make_node("DepthToSpace", ["r"], ["h"], blocksize=2,
+                             mode="CRD")],
+        "spacetodepth": [
+            const("s4", np.array([1, 1, 4, 6], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            helper.make_node("SpaceToDepth", ["r"], ["h"], blocksize=2)],
     }
     save_grad_models(ops, w)
 

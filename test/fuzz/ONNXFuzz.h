@@ -99,7 +99,10 @@ public:
                                     "OneHot",
                                     "DepthToSpace",
                                     "InstanceNormalization",
-                                    "EyeLike"};
+                                    "EyeLike",
+                                    "Conv",
+                                    "MaxPool",
+                                    "AveragePool"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

@@ -91,6 +91,9 @@ mlir::LogicalResult convertTopK(GraphImporter &g);
 mlir::LogicalResult convertIsNaN(GraphImporter &g);
 mlir::LogicalResult convertArgExtreme(GraphImporter &g);
 mlir::LogicalResult convertOneHot(GraphImporter &g);
+mlir::LogicalResult convertConv(GraphImporter &g);
+mlir::LogicalResult convertPool(GraphImporter &g);
+mlir::LogicalResult convertGlobalPool(GraphImporter &g);
 mlir::LogicalResult convertEyeLike(GraphImporter &g);
 /// Hardmax along `axis` of `x` (float, rank >= 1): 1 at the first largest
 /// element of each row, 0 elsewhere.

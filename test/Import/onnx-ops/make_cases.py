@@ -330,10 +330,12 @@ def composite_grad_models():
     """The activations and functions tg imports as compositions of its own
     ops (Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh,
     Asinh, Acosh, Atanh, Shrink, InstanceNormalization, DepthToSpace,
-    SpaceToDepth), a parameter through each, for `tgc gradcheck`.
+    SpaceToDepth, Conv, MaxPool, AveragePool), a parameter through each, for
+    `tgc gradcheck`.
     Acosh and Atanh read a value in their domain (1.5 + |w|, tanh(w) / 2);
     Tan reads tanh(w), away from its poles."""
-    w = np.random.default_rng(26).standard_normal((4, 6)).astype(np.float32)
+    local = np.random.default_rng(26)
+    w = local.standard_normal((4, 6)).astype(np.float32)
     # Away from the kinks of the piecewise ones (0; ThresholdedRelu's 0.3).
     w[np.abs(w) < 0.05] += 0.1
     w[np.abs(w - 0.3) < 0.05] += 0.1
@@ -379,6 +381,32 @@ def composite_grad_models():
             const("s4", np.array([1, 1, 4, 6], np.int64)),
             helper.make_node("Reshape", ["w", "s4"], ["r"]),
             helper.make_node("SpaceToDepth", ["r"], ["h"], blocksize=2)],
+        # Conv through its input (grouped, dilated, padded, strided) and
+        # through its weights; pooling through its input.
+        "conv_input": [
+            const("s4", np.array([1, 2, 3, 4], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            const("k", local.standard_normal((4, 1, 2, 2)).astype(np.float32)),
+            const("kb", np.array([0.1, 0.2, 0.3, 0.4], np.float32)),
+            helper.make_node("Conv", ["r", "k", "kb"], ["h"], group=2,
+                             dilations=[1, 2], pads=[1, 1, 0, 1],
+                             strides=[2, 1])],
+        "conv_weight": [
+            const("s4", np.array([3, 2, 2, 2], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["k"]),
+            const("img",
+                  local.standard_normal((2, 2, 4, 5)).astype(np.float32)),
+            helper.make_node("Conv", ["img", "k"], ["h"], auto_pad="SAME_UPPER")],
+        "maxpool": [
+            const("s4", np.array([1, 2, 3, 4], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            helper.make_node("MaxPool", ["r"], ["h"], kernel_shape=[2, 2],
+                             pads=[1, 0, 1, 1], strides=[2, 2], ceil_mode=1)],
+        "averagepool": [
+            const("s4", np.array([1, 2, 3, 4], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            helper.make_node("AveragePool", ["r"], ["h"], kernel_shape=[2, 3],
+                             pads=[1, 1, 1, 1])],
     }
     save_grad_models(ops, w)
 

@@ -1,0 +1,335 @@
+//===- WindowConverters.cpp - Conv and pooling as gathers and matmuls -----===//
+//
+// Conv, MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool, with the
+// semantics of the ONNX specification (auto_pad, pads, strides, dilations,
+// group, ceil_mode, count_include_pad). tg has no convolution op: a window
+// op gathers each output position's window (im2col) with a tg.embedding
+// over the input's spatial positions as rows, a row of the padding value
+// appended for the positions outside, then a matmul with the weights (Conv)
+// or a reduction over the window (pooling). Everything is an existing tg
+// op, so the result trains (the gather's gradient is tg.embedding_grad),
+// fuses, shards and runs on every target; the unfolded windows cost
+// memory (the kernel's size times the input), which a dedicated kernel
+// would not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+using Importer = GraphImporter;
+
+/// The most window positions (output positions times kernel offsets) a
+/// window op may gather: the position table is a constant of the step
+/// (128 MiB of i64 at most; a 7x7 kernel over a 512x512 output needs 12.8M).
+constexpr int64_t kMaxWindowPositions = int64_t(1) << 24;
+
+namespace {
+/// The windows of a convolution or pooling over spatial sizes `input`.
+struct Windows {
+  SmallVector<int64_t> input, kernel, strides, dilations, padBegin, padEnd,
+      output;
+
+  int64_t getNumOutputs() const { return product(output); }
+  int64_t getKernelSize() const { return product(kernel); }
+};
+} // namespace
+
+/// The windows of the node's `kernel_shape` (or `kernel`), `strides`,
+/// `dilations`, `pads` and `auto_pad` over the spatial sizes `input`;
+/// `ceilMode` rounds the output sizes up (pooling), the last window still
+/// starting inside the input or its begin padding.
+static FailureOr<Windows> getWindows(Importer &g, ArrayRef<int64_t> input,
+                                     ArrayRef<int64_t> kernel, bool ceilMode) {
+  size_t rank = input.size();
+  Windows w;
+  w.input.assign(input.begin(), input.end());
+  w.kernel.assign(kernel.begin(), kernel.end());
+  auto ints = [&](StringRef name, int64_t fill,
+                  size_t count) -> FailureOr<SmallVector<int64_t>> {
+    std::optional<SmallVector<int64_t>> values = g.getInts(name);
+    if (!values)
+      return SmallVector<int64_t>(count, fill);
+    if (values->size() != count)
+      return (void)g.fail(name + " must hold " + llvm::Twine(count) +
+                          " values"),
+             failure();
+    return *values;
+  };
+  ASSIGN_OR_FAIL(strides, ints("strides", 1, rank));
+  ASSIGN_OR_FAIL(dilations, ints("dilations", 1, rank));
+  ASSIGN_OR_FAIL(pads, ints("pads", 0, 2 * rank));
+  w.strides = strides;
+  w.dilations = dilations;
+  std::string autoPad = g.getString(
+      "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t size = input[i], k = kernel[i], s = strides[i], d = dilations[i];
+    if (k < 1 || s < 1 || d < 1 || size < 1)
+      return (void)g.fail("kernel sizes, strides, dilations and the input's "
+                          "spatial sizes must be positive"),
+             failure();
+    if (k > (int64_t(1) << 20) || d > (int64_t(1) << 20) ||
+        s > (int64_t(1) << 30))
+      return (void)g.fail("the kernel, stride or dilation is too large"),
+             failure();
+    int64_t extent = (k - 1) * d + 1;
+    int64_t begin = 0, end = 0, out = 0;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      out = (size + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - size);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else {
+      if (autoPad == "NOTSET") {
+        begin = pads[i];
+        end = pads[rank + i];
+        if (begin < 0 || end < 0 || begin > (int64_t(1) << 30) ||
+            end > (int64_t(1) << 30))
+          return (void)g.fail("pads must be non-negative and not too large"),
+                 failure();
+      }
+      int64_t span = size + begin + end - extent;
+      if (span < 0)
+        return (void)g.fail("the kernel does not fit the padded input"),
+               failure();
+      out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+      // The last window starts inside the input or its begin padding.
+      if (ceilMode && (out - 1) * s >= size + begin)
+        --out;
+    }
+    w.padBegin.push_back(begin);
+    w.padEnd.push_back(end);
+    w.output.push_back(out);
+  }
+  if (span(w.output) > kMaxImportElements ||
+      span(w.kernel) > kMaxImportElements)
+    return (void)g.fail("the windows are too large"), failure();
+  return w;
+}
+
+/// For each output position and kernel offset (row-major), the flat input
+/// position it reads, or `-1` outside the input.
+static std::vector<int64_t> getWindowPositions(const Windows &w) {
+  size_t rank = w.input.size();
+  int64_t outputs = w.getNumOutputs(), kernelSize = w.getKernelSize();
+  std::vector<int64_t> positions;
+  positions.reserve(outputs * kernelSize);
+  SmallVector<int64_t> o(rank, 0), k(rank, 0);
+  for (int64_t oi = 0; oi < outputs; ++oi) {
+    for (int64_t r = oi, i = rank - 1; i >= 0; --i) {
+      o[i] = r % w.output[i];
+      r /= w.output[i];
+    }
+    for (int64_t ki = 0; ki < kernelSize; ++ki) {
+      for (int64_t r = ki, i = rank - 1; i >= 0; --i) {
+        k[i] = r % w.kernel[i];
+        r /= w.kernel[i];
+      }
+      int64_t flat = 0;
+      bool inside = true;
+      for (size_t i = 0; i < rank; ++i) {
+        int64_t p = o[i] * w.strides[i] + k[i] * w.dilations[i] - w.padBegin[i];
+        inside &= p >= 0 && p < w.input[i];
+        flat = flat * w.input[i] + p;
+      }
+      positions.push_back(inside ? flat : -1);
+    }
+  }
+  return positions;
+}
+
+/// The windows of `x` ([N, C, D1..Dn]) as [O, K, N, C] (O output positions,
+/// K kernel offsets), the positions outside the input holding `fill`.
+static FailureOr<Value> unfold(Importer &g, Value x, const Windows &w,
+                               double fill) {
+  RankedTensorType type = Importer::getType(x);
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+  int64_t positions = product(w.input);
+  int64_t outputs = w.getNumOutputs(), kernelSize = w.getKernelSize();
+  std::optional<int64_t> ids = llvm::checkedMul(outputs, kernelSize);
+  std::optional<int64_t> unfolded =
+      ids ? llvm::checkedMul(*ids, n * c) : std::nullopt;
+  if (!unfolded || *ids > kMaxWindowPositions ||
+      *unfolded > kMaxImportElements)
+    return (void)g.fail("the unfolded windows (" + llvm::Twine(outputs) +
+                        " positions x " + llvm::Twine(kernelSize) +
+                        " kernel offsets x " + llvm::Twine(n * c) +
+                        " rows) are too large"),
+           failure();
+  // The spatial positions as rows, then a row of `fill`.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    perm.push_back(d);
+  perm.append({0, 1});
+  Value rows = g.reshape(g.transpose(x, perm), {positions, n * c});
+  Value fillRow = g.splat(type.clone(ArrayRef<int64_t>{1, n * c}), fill);
+  Value table = g.create<tg::ConcatOp>(
+      type.clone(ArrayRef<int64_t>{positions + 1, n * c}),
+      ValueRange{rows, fillRow}, uint64_t(0));
+  std::vector<int64_t> windowPositions = getWindowPositions(w);
+  for (int64_t &p : windowPositions)
+    if (p < 0)
+      p = positions;
+  Value idTable = g.reshape(
+      g.constantInts(windowPositions,
+                     RankedTensorType::get({*ids}, g.builder.getI64Type())),
+      {outputs, kernelSize});
+  Value windows = g.takeRows(table, idTable);
+  return g.reshape(windows, {outputs, kernelSize, n, c});
+}
+
+/// An [N, C, D1..Dn] float input with n >= 1 spatial dimensions.
+static FailureOr<Value> requireImage(Importer &g, unsigned index) {
+  ASSIGN_OR_FAIL(x, g.requireInput(index));
+  RankedTensorType type = Importer::getType(x);
+  if (!isFloat(x))
+    return (void)g.fail("expects a float tensor"), failure();
+  if (type.getRank() < 3)
+    return (void)g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)"),
+           failure();
+  if (type.getNumElements() == 0)
+    return (void)g.fail("expects a non-empty tensor"), failure();
+  return x;
+}
+
+/// [O, N, M] (output positions first) as [N, M, O1..On].
+static Value outputsLast(Importer &g, Value value, const Windows &w) {
+  RankedTensorType type = Importer::getType(value);
+  SmallVector<int64_t> shape = {type.getDimSize(1), type.getDimSize(2)};
+  llvm::append_range(shape, w.output);
+  return g.reshape(g.transpose(value, {1, 2, 0}), shape);
+}
+
+LogicalResult onnx_import::convertConv(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+  RankedTensorType type = Importer::getType(x);
+  RankedTensorType weightType = Importer::getType(weight);
+  int64_t rank = type.getRank();
+  if (weightType.getRank() != rank ||
+      weightType.getElementType() != type.getElementType())
+    return g.fail("W must be [M, C/group, k1, ...] of X's element type");
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+  int64_t m = weightType.getDimSize(0), group = g.getInt("group", 1);
+  if (group < 1 || c % group || m % group ||
+      weightType.getDimSize(1) != c / group)
+    return g.fail("group " + llvm::Twine(group) +
+                  " does not divide the channels of X (" + llvm::Twine(c) +
+                  ") and W (" + llvm::Twine(m) + ") as W's shape says");
+  ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+  if (std::optional<SmallVector<int64_t>> given = g.getInts("kernel_shape"))
+    if (ArrayRef<int64_t>(*given) != kernel)
+      return g.fail("kernel_shape differs from W's spatial dimensions");
+  ASSIGN_OR_FAIL(w, getWindows(g, type.getShape().drop_front(2), kernel,
+                               /*ceilMode=*/false));
+  ASSIGN_OR_FAIL(windows, unfold(g, x, w, 0.0));
+  int64_t outputs = w.getNumOutputs(), kernelSize = w.getKernelSize();
+  int64_t cg = c / group, mg = m / group;
+  // [O, K, N, G, Cg] -> [G, N, O, Cg, K]: one matrix of windows per group.
+  Value split = g.reshape(windows, {outputs, kernelSize, n, group, cg});
+  Value patches = g.reshape(g.transpose(split, {3, 2, 0, 4, 1}),
+                            {group, n * outputs, cg * kernelSize});
+  Value filters = g.reshape(weight, {group, mg, cg * kernelSize});
+  Value product = g.create<tg::MatmulOp>(
+      type.clone(ArrayRef<int64_t>{group, n * outputs, mg}), patches, filters,
+      false, true);
+  // [G, N, O, Mg] -> [O, N, M].
+  Value byOutput = g.reshape(
+      g.transpose(g.reshape(product, {group, n, outputs, mg}), {2, 1, 0, 3}),
+      {outputs, n, m});
+  Value result = outputsLast(g, byOutput, w);
+  if (Value bias = g.input(2)) {
+    RankedTensorType biasType = Importer::getType(bias);
+    if (biasType.getRank() != 1 || biasType.getDimSize(0) != m ||
+        biasType.getElementType() != type.getElementType())
+      return g.fail("B must be a vector of the " + llvm::Twine(m) +
+                    " output channels");
+    RankedTensorType resultType = Importer::getType(result);
+    SmallVector<int64_t> column(rank - 1, 1);
+    column.front() = m;
+    result = buildBinary<tg::AddOp>(
+        g, result,
+        g.broadcastTo(g.reshape(bias, column), resultType.getShape()));
+  }
+  g.setOutput(0, result);
+  return success();
+}
+
+/// MaxPool and AveragePool.
+LogicalResult onnx_import::convertPool(Importer &g) {
+  bool isMax = g.getNode().op_type() == "MaxPool";
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  if (isMax && g.hasOutput(1))
+    return g.fail("MaxPool's Indices output is not supported");
+  RankedTensorType type = Importer::getType(x);
+  std::optional<SmallVector<int64_t>> kernel = g.getInts("kernel_shape");
+  if (!kernel || int64_t(kernel->size()) != type.getRank() - 2)
+    return g.fail("kernel_shape must give each spatial dimension");
+  bool ceilMode = g.opset >= 10 && g.getInt("ceil_mode", 0) != 0;
+  ASSIGN_OR_FAIL(
+      w, getWindows(g, type.getShape().drop_front(2), *kernel, ceilMode));
+  double fill = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  ASSIGN_OR_FAIL(windows, unfold(g, x, w, fill));
+  int64_t outputs = w.getNumOutputs();
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+  // [O, K, N, C] -> [O, N, C].
+  Value pooled = g.reduce(isMax ? tg::ReduceKind::Max : tg::ReduceKind::Sum,
+                          windows, {1}, /*keepDims=*/false);
+  if (!isMax) {
+    // The divisor of each output: its window's positions inside the input,
+    // or inside the padded input with count_include_pad.
+    bool includePad = g.getInt("count_include_pad", 0) != 0;
+    std::vector<int64_t> positions = getWindowPositions(w);
+    std::vector<double> counts(outputs, 0.0);
+    int64_t kernelSize = w.getKernelSize();
+    size_t rank = w.input.size();
+    for (int64_t oi = 0; oi < outputs; ++oi)
+      for (int64_t ki = 0; ki < kernelSize; ++ki) {
+        if (positions[oi * kernelSize + ki] >= 0) {
+          counts[oi] += 1;
+          continue;
+        }
+        if (!includePad)
+          continue;
+        // Inside the padding (not past it, as a ceil_mode window can be).
+        bool padded = true;
+        for (int64_t r = oi, rk = ki, i = rank - 1; i >= 0; --i) {
+          int64_t o = r % w.output[i], k = rk % w.kernel[i];
+          r /= w.output[i];
+          rk /= w.kernel[i];
+          int64_t p = o * w.strides[i] + k * w.dilations[i] - w.padBegin[i];
+          padded &= p >= -w.padBegin[i] && p < w.input[i] + w.padEnd[i];
+        }
+        counts[oi] += padded;
+      }
+    SmallVector<double> inverse;
+    for (double count : counts)
+      inverse.push_back(1.0 / std::max(1.0, count));
+    Value divisor = g.constant(
+        RankedTensorType::get({outputs, 1, 1}, type.getElementType()), inverse);
+    Value scale = g.broadcastTo(divisor, {outputs, n, c});
+    pooled = buildBinary<tg::MulOp>(g, pooled, scale);
+  }
+  g.setOutput(0, outputsLast(g, pooled, w));
+  return success();
+}
+
+/// GlobalAveragePool and GlobalMaxPool: over every spatial dimension, kept
+/// with size 1.
+LogicalResult onnx_import::convertGlobalPool(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  RankedTensorType type = Importer::getType(x);
+  SmallVector<int64_t> spatial;
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    spatial.push_back(d);
+  bool isMax = g.getNode().op_type() == "GlobalMaxPool";
+  g.setOutput(0, g.reduce(isMax ? tg::ReduceKind::Max : tg::ReduceKind::Mean, x,
+                          spatial, /*keepDims=*/true));
+  return success();
+}

@@ -102,7 +102,8 @@ public:
                                     "EyeLike",
                                     "Conv",
                                     "MaxPool",
-                                    "AveragePool"};
+                                    "AveragePool",
+                                    "BatchNormalization"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

@@ -102,6 +102,17 @@ bool InitializerRoles::onlyMakesMasks(StringRef value,
   return true;
 }
 
+bool InitializerRoles::isBatchNormStatistic(StringRef name) const {
+  auto it = consumers.find(name);
+  return it != consumers.end() &&
+         llvm::any_of(it->second, [&](const onnx::NodeProto *node) {
+           return isDefaultDomain(*node) &&
+                  node->op_type() == "BatchNormalization" &&
+                  ((node->input_size() > 3 && node->input(3) == name) ||
+                   (node->input_size() > 4 && node->input(4) == name));
+         });
+}
+
 bool InitializerRoles::feedsWeightOperand(StringRef name) const {
   auto it = consumers.find(name);
   if (it == consumers.end())
@@ -125,9 +136,10 @@ bool InitializerRoles::feedsWeightOperand(StringRef name) const {
 /// state-dict name).
 static bool isBufferName(StringRef name, int64_t rank) {
   static const llvm::StringSet<> buffers = {
-      "inv_freq",    "original_inv_freq", "cos_cached",     "sin_cached",
-      "_cos_cached", "_sin_cached",       "freqs_cis",      "masked_bias",
-      "causal_mask", "position_ids",      "token_type_ids", "alibi"};
+      "inv_freq",     "original_inv_freq", "cos_cached",         "sin_cached",
+      "_cos_cached",  "_sin_cached",       "freqs_cis",          "masked_bias",
+      "causal_mask",  "position_ids",      "token_type_ids",     "alibi",
+      "running_mean", "running_var",       "num_batches_tracked"};
   StringRef last = name.rsplit('.').second;
   if (last.empty())
     last = name;
@@ -166,6 +178,8 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
       return "holds a mask fill value (" + llvm::formatv("{0:e}", v).str() +
              ")";
   }
+  if (isBatchNormStatistic(name))
+    return std::string("a BatchNormalization's mean or variance");
   if (isBufferName(name, value.getShape().size()))
     return std::string("named as a buffer");
   if (isMadeUpName(name) && !feedsWeightOperand(name))

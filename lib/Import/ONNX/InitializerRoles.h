@@ -42,6 +42,10 @@ public:
   /// embedding operand), possibly through transposes and reshapes.
   bool feedsWeightOperand(llvm::StringRef name) const;
 
+  /// Whether a BatchNormalization reads `name` as its mean or variance
+  /// (running statistics, never trained).
+  bool isBatchNormStatistic(llvm::StringRef name) const;
+
   /// Whether `name` is one the exporter made up (undotted among state-dict
   /// names: `val_12`, `unsqueeze_14`, `where`).
   bool isMadeUpName(llvm::StringRef name) const {

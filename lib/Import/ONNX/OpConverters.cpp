@@ -424,6 +424,94 @@ static LogicalResult convertShrink(Importer &g) {
   return success();
 }
 
+/// `v`, a vector of the C channels of `type` ([N, C, ...]) of its element
+/// type, laid along dimension 1 and broadcast to `type`'s shape; null if it
+/// is not such a vector.
+static Value broadcastPerChannel(Importer &g, Value v, RankedTensorType type) {
+  RankedTensorType t = Importer::getType(v);
+  int64_t c = type.getDimSize(1);
+  if (t.getRank() != 1 || t.getDimSize(0) != c ||
+      t.getElementType() != type.getElementType())
+    return {};
+  SmallVector<int64_t> column(type.getRank() - 1, 1);
+  column.front() = c;
+  return g.broadcastTo(g.reshape(v, column), type.getShape());
+}
+
+// BatchNormalization: normalized per channel with the given statistics
+// (inference), or in training mode with the batch's (over every dimension
+// but the channels, the variance biased) whose running averages with
+// `momentum` are outputs 1 and 2. Training mode is `training_mode` from
+// opset 14, more than one output before, `is_test = 0` before opset 7.
+static LogicalResult convertBatchNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() < 2 || type.getNumElements() == 0)
+    return g.fail("expects a non-empty tensor of rank >= 2 (N, C, ...)");
+  if (g.opset < 9 && g.getInt("spatial", 1) != 1)
+    return g.fail("spatial = 0 is not supported");
+  bool training = g.opset >= 14  ? g.getInt("training_mode", 0) != 0
+                  : g.opset >= 7 ? g.getNumOutputs() > 1
+                                 : g.getInt("is_test", 0) == 0;
+  if (g.hasOutput(3) || g.hasOutput(4))
+    return g.fail("the saved mean and variance outputs are not supported");
+  SmallVector<Value> channels;
+  for (unsigned i = 1; i <= 4; ++i) {
+    ASSIGN_OR_FAIL(input, g.requireInput(i));
+    Value spread = broadcastPerChannel(g, input, type);
+    if (!spread)
+      return g.fail("scale, B, mean and var must be vectors of the " +
+                    llvm::Twine(type.getDimSize(1)) +
+                    " channels, of X's element type");
+    channels.push_back(spread);
+  }
+  Value mean = channels[2], variance = channels[3];
+  SmallVector<int64_t> reduced = {0};
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    reduced.push_back(d);
+  Value batchMean, batchVariance;
+  if (training) {
+    batchMean = g.reduce(tg::ReduceKind::Mean, x, reduced, /*keepDims=*/true);
+    Value centered =
+        buildBinary<tg::SubOp>(g, x, g.broadcastTo(batchMean, type.getShape()));
+    batchVariance = g.reduce(tg::ReduceKind::Mean,
+                             buildBinary<tg::MulOp>(g, centered, centered),
+                             reduced, /*keepDims=*/true);
+    mean = g.broadcastTo(batchMean, type.getShape());
+    variance = g.broadcastTo(batchVariance, type.getShape());
+  }
+  Value inverse = g.create<tg::RsqrtOp>(
+      type, buildBinary<tg::AddOp>(
+                g, variance, g.splat(type, g.getFloat("epsilon", 1e-5f))));
+  Value normalized =
+      buildBinary<tg::MulOp>(g, buildBinary<tg::SubOp>(g, x, mean), inverse);
+  g.setOutput(0, buildBinary<tg::AddOp>(
+                     g, buildBinary<tg::MulOp>(g, normalized, channels[0]),
+                     channels[1]));
+  // The running statistics: input * momentum + batch * (1 - momentum).
+  double momentum = g.getFloat("momentum", 0.9f);
+  for (unsigned i = 1; i <= 2; ++i) {
+    if (!g.hasOutput(i))
+      continue;
+    Value given = g.input(i + 2);
+    if (!training) {
+      g.setOutput(i, given);
+      continue;
+    }
+    RankedTensorType vector = Importer::getType(given);
+    Value batch =
+        g.reshape(i == 1 ? batchMean : batchVariance, vector.getShape());
+    g.setOutput(
+        i,
+        buildBinary<tg::AddOp>(
+            g, buildBinary<tg::MulOp>(g, given, g.splat(vector, momentum)),
+            buildBinary<tg::MulOp>(g, batch, g.splat(vector, 1.0 - momentum))));
+  }
+  return success();
+}
+
 // InstanceNormalization-6: each (sample, channel) normalized over its
 // spatial positions, then scaled and shifted per channel.
 static LogicalResult convertInstanceNormalization(Importer &g) {
@@ -1834,6 +1922,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Asinh", {convertComposite, 9, 9}},
       {"Atanh", {convertComposite, 9, 9}},
       {"AveragePool", {convertPool, 1, 1}},
+      {"BatchNormalization", {convertBatchNormalization, 1, 1}},
       {"Cast", {convertCast, 1, 6}},
       {"CastLike", {convertCastLike, 15, 15}},
       {"Celu", {convertComposite, 12, 12}},

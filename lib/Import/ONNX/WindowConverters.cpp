@@ -155,8 +155,7 @@ static FailureOr<Value> unfold(Importer &g, Value x, const Windows &w,
   std::optional<int64_t> ids = llvm::checkedMul(outputs, kernelSize);
   std::optional<int64_t> unfolded =
       ids ? llvm::checkedMul(*ids, n * c) : std::nullopt;
-  if (!unfolded || *ids > kMaxWindowPositions ||
-      *unfolded > kMaxImportElements)
+  if (!unfolded || *ids > kMaxWindowPositions || *unfolded > kMaxImportElements)
     return (void)g.fail("the unfolded windows (" + llvm::Twine(outputs) +
                         " positions x " + llvm::Twine(kernelSize) +
                         " kernel offsets x " + llvm::Twine(n * c) +

@@ -239,3 +239,22 @@ onnx.save_tensor(tensor("shape", np.array([3, 4], np.int64)), "shape-3x4.pb")
 np.save("shape-4x3.npy", np.array([4, 3], np.int64))
 np.save("shape-3.npy", np.array([3], np.int64))
 np.save("shape-float.npy", np.array([3, 4], np.float32))
+
+# BatchNormalization's statistics are buffers: by their PyTorch names, and
+# by their use when the exporter named them otherwise (parameters-buffers.test).
+bn = model([helper.make_node("BatchNormalization",
+                             ["x", "bn.weight", "bn.bias", "bn.running_mean",
+                              "bn.running_var"], ["h"], name="bn"),
+            helper.make_node("BatchNormalization",
+                             ["h", "bn2.weight", "bn2.bias", "mu", "sigma2"],
+                             ["y"], name="bn2")],
+           [vi("x", F, [2, 3, 4])], [vi("y", F, None)],
+           [tensor("bn.weight", np.ones(3, np.float32)),
+            tensor("bn.bias", np.zeros(3, np.float32)),
+            tensor("bn.running_mean", np.array([0.1, 0.2, 0.3], np.float32)),
+            tensor("bn.running_var", np.array([1.0, 2.0, 3.0], np.float32)),
+            tensor("bn2.weight", np.full(3, 2.0, np.float32)),
+            tensor("bn2.bias", np.full(3, 0.5, np.float32)),
+            tensor("mu", np.array([0.0, 0.5, 1.0], np.float32)),
+            tensor("sigma2", np.array([1.0, 1.5, 2.0], np.float32))])
+onnx.save(bn, "batchnorm-buffers.onnx")

@@ -330,8 +330,8 @@ def composite_grad_models():
     """The activations and functions tg imports as compositions of its own
     ops (Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh,
     Asinh, Acosh, Atanh, Shrink, InstanceNormalization, DepthToSpace,
-    SpaceToDepth, Conv, MaxPool, AveragePool), a parameter through each, for
-    `tgc gradcheck`.
+    SpaceToDepth, Conv, MaxPool, AveragePool, BatchNormalization in both
+    modes), a parameter through each, for `tgc gradcheck`.
     Acosh and Atanh read a value in their domain (1.5 + |w|, tanh(w) / 2);
     Tan reads tanh(w), away from its poles."""
     local = np.random.default_rng(26)
@@ -408,6 +408,17 @@ def composite_grad_models():
             helper.make_node("AveragePool", ["r"], ["h"], kernel_shape=[2, 3],
                              pads=[1, 1, 1, 1])],
     }
+    for mode, training in (("train", 1), ("eval", 0)):
+        ops["batchnorm_" + mode] = [
+            const("s3", np.array([2, 3, 4], np.int64)),
+            helper.make_node("Reshape", ["w", "s3"], ["r"]),
+            const("scale", np.array([0.5, -2.0, 1.5], np.float32)),
+            const("bias", np.array([0.1, 0.2, 0.3], np.float32)),
+            const("mean", np.array([0.0, 1.0, -1.0], np.float32)),
+            const("var", np.array([1.0, 2.0, 0.5], np.float32)),
+            helper.make_node("BatchNormalization",
+                             ["r", "scale", "bias", "mean", "var"], ["h"],
+                             training_mode=training)]
     save_grad_models(ops, w)
 
 

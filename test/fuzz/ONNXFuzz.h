@@ -103,7 +103,8 @@ public:
                                     "Conv",
                                     "MaxPool",
                                     "AveragePool",
-                                    "BatchNormalization"};
+                                    "BatchNormalization",
+                                    "ConvTranspose"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

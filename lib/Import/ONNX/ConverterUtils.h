@@ -92,6 +92,7 @@ mlir::LogicalResult convertIsNaN(GraphImporter &g);
 mlir::LogicalResult convertArgExtreme(GraphImporter &g);
 mlir::LogicalResult convertOneHot(GraphImporter &g);
 mlir::LogicalResult convertConv(GraphImporter &g);
+mlir::LogicalResult convertConvTranspose(GraphImporter &g);
 mlir::LogicalResult convertPool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);
 mlir::LogicalResult convertEyeLike(GraphImporter &g);

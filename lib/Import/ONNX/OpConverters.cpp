@@ -1931,6 +1931,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Constant", {convertConstant, 1, 1}},
       {"ConstantOfShape", {convertConstantOfShape, 9, 9}},
       {"Conv", {convertConv, 1, 1}},
+      {"ConvTranspose", {convertConvTranspose, 1, 1}},
       {"Cos", {convertUnary<tg::CosOp>, 7, 7}},
       {"Cosh", {convertComposite, 9, 9}},
       {"CumSum", {convertCumSum, 11, 11}},

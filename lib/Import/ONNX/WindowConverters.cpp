@@ -205,28 +205,13 @@ static Value outputsLast(Importer &g, Value value, const Windows &w) {
   return g.reshape(g.transpose(value, {1, 2, 0}), shape);
 }
 
-LogicalResult onnx_import::convertConv(Importer &g) {
-  ASSIGN_OR_FAIL(x, requireImage(g, 0));
-  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+/// The convolution of `x` ([N, C, D1..Dn]) with `weight` ([M, C/group,
+/// k1..kn]) over windows `w`, plus `bias` ([M]) if given.
+static FailureOr<Value> buildConv(Importer &g, Value x, Value weight,
+                                  Value bias, const Windows &w, int64_t group) {
   RankedTensorType type = Importer::getType(x);
-  RankedTensorType weightType = Importer::getType(weight);
-  int64_t rank = type.getRank();
-  if (weightType.getRank() != rank ||
-      weightType.getElementType() != type.getElementType())
-    return g.fail("W must be [M, C/group, k1, ...] of X's element type");
   int64_t n = type.getDimSize(0), c = type.getDimSize(1);
-  int64_t m = weightType.getDimSize(0), group = g.getInt("group", 1);
-  if (group < 1 || c % group || m % group ||
-      weightType.getDimSize(1) != c / group)
-    return g.fail("group " + llvm::Twine(group) +
-                  " does not divide the channels of X (" + llvm::Twine(c) +
-                  ") and W (" + llvm::Twine(m) + ") as W's shape says");
-  ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
-  if (std::optional<SmallVector<int64_t>> given = g.getInts("kernel_shape"))
-    if (ArrayRef<int64_t>(*given) != kernel)
-      return g.fail("kernel_shape differs from W's spatial dimensions");
-  ASSIGN_OR_FAIL(w, getWindows(g, type.getShape().drop_front(2), kernel,
-                               /*ceilMode=*/false));
+  int64_t m = Importer::getType(weight).getDimSize(0);
   ASSIGN_OR_FAIL(windows, unfold(g, x, w, 0.0));
   int64_t outputs = w.getNumOutputs(), kernelSize = w.getKernelSize();
   int64_t cg = c / group, mg = m / group;
@@ -243,19 +228,177 @@ LogicalResult onnx_import::convertConv(Importer &g) {
       g.transpose(g.reshape(product, {group, n, outputs, mg}), {2, 1, 0, 3}),
       {outputs, n, m});
   Value result = outputsLast(g, byOutput, w);
-  if (Value bias = g.input(2)) {
-    RankedTensorType biasType = Importer::getType(bias);
-    if (biasType.getRank() != 1 || biasType.getDimSize(0) != m ||
-        biasType.getElementType() != type.getElementType())
-      return g.fail("B must be a vector of the " + llvm::Twine(m) +
-                    " output channels");
-    RankedTensorType resultType = Importer::getType(result);
-    SmallVector<int64_t> column(rank - 1, 1);
-    column.front() = m;
-    result = buildBinary<tg::AddOp>(
-        g, result,
-        g.broadcastTo(g.reshape(bias, column), resultType.getShape()));
+  if (!bias)
+    return result;
+  RankedTensorType biasType = Importer::getType(bias);
+  if (biasType.getRank() != 1 || biasType.getDimSize(0) != m ||
+      biasType.getElementType() != type.getElementType())
+    return (void)g.fail("B must be a vector of the " + llvm::Twine(m) +
+                        " output channels"),
+           failure();
+  RankedTensorType resultType = Importer::getType(result);
+  SmallVector<int64_t> column(type.getRank() - 1, 1);
+  column.front() = m;
+  return buildBinary<tg::AddOp>(
+      g, result, g.broadcastTo(g.reshape(bias, column), resultType.getShape()));
+}
+
+/// The weight of a Conv or ConvTranspose (`channels` the dimension that
+/// group divides: X's channels for Conv, W's first for ConvTranspose).
+static FailureOr<Value> requireWeight(Importer &g, RankedTensorType type,
+                                      int64_t group) {
+  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+  RankedTensorType weightType = Importer::getType(weight);
+  int64_t c = type.getDimSize(1);
+  bool transposed = g.getNode().op_type() == "ConvTranspose";
+  if (weightType.getRank() != type.getRank() ||
+      weightType.getElementType() != type.getElementType() || group < 1 ||
+      c % group ||
+      (transposed ? weightType.getDimSize(0) != c
+                  : weightType.getDimSize(0) % group ||
+                        weightType.getDimSize(1) != c / group))
+    return (void)g.fail(transposed ? "W must be [C, M/group, k1, ...] of X's "
+                                     "element type, group dividing C"
+                                   : "W must be [M, C/group, k1, ...] of X's "
+                                     "element type, group dividing C and M"),
+           failure();
+  if (std::optional<SmallVector<int64_t>> given = g.getInts("kernel_shape"))
+    if (ArrayRef<int64_t>(*given) != weightType.getShape().drop_front(2))
+      return (void)g.fail("kernel_shape differs from W's spatial dimensions"),
+             failure();
+  return weight;
+}
+
+LogicalResult onnx_import::convertConv(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  RankedTensorType type = Importer::getType(x);
+  int64_t group = g.getInt("group", 1);
+  ASSIGN_OR_FAIL(weight, requireWeight(g, type, group));
+  ASSIGN_OR_FAIL(w,
+                 getWindows(g, type.getShape().drop_front(2),
+                            Importer::getType(weight).getShape().drop_front(2),
+                            /*ceilMode=*/false));
+  ASSIGN_OR_FAIL(result, buildConv(g, x, weight, g.input(2), w, group));
+  g.setOutput(0, result);
+  return success();
+}
+
+// ConvTranspose: the convolution, with stride 1, of the input spaced by
+// `strides - 1` zeros and padded by `(k - 1) * d` less the pads on each side
+// (`output_padding` more at the end), with the kernel flipped and its
+// channel dimensions swapped within each group.
+LogicalResult onnx_import::convertConvTranspose(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  int64_t group = g.getInt("group", 1);
+  ASSIGN_OR_FAIL(weight, requireWeight(g, type, group));
+  RankedTensorType weightType = Importer::getType(weight);
+  ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+  auto ints = [&](StringRef name, int64_t fill) {
+    std::optional<SmallVector<int64_t>> values = g.getInts(name);
+    return values ? *values : SmallVector<int64_t>(spatial, fill);
+  };
+  SmallVector<int64_t> strides = ints("strides", 1),
+                       dilations = ints("dilations", 1),
+                       outputPadding = ints("output_padding", 0),
+                       pads(2 * spatial, 0);
+  if (std::optional<SmallVector<int64_t>> given = g.getInts("pads"))
+    pads = *given;
+  std::optional<SmallVector<int64_t>> outputShape = g.getInts("output_shape");
+  std::string autoPad = g.getString(
+      "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  if (int64_t(strides.size()) != spatial ||
+      int64_t(dilations.size()) != spatial ||
+      int64_t(outputPadding.size()) != spatial ||
+      int64_t(pads.size()) != 2 * spatial ||
+      (outputShape && int64_t(outputShape->size()) != spatial))
+    return g.fail("strides, dilations, output_padding, output_shape and pads "
+                  "must give each spatial dimension");
+  SmallVector<int64_t> low, high;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = type.getDimSize(2 + i), s = strides[i], d = dilations[i];
+    int64_t k = kernel[i], op = outputPadding[i];
+    if (s < 1 || d < 1 || k < 1 || op < 0 || s > (int64_t(1) << 20) ||
+        d > (int64_t(1) << 20) || k > (int64_t(1) << 20) ||
+        op > (int64_t(1) << 20))
+      return g.fail("strides, dilations and the kernel must be positive, "
+                    "output_padding non-negative, and none too large");
+    int64_t extent = (k - 1) * d + 1;
+    int64_t begin = pads[i], end = pads[spatial + i];
+    if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t target = outputShape ? (*outputShape)[i] : size * s;
+      // Negative when the output is larger than the natural one; halved
+      // rounding down, as ONNX's reference (`//`) does.
+      int64_t total = s * (size - 1) + op + extent - target;
+      int64_t half = llvm::divideFloorSigned(total, 2);
+      bool upper = autoPad == "SAME_UPPER";
+      begin = upper ? half : total - half;
+      end = upper ? total - half : half;
+    } else if (autoPad == "VALID") {
+      begin = end = 0;
+    }
+    if (std::abs(begin) > (int64_t(1) << 30) ||
+        std::abs(end) > (int64_t(1) << 30))
+      return g.fail("the padding is too large");
+    low.push_back((k - 1) * d - begin);
+    high.push_back((k - 1) * d - end + op);
   }
+  // Spaced and padded (negative paddings crop).
+  SmallVector<int64_t> zeros(rank, 0), lowPad(2, 0), highPad(2, 0),
+      interior(2, 0), spaced(type.getShape());
+  for (int64_t i = 0; i < spatial; ++i) {
+    lowPad.push_back(std::max<int64_t>(0, low[i]));
+    highPad.push_back(std::max<int64_t>(0, high[i]));
+    interior.push_back(strides[i] - 1);
+    int64_t size = type.getDimSize(2 + i);
+    spaced[2 + i] =
+        lowPad.back() + size + (size - 1) * interior.back() + highPad.back();
+  }
+  if (span(spaced) > kMaxImportElements)
+    return g.fail("the spaced input is too large");
+  Value padded =
+      g.create<tg::PadOp>(type.clone(spaced), x, lowPad, highPad, interior);
+  SmallVector<int64_t> starts(rank, 0), limits(spaced);
+  for (int64_t i = 0; i < spatial; ++i) {
+    starts[2 + i] = std::max<int64_t>(0, -low[i]);
+    limits[2 + i] = spaced[2 + i] - std::max<int64_t>(0, -high[i]);
+    if (limits[2 + i] <= starts[2 + i])
+      return g.fail("the pads leave no output");
+  }
+  padded = g.slice(padded, starts, limits, SmallVector<int64_t>(rank, 1));
+  // W [C, Mg, k...] -> [G, Cg, Mg, k...] -> [G, Mg, Cg, k...] -> [M, Cg,
+  // k...], each spatial dimension reversed.
+  int64_t c = type.getDimSize(1), mg = weightType.getDimSize(1);
+  SmallVector<int64_t> grouped = {group, c / group, mg};
+  llvm::append_range(grouped, kernel);
+  SmallVector<int64_t> perm = {0, 2, 1};
+  for (int64_t i = 0; i < spatial; ++i)
+    perm.push_back(3 + i);
+  SmallVector<int64_t> filterShape = {group * mg, c / group};
+  llvm::append_range(filterShape, kernel);
+  Value filters =
+      g.reshape(g.transpose(g.reshape(weight, grouped), perm), filterShape);
+  for (int64_t i = 0; i < spatial; ++i)
+    filters = g.takeAlongAxis(
+        filters, 2 + i,
+        llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, kernel[i]))));
+  Windows w;
+  RankedTensorType paddedType = Importer::getType(padded);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = paddedType.getDimSize(2 + i);
+    int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    if (size < extent)
+      return g.fail("the pads leave no output");
+    w.input.push_back(size);
+    w.kernel.push_back(kernel[i]);
+    w.strides.push_back(1);
+    w.dilations.push_back(dilations[i]);
+    w.padBegin.push_back(0);
+    w.padEnd.push_back(0);
+    w.output.push_back(size - extent + 1);
+  }
+  ASSIGN_OR_FAIL(result, buildConv(g, padded, filters, g.input(2), w, group));
   g.setOutput(0, result);
   return success();
 }

@@ -330,7 +330,8 @@ def composite_grad_models():
     """The activations and functions tg imports as compositions of its own
     ops (Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh,
     Asinh, Acosh, Atanh, Shrink, InstanceNormalization, DepthToSpace,
-    SpaceToDepth, Conv, MaxPool, AveragePool, BatchNormalization in both
+    SpaceToDepth, Conv, ConvTranspose, MaxPool, AveragePool,
+    BatchNormalization in both
     modes), a parameter through each, for `tgc gradcheck`.
     Acosh and Atanh read a value in their domain (1.5 + |w|, tanh(w) / 2);
     Tan reads tanh(w), away from its poles."""
@@ -397,6 +398,13 @@ def composite_grad_models():
             const("img",
                   local.standard_normal((2, 2, 4, 5)).astype(np.float32)),
             helper.make_node("Conv", ["img", "k"], ["h"], auto_pad="SAME_UPPER")],
+        "convtranspose": [
+            const("s4", np.array([1, 2, 3, 4], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            const("k", local.standard_normal((2, 3, 2, 3)).astype(np.float32)),
+            helper.make_node("ConvTranspose", ["r", "k"], ["h"],
+                             strides=[2, 1], pads=[0, 1, 1, 0],
+                             output_padding=[1, 0], dilations=[1, 2])],
         "maxpool": [
             const("s4", np.array([1, 2, 3, 4], np.int64)),
             helper.make_node("Reshape", ["w", "s4"], ["r"]),

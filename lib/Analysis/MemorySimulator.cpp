@@ -111,6 +111,27 @@ static Value getScaledOperand(Value value) {
   return fusion.getInputs()[arg.getArgNumber()];
 }
 
+SmallVector<Value> tgc::getBatchArguments(func::FuncOp function) {
+  SmallVector<Value> batch;
+  for (BlockArgument arg : function.getArguments()) {
+    std::optional<tg::Role> role =
+        tg::getArgumentRole(function, arg.getArgNumber());
+    if (role == tg::Role::Input || role == tg::Role::Label)
+      batch.push_back(arg);
+  }
+  return batch;
+}
+
+DenseSet<Value> tgc::getValuesDependingOn(Block &body, ArrayRef<Value> seeds) {
+  DenseSet<Value> dependent(seeds.begin(), seeds.end());
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(), [&](Value operand) {
+          return dependent.contains(operand);
+        }))
+      dependent.insert(op.result_begin(), op.result_end());
+  return dependent;
+}
+
 StepStructure StepStructure::compute(func::FuncOp function) {
   StepStructure structure;
   if (function.isExternal())

@@ -27,6 +27,16 @@ LogicalResult tgc::reportError(const llvm::Twine &message) {
   return failure();
 }
 
+llvm::Expected<npy::Array> tgc::readArrayFile(MLIRContext &context,
+                                              StringRef path) {
+  if (!path.ends_with(".pb"))
+    return npy::readNpy(path);
+  llvm::Expected<ONNXTensorFile> file = readONNXTensorFile(context, path);
+  if (!file)
+    return file.takeError();
+  return std::move(file->value);
+}
+
 /// The importer's options from the user's flags.
 static FailureOr<ONNXImportOptions>
 getImportOptions(MLIRContext &context, const ModelImportFlags &flags) {
@@ -40,14 +50,7 @@ getImportOptions(MLIRContext &context, const ModelImportFlags &flags) {
       return reportError("--input-value expects NAME=FILE, got '" + spec + "'");
     if (options.inputValues.count(name))
       return reportError("--input-value gives '" + name + "' twice");
-    llvm::Expected<npy::Array> value =
-        path.ends_with(".pb") ? [&]() -> llvm::Expected<npy::Array> {
-      llvm::Expected<ONNXTensorFile> file = readONNXTensorFile(context, path);
-      if (!file)
-        return file.takeError();
-      return std::move(file->value);
-    }()
-        : npy::readNpy(path);
+    llvm::Expected<npy::Array> value = readArrayFile(context, path);
     if (!value)
       return reportError("--input-value " + spec + ": " +
                          llvm::toString(value.takeError()));

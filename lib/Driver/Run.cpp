@@ -39,18 +39,6 @@ LogicalResult tgc::readParameterFile(StringRef path,
   return success();
 }
 
-/// An --input file: .npy, or an ONNX TensorProto (.pb).
-static llvm::Expected<npy::Array> readArgumentFile(FunctionOpInterface function,
-                                                   StringRef path) {
-  if (!path.ends_with(".pb"))
-    return npy::readNpy(path);
-  llvm::Expected<ONNXTensorFile> file =
-      readONNXTensorFile(*function.getContext(), path);
-  if (!file)
-    return file.takeError();
-  return std::move(file->value);
-}
-
 FailureOr<SmallVector<std::optional<Tensor>>>
 tgc::readGivenArguments(FunctionOpInterface function,
                         ArrayRef<std::string> inputs, bool allowNonFinite) {
@@ -84,7 +72,8 @@ tgc::readGivenArguments(FunctionOpInterface function,
     unsigned index = it->second;
     if (values[index])
       return reportError("argument '" + name + "' is given twice by --input");
-    llvm::Expected<npy::Array> array = readArgumentFile(function, path);
+    llvm::Expected<npy::Array> array =
+        readArrayFile(*function.getContext(), path);
     if (!array)
       return reportError("argument '" + name +
                          "': " + llvm::toString(array.takeError()));

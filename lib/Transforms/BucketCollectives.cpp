@@ -41,12 +41,19 @@ namespace {
 
 /// The ops of a block in order, and each one's position.
 struct BlockOrder {
-  explicit BlockOrder(Block &body) {
+  explicit BlockOrder(Block &body) : body(body) {
     for (Operation &op : body) {
       position[&op] = ops.size();
       ops.push_back(&op);
     }
   }
+  /// The position of the op of the block that is or holds `op`; -1 for
+  /// none (`op` null: a block argument's).
+  int64_t of(Operation *op) const {
+    Operation *top = op ? body.findAncestorOpInBlock(*op) : nullptr;
+    return top ? position.lookup(top) : -1;
+  }
+  Block &body;
   std::vector<Operation *> ops;
   DenseMap<Operation *, int64_t> position;
 };
@@ -255,20 +262,19 @@ template <typename CollectiveOp> std::string getBucketKey(CollectiveOp op) {
 }
 
 /// One bucket of parameter all-gathers (ZeRO's), after `after` (at the
-/// start of `body` when null): each device's blocks flattened and
+/// start of the block when null): each device's blocks flattened and
 /// concatenated ([S]), one all-gather of the whole ([n * S], the devices'
 /// buckets one after the other), and each parameter cut from it: its
 /// columns of the [n, S] view (a copy, as FSDP's copy-out), through a
 /// transpose when its blocks interleave.
-void rewriteBucket(const Bucket<shard::AllGatherOp> &bucket, Operation *after,
-                   Block &body) {
+void rewriteBucket(const Bucket<shard::AllGatherOp> &bucket, Operation *after) {
   shard::AllGatherOp first = bucket.members.front();
   int64_t n = getGroupSize(first);
   OpBuilder builder(first->getContext());
   if (after)
     builder.setInsertionPointAfter(after);
   else
-    builder.setInsertionPointToStart(&body);
+    builder.setInsertionPointToStart(first->getBlock());
   SmallVector<int64_t> offsets;
   Location loc = first.getLoc();
   Value joined =
@@ -320,6 +326,28 @@ void rewriteBucket(const Bucket<shard::AllGatherOp> &bucket, Operation *after,
   }
 }
 
+/// Rewrites each of `buckets` of two or more right after the op that
+/// computes its last member's input (at the block's start when none
+/// does), unless that op is a collective rewritten itself.
+template <typename CollectiveOp>
+void rewriteBuckets(ArrayRef<Bucket<CollectiveOp>> buckets,
+                    const BlockOrder &order, int64_t &numBuckets,
+                    int64_t &numMembers) {
+  DenseSet<Operation *> members;
+  for (const Bucket<CollectiveOp> &bucket : buckets)
+    if (bucket.members.size() > 1)
+      for (CollectiveOp member : bucket.members)
+        members.insert(member);
+  for (const Bucket<CollectiveOp> &bucket : buckets) {
+    Operation *after = bucket.ready >= 0 ? order.ops[bucket.ready] : nullptr;
+    if (bucket.members.size() < 2 || (after && members.contains(after)))
+      continue;
+    ++numBuckets;
+    numMembers += bucket.members.size();
+    rewriteBucket(bucket, after);
+  }
+}
+
 /// Whether `gather` joins a parameter's blocks (ZeRO's all-gathers): what
 /// it gathers is computed from the step's parameters and state alone (a
 /// low-precision copy, or the parameter itself), or by the optimizer (an
@@ -340,23 +368,6 @@ bool isParameterGather(shard::AllGatherOp gather,
   Operation *def = gather.getInput().getDefiningOp();
   return !onBatch.contains(gather.getInput()) ||
          (def && structure.getPhase(def) == Phase::Optimizer);
-}
-
-/// The values of `function` that depend on its batch (its input and label
-/// arguments).
-DenseSet<Value> getBatchValues(func::FuncOp function) {
-  DenseSet<Value> onBatch;
-  Block &body = function.getBody().front();
-  for (BlockArgument arg : body.getArguments()) {
-    std::optional<Role> role = getArgumentRole(function, arg.getArgNumber());
-    if (role == Role::Input || role == Role::Label)
-      onBatch.insert(arg);
-  }
-  for (Operation &op : body)
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value operand) { return onBatch.contains(operand); }))
-      onBatch.insert(op.result_begin(), op.result_end());
-  return onBatch;
 }
 
 /// Whether cutting the parameter of `gather` out of a bucket (its local
@@ -385,17 +396,13 @@ bool isWorthCopying(shard::AllGatherOp gather, const DeviceSpec &device) {
 /// parameter around each use, and only the parameters one op reads
 /// together, a weight and its bias, share a bucket). Each bucket of two or
 /// more goes right after the op that computes its last block.
-void bucketGathers(func::FuncOp function, Block &body,
-                   ArrayRef<Operation *> ops,
-                   const DenseMap<Operation *, int64_t> &position,
+void bucketGathers(func::FuncOp function, const BlockOrder &order,
                    const StepStructure &structure, const DeviceSpec &device,
                    int64_t bucketBytes, int64_t &numBuckets,
                    int64_t &numMembers) {
-  auto positionOf = [&](Operation *op) -> int64_t {
-    Operation *top = op ? body.findAncestorOpInBlock(*op) : nullptr;
-    return top ? position.lookup(top) : -1;
-  };
-  DenseSet<Value> onBatch = getBatchValues(function);
+  Block &body = order.body;
+  DenseSet<Value> onBatch =
+      getValuesDependingOn(body, getBatchArguments(function));
   struct Candidate {
     int64_t firstRead;
     int64_t lastRead;
@@ -409,12 +416,11 @@ void bucketGathers(func::FuncOp function, Block &body,
       continue;
     int64_t firstRead = std::numeric_limits<int64_t>::max(), lastRead = -1;
     for (Operation *user : gather->getUsers()) {
-      firstRead = std::min(firstRead, positionOf(user));
-      lastRead = std::max(lastRead, positionOf(user));
+      firstRead = std::min(firstRead, order.of(user));
+      lastRead = std::max(lastRead, order.of(user));
     }
     candidates.push_back({firstRead, lastRead,
-                          positionOf(gather.getInput().getDefiningOp()),
-                          gather});
+                          order.of(gather.getInput().getDefiningOp()), gather});
   }
   llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
     return std::tie(a.firstRead, a.ready) < std::tie(b.firstRead, b.ready);
@@ -453,20 +459,7 @@ void bucketGathers(func::FuncOp function, Block &body,
   for (auto &[key, current] : open)
     if (!current.bucket.members.empty())
       closed.push_back(std::move(current.bucket));
-
-  DenseSet<Operation *> members;
-  for (const Bucket<shard::AllGatherOp> &bucket : closed)
-    if (bucket.members.size() > 1)
-      for (shard::AllGatherOp member : bucket.members)
-        members.insert(member);
-  for (const Bucket<shard::AllGatherOp> &bucket : closed) {
-    Operation *after = bucket.ready >= 0 ? ops[bucket.ready] : nullptr;
-    if (bucket.members.size() < 2 || (after && members.contains(after)))
-      continue;
-    ++numBuckets;
-    numMembers += bucket.members.size();
-    rewriteBucket(bucket, after, body);
-  }
+  rewriteBuckets<shard::AllGatherOp>(closed, order, numBuckets, numMembers);
 }
 
 /// Whether `collective` reduces a gradient the step computes, as one of
@@ -532,15 +525,10 @@ bool isCommunicationBound(Block &body, const DeviceSpec &device) {
 /// their gradients are computed, and rewrites each bucket of two or more.
 /// `device` decides which reduce-scatters are worth copying in.
 template <typename CollectiveOp>
-void bucketAll(Block &body, ArrayRef<Operation *> ops,
-               const DenseMap<Operation *, int64_t> &position,
-               const StepStructure &structure, const DeviceSpec &device,
-               int64_t bucketBytes, int64_t &numBuckets, int64_t &numMembers) {
-  auto positionOf = [&](Value value) -> int64_t {
-    Operation *def = value.getDefiningOp();
-    Operation *top = def ? body.findAncestorOpInBlock(*def) : nullptr;
-    return top ? position.lookup(top) : -1;
-  };
+void bucketAll(const BlockOrder &order, const StepStructure &structure,
+               const DeviceSpec &device, int64_t bucketBytes,
+               int64_t &numBuckets, int64_t &numMembers) {
+  Block &body = order.body;
   // The gradient collectives, by the position of their gradient.
   SmallVector<std::pair<int64_t, CollectiveOp>> candidates;
   for (auto collective : body.getOps<CollectiveOp>()) {
@@ -549,7 +537,7 @@ void bucketAll(Block &body, ArrayRef<Operation *> ops,
     if constexpr (std::is_same_v<CollectiveOp, shard::ReduceScatterOp>)
       if (!isWorthCopying(collective, device))
         continue;
-    int64_t ready = positionOf(collective.getInput());
+    int64_t ready = order.of(collective.getInput().getDefiningOp());
     if (ready >= 0)
       candidates.emplace_back(ready, collective);
   }
@@ -560,8 +548,7 @@ void bucketAll(Block &body, ArrayRef<Operation *> ops,
   // Whether every reader of `collective` comes after position `ready`.
   auto readAfter = [&](CollectiveOp collective, int64_t ready) {
     return llvm::all_of(collective->getUsers(), [&](Operation *user) {
-      Operation *top = body.findAncestorOpInBlock(*user);
-      return top && position.lookup(top) > ready;
+      return order.of(user) > ready;
     });
   };
   // Open buckets by what their members share.
@@ -600,20 +587,7 @@ void bucketAll(Block &body, ArrayRef<Operation *> ops,
     if (!bucket.members.empty())
       closed.push_back(std::move(bucket));
 
-  // Each bucket goes right after the op that computes its last gradient
-  // (never a collective that is itself rewritten).
-  DenseSet<Operation *> members;
-  for (const Bucket<CollectiveOp> &bucket : closed)
-    if (bucket.members.size() > 1)
-      for (CollectiveOp member : bucket.members)
-        members.insert(member);
-  for (const Bucket<CollectiveOp> &bucket : closed) {
-    if (bucket.members.size() < 2 || members.contains(ops[bucket.ready]))
-      continue;
-    ++numBuckets;
-    numMembers += bucket.members.size();
-    rewriteBucket(bucket, ops[bucket.ready]);
-  }
+  rewriteBuckets<CollectiveOp>(closed, order, numBuckets, numMembers);
 }
 
 struct BucketCollectivesPass
@@ -655,10 +629,9 @@ struct BucketCollectivesPass
     int64_t numBuckets = 0, numMembers = 0;
     auto bucketKind = [&](auto tag) {
       using CollectiveOp = decltype(tag);
-      BlockOrder order(body);
       StepStructure structure = StepStructure::compute(function);
-      bucketAll<CollectiveOp>(body, order.ops, order.position, structure,
-                              *device, bucketBytes, numBuckets, numMembers);
+      bucketAll<CollectiveOp>(BlockOrder(body), structure, *device, bucketBytes,
+                              numBuckets, numMembers);
     };
     bucketKind(shard::AllReduceOp());
     if (scatter == "always" ||
@@ -666,8 +639,7 @@ struct BucketCollectivesPass
       bucketKind(shard::ReduceScatterOp());
     if (gather == "always" ||
         (gather == "auto" && isCommunicationBound(body, *device))) {
-      BlockOrder order(body);
-      bucketGathers(function, body, order.ops, order.position,
+      bucketGathers(function, BlockOrder(body),
                     StepStructure::compute(function), *device, bucketBytes,
                     numBuckets, numMembers);
     }

@@ -12,6 +12,7 @@
 
 #include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/Device.h"
+#include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Dialect/TG/TGDialect.h"
 #include "tgc/Dialect/TG/TGPipeline.h"
 
@@ -170,28 +171,15 @@ LogicalResult TGPipelineSplitPass::split(func::FuncOp func,
 
   // The batch path: the ops that depend on an input or label argument (on
   // any argument when the function marks none).
-  llvm::DenseSet<Value> onPath;
-  bool anyBatch = false;
-  for (BlockArgument arg : body.getArguments()) {
-    std::optional<tg::Role> role =
-        tg::getArgumentRole(func, arg.getArgNumber());
-    if (role == tg::Role::Input || role == tg::Role::Label) {
-      onPath.insert(arg);
-      anyBatch = true;
-    }
-  }
-  if (!anyBatch)
-    for (BlockArgument arg : body.getArguments())
-      onPath.insert(arg);
+  SmallVector<Value> batch = getBatchArguments(func);
+  if (batch.empty())
+    batch.assign(body.args_begin(), body.args_end());
+  llvm::DenseSet<Value> onPath = getValuesDependingOn(body, batch);
   SmallVector<Operation *> pathOps;
-  for (Operation &op : body.without_terminator()) {
+  for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return onPath.contains(v); })) {
-      for (Value result : op.getResults())
-        onPath.insert(result);
+                     [&](Value v) { return onPath.contains(v); }))
       pathOps.push_back(&op);
-    }
-  }
   if (static_cast<int64_t>(pathOps.size()) < numStages)
     return func.emitError("tg-pipeline-split: ")
            << numStages << " pipeline stages need at least as many ops on the "

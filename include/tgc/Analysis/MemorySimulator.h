@@ -59,6 +59,14 @@ namespace tgc {
 
 struct DeviceSpec;
 
+/// The step's batch: its `input` and `label` arguments.
+llvm::SmallVector<mlir::Value> getBatchArguments(mlir::func::FuncOp function);
+
+/// The values of `body` computed from `seeds`: the seeds and the results of
+/// every op that reads one of them (a fusion region reads its inputs).
+llvm::DenseSet<mlir::Value>
+getValuesDependingOn(mlir::Block &body, llvm::ArrayRef<mlir::Value> seeds);
+
 /// The phases of a training step, recovered from its structure (see
 /// StepStructure::compute).
 enum class Phase { Forward, Backward, Optimizer };

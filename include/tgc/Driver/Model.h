@@ -31,8 +31,13 @@ namespace tgc {
 /// model) and returns failure.
 mlir::LogicalResult reportError(const llvm::Twine &message);
 
-/// How an ONNX model becomes a module (`--input-shape`, `--loss-output`,
-/// `--add-loss`), as the user wrote them.
+/// An array a user gives in a file (`--input`, `--input-value`): .npy, or
+/// an ONNX TensorProto (.pb).
+llvm::Expected<npy::Array> readArrayFile(mlir::MLIRContext &context,
+                                         llvm::StringRef path);
+
+/// How an ONNX model becomes a module (`--input-shape`, `--input-value`,
+/// `--loss-output`, `--add-loss`), as the user wrote them.
 struct ModelImportFlags {
   std::vector<std::string> inputShapes;
   std::string lossOutput;

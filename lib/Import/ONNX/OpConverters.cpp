@@ -438,6 +438,33 @@ static Value broadcastPerChannel(Importer &g, Value v, RankedTensorType type) {
   return g.broadcastTo(g.reshape(v, column), type.getShape());
 }
 
+/// The mean and biased variance of `x` over `dims`, kept with size 1.
+static std::pair<Value, Value> getMoments(Importer &g, Value x,
+                                          ArrayRef<int64_t> dims) {
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  Value mean = g.reduce(tg::ReduceKind::Mean, x, dims, /*keepDims=*/true);
+  Value centered = buildBinary<tg::SubOp>(g, x, g.broadcastTo(mean, shape));
+  Value variance = g.reduce(tg::ReduceKind::Mean,
+                            buildBinary<tg::MulOp>(g, centered, centered), dims,
+                            /*keepDims=*/true);
+  return {mean, variance};
+}
+
+/// `(x - mean) * rsqrt(variance + epsilon) * scale + bias`, each operand
+/// broadcast to x's shape.
+static Value normalize(Importer &g, Value x, Value mean, Value variance,
+                       double epsilon, Value scale, Value bias) {
+  RankedTensorType type = Importer::getType(x);
+  auto spread = [&](Value v) { return g.broadcastTo(v, type.getShape()); };
+  Value inverse = g.create<tg::RsqrtOp>(
+      type,
+      buildBinary<tg::AddOp>(g, spread(variance), g.splat(type, epsilon)));
+  Value normalized = buildBinary<tg::MulOp>(
+      g, buildBinary<tg::SubOp>(g, x, spread(mean)), inverse);
+  return buildBinary<tg::AddOp>(
+      g, buildBinary<tg::MulOp>(g, normalized, spread(scale)), spread(bias));
+}
+
 // BatchNormalization: normalized per channel with the given statistics
 // (inference), or in training mode with the batch's (over every dimension
 // but the channels, the variance biased) whose running averages with
@@ -468,28 +495,17 @@ static LogicalResult convertBatchNormalization(Importer &g) {
     channels.push_back(spread);
   }
   Value mean = channels[2], variance = channels[3];
-  SmallVector<int64_t> reduced = {0};
-  for (int64_t d = 2; d < type.getRank(); ++d)
-    reduced.push_back(d);
   Value batchMean, batchVariance;
   if (training) {
-    batchMean = g.reduce(tg::ReduceKind::Mean, x, reduced, /*keepDims=*/true);
-    Value centered =
-        buildBinary<tg::SubOp>(g, x, g.broadcastTo(batchMean, type.getShape()));
-    batchVariance = g.reduce(tg::ReduceKind::Mean,
-                             buildBinary<tg::MulOp>(g, centered, centered),
-                             reduced, /*keepDims=*/true);
-    mean = g.broadcastTo(batchMean, type.getShape());
-    variance = g.broadcastTo(batchVariance, type.getShape());
+    SmallVector<int64_t> reduced = {0};
+    for (int64_t d = 2; d < type.getRank(); ++d)
+      reduced.push_back(d);
+    std::tie(batchMean, batchVariance) = getMoments(g, x, reduced);
+    mean = batchMean;
+    variance = batchVariance;
   }
-  Value inverse = g.create<tg::RsqrtOp>(
-      type, buildBinary<tg::AddOp>(
-                g, variance, g.splat(type, g.getFloat("epsilon", 1e-5f))));
-  Value normalized =
-      buildBinary<tg::MulOp>(g, buildBinary<tg::SubOp>(g, x, mean), inverse);
-  g.setOutput(0, buildBinary<tg::AddOp>(
-                     g, buildBinary<tg::MulOp>(g, normalized, channels[0]),
-                     channels[1]));
+  g.setOutput(0, normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),
+                           channels[0], channels[1]));
   // The running statistics: input * momentum + batch * (1 - momentum).
   double momentum = g.getFloat("momentum", 0.9f);
   for (unsigned i = 1; i <= 2; ++i) {
@@ -523,36 +539,18 @@ static LogicalResult convertInstanceNormalization(Importer &g) {
   RankedTensorType type = Importer::getType(x);
   if (type.getRank() < 3)
     return g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)");
-  int64_t n = type.getDimSize(0), c = type.getDimSize(1);
-  auto channelVector = [&](Value v) -> Value {
-    RankedTensorType t = Importer::getType(v);
-    if (t.getRank() != 1 || t.getDimSize(0) != c ||
-        t.getElementType() != type.getElementType())
-      return {};
-    return g.broadcastTo(g.reshape(v, {c, 1}), {n, c, 1});
-  };
-  Value scaleColumn = channelVector(scale), biasColumn = channelVector(bias);
-  if (!scaleColumn || !biasColumn)
-    return g.fail("scale and B must be vectors of the " + llvm::Twine(c) +
+  Value scales = broadcastPerChannel(g, scale, type);
+  Value biases = broadcastPerChannel(g, bias, type);
+  if (!scales || !biases)
+    return g.fail("scale and B must be vectors of the " +
+                  llvm::Twine(type.getDimSize(1)) +
                   " channels, of X's element type");
-  int64_t size = product(type.getShape().drop_front(2));
-  auto rows = RankedTensorType::get({n, c, size}, type.getElementType());
-  Value flat = g.reshape(x, rows.getShape());
-  auto spread = [&](Value v) { return g.broadcastTo(v, rows.getShape()); };
-  Value mean = g.reduce(tg::ReduceKind::Mean, flat, {2}, /*keepDims=*/true);
-  Value centered = buildBinary<tg::SubOp>(g, flat, spread(mean));
-  Value variance = g.reduce(tg::ReduceKind::Mean,
-                            buildBinary<tg::MulOp>(g, centered, centered), {2},
-                            /*keepDims=*/true);
-  Value epsilon =
-      g.splat(Importer::getType(variance), g.getFloat("epsilon", 1e-5f));
-  Value inverse = g.create<tg::RsqrtOp>(
-      variance.getType(), buildBinary<tg::AddOp>(g, variance, epsilon));
-  Value normalized = buildBinary<tg::MulOp>(g, centered, spread(inverse));
-  Value result = buildBinary<tg::AddOp>(
-      g, buildBinary<tg::MulOp>(g, normalized, spread(scaleColumn)),
-      spread(biasColumn));
-  g.setOutput(0, g.reshape(result, type.getShape()));
+  SmallVector<int64_t> spatial;
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    spatial.push_back(d);
+  auto [mean, variance] = getMoments(g, x, spatial);
+  g.setOutput(0, normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),
+                           scales, biases));
   return success();
 }
 

@@ -372,7 +372,12 @@ def composite_grad_models():
             const("scale", np.array([0.5, -2.0], np.float32)),
             const("bias", np.array([0.1, 0.2], np.float32)),
             helper.make_node("InstanceNormalization", ["r", "scale", "bias"],
-                             ["h"])],
+                             ["n"]),
+            # A normalized row's sum and sum of squares are constants: a
+            # ramp makes the loss depend on the row.
+            const("ramp", np.arange(24, dtype=np.float32).reshape(2, 2, 6)
+                  / 10),
+            helper.make_node("Mul", ["n", "ramp"], ["h"])],
         "depthtospace": [
             const("s4", np.array([1, 4, 2, 3], np.int64)),
             helper.make_node("Reshape", ["w", "s4"], ["r"]),

@@ -77,6 +77,20 @@ inline mlir::Value select(GraphImporter &g, mlir::Value pred,
 mlir::Value compare(GraphImporter &g, tg::CompareDirection direction,
                     mlir::Value lhs, mlir::Value rhs);
 
+/// Success for a float `value`, else an error on the node.
+mlir::LogicalResult requireFloat(GraphImporter &g, mlir::Value value);
+/// Success for a number (not a bool) `value`, else an error on the node.
+mlir::LogicalResult requireNumeric(GraphImporter &g, mlir::Value value);
+
+/// Both operands broadcast to their common shape (their element types must
+/// be the same).
+mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
+broadcastPair(GraphImporter &g, mlir::Value lhs, mlir::Value rhs);
+/// Before opset 7, a binary op's B laid at `axis` of A (`broadcast` = 1)
+/// so that the numpy rule applies; B itself from opset 7.
+mlir::FailureOr<mlir::Value>
+alignLegacyOperand(GraphImporter &g, mlir::Value lhs, mlir::Value rhs);
+
 /// Negative integer indices counted from the end of a dimension of `size`.
 mlir::Value wrapNegativeIndices(GraphImporter &g, mlir::Value indices,
                                 int64_t size);
@@ -96,6 +110,36 @@ mlir::LogicalResult convertConvTranspose(GraphImporter &g);
 mlir::LogicalResult convertPool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);
 mlir::LogicalResult convertEyeLike(GraphImporter &g);
+// The converters of RecurrentConverters.cpp.
+mlir::LogicalResult convertRNN(GraphImporter &g);
+mlir::LogicalResult convertGRU(GraphImporter &g);
+mlir::LogicalResult convertLSTM(GraphImporter &g);
+// The converters of ResizeConverters.cpp.
+mlir::LogicalResult convertResize(GraphImporter &g);
+mlir::LogicalResult convertUpsample(GraphImporter &g);
+// The converters of ElementwiseConverters.cpp.
+mlir::LogicalResult convertElu(GraphImporter &g);
+mlir::LogicalResult convertSelu(GraphImporter &g);
+mlir::LogicalResult convertCelu(GraphImporter &g);
+mlir::LogicalResult convertThresholdedRelu(GraphImporter &g);
+mlir::LogicalResult convertSoftsign(GraphImporter &g);
+mlir::LogicalResult convertPRelu(GraphImporter &g);
+mlir::LogicalResult convertShrink(GraphImporter &g);
+mlir::LogicalResult convertSign(GraphImporter &g);
+mlir::LogicalResult convertTan(GraphImporter &g);
+mlir::LogicalResult convertSinh(GraphImporter &g);
+mlir::LogicalResult convertCosh(GraphImporter &g);
+mlir::LogicalResult convertAsinh(GraphImporter &g);
+mlir::LogicalResult convertAcosh(GraphImporter &g);
+mlir::LogicalResult convertAtanh(GraphImporter &g);
+mlir::LogicalResult convertAtan(GraphImporter &g);
+mlir::LogicalResult convertAsin(GraphImporter &g);
+mlir::LogicalResult convertAcos(GraphImporter &g);
+mlir::LogicalResult convertFloor(GraphImporter &g);
+mlir::LogicalResult convertCeil(GraphImporter &g);
+mlir::LogicalResult convertRound(GraphImporter &g);
+mlir::LogicalResult convertMod(GraphImporter &g);
+mlir::LogicalResult convertPow(GraphImporter &g);
 /// Hardmax along `axis` of `x` (float, rank >= 1): 1 at the first largest
 /// element of each row, 0 elsewhere.
 mlir::Value buildHardmax(GraphImporter &g, mlir::Value x, int64_t axis);

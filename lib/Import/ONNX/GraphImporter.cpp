@@ -322,20 +322,25 @@ static std::string getInputValueHint(Value value, StringRef name) {
          printableName(name) + "=FILE";
 }
 
-FailureOr<SmallVector<int64_t>>
-GraphImporter::requireConstantInts(unsigned index, StringRef what) {
+const Tensor *GraphImporter::requireConstant(unsigned index, StringRef what) {
   FailureOr<Value> value = requireInput(index);
   if (failed(value))
-    return failure();
+    return nullptr;
   const Tensor *tensor = getConstant(*value);
-  if (!tensor) {
+  if (!tensor)
     emitNodeError() << "'" << what << "' (input '"
                     << printableName(node->input(index))
                     << "') must be computable at import, but it depends on "
                        "a graph input or parameter"
                     << getInputValueHint(*value, node->input(index));
+  return tensor;
+}
+
+FailureOr<SmallVector<int64_t>>
+GraphImporter::requireConstantInts(unsigned index, StringRef what) {
+  const Tensor *tensor = requireConstant(index, what);
+  if (!tensor)
     return failure();
-  }
   if (!tensor->isIntStorage() || tensor->getElementType().isInteger(1)) {
     emitNodeError() << "'" << what << "' must hold integers, got "
                     << tensor->getType();
@@ -359,6 +364,23 @@ FailureOr<double> GraphImporter::requireConstantScalar(unsigned index,
     return failure();
   }
   return tensor->getAsDouble(0);
+}
+
+FailureOr<SmallVector<double>>
+GraphImporter::requireConstantFloats(unsigned index, StringRef what) {
+  const Tensor *tensor = requireConstant(index, what);
+  if (!tensor)
+    return failure();
+  SmallVector<double> values;
+  for (int64_t i = 0; i < tensor->getNumElements(); ++i) {
+    values.push_back(tensor->getAsDouble(i));
+    if (!std::isfinite(values.back())) {
+      emitNodeError() << "'" << what << "' holds " << values.back() << " at "
+                      << i << ": its values must be finite";
+      return failure();
+    }
+  }
+  return values;
 }
 
 /// The type of attribute `a`: its `type` field, or for models written

@@ -122,10 +122,17 @@ public:
   mlir::FailureOr<llvm::ArrayRef<mlir::Value>>
   requireSequenceInput(unsigned index);
 
+  /// The value of input `index`, which must be computable at import (else
+  /// an error on the node naming `what`, and null).
+  const Tensor *requireConstant(unsigned index, llvm::StringRef what);
   /// The integers of input `index`, which must be a constant integer tensor
   /// (shape operands: computed at import); `what` names it in errors.
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   requireConstantInts(unsigned index, llvm::StringRef what);
+  /// The values of input `index`, a constant tensor of finite numbers
+  /// (scales, a region of interest), as doubles.
+  mlir::FailureOr<llvm::SmallVector<double>>
+  requireConstantFloats(unsigned index, llvm::StringRef what);
   /// The float value of a constant scalar input.
   mlir::FailureOr<double> requireConstantScalar(unsigned index,
                                                 llvm::StringRef what);

@@ -113,6 +113,24 @@ bool InitializerRoles::isBatchNormStatistic(StringRef name) const {
          });
 }
 
+bool InitializerRoles::isImportTimeOperand(StringRef name) const {
+  // The inputs [first, last] of these ops are computed with at import.
+  static const llvm::StringMap<std::pair<int, int>> operands = {
+      {"Range", {0, 2}}, {"Resize", {1, 2}}, {"Upsample", {1, 1}}};
+  auto it = consumers.find(name);
+  return it != consumers.end() &&
+         llvm::all_of(it->second, [&](const onnx::NodeProto *node) {
+           auto range = operands.find(node->op_type());
+           if (!isDefaultDomain(*node) || range == operands.end())
+             return false;
+           auto [first, last] = range->second;
+           for (int i = 0; i < node->input_size(); ++i)
+             if (node->input(i) == name && (i < first || i > last))
+               return false;
+           return true;
+         });
+}
+
 bool InitializerRoles::feedsWeightOperand(StringRef name) const {
   auto it = consumers.find(name);
   if (it == consumers.end())
@@ -124,6 +142,14 @@ bool InitializerRoles::feedsWeightOperand(StringRef name) const {
     if (op == "MatMul" || op == "Einsum" ||
         (op == "Gemm" && (node->input_size() < 3 || node->input(2) != name)) ||
         (op == "Gather" && node->input(0) == name))
+      continue;
+    // A recurrent layer's weights, biases and peepholes.
+    if ((op == "RNN" || op == "GRU" || op == "LSTM") &&
+        llvm::all_of(llvm::enumerate(node->input()), [&](auto input) {
+          return input.value() != name ||
+                 (input.index() >= 1 && input.index() <= 3) ||
+                 input.index() == 7;
+        }))
       continue;
     if (!isView(op) || node->input_size() == 0 || node->input(0) != name ||
         node->output_size() != 1 || !feedsWeightOperand(node->output(0)))
@@ -180,6 +206,9 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   }
   if (isBatchNormStatistic(name))
     return std::string("a BatchNormalization's mean or variance");
+  if (isImportTimeOperand(name))
+    return std::string("read only as an operand the import computes with "
+                       "(Resize's scales or roi, Range's bounds)");
   if (isBufferName(name, value.getShape().size()))
     return std::string("named as a buffer");
   if (isMadeUpName(name) && !feedsWeightOperand(name))

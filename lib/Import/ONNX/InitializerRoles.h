@@ -46,6 +46,11 @@ public:
   /// (running statistics, never trained).
   bool isBatchNormStatistic(llvm::StringRef name) const;
 
+  /// Whether every node that reads `name` reads it as an operand the
+  /// import computes with (Resize's roi and scales, Upsample's scales,
+  /// Range's bounds): never a value of the step.
+  bool isImportTimeOperand(llvm::StringRef name) const;
+
   /// Whether `name` is one the exporter made up (undotted among state-dict
   /// names: `val_12`, `unsqueeze_14`, `where`).
   bool isMadeUpName(llvm::StringRef name) const {

@@ -22,23 +22,6 @@ using namespace tgc::onnx_import;
 
 using Importer = GraphImporter;
 
-static LogicalResult requireFloat(Importer &g, Value value) {
-  if (isFloat(value))
-    return success();
-  return g.fail("element type " +
-                llvm::Twine(llvm::isa<IntegerType>(
-                                Importer::getType(value).getElementType())
-                                ? "integer/bool"
-                                : "other") +
-                " is not supported by this op in tg");
-}
-
-static LogicalResult requireNumeric(Importer &g, Value value) {
-  if (!isBool(value))
-    return success();
-  return g.fail("bool operands are not supported by this op in tg");
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -53,8 +36,8 @@ static LogicalResult convertUnary(Importer &g) {
 }
 
 /// Both operands broadcast to their common shape (and type checked).
-static FailureOr<std::pair<Value, Value>> broadcastPair(Importer &g, Value lhs,
-                                                        Value rhs) {
+FailureOr<std::pair<Value, Value>>
+onnx_import::broadcastPair(Importer &g, Value lhs, Value rhs) {
   if (Importer::getType(lhs).getElementType() !=
       Importer::getType(rhs).getElementType()) {
     g.emitNodeError() << "operands have different element types: "
@@ -70,7 +53,8 @@ static FailureOr<std::pair<Value, Value>> broadcastPair(Importer &g, Value lhs,
 /// dimensions at `axis` of A's (by default at its end, suffix matching):
 /// B reshaped to A's rank with ones around it, so that the numpy rule then
 /// gives those semantics. Without `broadcast`, the shapes must be equal.
-static FailureOr<Value> alignLegacyOperand(Importer &g, Value lhs, Value rhs) {
+FailureOr<Value> onnx_import::alignLegacyOperand(Importer &g, Value lhs,
+                                                 Value rhs) {
   if (g.opset >= 7)
     return rhs;
   ArrayRef<int64_t> lhsShape = Importer::getType(lhs).getShape();
@@ -114,16 +98,12 @@ static FailureOr<Value> alignLegacyOperand(Importer &g, Value lhs, Value rhs) {
   return g.reshape(rhs, aligned);
 }
 
-template <typename OpTy, bool FloatOnly = false>
-static LogicalResult convertBinary(Importer &g) {
+template <typename OpTy> static LogicalResult convertBinary(Importer &g) {
   ASSIGN_OR_FAIL(lhs, g.requireInput(0));
   ASSIGN_OR_FAIL(legacyRhs, g.requireInput(1));
   ASSIGN_OR_FAIL(rhs, alignLegacyOperand(g, lhs, legacyRhs));
-  if (failed(FloatOnly ? requireFloat(g, lhs) : requireNumeric(g, lhs)))
+  if (failed(requireNumeric(g, lhs)))
     return failure();
-  // Pow may raise to an exponent of another type.
-  if (FloatOnly)
-    rhs = g.convert(rhs, Importer::getType(lhs).getElementType());
   ASSIGN_OR_FAIL(operands, broadcastPair(g, lhs, rhs));
   g.setOutput(0, buildBinary<OpTy>(g, operands.first, operands.second));
   return success();
@@ -319,111 +299,6 @@ static LogicalResult convertLeakyRelu(Importer &g) {
   return success();
 }
 
-/// Activations and elementary functions tg has no op for, composed of the
-/// ones it has (so they are differentiable and fuse like any other): Elu,
-/// Selu, Celu, ThresholdedRelu, Softsign, PRelu, Tan, Sinh, Cosh, Asinh,
-/// Acosh, Atanh, and Sign (also of integers).
-static LogicalResult convertComposite(Importer &g) {
-  ASSIGN_OR_FAIL(x, g.requireInput(0));
-  StringRef op = g.getNode().op_type();
-  if (failed(op == "Sign" ? requireNumeric(g, x) : requireFloat(g, x)))
-    return failure();
-  RankedTensorType type = Importer::getType(x);
-  auto c = [&](double value) { return g.splat(type, value); };
-  auto add = [&](Value a, Value b) { return buildBinary<tg::AddOp>(g, a, b); };
-  auto sub = [&](Value a, Value b) { return buildBinary<tg::SubOp>(g, a, b); };
-  auto mul = [&](Value a, Value b) { return buildBinary<tg::MulOp>(g, a, b); };
-  auto div = [&](Value a, Value b) { return buildBinary<tg::DivOp>(g, a, b); };
-  auto exp = [&](Value a) { return g.create<tg::ExpOp>(type, a); };
-  auto log = [&](Value a) { return g.create<tg::LogOp>(type, a); };
-  auto sqrt = [&](Value a) { return g.create<tg::SqrtOp>(type, a); };
-  auto neg = [&](Value a) { return g.create<tg::NegOp>(type, a); };
-  auto less = [&](Value a, Value b) {
-    return compare(g, tg::CompareDirection::LT, a, b);
-  };
-  Value zero = c(0.0), one = c(1.0);
-  // alpha * (exp(x) - 1), ELU's negative side.
-  auto expm1Times = [&](Value a, double alpha) {
-    return mul(c(alpha), sub(exp(a), one));
-  };
-  Value result;
-  if (op == "Elu") {
-    result =
-        select(g, less(x, zero), expm1Times(x, g.getFloat("alpha", 1.0f)), x);
-  } else if (op == "Selu") {
-    double alpha = g.getFloat("alpha", 1.67326319217681884765625f);
-    double gamma = g.getFloat("gamma", 1.05070102214813232421875f);
-    result = mul(c(gamma), select(g, less(zero, x), x, expm1Times(x, alpha)));
-  } else if (op == "Celu") {
-    double alpha = g.getFloat("alpha", 1.0f);
-    if (alpha == 0.0)
-      return g.fail("alpha must not be 0");
-    result = add(
-        buildBinary<tg::MaxOp>(g, x, zero),
-        buildBinary<tg::MinOp>(g, zero, expm1Times(div(x, c(alpha)), alpha)));
-  } else if (op == "ThresholdedRelu") {
-    result = select(g, less(c(g.getFloat("alpha", 1.0f)), x), x, zero);
-  } else if (op == "Softsign") {
-    result = div(x, add(one, g.create<tg::AbsOp>(type, x)));
-  } else if (op == "PRelu") {
-    ASSIGN_OR_FAIL(slope, g.requireInput(1));
-    RankedTensorType slopeType = Importer::getType(slope);
-    if (slopeType.getElementType() != type.getElementType())
-      return g.fail("slope has another element type than X");
-    // Before opset 7 a slope of one value per channel (dimension 1) is
-    // laid along it; since, slopes broadcast from the right.
-    if (g.opset < 7 && slopeType.getRank() == 1 && type.getRank() >= 2 &&
-        slopeType.getDimSize(0) == type.getDimSize(1)) {
-      SmallVector<int64_t> channels(type.getRank() - 1, 1);
-      channels.front() = slopeType.getDimSize(0);
-      slope = g.reshape(slope, channels);
-    }
-    ASSIGN_OR_FAIL(shape, g.broadcastShapes({x, slope}));
-    if (ArrayRef<int64_t>(shape) != type.getShape())
-      return g.fail("slope does not broadcast to X's shape");
-    result = select(g, less(x, zero), mul(g.broadcastTo(slope, shape), x), x);
-  } else if (op == "Tan") {
-    result = div(g.create<tg::SinOp>(type, x), g.create<tg::CosOp>(type, x));
-  } else if (op == "Sinh" || op == "Cosh") {
-    Value e = exp(x), inverse = exp(neg(x));
-    result = mul(c(0.5), op == "Sinh" ? sub(e, inverse) : add(e, inverse));
-  } else if (op == "Asinh") {
-    // Odd: computed on |x| so that large negative x does not cancel.
-    Value a = g.create<tg::AbsOp>(type, x);
-    Value magnitude = log(add(a, sqrt(add(mul(a, a), one))));
-    result = select(g, less(x, zero), neg(magnitude), magnitude);
-  } else if (op == "Acosh") {
-    result = log(add(x, sqrt(sub(mul(x, x), one))));
-  } else if (op == "Atanh") {
-    result = mul(c(0.5), log(div(add(one, x), sub(one, x))));
-  } else if (op == "Sign") {
-    // x * 0 keeps a NaN (and is 0 otherwise).
-    result = select(g, less(zero, x), one,
-                    select(g, less(x, zero), c(-1.0), mul(x, zero)));
-  } else {
-    return g.fail("no composition for " + op);
-  }
-  g.setOutput(0, result);
-  return success();
-}
-
-// Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between.
-static LogicalResult convertShrink(Importer &g) {
-  ASSIGN_OR_FAIL(x, g.requireInput(0));
-  if (failed(requireNumeric(g, x)))
-    return failure();
-  RankedTensorType type = Importer::getType(x);
-  double lambd = g.getFloat("lambd", 0.5f), bias = g.getFloat("bias", 0.0f);
-  Value below = compare(g, tg::CompareDirection::LT, x, g.splat(type, -lambd));
-  Value above = compare(g, tg::CompareDirection::GT, x, g.splat(type, lambd));
-  Value result =
-      select(g, below, buildBinary<tg::AddOp>(g, x, g.splat(type, bias)),
-             select(g, above, buildBinary<tg::SubOp>(g, x, g.splat(type, bias)),
-                    g.splat(type, 0.0)));
-  g.setOutput(0, result);
-  return success();
-}
-
 /// `v`, a vector of the C channels of `type` ([N, C, ...]) of its element
 /// type, laid along dimension 1 and broadcast to `type`'s shape; null if it
 /// is not such a vector.
@@ -551,6 +426,74 @@ static LogicalResult convertInstanceNormalization(Importer &g) {
   auto [mean, variance] = getMoments(g, x, spatial);
   g.setOutput(0, normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),
                            scales, biases));
+  return success();
+}
+
+// MeanVarianceNormalization-13 (9): `(x - mean) / (sqrt(variance) + 1e-9)`
+// over `axes` (N and the spatial dimensions by default), as the function
+// ONNX defines it by.
+static LogicalResult convertMeanVarianceNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  SmallVector<int64_t> dims;
+  for (int64_t axis :
+       g.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3})) {
+    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, type.getRank()));
+    if (llvm::is_contained(dims, dim))
+      return g.fail("axis " + llvm::Twine(axis) + " is repeated");
+    dims.push_back(dim);
+  }
+  auto [mean, variance] = getMoments(g, x, dims);
+  auto spread = [&](Value v) { return g.broadcastTo(v, type.getShape()); };
+  Value deviation = buildBinary<tg::AddOp>(
+      g, g.create<tg::SqrtOp>(type, spread(variance)), g.splat(type, 1e-9));
+  g.setOutput(0, buildBinary<tg::DivOp>(
+                     g, buildBinary<tg::SubOp>(g, x, spread(mean)), deviation));
+  return success();
+}
+
+// LRN-13 (1): `x / (bias + alpha / size * square_sum) ^ beta`, the squares
+// summed over the `size` channels around each (floor((size - 1) / 2)
+// before, ceil after): the squares padded with zeros along the channels and
+// `size` shifted slices added.
+static LogicalResult convertLRN(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  ASSIGN_OR_FAIL(size, g.requireInt("size"));
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() < 3)
+    return g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)");
+  int64_t channels = type.getDimSize(1);
+  if (size < 1 || size > 2 * channels + 1)
+    return g.fail("size must be in [1, " + llvm::Twine(2 * channels + 1) +
+                  "] for " + llvm::Twine(channels) + " channels");
+  double alpha = g.getFloat("alpha", 1e-4f), beta = g.getFloat("beta", 0.75f),
+         bias = g.getFloat("bias", 1.0f);
+  int64_t rank = type.getRank(), before = (size - 1) / 2,
+          after = size - 1 - before;
+  SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+  low[1] = before;
+  high[1] = after;
+  Value squares =
+      g.create<tg::PadOp>(buildBinary<tg::MulOp>(g, x, x), low, high, interior);
+  SmallVector<int64_t> starts(rank, 0), limits(type.getShape()),
+      strides(rank, 1);
+  Value sum;
+  for (int64_t k = 0; k < size; ++k) {
+    starts[1] = k;
+    limits[1] = k + channels;
+    Value part = g.slice(squares, starts, limits, strides);
+    sum = sum ? buildBinary<tg::AddOp>(g, sum, part) : part;
+  }
+  Value base = buildBinary<tg::AddOp>(
+      g, g.splat(type, bias),
+      buildBinary<tg::MulOp>(g, g.splat(type, alpha / double(size)), sum));
+  g.setOutput(0,
+              buildBinary<tg::DivOp>(
+                  g, x, buildBinary<tg::PowOp>(g, base, g.splat(type, beta))));
   return success();
 }
 
@@ -745,15 +688,57 @@ static FailureOr<std::optional<SmallVector<int64_t>>> getReduceDims(Importer &g,
 
 namespace {
 /// What a Reduce* op computes around a tg.reduce.
-enum class ReduceForm { Plain, SumSquare, L1, L2, LogSum, LogSumExp };
+enum class ReduceForm { Plain, SumSquare, L1, L2, LogSum, LogSumExp, Product };
 } // namespace
+
+/// The product of `x` over `dims`: tg has no product reduction, so the
+/// reduced dimensions are moved last and flattened, padded with ones to a
+/// power of two, and halved by elementwise products (log2 n multiplications
+/// in a balanced tree, differentiable through every element, zeros
+/// included).
+static Value buildProduct(Importer &g, Value x, ArrayRef<int64_t> dims,
+                          bool keepDims) {
+  RankedTensorType type = Importer::getType(x);
+  SmallVector<int64_t> perm, kept, resultShape;
+  int64_t count = 1;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    bool reduced = llvm::is_contained(dims, i);
+    if (!reduced) {
+      perm.push_back(i);
+      kept.push_back(type.getDimSize(i));
+    } else {
+      count *= type.getDimSize(i);
+    }
+    if (!reduced || keepDims)
+      resultShape.push_back(reduced ? 1 : type.getDimSize(i));
+  }
+  SmallVector<int64_t> sortedDims(dims);
+  llvm::sort(sortedDims);
+  llvm::append_range(perm, sortedDims);
+  int64_t rows = product(kept);
+  Value flat = g.reshape(g.transpose(x, perm), {rows, count});
+  int64_t width = llvm::PowerOf2Ceil(std::max<int64_t>(count, 1));
+  RankedTensorType onesType =
+      RankedTensorType::get({rows, width - count}, type.getElementType());
+  if (count == 0)
+    flat = g.splat(onesType, 1.0);
+  else if (width != count)
+    flat = g.create<tg::ConcatOp>(onesType.clone({rows, width}),
+                                  ValueRange{flat, g.splat(onesType, 1.0)}, 1);
+  for (; width > 1; width /= 2)
+    flat = buildBinary<tg::MulOp>(
+        g, g.slice(flat, {0, 0}, {rows, width / 2}, {1, 1}),
+        g.slice(flat, {0, width / 2}, {rows, width}, {1, 1}));
+  return g.reshape(flat, resultShape);
+}
 
 template <tg::ReduceKind Kind, ReduceForm Form = ReduceForm::Plain>
 static LogicalResult convertReduce(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireNumeric(g, x)))
     return failure();
-  if ((Kind == tg::ReduceKind::Mean || Form != ReduceForm::Plain) &&
+  if ((Kind == tg::ReduceKind::Mean ||
+       (Form != ReduceForm::Plain && Form != ReduceForm::Product)) &&
       failed(requireFloat(g, x)))
     return failure();
   ASSIGN_OR_FAIL(dims, getReduceDims(g, x));
@@ -763,6 +748,10 @@ static LogicalResult convertReduce(Importer &g) {
   }
   RankedTensorType type = Importer::getType(x);
   bool keepDims = g.getBool("keepdims", true);
+  if (Form == ReduceForm::Product) {
+    g.setOutput(0, buildProduct(g, x, *dims, keepDims));
+    return success();
+  }
   Value operand = x;
   if (Form == ReduceForm::SumSquare || Form == ReduceForm::L2)
     operand = buildBinary<tg::MulOp>(g, x, x);
@@ -1912,18 +1901,22 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
   // docs/import.md).
   static const llvm::StringMap<OpSupport> ops = {
       {"Abs", {convertUnary<tg::AbsOp, false>, 1, 1}},
-      {"Acosh", {convertComposite, 9, 9}},
+      {"Acos", {convertAcos, 7, 7}},
+      {"Acosh", {convertAcosh, 9, 9}},
       {"Add", {convertBinary<tg::AddOp>, 1, 1}},
       {"And", {convertLogical<0>, 1, 1}},
       {"ArgMax", {convertArgExtreme, 1, 1}},
       {"ArgMin", {convertArgExtreme, 1, 1}},
-      {"Asinh", {convertComposite, 9, 9}},
-      {"Atanh", {convertComposite, 9, 9}},
+      {"Asin", {convertAsin, 7, 7}},
+      {"Asinh", {convertAsinh, 9, 9}},
+      {"Atan", {convertAtan, 7, 7}},
+      {"Atanh", {convertAtanh, 9, 9}},
       {"AveragePool", {convertPool, 1, 1}},
       {"BatchNormalization", {convertBatchNormalization, 1, 1}},
       {"Cast", {convertCast, 1, 6}},
       {"CastLike", {convertCastLike, 15, 15}},
-      {"Celu", {convertComposite, 12, 12}},
+      {"Ceil", {convertCeil, 1, 1}},
+      {"Celu", {convertCelu, 12, 12}},
       {"Clip", {convertClip, 1, 1}},
       {"Concat", {convertConcat, 1, 1}},
       {"Constant", {convertConstant, 1, 1}},
@@ -1931,19 +1924,20 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Conv", {convertConv, 1, 1}},
       {"ConvTranspose", {convertConvTranspose, 1, 1}},
       {"Cos", {convertUnary<tg::CosOp>, 7, 7}},
-      {"Cosh", {convertComposite, 9, 9}},
+      {"Cosh", {convertCosh, 9, 9}},
       {"CumSum", {convertCumSum, 11, 11}},
       {"DepthToSpace", {convertDepthSpace, 1, 1}},
       {"Div", {convertBinary<tg::DivOp>, 1, 1}},
       {"Dropout", {convertDropout, 1, 1}},
       {"Einsum", {convertEinsum, 12, 12}},
-      {"Elu", {convertComposite, 1, 1}},
+      {"Elu", {convertElu, 1, 1}},
       {"Equal", {convertCompare<CompareDirection::EQ>, 1, 1}},
       {"Erf", {convertUnary<tg::ErfOp>, 9, 9}},
       {"Exp", {convertUnary<tg::ExpOp>, 1, 1}},
       {"Expand", {convertExpand, 8, 8}},
       {"EyeLike", {convertEyeLike, 9, 9}},
       {"Flatten", {convertFlatten, 1, 1}},
+      {"Floor", {convertFloor, 1, 1}},
       {"Gather", {convertGather, 1, 1}},
       {"GatherElements", {convertGatherElements, 11, 11}},
       {"GatherND", {convertGatherND, 11, 11}},
@@ -1953,33 +1947,38 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"GlobalMaxPool", {convertGlobalPool, 1, 1}},
       {"Greater", {convertCompare<CompareDirection::GT>, 1, 1}},
       {"GreaterOrEqual", {convertCompare<CompareDirection::GE>, 12, 12}},
+      {"GRU", {convertGRU, 1, 7}},
+      {"Hardmax", {convertHardmax, 1, 1}},
       {"HardSigmoid", {convertHardSigmoid, 1, 1}},
       {"HardSwish", {convertHardSigmoid, 14, 14}},
-      {"Hardmax", {convertHardmax, 1, 1}},
       {"Identity", {convertIdentity, 1, 1}},
       {"InstanceNormalization", {convertInstanceNormalization, 1, 6}},
       {"IsInf", {convertIsInf, 10, 10}},
       {"IsNaN", {convertIsNaN, 9, 9}},
       {"LayerNormalization", {convertLayerNormalization, 17, 17}},
+      {"LRN", {convertLRN, 1, 1}},
       {"LeakyRelu", {convertLeakyRelu, 1, 1}},
       {"Less", {convertCompare<CompareDirection::LT>, 1, 1}},
       {"LessOrEqual", {convertCompare<CompareDirection::LE>, 12, 12}},
       {"Log", {convertUnary<tg::LogOp>, 1, 1}},
       {"LogSoftmax", {convertSoftmax<tg::LogSoftmaxOp>, 1, 1}},
+      {"LSTM", {convertLSTM, 1, 7}},
       {"MatMul", {convertMatMul, 1, 1}},
       {"Max", {convertVariadic<tg::MaxOp>, 1, 1}},
       {"MaxPool", {convertPool, 1, 1}},
       {"Mean", {convertMean, 1, 1}},
+      {"MeanVarianceNormalization", {convertMeanVarianceNormalization, 9, 9}},
       {"Min", {convertVariadic<tg::MinOp>, 1, 1}},
+      {"Mod", {convertMod, 10, 10}},
       {"Mul", {convertBinary<tg::MulOp>, 1, 1}},
       {"Neg", {convertUnary<tg::NegOp, false>, 1, 1}},
       {"NegativeLogLikelihoodLoss", {convertNegativeLogLikelihoodLoss, 12, 12}},
       {"Not", {convertNot, 1, 1}},
       {"OneHot", {convertOneHot, 9, 9}},
       {"Or", {convertLogical<1>, 1, 1}},
-      {"PRelu", {convertComposite, 1, 1}},
       {"Pad", {convertPad, 1, 1}},
-      {"Pow", {convertBinary<tg::PowOp, true>, 1, 1}},
+      {"Pow", {convertPow, 1, 1}},
+      {"PRelu", {convertPRelu, 1, 1}},
       {"Range", {convertRange, 11, 11}},
       {"Reciprocal", {convertReciprocal, 1, 1}},
       {"ReduceL1", {convertReduce<ReduceKind::Sum, ReduceForm::L1>, 1, 1}},
@@ -1991,25 +1990,30 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"ReduceMax", {convertReduce<ReduceKind::Max>, 1, 1}},
       {"ReduceMean", {convertReduce<ReduceKind::Mean>, 1, 1}},
       {"ReduceMin", {convertReduce<ReduceKind::Min>, 1, 1}},
+      {"ReduceProd",
+       {convertReduce<ReduceKind::Sum, ReduceForm::Product>, 1, 1}},
       {"ReduceSum", {convertReduce<ReduceKind::Sum>, 1, 1}},
       {"ReduceSumSquare",
        {convertReduce<ReduceKind::Sum, ReduceForm::SumSquare>, 1, 1}},
       {"Relu", {convertUnary<tg::ReluOp>, 1, 1}},
       {"Reshape", {convertReshape, 1, 1}},
-      {"Selu", {convertComposite, 1, 1}},
+      {"Resize", {convertResize, 10, 10}},
+      {"RNN", {convertRNN, 1, 7}},
+      {"Round", {convertRound, 11, 11}},
+      {"Selu", {convertSelu, 1, 1}},
       {"SequenceAt", {convertSequenceAt, 11, 11}},
       {"Shape", {convertShape, 1, 1}},
       {"Shrink", {convertShrink, 9, 9}},
       {"Sigmoid", {convertUnary<tg::SigmoidOp>, 1, 1}},
-      {"Sign", {convertComposite, 9, 9}},
+      {"Sign", {convertSign, 9, 9}},
       {"Sin", {convertUnary<tg::SinOp>, 7, 7}},
-      {"Sinh", {convertComposite, 9, 9}},
+      {"Sinh", {convertSinh, 9, 9}},
       {"Size", {convertSize, 1, 1}},
       {"Slice", {convertSlice, 1, 1}},
       {"Softmax", {convertSoftmax<tg::SoftmaxOp>, 1, 1}},
       {"SoftmaxCrossEntropyLoss", {convertSoftmaxCrossEntropyLoss, 12, 12}},
       {"Softplus", {convertSoftplus, 1, 1}},
-      {"Softsign", {convertComposite, 1, 1}},
+      {"Softsign", {convertSoftsign, 1, 1}},
       {"SpaceToDepth", {convertDepthSpace, 1, 1}},
       {"Split", {convertSplit, 1, 1}},
       {"SplitToSequence", {convertSplitToSequence, 11, 11}},
@@ -2017,14 +2021,15 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Squeeze", {convertSqueeze, 1, 1}},
       {"Sub", {convertBinary<tg::SubOp>, 1, 1}},
       {"Sum", {convertVariadic<tg::AddOp>, 1, 1}},
-      {"Tan", {convertComposite, 7, 7}},
+      {"Tan", {convertTan, 7, 7}},
       {"Tanh", {convertUnary<tg::TanhOp>, 1, 1}},
-      {"ThresholdedRelu", {convertComposite, 10, 10}},
+      {"ThresholdedRelu", {convertThresholdedRelu, 10, 10}},
       {"Tile", {convertTile, 1, 6}},
       {"TopK", {convertTopK, 1, 1}},
       {"Transpose", {convertTranspose, 1, 1}},
       {"Trilu", {convertTrilu, 14, 14}},
       {"Unsqueeze", {convertUnsqueeze, 1, 1}},
+      {"Upsample", {convertUpsample, 7, 7}},
       {"Where", {convertWhere, 9, 9}},
       {"Xor", {convertLogical<2>, 1, 1}},
   };

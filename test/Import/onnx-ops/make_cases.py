@@ -435,6 +435,361 @@ def composite_grad_models():
     save_grad_models(ops, w)
 
 
+def rounding_grad_models():
+    """The inverse trigonometric functions, the roundings, Mod and
+    ReduceProd (compositions of tg ops), a parameter through each, for
+    `tgc gradcheck`. Asin and Acos read tanh(w) * 0.9, inside their domain;
+    the roundings are multiplied by w (their own gradient is 0, so the
+    check is of the value they pass on); Mod's divisor is a constant of
+    mixed signs."""
+    local = np.random.default_rng(27)
+    w = local.standard_normal((4, 6)).astype(np.float32) * 2
+    # Away from the roundings' steps and Mod's wraps.
+    frac = w * 2 - np.floor(w * 2)
+    w[np.abs(frac - 0.5) > 0.45] += 0.2
+    inside = [helper.make_node("Tanh", ["w"], ["t"]),
+              const("c", np.float32(0.9)),
+              helper.make_node("Mul", ["t", "c"], ["b"])]
+    ops = {
+        "atan": [helper.make_node("Atan", ["w"], ["h"])],
+        "asin": inside + [helper.make_node("Asin", ["b"], ["h"])],
+        "acos": inside + [helper.make_node("Acos", ["b"], ["h"])],
+        "mod": [const("d", np.array([0.7, -0.9, 1.3, -0.6, 0.8, 1.1],
+                                    np.float32)),
+                helper.make_node("Mod", ["w", "d"], ["h"], fmod=1)],
+        "reduceprod": [helper.make_node("ReduceProd", ["w"], ["h"],
+                                        axes=[1], keepdims=0)],
+    }
+    for op in ("Floor", "Ceil", "Round"):
+        ops[op.lower()] = [helper.make_node(op, ["w"], ["r"]),
+                           helper.make_node("Mul", ["r", "w"], ["h"])]
+    # All of them in one step, for the generated project on the host
+    # target (f64 and i64 conversions inside fused kernels).
+    ops["rounding_mix"] = inside + [
+        helper.make_node("Atan", ["w"], ["a1"]),
+        helper.make_node("Asin", ["b"], ["a2"]),
+        helper.make_node("Acos", ["b"], ["a3"]),
+        const("d", np.array([0.7, -0.9, 1.3, -0.6, 0.8, 1.1], np.float32)),
+        helper.make_node("Mod", ["w", "d"], ["a4"], fmod=1),
+        helper.make_node("Round", ["w"], ["r"]),
+        helper.make_node("Mul", ["r", "w"], ["a5"]),
+        helper.make_node("ReduceProd", ["w"], ["a6"], axes=[1], keepdims=1),
+        helper.make_node("Sum", ["a1", "a2", "a3", "a4", "a5", "a6"], ["h"])]
+    save_grad_models(ops, w)
+
+
+def resize_cases():
+    """Resize beyond the backend data this repository's suites hold:
+    antialias (linear, cubic), axes with keep_aspect_ratio_policy,
+    half_pixel_symmetric (opset 19), float16 and int64 data, Resize-10
+    and Upsample-9 (whose expected outputs come from the equivalent
+    opset-19 Resize: asymmetric coordinates, the left neighbour upsampling
+    and the right one downsampling, as onnxruntime)."""
+    local = np.random.default_rng(28)
+    x = local.standard_normal((1, 2, 6, 8)).astype(np.float32)
+
+    def resize_case(name, x, attrs, scales=None, sizes=None, opset=19,
+                    elem=F, reference=None, roi=()):
+        inits = [("roi", np.array(roi, np.float32))]
+        inputs = ["x", "roi"]
+        if scales is not None:
+            inits.append(("scales", np.array(scales, np.float32)))
+            inputs.append("scales")
+        else:
+            inits.append(("sizes", np.array(sizes, np.int64)))
+            inputs += ["", "sizes"]
+        unary_case(name, [helper.make_node("Resize", inputs, ["y"], **attrs)],
+                   x, elem=elem, opset=opset, initializers=inits,
+                   reference=reference)
+
+    resize_case("resize_linear_antialias", x,
+                dict(mode="linear", antialias=1), sizes=[1, 2, 3, 5])
+    resize_case("resize_cubic_antialias", x,
+                dict(mode="cubic", antialias=1), scales=[1, 1, 0.6, 0.4])
+    resize_case("resize_axes_not_larger", x,
+                dict(mode="nearest", axes=[3, 2],
+                     keep_aspect_ratio_policy="not_larger"), sizes=[5, 7])
+    resize_case("resize_axes_not_smaller", x,
+                dict(mode="linear", axes=[2, 3],
+                     keep_aspect_ratio_policy="not_smaller"), sizes=[7, 5])
+    resize_case("resize_half_pixel_symmetric", x,
+                dict(mode="linear",
+                     coordinate_transformation_mode="half_pixel_symmetric"),
+                scales=[1, 1, 1.7, 0.7])
+    resize_case("resize_cubic_float16", x.astype(np.float16),
+                dict(mode="cubic", exclude_outside=1, cubic_coeff_a=-0.5),
+                sizes=[1, 2, 9, 5], elem=TensorProto.FLOAT16)
+    resize_case("resize_nearest_int64",
+                local.integers(-100, 100, (1, 2, 6, 8)).astype(np.int64),
+                dict(mode="nearest", nearest_mode="round_prefer_ceil",
+                     coordinate_transformation_mode="asymmetric"),
+                scales=[1, 1, 1.5, 0.6], elem=I64)
+    resize_case("resize_crop_extrapolate", x,
+                dict(mode="linear",
+                     coordinate_transformation_mode="tf_crop_and_resize",
+                     extrapolation_value=-3.5, axes=[2, 3]),
+                sizes=[4, 5], roi=[0.2, -0.1, 0.9, 1.2])
+
+    # Resize-10 and Upsample-9 against the opset-19 Resize they mean.
+    for mode, scales in (("nearest", [1, 1, 2, 1.5]),
+                         ("nearest", [1, 1, 0.6, 0.5]),
+                         ("linear", [1, 1, 1.5, 0.6])):
+        name = f"resize10_{mode}_{'up' if scales[2] > 1 else 'down'}"
+        up = scales[2] > 1
+        attrs = dict(mode=mode, coordinate_transformation_mode="asymmetric")
+        if mode == "nearest":
+            attrs["nearest_mode"] = "floor" if up else "ceil"
+        inits = [("roi", np.array([], np.float32)),
+                 ("scales", np.array(scales, np.float32))]
+        ref = model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"],
+                                      **attrs)],
+                    [vi("x", F, list(x.shape))],
+                    [helper.make_empty_tensor_value_info("y")], inits, 19,
+                    check=False)
+        unary_case(name, [helper.make_node("Resize", ["x", "scales"], ["y"],
+                                           mode=mode)],
+                   x, opset=10, initializers=inits[1:],
+                   reference=(ref, {"x": x}))
+    inits = [("roi", np.array([], np.float32)),
+             ("scales", np.array([1, 1, 2, 3], np.float32))]
+    ref = model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"],
+                                  mode="linear",
+                                  coordinate_transformation_mode="asymmetric")],
+                [vi("x", F, list(x.shape))],
+                [helper.make_empty_tensor_value_info("y")], inits, 19,
+                check=False)
+    unary_case("upsample9_linear",
+               [helper.make_node("Upsample", ["x", "scales"], ["y"],
+                                 mode="linear")],
+               x, opset=9, initializers=inits[1:], reference=(ref, {"x": x}))
+
+
+def resize_grad_models():
+    """Resize's linear and cubic interpolation through a parameter, for
+    `tgc gradcheck`."""
+    w = np.random.default_rng(29).standard_normal((4, 6)).astype(np.float32)
+    reshape = [const("s4", np.array([1, 1, 4, 6], np.int64)),
+               helper.make_node("Reshape", ["w", "s4"], ["r"]),
+               const("roi", np.array([], np.float32))]
+    ops = {
+        "resize_linear": reshape + [
+            const("scales", np.array([1, 1, 1.5, 0.7], np.float32)),
+            helper.make_node("Resize", ["r", "roi", "scales"], ["h"],
+                             mode="linear")],
+        "resize_cubic": reshape + [
+            const("sizes", np.array([1, 1, 7, 4], np.int64)),
+            helper.make_node("Resize", ["r", "roi", "", "sizes"], ["h"],
+                             mode="cubic", exclude_outside=1)],
+    }
+    save_grad_models(ops, w)
+
+
+def _np_recurrent(op, X, W, R, B, lens, h0, c0, P, acts, clip, direction,
+                  linear_before_reset=0, input_forget=0):
+    """A numpy RNN/GRU/LSTM following the ONNX specification, for the
+    attributes ONNX's reference implementation ignores (activations, clip,
+    input_forget, sequence_lens). Layout 0."""
+    def act(name, x):
+        if clip:
+            x = np.clip(x, -clip, clip)
+        return {"Tanh": np.tanh, "Sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+                "Relu": lambda v: np.maximum(v, 0),
+                "HardSigmoid": lambda v: np.clip(0.2 * v + 0.5, 0, 1),
+                "Softsign": lambda v: v / (1 + np.abs(v))}[name](x)
+    S, Bn, _ = X.shape
+    D, GH, _ = W.shape
+    H = R.shape[2]
+    per = len(acts) // D
+    Y = np.zeros((S, D, Bn, H), np.float64)
+    Yh = np.zeros((D, Bn, H)); Yc = np.zeros((D, Bn, H))
+    for d in range(D):
+        f = acts[d * per:(d + 1) * per]
+        wb, rb = B[d][:GH], B[d][GH:]
+        h = h0[d].astype(np.float64).copy(); c = c0[d].astype(np.float64).copy()
+        steps = range(S - 1, -1, -1) if (direction == "reverse" or d == 1) \
+            else range(S)
+        for t in steps:
+            x = X[t].astype(np.float64)
+            valid = (t < lens)[:, None]
+            if op == "RNN":
+                hn = act(f[0], x @ W[d].T + h @ R[d].T + wb + rb); cn = c
+            elif op == "LSTM":
+                g = x @ W[d].T + h @ R[d].T + wb + rb
+                i, o, fg, cc = np.split(g, 4, -1)
+                pi, po, pf = np.split(P[d], 3)
+                i = act(f[0], i + pi * c)
+                fg = 1 - i if input_forget else act(f[0], fg + pf * c)
+                cn = fg * c + i * act(f[1], cc)
+                hn = act(f[0], o + po * cn) * np.tanh(cn) if f[2] == "Tanh" \
+                    else act(f[0], o + po * cn) * act(f[2], cn)
+            else:
+                wz, wr, wh = np.split(W[d], 3); rz, rr, rh = np.split(R[d], 3)
+                bz, br, bh, rbz, rbr, rbh = np.split(B[d], 6)
+                z = act(f[0], x @ wz.T + h @ rz.T + bz + rbz)
+                r = act(f[0], x @ wr.T + h @ rr.T + br + rbr)
+                if linear_before_reset:
+                    hh = act(f[1], x @ wh.T + r * (h @ rh.T + rbh) + bh)
+                else:
+                    hh = act(f[1], x @ wh.T + (r * h) @ rh.T + rbh + bh)
+                hn = (1 - z) * hh + z * h; cn = c
+            Y[t, d] = np.where(valid, hn, 0)
+            h = np.where(valid, hn, h); c = np.where(valid, cn, c)
+        Yh[d] = h; Yc[d] = c
+    return Y.astype(np.float32), Yh.astype(np.float32), Yc.astype(np.float32)
+
+
+def recurrent_cases():
+    """RNN, GRU and LSTM in the forms the backend data lacks: both
+    directions, batch-first layout, peepholes, input_forget, clip, other
+    activations, linear_before_reset, sequence_lens shorter than the
+    sequence. Expected outputs from ONNX's reference where it implements
+    the attributes, else from _np_recurrent above."""
+    local = np.random.default_rng(30)
+
+    def rec_case(name, op, S, Bn, I, H, D, attrs, with_b=True, lens=None,
+                 with_h0=True, with_p=False, own=False, layout=0):
+        G = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+        X = local.standard_normal((S, Bn, I)).astype(np.float32)
+        W = (local.standard_normal((D, G * H, I)) * 0.5).astype(np.float32)
+        R = (local.standard_normal((D, G * H, H)) * 0.5).astype(np.float32)
+        B = (local.standard_normal((D, 2 * G * H)) * 0.3).astype(np.float32)
+        h0 = local.standard_normal((D, Bn, H)).astype(np.float32)
+        c0 = local.standard_normal((D, Bn, H)).astype(np.float32)
+        P = (local.standard_normal((D, 3 * H)) * 0.3).astype(np.float32)
+        feeds = {"X": X if layout == 0 else X.transpose(1, 0, 2), "W": W,
+                 "R": R}
+        inputs = ["X", "W", "R"]
+        types = [vi("X", F, list(feeds["X"].shape)), vi("W", F, list(W.shape)),
+                 vi("R", F, list(R.shape))]
+
+        def opt(n, v, elem=F):
+            if v is None:
+                inputs.append("")
+                return
+            inputs.append(n)
+            feeds[n] = v
+            types.append(vi(n, elem, list(v.shape)))
+        opt("B", B if with_b else None)
+        opt("sequence_lens", None if lens is None else
+            np.array(lens, np.int32), TensorProto.INT32)
+        h0f = h0 if layout == 0 else h0.transpose(1, 0, 2)
+        opt("initial_h", h0f if with_h0 else None)
+        if op == "LSTM":
+            opt("initial_c", (c0 if layout == 0 else c0.transpose(1, 0, 2))
+                if with_h0 else None)
+            opt("P", P if with_p else None)
+        while inputs[-1] == "":
+            inputs.pop()
+        outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+        node = helper.make_node(op, inputs, outs, hidden_size=H, layout=layout,
+                                **attrs)
+        m = model([node], types,
+                  [helper.make_empty_tensor_value_info(o) for o in outs],
+                  opset=14, check=False)
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        m.graph.output.clear()
+        for o in outs:
+            m.graph.output.append(vi(o, F, None))
+        root = os.path.join(HERE, "cases", name)
+        data = os.path.join(root, "test_data_set_0")
+        if not own:
+            case(name, m, feeds)
+            return
+        acts = attrs.get("activations") or {
+            "RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
+            "LSTM": ["Sigmoid", "Tanh", "Tanh"]}[op] * D
+        expected = _np_recurrent(
+            op, X, W, R, B if with_b else np.zeros((D, 2 * G * H), np.float32),
+            np.array(lens if lens is not None else [S] * Bn),
+            h0 if with_h0 else np.zeros_like(h0),
+            c0 if with_h0 else np.zeros_like(c0),
+            P if with_p else np.zeros_like(P), acts, attrs.get("clip"),
+            attrs.get("direction", "forward"),
+            attrs.get("linear_before_reset", 0), attrs.get("input_forget", 0))
+        if layout:
+            expected = (expected[0].transpose(2, 0, 1, 3),
+                        expected[1].transpose(1, 0, 2),
+                        expected[2].transpose(1, 0, 2))
+        os.makedirs(data)
+        onnx.save(m, os.path.join(root, "model.onnx"))
+        for i, graph_input in enumerate(m.graph.input):
+            onnx.save_tensor(numpy_helper.from_array(feeds[graph_input.name],
+                                                     graph_input.name),
+                             os.path.join(data, f"input_{i}.pb"))
+        for i, o in enumerate(outs):
+            onnx.save_tensor(numpy_helper.from_array(expected[i], o),
+                             os.path.join(data, f"output_{i}.pb"))
+
+    rec_case("lstm_bidirectional_peepholes", "LSTM", 4, 3, 5, 3, 2,
+             dict(direction="bidirectional"), with_p=True)
+    rec_case("lstm_batchwise_reverse", "LSTM", 3, 2, 4, 5, 1,
+             dict(direction="reverse"), layout=1)
+    rec_case("lstm_input_forget_clip", "LSTM", 4, 2, 3, 4, 1,
+             dict(input_forget=1, clip=0.8), with_p=True, own=True)
+    rec_case("lstm_sequence_lens", "LSTM", 5, 3, 3, 2, 1, {},
+             lens=[5, 2, 3], own=True)
+    rec_case("gru_bidirectional_linear_before_reset", "GRU", 4, 2, 3, 4, 2,
+             dict(direction="bidirectional", linear_before_reset=1))
+    rec_case("gru_reverse_no_bias", "GRU", 3, 2, 4, 3, 1,
+             dict(direction="reverse"), with_b=False, with_h0=False)
+    rec_case("gru_activations_lens", "GRU", 4, 3, 3, 2, 1,
+             dict(activations=["HardSigmoid", "Softsign"]), lens=[1, 4, 2],
+             own=True)
+    rec_case("rnn_bidirectional_relu", "RNN", 3, 2, 4, 3, 2,
+             dict(direction="bidirectional", activations=["Relu", "Tanh"],
+                  clip=1.5), own=True)
+    rec_case("rnn_batchwise", "RNN", 4, 3, 2, 5, 1, {}, layout=1)
+
+
+def recurrent_grad_models():
+    """Gradients through an LSTM's weights (both directions, peepholes),
+    a GRU's (linear_before_reset) and an RNN's input, for `tgc gradcheck`."""
+    local = np.random.default_rng(31)
+    w = (local.standard_normal((4, 6)) * 0.5).astype(np.float32)
+    f32 = lambda *shape: (local.standard_normal(shape) * 0.5).astype(
+        np.float32)
+    ops = {
+        "lstm": [const("s", np.array([2, 4, 3], np.int64)),
+                 helper.make_node("Reshape", ["w", "s"], ["W"]),
+                 const("X", f32(3, 2, 3)), const("R", f32(2, 4, 1)),
+                 const("B", f32(2, 8)), const("P", f32(2, 3)),
+                 helper.make_node("LSTM", ["X", "W", "R", "B", "", "", "",
+                                           "P"], ["h"], hidden_size=1,
+                                  direction="bidirectional")],
+        "gru": [const("s", np.array([1, 6, 4], np.int64)),
+                helper.make_node("Reshape", ["w", "s"], ["W"]),
+                const("X", f32(3, 2, 4)), const("R", f32(1, 6, 2)),
+                const("B", f32(1, 12)),
+                helper.make_node("GRU", ["X", "W", "R", "B"], ["h"],
+                                 hidden_size=2, linear_before_reset=1)],
+        "rnn": [const("s", np.array([4, 2, 3], np.int64)),
+                helper.make_node("Reshape", ["w", "s"], ["X"]),
+                const("W", f32(1, 3, 3)), const("R", f32(1, 3, 3)),
+                helper.make_node("RNN", ["X", "W", "R"], ["h"],
+                                 hidden_size=3, direction="reverse")],
+    }
+    save_grad_models(ops, w)
+
+
+def lrn_mvn_grad_models():
+    """LRN and MeanVarianceNormalization through a parameter, for
+    `tgc gradcheck` (MVN's output times a ramp: a normalized group's sum
+    and sum of squares are constants)."""
+    w = np.random.default_rng(32).standard_normal((4, 6)).astype(np.float32)
+    reshape = [const("s4", np.array([1, 4, 2, 3], np.int64)),
+               helper.make_node("Reshape", ["w", "s4"], ["r"])]
+    ops = {
+        "lrn": reshape + [helper.make_node("LRN", ["r"], ["h"], size=3,
+                                           alpha=0.5, beta=0.6, bias=1.5)],
+        "mvn": reshape + [
+            helper.make_node("MeanVarianceNormalization", ["r"], ["n"]),
+            const("ramp", np.arange(24, dtype=np.float32).reshape(1, 4, 2, 3)
+                  / 10),
+            helper.make_node("Mul", ["n", "ramp"], ["h"])],
+    }
+    save_grad_models(ops, w)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -445,3 +800,9 @@ if __name__ == "__main__":
     tile_topk_isnan_cases()
     grad_models()
     composite_grad_models()
+    rounding_grad_models()
+    resize_cases()
+    resize_grad_models()
+    recurrent_cases()
+    recurrent_grad_models()
+    lrn_mvn_grad_models()

@@ -1,0 +1,431 @@
+//===- ElementwiseConverters.cpp - functions tg composes ------------------===//
+//
+// Activations and elementary functions tg has no op for, each composed of
+// the ops it has, so that they are differentiable and fuse like any other:
+// Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Shrink, Sign, the
+// hyperbolic and inverse trigonometric functions, the roundings (Floor,
+// Ceil, Round), Mod and Pow of integers.
+//
+// A branch a select does not take still gets a zero gradient through its
+// ops; where one would divide by zero there (0 * inf is NaN), its operand is
+// replaced by a harmless value first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterUtils.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+using Importer = GraphImporter;
+
+namespace {
+/// Builders of elementwise ops of one tensor type.
+struct Composer {
+  Importer &g;
+  RankedTensorType type;
+
+  Value c(double value) { return g.splat(type, value); }
+  Value add(Value a, Value b) { return buildBinary<tg::AddOp>(g, a, b); }
+  Value sub(Value a, Value b) { return buildBinary<tg::SubOp>(g, a, b); }
+  Value mul(Value a, Value b) { return buildBinary<tg::MulOp>(g, a, b); }
+  Value div(Value a, Value b) { return buildBinary<tg::DivOp>(g, a, b); }
+  Value exp(Value a) { return g.create<tg::ExpOp>(type, a); }
+  Value log(Value a) { return g.create<tg::LogOp>(type, a); }
+  Value sqrt(Value a) { return g.create<tg::SqrtOp>(type, a); }
+  Value neg(Value a) { return g.create<tg::NegOp>(type, a); }
+  Value abs(Value a) { return g.create<tg::AbsOp>(type, a); }
+  Value less(Value a, Value b) {
+    return compare(g, tg::CompareDirection::LT, a, b);
+  }
+  Value equal(Value a, Value b) {
+    return compare(g, tg::CompareDirection::EQ, a, b);
+  }
+  Value select(Value pred, Value a, Value b) {
+    return onnx_import::select(g, pred, a, b);
+  }
+  /// `alpha * (exp(a) - 1)`, ELU's negative side.
+  Value expm1Times(Value a, double alpha) {
+    return mul(c(alpha), sub(exp(a), c(1.0)));
+  }
+
+  /// x rounded toward zero. Converting to i64 truncates, and is exact for
+  /// every magnitude below 2^63 (floats from 2^(p-1) up are integers);
+  /// larger ones, infinities and NaN are their own truncation. A zero
+  /// result keeps x's sign, as C's trunc.
+  Value trunc(Value x) {
+    Type elementType = type.getElementType();
+    Value t = g.convert(g.convert(x, g.builder.getI64Type()), elementType);
+    t = select(equal(t, c(0.0)), mul(x, c(0.0)), t);
+    return select(less(abs(x), c(std::ldexp(1.0, 63))), t, x);
+  }
+  Value floor(Value x) {
+    Value t = trunc(x);
+    return select(less(x, t), sub(t, c(1.0)), t);
+  }
+  Value ceil(Value x) {
+    Value t = trunc(x);
+    return select(less(t, x), add(t, c(1.0)), t);
+  }
+
+  /// atan(x) as Cephes computes it (atanf for f32, atan for f64, both
+  /// within 2 ulp): the magnitude reduced to [0, tan(pi/8)] (f32) or
+  /// [0, 0.66] (f64) by atan(a) = pi/2 - atan(1/a) and
+  /// pi/4 + atan((a - 1) / (a + 1)), then an odd polynomial (f32) or
+  /// rational function (f64) of the reduced value.
+  Value atan(Value x) {
+    bool isF64 = type.getElementType().isF64();
+    Value a = abs(x), one = c(1.0);
+    Value big = less(c(2.414213562373095), a);
+    Value mid = less(c(isF64 ? 0.66 : 0.4142135623730950), a);
+    // The reciprocal branch divides by a, and the other by a + 1, only
+    // where they are taken (x = 0 and x = inf elsewhere).
+    Value r = select(big, neg(div(one, select(big, a, one))),
+                     select(mid,
+                            div(sub(select(mid, a, one), one),
+                                add(select(mid, a, one), one)),
+                            a));
+    Value base = select(big, c(M_PI_2), select(mid, c(M_PI_4), c(0.0)));
+    Value z = mul(r, r);
+    auto horner = [&](ArrayRef<double> coefficients, bool monic) {
+      Value sum =
+          monic ? add(z, c(coefficients.front())) : c(coefficients.front());
+      for (double coefficient : coefficients.drop_front())
+        sum = add(mul(sum, z), c(coefficient));
+      return sum;
+    };
+    Value m;
+    if (isF64) {
+      Value p = horner({-8.750608600031904122785E-1, -1.615753718733365076637E1,
+                        -7.500855792314704667340E1, -1.228866684490136173410E2,
+                        -6.485021904942025371773E1},
+                       false);
+      Value q = horner({2.485846490142306297962E1, 1.650270098316988542046E2,
+                        4.328810604912902668951E2, 4.853903996359136964868E2,
+                        1.945506571482613964425E2},
+                       true);
+      double moreBits = 6.123233995736765886130E-17;
+      m = add(mul(r, div(mul(z, p), q)), r);
+      m = add(m,
+              select(big, c(moreBits), select(mid, c(0.5 * moreBits), c(0.0))));
+    } else {
+      Value p = horner({8.05374449538e-2, -1.38776856032E-1, 1.99777106478E-1,
+                        -3.33329491539E-1},
+                       false);
+      m = add(mul(mul(p, z), r), r);
+    }
+    m = add(base, m);
+    return select(less(x, c(0.0)), neg(m), m);
+  }
+};
+} // namespace
+
+LogicalResult onnx_import::requireFloat(Importer &g, Value value) {
+  if (isFloat(value))
+    return success();
+  return g.fail("element type " +
+                llvm::Twine(llvm::isa<IntegerType>(
+                                Importer::getType(value).getElementType())
+                                ? "integer/bool"
+                                : "other") +
+                " is not supported by this op in tg");
+}
+
+LogicalResult onnx_import::requireNumeric(Importer &g, Value value) {
+  if (!isBool(value))
+    return success();
+  return g.fail("bool operands are not supported by this op in tg");
+}
+
+/// Input 0 (a float; any number when `numeric`) through `build`. With
+/// `widen`, f16 and bf16 are computed in f32 and rounded once, as a
+/// library's half-precision function is.
+template <typename Build>
+static LogicalResult composeUnary(Importer &g, Build build,
+                                  bool numeric = false, bool widen = false) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(numeric ? requireNumeric(g, x) : requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  Type elementType = type.getElementType();
+  bool wide = widen && elementType.getIntOrFloatBitWidth() < 32;
+  if (wide) {
+    type = type.clone(g.builder.getF32Type());
+    x = g.convert(x, type.getElementType());
+  }
+  Composer e{g, type};
+  FailureOr<Value> result = build(e, x);
+  if (failed(result))
+    return failure();
+  g.setOutput(0, g.convert(*result, elementType));
+  return success();
+}
+
+LogicalResult onnx_import::convertElu(Importer &g) {
+  double alpha = g.getFloat("alpha", 1.0f);
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return e.select(e.less(x, e.c(0.0)), e.expm1Times(x, alpha), x);
+  });
+}
+
+LogicalResult onnx_import::convertSelu(Importer &g) {
+  double alpha = g.getFloat("alpha", 1.67326319217681884765625f);
+  double gamma = g.getFloat("gamma", 1.05070102214813232421875f);
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return e.mul(e.c(gamma),
+                 e.select(e.less(e.c(0.0), x), x, e.expm1Times(x, alpha)));
+  });
+}
+
+LogicalResult onnx_import::convertCelu(Importer &g) {
+  double alpha = g.getFloat("alpha", 1.0f);
+  if (alpha == 0.0)
+    return g.fail("alpha must not be 0");
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    Value zero = e.c(0.0);
+    return e.add(buildBinary<tg::MaxOp>(g, x, zero),
+                 buildBinary<tg::MinOp>(
+                     g, zero, e.expm1Times(e.div(x, e.c(alpha)), alpha)));
+  });
+}
+
+LogicalResult onnx_import::convertThresholdedRelu(Importer &g) {
+  double alpha = g.getFloat("alpha", 1.0f);
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return e.select(e.less(e.c(alpha), x), x, e.c(0.0));
+  });
+}
+
+LogicalResult onnx_import::convertSoftsign(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return e.div(x, e.add(e.c(1.0), e.abs(x)));
+  });
+}
+
+LogicalResult onnx_import::convertPRelu(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    ASSIGN_OR_FAIL(slope, g.requireInput(1));
+    RankedTensorType slopeType = Importer::getType(slope);
+    if (slopeType.getElementType() != e.type.getElementType())
+      return g.fail("slope has another element type than X");
+    // Before opset 7 a slope of one value per channel (dimension 1) is
+    // laid along it; since, slopes broadcast from the right.
+    if (g.opset < 7 && slopeType.getRank() == 1 && e.type.getRank() >= 2 &&
+        slopeType.getDimSize(0) == e.type.getDimSize(1)) {
+      SmallVector<int64_t> channels(e.type.getRank() - 1, 1);
+      channels.front() = slopeType.getDimSize(0);
+      slope = g.reshape(slope, channels);
+    }
+    ASSIGN_OR_FAIL(shape, g.broadcastShapes({x, slope}));
+    if (ArrayRef<int64_t>(shape) != e.type.getShape())
+      return g.fail("slope does not broadcast to X's shape");
+    return e.select(e.less(x, e.c(0.0)), e.mul(g.broadcastTo(slope, shape), x),
+                    x);
+  });
+}
+
+// Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between.
+LogicalResult onnx_import::convertShrink(Importer &g) {
+  double lambd = g.getFloat("lambd", 0.5f), bias = g.getFloat("bias", 0.0f);
+  return composeUnary(
+      g,
+      [&](Composer &e, Value x) -> FailureOr<Value> {
+        Value below = e.less(x, e.c(-lambd)), above = e.less(e.c(lambd), x);
+        return e.select(below, e.add(x, e.c(bias)),
+                        e.select(above, e.sub(x, e.c(bias)), e.c(0.0)));
+      },
+      /*numeric=*/true);
+}
+
+// Sign, also of integers: x * 0 keeps a NaN (and is 0 otherwise).
+LogicalResult onnx_import::convertSign(Importer &g) {
+  return composeUnary(
+      g,
+      [&](Composer &e, Value x) -> FailureOr<Value> {
+        Value zero = e.c(0.0);
+        return e.select(e.less(zero, x), e.c(1.0),
+                        e.select(e.less(x, zero), e.c(-1.0), e.mul(x, zero)));
+      },
+      /*numeric=*/true);
+}
+
+LogicalResult onnx_import::convertTan(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return e.div(g.create<tg::SinOp>(e.type, x),
+                 g.create<tg::CosOp>(e.type, x));
+  });
+}
+
+template <bool Sinh> static LogicalResult convertSinhCosh(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    Value up = e.exp(x), down = e.exp(e.neg(x));
+    return e.mul(e.c(0.5), Sinh ? e.sub(up, down) : e.add(up, down));
+  });
+}
+
+// Odd: computed on |x| so that large negative x does not cancel.
+LogicalResult onnx_import::convertAsinh(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    Value a = e.abs(x);
+    Value magnitude = e.log(e.add(a, e.sqrt(e.add(e.mul(a, a), e.c(1.0)))));
+    return e.select(e.less(x, e.c(0.0)), e.neg(magnitude), magnitude);
+  });
+}
+
+LogicalResult onnx_import::convertAcosh(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return e.log(e.add(x, e.sqrt(e.sub(e.mul(x, x), e.c(1.0)))));
+  });
+}
+
+LogicalResult onnx_import::convertAtanh(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    Value one = e.c(1.0);
+    return e.mul(e.c(0.5), e.log(e.div(e.add(one, x), e.sub(one, x))));
+  });
+}
+
+LogicalResult onnx_import::convertAtan(Importer &g) {
+  return composeUnary(
+      g, [&](Composer &e, Value x) -> FailureOr<Value> { return e.atan(x); },
+      /*numeric=*/false, /*widen=*/true);
+}
+
+// asin(x) = atan(x / sqrt(1 - x^2)): +-pi/2 at +-1 (atan of infinity),
+// NaN outside [-1, 1].
+LogicalResult onnx_import::convertAsin(Importer &g) {
+  return composeUnary(
+      g,
+      [&](Composer &e, Value x) -> FailureOr<Value> {
+        return e.atan(e.div(x, e.sqrt(e.sub(e.c(1.0), e.mul(x, x)))));
+      },
+      /*numeric=*/false, /*widen=*/true);
+}
+
+// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))), accurate near 1 where
+// pi/2 - asin(x) would cancel; pi at -1.
+LogicalResult onnx_import::convertAcos(Importer &g) {
+  return composeUnary(
+      g,
+      [&](Composer &e, Value x) -> FailureOr<Value> {
+        Value one = e.c(1.0);
+        return e.mul(e.c(2.0),
+                     e.atan(e.sqrt(e.div(e.sub(one, x), e.add(one, x)))));
+      },
+      /*numeric=*/false, /*widen=*/true);
+}
+
+LogicalResult onnx_import::convertFloor(Importer &g) {
+  return composeUnary(
+      g, [&](Composer &e, Value x) -> FailureOr<Value> { return e.floor(x); });
+}
+
+LogicalResult onnx_import::convertCeil(Importer &g) {
+  return composeUnary(
+      g, [&](Composer &e, Value x) -> FailureOr<Value> { return e.ceil(x); });
+}
+
+// Halves to even, as ONNX's Round: floor(x), plus one when the fraction
+// (exact: x - floor(x) loses nothing) is above a half, or a half and
+// floor(x) odd.
+LogicalResult onnx_import::convertRound(Importer &g) {
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    Value f = e.floor(x), half = e.c(0.5);
+    Value fraction = e.sub(x, f);
+    Value odd = e.less(e.mul(e.floor(e.mul(f, half)), e.c(2.0)), f);
+    Value up = e.select(e.equal(fraction, half), odd, e.less(half, fraction));
+    Value r = e.select(up, e.add(f, e.c(1.0)), f);
+    // round(-0.3) is -0.
+    return e.select(e.equal(r, e.c(0.0)), e.mul(x, e.c(0.0)), r);
+  });
+}
+
+/// Mod-10/13. Integers: the remainder of the truncating division, moved by
+/// the divisor where its sign differs from the divisor's (fmod = 0,
+/// Python's %) or kept (fmod = 1, C's). Floats (fmod = 1 only, as ONNX
+/// requires): C's fmod, a - trunc(a / b) * b, moved by |b| toward a's sign
+/// where the rounded quotient overshot. f32, f16 and bf16 compute in f64,
+/// where that product and difference are exact: the result is exact while
+/// |a / b| < 2^29; f64 carries the rounding of the product (an error of
+/// about 2^-53 |a|).
+LogicalResult onnx_import::convertMod(Importer &g) {
+  ASSIGN_OR_FAIL(a, g.requireInput(0));
+  ASSIGN_OR_FAIL(b, g.requireInput(1));
+  if (failed(requireNumeric(g, a)))
+    return failure();
+  bool fmod = g.getBool("fmod", false);
+  bool floats = isFloat(a);
+  if (floats && !fmod)
+    return g.fail("a float Mod must set fmod = 1");
+  Type elementType = Importer::getType(a).getElementType();
+  ASSIGN_OR_FAIL(operands, broadcastPair(g, a, b));
+  Value lhs = operands.first, rhs = operands.second;
+  if (floats) {
+    lhs = g.convert(lhs, g.builder.getF64Type());
+    rhs = g.convert(rhs, g.builder.getF64Type());
+  }
+  Composer e{g, Importer::getType(lhs)};
+  Value quotient = e.div(lhs, rhs);
+  if (floats)
+    quotient = e.trunc(quotient);
+  Value r = e.sub(lhs, e.mul(quotient, rhs));
+  if (floats || !fmod) {
+    // The wanted sign: a's (C's fmod) or b's (Python's %).
+    Value reference = floats ? lhs : rhs;
+    Value zero = e.c(0.0);
+    Value wrongSign = compare(g, tg::CompareDirection::NE, e.less(r, zero),
+                              e.less(reference, zero));
+    Value nonzero = compare(g, tg::CompareDirection::NE, r, zero);
+    Value move = e.select(nonzero, wrongSign, nonzero);
+    Value step = rhs;
+    if (floats) {
+      Value magnitude = e.abs(rhs);
+      step = e.select(e.less(lhs, zero), e.neg(magnitude), magnitude);
+    }
+    r = e.select(move, e.add(r, step), r);
+  }
+  g.setOutput(0, g.convert(r, elementType));
+  return success();
+}
+
+/// Pow: a float base raised to an exponent of any type (converted to the
+/// base's), or an integer base (ONNX's result has the base's type), raised
+/// in f64 and rounded to the nearest integer when the power is within a
+/// few ulps of one (pow of exact integers is), else truncated as C's cast.
+LogicalResult onnx_import::convertPow(Importer &g) {
+  ASSIGN_OR_FAIL(base, g.requireInput(0));
+  ASSIGN_OR_FAIL(legacyExponent, g.requireInput(1));
+  Value exponent = legacyExponent;
+  if (failed(requireNumeric(g, base)) || failed(requireNumeric(g, exponent)))
+    return failure();
+  Type elementType = Importer::getType(base).getElementType();
+  Type computeType = isFloat(base) ? elementType : g.builder.getF64Type();
+  ASSIGN_OR_FAIL(aligned, alignLegacyOperand(g, base, exponent));
+  exponent = aligned;
+  ASSIGN_OR_FAIL(shape, g.broadcastShapes({base, exponent}));
+  Value lhs = g.broadcastTo(g.convert(base, computeType), shape);
+  Value rhs = g.broadcastTo(g.convert(exponent, computeType), shape);
+  Value power = buildBinary<tg::PowOp>(g, lhs, rhs);
+  if (!isFloat(base)) {
+    Composer e{g, Importer::getType(power)};
+    Value nearest = e.floor(e.add(power, e.c(0.5)));
+    Value close = e.less(e.abs(e.sub(power, nearest)),
+                         e.mul(e.abs(nearest), e.c(0x1p-40)));
+    power = e.select(close, nearest, power);
+  }
+  g.setOutput(0, g.convert(power, elementType));
+  return success();
+}
+
+LogicalResult onnx_import::convertSinh(Importer &g) {
+  return convertSinhCosh<true>(g);
+}
+
+LogicalResult onnx_import::convertCosh(Importer &g) {
+  return convertSinhCosh<false>(g);
+}

@@ -1,0 +1,420 @@
+//===- ResizeConverters.cpp - Resize and Upsample as gathers --------------===//
+//
+// Resize (opsets 10 to 19: nearest, linear and cubic modes, every
+// coordinate transformation, exclude_outside, extrapolation, antialias,
+// axes, keep_aspect_ratio_policy) and Upsample, with the semantics of
+// ONNX's reference implementation. Interpolation is separable: each resized
+// axis in turn gathers, for every output position, its n neighbours along
+// the axis (a tg.embedding over the axis's positions, which the importer
+// computes with their weights as constants) and sums them weighted. Nearest
+// neighbours (and any axis whose weights are all 0 or 1) are the gather
+// alone, exact for every element type. Everything is an existing tg op, so
+// a resize trains (the gather's gradient is tg.embedding_grad), fuses and
+// runs on every target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+using Importer = GraphImporter;
+
+/// The most (output position, neighbour) pairs one axis may gather: the
+/// position table is a constant of the step.
+constexpr int64_t kMaxResizePositions = int64_t(1) << 24;
+
+namespace {
+/// A Resize's attributes, normalized across opsets.
+struct ResizeAttributes {
+  std::string mode, coordinates, nearestMode;
+  double cubicA = -0.75, extrapolation = 0.0;
+  bool excludeOutside = false, antialias = false;
+};
+
+/// One axis's interpolation: each output position reads `neighbours`
+/// input positions (`indices`, clamped to the axis) with `weights`, or the
+/// extrapolation value where `extrapolated`.
+struct AxisPlan {
+  int64_t neighbours = 0;
+  SmallVector<int64_t> indices;
+  SmallVector<double> weights;
+  SmallVector<bool> extrapolated;
+
+  /// Whether every output position reads one input position, whole.
+  bool isGather() const {
+    for (size_t o = 0; o * neighbours < weights.size(); ++o) {
+      int ones = 0;
+      for (int64_t k = 0; k < neighbours; ++k) {
+        double w = weights[o * neighbours + k];
+        if (w != 0.0 && w != 1.0)
+          return false;
+        ones += w == 1.0;
+      }
+      if (ones != 1)
+        return false;
+    }
+    return true;
+  }
+};
+} // namespace
+
+/// The weights of the neighbours of a source coordinate whose distance from
+/// the neighbour on its left is `ratio` (in (0, 1]), as ONNX's reference.
+static SmallVector<double> getCoefficients(const ResizeAttributes &a,
+                                           double ratio, double scale) {
+  double A = a.cubicA;
+  if (a.mode == "nearest") {
+    bool right;
+    // Resize-10's: the left neighbour upsampling, the right one
+    // downsampling (as onnxruntime).
+    if (ratio == 1.0 || a.nearestMode == "ceil" ||
+        (a.nearestMode == "simple" && scale < 1))
+      right = true;
+    else if (a.nearestMode == "simple")
+      right = false;
+    else if (a.nearestMode == "floor")
+      right = false;
+    else if (a.nearestMode == "round_prefer_ceil")
+      right = ratio >= 0.5;
+    else
+      right = ratio > 0.5;
+    return {right ? 0.0 : 1.0, right ? 1.0 : 0.0};
+  }
+  if (!a.antialias) {
+    if (a.mode == "linear")
+      return {1 - ratio, ratio};
+    double r1 = ratio + 1, s = 1 - ratio, s1 = s + 1;
+    return {((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A,
+            ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1,
+            ((A + 2) * s - (A + 3)) * s * s + 1,
+            ((A * s1 - 5 * A) * s1 + 8 * A) * s1 - 4 * A};
+  }
+  // Antialiasing widens the kernel by 1 / scale when downsampling.
+  scale = std::min(scale, 1.0);
+  SmallVector<double> coefficients;
+  if (a.mode == "linear") {
+    int64_t start = int64_t(std::floor(-1 / scale)) + 1;
+    for (int64_t i = start; i < start + 2 - 2 * start; ++i)
+      coefficients.push_back(
+          std::clamp(1 - std::abs((double(i) - ratio) * scale), 0.0, 1.0));
+  } else {
+    int64_t start = int64_t(std::floor(-2 / scale)) + 1;
+    for (int64_t i = start; i < 2 - start; ++i) {
+      double x = std::abs(scale * (double(i) - ratio));
+      double x2 = x * x, x3 = x2 * x;
+      coefficients.push_back(x <= 1  ? (A + 2) * x3 - (A + 3) * x2 + 1
+                             : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A
+                                     : 0.0);
+    }
+  }
+  double sum = 0;
+  for (double c : coefficients)
+    sum += c;
+  for (double &c : coefficients)
+    c /= sum;
+  return coefficients;
+}
+
+/// The interpolation of one axis of `width` positions to `outputs` with
+/// `scale` (and its region of interest `roiBegin`..`roiEnd` for
+/// tf_crop_and_resize).
+static FailureOr<AxisPlan> planAxis(Importer &g, const ResizeAttributes &a,
+                                    int64_t width, int64_t outputs,
+                                    double scale, double roiBegin,
+                                    double roiEnd) {
+  AxisPlan plan;
+  double outputWidth = scale * double(width);
+  const std::string &mode = a.coordinates;
+  for (int64_t y = 0; y < outputs; ++y) {
+    double x;
+    bool extrapolated = false;
+    if (mode == "align_corners") {
+      x = outputWidth == 1 ? 0.0
+                           : double(y) * double(width - 1) / (outputWidth - 1);
+    } else if (mode == "asymmetric") {
+      x = double(y) / scale;
+    } else if (mode == "tf_crop_and_resize") {
+      x = outputWidth == 1 ? (roiEnd - roiBegin) * double(width - 1) / 2
+                           : double(y) * (roiEnd - roiBegin) *
+                                 double(width - 1) / (outputWidth - 1);
+      x += roiBegin * double(width - 1);
+      extrapolated = x < 0 || x > double(width - 1);
+    } else if (mode == "pytorch_half_pixel") {
+      x = outputWidth == 1 ? -0.5 : (double(y) + 0.5) / scale - 0.5;
+    } else if (mode == "tf_half_pixel_for_nn") {
+      x = (double(y) + 0.5) / scale;
+    } else if (mode == "half_pixel_symmetric") {
+      double adjustment = double(outputs) / outputWidth;
+      double offset = double(width) / 2 * (1 - adjustment);
+      x = offset + (double(y) + 0.5) / scale - 0.5;
+    } else {
+      x = (double(y) + 0.5) / scale - 0.5;
+    }
+    if (!std::isfinite(x))
+      return (void)g.fail("the source coordinate of output position " +
+                          llvm::Twine(y) + " is not finite"),
+             failure();
+    // Far outside the axis every neighbour is clamped to its edge.
+    x = std::clamp(x, -4.0 - 4 / scale, double(width) + 4 + 4 / scale);
+    double floorX = std::floor(x);
+    double ratio = x == floorX ? 1.0 : x - floorX;
+    SmallVector<double> coefficients = getCoefficients(a, ratio, scale);
+    int64_t n = coefficients.size();
+    if (y == 0)
+      plan.neighbours = n;
+    // The n positions nearest to x, ties to the smaller, on the axis
+    // padded with its edges.
+    int64_t pad = (n + 1) / 2;
+    double padded = x + double(pad);
+    double p = std::floor(padded), fraction = padded - p;
+    int64_t offset;
+    if (n % 2 == 0)
+      offset = fraction == 0 ? -(n / 2) : -(n / 2) + 1;
+    else
+      offset = fraction <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1;
+    int64_t start = int64_t(p) + offset - pad;
+    if (a.excludeOutside) {
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        if (start + k < 0 || start + k >= width)
+          coefficients[k] = 0;
+        sum += coefficients[k];
+      }
+      for (double &c : coefficients)
+        c /= sum == 0 ? 1.0 : sum;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      plan.indices.push_back(std::clamp<int64_t>(start + k, 0, width - 1));
+      plan.weights.push_back(coefficients[k]);
+    }
+    plan.extrapolated.push_back(extrapolated);
+    if (int64_t(plan.indices.size()) > kMaxResizePositions)
+      return (void)g.fail("resizing an axis of " + llvm::Twine(width) + " to " +
+                          llvm::Twine(outputs) +
+                          " positions gathers too many neighbours"),
+             failure();
+  }
+  return plan;
+}
+
+/// `x` resized along `axis` by `plan`: the neighbours gathered, weighted
+/// and summed (or gathered alone), the extrapolated positions set.
+static Value resizeAxis(Importer &g, Value x, int64_t axis,
+                        const AxisPlan &plan, double extrapolation) {
+  RankedTensorType type = Importer::getType(x);
+  int64_t outputs = plan.extrapolated.size(), n = plan.neighbours;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = outputs;
+  Value result;
+  if (plan.isGather()) {
+    SmallVector<int64_t> chosen;
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t k = 0; k < n; ++k)
+        if (plan.weights[o * n + k] == 1.0)
+          chosen.push_back(plan.indices[o * n + k]);
+    result = g.takeAlongAxis(x, axis, chosen);
+  } else {
+    // [..., outputs * n, ...] -> [..., outputs, n, ...] times the weights,
+    // summed over the neighbours.
+    Value gathered = g.takeAlongAxis(x, axis, plan.indices);
+    SmallVector<int64_t> split(shape);
+    split.insert(split.begin() + axis + 1, n);
+    gathered = g.reshape(gathered, split);
+    SmallVector<int64_t> weightShape(split.size(), 1);
+    weightShape[axis] = outputs;
+    weightShape[axis + 1] = n;
+    Value weights =
+        g.constant(RankedTensorType::get(weightShape, type.getElementType()),
+                   plan.weights);
+    result = g.reduce(
+        tg::ReduceKind::Sum,
+        buildBinary<tg::MulOp>(g, gathered, g.broadcastTo(weights, split)),
+        {axis + 1}, /*keepDims=*/false);
+  }
+  if (llvm::is_contained(plan.extrapolated, true)) {
+    SmallVector<double> mask(plan.extrapolated.begin(),
+                             plan.extrapolated.end());
+    SmallVector<int64_t> maskShape(shape.size(), 1);
+    maskShape[axis] = outputs;
+    Value where = g.constant(
+        RankedTensorType::get(maskShape, g.builder.getI1Type()), mask);
+    result = select(g, g.broadcastTo(where, shape),
+                    g.splat(Importer::getType(result), extrapolation), result);
+  }
+  return result;
+}
+
+/// Resize of `x` over `axes` (all, in order, when empty) to `sizes` or by
+/// `scales` (one per axis; exactly one of them given).
+static LogicalResult buildResize(Importer &g, Value x,
+                                 const ResizeAttributes &a,
+                                 SmallVector<int64_t> axes,
+                                 std::optional<SmallVector<double>> scales,
+                                 std::optional<SmallVector<int64_t>> sizes,
+                                 SmallVector<double> roi) {
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  size_t count = axes.size();
+  if ((scales && scales->size() != count) || (sizes && sizes->size() != count))
+    return g.fail("'" + llvm::Twine(scales ? "scales" : "sizes") +
+                  "' must hold one value per resized axis (" +
+                  llvm::Twine(count) + ")");
+  bool crop = a.coordinates == "tf_crop_and_resize";
+  if (crop && roi.size() != 2 * count)
+    return g.fail("tf_crop_and_resize needs a roi of " +
+                  llvm::Twine(2 * count) + " values");
+  if (a.mode != "nearest" && !isFloat(x))
+    return g.fail(a.mode + " interpolation of integers is not supported");
+  SmallVector<double> axisScales(count);
+  SmallVector<int64_t> outputs(count);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t width = type.getDimSize(axes[i]);
+    if (sizes) {
+      if ((*sizes)[i] < 0)
+        return g.fail("'sizes' must not be negative");
+      if (width == 0)
+        return g.fail("an empty axis cannot be resized to a size");
+      axisScales[i] = double((*sizes)[i]) / double(width);
+      outputs[i] = (*sizes)[i];
+    } else {
+      if (!((*scales)[i] > 0))
+        return g.fail("'scales' must be positive");
+      axisScales[i] = (*scales)[i];
+      double output = (*scales)[i] * double(width);
+      if (output >= double(kMaxImportElements))
+        return g.fail("the resized axis is too large");
+      outputs[i] = int64_t(output);
+    }
+  }
+  std::string policy = g.getString("keep_aspect_ratio_policy", "stretch",
+                                   {"stretch", "not_larger", "not_smaller"});
+  if (sizes && policy != "stretch") {
+    double scale = axisScales.front();
+    for (double s : axisScales)
+      scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+    for (size_t i = 0; i < count; ++i) {
+      axisScales[i] = scale;
+      outputs[i] = int64_t(scale * double(type.getDimSize(axes[i])) + 0.5);
+    }
+  }
+  if (g.hadError())
+    return failure();
+  Type elementType = type.getElementType();
+  // Narrow floats are weighted in f32 and rounded once at the end.
+  bool widen = a.mode != "nearest" && elementType.getIntOrFloatBitWidth() < 32;
+  if (widen)
+    x = g.convert(x, g.builder.getF32Type());
+  for (size_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i], width = type.getDimSize(axis);
+    double roiBegin = crop ? roi[i] : 0.0, roiEnd = crop ? roi[count + i] : 1.0;
+    if (std::abs(axisScales[i] - 1) < 1e-9 && outputs[i] == width &&
+        std::abs(roiBegin) < 1e-9 && std::abs(roiEnd - 1) < 1e-9)
+      continue;
+    if (span(Importer::getType(x).getShape()) / std::max<int64_t>(width, 1) *
+            std::max<int64_t>(outputs[i], 1) >
+        kMaxImportElements)
+      return g.fail("the resized tensor is too large");
+    ASSIGN_OR_FAIL(plan, planAxis(g, a, width, outputs[i], axisScales[i],
+                                  roiBegin, roiEnd));
+    x = resizeAxis(g, x, axis, plan, a.extrapolation);
+  }
+  g.setOutput(0, g.convert(x, elementType));
+  return success();
+}
+
+LogicalResult onnx_import::convertResize(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ResizeAttributes a;
+  a.mode = g.getString("mode", "nearest", {"nearest", "linear", "cubic"});
+  if (g.opset < 11) {
+    // Resize-10 samples as onnxruntime does: asymmetric coordinates, the
+    // nearest neighbour on the left when upsampling (Upsample's and
+    // PyTorch's legacy `nearest`), on the right when downsampling.
+    if (a.mode == "cubic")
+      return g.fail("cubic mode needs opset 11");
+    a.coordinates = "asymmetric";
+    a.nearestMode = "simple";
+    ASSIGN_OR_FAIL(scales, g.requireConstantFloats(1, "scales"));
+    return buildResize(g, x, a, {}, scales, std::nullopt, {});
+  }
+  SmallVector<StringRef> modes = {"half_pixel", "pytorch_half_pixel",
+                                  "align_corners", "asymmetric",
+                                  "tf_crop_and_resize"};
+  if (g.opset < 13)
+    modes.push_back("tf_half_pixel_for_nn");
+  if (g.opset >= 19)
+    modes.push_back("half_pixel_symmetric");
+  a.coordinates =
+      g.getString("coordinate_transformation_mode", "half_pixel", modes);
+  a.nearestMode =
+      g.getString("nearest_mode", "round_prefer_floor",
+                  {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+  a.cubicA = g.getFloat("cubic_coeff_a", -0.75f);
+  a.excludeOutside = g.getBool("exclude_outside", false);
+  a.extrapolation = g.getFloat("extrapolation_value", 0.0f);
+  a.antialias = g.getBool("antialias", false);
+  if (a.antialias && a.mode == "nearest")
+    return g.fail("antialias applies to linear and cubic modes only");
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> given = g.getInts("axes")) {
+    for (int64_t axis : *given) {
+      ASSIGN_OR_FAIL(d, g.normalizeAxis(axis, Importer::getType(x).getRank()));
+      if (llvm::is_contained(axes, d))
+        return g.fail("axis " + llvm::Twine(axis) + " is repeated");
+      axes.push_back(d);
+    }
+  }
+  auto present = [&](unsigned index) {
+    Value v = g.input(index);
+    return v && Importer::getType(v).getNumElements() != 0;
+  };
+  std::optional<SmallVector<double>> scales;
+  std::optional<SmallVector<int64_t>> sizes;
+  if (present(2) == present(3))
+    return g.fail("exactly one of 'scales' and 'sizes' must be given");
+  if (present(2)) {
+    ASSIGN_OR_FAIL(values, g.requireConstantFloats(2, "scales"));
+    scales = values;
+  } else {
+    ASSIGN_OR_FAIL(values, g.requireConstantInts(3, "sizes"));
+    sizes = values;
+  }
+  SmallVector<double> roi;
+  if (a.coordinates == "tf_crop_and_resize" && present(1)) {
+    ASSIGN_OR_FAIL(values, g.requireConstantFloats(1, "roi"));
+    roi = values;
+  }
+  return buildResize(g, x, a, axes, scales, sizes, roi);
+}
+
+// Upsample-7 (scales attribute) and -9 (scales input): Resize-10's
+// sampling.
+LogicalResult onnx_import::convertUpsample(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ResizeAttributes a;
+  a.mode = g.getString("mode", "nearest", {"nearest", "linear", "bilinear"});
+  if (a.mode == "bilinear")
+    a.mode = "linear";
+  a.coordinates = "asymmetric";
+  a.nearestMode = "floor";
+  SmallVector<double> scales;
+  if (g.opset < 9) {
+    const onnx::AttributeProto *attr =
+        g.attribute("scales", onnx::AttributeProto::FLOATS);
+    if (!attr)
+      return g.fail("Upsample needs the 'scales' attribute");
+    scales.assign(attr->floats().begin(), attr->floats().end());
+  } else {
+    ASSIGN_OR_FAIL(values, g.requireConstantFloats(1, "scales"));
+    scales = values;
+  }
+  return buildResize(g, x, a, {}, scales, std::nullopt, {});
+}

@@ -22,6 +22,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <optional>
 
 namespace tgc::onnx_import {
@@ -66,6 +67,12 @@ public:
   int64_t opset;
   /// Where external data files are looked up (empty: refused).
   std::string baseDirectory;
+  /// The step's dropout seed, a `hyper` i64 scalar argument the model
+  /// importer adds on first use (null when it cannot: a value of that name
+  /// exists); training-mode dropouts draw their masks from it.
+  std::function<mlir::Value()> getDropoutSeed;
+  /// The stream of the next tg.dropout, so that no two draw the same mask.
+  int64_t nextDropoutStream = 0;
 
   //===--------------------------------------------------------------------===//
   // Values by ONNX name

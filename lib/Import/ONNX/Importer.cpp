@@ -315,6 +315,9 @@ private:
                            GraphImporter &importer);
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
                                         const InitializerRoles &roles);
+  /// Adds an argument of `role` named `argName` and defines the name.
+  Value addArgument(GraphImporter &importer, RankedTensorType type,
+                    tg::Role role, StringRef argName);
   /// Adds a `param` argument named `argName` holding `value`.
   Value addParameter(GraphImporter &importer, RankedTensorType type,
                      StringRef argName, npy::Array value);
@@ -470,18 +473,6 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &initializer : graph.initializer())
     initializerNames.insert(initializer.name());
-  auto addArgument = [&](RankedTensorType type, tg::Role role,
-                         StringRef argName) {
-    Value argument = body->addArgument(type, fileLoc);
-    argumentTypes.push_back(type);
-    argumentAttrs.push_back(builder.getDictionaryAttr(
-        {tg::getRoleAttr(builder, role),
-         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
-                              builder.getStringAttr(argName))}));
-    importer.define(argName, argument);
-    return argument;
-  };
-
   for (const onnx::ValueInfoProto &info : graph.input()) {
     if (initializerNames.contains(info.name()))
       continue;
@@ -499,7 +490,7 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     FailureOr<RankedTensorType> type = getInputType(info);
     if (failed(type))
       return failure();
-    addArgument(*type, tg::Role::Input, info.name());
+    addArgument(importer, *type, tg::Role::Input, info.name());
   }
   for (const auto &[inputName, shape] : options.inputShapes)
     if (!importer.isDefined(inputName)) {
@@ -609,16 +600,22 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
   return success();
 }
 
-Value ModelImporter::addParameter(GraphImporter &importer,
-                                  RankedTensorType type, StringRef argName,
-                                  npy::Array value) {
+Value ModelImporter::addArgument(GraphImporter &importer, RankedTensorType type,
+                                 tg::Role role, StringRef argName) {
   Value argument = body->addArgument(type, fileLoc);
   argumentTypes.push_back(type);
   argumentAttrs.push_back(builder.getDictionaryAttr(
-      {tg::getRoleAttr(builder, tg::Role::Param),
+      {tg::getRoleAttr(builder, role),
        builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                             builder.getStringAttr(argName))}));
   importer.define(argName, argument);
+  return argument;
+}
+
+Value ModelImporter::addParameter(GraphImporter &importer,
+                                  RankedTensorType type, StringRef argName,
+                                  npy::Array value) {
+  Value argument = addArgument(importer, type, tg::Role::Param, argName);
   parameterIndex[argName] = imported.parameters.size();
   imported.parameters.push_back({argName.str(), std::move(value)});
   return argument;
@@ -906,12 +903,7 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
     }
     auto labelType = RankedTensorType::get(type.getShape().drop_back(),
                                            builder.getI64Type());
-    Value label = body->addArgument(labelType, fileLoc);
-    argumentTypes.push_back(labelType);
-    argumentAttrs.push_back(builder.getDictionaryAttr(
-        {tg::getRoleAttr(builder, tg::Role::Label),
-         builder.getNamedAttr(tg::TGDialect::kNameAttrName,
-                              builder.getStringAttr("label"))}));
+    Value label = addArgument(importer, labelType, tg::Role::Label, "label");
     auto loss =
         tg::CrossEntropyOp::create(builder, fileLoc, tg::LossReduction::Mean,
                                    logits, label, IntegerAttr());
@@ -990,6 +982,16 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
   builder.setInsertionPointToEnd(body);
   GraphImporter importer(builder, name, opset);
   importer.baseDirectory = baseDirectory;
+  // The seed of training-mode dropouts, drawn anew each step as tgc-zoo's
+  // models' is.
+  Value dropoutSeed;
+  importer.getDropoutSeed = [&]() -> Value {
+    if (!dropoutSeed && !importer.isDefined("dropout_seed"))
+      dropoutSeed =
+          addArgument(importer, RankedTensorType::get({}, builder.getI64Type()),
+                      tg::Role::Hyper, "dropout_seed");
+    return dropoutSeed;
+  };
   if (failed(addArguments(graph, importer)) ||
       failed(importNodes(graph, importer)) ||
       failed(addResults(graph, importer)))

@@ -241,6 +241,12 @@ static LogicalResult convertIdentity(Importer &g) {
   return success();
 }
 
+// Dropout: the identity in inference mode; in training mode (the
+// `training_mode` input from opset 12, `is_test = 0` before opset 7) a
+// tg.dropout seeded by the step's `dropout_seed` argument, so each step
+// draws new masks as tgc-zoo's models do (ONNX's `seed` attribute, which
+// fixes one mask, is not followed). The mask output is the same stream's
+// mask of ones.
 static LogicalResult convertDropout(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   bool training = g.opset < 7 && !g.getBool("is_test", false);
@@ -248,13 +254,42 @@ static LogicalResult convertDropout(Importer &g) {
     ASSIGN_OR_FAIL(mode, g.requireConstantScalar(2, "training_mode"));
     training = mode != 0.0;
   }
-  if (training)
-    return g.fail("Dropout in training mode is not supported (export the "
-                  "model in eval mode)");
-  g.setOutput(0, x);
+  double ratio = g.getFloat("ratio", 0.5f);
+  if (g.input(1)) {
+    ASSIGN_OR_FAIL(value, g.requireConstantScalar(1, "ratio"));
+    ratio = value;
+  }
+  if (g.hadError())
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  RankedTensorType maskType = type.clone(g.builder.getI1Type());
+  if (!training || ratio == 0.0) {
+    g.setOutput(0, x);
+    if (g.hasOutput(1))
+      g.setOutput(1, g.splat(maskType, 1.0));
+    return success();
+  }
+  if (failed(requireFloat(g, x)))
+    return failure();
+  if (!(ratio > 0.0 && ratio < 1.0)) {
+    g.emitNodeError() << "ratio must be in [0, 1), got " << ratio;
+    return failure();
+  }
+  Value seed = g.getDropoutSeed ? g.getDropoutSeed() : Value();
+  if (!seed)
+    return g.fail("a training-mode Dropout needs the step's dropout_seed "
+                  "argument, but the graph already has a value of that name");
+  int64_t stream = g.nextDropoutStream++;
+  auto dropout = [&](Value operand) {
+    return g.create<tg::DropoutOp>(type, operand, seed, /*offset=*/Value(),
+                                   g.builder.getF64FloatAttr(ratio),
+                                   g.builder.getI64IntegerAttr(stream),
+                                   /*global_shape=*/nullptr);
+  };
+  g.setOutput(0, dropout(x));
   if (g.hasOutput(1))
-    g.setOutput(
-        1, g.splat(Importer::getType(x).clone(g.builder.getI1Type()), 1.0));
+    g.setOutput(1, compare(g, tg::CompareDirection::NE,
+                           dropout(g.splat(type, 1.0)), g.splat(type, 0.0)));
   return success();
 }
 

@@ -790,6 +790,21 @@ def lrn_mvn_grad_models():
     save_grad_models(ops, w)
 
 
+def dropout_grad_models():
+    """A training-mode Dropout (its mask output used too), for
+    `tgc gradcheck` and the generated project: the masks come from the
+    step's dropout_seed."""
+    w = np.random.default_rng(33).standard_normal((4, 6)).astype(np.float32)
+    ops = {
+        "dropout_train": [
+            const("ratio", np.float32(0.25)), const("mode", np.bool_(True)),
+            helper.make_node("Dropout", ["w", "ratio", "mode"], ["d", "m"]),
+            helper.make_node("Cast", ["m"], ["mf"], to=F),
+            helper.make_node("Add", ["d", "mf"], ["h"])],
+    }
+    save_grad_models(ops, w)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -806,3 +821,4 @@ if __name__ == "__main__":
     recurrent_cases()
     recurrent_grad_models()
     lrn_mvn_grad_models()
+    dropout_grad_models()

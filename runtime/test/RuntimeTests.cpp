@@ -365,6 +365,54 @@ static void testNormGradColumns() {
   CHECK(gpuScale == again && gpuBias == againBias);
 }
 
+/// topK against a stable sort of each row (ties by position, NaN above
+/// every number), largest and smallest, on 1 and 4 threads per block: rows
+/// with ties, NaNs, sorted ascending and descending, and k from 0 to the
+/// width.
+static void testTopK() {
+  const int64_t rows = 5, width = 12;
+  std::vector<float> in(rows * width);
+  for (int64_t j = 0; j < width; ++j) {
+    in[0 * width + j] = float(j % 4);       // ties
+    in[1 * width + j] = float(j);           // ascending
+    in[2 * width + j] = float(width - j);   // descending
+    in[3 * width + j] = std::sin(1.3f * j); // distinct
+    in[4 * width + j] = j % 5 == 2 ? NAN : float(j % 3);
+  }
+  for (bool smallest : {false, true})
+    for (int64_t k : {int64_t(0), int64_t(1), int64_t(5), width})
+      for (unsigned threads : {1u, 4u}) {
+        std::vector<float> values(rows * k, -7);
+        std::vector<int64_t> indices(rows * k, -7);
+        hostLaunch(
+            2,
+            [&] {
+              k::topK(gridThreads(), in.data(), values.data(), indices.data(),
+                      rows, width, k, 7, smallest);
+            },
+            threads);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<int64_t> order(width);
+          for (int64_t j = 0; j < width; ++j)
+            order[j] = j;
+          const float *row = in.data() + r * width;
+          std::stable_sort(
+              order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                float x = row[a], y = row[b];
+                if (std::isnan(x) || std::isnan(y))
+                  return smallest ? !std::isnan(x) && std::isnan(y)
+                                  : std::isnan(x) && !std::isnan(y);
+                return smallest ? x < y : x > y;
+              });
+          for (int64_t j = 0; j < k; ++j) {
+            CHECK(indices[r * k + j] == order[j]);
+            CHECK(std::memcmp(&values[r * k + j], &row[order[j]],
+                              sizeof(float)) == 0);
+          }
+        }
+      }
+}
+
 /// Column reductions (reduceColumns, tg.reduce over the leading
 /// dimensions): with one thread per block the same bits as the block per
 /// output of `reduce` (the interpreter's order); with the GPU's 96 threads
@@ -444,6 +492,7 @@ int main() {
   testGemmEpilogue();
   testNormGradColumns();
   testReduceColumns();
+  testTopK();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

@@ -446,6 +446,13 @@ Grads EmbeddingOp::buildVjp(OpBuilder &b, ValueRange grads) {
   return SmallVector<Value>{table, Value()};
 }
 
+Grads EmbeddingGradOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  return SmallVector<Value>{EmbeddingOp::create(b, getLoc(),
+                                                getGradOutput().getType(),
+                                                grads[0], getIndices()),
+                            Value()};
+}
+
 Grads TopKOp::buildVjp(OpBuilder &b, ValueRange grads) {
   RankedTensorType operandType = getOperand().getType();
   if (!grads[0] || !isa<FloatType>(operandType.getElementType()))

@@ -100,6 +100,8 @@ mlir::LogicalResult convertPad(GraphImporter &g);
 mlir::LogicalResult convertCumSum(GraphImporter &g);
 mlir::LogicalResult convertGatherND(GraphImporter &g);
 mlir::LogicalResult convertGatherElements(GraphImporter &g);
+mlir::LogicalResult convertScatterND(GraphImporter &g);
+mlir::LogicalResult convertScatterElements(GraphImporter &g);
 mlir::LogicalResult convertTile(GraphImporter &g);
 mlir::LogicalResult convertTopK(GraphImporter &g);
 mlir::LogicalResult convertIsNaN(GraphImporter &g);

@@ -264,24 +264,36 @@ static LogicalResult checkConstantIds(Importer &g, Value ids, int64_t count) {
   return success();
 }
 
-LogicalResult onnx_import::convertGatherND(Importer &g) {
-  ASSIGN_OR_FAIL(data, g.requireInput(0));
-  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
-  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+namespace {
+/// GatherND's and ScatterND's view of data: rows of the dimensions after
+/// the indexed ones, picked by flat row ids.
+struct NDRows {
+  Value ids;                     // [batch * tuples] i64
+  SmallVector<int64_t> table;    // [batch * cells, rest...]
+  SmallVector<int64_t> gathered; // indices' shape but the last, rest...
+};
+} // namespace
+
+/// The rows of `dataShape` that `indices` ([..., depth], i64) address, with
+/// `batchDims` leading dimensions shared (GatherND's and ScatterND's).
+static FailureOr<NDRows> getNDRows(Importer &g, ArrayRef<int64_t> dataShape,
+                                   Value indices, int64_t batchDims) {
   ArrayRef<int64_t> indexShape = Importer::getType(indices).getShape();
-  int64_t batchDims = g.getInt("batch_dims", 0);
   int64_t r = dataShape.size(), q = indexShape.size();
   if (r < 1 || q < 1)
-    return g.fail("data and indices must have rank >= 1");
+    return (void)g.fail("data and indices must have rank >= 1"), failure();
   if (batchDims < 0 || batchDims >= std::min(r, q))
-    return g.fail("batch_dims " + llvm::Twine(batchDims) +
-                  " must be below the ranks of data and indices");
+    return (void)g.fail("batch_dims " + llvm::Twine(batchDims) +
+                        " must be below the ranks of data and indices"),
+           failure();
   int64_t depth = indexShape.back();
   if (depth < 1 || depth > r - batchDims)
-    return g.fail("the last dimension of indices (" + llvm::Twine(depth) +
-                  ") must be in [1, " + llvm::Twine(r - batchDims) + "]");
+    return (void)g.fail("the last dimension of indices (" + llvm::Twine(depth) +
+                        ") must be in [1, " + llvm::Twine(r - batchDims) + "]"),
+           failure();
   if (dataShape.take_front(batchDims) != indexShape.take_front(batchDims))
-    return g.fail("the batch dimensions of data and indices differ");
+    return (void)g.fail("the batch dimensions of data and indices differ"),
+           failure();
 
   // data: [batch..., indexed (depth dims)..., rest...] as rows of `rest`;
   // the flat row of a tuple is batch * cells + sum(index_j * stride_j).
@@ -319,40 +331,54 @@ LogicalResult onnx_import::convertGatherND(Importer &g) {
     for (size_t i = 0; i < values.size(); ++i) {
       int64_t dim = indexed[i % depth];
       if (values[i] < -dim || values[i] >= dim)
-        return g.fail("index " + llvm::Twine(values[i]) + " is out of range [" +
-                      llvm::Twine(-dim) + ", " + llvm::Twine(dim) + ")");
+        return (void)g.fail("index " + llvm::Twine(values[i]) +
+                            " is out of range [" + llvm::Twine(-dim) + ", " +
+                            llvm::Twine(dim) + ")"),
+               failure();
     }
   }
-  SmallVector<int64_t> tableShape{batch * cells};
-  llvm::append_range(tableShape, dataShape.drop_front(batchDims + depth));
-  Value rows =
-      g.takeRows(g.reshape(data, tableShape), g.reshape(ids, {batch * tuples}));
-  SmallVector<int64_t> resultShape(indexShape.drop_back());
-  llvm::append_range(resultShape, dataShape.drop_front(batchDims + depth));
-  g.setOutput(0, g.reshape(rows, resultShape));
+  NDRows rows;
+  rows.ids = g.reshape(ids, {batch * tuples});
+  rows.table.push_back(batch * cells);
+  llvm::append_range(rows.table, dataShape.drop_front(batchDims + depth));
+  rows.gathered.assign(indexShape.begin(), indexShape.end() - 1);
+  llvm::append_range(rows.gathered, dataShape.drop_front(batchDims + depth));
+  return rows;
+}
+
+LogicalResult onnx_import::convertGatherND(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
+  ASSIGN_OR_FAIL(rows, getNDRows(g, Importer::getType(data).getShape(), indices,
+                                 g.getInt("batch_dims", 0)));
+  g.setOutput(0, g.reshape(g.takeRows(g.reshape(data, rows.table), rows.ids),
+                           rows.gathered));
   return success();
 }
 
-LogicalResult onnx_import::convertGatherElements(Importer &g) {
-  ASSIGN_OR_FAIL(data, g.requireInput(0));
-  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
-  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+/// The flat positions in data (of `dataShape`) that GatherElements and
+/// ScatterElements address: each element's own position, but along `axis`
+/// its index (`indices`, i64, of data's rank).
+static FailureOr<Value> getElementIds(Importer &g, ArrayRef<int64_t> dataShape,
+                                      Value indices, StringRef op) {
   ArrayRef<int64_t> indexShape = Importer::getType(indices).getShape();
   int64_t rank = dataShape.size();
   if (rank < 1 || int64_t(indexShape.size()) != rank)
-    return g.fail("data and indices must have the same rank >= 1");
+    return (void)g.fail("data and indices must have the same rank >= 1"),
+           failure();
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), rank));
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis && indexShape[d] > dataShape[d])
-      return g.fail("indices dimension " + llvm::Twine(d) + " (" +
-                    llvm::Twine(indexShape[d]) + ") exceeds the data's (" +
-                    llvm::Twine(dataShape[d]) + ")");
+      return (void)g.fail("indices dimension " + llvm::Twine(d) + " (" +
+                          llvm::Twine(indexShape[d]) +
+                          ") exceeds the data's (" + llvm::Twine(dataShape[d]) +
+                          ")"),
+             failure();
   int64_t count = product(indexShape);
   if (span(indexShape) > kMaxFoldElements)
-    return g.fail("too many indices for GatherElements in tg");
-  // Flat position = the element's own position in the data, but along
-  // `axis` the index: a constant offset of the other coordinates plus the
-  // index times the stride of `axis`.
+    return (void)g.fail("too many indices for " + op + " in tg"), failure();
+  // A constant offset of the other coordinates plus the index times the
+  // stride of `axis`.
   SmallVector<int64_t> strides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * dataShape[d + 1];
@@ -373,16 +399,183 @@ LogicalResult onnx_import::convertGatherElements(Importer &g) {
   if (const Tensor *constantIndices = g.getConstant(indices))
     for (int64_t index : constantIndices->ints())
       if (index < -size || index >= size)
-        return g.fail("index " + llvm::Twine(index) + " is out of range [" +
-                      llvm::Twine(-size) + ", " + llvm::Twine(size) + ")");
+        return (void)g.fail("index " + llvm::Twine(index) +
+                            " is out of range [" + llvm::Twine(-size) + ", " +
+                            llvm::Twine(size) + ")"),
+               failure();
   Value ids = buildBinary<tg::AddOp>(
       g, g.constant(idType, offsets),
       buildBinary<tg::MulOp>(g, wrapNegativeIndices(g, indices, size),
                              g.splat(idType, strides[axis])));
-  Value flat = g.reshape(data, {product(dataShape)});
   if (failed(checkConstantIds(g, ids, product(dataShape))))
     return failure();
-  g.setOutput(0, g.takeRows(flat, ids));
+  return ids;
+}
+
+LogicalResult onnx_import::convertGatherElements(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
+  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+  ASSIGN_OR_FAIL(ids, getElementIds(g, dataShape, indices, "GatherElements"));
+  g.setOutput(0, g.takeRows(g.reshape(data, {product(dataShape)}), ids));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterND and ScatterElements
+//===----------------------------------------------------------------------===//
+
+/// `table` ([R, rest...]) with the rows of `updates` ([N, rest...]) written
+/// at rows `ids` ([N], i64) by `reduction` (none: replaced; add, mul, max,
+/// min: combined with what is there, in the updates' order).
+static FailureOr<Value> scatterRows(Importer &g, Value table, Value ids,
+                                    Value updates, StringRef reduction) {
+  RankedTensorType type = Importer::getType(table);
+  Type elementType = type.getElementType();
+  int64_t rows = type.getDimSize(0);
+  int64_t width = product(type.getShape().drop_front());
+  int64_t count = Importer::getType(ids).getDimSize(0);
+  Value flatTable = g.reshape(table, {rows, width});
+  Value flatUpdates = g.reshape(updates, {count, width});
+  auto combine = [&](Value current, Value update) -> Value {
+    if (reduction == "add")
+      return buildBinary<tg::AddOp>(g, current, update);
+    if (reduction == "mul")
+      return buildBinary<tg::MulOp>(g, current, update);
+    if (reduction == "max")
+      return buildBinary<tg::MaxOp>(g, current, update);
+    if (reduction == "min")
+      return buildBinary<tg::MinOp>(g, current, update);
+    return update;
+  };
+  auto i1 = g.builder.getI1Type();
+  if (const Tensor *known = g.getConstant(ids)) {
+    // Rows known at import: the k-th writes of every row are one gather of
+    // the updates, combined in turn (exact, any element type).
+    std::vector<SmallVector<int64_t>> writers(rows);
+    size_t depth = 0;
+    for (int64_t n = 0; n < count; ++n) {
+      SmallVector<int64_t> &row = writers[known->ints()[n]];
+      row.push_back(n);
+      depth = std::max(depth, row.size());
+    }
+    Value result = flatTable;
+    for (size_t k = 0; k < depth; ++k) {
+      SmallVector<int64_t> source(rows, 0);
+      SmallVector<double> hit(rows, 0.0);
+      for (int64_t r = 0; r < rows; ++r)
+        if (k < writers[r].size()) {
+          source[r] = writers[r][k];
+          hit[r] = 1.0;
+        }
+      Value gathered = g.takeRows(
+          flatUpdates,
+          g.constantInts(
+              source, RankedTensorType::get({rows}, g.builder.getI64Type())));
+      Value mask = g.broadcastTo(
+          g.constant(RankedTensorType::get({rows, 1}, i1), hit), {rows, width});
+      result = select(g, mask, combine(result, gathered), result);
+    }
+    return g.reshape(result, type.getShape());
+  }
+  // Rows computed at run time: a scatter-add (tg.embedding_grad, which
+  // accumulates in f32: one write of an f32, f16, bf16 or bool is exact).
+  bool isMask = elementType.isInteger(1);
+  if (!isMask && !elementType.isF32() && !elementType.isF16() &&
+      !elementType.isBF16())
+    return (void)g.fail("scattering " +
+                        llvm::Twine(isFloat(table) ? "f64" : "integer") +
+                        " data at indices computed at run time is not "
+                        "supported (f32, f16, bf16 and bool are)"),
+           failure();
+  if (reduction != "none" && reduction != "add")
+    return (void)g.fail("reduction '" + reduction +
+                        "' at indices computed at run time is not supported"),
+           failure();
+  Type computeType = isMask ? g.builder.getF32Type() : elementType;
+  RankedTensorType flatType = RankedTensorType::get({rows, width}, computeType);
+  Value current = g.convert(flatTable, computeType);
+  Value scattered = g.create<tg::EmbeddingGradOp>(
+      flatType, g.convert(flatUpdates, computeType), ids);
+  Value result;
+  if (reduction == "add") {
+    result = buildBinary<tg::AddOp>(g, current, scattered);
+  } else {
+    Value hits = g.create<tg::EmbeddingGradOp>(
+        flatType.clone({rows, 1}),
+        g.splat(RankedTensorType::get({count, 1}, computeType), 1.0), ids);
+    Value mask = g.broadcastTo(compare(g, tg::CompareDirection::GT, hits,
+                                       g.splat(Importer::getType(hits), 0.0)),
+                               {rows, width});
+    result = select(g, mask, scattered, current);
+  }
+  return g.reshape(g.convert(result, elementType), type.getShape());
+}
+
+/// The reduction of a Scatter* node (none before opset 16).
+static std::string getScatterReduction(Importer &g) {
+  if (g.opset < 16)
+    return "none";
+  SmallVector<StringRef> allowed = {"none", "add", "mul"};
+  if (g.opset >= 18)
+    allowed.append({"max", "min"});
+  return g.getString("reduction", "none", allowed);
+}
+
+/// Data, indices and updates of a Scatter* node, the updates of data's
+/// element type and of `updatesShape` (checked by the caller).
+static LogicalResult checkUpdates(Importer &g, Value data, Value updates,
+                                  ArrayRef<int64_t> expected) {
+  RankedTensorType type = Importer::getType(updates);
+  if (type.getElementType() != Importer::getType(data).getElementType())
+    return g.fail("updates have another element type than data");
+  if (type.getShape() != expected) {
+    g.emitNodeError() << "updates have shape " << type
+                      << "; the indices address ["
+                      << llvm::make_range(expected.begin(), expected.end())
+                      << "]";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult onnx_import::convertScatterND(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
+  ASSIGN_OR_FAIL(updates, g.requireInput(2));
+  std::string reduction = getScatterReduction(g);
+  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+  ASSIGN_OR_FAIL(rows, getNDRows(g, dataShape, indices, 0));
+  if (failed(checkUpdates(g, data, updates, rows.gathered)) || g.hadError())
+    return failure();
+  SmallVector<int64_t> updateRows(rows.table);
+  updateRows.front() = Importer::getType(rows.ids).getDimSize(0);
+  ASSIGN_OR_FAIL(result,
+                 scatterRows(g, g.reshape(data, rows.table), rows.ids,
+                             g.reshape(updates, updateRows), reduction));
+  g.setOutput(0, g.reshape(result, dataShape));
+  return success();
+}
+
+// ScatterElements (and Scatter, its name before opset 11).
+LogicalResult onnx_import::convertScatterElements(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, requireIndices(g, 1));
+  ASSIGN_OR_FAIL(updates, g.requireInput(2));
+  std::string reduction =
+      g.getNode().op_type() == "Scatter" ? "none" : getScatterReduction(g);
+  ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
+  ASSIGN_OR_FAIL(ids,
+                 getElementIds(g, dataShape, indices, g.getNode().op_type()));
+  ArrayRef<int64_t> indexShape = Importer::getType(indices).getShape();
+  if (failed(checkUpdates(g, data, updates, indexShape)) || g.hadError())
+    return failure();
+  int64_t count = product(indexShape);
+  ASSIGN_OR_FAIL(result,
+                 scatterRows(g, g.reshape(data, {product(dataShape), 1}),
+                             g.reshape(ids, {count}),
+                             g.reshape(updates, {count, 1}), reduction));
+  g.setOutput(0, g.reshape(result, dataShape));
   return success();
 }
 

@@ -12,6 +12,8 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::cuda;
@@ -273,6 +275,20 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         call = "embedding(th, " + in[0] + ", " + in[1] + ", " + out[0] + ", " +
                str(getNumElements(embedding.getIndices())) + ", " +
                str(table[1]) + ", " + str(table[0]) + ");";
+      })
+      .Case([&](tg::TopKOp topK) {
+        ArrayRef<int64_t> shape = getShape(topK.getOperand());
+        int64_t width = shape.empty() ? 1 : shape.back();
+        int64_t rows =
+            width == 0 ? 0 : getNumElements(topK.getOperand()) / width;
+        // A stride coprime to the width, near its golden section.
+        int64_t stride = std::max<int64_t>(1, width * 5 / 8);
+        while (width > 1 && std::gcd(stride, width) != 1)
+          ++stride;
+        outputElements = rows * width;
+        call = "topK(th, " + in[0] + ", " + out[0] + ", " + out[1] + ", " +
+               str(rows) + ", " + str(width) + ", " + str(topK.getK()) + ", " +
+               str(stride) + ", " + boolean(topK.getSmallest()) + ");";
       })
       .Case([&](tg::EmbeddingGradOp grad) {
         ArrayRef<int64_t> table = getShape(op->getResult(0));

@@ -101,6 +101,7 @@ const llvm::StringSet<> kCompound = {"tg.reduce",
                                      "tg.embedding",
                                      "tg.embedding_grad",
                                      "tg.dropout",
+                                     "tg.top_k",
                                      "tg.adamw",
                                      "tg.sgd"};
 /// Lowered by the step emitter, outside kernels (library calls, structure).
@@ -160,9 +161,6 @@ std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
   if (name == "tg.adafactor")
     return StringRef("Adafactor's factored moments are not lowered yet (use "
                      "--optimizer adamw or sgd)");
-  if (name == "tg.top_k")
-    return StringRef("top-k selection (imported from ONNX TopK) is not "
-                     "lowered yet");
   if (name == "tg.fake_quant")
     return StringRef("fp8 delayed scaling is not lowered yet (use --precision "
                      "bf16 or fp16)");

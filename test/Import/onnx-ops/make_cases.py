@@ -805,6 +805,39 @@ def dropout_grad_models():
     save_grad_models(ops, w)
 
 
+def scatter_grad_models():
+    """ScatterND and ScatterElements through their data and updates, at
+    indices known at import (gathers) and computed at run time (ArgMax of
+    the parameter: a scatter-add whose gradient is a gather), for
+    `tgc gradcheck`."""
+    w = np.random.default_rng(34).standard_normal((4, 6)).astype(np.float32)
+    ops = {
+        "scatternd": [
+            const("st", np.array([0], np.int64)),
+            const("en", np.array([2], np.int64)),
+            helper.make_node("Slice", ["w", "st", "en"], ["top"]),
+            const("three", np.float32(3.0)),
+            helper.make_node("Mul", ["top", "three"], ["upd"]),
+            const("idx", np.array([[3], [1]], np.int64)),
+            helper.make_node("ScatterND", ["w", "idx", "upd"], ["h"])],
+        "scatter_elements_runtime": [
+            helper.make_node("ArgMax", ["w"], ["idx"], axis=1, keepdims=1),
+            const("ax", np.array([1], np.int64)),
+            helper.make_node("ReduceSum", ["w", "ax"], ["upd"], keepdims=1),
+            helper.make_node("ScatterElements", ["w", "idx", "upd"], ["h"],
+                             axis=1)],
+        "scatternd_add_runtime": [
+            helper.make_node("ArgMax", ["w"], ["am"], axis=0, keepdims=0),
+            const("s2", np.array([6, 1], np.int64)),
+            helper.make_node("Reshape", ["am", "s2"], ["idx"]),
+            helper.make_node("Transpose", ["w"], ["wt"]),
+            helper.make_node("MatMul", ["wt", "w"], ["upd"]),
+            helper.make_node("ScatterND", ["w", "idx", "upd"], ["h"],
+                             reduction="add")],
+    }
+    save_grad_models(ops, w)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -822,3 +855,4 @@ if __name__ == "__main__":
     recurrent_grad_models()
     lrn_mvn_grad_models()
     dropout_grad_models()
+    scatter_grad_models()

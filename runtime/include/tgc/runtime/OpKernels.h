@@ -607,6 +607,42 @@ __device__ void embedding(Threads th, const S *table, const I *ids, S *out,
   }
 }
 
+/// Top-k along rows of `width` (tg.top_k): a thread per element counts the
+/// elements of its row that come before it (larger, or smallest: smaller;
+/// of equal ones the lower position; NaN above every number), stopping at
+/// k, and an element of rank r < k writes output r. The row is visited
+/// with `stride` (coprime to the width) from the element on, so that a
+/// sorted row stops early too. Every output is written once: the order is
+/// strict.
+template <typename S, typename I>
+__device__ void topK(Threads th, const S *x, S *values, I *indices,
+                     int64_t rows, int64_t width, int64_t k, int64_t stride,
+                     bool smallest) {
+  using T = Compute<S>;
+  for (int64_t e = th.index; e < rows * width; e += th.count) {
+    int64_t row = e / width, i = e % width;
+    const S *r = x + row * width;
+    T xi = ld(r[i]);
+    bool nanI = xi != xi;
+    int64_t rank = 0;
+    for (int64_t m = 1; m < width && rank < k; ++m) {
+      int64_t j = (i + m * stride) % width;
+      T xj = ld(r[j]);
+      bool nanJ = xj != xj, before;
+      if (nanI || nanJ)
+        before = nanI && nanJ ? j < i : smallest ? nanI : nanJ;
+      else
+        before = smallest ? (xj < xi || (xj == xi && j < i))
+                          : (xj > xi || (xj == xi && j < i));
+      rank += before;
+    }
+    if (rank < k) {
+      values[row * k + rank] = r[i];
+      indices[row * k + rank] = static_cast<I>(i);
+    }
+  }
+}
+
 /// Scatter-add of rows: one thread per table element, adding the ids'
 /// gradient rows in order, in the compute type, rounded once.
 template <typename S, typename I>

@@ -1158,12 +1158,14 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure]> {
+def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure, TG_Differentiable]> {
   let summary = "Backward of embedding: scatter-add rows into a table";
   let description = [{
     `result[v, d] = sum of grad_output[i..., d] over the positions i... whose
     id is v`, accumulated in f32; the result has the embedding table's type
-    (`VxD`). Every id must be in `[0, V)`.
+    (`VxD`). Every id must be in `[0, V)`. The importer also scatters with
+    it (ONNX `ScatterND` and `ScatterElements` at run-time indices); its
+    gradient is the gather of the result's gradient by the same ids.
 
     ```mlir
     %dw = tg.embedding_grad %dy[%ids] : (tensor<8x128x768xf32>, tensor<8x128xi64>) -> tensor<50257x768xf32>

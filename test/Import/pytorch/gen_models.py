@@ -213,9 +213,11 @@ def parameter_map(onnx_path, model):
     return mapping
 
 
-def save_reference(name, model, inputs):
-    """PyTorch's loss, logits and parameter gradients, once per model."""
-    model.train()  # no dropout or batch norm: the same numbers as eval
+def save_reference(name, model, inputs, train=True):
+    """PyTorch's loss, logits and parameter gradients, once per model (in
+    train mode: these models have no dropout or batch norm, the same numbers
+    as eval; `train=False` for those that have: the export's eval mode)."""
+    model.train(train)
     model.zero_grad()
     loss, logits = model(*inputs.values())
     loss.backward()
@@ -230,12 +232,15 @@ def save_reference(name, model, inputs):
         np.save(f"{name}.grads/{param_name}.grad.npy", p.grad.numpy())
 
 
-def export(name, model, inputs, opset, fold):
+def export(name, model, inputs, opset, fold, training=False):
+    """Exports in eval mode, or in training mode (`training`: batch norm's
+    batch statistics, as the exporter writes them then)."""
     stem = f"{name}-opset{opset}" + ("-folded" if fold else "")
-    model.eval()
+    model.train(training)
+    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(model, tuple(inputs.values()), f"{stem}.onnx", opset_version=opset,
                       do_constant_folding=fold, input_names=list(inputs),
-                      output_names=["loss", "logits"])
+                      output_names=["loss", "logits"], training=mode)
     with open(f"{stem}.params.json", "w") as f:
         mapping = parameter_map(f"{stem}.onnx", model)
         f.write("{\n" + ",\n".join(f" {json.dumps('' if k is None else k)}: {json.dumps(v)}"

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -91,6 +92,84 @@ broadcastPair(GraphImporter &g, mlir::Value lhs, mlir::Value rhs);
 mlir::FailureOr<mlir::Value>
 alignLegacyOperand(GraphImporter &g, mlir::Value lhs, mlir::Value rhs);
 
+/// Builders of elementwise ops of one tensor type, for the compositions
+/// (ElementwiseConverters.cpp, GridSample).
+struct Composer {
+  GraphImporter &g;
+  mlir::RankedTensorType type;
+
+  mlir::Value c(double value) { return g.splat(type, value); }
+  mlir::Value add(mlir::Value a, mlir::Value b) {
+    return buildBinary<tg::AddOp>(g, a, b);
+  }
+  mlir::Value sub(mlir::Value a, mlir::Value b) {
+    return buildBinary<tg::SubOp>(g, a, b);
+  }
+  mlir::Value mul(mlir::Value a, mlir::Value b) {
+    return buildBinary<tg::MulOp>(g, a, b);
+  }
+  mlir::Value div(mlir::Value a, mlir::Value b) {
+    return buildBinary<tg::DivOp>(g, a, b);
+  }
+  mlir::Value exp(mlir::Value a) { return g.create<tg::ExpOp>(type, a); }
+  mlir::Value log(mlir::Value a) { return g.create<tg::LogOp>(type, a); }
+  mlir::Value sqrt(mlir::Value a) { return g.create<tg::SqrtOp>(type, a); }
+  mlir::Value neg(mlir::Value a) { return g.create<tg::NegOp>(type, a); }
+  mlir::Value abs(mlir::Value a) { return g.create<tg::AbsOp>(type, a); }
+  mlir::Value less(mlir::Value a, mlir::Value b) {
+    return compare(g, tg::CompareDirection::LT, a, b);
+  }
+  mlir::Value equal(mlir::Value a, mlir::Value b) {
+    return compare(g, tg::CompareDirection::EQ, a, b);
+  }
+  mlir::Value select(mlir::Value pred, mlir::Value a, mlir::Value b) {
+    return onnx_import::select(g, pred, a, b);
+  }
+  /// `alpha * (exp(a) - 1)`, ELU's negative side.
+  mlir::Value expm1Times(mlir::Value a, double alpha) {
+    return mul(c(alpha), sub(exp(a), c(1.0)));
+  }
+
+  /// x rounded toward zero. Converting to i64 truncates, and is exact for
+  /// every magnitude below 2^63 (floats from 2^(p-1) up are integers);
+  /// larger ones, infinities and NaN are their own truncation. A zero
+  /// result keeps x's sign, as C's trunc.
+  mlir::Value trunc(mlir::Value x) {
+    mlir::Type elementType = type.getElementType();
+    mlir::Value t =
+        g.convert(g.convert(x, g.builder.getI64Type()), elementType);
+    t = select(equal(t, c(0.0)), mul(x, c(0.0)), t);
+    return select(less(abs(x), c(std::ldexp(1.0, 63))), t, x);
+  }
+  mlir::Value floor(mlir::Value x) {
+    mlir::Value t = trunc(x);
+    return select(less(x, t), sub(t, c(1.0)), t);
+  }
+  mlir::Value ceil(mlir::Value x) {
+    mlir::Value t = trunc(x);
+    return select(less(t, x), add(t, c(1.0)), t);
+  }
+
+  /// x rounded to the nearest integer, halves to even (ONNX's Round,
+  /// numpy's rint): floor(x), plus one when the fraction (exact: x -
+  /// floor(x) loses nothing) is above a half, or a half and floor(x) odd;
+  /// round(-0.3) is -0.
+  mlir::Value round(mlir::Value x) {
+    mlir::Value f = floor(x), half = c(0.5);
+    mlir::Value fraction = sub(x, f);
+    mlir::Value odd = less(mul(floor(mul(f, half)), c(2.0)), f);
+    mlir::Value up = select(equal(fraction, half), odd, less(half, fraction));
+    mlir::Value r = select(up, add(f, c(1.0)), f);
+    return select(equal(r, c(0.0)), mul(x, c(0.0)), r);
+  }
+  /// x limited to [lo, hi].
+  mlir::Value clamp(mlir::Value x, double lo, double hi) {
+    return buildBinary<tg::MinOp>(g, buildBinary<tg::MaxOp>(g, x, c(lo)),
+                                  c(hi));
+  }
+  mlir::Value atan(mlir::Value x);
+};
+
 /// Negative integer indices counted from the end of a dimension of `size`.
 mlir::Value wrapNegativeIndices(GraphImporter &g, mlir::Value indices,
                                 int64_t size);
@@ -119,6 +198,7 @@ mlir::LogicalResult convertLSTM(GraphImporter &g);
 // The converters of ResizeConverters.cpp.
 mlir::LogicalResult convertResize(GraphImporter &g);
 mlir::LogicalResult convertUpsample(GraphImporter &g);
+mlir::LogicalResult convertGridSample(GraphImporter &g);
 // The converters of ElementwiseConverters.cpp.
 mlir::LogicalResult convertElu(GraphImporter &g);
 mlir::LogicalResult convertSelu(GraphImporter &g);

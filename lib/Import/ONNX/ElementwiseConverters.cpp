@@ -24,106 +24,55 @@ using namespace tgc::onnx_import;
 
 using Importer = GraphImporter;
 
-namespace {
-/// Builders of elementwise ops of one tensor type.
-struct Composer {
-  Importer &g;
-  RankedTensorType type;
-
-  Value c(double value) { return g.splat(type, value); }
-  Value add(Value a, Value b) { return buildBinary<tg::AddOp>(g, a, b); }
-  Value sub(Value a, Value b) { return buildBinary<tg::SubOp>(g, a, b); }
-  Value mul(Value a, Value b) { return buildBinary<tg::MulOp>(g, a, b); }
-  Value div(Value a, Value b) { return buildBinary<tg::DivOp>(g, a, b); }
-  Value exp(Value a) { return g.create<tg::ExpOp>(type, a); }
-  Value log(Value a) { return g.create<tg::LogOp>(type, a); }
-  Value sqrt(Value a) { return g.create<tg::SqrtOp>(type, a); }
-  Value neg(Value a) { return g.create<tg::NegOp>(type, a); }
-  Value abs(Value a) { return g.create<tg::AbsOp>(type, a); }
-  Value less(Value a, Value b) {
-    return compare(g, tg::CompareDirection::LT, a, b);
+/// atan(x) as Cephes computes it (atanf for f32, atan for f64, both
+/// within 2 ulp): the magnitude reduced to [0, tan(pi/8)] (f32) or
+/// [0, 0.66] (f64) by atan(a) = pi/2 - atan(1/a) and
+/// pi/4 + atan((a - 1) / (a + 1)), then an odd polynomial (f32) or
+/// rational function (f64) of the reduced value.
+Value Composer::atan(Value x) {
+  bool isF64 = type.getElementType().isF64();
+  Value a = abs(x), one = c(1.0);
+  Value big = less(c(2.414213562373095), a);
+  Value mid = less(c(isF64 ? 0.66 : 0.4142135623730950), a);
+  // The reciprocal branch divides by a, and the other by a + 1, only
+  // where they are taken (x = 0 and x = inf elsewhere).
+  Value r = select(
+      big, neg(div(one, select(big, a, one))),
+      select(mid,
+             div(sub(select(mid, a, one), one), add(select(mid, a, one), one)),
+             a));
+  Value base = select(big, c(M_PI_2), select(mid, c(M_PI_4), c(0.0)));
+  Value z = mul(r, r);
+  auto horner = [&](ArrayRef<double> coefficients, bool monic) {
+    Value sum =
+        monic ? add(z, c(coefficients.front())) : c(coefficients.front());
+    for (double coefficient : coefficients.drop_front())
+      sum = add(mul(sum, z), c(coefficient));
+    return sum;
+  };
+  Value m;
+  if (isF64) {
+    Value p = horner({-8.750608600031904122785E-1, -1.615753718733365076637E1,
+                      -7.500855792314704667340E1, -1.228866684490136173410E2,
+                      -6.485021904942025371773E1},
+                     false);
+    Value q = horner({2.485846490142306297962E1, 1.650270098316988542046E2,
+                      4.328810604912902668951E2, 4.853903996359136964868E2,
+                      1.945506571482613964425E2},
+                     true);
+    double moreBits = 6.123233995736765886130E-17;
+    m = add(mul(r, div(mul(z, p), q)), r);
+    m = add(m,
+            select(big, c(moreBits), select(mid, c(0.5 * moreBits), c(0.0))));
+  } else {
+    Value p = horner({8.05374449538e-2, -1.38776856032E-1, 1.99777106478E-1,
+                      -3.33329491539E-1},
+                     false);
+    m = add(mul(mul(p, z), r), r);
   }
-  Value equal(Value a, Value b) {
-    return compare(g, tg::CompareDirection::EQ, a, b);
-  }
-  Value select(Value pred, Value a, Value b) {
-    return onnx_import::select(g, pred, a, b);
-  }
-  /// `alpha * (exp(a) - 1)`, ELU's negative side.
-  Value expm1Times(Value a, double alpha) {
-    return mul(c(alpha), sub(exp(a), c(1.0)));
-  }
-
-  /// x rounded toward zero. Converting to i64 truncates, and is exact for
-  /// every magnitude below 2^63 (floats from 2^(p-1) up are integers);
-  /// larger ones, infinities and NaN are their own truncation. A zero
-  /// result keeps x's sign, as C's trunc.
-  Value trunc(Value x) {
-    Type elementType = type.getElementType();
-    Value t = g.convert(g.convert(x, g.builder.getI64Type()), elementType);
-    t = select(equal(t, c(0.0)), mul(x, c(0.0)), t);
-    return select(less(abs(x), c(std::ldexp(1.0, 63))), t, x);
-  }
-  Value floor(Value x) {
-    Value t = trunc(x);
-    return select(less(x, t), sub(t, c(1.0)), t);
-  }
-  Value ceil(Value x) {
-    Value t = trunc(x);
-    return select(less(t, x), add(t, c(1.0)), t);
-  }
-
-  /// atan(x) as Cephes computes it (atanf for f32, atan for f64, both
-  /// within 2 ulp): the magnitude reduced to [0, tan(pi/8)] (f32) or
-  /// [0, 0.66] (f64) by atan(a) = pi/2 - atan(1/a) and
-  /// pi/4 + atan((a - 1) / (a + 1)), then an odd polynomial (f32) or
-  /// rational function (f64) of the reduced value.
-  Value atan(Value x) {
-    bool isF64 = type.getElementType().isF64();
-    Value a = abs(x), one = c(1.0);
-    Value big = less(c(2.414213562373095), a);
-    Value mid = less(c(isF64 ? 0.66 : 0.4142135623730950), a);
-    // The reciprocal branch divides by a, and the other by a + 1, only
-    // where they are taken (x = 0 and x = inf elsewhere).
-    Value r = select(big, neg(div(one, select(big, a, one))),
-                     select(mid,
-                            div(sub(select(mid, a, one), one),
-                                add(select(mid, a, one), one)),
-                            a));
-    Value base = select(big, c(M_PI_2), select(mid, c(M_PI_4), c(0.0)));
-    Value z = mul(r, r);
-    auto horner = [&](ArrayRef<double> coefficients, bool monic) {
-      Value sum =
-          monic ? add(z, c(coefficients.front())) : c(coefficients.front());
-      for (double coefficient : coefficients.drop_front())
-        sum = add(mul(sum, z), c(coefficient));
-      return sum;
-    };
-    Value m;
-    if (isF64) {
-      Value p = horner({-8.750608600031904122785E-1, -1.615753718733365076637E1,
-                        -7.500855792314704667340E1, -1.228866684490136173410E2,
-                        -6.485021904942025371773E1},
-                       false);
-      Value q = horner({2.485846490142306297962E1, 1.650270098316988542046E2,
-                        4.328810604912902668951E2, 4.853903996359136964868E2,
-                        1.945506571482613964425E2},
-                       true);
-      double moreBits = 6.123233995736765886130E-17;
-      m = add(mul(r, div(mul(z, p), q)), r);
-      m = add(m,
-              select(big, c(moreBits), select(mid, c(0.5 * moreBits), c(0.0))));
-    } else {
-      Value p = horner({8.05374449538e-2, -1.38776856032E-1, 1.99777106478E-1,
-                        -3.33329491539E-1},
-                       false);
-      m = add(mul(mul(p, z), r), r);
-    }
-    m = add(base, m);
-    return select(less(x, c(0.0)), neg(m), m);
-  }
-};
-} // namespace
+  m = add(base, m);
+  return select(less(x, c(0.0)), neg(m), m);
+}
 
 LogicalResult onnx_import::requireFloat(Importer &g, Value value) {
   if (isFloat(value))
@@ -330,19 +279,10 @@ LogicalResult onnx_import::convertCeil(Importer &g) {
       g, [&](Composer &e, Value x) -> FailureOr<Value> { return e.ceil(x); });
 }
 
-// Halves to even, as ONNX's Round: floor(x), plus one when the fraction
-// (exact: x - floor(x) loses nothing) is above a half, or a half and
-// floor(x) odd.
+// Halves to even, as ONNX's Round.
 LogicalResult onnx_import::convertRound(Importer &g) {
-  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
-    Value f = e.floor(x), half = e.c(0.5);
-    Value fraction = e.sub(x, f);
-    Value odd = e.less(e.mul(e.floor(e.mul(f, half)), e.c(2.0)), f);
-    Value up = e.select(e.equal(fraction, half), odd, e.less(half, fraction));
-    Value r = e.select(up, e.add(f, e.c(1.0)), f);
-    // round(-0.3) is -0.
-    return e.select(e.equal(r, e.c(0.0)), e.mul(x, e.c(0.0)), r);
-  });
+  return composeUnary(
+      g, [&](Composer &e, Value x) -> FailureOr<Value> { return e.round(x); });
 }
 
 /// Mod-10/13. Integers: the remainder of the truncating division, moved by

@@ -1982,6 +1982,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"GlobalMaxPool", {convertGlobalPool, 1, 1}},
       {"Greater", {convertCompare<CompareDirection::GT>, 1, 1}},
       {"GreaterOrEqual", {convertCompare<CompareDirection::GE>, 12, 12}},
+      {"GridSample", {convertGridSample, 16, 16}},
       {"GRU", {convertGRU, 1, 7}},
       {"Hardmax", {convertHardmax, 1, 1}},
       {"HardSigmoid", {convertHardSigmoid, 1, 1}},

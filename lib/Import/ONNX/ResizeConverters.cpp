@@ -1,4 +1,4 @@
-//===- ResizeConverters.cpp - Resize and Upsample as gathers --------------===//
+//===- ResizeConverters.cpp - Resize, Upsample, GridSample as gathers -----===//
 //
 // Resize (opsets 10 to 19: nearest, linear and cubic modes, every
 // coordinate transformation, exclude_outside, extrapolation, antialias,
@@ -10,7 +10,8 @@
 // neighbours (and any axis whose weights are all 0 or 1) are the gather
 // alone, exact for every element type. Everything is an existing tg op, so
 // a resize trains (the gather's gradient is tg.embedding_grad), fuses and
-// runs on every target.
+// runs on every target. GridSample samples at coordinates computed at run
+// time the same way (the indices and weights are tensors of the step).
 //
 //===----------------------------------------------------------------------===//
 
@@ -417,4 +418,209 @@ LogicalResult onnx_import::convertUpsample(Importer &g) {
     scales = values;
   }
   return buildResize(g, x, a, {}, scales, std::nullopt, {});
+}
+
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+/// `x` reflected into [lo, hi] by its nearer border until inside, as ONNX's
+/// reference (`_gs_reflect`): the distance past the border, less whole
+/// spans, measured from that border or the other by the span count's
+/// parity.
+static Value reflect(Composer &e, Value x, double lo, double hi) {
+  double span = hi - lo;
+  if (span <= 0)
+    return e.c(lo);
+  auto fold = [&](Value distance, double near, double far) {
+    Value spans = e.trunc(e.div(distance, e.c(span)));
+    Value rest = e.sub(distance, e.mul(spans, e.c(span)));
+    Value even =
+        e.equal(e.mul(e.floor(e.mul(spans, e.c(0.5))), e.c(2.0)), spans);
+    Value sign = e.c(near < far ? 1.0 : -1.0);
+    return e.select(even, e.add(e.c(near), e.mul(sign, rest)),
+                    e.sub(e.c(far), e.mul(sign, rest)));
+  };
+  return e.select(
+      e.less(x, e.c(lo)), fold(e.sub(e.c(lo), x), lo, hi),
+      e.select(e.less(e.c(hi), x), fold(e.sub(x, e.c(hi)), hi, lo), x));
+}
+
+/// GridSample-16 and -20 (any number of spatial dimensions): every output
+/// position's source coordinates (the grid's, last axis reversed,
+/// denormalized by align_corners) moved inside by padding_mode, then its
+/// neighbours along each dimension (nearest: the coordinate rounded to
+/// even; linear: 2; cubic: 4, Keys' kernel with a = -0.75), each at an
+/// index padded by padding_mode (zeros: outside reads 0; border: clamped;
+/// reflection: reflected), gathered from the data as rows of channels by a
+/// tg.embedding at indices computed at run time, weighted and summed. The
+/// gradient reaches the data (tg.embedding_grad) and the grid (through the
+/// weights).
+LogicalResult onnx_import::convertGridSample(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(grid, g.requireInput(1));
+  if (failed(requireFloat(g, x)) || failed(requireFloat(g, grid)))
+    return failure();
+  std::string mode = g.getString(
+      "mode", g.opset >= 20 ? "linear" : "bilinear",
+      g.opset >= 20 ? SmallVector<StringRef>{"linear", "nearest", "cubic"}
+                    : SmallVector<StringRef>{"bilinear", "nearest", "bicubic"});
+  std::string padding =
+      g.getString("padding_mode", "zeros", {"zeros", "border", "reflection"});
+  bool alignCorners = g.getBool("align_corners", false);
+  if (g.hadError())
+    return failure();
+  RankedTensorType xType = Importer::getType(x);
+  RankedTensorType gridType = Importer::getType(grid);
+  int64_t rank = xType.getRank(), dims = rank - 2;
+  if (rank < 3 || gridType.getRank() != rank ||
+      gridType.getDimSize(0) != xType.getDimSize(0) ||
+      gridType.getShape().back() != dims)
+    return g.fail("X must be [N, C, D1...] and grid [N, O1..., " +
+                  llvm::Twine(dims) + "] of the same rank");
+  int64_t n = xType.getDimSize(0), channels = xType.getDimSize(1);
+  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
+  ArrayRef<int64_t> outSpatial = gridType.getShape().slice(1, dims);
+  int64_t positions = product(gridType.getShape().drop_back());
+  int64_t inputPositions = product(spatial);
+  for (int64_t size : spatial)
+    if (size == 0)
+      return g.fail("X has an empty spatial dimension");
+  int64_t taps = mode == "nearest"                      ? 1
+                 : mode == "bicubic" || mode == "cubic" ? 4
+                                                        : 2;
+  if (std::pow(double(taps), double(dims)) * double(positions) *
+          double(channels) >
+      double(kMaxImportElements))
+    return g.fail("the sampled neighbourhoods are too large");
+
+  // Coordinates computed in f32 (f64 for f64), one tensor [positions] per
+  // spatial dimension.
+  Type elementType = xType.getElementType();
+  Type computeType =
+      elementType.isF64() ? elementType : Type(g.builder.getF32Type());
+  Value coordinates =
+      g.reshape(g.convert(grid, computeType), {positions, dims});
+  Composer e{g, RankedTensorType::get({positions}, computeType)};
+  auto i64 = g.builder.getI64Type();
+  // Per dimension, each tap's index (float) and weight.
+  SmallVector<SmallVector<std::pair<Value, Value>>> perDim;
+  for (int64_t d = 0; d < dims; ++d) {
+    double size = double(spatial[d]);
+    int64_t column = dims - 1 - d; // the grid's last axis is reversed
+    Value v = g.reshape(
+        g.slice(coordinates, {0, column}, {positions, column + 1}, {1, 1}),
+        {positions});
+    v = alignCorners
+            ? e.mul(e.add(v, e.c(1.0)), e.c((size - 1) / 2))
+            : e.div(e.sub(e.mul(e.add(v, e.c(1.0)), e.c(size)), e.c(1.0)),
+                    e.c(2.0));
+    if (mode == "nearest")
+      v = e.round(v);
+    double lo = alignCorners ? 0.0 : -0.5;
+    double hi = alignCorners ? size - 1 : size - 0.5;
+    if (padding != "zeros") {
+      Value below = e.less(v, e.c(lo));
+      Value outside = e.select(below, below, e.less(e.c(hi), v));
+      v = e.select(outside,
+                   padding == "border" ? e.clamp(v, 0, size - 1)
+                                       : reflect(e, v, lo, hi),
+                   v);
+    }
+    SmallVector<std::pair<Value, Value>> tapsOfDim;
+    if (mode == "nearest") {
+      tapsOfDim.push_back({v, e.c(1.0)});
+    } else {
+      Value base = e.floor(v), t = e.sub(v, base);
+      if (taps == 2) {
+        tapsOfDim.push_back({base, e.sub(e.c(1.0), t)});
+        tapsOfDim.push_back({e.add(base, e.c(1.0)), t});
+      } else {
+        // Keys' cubic convolution kernel at distances t + 1, t, 1 - t,
+        // 2 - t.
+        double a = -0.75;
+        auto far = [&](Value s) { // 1 < s < 2
+          return e.sub(
+              e.mul(e.add(e.mul(e.sub(e.mul(e.c(a), s), e.c(5 * a)), s),
+                          e.c(8 * a)),
+                    s),
+              e.c(4 * a));
+        };
+        auto nearK = [&](Value s) { // 0 <= s <= 1
+          return e.add(
+              e.mul(e.mul(e.sub(e.mul(e.c(a + 2), s), e.c(a + 3)), s), s),
+              e.c(1.0));
+        };
+        Value one = e.c(1.0);
+        tapsOfDim.push_back({e.sub(base, one), far(e.add(t, one))});
+        tapsOfDim.push_back({base, nearK(t)});
+        tapsOfDim.push_back({e.add(base, one), nearK(e.sub(one, t))});
+        tapsOfDim.push_back({e.add(base, e.c(2.0)), far(e.sub(e.c(2.0), t))});
+      }
+    }
+    // Each tap's index padded: zeros reads 0 outside (its weight masked),
+    // border clamps, reflection reflects (then truncates, as the
+    // reference's int()).
+    for (auto &[index, weight] : tapsOfDim) {
+      if (padding == "zeros") {
+        Value above = compare(g, tg::CompareDirection::GE, index, e.c(0.0));
+        Value inside = e.select(above, e.less(index, e.c(size)), above);
+        weight = e.select(inside, weight, e.c(0.0));
+      } else if (padding == "reflection") {
+        index = e.trunc(reflect(e, index, lo, hi));
+      }
+      index = e.clamp(index, 0, size - 1);
+    }
+    perDim.push_back(std::move(tapsOfDim));
+  }
+
+  // The data as rows of channels: [N * D1 * ..., C]; every combination of
+  // the dimensions' taps one gather of [positions, C], weighted.
+  SmallVector<int64_t> toChannelsLast{0};
+  for (int64_t d = 2; d < rank; ++d)
+    toChannelsLast.push_back(d);
+  toChannelsLast.push_back(1);
+  Value table =
+      g.reshape(g.transpose(g.convert(x, computeType), toChannelsLast),
+                {n * inputPositions, channels});
+  // Each output position's batch offset.
+  SmallVector<double> batchOffsets;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t p = 0; p < positions / std::max<int64_t>(n, 1); ++p)
+      batchOffsets.push_back(double(b * inputPositions));
+  Value offset = g.constant(e.type, batchOffsets);
+  RankedTensorType rowsType =
+      RankedTensorType::get({positions, channels}, computeType);
+  Value sum;
+  SmallVector<size_t> choice(dims, 0);
+  while (true) {
+    Value flat = offset, weight;
+    int64_t stride = inputPositions;
+    for (int64_t d = 0; d < dims; ++d) {
+      stride /= spatial[d];
+      auto [index, w] = perDim[d][choice[d]];
+      flat = e.add(flat, e.mul(index, e.c(double(stride))));
+      weight = weight ? e.mul(weight, w) : w;
+    }
+    Value rows = g.takeRows(table, g.convert(flat, i64));
+    Value term = buildBinary<tg::MulOp>(
+        g, rows,
+        g.broadcastTo(g.reshape(weight, {positions, 1}), rowsType.getShape()));
+    sum = sum ? buildBinary<tg::AddOp>(g, sum, term) : term;
+    int64_t d = dims - 1;
+    while (d >= 0 && ++choice[d] == perDim[d].size())
+      choice[d--] = 0;
+    if (d < 0)
+      break;
+  }
+  SmallVector<int64_t> channelsLast{n};
+  llvm::append_range(channelsLast, outSpatial);
+  channelsLast.push_back(channels);
+  SmallVector<int64_t> toChannelsFirst{0, rank - 1};
+  for (int64_t d = 1; d < rank - 1; ++d)
+    toChannelsFirst.push_back(d);
+  g.setOutput(
+      0, g.convert(g.transpose(g.reshape(sum, channelsLast), toChannelsFirst),
+                   elementType));
+  return success();
 }

@@ -838,6 +838,73 @@ def scatter_grad_models():
     save_grad_models(ops, w)
 
 
+def gridsample_cases():
+    """GridSample beyond the backend data: opset 20's names, a 3-D volume,
+    cubic sampling with reflection and border padding, nearest with
+    align_corners, coordinates far outside the input."""
+    local = np.random.default_rng(35)
+
+    def gs_model(attrs, opset, shapes):
+        m = model([helper.make_node("GridSample", ["x", "grid"], ["y"],
+                                    **attrs)],
+                  [vi("x", F, shapes[0]), vi("grid", F, shapes[1])],
+                  [helper.make_empty_tensor_value_info("y")], opset=opset,
+                  check=False)
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        m.graph.output[0].CopyFrom(inferred.graph.output[0])
+        return m
+
+    def gs_case(name, x, grid, attrs, opset=20):
+        shapes = [list(x.shape), list(grid.shape)]
+        feeds = {"x": x, "grid": grid}
+        # The reference knows opset 20's mode names only.
+        renamed = dict(attrs, mode={"bilinear": "linear", "bicubic": "cubic"}
+                       .get(attrs["mode"], attrs["mode"]))
+        case(name, gs_model(attrs, opset, shapes), feeds,
+             reference=(gs_model(renamed, 20, shapes), feeds))
+
+    x2 = local.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    grid2 = local.uniform(-1.6, 1.6, (2, 4, 7, 2)).astype(np.float32)
+    gs_case("gridsample_cubic_reflection", x2, grid2,
+            dict(mode="cubic", padding_mode="reflection"))
+    gs_case("gridsample_cubic_border_aligned", x2, grid2,
+            dict(mode="cubic", padding_mode="border", align_corners=1))
+    gs_case("gridsample_nearest_aligned_reflection", x2,
+            local.uniform(-3.5, 3.5, (2, 4, 7, 2)).astype(np.float32),
+            dict(mode="nearest", padding_mode="reflection", align_corners=1))
+    gs_case("gridsample_linear_3d", local.standard_normal(
+                (1, 2, 3, 4, 5)).astype(np.float32),
+            local.uniform(-1.2, 1.2, (1, 2, 3, 4, 3)).astype(np.float32),
+            dict(mode="linear", padding_mode="zeros"))
+    gs_case("gridsample_bilinear_opset16", x2, grid2,
+            dict(mode="bilinear", padding_mode="border"), opset=16)
+
+
+def gridsample_grad_models():
+    """GridSample through its data (cubic, reflection) and through its
+    grid (bilinear, zeros), for `tgc gradcheck`."""
+    local = np.random.default_rng(36)
+    w = local.standard_normal((4, 6)).astype(np.float32)
+    ops = {
+        "gridsample_data": [
+            const("s4", np.array([1, 1, 4, 6], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            const("grid", local.uniform(-1.3, 1.3, (1, 3, 5, 2)).astype(
+                np.float32)),
+            helper.make_node("GridSample", ["r", "grid"], ["h"],
+                             mode="bicubic", padding_mode="reflection")],
+        "gridsample_grid": [
+            const("s4", np.array([1, 3, 4, 2], np.int64)),
+            helper.make_node("Reshape", ["w", "s4"], ["r"]),
+            const("c", np.float32(0.4)),
+            helper.make_node("Mul", ["r", "c"], ["grid"]),
+            const("img", local.standard_normal((1, 2, 5, 6)).astype(
+                np.float32)),
+            helper.make_node("GridSample", ["img", "grid"], ["h"])],
+    }
+    save_grad_models(ops, w)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -856,3 +923,5 @@ if __name__ == "__main__":
     lrn_mvn_grad_models()
     dropout_grad_models()
     scatter_grad_models()
+    gridsample_cases()
+    gridsample_grad_models()

@@ -181,6 +181,7 @@ mlir::LogicalResult convertGatherND(GraphImporter &g);
 mlir::LogicalResult convertGatherElements(GraphImporter &g);
 mlir::LogicalResult convertScatterND(GraphImporter &g);
 mlir::LogicalResult convertScatterElements(GraphImporter &g);
+mlir::LogicalResult convertReverseSequence(GraphImporter &g);
 mlir::LogicalResult convertTile(GraphImporter &g);
 mlir::LogicalResult convertTopK(GraphImporter &g);
 mlir::LogicalResult convertIsNaN(GraphImporter &g);

@@ -579,6 +579,62 @@ LogicalResult onnx_import::convertScatterElements(Importer &g) {
   return success();
 }
 
+// ReverseSequence-10: along time_axis, each batch entry's first
+// sequence_lens[b] elements reversed, the rest kept: a tg.embedding of the
+// [time * batch] rows at ids computed from the lengths (constants fold;
+// lengths computed at run time are ids of the step).
+LogicalResult onnx_import::convertReverseSequence(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(lengths, requireIndices(g, 1));
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return g.fail("input must have rank >= 2");
+  int64_t timeAxis = g.getInt("time_axis", 0),
+          batchAxis = g.getInt("batch_axis", 1);
+  if (!((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return g.fail("time_axis and batch_axis must be 0 and 1, or 1 and 0");
+  int64_t steps = type.getDimSize(timeAxis), batch = type.getDimSize(batchAxis);
+  if (Importer::getType(lengths).getShape() != ArrayRef<int64_t>{batch})
+    return g.fail("sequence_lens must hold one length per batch entry (" +
+                  llvm::Twine(batch) + ")");
+  if (const Tensor *known = g.getConstant(lengths))
+    for (int64_t length : known->ints())
+      if (length < 0 || length > steps)
+        return g.fail("a sequence length (" + llvm::Twine(length) +
+                      ") is outside [0, " + llvm::Twine(steps) + "]");
+  // [time, batch, rest...] as rows.
+  SmallVector<int64_t> perm{timeAxis, batchAxis};
+  for (int64_t d = 2; d < rank; ++d)
+    perm.push_back(d);
+  Value timeFirst = g.transpose(x, perm);
+  SmallVector<int64_t> rows{steps * batch};
+  llvm::append_range(rows, type.getShape().drop_front(2));
+  auto i64 = g.builder.getI64Type();
+  RankedTensorType idType = RankedTensorType::get({steps, batch}, i64);
+  SmallVector<double> positions, columns;
+  for (int64_t t = 0; t < steps; ++t)
+    for (int64_t b = 0; b < batch; ++b) {
+      positions.push_back(double(t));
+      columns.push_back(double(b));
+    }
+  Value t = g.constant(idType, positions);
+  Value length =
+      g.create<tg::BroadcastInDimOp>(idType, lengths, ArrayRef<int64_t>{1});
+  Value reversed = buildBinary<tg::SubOp>(
+      g, buildBinary<tg::SubOp>(g, length, g.splat(idType, 1.0)), t);
+  Value source =
+      select(g, compare(g, tg::CompareDirection::LT, t, length), reversed, t);
+  Value ids = buildBinary<tg::AddOp>(
+      g, buildBinary<tg::MulOp>(g, source, g.splat(idType, double(batch))),
+      g.constant(idType, columns));
+  Value gathered =
+      g.takeRows(g.reshape(timeFirst, rows), g.reshape(ids, {steps * batch}));
+  SmallVector<int64_t> timeFirstShape(Importer::getType(timeFirst).getShape());
+  g.setOutput(0, g.transpose(g.reshape(gathered, timeFirstShape), perm));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Tile, TopK, IsNaN
 //===----------------------------------------------------------------------===//

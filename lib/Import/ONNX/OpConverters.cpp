@@ -1077,12 +1077,48 @@ static LogicalResult convertEinsum(Importer &g) {
       if (std::isalpha(c) && llvm::count(letters, c) == 1)
         output.push_back(c);
   }
-  for (const EinsumTerm &term : terms)
-    for (char label : term.labels)
-      if (llvm::count(term.labels, label) != 1)
-        return g.fail("equation '" + equation +
-                      "': a repeated index within one operand (diagonal) is "
-                      "not supported");
+  // A label repeated within one operand takes that operand's diagonal: the
+  // repeated dimensions moved last and merged, the positions where their
+  // indices agree taken, the label kept once (a trace sums it out later).
+  for (EinsumTerm &term : terms) {
+    for (size_t at = 0; at < term.labels.size(); ++at) {
+      char label = term.labels[at];
+      SmallVector<int64_t> repeated, kept;
+      for (auto [d, other] : llvm::enumerate(term.labels))
+        (other == label ? repeated : kept).push_back(d);
+      if (repeated.size() < 2)
+        continue;
+      ArrayRef<int64_t> shape = Importer::getType(term.value).getShape();
+      int64_t size = shape[repeated.front()];
+      if (llvm::any_of(repeated, [&](int64_t d) { return shape[d] != size; }))
+        return g.fail("equation '" + equation + "': the dimensions of '" +
+                      llvm::Twine(label) + "' differ in size");
+      SmallVector<int64_t> perm(kept), merged;
+      llvm::append_range(perm, repeated);
+      std::string labels;
+      for (int64_t d : kept) {
+        merged.push_back(shape[d]);
+        labels.push_back(term.labels[d]);
+      }
+      int64_t cells = 1, step = 0;
+      for (size_t r = 0; r < repeated.size(); ++r) {
+        step += cells;
+        cells *= size;
+      }
+      if (span(merged) * std::max<int64_t>(cells, 1) > kMaxImportElements)
+        return g.fail("equation '" + equation + "': the diagonal of '" +
+                      llvm::Twine(label) + "' is too large");
+      merged.push_back(cells);
+      SmallVector<int64_t> positions;
+      for (int64_t i = 0; i < size; ++i)
+        positions.push_back(i * step);
+      term.value =
+          g.takeAlongAxis(g.reshape(g.transpose(term.value, perm), merged),
+                          merged.size() - 1, positions);
+      term.labels = labels + label;
+      at = static_cast<size_t>(-1); // the next repeated label, from 0
+    }
+  }
   for (char label : output)
     if (llvm::count(output, label) != 1 ||
         llvm::none_of(terms, [&](const EinsumTerm &term) {
@@ -2034,6 +2070,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Relu", {convertUnary<tg::ReluOp>, 1, 1}},
       {"Reshape", {convertReshape, 1, 1}},
       {"Resize", {convertResize, 10, 10}},
+      {"ReverseSequence", {convertReverseSequence, 10, 10}},
       {"RNN", {convertRNN, 1, 7}},
       {"Round", {convertRound, 11, 11}},
       {"Scatter", {convertScatterElements, 9, 9}},

@@ -905,6 +905,41 @@ def gridsample_grad_models():
     save_grad_models(ops, w)
 
 
+def einsum_diagonal_cases():
+    """Einsum with a label repeated within one operand (a diagonal, a
+    trace), against ONNX's reference."""
+    local = np.random.default_rng(37)
+    for name, equation, shapes in (
+            ("einsum_trace", "ii->", [(4, 4)]),
+            ("einsum_trace_implicit", "ii", [(3, 3)]),
+            ("einsum_batch_diagonal_named", "bii->bi", [(2, 3, 3)]),
+            ("einsum_diagonal_3", "iji->ij", [(3, 2, 3)]),
+            ("einsum_diagonal_product", "ii,ij->j", [(3, 3), (3, 4)]),
+            ("einsum_cube_diagonal", "kkk->k", [(2, 2, 2)])):
+        inputs = {f"x{i}": local.standard_normal(s).astype(np.float32)
+                  for i, s in enumerate(shapes)}
+        m = model([helper.make_node("Einsum", list(inputs), ["y"],
+                                    equation=equation)],
+                  [vi(k, F, list(v.shape)) for k, v in inputs.items()],
+                  [helper.make_empty_tensor_value_info("y")], opset=17,
+                  check=False)
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        m.graph.output[0].CopyFrom(inferred.graph.output[0])
+        case(name, m, inputs)
+    w = local.standard_normal((4, 6)).astype(np.float32)
+    save_grad_models({"einsum_diagonal": [
+        const("s3", np.array([2, 2, 6], np.int64)),
+        helper.make_node("Reshape", ["w", "s3"], ["r"]),
+        helper.make_node("Einsum", ["r"], ["h"], equation="iij->ij")],
+        # ReverseSequence (batch first) through its input.
+        "reversesequence": [
+        const("s3", np.array([2, 3, 4], np.int64)),
+        helper.make_node("Reshape", ["w", "s3"], ["r"]),
+        const("lens", np.array([3, 1], np.int64)),
+        helper.make_node("ReverseSequence", ["r", "lens"], ["h"],
+                         batch_axis=0, time_axis=1)]}, w)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -925,3 +960,4 @@ if __name__ == "__main__":
     scatter_grad_models()
     gridsample_cases()
     gridsample_grad_models()
+    einsum_diagonal_cases()

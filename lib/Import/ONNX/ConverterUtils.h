@@ -170,6 +170,15 @@ struct Composer {
   mlir::Value atan(mlir::Value x);
 };
 
+/// `table` ([R, rest...]) with the rows of `updates` ([N, rest...]) written
+/// at rows `ids` ([N], i64) by `reduction`: none (replaced), add, mul, max,
+/// min (combined with what is there, in the updates' order). Ids known at
+/// import: gathers, exact for every type; computed at run time: a
+/// tg.embedding_grad scatter-add (f32, f16, bf16, bool; none and add).
+mlir::FailureOr<mlir::Value> scatterRows(GraphImporter &g, mlir::Value table,
+                                         mlir::Value ids, mlir::Value updates,
+                                         llvm::StringRef reduction);
+
 /// Negative integer indices counted from the end of a dimension of `size`.
 mlir::Value wrapNegativeIndices(GraphImporter &g, mlir::Value indices,
                                 int64_t size);
@@ -190,6 +199,7 @@ mlir::LogicalResult convertOneHot(GraphImporter &g);
 mlir::LogicalResult convertConv(GraphImporter &g);
 mlir::LogicalResult convertConvTranspose(GraphImporter &g);
 mlir::LogicalResult convertPool(GraphImporter &g);
+mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);
 mlir::LogicalResult convertEyeLike(GraphImporter &g);
 // The converters of RecurrentConverters.cpp.

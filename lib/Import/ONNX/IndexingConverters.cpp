@@ -428,8 +428,8 @@ LogicalResult onnx_import::convertGatherElements(Importer &g) {
 /// `table` ([R, rest...]) with the rows of `updates` ([N, rest...]) written
 /// at rows `ids` ([N], i64) by `reduction` (none: replaced; add, mul, max,
 /// min: combined with what is there, in the updates' order).
-static FailureOr<Value> scatterRows(Importer &g, Value table, Value ids,
-                                    Value updates, StringRef reduction) {
+FailureOr<Value> onnx_import::scatterRows(Importer &g, Value table, Value ids,
+                                          Value updates, StringRef reduction) {
   RankedTensorType type = Importer::getType(table);
   Type elementType = type.getElementType();
   int64_t rows = type.getDimSize(0);

@@ -2038,6 +2038,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"MatMul", {convertMatMul, 1, 1}},
       {"Max", {convertVariadic<tg::MaxOp>, 1, 1}},
       {"MaxPool", {convertPool, 1, 1}},
+      {"MaxUnpool", {convertMaxUnpool, 9, 9}},
       {"Mean", {convertMean, 1, 1}},
       {"MeanVarianceNormalization", {convertMeanVarianceNormalization, 9, 9}},
       {"Min", {convertVariadic<tg::MinOp>, 1, 1}},

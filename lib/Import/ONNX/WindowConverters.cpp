@@ -404,11 +404,63 @@ LogicalResult onnx_import::convertConvTranspose(Importer &g) {
 }
 
 /// MaxPool and AveragePool.
+/// MaxPool's Indices ([O, N, C], i64): each window's first largest
+/// element (tg.top_k with k = 1 over the window, NaN first as in the
+/// values), as its flat index in the input ([N, C, D1..Dn] row-major, or
+/// with `storage_order` = 1 the spatial dimensions column-major), not
+/// counting padding; the window's position is mapped through a constant
+/// table of its offsets' input positions.
+static FailureOr<Value> buildPoolIndices(Importer &g, Value windows,
+                                         const Windows &w, int64_t n,
+                                         int64_t c) {
+  bool columnMajor = g.getInt("storage_order", 0) != 0;
+  int64_t outputs = w.getNumOutputs(), kernelSize = w.getKernelSize();
+  int64_t spatial = product(w.input);
+  std::vector<int64_t> positions = getWindowPositions(w);
+  if (columnMajor)
+    for (int64_t &p : positions) {
+      if (p < 0)
+        continue;
+      // Row-major digits, read back in the reverse order.
+      int64_t column = 0;
+      for (int64_t r = p, i = 0; i < int64_t(w.input.size()); ++i) {
+        int64_t size = w.input[w.input.size() - 1 - i];
+        column = column * size + r % size;
+        r /= size;
+      }
+      p = column;
+    }
+  auto i64 = g.builder.getI64Type();
+  // [O, K, N, C] -> [O, N, C, K], the window's offset of its largest.
+  Value perWindow = g.transpose(windows, {0, 2, 3, 1});
+  SmallVector<Value> topK =
+      g.createResults<tg::TopKOp>(perWindow, uint64_t(1), false);
+  RankedTensorType idType = RankedTensorType::get({outputs, n, c}, i64);
+  Value offset = g.reshape(topK[1], {outputs, n, c});
+  SmallVector<double> windowBase;
+  for (int64_t o = 0; o < outputs; ++o)
+    windowBase.push_back(double(o * kernelSize));
+  Value row = buildBinary<tg::AddOp>(
+      g, offset,
+      g.create<tg::BroadcastInDimOp>(
+          idType, g.constant(RankedTensorType::get({outputs}, i64), windowBase),
+          ArrayRef<int64_t>{0}));
+  Value table = g.constantInts(
+      positions, RankedTensorType::get({outputs * kernelSize}, i64));
+  Value position = g.reshape(
+      g.takeRows(table, g.reshape(row, {outputs * n * c})), {outputs, n, c});
+  SmallVector<double> planeBase;
+  for (int64_t plane = 0; plane < n * c; ++plane)
+    planeBase.push_back(double(plane * spatial));
+  Value base = g.create<tg::BroadcastInDimOp>(
+      idType, g.constant(RankedTensorType::get({n, c}, i64), planeBase),
+      ArrayRef<int64_t>{1, 2});
+  return buildBinary<tg::AddOp>(g, position, base);
+}
+
 LogicalResult onnx_import::convertPool(Importer &g) {
   bool isMax = g.getNode().op_type() == "MaxPool";
   ASSIGN_OR_FAIL(x, requireImage(g, 0));
-  if (isMax && g.hasOutput(1))
-    return g.fail("MaxPool's Indices output is not supported");
   RankedTensorType type = Importer::getType(x);
   std::optional<SmallVector<int64_t>> kernel = g.getInts("kernel_shape");
   if (!kernel || int64_t(kernel->size()) != type.getRank() - 2)
@@ -459,6 +511,10 @@ LogicalResult onnx_import::convertPool(Importer &g) {
     pooled = buildBinary<tg::MulOp>(g, pooled, scale);
   }
   g.setOutput(0, outputsLast(g, pooled, w));
+  if (isMax && g.hasOutput(1)) {
+    ASSIGN_OR_FAIL(indices, buildPoolIndices(g, windows, w, n, c));
+    g.setOutput(1, outputsLast(g, indices, w));
+  }
   return success();
 }
 
@@ -473,5 +529,70 @@ LogicalResult onnx_import::convertGlobalPool(Importer &g) {
   bool isMax = g.getNode().op_type() == "GlobalMaxPool";
   g.setOutput(0, g.reduce(isMax ? tg::ReduceKind::Max : tg::ReduceKind::Mean, x,
                           spatial, /*keepDims=*/true));
+  return success();
+}
+
+// MaxUnpool-9/11: X's values written into zeros of shape
+// `(in - 1) * stride + kernel - pads` at the flat positions MaxPool's
+// Indices give (a scatter at indices of the step), padded at the end to
+// the `output_shape` input when given.
+LogicalResult onnx_import::convertMaxUnpool(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  ASSIGN_OR_FAIL(indices, g.requireInput(1));
+  RankedTensorType type = Importer::getType(x);
+  if (Importer::getType(indices).getShape() != type.getShape() ||
+      !isa<IntegerType>(Importer::getType(indices).getElementType()))
+    return g.fail("I must be integer indices of X's shape");
+  int64_t rank = type.getRank() - 2;
+  std::optional<SmallVector<int64_t>> kernel = g.getInts("kernel_shape");
+  if (!kernel || int64_t(kernel->size()) != rank)
+    return g.fail("kernel_shape must give each spatial dimension");
+  SmallVector<int64_t> strides =
+      g.getInts("strides").value_or(SmallVector<int64_t>(rank, 1));
+  SmallVector<int64_t> pads =
+      g.getInts("pads").value_or(SmallVector<int64_t>(2 * rank, 0));
+  if (int64_t(strides.size()) != rank || int64_t(pads.size()) != 2 * rank)
+    return g.fail("strides and pads must give each spatial dimension");
+  // The indices are into the shape a MaxPool of X's windows inverts;
+  // `output_shape` pads that at the end.
+  SmallVector<int64_t> shape(type.getShape().take_front(2));
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back((type.getDimSize(i + 2) - 1) * strides[i] + (*kernel)[i] -
+                    pads[i] - pads[i + rank]);
+  SmallVector<int64_t> padded(shape);
+  if (g.input(2)) {
+    ASSIGN_OR_FAIL(given, g.requireConstantInts(2, "output_shape"));
+    if (int64_t(given.size()) != rank + 2 ||
+        ArrayRef<int64_t>(given).take_front(2) !=
+            ArrayRef<int64_t>(shape).take_front(2))
+      return g.fail("output_shape must be [N, C, D1...] of X's N and C");
+    for (int64_t i = 2; i < rank + 2; ++i)
+      if (given[i] < shape[i])
+        return g.fail("output_shape is smaller than the unpooled shape");
+    padded = given;
+  }
+  for (int64_t size : shape)
+    if (size < 0)
+      return g.fail("the output shape has a negative dimension");
+  if (span(padded) > kMaxImportElements)
+    return g.fail("the output is too large");
+  if (g.hadError())
+    return failure();
+  int64_t count = type.getNumElements(), total = product(shape);
+  Value zeros =
+      g.splat(RankedTensorType::get({total, 1}, type.getElementType()), 0.0);
+  ASSIGN_OR_FAIL(
+      result, scatterRows(g, zeros,
+                          g.reshape(g.convert(indices, g.builder.getI64Type()),
+                                    {count}),
+                          g.reshape(x, {count, 1}), "none"));
+  Value unpooled = g.reshape(result, shape);
+  if (padded != shape) {
+    SmallVector<int64_t> low(rank + 2, 0), high, interior(rank + 2, 0);
+    for (int64_t i = 0; i < rank + 2; ++i)
+      high.push_back(padded[i] - shape[i]);
+    unpooled = g.create<tg::PadOp>(unpooled, low, high, interior);
+  }
+  g.setOutput(0, unpooled);
   return success();
 }

@@ -937,7 +937,15 @@ def einsum_diagonal_cases():
         helper.make_node("Reshape", ["w", "s3"], ["r"]),
         const("lens", np.array([3, 1], np.int64)),
         helper.make_node("ReverseSequence", ["r", "lens"], ["h"],
-                         batch_axis=0, time_axis=1)]}, w)
+                         batch_axis=0, time_axis=1)],
+        # MaxPool's Indices into MaxUnpool (SegNet's unpooling).
+        "maxunpool": [
+        const("s4", np.array([1, 2, 3, 4], np.int64)),
+        helper.make_node("Reshape", ["w", "s4"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p", "i"], kernel_shape=[2, 2],
+                         strides=[1, 2]),
+        helper.make_node("MaxUnpool", ["p", "i"], ["h"], kernel_shape=[2, 2],
+                         strides=[1, 2])]}, w)
 
 
 if __name__ == "__main__":

@@ -114,16 +114,11 @@ getActivations(Importer &g, ArrayRef<StringRef> defaults, int64_t directions) {
 /// `f(x)`, x clipped to [-clip, clip] first when clip > 0.
 static Value activate(Importer &g, const Activation &f, Value x, double clip) {
   RankedTensorType type = Importer::getType(x);
-  auto c = [&](double v) { return g.splat(type, v); };
-  auto add = [&](Value a, Value b) { return buildBinary<tg::AddOp>(g, a, b); };
-  auto mul = [&](Value a, Value b) { return buildBinary<tg::MulOp>(g, a, b); };
-  auto less = [&](Value a, Value b) {
-    return compare(g, tg::CompareDirection::LT, a, b);
-  };
+  Composer e{g, type};
   if (clip > 0)
-    x = buildBinary<tg::MaxOp>(g, buildBinary<tg::MinOp>(g, x, c(clip)),
-                               c(-clip));
+    x = e.clamp(x, -clip, clip);
   StringRef name = f.name;
+  Value zero = e.c(0.0), one = e.c(1.0);
   if (name == "tanh")
     return g.create<tg::TanhOp>(type, x);
   if (name == "sigmoid")
@@ -131,32 +126,23 @@ static Value activate(Importer &g, const Activation &f, Value x, double clip) {
   if (name == "relu")
     return g.create<tg::ReluOp>(type, x);
   if (name == "affine")
-    return add(mul(c(f.alpha), x), c(f.beta));
+    return e.add(e.mul(e.c(f.alpha), x), e.c(f.beta));
   if (name == "leakyrelu")
-    return select(g, less(x, c(0)), mul(c(f.alpha), x), x);
+    return e.select(e.less(x, zero), e.mul(e.c(f.alpha), x), x);
   if (name == "thresholdedrelu")
-    return select(g, less(c(f.alpha), x), x, c(0));
+    return e.select(e.less(e.c(f.alpha), x), x, zero);
   if (name == "scaledtanh")
-    return mul(c(f.alpha), g.create<tg::TanhOp>(type, mul(c(f.beta), x)));
+    return e.mul(e.c(f.alpha),
+                 g.create<tg::TanhOp>(type, e.mul(e.c(f.beta), x)));
   if (name == "hardsigmoid")
-    return buildBinary<tg::MaxOp>(
-        g, c(0),
-        buildBinary<tg::MinOp>(g, c(1), add(mul(c(f.alpha), x), c(f.beta))));
+    return e.clamp(e.add(e.mul(e.c(f.alpha), x), e.c(f.beta)), 0.0, 1.0);
   if (name == "elu")
-    return select(g, less(x, c(0)),
-                  mul(c(f.alpha), buildBinary<tg::SubOp>(
-                                      g, g.create<tg::ExpOp>(type, x), c(1))),
-                  x);
+    return e.select(e.less(x, zero), e.expm1Times(x, f.alpha), x);
   if (name == "softsign")
-    return buildBinary<tg::DivOp>(g, x,
-                                  add(c(1), g.create<tg::AbsOp>(type, x)));
+    return e.div(x, e.add(one, e.abs(x)));
   // softplus: max(x, 0) + log(1 + exp(-|x|)), no overflow.
-  return add(
-      buildBinary<tg::MaxOp>(g, x, c(0)),
-      g.create<tg::LogOp>(
-          type, add(c(1), g.create<tg::ExpOp>(
-                              type, g.create<tg::NegOp>(
-                                        type, g.create<tg::AbsOp>(type, x))))));
+  return e.add(buildBinary<tg::MaxOp>(g, x, zero),
+               e.log(e.add(one, e.exp(e.neg(e.abs(x))))));
 }
 
 /// Direction `d`'s slice of a [directions, ...] operand, without its first

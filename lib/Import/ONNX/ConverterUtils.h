@@ -202,6 +202,10 @@ mlir::LogicalResult convertPool(GraphImporter &g);
 mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);
 mlir::LogicalResult convertEyeLike(GraphImporter &g);
+// The converters of TrainingConverters.cpp (ai.onnx.preview.training).
+mlir::LogicalResult convertAdagrad(GraphImporter &g);
+mlir::LogicalResult convertAdam(GraphImporter &g);
+mlir::LogicalResult convertMomentum(GraphImporter &g);
 // The converters of RecurrentConverters.cpp.
 mlir::LogicalResult convertRNN(GraphImporter &g);
 mlir::LogicalResult convertGRU(GraphImporter &g);

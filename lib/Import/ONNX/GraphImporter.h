@@ -265,6 +265,11 @@ struct OpSupport {
 };
 /// The support of an op type of the default domain, or null.
 const OpSupport *lookupOp(llvm::StringRef opType);
+/// The converter of an op of ONNX's training domain
+/// (`ai.onnx.preview.training`, version 1), or null.
+NodeConverter lookupTrainingOp(llvm::StringRef opType);
+/// The training domain's name.
+constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
 
 /// The opsets of the default domain that tg imports.
 constexpr int64_t kMinOpset = 1;

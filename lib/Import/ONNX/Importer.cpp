@@ -335,6 +335,9 @@ private:
   OpBuilder builder;
   Location fileLoc;
   int64_t opset = 0;
+  /// The model imports an opset of the default domain, of the training
+  /// domain (ai.onnx.preview.training).
+  bool hasDefaultDomain = false, usesTrainingDomain = false;
 
   func::FuncOp function;
   Block *body = nullptr;
@@ -802,16 +805,31 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
                                              : node.op_type();
     importer.setNode(&node,
                      NameLoc::get(builder.getStringAttr(label), fileLoc));
-    if (node.domain() != "" && node.domain() != "ai.onnx")
+    bool trainingDomain = node.domain() == kTrainingDomain;
+    if (node.domain() != "" && node.domain() != "ai.onnx" && !trainingDomain)
       return importer.fail("op '" + printableName(node.op_type()) +
                            "' of domain '" + printableName(node.domain()) +
-                           "' is not supported (only the "
-                           "default ONNX domain is)");
+                           "' is not supported (only the default ONNX "
+                           "domain and " +
+                           kTrainingDomain + " are)");
+    if (trainingDomain ? !usesTrainingDomain : !hasDefaultDomain)
+      return importer.fail("the model imports no opset of the node's domain");
     // An Identity in front of a merged initializer was already resolved.
     if (node.op_type() == "Identity" && node.output_size() == 1 &&
         identityParameters.count(node.output(0)) &&
         parameterIndex.count(node.output(0)))
       continue;
+    if (trainingDomain) {
+      NodeConverter convert = lookupTrainingOp(node.op_type());
+      if (!convert)
+        return importer.fail("op '" + printableName(node.op_type()) +
+                             "' of domain " + kTrainingDomain +
+                             " is not supported");
+      if (failed(checkNodeStructure(node, importer)) ||
+          failed(convert(importer)) || importer.hadError())
+        return failure();
+      continue;
+    }
     const OpSupport *op = lookupOp(node.op_type());
     if (!op)
       return importer.fail("op '" + printableName(node.op_type()) +
@@ -943,7 +961,6 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
                         "opset";
     return failure();
   }
-  bool hasDefaultDomain = false;
   for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
     if (opsetId.domain().empty() || opsetId.domain() == "ai.onnx") {
       if (hasDefaultDomain && opsetId.version() != opset) {
@@ -955,12 +972,26 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
       hasDefaultDomain = true;
       opset = opsetId.version();
     }
-  if (!hasDefaultDomain) {
+  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
+    if (opsetId.domain() == kTrainingDomain) {
+      if (opsetId.version() != 1) {
+        emitModelError() << "version " << opsetId.version() << " of "
+                         << kTrainingDomain
+                         << " is not supported: tgc imports version 1";
+        return failure();
+      }
+      usesTrainingDomain = true;
+    }
+  if (!hasDefaultDomain && !usesTrainingDomain) {
     emitModelError() << "the model imports no opset of the default ONNX "
                         "domain; models of other domains only are not "
                         "supported";
     return failure();
   }
+  // A model of the training domain alone: its default-domain opset is
+  // never read (a node of that domain is an error).
+  if (!hasDefaultDomain)
+    opset = kMaxOpset;
   if (opset < kMinOpset || opset > kMaxOpset) {
     emitModelError() << "opset " << opset
                      << " of the default ONNX domain is not supported: tgc "

@@ -2113,3 +2113,12 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
   auto it = ops.find(opType);
   return it == ops.end() ? nullptr : &it->second;
 }
+
+NodeConverter onnx_import::lookupTrainingOp(StringRef opType) {
+  static const llvm::StringMap<NodeConverter> ops = {
+      {"Adagrad", convertAdagrad},
+      {"Adam", convertAdam},
+      {"Momentum", convertMomentum},
+  };
+  return ops.lookup(opType);
+}

@@ -948,6 +948,50 @@ def einsum_diagonal_cases():
                          strides=[1, 2])]}, w)
 
 
+def training_domain_cases():
+    """ai.onnx.preview.training's Adam (two tensors, bias correction at
+    t > 0, epsilon left at its default), Adagrad and Nesterov Momentum,
+    against ONNX's reference."""
+    local = np.random.default_rng(38)
+    domain = "ai.onnx.preview.training"
+
+    def training_case(name, op, groups, attrs, t):
+        shapes = [(3,), (2, 2)]
+        feeds = {"R": np.array(0.1, np.float32), "T": np.array(t, np.int64)}
+        names = ["R", "T"]
+        for group in groups:
+            for i, shape in enumerate(shapes):
+                value = local.standard_normal(shape).astype(np.float32)
+                if group == "H":
+                    value = np.abs(value)
+                feeds[f"{group}{i}"] = value
+                names.append(f"{group}{i}")
+        outs = [f"{group}{i}_new" for group in ["X"] + groups[2:]
+                for i in range(len(shapes))]
+        graph = helper.make_graph(
+            [helper.make_node(op, names, outs, domain=domain, **attrs)], "g",
+            [vi(k, TensorProto.INT64 if k == "T" else F, list(v.shape))
+             for k, v in feeds.items()],
+            [helper.make_empty_tensor_value_info(o) for o in outs])
+        m = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid(domain, 1)])
+        m.ir_version = 8
+        outputs = ReferenceEvaluator(m).run(None, feeds)
+        for o, value in zip(m.graph.output, outputs):
+            o.CopyFrom(vi(o.name, F, list(value.shape)))
+        case(name, m, feeds)
+
+    training_case("training_adam", "Adam", ["X", "G", "V", "H"],
+                  dict(alpha=0.9, beta=0.99, norm_coefficient=0.01,
+                       norm_coefficient_post=0.02), 3)
+    training_case("training_adagrad", "Adagrad", ["X", "G", "H"],
+                  dict(decay_factor=0.1, epsilon=1e-4, norm_coefficient=0.05),
+                  2)
+    training_case("training_nesterov_first_step", "Momentum", ["X", "G", "V"],
+                  dict(alpha=0.9, beta=0.5, mode="nesterov",
+                       norm_coefficient=0.01), 0)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -969,3 +1013,4 @@ if __name__ == "__main__":
     gridsample_cases()
     gridsample_grad_models()
     einsum_diagonal_cases()
+    training_domain_cases()

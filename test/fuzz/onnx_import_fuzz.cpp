@@ -20,6 +20,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -30,6 +31,11 @@ static cl::opt<unsigned> iterations("iterations", cl::init(2000),
                                     cl::desc("Mutants to try"));
 static cl::opt<unsigned> randomSeed("seed", cl::init(1),
                                     cl::desc("Seed of the mutations"));
+static cl::opt<std::string>
+    lastMutant("last-mutant",
+               cl::desc("Write each mutant to this file before importing "
+                        "it: after a crash or a kill, it holds the culprit"),
+               cl::value_desc("FILE"));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -49,6 +55,16 @@ int main(int argc, char **argv) {
   unsigned imported = 0, ran = 0;
   for (unsigned i = 0; i < iterations; ++i) {
     std::string bytes = mutator.mutate(corpus[mutator.pick(corpus.size())]);
+    if (!lastMutant.empty()) {
+      std::error_code error;
+      llvm::raw_fd_ostream out(lastMutant, error);
+      if (error) {
+        llvm::errs() << "onnx-import-fuzz: cannot write '" << lastMutant
+                     << "': " << error.message() << "\n";
+        return 1;
+      }
+      out << bytes;
+    }
     MLIRContext context(registry);
     context.loadAllAvailableDialects();
     ScopedDiagnosticHandler quiet(&context, tgc::fuzz::handleDiagnostic);

@@ -1394,21 +1394,35 @@ static LogicalResult convertSplitToSequence(Importer &g) {
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), shape.size()));
   SmallVector<int64_t> sizes;
   bool keepAxis = true;
+  // Each piece is a tensor of the import: a sequence of millions (a
+  // hostile dimension split by 1) would exhaust memory.
+  constexpr int64_t kMaxPieces = int64_t(1) << 16;
+  auto tooMany = [&](int64_t pieces) {
+    return g.fail("splitting into " + llvm::Twine(pieces) +
+                  " tensors: a sequence holds at most " +
+                  llvm::Twine(kMaxPieces));
+  };
   if (g.input(1)) {
     ASSIGN_OR_FAIL(split, g.requireConstantInts(1, "split"));
     if (Importer::getType(g.input(1)).getRank() == 0) {
       if (split[0] <= 0)
         return g.fail("split size " + llvm::Twine(split[0]) +
                       " is not positive");
+      if (shape[axis] / split[0] >= kMaxPieces)
+        return tooMany(shape[axis] / split[0] + 1);
       for (int64_t left = shape[axis]; left > 0; left -= split[0])
         sizes.push_back(std::min(split[0], left));
     } else {
       sizes = split;
     }
   } else {
+    if (shape[axis] > kMaxPieces)
+      return tooMany(shape[axis]);
     sizes.assign(shape[axis], 1);
     keepAxis = g.getBool("keepdims", true);
   }
+  if (int64_t(sizes.size()) > kMaxPieces)
+    return tooMany(sizes.size());
   if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
       std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != shape[axis])
     return g.fail("split sizes do not add up to dimension " +
@@ -1430,18 +1444,130 @@ static LogicalResult convertSplitToSequence(Importer &g) {
 }
 
 // SequenceAt-11: the tensor at a constant position (negative from the end).
+/// A sequence position (input `index`, a constant scalar; negative from
+/// the end) in [0, size) (or [0, size] where `end` is allowed, for
+/// inserting).
+static FailureOr<int64_t> getSequencePosition(Importer &g, unsigned index,
+                                              int64_t size, bool end) {
+  ASSIGN_OR_FAIL(position, g.requireConstantInts(index, "position"));
+  if (position.size() != 1)
+    return (void)g.fail("position must be a scalar"), failure();
+  int64_t at = position[0] < 0 ? position[0] + size : position[0];
+  if (at < 0 || at > size || (at == size && !end))
+    return (void)g.fail("position " + llvm::Twine(position[0]) +
+                        " is out of range for a sequence of " +
+                        llvm::Twine(size) + " tensors"),
+           failure();
+  return at;
+}
+
 static LogicalResult convertSequenceAt(Importer &g) {
   ASSIGN_OR_FAIL(sequence, g.requireSequenceInput(0));
-  ASSIGN_OR_FAIL(position, g.requireConstantInts(1, "position"));
-  if (position.size() != 1)
-    return g.fail("position must be a scalar");
-  int64_t size = sequence.size(),
-          at = position[0] < 0 ? position[0] + size : position[0];
-  if (at < 0 || at >= size)
-    return g.fail("position " + llvm::Twine(position[0]) +
-                  " is out of range for a sequence of " + llvm::Twine(size) +
-                  " tensors");
+  ASSIGN_OR_FAIL(at, getSequencePosition(g, 1, sequence.size(), false));
   g.setOutput(0, sequence[at]);
+  return success();
+}
+
+// Sequences are lists of the step's tensors at import (see
+// setSequenceOutput): SequenceConstruct, SequenceEmpty, SequenceInsert and
+// SequenceErase (positions known at import) edit the list; SequenceLength
+// is a constant; ConcatFromSequence concatenates or stacks it.
+static LogicalResult convertSequenceConstruct(Importer &g) {
+  SmallVector<Value> tensors;
+  for (unsigned i = 0; i < g.getNumInputs(); ++i) {
+    ASSIGN_OR_FAIL(tensor, g.requireInput(i));
+    if (!tensors.empty() &&
+        Importer::getType(tensor).getElementType() !=
+            Importer::getType(tensors.front()).getElementType())
+      return g.fail("the tensors of a sequence must have one element type");
+    tensors.push_back(tensor);
+  }
+  g.setSequenceOutput(0, tensors);
+  return success();
+}
+
+static LogicalResult convertSequenceEmpty(Importer &g) {
+  g.setSequenceOutput(0, {});
+  return success();
+}
+
+static LogicalResult convertSequenceInsert(Importer &g) {
+  ASSIGN_OR_FAIL(sequence, g.requireSequenceInput(0));
+  ASSIGN_OR_FAIL(tensor, g.requireInput(1));
+  SmallVector<Value> tensors(sequence.begin(), sequence.end());
+  if (!tensors.empty() &&
+      Importer::getType(tensor).getElementType() !=
+          Importer::getType(tensors.front()).getElementType())
+    return g.fail("the tensor's element type is not the sequence's");
+  int64_t at = tensors.size();
+  if (g.input(2)) {
+    ASSIGN_OR_FAIL(position, getSequencePosition(g, 2, tensors.size(), true));
+    at = position;
+  }
+  tensors.insert(tensors.begin() + at, tensor);
+  g.setSequenceOutput(0, tensors);
+  return success();
+}
+
+static LogicalResult convertSequenceErase(Importer &g) {
+  ASSIGN_OR_FAIL(sequence, g.requireSequenceInput(0));
+  SmallVector<Value> tensors(sequence.begin(), sequence.end());
+  if (tensors.empty())
+    return g.fail("cannot erase from an empty sequence");
+  int64_t at = tensors.size() - 1;
+  if (g.input(1)) {
+    ASSIGN_OR_FAIL(position, getSequencePosition(g, 1, tensors.size(), false));
+    at = position;
+  }
+  tensors.erase(tensors.begin() + at);
+  g.setSequenceOutput(0, tensors);
+  return success();
+}
+
+static LogicalResult convertSequenceLength(Importer &g) {
+  ASSIGN_OR_FAIL(sequence, g.requireSequenceInput(0));
+  g.setOutput(
+      0, g.constantInts({int64_t(sequence.size())},
+                        RankedTensorType::get({}, g.builder.getI64Type())));
+  return success();
+}
+
+// ConcatFromSequence-11: the tensors concatenated along `axis`, or stacked
+// along a new one (`new_axis`).
+static LogicalResult convertConcatFromSequence(Importer &g) {
+  ASSIGN_OR_FAIL(sequence, g.requireSequenceInput(0));
+  if (sequence.empty())
+    return g.fail("cannot concatenate an empty sequence");
+  ASSIGN_OR_FAIL(axisValue, g.requireInt("axis"));
+  bool newAxis = g.getBool("new_axis", false);
+  RankedTensorType first = Importer::getType(sequence.front());
+  int64_t rank = first.getRank() + (newAxis ? 1 : 0);
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(axisValue, rank));
+  SmallVector<Value> parts;
+  SmallVector<int64_t> shape;
+  for (Value tensor : sequence) {
+    RankedTensorType type = Importer::getType(tensor);
+    if (type.getElementType() != first.getElementType())
+      return g.fail("the sequence's tensors have different element types");
+    if (type.getRank() != first.getRank() || rank == 0)
+      return g.fail("the sequence's tensors have different ranks");
+    SmallVector<int64_t> partShape(type.getShape());
+    if (newAxis)
+      partShape.insert(partShape.begin() + axis, 1);
+    if (shape.empty()) {
+      shape = partShape;
+    } else {
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && partShape[d] != shape[d])
+          return g.fail("the sequence's tensors differ in dimension " +
+                        llvm::Twine(d));
+      shape[axis] += partShape[axis];
+    }
+    parts.push_back(g.reshape(tensor, partShape));
+  }
+  g.setOutput(0, parts.size() == 1
+                     ? parts.front()
+                     : g.create<tg::ConcatOp>(first.clone(shape), parts, axis));
   return success();
 }
 
@@ -1990,6 +2116,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Celu", {convertCelu, 12, 12}},
       {"Clip", {convertClip, 1, 1}},
       {"Concat", {convertConcat, 1, 1}},
+      {"ConcatFromSequence", {convertConcatFromSequence, 11, 11}},
       {"Constant", {convertConstant, 1, 1}},
       {"ConstantOfShape", {convertConstantOfShape, 9, 9}},
       {"Conv", {convertConv, 1, 1}},
@@ -2079,6 +2206,11 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"ScatterND", {convertScatterND, 11, 11}},
       {"Selu", {convertSelu, 1, 1}},
       {"SequenceAt", {convertSequenceAt, 11, 11}},
+      {"SequenceConstruct", {convertSequenceConstruct, 11, 11}},
+      {"SequenceEmpty", {convertSequenceEmpty, 11, 11}},
+      {"SequenceErase", {convertSequenceErase, 11, 11}},
+      {"SequenceInsert", {convertSequenceInsert, 11, 11}},
+      {"SequenceLength", {convertSequenceLength, 11, 11}},
       {"Shape", {convertShape, 1, 1}},
       {"Shrink", {convertShrink, 9, 9}},
       {"Sigmoid", {convertUnary<tg::SigmoidOp>, 1, 1}},

@@ -992,6 +992,31 @@ def training_domain_cases():
                        norm_coefficient=0.01), 0)
 
 
+def sequence_cases():
+    """Sequences edited at import: SequenceConstruct, SequenceInsert (at a
+    position and at the end), SequenceErase (at a negative position and
+    the last), SequenceLength, ConcatFromSequence (axis, new_axis)."""
+    local = np.random.default_rng(39)
+    feeds = {n: local.standard_normal((2, 3)).astype(np.float32)
+             for n in ("a", "b", "c")}
+    nodes = [
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s1"]),
+        const("p0", np.array(0, np.int64)),
+        helper.make_node("SequenceInsert", ["s1", "c", "p0"], ["s2"]),
+        helper.make_node("SequenceInsert", ["s2", "a"], ["s3"]),
+        const("pm", np.array(-3, np.int64)),
+        helper.make_node("SequenceErase", ["s3", "pm"], ["s4"]),
+        helper.make_node("SequenceLength", ["s4"], ["n"]),
+        helper.make_node("ConcatFromSequence", ["s4"], ["stacked"], axis=-1,
+                         new_axis=1),
+        helper.make_node("SequenceErase", ["s4"], ["s5"]),
+        helper.make_node("ConcatFromSequence", ["s5"], ["joined"], axis=1)]
+    m = model(nodes, [vi(k, F, [2, 3]) for k in feeds],
+              [vi("n", I64, []), vi("stacked", F, [2, 3, 3]),
+               vi("joined", F, [2, 6])], opset=17)
+    case("sequence_edit", m, feeds)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -1014,3 +1039,4 @@ if __name__ == "__main__":
     gridsample_grad_models()
     einsum_diagonal_cases()
     training_domain_cases()
+    sequence_cases()

@@ -449,7 +449,24 @@ FailureOr<Value> onnx_import::scatterRows(Importer &g, Value table, Value ids,
     return update;
   };
   auto i1 = g.builder.getI1Type();
-  if (const Tensor *known = g.getConstant(ids)) {
+  const Tensor *known = g.getConstant(ids);
+  // Each round of writes to one row is a gather of the step: a row written
+  // more than 64 times takes the scatter-add below, where it can.
+  if (known) {
+    llvm::DenseMap<int64_t, int64_t> writes;
+    int64_t most = 0;
+    for (int64_t id : known->ints())
+      most = std::max(most, ++writes[id]);
+    if (most > 64) {
+      if (reduction != "none" && reduction != "add")
+        return (void)g.fail("a row written " + llvm::Twine(most) +
+                            " times with reduction '" + reduction +
+                            "' (at most 64)"),
+               failure();
+      known = nullptr;
+    }
+  }
+  if (known) {
     // Rows known at import: the k-th writes of every row are one gather of
     // the updates, combined in turn (exact, any element type).
     std::vector<SmallVector<int64_t>> writers(rows);

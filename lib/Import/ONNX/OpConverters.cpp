@@ -502,9 +502,11 @@ static LogicalResult convertLRN(Importer &g) {
   if (type.getRank() < 3)
     return g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)");
   int64_t channels = type.getDimSize(1);
-  if (size < 1 || size > 2 * channels + 1)
-    return g.fail("size must be in [1, " + llvm::Twine(2 * channels + 1) +
-                  "] for " + llvm::Twine(channels) + " channels");
+  // Each channel of the window is a slice of the step.
+  int64_t maxSize = std::min<int64_t>(2 * channels + 1, 1025);
+  if (size < 1 || size > maxSize)
+    return g.fail("size must be in [1, " + llvm::Twine(maxSize) + "] for " +
+                  llvm::Twine(channels) + " channels");
   double alpha = g.getFloat("alpha", 1e-4f), beta = g.getFloat("beta", 0.75f),
          bias = g.getFloat("bias", 1.0f);
   int64_t rank = type.getRank(), before = (size - 1) / 2,

@@ -489,8 +489,14 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
   int64_t taps = mode == "nearest"                      ? 1
                  : mode == "bicubic" || mode == "cubic" ? 4
                                                         : 2;
-  if (std::pow(double(taps), double(dims)) * double(positions) *
-          double(channels) >
+  // Every combination of the dimensions' taps is a gather of the step.
+  double combinations = std::pow(double(taps), double(dims));
+  if (combinations > 4096)
+    return g.fail("sampling " + llvm::Twine(dims) +
+                  " dimensions would gather " +
+                  llvm::Twine(int64_t(combinations)) +
+                  " neighbourhoods per position (at most 4096)");
+  if (combinations * double(positions) * double(channels) >
       double(kMaxImportElements))
     return g.fail("the sampled neighbourhoods are too large");
 

@@ -450,18 +450,19 @@ FailureOr<Value> onnx_import::scatterRows(Importer &g, Value table, Value ids,
   };
   auto i1 = g.builder.getI1Type();
   const Tensor *known = g.getConstant(ids);
-  // Each round of writes to one row is a gather of the step: a row written
-  // more than 64 times takes the scatter-add below, where it can.
+  // Each round of writes to the rows is a gather of the step with a table
+  // of the rows as constants: more than 64 rounds, or tables of more than
+  // 2^24 entries, take the scatter-add below, where it can.
   if (known) {
     llvm::DenseMap<int64_t, int64_t> writes;
     int64_t most = 0;
     for (int64_t id : known->ints())
       most = std::max(most, ++writes[id]);
-    if (most > 64) {
+    if (most > 64 || rows * most > (int64_t(1) << 24)) {
       if (reduction != "none" && reduction != "add")
-        return (void)g.fail("a row written " + llvm::Twine(most) +
-                            " times with reduction '" + reduction +
-                            "' (at most 64)"),
+        return (void)g.fail("writing " + llvm::Twine(rows) + " rows up to " +
+                            llvm::Twine(most) + " times with reduction '" +
+                            reduction + "' (at most 64 times, 2^24 in all)"),
                failure();
       known = nullptr;
     }
@@ -615,6 +616,10 @@ LogicalResult onnx_import::convertReverseSequence(Importer &g) {
   if (Importer::getType(lengths).getShape() != ArrayRef<int64_t>{batch})
     return g.fail("sequence_lens must hold one length per batch entry (" +
                   llvm::Twine(batch) + ")");
+  // The time and batch positions are constant tables of the step.
+  if (span({steps, batch}) > (int64_t(1) << 24))
+    return g.fail("time x batch (" + llvm::Twine(span({steps, batch})) +
+                  ") is above 2^24 positions");
   if (const Tensor *known = g.getConstant(lengths))
     for (int64_t length : known->ints())
       if (length < 0 || length > steps)

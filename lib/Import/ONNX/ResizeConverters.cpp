@@ -496,6 +496,10 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
                   " dimensions would gather " +
                   llvm::Twine(int64_t(combinations)) +
                   " neighbourhoods per position (at most 4096)");
+  // Each output position's batch offset is a constant table of the step.
+  if (positions > (int64_t(1) << 24))
+    return g.fail("the grid has " + llvm::Twine(positions) +
+                  " positions (at most 2^24)");
   if (combinations * double(positions) * double(channels) >
       double(kMaxImportElements))
     return g.fail("the sampled neighbourhoods are too large");

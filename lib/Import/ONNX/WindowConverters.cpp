@@ -414,6 +414,11 @@ static FailureOr<Value> buildPoolIndices(Importer &g, Value windows,
                                          const Windows &w, int64_t n,
                                          int64_t c) {
   bool columnMajor = g.getInt("storage_order", 0) != 0;
+  // Each plane's base index is a constant table of the step.
+  if (span({n, c}) > (int64_t(1) << 24))
+    return (void)g.fail("MaxPool's Indices over " + llvm::Twine(span({n, c})) +
+                        " planes (at most 2^24)"),
+           failure();
   int64_t outputs = w.getNumOutputs(), kernelSize = w.getKernelSize();
   int64_t spatial = product(w.input);
   std::vector<int64_t> positions = getWindowPositions(w);

@@ -237,6 +237,9 @@ mlir::LogicalResult convertCeil(GraphImporter &g);
 mlir::LogicalResult convertRound(GraphImporter &g);
 mlir::LogicalResult convertMod(GraphImporter &g);
 mlir::LogicalResult convertPow(GraphImporter &g);
+mlir::LogicalResult convertHannWindow(GraphImporter &g);
+mlir::LogicalResult convertHammingWindow(GraphImporter &g);
+mlir::LogicalResult convertBlackmanWindow(GraphImporter &g);
 /// Hardmax along `axis` of `x` (float, rank >= 1): 1 at the first largest
 /// element of each row, 0 elsewhere.
 mlir::Value buildHardmax(GraphImporter &g, mlir::Value x, int64_t axis);

@@ -369,3 +369,45 @@ LogicalResult onnx_import::convertSinh(Importer &g) {
 LogicalResult onnx_import::convertCosh(Importer &g) {
   return convertSinhCosh<false>(g);
 }
+
+/// HannWindow, HammingWindow and BlackmanWindow (opset 17): the window of
+/// `size` (known at import) as a constant, `a0 - a1 cos(2 pi n / N) +
+/// a2 cos(4 pi n / N)` with N = size (periodic) or size - 1 (symmetric),
+/// computed in double and rounded to `output_datatype`.
+template <int Kind> static LogicalResult convertWindow(Importer &g) {
+  ASSIGN_OR_FAIL(sizeValue, g.requireConstantScalar(0, "size"));
+  int64_t size = int64_t(sizeValue);
+  if (double(size) != sizeValue || size < 0 || size > (int64_t(1) << 24))
+    return g.fail("size must be an integer in [0, 2^24]");
+  bool periodic = g.getBool("periodic", true);
+  Type elementType = getElementType(*g.builder.getContext(),
+                                    int32_t(g.getInt("output_datatype", 1)));
+  if (g.hadError())
+    return failure();
+  if (!elementType)
+    return g.fail("output_datatype has no tg equivalent");
+  double a0 = Kind == 0 ? 0.5 : Kind == 1 ? 25.0 / 46.0 : 0.42;
+  double a1 = Kind == 0 ? 0.5 : Kind == 1 ? 1 - 25.0 / 46.0 : 0.5;
+  double a2 = Kind == 2 ? 0.08 : 0.0;
+  double period = double(periodic ? size : size - 1);
+  SmallVector<double> values;
+  for (int64_t n = 0; n < size; ++n) {
+    double angle = 2 * M_PI * double(n) / period;
+    values.push_back(a0 - a1 * std::cos(angle) + a2 * std::cos(2 * angle));
+  }
+  g.setOutput(0,
+              g.constant(RankedTensorType::get({size}, elementType), values));
+  return success();
+}
+
+LogicalResult onnx_import::convertHannWindow(Importer &g) {
+  return convertWindow<0>(g);
+}
+
+LogicalResult onnx_import::convertHammingWindow(Importer &g) {
+  return convertWindow<1>(g);
+}
+
+LogicalResult onnx_import::convertBlackmanWindow(Importer &g) {
+  return convertWindow<2>(g);
+}

@@ -4,7 +4,8 @@
 // the ops it has, so that they are differentiable and fuse like any other:
 // Elu, Selu, Celu, ThresholdedRelu, Softsign, PRelu, Shrink, Sign, the
 // hyperbolic and inverse trigonometric functions, the roundings (Floor,
-// Ceil, Round), Mod and Pow of integers.
+// Ceil, Round), Mod and Pow of integers; and the window functions, which
+// are constants.
 //
 // A branch a select does not take still gets a zero gradient through its
 // ops; where one would divide by zero there (0 * inf is NaN), its operand is
@@ -13,8 +14,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConverterUtils.h"
-
-#include "llvm/ADT/APFloat.h"
 
 #include <cmath>
 
@@ -217,6 +216,14 @@ template <bool Sinh> static LogicalResult convertSinhCosh(Importer &g) {
   });
 }
 
+LogicalResult onnx_import::convertSinh(Importer &g) {
+  return convertSinhCosh<true>(g);
+}
+
+LogicalResult onnx_import::convertCosh(Importer &g) {
+  return convertSinhCosh<false>(g);
+}
+
 // Odd: computed on |x| so that large negative x does not cancel.
 LogicalResult onnx_import::convertAsinh(Importer &g) {
   return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
@@ -340,13 +347,12 @@ LogicalResult onnx_import::convertMod(Importer &g) {
 LogicalResult onnx_import::convertPow(Importer &g) {
   ASSIGN_OR_FAIL(base, g.requireInput(0));
   ASSIGN_OR_FAIL(legacyExponent, g.requireInput(1));
-  Value exponent = legacyExponent;
-  if (failed(requireNumeric(g, base)) || failed(requireNumeric(g, exponent)))
+  if (failed(requireNumeric(g, base)) ||
+      failed(requireNumeric(g, legacyExponent)))
     return failure();
   Type elementType = Importer::getType(base).getElementType();
   Type computeType = isFloat(base) ? elementType : g.builder.getF64Type();
-  ASSIGN_OR_FAIL(aligned, alignLegacyOperand(g, base, exponent));
-  exponent = aligned;
+  ASSIGN_OR_FAIL(exponent, alignLegacyOperand(g, base, legacyExponent));
   ASSIGN_OR_FAIL(shape, g.broadcastShapes({base, exponent}));
   Value lhs = g.broadcastTo(g.convert(base, computeType), shape);
   Value rhs = g.broadcastTo(g.convert(exponent, computeType), shape);
@@ -360,14 +366,6 @@ LogicalResult onnx_import::convertPow(Importer &g) {
   }
   g.setOutput(0, g.convert(power, elementType));
   return success();
-}
-
-LogicalResult onnx_import::convertSinh(Importer &g) {
-  return convertSinhCosh<true>(g);
-}
-
-LogicalResult onnx_import::convertCosh(Importer &g) {
-  return convertSinhCosh<false>(g);
 }
 
 /// HannWindow, HammingWindow and BlackmanWindow (opset 17): the window of

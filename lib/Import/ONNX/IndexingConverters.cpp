@@ -503,7 +503,8 @@ FailureOr<Value> onnx_import::scatterRows(Importer &g, Value table, Value ids,
       !elementType.isBF16())
     return (void)g.fail("scattering " +
                         llvm::Twine(isFloat(table) ? "f64" : "integer") +
-                        " data at indices computed at run time is not "
+                        " data by a scatter-add (indices computed at run "
+                        "time, or rows written more than 64 times) is not "
                         "supported (f32, f16, bf16 and bool are)"),
            failure();
   if (reduction != "none" && reduction != "add")

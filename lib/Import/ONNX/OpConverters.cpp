@@ -464,31 +464,6 @@ static LogicalResult convertInstanceNormalization(Importer &g) {
   return success();
 }
 
-// MeanVarianceNormalization-13 (9): `(x - mean) / (sqrt(variance) + 1e-9)`
-// over `axes` (N and the spatial dimensions by default), as the function
-// ONNX defines it by.
-static LogicalResult convertMeanVarianceNormalization(Importer &g) {
-  ASSIGN_OR_FAIL(x, g.requireInput(0));
-  if (failed(requireFloat(g, x)))
-    return failure();
-  RankedTensorType type = Importer::getType(x);
-  SmallVector<int64_t> dims;
-  for (int64_t axis :
-       g.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3})) {
-    ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, type.getRank()));
-    if (llvm::is_contained(dims, dim))
-      return g.fail("axis " + llvm::Twine(axis) + " is repeated");
-    dims.push_back(dim);
-  }
-  auto [mean, variance] = getMoments(g, x, dims);
-  auto spread = [&](Value v) { return g.broadcastTo(v, type.getShape()); };
-  Value deviation = buildBinary<tg::AddOp>(
-      g, g.create<tg::SqrtOp>(type, spread(variance)), g.splat(type, 1e-9));
-  g.setOutput(0, buildBinary<tg::DivOp>(
-                     g, buildBinary<tg::SubOp>(g, x, spread(mean)), deviation));
-  return success();
-}
-
 // LRN-13 (1): `x / (bias + alpha / size * square_sum) ^ beta`, the squares
 // summed over the `size` channels around each (floor((size - 1) / 2)
 // before, ceil after): the squares padded with zeros along the channels and
@@ -814,6 +789,32 @@ static LogicalResult convertReduce(Importer &g) {
     result = buildBinary<tg::AddOp>(g, result,
                                     g.reshape(shift, resultType.getShape()));
   g.setOutput(0, result);
+  return success();
+}
+
+// MeanVarianceNormalization-13 (9): `(x - mean) / (sqrt(variance) + 1e-9)`
+// over `axes` (N and the spatial dimensions by default), as the function
+// ONNX defines it by.
+static LogicalResult convertMeanVarianceNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  // Axes as a Reduce*'s; by default N and the spatial dimensions of an
+  // image.
+  ASSIGN_OR_FAIL(given, getReduceDims(g, x));
+  SmallVector<int64_t> dims = *given;
+  if (!g.getInts("axes")) {
+    if (type.getRank() != 4)
+      return g.fail("the default axes [0, 2, 3] need a tensor of rank 4");
+    dims = {0, 2, 3};
+  }
+  auto [mean, variance] = getMoments(g, x, dims);
+  auto spread = [&](Value v) { return g.broadcastTo(v, type.getShape()); };
+  Value deviation = buildBinary<tg::AddOp>(
+      g, g.create<tg::SqrtOp>(type, spread(variance)), g.splat(type, 1e-9));
+  g.setOutput(0, buildBinary<tg::DivOp>(
+                     g, buildBinary<tg::SubOp>(g, x, spread(mean)), deviation));
   return success();
 }
 

@@ -14,7 +14,7 @@
 
 #include "ConverterUtils.h"
 
-#include "llvm/ADT/StringSet.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace tgc;
@@ -47,14 +47,20 @@ struct Recurrence {
 };
 } // namespace
 
-/// The activations' names, lower-cased, and which take alpha and beta.
-static bool takesAlpha(StringRef name) {
-  return llvm::is_contained({"affine", "leakyrelu", "thresholdedrelu",
-                             "scaledtanh", "hardsigmoid", "elu"},
-                            name);
-}
-static bool takesBeta(StringRef name) {
-  return llvm::is_contained({"affine", "scaledtanh", "hardsigmoid"}, name);
+/// The activation functions of the specification (lower-cased), with the
+/// alpha and beta each takes (none: NaN) by default.
+static const llvm::StringMap<std::pair<double, double>> &getActivationTable() {
+  static const llvm::StringMap<std::pair<double, double>> table = [] {
+    double none = std::nan("");
+    return llvm::StringMap<std::pair<double, double>>{
+        {"relu", {none, none}},      {"tanh", {none, none}},
+        {"sigmoid", {none, none}},   {"softsign", {none, none}},
+        {"softplus", {none, none}},  {"affine", {1.0, 0.0}},
+        {"leakyrelu", {0.01, none}}, {"thresholdedrelu", {1.0, none}},
+        {"scaledtanh", {1.0, 1.0}},  {"hardsigmoid", {0.2, 0.5}},
+        {"elu", {1.0, none}}};
+  }();
+  return table;
 }
 
 /// The node's activations (with their alphas and betas consumed in order
@@ -88,24 +94,16 @@ getActivations(Importer &g, ArrayRef<StringRef> defaults, int64_t directions) {
     betas.assign(a->floats().begin(), a->floats().end());
   size_t alphaIndex = 0, betaIndex = 0;
   for (Activation &a : activations) {
-    static const llvm::StringMap<std::pair<double, double>> defaultsOf = {
-        {"affine", {1.0, 0.0}},          {"leakyrelu", {0.01, 0.0}},
-        {"thresholdedrelu", {1.0, 0.0}}, {"scaledtanh", {1.0, 1.0}},
-        {"hardsigmoid", {0.2, 0.5}},     {"elu", {1.0, 0.0}}};
-    static const llvm::StringSet<> known = {
-        "relu",       "tanh",        "sigmoid",
-        "affine",     "leakyrelu",   "thresholdedrelu",
-        "scaledtanh", "hardsigmoid", "elu",
-        "softsign",   "softplus"};
-    if (!known.contains(a.name))
+    auto it = getActivationTable().find(a.name);
+    if (it == getActivationTable().end())
       return (void)g.fail("unknown activation function '" + a.name + "'"),
              failure();
-    auto it = defaultsOf.find(a.name);
-    if (it != defaultsOf.end())
-      std::tie(a.alpha, a.beta) = it->second;
-    if (takesAlpha(a.name) && alphaIndex < alphas.size())
+    auto [alpha, beta] = it->second;
+    a.alpha = alpha;
+    a.beta = beta;
+    if (!std::isnan(alpha) && alphaIndex < alphas.size())
       a.alpha = alphas[alphaIndex++];
-    if (takesBeta(a.name) && betaIndex < betas.size())
+    if (!std::isnan(beta) && betaIndex < betas.size())
       a.beta = betas[betaIndex++];
   }
   return activations;

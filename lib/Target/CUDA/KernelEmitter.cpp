@@ -88,22 +88,15 @@ const llvm::StringSet<> kShape = {"tg.constant", "tg.broadcast_in_dim",
                                   "tg.slice",    "tg.pad",
                                   "tg.concat"};
 /// Runtime op kernels.
-const llvm::StringSet<> kCompound = {"tg.reduce",
-                                     "tg.softmax",
-                                     "tg.log_softmax",
-                                     "tg.softmax_grad",
-                                     "tg.layer_norm",
-                                     "tg.rms_norm",
-                                     "tg.layer_norm_grad",
-                                     "tg.rms_norm_grad",
-                                     "tg.cross_entropy",
-                                     "tg.cross_entropy_grad",
-                                     "tg.embedding",
-                                     "tg.embedding_grad",
-                                     "tg.dropout",
-                                     "tg.top_k",
-                                     "tg.adamw",
-                                     "tg.sgd"};
+const llvm::StringSet<> kCompound = {
+    "tg.reduce",          "tg.softmax",
+    "tg.log_softmax",     "tg.softmax_grad",
+    "tg.layer_norm",      "tg.rms_norm",
+    "tg.layer_norm_grad", "tg.rms_norm_grad",
+    "tg.cross_entropy",   "tg.cross_entropy_grad",
+    "tg.embedding",       "tg.embedding_grad",
+    "tg.dropout",         "tg.top_k",
+    "tg.adamw",           "tg.sgd"};
 /// Lowered by the step emitter, outside kernels (library calls, structure).
 const llvm::StringSet<> kStep = {"tg.matmul", "tg.attention",
                                  "tg.attention_grad", "tg.fusion", "tg.yield"};

@@ -1017,8 +1017,74 @@ def sequence_cases():
     case("sequence_edit", m, feeds)
 
 
+def error_models():
+    """errors/NAME.onnx: models each new converter refuses, with the
+    message onnx-ops-errors.test checks."""
+    os.makedirs(os.path.join(HERE, "errors"), exist_ok=True)
+
+    def save(name, nodes, inputs, outputs, inits=(), opset=18):
+        graph = helper.make_graph(
+            nodes, "g", inputs,
+            [helper.make_empty_tensor_value_info(o) for o in outputs],
+            [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+        m = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+
+    x4 = [vi("x", F, [1, 2, 3, 4])]
+    save("mod-float-no-fmod", [helper.make_node("Mod", ["x", "x"], ["y"])],
+         x4, ["y"])
+    save("resize-scales-and-sizes",
+         [helper.make_node("Resize", ["x", "", "s", "z"], ["y"])], x4, ["y"],
+         [("s", np.ones(4, np.float32)), ("z", np.ones(4, np.int64))])
+    save("resize-antialias-nearest",
+         [helper.make_node("Resize", ["x", "", "s"], ["y"], antialias=1)],
+         x4, ["y"], [("s", np.ones(4, np.float32))])
+    save("lrn-window-too-wide",
+         [helper.make_node("LRN", ["x"], ["y"], size=7)], x4, ["y"])
+    save("mvn-default-axes-rank3",
+         [helper.make_node("MeanVarianceNormalization", ["x"], ["y"])],
+         [vi("x", F, [2, 3, 4])], ["y"])
+    save("scatter-mul-many-writes",
+         [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"],
+                           reduction="mul")],
+         [vi("x", F, [4]), vi("u", F, [70])], ["y"],
+         [("i", np.zeros(70, np.int64))])
+    save("scatter-int-runtime",
+         [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"])],
+         [vi("x", I64, [4]), vi("i", I64, [2]), vi("u", I64, [2])], ["y"])
+    save("reversesequence-axes",
+         [helper.make_node("ReverseSequence", ["x", "l"], ["y"],
+                           time_axis=0, batch_axis=2)],
+         [vi("x", F, [2, 3, 4])], ["y"], [("l", np.ones(3, np.int64))])
+    save("gridsample-too-many-taps",
+         [helper.make_node("GridSample", ["x", "g"], ["y"], mode="cubic")],
+         [vi("x", F, [1, 1] + [2] * 7), vi("g", F, [1] + [1] * 7 + [7])],
+         ["y"], opset=20)
+    save("rnn-hidden-size",
+         [helper.make_node("RNN", ["x", "w", "r"], ["y"], hidden_size=4)],
+         [vi("x", F, [2, 1, 3]), vi("w", F, [1, 5, 3]), vi("r", F, [1, 5, 5])],
+         ["y"])
+    save("einsum-diagonal-sizes",
+         [helper.make_node("Einsum", ["x"], ["y"], equation="ii->i")],
+         [vi("x", F, [2, 3])], ["y"])
+    save("dropout-ratio",
+         [helper.make_node("Dropout", ["x", "r", "t"], ["y"])], x4, ["y"],
+         [("r", np.float32(1.5)), ("t", np.bool_(True))])
+    save("sequence-position",
+         [helper.make_node("SequenceConstruct", ["x"], ["s"]),
+          helper.make_node("SequenceAt", ["s", "p"], ["y"])], x4, ["y"],
+         [("p", np.int64(3))])
+    save("maxunpool-output-shape",
+         [helper.make_node("MaxUnpool", ["x", "i", "o"], ["y"],
+                           kernel_shape=[2, 2], strides=[2, 2])],
+         [vi("x", F, [1, 1, 2, 2]), vi("i", I64, [1, 1, 2, 2])], ["y"],
+         [("o", np.array([1, 1, 3, 3], np.int64))])
+
+
 if __name__ == "__main__":
-    for d in ("cases", "grad"):
+    for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     pad_cases()
     slice_cases()
@@ -1040,3 +1106,4 @@ if __name__ == "__main__":
     einsum_diagonal_cases()
     training_domain_cases()
     sequence_cases()
+    error_models()

@@ -291,10 +291,19 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                str(stride) + ", " + boolean(topK.getSmallest()) + ");";
       })
       .Case([&](tg::EmbeddingGradOp grad) {
+        // The table zeroed and the ids' positions chained by id, then the
+        // chains summed (O(ids x width), the interpreter's order).
         ArrayRef<int64_t> table = getShape(op->getResult(0));
-        call = "embeddingGrad(th, " + in[0] + ", " + in[1] + ", " + out[0] +
-               ", " + str(getNumElements(op->getOperand(1))) + ", " +
-               str(table[1]) + ", " + str(table[0]) + ");";
+        int64_t count = getNumElements(op->getOperand(1));
+        std::string chains = scratchArray("int64_t", 8, count);
+        call = "embeddingGradChains(th, " + in[1] + ", " + chains + ", " +
+               out[0] + ", " + str(count) + ", " + str(table[1]) + ", " +
+               str(table[0]) + ");";
+        outputElements = std::max(count, table[0] * table[1]);
+        secondCall = "embeddingGradSums(th, " + in[0] + ", " + in[1] + ", " +
+                     chains + ", " + out[0] + ", " + str(count) + ", " +
+                     str(table[1]) + ");";
+        secondElements = count * table[1];
       })
       .Case([&](tg::DropoutOp dropout) {
         std::string offset = dropout.getOffset()

@@ -163,18 +163,34 @@ std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
 KernelEmitter::KernelEmitter(std::string name, int64_t scratchBase)
     : name(std::move(name)), scratchTop(scratchBase) {}
 
+std::string KernelEmitter::declarePointer(StringRef cType, Place place) {
+  std::string var = "v" + std::to_string(counter++);
+  declarations.push_back(
+      {var, "  " + cType.str() + " *" + var + " = reinterpret_cast<" +
+                cType.str() + " *>(" + (place.scratch ? "scratch" : "arena") +
+                " + " + std::to_string(place.offset) + ");\n"});
+  return var;
+}
+
+Place KernelEmitter::takeScratch(int64_t bytes) {
+  Place place{true, scratchTop};
+  scratchTop += (bytes + 255) / 256 * 256;
+  return place;
+}
+
 FailureOr<std::string> KernelEmitter::declare(Value value, Place place) {
   FailureOr<StorageType> type =
       getStorageType(getElementType(value), value.getLoc());
   if (failed(type))
     return failure();
-  std::string var = "v" + std::to_string(counter++);
-  declarations.push_back(
-      {var, "  " + type->cType + " *" + var + " = reinterpret_cast<" +
-                type->cType + " *>(" + (place.scratch ? "scratch" : "arena") +
-                " + " + std::to_string(place.offset) + ");\n"});
+  std::string var = declarePointer(type->cType, place);
   bound[value] = {var, *type};
   return var;
+}
+
+std::string KernelEmitter::scratchArray(StringRef cType, int64_t bytes,
+                                        int64_t elements) {
+  return declarePointer(cType, takeScratch(elements * bytes));
 }
 
 LogicalResult KernelEmitter::bind(Value value, Place place) {
@@ -204,9 +220,7 @@ FailureOr<std::string> KernelEmitter::result(Value value) {
       getStorageType(getElementType(value), value.getLoc());
   if (failed(type))
     return failure();
-  Place place{true, scratchTop};
-  scratchTop += (getNumElements(value) * type->bytes + 255) / 256 * 256;
-  return declare(value, place);
+  return declare(value, takeScratch(getNumElements(value) * type->bytes));
 }
 
 void KernelEmitter::comment(Operation *op, StringRef indent) {

@@ -117,6 +117,14 @@ private:
   mlir::FailureOr<std::string> pointer(mlir::Value value);
   mlir::FailureOr<std::string> result(mlir::Value value);
   mlir::FailureOr<std::string> declare(mlir::Value value, Place place);
+  /// A variable pointing at `place` as `cType *`.
+  std::string declarePointer(llvm::StringRef cType, Place place);
+  /// `bytes` more of the kernel's scratch (256-byte aligned).
+  Place takeScratch(int64_t bytes);
+  /// A variable naming `elements` of `cType` (`bytes` each) in the
+  /// kernel's scratch: an op kernel's own working memory.
+  std::string scratchArray(llvm::StringRef cType, int64_t bytes,
+                           int64_t elements);
   mlir::LogicalResult emitElementwise(mlir::Operation *op);
   mlir::LogicalResult emitShape(mlir::Operation *op);
   mlir::LogicalResult emitCompound(mlir::Operation *op);

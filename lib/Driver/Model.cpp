@@ -136,6 +136,7 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
     loaded.module = std::move(model->module);
     loaded.parameters = std::move(model->parameters);
     loaded.buffers = std::move(model->buffers);
+    loaded.states = std::move(model->states);
     return loaded;
   }
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
@@ -242,7 +243,7 @@ tgc::getImportedInitialValues(FunctionOpInterface entry,
   for (const ImportedParameter &parameter : parameters) {
     std::optional<RankedTensorType> type;
     for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
-      if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
+      if (tg::isModelValue(entry, i) &&
           getArgumentName(entry, i) == parameter.name)
         type = (*globalTypes)[i];
     if (!type)

@@ -137,7 +137,7 @@ tgc::prepareArguments(FunctionOpInterface function,
                          "' is not in the --params file; give it with "
                          "--input, or --random-missing-params to draw it");
     auto known = sources.parameters.find(name);
-    if (!values[i] && tg::getArgumentRole(function, i) == tg::Role::Param &&
+    if (!values[i] && tg::isModelValue(function, i) &&
         known != sources.parameters.end()) {
       llvm::Expected<Tensor> tensor = tensorFromNpy(
           known->second, (*types)[i], name, /*allowNonFinite=*/true,

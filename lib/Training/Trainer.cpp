@@ -181,7 +181,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       return failure();
     auto name =
         step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
-    if (tg::getArgumentRole(step, i) != tg::Role::Param || !name)
+    if (!tg::isModelValue(step, i) || !name)
       continue;
     auto it = options.initialParameters.find(name.getValue());
     if (it == options.initialParameters.end())

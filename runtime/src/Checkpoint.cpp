@@ -91,7 +91,7 @@ bool tgc::rt::loadImportedParams(const std::string &path, const StepInfo &info,
     return false;
   for (const safetensors::Entry &entry : entries)
     for (int i = 0; i < info.numArguments; ++i)
-      if (info.arguments[i].init.role == ArgRole::Param &&
+      if (info.arguments[i].isModelValue &&
           entry.name == info.arguments[i].name &&
           !takeEntry(path, entry, info.arguments[i], arguments[i], error))
         return false;
@@ -111,9 +111,14 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
     byName[entry.name] = &entry;
   for (int i = 0; i < info.numArguments; ++i) {
     const ArgumentInfo &arg = info.arguments[i];
-    if (!hasRole(roles, arg.init.role))
+    // With the parameters, the model's other values the file has (running
+    // statistics: a file of parameters alone starts them as imported).
+    bool required = hasRole(roles, arg.init.role);
+    if (!required && !(arg.isModelValue && hasRole(roles, ArgRole::Param)))
       continue;
     auto found = byName.find(arg.name);
+    if (found == byName.end() && !required)
+      continue;
     if (found == byName.end()) {
       error = "'" + path + "' has no tensor '" + arg.name + "'";
       return false;

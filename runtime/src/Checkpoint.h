@@ -32,14 +32,16 @@ bool saveCheckpoint(
 
 /// Reads every argument whose role is in `roles` from `path`: each must be
 /// there under its tg.name with its dtype and shape (or a split view of
-/// it). `steps` receives the step count the file records (0 if none).
+/// it); with `param`, also the model's values among the state (tg.buffer)
+/// that `path` has. `steps` receives the step count the file records (0 if
+/// none).
 bool loadCheckpoint(const std::string &path, const StepInfo &info,
                     ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
                     int64_t &steps, std::string &error);
 
-/// Reads the parameters `path` has (a model's imported values) over their
-/// seeded values in `arguments`; the others keep theirs. Each found must
-/// have its argument's dtype and shape.
+/// Reads the model values (parameters, tg.buffer state) `path` has (a
+/// model's imported values) over their seeded values in `arguments`; the
+/// others keep theirs. Each found must have its argument's dtype and shape.
 bool loadImportedParams(const std::string &path, const StepInfo &info,
                         ArgumentBytes &arguments, std::string &error);
 

@@ -62,8 +62,7 @@ LogicalResult cli::runCompile(MLIRContext &context,
   std::vector<safetensors::Entry> parameters;
   for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
     auto it = imported->find(getArgumentName(entry, i));
-    if (tg::getArgumentRole(entry, i) == tg::Role::Param &&
-        it != imported->end())
+    if (tg::isModelValue(entry, i) && it != imported->end())
       parameters.push_back(
           safetensors::toEntry(it->first().str(), tensorToNpy(it->second)));
   }

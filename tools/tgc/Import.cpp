@@ -16,8 +16,13 @@ LogicalResult cli::runImport(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (failed(model))
     return failure();
   // The classification on stderr: the module may go to stdout.
-  llvm::errs() << "tgc import: " << model->parameters.size() << " parameters, "
-               << model->buffers.size() << " buffers imported as constants";
+  llvm::errs() << "tgc import: "
+               << model->parameters.size() - model->states.size()
+               << " parameters, ";
+  if (!model->states.empty())
+    llvm::errs() << model->states.size()
+                 << " running statistics imported as state, ";
+  llvm::errs() << model->buffers.size() << " buffers imported as constants";
   for (auto [i, buffer] : llvm::enumerate(model->buffers))
     llvm::errs() << (i ? ", " : ": ") << buffer.name;
   llvm::errs() << "\n";

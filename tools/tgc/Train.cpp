@@ -50,7 +50,9 @@ static cl::opt<unsigned>
     logEvery("log-every", cl::desc("Print the loss every K steps (default 10)"),
              cl::init(10), TGC_TRAIN);
 static cl::opt<std::string>
-    save("save", cl::desc("Write the trained parameters to FILE.safetensors"),
+    save("save",
+         cl::desc("Write the trained parameters (and running statistics) to "
+                  "FILE.safetensors"),
          cl::value_desc("FILE"), TGC_TRAIN);
 
 /// Prints one line per logged step.
@@ -69,12 +71,13 @@ static void logStep(const TrainingStepResult &report) {
   llvm::outs() << "\n";
 }
 
-/// Writes the `param` arguments of `step` to --save.
+/// Writes the `param` and `tg.buffer` state arguments of `step` (the
+/// model's values) to --save.
 static LogicalResult saveParameters(func::FuncOp step,
                                     ArrayRef<Tensor> arguments) {
   std::vector<safetensors::Entry> entries;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
-    if (tg::getArgumentRole(step, i) == tg::Role::Param)
+    if (tg::isModelValue(step, i))
       entries.push_back(safetensors::toEntry(getArgumentName(step, i),
                                              tensorToNpy(arguments[i])));
   if (llvm::Error error = safetensors::write(save, entries))

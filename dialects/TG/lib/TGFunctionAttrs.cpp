@@ -45,6 +45,13 @@ std::optional<Role> tgc::tg::getArgumentRole(FunctionOpInterface function,
       function.getArgAttrOfType<StringAttr>(index, TGDialect::kRoleAttrName));
 }
 
+bool tgc::tg::isModelValue(FunctionOpInterface function, unsigned index) {
+  std::optional<Role> role = getArgumentRole(function, index);
+  return role == Role::Param ||
+         (role == Role::State &&
+          function.getArgAttr(index, TGDialect::kBufferAttrName));
+}
+
 std::optional<Role> tgc::tg::getResultRole(FunctionOpInterface function,
                                            unsigned index) {
   return symbolizeRoleAttr(function.getResultAttrOfType<StringAttr>(
@@ -428,6 +435,14 @@ LogicalResult TGDialect::verifyRegionArgAttribute(Operation *op,
                     << attribute.getValue();
     if (getArgumentRole(func, argIndex) != Role::Param)
       return emit() << "'tg.frozen' is for 'param' arguments";
+    return success();
+  }
+  if (name == kBufferAttrName) {
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return emit() << "'tg.buffer' is a unit attribute, got "
+                    << attribute.getValue();
+    if (getArgumentRole(func, argIndex) != Role::State)
+      return emit() << "'tg.buffer' is for 'state' arguments";
     return success();
   }
   return emit() << "unknown argument attribute '" << name << "'";

@@ -53,10 +53,13 @@ struct ModelImportFlags {
 
 struct LoadedModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  /// The parameter values an ONNX model carries, in argument order.
+  /// The parameter values an ONNX model carries, and its running
+  /// statistics' (`tg.buffer` state), in argument order.
   std::vector<ImportedParameter> parameters;
   /// The initializers of an ONNX model imported as constants.
   std::vector<ImportedBuffer> buffers;
+  /// The initializers imported as `tg.buffer` state.
+  std::vector<ImportedBuffer> states;
 };
 
 /// Parses and verifies `path` (.mlir, or - for stdin; .onnx through the
@@ -74,7 +77,8 @@ mlir::FunctionOpInterface findEntry(mlir::ModuleOp module,
                                     llvm::StringRef filename);
 
 /// The values `tgc train --init imported` starts `entry`'s parameters from:
-/// each of `parameters` named like a param argument of `entry`, converted
+/// each of `parameters` named like a param argument of `entry` (or a
+/// `tg.buffer` state argument: a running statistic), converted
 /// to that argument's global type (the whole value, also of a partitioned
 /// step). A parameter the model has no value for is absent: it starts from
 /// its seeded value. A value that does not fit its argument is an error.

@@ -57,8 +57,9 @@ struct TrainerOptions {
   /// Windows of a token file every step (takes precedence over copyTask).
   std::optional<TokenData> tokens;
   uint64_t seed = 0;
-  /// Starting values of `param` arguments by tg.name (an imported model's
-  /// weights, for fine-tuning); the others start random.
+  /// Starting values of `param` and `tg.buffer` state arguments by tg.name
+  /// (an imported model's weights and running statistics, for
+  /// fine-tuning); the others start random.
   llvm::StringMap<Tensor> initialParameters;
   /// Values of `input` arguments by tg.name (--input files), the same at
   /// every step; the others: see runTraining.

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
@@ -73,6 +74,12 @@ public:
   std::function<mlir::Value()> getDropoutSeed;
   /// The stream of the next tg.dropout, so that no two draw the same mask.
   int64_t nextDropoutStream = 0;
+  /// The `state` arguments a node updates (the running statistics of a
+  /// training-mode BatchNormalization, `tg.buffer`), and the new values
+  /// nodes computed for them, in order: the model importer returns the
+  /// first of each as the argument's next value.
+  llvm::DenseSet<mlir::Value> updatedState;
+  llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> stateUpdates;
 
   //===--------------------------------------------------------------------===//
   // Values by ONNX name

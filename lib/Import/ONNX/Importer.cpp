@@ -316,6 +316,11 @@ private:
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
                                         const InitializerRoles &roles);
   /// Adds an argument of `role` named `argName` and defines the name.
+  /// The running statistic `argName` of a training-mode BatchNormalization
+  /// as a `tg.buffer` state argument starting from `value`.
+  void addRunningStatistic(GraphImporter &importer, RankedTensorType type,
+                           StringRef argName, npy::Array value,
+                           bool isVariance);
   Value addArgument(GraphImporter &importer, RankedTensorType type,
                     tg::Role role, StringRef argName);
   /// Adds a `param` argument named `argName` holding `value`.
@@ -557,8 +562,17 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
                          << "': " << llvm::toString(value.takeError());
         return failure();
       }
-      if (std::optional<std::string> reason =
-              roles->getBufferReason(initName, *value)) {
+      std::optional<std::string> reason =
+          roles->getBufferReason(initName, *value);
+      // A running statistic a training-mode BatchNormalization updates:
+      // state the step returns anew (unless a glob made it a parameter).
+      if (unsigned statistic = roles->getRunningStatistic(initName, opset);
+          statistic && reason) {
+        addRunningStatistic(importer, decoded->type, initName,
+                            std::move(decoded->value), statistic == 2);
+        continue;
+      }
+      if (reason) {
         emitRemark(fileLoc)
             << "initializer '" << initName
             << "' is a buffer, imported as a constant: " << *reason;
@@ -613,6 +627,27 @@ Value ModelImporter::addArgument(GraphImporter &importer, RankedTensorType type,
                             builder.getStringAttr(argName))}));
   importer.define(argName, argument);
   return argument;
+}
+
+void ModelImporter::addRunningStatistic(GraphImporter &importer,
+                                        RankedTensorType type,
+                                        StringRef argName, npy::Array value,
+                                        bool isVariance) {
+  Value argument = addArgument(importer, type, tg::Role::State, argName);
+  NamedAttrList attrs(argumentAttrs.back());
+  attrs.set(tg::TGDialect::kBufferAttrName, builder.getUnitAttr());
+  // A fresh module's: mean 0, variance 1 (--init random).
+  attrs.set(tg::TGDialect::kInitAttrName,
+            builder.getStringAttr(isVariance ? "ones" : "zeros"));
+  argumentAttrs.back() = attrs.getDictionary(&context);
+  importer.updatedState.insert(argument);
+  imported.parameters.push_back({argName.str(), std::move(value)});
+  imported.states.push_back(
+      {argName.str(), "a training-mode BatchNormalization's running " +
+                          std::string(isVariance ? "variance" : "mean")});
+  emitRemark(fileLoc) << "initializer '" << argName << "' is "
+                      << imported.states.back().reason
+                      << ": imported as state the step updates";
 }
 
 Value ModelImporter::addParameter(GraphImporter &importer,
@@ -944,6 +979,26 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
     }
     addResult(value, output.name(),
               isLoss ? std::optional(tg::Role::Loss) : std::nullopt);
+  }
+  // The running statistics' new values, after the graph's outputs.
+  llvm::DenseSet<Value> updated;
+  for (auto [argument, next] : importer.stateUpdates) {
+    unsigned index = cast<BlockArgument>(argument).getArgNumber();
+    StringRef argName = cast<StringAttr>(
+        argumentAttrs[index].get(tg::TGDialect::kNameAttrName));
+    if (!updated.insert(argument).second) {
+      emitRemark(fileLoc) << "running statistic '" << argName
+                          << "' is updated by several BatchNormalizations: "
+                             "the step keeps the first's update";
+      continue;
+    }
+    results.push_back(next);
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(tg::TGDialect::kNameAttrName,
+                              builder.getStringAttr(argName)),
+         tg::getRoleAttr(builder, tg::Role::State),
+         builder.getNamedAttr(tg::TGDialect::kAliasesAttrName,
+                              builder.getI64IntegerAttr(index))}));
   }
   if (explicitLoss && !llvm::any_of(graph.output(), [&](const auto &output) {
         return output.name() == lossName;

@@ -113,6 +113,41 @@ bool InitializerRoles::isBatchNormStatistic(StringRef name) const {
          });
 }
 
+bool onnx_import::isTrainingBatchNorm(const onnx::NodeProto &node,
+                                      int64_t opset) {
+  auto intAttribute = [&](StringRef name, int64_t defaultValue) {
+    for (const onnx::AttributeProto &attribute : node.attribute())
+      if (attribute.name() == name &&
+          attribute.type() == onnx::AttributeProto::INT)
+        return attribute.i();
+    return defaultValue;
+  };
+  if (opset >= 14)
+    return intAttribute("training_mode", 0) != 0;
+  if (opset >= 7)
+    return node.output_size() > 1;
+  return intAttribute("is_test", 0) == 0;
+}
+
+unsigned InitializerRoles::getRunningStatistic(StringRef name,
+                                               int64_t opset) const {
+  auto it = consumers.find(name);
+  if (it == consumers.end())
+    return 0;
+  for (const onnx::NodeProto *node : it->second) {
+    if (!isDefaultDomain(*node) || node->op_type() != "BatchNormalization" ||
+        !isTrainingBatchNorm(*node, opset))
+      continue;
+    for (unsigned output = 1; output <= 2; ++output)
+      if (node->input_size() > static_cast<int>(output + 2) &&
+          node->input(output + 2) == name &&
+          node->output_size() > static_cast<int>(output) &&
+          !node->output(output).empty())
+        return output;
+  }
+  return 0;
+}
+
 bool InitializerRoles::isImportTimeOperand(StringRef name) const {
   // The inputs [first, last] of these ops are computed with at import.
   static const llvm::StringMap<std::pair<int, int>> operands = {

@@ -23,6 +23,11 @@
 
 namespace tgc::onnx_import {
 
+/// Whether the BatchNormalization `node` (of the default domain, `opset`)
+/// normalizes with the batch's statistics: `training_mode` from opset 14,
+/// more than one output from opset 7, `is_test = 0` before.
+bool isTrainingBatchNorm(const onnx::NodeProto &node, int64_t opset);
+
 class InitializerRoles {
 public:
   /// The analysis of `graph`; an error for a glob that does not parse.
@@ -45,6 +50,12 @@ public:
   /// Whether a BatchNormalization reads `name` as its mean or variance
   /// (running statistics, never trained).
   bool isBatchNormStatistic(llvm::StringRef name) const;
+
+  /// Which running statistic of a training-mode BatchNormalization
+  /// (default domain, `opset`) `name` is, read as its input 3 (mean: 1) or
+  /// 4 (variance: 2) with the matching output (the updated statistic)
+  /// present: the step updates it. 0 when none (or an inference-mode one).
+  unsigned getRunningStatistic(llvm::StringRef name, int64_t opset) const;
 
   /// Whether every node that reads `name` reads it as an operand the
   /// import computes with (Resize's roi and scales, Upsample's scales,

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConverterUtils.h"
+#include "InitializerRoles.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -389,9 +390,12 @@ static LogicalResult convertBatchNormalization(Importer &g) {
     return g.fail("expects a non-empty tensor of rank >= 2 (N, C, ...)");
   if (g.opset < 9 && g.getInt("spatial", 1) != 1)
     return g.fail("spatial = 0 is not supported");
-  bool training = g.opset >= 14  ? g.getInt("training_mode", 0) != 0
-                  : g.opset >= 7 ? g.getNumOutputs() > 1
-                                 : g.getInt("is_test", 0) == 0;
+  // Read for their types' checks; isTrainingBatchNorm decides.
+  if (g.opset >= 14)
+    g.getInt("training_mode", 0);
+  else if (g.opset < 7)
+    g.getInt("is_test", 0);
+  bool training = isTrainingBatchNorm(g.getNode(), g.opset);
   if (g.hasOutput(3) || g.hasOutput(4))
     return g.fail("the saved mean and variance outputs are not supported");
   SmallVector<Value> channels;
@@ -429,11 +433,13 @@ static LogicalResult convertBatchNormalization(Importer &g) {
     RankedTensorType vector = Importer::getType(given);
     Value batch =
         g.reshape(i == 1 ? batchMean : batchVariance, vector.getShape());
-    g.setOutput(
-        i,
-        buildBinary<tg::AddOp>(
-            g, buildBinary<tg::MulOp>(g, given, g.splat(vector, momentum)),
-            buildBinary<tg::MulOp>(g, batch, g.splat(vector, 1.0 - momentum))));
+    Value next = buildBinary<tg::AddOp>(
+        g, buildBinary<tg::MulOp>(g, given, g.splat(vector, momentum)),
+        buildBinary<tg::MulOp>(g, batch, g.splat(vector, 1.0 - momentum)));
+    g.setOutput(i, next);
+    // A running statistic imported as state: the step's next value of it.
+    if (g.updatedState.contains(given))
+      g.stateUpdates.push_back({given, next});
   }
   return success();
 }

@@ -59,6 +59,10 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     auto role =
         step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kRoleAttrName);
     arg["role"] = role ? role.str() : "input";
+    // Loaded and saved with the parameters (a running statistic).
+    if (tg::getArgumentRole(step, i) == tg::Role::State &&
+        tg::isModelValue(step, i))
+      arg["model_value"] = true;
     arg["shape"] = type.getShape().vec();
     // A partitioned step's argument: the block of a global value.
     // ZeRO's padding (tg.unpadded_shape) is not in the global shape, the
@@ -226,7 +230,7 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
     if (failed(types))
       return failure();
     for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
-      if (tg::getArgumentRole(step, i) == tg::Role::Param)
+      if (tg::isModelValue(step, i))
         initial.push_back(safetensors::toEntry(
             getArgumentName(step, i),
             tensorToNpy(makeRandomArgument(step, i, /*seed=*/0, (*types)[i]))));

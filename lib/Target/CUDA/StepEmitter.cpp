@@ -1046,7 +1046,8 @@ LogicalResult StepEmitter::emitDescription() {
         ", RandomSpec::Init::" + inits[static_cast<int>(spec.init)] + ", " +
         (spec.hasDefault ? "true" : "false") + ", " +
         formatNumber(spec.defaultValue) + ", " + str(spec.idBound) +
-        "},\n     " + globalShape + ", " + dimAxes + "},\n";
+        "},\n     " + globalShape + ", " + dimAxes + ", " +
+        (tg::isModelValue(step, i) ? "true" : "false") + "},\n";
   }
   arguments += "};\n";
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());

@@ -311,6 +311,22 @@ func.func @frozen_input(%x: tensor<4xf32> {tg.role = "input", tg.frozen}) {
 
 // -----
 
+// tg.buffer is a unit attribute, on model state (not a parameter: those
+// are trained or frozen).
+// expected-error @+1 {{argument #0 of 'buffer_value': 'tg.buffer' is a unit attribute, got 1 : i64}}
+func.func @buffer_value(%s: tensor<4xf32> {tg.role = "state", tg.buffer = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 of 'buffer_param': 'tg.buffer' is for 'state' arguments}}
+func.func @buffer_param(%w: tensor<4xf32> {tg.role = "param", tg.buffer}) {
+  return
+}
+
+// -----
+
 // The memory plan: one non-negative offset per result.
 func.func @offsets_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'tg.offsets' must be an array<i64> of one non-negative offset per result (1), got array<i64: 0, 256>}}

@@ -56,6 +56,15 @@ func.func private @sgd_update(tensor<4xf32> {tg.role = "param", tg.name = "w"},
 
 // -----
 
+// Model state the step updates (a BatchNorm's running mean): a buffer.
+// CHECK-LABEL: func.func private @running_mean
+// CHECK-SAME:    (tensor<4xf32> {tg.buffer, tg.init = "zeros", tg.name = "bn.running_mean", tg.role = "state"})
+// CHECK-SAME:    -> (tensor<4xf32> {tg.aliases = 0 : i64, tg.name = "bn.running_mean", tg.role = "state"})
+func.func private @running_mean(tensor<4xf32> {tg.role = "state", tg.name = "bn.running_mean", tg.buffer, tg.init = "zeros"})
+    -> (tensor<4xf32> {tg.role = "state", tg.name = "bn.running_mean", tg.aliases = 0})
+
+// -----
+
 // The attributes are optional: a bf16 loss, and arguments and results without any.
 // CHECK-LABEL: func.func @partial_attrs
 // CHECK-SAME:    (%[[X:[^:]+]]: tensor<bf16>, %{{[^:]+}}: tensor<bf16> {tg.role = "input"})

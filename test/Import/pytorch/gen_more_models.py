@@ -20,7 +20,17 @@ mode. Run with Debian's python3-torch (PyTorch 1.13, CPU) from this
 directory:
 
     /usr/bin/python3 gen_more_models.py
+
+`gen_more_models.py running` (with the onnx package) writes only the
+running statistics one training step leaves in the CNN's BatchNorm, started
+from the exported model's values (cnn.norm2.running_mean.npy and
+cnn.norm2.running_var.npy): PyTorch's mean, and its variance in ONNX's
+convention (the batch's variance biased, where PyTorch averages the
+unbiased one in).
 """
+import sys
+
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -85,7 +95,39 @@ class UNet(nn.Module):
         return ((y - target) ** 2).mean(), y
 
 
-if __name__ == "__main__":
+def save_running_statistics():
+    """The CNN's BatchNorm statistics after one step of PyTorch from the
+    exported model's values (cnn-opset14.onnx: its initializers are the
+    state dict), the variance in ONNX's biased convention."""
+    import onnx
+    from onnx import numpy_helper
+    exported = onnx.load("cnn-opset14.onnx")
+    state = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy())
+             for t in exported.graph.initializer}
+    model = Cnn()
+    model.load_state_dict(state, strict=False)
+    before = model.norm2.running_var.clone()
+    momentum = model.norm2.momentum
+    seen = {}
+    model.norm2.register_forward_hook(
+        lambda module, args, out: seen.update(x=args[0]))
+    model.train(True)
+    x = torch.from_numpy(np.load("cnn.inputs/x.npy"))
+    labels = torch.from_numpy(np.load("cnn.inputs/labels.npy"))
+    with torch.no_grad():
+        model(x, labels)
+    n = seen["x"].numel() // seen["x"].shape[1]
+    # PyTorch: (1 - m) * var + m * unbiased; ONNX: the batch's biased one.
+    unbiased = (model.norm2.running_var - (1 - momentum) * before) / momentum
+    biased = unbiased * (n - 1) / n
+    np.save("cnn.norm2.running_mean.npy", model.norm2.running_mean.numpy())
+    np.save("cnn.norm2.running_var.npy",
+            ((1 - momentum) * before + momentum * biased).numpy())
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["running"]:
+    save_running_statistics()
+elif __name__ == "__main__":
     torch.manual_seed(2)
     images = {"x": torch.randn(4, 3, 8, 8),
               "labels": torch.randint(0, Cnn.CLASSES, (4,))}

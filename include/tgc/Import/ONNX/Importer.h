@@ -67,10 +67,15 @@ struct ImportedParameter {
 
 struct ImportedModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  /// In the order of the `param` arguments of @main.
+  /// The initial values of the `param` arguments of @main and of its
+  /// `tg.buffer` state arguments, in the order of the arguments.
   std::vector<ImportedParameter> parameters;
   /// The float initializers imported as constants, in the model's order.
   std::vector<ImportedBuffer> buffers;
+  /// The float initializers imported as `tg.buffer` state arguments (their
+  /// values are among `parameters`): the running statistics of
+  /// training-mode BatchNormalizations, which the step updates.
+  std::vector<ImportedBuffer> states;
 };
 
 /// Parses an `--input-shape` value, "NAME=2x128" (a shape of "" or

@@ -41,6 +41,9 @@ struct ArgumentInfo {
   RandomSpec init;
   int64_t globalShape[8];
   int8_t dimAxes[8][4];
+  /// A value of the model, loaded and saved with the parameters: a param,
+  /// or state marked tg.buffer (a BatchNorm's running statistics).
+  bool isModelValue = false;
 };
 
 /// One result: its place in the arena, and the argument whose new value it

@@ -32,6 +32,12 @@ std::optional<Role> getResultRole(mlir::FunctionOpInterface function,
 /// none).
 std::optional<Role> getRole(mlir::DictionaryAttr attrs);
 
+/// Whether argument `index` of `function` holds a value of the model, which
+/// imports and checkpoints carry with the parameters: a `param`, or `state`
+/// marked `tg.buffer` (a BatchNorm's running statistics; not optimizer
+/// state).
+bool isModelValue(mlir::FunctionOpInterface function, unsigned index);
+
 /// Sets the `tg.role` of argument or result `index` of `function`.
 void setArgumentRole(mlir::FunctionOpInterface function, unsigned index,
                      Role role);

@@ -36,12 +36,16 @@ def TG_Dialect : Dialect {
     * `tg.default` on a scalar argument: the value the host uses unless told
       otherwise (e.g. the learning rate tg-optimizer was given); a float for a
       float scalar, an integer for an integer scalar.
-    * `tg.init` on a float `param` argument: how a fresh run initializes it,
-      `"normal"` (mean 0, standard deviation 0.02, the default), `"zeros"`
-      (e.g. LoRA's B matrices) or `"ones"`.
+    * `tg.init` on a float `param` (or `tg.buffer` state) argument: how a
+      fresh run initializes it, `"normal"` (mean 0, standard deviation
+      0.02, the default), `"zeros"` (e.g. LoRA's B matrices) or `"ones"`.
     * `tg.frozen` (a unit attribute) on a `param` argument: the parameter is
       not trained; `tg-autodiff` builds no gradient for it, whatever its
       `frozen`/`trainable` globs say (`tg-lora` freezes the base model).
+    * `tg.buffer` (a unit attribute) on a `state` argument: model state the
+      step updates that is no optimizer state (a training-mode
+      BatchNormalization's running statistics): its initial value is the
+      model's, and it is loaded and saved with the parameters.
     * `tg.aliases = N` on a result: the result is the new value of argument
       `N`, which must have the same type and the role `param` or `state`; at
       most one result aliases a given argument. The buffer may be updated in
@@ -70,6 +74,7 @@ def TG_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "tg.default";
     static constexpr ::llvm::StringLiteral kInitAttrName = "tg.init";
     static constexpr ::llvm::StringLiteral kFrozenAttrName = "tg.frozen";
+    static constexpr ::llvm::StringLiteral kBufferAttrName = "tg.buffer";
     /// The memory plan (tg-memory-plan): byte offsets in the arena.
     static constexpr ::llvm::StringLiteral kOffsetAttrName = "tg.offset";
     static constexpr ::llvm::StringLiteral kOffsetsAttrName = "tg.offsets";

@@ -106,7 +106,8 @@ readStdin(uint64_t maxBytes) {
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-tgc::readInputFile(llvm::StringRef path, uint64_t maxBytes, bool allowStdin) {
+tgc::readInputFile(llvm::StringRef path, uint64_t maxBytes, bool allowStdin,
+                   bool nullTerminated) {
   if (allowStdin && path == "-")
     return readStdin(maxBytes);
   llvm::Expected<RegularFile> file = RegularFile::open(path);
@@ -116,11 +117,11 @@ tgc::readInputFile(llvm::StringRef path, uint64_t maxBytes, bool allowStdin) {
     return makeError(path, "holds " + llvm::Twine(file->size) +
                                " bytes, more than the " +
                                llvm::Twine(maxBytes) + " an input may hold");
-  // The buffer ends with a null byte (MLIR's lexer needs one): mapped files
-  // get it for free, read ones hold one more byte.
+  // A text's buffer ends with a null byte (MLIR's lexer needs one): mapped
+  // files get it for free, read ones hold one more byte.
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getOpenFile(file->fd, path, file->size,
-                                      /*RequiresNullTerminator=*/true);
+                                      nullTerminated);
   if (!buffer)
     return makeError(path, "cannot be read: " + buffer.getError().message());
   return std::move(*buffer);

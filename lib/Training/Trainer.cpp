@@ -39,32 +39,22 @@ llvm::Expected<TokenData> TokenData::load(StringRef path, func::FuncOp function,
     return llvm::createStringError("token file '" + path + "': " + message);
   };
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
-      readInputFile(path);
+      readInputFile(path, kMaxInputFileBytes, /*allowStdin=*/false,
+                    /*nullTerminated=*/false);
   if (!file)
     return llvm::createStringError("token file " +
                                    llvm::toString(file.takeError()));
-  StringRef bytes = (*file)->getBuffer();
-  if (bytes.size() % 2 != 0)
-    return fail("its size (" + Twine(bytes.size()) +
-                " bytes) is odd; expected little-endian uint16 token ids");
   auto type = cast<ShapedType>(function.getArgumentTypes()[task.ids]);
   int64_t seq = type.getRank() ? type.getShape().back() : 1;
   TokenData data;
   data.task = task;
-  data.tokens.resize(bytes.size() / 2);
-  for (size_t i = 0; i < data.tokens.size(); ++i) {
-    uint16_t token =
-        static_cast<uint8_t>(bytes[2 * i]) |
-        static_cast<uint16_t>(static_cast<uint8_t>(bytes[2 * i + 1])) << 8;
-    if (token >= task.vocabulary)
-      return fail("token " + Twine(i) + " is " + Twine(token) +
-                  ", not below the vocabulary size " + Twine(task.vocabulary));
-    data.tokens[i] = token;
-  }
-  if (static_cast<int64_t>(data.tokens.size()) < seq + 1)
-    return fail("it holds " + Twine(data.tokens.size()) +
-                " tokens; a window of the sequence length " + Twine(seq) +
-                " and its next token need " + Twine(seq + 1));
+  data.file = std::move(*file);
+  StringRef bytes = data.file->getBuffer();
+  std::string message;
+  if (!rt::parseTokenFile(reinterpret_cast<const unsigned char *>(bytes.data()),
+                          bytes.size(), seq, task.vocabulary, data.tokens,
+                          message))
+    return fail(message);
   return data;
 }
 
@@ -76,9 +66,7 @@ static void fillWindows(const TokenData &data, SmallVector<Tensor> &arguments,
   ArrayRef<int64_t> shape = arguments[data.task.ids].getShape();
   int64_t seq = shape.empty() ? 1 : shape.back();
   int64_t rows = seq ? static_cast<int64_t>(ids.size()) / seq : 0;
-  rt::fillTokenWindows(data.tokens.data(),
-                       static_cast<int64_t>(data.tokens.size()), ids.data(),
-                       labels.data(), rows, seq, seed);
+  rt::fillTokenWindows(data.tokens, ids.data(), labels.data(), rows, seq, seed);
 }
 
 /// The default value of integer `input` argument `index` that the data does

@@ -1,43 +1,82 @@
-//===- Data.cpp - the batches of the generated trainer --------------------===//
+//===- Data.cpp - token files and the windows of each step ---------------===//
 
 #include "Data.h"
 
-#include <fstream>
-#include <iterator>
+#include "tgc/runtime/Random.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
 
 using namespace tgc::rt;
 
-bool tgc::rt::loadTokenFile(const std::string &path, int64_t seq,
-                            int64_t vocabulary, std::vector<uint16_t> &tokens,
-                            std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read token file '" + path + "'";
-    return false;
-  }
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
+MappedTokenFile::~MappedTokenFile() {
+  if (map)
+    ::munmap(map, size);
+}
+
+bool MappedTokenFile::open(const std::string &path, int64_t seq,
+                           int64_t vocabulary, std::string &error) {
   auto fail = [&](const std::string &message) {
-    error = "token file '" + path + "': " + message;
+    error = "token file '" + path + "'" + message;
     return false;
   };
-  if (bytes.size() % 2 != 0)
-    return fail("its size (" + std::to_string(bytes.size()) +
-                " bytes) is odd; expected little-endian uint16 token ids");
-  tokens.resize(bytes.size() / 2);
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    uint16_t token = bytes[2 * i] | static_cast<uint16_t>(bytes[2 * i + 1])
-                                        << 8;
-    if (token >= vocabulary)
-      return fail("token " + std::to_string(i) + " is " +
-                  std::to_string(token) + ", not below the vocabulary size " +
-                  std::to_string(vocabulary));
-    tokens[i] = token;
+  // Not blocking on a FIFO's writer: the type is checked before reading.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return fail(std::string(" cannot be read: ") + std::strerror(errno));
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return fail(" is not a regular file");
   }
-  if (static_cast<int64_t>(tokens.size()) < seq + 1)
-    return fail("it holds " + std::to_string(tokens.size()) +
-                " tokens; a window of the sequence length " +
-                std::to_string(seq) + " and its next token need " +
-                std::to_string(seq + 1));
+  size = static_cast<size_t>(info.st_size);
+  if (size > 0) {
+    map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      map = nullptr;
+      int code = errno;
+      ::close(fd);
+      return fail(std::string(" cannot be mapped: ") + std::strerror(code));
+    }
+  }
+  ::close(fd);
+  std::string message;
+  if (!parseTokenFile(static_cast<const unsigned char *>(map), size, seq,
+                      vocabulary, tokens, message))
+    return fail(": " + message);
   return true;
+}
+
+WindowPrefetcher::~WindowPrefetcher() {
+  if (next.valid())
+    next.wait();
+}
+
+WindowPrefetcher::Batch WindowPrefetcher::make(unsigned n) const {
+  Batch batch;
+  batch.step = n;
+  batch.ids.resize(rows * seq);
+  batch.labels.resize(rows * seq);
+  fillTokenWindows(tokens, batch.ids.data(), batch.labels.data(), rows, seq,
+                   stepSeed(seed, n));
+  return batch;
+}
+
+void WindowPrefetcher::take(unsigned n, std::vector<int64_t> &ids,
+                            std::vector<int64_t> &labels) {
+  Batch batch = next.valid() ? next.get() : make(n);
+  if (batch.step != n)
+    batch = make(n);
+  try {
+    next = std::async(std::launch::async, [this, n] { return make(n + 1); });
+  } catch (const std::system_error &) {
+    // No thread to be had: the next step makes its rows itself.
+  }
+  ids = std::move(batch.ids);
+  labels = std::move(batch.labels);
 }

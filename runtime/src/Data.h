@@ -3,17 +3,63 @@
 #ifndef TGC_RUNTIME_SRC_DATA_H
 #define TGC_RUNTIME_SRC_DATA_H
 
+#include "tgc/runtime/TokenFile.h"
+
 #include <cstdint>
+#include <future>
 #include <string>
 #include <vector>
 
 namespace tgc::rt {
 
-/// Reads a token file in nanoGPT's `train.bin` format (little-endian uint16
-/// ids, nothing else) for rows of `seq` ids below `vocabulary`: the same
-/// checks and messages as `tgc train --data FILE.bin`.
-bool loadTokenFile(const std::string &path, int64_t seq, int64_t vocabulary,
-                   std::vector<uint16_t> &tokens, std::string &error);
+/// A token file (TokenFile.h) mapped into memory, not copied: a dataset
+/// larger than the host's memory trains, its pages read as windows need
+/// them. The checks and messages are `tgc train --data FILE.bin`'s.
+class MappedTokenFile {
+public:
+  MappedTokenFile() = default;
+  MappedTokenFile(const MappedTokenFile &) = delete;
+  MappedTokenFile &operator=(const MappedTokenFile &) = delete;
+  ~MappedTokenFile();
+
+  /// Maps and checks `path` for rows of `seq` ids below `vocabulary`.
+  bool open(const std::string &path, int64_t seq, int64_t vocabulary,
+            std::string &error);
+  TokenSpan getTokens() const { return tokens; }
+
+private:
+  void *map = nullptr;
+  size_t size = 0;
+  TokenSpan tokens;
+};
+
+/// The token windows of each step (fillTokenWindows, step n seeded with
+/// stepSeed(seed, n)), made on a host thread one step ahead: while the
+/// device runs step n, the thread gathers step n + 1's rows, so a step
+/// never waits on the file.
+class WindowPrefetcher {
+public:
+  WindowPrefetcher(TokenSpan tokens, int64_t rows, int64_t seq, uint64_t seed)
+      : tokens(tokens), rows(rows), seq(seq), seed(seed) {}
+  /// Waits for the thread that makes them.
+  ~WindowPrefetcher();
+
+  /// The ids and labels of step `n`; starts making step n + 1's.
+  void take(unsigned n, std::vector<int64_t> &ids,
+            std::vector<int64_t> &labels);
+
+private:
+  struct Batch {
+    unsigned step = 0;
+    std::vector<int64_t> ids, labels;
+  };
+  Batch make(unsigned n) const;
+
+  TokenSpan tokens;
+  int64_t rows, seq;
+  uint64_t seed;
+  std::future<Batch> next;
+};
 
 } // namespace tgc::rt
 

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,9 @@ void printUsage(const char *program) {
       "  --seed S           seeds the initial values and the data (default 0)\n"
       "  --data D           synthetic-copy (fresh random ids each step, labels "
       "= ids),\n"
-      "                     fixed (one random batch) or FILE.bin (nanoGPT "
-      "uint16 tokens)\n"
+      "                     fixed (one random batch) or FILE.bin (uint16 "
+      "tokens,\n"
+      "                     nanoGPT's or llm.c's; mapped, windows prefetched)\n"
       "  --lr X             peak learning rate (default: the step's own)\n"
       "  --warmup N         linear warmup over the first N steps\n"
       "  --lr-schedule S    constant (default) or cosine (to 0 at the last "
@@ -377,14 +379,17 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                 "a 'label' argument of the same type; this step has none (try "
                 "--data fixed)");
   int64_t seq = 1, rows = 0;
-  std::vector<uint16_t> tokens;
+  MappedTokenFile tokens;
   if (hasCopyTask) {
     const ArgumentInfo &ids = global.arguments[info.copyIds];
     seq = ids.rank ? ids.shape[ids.rank - 1] : 1;
     rows = seq ? getNumElements(ids) / seq : 0;
   }
-  if (fromFile && !loadTokenFile(source, seq, info.vocabulary, tokens, error))
+  if (fromFile && !tokens.open(source, seq, info.vocabulary, error))
     return fail(error);
+  std::optional<WindowPrefetcher> windows;
+  if (fromFile)
+    windows.emplace(tokens.getTokens(), rows, seq, flags.seed);
 
   // Every argument starts as `tgc train --seed` starts it, on the host.
   ArgumentBytes arguments(info.numArguments);
@@ -503,9 +508,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       changed.push_back(i);
     }
     if (fromFile) {
-      std::vector<int64_t> ids(rows * seq), labels(rows * seq);
-      fillTokenWindows(tokens.data(), static_cast<int64_t>(tokens.size()),
-                       ids.data(), labels.data(), rows, seq, seedOfStep);
+      std::vector<int64_t> ids, labels;
+      windows->take(n, ids, labels);
       for (int64_t j = 0; j < rows * seq; ++j) {
         storeDouble(arguments[info.copyIds].data(),
                     info.arguments[info.copyIds].dtype, j, double(ids[j]));

@@ -38,8 +38,8 @@ static cl::opt<std::string>
          cl::desc("Training data: synthetic-copy (fresh random token ids each "
                   "step, labels = ids: the model learns to copy), fixed (one "
                   "random batch every step: memorization), or FILE.bin (uint16 "
-                  "token ids as nanoGPT writes them: random windows, labels = "
-                  "the next tokens). Default: synthetic-copy for token models, "
+                  "token ids as nanoGPT writes them, or llm.c with its header: "
+                  "random windows, labels = the next tokens). Default: synthetic-copy for token models, "
                   "else fixed"),
          cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
 static cl::opt<uint64_t>

@@ -34,10 +34,12 @@ inline constexpr uint64_t kMaxInputFileBytes = uint64_t(1) << 36;
 
 /// The contents of the regular file `path` ("-" is standard input, read up
 /// to `maxBytes` when `allowStdin`). Refuses a file that is not regular and
-/// one larger than `maxBytes`. The error message names `path`.
+/// one larger than `maxBytes`. The error message names `path`. Without
+/// `nullTerminated` (a binary file read in place) a large file is always
+/// mapped, never copied; else only where a null byte fits after it.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path, uint64_t maxBytes = kMaxInputFileBytes,
-              bool allowStdin = false);
+              bool allowStdin = false, bool nullTerminated = true);
 
 /// `size` bytes at `offset` of the regular file `path`: refuses a file that
 /// is not regular or holds fewer bytes; reads only those bytes.

@@ -10,13 +10,16 @@
 #define TGC_TRAINING_TRAINER_H
 
 #include "tgc/Eval/Tensor.h"
+#include "tgc/runtime/TokenFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -41,11 +44,14 @@ struct CopyTask {
 struct TokenData {
   /// The arguments filled (the same pair as the copy task's).
   CopyTask task;
-  std::vector<uint16_t> tokens;
+  /// The file (mapped where it is large) and its ids.
+  std::shared_ptr<llvm::MemoryBuffer> file;
+  rt::TokenSpan tokens;
 
-  /// Reads `path` for `function`, whose `task` arguments have rows of `seq`
-  /// ids: the file must hold at least seq + 1 tokens, each below the
-  /// vocabulary size.
+  /// Reads `path` (nanoGPT's or llm.c's format, tgc/runtime/TokenFile.h)
+  /// for `function`, whose `task` arguments have rows of `seq` ids: the
+  /// file must hold at least seq + 1 tokens, each below the vocabulary
+  /// size.
   static llvm::Expected<TokenData>
   load(llvm::StringRef path, mlir::func::FuncOp function, const CopyTask &task);
 };

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -107,6 +108,25 @@ def check_profile(args, model, project, build, options):
           "report's %.3f us" % (len(calls), total * 1e6))
 
 
+def write_token_file(work, spec):
+    """The token file of `spec` (FORMAT-tokens:V) in `work`: 4096 ids below
+    V (a fixed pseudo-random stream), as nanoGPT writes them or after
+    llm.c's header of 256 int32 (magic 20240520, version 1, the count)."""
+    import random
+    kind, vocabulary = spec.split(":")
+    stream = random.Random(0)
+    ids = [stream.randrange(int(vocabulary)) for _ in range(4096)]
+    header = b""
+    if kind == "llmc-tokens":
+        header = struct.pack("<3i", 20240520, 1, len(ids)) + bytes(1012)
+    elif kind != "nanogpt-tokens":
+        sys.exit("unknown token file format " + kind)
+    path = os.path.join(work, "tokens.bin")
+    with open(path, "wb") as f:
+        f.write(header + struct.pack("<%dH" % len(ids), *ids))
+    return path
+
+
 def check_imported(args, project, build, first_loss):
     """An imported model's trainer starts from its weights (the project's
     params.safetensors); --init random from --seed alone; a missing file is
@@ -154,7 +174,10 @@ def main():
                         "is the unsharded step")
     parser.add_argument("--nproc", type=int, default=0,
                         help="train --nproc N: one process per device")
-    parser.add_argument("--data", default="synthetic-copy")
+    parser.add_argument("--data", default="synthetic-copy",
+                        help="synthetic-copy, fixed, or FORMAT-tokens:V (a "
+                        "token file of 4096 ids below V written in the work "
+                        "directory: nanogpt, or llmc with llm.c's header)")
     parser.add_argument("--host-threads", type=int, default=0,
                         help="TGC_HOST_THREADS for train: every block on "
                         "this many host threads, cooperating as a GPU "
@@ -179,6 +202,8 @@ def main():
     work = args.work_dir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    if "-tokens:" in args.data:
+        args.data = write_token_file(work, args.data)
     project = os.path.join(work, "project")
     options = args.options.split()
     if args.model:

@@ -105,23 +105,6 @@ inline uint64_t stepSeed(uint64_t seed, unsigned n) {
   return seed + 1000003ull * (n + 1);
 }
 
-/// Language-model rows from a token file: each of the `rows` rows of `ids`
-/// is a window of `seq` tokens at a random start, and the same row of
-/// `labels` is the window shifted by one (the next tokens).
-inline void fillTokenWindows(const uint16_t *tokens, int64_t numTokens,
-                             int64_t *ids, int64_t *labels, int64_t rows,
-                             int64_t seq, uint64_t seed) {
-  int64_t starts = numTokens - seq;
-  std::mt19937_64 rng(seed);
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t start = static_cast<int64_t>(rng() % uint64_t(starts));
-    for (int64_t t = 0; t < seq; ++t) {
-      ids[row * seq + t] = tokens[start + t];
-      labels[row * seq + t] = tokens[start + t + 1];
-    }
-  }
-}
-
 } // namespace tgc::rt
 
 #endif // TGC_RUNTIME_RANDOM_H

@@ -4,6 +4,7 @@
 #include "tgc/Support/Diagnostics.h"
 #include "tgc/Support/InputFile.h"
 #include "tgc/Support/OutputFile.h"
+#include "tgc/runtime/SafetensorsFormat.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,36 +12,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <nlohmann/json.hpp>
-
 using namespace tgc;
 
 llvm::Error safetensors::write(llvm::raw_ostream &os,
                                llvm::ArrayRef<Entry> entries) {
-  // The header: each tensor's dtype, shape and [begin, end) in the data.
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  llvm::StringSet<> names;
-  uint64_t offset = 0;
-  for (const Entry &entry : entries) {
-    if (!names.insert(entry.name).second)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "two tensors are named '" + entry.name +
-                                         "'");
-    header[entry.name] = {
-        {"dtype", entry.dtype},
-        {"shape", entry.shape},
-        {"data_offsets", {offset, offset + entry.data.size()}}};
-    offset += entry.data.size();
-  }
-  std::string text = header.dump();
-  // The data starts 8-byte aligned: pad the header with spaces.
-  text.append((8 - text.size() % 8) % 8, ' ');
-  uint64_t length = text.size();
-  char prefix[8];
-  for (int i = 0; i < 8; ++i)
-    prefix[i] = static_cast<char>((length >> (8 * i)) & 0xff);
-  os.write(prefix, 8);
-  os << text;
+  std::string prefix, error;
+  if (!rt::safetensors::makeHeader(entries.data(), entries.size(), {}, prefix,
+                                   error))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  os << prefix;
   for (const Entry &entry : entries)
     os.write(entry.data.data(), entry.data.size());
   return llvm::Error::success();
@@ -60,85 +40,20 @@ llvm::Error safetensors::write(llvm::StringRef path,
 
 llvm::Expected<std::vector<safetensors::Entry>>
 safetensors::read(llvm::StringRef path) {
-  auto error = [&](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'" + path + "': " + message);
-  };
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
-      readInputFile(path);
+      readInputFile(path, kMaxInputFileBytes, /*allowStdin=*/false,
+                    /*nullTerminated=*/false);
   if (!file)
     return file.takeError();
   llvm::StringRef bytes = (*file)->getBuffer();
-  if (bytes.size() < 8)
-    return error("too short for a safetensors file");
-  uint64_t length = 0;
-  for (int i = 7; i >= 0; --i)
-    length = (length << 8) | static_cast<unsigned char>(bytes[i]);
-  if (length > bytes.size() - 8)
-    return error("the header length exceeds the file");
-  llvm::StringRef data = bytes.drop_front(8 + length);
-  nlohmann::json header =
-      nlohmann::json::parse(bytes.substr(8, length).str(), nullptr,
-                            /*allow_exceptions=*/false);
-  if (!header.is_object())
-    return error("the header is not a JSON object");
-  static const llvm::StringMap<size_t> elementSizes = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
-      {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1}};
   std::vector<Entry> entries;
-  struct DataRange {
-    uint64_t begin, end;
-    std::string name;
-  };
-  std::vector<DataRange> ranges;
-  for (auto &[name, info] : header.items()) {
-    if (name == "__metadata__")
-      continue;
-    Entry entry;
-    entry.name = name;
-    const nlohmann::json &dtype = info.is_object() ? info["dtype"] : info;
-    const nlohmann::json &shape = info.is_object() ? info["shape"] : info;
-    const nlohmann::json &offsets =
-        info.is_object() ? info["data_offsets"] : info;
-    if (!dtype.is_string() || !shape.is_array() || !offsets.is_array() ||
-        offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-        !offsets[1].is_number_unsigned())
-      return error("tensor '" + name + "' has a malformed header entry");
-    entry.dtype = dtype.get<std::string>();
-    auto size = elementSizes.find(entry.dtype);
-    if (size == elementSizes.end())
-      return error("tensor '" + name + "' has unknown dtype '" + entry.dtype +
-                   "'");
-    uint64_t count = 1;
-    for (const nlohmann::json &dim : shape) {
-      if (!dim.is_number_unsigned())
-        return error("tensor '" + name + "' has a malformed shape");
-      uint64_t d = dim.get<uint64_t>();
-      if (d && count > (uint64_t(1) << 40) / d)
-        return error("tensor '" + name + "' is too large");
-      count *= d;
-      entry.shape.push_back(static_cast<int64_t>(d));
-    }
-    uint64_t begin = offsets[0].get<uint64_t>(),
-             end = offsets[1].get<uint64_t>();
-    if (begin > end || end > data.size() || end - begin != count * size->second)
-      return error("tensor '" + name + "' has data offsets [" +
-                   llvm::Twine(begin) + ", " + llvm::Twine(end) +
-                   ") that do not match its shape or the file");
-    entry.data.assign(data.begin() + begin, data.begin() + end);
-    entries.push_back(std::move(entry));
-    if (begin != end)
-      ranges.push_back({begin, end, name});
-  }
-  // Two tensors sharing bytes: writing one would change the other.
-  llvm::sort(ranges, [](const DataRange &a, const DataRange &b) {
-    return a.begin < b.begin;
-  });
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].begin < ranges[i - 1].end)
-      return error("tensors '" + printableName(ranges[i - 1].name) + "' and '" +
-                   printableName(ranges[i].name) +
-                   "' have overlapping data offsets");
+  std::map<std::string, std::string> metadata;
+  std::string error;
+  if (!rt::safetensors::parse(
+          bytes.data(), bytes.size(), entries, metadata, error,
+          [](const std::string &name) { return printableName(name); }))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + path + "': " + error);
   return entries;
 }
 

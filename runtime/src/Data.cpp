@@ -4,51 +4,22 @@
 
 #include "tgc/runtime/Random.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <system_error>
-#include <unistd.h>
 
 using namespace tgc::rt;
 
-MappedTokenFile::~MappedTokenFile() {
-  if (map)
-    ::munmap(map, size);
-}
-
 bool MappedTokenFile::open(const std::string &path, int64_t seq,
                            int64_t vocabulary, std::string &error) {
-  auto fail = [&](const std::string &message) {
-    error = "token file '" + path + "'" + message;
+  if (!file.open(path, error)) {
+    error = "token file " + error;
     return false;
-  };
-  // Not blocking on a FIFO's writer: the type is checked before reading.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fail(std::string(" cannot be read: ") + std::strerror(errno));
-  struct stat info;
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return fail(" is not a regular file");
   }
-  size = static_cast<size_t>(info.st_size);
-  if (size > 0) {
-    map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-      map = nullptr;
-      int code = errno;
-      ::close(fd);
-      return fail(std::string(" cannot be mapped: ") + std::strerror(code));
-    }
-  }
-  ::close(fd);
   std::string message;
-  if (!parseTokenFile(static_cast<const unsigned char *>(map), size, seq,
-                      vocabulary, tokens, message))
-    return fail(": " + message);
+  if (!parseTokenFile(reinterpret_cast<const unsigned char *>(file.data()),
+                      file.size(), seq, vocabulary, tokens, message)) {
+    error = "token file '" + path + "': " + message;
+    return false;
+  }
   return true;
 }
 

@@ -3,6 +3,8 @@
 #ifndef TGC_RUNTIME_SRC_DATA_H
 #define TGC_RUNTIME_SRC_DATA_H
 
+#include "MappedFile.h"
+
 #include "tgc/runtime/TokenFile.h"
 
 #include <cstdint>
@@ -17,19 +19,13 @@ namespace tgc::rt {
 /// them. The checks and messages are `tgc train --data FILE.bin`'s.
 class MappedTokenFile {
 public:
-  MappedTokenFile() = default;
-  MappedTokenFile(const MappedTokenFile &) = delete;
-  MappedTokenFile &operator=(const MappedTokenFile &) = delete;
-  ~MappedTokenFile();
-
   /// Maps and checks `path` for rows of `seq` ids below `vocabulary`.
   bool open(const std::string &path, int64_t seq, int64_t vocabulary,
             std::string &error);
   TokenSpan getTokens() const { return tokens; }
 
 private:
-  void *map = nullptr;
-  size_t size = 0;
+  MappedFile file;
   TokenSpan tokens;
 };
 

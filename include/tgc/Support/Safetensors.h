@@ -2,7 +2,8 @@
 //
 // The safetensors format (8-byte little-endian header length, a JSON header
 // naming each tensor's dtype, shape and byte range, then the raw data), used
-// for parameters and optimizer state.
+// for parameters and optimizer state: tgc's files, opened safely
+// (InputFile.h, OutputFile.h), in the runtime's format code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #define TGC_SUPPORT_SAFETENSORS_H
 
 #include "tgc/Support/Npy.h"
+#include "tgc/runtime/Safetensors.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -23,13 +25,10 @@
 namespace tgc::safetensors {
 
 /// One tensor: its name, dtype ("F32", "F64", "I64", "I32", "BOOL"...),
-/// shape and raw little-endian bytes.
-struct Entry {
-  std::string name;
-  std::string dtype;
-  std::vector<int64_t> shape;
-  std::vector<char> data;
-};
+/// shape and raw little-endian bytes. The format is the runtime's
+/// (tgc/runtime/SafetensorsFormat.h): one writer and one checker for tgc's
+/// files and the generated trainer's checkpoints.
+using Entry = rt::safetensors::Entry;
 
 /// Writes `entries` to `path` (through a temporary file, renamed at the end,
 /// so that an error leaves nothing behind). Names must be unique.

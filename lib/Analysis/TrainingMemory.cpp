@@ -169,31 +169,22 @@ static Value getStoredValue(Value value, bool isGradient) {
 TrainingMemory TrainingMemory::compute(func::FuncOp step) {
   TrainingMemory memory;
   memory.functionName = step.getName().str();
-  SmallVector<DictionaryAttr> attrs;
-  step.getAllArgAttrs(attrs);
-  for (auto [type, argAttrs] : llvm::zip(step.getArgumentTypes(), attrs)) {
-    std::optional<tg::Role> role = tg::getRole(argAttrs);
-    if (role == tg::Role::Param)
-      add(memory.parameters, type);
-    else if (role == tg::Role::State)
-      add(memory.optimizerState, type);
-  }
   for (BlockArgument arg : step.getArguments()) {
-    std::optional<tg::Role> role =
-        tg::getArgumentRole(step, arg.getArgNumber());
-    if (role == tg::Role::Param)
+    unsigned index = arg.getArgNumber();
+    std::optional<tg::Role> role = tg::getArgumentRole(step, index);
+    if (role == tg::Role::Param) {
+      add(memory.parameters, arg.getType());
       addParameterCopies(memory.parameterCopies, arg);
-    // State that no optimizer update reads is mixed precision's.
-    if (role == tg::Role::State &&
-        llvm::none_of(getReaders(arg), [](Operation *user) {
-          return isa<tg::OptimizerOpInterface>(user);
-        })) {
+    } else if (role == tg::Role::State && tg::isModelValue(step, index)) {
+      add(memory.buffers, arg.getType());
+    } else if (role == tg::Role::State &&
+               llvm::none_of(getReaders(arg), [](Operation *user) {
+                 return isa<tg::OptimizerOpInterface>(user);
+               })) {
+      // State that no optimizer update reads is mixed precision's.
       add(memory.scalingState, arg.getType());
-      int64_t bytes = tg::getTensorByteSize(arg.getType());
-      --memory.optimizerState.tensors;
-      memory.optimizerState.elements -=
-          cast<RankedTensorType>(arg.getType()).getNumElements();
-      memory.optimizerState.bytes -= bytes;
+    } else if (role == tg::Role::State) {
+      add(memory.optimizerState, arg.getType());
     }
   }
   // The gradient buffers are what the updates read (inside fusion regions
@@ -214,7 +205,7 @@ TrainingMemory TrainingMemory::compute(func::FuncOp step) {
       memory.optimizer = update->getName().stripDialect().str();
   });
   if (memory.gradients.tensors == 0) {
-    attrs.clear();
+    SmallVector<DictionaryAttr> attrs;
     step.getAllResultAttrs(attrs);
     attrs.resize(step.getNumResults());
     for (auto [type, resultAttrs] : llvm::zip(step.getResultTypes(), attrs))
@@ -250,6 +241,8 @@ void TrainingMemory::print(raw_ostream &os, int64_t modelParams) const {
     row(parameterCopies, true);
   if (scalingState.tensors)
     row(scalingState, true);
+  if (buffers.tensors)
+    row(buffers, true);
   os << llvm::format("  %-22s %8s %15s %15lld %12.2f\n", "total", "", "",
                      static_cast<long long>(getTotalBytes()),
                      getTotalBytes() / params);
@@ -271,5 +264,6 @@ nlohmann::json TrainingMemory::toJson() const {
           {"optimizer_state", category(optimizerState)},
           {"parameter_copies", category(parameterCopies)},
           {"scaling_state", category(scalingState)},
+          {"buffers", category(buffers)},
           {"total_bytes", getTotalBytes()}};
 }

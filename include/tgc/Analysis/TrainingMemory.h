@@ -39,10 +39,13 @@ struct TrainingMemory {
   MemoryCategory parameterCopies{"param copies"};
   /// Mixed precision: the loss scale and the fp8 amax histories.
   MemoryCategory scalingState{"scaling state"};
+  /// The model's state the step updates (`tg.buffer`: a training-mode
+  /// BatchNorm's running statistics).
+  MemoryCategory buffers{"buffers"};
 
   int64_t getTotalBytes() const {
     return parameters.bytes + gradients.bytes + optimizerState.bytes +
-           parameterCopies.bytes + scalingState.bytes;
+           parameterCopies.bytes + scalingState.bytes + buffers.bytes;
   }
 
   /// Read off the step itself: its `param` and `state` arguments, the

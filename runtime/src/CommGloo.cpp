@@ -115,9 +115,14 @@ std::string describe(const std::exception &exception, TcpStore *store,
     std::string culprit = explainLostPeer(store, rank);
     text = (culprit.empty() ? "another rank exited or crashed" : culprit) +
            " (Gloo: " + text + ")";
-  } else if (text.find("Timed out") != std::string::npos)
-    text += " (another rank is stuck, or gone without closing its "
-            "connections)";
+  } else if (text.find("Timed out") != std::string::npos) {
+    // A send or receive that waited out the timeout while a rank died (its
+    // closing not seen on this connection): the dead rank is the cause.
+    std::string culprit = explainLostPeer(store, rank);
+    text = culprit.empty() ? text + " (another rank is stuck, or gone "
+                                    "without closing its connections)"
+                           : culprit + " (Gloo: " + text + ")";
+  }
   return text;
 }
 

@@ -315,12 +315,12 @@ private:
                            GraphImporter &importer);
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
                                         const InitializerRoles &roles);
-  /// Adds an argument of `role` named `argName` and defines the name.
   /// The running statistic `argName` of a training-mode BatchNormalization
   /// as a `tg.buffer` state argument starting from `value`.
   void addRunningStatistic(GraphImporter &importer, RankedTensorType type,
                            StringRef argName, npy::Array value,
                            bool isVariance);
+  /// Adds an argument of `role` named `argName` and defines the name.
   Value addArgument(GraphImporter &importer, RankedTensorType type,
                     tg::Role role, StringRef argName);
   /// Adds a `param` argument named `argName` holding `value`.

@@ -133,6 +133,8 @@ def check_imported(args, project, build, first_loss):
     an error naming it, not a silent random start."""
     train = os.path.join(build, "train")
     common = ["--steps", "1", "--seed", "0", "--data", args.data]
+    if args.nproc:
+        common += ["--nproc", str(args.nproc)]
     seeded = losses(run([train, "--init", "random"] + common))[1]
     if seeded == first_loss:
         sys.exit("train --init random started from the model's weights too")

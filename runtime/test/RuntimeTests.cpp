@@ -527,6 +527,48 @@ static void testEmbeddingGrad() {
   }
 }
 
+/// fakeQuant's scale from the amax history (NaN ignored; 0 or infinity:
+/// 1), margin, clamping to the format's largest value, rounding to E4M3FN
+/// and E5M2, NaN kept; 1 and 4 threads per block.
+static void testFakeQuant() {
+  struct Case {
+    std::vector<float> history;
+    int margin;
+    bool e4m3;
+    std::vector<float> x, expected;
+  };
+  std::vector<Case> cases = {
+      // amax 0: scale 1; 0.3 rounds to 0.3125 in E4M3; clamped at 448.
+      {{0, 0}, 0, true, {1000, 0.3f, -1000, NAN}, {448, 0.3125f, -448, NAN}},
+      // amax 2 (the NaN ignored): scale 2^floor(log2(224)) = 128.
+      {{2, NAN}, 0, true, {1, 3, 4, -0.01f}, {1, 3, 3.5f, -0.009765625f}},
+      // margin 1: scale 64; 4 * 64 = 256 fits.
+      {{2}, 1, true, {4}, {4}},
+      // An infinite amax: scale 1. E5M2: 57344 the largest value.
+      {{INFINITY}, 0, false, {1e6f, 0.3f}, {57344, 0.3125f}},
+  };
+  for (const Case &c : cases)
+    for (unsigned threads : {1u, 4u}) {
+      std::vector<float> out(c.x.size(), -7);
+      hostLaunch(
+          2,
+          [&] {
+            if (c.e4m3)
+              k::fakeQuant<true>(gridThreads(), c.x.data(), c.history.data(),
+                                 out.data(), int64_t(c.x.size()),
+                                 int64_t(c.history.size()), 448.0, c.margin);
+            else
+              k::fakeQuant<false>(gridThreads(), c.x.data(), c.history.data(),
+                                  out.data(), int64_t(c.x.size()),
+                                  int64_t(c.history.size()), 57344.0, c.margin);
+          },
+          threads);
+      for (size_t i = 0; i < c.x.size(); ++i)
+        CHECK(std::isnan(c.expected[i]) ? std::isnan(out[i])
+                                        : out[i] == c.expected[i]);
+    }
+}
+
 int main() {
   testFormats();
   testPhilox();
@@ -539,6 +581,7 @@ int main() {
   testReduceColumns();
   testTopK();
   testEmbeddingGrad();
+  testFakeQuant();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

@@ -9,6 +9,7 @@
 #include "KernelEmitter.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Support/FloatFormats.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -304,6 +305,17 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                      chains + ", " + out[0] + ", " + str(count) + ", " +
                      str(table[1]) + ");";
         secondElements = count * table[1];
+      })
+      .Case([&](tg::FakeQuantOp quant) {
+        FloatFormat format = isa<Float8E4M3FNType>(quant.getFormat())
+                                 ? FloatFormat::F8E4M3FN
+                                 : FloatFormat::F8E5M2;
+        call = std::string("fakeQuant<") +
+               boolean(format == FloatFormat::F8E4M3FN) + ">(th, " + in[0] +
+               ", " + in[1] + ", " + out[0] + ", " + str(outputElements) +
+               ", " + str(getNumElements(quant.getAmaxHistory())) + ", " +
+               formatNumber(getMaxFinite(format)) + ", " +
+               str(static_cast<int64_t>(quant.getMargin())) + ");";
       })
       .Case([&](tg::DropoutOp dropout) {
         std::string offset = dropout.getOffset()

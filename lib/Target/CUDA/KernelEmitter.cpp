@@ -96,7 +96,8 @@ const llvm::StringSet<> kCompound = {
     "tg.cross_entropy",   "tg.cross_entropy_grad",
     "tg.embedding",       "tg.embedding_grad",
     "tg.dropout",         "tg.top_k",
-    "tg.adamw",           "tg.sgd"};
+    "tg.adamw",           "tg.sgd",
+    "tg.fake_quant"};
 /// Lowered by the step emitter, outside kernels (library calls, structure).
 const llvm::StringSet<> kStep = {"tg.matmul", "tg.attention",
                                  "tg.attention_grad", "tg.fusion", "tg.yield"};
@@ -154,9 +155,6 @@ std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
   if (name == "tg.adafactor")
     return StringRef("Adafactor's factored moments are not lowered yet (use "
                      "--optimizer adamw or sgd)");
-  if (name == "tg.fake_quant")
-    return StringRef("fp8 delayed scaling is not lowered yet (use --precision "
-                     "bf16 or fp16)");
   return std::nullopt;
 }
 

@@ -19,6 +19,8 @@
 #include "tgc/runtime/ScalarOps.h"
 #include "tgc/runtime/Storage.h"
 
+#include <cfloat>
+#include <cmath>
 #include <type_traits>
 
 namespace tgc::rt {
@@ -691,6 +693,36 @@ __device__ void embeddingGradSums(Threads th, const S *dy, const I *ids,
     for (int64_t j = i; j < count; j = chains[j] >> 1)
       acc += ld(dy[j * width + d]);
     out[static_cast<int64_t>(ld(ids[i])) * width + d] = st<S>(acc);
+  }
+}
+
+/// tg.fake_quant: each element times the power of two `scale` its amax
+/// history gives (delayed scaling: amax the history's largest value, NaN
+/// ignored; 2^(floor(log2(maxFinite / amax)) - margin), or 1 when amax is
+/// 0 or infinite), clamped to the format's largest finite value, rounded
+/// to the fp8 format (E4M3FN or E5M2) and divided by the scale: the
+/// interpreter's operations, in double (exact for a power of two).
+template <bool E4M3, typename S, typename H>
+__device__ void fakeQuant(Threads th, const S *x, const H *history, S *out,
+                          int64_t count, int64_t historyLength,
+                          double maxFinite, int margin) {
+  double amax = 0;
+  for (int64_t i = 0; i < historyLength; ++i) {
+    double h = static_cast<double>(ld(history[i]));
+    amax = amax < h ? h : amax;
+  }
+  double scale = 1;
+  if (amax > 0 && amax <= DBL_MAX)
+    scale = ::ldexp(1.0, static_cast<int>(::floor(::log2(maxFinite / amax))) -
+                             margin);
+  for (int64_t i = th.index; i < count; i += th.count) {
+    double value = static_cast<double>(ld(x[i])) * scale;
+    if (value == value)
+      value = value < -maxFinite ? -maxFinite
+                                 : (value > maxFinite ? maxFinite : value);
+    float rounded = E4M3 ? roundToF8E4M3FN(static_cast<float>(value))
+                         : roundToF8E5M2(static_cast<float>(value));
+    out[i] = st<S>(static_cast<Compute<S>>(double(rounded) / scale));
   }
 }
 

@@ -69,9 +69,10 @@ TEST(CudaEmitterTest, RefusedOpIsALocatedError) {
       "%lr: tensor<f32> {tg.offset = 1024 : i64}, "
       "%s: tensor<i64> {tg.offset = 1280 : i64}) -> tensor<4xf32> "
       "attributes {tg.arena_size = 2048 : i64} {\n"
-      "  %0:3 = tg.lamb %p, %g, %m, %v, %lr, %s betas = (0.9, 0.999) "
-      "epsilon = 1.0e-6 weight_decay = 0.0 {tg.offsets = array<i64: 1536, "
-      "512, 768>} : tensor<4xf32>, tensor<f32>, tensor<i64>\n"
+      "  %0:2 = tg.adafactor %p, %g, [%m], %lr, %s decay_rate = -0.8 "
+      "epsilon1 = 1.0e-30 clip_threshold = 1.0 weight_decay = 0.0 "
+      "{tg.offsets = array<i64: 1536, 512>} : tensor<4xf32>, "
+      "[tensor<4xf32>], tensor<f32>, tensor<i64>\n"
       "  return %0#0 : tensor<4xf32>\n}\n",
       &context);
   ASSERT_TRUE(module);
@@ -82,7 +83,8 @@ TEST(CudaEmitterTest, RefusedOpIsALocatedError) {
   });
   auto function = *module->getOps<func::FuncOp>().begin();
   EXPECT_TRUE(failed(tgc::emitCudaProject(function)));
-  EXPECT_NE(message.find("cannot lower tg.lamb"), std::string::npos) << message;
+  EXPECT_NE(message.find("cannot lower tg.adafactor"), std::string::npos)
+      << message;
 }
 
 /// A partitioned step of one all-reduce `kind` over a 2-device mesh.

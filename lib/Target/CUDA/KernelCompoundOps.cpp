@@ -344,19 +344,38 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                formatNumber(dropout.getRate().convertToDouble()) + ", " +
                str(dropout.getStream()) + "u" + indexOf + ");";
       })
-      .Case([&](tg::AdamWOp adam) {
+      .Case<tg::AdamWOp, tg::LambOp>([&](auto adam) {
         std::string scale =
             adam.getGradScale()
                 ? in.back()
                 : std::string("static_cast<const float *>(nullptr)");
-        call = "adamw(th, " + in[0] + ", " + in[1] + ", " + in[2] + ", " +
-               in[3] + ", " + in[4] + ", " + in[5] + ", " + scale + ", " +
-               out[0] + ", " + out[1] + ", " + out[2] + ", " +
-               str(outputElements) + ", " +
-               formatNumber(adam.getBeta1().convertToDouble()) + ", " +
+        // LAMB: one block per tensor (its norms are the whole tensor's), the
+        // update direction in scratch between its two passes.
+        bool lamb = isa<tg::LambOp>(op);
+        std::string direction;
+        if (lamb) {
+          FailureOr<StorageType> type = typeOf(adam.getParam());
+          if (failed(type)) {
+            status = failure();
+            return;
+          }
+          direction = scratchArray(type->computeType,
+                                   type->computeType == "double" ? 8 : 4,
+                                   outputElements) +
+                      ", ";
+        }
+        call = std::string(lamb ? "lamb(rowThreads(), " : "adamw(th, ") +
+               in[0] + ", " + in[1] + ", " + in[2] + ", " + in[3] + ", " +
+               in[4] + ", " + in[5] + ", " + scale + ", " + out[0] + ", " +
+               out[1] + ", " + out[2] + ", " + direction + str(outputElements) +
+               ", " + formatNumber(adam.getBeta1().convertToDouble()) + ", " +
                formatNumber(adam.getBeta2().convertToDouble()) + ", " +
                formatNumber(adam.getEpsilon().convertToDouble()) + ", " +
                formatNumber(adam.getWeightDecay().convertToDouble()) + ");";
+        if (lamb) {
+          perRow = true;
+          outputElements = 1;
+        }
       })
       .Case([&](tg::SgdOp sgd) {
         // Operands: param, grad, lr, [momentum_buffer], [grad_scale].

@@ -97,7 +97,7 @@ const llvm::StringSet<> kCompound = {
     "tg.embedding",       "tg.embedding_grad",
     "tg.dropout",         "tg.top_k",
     "tg.adamw",           "tg.sgd",
-    "tg.fake_quant"};
+    "tg.lamb",            "tg.fake_quant"};
 /// Lowered by the step emitter, outside kernels (library calls, structure).
 const llvm::StringSet<> kStep = {"tg.matmul", "tg.attention",
                                  "tg.attention_grad", "tg.fusion", "tg.yield"};
@@ -148,10 +148,6 @@ bool cuda::hasKernelLowering(StringRef name) {
 }
 
 std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
-  if (name == "tg.lamb")
-    return StringRef("LAMB's trust ratio needs a norm over the whole "
-                     "parameter; not lowered yet (use --optimizer adamw or "
-                     "sgd)");
   if (name == "tg.adafactor")
     return StringRef("Adafactor's factored moments are not lowered yet (use "
                      "--optimizer adamw or sgd)");

@@ -760,6 +760,40 @@ __device__ inline T optimizerGrad(const G *grad, const C *scale, int64_t i) {
   return static_cast<T>(ld(grad[i]));
 }
 
+/// AdamW's and LAMB's step: the learning rate and the bias corrections of
+/// step `step` (from 1).
+struct AdamStep {
+  double lr, correction1, correction2;
+};
+template <typename L, typename N>
+__device__ inline AdamStep getAdamStep(const L *lrValue, const N *stepValue,
+                                       double beta1, double beta2,
+                                       const char *what) {
+  int64_t step = ld(stepValue[0]);
+  if (step < 1)
+    kernelError(what, step, INT64_MAX);
+  return {static_cast<double>(ld(lrValue[0])),
+          1.0 - std::pow(beta1, double(step)),
+          1.0 - std::pow(beta2, double(step))};
+}
+
+/// Element i's new moments (stored) and update direction, as AdamW's.
+template <typename P, typename G, typename C, typename T = Compute<P>>
+__device__ inline T adamDirection(const P *param, const G *grad, const P *m,
+                                  const P *v, const C *gradScale, P *outM,
+                                  P *outV, int64_t i, const AdamStep &step,
+                                  double beta1, double beta2, double epsilon,
+                                  double decay) {
+  T p = ld(param[i]), g = optimizerGrad<T>(grad, gradScale, i);
+  T mOut = T(beta1) * T(ld(m[i])) + T(1 - beta1) * g;
+  T vOut = T(beta2) * T(ld(v[i])) + T(1 - beta2) * g * g;
+  T mHat = mOut / T(step.correction1);
+  T vHat = vOut / T(step.correction2);
+  outM[i] = st<P>(mOut);
+  outV[i] = st<P>(vOut);
+  return mHat / (std::sqrt(vHat) + T(epsilon)) + T(decay) * p;
+}
+
 template <typename P, typename G, typename C, typename L, typename N>
 __device__ void adamw(Threads th, const P *param, const G *grad, const P *m,
                       const P *v, const L *lrValue, const N *stepValue,
@@ -767,23 +801,51 @@ __device__ void adamw(Threads th, const P *param, const G *grad, const P *m,
                       int64_t count, double beta1, double beta2, double epsilon,
                       double decay) {
   using T = Compute<P>;
-  double lr = static_cast<double>(ld(lrValue[0]));
-  int64_t step = ld(stepValue[0]);
-  if (step < 1)
-    kernelError("adamw step (the first step is 1)", step, INT64_MAX);
-  double correction1 = 1.0 - std::pow(beta1, double(step));
-  double correction2 = 1.0 - std::pow(beta2, double(step));
+  AdamStep step = getAdamStep(lrValue, stepValue, beta1, beta2,
+                              "adamw step (the first step is 1)");
   forEachElement(th, count, [&](int64_t i) {
-    T p = ld(param[i]), g = optimizerGrad<T>(grad, gradScale, i);
-    T mOut = T(beta1) * T(ld(m[i])) + T(1 - beta1) * g;
-    T vOut = T(beta2) * T(ld(v[i])) + T(1 - beta2) * g * g;
-    T mHat = mOut / T(correction1);
-    T vHat = vOut / T(correction2);
-    T update = mHat / (std::sqrt(vHat) + T(epsilon)) + T(decay) * p;
-    outM[i] = st<P>(mOut);
-    outV[i] = st<P>(vOut);
-    outParam[i] = st<P>(p - T(lr) * T(1) * update);
+    T p = ld(param[i]);
+    T update = adamDirection(param, grad, m, v, gradScale, outM, outV, i, step,
+                             beta1, beta2, epsilon, decay);
+    outParam[i] = st<P>(p - T(step.lr) * T(1) * update);
   });
+}
+
+/// tg.lamb: AdamW's update direction, scaled per tensor by the trust ratio
+/// |param| / |direction| (1 when either is 0). The norms are the whole
+/// tensor's, so one block does it all: its threads compute the moments
+/// and the direction (kept in `direction`) and sum the squares in order,
+/// the block adds their sums, then applies the update. The interpreter's
+/// numbers on one thread; on a GPU one block per tensor (slow for a large
+/// one).
+template <typename P, typename G, typename C, typename L, typename N>
+__device__ void lamb(RowThreads th, const P *param, const G *grad, const P *m,
+                     const P *v, const L *lrValue, const N *stepValue,
+                     const C *gradScale, P *outParam, P *outM, P *outV,
+                     Compute<P> *direction, int64_t count, double beta1,
+                     double beta2, double epsilon, double decay) {
+  using T = Compute<P>;
+  if (th.rows.index != 0)
+    return;
+  AdamStep step = getAdamStep(lrValue, stepValue, beta1, beta2,
+                              "lamb step (the first step is 1)");
+  Threads c = th.columns;
+  T directionNorm = 0, paramNorm = 0;
+  for (int64_t i = c.index; i < count; i += c.count) {
+    T p = ld(param[i]);
+    T update = adamDirection(param, grad, m, v, gradScale, outM, outV, i, step,
+                             beta1, beta2, epsilon, decay);
+    direction[i] = update;
+    directionNorm += update * update;
+    paramNorm += p * p;
+  }
+  directionNorm = blockSum(directionNorm);
+  paramNorm = blockSum(paramNorm);
+  T ratio = 1;
+  if (directionNorm > 0 && paramNorm > 0)
+    ratio = std::sqrt(paramNorm) / std::sqrt(directionNorm);
+  for (int64_t i = c.index; i < count; i += c.count)
+    outParam[i] = st<P>(ld(param[i]) - T(step.lr) * ratio * direction[i]);
 }
 
 template <typename P, typename G, typename C, typename L>

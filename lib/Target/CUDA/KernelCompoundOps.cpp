@@ -377,6 +377,48 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
           outputElements = 1;
         }
       })
+      .Case([&](tg::AdafactorOp adafactor) {
+        // One block per tensor (its RMS clipping is the whole tensor's);
+        // operands: param, grad, states (row and column, or one), lr,
+        // step, [grad_scale].
+        ArrayRef<int64_t> shape = getShape(adafactor.getParam());
+        bool factored = adafactor.getState().size() == 2;
+        int64_t rows = factored ? shape[shape.size() - 2] : 1;
+        int64_t columns = factored ? shape.back() : outputElements;
+        int64_t batches =
+            factored && rows * columns ? outputElements / (rows * columns) : 1;
+        FailureOr<StorageType> type = typeOf(adafactor.getParam());
+        if (failed(type)) {
+          status = failure();
+          return;
+        }
+        int64_t workElements =
+            outputElements +
+            (factored ? batches * rows + batches * columns + batches : 0);
+        std::string work =
+            scratchArray(type->computeType,
+                         type->computeType == "double" ? 8 : 4, workElements);
+        unsigned next = factored ? 4 : 3;
+        std::string scale =
+            adafactor.getGradScale()
+                ? in.back()
+                : std::string("static_cast<const float *>(nullptr)");
+        call =
+            "adafactor(rowThreads(), " + in[0] + ", " + in[1] + ", " + in[2] +
+            ", " + (factored ? in[3] : nullOf(adafactor.getParam(), true)) +
+            ", " + in[next] + ", " + in[next + 1] + ", " + scale + ", " +
+            out[0] + ", " + out[1] + ", " +
+            (factored ? out[2] : nullOf(adafactor.getParam(), false)) + ", " +
+            work + ", " + str(batches) + ", " + str(rows) + ", " +
+            str(columns) + ", " +
+            formatNumber(adafactor.getDecayRate().convertToDouble()) + ", " +
+            formatNumber(adafactor.getEpsilon1().convertToDouble()) + ", " +
+            formatNumber(adafactor.getClipThreshold().convertToDouble()) +
+            ", " + formatNumber(adafactor.getWeightDecay().convertToDouble()) +
+            ");";
+        perRow = true;
+        outputElements = 1;
+      })
       .Case([&](tg::SgdOp sgd) {
         // Operands: param, grad, lr, [momentum_buffer], [grad_scale].
         unsigned next = 3;

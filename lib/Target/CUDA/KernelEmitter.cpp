@@ -88,16 +88,25 @@ const llvm::StringSet<> kShape = {"tg.constant", "tg.broadcast_in_dim",
                                   "tg.slice",    "tg.pad",
                                   "tg.concat"};
 /// Runtime op kernels.
-const llvm::StringSet<> kCompound = {
-    "tg.reduce",          "tg.softmax",
-    "tg.log_softmax",     "tg.softmax_grad",
-    "tg.layer_norm",      "tg.rms_norm",
-    "tg.layer_norm_grad", "tg.rms_norm_grad",
-    "tg.cross_entropy",   "tg.cross_entropy_grad",
-    "tg.embedding",       "tg.embedding_grad",
-    "tg.dropout",         "tg.top_k",
-    "tg.adamw",           "tg.sgd",
-    "tg.lamb",            "tg.fake_quant"};
+const llvm::StringSet<> kCompound = {"tg.reduce",
+                                     "tg.softmax",
+                                     "tg.log_softmax",
+                                     "tg.softmax_grad",
+                                     "tg.layer_norm",
+                                     "tg.rms_norm",
+                                     "tg.layer_norm_grad",
+                                     "tg.rms_norm_grad",
+                                     "tg.cross_entropy",
+                                     "tg.cross_entropy_grad",
+                                     "tg.embedding",
+                                     "tg.embedding_grad",
+                                     "tg.dropout",
+                                     "tg.top_k",
+                                     "tg.adamw",
+                                     "tg.sgd",
+                                     "tg.lamb",
+                                     "tg.adafactor",
+                                     "tg.fake_quant"};
 /// Lowered by the step emitter, outside kernels (library calls, structure).
 const llvm::StringSet<> kStep = {"tg.matmul", "tg.attention",
                                  "tg.attention_grad", "tg.fusion", "tg.yield"};
@@ -145,13 +154,6 @@ bool cuda::hasElementwiseFormula(StringRef name) {
 bool cuda::hasKernelLowering(StringRef name) {
   return kElementwise.contains(name) || kShape.contains(name) ||
          kCompound.contains(name) || kStep.contains(name);
-}
-
-std::optional<StringRef> cuda::getRefusalReason(StringRef name) {
-  if (name == "tg.adafactor")
-    return StringRef("Adafactor's factored moments are not lowered yet (use "
-                     "--optimizer adamw or sgd)");
-  return std::nullopt;
 }
 
 KernelEmitter::KernelEmitter(std::string name, int64_t scratchBase)
@@ -462,9 +464,6 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
   if (emitted.contains(op))
     return success();
   StringRef opName = op->getName().getStringRef();
-  if (std::optional<StringRef> reason = getRefusalReason(opName))
-    return op->emitError("the CUDA emitter cannot lower ")
-           << opName << ": " << *reason;
   if (kElementwise.contains(opName))
     return emitElementwise(op);
   if (kShape.contains(opName))

@@ -53,7 +53,6 @@ bool hasKernelLowering(llvm::StringRef opName);
 /// Whether the op is one formula per element (element i of its result from
 /// elements i of its operands).
 bool hasElementwiseFormula(llvm::StringRef opName);
-std::optional<llvm::StringRef> getRefusalReason(llvm::StringRef opName);
 
 /// Builds the launches of one tg.fusion region (or one op) from its ops
 /// in order. Elementwise ops and the views (broadcast_in_dim, transpose,

@@ -1228,7 +1228,3 @@ FailureOr<CudaProject> tgc::emitCudaProject(func::FuncOp step) {
 bool tgc::hasCudaLowering(StringRef opName) {
   return hasKernelLowering(opName);
 }
-
-std::optional<StringRef> tgc::getCudaRefusal(StringRef opName) {
-  return getRefusalReason(opName);
-}

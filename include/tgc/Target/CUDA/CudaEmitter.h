@@ -55,10 +55,9 @@ struct CudaProject {
 /// lowering is a located error.
 mlir::FailureOr<CudaProject> emitCudaProject(mlir::func::FuncOp step);
 
-/// Whether the emitter lowers the op named `opName` (tg.add...), and why it
-/// refuses it if it does not on purpose.
+/// Whether the emitter lowers the op named `opName` (tg.add...): every tg
+/// op is (CudaEmitterTest).
 bool hasCudaLowering(llvm::StringRef opName);
-std::optional<llvm::StringRef> getCudaRefusal(llvm::StringRef opName);
 
 /// Writes the project of `step` to `directory`: CMakeLists.txt, step.cu,
 /// step.json and params.safetensors: `parameters` when given, a model's

@@ -848,6 +848,94 @@ __device__ void lamb(RowThreads th, const P *param, const G *grad, const P *m,
     outParam[i] = st<P>(ld(param[i]) - T(step.lr) * ratio * direction[i]);
 }
 
+/// tg.adafactor, in one block per tensor (its update is clipped by its
+/// root mean square over the whole tensor), the interpreter's operations:
+/// `state0` is the row moment and `state1` the column moment of a
+/// parameter seen as [batches, rows, columns] (factored), or `state0` the
+/// unfactored moment and `state1` null. `work` holds the update (`count`),
+/// then, factored, the new row and column moments and each batch's row
+/// mean. Each sum runs in the interpreter's order on one thread; on a GPU
+/// one block per tensor (slow for a large one).
+template <typename P, typename G, typename C, typename L, typename N>
+__device__ void adafactor(RowThreads th, const P *param, const G *grad,
+                          const P *state0, const P *state1, const L *lrValue,
+                          const N *stepValue, const C *gradScale, P *outParam,
+                          P *outState0, P *outState1, Compute<P> *work,
+                          int64_t batches, int64_t rows, int64_t columns,
+                          double decayRate, double epsilon1,
+                          double clipThreshold, double decay) {
+  using T = Compute<P>;
+  if (th.rows.index != 0)
+    return;
+  int64_t step = ld(stepValue[0]);
+  if (step < 1)
+    kernelError("adafactor step (the first step is 1)", step, INT64_MAX);
+  double lr = static_cast<double>(ld(lrValue[0]));
+  double beta = 1.0 - std::pow(double(step), decayRate);
+  T b = T(beta), oneMinusB = T(1 - beta), eps = T(epsilon1);
+  auto mean = [](T sum, int64_t n) { return n ? sum / T(n) : T(0); };
+  int64_t count = batches * rows * columns;
+  T *update = work;
+  Threads c = th.columns;
+  T sumOfSquares = 0;
+  if (!state1) {
+    for (int64_t i = c.index; i < count; i += c.count) {
+      T g = optimizerGrad<T>(grad, gradScale, i);
+      T v = b * T(ld(state0[i])) + oneMinusB * (g * g + eps);
+      outState0[i] = st<P>(v);
+      update[i] = g / std::sqrt(v);
+      sumOfSquares += update[i] * update[i];
+    }
+  } else {
+    T *newRow = work + count, *newColumn = newRow + batches * rows;
+    T *rowMean = newColumn + batches * columns;
+    for (int64_t k = c.index; k < batches * rows; k += c.count) {
+      T sum = 0;
+      for (int64_t j = 0; j < columns; ++j) {
+        T g = optimizerGrad<T>(grad, gradScale, k * columns + j);
+        sum += g * g + eps;
+      }
+      newRow[k] = b * T(ld(state0[k])) + oneMinusB * mean(sum, columns);
+      outState0[k] = st<P>(newRow[k]);
+    }
+    for (int64_t k = c.index; k < batches * columns; k += c.count) {
+      int64_t n = k / columns, j = k % columns;
+      T sum = 0;
+      for (int64_t i = 0; i < rows; ++i) {
+        T g = optimizerGrad<T>(grad, gradScale, (n * rows + i) * columns + j);
+        sum += g * g + eps;
+      }
+      newColumn[k] = b * T(ld(state1[k])) + oneMinusB * mean(sum, rows);
+      outState1[k] = st<P>(newColumn[k]);
+    }
+    __syncthreads();
+    for (int64_t n = c.index; n < batches; n += c.count) {
+      T total = 0;
+      for (int64_t i = 0; i < rows; ++i)
+        total += newRow[n * rows + i];
+      rowMean[n] = mean(total, rows);
+    }
+    __syncthreads();
+    // The second moment's root as two factors (the interpreter's: their
+    // product underflows in f32).
+    for (int64_t e = c.index; e < count; e += c.count) {
+      int64_t j = e % columns, ni = e / columns, n = ni / rows;
+      T root = std::sqrt(newRow[ni] / rowMean[n]) *
+               std::sqrt(newColumn[n * columns + j]);
+      update[e] = optimizerGrad<T>(grad, gradScale, e) / root;
+      sumOfSquares += update[e] * update[e];
+    }
+  }
+  sumOfSquares = blockSum(sumOfSquares);
+  T rms = std::sqrt(mean(sumOfSquares, count));
+  T ratio = rms / T(clipThreshold);
+  T scale = T(1) / (ratio > T(1) ? ratio : T(1));
+  for (int64_t i = c.index; i < count; i += c.count) {
+    T p = ld(param[i]);
+    outParam[i] = st<P>(p - T(lr) * (update[i] * scale + T(decay) * p));
+  }
+}
+
 template <typename P, typename G, typename C, typename L>
 __device__ void sgd(Threads th, const P *param, const G *grad, const L *lrValue,
                     const P *buffer, const C *gradScale, P *outParam,

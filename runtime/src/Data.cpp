@@ -23,11 +23,6 @@ bool MappedTokenFile::open(const std::string &path, int64_t seq,
   return true;
 }
 
-WindowPrefetcher::~WindowPrefetcher() {
-  if (next.valid())
-    next.wait();
-}
-
 WindowPrefetcher::Batch WindowPrefetcher::make(unsigned n) const {
   Batch batch;
   batch.step = n;

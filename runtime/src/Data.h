@@ -37,8 +37,6 @@ class WindowPrefetcher {
 public:
   WindowPrefetcher(TokenSpan tokens, int64_t rows, int64_t seq, uint64_t seed)
       : tokens(tokens), rows(rows), seq(seq), seed(seed) {}
-  /// Waits for the thread that makes them.
-  ~WindowPrefetcher();
 
   /// The ids and labels of step `n`; starts making step n + 1's.
   void take(unsigned n, std::vector<int64_t> &ids,
@@ -54,6 +52,7 @@ private:
   TokenSpan tokens;
   int64_t rows, seq;
   uint64_t seed;
+  /// std::async's: its destructor waits for the thread.
   std::future<Batch> next;
 };
 

@@ -39,8 +39,8 @@ static cl::opt<std::string>
                   "step, labels = ids: the model learns to copy), fixed (one "
                   "random batch every step: memorization), or FILE.bin (uint16 "
                   "token ids as nanoGPT writes them, or llm.c with its header: "
-                  "random windows, labels = the next tokens). Default: synthetic-copy for token models, "
-                  "else fixed"),
+                  "random windows, labels = the next tokens). Default: "
+                  "synthetic-copy for token models, else fixed"),
          cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
 static cl::opt<uint64_t>
     seed("seed",

@@ -11,6 +11,7 @@
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Support/FloatFormats.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -32,6 +33,10 @@ int64_t getWidth(Value value) {
 int64_t getRows(Value value) {
   int64_t width = getWidth(value);
   return width ? getNumElements(value) / width : 0;
+}
+/// `function(arguments...);`
+std::string callOf(StringRef function, ArrayRef<std::string> arguments) {
+  return function.str() + "(" + llvm::join(arguments, ", ") + ");";
 }
 } // namespace
 
@@ -107,6 +112,20 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
     FailureOr<StorageType> type = typeOf(like);
     return "static_cast<" + std::string(isConst ? "const " : "") +
            (succeeded(type) ? type->cType : "float") + " *>(nullptr)";
+  };
+  // An optimizer update's grad_scale operand (its last), else null.
+  std::string scale = "static_cast<const float *>(nullptr)";
+  if (auto update = dyn_cast<tg::OptimizerOpInterface>(op);
+      update && update.getParamGradScale())
+    scale = in.back();
+  // Working memory for `elements` values of `like`'s compute type.
+  auto computeScratch = [&](Value like,
+                            int64_t elements) -> FailureOr<std::string> {
+    FailureOr<StorageType> type = typeOf(like);
+    if (failed(type))
+      return failure();
+    return scratchArray(type->computeType,
+                        type->computeType == "double" ? 8 : 4, elements);
   };
   // The call; when `callEnd` is set, the call is `call`, dx (its pointer
   // or the epilogue) and `callEnd`.
@@ -297,25 +316,23 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         ArrayRef<int64_t> table = getShape(op->getResult(0));
         int64_t count = getNumElements(op->getOperand(1));
         std::string chains = scratchArray("int64_t", 8, count);
-        call = "embeddingGradChains(th, " + in[1] + ", " + chains + ", " +
-               out[0] + ", " + str(count) + ", " + str(table[1]) + ", " +
-               str(table[0]) + ");";
+        call = callOf("embeddingGradChains",
+                      {"th", in[1], chains, out[0], str(count), str(table[1]),
+                       str(table[0])});
         outputElements = std::max(count, table[0] * table[1]);
-        secondCall = "embeddingGradSums(th, " + in[0] + ", " + in[1] + ", " +
-                     chains + ", " + out[0] + ", " + str(count) + ", " +
-                     str(table[1]) + ");";
+        secondCall =
+            callOf("embeddingGradSums", {"th", in[0], in[1], chains, out[0],
+                                         str(count), str(table[1])});
         secondElements = count * table[1];
       })
       .Case([&](tg::FakeQuantOp quant) {
-        FloatFormat format = isa<Float8E4M3FNType>(quant.getFormat())
-                                 ? FloatFormat::F8E4M3FN
-                                 : FloatFormat::F8E5M2;
-        call = std::string("fakeQuant<") +
-               boolean(format == FloatFormat::F8E4M3FN) + ">(th, " + in[0] +
-               ", " + in[1] + ", " + out[0] + ", " + str(outputElements) +
-               ", " + str(getNumElements(quant.getAmaxHistory())) + ", " +
-               formatNumber(getMaxFinite(format)) + ", " +
-               str(static_cast<int64_t>(quant.getMargin())) + ");";
+        bool e4m3 = isa<Float8E4M3FNType>(quant.getFormat());
+        call = callOf(std::string("fakeQuant<") + boolean(e4m3) + ">",
+                      {"th", in[0], in[1], out[0], str(outputElements),
+                       str(getNumElements(quant.getAmaxHistory())),
+                       formatNumber(getMaxFinite(e4m3 ? FloatFormat::F8E4M3FN
+                                                      : FloatFormat::F8E5M2)),
+                       str(static_cast<int64_t>(quant.getMargin()))});
       })
       .Case([&](tg::DropoutOp dropout) {
         std::string offset = dropout.getOffset()
@@ -345,34 +362,30 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                str(dropout.getStream()) + "u" + indexOf + ");";
       })
       .Case<tg::AdamWOp, tg::LambOp>([&](auto adam) {
-        std::string scale =
-            adam.getGradScale()
-                ? in.back()
-                : std::string("static_cast<const float *>(nullptr)");
-        // LAMB: one block per tensor (its norms are the whole tensor's), the
-        // update direction in scratch between its two passes.
-        bool lamb = isa<tg::LambOp>(op);
-        std::string direction;
-        if (lamb) {
-          FailureOr<StorageType> type = typeOf(adam.getParam());
-          if (failed(type)) {
+        // Operands: param, grad, m, v, lr, step, [grad_scale].
+        SmallVector<std::string> arguments = {"th",   in[0],  in[1], in[2],
+                                              in[3],  in[4],  in[5], scale,
+                                              out[0], out[1], out[2]};
+        if (isa<tg::LambOp>(op)) {
+          // One block per tensor (its norms are the whole tensor's), the
+          // update direction in scratch between its two passes.
+          FailureOr<std::string> direction =
+              computeScratch(adam.getParam(), outputElements);
+          if (failed(direction)) {
             status = failure();
             return;
           }
-          direction = scratchArray(type->computeType,
-                                   type->computeType == "double" ? 8 : 4,
-                                   outputElements) +
-                      ", ";
+          arguments.front() = "rowThreads()";
+          arguments.push_back(*direction);
         }
-        call = std::string(lamb ? "lamb(rowThreads(), " : "adamw(th, ") +
-               in[0] + ", " + in[1] + ", " + in[2] + ", " + in[3] + ", " +
-               in[4] + ", " + in[5] + ", " + scale + ", " + out[0] + ", " +
-               out[1] + ", " + out[2] + ", " + direction + str(outputElements) +
-               ", " + formatNumber(adam.getBeta1().convertToDouble()) + ", " +
-               formatNumber(adam.getBeta2().convertToDouble()) + ", " +
-               formatNumber(adam.getEpsilon().convertToDouble()) + ", " +
-               formatNumber(adam.getWeightDecay().convertToDouble()) + ");";
-        if (lamb) {
+        arguments.append(
+            {str(outputElements),
+             formatNumber(adam.getBeta1().convertToDouble()),
+             formatNumber(adam.getBeta2().convertToDouble()),
+             formatNumber(adam.getEpsilon().convertToDouble()),
+             formatNumber(adam.getWeightDecay().convertToDouble())});
+        call = callOf(isa<tg::LambOp>(op) ? "lamb" : "adamw", arguments);
+        if (isa<tg::LambOp>(op)) {
           perRow = true;
           outputElements = 1;
         }
@@ -380,54 +393,40 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
       .Case([&](tg::AdafactorOp adafactor) {
         // One block per tensor (its RMS clipping is the whole tensor's);
         // operands: param, grad, states (row and column, or one), lr,
-        // step, [grad_scale].
+        // step, [grad_scale]. A factored parameter is [batches, rows,
+        // columns]; an unfactored one a row.
         ArrayRef<int64_t> shape = getShape(adafactor.getParam());
         bool factored = adafactor.getState().size() == 2;
         int64_t rows = factored ? shape[shape.size() - 2] : 1;
         int64_t columns = factored ? shape.back() : outputElements;
         int64_t batches =
             factored && rows * columns ? outputElements / (rows * columns) : 1;
-        FailureOr<StorageType> type = typeOf(adafactor.getParam());
-        if (failed(type)) {
+        FailureOr<std::string> work = computeScratch(
+            adafactor.getParam(),
+            outputElements + (factored ? batches * (rows + columns + 1) : 0));
+        if (failed(work)) {
           status = failure();
           return;
         }
-        int64_t workElements =
-            outputElements +
-            (factored ? batches * rows + batches * columns + batches : 0);
-        std::string work =
-            scratchArray(type->computeType,
-                         type->computeType == "double" ? 8 : 4, workElements);
+        Value param = adafactor.getParam();
         unsigned next = factored ? 4 : 3;
-        std::string scale =
-            adafactor.getGradScale()
-                ? in.back()
-                : std::string("static_cast<const float *>(nullptr)");
-        call =
-            "adafactor(rowThreads(), " + in[0] + ", " + in[1] + ", " + in[2] +
-            ", " + (factored ? in[3] : nullOf(adafactor.getParam(), true)) +
-            ", " + in[next] + ", " + in[next + 1] + ", " + scale + ", " +
-            out[0] + ", " + out[1] + ", " +
-            (factored ? out[2] : nullOf(adafactor.getParam(), false)) + ", " +
-            work + ", " + str(batches) + ", " + str(rows) + ", " +
-            str(columns) + ", " +
-            formatNumber(adafactor.getDecayRate().convertToDouble()) + ", " +
-            formatNumber(adafactor.getEpsilon1().convertToDouble()) + ", " +
-            formatNumber(adafactor.getClipThreshold().convertToDouble()) +
-            ", " + formatNumber(adafactor.getWeightDecay().convertToDouble()) +
-            ");";
+        call = callOf(
+            "adafactor",
+            {"rowThreads()", in[0], in[1], in[2],
+             factored ? in[3] : nullOf(param, true), in[next], in[next + 1],
+             scale, out[0], out[1], factored ? out[2] : nullOf(param, false),
+             *work, str(batches), str(rows), str(columns),
+             formatNumber(adafactor.getDecayRate().convertToDouble()),
+             formatNumber(adafactor.getEpsilon1().convertToDouble()),
+             formatNumber(adafactor.getClipThreshold().convertToDouble()),
+             formatNumber(adafactor.getWeightDecay().convertToDouble())});
         perRow = true;
         outputElements = 1;
       })
       .Case([&](tg::SgdOp sgd) {
         // Operands: param, grad, lr, [momentum_buffer], [grad_scale].
-        unsigned next = 3;
         std::string buffer =
-            sgd.getMomentumBuffer() ? in[next++] : nullOf(sgd.getParam(), true);
-        std::string scale =
-            sgd.getGradScale()
-                ? in[next]
-                : std::string("static_cast<const float *>(nullptr)");
+            sgd.getMomentumBuffer() ? in[3] : nullOf(sgd.getParam(), true);
         std::string newBuffer =
             sgd.getMomentumBuffer() ? out[1] : nullOf(sgd.getParam(), false);
         call = "sgd(th, " + in[0] + ", " + in[1] + ", " + in[2] + ", " +

@@ -258,3 +258,20 @@ bn = model([helper.make_node("BatchNormalization",
             tensor("mu", np.array([0.0, 0.5, 1.0], np.float32)),
             tensor("sigma2", np.array([1.0, 1.5, 2.0], np.float32))])
 onnx.save(bn, "batchnorm-buffers.onnx")
+
+# Two training-mode BatchNormalizations updating the same running statistics
+# (batchnorm-running-stats.test): the step keeps the first's update.
+shared = model([helper.make_node("BatchNormalization",
+                                 ["x", "bn.weight", "bn.bias", "bn.running_mean",
+                                  "bn.running_var"], ["h", "m1", "v1"],
+                                 name="bn_a", training_mode=1),
+                helper.make_node("BatchNormalization",
+                                 ["h", "bn.weight", "bn.bias", "bn.running_mean",
+                                  "bn.running_var"], ["y", "m2", "v2"],
+                                 name="bn_b", training_mode=1)],
+               [vi("x", F, [2, 3, 4])], [vi("y", F, None)],
+               [tensor("bn.weight", np.ones(3, np.float32)),
+                tensor("bn.bias", np.zeros(3, np.float32)),
+                tensor("bn.running_mean", np.zeros(3, np.float32)),
+                tensor("bn.running_var", np.ones(3, np.float32))])
+onnx.save(shared, "batchnorm-shared-stats.onnx")

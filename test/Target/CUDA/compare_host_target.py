@@ -127,6 +127,25 @@ def write_token_file(work, spec):
     return path
 
 
+def check_bad_token_files(work, build):
+    """train refuses a missing token file, a directory and a FIFO (without
+    blocking on it) with a message naming the file, exit 1."""
+    fifo = os.path.join(work, "tokens.fifo")
+    os.mkfifo(fifo)
+    for path, message in [(os.path.join(work, "missing.bin"),
+                           "cannot be read: No such file or directory"),
+                          (work, "is not a regular file"),
+                          (fifo, "is not a regular file")]:
+        result = subprocess.run([os.path.join(build, "train"), "--steps", "1",
+                                 "--data", path], capture_output=True,
+                                text=True, timeout=60)
+        expected = "token file '%s' %s" % (path, message)
+        if result.returncode != 1 or expected not in result.stderr:
+            sys.exit("train --data %s: status %d, %r (expected %r)" %
+                     (path, result.returncode, result.stderr, expected))
+    print("bad token files: missing, a directory and a FIFO refused")
+
+
 def check_imported(args, project, build, first_loss):
     """An imported model's trainer starts from its weights (the project's
     params.safetensors); --init random from --seed alone; a missing file is
@@ -270,6 +289,8 @@ def main():
         check_profile(args, model, project, build, options)
     if args.model:
         check_imported(args, project, build, generated[1])
+    if args.data.endswith("tokens.bin"):
+        check_bad_token_files(work, build)
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
           % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
 

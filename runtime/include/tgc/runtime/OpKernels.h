@@ -760,6 +760,15 @@ __device__ inline T optimizerGrad(const G *grad, const C *scale, int64_t i) {
   return static_cast<T>(ld(grad[i]));
 }
 
+/// An optimizer's step count (from 1; else the step stops, naming `what`).
+template <typename N>
+__device__ inline int64_t optimizerStep(const N *stepValue, const char *what) {
+  int64_t step = ld(stepValue[0]);
+  if (step < 1)
+    kernelError(what, step, INT64_MAX);
+  return step;
+}
+
 /// AdamW's and LAMB's step: the learning rate and the bias corrections of
 /// step `step` (from 1).
 struct AdamStep {
@@ -769,9 +778,7 @@ template <typename L, typename N>
 __device__ inline AdamStep getAdamStep(const L *lrValue, const N *stepValue,
                                        double beta1, double beta2,
                                        const char *what) {
-  int64_t step = ld(stepValue[0]);
-  if (step < 1)
-    kernelError(what, step, INT64_MAX);
+  int64_t step = optimizerStep(stepValue, what);
   return {static_cast<double>(ld(lrValue[0])),
           1.0 - std::pow(beta1, double(step)),
           1.0 - std::pow(beta2, double(step))};
@@ -867,9 +874,8 @@ __device__ void adafactor(RowThreads th, const P *param, const G *grad,
   using T = Compute<P>;
   if (th.rows.index != 0)
     return;
-  int64_t step = ld(stepValue[0]);
-  if (step < 1)
-    kernelError("adafactor step (the first step is 1)", step, INT64_MAX);
+  int64_t step =
+      optimizerStep(stepValue, "adafactor step (the first step is 1)");
   double lr = static_cast<double>(ld(lrValue[0]));
   double beta = 1.0 - std::pow(double(step), decayRate);
   T b = T(beta), oneMinusB = T(1 - beta), eps = T(epsilon1);

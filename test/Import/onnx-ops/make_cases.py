@@ -1017,6 +1017,22 @@ def sequence_cases():
     case("sequence_edit", m, feeds)
 
 
+def large_constant_cases():
+    """A ConstantOfShape past the import's fold limit (2^24 elements), as
+    the ONNX model zoo's "light" models hold their weights: it is computed
+    at run time, not refused."""
+    local = np.random.default_rng(40)
+    feeds = {"x": local.standard_normal((2, 4100)).astype(np.float32)}
+    nodes = [
+        const("shape", np.array([4100, 4097], np.int64)),
+        helper.make_node("ConstantOfShape", ["shape"], ["w"],
+                         value=numpy_helper.from_array(
+                             np.array([0.25], np.float32))),
+        helper.make_node("MatMul", ["x", "w"], ["y"])]
+    m = model(nodes, [vi("x", F, [2, 4100])], [vi("y", F, [2, 4097])])
+    case("constantofshape_past_fold_limit", m, feeds)
+
+
 def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
@@ -1106,4 +1122,5 @@ if __name__ == "__main__":
     einsum_diagonal_cases()
     training_domain_cases()
     sequence_cases()
+    large_constant_cases()
     error_models()

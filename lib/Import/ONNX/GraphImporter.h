@@ -90,6 +90,18 @@ public:
     return values.count(name) || sequences.count(name);
   }
   mlir::Value lookup(llvm::StringRef name) const { return values.lookup(name); }
+  /// The names defined so far: a subgraph (an If's branch) is imported
+  /// between getScope and setScope, so that its own names end with it
+  /// while the values it computed stay.
+  struct Scope {
+    llvm::StringMap<mlir::Value> values;
+    llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
+  };
+  Scope getScope() const { return {values, sequences}; }
+  void setScope(Scope scope) {
+    values = std::move(scope.values);
+    sequences = std::move(scope.sequences);
+  }
   /// The value of a constant (a tg.constant built here), or null.
   const Tensor *getConstant(mlir::Value value) const;
   /// A tg.constant holding `tensor`.

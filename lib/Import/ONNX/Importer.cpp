@@ -311,6 +311,16 @@ private:
                              GraphImporter &importer);
   LogicalResult importNodes(const onnx::GraphProto &graph,
                             GraphImporter &importer);
+  /// An If: the branch a condition known at import picks, inlined; else
+  /// both branches, each output a tg.select of theirs.
+  LogicalResult importIf(const onnx::NodeProto &node, GraphImporter &importer);
+  /// The nodes of an If's `branch` (a subgraph reading the names of the
+  /// graphs around it) imported in a scope of their own; `outputs` gets the
+  /// values of its outputs.
+  LogicalResult importBranch(const onnx::NodeProto &node,
+                             const onnx::GraphProto &branch,
+                             StringRef attributeName, GraphImporter &importer,
+                             SmallVectorImpl<Value> &outputs);
   LogicalResult addResults(const onnx::GraphProto &graph,
                            GraphImporter &importer);
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
@@ -343,6 +353,8 @@ private:
   /// The model imports an opset of the default domain, of the training
   /// domain (ai.onnx.preview.training).
   bool hasDefaultDomain = false, usesTrainingDomain = false;
+  /// How many If branches the node being imported is inside.
+  unsigned branchDepth = 0;
 
   func::FuncOp function;
   Block *body = nullptr;
@@ -764,7 +776,9 @@ void ModelImporter::reportSharedAndMissingParameters(
   llvm::StringMap<SmallVector<const onnx::NodeProto *>> readerNodes;
   for (const onnx::NodeProto &node : graph.node()) {
     auto split = splitInputs.find(&node);
-    for (std::string input : node.input()) {
+    SmallVector<std::string> inputs(node.input().begin(), node.input().end());
+    llvm::append_range(inputs, getOuterNames(node));
+    for (std::string input : inputs) {
       if (!parameterIndex.count(input) || noGradient.contains(node.op_type()) ||
           identityParameters.count(node.output_size() ? node.output(0) : ""))
         continue;
@@ -865,6 +879,12 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         return failure();
       continue;
     }
+    if (node.op_type() == "If") {
+      if (failed(checkNodeStructure(node, importer)) ||
+          failed(importIf(node, importer)))
+        return failure();
+      continue;
+    }
     const OpSupport *op = lookupOp(node.op_type());
     if (!op)
       return importer.fail("op '" + printableName(node.op_type()) +
@@ -903,6 +923,135 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
       if (!output.empty() && !importer.isDefined(output))
         return importer.fail("internal error: output #" + llvm::Twine(i) +
                              " was not produced");
+  }
+  return success();
+}
+
+/// Branches nested deeper than this are refused (a hostile model could
+/// otherwise exhaust the stack).
+static constexpr unsigned kMaxBranchDepth = 16;
+
+LogicalResult ModelImporter::importBranch(const onnx::NodeProto &node,
+                                          const onnx::GraphProto &branch,
+                                          StringRef attributeName,
+                                          GraphImporter &importer,
+                                          SmallVectorImpl<Value> &outputs) {
+  auto fail = [&](const Twine &message) {
+    return importer.fail(attributeName + ": " + message);
+  };
+  if (branch.input_size())
+    return fail("a branch takes no inputs; this one declares " +
+                Twine(branch.input_size()));
+  if (branch.output_size() != node.output_size())
+    return fail("the branch has " + Twine(branch.output_size()) +
+                " outputs; the If has " + Twine(node.output_size()));
+  if (branch.sparse_initializer_size())
+    return fail("sparse initializers are not supported");
+  if (branchDepth >= kMaxBranchDepth)
+    return fail("If nodes are nested more than " + Twine(kMaxBranchDepth) +
+                " deep");
+  Location location = importer.getLoc();
+  GraphImporter::Scope outer = importer.getScope();
+  for (const onnx::TensorProto &initializer : branch.initializer()) {
+    if (initializer.name().empty() || importer.isDefined(initializer.name()))
+      return fail("initializer '" + printableName(initializer.name()) +
+                  "' is unnamed or defined twice");
+    llvm::Expected<Tensor> value =
+        decodeTensorProto(context, initializer, baseDirectory);
+    if (!value)
+      return fail("initializer '" + printableName(initializer.name()) +
+                  "': " + llvm::toString(value.takeError()));
+    importer.define(initializer.name(), importer.constant(std::move(*value)));
+  }
+  ++branchDepth;
+  LogicalResult imported = importNodes(branch, importer);
+  --branchDepth;
+  if (failed(imported))
+    return failure();
+  importer.setNode(&node, location);
+  for (const onnx::ValueInfoProto &output : branch.output()) {
+    Value value = importer.lookup(output.name());
+    if (!value) {
+      return fail(
+          "output '" + printableName(output.name()) +
+          (importer.isDefined(output.name())
+               ? "' is a sequence: sequence outputs of a branch are not "
+                 "supported"
+               : "' is not defined in the branch or around it"));
+    }
+    outputs.push_back(value);
+  }
+  importer.setScope(std::move(outer));
+  return success();
+}
+
+LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
+                                      GraphImporter &importer) {
+  ASSIGN_OR_FAIL(cond, importer.requireInput(0));
+  RankedTensorType condType = GraphImporter::getType(cond);
+  if (!condType.getElementType().isInteger(1) || condType.getNumElements() != 1)
+    return importer.fail("the condition must be a bool tensor of one "
+                         "element");
+  const onnx::AttributeProto *branches[2] = {
+      importer.attribute("then_branch", onnx::AttributeProto::GRAPH),
+      importer.attribute("else_branch", onnx::AttributeProto::GRAPH)};
+  if (importer.hadError())
+    return failure();
+  if (!branches[0] || !branches[1])
+    return importer.fail("an If needs a then_branch and an else_branch graph");
+  // A condition known at import (a constant, or a graph input fixed with
+  // --input-value) picks its branch: only that one is imported, whatever
+  // shapes the other would give.
+  if (const Tensor *known = importer.getConstant(cond)) {
+    bool taken = known->getAsDouble(0) != 0;
+    SmallVector<Value> outputs;
+    if (failed(importBranch(node, branches[taken ? 0 : 1]->g(),
+                            taken ? "then_branch" : "else_branch", importer,
+                            outputs)))
+      return failure();
+    for (auto [i, value] : llvm::enumerate(outputs))
+      if (importer.hasOutput(i))
+        importer.setOutput(i, value);
+    return success();
+  }
+  // A condition known at run time: both branches run, and each output
+  // selects one of theirs, so the two must agree on its type. Running
+  // both is the price of a static graph; state a branch updates would be
+  // updated whichever ran, so it is refused.
+  size_t updatesBefore = importer.stateUpdates.size();
+  SmallVector<Value> results[2];
+  for (int b = 0; b < 2; ++b)
+    if (failed(importBranch(node, branches[b]->g(),
+                            b ? "else_branch" : "then_branch", importer,
+                            results[b])))
+      return failure();
+  auto fixIt = [&] {
+    return std::string(" (a condition known at import picks one branch: "
+                       "give the graph input it comes from with "
+                       "--input-value)");
+  };
+  if (importer.stateUpdates.size() != updatesBefore)
+    return importer.fail("a branch updates running statistics, and the "
+                         "condition is only known at run time" +
+                         fixIt());
+  Value pred = importer.reshape(cond, {});
+  for (unsigned i = 0; i < node.output_size(); ++i) {
+    RankedTensorType thenType = GraphImporter::getType(results[0][i]);
+    RankedTensorType elseType = GraphImporter::getType(results[1][i]);
+    if (thenType != elseType) {
+      std::string types;
+      llvm::raw_string_ostream os(types);
+      os << "output #" << i << " is " << thenType << " in then_branch and "
+         << elseType << " in else_branch";
+      return importer.fail(types +
+                           "; a condition known only at run time needs one "
+                           "type" +
+                           fixIt());
+    }
+    if (importer.hasOutput(i))
+      importer.setOutput(
+          i, select(importer, importer.broadcastTo(pred, thenType.getShape()),
+                    results[0][i], results[1][i]));
   }
   return success();
 }

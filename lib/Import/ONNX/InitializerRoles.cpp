@@ -35,15 +35,63 @@ static bool isView(StringRef opType) {
   return views.contains(opType);
 }
 
+/// Adds to `names` what `graph` reads that neither it nor `defined` (the
+/// names of the subgraphs it is in) defines.
+static void collectOuterNames(const onnx::GraphProto &graph,
+                              llvm::StringSet<> defined,
+                              llvm::StringSet<> &seen,
+                              llvm::SmallVector<std::string> &names) {
+  for (const onnx::ValueInfoProto &input : graph.input())
+    defined.insert(input.name());
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    defined.insert(initializer.name());
+  auto read = [&](const std::string &name) {
+    if (!name.empty() && !defined.contains(name) && seen.insert(name).second)
+      names.push_back(name);
+  };
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      read(input);
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.has_g())
+        collectOuterNames(attribute.g(), defined, seen, names);
+      for (const onnx::GraphProto &subgraph : attribute.graphs())
+        collectOuterNames(subgraph, defined, seen, names);
+    }
+    for (const std::string &output : node.output())
+      defined.insert(output);
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    read(output.name());
+}
+
+llvm::SmallVector<std::string>
+onnx_import::getOuterNames(const onnx::NodeProto &node) {
+  llvm::SmallVector<std::string> names;
+  llvm::StringSet<> seen;
+  for (const onnx::AttributeProto &attribute : node.attribute()) {
+    if (attribute.has_g())
+      collectOuterNames(attribute.g(), {}, seen, names);
+    for (const onnx::GraphProto &subgraph : attribute.graphs())
+      collectOuterNames(subgraph, {}, seen, names);
+  }
+  return names;
+}
+
 llvm::Expected<InitializerRoles>
 InitializerRoles::create(const onnx::GraphProto &graph,
                          const ONNXImportOptions &options) {
   InitializerRoles roles;
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &input : node.input())
+  for (const onnx::NodeProto &node : graph.node()) {
+    llvm::SmallVector<std::string> inputs(node.input().begin(),
+                                          node.input().end());
+    // What a branch reads, its If consumes.
+    llvm::append_range(inputs, getOuterNames(node));
+    for (const std::string &input : inputs)
       if (!input.empty() && (roles.consumers[input].empty() ||
                              roles.consumers[input].back() != &node))
         roles.consumers[input].push_back(&node);
+  }
   for (const onnx::ValueInfoProto &output : graph.output())
     roles.graphOutputs.insert(output.name());
   for (const onnx::TensorProto &initializer : graph.initializer())

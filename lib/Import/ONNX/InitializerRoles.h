@@ -28,6 +28,10 @@ namespace tgc::onnx_import {
 /// more than one output from opset 7, `is_test = 0` before.
 bool isTrainingBatchNorm(const onnx::NodeProto &node, int64_t opset);
 
+/// The names the subgraphs of `node` (an If's branches) read from the
+/// graphs around them, each once: the node's inputs beyond its own.
+llvm::SmallVector<std::string> getOuterNames(const onnx::NodeProto &node);
+
 class InitializerRoles {
 public:
   /// The analysis of `graph`; an error for a glob that does not parse.

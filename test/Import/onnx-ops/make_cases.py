@@ -1033,6 +1033,108 @@ def large_constant_cases():
     case("constantofshape_past_fold_limit", m, feeds)
 
 
+def if_cases():
+    """If: a condition known only at run time runs both branches and
+    selects (nested, with a branch initializer, reading the outer graph's
+    parameter), for both values of the condition; a constant condition
+    picks its branch, whose shapes the other branch need not share."""
+    local = np.random.default_rng(41)
+    w = local.standard_normal((3, 4)).astype(np.float32)
+    x = local.standard_normal((2, 3)).astype(np.float32)
+
+    def branch(name, nodes, outputs, inits=()):
+        return helper.make_graph(
+            nodes, name, [], outputs,
+            [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+
+    inner = helper.make_node(
+        "If", ["c"], ["inner"],
+        then_branch=branch("inner_then", [
+            helper.make_node("Tanh", ["xw"], ["t"])], [vi("t", F, [2, 4])]),
+        else_branch=branch("inner_else", [
+            helper.make_node("Sigmoid", ["xw"], ["s"])], [vi("s", F, [2, 4])]))
+    outer = helper.make_node(
+        "If", ["c"], ["y", "z"],
+        then_branch=branch("then", [
+            helper.make_node("Relu", ["xw"], ["r"]),
+            helper.make_node("Add", ["r", "bias"], ["a"]),
+            helper.make_node("Neg", ["xw"], ["n"])],
+            [vi("a", F, [2, 4]), vi("n", F, [2, 4])],
+            [("bias", local.standard_normal(4).astype(np.float32))]),
+        else_branch=branch("else", [
+            inner,
+            helper.make_node("Mul", ["xw", "xw"], ["m"])],
+            [vi("inner", F, [2, 4]), vi("m", F, [2, 4])]))
+    m = model([helper.make_node("MatMul", ["x", "w"], ["xw"]), outer],
+              [vi("c", B, []), vi("x", F, [2, 3])],
+              [vi("y", F, [2, 4]), vi("z", F, [2, 4])], [("w", w)])
+    for value in (True, False):
+        case(f"if_runtime_condition_{str(value).lower()}", m,
+             {"c": np.array(value), "x": x})
+
+    # A constant condition: the branches' shapes differ.
+    m = model([const("k", np.array([True])),
+               const("shape", np.array([3, 2], np.int64)),
+               helper.make_node(
+                   "If", ["k"], ["y"],
+                   then_branch=branch("then", [
+                       helper.make_node("Reshape", ["x", "shape"], ["r"])],
+                       [vi("r", F, [3, 2])]),
+                   else_branch=branch("else", [
+                       helper.make_node("Identity", ["x"], ["i"])],
+                       [vi("i", F, [2, 3])]))],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], check=False)
+    case("if_constant_condition", m, {"x": x})
+
+    # The gradient through both branches of a condition the parameter
+    # itself decides.
+    w2 = local.standard_normal((4, 6)).astype(np.float32)
+    nodes = [helper.make_node("ReduceSum", ["w"], ["total"], keepdims=0),
+             const("zero", np.float32(0)),
+             helper.make_node("Greater", ["total", "zero"], ["positive"]),
+             const("three", np.float32(3)),
+             helper.make_node(
+                 "If", ["positive"], ["h"],
+                 then_branch=branch("then", [
+                     helper.make_node("Mul", ["w", "w"], ["sq"])],
+                     [vi("sq", F, [4, 6])]),
+                 else_branch=branch("else", [
+                     helper.make_node("Mul", ["w", "three"], ["t"])],
+                     [vi("t", F, [4, 6])]))]
+    save_grad_models({"if_select": nodes}, w2)
+
+    # Optimum's merged decoders: a graph input picks the branch, and the
+    # branches' shapes differ, so it must be given at import.
+    m = model([helper.make_node(
+        "If", ["use_cache_branch"], ["y"],
+        then_branch=branch("then", [
+            helper.make_node("Concat", ["x", "x"], ["cat"], axis=1)],
+            [vi("cat", F, [2, 6])]),
+        else_branch=branch("else", [
+            helper.make_node("Identity", ["x"], ["i"])],
+            [vi("i", F, [2, 3])]))],
+        [vi("use_cache_branch", B, [1]), vi("x", F, [2, 3])],
+        [vi("y", F, None)], check=False)
+    onnx.save(m, os.path.join(HERE, "errors", "if-merged-decoder.onnx"))
+    onnx.save_tensor(numpy_helper.from_array(np.array([False])),
+                     os.path.join(HERE, "errors", "use-cache-false.pb"))
+
+    # Branches nested past the importer's bound (16).
+    body = [helper.make_node("Identity", ["x"], ["y0"])]
+    for depth in range(1, 18):
+        node = helper.make_node(
+            "If", ["c"], [f"y{depth}"],
+            then_branch=branch(f"t{depth}", body,
+                               [vi(f"y{depth - 1}", F, [2, 3])]),
+            else_branch=branch(f"e{depth}", [
+                helper.make_node("Identity", ["x"], [f"e{depth}"])],
+                [vi(f"e{depth}", F, [2, 3])]))
+        body = [node]
+    m = model(body, [vi("c", B, []), vi("x", F, [2, 3])],
+              [vi("y17", F, [2, 3])], check=False)
+    onnx.save(m, os.path.join(HERE, "errors", "if-nested-too-deep.onnx"))
+
+
 def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
@@ -1124,3 +1226,4 @@ if __name__ == "__main__":
     sequence_cases()
     large_constant_cases()
     error_models()
+    if_cases()

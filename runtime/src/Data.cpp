@@ -29,7 +29,7 @@ WindowPrefetcher::Batch WindowPrefetcher::make(unsigned n) const {
   batch.ids.resize(rows * seq);
   batch.labels.resize(rows * seq);
   fillTokenWindows(tokens, batch.ids.data(), batch.labels.data(), rows, seq,
-                   stepSeed(seed, n));
+                   stepSeed(seed, n), held.empty() ? nullptr : &held);
   return batch;
 }
 

@@ -56,6 +56,11 @@ ArgumentInfo getGlobalArgument(const ArgumentInfo &arg);
 std::vector<char> takeBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
                             const std::vector<int64_t> &coordinates,
                             const std::vector<char> &global);
+/// Which rows of `rowElements` elements of the global value of `arg` the
+/// block at `coordinates` holds any element of (a flag per row).
+std::vector<bool> getHeldRows(const ArgumentInfo &arg, const MeshInfo &mesh,
+                              const std::vector<int64_t> &coordinates,
+                              int64_t rowElements);
 /// Puts that block back into `global`.
 void putBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
               const std::vector<int64_t> &coordinates,

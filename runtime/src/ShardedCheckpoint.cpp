@@ -97,7 +97,9 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
                                     const StepInfo &global,
                                     ArgumentBytes &arguments,
                                     const std::vector<ArgRole> &roles,
-                                    int64_t &steps, std::string &error) {
+                                    int64_t &steps, std::string &error,
+                                    const StepInfo *local, int rank,
+                                    int64_t *filesRead, int64_t *savedRanks) {
   std::string manifestPath = getManifestPath(directory);
   nlohmann::json manifest;
   {
@@ -132,9 +134,22 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   if (manifest["ranks"].get<int64_t>() != devices)
     return bad("\"ranks\" is not the mesh's device count");
 
-  // Each rank file is read once, when a tensor first needs it.
-  std::vector<std::map<std::string, safetensors::Entry>> files(devices);
-  std::vector<bool> read(devices, false);
+  // The step's own mesh, when it runs on the saved one: then a tensor
+  // saved in the layout the step holds it in needs only this rank's file.
+  bool sameMesh = local && rank >= 0 && local->mesh.numAxes == mesh.numAxes;
+  for (int a = 0; sameMesh && a < mesh.numAxes; ++a)
+    sameMesh = local->mesh.axisSizes[a] == mesh.axisSizes[a] &&
+               axisNames[a] == local->mesh.axisNames[a];
+
+  // Each tensor's saved layout, checked before any rank file is read.
+  struct Saved {
+    int index;
+    ArgumentInfo layout;
+    std::vector<int64_t> blockShape;
+    int64_t blockBytes;
+    bool ownFileOnly;
+  };
+  std::vector<Saved> tensors;
   for (int i = 0; i < global.numArguments; ++i) {
     const ArgumentInfo &arg = global.arguments[i];
     if (!hasRole(roles, arg.init.role))
@@ -193,34 +208,69 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
     for (int d = 0; d < saved.rank; ++d)
       blockBytes *= saved.shape[d];
-    std::vector<int64_t> blockShape(saved.shape, saved.shape + saved.rank);
-    std::vector<char> whole(arguments[i].size());
-    for (int64_t r = 0; r < devices; ++r) {
-      std::string path = getShardPath(directory, static_cast<int>(r));
-      if (!read[r]) {
-        std::vector<safetensors::Entry> entries;
-        std::map<std::string, std::string> metadata;
-        if (!safetensors::read(path, entries, metadata, error))
-          return false;
-        for (safetensors::Entry &entry : entries)
-          files[r][entry.name] = std::move(entry);
-        read[r] = true;
-      }
-      auto found = files[r].find(arg.name);
-      if (found == files[r].end() ||
-          found->second.dtype != getSafetensorsDType(arg.dtype) ||
-          found->second.shape != blockShape ||
-          static_cast<int64_t>(found->second.data.size()) != blockBytes) {
+    bool ownFileOnly = sameMesh;
+    if (ownFileOnly) {
+      const ArgumentInfo &held = local->arguments[i];
+      ownFileOnly = held.rank == saved.rank;
+      for (int d = 0; ownFileOnly && d < saved.rank; ++d)
+        ownFileOnly =
+            held.shape[d] == saved.shape[d] &&
+            std::equal(held.dimAxes[d], held.dimAxes[d] + 4, saved.dimAxes[d]);
+    }
+    tensors.push_back(
+        {i, saved, std::vector<int64_t>(saved.shape, saved.shape + saved.rank),
+         blockBytes, ownFileOnly});
+  }
+
+  // The whole values, put together one rank file at a time (a file is
+  // read only when a tensor needs it, and dropped before the next): the
+  // blocks a rank holds in the saved layout come from its own file alone;
+  // the rest of such a value stays zero, since the rank never reads it.
+  std::vector<std::vector<char>> wholes(tensors.size());
+  for (size_t t = 0; t < tensors.size(); ++t)
+    wholes[t].assign(arguments[tensors[t].index].size(), 0);
+  if (filesRead)
+    *filesRead = 0;
+  if (savedRanks)
+    *savedRanks = devices;
+  for (int64_t r = 0; r < devices; ++r) {
+    bool needed = false;
+    for (const Saved &tensor : tensors)
+      needed = needed || !tensor.ownFileOnly || r == rank;
+    if (!needed)
+      continue;
+    if (filesRead)
+      ++*filesRead;
+    std::string path = getShardPath(directory, static_cast<int>(r));
+    std::vector<safetensors::Entry> entries;
+    std::map<std::string, std::string> metadata;
+    if (!safetensors::read(path, entries, metadata, error))
+      return false;
+    std::map<std::string, const safetensors::Entry *> file;
+    for (const safetensors::Entry &entry : entries)
+      file[entry.name] = &entry;
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const Saved &tensor = tensors[t];
+      if (tensor.ownFileOnly && r != rank)
+        continue;
+      const ArgumentInfo &arg = global.arguments[tensor.index];
+      auto found = file.find(arg.name);
+      if (found == file.end() ||
+          found->second->dtype != getSafetensorsDType(arg.dtype) ||
+          found->second->shape != tensor.blockShape ||
+          static_cast<int64_t>(found->second->data.size()) !=
+              tensor.blockBytes) {
         error = "'" + path + "' has no " + getSafetensorsDType(arg.dtype) +
-                " block " + nlohmann::json(blockShape).dump() + " of '" +
+                " block " + nlohmann::json(tensor.blockShape).dump() + " of '" +
                 arg.name + "', which the manifest promises";
         return false;
       }
-      ranks::putBlock(saved, mesh, ranks::getCoordinates(mesh, r),
-                      found->second.data, whole);
+      ranks::putBlock(tensor.layout, mesh, ranks::getCoordinates(mesh, r),
+                      found->second->data, wholes[t]);
     }
-    arguments[i] = std::move(whole);
   }
+  for (size_t t = 0; t < tensors.size(); ++t)
+    arguments[tensors[t].index] = std::move(wholes[t]);
   steps = manifest["steps"].get<int64_t>();
   return true;
 }

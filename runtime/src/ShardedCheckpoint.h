@@ -4,9 +4,9 @@
 // blocks to DIR/rank-R.safetensors (local shapes), and rank 0, once every
 // rank has written, DIR/manifest.json: the mesh, and each tensor's dtype,
 // global shape and sharding (the mesh axes of each dimension, major
-// first). `--resume DIR` puts the blocks of every rank file back together
-// into the whole values, so a run resumes on the same mesh, on another, or
-// on one device.
+// first). `--resume DIR` puts the blocks of the rank files back together
+// into the whole values, so a run resumes on the same mesh (each rank
+// reading its own file), on another, or on one device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +41,19 @@ bool isShardedCheckpoint(const std::string &path);
 /// Reads the whole values of the arguments whose role is in `roles` from
 /// the sharded checkpoint `directory`, for a step whose arguments
 /// (`global`) have their global shapes: each must be in the manifest with
-/// its dtype and shape, and every rank file must hold its block.
+/// its dtype and shape, and every rank file read must hold its block. The
+/// rank files are read one at a time. For rank `rank` of the step `local`
+/// (its arguments' blocks) on the saved mesh, a tensor saved in the layout
+/// the step holds it in is read from this rank's file only: the value gets
+/// this rank's block, the rest left zero (a resume on the same mesh reads
+/// one file per rank). `filesRead` gets how many rank files were read, of
+/// `savedRanks`.
 bool loadShardedCheckpoint(const std::string &directory, const StepInfo &global,
                            ArgumentBytes &arguments,
                            const std::vector<ArgRole> &roles, int64_t &steps,
-                           std::string &error);
+                           std::string &error, const StepInfo *local = nullptr,
+                           int rank = -1, int64_t *filesRead = nullptr,
+                           int64_t *savedRanks = nullptr);
 
 } // namespace tgc::rt
 

@@ -77,8 +77,9 @@ void printUsage(const char *program) {
       "                     the layout to DIR/manifest.json\n"
       "  --resume FILE|DIR  continue from a checkpoint --save or "
       "--save-shards wrote\n"
-      "                     (on any mesh: the blocks are put back "
-      "together)\n"
+      "                     (on the saved mesh each rank reads its own "
+      "file; on\n"
+      "                     another, the blocks are put back together)\n"
       "  --nproc N          start N local processes, one per device of the "
       "step's\n"
       "                     mesh (as torchrun --nproc-per-node N does)\n"
@@ -387,9 +388,21 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
   if (fromFile && !tokens.open(source, seq, info.vocabulary, error))
     return fail(error);
+  // Each data-parallel rank reads the windows of its own rows of the
+  // batch (the rows its blocks of the ids and labels hold).
+  std::vector<bool> heldRows;
+  if (fromFile && communication) {
+    heldRows.assign(rows, false);
+    for (int i : {info.copyIds, info.copyLabels}) {
+      std::vector<bool> held = ranks::getHeldRows(
+          info.arguments[i], info.mesh, communication->coordinates, seq);
+      for (int64_t row = 0; row < rows && row < int64_t(held.size()); ++row)
+        heldRows[row] = heldRows[row] || held[row];
+    }
+  }
   std::optional<WindowPrefetcher> windows;
   if (fromFile)
-    windows.emplace(tokens.getTokens(), rows, seq, flags.seed);
+    windows.emplace(tokens.getTokens(), rows, seq, flags.seed, heldRows);
 
   // Every argument starts as `tgc train --seed` starts it, on the host.
   ArgumentBytes arguments(info.numArguments);
@@ -409,15 +422,28 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                         ignored, error))
       return fail(error);
   }
-  if (!flags.resume.empty() &&
-      !(isShardedCheckpoint(flags.resume)
-            ? loadShardedCheckpoint(flags.resume, global, arguments,
-                                    {ArgRole::Param, ArgRole::State}, firstStep,
-                                    error)
-            : loadCheckpoint(flags.resume, global, arguments,
-                             {ArgRole::Param, ArgRole::State}, firstStep,
-                             error)))
-    return fail(error);
+  if (!flags.resume.empty()) {
+    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
+    int64_t filesRead = 0, savedRanks = 0;
+    if (!isShardedCheckpoint(flags.resume)) {
+      if (!loadCheckpoint(flags.resume, global, arguments, roles, firstStep,
+                          error))
+        return fail(error);
+    } else if (!loadShardedCheckpoint(flags.resume, global, arguments, roles,
+                                      firstStep, error, &info,
+                                      communication ? env->rank : -1,
+                                      &filesRead, &savedRanks)) {
+      return fail(error);
+    } else if (lead) {
+      std::printf("resumed from '%s' at step %lld: %s\n", flags.resume.c_str(),
+                  static_cast<long long>(firstStep),
+                  filesRead == 1 && savedRanks > 1
+                      ? "each rank read its own file (the saved mesh)"
+                      : ("read " + std::to_string(filesRead) + " of " +
+                         std::to_string(savedRanks) + " rank files")
+                            .c_str());
+    }
+  }
 
   Context context;
   context.comm = communication.get();

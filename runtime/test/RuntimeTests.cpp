@@ -9,6 +9,9 @@
 #include "tgc/runtime/Kernels.h"
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/Safetensors.h"
+#include "tgc/runtime/TokenFile.h"
+
+#include "Ranks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -130,6 +133,51 @@ static void testRandom() {
   CHECK(inRange);
   randomInts(ids, 100, 4, 1, b.data());
   CHECK(a != b);
+}
+
+/// A data-parallel rank reads only the windows of its rows of the batch,
+/// and they are the whole batch's rows.
+static void testHeldTokenRows() {
+  std::vector<unsigned char> bytes(2 * 300);
+  for (size_t i = 0; i < 300; ++i)
+    bytes[2 * i] = static_cast<unsigned char>(i * 7), bytes[2 * i + 1] = 1;
+  TokenSpan tokens{bytes.data(), 300};
+  const int64_t rows = 4, seq = 16;
+  std::vector<int64_t> ids(rows * seq), labels(rows * seq);
+  fillTokenWindows(tokens, ids.data(), labels.data(), rows, seq, 9);
+
+  // ids [4, 16] split on the batch over dp=2: rank 1 holds rows 2 and 3.
+  MeshInfo mesh{};
+  mesh.numAxes = 1;
+  mesh.axisSizes[0] = 2;
+  ArgumentInfo arg{};
+  arg.dtype = DType::I64;
+  arg.rank = 2;
+  arg.shape[0] = 2, arg.shape[1] = seq;
+  arg.globalShape[0] = rows, arg.globalShape[1] = seq;
+  std::memset(arg.dimAxes, -1, sizeof(arg.dimAxes));
+  arg.dimAxes[0][0] = 0;
+  std::vector<bool> held = ranks::getHeldRows(arg, mesh, {1}, seq);
+  CHECK((held == std::vector<bool>{false, false, true, true}));
+  std::vector<int64_t> mine(rows * seq, -1), myLabels(rows * seq, -1);
+  fillTokenWindows(tokens, mine.data(), myLabels.data(), rows, seq, 9, &held);
+  for (int64_t i = 0; i < rows * seq; ++i) {
+    bool inBlock = i >= 2 * seq;
+    CHECK(inBlock ? mine[i] == ids[i] && myLabels[i] == labels[i]
+                  : mine[i] == -1 && myLabels[i] == -1);
+  }
+  // Split on the sequence instead: every row has a part in every block.
+  arg.shape[0] = rows, arg.shape[1] = seq / 2;
+  arg.dimAxes[0][0] = -1, arg.dimAxes[1][0] = 0;
+  CHECK((ranks::getHeldRows(arg, mesh, {0}, seq) ==
+         std::vector<bool>{true, true, true, true}));
+  // ZeRO's padded blocks: 3 rows over dp=2, rank 1's block is row 2 and
+  // padding.
+  arg.shape[0] = 2, arg.shape[1] = seq;
+  arg.globalShape[0] = 3;
+  arg.dimAxes[0][0] = 0, arg.dimAxes[1][0] = -1;
+  CHECK((ranks::getHeldRows(arg, mesh, {1}, seq) ==
+         std::vector<bool>{false, false, true}));
 }
 
 /// The largest difference between a and b, relative to b's largest value.
@@ -582,6 +630,7 @@ int main() {
   testTopK();
   testEmbeddingGrad();
   testFakeQuant();
+  testHeldTokenRows();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

@@ -127,18 +127,20 @@ def write_token_file(work, spec):
     return path
 
 
-def check_bad_token_files(work, build):
+def check_bad_token_files(work, build, launch, env):
     """train refuses a missing token file, a directory and a FIFO (without
-    blocking on it) with a message naming the file, exit 1."""
+    blocking on it) with a message naming the file, exit 1 (every rank's,
+    under --nproc)."""
     fifo = os.path.join(work, "tokens.fifo")
     os.mkfifo(fifo)
     for path, message in [(os.path.join(work, "missing.bin"),
                            "cannot be read: No such file or directory"),
                           (work, "is not a regular file"),
                           (fifo, "is not a regular file")]:
-        result = subprocess.run([os.path.join(build, "train"), "--steps", "1",
-                                 "--data", path], capture_output=True,
-                                text=True, timeout=60)
+        result = subprocess.run([os.path.join(build, "train")] + launch +
+                                ["--steps", "1", "--data", path],
+                                capture_output=True, text=True, timeout=60,
+                                env=env)
         expected = "token file '%s' %s" % (path, message)
         if result.returncode != 1 or expected not in result.stderr:
             sys.exit("train --data %s: status %d, %r (expected %r)" %
@@ -290,7 +292,7 @@ def main():
     if args.model:
         check_imported(args, project, build, generated[1])
     if args.data.endswith("tokens.bin"):
-        check_bad_token_files(work, build)
+        check_bad_token_files(work, build, launch, env)
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
           % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
 

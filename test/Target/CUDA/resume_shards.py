@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Sharded checkpoints: `train --save-shards DIR` on a partitioned step, then
-`--resume DIR` on the same mesh and on one device, continue the run exactly
-as an uninterrupted one; a damaged checkpoint is a clear error.
+`--resume DIR` on the same mesh (each rank reading its own file) and on one
+device (reading them all), continue the run exactly as an uninterrupted
+one; a damaged checkpoint is a clear error, on one device and on the mesh.
 
 Uses the projects the codegen tests built: --sharded (a partitioned tiny
 GPT-2 step, run with --nproc: dp=2,tp=2 ZeRO-1, or dp=3 ZeRO-3 whose blocks
@@ -61,12 +62,19 @@ def main():
                                     for r in range(args.nproc)]
     if files != sorted(expected):
         sys.exit("the checkpoint holds %s, not %s" % (files, expected))
-    same("resumed on the mesh",
-         losses(train(args.sharded, launch + ["--steps", "2", "--resume",
-                                              checkpoint]).stdout), later)
-    same("resumed on one device",
-         losses(train(args.whole, ["--steps", "2", "--log-every", "1",
-                                   "--resume", checkpoint]).stdout), later)
+    # On the saved mesh each rank reads its own file; on one device, all.
+    resumed = train(args.sharded, launch + ["--steps", "2", "--resume",
+                                            checkpoint]).stdout
+    same("resumed on the mesh", losses(resumed), later)
+    if "at step 3: each rank read its own file" not in resumed:
+        sys.exit("resumed on the mesh without reading only its own file:\n" +
+                 resumed)
+    resumed = train(args.whole, ["--steps", "2", "--log-every", "1",
+                                 "--resume", checkpoint]).stdout
+    same("resumed on one device", losses(resumed), later)
+    if "read %d of %d rank files" % (args.nproc, args.nproc) not in resumed:
+        sys.exit("resumed on one device without every rank file:\n" +
+                 resumed)
 
     # A truncated rank file, and a manifest that lost a tensor.
     damaged = os.path.join(args.work_dir, "damaged")
@@ -77,6 +85,13 @@ def main():
     if result.returncode != 1 or "rank-1.safetensors" not in result.stderr:
         sys.exit("a truncated rank file: %d, %r" % (result.returncode,
                                                     result.stderr))
+    # On the mesh, rank 1 names its file; the others stop, not hang.
+    result = train(args.sharded, launch + ["--steps", "1", "--resume",
+                                           damaged], False)
+    if result.returncode == 0 or "rank 1: " not in result.stderr or \
+            "rank-1.safetensors" not in result.stderr:
+        sys.exit("a truncated rank file on the mesh: %d, %r" %
+                 (result.returncode, result.stderr))
     shutil.rmtree(damaged)
     shutil.copytree(checkpoint, damaged)
     manifest_path = os.path.join(damaged, "manifest.json")

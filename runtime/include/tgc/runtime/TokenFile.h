@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace tgc::rt {
 
@@ -85,13 +86,19 @@ inline bool parseTokenFile(const unsigned char *bytes, size_t size, int64_t seq,
 
 /// The ids and labels of a step from a token file: each of the `rows` rows
 /// a window of `seq` tokens at a random offset (an mt19937_64 of `seed`),
-/// the labels the same window one token on.
+/// the labels the same window one token on. With `held` (a flag per
+/// row), only the rows it flags are read, the others left as they are: a
+/// data-parallel rank reads the windows of its own block of the batch, and
+/// they are the ones the whole batch would have.
 inline void fillTokenWindows(TokenSpan tokens, int64_t *ids, int64_t *labels,
-                             int64_t rows, int64_t seq, uint64_t seed) {
+                             int64_t rows, int64_t seq, uint64_t seed,
+                             const std::vector<bool> *held = nullptr) {
   int64_t starts = tokens.count - seq;
   std::mt19937_64 rng(seed);
   for (int64_t row = 0; row < rows; ++row) {
     int64_t start = static_cast<int64_t>(rng() % uint64_t(starts));
+    if (held && !(*held)[row])
+      continue;
     for (int64_t t = 0; t < seq; ++t) {
       ids[row * seq + t] = tokens[start + t];
       labels[row * seq + t] = tokens[start + t + 1];

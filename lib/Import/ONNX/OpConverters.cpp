@@ -398,14 +398,37 @@ static LogicalResult convertBatchNormalization(Importer &g) {
   bool training = isTrainingBatchNorm(g.getNode(), g.opset);
   if (g.hasOutput(3) || g.hasOutput(4))
     return g.fail("the saved mean and variance outputs are not supported");
-  SmallVector<Value> channels;
+  // From opset 15 scale and B (T1) and mean and var (T2) may have float
+  // types of their own (a half-precision X with f32 statistics): all
+  // compute in the widest of the three, Y is rounded to X's type and the
+  // running statistics to T2, as ONNX's reference does.
+  SmallVector<Value> given;
   for (unsigned i = 1; i <= 4; ++i) {
     ASSIGN_OR_FAIL(input, g.requireInput(i));
-    Value spread = broadcastPerChannel(g, input, type);
+    if (failed(requireFloat(g, input)))
+      return failure();
+    given.push_back(input);
+  }
+  auto isWider = [](Type a, Type b) {
+    return a.getIntOrFloatBitWidth() > b.getIntOrFloatBitWidth();
+  };
+  Type computeType = type.getElementType();
+  for (Value input : given) {
+    Type t = Importer::getType(input).getElementType();
+    if (isWider(t, computeType))
+      computeType = t;
+    else if (t != computeType && !isWider(computeType, t))
+      computeType = g.builder.getF32Type(); // f16 with bf16
+  }
+  Type xType = type.getElementType();
+  x = g.convert(x, computeType);
+  type = type.clone(computeType);
+  SmallVector<Value> channels;
+  for (Value input : given) {
+    Value spread = broadcastPerChannel(g, g.convert(input, computeType), type);
     if (!spread)
       return g.fail("scale, B, mean and var must be vectors of the " +
-                    llvm::Twine(type.getDimSize(1)) +
-                    " channels, of X's element type");
+                    llvm::Twine(type.getDimSize(1)) + " channels");
     channels.push_back(spread);
   }
   Value mean = channels[2], variance = channels[3];
@@ -418,28 +441,35 @@ static LogicalResult convertBatchNormalization(Importer &g) {
     mean = batchMean;
     variance = batchVariance;
   }
-  g.setOutput(0, normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),
-                           channels[0], channels[1]));
+  g.setOutput(
+      0, g.convert(normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),
+                             channels[0], channels[1]),
+                   xType));
   // The running statistics: input * momentum + batch * (1 - momentum).
   double momentum = g.getFloat("momentum", 0.9f);
   for (unsigned i = 1; i <= 2; ++i) {
     if (!g.hasOutput(i))
       continue;
-    Value given = g.input(i + 2);
+    Value running = given[i + 1];
     if (!training) {
-      g.setOutput(i, given);
+      g.setOutput(i, running);
       continue;
     }
-    RankedTensorType vector = Importer::getType(given);
+    RankedTensorType vector = Importer::getType(running);
+    RankedTensorType wide = vector.clone(computeType);
     Value batch =
         g.reshape(i == 1 ? batchMean : batchVariance, vector.getShape());
-    Value next = buildBinary<tg::AddOp>(
-        g, buildBinary<tg::MulOp>(g, given, g.splat(vector, momentum)),
-        buildBinary<tg::MulOp>(g, batch, g.splat(vector, 1.0 - momentum)));
+    Value next = g.convert(
+        buildBinary<tg::AddOp>(
+            g,
+            buildBinary<tg::MulOp>(g, g.convert(running, computeType),
+                                   g.splat(wide, momentum)),
+            buildBinary<tg::MulOp>(g, batch, g.splat(wide, 1.0 - momentum))),
+        vector.getElementType());
     g.setOutput(i, next);
     // A running statistic imported as state: the step's next value of it.
-    if (g.updatedState.contains(given))
-      g.stateUpdates.push_back({given, next});
+    if (g.updatedState.contains(running))
+      g.stateUpdates.push_back({running, next});
   }
   return success();
 }

@@ -275,3 +275,18 @@ shared = model([helper.make_node("BatchNormalization",
                 tensor("bn.running_mean", np.zeros(3, np.float32)),
                 tensor("bn.running_var", np.ones(3, np.float32))])
 onnx.save(shared, "batchnorm-shared-stats.onnx")
+
+# A half-precision activation normalized with f32 parameters and running
+# statistics (BatchNormalization-15's T, T1 and T2; batchnorm-running-stats.test):
+# computed in f32, Y in f16, the running statistics f32 state.
+mixed = model([helper.make_node("BatchNormalization",
+                                ["x", "bn.weight", "bn.bias", "bn.running_mean",
+                                 "bn.running_var"], ["y", "m", "v"],
+                                name="bn", training_mode=1)],
+              [vi("x", TensorProto.FLOAT16, [2, 3, 4])],
+              [vi("y", TensorProto.FLOAT16, None)],
+              [tensor("bn.weight", np.ones(3, np.float32)),
+               tensor("bn.bias", np.zeros(3, np.float32)),
+               tensor("bn.running_mean", np.zeros(3, np.float32)),
+               tensor("bn.running_var", np.ones(3, np.float32))], opset=15)
+onnx.save(mixed, "batchnorm-mixed-types.onnx")

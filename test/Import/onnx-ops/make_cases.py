@@ -1135,6 +1135,23 @@ def if_cases():
     onnx.save(m, os.path.join(HERE, "errors", "if-nested-too-deep.onnx"))
 
 
+def batchnorm_mixed_types_cases():
+    """BatchNormalization-15 with a half-precision X and f32 scale, bias,
+    mean and variance (its T, T1, T2): computed in f32, Y rounded to f16."""
+    local = np.random.default_rng(42)
+    feeds = {"x": local.standard_normal((2, 3, 4)).astype(np.float16)}
+    m = model([helper.make_node("BatchNormalization",
+                                ["x", "s", "b", "m", "v"], ["y"])],
+              [vi("x", TensorProto.FLOAT16, [2, 3, 4])],
+              [vi("y", TensorProto.FLOAT16, [2, 3, 4])],
+              [("s", local.uniform(0.5, 2, 3).astype(np.float32)),
+               ("b", local.standard_normal(3).astype(np.float32)),
+               ("m", local.standard_normal(3).astype(np.float32)),
+               ("v", local.uniform(0.5, 2, 3).astype(np.float32))],
+              opset=15)
+    case("batchnorm_f16_with_f32_statistics", m, feeds)
+
+
 def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
@@ -1227,3 +1244,4 @@ if __name__ == "__main__":
     large_constant_cases()
     error_models()
     if_cases()
+    batchnorm_mixed_types_cases()

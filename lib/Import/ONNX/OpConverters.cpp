@@ -396,8 +396,12 @@ static LogicalResult convertBatchNormalization(Importer &g) {
   else if (g.opset < 7)
     g.getInt("is_test", 0);
   bool training = isTrainingBatchNorm(g.getNode(), g.opset);
-  if (g.hasOutput(3) || g.hasOutput(4))
-    return g.fail("the saved mean and variance outputs are not supported");
+  // Before opset 14, training mode may also output the batch's mean and
+  // (biased) variance it normalized with (PyTorch's training exports name
+  // them).
+  if ((g.hasOutput(3) || g.hasOutput(4)) && !training)
+    return g.fail("the saved mean and variance outputs exist in training "
+                  "mode only");
   // From opset 15 scale and B (T1) and mean and var (T2) may have float
   // types of their own (a half-precision X with f32 statistics): all
   // compute in the widest of the three, Y is rounded to X's type and the
@@ -445,6 +449,11 @@ static LogicalResult convertBatchNormalization(Importer &g) {
       0, g.convert(normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),
                              channels[0], channels[1]),
                    xType));
+  for (unsigned i = 3; i <= 4; ++i)
+    if (g.hasOutput(i))
+      g.setOutput(i, g.convert(g.reshape(i == 3 ? batchMean : batchVariance,
+                                         {type.getDimSize(1)}),
+                               xType));
   // The running statistics: input * momentum + batch * (1 - momentum).
   double momentum = g.getFloat("momentum", 0.9f);
   for (unsigned i = 1; i <= 2; ++i) {

@@ -21,6 +21,9 @@ directory:
 
     /usr/bin/python3 gen_more_models.py
 
+`gen_more_models.py opset13` writes only cnn-opset13.onnx (the CNN at
+opset 13, whose training-mode BatchNormalization has five outputs).
+
 `gen_more_models.py running` (with the onnx package) writes only the
 running statistics one training step leaves in the CNN's BatchNorm, started
 from the exported model's values (cnn.norm2.running_mean.npy and
@@ -127,6 +130,15 @@ def save_running_statistics():
 
 if __name__ == "__main__" and sys.argv[1:] == ["running"]:
     save_running_statistics()
+elif __name__ == "__main__" and sys.argv[1:] == ["opset13"]:
+    # The CNN at opset 13 only (its references are the ones above): the
+    # exporter's BatchNormalization then also outputs the batch's mean and
+    # variance (saved_mean, saved_var).
+    torch.manual_seed(2)
+    images = {"x": torch.randn(4, 3, 8, 8),
+              "labels": torch.randint(0, Cnn.CLASSES, (4,))}
+    torch.manual_seed(0)
+    export("cnn", Cnn(), images, 13, False, True)
 elif __name__ == "__main__":
     torch.manual_seed(2)
     images = {"x": torch.randn(4, 3, 8, 8),

@@ -156,22 +156,31 @@ std::vector<char> ranks::takeBlock(const ArgumentInfo &arg,
   return block;
 }
 
+std::vector<ranks::BlockRun>
+ranks::getBlockRuns(const ArgumentInfo &arg, const MeshInfo &mesh,
+                    const std::vector<int64_t> &coordinates) {
+  int64_t element = static_cast<int64_t>(getDTypeBytes(arg.dtype));
+  std::vector<BlockRun> runs;
+  forEachRun(arg, mesh, coordinates,
+             [&](int64_t local, int64_t at, int64_t bytes) {
+               runs.push_back({local / element, at / element, bytes / element});
+             });
+  return runs;
+}
+
 std::vector<bool> ranks::getHeldRows(const ArgumentInfo &arg,
                                      const MeshInfo &mesh,
                                      const std::vector<int64_t> &coordinates,
                                      int64_t rowElements) {
-  int64_t element = static_cast<int64_t>(getDTypeBytes(arg.dtype));
   int64_t count = 1;
   for (int d = 0; d < arg.rank; ++d)
     count *= arg.globalShape[d];
   int64_t rows = rowElements ? count / rowElements : 0;
   std::vector<bool> held(rows, false);
-  forEachRun(arg, mesh, coordinates, [&](int64_t, int64_t at, int64_t bytes) {
-    int64_t first = at / element, last = (at + bytes) / element - 1;
-    for (int64_t row = first / rowElements;
-         row <= last / rowElements && row < rows; ++row)
+  for (const BlockRun &run : getBlockRuns(arg, mesh, coordinates))
+    for (int64_t row = run.global / rowElements;
+         row <= (run.global + run.count - 1) / rowElements && row < rows; ++row)
       held[row] = true;
-  });
   return held;
 }
 

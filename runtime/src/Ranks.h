@@ -56,6 +56,16 @@ ArgumentInfo getGlobalArgument(const ArgumentInfo &arg);
 std::vector<char> takeBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
                             const std::vector<int64_t> &coordinates,
                             const std::vector<char> &global);
+/// A contiguous run of a block in the global value: `count` elements from
+/// element `local` of the block and element `global` of the whole.
+struct BlockRun {
+  int64_t local, global, count;
+};
+/// The runs of the block of `arg` at `coordinates`, in the whole value's
+/// order (ZeRO's padding, past the global shape, in none).
+std::vector<BlockRun> getBlockRuns(const ArgumentInfo &arg,
+                                   const MeshInfo &mesh,
+                                   const std::vector<int64_t> &coordinates);
 /// Which rows of `rowElements` elements of the global value of `arg` the
 /// block at `coordinates` holds any element of (a flag per row).
 std::vector<bool> getHeldRows(const ArgumentInfo &arg, const MeshInfo &mesh,

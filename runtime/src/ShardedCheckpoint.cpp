@@ -18,6 +18,13 @@ using namespace tgc::rt;
 
 namespace {
 
+int64_t getElementCount(const ArgumentInfo &arg) {
+  int64_t count = 1;
+  for (int d = 0; d < arg.rank; ++d)
+    count *= arg.shape[d];
+  return count;
+}
+
 bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
   return std::find(roles.begin(), roles.end(), role) != roles.end();
 }
@@ -222,13 +229,16 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
          blockBytes, ownFileOnly});
   }
 
-  // The whole values, put together one rank file at a time (a file is
-  // read only when a tensor needs it, and dropped before the next): the
-  // blocks a rank holds in the saved layout come from its own file alone;
-  // the rest of such a value stays zero, since the rank never reads it.
+  // The values, put together one rank file at a time (a file is read only
+  // when a tensor needs it, and dropped before the next). A block this
+  // rank holds in the saved layout is its own file's entry as it is; the
+  // other values are made whole first.
   std::vector<std::vector<char>> wholes(tensors.size());
   for (size_t t = 0; t < tensors.size(); ++t)
-    wholes[t].assign(arguments[tensors[t].index].size(), 0);
+    if (!tensors[t].ownFileOnly)
+      wholes[t].assign(getDTypeBytes(global.arguments[tensors[t].index].dtype) *
+                           getElementCount(global.arguments[tensors[t].index]),
+                       0);
   if (filesRead)
     *filesRead = 0;
   if (savedRanks)
@@ -265,12 +275,25 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
                 arg.name + "', which the manifest promises";
         return false;
       }
-      ranks::putBlock(tensor.layout, mesh, ranks::getCoordinates(mesh, r),
-                      found->second->data, wholes[t]);
+      if (tensor.ownFileOnly)
+        arguments[tensor.index] = found->second->data;
+      else
+        ranks::putBlock(tensor.layout, mesh, ranks::getCoordinates(mesh, r),
+                        found->second->data, wholes[t]);
     }
   }
-  for (size_t t = 0; t < tensors.size(); ++t)
-    arguments[tensors[t].index] = std::move(wholes[t]);
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    int i = tensors[t].index;
+    if (tensors[t].ownFileOnly)
+      continue;
+    arguments[i] =
+        local && rank >= 0
+            ? ranks::takeBlock(local->arguments[i], local->mesh,
+                               ranks::getCoordinates(local->mesh, rank),
+                               wholes[t])
+            : std::move(wholes[t]);
+    wholes[t] = {};
+  }
   steps = manifest["steps"].get<int64_t>();
   return true;
 }

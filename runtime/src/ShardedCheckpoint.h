@@ -38,16 +38,17 @@ bool saveManifest(const std::string &directory, const StepInfo &info,
 /// Whether `path` is a directory holding a manifest.json.
 bool isShardedCheckpoint(const std::string &path);
 
-/// Reads the whole values of the arguments whose role is in `roles` from
-/// the sharded checkpoint `directory`, for a step whose arguments
-/// (`global`) have their global shapes: each must be in the manifest with
-/// its dtype and shape, and every rank file read must hold its block. The
-/// rank files are read one at a time. For rank `rank` of the step `local`
-/// (its arguments' blocks) on the saved mesh, a tensor saved in the layout
-/// the step holds it in is read from this rank's file only: the value gets
-/// this rank's block, the rest left zero (a resume on the same mesh reads
-/// one file per rank). `filesRead` gets how many rank files were read, of
-/// `savedRanks`.
+/// Reads the values of the arguments whose role is in `roles` from the
+/// sharded checkpoint `directory`, for a step whose arguments (`global`)
+/// have their global shapes: each must be in the manifest with its dtype
+/// and shape, and every rank file read must hold its block. The rank files
+/// are read one at a time. `arguments` gets whole values; or, for rank
+/// `rank` of the partitioned step `local`, this rank's blocks (local
+/// shapes, as its device holds them): on the saved mesh, a tensor saved in
+/// the layout the step holds it in is read from this rank's file alone (a
+/// resume on the same mesh reads one file per rank), the others are put
+/// together whole and cut. `filesRead` gets how many rank files were read,
+/// of `savedRanks`.
 bool loadShardedCheckpoint(const std::string &directory, const StepInfo &global,
                            ArgumentBytes &arguments,
                            const std::vector<ArgRole> &roles, int64_t &steps,

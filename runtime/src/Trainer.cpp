@@ -260,17 +260,41 @@ std::vector<char> makeArgument(const ArgumentInfo &arg, unsigned index,
                                uint64_t seed) {
   int64_t count = getNumElements(arg);
   std::vector<char> bytes(count * getDTypeBytes(arg.dtype));
-  if (arg.init.isFloat) {
-    std::vector<double> values(count);
-    randomFloats(arg.init, count, seed, index, values.data());
-    for (int64_t i = 0; i < count; ++i)
-      storeDouble(bytes.data(), arg.dtype, i, values[i]);
-  } else {
-    std::vector<int64_t> values(count);
-    randomInts(arg.init, count, seed, index, values.data());
-    for (int64_t i = 0; i < count; ++i)
-      storeDouble(bytes.data(), arg.dtype, i, static_cast<double>(values[i]));
-  }
+  auto store = [&](int64_t i, auto value) {
+    storeDouble(bytes.data(), arg.dtype, i, static_cast<double>(value));
+  };
+  if (arg.init.isFloat)
+    generateFloats(arg.init, count, seed, index, store);
+  else
+    generateInts(arg.init, count, seed, index, store);
+  return bytes;
+}
+
+/// The block of that value the device at `coordinates` holds, made without
+/// the whole value: its elements are drawn in order up to the block's last
+/// one, and only the block's kept (the padding ZeRO adds stays zero).
+std::vector<char> makeBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
+                            const std::vector<int64_t> &coordinates,
+                            unsigned index, uint64_t seed) {
+  std::vector<char> bytes(getNumElements(arg) * getDTypeBytes(arg.dtype));
+  std::vector<ranks::BlockRun> runs =
+      ranks::getBlockRuns(arg, mesh, coordinates);
+  if (runs.empty())
+    return bytes;
+  size_t run = 0;
+  auto store = [&](int64_t i, auto value) {
+    while (i >= runs[run].global + runs[run].count)
+      ++run;
+    if (i >= runs[run].global)
+      storeDouble(bytes.data(), arg.dtype,
+                  runs[run].local + (i - runs[run].global),
+                  static_cast<double>(value));
+  };
+  int64_t end = runs.back().global + runs.back().count;
+  if (arg.init.isFloat)
+    generateFloats(arg.init, end, seed, index, store);
+  else
+    generateInts(arg.init, end, seed, index, store);
   return bytes;
 }
 
@@ -362,8 +386,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                 std::to_string(env->worldSize) + ") to train on several");
   }
   bool lead = env->rank == 0;
-  // The host holds the global values, as `tgc train` does; each rank's
-  // device holds its block.
+  // The host holds what its device holds: the values of one device, or
+  // this rank's blocks of the global values, each made or read as `tgc
+  // train` makes or reads the whole.
   std::vector<ArgumentInfo> globalArguments;
   for (int i = 0; i < info.numArguments; ++i)
     globalArguments.push_back(ranks::getGlobalArgument(info.arguments[i]));
@@ -404,30 +429,59 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (fromFile)
     windows.emplace(tokens.getTokens(), rows, seq, flags.seed, heldRows);
 
+  // This process's part of a whole value.
+  auto own = [&](int i, std::vector<char> whole) {
+    return communication ? ranks::takeBlock(info.arguments[i], info.mesh,
+                                            communication->coordinates, whole)
+                         : whole;
+  };
+
   // Every argument starts as `tgc train --seed` starts it, on the host.
   ArgumentBytes arguments(info.numArguments);
   for (int i = 0; i < info.numArguments; ++i)
-    arguments[i] = makeArgument(global.arguments[i], i, flags.seed);
+    arguments[i] = communication
+                       ? makeBlock(info.arguments[i], info.mesh,
+                                   communication->coordinates, i, flags.seed)
+                       : makeArgument(global.arguments[i], i, flags.seed);
   int64_t firstStep = 0;
+  // Whole values read from a file (the loaders' contract), then this
+  // process's parts of them kept, one value at a time.
+  auto readWhole = [&](auto load) {
+    if (!communication)
+      return load(arguments);
+    ArgumentBytes whole(info.numArguments);
+    if (!load(whole))
+      return false;
+    for (int i = 0; i < info.numArguments; ++i)
+      if (!whole[i].empty())
+        arguments[i] = own(i, std::move(whole[i]));
+    return true;
+  };
   // An imported model's values, as `tgc train` starts from them.
   if (flags.params.empty() && flags.resume.empty() &&
       flags.init == "imported" && info.importedParams &&
-      !loadImportedParams(info.importedParams, global, arguments, error))
+      !readWhole([&](ArgumentBytes &values) {
+        return loadImportedParams(info.importedParams, global, values, error);
+      }))
     return fail(error +
                 " (the model's parameter values train starts from: give "
                 "--params FILE, or --init random to start from --seed)");
   if (!flags.params.empty()) {
     int64_t ignored = 0;
-    if (!loadCheckpoint(flags.params, global, arguments, {ArgRole::Param},
-                        ignored, error))
+    if (!readWhole([&](ArgumentBytes &values) {
+          return loadCheckpoint(flags.params, global, values, {ArgRole::Param},
+                                ignored, error);
+        }))
       return fail(error);
   }
   if (!flags.resume.empty()) {
     std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
     int64_t filesRead = 0, savedRanks = 0;
     if (!isShardedCheckpoint(flags.resume)) {
-      if (!loadCheckpoint(flags.resume, global, arguments, roles, firstStep,
-                          error))
+      if (!readWhole([&](ArgumentBytes &values) {
+            return loadCheckpoint(flags.resume, global, values, roles,
+                                  firstStep, error);
+          }))
         return fail(error);
     } else if (!loadShardedCheckpoint(flags.resume, global, arguments, roles,
                                       firstStep, error, &info,
@@ -448,15 +502,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   Context context;
   context.comm = communication.get();
   auto upload = [&](int i, const std::vector<char> &bytes) {
-    if (!communication) {
-      backend::toDevice(context.arena + info.arguments[i].offset, bytes.data(),
-                        bytes.size());
-      return;
-    }
-    std::vector<char> block = ranks::takeBlock(
-        info.arguments[i], info.mesh, communication->coordinates, bytes);
-    backend::toDevice(context.arena + info.arguments[i].offset, block.data(),
-                      block.size());
+    backend::toDevice(context.arena + info.arguments[i].offset, bytes.data(),
+                      bytes.size());
   };
   context.arena =
       static_cast<char *>(backend::allocate(info.arenaBytes, error));
@@ -523,10 +570,12 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       } else if (arg.init.role == ArgRole::Hyper && !arg.init.isFloat &&
                  !arg.init.hasDefault) {
         // Dropout seeds.
-        arguments[i] = makeArgument(global.arguments[i], i, seedOfStep);
+        arguments[i] = own(i, makeArgument(global.arguments[i], i, seedOfStep));
       } else if (!fromFile && source == "synthetic-copy" && i == info.copyIds) {
-        arguments[i] = makeArgument(global.arguments[i], i, seedOfStep);
-        arguments[info.copyLabels] = arguments[i];
+        std::vector<char> ids =
+            makeArgument(global.arguments[i], i, seedOfStep);
+        arguments[info.copyLabels] = own(info.copyLabels, ids);
+        arguments[i] = own(i, std::move(ids));
         changed.push_back(info.copyLabels);
       } else {
         continue;
@@ -536,15 +585,15 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     if (fromFile) {
       std::vector<int64_t> ids, labels;
       windows->take(n, ids, labels);
-      for (int64_t j = 0; j < rows * seq; ++j) {
-        storeDouble(arguments[info.copyIds].data(),
-                    info.arguments[info.copyIds].dtype, j, double(ids[j]));
-        storeDouble(arguments[info.copyLabels].data(),
-                    info.arguments[info.copyLabels].dtype, j,
-                    double(labels[j]));
+      for (auto [i, values] : {std::make_pair(info.copyIds, &ids),
+                               std::make_pair(info.copyLabels, &labels)}) {
+        DType dtype = info.arguments[i].dtype;
+        std::vector<char> whole(rows * seq * getDTypeBytes(dtype));
+        for (int64_t j = 0; j < rows * seq; ++j)
+          storeDouble(whole.data(), dtype, j, double((*values)[j]));
+        arguments[i] = own(i, std::move(whole));
+        changed.push_back(i);
       }
-      changed.push_back(info.copyIds);
-      changed.push_back(info.copyLabels);
     }
     for (int i : changed)
       upload(i, arguments[i]);
@@ -632,6 +681,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
 
   if (!flags.save.empty()) {
+    // The whole values (of several ranks: gathered, put together on each).
+    ArgumentBytes whole(info.numArguments);
     for (int i = 0; i < info.numArguments; ++i) {
       ArgRole role = info.arguments[i].init.role;
       if (role != ArgRole::Param && role != ArgRole::State)
@@ -640,6 +691,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
         backend::toHost(arguments[i].data(),
                         context.arena + info.arguments[i].offset,
                         arguments[i].size());
+        whole[i] = arguments[i];
         continue;
       }
       // Every rank's block, gathered through the device; rank 0 puts them
@@ -660,13 +712,17 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       std::vector<char> blocks(bytes * devices);
       backend::toHost(blocks.data(), gathered, blocks.size());
       backend::release(gathered);
+      if (!lead)
+        continue;
+      whole[i].resize(getNumElements(global.arguments[i]) *
+                      getDTypeBytes(arg.dtype));
       for (int64_t r = 0; r < devices; ++r)
         ranks::putBlock(arg, info.mesh, ranks::getCoordinates(info.mesh, r),
                         std::vector<char>(blocks.begin() + r * bytes,
                                           blocks.begin() + (r + 1) * bytes),
-                        arguments[i]);
+                        whole[i]);
     }
-    if (lead && !saveCheckpoint(flags.save, global, arguments,
+    if (lead && !saveCheckpoint(flags.save, global, whole,
                                 {ArgRole::Param, ArgRole::State},
                                 firstStep + flags.steps, error))
       return fail(error);

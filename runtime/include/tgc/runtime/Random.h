@@ -49,11 +49,15 @@ inline std::mt19937_64 argumentGenerator(uint64_t seed, unsigned index) {
 
 /// The values of a float argument (as doubles, to be rounded to its type):
 /// its default; else param: normal(0, 0.02) or its tg.init; state: zeros;
-/// hyper: 1e-3; input: normal(0, 1).
-inline void randomFloats(const RandomSpec &spec, int64_t count, uint64_t seed,
-                         unsigned index, double *out) {
+/// hyper: 1e-3; input: normal(0, 1). `store(i, value)` takes element i,
+/// for i in [0, count) in order: the values of a prefix are the whole
+/// value's (a rank keeps its block's and stops at the block's end).
+template <typename Store>
+void generateFloats(const RandomSpec &spec, int64_t count, uint64_t seed,
+                    unsigned index, Store store) {
   if (spec.hasDefault) {
-    std::fill(out, out + count, spec.defaultValue);
+    for (int64_t i = 0; i < count; ++i)
+      store(i, spec.defaultValue);
     return;
   }
   std::mt19937_64 generator = argumentGenerator(seed, index);
@@ -67,22 +71,29 @@ inline void randomFloats(const RandomSpec &spec, int64_t count, uint64_t seed,
       value = spec.init == RandomSpec::Init::Ones ? 1.0 : 0.0;
     else if (spec.role != ArgRole::State)
       value = normal(generator);
-    out[i] = value;
+    store(i, value);
   }
+}
+
+inline void randomFloats(const RandomSpec &spec, int64_t count, uint64_t seed,
+                         unsigned index, double *out) {
+  generateFloats(spec, count, seed, index,
+                 [&](int64_t i, double value) { out[i] = value; });
 }
 
 /// The values of an integer argument: its default; else state: zeros; i1:
 /// uniform in [0, 2); hyper: [0, 2^31) (seeds); label: [0, bound or 2);
-/// other ids: [0, bound or 16).
-inline void randomInts(const RandomSpec &spec, int64_t count, uint64_t seed,
-                       unsigned index, int64_t *out) {
-  if (spec.hasDefault) {
-    std::fill(out, out + count, static_cast<int64_t>(spec.defaultValue));
+/// other ids: [0, bound or 16). `store` as generateFloats's.
+template <typename Store>
+void generateInts(const RandomSpec &spec, int64_t count, uint64_t seed,
+                  unsigned index, Store store) {
+  if (spec.hasDefault || spec.role == ArgRole::State) {
+    int64_t value =
+        spec.hasDefault ? static_cast<int64_t>(spec.defaultValue) : 0;
+    for (int64_t i = 0; i < count; ++i)
+      store(i, value);
     return;
   }
-  std::fill(out, out + count, int64_t(0));
-  if (spec.role == ArgRole::State)
-    return;
   std::mt19937_64 generator = argumentGenerator(seed, index);
   int64_t high = 16;
   if (spec.isI1)
@@ -96,7 +107,13 @@ inline void randomInts(const RandomSpec &spec, int64_t count, uint64_t seed,
   std::uniform_int_distribution<int64_t> uniform(0, std::max<int64_t>(high, 1) -
                                                         1);
   for (int64_t i = 0; i < count; ++i)
-    out[i] = uniform(generator);
+    store(i, uniform(generator));
+}
+
+inline void randomInts(const RandomSpec &spec, int64_t count, uint64_t seed,
+                       unsigned index, int64_t *out) {
+  generateInts(spec, count, seed, index,
+               [&](int64_t i, int64_t value) { out[i] = value; });
 }
 
 /// The seed of step n (from 0) of a run seeded with `seed`: fresh copy-task

@@ -150,15 +150,36 @@ bool InitializerRoles::onlyMakesMasks(StringRef value,
   return true;
 }
 
-bool InitializerRoles::isBatchNormStatistic(StringRef name) const {
+/// Calls `read(node, input)` for each BatchNormalization reading `name`,
+/// directly or through Identity nodes (exporters put them in front of
+/// shared initializers), as its input `input`.
+template <typename Read>
+static void forEachBatchNormRead(
+    const llvm::StringMap<llvm::SmallVector<const onnx::NodeProto *>>
+        &consumers,
+    StringRef name, Read read, unsigned depth = 0) {
   auto it = consumers.find(name);
-  return it != consumers.end() &&
-         llvm::any_of(it->second, [&](const onnx::NodeProto *node) {
-           return isDefaultDomain(*node) &&
-                  node->op_type() == "BatchNormalization" &&
-                  ((node->input_size() > 3 && node->input(3) == name) ||
-                   (node->input_size() > 4 && node->input(4) == name));
-         });
+  if (it == consumers.end() || depth > 16)
+    return;
+  for (const onnx::NodeProto *node : it->second) {
+    if (!isDefaultDomain(*node))
+      continue;
+    if (node->op_type() == "Identity" && node->output_size() == 1 &&
+        !node->output(0).empty())
+      forEachBatchNormRead(consumers, node->output(0), read, depth + 1);
+    if (node->op_type() != "BatchNormalization")
+      continue;
+    for (int input = 3; input <= 4 && input < node->input_size(); ++input)
+      if (node->input(input) == name)
+        read(*node, input);
+  }
+}
+
+bool InitializerRoles::isBatchNormStatistic(StringRef name) const {
+  bool found = false;
+  forEachBatchNormRead(consumers, name,
+                       [&](const onnx::NodeProto &, int) { found = true; });
+  return found;
 }
 
 bool onnx_import::isTrainingBatchNorm(const onnx::NodeProto &node,
@@ -179,21 +200,15 @@ bool onnx_import::isTrainingBatchNorm(const onnx::NodeProto &node,
 
 unsigned InitializerRoles::getRunningStatistic(StringRef name,
                                                int64_t opset) const {
-  auto it = consumers.find(name);
-  if (it == consumers.end())
-    return 0;
-  for (const onnx::NodeProto *node : it->second) {
-    if (!isDefaultDomain(*node) || node->op_type() != "BatchNormalization" ||
-        !isTrainingBatchNorm(*node, opset))
-      continue;
-    for (unsigned output = 1; output <= 2; ++output)
-      if (node->input_size() > static_cast<int>(output + 2) &&
-          node->input(output + 2) == name &&
-          node->output_size() > static_cast<int>(output) &&
-          !node->output(output).empty())
-        return output;
-  }
-  return 0;
+  unsigned statistic = 0;
+  forEachBatchNormRead(
+      consumers, name, [&](const onnx::NodeProto &node, int input) {
+        int output = input - 2;
+        if (!statistic && isTrainingBatchNorm(node, opset) &&
+            node.output_size() > output && !node.output(output).empty())
+          statistic = output;
+      });
+  return statistic;
 }
 
 bool InitializerRoles::isImportTimeOperand(StringRef name) const {

@@ -290,3 +290,19 @@ mixed = model([helper.make_node("BatchNormalization",
                tensor("bn.running_mean", np.zeros(3, np.float32)),
                tensor("bn.running_var", np.ones(3, np.float32))], opset=15)
 onnx.save(mixed, "batchnorm-mixed-types.onnx")
+
+# Running statistics read through Identity nodes (exporters put them in
+# front of shared initializers; batchnorm-running-stats.test): still state
+# the step updates.
+through = model([helper.make_node("Identity", ["bn.running_mean"], ["m0"]),
+                 helper.make_node("Identity", ["m0"], ["m1"]),
+                 helper.make_node("Identity", ["bn.running_var"], ["v0"]),
+                 helper.make_node("BatchNormalization",
+                                  ["x", "bn.weight", "bn.bias", "m1", "v0"],
+                                  ["y", "m", "v"], name="bn", training_mode=1)],
+                [vi("x", F, [2, 3, 4])], [vi("y", F, None)],
+                [tensor("bn.weight", np.ones(3, np.float32)),
+                 tensor("bn.bias", np.zeros(3, np.float32)),
+                 tensor("bn.running_mean", np.zeros(3, np.float32)),
+                 tensor("bn.running_var", np.ones(3, np.float32))], opset=15)
+onnx.save(through, "batchnorm-identity-stats.onnx")

@@ -314,13 +314,18 @@ private:
   /// An If: the branch a condition known at import picks, inlined; else
   /// both branches, each output a tg.select of theirs.
   LogicalResult importIf(const onnx::NodeProto &node, GraphImporter &importer);
-  /// The nodes of an If's `branch` (a subgraph reading the names of the
-  /// graphs around it) imported in a scope of their own; `outputs` gets the
-  /// values of its outputs.
-  LogicalResult importBranch(const onnx::NodeProto &node,
-                             const onnx::GraphProto &branch,
-                             StringRef attributeName, GraphImporter &importer,
-                             SmallVectorImpl<Value> &outputs);
+  /// A Loop whose trip count and conditions are known at import, unrolled.
+  LogicalResult importLoop(const onnx::NodeProto &node,
+                           GraphImporter &importer);
+  /// The nodes of `subgraph` (an If's branch, a Loop's body: it reads the
+  /// names of the graphs around it) imported in a scope of their own, its
+  /// inputs bound to `inputs`; `outputs` gets the values of its outputs,
+  /// which must number `numOutputs`.
+  LogicalResult importSubgraph(const onnx::NodeProto &node,
+                               const onnx::GraphProto &subgraph,
+                               StringRef attributeName, ArrayRef<Value> inputs,
+                               unsigned numOutputs, GraphImporter &importer,
+                               SmallVectorImpl<Value> &outputs);
   LogicalResult addResults(const onnx::GraphProto &graph,
                            GraphImporter &importer);
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
@@ -879,9 +884,10 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         return failure();
       continue;
     }
-    if (node.op_type() == "If") {
+    if (node.op_type() == "If" || node.op_type() == "Loop") {
       if (failed(checkNodeStructure(node, importer)) ||
-          failed(importIf(node, importer)))
+          failed(node.op_type() == "If" ? importIf(node, importer)
+                                        : importLoop(node, importer)))
         return failure();
       continue;
     }
@@ -931,28 +937,32 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
 /// otherwise exhaust the stack).
 static constexpr unsigned kMaxBranchDepth = 16;
 
-LogicalResult ModelImporter::importBranch(const onnx::NodeProto &node,
-                                          const onnx::GraphProto &branch,
-                                          StringRef attributeName,
-                                          GraphImporter &importer,
-                                          SmallVectorImpl<Value> &outputs) {
+LogicalResult ModelImporter::importSubgraph(
+    const onnx::NodeProto &node, const onnx::GraphProto &subgraph,
+    StringRef attributeName, ArrayRef<Value> inputs, unsigned numOutputs,
+    GraphImporter &importer, SmallVectorImpl<Value> &outputs) {
   auto fail = [&](const Twine &message) {
     return importer.fail(attributeName + ": " + message);
   };
-  if (branch.input_size())
-    return fail("a branch takes no inputs; this one declares " +
-                Twine(branch.input_size()));
-  if (branch.output_size() != node.output_size())
-    return fail("the branch has " + Twine(branch.output_size()) +
-                " outputs; the If has " + Twine(node.output_size()));
-  if (branch.sparse_initializer_size())
+  if (subgraph.input_size() != static_cast<int>(inputs.size()))
+    return fail("the graph declares " + Twine(subgraph.input_size()) +
+                " inputs; " + Twine(inputs.size()) + " are given to it");
+  if (subgraph.output_size() != static_cast<int>(numOutputs))
+    return fail("the graph has " + Twine(subgraph.output_size()) +
+                " outputs; " + Twine(numOutputs) + " are expected");
+  if (subgraph.sparse_initializer_size())
     return fail("sparse initializers are not supported");
   if (branchDepth >= kMaxBranchDepth)
-    return fail("If nodes are nested more than " + Twine(kMaxBranchDepth) +
-                " deep");
+    return fail("If and Loop nodes are nested more than " +
+                Twine(kMaxBranchDepth) + " deep");
   Location location = importer.getLoc();
   GraphImporter::Scope outer = importer.getScope();
-  for (const onnx::TensorProto &initializer : branch.initializer()) {
+  for (auto [input, value] : llvm::zip(subgraph.input(), inputs)) {
+    if (input.name().empty())
+      return fail("an input has no name");
+    importer.define(input.name(), value);
+  }
+  for (const onnx::TensorProto &initializer : subgraph.initializer()) {
     if (initializer.name().empty() || importer.isDefined(initializer.name()))
       return fail("initializer '" + printableName(initializer.name()) +
                   "' is unnamed or defined twice");
@@ -964,24 +974,135 @@ LogicalResult ModelImporter::importBranch(const onnx::NodeProto &node,
     importer.define(initializer.name(), importer.constant(std::move(*value)));
   }
   ++branchDepth;
-  LogicalResult imported = importNodes(branch, importer);
+  LogicalResult imported = importNodes(subgraph, importer);
   --branchDepth;
   if (failed(imported))
     return failure();
   importer.setNode(&node, location);
-  for (const onnx::ValueInfoProto &output : branch.output()) {
+  for (const onnx::ValueInfoProto &output : subgraph.output()) {
     Value value = importer.lookup(output.name());
     if (!value) {
-      return fail(
-          "output '" + printableName(output.name()) +
-          (importer.isDefined(output.name())
-               ? "' is a sequence: sequence outputs of a branch are not "
-                 "supported"
-               : "' is not defined in the branch or around it"));
+      return fail("output '" + printableName(output.name()) +
+                  (importer.isDefined(output.name())
+                       ? "' is a sequence: sequence outputs of a subgraph are "
+                         "not supported"
+                       : "' is not defined in the graph or around it"));
     }
     outputs.push_back(value);
   }
   importer.setScope(std::move(outer));
+  return success();
+}
+
+/// The most iterations an unrolled Loop may have, and the most body nodes
+/// all of them may import together.
+static constexpr int64_t kMaxLoopIterations = 4096;
+static constexpr int64_t kMaxUnrolledNodes = int64_t(1) << 18;
+
+LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
+                                        GraphImporter &importer) {
+  const onnx::AttributeProto *bodyAttribute =
+      importer.attribute("body", onnx::AttributeProto::GRAPH);
+  if (importer.hadError())
+    return failure();
+  if (!bodyAttribute)
+    return importer.fail("a Loop needs a body graph");
+  const onnx::GraphProto &body = bodyAttribute->g();
+  // Unrolled at import: the trip count and the condition of each iteration
+  // must be known there (a graph input they come from can be fixed with
+  // --input-value).
+  std::optional<int64_t> tripCount;
+  if (importer.input(0)) {
+    ASSIGN_OR_FAIL(count, importer.requireConstantInts(0, "M"));
+    if (count.size() != 1)
+      return importer.fail("the trip count M must be one integer");
+    tripCount = std::max<int64_t>(count.front(), 0);
+  }
+  bool condition = true;
+  if (importer.input(1)) {
+    const Tensor *cond = importer.requireConstant(1, "cond");
+    if (!cond)
+      return failure();
+    if (!cond->getElementType().isInteger(1) || cond->getNumElements() != 1)
+      return importer.fail("the condition must be a bool tensor of one "
+                           "element");
+    condition = cond->getAsDouble(0) != 0;
+  }
+  SmallVector<Value> carried;
+  for (unsigned i = 2; i < importer.getNumInputs(); ++i) {
+    ASSIGN_OR_FAIL(value, importer.requireInput(i));
+    carried.push_back(value);
+  }
+  unsigned numCarried = carried.size();
+  if (importer.getNumOutputs() < numCarried)
+    return importer.fail("the Loop has " + Twine(numCarried) +
+                         " loop-carried values but only " +
+                         Twine(importer.getNumOutputs()) + " outputs");
+  unsigned numScans = importer.getNumOutputs() - numCarried;
+  int64_t limit = std::min<int64_t>(kMaxLoopIterations,
+                                    kMaxUnrolledNodes /
+                                        std::max<int64_t>(body.node_size(), 1));
+  if (tripCount && *tripCount > limit)
+    return importer.fail("the trip count " + Twine(*tripCount) +
+                         " is past what the import unrolls (" + Twine(limit) +
+                         " iterations of this body)");
+  Type i64 = importer.builder.getI64Type();
+  RankedTensorType scalarType = RankedTensorType::get({}, i64);
+  SmallVector<SmallVector<Value>> scans(numScans);
+  int64_t iteration = 0;
+  for (; condition && (!tripCount || iteration < *tripCount); ++iteration) {
+    if (iteration == limit)
+      return importer.fail("the condition is still true after " + Twine(limit) +
+                           " iterations, as many as the import unrolls");
+    SmallVector<Value> inputs = {
+        importer.constantInts({iteration}, scalarType),
+        importer.constantInts({1},
+                              scalarType.clone(importer.builder.getI1Type()))};
+    llvm::append_range(inputs, carried);
+    SmallVector<Value> outputs;
+    if (failed(importSubgraph(node, body, "body", inputs,
+                              1 + numCarried + numScans, importer, outputs)))
+      return failure();
+    const Tensor *next = importer.getConstant(outputs[0]);
+    if (!next || !next->getElementType().isInteger(1) ||
+        next->getNumElements() != 1)
+      return importer.fail("body: the condition output must be a bool "
+                           "known at import (the Loop is unrolled)");
+    condition = next->getAsDouble(0) != 0;
+    for (unsigned i = 0; i < numCarried; ++i)
+      carried[i] = outputs[1 + i];
+    for (unsigned k = 0; k < numScans; ++k)
+      scans[k].push_back(outputs[1 + numCarried + k]);
+  }
+  for (unsigned i = 0; i < numCarried; ++i)
+    if (importer.hasOutput(i))
+      importer.setOutput(i, carried[i]);
+  // Each scan output: its values of every iteration stacked on a new
+  // first dimension.
+  for (unsigned k = 0; k < numScans; ++k) {
+    if (!importer.hasOutput(numCarried + k))
+      continue;
+    if (scans[k].empty())
+      return importer.fail("scan output #" + Twine(k) +
+                           " of a Loop that runs no iteration has no shape");
+    RankedTensorType type = GraphImporter::getType(scans[k].front());
+    SmallVector<int64_t> one = {1};
+    llvm::append_range(one, type.getShape());
+    SmallVector<Value> parts;
+    for (Value value : scans[k]) {
+      if (GraphImporter::getType(value) != type)
+        return importer.fail("scan output #" + Twine(k) +
+                             " changes type between iterations");
+      parts.push_back(importer.reshape(value, one));
+    }
+    SmallVector<int64_t> stacked(one);
+    stacked.front() = static_cast<int64_t>(parts.size());
+    importer.setOutput(numCarried + k,
+                       parts.size() == 1
+                           ? parts.front()
+                           : importer.create<tg::ConcatOp>(type.clone(stacked),
+                                                           parts, int64_t(0)));
+  }
   return success();
 }
 
@@ -1005,9 +1126,9 @@ LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
   if (const Tensor *known = importer.getConstant(cond)) {
     bool taken = known->getAsDouble(0) != 0;
     SmallVector<Value> outputs;
-    if (failed(importBranch(node, branches[taken ? 0 : 1]->g(),
-                            taken ? "then_branch" : "else_branch", importer,
-                            outputs)))
+    if (failed(importSubgraph(node, branches[taken ? 0 : 1]->g(),
+                              taken ? "then_branch" : "else_branch", {},
+                              node.output_size(), importer, outputs)))
       return failure();
     for (auto [i, value] : llvm::enumerate(outputs))
       if (importer.hasOutput(i))
@@ -1021,9 +1142,9 @@ LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
   size_t updatesBefore = importer.stateUpdates.size();
   SmallVector<Value> results[2];
   for (int b = 0; b < 2; ++b)
-    if (failed(importBranch(node, branches[b]->g(),
-                            b ? "else_branch" : "then_branch", importer,
-                            results[b])))
+    if (failed(importSubgraph(node, branches[b]->g(),
+                              b ? "else_branch" : "then_branch", {},
+                              node.output_size(), importer, results[b])))
       return failure();
   auto fixIt = [&] {
     return std::string(" (a condition known at import picks one branch: "

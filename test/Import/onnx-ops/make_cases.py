@@ -1152,6 +1152,88 @@ def batchnorm_mixed_types_cases():
     case("batchnorm_f16_with_f32_statistics", m, feeds)
 
 
+def loop_cases():
+    """Loop, unrolled at import: loop-carried values and scan outputs
+    (stacked on a new first dimension) over a constant trip count; a loop
+    whose condition output stops it early (known at import: it depends on
+    the iteration number only) with no trip count; the gradient through an
+    unrolled recurrence; the errors of a condition known only at run time
+    and of a trip count past the unrolling limit."""
+    local = np.random.default_rng(43)
+    w = local.standard_normal((3, 3)).astype(np.float32)
+    x = local.standard_normal((2, 3)).astype(np.float32)
+
+    def body(nodes, inputs, outputs):
+        return helper.make_graph(nodes, "body", inputs, outputs)
+
+    I1 = TensorProto.BOOL
+    # h <- tanh(h @ w + i), the scan output each h; 4 iterations.
+    recurrence = body([
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+        helper.make_node("Cast", ["i"], ["fi"], to=F),
+        helper.make_node("Add", ["hw", "fi"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_out"]),
+        const("axis1", np.array([1], np.int64)),
+        helper.make_node("ReduceSum", ["h_out", "axis1"], ["scan"],
+                         keepdims=0)],
+        [vi("i", I64, []), vi("cond_in", I1, []), vi("h_in", F, [2, 3])],
+        [vi("cond_out", I1, []), vi("h_out", F, [2, 3]),
+         vi("scan", F, [2])])
+    # (onnx.reference runs no iteration without a cond input, and stacks
+    # scan outputs with np.vstack: given a cond, and scanned vectors, it
+    # agrees with the specification.)
+    m = model([const("M", np.array(4, np.int64)),
+               const("go", np.array(True)),
+               helper.make_node("Loop", ["M", "go", "x"], ["h", "hs"],
+                                body=recurrence)],
+              [vi("x", F, [2, 3])],
+              [vi("h", F, [2, 3]), vi("hs", F, [4, 2])], [("w", w)])
+    case("loop_carried_and_scan", m, {"x": x})
+
+    # No trip count: the body's condition (i < 2) stops it after 3.
+    counting = body([
+        const("two", np.array(2, np.int64)),
+        helper.make_node("Less", ["i", "two"], ["cond_out"]),
+        helper.make_node("Add", ["s_in", "x"], ["s_out"])],
+        [vi("i", I64, []), vi("cond_in", I1, []), vi("s_in", F, [2, 3])],
+        [vi("cond_out", I1, []), vi("s_out", F, [2, 3])])
+    m = model([const("go", np.array(True)),
+               helper.make_node("Loop", ["", "go", "x"], ["s"],
+                                body=counting)],
+              [vi("x", F, [2, 3])], [vi("s", F, [2, 3])])
+    case("loop_condition_stops", m, {"x": x})
+
+    # The gradient through the unrolled recurrence, from the parameter w.
+    nodes = [const("M", np.array(3, np.int64)),
+             const("h0", np.ones((2, 3), np.float32)),
+             helper.make_node("Loop", ["M", "", "h0"], ["hT", "hs"],
+                              body=recurrence),
+             helper.make_node("ReduceSum", ["hs"], ["total"], keepdims=0),
+             helper.make_node("Mul", ["hT", "total"], ["h"])]
+    save_grad_models({"loop_recurrence": nodes},
+                     local.standard_normal((3, 3)).astype(np.float32))
+
+    # Errors: a condition computed from data, and a trip count too large.
+    data_cond = body([
+        helper.make_node("ReduceSum", ["s_in"], ["t"], keepdims=0),
+        const("ten", np.array(10, np.float32)),
+        helper.make_node("Less", ["t", "ten"], ["cond_out"]),
+        helper.make_node("Add", ["s_in", "x"], ["s_out"])],
+        [vi("i", I64, []), vi("cond_in", I1, []), vi("s_in", F, [2, 3])],
+        [vi("cond_out", I1, []), vi("s_out", F, [2, 3])])
+    m = model([const("M", np.array(5, np.int64)),
+               helper.make_node("Loop", ["M", "", "x"], ["s"],
+                                body=data_cond)],
+              [vi("x", F, [2, 3])], [vi("s", F, [2, 3])])
+    onnx.save(m, os.path.join(HERE, "errors", "loop-data-condition.onnx"))
+    m = model([const("M", np.array(1000000, np.int64)),
+               helper.make_node("Loop", ["M", "", "x"], ["s"],
+                                body=counting)],
+              [vi("x", F, [2, 3])], [vi("s", F, [2, 3])])
+    onnx.save(m, os.path.join(HERE, "errors", "loop-trip-count.onnx"))
+
+
 def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
@@ -1245,3 +1327,4 @@ if __name__ == "__main__":
     error_models()
     if_cases()
     batchnorm_mixed_types_cases()
+    loop_cases()

@@ -358,8 +358,11 @@ private:
   /// The model imports an opset of the default domain, of the training
   /// domain (ai.onnx.preview.training).
   bool hasDefaultDomain = false, usesTrainingDomain = false;
-  /// How many If branches the node being imported is inside.
+  /// How many If and Loop bodies the node being imported is inside.
   unsigned branchDepth = 0;
+  /// The nodes of every If and Loop body imported so far (each unrolled
+  /// iteration again), against kMaxSubgraphNodes.
+  int64_t subgraphNodes = 0;
 
   func::FuncOp function;
   Block *body = nullptr;
@@ -936,6 +939,9 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
 /// Branches nested deeper than this are refused (a hostile model could
 /// otherwise exhaust the stack).
 static constexpr unsigned kMaxBranchDepth = 16;
+/// The most nodes of If and Loop bodies one import may import, counting
+/// each unrolled iteration (nested loops multiply).
+static constexpr int64_t kMaxSubgraphNodes = int64_t(1) << 20;
 
 LogicalResult ModelImporter::importSubgraph(
     const onnx::NodeProto &node, const onnx::GraphProto &subgraph,
@@ -955,6 +961,11 @@ LogicalResult ModelImporter::importSubgraph(
   if (branchDepth >= kMaxBranchDepth)
     return fail("If and Loop nodes are nested more than " +
                 Twine(kMaxBranchDepth) + " deep");
+  subgraphNodes += subgraph.node_size();
+  if (subgraphNodes > kMaxSubgraphNodes)
+    return fail("the If and Loop bodies imported (each unrolled iteration "
+                "again) exceed " +
+                Twine(kMaxSubgraphNodes) + " nodes in all");
   Location location = importer.getLoc();
   GraphImporter::Scope outer = importer.getScope();
   for (auto [input, value] : llvm::zip(subgraph.input(), inputs)) {
@@ -1049,30 +1060,69 @@ LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
   Type i64 = importer.builder.getI64Type();
   RankedTensorType scalarType = RankedTensorType::get({}, i64);
   SmallVector<SmallVector<Value>> scans(numScans);
+  // Once an iteration's condition is known only at run time (a
+  // data-dependent break), the remaining iterations up to M are imported
+  // masked: `active` says whether the loop still runs, and each
+  // loop-carried value keeps its old value where it does not.
+  Value active;
+  size_t updatesBefore = importer.stateUpdates.size();
+  Type i1 = importer.builder.getI1Type();
   int64_t iteration = 0;
-  for (; condition && (!tripCount || iteration < *tripCount); ++iteration) {
+  for (; (active || condition) && (!tripCount || iteration < *tripCount);
+       ++iteration) {
     if (iteration == limit)
       return importer.fail("the condition is still true after " + Twine(limit) +
                            " iterations, as many as the import unrolls");
     SmallVector<Value> inputs = {
         importer.constantInts({iteration}, scalarType),
-        importer.constantInts({1},
-                              scalarType.clone(importer.builder.getI1Type()))};
+        active ? active : importer.constantInts({1}, scalarType.clone(i1))};
     llvm::append_range(inputs, carried);
     SmallVector<Value> outputs;
     if (failed(importSubgraph(node, body, "body", inputs,
                               1 + numCarried + numScans, importer, outputs)))
       return failure();
-    const Tensor *next = importer.getConstant(outputs[0]);
-    if (!next || !next->getElementType().isInteger(1) ||
-        next->getNumElements() != 1)
+    RankedTensorType condType = GraphImporter::getType(outputs[0]);
+    if (!condType.getElementType().isInteger(1) ||
+        condType.getNumElements() != 1)
       return importer.fail("body: the condition output must be a bool "
-                           "known at import (the Loop is unrolled)");
-    condition = next->getAsDouble(0) != 0;
-    for (unsigned i = 0; i < numCarried; ++i)
-      carried[i] = outputs[1 + i];
-    for (unsigned k = 0; k < numScans; ++k)
-      scans[k].push_back(outputs[1 + numCarried + k]);
+                           "tensor of one element");
+    Value next = importer.reshape(outputs[0], {});
+    const Tensor *known = importer.getConstant(next);
+    if (!active && known) {
+      condition = known->getAsDouble(0) != 0;
+      for (unsigned i = 0; i < numCarried; ++i)
+        carried[i] = outputs[1 + i];
+      for (unsigned k = 0; k < numScans; ++k)
+        scans[k].push_back(outputs[1 + numCarried + k]);
+      continue;
+    }
+    auto runTime = [&](const Twine &why) {
+      return importer.fail(
+          "body: the condition is known only at run time (from iteration " +
+          Twine(iteration) + "), and " + why);
+    };
+    if (!tripCount)
+      return runTime("the Loop has no trip count M to unroll it to");
+    if (numScans)
+      return runTime("scan outputs would have a run-time length");
+    if (importer.stateUpdates.size() != updatesBefore)
+      return runTime("the body updates running statistics");
+    for (unsigned i = 0; i < numCarried; ++i) {
+      Value value = outputs[1 + i];
+      RankedTensorType type = GraphImporter::getType(value);
+      if (active && type != GraphImporter::getType(carried[i]))
+        return runTime("loop-carried value #" + Twine(i) +
+                       " changes type between iterations");
+      carried[i] =
+          active
+              ? select(importer, importer.broadcastTo(active, type.getShape()),
+                       value, carried[i])
+              : value;
+    }
+    // The loop goes on where it was running and the body said so.
+    active = active ? select(importer, active, next,
+                             importer.constantInts({0}, scalarType.clone(i1)))
+                    : next;
   }
   for (unsigned i = 0; i < numCarried; ++i)
     if (importer.hasOutput(i))

@@ -1156,9 +1156,11 @@ def loop_cases():
     """Loop, unrolled at import: loop-carried values and scan outputs
     (stacked on a new first dimension) over a constant trip count; a loop
     whose condition output stops it early (known at import: it depends on
-    the iteration number only) with no trip count; the gradient through an
-    unrolled recurrence; the errors of a condition known only at run time
-    and of a trip count past the unrolling limit."""
+    the iteration number only) with no trip count; a condition computed
+    from the data (masked iterations up to the trip count), stopping early,
+    late and never; the gradient through an unrolled recurrence; the errors
+    of a data-dependent condition without a trip count and of a trip count
+    past the unrolling limit."""
     local = np.random.default_rng(43)
     w = local.standard_normal((3, 3)).astype(np.float32)
     x = local.standard_normal((2, 3)).astype(np.float32)
@@ -1214,7 +1216,8 @@ def loop_cases():
     save_grad_models({"loop_recurrence": nodes},
                      local.standard_normal((3, 3)).astype(np.float32))
 
-    # Errors: a condition computed from data, and a trip count too large.
+    # A condition computed from the data (a break): the iterations after
+    # the first are masked, each carried value kept where the loop stopped.
     data_cond = body([
         helper.make_node("ReduceSum", ["s_in"], ["t"], keepdims=0),
         const("ten", np.array(10, np.float32)),
@@ -1222,11 +1225,51 @@ def loop_cases():
         helper.make_node("Add", ["s_in", "x"], ["s_out"])],
         [vi("i", I64, []), vi("cond_in", I1, []), vi("s_in", F, [2, 3])],
         [vi("cond_out", I1, []), vi("s_out", F, [2, 3])])
-    m = model([const("M", np.array(5, np.int64)),
-               helper.make_node("Loop", ["M", "", "x"], ["s"],
+    m = model([const("M", np.array(6, np.int64)),
+               const("go", np.array(True)),
+               helper.make_node("Loop", ["M", "go", "x"], ["s"],
+                                body=data_cond)],
+              [vi("x", F, [2, 3])], [vi("s", F, [2, 3])])
+    for name, shift in [("early", 1.0), ("late", 0.2), ("never", -5.0)]:
+        case(f"loop_data_condition_{name}", m,
+             {"x": np.full((2, 3), shift, np.float32) +
+              0.1 * local.standard_normal((2, 3)).astype(np.float32)})
+
+    # The gradient through the masked iterations (w stops the loop after
+    # a few; the selects pass the gradient of the iterations that ran).
+    save_grad_models({"loop_masked": [
+        helper.make_node("Identity", ["w"], ["x"]),
+        const("M", np.array(6, np.int64)),
+        const("go", np.array(True)),
+        helper.make_node("Loop", ["M", "go", "x"], ["h"], body=data_cond)]},
+        np.full((2, 3), 0.5, np.float32) +
+        0.1 * local.standard_normal((2, 3)).astype(np.float32))
+
+    # Errors: a condition computed from data with no trip count to unroll
+    # to, and a trip count too large.
+    m = model([const("go", np.array(True)),
+               helper.make_node("Loop", ["", "go", "x"], ["s"],
                                 body=data_cond)],
               [vi("x", F, [2, 3])], [vi("s", F, [2, 3])])
     onnx.save(m, os.path.join(HERE, "errors", "loop-data-condition.onnx"))
+    # Loops of 4096 iterations nested three deep: 2^36 body imports, cut
+    # at the import's bound on unrolled nodes.
+    inner = counting
+    for depth in range(3):
+        d = str(depth)
+        inner = body([
+            const("n" + d, np.array(4096, np.int64)),
+            helper.make_node("Loop", ["n" + d, "c" + d, "s" + d], ["t" + d],
+                             body=inner),
+            helper.make_node("Identity", ["c" + d], ["k" + d])],
+            [vi("i" + d, I64, []), vi("c" + d, I1, []),
+             vi("s" + d, F, [2, 3])],
+            [vi("k" + d, I1, []), vi("t" + d, F, [2, 3])])
+    m = model([const("M", np.array(4096, np.int64)),
+               const("go", np.array(True)),
+               helper.make_node("Loop", ["M", "go", "x"], ["s"], body=inner)],
+              [vi("x", F, [2, 3])], [vi("s", F, [2, 3])], check=False)
+    onnx.save(m, os.path.join(HERE, "errors", "loop-nested.onnx"))
     m = model([const("M", np.array(1000000, np.int64)),
                helper.make_node("Loop", ["M", "", "x"], ["s"],
                                 body=counting)],

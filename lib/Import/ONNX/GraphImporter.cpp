@@ -290,12 +290,42 @@ FailureOr<Value> GraphImporter::requireInput(unsigned index) {
 
 void GraphImporter::setOutput(unsigned index, Value value) {
   if (hasOutput(index))
-    values[node->output(index)] = value;
+    define(node->output(index), value);
 }
 
 void GraphImporter::setSequenceOutput(unsigned index, ArrayRef<Value> tensors) {
-  if (hasOutput(index))
-    sequences[node->output(index)].assign(tensors.begin(), tensors.end());
+  if (!hasOutput(index))
+    return;
+  shadow(node->output(index));
+  sequences[node->output(index)].assign(tensors.begin(), tensors.end());
+}
+
+void GraphImporter::shadow(StringRef name) {
+  if (!openScopes)
+    return;
+  Shadowed entry{name.str(), std::nullopt, std::nullopt};
+  if (auto it = values.find(name); it != values.end())
+    entry.value = it->second;
+  if (auto it = sequences.find(name); it != sequences.end())
+    entry.sequence = it->second;
+  shadowed.push_back(std::move(entry));
+}
+
+void GraphImporter::endScope(size_t mark) {
+  // Newest first, so that a name defined twice gets its oldest value back.
+  while (shadowed.size() > mark) {
+    Shadowed &entry = shadowed.back();
+    if (entry.value)
+      values[entry.name] = *entry.value;
+    else
+      values.erase(entry.name);
+    if (entry.sequence)
+      sequences[entry.name] = std::move(*entry.sequence);
+    else
+      sequences.erase(entry.name);
+    shadowed.pop_back();
+  }
+  --openScopes;
 }
 
 FailureOr<ArrayRef<Value>> GraphImporter::requireSequenceInput(unsigned index) {

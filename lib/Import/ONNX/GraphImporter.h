@@ -85,23 +85,23 @@ public:
   // Values by ONNX name
   //===--------------------------------------------------------------------===//
 
-  void define(llvm::StringRef name, mlir::Value value) { values[name] = value; }
+  void define(llvm::StringRef name, mlir::Value value) {
+    shadow(name);
+    values[name] = value;
+  }
   bool isDefined(llvm::StringRef name) const {
     return values.count(name) || sequences.count(name);
   }
   mlir::Value lookup(llvm::StringRef name) const { return values.lookup(name); }
-  /// The names defined so far: a subgraph (an If's branch) is imported
-  /// between getScope and setScope, so that its own names end with it
-  /// while the values it computed stay.
-  struct Scope {
-    llvm::StringMap<mlir::Value> values;
-    llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
-  };
-  Scope getScope() const { return {values, sequences}; }
-  void setScope(Scope scope) {
-    values = std::move(scope.values);
-    sequences = std::move(scope.sequences);
+  /// A subgraph (an If's branch, a Loop's body) is imported between
+  /// beginScope and endScope, so that the names it defines end with it
+  /// (what they shadowed comes back) while the values it computed stay.
+  /// Costs the names the subgraph defines, not the graph's.
+  size_t beginScope() {
+    ++openScopes;
+    return shadowed.size();
   }
+  void endScope(size_t mark);
   /// The value of a constant (a tg.constant built here), or null.
   const Tensor *getConstant(mlir::Value value) const;
   /// A tg.constant holding `tensor`.
@@ -257,8 +257,18 @@ private:
   blameNode(mlir::Operation *op,
             llvm::function_ref<mlir::LogicalResult()> check);
 
+  /// Before a name is (re)defined inside a scope: what it was.
+  void shadow(llvm::StringRef name);
+
   llvm::StringMap<mlir::Value> values;
   llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
+  struct Shadowed {
+    std::string name;
+    std::optional<mlir::Value> value;
+    std::optional<llvm::SmallVector<mlir::Value>> sequence;
+  };
+  std::vector<Shadowed> shadowed;
+  unsigned openScopes = 0;
   llvm::DenseMap<mlir::Value, Tensor> constants;
   const onnx::NodeProto *node = nullptr;
   mlir::Location location = mlir::UnknownLoc::get(builder.getContext());

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -967,7 +968,8 @@ LogicalResult ModelImporter::importSubgraph(
                 "again) exceed " +
                 Twine(kMaxSubgraphNodes) + " nodes in all");
   Location location = importer.getLoc();
-  GraphImporter::Scope outer = importer.getScope();
+  size_t scope = importer.beginScope();
+  auto scopeEnd = llvm::make_scope_exit([&] { importer.endScope(scope); });
   for (auto [input, value] : llvm::zip(subgraph.input(), inputs)) {
     if (input.name().empty())
       return fail("an input has no name");
@@ -1001,7 +1003,6 @@ LogicalResult ModelImporter::importSubgraph(
     }
     outputs.push_back(value);
   }
-  importer.setScope(std::move(outer));
   return success();
 }
 

@@ -318,6 +318,9 @@ private:
   /// A Loop whose trip count and conditions are known at import, unrolled.
   LogicalResult importLoop(const onnx::NodeProto &node,
                            GraphImporter &importer);
+  /// A Scan, unrolled over the static length of its scan inputs.
+  LogicalResult importScan(const onnx::NodeProto &node,
+                           GraphImporter &importer);
   /// The nodes of `subgraph` (an If's branch, a Loop's body: it reads the
   /// names of the graphs around it) imported in a scope of their own, its
   /// inputs bound to `inputs`; `outputs` gets the values of its outputs,
@@ -888,10 +891,12 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         return failure();
       continue;
     }
-    if (node.op_type() == "If" || node.op_type() == "Loop") {
+    if (node.op_type() == "If" || node.op_type() == "Loop" ||
+        node.op_type() == "Scan") {
       if (failed(checkNodeStructure(node, importer)) ||
-          failed(node.op_type() == "If" ? importIf(node, importer)
-                                        : importLoop(node, importer)))
+          failed(node.op_type() == "If"     ? importIf(node, importer)
+                 : node.op_type() == "Loop" ? importLoop(node, importer)
+                                            : importScan(node, importer)))
         return failure();
       continue;
     }
@@ -1011,6 +1016,35 @@ LogicalResult ModelImporter::importSubgraph(
 static constexpr int64_t kMaxLoopIterations = 4096;
 static constexpr int64_t kMaxUnrolledNodes = int64_t(1) << 18;
 
+/// The most iterations of `body` a Loop or Scan may unroll.
+static int64_t getUnrollLimit(const onnx::GraphProto &body) {
+  return std::min<int64_t>(kMaxLoopIterations,
+                           kMaxUnrolledNodes /
+                               std::max<int64_t>(body.node_size(), 1));
+}
+
+/// The values of every iteration of scan output #`index`, stacked on a new
+/// dimension `axis` (each the same type).
+static FailureOr<Value> stackValues(GraphImporter &importer,
+                                    ArrayRef<Value> values, int64_t axis,
+                                    unsigned index) {
+  RankedTensorType type = GraphImporter::getType(values.front());
+  SmallVector<int64_t> one(type.getShape());
+  one.insert(one.begin() + axis, 1);
+  SmallVector<Value> parts;
+  for (Value value : values) {
+    if (GraphImporter::getType(value) != type)
+      return importer.fail("scan output #" + Twine(index) +
+                           " changes type between iterations");
+    parts.push_back(importer.reshape(value, one));
+  }
+  if (parts.size() == 1)
+    return parts.front();
+  SmallVector<int64_t> stacked(one);
+  stacked[axis] = static_cast<int64_t>(parts.size());
+  return importer.create<tg::ConcatOp>(type.clone(stacked), parts, axis);
+}
+
 LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
                                         GraphImporter &importer) {
   const onnx::AttributeProto *bodyAttribute =
@@ -1051,9 +1085,7 @@ LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
                          " loop-carried values but only " +
                          Twine(importer.getNumOutputs()) + " outputs");
   unsigned numScans = importer.getNumOutputs() - numCarried;
-  int64_t limit = std::min<int64_t>(kMaxLoopIterations,
-                                    kMaxUnrolledNodes /
-                                        std::max<int64_t>(body.node_size(), 1));
+  int64_t limit = getUnrollLimit(body);
   if (tripCount && *tripCount > limit)
     return importer.fail("the trip count " + Twine(*tripCount) +
                          " is past what the import unrolls (" + Twine(limit) +
@@ -1136,23 +1168,126 @@ LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
     if (scans[k].empty())
       return importer.fail("scan output #" + Twine(k) +
                            " of a Loop that runs no iteration has no shape");
-    RankedTensorType type = GraphImporter::getType(scans[k].front());
-    SmallVector<int64_t> one = {1};
-    llvm::append_range(one, type.getShape());
-    SmallVector<Value> parts;
-    for (Value value : scans[k]) {
-      if (GraphImporter::getType(value) != type)
-        return importer.fail("scan output #" + Twine(k) +
-                             " changes type between iterations");
-      parts.push_back(importer.reshape(value, one));
+    FailureOr<Value> stacked = stackValues(importer, scans[k], 0, k);
+    if (failed(stacked))
+      return failure();
+    importer.setOutput(numCarried + k, *stacked);
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::importScan(const onnx::NodeProto &node,
+                                        GraphImporter &importer) {
+  if (opset < 9)
+    return importer.fail("the version of 'Scan' at opset " + Twine(opset) +
+                         " is not supported (its meaning changed in opset 9; "
+                         "tg converts that version and later ones)");
+  const onnx::AttributeProto *bodyAttribute =
+      importer.attribute("body", onnx::AttributeProto::GRAPH);
+  FailureOr<int64_t> numScanInputs = importer.requireInt("num_scan_inputs");
+  if (importer.hadError() || failed(numScanInputs))
+    return failure();
+  if (!bodyAttribute)
+    return importer.fail("a Scan needs a body graph");
+  const onnx::GraphProto &body = bodyAttribute->g();
+  int64_t numInputs = importer.getNumInputs();
+  if (*numScanInputs < 1 || *numScanInputs > numInputs)
+    return importer.fail("num_scan_inputs must be in [1, " + Twine(numInputs) +
+                         "]");
+  unsigned numStates = numInputs - *numScanInputs;
+  if (importer.getNumOutputs() < numStates)
+    return importer.fail("the Scan has " + Twine(numStates) +
+                         " state variables but only " +
+                         Twine(importer.getNumOutputs()) + " outputs");
+  unsigned numScans = importer.getNumOutputs() - numStates;
+  // An attribute of one integer per scan input or output, default 0.
+  auto perScan = [&](StringRef name,
+                     size_t count) -> FailureOr<SmallVector<int64_t>> {
+    std::optional<SmallVector<int64_t>> values = importer.getInts(name);
+    if (importer.hadError())
+      return failure();
+    if (!values)
+      return SmallVector<int64_t>(count, 0);
+    if (values->size() != count)
+      return importer.fail(name + " must have " + Twine(count) + " values");
+    return *values;
+  };
+  ASSIGN_OR_FAIL(inputAxes, perScan("scan_input_axes", *numScanInputs));
+  ASSIGN_OR_FAIL(inputDirections,
+                 perScan("scan_input_directions", *numScanInputs));
+  ASSIGN_OR_FAIL(outputAxes, perScan("scan_output_axes", numScans));
+  ASSIGN_OR_FAIL(outputDirections, perScan("scan_output_directions", numScans));
+  for (int64_t direction :
+       llvm::concat<int64_t>(inputDirections, outputDirections))
+    if (direction != 0 && direction != 1)
+      return importer.fail("a scan direction must be 0 or 1");
+
+  SmallVector<Value> states, scanInputs;
+  for (int64_t i = 0; i < numInputs; ++i) {
+    ASSIGN_OR_FAIL(value, importer.requireInput(i));
+    (i < numStates ? states : scanInputs).push_back(value);
+  }
+  // Every scan input is cut along its axis into slices of the same count.
+  int64_t length = -1;
+  for (auto [i, value] : llvm::enumerate(scanInputs)) {
+    int64_t rank = GraphImporter::getType(value).getRank();
+    ASSIGN_OR_FAIL(axis, importer.normalizeAxis(inputAxes[i], rank));
+    inputAxes[i] = axis;
+    int64_t size = GraphImporter::getType(value).getDimSize(axis);
+    if (length >= 0 && size != length)
+      return importer.fail("scan input #" + Twine(i) + " has " + Twine(size) +
+                           " slices along its axis; the first has " +
+                           Twine(length));
+    length = size;
+  }
+  int64_t limit = getUnrollLimit(body);
+  if (length > limit)
+    return importer.fail("the scan length " + Twine(length) +
+                         " is past what the import unrolls (" + Twine(limit) +
+                         " iterations of this body)");
+  if (length == 0 && numScans)
+    return importer.fail("the scan inputs are empty: the scan outputs would "
+                         "have no shape");
+  SmallVector<SmallVector<Value>> scans(numScans);
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<Value> inputs(states);
+    for (auto [i, value] : llvm::enumerate(scanInputs)) {
+      RankedTensorType type = GraphImporter::getType(value);
+      int64_t axis = inputAxes[i], at = inputDirections[i] ? length - 1 - t : t;
+      SmallVector<int64_t> starts(type.getRank(), 0), limits(type.getShape()),
+          strides(type.getRank(), 1);
+      starts[axis] = at;
+      limits[axis] = at + 1;
+      SmallVector<int64_t> sliceShape(type.getShape());
+      sliceShape.erase(sliceShape.begin() + axis);
+      inputs.push_back(importer.reshape(
+          importer.slice(value, starts, limits, strides), sliceShape));
     }
-    SmallVector<int64_t> stacked(one);
-    stacked.front() = static_cast<int64_t>(parts.size());
-    importer.setOutput(numCarried + k,
-                       parts.size() == 1
-                           ? parts.front()
-                           : importer.create<tg::ConcatOp>(type.clone(stacked),
-                                                           parts, int64_t(0)));
+    SmallVector<Value> outputs;
+    if (failed(importSubgraph(node, body, "body", inputs, numStates + numScans,
+                              importer, outputs)))
+      return failure();
+    for (unsigned i = 0; i < numStates; ++i)
+      states[i] = outputs[i];
+    for (unsigned k = 0; k < numScans; ++k)
+      scans[k].push_back(outputs[numStates + k]);
+  }
+  for (unsigned i = 0; i < numStates; ++i)
+    if (importer.hasOutput(i))
+      importer.setOutput(i, states[i]);
+  // Each scan output: the iterations' values stacked on its axis, last
+  // first when its direction is 1.
+  for (unsigned k = 0; k < numScans; ++k) {
+    if (!importer.hasOutput(numStates + k))
+      continue;
+    if (outputDirections[k])
+      std::reverse(scans[k].begin(), scans[k].end());
+    int64_t rank = GraphImporter::getType(scans[k].front()).getRank() + 1;
+    ASSIGN_OR_FAIL(axis, importer.normalizeAxis(outputAxes[k], rank));
+    FailureOr<Value> stacked = stackValues(importer, scans[k], axis, k);
+    if (failed(stacked))
+      return failure();
+    importer.setOutput(numStates + k, *stacked);
   }
   return success();
 }

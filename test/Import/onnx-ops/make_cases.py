@@ -53,11 +53,12 @@ def vi(name, elem, shape):
     return helper.make_tensor_value_info(name, elem, shape)
 
 
-def case(name, m, feeds, reference=None):
+def case(name, m, feeds, reference=None, expected=None):
     """Writes a case: the model, its inputs and the reference outputs (of
-    `reference`, a (model, feeds) pair, when given)."""
+    `reference`, a (model, feeds) pair, when given; `expected`, outputs
+    computed with numpy, where onnx.reference lacks the op's mode)."""
     ref_model, ref_feeds = reference or (m, feeds)
-    outputs = ReferenceEvaluator(ref_model).run(None, ref_feeds)
+    outputs = expected or ReferenceEvaluator(ref_model).run(None, ref_feeds)
     root = os.path.join(HERE, "cases", name)
     data = os.path.join(root, "test_data_set_0")
     os.makedirs(data)
@@ -1277,6 +1278,82 @@ def loop_cases():
     onnx.save(m, os.path.join(HERE, "errors", "loop-trip-count.onnx"))
 
 
+def scan_cases():
+    """Scan, unrolled over its scan inputs' length: a running sum (a state)
+    over rows, its partial sums as a scan output; the same over columns
+    with the input read backwards and the output stacked backwards on
+    axis 1; and a recurrence through a parameter for gradcheck."""
+    local = np.random.default_rng(44)
+    I1 = TensorProto.BOOL
+    x = local.standard_normal((4, 3)).astype(np.float32)
+
+    def body(nodes, inputs, outputs):
+        return helper.make_graph(nodes, "body", inputs, outputs)
+
+    running = body([
+        helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+        helper.make_node("Identity", ["sum_out"], ["scan_out"])],
+        [vi("sum_in", F, [3]), vi("next", F, [3])],
+        [vi("sum_out", F, [3]), vi("scan_out", F, [3])])
+    m = model([helper.make_node("Scan", ["init", "x"], ["total", "partial"],
+                                num_scan_inputs=1, body=running)],
+              [vi("init", F, [3]), vi("x", F, [4, 3])],
+              [vi("total", F, [3]), vi("partial", F, [4, 3])])
+    case("scan_running_sum", m,
+         {"init": np.zeros(3, np.float32), "x": x})
+
+    columns = body([
+        helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+        helper.make_node("Mul", ["sum_out", "sum_out"], ["scan_out"])],
+        [vi("sum_in", F, [4]), vi("next", F, [4])],
+        [vi("sum_out", F, [4]), vi("scan_out", F, [4])])
+    m = model([helper.make_node("Scan", ["init", "x"], ["total", "partial"],
+                                num_scan_inputs=1, body=columns,
+                                scan_input_axes=[1],
+                                scan_input_directions=[1],
+                                scan_output_axes=[-1],
+                                scan_output_directions=[1])],
+              [vi("init", F, [4]), vi("x", F, [4, 3])],
+              [vi("total", F, [4]), vi("partial", F, [4, 3])])
+    init = local.standard_normal(4).astype(np.float32)
+    # onnx.reference has no reverse directions: the specification's
+    # meaning in numpy (column 2 first; the first iteration's value last).
+    total, partial = init.copy(), []
+    for column in (2, 1, 0):
+        total = total + x[:, column]
+        partial.append(total * total)
+    case("scan_reverse_axes", m, {"init": init, "x": x},
+         expected=[total, np.stack(partial[::-1], axis=1)])
+
+    recurrence = body([
+        helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+        helper.make_node("Add", ["hw", "step"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_out"]),
+        helper.make_node("Identity", ["h_out"], ["scan_out"])],
+        [vi("h_in", F, [2, 3]), vi("step", F, [2, 3])],
+        [vi("h_out", F, [2, 3]), vi("scan_out", F, [2, 3])])
+    # Two scan inputs of different lengths.
+    pair = body([
+        helper.make_node("Add", ["a", "b"], ["c"]),
+        helper.make_node("Add", ["sum_in", "c"], ["sum_out"])],
+        [vi("sum_in", F, [3]), vi("a", F, [3]), vi("b", F, [3])],
+        [vi("sum_out", F, [3])])
+    m = model([helper.make_node("Scan", ["init", "x", "y"], ["total"],
+                                num_scan_inputs=2, body=pair)],
+              [vi("init", F, [3]), vi("x", F, [4, 3]), vi("y", F, [3, 3])],
+              [vi("total", F, [3])], check=False)
+    onnx.save(m, os.path.join(HERE, "errors", "scan-lengths.onnx"))
+
+    save_grad_models({"scan_recurrence": [
+        const("h0", np.zeros((2, 3), np.float32)),
+        const("xs", local.standard_normal((5, 2, 3)).astype(np.float32)),
+        helper.make_node("Scan", ["h0", "xs"], ["hT", "hs"],
+                         num_scan_inputs=1, body=recurrence),
+        helper.make_node("ReduceSum", ["hs"], ["total"], keepdims=0),
+        helper.make_node("Mul", ["hT", "total"], ["h"])]},
+        local.standard_normal((3, 3)).astype(np.float32))
+
+
 def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
@@ -1371,3 +1448,4 @@ if __name__ == "__main__":
     if_cases()
     batchnorm_mixed_types_cases()
     loop_cases()
+    scan_cases()

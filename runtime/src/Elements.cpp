@@ -123,3 +123,10 @@ void tgc::rt::storeFloats(const std::vector<float> &values, void *data,
   for (size_t i = 0; i < values.size(); ++i)
     storeDouble(data, type, i, values[i]);
 }
+
+int64_t tgc::rt::getNumElements(const ArgumentInfo &arg) {
+  int64_t count = 1;
+  for (int d = 0; d < arg.rank; ++d)
+    count *= arg.shape[d];
+  return count;
+}

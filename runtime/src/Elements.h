@@ -16,6 +16,8 @@ void storeDouble(void *data, DType type, int64_t i, double value);
 /// `count` elements of a float type widened to f32 (f64 narrowed).
 std::vector<float> loadFloats(const void *data, DType type, int64_t count);
 void storeFloats(const std::vector<float> &values, void *data, DType type);
+/// The elements of `arg` in its (local) shape.
+int64_t getNumElements(const ArgumentInfo &arg);
 
 } // namespace tgc::rt
 

@@ -2,6 +2,7 @@
 
 #include "ShardedCheckpoint.h"
 
+#include "Elements.h"
 #include "Ranks.h"
 
 #include "tgc/runtime/Safetensors.h"
@@ -17,13 +18,6 @@
 using namespace tgc::rt;
 
 namespace {
-
-int64_t getElementCount(const ArgumentInfo &arg) {
-  int64_t count = 1;
-  for (int d = 0; d < arg.rank; ++d)
-    count *= arg.shape[d];
-  return count;
-}
 
 bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
   return std::find(roles.begin(), roles.end(), role) != roles.end();
@@ -237,7 +231,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   for (size_t t = 0; t < tensors.size(); ++t)
     if (!tensors[t].ownFileOnly)
       wholes[t].assign(getDTypeBytes(global.arguments[tensors[t].index].dtype) *
-                           getElementCount(global.arguments[tensors[t].index]),
+                           getNumElements(global.arguments[tensors[t].index]),
                        0);
   if (filesRead)
     *filesRead = 0;

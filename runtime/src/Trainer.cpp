@@ -248,13 +248,6 @@ bool writeProfile(const std::string &path,
   return writeFileAtomically(path, json.dump(1) + "\n", error);
 }
 
-int64_t getNumElements(const ArgumentInfo &arg) {
-  int64_t count = 1;
-  for (int d = 0; d < arg.rank; ++d)
-    count *= arg.shape[d];
-  return count;
-}
-
 /// The bytes of argument `index` as `tgc run --random-inputs seed` makes it.
 std::vector<char> makeArgument(const ArgumentInfo &arg, unsigned index,
                                uint64_t seed) {
@@ -444,8 +437,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                                    communication->coordinates, i, flags.seed)
                        : makeArgument(global.arguments[i], i, flags.seed);
   int64_t firstStep = 0;
-  // Whole values read from a file (the loaders' contract), then this
-  // process's parts of them kept, one value at a time.
+  // Whole values read from a file (the loaders' contract), then only this
+  // process's part of each kept.
   auto readWhole = [&](auto load) {
     if (!communication)
       return load(arguments);
@@ -681,7 +674,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
 
   if (!flags.save.empty()) {
-    // The whole values (of several ranks: gathered, put together on each).
+    // The whole values (of several ranks: gathered, put together on rank
+    // 0).
     ArgumentBytes whole(info.numArguments);
     for (int i = 0; i < info.numArguments; ++i) {
       ArgRole role = info.arguments[i].init.role;

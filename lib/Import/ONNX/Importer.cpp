@@ -362,9 +362,9 @@ private:
   /// The model imports an opset of the default domain, of the training
   /// domain (ai.onnx.preview.training).
   bool hasDefaultDomain = false, usesTrainingDomain = false;
-  /// How many If and Loop bodies the node being imported is inside.
+  /// How many If, Loop and Scan bodies the node being imported is inside.
   unsigned branchDepth = 0;
-  /// The nodes of every If and Loop body imported so far (each unrolled
+  /// The nodes of every If, Loop and Scan body imported so far (each unrolled
   /// iteration again), against kMaxSubgraphNodes.
   int64_t subgraphNodes = 0;
 
@@ -945,7 +945,7 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
 /// Branches nested deeper than this are refused (a hostile model could
 /// otherwise exhaust the stack).
 static constexpr unsigned kMaxBranchDepth = 16;
-/// The most nodes of If and Loop bodies one import may import, counting
+/// The most nodes of If, Loop and Scan bodies one import may import, counting
 /// each unrolled iteration (nested loops multiply).
 static constexpr int64_t kMaxSubgraphNodes = int64_t(1) << 20;
 
@@ -965,13 +965,14 @@ LogicalResult ModelImporter::importSubgraph(
   if (subgraph.sparse_initializer_size())
     return fail("sparse initializers are not supported");
   if (branchDepth >= kMaxBranchDepth)
-    return fail("If and Loop nodes are nested more than " +
+    return fail("If, Loop and Scan nodes are nested more than " +
                 Twine(kMaxBranchDepth) + " deep");
   subgraphNodes += subgraph.node_size();
   if (subgraphNodes > kMaxSubgraphNodes)
-    return fail("the If and Loop bodies imported (each unrolled iteration "
-                "again) exceed " +
-                Twine(kMaxSubgraphNodes) + " nodes in all");
+    return fail(
+        "the If, Loop and Scan bodies imported (each unrolled iteration "
+        "again) exceed " +
+        Twine(kMaxSubgraphNodes) + " nodes in all");
   Location location = importer.getLoc();
   size_t scope = importer.beginScope();
   auto scopeEnd = llvm::make_scope_exit([&] { importer.endScope(scope); });

@@ -93,6 +93,12 @@ public:
     return values.count(name) || sequences.count(name);
   }
   mlir::Value lookup(llvm::StringRef name) const { return values.lookup(name); }
+  /// The tensors of the sequence `name`, or null when it is none.
+  const llvm::SmallVector<mlir::Value> *
+  lookupSequence(llvm::StringRef name) const {
+    auto it = sequences.find(name);
+    return it == sequences.end() ? nullptr : &it->second;
+  }
   /// A subgraph (an If's branch, a Loop's body) is imported between
   /// beginScope and endScope, so that the names it defines end with it
   /// (what they shadowed comes back) while the values it computed stay.

@@ -324,12 +324,14 @@ private:
   /// The nodes of `subgraph` (an If's branch, a Loop's body: it reads the
   /// names of the graphs around it) imported in a scope of their own, its
   /// inputs bound to `inputs`; `outputs` gets the values of its outputs,
-  /// which must number `numOutputs`.
-  LogicalResult importSubgraph(const onnx::NodeProto &node,
-                               const onnx::GraphProto &subgraph,
-                               StringRef attributeName, ArrayRef<Value> inputs,
-                               unsigned numOutputs, GraphImporter &importer,
-                               SmallVectorImpl<Value> &outputs);
+  /// which must number `numOutputs`. With `sequences`, an output may be a
+  /// sequence: its tensors go there, and its `outputs` entry is null.
+  LogicalResult
+  importSubgraph(const onnx::NodeProto &node, const onnx::GraphProto &subgraph,
+                 StringRef attributeName, ArrayRef<Value> inputs,
+                 unsigned numOutputs, GraphImporter &importer,
+                 SmallVectorImpl<Value> &outputs,
+                 SmallVectorImpl<SmallVector<Value>> *sequences = nullptr);
   LogicalResult addResults(const onnx::GraphProto &graph,
                            GraphImporter &importer);
   void reportSharedAndMissingParameters(const onnx::GraphProto &graph,
@@ -952,7 +954,8 @@ static constexpr int64_t kMaxSubgraphNodes = int64_t(1) << 20;
 LogicalResult ModelImporter::importSubgraph(
     const onnx::NodeProto &node, const onnx::GraphProto &subgraph,
     StringRef attributeName, ArrayRef<Value> inputs, unsigned numOutputs,
-    GraphImporter &importer, SmallVectorImpl<Value> &outputs) {
+    GraphImporter &importer, SmallVectorImpl<Value> &outputs,
+    SmallVectorImpl<SmallVector<Value>> *sequences) {
   auto fail = [&](const Twine &message) {
     return importer.fail(attributeName + ": " + message);
   };
@@ -1000,14 +1003,15 @@ LogicalResult ModelImporter::importSubgraph(
   importer.setNode(&node, location);
   for (const onnx::ValueInfoProto &output : subgraph.output()) {
     Value value = importer.lookup(output.name());
-    if (!value) {
+    const SmallVector<Value> *sequence = importer.lookupSequence(output.name());
+    if (!value && !(sequence && sequences))
       return fail("output '" + printableName(output.name()) +
-                  (importer.isDefined(output.name())
-                       ? "' is a sequence: sequence outputs of a subgraph are "
-                         "not supported"
-                       : "' is not defined in the graph or around it"));
-    }
+                  (sequence ? "' is a sequence: sequence outputs of a Loop or "
+                              "Scan body are not supported"
+                            : "' is not defined in the graph or around it"));
     outputs.push_back(value);
+    if (sequences)
+      sequences->push_back(value ? SmallVector<Value>() : *sequence);
   }
   return success();
 }
@@ -1313,13 +1317,18 @@ LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
   if (const Tensor *known = importer.getConstant(cond)) {
     bool taken = known->getAsDouble(0) != 0;
     SmallVector<Value> outputs;
+    SmallVector<SmallVector<Value>> sequences;
     if (failed(importSubgraph(node, branches[taken ? 0 : 1]->g(),
                               taken ? "then_branch" : "else_branch", {},
-                              node.output_size(), importer, outputs)))
+                              node.output_size(), importer, outputs,
+                              &sequences)))
       return failure();
-    for (auto [i, value] : llvm::enumerate(outputs))
-      if (importer.hasOutput(i))
+    for (auto [i, value] : llvm::enumerate(outputs)) {
+      if (value)
         importer.setOutput(i, value);
+      else
+        importer.setSequenceOutput(i, sequences[i]);
+    }
     return success();
   }
   // A condition known at run time: both branches run, and each output
@@ -1328,10 +1337,11 @@ LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
   // updated whichever ran, so it is refused.
   size_t updatesBefore = importer.stateUpdates.size();
   SmallVector<Value> results[2];
+  SmallVector<SmallVector<Value>> sequences[2];
   for (int b = 0; b < 2; ++b)
-    if (failed(importSubgraph(node, branches[b]->g(),
-                              b ? "else_branch" : "then_branch", {},
-                              node.output_size(), importer, results[b])))
+    if (failed(importSubgraph(
+            node, branches[b]->g(), b ? "else_branch" : "then_branch", {},
+            node.output_size(), importer, results[b], &sequences[b])))
       return failure();
   auto fixIt = [&] {
     return std::string(" (a condition known at import picks one branch: "
@@ -1343,23 +1353,44 @@ LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
                          "condition is only known at run time" +
                          fixIt());
   Value pred = importer.reshape(cond, {});
+  auto mismatch = [&](unsigned i, const Twine &what) {
+    return importer.fail("output #" + Twine(i) + " " + what +
+                         "; a condition known only at run time needs one "
+                         "type" +
+                         fixIt());
+  };
   for (unsigned i = 0; i < node.output_size(); ++i) {
-    RankedTensorType thenType = GraphImporter::getType(results[0][i]);
-    RankedTensorType elseType = GraphImporter::getType(results[1][i]);
-    if (thenType != elseType) {
-      std::string types;
-      llvm::raw_string_ostream os(types);
-      os << "output #" << i << " is " << thenType << " in then_branch and "
-         << elseType << " in else_branch";
-      return importer.fail(types +
-                           "; a condition known only at run time needs one "
-                           "type" +
-                           fixIt());
+    // A tensor, or a sequence of tensors selected one by one.
+    bool isSequence = !results[0][i];
+    if (isSequence != !results[1][i])
+      return mismatch(i, "is a tensor in one branch and a sequence in the "
+                         "other");
+    SmallVector<Value> thens =
+        isSequence ? sequences[0][i] : SmallVector<Value>{results[0][i]};
+    SmallVector<Value> elses =
+        isSequence ? sequences[1][i] : SmallVector<Value>{results[1][i]};
+    if (thens.size() != elses.size())
+      return mismatch(i, "is a sequence of " + Twine(thens.size()) +
+                             " tensors in then_branch and of " +
+                             Twine(elses.size()) + " in else_branch");
+    SmallVector<Value> selected;
+    for (auto [a, b] : llvm::zip(thens, elses)) {
+      RankedTensorType thenType = GraphImporter::getType(a);
+      RankedTensorType elseType = GraphImporter::getType(b);
+      if (thenType != elseType) {
+        std::string types;
+        llvm::raw_string_ostream os(types);
+        os << "is " << thenType << " in then_branch and " << elseType
+           << " in else_branch";
+        return mismatch(i, types);
+      }
+      selected.push_back(select(
+          importer, importer.broadcastTo(pred, thenType.getShape()), a, b));
     }
-    if (importer.hasOutput(i))
-      importer.setOutput(
-          i, select(importer, importer.broadcastTo(pred, thenType.getShape()),
-                    results[0][i], results[1][i]));
+    if (isSequence)
+      importer.setSequenceOutput(i, selected);
+    else
+      importer.setOutput(i, selected.front());
   }
   return success();
 }
@@ -1424,7 +1455,10 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
     Value value = importer.lookup(output.name());
     if (!value) {
       emitModelError() << "graph output '" << output.name()
-                       << "' is not computed by any node";
+                       << (importer.lookupSequence(output.name())
+                               ? "' is a sequence: sequence graph outputs are "
+                                 "not supported"
+                               : "' is not computed by any node");
       return failure();
     }
     bool isLoss = output.name() == lossName;

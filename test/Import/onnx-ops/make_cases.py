@@ -1073,6 +1073,26 @@ def if_cases():
         case(f"if_runtime_condition_{str(value).lower()}", m,
              {"c": np.array(value), "x": x})
 
+    # Sequences out of the branches (selected tensor by tensor), read by
+    # ConcatFromSequence.
+    two = helper.make_node("Constant", [], ["two"],
+                           value=numpy_helper.from_array(np.float32(2)))
+    m = model([helper.make_node(
+        "If", ["c"], ["s"],
+        then_branch=branch("then", [
+            two, helper.make_node("Mul", ["x", "two"], ["x2"]),
+            helper.make_node("SequenceConstruct", ["x", "x2"], ["ts"])],
+            [helper.make_tensor_sequence_value_info("ts", F, [2, 3])]),
+        else_branch=branch("else", [
+            helper.make_node("Neg", ["x"], ["n"]),
+            helper.make_node("SequenceConstruct", ["n", "x"], ["es"])],
+            [helper.make_tensor_sequence_value_info("es", F, [2, 3])])),
+        helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+        [vi("c", B, []), vi("x", F, [2, 3])], [vi("y", F, [4, 3])])
+    for value in (True, False):
+        case(f"if_sequence_outputs_{str(value).lower()}", m,
+             {"c": np.array(value), "x": x})
+
     # A constant condition: the branches' shapes differ.
     m = model([const("k", np.array([True])),
                const("shape", np.array([3, 2], np.int64)),

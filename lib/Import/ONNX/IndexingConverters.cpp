@@ -118,6 +118,21 @@ LogicalResult onnx_import::convertPad(Importer &g) {
                     llvm::Twine(type.getDimSize(d)) + " elements of axis " +
                     llvm::Twine(d));
   }
+  // The padded shape, bounded as every tensor the import builds.
+  SmallVector<int64_t> paddedShape;
+  for (int64_t d = 0; d < rank; ++d) {
+    std::optional<int64_t> size =
+        llvm::checkedAdd(limits[d] - starts[d], low[d]);
+    if (size)
+      size = llvm::checkedAdd(*size, high[d]);
+    if (!size)
+      return g.fail("the padded axis " + llvm::Twine(d) + " overflows");
+    paddedShape.push_back(*size);
+  }
+  if (span(paddedShape) > kMaxImportElements)
+    return g.fail("the padded tensor has more than " +
+                  llvm::Twine(kMaxImportElements) +
+                  " elements (zero dimensions counted as one)");
   Value kept = g.slice(x, starts, limits, strides);
   RankedTensorType keptType = Importer::getType(kept);
   if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
@@ -135,6 +150,12 @@ LogicalResult onnx_import::convertPad(Importer &g) {
       if (size == 0)
         return g.fail("cannot pad the empty axis " + llvm::Twine(d) +
                       " in mode '" + mode + "'");
+      // The source position of each padded position is listed at import.
+      if (paddedShape[d] > kMaxFoldElements)
+        return g.fail("axis " + llvm::Twine(d) + " padded to " +
+                      llvm::Twine(paddedShape[d]) + " elements in mode '" +
+                      mode + "' (at most " + llvm::Twine(kMaxFoldElements) +
+                      ")");
       SmallVector<int64_t> positions;
       for (int64_t j = 0; j < size + low[d] + high[d]; ++j)
         positions.push_back(mapPadPosition(mode, j - low[d], size));

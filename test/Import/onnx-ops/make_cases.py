@@ -1392,6 +1392,10 @@ def error_models():
     x4 = [vi("x", F, [1, 2, 3, 4])]
     save("mod-float-no-fmod", [helper.make_node("Mod", ["x", "x"], ["y"])],
          x4, ["y"])
+    # Reflect padding lists each padded position's source at import.
+    save("pad-long-reflect",
+         [helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect")], x4,
+         ["y"], [("p", np.array([0, 0, 0, 0, 0, 0, 0, 20000000], np.int64))])
     save("resize-scales-and-sizes",
          [helper.make_node("Resize", ["x", "", "s", "z"], ["y"])], x4, ["y"],
          [("s", np.ones(4, np.float32)), ("z", np.ones(4, np.int64))])

@@ -92,7 +92,8 @@ static cl::list<std::string> inputValues(
     "input-value",
     cl::desc("ONNX: fix graph input NAME to the value in FILE (.npy, or an "
              "ONNX TensorProto .pb): it becomes a constant, as an operand tg "
-             "needs at import must be (a Reshape's shape, TopK's k...)"),
+             "needs at import must be (a Reshape's shape, TopK's k, an If's "
+             "condition picking one branch, a Loop's trip count...)"),
     cl::value_desc("NAME=FILE"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
     TGC_CAT);
 static cl::opt<std::string> lossOutput(

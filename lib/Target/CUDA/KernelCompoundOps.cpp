@@ -358,7 +358,7 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         }
         call = "dropout(th, " + in[0] + ", " + in[1] + ", " + offset + ", " +
                out[0] + ", " + str(getNumElements(op->getResult(0))) + ", " +
-               formatNumber(dropout.getRate().convertToDouble()) + ", " +
+               formatNumber(dropout.getRate()) + ", " +
                str(dropout.getStream()) + "u" + indexOf + ");";
       })
       .Case<tg::AdamWOp, tg::LambOp>([&](auto adam) {
@@ -378,12 +378,10 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
           arguments.front() = "rowThreads()";
           arguments.push_back(*direction);
         }
-        arguments.append(
-            {str(outputElements),
-             formatNumber(adam.getBeta1().convertToDouble()),
-             formatNumber(adam.getBeta2().convertToDouble()),
-             formatNumber(adam.getEpsilon().convertToDouble()),
-             formatNumber(adam.getWeightDecay().convertToDouble())});
+        arguments.append({str(outputElements), formatNumber(adam.getBeta1()),
+                          formatNumber(adam.getBeta2()),
+                          formatNumber(adam.getEpsilon()),
+                          formatNumber(adam.getWeightDecay())});
         call = callOf(isa<tg::LambOp>(op) ? "lamb" : "adamw", arguments);
         if (isa<tg::LambOp>(op)) {
           perRow = true;
@@ -410,16 +408,16 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         }
         Value param = adafactor.getParam();
         unsigned next = factored ? 4 : 3;
-        call = callOf(
-            "adafactor",
-            {"rowThreads()", in[0], in[1], in[2],
-             factored ? in[3] : nullOf(param, true), in[next], in[next + 1],
-             scale, out[0], out[1], factored ? out[2] : nullOf(param, false),
-             *work, str(batches), str(rows), str(columns),
-             formatNumber(adafactor.getDecayRate().convertToDouble()),
-             formatNumber(adafactor.getEpsilon1().convertToDouble()),
-             formatNumber(adafactor.getClipThreshold().convertToDouble()),
-             formatNumber(adafactor.getWeightDecay().convertToDouble())});
+        call =
+            callOf("adafactor", {"rowThreads()", in[0], in[1], in[2],
+                                 factored ? in[3] : nullOf(param, true),
+                                 in[next], in[next + 1], scale, out[0], out[1],
+                                 factored ? out[2] : nullOf(param, false),
+                                 *work, str(batches), str(rows), str(columns),
+                                 formatNumber(adafactor.getDecayRate()),
+                                 formatNumber(adafactor.getEpsilon1()),
+                                 formatNumber(adafactor.getClipThreshold()),
+                                 formatNumber(adafactor.getWeightDecay())});
         perRow = true;
         outputElements = 1;
       })
@@ -431,9 +429,8 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
             sgd.getMomentumBuffer() ? out[1] : nullOf(sgd.getParam(), false);
         call = "sgd(th, " + in[0] + ", " + in[1] + ", " + in[2] + ", " +
                buffer + ", " + scale + ", " + out[0] + ", " + newBuffer + ", " +
-               str(outputElements) + ", " +
-               formatNumber(sgd.getMomentum().convertToDouble()) + ", " +
-               formatNumber(sgd.getWeightDecay().convertToDouble()) + ", " +
+               str(outputElements) + ", " + formatNumber(sgd.getMomentum()) +
+               ", " + formatNumber(sgd.getWeightDecay()) + ", " +
                boolean(sgd.getNesterov()) + ");";
       })
       .Default([&](Operation *) {

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -42,6 +43,9 @@ std::string formatLocation(mlir::Location loc);
 
 /// C++ text of a number (exact for doubles; INFINITY, NAN) and of a Dims.
 std::string formatNumber(double value);
+inline std::string formatNumber(const llvm::APFloat &value) {
+  return formatNumber(value.convertToDouble());
+}
 std::string formatDims(llvm::ArrayRef<int64_t> values);
 llvm::SmallVector<int64_t> getRowMajorStrides(llvm::ArrayRef<int64_t> shape);
 int64_t getNumElements(mlir::Value value);

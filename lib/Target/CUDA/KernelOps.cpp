@@ -133,7 +133,7 @@ KernelEmitter::formula(Operation *op, const std::string &index, bool same) {
     auto dense = cast<DenseElementsAttr>(constant.getValue());
     return outType->computeType + "(" +
            (isa<FloatType>(getElementType(out))
-                ? formatNumber(dense.getSplatValue<APFloat>().convertToDouble())
+                ? formatNumber(dense.getSplatValue<APFloat>())
                 : str(dense.getSplatValue<APInt>().getSExtValue())) +
            ")";
   }
@@ -274,7 +274,7 @@ LogicalResult KernelEmitter::emitShape(Operation *op) {
         bool losesInfo = false;
         v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
                   &losesInfo);
-        values.push_back(formatNumber(v.convertToDouble()));
+        values.push_back(formatNumber(v));
       }
     } else if (auto ints = value.tryGetValues<APInt>()) {
       bool isBool = getElementType(out).isInteger(1);

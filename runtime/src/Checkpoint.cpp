@@ -85,16 +85,24 @@ bool takeEntry(const std::string &path, const safetensors::Entry &entry,
 
 bool tgc::rt::loadImportedParams(const std::string &path, const StepInfo &info,
                                  ArgumentBytes &arguments, std::string &error) {
-  std::vector<safetensors::Entry> entries;
-  std::map<std::string, std::string> metadata;
+  SafetensorsFile file;
+  if (!file.read(path, error))
+    return false;
+  for (int i = 0; i < info.numArguments; ++i) {
+    const safetensors::Entry *entry = file.find(info.arguments[i].name);
+    if (info.arguments[i].isModelValue && entry &&
+        !takeEntry(path, *entry, info.arguments[i], arguments[i], error))
+      return false;
+  }
+  return true;
+}
+
+bool SafetensorsFile::read(const std::string &path, std::string &error) {
   if (!safetensors::read(path, entries, metadata, error))
     return false;
+  byName.clear();
   for (const safetensors::Entry &entry : entries)
-    for (int i = 0; i < info.numArguments; ++i)
-      if (info.arguments[i].isModelValue &&
-          entry.name == info.arguments[i].name &&
-          !takeEntry(path, entry, info.arguments[i], arguments[i], error))
-        return false;
+    byName[entry.name] = &entry;
   return true;
 }
 
@@ -102,13 +110,9 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
                              ArgumentBytes &arguments,
                              const std::vector<ArgRole> &roles, int64_t &steps,
                              std::string &error) {
-  std::vector<safetensors::Entry> entries;
-  std::map<std::string, std::string> metadata;
-  if (!safetensors::read(path, entries, metadata, error))
+  SafetensorsFile file;
+  if (!file.read(path, error))
     return false;
-  std::map<std::string, const safetensors::Entry *> byName;
-  for (const safetensors::Entry &entry : entries)
-    byName[entry.name] = &entry;
   for (int i = 0; i < info.numArguments; ++i) {
     const ArgumentInfo &arg = info.arguments[i];
     // With the parameters, the model's other values the file has (running
@@ -116,19 +120,19 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
     bool required = hasRole(roles, arg.init.role);
     if (!required && !(arg.isModelValue && hasRole(roles, ArgRole::Param)))
       continue;
-    auto found = byName.find(arg.name);
-    if (found == byName.end() && !required)
+    const safetensors::Entry *found = file.find(arg.name);
+    if (!found && !required)
       continue;
-    if (found == byName.end()) {
+    if (!found) {
       error = "'" + path + "' has no tensor '" + arg.name + "'";
       return false;
     }
-    if (!takeEntry(path, *found->second, arg, arguments[i], error))
+    if (!takeEntry(path, *found, arg, arguments[i], error))
       return false;
   }
   steps = 0;
-  auto recorded = metadata.find("tgc.steps");
-  if (recorded != metadata.end())
+  auto recorded = file.metadata.find("tgc.steps");
+  if (recorded != file.metadata.end())
     steps = std::strtoll(recorded->second.c_str(), nullptr, 10);
   return true;
 }

@@ -5,6 +5,7 @@
 
 #include "AtomicFile.h"
 #include "tgc/runtime/Runtime.h"
+#include "tgc/runtime/Safetensors.h"
 
 #include <map>
 #include <string>
@@ -14,6 +15,23 @@ namespace tgc::rt {
 
 /// The host bytes of every argument, indexed like StepInfo::arguments.
 using ArgumentBytes = std::vector<std::vector<char>>;
+
+/// A .safetensors file read whole, its tensors found by name.
+struct SafetensorsFile {
+  std::vector<safetensors::Entry> entries;
+  std::map<std::string, std::string> metadata;
+
+  /// Reads `path`; else false with `error` set.
+  bool read(const std::string &path, std::string &error);
+  /// The tensor named `name`, or null.
+  const safetensors::Entry *find(const std::string &name) const {
+    auto it = byName.find(name);
+    return it == byName.end() ? nullptr : it->second;
+  }
+
+private:
+  std::map<std::string, const safetensors::Entry *> byName;
+};
 
 /// Whether one shape is the other with one dimension split in two adjacent
 /// ones ([h, 3h] and [h, 3, h]): the same bytes, row-major. Under tensor

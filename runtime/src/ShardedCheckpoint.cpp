@@ -246,34 +246,28 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     if (filesRead)
       ++*filesRead;
     std::string path = getShardPath(directory, static_cast<int>(r));
-    std::vector<safetensors::Entry> entries;
-    std::map<std::string, std::string> metadata;
-    if (!safetensors::read(path, entries, metadata, error))
+    SafetensorsFile file;
+    if (!file.read(path, error))
       return false;
-    std::map<std::string, const safetensors::Entry *> file;
-    for (const safetensors::Entry &entry : entries)
-      file[entry.name] = &entry;
     for (size_t t = 0; t < tensors.size(); ++t) {
       const Saved &tensor = tensors[t];
       if (tensor.ownFileOnly && r != rank)
         continue;
       const ArgumentInfo &arg = global.arguments[tensor.index];
-      auto found = file.find(arg.name);
-      if (found == file.end() ||
-          found->second->dtype != getSafetensorsDType(arg.dtype) ||
-          found->second->shape != tensor.blockShape ||
-          static_cast<int64_t>(found->second->data.size()) !=
-              tensor.blockBytes) {
+      const safetensors::Entry *found = file.find(arg.name);
+      if (!found || found->dtype != getSafetensorsDType(arg.dtype) ||
+          found->shape != tensor.blockShape ||
+          static_cast<int64_t>(found->data.size()) != tensor.blockBytes) {
         error = "'" + path + "' has no " + getSafetensorsDType(arg.dtype) +
                 " block " + nlohmann::json(tensor.blockShape).dump() + " of '" +
                 arg.name + "', which the manifest promises";
         return false;
       }
       if (tensor.ownFileOnly)
-        arguments[tensor.index] = found->second->data;
+        arguments[tensor.index] = found->data;
       else
         ranks::putBlock(tensor.layout, mesh, ranks::getCoordinates(mesh, r),
-                        found->second->data, wholes[t]);
+                        found->data, wholes[t]);
     }
   }
   for (size_t t = 0; t < tensors.size(); ++t) {

@@ -291,6 +291,8 @@ private:
 using NodeConverter = mlir::LogicalResult (*)(GraphImporter &importer);
 /// How tg converts an op type of the default domain, and at which opsets.
 struct OpSupport {
+  /// Null for the ops with subgraphs (If, Loop, Scan): the model importer
+  /// imports their branches and bodies itself.
   NodeConverter convert;
   /// The opset that introduced the op: an older model cannot use it.
   int64_t introduced;

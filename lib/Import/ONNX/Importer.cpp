@@ -893,15 +893,6 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         return failure();
       continue;
     }
-    if (node.op_type() == "If" || node.op_type() == "Loop" ||
-        node.op_type() == "Scan") {
-      if (failed(checkNodeStructure(node, importer)) ||
-          failed(node.op_type() == "If"     ? importIf(node, importer)
-                 : node.op_type() == "Loop" ? importLoop(node, importer)
-                                            : importScan(node, importer)))
-        return failure();
-      continue;
-    }
     const OpSupport *op = lookupOp(node.op_type());
     if (!op)
       return importer.fail("op '" + printableName(node.op_type()) +
@@ -931,7 +922,11 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         merged.push_back({initializer, importer.lookup(initializer)});
         importer.define(initializer, parameter);
       }
-    LogicalResult converted = op->convert(importer);
+    LogicalResult converted =
+        op->convert                ? op->convert(importer)
+        : node.op_type() == "If"   ? importIf(node, importer)
+        : node.op_type() == "Loop" ? importLoop(node, importer)
+                                   : importScan(node, importer);
     for (const auto &[initializer, value] : merged)
       importer.define(initializer, value);
     if (failed(converted) || importer.hadError())
@@ -1028,11 +1023,12 @@ static int64_t getUnrollLimit(const onnx::GraphProto &body) {
                                std::max<int64_t>(body.node_size(), 1));
 }
 
-/// The values of every iteration of scan output #`index`, stacked on a new
-/// dimension `axis` (each the same type).
-static FailureOr<Value> stackValues(GraphImporter &importer,
-                                    ArrayRef<Value> values, int64_t axis,
-                                    unsigned index) {
+/// Output `output` of the current node: the values of every iteration of
+/// its scan output #`index`, stacked on a new dimension `axis` (each the
+/// same type).
+static LogicalResult setStackedOutput(GraphImporter &importer, unsigned output,
+                                      ArrayRef<Value> values, int64_t axis,
+                                      unsigned index) {
   RankedTensorType type = GraphImporter::getType(values.front());
   SmallVector<int64_t> one(type.getShape());
   one.insert(one.begin() + axis, 1);
@@ -1043,11 +1039,13 @@ static FailureOr<Value> stackValues(GraphImporter &importer,
                            " changes type between iterations");
     parts.push_back(importer.reshape(value, one));
   }
-  if (parts.size() == 1)
-    return parts.front();
   SmallVector<int64_t> stacked(one);
   stacked[axis] = static_cast<int64_t>(parts.size());
-  return importer.create<tg::ConcatOp>(type.clone(stacked), parts, axis);
+  importer.setOutput(output, parts.size() == 1
+                                 ? parts.front()
+                                 : importer.create<tg::ConcatOp>(
+                                       type.clone(stacked), parts, axis));
+  return success();
 }
 
 LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
@@ -1173,20 +1171,14 @@ LogicalResult ModelImporter::importLoop(const onnx::NodeProto &node,
     if (scans[k].empty())
       return importer.fail("scan output #" + Twine(k) +
                            " of a Loop that runs no iteration has no shape");
-    FailureOr<Value> stacked = stackValues(importer, scans[k], 0, k);
-    if (failed(stacked))
+    if (failed(setStackedOutput(importer, numCarried + k, scans[k], 0, k)))
       return failure();
-    importer.setOutput(numCarried + k, *stacked);
   }
   return success();
 }
 
 LogicalResult ModelImporter::importScan(const onnx::NodeProto &node,
                                         GraphImporter &importer) {
-  if (opset < 9)
-    return importer.fail("the version of 'Scan' at opset " + Twine(opset) +
-                         " is not supported (its meaning changed in opset 9; "
-                         "tg converts that version and later ones)");
   const onnx::AttributeProto *bodyAttribute =
       importer.attribute("body", onnx::AttributeProto::GRAPH);
   FailureOr<int64_t> numScanInputs = importer.requireInt("num_scan_inputs");
@@ -1289,10 +1281,8 @@ LogicalResult ModelImporter::importScan(const onnx::NodeProto &node,
       std::reverse(scans[k].begin(), scans[k].end());
     int64_t rank = GraphImporter::getType(scans[k].front()).getRank() + 1;
     ASSIGN_OR_FAIL(axis, importer.normalizeAxis(outputAxes[k], rank));
-    FailureOr<Value> stacked = stackValues(importer, scans[k], axis, k);
-    if (failed(stacked))
+    if (failed(setStackedOutput(importer, numStates + k, scans[k], axis, k)))
       return failure();
-    importer.setOutput(numStates + k, *stacked);
   }
   return success();
 }

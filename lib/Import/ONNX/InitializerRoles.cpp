@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace tgc;
@@ -82,16 +83,28 @@ llvm::Expected<InitializerRoles>
 InitializerRoles::create(const onnx::GraphProto &graph,
                          const ONNXImportOptions &options) {
   InitializerRoles roles;
-  for (const onnx::NodeProto &node : graph.node()) {
-    llvm::SmallVector<std::string> inputs(node.input().begin(),
-                                          node.input().end());
-    // What a branch reads, its If consumes.
-    llvm::append_range(inputs, getOuterNames(node));
-    for (const std::string &input : inputs)
-      if (!input.empty() && (roles.consumers[input].empty() ||
-                             roles.consumers[input].back() != &node))
-        roles.consumers[input].push_back(&node);
-  }
+  // The consumers of each name: every node of the graph and of its
+  // subgraphs (a BatchNormalization in an If's branch reads its statistics
+  // there), and an If, Loop or Scan also of what its subgraphs read.
+  std::function<void(const onnx::GraphProto &)> addConsumers =
+      [&](const onnx::GraphProto &body) {
+        for (const onnx::NodeProto &node : body.node()) {
+          llvm::SmallVector<std::string> inputs(node.input().begin(),
+                                                node.input().end());
+          llvm::append_range(inputs, getOuterNames(node));
+          for (const std::string &input : inputs)
+            if (!input.empty() && (roles.consumers[input].empty() ||
+                                   roles.consumers[input].back() != &node))
+              roles.consumers[input].push_back(&node);
+          for (const onnx::AttributeProto &attribute : node.attribute()) {
+            if (attribute.has_g())
+              addConsumers(attribute.g());
+            for (const onnx::GraphProto &subgraph : attribute.graphs())
+              addConsumers(subgraph);
+          }
+        }
+      };
+  addConsumers(graph);
   for (const onnx::ValueInfoProto &output : graph.output())
     roles.graphOutputs.insert(output.name());
   for (const onnx::TensorProto &initializer : graph.initializer())

@@ -1374,6 +1374,55 @@ def scan_cases():
         local.standard_normal((3, 3)).astype(np.float32))
 
 
+def control_flow_error_models():
+    """errors/: what If, Loop and Scan refuse beyond the cases above: a
+    branch updating running statistics under a run-time condition (both
+    updates would happen), scan outputs of a Loop that runs no iteration,
+    and a scan direction other than 0 or 1."""
+    def save(name, nodes, inputs, outputs):
+        m = model(nodes, inputs, outputs, check=False)
+        onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+
+    def graph(nodes, inputs, outputs, inits=()):
+        return helper.make_graph(
+            nodes, "body", inputs, outputs,
+            [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+
+    I1 = TensorProto.BOOL
+    stats = [("s", np.ones(3, np.float32)), ("b", np.zeros(3, np.float32))]
+    bn = graph([helper.make_node(
+        "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "m2", "v2"],
+        training_mode=1)], [], [vi("y", F, [2, 3, 4])], stats)
+    plain = graph([helper.make_node("Identity", ["x"], ["z"])], [],
+                  [vi("z", F, [2, 3, 4])])
+    m = model([helper.make_node("If", ["c"], ["out"], then_branch=bn,
+                                else_branch=plain)],
+              [vi("c", B, []), vi("x", F, [2, 3, 4])],
+              [vi("out", F, [2, 3, 4])],
+              [("m", np.zeros(3, np.float32)), ("v", np.ones(3, np.float32))],
+              check=False)
+    onnx.save(m, os.path.join(HERE, "errors", "if-runtime-batchnorm.onnx"))
+    np.save(os.path.join(HERE, "errors", "condition-true.npy"), np.array(True))
+
+    body = graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                  helper.make_node("Identity", ["x"], ["scan"])],
+                 [vi("i", I64, []), vi("c_in", I1, [])],
+                 [vi("c_out", I1, []), vi("scan", F, [2, 3])])
+    save("loop-no-iteration-scan",
+         [const("M", np.array(0, np.int64)),
+          helper.make_node("Loop", ["M", ""], ["scans"], body=body)],
+         [vi("x", F, [2, 3])], [vi("scans", F, None)])
+
+    running = graph([helper.make_node("Add", ["s_in", "row"], ["s_out"])],
+                    [vi("s_in", F, [3]), vi("row", F, [3])],
+                    [vi("s_out", F, [3])])
+    save("scan-direction",
+         [helper.make_node("Scan", ["init", "x"], ["total"],
+                           num_scan_inputs=1, body=running,
+                           scan_input_directions=[2])],
+         [vi("init", F, [3]), vi("x", F, [4, 3])], [vi("total", F, [3])])
+
+
 def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
@@ -1473,3 +1522,4 @@ if __name__ == "__main__":
     batchnorm_mixed_types_cases()
     loop_cases()
     scan_cases()
+    control_flow_error_models()

@@ -14,6 +14,7 @@
 #include "tgc/Support/Philox.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -259,23 +260,29 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// The index in the whole tensor of each element of a CounterRandomOpInterface
+/// op's result: a device's block of a split tensor (or a micro-batch's) has
+/// the global index of its first element (the `offset` operand) and lies
+/// where its elements lie in the whole.
+std::function<uint64_t(int64_t)>
+getCounterIndex(tg::CounterRandomOpInterface op, const Tensor *offset) {
+  uint64_t first = offset ? static_cast<uint64_t>(offset->ints()[0]) : 0;
+  return [first, levels = op.getIndexLevels()](int64_t i) {
+    uint64_t index = first;
+    for (const auto &[size, stride, wholeStride] : levels)
+      index += static_cast<uint64_t>((i / stride) % size * wholeStride);
+    return index;
+  };
+}
+
 LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
                             SmallVectorImpl<Tensor> &results,
                             const KernelContext &context) {
   auto dropout = cast<tg::DropoutOp>(op);
   const Tensor &x = *operands[0];
   uint64_t seed = static_cast<uint64_t>(operands[1]->ints()[0]);
-  // A device's block of a split tensor (or a micro-batch's): the global
-  // index of its first element, and where its elements lie in the whole.
-  uint64_t offset =
-      operands.size() > 2 ? static_cast<uint64_t>(operands[2]->ints()[0]) : 0;
-  SmallVector<std::array<int64_t, 3>> levels = dropout.getIndexLevels();
-  auto indexOf = [&](int64_t i) {
-    uint64_t index = offset;
-    for (const auto &[size, stride, wholeStride] : levels)
-      index += static_cast<uint64_t>((i / stride) % size * wholeStride);
-    return index;
-  };
+  auto indexOf =
+      getCounterIndex(dropout, dropout.getOffset() ? operands[2] : nullptr);
   uint32_t stream = static_cast<uint32_t>(dropout.getStream());
   double rate = dropout.getRate().convertToDouble();
   Tensor result = context.makeResult(dropout.getType());
@@ -289,6 +296,29 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
           dropoutUniform(seed, indexOf(static_cast<int64_t>(i)), stream) >= rate
               ? in[i] / keepScale
               : T(0);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult randomKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                           SmallVectorImpl<Tensor> &results,
+                           const KernelContext &context) {
+  auto random = cast<tg::RandomOp>(op);
+  uint64_t seed = static_cast<uint64_t>(operands[0]->ints()[0]);
+  auto indexOf =
+      getCounterIndex(random, random.getOffset() ? operands[1] : nullptr);
+  uint32_t stream = static_cast<uint32_t>(random.getStream());
+  auto draw = random.getDistribution() == tg::RandomDistribution::Normal
+                  ? randomNormal
+                  : randomUniform;
+  Tensor result = context.makeResult(random.getType());
+  dispatchFloat(result, [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<T> &out = result.data<T>();
+    for (size_t i = 0, e = out.size(); i < e; ++i)
+      out[i] =
+          static_cast<T>(draw(seed, indexOf(static_cast<int64_t>(i)), stream));
   });
   results.push_back(std::move(result));
   return success();
@@ -357,5 +387,6 @@ void tgc::registerComputeKernels(KernelRegistry &registry) {
   registry.add(tg::RmsNormOp::getOperationName(), normKernel<false>);
   registry.add(tg::AttentionOp::getOperationName(), attentionKernel);
   registry.add(tg::DropoutOp::getOperationName(), dropoutKernel);
+  registry.add(tg::RandomOp::getOperationName(), randomKernel);
   registry.add(tg::CrossEntropyOp::getOperationName(), crossEntropyKernel);
 }

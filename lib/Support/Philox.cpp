@@ -21,3 +21,11 @@ std::array<uint32_t, 4> tgc::philox4x32_10(std::array<uint32_t, 4> counter,
 double tgc::dropoutUniform(uint64_t seed, uint64_t index, uint32_t stream) {
   return rt::dropoutUniform(seed, index, stream);
 }
+
+double tgc::randomUniform(uint64_t seed, uint64_t index, uint32_t stream) {
+  return rt::randomUniform(seed, index, stream);
+}
+
+double tgc::randomNormal(uint64_t seed, uint64_t index, uint32_t stream) {
+  return rt::randomNormal(seed, index, stream);
+}

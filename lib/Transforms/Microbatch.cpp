@@ -61,14 +61,6 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
         return tg::getRole(a) == tg::Role::Grad;
       }))
     return success(); // Not a differentiated step.
-  for (auto [i, attrs] : llvm::enumerate(resultAttrs))
-    if (std::optional<tg::Role> role = tg::getRole(attrs);
-        role != tg::Role::Grad && role != tg::Role::Loss)
-      return func.emitError("tg-microbatch: result #")
-             << i
-             << " is neither the loss nor a gradient; only steps that "
-                "return those can be split into micro-batches";
-
   // The body is repeated once per micro-batch: bound the program it makes.
   unsigned n = microBatches;
   int64_t bodyOps = 0;
@@ -97,6 +89,35 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     newTypes[i] = RankedTensorType::get(shape, type.getElementType());
     isBatch[i] = true;
   }
+  SmallVector<int64_t> batchSizes;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (isBatch[i])
+      batchSizes.push_back(cast<RankedTensorType>(type).getDimSize(0));
+
+  // The loss and the gradients are means over the micro-batches. A forward
+  // output whose first dimension is the batch's (logits, a reconstruction)
+  // is the micro-batches' values one after the other: the whole batch's,
+  // as one step over it returns.
+  SmallVector<bool> isStacked(func.getNumResults(), false);
+  for (auto [i, attrs] : llvm::enumerate(resultAttrs)) {
+    std::optional<tg::Role> role = tg::getRole(attrs);
+    if (role == tg::Role::Grad || role == tg::Role::Loss)
+      continue;
+    auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
+    if ((!role || role == tg::Role::Output) && type.getRank() > 0 &&
+        llvm::is_contained(batchSizes, type.getDimSize(0))) {
+      isStacked[i] = true;
+      continue;
+    }
+    auto name = attrs ? attrs.getAs<StringAttr>(tg::TGDialect::kNameAttrName)
+                      : StringAttr();
+    InFlightDiagnostic diag = func.emitError("tg-microbatch: result #") << i;
+    if (name)
+      diag << " ('" << name.getValue() << "')";
+    return diag << " is neither the loss, a gradient nor an output whose "
+                   "first dimension is the batch's; only steps that return "
+                   "those can be split into micro-batches";
+  }
 
   Block &oldBody = func.getBody().front();
   auto *newBody = new Block();
@@ -114,6 +135,8 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   // terms to it (a tied weight's gradient sums on the first and the last
   // stage, and crosses once per step instead of once per micro-batch).
   SmallVector<llvm::MapVector<int64_t, Value>> sums;
+  // Per stacked result, its value in each micro-batch.
+  SmallVector<SmallVector<Value>> stacked;
   auto deviceOf = [&](Value v) -> int64_t {
     Operation *def = pipelined ? v.getDefiningOp() : nullptr;
     return def ? pipeline->getDeviceOf(def) : -1;
@@ -159,27 +182,40 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     if (reads)
       fromBatch.insert(op.result_begin(), op.result_end());
   }
-  auto offsetDropout = [&](tg::DropoutOp dropout, unsigned k) {
-    if (k == 0 || !batchStreams.lookup(dropout.getStream()))
+  // A random op's numbers are the batch's when its first dimension is the
+  // batch's (per-sample noise: a VAE's, a diffusion model's, a per-sample
+  // mask); the whole batch's tensor then has the micro-batches' parts one
+  // after the other. Other shapes (a weight's noise, one row shared by the
+  // samples) are drawn once per step: the same in every micro-batch.
+  for (Operation &op : oldBody.without_terminator())
+    if (auto random = dyn_cast<tg::RandomOp>(op)) {
+      ArrayRef<int64_t> shape = random.getType().getShape();
+      batchStreams.try_emplace(random.getStream(),
+                               !shape.empty() &&
+                                   llvm::is_contained(batchSizes, shape[0]));
+    }
+  auto offsetRandom = [&](tg::CounterRandomOpInterface random, unsigned k) {
+    if (k == 0 || !batchStreams.lookup(random.getRandomStream()))
       return;
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(dropout);
-    Value offset = dropout.getOffset();
+    builder.setInsertionPoint(random);
+    Value offset = random.getRandomOffset();
     auto type = offset ? cast<RankedTensorType>(offset.getType())
                        : RankedTensorType::get({}, builder.getI64Type());
-    int64_t elements = dropout.getOperand().getType().getNumElements();
+    int64_t elements =
+        cast<ShapedType>(random->getResult(0).getType()).getNumElements();
     Value before = tg::ConstantOp::create(
-        builder, dropout.getLoc(),
+        builder, random.getLoc(),
         DenseElementsAttr::get(
             type, builder.getIntegerAttr(type.getElementType(), k * elements)));
     if (pipelined)
-      copyPipelineAttrs(dropout, before.getDefiningOp());
+      copyPipelineAttrs(random, before.getDefiningOp());
     if (offset) {
-      before = tg::AddOp::create(builder, dropout.getLoc(), offset, before);
+      before = tg::AddOp::create(builder, random.getLoc(), offset, before);
       if (pipelined)
-        copyPipelineAttrs(dropout, before.getDefiningOp());
+        copyPipelineAttrs(random, before.getDefiningOp());
     }
-    dropout.getOffsetMutable().assign(before);
+    random.getRandomOffsetMutable().assign(before);
   };
 
   for (unsigned k = 0; k < n; ++k) {
@@ -208,13 +244,18 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
                       ->getResult(0));
     }
     for (Operation &op : oldBody.without_terminator())
-      if (auto dropout =
-              dyn_cast<tg::DropoutOp>(tag(builder.clone(op, mapping))))
-        offsetDropout(dropout, k);
+      if (auto random = dyn_cast<tg::CounterRandomOpInterface>(
+              tag(builder.clone(op, mapping))))
+        offsetRandom(random, k);
     Operation *ret = oldBody.getTerminator();
     sums.resize(ret->getNumOperands());
+    stacked.resize(ret->getNumOperands());
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
       Value mapped = mapping.lookupOrDefault(value);
+      if (isStacked[i]) {
+        stacked[i].push_back(mapped);
+        continue;
+      }
       SmallVector<Value> terms;
       SmallVector<Operation *> joins;
       getTerms(mapped, terms, joins);
@@ -240,9 +281,14 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     }
   }
 
-  // Means over the micro-batches.
+  // Means over the micro-batches; the stacked outputs joined.
   SmallVector<Value> results;
-  for (auto &partials : sums) {
+  for (auto [i, partials] : llvm::enumerate(sums)) {
+    if (isStacked[i]) {
+      results.push_back(
+          tg::ConcatOp::create(builder, loc, stacked[i], /*dimension=*/0));
+      continue;
+    }
     Value sum;
     for (auto [device, partial] : partials)
       sum = sum ? tg::AddOp::create(builder, loc, sum, partial).getResult()
@@ -256,8 +302,8 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   func::ReturnOp::create(builder, loc, results);
   oldBody.dropAllDefinedValueUses();
   oldBody.erase();
-  func.setType(
-      FunctionType::get(func.getContext(), newTypes, func.getResultTypes()));
+  func.setType(FunctionType::get(func.getContext(), newTypes,
+                                 ValueRange(results).getTypes()));
   return success();
 }
 

@@ -731,19 +731,19 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     clone->removeAttr(kShardingPrioritiesAttrName);
     llvm::append_range(newResults, clone->getResults());
   }
-  // A split dropout draws the device's part of the whole mask: its
-  // elements' indices start at the block's first (plus a micro-batch's
-  // offset) and lie where the block lies in the whole tensor.
-  if (auto dropout = dyn_cast_if_present<DropoutOp>(clone);
-      dropout && llvm::any_of(layouts[0].dims, [](const AxisList &axes) {
+  // A split dropout (random op) draws the device's part of the whole mask
+  // (numbers): its elements' indices start at the block's first (plus a
+  // micro-batch's offset) and lie where the block lies in the whole tensor.
+  if (auto random = dyn_cast_if_present<CounterRandomOpInterface>(clone);
+      random && llvm::any_of(layouts[0].dims, [](const AxisList &axes) {
         return !axes.empty();
       })) {
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(dropout);
+    builder.setInsertionPoint(random);
     ArrayRef<int64_t> whole =
         cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     ArrayRef<int64_t> block = cast<RankedTensorType>(types[0]).getShape();
-    Value offset = dropout.getOffset();
+    Value offset = random.getRandomOffset();
     auto indexType = offset ? cast<IntegerType>(getElementTypeOrSelf(offset))
                             : builder.getI64Type();
     int64_t stride = 1;
@@ -759,10 +759,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       }
       stride *= whole[dim];
     }
-    dropout.getOffsetMutable().assign(offset);
+    random.getRandomOffsetMutable().assign(offset);
     if (llvm::any_of(ArrayRef(layouts[0].dims).drop_front(),
                      [](const AxisList &axes) { return !axes.empty(); }))
-      dropout.setGlobalShape(whole);
+      random.setRandomGlobalShape(whole);
   }
   // A slice keeps the dimensions it does not cut whole: their limits are
   // the local sizes.

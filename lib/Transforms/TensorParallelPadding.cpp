@@ -246,8 +246,9 @@ static bool keepsFinite(Operation *op, bool allZero) {
 
 bool DimensionPadder::visitByRule(Operation *op) {
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
-  // A dropout's mask is a function of each element's index in its shape.
-  if (!ruled || isa<DropoutOp>(op))
+  // A dropout's mask (a random op's numbers) is a function of each
+  // element's index in its shape.
+  if (!ruled || isa<CounterRandomOpInterface>(op))
     return false;
   // The rule of the unpadded op (a broadcast's or a pad's compares its
   // operands' and results' sizes).

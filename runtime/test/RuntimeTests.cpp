@@ -74,6 +74,24 @@ static void testPhilox() {
         pi.v[2] == 0x5001e420u && pi.v[3] == 0x24126ea1u);
   double u = dropoutUniform(42, 7, 3);
   CHECK(u >= 0.0 && u < 1.0);
+  // tg.random's numbers for seed 1234567890123, stream 5 (the words, the
+  // uniform and the Box-Muller normal as test/Import/pytorch-random/
+  // tgc_philox.py computes them in numpy).
+  constexpr uint64_t kSeed = 1234567890123ull;
+  Philox4x32 first = philoxDraw(kSeed, 0, 5);
+  CHECK(first.v[0] == 394263432u && first.v[1] == 3400469384u);
+  CHECK(randomUniform(kSeed, 0, 5) == 394263432u / 256 * 0x1p-24);
+  CHECK(randomUniform(kSeed, 2, 5) == 0.7766844034194946);
+  CHECK(std::fabs(randomNormal(kSeed, 0, 5) - 0.5665321348458957) < 1e-15);
+  CHECK(std::fabs(randomNormal(kSeed, 1, 5) - 0.30541599393831265) < 1e-15);
+  // The uniform numbers are exact in a float; the normal's log is finite
+  // for the largest first word.
+  for (uint64_t index = 0; index < 1000; ++index) {
+    double uniform = randomUniform(kSeed, index, 1);
+    CHECK(uniform >= 0.0 && uniform < 1.0 &&
+          double(static_cast<float>(uniform)) == uniform);
+    CHECK(std::isfinite(randomNormal(kSeed, index, 1)));
+  }
 }
 
 static void testSafetensors() {

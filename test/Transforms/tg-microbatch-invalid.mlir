@@ -2,12 +2,24 @@
 // RUN: not tgc-opt %s --split-input-file --tg-microbatch=micro-batches=0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: tg-microbatch: micro-batches must be >= 1
 
-// Other results than the loss and gradients cannot be split.
-// expected-error @+1 {{tg-microbatch: result #2 is neither the loss nor a gradient; only steps that return those can be split into micro-batches}}
+// Other results than the loss, gradients and outputs whose first dimension
+// is the batch's cannot be split: a scalar output (a metric) would need a
+// rule of its own.
+// expected-error @+1 {{tg-microbatch: result #2 ('accuracy') is neither the loss, a gradient nor an output whose first dimension is the batch's; only steps that return those can be split into micro-batches}}
 func.func @outputs(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<2xf32> {tg.role = "param", tg.name = "w"})
-    -> (tensor<f32> {tg.role = "loss"}, tensor<2xf32> {tg.role = "grad", tg.name = "w.grad"}, tensor<2xf32> {tg.role = "output"}) {
+    -> (tensor<f32> {tg.role = "loss"}, tensor<2xf32> {tg.role = "grad", tg.name = "w.grad"}, tensor<f32> {tg.role = "output", tg.name = "accuracy"}) {
   %loss = tg.reduce sum %x dims = [0] : tensor<2xf32> -> tensor<f32>
-  return %loss, %w, %x : tensor<f32>, tensor<2xf32>, tensor<2xf32>
+  return %loss, %w, %loss : tensor<f32>, tensor<2xf32>, tensor<f32>
+}
+
+// -----
+
+// Nor can an output whose first dimension is not the batch's.
+// expected-error @+1 {{tg-microbatch: result #2 is neither the loss, a gradient nor an output whose first dimension is the batch's}}
+func.func @weight_output(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"}, tensor<3xf32> {tg.role = "output"}) {
+  %loss = tg.reduce sum %x dims = [0] : tensor<2xf32> -> tensor<f32>
+  return %loss, %w, %w : tensor<f32>, tensor<3xf32>, tensor<3xf32>
 }
 
 // -----

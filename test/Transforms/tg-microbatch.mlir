@@ -33,3 +33,51 @@ func.func @forward(%x: tensor<2x3xf32> {tg.role = "input"}) -> (tensor<f32> {tg.
   %loss = tg.reduce sum %x dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Random numbers read nothing. Noise whose first dimension is the
+// batch's (here scaled, then added to the batch's values): each micro-batch
+// draws its part of the whole batch's numbers (the second offset by the
+// first's 6 elements). Noise on a weight is drawn once per step, as for the
+// whole batch: the same numbers in every micro-batch.
+// CHECK-LABEL: func.func @random
+// CHECK: tg.random normal %{{.*}} stream = 0 :
+// CHECK: tg.random uniform %{{.*}} stream = 1 :
+// CHECK: %[[SIX:.*]] = tg.constant dense<6> : tensor<i64>
+// CHECK-NEXT: tg.random normal %{{.*}} offset %[[SIX]] stream = 0 :
+// CHECK: tg.random uniform %arg{{[0-9]+}} stream = 1 :
+func.func @random(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"},
+                  %seed: tensor<i64> {tg.role = "hyper"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"}) {
+  %n = tg.random normal %seed stream = 0 : tensor<i64> -> tensor<2x3xf32>
+  %half = tg.constant dense<5.000000e-01> : tensor<2x3xf32>
+  %s = tg.mul %n, %half : tensor<2x3xf32>
+  %y = tg.add %x, %s : tensor<2x3xf32>
+  %u = tg.random uniform %seed stream = 1 : tensor<i64> -> tensor<3xf32>
+  %wn = tg.add %w, %u : tensor<3xf32>
+  %b = tg.broadcast_in_dim %wn dims = [1] : tensor<3xf32> -> tensor<2x3xf32>
+  %p = tg.mul %y, %b : tensor<2x3xf32>
+  %loss = tg.reduce sum %p dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %g = tg.reduce sum %y dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
+  return %loss, %g : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
+// A forward output whose first dimension is the batch's (logits): the
+// micro-batches' values one after the other, the whole batch's.
+// CHECK-LABEL: func.func @logits
+// CHECK-SAME: -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.name = "w.grad", tg.role = "grad"}, tensor<4x3xf32> {tg.name = "logits"})
+// CHECK: %[[L0:.*]] = tg.mul %{{.*}}, %{{.*}} : tensor<2x3xf32>
+// CHECK: %[[L1:.*]] = tg.mul %{{.*}}, %{{.*}} : tensor<2x3xf32>
+// CHECK: %[[ALL:.*]] = tg.concat %[[L0]], %[[L1]] dim = 0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[ALL]]
+func.func @logits(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"}, tensor<2x3xf32> {tg.name = "logits"}) {
+  %b = tg.broadcast_in_dim %w dims = [1] : tensor<3xf32> -> tensor<2x3xf32>
+  %p = tg.mul %x, %b : tensor<2x3xf32>
+  %loss = tg.reduce sum %p dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %g = tg.reduce sum %x dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
+  return %loss, %g, %p : tensor<f32>, tensor<3xf32>, tensor<2x3xf32>
+}

@@ -70,6 +70,29 @@ func.func @dropout_offset_2d(
 
 // -----
 
+// Random numbers are the same function of the global index (tg.random
+// reads no operand: its layout comes from its user). Added to a
+// column-split input, each device draws its columns of the whole tensor's
+// numbers: an offset and the global shape, nothing gathered.
+// CHECK-LABEL: func.func @random_columns
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[TABLE:.+]] = tg.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK-NEXT: %[[MINE:.+]] = shard.all_slice %[[TABLE]]
+// CHECK-NEXT: %[[OFFSET:.+]] = tg.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
+// CHECK-NEXT: %[[N:.+]] = tg.random normal %arg1 offset %[[OFFSET]] stream = 2 of [8, 4] : tensor<i64>, tensor<i64> -> tensor<8x2xf32>
+// CHECK-NEXT: tg.add %arg0, %[[N]] : tensor<8x2xf32>
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["x"]}
+func.func @random_columns(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {"x"}], priority = 1>},
+    %seed: tensor<i64> {tg.role = "hyper"})
+    -> (tensor<8x4xf32> {tg.role = "output", tg.sharding = #tg.sharding<@mesh, [{}, {"x"}], priority = 1>}) {
+  %n = tg.random normal %seed stream = 2 : tensor<i64> -> tensor<8x4xf32>
+  %y = tg.add %x, %n : tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
 // A causal mask compares global positions: the query sequence is gathered.
 // Without the mask the queries stay split.
 // CHECK-LABEL: func.func @causal

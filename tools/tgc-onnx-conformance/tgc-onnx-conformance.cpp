@@ -282,9 +282,10 @@ static CaseResult runCase(StringRef directory) {
     }
   }
   if (worst > 0.0 && random)
-    return {Outcome::Unsupported,
-            "the outputs are random (tgc's dropout masks come from its "
-            "Philox stream, not from the reference's generator)"};
+    return {
+        Outcome::Unsupported,
+        "the outputs are random (tgc's dropout masks and random numbers come "
+        "from its Philox stream, not from the reference's generator)"};
   if (worst > 0.0) {
     std::string message;
     llvm::raw_string_ostream(message)

@@ -274,6 +274,18 @@ OpCost DropoutOp::getCost() {
   return cost;
 }
 
+OpCost RandomOp::getCost() {
+  // Philox is integer work; a normal draw adds a log, a square root and a
+  // cosine (in f64) per element.
+  OpCost cost = getStreamingCost(*this);
+  bool normal = getDistribution() == RandomDistribution::Normal;
+  cost.flops = (normal ? 6 : 1) * getNumElements(getResult());
+  cost.transcendentals = normal ? 3 * getNumElements(getResult()) : 0;
+  cost.computeType =
+      normal ? Float64Type::get(getContext()) : getType().getElementType();
+  return cost;
+}
+
 OpCost CrossEntropyOp::getCost() {
   // Per logit: max, subtract, exp, sum; per token: log, pick, accumulate.
   return getRowwiseCost(*this, getLogits(), 4, 1, 2, 1);

@@ -616,35 +616,41 @@ LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
     return emitOpError("rate must be in [0, 1), got ") << rate;
-  if (getStreamAttr().getInt() < 0)
-    return emitOpError("stream must be non-negative, got ")
-           << getStreamAttr().getInt();
-  if (std::optional<ArrayRef<int64_t>> whole = getGlobalShape()) {
-    ArrayRef<int64_t> shape = getOperand().getType().getShape();
+  return success();
+}
+
+LogicalResult tgc::tg::verifyCounterRandomOp(Operation *op) {
+  auto random = cast<CounterRandomOpInterface>(op);
+  auto stream = static_cast<int64_t>(random.getRandomStream());
+  if (stream < 0)
+    return op->emitOpError("stream must be non-negative, got ") << stream;
+  if (std::optional<ArrayRef<int64_t>> whole = random.getRandomGlobalShape()) {
+    ArrayRef<int64_t> shape =
+        cast<ShapedType>(op->getResult(0).getType()).getShape();
     if (whole->size() != shape.size())
-      return emitOpError("global_shape has ")
-             << whole->size() << " dimensions, the operand " << shape.size();
+      return op->emitOpError("global_shape has ")
+             << whole->size() << " dimensions, the result " << shape.size();
     std::optional<int64_t> elements = 1;
     for (auto [dim, pair] : llvm::enumerate(llvm::zip(*whole, shape))) {
       if (std::get<0>(pair) < std::get<1>(pair))
-        return emitOpError("global_shape dimension ")
+        return op->emitOpError("global_shape dimension ")
                << dim << " (" << std::get<0>(pair)
-               << ") is smaller than the operand's (" << std::get<1>(pair)
+               << ") is smaller than the result's (" << std::get<1>(pair)
                << ")";
       if (elements)
         elements = llvm::checkedMul(*elements, std::get<0>(pair));
     }
     // Element indices are 64-bit counters.
     if (!elements)
-      return emitOpError("global_shape has more elements than a 64-bit "
-                         "index counts");
+      return op->emitOpError("global_shape has more elements than a 64-bit "
+                             "index counts");
   }
   return success();
 }
 
-SmallVector<std::array<int64_t, 3>> DropoutOp::getIndexLevels() {
-  ArrayRef<int64_t> shape = getOperand().getType().getShape();
-  std::optional<ArrayRef<int64_t>> whole = getGlobalShape();
+SmallVector<std::array<int64_t, 3>>
+tgc::tg::getCounterIndexLevels(ArrayRef<int64_t> shape,
+                               std::optional<ArrayRef<int64_t>> whole) {
   SmallVector<std::array<int64_t, 3>> levels;
   int64_t localStride = 1, wholeStride = 1;
   bool innerWhole = false;

@@ -637,13 +637,27 @@ ShardingRule DropoutOp::getShardingRule() {
   return ShardingRuleBuilder(*this).addElementwise({0}, {0}).build();
 }
 
+/// tg-partition gives a block of a CounterRandomOpInterface op the global
+/// index of its first element (added to the `offset` operand, a
+/// micro-batch's) and the whole tensor's shape (`global_shape`); an op that
+/// has a global shape already is one device's block: it stays whole.
+static void restrictCounterRandom(CounterRandomOpInterface op,
+                                  ShardingRule &rule) {
+  if (op.getRandomGlobalShape())
+    replicate(rule, rule.resultFactors[0]);
+}
+
 void DropoutOp::restrictForPartitioning(ShardingRule &rule) {
-  // tg-partition gives a block the global index of its first element (added
-  // to the `offset` operand, a micro-batch's) and the whole tensor's shape
-  // (`global_shape`); a dropout that has a global shape already is one
-  // device's block: it stays whole.
-  if (getGlobalShape())
-    replicate(rule, rule.operandFactors[0]);
+  restrictCounterRandom(*this, rule);
+}
+
+ShardingRule RandomOp::getShardingRule() {
+  // As dropout's mask: the numbers are a function of the global index.
+  return ShardingRuleBuilder(*this).addElementwise({}, {0}).build();
+}
+
+void RandomOp::restrictForPartitioning(ShardingRule &rule) {
+  restrictCounterRandom(*this, rule);
 }
 
 /// `logits` is `N...xC` and `labels` `N...`. The classes are reduced over

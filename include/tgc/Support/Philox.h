@@ -24,6 +24,10 @@ std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
 /// stream, 0), divided by 2^32, in [0, 1).
 double dropoutUniform(uint64_t seed, uint64_t index, uint32_t stream);
 
+/// tg.random's uniform number in [0, 1) and standard normal number.
+double randomUniform(uint64_t seed, uint64_t index, uint32_t stream);
+double randomNormal(uint64_t seed, uint64_t index, uint32_t stream);
+
 } // namespace tgc
 
 #endif // TGC_SUPPORT_PHILOX_H

@@ -226,12 +226,18 @@ def TGMicrobatch : Pass<"tg-microbatch", "::mlir::ModuleOp"> {
     so that only one micro-batch's activations are live at a time. The loss
     and the gradients are the means over the micro-batches: the same as one
     step over the whole batch when the loss is a mean over equally many
-    tokens per micro-batch (no ignored labels). A `tg.dropout` whose stream
+    tokens per micro-batch (no ignored labels). A forward output whose first
+    dimension is the batch's (logits, a reconstruction) is the
+    micro-batches' values concatenated, the whole batch's; other outputs
+    (a scalar metric) are refused. A `tg.dropout` whose stream
     first reads values computed from the batch gets the index of its
     micro-batch's first element as its `offset` (the micro-batch times its
     operand's elements), so the micro-batches draw the whole batch's masks;
     a dropout of values that do not depend on the batch keeps one mask for
-    all of them, as the whole batch does.
+    all of them, as the whole batch does. A `tg.random` (which reads
+    nothing) is offset the same way when its first dimension is the
+    batch's (per-sample noise), and otherwise draws the same numbers in
+    every micro-batch (noise on a weight).
 
     In a pipeline (`tg-pipeline-split`), each copy's ops carry their
     `tg.micro_batch`, and a gradient whose terms come from several pipeline
@@ -871,13 +877,14 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
 
     Arguments are gathered at each use (ZeRO-3 holds a gathered parameter
     only around its use); other conversions are shared by the ops that need
-    the same layout. A split `tg.dropout` gets the global index of its
-    block's first element added to its `offset` (a table of the blocks'
-    offsets per split dimension, cut by `shard.all_slice`) and, when it is
-    split on another dimension than its first (sequence parallelism), the
-    whole tensor's shape as its `global_shape`, so that each device draws
-    its part of the whole mask without gathering. A mean loss gradient over
-    split tokens is scaled by the device's share.
+    the same layout. A split `tg.dropout` or `tg.random` gets the global
+    index of its block's first element added to its `offset` (a table of
+    the blocks' offsets per split dimension, cut by `shard.all_slice`)
+    and, when it is split on another dimension than its first (sequence
+    parallelism), the whole tensor's shape as its `global_shape`, so that
+    each device draws its part of the whole mask (numbers) without
+    gathering. A mean loss gradient over split tokens is scaled by the
+    device's share.
 
     Ops that compare global ids or labels with the rows or classes a device
     holds are rebuilt on the device's block (Megatron's vocabulary-parallel

@@ -294,6 +294,108 @@ static LogicalResult convertDropout(Importer &g) {
   return success();
 }
 
+// RandomUniform, RandomNormal (the `shape` attribute), RandomUniformLike,
+// RandomNormalLike (the input's shape) and Bernoulli: a tg.random seeded by
+// the step's `dropout_seed` argument, so that each step draws new numbers
+// (a VAE's reparameterization noise, a diffusion model's noise, stochastic
+// depth). ONNX's `seed` attribute seeds ONNX Runtime's generator once per
+// session; it is not followed: the numbers come from tgc's Philox stream,
+// which `--seed` makes reproducible. Drawn in f32 (f64 for a double
+// result), then scaled and shifted, then converted to `dtype`.
+static LogicalResult convertRandom(Importer &g) {
+  StringRef opType = g.getNode().op_type();
+  bool like = opType.ends_with("Like") || opType == "Bernoulli";
+  bool normal = opType.starts_with("RandomNormal");
+  SmallVector<int64_t> shape;
+  Type elementType = g.builder.getF32Type();
+  Value input;
+  if (like) {
+    ASSIGN_OR_FAIL(x, g.requireInput(0));
+    input = x;
+    RankedTensorType type = Importer::getType(x);
+    shape.assign(type.getShape().begin(), type.getShape().end());
+    elementType = type.getElementType();
+  } else {
+    std::optional<SmallVector<int64_t>> dims = g.getInts("shape");
+    if (!dims)
+      return g.fail("the 'shape' attribute is required");
+    shape = *dims;
+    for (int64_t dim : shape)
+      if (dim < 0)
+        return g.fail("shape has a negative dimension");
+    if (span(shape) > kMaxImportElements)
+      return g.fail("the random tensor is too large");
+  }
+  if (std::optional<int64_t> dtype = g.getOptionalInt("dtype")) {
+    elementType = getElementType(*g.builder.getContext(), int32_t(*dtype));
+    if (!elementType)
+      return g.fail("dtype " + getDataTypeName(int32_t(*dtype)) +
+                    " has no tg equivalent");
+  }
+  if (g.hadError())
+    return failure();
+  if (opType == "Bernoulli") {
+    if (!isFloat(input)) {
+      g.emitNodeError() << "the probabilities must be floats, got "
+                        << Importer::getType(input).getElementType();
+      return failure();
+    }
+  } else if (!isa<FloatType>(elementType)) {
+    g.emitNodeError() << "the numbers must be floats, but the output type is "
+                      << elementType
+                      << (like && !g.getOptionalInt("dtype")
+                              ? " (the input's; set 'dtype')"
+                              : "");
+    return failure();
+  }
+  Value seed = g.getDropoutSeed ? g.getDropoutSeed() : Value();
+  if (!seed)
+    return g.fail("random numbers need the step's dropout_seed argument, but "
+                  "the graph already has a value of that name");
+  // Drawn in f32, or f64 when the result (a Bernoulli's probabilities) is.
+  Type drawType =
+      elementType.isF64() ||
+              (input && Importer::getType(input).getElementType().isF64() &&
+               opType == "Bernoulli")
+          ? Type(g.builder.getF64Type())
+          : Type(g.builder.getF32Type());
+  auto type = RankedTensorType::get(shape, drawType);
+  Value numbers = g.create<tg::RandomOp>(
+      type, seed, /*offset=*/Value(),
+      tg::RandomDistributionAttr::get(g.builder.getContext(),
+                                      normal ? tg::RandomDistribution::Normal
+                                             : tg::RandomDistribution::Uniform),
+      g.builder.getI64IntegerAttr(g.nextDropoutStream++),
+      /*global_shape=*/DenseI64ArrayAttr());
+  if (opType == "Bernoulli") {
+    // 1 where u < p: probability p (0 never, 1 always).
+    Value hit = compare(g, tg::CompareDirection::LT, numbers,
+                        g.convert(input, drawType));
+    if (isa<IntegerType>(elementType) &&
+        cast<IntegerType>(elementType).getWidth() == 1)
+      g.setOutput(0, hit);
+    else
+      g.setOutput(
+          0, select(g, hit,
+                    g.splat(RankedTensorType::get(shape, elementType), 1.0),
+                    g.splat(RankedTensorType::get(shape, elementType), 0.0)));
+    return success();
+  }
+  double scale = normal ? g.getFloat("scale", 1.0f)
+                        : double(g.getFloat("high", 1.0f)) -
+                              double(g.getFloat("low", 0.0f));
+  double shift = normal ? g.getFloat("mean", 0.0f) : g.getFloat("low", 0.0f);
+  if (!std::isfinite(scale) || !std::isfinite(shift))
+    return g.fail(normal ? "mean and scale must be finite"
+                         : "low and high must be finite");
+  if (scale != 1.0)
+    numbers = g.create<tg::MulOp>(numbers, g.splat(type, scale));
+  if (shift != 0.0)
+    numbers = g.create<tg::AddOp>(numbers, g.splat(type, shift));
+  g.setOutput(0, g.convert(numbers, elementType));
+  return success();
+}
+
 static LogicalResult convertClip(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireNumeric(g, x)))
@@ -2160,6 +2262,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Atanh", {convertAtanh, 9, 9}},
       {"AveragePool", {convertPool, 1, 1}},
       {"BatchNormalization", {convertBatchNormalization, 1, 1}},
+      {"Bernoulli", {convertRandom, 15, 15}},
       {"BlackmanWindow", {convertBlackmanWindow, 17, 17}},
       {"Cast", {convertCast, 1, 6}},
       {"CastLike", {convertCastLike, 15, 15}},
@@ -2234,6 +2337,10 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Pad", {convertPad, 1, 1}},
       {"Pow", {convertPow, 1, 1}},
       {"PRelu", {convertPRelu, 1, 1}},
+      {"RandomNormal", {convertRandom, 1, 1}},
+      {"RandomNormalLike", {convertRandom, 1, 1}},
+      {"RandomUniform", {convertRandom, 1, 1}},
+      {"RandomUniformLike", {convertRandom, 1, 1}},
       {"Range", {convertRange, 11, 11}},
       {"Reciprocal", {convertReciprocal, 1, 1}},
       {"ReduceL1", {convertReduce<ReduceKind::Sum, ReduceForm::L1>, 1, 1}},

@@ -1,8 +1,8 @@
 //===- KernelCompoundOps.cpp - ops that call the runtime's op kernels -----===//
 //
-// Reductions, normalizations, losses, embeddings, dropout and optimizer
-// updates: one call each to tgc/runtime/OpKernels.h with the shapes and
-// attributes of the op.
+// Reductions, normalizations, losses, embeddings, dropout, random numbers
+// and optimizer updates: one call each to tgc/runtime/OpKernels.h with the
+// shapes and attributes of the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +33,33 @@ int64_t getWidth(Value value) {
 int64_t getRows(Value value) {
   int64_t width = getWidth(value);
   return width ? getNumElements(value) / width : 0;
+}
+/// The `offset` argument of a dropout or random op whose offset operand is
+/// operand `index` (a null pointer without one).
+std::string getOffsetArgument(tg::CounterRandomOpInterface op,
+                              ArrayRef<std::string> in, unsigned index) {
+  return op.getRandomOffset()
+             ? in[index]
+             : std::string("static_cast<const int64_t *>(nullptr)");
+}
+/// The `indexOf` argument of a dropout or random op (with its leading
+/// comma): where a block split on another dimension than its first lies in
+/// the whole tensor; empty for a contiguous block.
+std::string getIndexOf(tg::CounterRandomOpInterface op) {
+  SmallVector<std::array<int64_t, 3>> levels = op.getIndexLevels();
+  if (levels.size() <= 1)
+    return "";
+  std::string sum;
+  for (auto [level, entry] : llvm::enumerate(levels)) {
+    auto [size, stride, wholeStride] = entry;
+    std::string term = stride == 1 ? "i" : "i / " + str(stride);
+    if (level != 0)
+      term = "(" + term + ") % " + str(size);
+    if (wholeStride != 1)
+      term = "(" + term + ") * " + str(wholeStride);
+    sum += (sum.empty() ? "" : " + ") + term;
+  }
+  return ", [](int64_t i) -> int64_t { return " + sum + "; }";
 }
 /// `function(arguments...);`
 std::string callOf(StringRef function, ArrayRef<std::string> arguments) {
@@ -335,31 +362,19 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                        str(static_cast<int64_t>(quant.getMargin()))});
       })
       .Case([&](tg::DropoutOp dropout) {
-        std::string offset = dropout.getOffset()
-                                 ? in[2]
-                                 : std::string("static_cast<const int64_t *>("
-                                               "nullptr)");
-        // A block split on another dimension than its first: where its
-        // elements lie in the whole tensor.
-        std::string indexOf;
-        SmallVector<std::array<int64_t, 3>> levels = dropout.getIndexLevels();
-        if (levels.size() > 1) {
-          std::string sum;
-          for (auto [level, entry] : llvm::enumerate(levels)) {
-            auto [size, stride, wholeStride] = entry;
-            std::string term = stride == 1 ? "i" : "i / " + str(stride);
-            if (level != 0)
-              term = "(" + term + ") % " + str(size);
-            if (wholeStride != 1)
-              term = "(" + term + ") * " + str(wholeStride);
-            sum += (sum.empty() ? "" : " + ") + term;
-          }
-          indexOf = ", [](int64_t i) -> int64_t { return " + sum + "; }";
-        }
-        call = "dropout(th, " + in[0] + ", " + in[1] + ", " + offset + ", " +
-               out[0] + ", " + str(getNumElements(op->getResult(0))) + ", " +
+        call = "dropout(th, " + in[0] + ", " + in[1] + ", " +
+               getOffsetArgument(dropout, in, 2) + ", " + out[0] + ", " +
+               str(getNumElements(op->getResult(0))) + ", " +
                formatNumber(dropout.getRate()) + ", " +
-               str(dropout.getStream()) + "u" + indexOf + ");";
+               str(dropout.getStream()) + "u" + getIndexOf(dropout) + ");";
+      })
+      .Case([&](tg::RandomOp random) {
+        bool normal =
+            random.getDistribution() == tg::RandomDistribution::Normal;
+        call = std::string("random<") + boolean(normal) + ">(th, " + in[0] +
+               ", " + getOffsetArgument(random, in, 1) + ", " + out[0] + ", " +
+               str(getNumElements(op->getResult(0))) + ", " +
+               str(random.getStream()) + "u" + getIndexOf(random) + ");";
       })
       .Case<tg::AdamWOp, tg::LambOp>([&](auto adam) {
         // Operands: param, grad, m, v, lr, step, [grad_scale].

@@ -296,7 +296,7 @@ func.func @dropout_stream_negative(%x: tensor<4xf32>, %seed: tensor<i64>) {
 
 // A dropout's global shape has the operand's rank.
 func.func @dropout_global_shape_rank(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
-  // expected-error @+1 {{'tg.dropout' op global_shape has 1 dimensions, the operand 2}}
+  // expected-error @+1 {{'tg.dropout' op global_shape has 1 dimensions, the result 2}}
   %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [32] : tensor<4x8xf32>, tensor<i64>
   return
 }
@@ -305,7 +305,7 @@ func.func @dropout_global_shape_rank(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
 
 // A dropout's operand is a block of its global shape: no dimension larger.
 func.func @dropout_global_shape_smaller(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
-  // expected-error @+1 {{'tg.dropout' op global_shape dimension 1 (4) is smaller than the operand's (8)}}
+  // expected-error @+1 {{'tg.dropout' op global_shape dimension 1 (4) is smaller than the result's (8)}}
   %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [4, 4] : tensor<4x8xf32>, tensor<i64>
   return
 }
@@ -316,6 +316,61 @@ func.func @dropout_global_shape_smaller(%x: tensor<4x8xf32>, %seed: tensor<i64>)
 func.func @dropout_global_shape_overflow(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
   // expected-error @+1 {{'tg.dropout' op global_shape has more elements than a 64-bit index counts}}
   %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [4611686018427387904, 8] : tensor<4x8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// A negative random stream (the checks every counter-based random op
+// shares).
+func.func @random_stream_negative(%seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.random' op stream must be non-negative, got -2}}
+  %0 = tg.random normal %seed stream = -2 : tensor<i64> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// A random block's global shape has the result's rank.
+func.func @random_global_shape_rank(%seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.random' op global_shape has 3 dimensions, the result 2}}
+  %0 = tg.random uniform %seed stream = 0 of [4, 8, 2] : tensor<i64> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A random block lies inside its global shape.
+func.func @random_global_shape_smaller(%seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.random' op global_shape dimension 0 (2) is smaller than the result's (4)}}
+  %0 = tg.random uniform %seed stream = 0 of [2, 8] : tensor<i64> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Random numbers are floats.
+func.func @random_integer_result(%seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.random' op result #0 must be}}
+  %0 = tg.random uniform %seed stream = 0 : tensor<i64> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+// The seed is an integer scalar.
+func.func @random_float_seed(%seed: tensor<f32>) {
+  // expected-error @+1 {{'tg.random' op operand #0 must be}}
+  %0 = tg.random uniform %seed stream = 0 : tensor<f32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// An unknown distribution.
+func.func @random_unknown_distribution(%seed: tensor<i64>) {
+  // expected-error @+1 {{expected}}
+  %0 = tg.random gamma %seed stream = 0 : tensor<i64> -> tensor<4xf32>
   return
 }
 

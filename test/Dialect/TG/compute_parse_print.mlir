@@ -213,6 +213,19 @@ func.func @dropout_offset(%x: tensor<4x128x768xf32>, %seed: tensor<i64>, %offset
 
 // -----
 
+// random numbers: uniform in [0, 1) and standard normal, of a block of a
+// whole tensor (an offset and a global shape) and in bf16.
+// CHECK-LABEL: func.func @random
+// CHECK:         tg.random uniform %{{.+}} stream = 0 : tensor<i64> -> tensor<4x8xf32>
+// CHECK:         tg.random normal %{{.+}} offset %{{.+}} stream = 7 of [8, 16] : tensor<i64>, tensor<i32> -> tensor<4x8xbf16>
+func.func @random(%seed: tensor<i64>, %offset: tensor<i32>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+  %0 = tg.random uniform %seed stream = 0 : tensor<i64> -> tensor<4x8xf32>
+  %1 = tg.random normal %seed offset %offset stream = 7 of [8, 16] : tensor<i64>, tensor<i32> -> tensor<4x8xbf16>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
 // dropout of a block split on its second dimension: the whole tensor's
 // shape places its elements.
 // CHECK-LABEL: func.func @dropout_global_shape

@@ -1493,6 +1493,30 @@ def error_models():
          [("o", np.array([1, 1, 3, 3], np.int64))])
 
 
+
+def random_error_models():
+    """errors/: what the random ops refuse: no shape, a negative or too
+    large one, integer numbers, a Like of integers without a float dtype,
+    a Bernoulli of integer probabilities, an infinite scale."""
+    def save(name, node, inputs=()):
+        m = model([node], list(inputs), [helper.make_empty_tensor_value_info(
+            node.output[0])], check=False)
+        onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+
+    save("random-no-shape", helper.make_node("RandomNormal", [], ["y"]))
+    save("random-negative-shape",
+         helper.make_node("RandomUniform", [], ["y"], shape=[2, -1]))
+    save("random-huge", helper.make_node("RandomNormal", [], ["y"],
+                                         shape=[65536, 65536]))
+    save("random-int-dtype", helper.make_node(
+        "RandomUniform", [], ["y"], shape=[2], dtype=TensorProto.INT32))
+    save("random-like-int", helper.make_node("RandomNormalLike", ["x"], ["y"]),
+         [vi("x", TensorProto.INT64, [2, 3])])
+    save("bernoulli-int", helper.make_node("Bernoulli", ["x"], ["y"]),
+         [vi("x", TensorProto.INT64, [2, 3])])
+    save("random-infinite-scale", helper.make_node(
+        "RandomNormal", [], ["y"], shape=[2], scale=float("inf")))
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -1523,3 +1547,4 @@ if __name__ == "__main__":
     loop_cases()
     scan_cases()
     control_flow_error_models()
+    random_error_models()

@@ -751,6 +751,23 @@ __device__ void dropout(Threads th, const S *x, const I *seed, const O *offset,
   });
 }
 
+/// tg.random: uniform numbers in [0, 1) or standard normal ones (`Normal`),
+/// with dropout's `offset` and `indexOf`, each rounded from f64 to the
+/// compute type and then to the storage type, as the interpreter does.
+template <bool Normal, typename S, typename I, typename O,
+          typename Index = ContiguousIndex>
+__device__ void random(Threads th, const I *seed, const O *offset, S *out,
+                       int64_t count, uint32_t stream, Index indexOf = {}) {
+  uint64_t key = static_cast<uint64_t>(ld(seed[0]));
+  uint64_t first = offset ? static_cast<uint64_t>(ld(offset[0])) : 0;
+  forEachElement(th, count, [&](int64_t i) {
+    uint64_t index = first + static_cast<uint64_t>(indexOf(i));
+    double value = Normal ? randomNormal(key, index, stream)
+                          : randomUniform(key, index, stream);
+    out[i] = st<S>(static_cast<Compute<S>>(value));
+  });
+}
+
 /// The gradient an optimizer reads: widened to the parameter's compute type
 /// and times the `grad_scale` operand when there is one.
 template <typename T, typename G, typename C>

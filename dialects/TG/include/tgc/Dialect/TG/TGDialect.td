@@ -160,6 +160,13 @@ def TG_GeluApproximation : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::tgc::tg";
 }
 
+def TG_RandomDistribution : I32EnumAttr<"RandomDistribution",
+    "random distribution", [
+      I32EnumAttrCase<"Uniform", 0, "uniform">,
+      I32EnumAttrCase<"Normal", 1, "normal">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
 def TG_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
       I32EnumAttrCase<"Mean", 0, "mean">, I32EnumAttrCase<"Sum", 1, "sum">]> {
   let cppNamespace = "::tgc::tg";

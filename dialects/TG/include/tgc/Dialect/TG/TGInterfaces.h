@@ -14,6 +14,9 @@
 #include "tgc/Dialect/TG/TGTraits.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
+#include <optional>
+
 namespace tgc::tg {
 
 /// The cost of executing one op as one kernel.
@@ -166,6 +169,16 @@ OpCost getElementwiseCost(mlir::Operation *op, int64_t flopsPerElement,
 /// The rule of an elementwise op: every operand and result has the same
 /// shape, one pass-through factor per dimension.
 ShardingRule getElementwiseShardingRule(mlir::Operation *op);
+
+/// CounterRandomOpInterface's index levels of a result of `shape`, a block
+/// of a tensor of `globalShape` (none: the whole tensor).
+llvm::SmallVector<std::array<int64_t, 3>>
+getCounterIndexLevels(llvm::ArrayRef<int64_t> shape,
+                      std::optional<llvm::ArrayRef<int64_t>> globalShape);
+
+/// CounterRandomOpInterface's checks: a non-negative stream and a global
+/// shape (if any) of the result's rank, no smaller, counted in 64 bits.
+mlir::LogicalResult verifyCounterRandomOp(mlir::Operation *op);
 
 } // namespace tgc::tg
 

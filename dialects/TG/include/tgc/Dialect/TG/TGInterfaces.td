@@ -164,4 +164,65 @@ def TG_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
   ];
 }
 
+def TG_CounterRandomOpInterface : OpInterface<"CounterRandomOpInterface"> {
+  let cppNamespace = "::tgc::tg";
+  let description = [{
+    An op whose random numbers are a pure function of a seed, a stream and
+    each element's index (`tg.dropout`, `tg.random`): Philox4x32-10 with key
+    `(lo32(seed), hi32(seed))` and counter `(lo32(i), hi32(i), stream, 0)`.
+    Two ops with the same seed and stream draw the same numbers, which is
+    how a recomputation replays one.
+
+    The optional `offset` operand (an integer scalar) is added to every
+    element's index, and the optional `global_shape` says that the result is
+    a block of a tensor of that shape: an element's index is then its
+    row-major index in that whole tensor plus `offset`. tg-partition gives a
+    device's block the index of the block's first element (and the whole
+    tensor's shape when the block is not split on its first dimension only),
+    and tg-microbatch offsets a micro-batch by the elements of the ones
+    before it, so that the blocks draw the whole tensor's numbers. Passes
+    reach these operands and attributes through this interface.
+  }];
+  let methods = [
+    InterfaceMethod<"The seed operand (an integer scalar).", "::mlir::Value",
+      "getRandomSeed", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getSeed();">,
+    InterfaceMethod<"The optional offset operand, or null.", "::mlir::Value",
+      "getRandomOffset", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getOffset();">,
+    InterfaceMethod<"The optional offset operand, to set it.",
+      "::mlir::MutableOperandRange", "getRandomOffsetMutable", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getOffsetMutable();">,
+    InterfaceMethod<"The op's stream.", "uint64_t", "getRandomStream", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/"return $_op.getStream();">,
+    InterfaceMethod<"The whole tensor's shape, if the result is a block.",
+      "std::optional<::llvm::ArrayRef<int64_t>>", "getRandomGlobalShape",
+      (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return $_op.getGlobalShape();">,
+    InterfaceMethod<"Sets the whole tensor's shape.", "void",
+      "setRandomGlobalShape", (ins "::llvm::ArrayRef<int64_t>":$shape),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"$_op.setGlobalShape(shape);">,
+    InterfaceMethod<[{
+        How an element's index in the result maps to its index in the whole
+        tensor: levels of (size, stride in the result, stride in the whole),
+        outermost first, dimensions merged where the inner one is whole; the
+        index in the whole is the sum over levels of
+        ((i / result stride) % size) * whole stride. One level (1 apart in
+        both) without a global shape or when the block is split on its
+        first dimension only.
+      }], "::llvm::SmallVector<std::array<int64_t, 3>>", "getIndexLevels",
+      (ins), /*methodBody=*/"", /*defaultImplementation=*/[{
+        return ::tgc::tg::getCounterIndexLevels(
+            ::mlir::cast<::mlir::ShapedType>($_op->getResult(0).getType())
+                .getShape(),
+            $_op.getGlobalShape());
+      }]>,
+  ];
+  let verify = [{
+    return ::tgc::tg::verifyCounterRandomOp($_op);
+  }];
+}
+
 #endif // TGC_DIALECT_TG_TGINTERFACES_TD

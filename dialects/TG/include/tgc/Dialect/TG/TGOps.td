@@ -699,8 +699,12 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
   }];
 }
 
+// Draws its numbers from Philox by element index (TGOps.cpp).
+defvar TG_CounterRandom = DeclareOpInterfaceMethods<TG_CounterRandomOpInterface>;
+
 def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pure,
-    AllTypesMatch<["operand", "result"]>], 1, TG_PartitionRestricted> {
+    TG_CounterRandom, AllTypesMatch<["operand", "result"]>], 1,
+    TG_PartitionRestricted> {
   let summary = "Counter-based, seeded dropout";
   let description = [{
     `result[i] = keep(i) ? operand[i] / (1 - rate) : 0`, where the mask is a
@@ -714,16 +718,13 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
     * `keep(i)` is `u >= rate`.
 
     `seed` is a runtime scalar (a `hyper` argument, new each step); `stream`
-    tells the dropout ops of one step apart. Two ops with the same seed and
+    tells the random ops of one step apart. Two ops with the same seed and
     stream draw the same mask: that is how a recomputation replays one.
 
-    The optional `offset` (an integer scalar) is added to every element's
-    index, and the optional `global_shape` says that the operand is a block
-    of a tensor of that shape: the element's index is then its row-major
-    index in that whole tensor (its position in the operand, at the same
-    position in the whole) plus `offset`. `tg-partition` gives a device's
-    block the global index of the block's first element and, when the
-    block is split on another dimension than its first (sequence
+    The optional `offset` and `global_shape` place the operand in a whole
+    tensor, as for every `CounterRandomOpInterface` op: `tg-partition` gives
+    a device's block the global index of the block's first element and,
+    when the block is split on another dimension than its first (sequence
     parallelism), the whole tensor's shape, so that each device draws its
     part of the whole tensor's mask; `tg-microbatch` offsets each
     micro-batch by the elements of the ones before it, so that they draw
@@ -743,18 +744,47 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
     $stream (`of` $global_shape^)? attr-dict `:` type($operand) `,` type($seed)
     (`,` type($offset)^)?
   }];
-  let extraClassDeclaration = [{
-    /// How an element's index in the operand maps to its index in the
-    /// whole tensor (`global_shape`): levels of (size, stride in the
-    /// operand, stride in the whole), outermost first, dimensions merged
-    /// where the inner one is whole; the index in the whole is the sum
-    /// over levels of ((i / operand stride) % size) * whole stride. One
-    /// level (1 apart in both) without a global shape or when the block is
-    /// split on its first dimension only.
-    ::llvm::SmallVector<std::array<int64_t, 3>> getIndexLevels();
-  }];
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def TG_RandomOp : TG_Op<"random", [Pure, TG_CounterRandom], 1,
+    TG_PartitionRestricted> {
+  let summary = "Counter-based, seeded random numbers";
+  let description = [{
+    A tensor of random numbers, each a pure function of the seed, the op's
+    `stream` and the element's row-major index `i` (with the `offset` and
+    `global_shape` of every `CounterRandomOpInterface` op): Philox4x32-10
+    with key `(lo32(seed), hi32(seed))` and counter
+    `(lo32(i), hi32(i), stream, 0)` gives four words `w0..w3`, and
+
+    * `uniform`: `(w0 >> 8) / 2^24`, in `[0, 1)` (exact in f32);
+    * `normal`: Box-Muller, `sqrt(-2 log(u1)) cos(2 pi u2)` with
+      `u1 = (w0 + 1) / 2^32` in `(0, 1]` and `u2 = w1 / 2^32`, computed in
+      f64: a standard normal.
+
+    The value is rounded to the result's type. It is the same in the
+    interpreter, the host target and CUDA: the uniform bit for bit; the
+    normal up to the platform's f64 `log` and `cos` (CUDA documents them
+    within 1 and 2 ulps), a few f64 ulps, far below an f32 rounding. Scaling and shifting
+    (ONNX's `low`/`high`, `mean`/`scale`) and Bernoulli draws are built from
+    these by the importer. `seed` is a runtime scalar (a `hyper` argument,
+    new each step): the numbers change every step and a recomputation (the
+    same seed and stream) replays them. The op has no gradient.
+
+    ```mlir
+    %0 = tg.random normal %seed stream = 4 : tensor<i64> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_IntScalar:$seed, Optional<TG_IntScalar>:$offset,
+                       TG_RandomDistribution:$distribution, I64Attr:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $distribution $seed (`offset` $offset^)? `stream` `=` $stream
+    (`of` $global_shape^)? attr-dict `:` type($seed) (`,` type($offset)^)?
+    `->` type($result)
+  }];
 }
 
 def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, TG_OperandPrecision, Pure, TG_ReductionOpTrait,

@@ -624,6 +624,12 @@ LogicalResult tgc::tg::verifyCounterRandomOp(Operation *op) {
   auto stream = static_cast<int64_t>(random.getRandomStream());
   if (stream < 0)
     return op->emitOpError("stream must be non-negative, got ") << stream;
+  // The stream is a 32-bit word of the counter: a larger one would draw
+  // another stream's numbers.
+  if (stream > int64_t(UINT32_MAX))
+    return op->emitOpError("stream must be below 2^32 (a word of the Philox "
+                           "counter), got ")
+           << stream;
   if (std::optional<ArrayRef<int64_t>> whole = random.getRandomGlobalShape()) {
     ArrayRef<int64_t> shape =
         cast<ShapedType>(op->getResult(0).getType()).getShape();

@@ -331,6 +331,15 @@ func.func @random_stream_negative(%seed: tensor<i64>) {
 
 // -----
 
+// The stream is a 32-bit word of the counter.
+func.func @dropout_stream_too_large(%x: tensor<4xf32>, %seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.dropout' op stream must be below 2^32 (a word of the Philox counter), got 4294967296}}
+  %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 4294967296 : tensor<4xf32>, tensor<i64>
+  return
+}
+
+// -----
+
 // A random block's global shape has the result's rank.
 func.func @random_global_shape_rank(%seed: tensor<i64>) {
   // expected-error @+1 {{'tg.random' op global_shape has 3 dimensions, the result 2}}

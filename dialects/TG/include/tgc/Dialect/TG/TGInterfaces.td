@@ -169,7 +169,8 @@ def TG_CounterRandomOpInterface : OpInterface<"CounterRandomOpInterface"> {
   let description = [{
     An op whose random numbers are a pure function of a seed, a stream and
     each element's index (`tg.dropout`, `tg.random`): Philox4x32-10 with key
-    `(lo32(seed), hi32(seed))` and counter `(lo32(i), hi32(i), stream, 0)`.
+    `(lo32(seed), hi32(seed))` and counter `(lo32(i), hi32(i), stream, 0)`
+    (`stream` in `[0, 2^32)`).
     Two ops with the same seed and stream draw the same numbers, which is
     how a recomputation replays one.
 

@@ -11,6 +11,7 @@
 #include "ConverterUtils.h"
 #include "GraphImporter.h"
 #include "InitializerRoles.h"
+#include "LocalFunctions.h"
 #include "ParameterProvenance.h"
 
 #include "tgc/Eval/TensorNpy.h"
@@ -1588,6 +1589,11 @@ tgc::importONNXBytes(MLIRContext &context, StringRef bytes, StringRef name,
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     emitError(FileLineColLoc::get(&context, name, 0, 0))
         << "not a valid ONNX model (the protobuf cannot be parsed)";
+    return failure();
+  }
+  if (llvm::Error error = onnx_import::inlineLocalFunctions(model)) {
+    emitError(FileLineColLoc::get(&context, name, 0, 0))
+        << llvm::toString(std::move(error));
     return failure();
   }
   return ModelImporter(context, name, baseDirectory, options).import(model);

@@ -1517,6 +1517,134 @@ def random_error_models():
     save("random-infinite-scale", helper.make_node(
         "RandomNormal", [], ["y"], shape=[2], scale=float("inf")))
 
+
+def function_model(nodes, inputs, outputs, functions, inits=(), ir=10):
+    """A model with local functions (domain "custom"), ONNX's reference
+    checking it; IR 10 for the functions' default attributes."""
+    graph = helper.make_graph(nodes, "g", inputs, outputs,
+                              [numpy_helper.from_array(np.asarray(v), k)
+                               for k, v in inits])
+    m = helper.make_model(graph, functions=functions, opset_imports=[
+        helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)])
+    m.ir_version = ir
+    return m
+
+
+def function_cases():
+    """Model-local functions, inlined at import: an attribute a function
+    refers to, given by the call or defaulted by the function (IR 10's
+    attribute_proto); a function calling another twice; an optional input
+    the call leaves out; two calls of one function (names renamed per
+    call); an If inside a function whose branch reads the function's names
+    and attribute; an output that is an input."""
+    local = np.random.default_rng(61)
+    x = local.standard_normal((2, 3)).astype(np.float32)
+    b = local.standard_normal(3).astype(np.float32)
+
+    def ref(name, referred):
+        """Attribute `name` taking the function's attribute `referred`."""
+        attribute = onnx.AttributeProto(name=name, ref_attr_name=referred,
+                                        type=onnx.AttributeProto.FLOAT)
+        return attribute
+
+    # y = x * alpha + b, alpha an attribute (default 0.5).
+    alpha = ref("value_float", "alpha")
+    scaled = helper.make_node("Constant", [], ["a"])
+    scaled.attribute.append(alpha)
+    scaled_add = helper.make_function(
+        "custom", "ScaledAdd", ["x", "b"], ["y"],
+        [scaled, helper.make_node("Mul", ["x", "a"], ["xa"]),
+         helper.make_node("Add", ["xa", "b"], ["y"])],
+        [helper.make_opsetid("", 18)],
+        attributes=[], attribute_protos=[
+            helper.make_attribute("alpha", 0.5)])
+    # Twice(v) = Relu(v) * 4 through another function, called twice; its
+    # second output is its input.
+    double = helper.make_function(
+        "custom", "Double", ["v"], ["w"],
+        [helper.make_node("Add", ["v", "v"], ["w"])],
+        [helper.make_opsetid("", 18)])
+    twice = helper.make_function(
+        "custom", "Twice", ["v", "lo"], ["w", "v"],
+        [helper.make_node("Relu", ["v"], ["r"]),
+         helper.make_node("Clip", ["r", "lo"], ["c"]),
+         helper.make_node("Double", ["c"], ["d1"], domain="custom"),
+         helper.make_node("Double", ["d1"], ["w"], domain="custom")],
+        [helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)])
+    # An If in a function: its branches read the function's input and
+    # attribute.
+    then = helper.make_graph(
+        [helper.make_node("Mul", ["p", "k"], ["t"]),
+         helper.make_node("Constant", [], ["k"])], "then", [],
+        [vi("t", F, [2, 3])])
+    then.node[1].attribute.append(ref("value_float", "gain"))
+    then.node.insert(0, then.node.pop())
+    other = helper.make_graph([helper.make_node("Neg", ["p"], ["n"])],
+                              "else", [], [vi("n", F, [2, 3])])
+    choose = helper.make_function(
+        "custom", "Choose", ["c", "p"], ["q"],
+        [helper.make_node("If", ["c"], ["q"], then_branch=then,
+                          else_branch=other)],
+        [helper.make_opsetid("", 18)], attributes=["gain"])
+    nodes = [
+        helper.make_node("ScaledAdd", ["x", "b"], ["y1"], domain="custom",
+                         alpha=2.5),
+        helper.make_node("ScaledAdd", ["y1", "b"], ["y2"], domain="custom"),
+        helper.make_node("Twice", ["y2"], ["y3", "passed"], domain="custom"),
+        helper.make_node("Choose", ["cond", "y3"], ["y4"], domain="custom",
+                         gain=3.0),
+    ]
+    m = function_model(nodes, [vi("x", F, [2, 3]), vi("cond", B, [])],
+                       [vi("y2", F, [2, 3]), vi("y3", F, [2, 3]),
+                        vi("y4", F, [2, 3]), vi("passed", F, [2, 3])],
+                       [scaled_add, double, twice, choose], [("b", b)])
+    onnx.checker.check_model(m)
+    # onnx.reference 1.23 does not run attribute references in functions
+    # (its OpFunction rejects them): the expected values in numpy.
+    y2 = (x * np.float32(2.5) + b) * np.float32(0.5) + b
+    y3 = np.maximum(y2, 0) * np.float32(4)
+    for value in (True, False):
+        y4 = y3 * np.float32(3) if value else -y3
+        case(f"function_calls_{str(value).lower()}", m,
+             {"x": x, "cond": np.array(value)}, expected=[y2, y3, y4, y2])
+
+
+def function_error_models():
+    """errors/: what inlining local functions refuses."""
+    def save(name, nodes, functions, inputs=(("x", [2]),), outputs=("y",)):
+        m = function_model(nodes, [vi(n, F, s) for n, s in inputs],
+                           [helper.make_empty_tensor_value_info(o)
+                            for o in outputs], functions)
+        onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)]
+    loop = helper.make_function(
+        "custom", "Loop", ["v"], ["w"],
+        [helper.make_node("Loop", ["v"], ["w"], domain="custom")], opsets)
+    save("function-recursive",
+         [helper.make_node("Loop", ["x"], ["y"], domain="custom")], [loop])
+    free = helper.make_function(
+        "custom", "Free", ["v"], ["w"],
+        [helper.make_node("Add", ["v", "bias"], ["w"])], opsets)
+    save("function-free-name",
+         [helper.make_node("Free", ["x"], ["y"], domain="custom")], [free])
+    one = helper.make_function(
+        "custom", "One", ["v"], ["w"],
+        [helper.make_node("Relu", ["v"], ["w"])], opsets)
+    save("function-too-many-inputs",
+         [helper.make_node("One", ["x", "x"], ["y"], domain="custom")], [one])
+    save("function-unknown-attribute",
+         [helper.make_node("One", ["x"], ["y"], domain="custom", beta=1.0)],
+         [one])
+    save("function-defined-twice",
+         [helper.make_node("One", ["x"], ["y"], domain="custom")], [one, one])
+    old = helper.make_function(
+        "custom", "Old", ["v"], ["w"],
+        [helper.make_node("Relu", ["v"], ["w"])],
+        [helper.make_opsetid("", 13)])
+    save("function-other-opset",
+         [helper.make_node("Old", ["x"], ["y"], domain="custom")], [old])
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -1548,3 +1676,5 @@ if __name__ == "__main__":
     scan_cases()
     control_flow_error_models()
     random_error_models()
+    function_cases()
+    function_error_models()

@@ -36,6 +36,7 @@
 // CHECK: @concat {{.*}} ok
 // CHECK: @reduce_sum {{.*}} ok
 // CHECK: @reduce_mean {{.*}} ok
+// CHECK: @reduce_mean_centered {{.*}} ok
 // CHECK: @reduce_max {{.*}} ok
 // CHECK: @reduce_min {{.*}} ok
 // CHECK: @matmul {{.*}} ok
@@ -425,6 +426,24 @@ func.func @reduce_mean(
   %y = tg.reduce mean %a dims = [0, 2] : tensor<3x4x5xf32> -> tensor<4xf32>
   %w = tg.mul %y, %c : tensor<4xf32>
   %loss = tg.reduce sum %w dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// tg.reduce mean over 5 rows, subtracted (a batch norm's centering): the
+// bias's gradient is exactly zero, which the backward's division by 5
+// keeps (a product with 0.2 rounded to f32 made it 1e-8, relative error 1).
+func.func @reduce_mean_centered(
+    %x: tensor<5x6xf32> {tg.role = "param", tg.name = "x"},
+    %b: tensor<6xf32> {tg.role = "param", tg.name = "b"},
+    %c: tensor<5x6xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %bb = tg.broadcast_in_dim %b dims = [1] : tensor<6xf32> -> tensor<5x6xf32>
+  %h = tg.add %x, %bb : tensor<5x6xf32>
+  %m = tg.reduce mean %h dims = [0] : tensor<5x6xf32> -> tensor<6xf32>
+  %mb = tg.broadcast_in_dim %m dims = [1] : tensor<6xf32> -> tensor<5x6xf32>
+  %d = tg.sub %h, %mb : tensor<5x6xf32>
+  %w = tg.mul %d, %c : tensor<5x6xf32>
+  %loss = tg.reduce sum %w dims = [0, 1] : tensor<5x6xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
 

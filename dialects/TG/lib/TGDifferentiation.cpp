@@ -366,10 +366,14 @@ Grads ReduceOp::buildVjp(OpBuilder &b, ValueRange grads) {
   case ReduceKind::Sum:
     return SmallVector<Value>{grad};
   case ReduceKind::Mean: {
+    // Divided by the count, as the forward divides its sum: a product with
+    // 1/count rounded to the element type (0.2 for 5 rows) would make the
+    // gradient another function's, by an f32 rounding (an exactly zero
+    // gradient, a bias before a batch norm's, came out 1e-8).
     double count = double(operandType.getNumElements()) /
                    double(std::max<int64_t>(1, getType().getNumElements()));
     return SmallVector<Value>{
-        mul(b, loc, grad, splat(b, loc, operandType, 1.0 / count))};
+        DivOp::create(b, loc, grad, splat(b, loc, operandType, count))};
   }
   case ReduceKind::Max:
   case ReduceKind::Min: {

@@ -1619,7 +1619,8 @@ FailureOr<ImportedModel> tgc::importONNXFile(MLIRContext &context,
 }
 
 llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
-                                                       StringRef path) {
+                                                       StringRef path,
+                                                       bool uint16AsBFloat16) {
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
       readInputFile(path, INT32_MAX);
   if (!file)
@@ -1629,6 +1630,9 @@ llvm::Expected<ONNXTensorFile> tgc::readONNXTensorFile(MLIRContext &context,
   if (bytes.size() > size_t(INT32_MAX) ||
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return makeError("'" + path + "' is not an ONNX TensorProto");
+  // The bits, stored the same way (raw 2-byte values or int32_data).
+  if (uint16AsBFloat16 && proto.data_type() == onnx::TensorProto::UINT16)
+    proto.set_data_type(onnx::TensorProto::BFLOAT16);
   SmallString<256> directory(path);
   llvm::sys::path::remove_filename(directory);
   llvm::Expected<DecodedTensor> decoded =

@@ -105,8 +105,12 @@ struct ONNXTensorFile {
   mlir::Type elementType;
   npy::Array value;
 };
-llvm::Expected<ONNXTensorFile> readONNXTensorFile(mlir::MLIRContext &context,
-                                                  llvm::StringRef path);
+/// With `uint16AsBFloat16` (the reader expects a bfloat16 tensor), a UINT16
+/// file holds bfloat16 bits and is read as bfloat16: ONNX's backend test
+/// data before onnx 1.13 stored bfloat16 tensors so.
+llvm::Expected<ONNXTensorFile>
+readONNXTensorFile(mlir::MLIRContext &context, llvm::StringRef path,
+                   bool uint16AsBFloat16 = false);
 
 /// Writes `parameters` to the safetensors file `path`, or its bytes to `os`.
 llvm::Error writeParameters(llvm::StringRef path,

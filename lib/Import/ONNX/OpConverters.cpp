@@ -353,12 +353,11 @@ static LogicalResult convertRandom(Importer &g) {
     return g.fail("random numbers need the step's dropout_seed argument, but "
                   "the graph already has a value of that name");
   // Drawn in f32, or f64 when the result (a Bernoulli's probabilities) is.
+  bool f64 = elementType.isF64() ||
+             (opType == "Bernoulli" &&
+              Importer::getType(input).getElementType().isF64());
   Type drawType =
-      elementType.isF64() ||
-              (input && Importer::getType(input).getElementType().isF64() &&
-               opType == "Bernoulli")
-          ? Type(g.builder.getF64Type())
-          : Type(g.builder.getF32Type());
+      f64 ? Type(g.builder.getF64Type()) : Type(g.builder.getF32Type());
   auto type = RankedTensorType::get(shape, drawType);
   Value numbers = g.create<tg::RandomOp>(
       type, seed, /*offset=*/Value(),

@@ -1533,10 +1533,11 @@ def function_model(nodes, inputs, outputs, functions, inits=(), ir=10):
 def function_cases():
     """Model-local functions, inlined at import: an attribute a function
     refers to, given by the call or defaulted by the function (IR 10's
-    attribute_proto); a function calling another twice; an optional input
-    the call leaves out; two calls of one function (names renamed per
-    call); an If inside a function whose branch reads the function's names
-    and attribute; an output that is an input."""
+    attribute_proto); a function calling another and its overload (IR 10;
+    ignoring the overload would define the function twice); an optional
+    input the call leaves out; two calls of one function (names renamed
+    per call); an If inside a function whose branch reads the function's
+    names and attribute; an output that is an input."""
     local = np.random.default_rng(61)
     x = local.standard_normal((2, 3)).astype(np.float32)
     b = local.standard_normal(3).astype(np.float32)
@@ -1558,18 +1559,23 @@ def function_cases():
         [helper.make_opsetid("", 18)],
         attributes=[], attribute_protos=[
             helper.make_attribute("alpha", 0.5)])
-    # Twice(v) = Relu(v) * 4 through another function, called twice; its
-    # second output is its input.
+    # Twice(v) = Relu(v) * 6 through another function, called as Double and
+    # as its overload "triple"; its second output is its input.
     double = helper.make_function(
         "custom", "Double", ["v"], ["w"],
         [helper.make_node("Add", ["v", "v"], ["w"])],
         [helper.make_opsetid("", 18)])
+    triple = helper.make_function(
+        "custom", "Double", ["v"], ["w"],
+        [helper.make_node("Sum", ["v", "v", "v"], ["w"])],
+        [helper.make_opsetid("", 18)], overload="triple")
     twice = helper.make_function(
         "custom", "Twice", ["v", "lo"], ["w", "v"],
         [helper.make_node("Relu", ["v"], ["r"]),
          helper.make_node("Clip", ["r", "lo"], ["c"]),
          helper.make_node("Double", ["c"], ["d1"], domain="custom"),
-         helper.make_node("Double", ["d1"], ["w"], domain="custom")],
+         helper.make_node("Double", ["d1"], ["w"], domain="custom",
+                          overload="triple")],
         [helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)])
     # An If in a function: its branches read the function's input and
     # attribute.
@@ -1597,12 +1603,13 @@ def function_cases():
     m = function_model(nodes, [vi("x", F, [2, 3]), vi("cond", B, [])],
                        [vi("y2", F, [2, 3]), vi("y3", F, [2, 3]),
                         vi("y4", F, [2, 3]), vi("passed", F, [2, 3])],
-                       [scaled_add, double, twice, choose], [("b", b)])
+                       [scaled_add, double, triple, twice, choose],
+                       [("b", b)])
     onnx.checker.check_model(m)
     # onnx.reference 1.23 does not run attribute references in functions
     # (its OpFunction rejects them): the expected values in numpy.
     y2 = (x * np.float32(2.5) + b) * np.float32(0.5) + b
-    y3 = np.maximum(y2, 0) * np.float32(4)
+    y3 = np.maximum(y2, 0) * np.float32(6)
     for value in (True, False):
         y4 = y3 * np.float32(3) if value else -y3
         case(f"function_calls_{str(value).lower()}", m,

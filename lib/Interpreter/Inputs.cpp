@@ -3,6 +3,7 @@
 #include "tgc/Interpreter/Inputs.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGSharding.h"
@@ -55,31 +56,142 @@ static int64_t getGlobalRows(Value table) {
   return rows * tg::getShardCount(sharding, 0, *mesh);
 }
 
+/// Where the elements of `value` come from, through what keeps a splat a
+/// splat: a fusion region's argument is its operand; reshapes,
+/// transposes, slices, broadcasts and a partitioned function's slices and
+/// gathers move elements.
+static Value lookThroughMoves(Value value) {
+  while (true) {
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      auto fusion = dyn_cast<tg::FusionOp>(argument.getOwner()->getParentOp());
+      if (!fusion)
+        return value;
+      value = fusion->getOperand(argument.getArgNumber());
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!isa_and_present<tg::ReshapeOp, tg::TransposeOp, tg::SliceOp,
+                         tg::BroadcastInDimOp, shard::AllSliceOp,
+                         shard::AllGatherOp>(def))
+      return value;
+    value = def->getOperand(0);
+  }
+}
+
+/// Whether `value` is a splat integer constant equal to `expected` (any
+/// positive value for std::nullopt).
+static bool isSplatInt(Value value, std::optional<int64_t> expected) {
+  DenseIntElementsAttr splat;
+  if (!matchPattern(lookThroughMoves(value), m_Constant(&splat)) ||
+      !splat.isSplat())
+    return false;
+  int64_t constant = splat.getSplatValue<APInt>().getSExtValue();
+  return expected ? constant == *expected : constant > 0;
+}
+
+/// Whether `select` is an importer's wrap of negative ids `ids` into
+/// [0, n): select(ids < 0, ids + n, ids) (ONNX Gather's negative indices).
+/// The wrapped ids index what `ids` in [0, n) index, so the bound that holds
+/// for the wrapped ids holds for `ids`.
+static bool isNegativeIdWrap(tg::SelectOp select, Value ids) {
+  if (select.getOnFalse() != ids)
+    return false;
+  auto compare = select.getPred().getDefiningOp<tg::CompareOp>();
+  auto add = select.getOnTrue().getDefiningOp<tg::AddOp>();
+  if (!compare || !add || compare.getDirection() != tg::CompareDirection::LT ||
+      compare.getLhs() != ids || !isSplatInt(compare.getRhs(), 0))
+    return false;
+  return (add.getLhs() == ids && isSplatInt(add.getRhs(), std::nullopt)) ||
+         (add.getRhs() == ids && isSplatInt(add.getLhs(), std::nullopt));
+}
+
+/// Whether `user` passes the ids `ids` on where it does not put a constant
+/// in their place: select(pred, ids, constant) or its mirror (an exporter's
+/// fill of padding positions with the ignored label), max or min with a
+/// constant (a clamp).
+static bool isConstantFill(Operation *user, Value ids) {
+  Value other;
+  if (auto select = dyn_cast<tg::SelectOp>(user)) {
+    if (select.getOnTrue() == ids)
+      other = select.getOnFalse();
+    else if (select.getOnFalse() == ids)
+      other = select.getOnTrue();
+  } else if (isa<tg::MaxOp, tg::MinOp>(user)) {
+    other = user->getOperand(user->getOperand(0) == ids ? 1 : 0);
+  }
+  return other && other != ids &&
+         matchPattern(lookThroughMoves(other), m_Constant());
+}
+
+/// Whether `user` converts integer ids to a wider integer type (the values
+/// unchanged).
+static bool isIdWidening(Operation *user) {
+  auto convert = dyn_cast<tg::ConvertOp>(user);
+  if (!convert)
+    return false;
+  auto from = dyn_cast<IntegerType>(getElementTypeOrSelf(convert.getOperand()));
+  auto to = dyn_cast<IntegerType>(getElementTypeOrSelf(convert.getType()));
+  return from && to && from.getWidth() > 1 && to.getWidth() >= from.getWidth();
+}
+
+/// Whether `slice` drops the first position of its operand's last
+/// dimension and keeps the rest whole: `labels[..., 1:]`, the shift of a
+/// causal language model's labels.
+static bool isShiftByOne(tg::SliceOp slice) {
+  ArrayRef<int64_t> shape = slice.getOperand().getType().getShape();
+  if (shape.empty() || shape.back() < 2)
+    return false;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    int64_t start = dim + 1 == shape.size() ? 1 : 0;
+    if (slice.getStartIndices()[dim] != start ||
+        slice.getLimitIndices()[dim] != size || slice.getStrides()[dim] != 1)
+      return false;
+  }
+  return true;
+}
+
 /// Calls `visit` on each use of the ids `value` holds, following them
 /// through shape ops, `shard` collectives (the same ids, moved, gathered or
-/// split) and fusion regions.
-static void forEachIdUse(Value value,
-                         llvm::function_ref<void(OpOperand &)> visit) {
-  SmallVector<Value> worklist = {value};
-  llvm::DenseSet<Value> seen;
+/// split), fusion regions, an importer's wrap of negative ids, constant
+/// fills and widening conversions; `shifted` says whether the path went
+/// through a shift by one (isShiftByOne). With `intoBlocks`, also through
+/// the shift of the ids into a device's block of a split vocabulary (a
+/// tg.sub with tg.id_bound, which is visited too): where a
+/// vocabulary-parallel lookup or loss takes them.
+static void
+forEachIdUse(Value value,
+             llvm::function_ref<void(OpOperand &, bool shifted)> visit,
+             bool intoBlocks = false) {
+  SmallVector<std::pair<Value, bool>> worklist = {{value, false}};
+  llvm::DenseSet<Value> seen[2]; // Reached unshifted, shifted.
   while (!worklist.empty()) {
-    Value current = worklist.pop_back_val();
-    if (!seen.insert(current).second)
+    auto [current, shifted] = worklist.pop_back_val();
+    if (!seen[shifted].insert(current).second)
       continue;
     for (OpOperand &use : current.getUses()) {
       Operation *user = use.getOwner();
+      auto select = dyn_cast<tg::SelectOp>(user);
       if (user->hasTrait<tg::OpTrait::ShapeOp>() ||
-          isa<shard::ShardDialect>(user->getDialect()))
-        worklist.append(user->result_begin(), user->result_end());
-      else if (auto fusion = dyn_cast<tg::FusionOp>(user))
+          isa<shard::ShardDialect>(user->getDialect()) ||
+          (select && isNegativeIdWrap(select, current)) ||
+          isConstantFill(user, current) || isIdWidening(user)) {
+        auto slice = dyn_cast<tg::SliceOp>(user);
+        bool shift = shifted || (slice && isShiftByOne(slice));
+        for (Value result : user->getResults())
+          worklist.push_back({result, shift});
+      } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
         worklist.push_back(
-            fusion.getBody().getArgument(use.getOperandNumber()));
-      else if (auto yield = dyn_cast<tg::YieldOp>(user))
+            {fusion.getBody().getArgument(use.getOperandNumber()), shifted});
+      } else if (auto yield = dyn_cast<tg::YieldOp>(user)) {
         // Out of a region (a micro-batch's slice of the ids).
         worklist.push_back(
-            yield->getParentOp()->getResult(use.getOperandNumber()));
-      else
-        visit(use);
+            {yield->getParentOp()->getResult(use.getOperandNumber()), shifted});
+      } else {
+        visit(use, shifted);
+        if (intoBlocks && isa<tg::SubOp>(user) &&
+            user->hasAttr(tg::kIdBoundAttrName) && use.getOperandNumber() == 0)
+          worklist.push_back({user->getResult(0), shifted});
+      }
     }
   }
 }
@@ -89,7 +201,7 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
   auto tighten = [&](int64_t limit) {
     bound = bound ? std::min(*bound, limit) : limit;
   };
-  forEachIdUse(value, [&](OpOperand &use) {
+  forEachIdUse(value, [&](OpOperand &use, bool) {
     Operation *user = use.getOwner();
     auto ownBound = user->getAttrOfType<IntegerAttr>(tg::kIdBoundAttrName);
     if (auto embedding = dyn_cast<tg::EmbeddingOp>(user)) {
@@ -112,13 +224,26 @@ std::optional<int64_t> tgc::findIdBound(Value value) {
   return bound;
 }
 
+std::optional<bool> tgc::findLabelShift(Value value) {
+  std::optional<bool> found;
+  forEachIdUse(
+      value,
+      [&](OpOperand &use, bool shifted) {
+        auto loss = dyn_cast<tg::CrossEntropyOp>(use.getOwner());
+        if (loss && use.get() == loss.getLabels())
+          found = found.value_or(false) || shifted;
+      },
+      /*intoBlocks=*/true);
+  return found;
+}
+
 SmallVector<int64_t> tgc::findIgnoredIds(Value value) {
   SmallVector<int64_t> ignored;
   auto add = [&](IntegerAttr id) {
     if (id && !llvm::is_contained(ignored, id.getInt()))
       ignored.push_back(id.getInt());
   };
-  forEachIdUse(value, [&](OpOperand &use) {
+  forEachIdUse(value, [&](OpOperand &use, bool) {
     Operation *user = use.getOwner();
     if (auto loss = dyn_cast<tg::CrossEntropyOp>(user))
       add(loss.getIgnoreIndexAttr());

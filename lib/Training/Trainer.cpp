@@ -25,10 +25,16 @@ std::optional<CopyTask> CopyTask::find(func::FuncOp func) {
     std::optional<int64_t> vocabulary = findIdBound(func.getArgument(i));
     if (!vocabulary)
       continue;
-    for (unsigned j = 0; j < e; ++j)
-      if (tg::getArgumentRole(func, j) == tg::Role::Label &&
-          func.getArgumentTypes()[j] == func.getArgumentTypes()[i])
-        return CopyTask{i, j, *vocabulary};
+    // A `label` argument first, else an input read as a loss's labels.
+    for (tg::Role role : {tg::Role::Label, tg::Role::Input})
+      for (unsigned j = 0; j < e; ++j) {
+        if (j == i || tg::getArgumentRole(func, j) != role ||
+            func.getArgumentTypes()[j] != func.getArgumentTypes()[i])
+          continue;
+        std::optional<bool> shifted = findLabelShift(func.getArgument(j));
+        if (role == tg::Role::Label || shifted)
+          return CopyTask{i, j, *vocabulary, shifted.value_or(false)};
+      }
   }
   return std::nullopt;
 }
@@ -66,7 +72,8 @@ static void fillWindows(const TokenData &data, SmallVector<Tensor> &arguments,
   ArrayRef<int64_t> shape = arguments[data.task.ids].getShape();
   int64_t seq = shape.empty() ? 1 : shape.back();
   int64_t rows = seq ? static_cast<int64_t>(ids.size()) / seq : 0;
-  rt::fillTokenWindows(data.tokens, ids.data(), labels.data(), rows, seq, seed);
+  rt::fillTokenWindows(data.tokens, ids.data(), labels.data(), rows, seq, seed,
+                       data.task.labelsShifted);
 }
 
 /// The default value of integer `input` argument `index` that the data does
@@ -227,7 +234,15 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       else if (!options.tokens && options.copyTask &&
                i == options.copyTask->ids) {
         arguments[i] = makeRandomArgument(step, i, stepSeed, types[i]);
-        arguments[options.copyTask->labels] = arguments[i];
+        Tensor &labels = arguments[options.copyTask->labels];
+        labels = arguments[i];
+        if (options.copyTask->labelsShifted) {
+          ArrayRef<int64_t> shape = labels.getShape();
+          int64_t seq = shape.empty() ? 1 : shape.back();
+          rt::shiftCopyLabels(reinterpret_cast<char *>(labels.ints().data()),
+                              seq ? labels.getNumElements() / seq : 0, seq,
+                              sizeof(int64_t));
+        }
       }
     }
     if (options.tokens)

@@ -29,7 +29,8 @@ WindowPrefetcher::Batch WindowPrefetcher::make(unsigned n) const {
   batch.ids.resize(rows * seq);
   batch.labels.resize(rows * seq);
   fillTokenWindows(tokens, batch.ids.data(), batch.labels.data(), rows, seq,
-                   stepSeed(seed, n), held.empty() ? nullptr : &held);
+                   stepSeed(seed, n), labelsShifted,
+                   held.empty() ? nullptr : &held);
   return batch;
 }
 

@@ -38,8 +38,9 @@ public:
   /// `held`: the rows this process reads (fillTokenWindows), empty for
   /// all.
   WindowPrefetcher(TokenSpan tokens, int64_t rows, int64_t seq, uint64_t seed,
-                   std::vector<bool> held = {})
-      : tokens(tokens), rows(rows), seq(seq), seed(seed), held(held) {}
+                   bool labelsShifted, std::vector<bool> held = {})
+      : tokens(tokens), rows(rows), seq(seq), seed(seed),
+        labelsShifted(labelsShifted), held(held) {}
 
   /// The ids and labels of step `n`; starts making step n + 1's.
   void take(unsigned n, std::vector<int64_t> &ids,
@@ -55,6 +56,7 @@ private:
   TokenSpan tokens;
   int64_t rows, seq;
   uint64_t seed;
+  bool labelsShifted;
   std::vector<bool> held;
   /// std::async's: its destructor waits for the thread.
   std::future<Batch> next;

@@ -395,8 +395,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (!hasCopyTask && source != "fixed")
     return fail("--data " + source +
                 " needs a token-id 'input' argument read by tg.embedding and "
-                "a 'label' argument of the same type; this step has none (try "
-                "--data fixed)");
+                "labels of the same type (a 'label' argument, or an 'input' "
+                "read as a loss's labels); this step has none (try --data "
+                "fixed)");
   int64_t seq = 1, rows = 0;
   MappedTokenFile tokens;
   if (hasCopyTask) {
@@ -420,7 +421,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
   std::optional<WindowPrefetcher> windows;
   if (fromFile)
-    windows.emplace(tokens.getTokens(), rows, seq, flags.seed, heldRows);
+    windows.emplace(tokens.getTokens(), rows, seq, flags.seed,
+                    info.copyLabelsShifted, heldRows);
 
   // This process's part of a whole value.
   auto own = [&](int i, std::vector<char> whole) {
@@ -567,7 +569,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       } else if (!fromFile && source == "synthetic-copy" && i == info.copyIds) {
         std::vector<char> ids =
             makeArgument(global.arguments[i], i, seedOfStep);
-        arguments[info.copyLabels] = own(info.copyLabels, ids);
+        std::vector<char> labels = ids;
+        if (info.copyLabelsShifted)
+          shiftCopyLabels(labels.data(), rows, seq,
+                          getDTypeBytes(info.arguments[i].dtype));
+        arguments[info.copyLabels] = own(info.copyLabels, std::move(labels));
         arguments[i] = own(i, std::move(ids));
         changed.push_back(info.copyLabels);
       } else {

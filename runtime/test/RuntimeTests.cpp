@@ -153,6 +153,30 @@ static void testRandom() {
   CHECK(a != b);
 }
 
+/// A model that shifts its labels itself gets the window as its labels
+/// (it predicts labels[t + 1] at t: the next token); the copy task's labels
+/// move one position on (it predicts ids[t] at t).
+static void testShiftedLabels() {
+  std::vector<unsigned char> bytes(2 * 50);
+  for (size_t i = 0; i < 50; ++i)
+    bytes[2 * i] = static_cast<unsigned char>(i * 3);
+  TokenSpan tokens{bytes.data(), 50};
+  const int64_t rows = 3, seq = 5;
+  std::vector<int64_t> ids(rows * seq), labels(rows * seq),
+      shiftedIds(rows * seq), shifted(rows * seq);
+  fillTokenWindows(tokens, ids.data(), labels.data(), rows, seq, 4, false);
+  fillTokenWindows(tokens, shiftedIds.data(), shifted.data(), rows, seq, 4,
+                   true);
+  CHECK(shiftedIds == ids && shifted == ids);
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t t = 0; t + 1 < seq; ++t)
+      CHECK(labels[row * seq + t] == ids[row * seq + t + 1]);
+
+  std::vector<int32_t> copy = {1, 2, 3, 4, 5, 6};
+  shiftCopyLabels(reinterpret_cast<char *>(copy.data()), 2, 3, sizeof(int32_t));
+  CHECK((copy == std::vector<int32_t>{1, 1, 2, 4, 4, 5}));
+}
+
 /// A data-parallel rank reads only the windows of its rows of the batch,
 /// and they are the whole batch's rows.
 static void testHeldTokenRows() {
@@ -162,7 +186,8 @@ static void testHeldTokenRows() {
   TokenSpan tokens{bytes.data(), 300};
   const int64_t rows = 4, seq = 16;
   std::vector<int64_t> ids(rows * seq), labels(rows * seq);
-  fillTokenWindows(tokens, ids.data(), labels.data(), rows, seq, 9);
+  fillTokenWindows(tokens, ids.data(), labels.data(), rows, seq, 9,
+                   /*labelsShifted=*/false);
 
   // ids [4, 16] split on the batch over dp=2: rank 1 holds rows 2 and 3.
   MeshInfo mesh{};
@@ -178,7 +203,8 @@ static void testHeldTokenRows() {
   std::vector<bool> held = ranks::getHeldRows(arg, mesh, {1}, seq);
   CHECK((held == std::vector<bool>{false, false, true, true}));
   std::vector<int64_t> mine(rows * seq, -1), myLabels(rows * seq, -1);
-  fillTokenWindows(tokens, mine.data(), myLabels.data(), rows, seq, 9, &held);
+  fillTokenWindows(tokens, mine.data(), myLabels.data(), rows, seq, 9,
+                   /*labelsShifted=*/false, &held);
   for (int64_t i = 0; i < rows * seq; ++i) {
     bool inBlock = i >= 2 * seq;
     CHECK(inBlock ? mine[i] == ids[i] && myLabels[i] == labels[i]
@@ -649,6 +675,7 @@ int main() {
   testEmbeddingGrad();
   testFakeQuant();
   testHeldTokenRows();
+  testShiftedLabels();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

@@ -108,8 +108,8 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (!copyTask && source != "fixed")
     return reportError("--data " + source +
                        " needs a token-id 'input' argument read by "
-                       "tg.embedding and a 'label' argument of the same "
-                       "type; @" +
+                       "tg.embedding and labels of the same type (a 'label' "
+                       "argument, or an 'input' read as a loss's labels); @" +
                        entry.getName() + " has none (try --data fixed)");
   std::optional<TokenData> tokens;
   if (fromFile) {

@@ -31,6 +31,13 @@ std::string getResultName(mlir::FunctionOpInterface function, unsigned index);
 /// through shape ops and fusion regions. None if nothing bounds it.
 std::optional<int64_t> findIdBound(mlir::Value value);
 
+/// Whether the ids `value` holds are a loss's labels (through what
+/// findIdBound follows): none if they are not; true if the step shifts them
+/// by one position first (`labels[..., 1:]`: a causal language model given
+/// its input ids as labels compares the prediction at position t with
+/// labels[t + 1]), false if they are the labels of their own positions.
+std::optional<bool> findLabelShift(mlir::Value value);
+
 /// The ids `value` may hold outside findIdBound's range: the ignore_index of
 /// the losses that read it (and of a vocabulary-parallel loss, which
 /// compares its labels with it).

@@ -26,11 +26,15 @@
 namespace tgc {
 
 /// The synthetic copy task: a token-id `input` that indexes a table (its
-/// bound is findIdBound's), and a `label` argument of the same type that
-/// receives the same ids.
+/// bound is findIdBound's), and labels of the same type that receive the
+/// same ids: a `label` argument, or an `input` that reaches a loss's labels
+/// (an exported model that computes its loss, `model(ids, labels)`).
 struct CopyTask {
   unsigned ids, labels;
   int64_t vocabulary;
+  /// The step shifts the labels by one position itself (findLabelShift):
+  /// the labels of position t go in at t + 1.
+  bool labelsShifted = false;
 
   /// The task of `function`, if it has such arguments.
   static std::optional<CopyTask> find(mlir::func::FuncOp function);

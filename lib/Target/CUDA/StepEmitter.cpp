@@ -1097,6 +1097,7 @@ LogicalResult StepEmitter::emitDescription() {
                 str(ret.getNumOperands()) + ", " +
                 str(task ? int64_t(task->ids) : -1) + ", " +
                 str(task ? int64_t(task->labels) : -1) + ", " +
+                (task && task->labelsShifted ? "true" : "false") + ", " +
                 str(task ? task->vocabulary : 0) + ", kMesh, " +
                 str(numCollectives) + ", " + str(commScratchBytes) +
                 ", kFingerprint,\n"

@@ -13,8 +13,9 @@ references, with tgc and numpy only (no PyTorch):
    the step: every parameter's gradient matches autograd's (rtol 1e-3, atol
    1e-4 of the gradient's largest magnitude, at least 1e-7 of the model's
    largest gradient).
-With --train, only: `tgc train STEM.onnx --steps 1` on the batch logs
-PyTorch's loss as step 1's (rtol 1e-4): it starts from the exported weights.
+With --train, only: `tgc train STEM.onnx --steps 1 --data fixed` on the
+batch logs PyTorch's loss as step 1's (rtol 1e-4): it starts from the
+exported weights.
 Prints one line per check ("... ok" or "... FAIL") and exits 1 on a failure.
 """
 import os
@@ -55,8 +56,9 @@ def report(what, good, detail):
 # --train: `tgc train` starts from the exported weights, so its first
 # logged loss is PyTorch's loss on the same batch.
 if train_only:
+    # --data fixed: the batch's token ids, not the copy task's.
     log = tgc_run("train", onnx_file, f"--parameters={params_file}", "--steps=1",
-                  "--log-every=1", *input_args).stdout
+                  "--log-every=1", "--data=fixed", *input_args).stdout
     first = re.search(r"step 1: loss ([-0-9.e+naif]+)", log)
     loss = float(first.group(1)) if first else float("nan")
     report("train step 1 loss", bool(np.isclose(loss, float(ref["loss"]), rtol=1e-4, atol=0)),

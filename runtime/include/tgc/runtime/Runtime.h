@@ -93,9 +93,11 @@ struct StepInfo {
   const ResultInfo *results;
   int numResults;
   /// The synthetic copy task: the token-id input and the label argument
-  /// filled with the same ids (-1 when the step has none), and the ids'
+  /// filled with the same ids (-1 when the step has none), whether the step
+  /// shifts its labels by one position itself (tgc::CopyTask), and the ids'
   /// bound (the embedding's rows).
   int copyIds, copyLabels;
+  bool copyLabelsShifted;
   int64_t vocabulary;
   MeshInfo mesh;
   /// The collectives of one step, and the bytes of their staging buffer.

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,13 +87,17 @@ inline bool parseTokenFile(const unsigned char *bytes, size_t size, int64_t seq,
 
 /// The ids and labels of a step from a token file: each of the `rows` rows
 /// a window of `seq` tokens at a random offset (an mt19937_64 of `seed`),
-/// the labels the same window one token on. With `held` (a flag per
-/// row), only the rows it flags are read, the others left as they are: a
-/// data-parallel rank reads the windows of its own block of the batch, and
-/// they are the ones the whole batch would have.
+/// the labels the same window one token on (the next token at every
+/// position), or with `labelsShifted` (a model that shifts its labels by
+/// one position itself, CopyTask::labelsShifted) the window itself. With
+/// `held` (a flag per row), only the rows it flags are read, the others
+/// left as they are: a data-parallel rank reads the windows of its own
+/// block of the batch, and they are the ones the whole batch would have.
 inline void fillTokenWindows(TokenSpan tokens, int64_t *ids, int64_t *labels,
                              int64_t rows, int64_t seq, uint64_t seed,
+                             bool labelsShifted,
                              const std::vector<bool> *held = nullptr) {
+  int64_t labelOffset = labelsShifted ? 0 : 1;
   int64_t starts = tokens.count - seq;
   std::mt19937_64 rng(seed);
   for (int64_t row = 0; row < rows; ++row) {
@@ -101,8 +106,23 @@ inline void fillTokenWindows(TokenSpan tokens, int64_t *ids, int64_t *labels,
       continue;
     for (int64_t t = 0; t < seq; ++t) {
       ids[row * seq + t] = tokens[start + t];
-      labels[row * seq + t] = tokens[start + t + 1];
+      labels[row * seq + t] = tokens[start + t + labelOffset];
     }
+  }
+}
+
+/// The copy task's labels for a model that shifts its labels by one
+/// position itself: `labels` holds the ids (`rows` rows of `seq` elements of
+/// `elementBytes`), and each row moves one position on, so that the label
+/// the model reads for position t is the id at t; the first position (which
+/// the model drops) keeps its id.
+inline void shiftCopyLabels(char *labels, int64_t rows, int64_t seq,
+                            size_t elementBytes) {
+  if (seq < 2)
+    return;
+  for (int64_t row = 0; row < rows; ++row) {
+    char *begin = labels + row * seq * elementBytes;
+    std::memmove(begin + elementBytes, begin, (seq - 1) * elementBytes);
   }
 }
 

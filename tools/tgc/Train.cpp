@@ -39,8 +39,10 @@ static cl::opt<std::string>
                   "step, labels = ids: the model learns to copy), fixed (one "
                   "random batch every step: memorization), or FILE.bin (uint16 "
                   "token ids as nanoGPT writes them, or llm.c with its header: "
-                  "random windows, labels = the next tokens). Default: "
-                  "synthetic-copy for token models, else fixed"),
+                  "random windows, labels = the next tokens). The labels go "
+                  "in one position later for a model that shifts them itself "
+                  "(labels[..., 1:], as Hugging Face's causal LMs do). "
+                  "Default: synthetic-copy for token models, else fixed"),
          cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
 static cl::opt<uint64_t>
     seed("seed",
@@ -119,6 +121,23 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       return reportError(llvm::toString(loaded.takeError()));
     tokens = std::move(*loaded);
   }
+  if (copyTask && source != "fixed") {
+    // Which arguments the data feeds, and how (docs/training.md).
+    std::string ids = getArgumentName(entry, copyTask->ids),
+                labels = getArgumentName(entry, copyTask->labels);
+    const char *shifted =
+        copyTask->labelsShifted ? " (the model shifts its labels itself)" : "";
+    entry.emitRemark()
+        << "--data " << source << " feeds '" << ids << "' (token ids below "
+        << copyTask->vocabulary << ") with "
+        << (fromFile ? "windows of the file" : "random ids") << " and '"
+        << labels << "' with "
+        << (fromFile ? (copyTask->labelsShifted ? "the same windows"
+                                                : "the windows one token on")
+                     : (copyTask->labelsShifted ? "the ids one position on"
+                                                : "the same ids"))
+        << shifted;
+  }
   // The interpreter trains the step the training-step stage builds.
   TrainingPipelineOptions pipeline;
   if (failed(fillPipelineOptions(pipeline, /*trainingStep=*/true)))
@@ -158,9 +177,11 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                          ": tgc train reads inputs only (the parameters "
                          "come from the model or --init, labels from "
                          "--data)");
-    if (copyTask && index == copyTask->ids && source != "fixed")
-      return reportError("--input " + name +
-                         ": the token ids are fed by --data " + source);
+    if (copyTask && source != "fixed" &&
+        (index == copyTask->ids || index == copyTask->labels))
+      return reportError("--input " + name + ": the token " +
+                         (index == copyTask->ids ? "ids" : "labels") +
+                         " are fed by --data " + source);
     options.inputs[name] = std::move(*value);
   }
   options.steps = steps;

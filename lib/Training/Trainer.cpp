@@ -7,6 +7,7 @@
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
+#include "tgc/runtime/Random.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -77,24 +78,19 @@ static void fillWindows(const TokenData &data, SmallVector<Tensor> &arguments,
 }
 
 /// The default value of integer `input` argument `index` that the data does
-/// not feed, by its name: an attention mask all ones, token type ids zeros,
-/// position ids 0, 1, ... along the last dimension; none for a name that is
-/// none of these.
+/// not feed, by its name (rt::getNamedInput: an attention mask all ones,
+/// token type ids zeros, position ids 0, 1, ... along the last dimension);
+/// none for a name that is none of these.
 static std::optional<Tensor> makeDefaultInput(func::FuncOp step, unsigned index,
                                               RankedTensorType type) {
-  std::string name = StringRef(getArgumentName(step, index)).lower();
+  rt::NamedInput kind = rt::getNamedInput(getArgumentName(step, index));
+  if (kind == rt::NamedInput::None)
+    return std::nullopt;
   Tensor tensor(type, Tensor::Storage::Int);
   std::vector<int64_t> &values = tensor.ints();
-  if (StringRef(name).contains("mask"))
-    llvm::fill(values, 1);
-  else if (StringRef(name).contains("token_type"))
-    llvm::fill(values, 0);
-  else if (StringRef(name).contains("position")) {
-    int64_t length = type.getRank() ? type.getShape().back() : 1;
-    for (auto [i, value] : llvm::enumerate(values))
-      value = length ? int64_t(i) % length : 0;
-  } else
-    return std::nullopt;
+  rt::generateNamedInput(kind, values.size(),
+                         type.getRank() ? type.getShape().back() : 1,
+                         [&](int64_t i, int64_t value) { values[i] = value; });
   return tensor;
 }
 

@@ -438,6 +438,22 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                        ? makeBlock(info.arguments[i], info.mesh,
                                    communication->coordinates, i, flags.seed)
                        : makeArgument(global.arguments[i], i, flags.seed);
+  // Integer inputs get the value their name says (an attention mask all
+  // ones...), as `tgc train` gives them; the data then feeds its own.
+  for (int i = 0; i < info.numArguments; ++i) {
+    const ArgumentInfo &arg = global.arguments[i];
+    NamedInput kind = getNamedInput(arg.name);
+    if (arg.init.role != ArgRole::Input || arg.init.isFloat ||
+        kind == NamedInput::None)
+      continue;
+    int64_t count = getNumElements(arg);
+    std::vector<char> whole(count * getDTypeBytes(arg.dtype));
+    generateNamedInput(kind, count, arg.rank ? arg.shape[arg.rank - 1] : 1,
+                       [&](int64_t j, int64_t value) {
+                         storeDouble(whole.data(), arg.dtype, j, double(value));
+                       });
+    arguments[i] = own(i, std::move(whole));
+  }
   int64_t firstStep = 0;
   // Whole values read from a file (the loaders' contract), then only this
   // process's part of each kept.

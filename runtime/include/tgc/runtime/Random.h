@@ -15,8 +15,10 @@
 #define TGC_RUNTIME_RANDOM_H
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <random>
+#include <string>
 
 namespace tgc::rt {
 
@@ -114,6 +116,36 @@ inline void randomInts(const RandomSpec &spec, int64_t count, uint64_t seed,
                        unsigned index, int64_t *out) {
   generateInts(spec, count, seed, index,
                [&](int64_t i, int64_t value) { out[i] = value; });
+}
+
+/// The value a training run gives an integer `input` the data does not
+/// feed, by its name, as Hugging Face's models assume when called with their
+/// ids alone: a name containing `mask` (attention_mask) all ones, nothing
+/// masked; `token_type` (token_type_ids) zeros, one segment; `position`
+/// (position_ids) 0, 1, ... along the last dimension. Case-insensitive.
+enum class NamedInput { None, Mask, TokenTypes, Positions };
+
+inline NamedInput getNamedInput(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (name.find("mask") != std::string::npos)
+    return NamedInput::Mask;
+  if (name.find("token_type") != std::string::npos)
+    return NamedInput::TokenTypes;
+  if (name.find("position") != std::string::npos)
+    return NamedInput::Positions;
+  return NamedInput::None;
+}
+
+/// The `count` values of a `kind` input whose last dimension is `length`;
+/// `store` as generateFloats's.
+template <typename Store>
+void generateNamedInput(NamedInput kind, int64_t count, int64_t length,
+                        Store store) {
+  for (int64_t i = 0; i < count; ++i)
+    store(i, kind == NamedInput::Mask        ? int64_t(1)
+             : kind == NamedInput::Positions ? (length ? i % length : 0)
+                                             : int64_t(0));
 }
 
 /// The seed of step n (from 0) of a run seeded with `seed`: fresh copy-task

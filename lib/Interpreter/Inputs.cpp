@@ -237,6 +237,33 @@ std::optional<bool> tgc::findLabelShift(Value value) {
   return found;
 }
 
+bool tgc::feedsIdsOrLabels(Value value) {
+  SmallVector<Value> worklist = {value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    for (OpOperand &use : current.getUses()) {
+      Operation *user = use.getOwner();
+      auto embedding = dyn_cast<tg::EmbeddingOp>(user);
+      auto loss = dyn_cast<tg::CrossEntropyOp>(user);
+      if ((embedding && use.get() == embedding.getIndices()) ||
+          (loss && use.get() == loss.getLabels()))
+        return true;
+      if (auto fusion = dyn_cast<tg::FusionOp>(user))
+        worklist.push_back(
+            fusion.getBody().getArgument(use.getOperandNumber()));
+      else if (auto yield = dyn_cast<tg::YieldOp>(user))
+        worklist.push_back(
+            yield->getParentOp()->getResult(use.getOperandNumber()));
+      else
+        worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  return false;
+}
+
 SmallVector<int64_t> tgc::findIgnoredIds(Value value) {
   SmallVector<int64_t> ignored;
   auto add = [&](IntegerAttr id) {

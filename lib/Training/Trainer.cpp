@@ -94,29 +94,6 @@ static std::optional<Tensor> makeDefaultInput(func::FuncOp step, unsigned index,
   return tensor;
 }
 
-/// Whether `value` reaches, through any ops, the ids of an embedding or the
-/// labels of a loss: token ids (an importer may normalize them first, as
-/// ONNX Gather's negative indices), or labels.
-static bool feedsIdsOrLabels(Value value) {
-  SmallVector<Value> worklist = {value};
-  llvm::DenseSet<Value> seen;
-  while (!worklist.empty()) {
-    Value current = worklist.pop_back_val();
-    if (!seen.insert(current).second)
-      continue;
-    for (OpOperand &use : current.getUses()) {
-      Operation *user = use.getOwner();
-      auto embedding = dyn_cast<tg::EmbeddingOp>(user);
-      auto loss = dyn_cast<tg::CrossEntropyOp>(user);
-      if ((embedding && use.get() == embedding.getIndices()) ||
-          (loss && use.get() == loss.getLabels()))
-        return true;
-      worklist.append(user->result_begin(), user->result_end());
-    }
-  }
-  return false;
-}
-
 /// The starting value of `input` argument `index`: its value in
 /// `options.inputs`, else for an integer the default its name says, else
 /// the random ids it has if it is token ids or labels (it reaches an

@@ -38,6 +38,12 @@ std::optional<int64_t> findIdBound(mlir::Value value);
 /// labels[t + 1]), false if they are the labels of their own positions.
 std::optional<bool> findLabelShift(mlir::Value value);
 
+/// Whether `value` reaches, through any ops (into and out of fusion
+/// regions), the ids of an embedding or the labels of a loss: token ids (an
+/// importer may normalize them first, as ONNX Gather's negative indices),
+/// or labels, which a trainer's data feeds.
+bool feedsIdsOrLabels(mlir::Value value);
+
 /// The ids `value` may hold outside findIdBound's range: the ignore_index of
 /// the losses that read it (and of a vocabulary-parallel loss, which
 /// compares its labels with it).

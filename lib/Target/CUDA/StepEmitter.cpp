@@ -992,6 +992,15 @@ LogicalResult StepEmitter::emitDescription() {
       return step.emitError("argument ")
              << i << " has more than 8 dimensions, more than the runtime takes";
     rt::RandomSpec spec = getRandomSpec(step, i);
+    // The trainer fills an integer input with the data, its default or the
+    // value its name says (rt::getNamedInput); nothing else, as `tgc train`.
+    if (spec.role == rt::ArgRole::Input && !spec.isFloat && !spec.hasDefault &&
+        rt::getNamedInput(getArgumentName(step, i)) == rt::NamedInput::None &&
+        !feedsIdsOrLabels(arg))
+      return step.emitError("the generated trainer cannot fill input '")
+             << getArgumentName(step, i)
+             << "': it is no token ids or labels (read by an embedding or a "
+                "loss), no attention mask, token type ids or position ids";
     // A partitioned step's argument is a block of its global value.
     SmallVector<int64_t> global(type.getShape());
     std::string dimAxes = "{";

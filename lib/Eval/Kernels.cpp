@@ -84,10 +84,12 @@ void tgc::normalizeTensor(Tensor &tensor, const EvalOptions &options) {
   unsigned width = elementType.getIntOrFloatBitWidth();
   if (width >= 64)
     return;
-  // Wrap around to the element width, sign-extending back.
+  // Wrap around to the element width, sign-extending back (zero-extending
+  // for i1 and the unsigned types).
+  bool zeroExtend = width == 1 || elementType.isUnsignedInteger();
   for (int64_t &value : tensor.ints()) {
     uint64_t bits = static_cast<uint64_t>(value) & ((uint64_t(1) << width) - 1);
-    value = width == 1
+    value = zeroExtend
                 ? static_cast<int64_t>(bits)
                 : static_cast<int64_t>(bits << (64 - width)) >> (64 - width);
   }

@@ -26,9 +26,11 @@ LogicalResult constantKernel(Operation *op, ArrayRef<const Tensor *>,
     if (!values)
       return op->emitError("the interpreter cannot read this constant's "
                            "storage");
-    bool isBool = result.getElementType().isInteger(1);
+    Type elementType = result.getElementType();
+    bool zeroExtend =
+        elementType.isInteger(1) || elementType.isUnsignedInteger();
     for (const APInt &v : *values)
-      result.ints()[i++] = isBool ? v.getZExtValue() : v.getSExtValue();
+      result.ints()[i++] = zeroExtend ? v.getZExtValue() : v.getSExtValue();
   } else {
     auto values = value.tryGetValues<APFloat>();
     if (!values)

@@ -27,6 +27,40 @@ template <typename T> static T readElement(const npy::Array &array, int64_t i) {
   return value;
 }
 
+/// Element `i` of an integer array, whatever its width and signedness.
+static int64_t readInteger(const npy::Array &array, int64_t i) {
+  switch (array.dtype) {
+  case npy::DType::I8:
+    return readElement<int8_t>(array, i);
+  case npy::DType::I16:
+    return readElement<int16_t>(array, i);
+  case npy::DType::I32:
+    return readElement<int32_t>(array, i);
+  case npy::DType::U8:
+    return readElement<uint8_t>(array, i);
+  case npy::DType::U16:
+    return readElement<uint16_t>(array, i);
+  case npy::DType::U32:
+    return readElement<uint32_t>(array, i);
+  default:
+    return readElement<int64_t>(array, i);
+  }
+}
+
+npy::DType tgc::getIntegerDType(Type elementType) {
+  bool isUnsigned = elementType.isUnsignedInteger();
+  switch (elementType.getIntOrFloatBitWidth()) {
+  case 8:
+    return isUnsigned ? npy::DType::U8 : npy::DType::I8;
+  case 16:
+    return isUnsigned ? npy::DType::U16 : npy::DType::I16;
+  case 32:
+    return isUnsigned ? npy::DType::U32 : npy::DType::I32;
+  default:
+    return npy::DType::I64;
+  }
+}
+
 static double readHalf(const npy::Array &array, int64_t i) {
   uint16_t bits = readElement<uint16_t>(array, i);
   return APFloat(APFloat::IEEEhalf(), APInt(16, bits)).convertToDouble();
@@ -102,15 +136,20 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
       tensor.ints()[i] = readElement<uint8_t>(array, i) != 0;
     return tensor;
   }
-  if (dtype != npy::DType::I32 && dtype != npy::DType::I64)
+  if (!npy::isInteger(dtype))
     return wrongDtype();
+  // Any integer dtype, as long as every value fits the element type.
+  int64_t low = detail::getIntMin(elementType),
+          high = detail::getIntMax(elementType);
   for (int64_t i = 0; i < count; ++i) {
-    int64_t value = dtype == npy::DType::I32 ? readElement<int32_t>(array, i)
-                                             : readElement<int64_t>(array, i);
-    if (width == 32 && (value < INT32_MIN || value > INT32_MAX))
-      return error(
-          llvm::formatv("element {0} ({1}) does not fit in i32", i, value)
-              .str());
+    int64_t value = readInteger(array, i);
+    if (value < low || value > high) {
+      std::string typeText;
+      llvm::raw_string_ostream(typeText) << elementType;
+      return error(llvm::formatv("element {0} ({1}) does not fit in {2}", i,
+                                 value, typeText)
+                       .str());
+    }
     tensor.ints()[i] = value;
   }
   return tensor;
@@ -136,10 +175,34 @@ npy::Array tgc::tensorToNpy(const Tensor &tensor) {
   else if (tensor.getElementType().isInteger(1))
     fill(npy::DType::Bool,
          [&](int64_t i) { return uint8_t(tensor.ints()[i] != 0); });
-  else if (tensor.getElementType().isInteger(32))
-    fill(npy::DType::I32,
-         [&](int64_t i) { return static_cast<int32_t>(tensor.ints()[i]); });
   else
-    fill(npy::DType::I64, [&](int64_t i) { return tensor.ints()[i]; });
+    switch (getIntegerDType(tensor.getElementType())) {
+    case npy::DType::I8:
+      fill(npy::DType::I8, [&](int64_t i) { return int8_t(tensor.ints()[i]); });
+      break;
+    case npy::DType::I16:
+      fill(npy::DType::I16,
+           [&](int64_t i) { return int16_t(tensor.ints()[i]); });
+      break;
+    case npy::DType::I32:
+      fill(npy::DType::I32,
+           [&](int64_t i) { return int32_t(tensor.ints()[i]); });
+      break;
+    case npy::DType::U8:
+      fill(npy::DType::U8,
+           [&](int64_t i) { return uint8_t(tensor.ints()[i]); });
+      break;
+    case npy::DType::U16:
+      fill(npy::DType::U16,
+           [&](int64_t i) { return uint16_t(tensor.ints()[i]); });
+      break;
+    case npy::DType::U32:
+      fill(npy::DType::U32,
+           [&](int64_t i) { return uint32_t(tensor.ints()[i]); });
+      break;
+    default:
+      fill(npy::DType::I64, [&](int64_t i) { return tensor.ints()[i]; });
+      break;
+    }
   return array;
 }

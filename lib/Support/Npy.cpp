@@ -245,6 +245,11 @@ private:
 std::optional<DType> parseDescr(StringRef descr) {
   if (descr == "|b1")
     return DType::Bool;
+  // One-byte types have no byte order ('|'); NumPy reads '<' and '=' too.
+  if (descr == "|i1" || descr == "<i1" || descr == "=i1")
+    return DType::I8;
+  if (descr == "|u1" || descr == "<u1" || descr == "=u1")
+    return DType::U8;
   // '=' is native order, which NumPy never writes but which means
   // little-endian everywhere tgc runs.
   if (!descr.consume_front("<") && !descr.consume_front("="))
@@ -253,8 +258,11 @@ std::optional<DType> parseDescr(StringRef descr) {
       .Case("f2", DType::F16)
       .Case("f4", DType::F32)
       .Case("f8", DType::F64)
+      .Case("i2", DType::I16)
       .Case("i4", DType::I32)
       .Case("i8", DType::I64)
+      .Case("u2", DType::U16)
+      .Case("u4", DType::U32)
       .Default(std::nullopt);
 }
 
@@ -330,10 +338,20 @@ StringRef npy::getDescr(DType dtype) {
     return "<f4";
   case DType::F64:
     return "<f8";
+  case DType::I8:
+    return "|i1";
+  case DType::I16:
+    return "<i2";
   case DType::I32:
     return "<i4";
   case DType::I64:
     return "<i8";
+  case DType::U8:
+    return "|u1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
   case DType::Bool:
     return "|b1";
   }
@@ -343,17 +361,37 @@ StringRef npy::getDescr(DType dtype) {
 size_t npy::getElementSize(DType dtype) {
   switch (dtype) {
   case DType::F16:
+  case DType::I16:
+  case DType::U16:
     return 2;
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::F64:
   case DType::I64:
     return 8;
+  case DType::I8:
+  case DType::U8:
   case DType::Bool:
     return 1;
   }
   llvm_unreachable("unknown dtype");
+}
+
+bool npy::isInteger(DType dtype) {
+  switch (dtype) {
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+    return true;
+  default:
+    return false;
+  }
 }
 
 int64_t Array::getNumElements() const {
@@ -429,8 +467,8 @@ Expected<Array> npy::parseNpy(StringRef bytes, StringRef name) {
                           ? " (big-endian data is not supported)"
                           : "";
     return makeError(name, "unsupported dtype '" + descr->string + "'" + why +
-                               "; expected one of <f2, <f4, <f8, <i4, <i8, "
-                               "|b1");
+                               "; expected one of <f2, <f4, <f8, |i1, <i2, "
+                               "<i4, <i8, |u1, <u2, <u4, |b1");
   }
   array.dtype = *dtype;
 

@@ -16,13 +16,18 @@ size_t tgc::rt::getDTypeBytes(DType type) {
     return 8;
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::BF16:
   case DType::F16:
+  case DType::I16:
+  case DType::U16:
     return 2;
   case DType::F8E4M3FN:
   case DType::F8E5M2:
   case DType::I1:
+  case DType::I8:
+  case DType::U8:
     return 1;
   }
   return 1;
@@ -48,12 +53,32 @@ const char *tgc::rt::getSafetensorsDType(DType type) {
     return "I32";
   case DType::I1:
     return "BOOL";
+  case DType::I16:
+    return "I16";
+  case DType::I8:
+    return "I8";
+  case DType::U32:
+    return "U32";
+  case DType::U16:
+    return "U16";
+  case DType::U8:
+    return "U8";
   }
   return "";
 }
 
 bool tgc::rt::isFloatDType(DType type) {
-  return type != DType::I64 && type != DType::I32 && type != DType::I1;
+  switch (type) {
+  case DType::F32:
+  case DType::F64:
+  case DType::BF16:
+  case DType::F16:
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    return true;
+  default:
+    return false;
+  }
 }
 
 namespace {
@@ -76,6 +101,16 @@ template <typename Fn> auto visitStorage(DType type, Fn &&fn) {
     return fn(int32_t{});
   case DType::I1:
     return fn(uint8_t{});
+  case DType::I16:
+    return fn(int16_t{});
+  case DType::I8:
+    return fn(int8_t{});
+  case DType::U32:
+    return fn(uint32_t{});
+  case DType::U16:
+    return fn(uint16_t{});
+  case DType::U8:
+    return fn(u8{});
   case DType::F32:
     break;
   }

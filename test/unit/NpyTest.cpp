@@ -313,10 +313,13 @@ TEST_F(NpyTest, ParsesEveryDescr) {
     StringRef descr;
     DType dtype;
   };
-  for (Case c : {Case{"<f2", DType::F16}, Case{"<f4", DType::F32},
-                 Case{"<f8", DType::F64}, Case{"<i4", DType::I32},
-                 Case{"<i8", DType::I64}, Case{"|b1", DType::Bool},
-                 Case{"=i8", DType::I64}}) {
+  for (Case c :
+       {Case{"<f2", DType::F16}, Case{"<f4", DType::F32},
+        Case{"<f8", DType::F64}, Case{"<i4", DType::I32},
+        Case{"<i8", DType::I64}, Case{"|b1", DType::Bool},
+        Case{"=i8", DType::I64}, Case{"|i1", DType::I8}, Case{"<i1", DType::I8},
+        Case{"|u1", DType::U8}, Case{"<i2", DType::I16},
+        Case{"<u2", DType::U16}, Case{"<u4", DType::U32}}) {
     std::string dict = "{'descr': '" + c.descr.str() +
                        "', 'fortran_order': False, 'shape': (3,), }";
     std::string data(3 * getElementSize(c.dtype), '\1');
@@ -341,6 +344,19 @@ TEST_F(NpyTest, GetDescrAndElementSize) {
   EXPECT_EQ(getElementSize(DType::I32), 4u);
   EXPECT_EQ(getElementSize(DType::I64), 8u);
   EXPECT_EQ(getElementSize(DType::Bool), 1u);
+  EXPECT_EQ(getDescr(DType::I8), "|i1");
+  EXPECT_EQ(getDescr(DType::U8), "|u1");
+  EXPECT_EQ(getDescr(DType::I16), "<i2");
+  EXPECT_EQ(getDescr(DType::U16), "<u2");
+  EXPECT_EQ(getDescr(DType::U32), "<u4");
+  EXPECT_EQ(getElementSize(DType::I8), 1u);
+  EXPECT_EQ(getElementSize(DType::U8), 1u);
+  EXPECT_EQ(getElementSize(DType::I16), 2u);
+  EXPECT_EQ(getElementSize(DType::U16), 2u);
+  EXPECT_EQ(getElementSize(DType::U32), 4u);
+  EXPECT_TRUE(isInteger(DType::U8));
+  EXPECT_FALSE(isInteger(DType::Bool));
+  EXPECT_FALSE(isInteger(DType::F16));
 }
 
 /// Expects parsing `bytes` to fail with a message naming the file and
@@ -471,8 +487,8 @@ TEST_F(NpyTest, DataSizeMustMatchShape) {
 }
 
 TEST_F(NpyTest, UnsupportedDescr) {
-  for (StringRef descr : {"<c8", "<u4", "|u1", "<b1", "<f16", "f4", "<i2",
-                          "|i1", ">i8", "S10", "O"}) {
+  for (StringRef descr :
+       {"<c8", "<u8", "<b1", "<f16", "f4", ">i2", "|i2", ">i8", "S10", "O"}) {
     std::string dict = "{'descr': '" + descr.str() +
                        "', 'fortran_order': False, 'shape': (), }";
     expectParseError(makeNpyBytes(dict, "12345678"),

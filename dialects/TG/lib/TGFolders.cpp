@@ -29,9 +29,12 @@ static bool isSplatOf(Attribute attr, double value) {
     return !losesInfo &&
            splat.getSplatValue<APFloat>().bitwiseIsEqual(expected);
   }
-  if (isa<IntegerType>(elementType))
-    return splat.getSplatValue<APInt>().getSExtValue() ==
-           static_cast<int64_t>(value);
+  if (isa<IntegerType>(elementType)) {
+    APInt bits = splat.getSplatValue<APInt>();
+    return (elementType.isUnsignedInteger()
+                ? int64_t(bits.getZExtValue())
+                : bits.getSExtValue()) == static_cast<int64_t>(value);
+  }
   return false;
 }
 

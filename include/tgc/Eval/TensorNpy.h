@@ -17,7 +17,8 @@ namespace tgc {
 
 /// The tensor held by `array` as a value of `type`, for argument `name`.
 /// Accepted: f32 <- f4; f64 <- f8 (or f4); f16 <- f2 or f4; bf16 and f8 <-
-/// f4; i64 <- i8 or i4; i32 <- i4 (or i8 within range); i1 <- b1. Values
+/// f4; an integer type <- any integer dtype whose values fit it (i64 <- i8,
+/// ui8 <- u1 or i8 within 0..255...); i1 <- b1. Values
 /// are rounded to `type` when it has lower precision. Non-finite floats are
 /// an error unless `allowNonFinite`. The shapes match, or, with
 /// `allowSplitView` (a parameter's value), `type` views one dimension N of
@@ -30,8 +31,12 @@ llvm::Expected<Tensor> tensorFromNpy(const npy::Array &array,
 
 /// The array to write for `tensor`: f32, f16, bf16 and f8 as f4 (their
 /// values are exact in f4, with or without precision emulation); f64, or any
-/// float held in double (f64 mode), as f8; i64 as i8, i32 as i4, i1 as b1.
+/// float held in double (f64 mode), as f8; i64 as i8, i32 as i4, i16 as
+/// i2, i8 as i1, ui32/ui16/ui8 as u4/u2/u1, i1 as b1.
 npy::Array tensorToNpy(const Tensor &tensor);
+
+/// The .npy dtype of integer element type `elementType` (not i1).
+npy::DType getIntegerDType(mlir::Type elementType);
 
 } // namespace tgc
 

@@ -1,8 +1,8 @@
 //===- Npy.h - reading and writing NumPy .npy files -------------*- C++ -*-===//
 //
 // The NumPy array file format (versions 1.0, 2.0 and 3.0; C order only),
-// for the arrays tgc exchanges with users: little-endian f16, f32, f64, i32,
-// i64 and bool.
+// for the arrays tgc exchanges with users: little-endian f16, f32, f64,
+// i8, i16, i32, i64, u8, u16, u32 and bool.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +19,15 @@
 
 namespace tgc::npy {
 
-enum class DType { F16, F32, F64, I32, I64, Bool };
+enum class DType { F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, Bool };
 
-/// The NumPy descr of `dtype`: "<f2", "<f4", "<f8", "<i4", "<i8", "|b1".
+/// The NumPy descr of `dtype`: "<f2", "<f4", "<f8", "|i1", "<i2", "<i4",
+/// "<i8", "|u1", "<u2", "<u4", "|b1".
 llvm::StringRef getDescr(DType dtype);
 /// Bytes per element.
 size_t getElementSize(DType dtype);
+/// Whether `dtype` holds integers (not bool).
+bool isInteger(DType dtype);
 
 /// An array: its element type, shape (empty for a scalar) and raw
 /// little-endian element bytes in C order.

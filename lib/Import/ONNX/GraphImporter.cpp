@@ -30,6 +30,16 @@ Type onnx_import::getElementType(MLIRContext &context, int32_t dataType) {
     return b.getI64Type();
   case onnx::TensorProto::INT32:
     return b.getI32Type();
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
   default:

@@ -57,9 +57,12 @@ static size_t getOnnxElementSize(int32_t dataType) {
     return 8;
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
     return 4;
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
     return 2;
   default:
     return 1;
@@ -74,6 +77,16 @@ static npy::DType getNpyType(int32_t dataType) {
     return npy::DType::I64;
   case onnx::TensorProto::INT32:
     return npy::DType::I32;
+  case onnx::TensorProto::INT16:
+    return npy::DType::I16;
+  case onnx::TensorProto::INT8:
+    return npy::DType::I8;
+  case onnx::TensorProto::UINT32:
+    return npy::DType::U32;
+  case onnx::TensorProto::UINT16:
+    return npy::DType::U16;
+  case onnx::TensorProto::UINT8:
+    return npy::DType::U8;
   case onnx::TensorProto::FLOAT16:
     return npy::DType::F16;
   case onnx::TensorProto::BOOL:
@@ -179,6 +192,8 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
       return proto.double_data_size();
     case onnx::TensorProto::INT64:
       return proto.int64_data_size();
+    case onnx::TensorProto::UINT32:
+      return proto.uint64_data_size();
     default:
       return proto.int32_data_size();
     }
@@ -238,6 +253,31 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
       else
         std::memcpy(out + 4 * i, &proto.int32_data().data()[i], 4);
       break;
+    // The narrow integers: raw little-endian bytes, or one value per
+    // int32_data (uint64_data for uint32) entry, truncated as ONNX does.
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+      out[i] = raw ? (*raw)[i] : static_cast<char>(proto.int32_data(i));
+      break;
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16: {
+      uint16_t bits = 0;
+      if (raw)
+        std::memcpy(&bits, raw->data() + 2 * i, 2);
+      else
+        bits = static_cast<uint16_t>(proto.int32_data(i));
+      std::memcpy(out + 2 * i, &bits, 2);
+      break;
+    }
+    case onnx::TensorProto::UINT32: {
+      uint32_t bits = 0;
+      if (raw)
+        std::memcpy(&bits, raw->data() + 4 * i, 4);
+      else
+        bits = static_cast<uint32_t>(proto.uint64_data(i));
+      std::memcpy(out + 4 * i, &bits, 4);
+      break;
+    }
     }
   }
   return result;

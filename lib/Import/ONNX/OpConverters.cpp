@@ -968,9 +968,9 @@ static LogicalResult convertMeanVarianceNormalization(Importer &g) {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-/// numpy's matmul: 1-D operands promoted and the promoted dimension dropped
-/// again, batch dimensions broadcast.
-static FailureOr<Value> buildMatMul(Importer &g, Value lhs, Value rhs) {
+// numpy's matmul: 1-D operands promoted and the promoted dimension dropped
+// again, batch dimensions broadcast.
+FailureOr<Value> onnx_import::buildMatMul(Importer &g, Value lhs, Value rhs) {
   if (failed(requireFloat(g, lhs)) || failed(requireFloat(g, rhs)))
     return failure();
   if (Importer::getType(lhs).getElementType() !=
@@ -2248,6 +2248,14 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
   // `axis` inputs: tg refuses them. Other legacy forms are converted (see
   // docs/import.md).
   static const llvm::StringMap<OpSupport> ops = {
+      {"QuantizeLinear", {convertQuantizeLinear, 10, 10}},
+      {"QLinearMatMul", {convertQLinearMatMul, 10, 10}},
+      {"QLinearConv", {convertQLinearConv, 10, 10}},
+      {"MatMulInteger", {convertMatMulInteger, 10, 10}},
+      {"DynamicQuantizeLinear", {convertDynamicQuantizeLinear, 11, 11}},
+      {"DequantizeLinear", {convertDequantizeLinear, 10, 10}},
+      {"ConvInteger", {convertConvInteger, 10, 10}},
+      {"BitShift", {convertBitShift, 11, 11}},
       {"Abs", {convertUnary<tg::AbsOp, false>, 1, 1}},
       {"Acos", {convertAcos, 7, 7}},
       {"Acosh", {convertAcosh, 9, 9}},

@@ -183,12 +183,18 @@ static FailureOr<Value> unfold(Importer &g, Value x, const Windows &w,
   return g.reshape(windows, {outputs, kernelSize, n, c});
 }
 
-/// An [N, C, D1..Dn] float input with n >= 1 spatial dimensions.
-static FailureOr<Value> requireImage(Importer &g, unsigned index) {
+/// An [N, C, D1..Dn] float (or, with `allowInteger`, integer) input with
+/// n >= 1 spatial dimensions.
+static FailureOr<Value> requireImage(Importer &g, unsigned index,
+                                     bool allowInteger = false) {
   ASSIGN_OR_FAIL(x, g.requireInput(index));
   RankedTensorType type = Importer::getType(x);
-  if (!isFloat(x))
-    return (void)g.fail("expects a float tensor"), failure();
+  if (!isFloat(x) &&
+      !(allowInteger && isa<IntegerType>(type.getElementType()) &&
+        !type.getElementType().isInteger(1)))
+    return (void)g.fail(allowInteger ? "expects a float or integer tensor"
+                                     : "expects a float tensor"),
+           failure();
   if (type.getRank() < 3)
     return (void)g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)"),
            failure();
@@ -243,11 +249,11 @@ static FailureOr<Value> buildConv(Importer &g, Value x, Value weight,
       g, result, g.broadcastTo(g.reshape(bias, column), resultType.getShape()));
 }
 
-/// The weight of a Conv or ConvTranspose (`channels` the dimension that
-/// group divides: X's channels for Conv, W's first for ConvTranspose).
-static FailureOr<Value> requireWeight(Importer &g, RankedTensorType type,
-                                      int64_t group) {
-  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+/// Checks the weight of a Conv or ConvTranspose against input type `type`
+/// (`channels` the dimension that group divides: X's channels for Conv, W's
+/// first for ConvTranspose).
+static FailureOr<Value> checkWeight(Importer &g, RankedTensorType type,
+                                    Value weight, int64_t group) {
   RankedTensorType weightType = Importer::getType(weight);
   int64_t c = type.getDimSize(1);
   bool transposed = g.getNode().op_type() == "ConvTranspose";
@@ -269,16 +275,34 @@ static FailureOr<Value> requireWeight(Importer &g, RankedTensorType type,
   return weight;
 }
 
-LogicalResult onnx_import::convertConv(Importer &g) {
-  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+/// The weight of a Conv or ConvTranspose: input 1, checked.
+static FailureOr<Value> requireWeight(Importer &g, RankedTensorType type,
+                                      int64_t group) {
+  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+  return checkWeight(g, type, weight, group);
+}
+
+FailureOr<Value> onnx_import::convolve(Importer &g, Value x, Value weight,
+                                       Value bias) {
   RankedTensorType type = Importer::getType(x);
+  if (type.getRank() < 3)
+    return (void)g.fail("expects a tensor of rank >= 3 (N, C, D1, ...)"),
+           failure();
+  if (type.getNumElements() == 0)
+    return (void)g.fail("expects a non-empty tensor"), failure();
   int64_t group = g.getInt("group", 1);
-  ASSIGN_OR_FAIL(weight, requireWeight(g, type, group));
+  ASSIGN_OR_FAIL(checked, checkWeight(g, type, weight, group));
   ASSIGN_OR_FAIL(w,
                  getWindows(g, type.getShape().drop_front(2),
-                            Importer::getType(weight).getShape().drop_front(2),
+                            Importer::getType(checked).getShape().drop_front(2),
                             /*ceilMode=*/false));
-  ASSIGN_OR_FAIL(result, buildConv(g, x, weight, g.input(2), w, group));
+  return buildConv(g, x, checked, bias, w, group);
+}
+
+LogicalResult onnx_import::convertConv(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+  ASSIGN_OR_FAIL(result, convolve(g, x, weight, g.input(2)));
   g.setOutput(0, result);
   return success();
 }
@@ -465,15 +489,23 @@ static FailureOr<Value> buildPoolIndices(Importer &g, Value windows,
 
 LogicalResult onnx_import::convertPool(Importer &g) {
   bool isMax = g.getNode().op_type() == "MaxPool";
-  ASSIGN_OR_FAIL(x, requireImage(g, 0));
+  // MaxPool-12 takes int8 and uint8 images too.
+  ASSIGN_OR_FAIL(x, requireImage(g, 0, /*allowInteger=*/isMax));
   RankedTensorType type = Importer::getType(x);
+  Type elementType = type.getElementType();
   std::optional<SmallVector<int64_t>> kernel = g.getInts("kernel_shape");
   if (!kernel || int64_t(kernel->size()) != type.getRank() - 2)
     return g.fail("kernel_shape must give each spatial dimension");
   bool ceilMode = g.opset >= 10 && g.getInt("ceil_mode", 0) != 0;
   ASSIGN_OR_FAIL(
       w, getWindows(g, type.getShape().drop_front(2), *kernel, ceilMode));
-  double fill = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  // Padding never wins a max: -inf, or the integer type's smallest value.
+  double fill = !isMax ? 0.0
+                : isa<FloatType>(elementType)
+                    ? -std::numeric_limits<double>::infinity()
+                : elementType.isUnsignedInteger()
+                    ? 0.0
+                    : -std::ldexp(1.0, elementType.getIntOrFloatBitWidth() - 1);
   ASSIGN_OR_FAIL(windows, unfold(g, x, w, fill));
   int64_t outputs = w.getNumOutputs();
   int64_t n = type.getDimSize(0), c = type.getDimSize(1);

@@ -190,14 +190,10 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
           kind = "Mean", init = t + "(0)";
           break;
         case tg::ReduceKind::Max:
-          kind = "Max",
-          init = isInt ? (type->cType == "int32_t" ? "INT32_MIN" : "INT64_MIN")
-                       : "-INFINITY";
+          kind = "Max", init = isInt ? type->intMin : "-INFINITY";
           break;
         case tg::ReduceKind::Min:
-          kind = "Min",
-          init = isInt ? (type->cType == "int32_t" ? "INT32_MAX" : "INT64_MAX")
-                       : "INFINITY";
+          kind = "Min", init = isInt ? type->intMax : "INFINITY";
           break;
         }
         perRow = true;

@@ -41,12 +41,27 @@ FailureOr<StorageType> cuda::getStorageType(Type type, Location loc) {
     return StorageType{"f8e4m3fn", "float", "F8E4M3FN", 1};
   if (isa<Float8E5M2Type>(type))
     return StorageType{"f8e5m2", "float", "F8E5M2", 1};
-  if (type.isInteger(64))
-    return StorageType{"int64_t", "int64_t", "I64", 8};
-  if (type.isInteger(32))
-    return StorageType{"int32_t", "int64_t", "I32", 4};
+  // Integers compute in int64_t and wrap when stored. ui8 is a wrapper
+  // struct: uint8_t holds i1.
   if (type.isInteger(1))
-    return StorageType{"uint8_t", "int64_t", "I1", 1};
+    return StorageType{"uint8_t", "int64_t",    "I1",
+                       1,         "int64_t(0)", "int64_t(1)"};
+  if (isa<IntegerType>(type) && !type.isSignedInteger()) {
+    unsigned width = type.getIntOrFloatBitWidth();
+    bool isUnsigned = type.isUnsignedInteger();
+    std::string bits = std::to_string(width);
+    std::string limits = isUnsigned ? "UINT" + bits : "INT" + bits;
+    if (width == 8 && isUnsigned)
+      return StorageType{"u8", "int64_t", "U8", 1, "int64_t(0)", "UINT8_MAX"};
+    if ((width == 8 || width == 16 || width == 32 || width == 64) &&
+        !(isUnsigned && width == 64))
+      return StorageType{(isUnsigned ? "uint" : "int") + bits + "_t",
+                         "int64_t",
+                         (isUnsigned ? "U" : "I") + bits,
+                         int64_t(width / 8),
+                         isUnsigned ? "int64_t(0)" : limits + "_MIN",
+                         "int64_t(" + limits + "_MAX)"};
+  }
   return emitError(loc) << "the CUDA emitter has no storage for element type "
                         << type;
 }

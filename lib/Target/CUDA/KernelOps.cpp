@@ -134,7 +134,9 @@ KernelEmitter::formula(Operation *op, const std::string &index, bool same) {
     return outType->computeType + "(" +
            (isa<FloatType>(getElementType(out))
                 ? formatNumber(dense.getSplatValue<APFloat>())
-                : str(dense.getSplatValue<APInt>().getSExtValue())) +
+                : str(getElementType(out).isUnsignedInteger()
+                          ? int64_t(dense.getSplatValue<APInt>().getZExtValue())
+                          : dense.getSplatValue<APInt>().getSExtValue())) +
            ")";
   }
   SmallVector<std::string> loaded;
@@ -163,10 +165,8 @@ KernelEmitter::formula(Operation *op, const std::string &index, bool same) {
     if (target.isInteger(1))
       text = "(" + loaded[0] + " != 0)";
     else if (isa<IntegerType>(target) && !fromInt)
-      text = "floatToInt(double(" + loaded[0] + "), " +
-             (target.isInteger(32) ? "INT32_MIN, INT32_MAX"
-                                   : "INT64_MIN, INT64_MAX") +
-             ")";
+      text = "floatToInt(double(" + loaded[0] + "), " + outType->intMin + ", " +
+             outType->intMax + ")";
     else
       text = "static_cast<" + outType->computeType + ">(" + loaded[0] + ")";
   } else {
@@ -277,10 +277,12 @@ LogicalResult KernelEmitter::emitShape(Operation *op) {
         values.push_back(formatNumber(v));
       }
     } else if (auto ints = value.tryGetValues<APInt>()) {
-      bool isBool = getElementType(out).isInteger(1);
+      Type elementType = getElementType(out);
+      bool zeroExtend =
+          elementType.isInteger(1) || elementType.isUnsignedInteger();
       for (const APInt &v : *ints)
         values.push_back(
-            str(isBool ? int64_t(v.getZExtValue()) : v.getSExtValue()));
+            str(zeroExtend ? int64_t(v.getZExtValue()) : v.getSExtValue()));
     } else {
       return op->emitError("the CUDA emitter cannot read this constant");
     }

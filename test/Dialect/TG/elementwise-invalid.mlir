@@ -75,10 +75,11 @@ func.func @max_of_i1(%a: tensor<4xi1>) {
 
 // -----
 
-// Element types outside the dialect's list (here i8) are rejected.
-func.func @add_of_i8(%a: tensor<4xi8>) {
-  // expected-error @+1 {{'tg.add' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi8>'}}
-  %0 = tg.add %a, %a : tensor<4xi8>
+// Element types outside the dialect's list (here ui64, which the
+// interpreter's int64 cannot hold) are rejected.
+func.func @add_of_ui64(%a: tensor<4xui64>) {
+  // expected-error @+1 {{'tg.add' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xui64>'}}
+  %0 = tg.add %a, %a : tensor<4xui64>
   return
 }
 
@@ -201,9 +202,10 @@ func.func @convert_shape_differs(%a: tensor<4xf32>) {
 
 // -----
 
-// convert targets only the dialect's element types.
-func.func @convert_to_i8(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'tg.convert' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi8>'}}
-  %0 = tg.convert %a : tensor<4xf32> -> tensor<4xi8>
+// convert targets only the dialect's element types (signless or unsigned
+// integers, not explicitly signed ones).
+func.func @convert_to_si8(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.convert' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xsi8>'}}
+  %0 = tg.convert %a : tensor<4xf32> -> tensor<4xsi8>
   return
 }

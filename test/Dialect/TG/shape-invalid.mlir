@@ -3,9 +3,9 @@
 // Invalid shape ops: every hand-written diagnostic, and the slice syntax.
 
 // A constant's element type must be one of the dialect's.
-func.func @constant_of_i8() {
-  // expected-error @+1 {{'tg.constant' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi8>'}}
-  %0 = tg.constant dense<1> : tensor<4xi8>
+func.func @constant_of_i4() {
+  // expected-error @+1 {{'tg.constant' op result #0 must be statically shaped tensor of tg floating-point type or tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xi4>'}}
+  %0 = tg.constant dense<1> : tensor<4xi4>
   return
 }
 

@@ -1427,16 +1427,7 @@ def error_models():
     """errors/NAME.onnx: models each new converter refuses, with the
     message onnx-ops-errors.test checks."""
     os.makedirs(os.path.join(HERE, "errors"), exist_ok=True)
-
-    def save(name, nodes, inputs, outputs, inits=(), opset=18):
-        graph = helper.make_graph(
-            nodes, "g", inputs,
-            [helper.make_empty_tensor_value_info(o) for o in outputs],
-            [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
-        m = helper.make_model(graph, opset_imports=[
-            helper.make_opsetid("", opset)])
-        m.ir_version = 8
-        onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+    save = save_error_model
 
     x4 = [vi("x", F, [1, 2, 3, 4])]
     save("mod-float-no-fmod", [helper.make_node("Mod", ["x", "x"], ["y"])],
@@ -1652,6 +1643,208 @@ def function_error_models():
     save("function-other-opset",
          [helper.make_node("Old", ["x"], ["y"], domain="custom")], [old])
 
+def integer_quantize_cases():
+    """The narrow integer types (int8, int16, uint8, uint16, uint32: wrapping
+    arithmetic, unsigned division and comparison, MaxPool's padding) and the
+    quantization ops in forms the backend data lacks: int8 zero points that
+    saturate, per-axis scales on a negative axis, QLinearMatMul with int8
+    batches and per-column scales, QLinearConv with per-channel scales, bias,
+    padding and strides, MatMulInteger with per-column zero points,
+    DynamicQuantizeLinear of zeros, BitShift broadcast."""
+    U8, I8, U16, I16, U32 = (TensorProto.UINT8, TensorProto.INT8,
+                             TensorProto.UINT16, TensorProto.INT16,
+                             TensorProto.UINT32)
+    a8 = rng.integers(0, 256, (3, 5)).astype(np.uint8)
+    b8 = rng.integers(0, 256, (3, 5)).astype(np.uint8)
+    case("uint8_sub_wraps", model(
+        [helper.make_node("Sub", ["a", "b"], ["y"])],
+        [vi("a", U8, [3, 5]), vi("b", U8, [3, 5])], [vi("y", U8, [3, 5])]),
+        {"a": a8, "b": b8})
+    i16 = rng.integers(-32768, 32768, (4, 3)).astype(np.int16)
+    case("int16_mul_wraps", model(
+        [helper.make_node("Mul", ["a", "a"], ["y"])],
+        [vi("a", I16, [4, 3])], [vi("y", I16, [4, 3])]), {"a": i16})
+    u32 = np.array([4000000000, 3000000001, 7, 2147483648], np.uint32)
+    d32 = np.array([3, 1000000000, 2, 2147483647], np.uint32)
+    case("uint32_div_compare", model(
+        [helper.make_node("Div", ["a", "b"], ["q"]),
+         helper.make_node("Greater", ["a", "b"], ["g"]),
+         helper.make_node("Cast", ["a"], ["f"], to=TensorProto.DOUBLE)],
+        [vi("a", U32, [4]), vi("b", U32, [4])],
+        [vi("q", U32, [4]), vi("g", B, [4]), vi("f", TensorProto.DOUBLE, [4])]),
+        {"a": u32, "b": d32})
+    x16 = rng.integers(0, 65536, (2, 6)).astype(np.uint16)
+    case("uint16_reduce_gather", model(
+        [const("idx", np.array([5, 0, 3], np.int64)),
+         helper.make_node("ReduceMax", ["x"], ["m"], axes=[1], keepdims=0),
+         helper.make_node("Gather", ["x", "idx"], ["g"], axis=1),
+         helper.make_node("Cast", ["x"], ["c"], to=I8)],
+        [vi("x", U16, [2, 6])],
+        [vi("m", U16, [2]), vi("g", U16, [2, 3]), vi("c", I8, [2, 6])],
+        opset=17), {"x": x16})
+    for elem, dtype, low in ((U8, np.uint8, 0), (I8, np.int8, -128)):
+        img = rng.integers(low, low + 256, (1, 2, 4, 4)).astype(dtype)
+        # The padding must never win: channel 1 holds only values near the
+        # type's minimum (negative for int8).
+        img[0, 1] = rng.integers(low, low + 10, (4, 4))
+        case(f"maxpool_pad_{np.dtype(dtype).name}", model(
+            [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], strides=[2, 2])],
+            [vi("x", elem, [1, 2, 4, 4])], [vi("y", elem, [1, 2, 2, 2])],
+            opset=12), {"x": img})
+    x = (floats(2, 3, 4) * 3).astype(np.float32)
+    case("quantize_int8_axis_neg", model(
+        [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], axis=-1),
+         helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"],
+                          axis=-1)],
+        [vi("x", F, [2, 3, 4])], [vi("q", I8, [2, 3, 4]), vi("y", F, [2, 3, 4])],
+        [("s", np.array([0.01, 0.02, 0.05, 0.1], np.float32)),
+         ("zp", np.array([-100, 0, 50, 127], np.int8))], opset=19), {"x": x})
+    q32 = rng.integers(-2**31, 2**31, (5,)).astype(np.int32)
+    case("dequantize_int32", model(
+        [helper.make_node("DequantizeLinear", ["q", "s"], ["y"])],
+        [vi("q", TensorProto.INT32, [5])], [vi("y", F, [5])],
+        [("s", np.array(0.001, np.float32))], opset=19), {"q": q32})
+    case("dynamic_quantize_zeros", model(
+        [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "zp"])],
+        [vi("x", F, [3])],
+        [vi("y", U8, [3]), vi("s", F, []), vi("zp", U8, [])], opset=11),
+        {"x": np.zeros(3, np.float32)})
+    a = rng.integers(-128, 128, (2, 3, 4)).astype(np.int8)
+    b = rng.integers(-128, 128, (2, 4, 5)).astype(np.int8)
+    case("qlinearmatmul_int8_per_column", model(
+        [helper.make_node("QLinearMatMul",
+                          ["a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"],
+                          ["y"])],
+        [vi("a", I8, [2, 3, 4]), vi("b", I8, [2, 4, 5])],
+        [vi("y", I8, [2, 3, 5])],
+        [("as", np.array(0.05, np.float32)), ("azp", np.array(3, np.int8)),
+         ("bs", np.array([0.01, 0.02, 0.03, 0.04, 0.05], np.float32)),
+         ("bzp", np.array([0, -1, 2, -3, 4], np.int8)),
+         ("ys", np.array(0.5, np.float32)), ("yzp", np.array(-5, np.int8))],
+        opset=10),
+        {"a": a, "b": b},
+        expected=[np.clip(np.rint(
+            np.matmul(a.astype(np.int32) - 3,
+                      b.astype(np.int32) - np.array([0, -1, 2, -3, 4]))
+            * (np.float32(0.05) * np.array([0.01, 0.02, 0.03, 0.04, 0.05],
+                                           np.float32) / np.float32(0.5))
+            ) - 5, -128, 127).astype(np.int8)])
+    a8 = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    b8 = rng.integers(0, 256, (4, 2)).astype(np.uint8)
+    case("matmulinteger_per_column", model(
+        [helper.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"])],
+        [vi("a", U8, [3, 4]), vi("b", U8, [4, 2])],
+        [vi("y", TensorProto.INT32, [3, 2])],
+        [("azp", np.array(12, np.uint8)),
+         ("bzp", np.array([200, 7], np.uint8))], opset=10),
+        {"a": a8, "b": b8})
+    xc = rng.integers(0, 256, (1, 2, 5, 5)).astype(np.uint8)
+    wc = rng.integers(-128, 128, (3, 2, 3, 3)).astype(np.int8)
+    bias = rng.integers(-1000, 1000, (3,)).astype(np.int32)
+    ws = np.array([0.01, 0.02, 0.005], np.float32)
+    m = model(
+        [helper.make_node("QLinearConv",
+                          ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp",
+                           "bias"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])],
+        [vi("x", U8, [1, 2, 5, 5])], [vi("y", U8, [1, 3, 3, 3])],
+        [("xs", np.array(0.1, np.float32)), ("xzp", np.array(128, np.uint8)),
+         ("w", wc), ("ws", ws), ("wzp", np.array([0, 0, 0], np.int8)),
+         ("ys", np.array(0.2, np.float32)), ("yzp", np.array(100, np.uint8)),
+         ("bias", bias)], opset=10)
+    # The integer convolution in numpy, requantized per output channel.
+    padded = np.pad(xc.astype(np.int64) - 128, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    acc = np.zeros((1, 3, 3, 3), np.int64)
+    for o in range(3):
+        for i in range(3):
+            for j in range(3):
+                acc[0, o, i, j] = np.sum(
+                    padded[0, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3] *
+                    wc[o].astype(np.int64)) + bias[o]
+    scale = (np.float32(0.1) * ws / np.float32(0.2)).astype(np.float64)
+    expected = np.clip(np.rint(acc * scale[None, :, None, None]) + 100, 0,
+                       255).astype(np.uint8)
+    case("qlinearconv_per_channel", m, {"x": xc}, expected=[expected])
+    case("bitshift_uint16_broadcast", model(
+        [helper.make_node("BitShift", ["x", "n"], ["l"], direction="LEFT"),
+         helper.make_node("BitShift", ["x", "n"], ["r"], direction="RIGHT")],
+        [vi("x", U16, [2, 3]), vi("n", U16, [3])],
+        [vi("l", U16, [2, 3]), vi("r", U16, [2, 3])], opset=11),
+        {"x": np.array([[1, 40000, 65535], [3, 5, 7]], np.uint16),
+         "n": np.array([0, 1, 15], np.uint16)})
+
+
+def integer_grad_models():
+    """grad/integer_mix.onnx: a parameter through narrow integer values (a
+    QuantizeLinear/DequantizeLinear pair with int8, uint8 differences that
+    wrap, an int16 square that wraps, a uint16 BitShift, a uint8 ReduceMax)
+    multiplied back into w, for the generated project on the host target
+    (the integer types stored and computed in fused kernels)."""
+    local = np.random.default_rng(31)
+    w = local.standard_normal((4, 6)).astype(np.float32)
+    U8, I16, U16 = TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16
+    nodes = [
+        const("s", np.float32(0.05)), const("zp", np.int8(3)),
+        helper.make_node("QuantizeLinear", ["w", "s", "zp"], ["q"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["dq"]),
+        helper.make_node("Mul", ["dq", "w"], ["a1"]),
+        const("k", np.float32(40.0)),
+        helper.make_node("Mul", ["w", "k"], ["wk"]),
+        helper.make_node("Abs", ["wk"], ["wka"]),
+        helper.make_node("Cast", ["wka"], ["u"], to=U8),
+        const("u7", np.uint8(7)),
+        helper.make_node("Sub", ["u7", "u"], ["ud"]),
+        helper.make_node("ReduceMax", ["ud"], ["um"], axes=[1], keepdims=1),
+        helper.make_node("Cast", ["um"], ["umf"], to=F),
+        helper.make_node("Mul", ["umf", "tiny"], ["ums"]),
+        helper.make_node("Mul", ["ums", "w"], ["a2"]),
+        helper.make_node("Cast", ["wk"], ["i"], to=I16),
+        helper.make_node("Mul", ["i", "i"], ["i2"]),
+        helper.make_node("Cast", ["i2"], ["i2f"], to=F),
+        const("tiny", np.float32(1e-4)),
+        helper.make_node("Mul", ["i2f", "tiny"], ["i2s"]),
+        helper.make_node("Mul", ["i2s", "w"], ["a3"]),
+        helper.make_node("Cast", ["wka"], ["h16"], to=U16),
+        const("two", np.uint16(2)),
+        helper.make_node("BitShift", ["h16", "two"], ["sh"],
+                         direction="LEFT"),
+        helper.make_node("Cast", ["sh"], ["shf"], to=F),
+        helper.make_node("Mul", ["shf", "tiny"], ["shs"]),
+        helper.make_node("Mul", ["shs", "w"], ["a4"]),
+        helper.make_node("Sum", ["a1", "a2", "a3", "a4"], ["h"])]
+    save_grad_models({"integer_mix": nodes}, w)
+
+
+def save_error_model(name, nodes, inputs, outputs, inits=(), opset=18):
+    """errors/NAME.onnx, its outputs of unknown type and shape."""
+    graph = helper.make_graph(
+        nodes, "g", inputs,
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+    m = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+
+
+def integer_quantize_error_models():
+    """errors/NAME.onnx: quantization and BitShift forms tgc refuses."""
+    def save(name, nodes, inputs, outputs, inits=(), opset=13):
+        save_error_model(name, nodes, inputs, outputs, inits, opset)
+
+    save("quantize-scale-length",
+         [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], axis=1)],
+         [vi("x", F, [2, 3])], ["q"],
+         [("s", np.array([0.1, 0.2], np.float32))])
+    save("bitshift-signed",
+         [helper.make_node("BitShift", ["x", "x"], ["y"], direction="LEFT")],
+         [vi("x", TensorProto.INT32, [3])], ["y"], opset=11)
+    save("dequantize-zero-point-type",
+         [helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["y"])],
+         [vi("x", TensorProto.UINT8, [3])], ["y"],
+         [("s", np.array(0.1, np.float32)), ("zp", np.array(1, np.int8))])
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -1685,3 +1878,6 @@ if __name__ == "__main__":
     random_error_models()
     function_cases()
     function_error_models()
+    integer_quantize_cases()
+    integer_quantize_error_models()
+    integer_grad_models()

@@ -19,7 +19,22 @@
 namespace tgc::rt {
 
 /// Element types as stored in the arena (see Storage.h).
-enum class DType { F32, F64, BF16, F16, F8E4M3FN, F8E5M2, I64, I32, I1 };
+enum class DType {
+  F32,
+  F64,
+  BF16,
+  F16,
+  F8E4M3FN,
+  F8E5M2,
+  I64,
+  I32,
+  I1,
+  I16,
+  I8,
+  U32,
+  U16,
+  U8
+};
 
 /// Bytes of one element; the safetensors name of the type ("F32", "BF16"...).
 size_t getDTypeBytes(DType type);

@@ -1,7 +1,8 @@
 //===- Storage.h - element storage of arena buffers -------------*- C++ -*-===//
 //
 // How each tg element type is stored in the arena (bf16, f16 and the fp8
-// formats as their bit patterns; i1 as one byte) and the conversions every
+// formats as their bit patterns; i1 as one byte; the integers in their C
+// types, ui8 as the struct u8) and the conversions every
 // kernel uses: `ld` widens a stored element to its compute type (float for
 // the float formats, double for f64, int64_t for integers) and `st<S>`
 // rounds a computed value to storage S, round to nearest even, as the
@@ -13,6 +14,8 @@
 #define TGC_RUNTIME_STORAGE_H
 
 #include "tgc/runtime/FloatFormats.h"
+
+#include <type_traits>
 
 namespace tgc::rt {
 
@@ -30,6 +33,10 @@ struct f8e5m2 {
 };
 /// i1: one byte, 0 or 1.
 using i1 = uint8_t;
+/// ui8: a byte of its own type (uint8_t is i1's storage).
+struct u8 {
+  uint8_t bits;
+};
 
 namespace detail {
 /// The f32 value of a small float format's bit pattern: `ExpBits` exponent
@@ -105,6 +112,11 @@ TGC_HD inline float ld(f8e5m2 x) {
 }
 TGC_HD inline int64_t ld(int64_t x) { return x; }
 TGC_HD inline int64_t ld(int32_t x) { return x; }
+TGC_HD inline int64_t ld(int16_t x) { return x; }
+TGC_HD inline int64_t ld(int8_t x) { return x; }
+TGC_HD inline int64_t ld(uint32_t x) { return x; }
+TGC_HD inline int64_t ld(uint16_t x) { return x; }
+TGC_HD inline int64_t ld(u8 x) { return x.bits; }
 TGC_HD inline int64_t ld(uint8_t x) { return x; }
 
 /// `value` stored as S: rounded to the format (floats), wrapped to the width
@@ -152,6 +164,22 @@ template <> struct Store<int64_t> {
 template <> struct Store<int32_t> {
   template <typename V> TGC_HD static int32_t to(V v) {
     return static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(v)));
+  }
+};
+/// The narrow integers wrap: the low bits of the two's complement value.
+template <typename S> struct StoreWrapped {
+  template <typename V> TGC_HD static S to(V v) {
+    using U = std::make_unsigned_t<S>;
+    return static_cast<S>(static_cast<U>(static_cast<int64_t>(v)));
+  }
+};
+template <> struct Store<int16_t> : StoreWrapped<int16_t> {};
+template <> struct Store<int8_t> : StoreWrapped<int8_t> {};
+template <> struct Store<uint32_t> : StoreWrapped<uint32_t> {};
+template <> struct Store<uint16_t> : StoreWrapped<uint16_t> {};
+template <> struct Store<u8> {
+  template <typename V> TGC_HD static u8 to(V v) {
+    return {static_cast<uint8_t>(static_cast<int64_t>(v))};
   }
 };
 template <> struct Store<uint8_t> {

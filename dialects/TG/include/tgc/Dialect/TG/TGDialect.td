@@ -106,7 +106,13 @@ def TG_Dialect : Dialect {
 
 def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F64],
                                 "tg floating-point type">;
-def TG_IntElement : AnyTypeOf<[I64, I32], "tg integer type">;
+// Signless integers are signed (two's complement, wrapping); ui8, ui16 and
+// ui32 are unsigned. ONNX's uint64 has no tg type (the interpreter holds
+// integers as int64).
+def TG_IntElement : AnyTypeOf<[I64, I32, I16, I8, UI32, UI16, UI8],
+                              "tg integer type">;
+// Indices, labels, seeds and step counts.
+def TG_IndexElement : AnyTypeOf<[I64, I32], "tg index type">;
 def TG_BoolElement : I<1>;
 
 // Statically shaped tensors of `types` without an encoding: tg values are
@@ -130,10 +136,10 @@ class TG_ScalarOf<list<Type> types>
 
 def TG_Tensor : TG_TensorOf<[TG_FloatElement, TG_IntElement, TG_BoolElement]>;
 def TG_FloatTensor : TG_TensorOf<[TG_FloatElement]>;
-def TG_IntTensor : TG_TensorOf<[TG_IntElement]>;
+def TG_IndexTensor : TG_TensorOf<[TG_IndexElement]>;
 def TG_NumericTensor : TG_TensorOf<[TG_FloatElement, TG_IntElement]>;
 def TG_BoolTensor : TG_TensorOf<[TG_BoolElement]>;
-def TG_IntScalar : TG_ScalarOf<[TG_IntElement]>;
+def TG_IndexScalar : TG_ScalarOf<[TG_IndexElement]>;
 def TG_FloatScalar : TG_ScalarOf<[TG_FloatElement]>;
 
 //===----------------------------------------------------------------------===//

@@ -544,7 +544,7 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision,
     %0 = tg.embedding %wte[%ids] : (tensor<50257x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
     ```
   }];
-  let arguments = (ins TG_Tensor:$table, TG_IntTensor:$indices);
+  let arguments = (ins TG_Tensor:$table, TG_IndexTensor:$indices);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = [{
     $table `[` $indices `]` attr-dict `:` functional-type(operands, results)
@@ -571,7 +571,7 @@ def TG_TopKOp : TG_Op<"top_k", [TG_Differentiable, TG_DefaultPrecision, Pure,
   }];
   let arguments = (ins TG_NumericTensor:$operand, I64Attr:$k,
                        UnitAttr:$smallest);
-  let results = (outs TG_NumericTensor:$values, TG_IntTensor:$indices);
+  let results = (outs TG_NumericTensor:$values, TG_IndexTensor:$indices);
   let assemblyFormat = [{
     $operand `k` `=` $k (`smallest` $smallest^)? attr-dict `:` type($operand)
     `->` type($values) `,` type($indices)
@@ -734,8 +734,8 @@ def TG_DropoutOp : TG_Op<"dropout", [TG_Differentiable, TG_DefaultPrecision, Pur
     %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 3 : tensor<8x128x768xf32>, tensor<i64>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$operand, TG_IntScalar:$seed,
-                       Optional<TG_IntScalar>:$offset,
+  let arguments = (ins TG_FloatTensor:$operand, TG_IndexScalar:$seed,
+                       Optional<TG_IndexScalar>:$offset,
                        F64Attr:$rate, I64Attr:$stream,
                        OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs TG_FloatTensor:$result);
@@ -776,7 +776,7 @@ def TG_RandomOp : TG_Op<"random", [Pure, TG_CounterRandom], 1,
     %0 = tg.random normal %seed stream = 4 : tensor<i64> -> tensor<8x16xf32>
     ```
   }];
-  let arguments = (ins TG_IntScalar:$seed, Optional<TG_IntScalar>:$offset,
+  let arguments = (ins TG_IndexScalar:$seed, Optional<TG_IndexScalar>:$offset,
                        TG_RandomDistribution:$distribution, I64Attr:$stream,
                        OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs TG_FloatTensor:$result);
@@ -803,7 +803,7 @@ def TG_CrossEntropyOp : TG_Op<"cross_entropy", [TG_Differentiable, TG_OperandPre
     ```
   }];
   let arguments = (ins TG_LossReduction:$reduction, TG_FloatTensor:$logits,
-                       TG_IntTensor:$labels,
+                       TG_IndexTensor:$labels,
                        OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs TG_FloatScalar:$loss, TG_FloatTensor:$logsumexp);
   let assemblyFormat = [{
@@ -941,7 +941,7 @@ class TG_AdamLikeOp<string mnemonic> : TG_OptimizerOp<mnemonic,
                     "new_exp_avg_sq"]>]> {
   let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
                        TG_FloatTensor:$exp_avg, TG_FloatTensor:$exp_avg_sq,
-                       TG_FloatScalar:$lr, TG_IntScalar:$step,
+                       TG_FloatScalar:$lr, TG_IndexScalar:$step,
                        Optional<TG_FloatScalar>:$grad_scale,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$epsilon,
                        F64Attr:$weight_decay);
@@ -1037,7 +1037,7 @@ def TG_AdafactorOp : TG_OptimizerOp<"adafactor", [InferTypeOpAdaptor,
   }];
   let arguments = (ins TG_FloatTensor:$param, TG_FloatTensor:$grad,
                        Variadic<TG_FloatTensor>:$state,
-                       TG_FloatScalar:$lr, TG_IntScalar:$step,
+                       TG_FloatScalar:$lr, TG_IndexScalar:$step,
                        Optional<TG_FloatScalar>:$grad_scale,
                        DefaultValuedAttr<F64Attr, "-0.8">:$decay_rate,
                        DefaultValuedAttr<F64Attr, "1e-30">:$epsilon1,
@@ -1201,7 +1201,7 @@ def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure, TG_Differentiable]> {
     %dw = tg.embedding_grad %dy[%ids] : (tensor<8x128x768xf32>, tensor<8x128xi64>) -> tensor<50257x768xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad_output, TG_IntTensor:$indices);
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_IndexTensor:$indices);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
     $grad_output `[` $indices `]` attr-dict `:` functional-type(operands, results)
@@ -1224,7 +1224,7 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
     ```
   }];
   let arguments = (ins TG_LossReduction:$reduction, TG_FloatScalar:$grad_loss,
-                       TG_FloatTensor:$logits, TG_IntTensor:$labels,
+                       TG_FloatTensor:$logits, TG_IndexTensor:$labels,
                        TG_FloatTensor:$logsumexp,
                        OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs TG_FloatTensor:$result);

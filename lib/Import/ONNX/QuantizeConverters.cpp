@@ -1,0 +1,374 @@
+//===- QuantizeConverters.cpp - quantization and bit shifts ---------------===//
+//
+// ONNX's linear quantization (QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear), the integer products (MatMulInteger, ConvInteger)
+// and their quantized forms (QLinearMatMul, QLinearConv), and BitShift.
+//
+// tg has no integer GEMM: the integer products run as f64 GEMMs of the
+// zero-point-shifted operands, which are exact (an int8/uint8 product is at
+// most 2^16, so a sum is exact below 2^37 terms) and converted to i32.
+// Rounding is halves to even and saturation clamps to the output type, as
+// the specification says.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterUtils.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+using Importer = GraphImporter;
+
+namespace {
+
+/// The smallest and largest value of integer type `type`.
+std::pair<double, double> getIntRange(Type type) {
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (type.isUnsignedInteger())
+    return {0.0, std::ldexp(1.0, width) - 1};
+  return {-std::ldexp(1.0, width - 1), std::ldexp(1.0, width - 1) - 1};
+}
+
+bool isNarrowInt(Type type) {
+  return isa<IntegerType>(type) && !type.isInteger(1) &&
+         type.getIntOrFloatBitWidth() <= 32;
+}
+
+/// Whether `from` broadcasts to `to` by numpy's right-aligned rule.
+bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  for (auto [f, t] : llvm::zip(llvm::reverse(from), llvm::reverse(to)))
+    if (f != 1 && f != t)
+      return false;
+  return true;
+}
+
+/// A scale or zero point (input `index`) laid along `axis` of `shape`,
+/// converted to `elementType`: a scalar (or one-element tensor) everywhere,
+/// a vector of shape[axis] elements along that axis, or a tensor that
+/// broadcasts to `shape` (QLinearMatMul's [D1, D2, M, 1]). Null when the
+/// input is absent.
+FailureOr<Value> spreadAlong(Importer &g, unsigned index, StringRef what,
+                             ArrayRef<int64_t> shape, int64_t axis,
+                             Type elementType) {
+  Value value = g.input(index);
+  if (!value)
+    return Value();
+  RankedTensorType type = Importer::getType(value);
+  value = g.convert(value, elementType);
+  if (type.getNumElements() == 1 && type.getRank() <= 1)
+    return g.broadcastTo(g.reshape(value, {}), shape);
+  bool alongAxis = type.getRank() == 1 && axis >= 0 &&
+                   axis < int64_t(shape.size()) &&
+                   type.getDimSize(0) == shape[axis];
+  if (alongAxis) {
+    SmallVector<int64_t> column(shape.size(), 1);
+    column[axis] = shape[axis];
+    return g.broadcastTo(g.reshape(value, column), shape);
+  }
+  if (type.getRank() > 1 && broadcastsTo(type.getShape(), shape))
+    return g.broadcastTo(value, shape);
+  return (void)g.fail(what + " must be a scalar or a vector of the " +
+                      llvm::Twine(axis >= 0 && axis < int64_t(shape.size())
+                                      ? shape[axis]
+                                      : 0) +
+                      " elements of axis " + llvm::Twine(axis)),
+         failure();
+}
+
+/// `value` (f32 or f64) rounded halves to even, plus `zeroPoint` (of the
+/// same type, or null), saturated to `target` and converted to it.
+Value saturateTo(Importer &g, Value value, Value zeroPoint, Type target) {
+  Composer e{g, Importer::getType(value)};
+  Value q = e.round(value);
+  if (zeroPoint)
+    q = e.add(q, zeroPoint);
+  auto [lo, hi] = getIntRange(target);
+  return g.convert(e.clamp(q, lo, hi), target);
+}
+
+/// The `axis` attribute (default 1), normalized, where the scale (input 1)
+/// is a vector; a per-tensor scale ignores it.
+FailureOr<int64_t> getQuantizationAxis(Importer &g, int64_t rank) {
+  Value scale = g.input(1);
+  if (rank == 0 || (scale && Importer::getType(scale).getNumElements() == 1))
+    return 0;
+  return g.normalizeAxis(g.getInt("axis", 1), rank);
+}
+
+/// Integer input `index`: an int8/uint8 (or wider, up to 32-bit) tensor.
+FailureOr<Value> requireQuantized(Importer &g, unsigned index, StringRef what) {
+  ASSIGN_OR_FAIL(value, g.requireInput(index));
+  if (!isNarrowInt(Importer::getType(value).getElementType()))
+    return (void)g.fail(what + " must be an integer tensor of at most 32 "
+                               "bits"),
+           failure();
+  return value;
+}
+
+/// `value` minus zero point input `index` (scalar, or a vector along
+/// `axis`), in f64.
+FailureOr<Value> shiftedF64(Importer &g, Value value, unsigned index,
+                            StringRef what, int64_t axis) {
+  Type f64 = g.builder.getF64Type();
+  ArrayRef<int64_t> shape = Importer::getType(value).getShape();
+  Value wide = g.convert(value, f64);
+  ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, index, what, shape, axis, f64));
+  return zeroPoint ? buildBinary<tg::SubOp>(g, wide, zeroPoint) : wide;
+}
+
+/// The product of scale inputs `a` and `b` over `y` in f32 (as ONNX's
+/// reference computes it), as f64 of `shape`; a vector scale lies along its
+/// axis (`axes`, one per input).
+FailureOr<Value> combinedScale(Importer &g, ArrayRef<unsigned> inputs,
+                               ArrayRef<int64_t> shape,
+                               ArrayRef<int64_t> axes) {
+  Type f32 = g.builder.getF32Type();
+  ASSIGN_OR_FAIL(
+      sa, spreadAlong(g, inputs[0], "the first scale", shape, axes[0], f32));
+  ASSIGN_OR_FAIL(
+      sb, spreadAlong(g, inputs[1], "the second scale", shape, axes[1], f32));
+  ASSIGN_OR_FAIL(sy, spreadAlong(g, inputs[2], "y_scale", shape, axes[2], f32));
+  if (!sa || !sb || !sy)
+    return (void)g.fail("the scales are required"), failure();
+  Value scale =
+      buildBinary<tg::DivOp>(g, buildBinary<tg::MulOp>(g, sa, sb), sy);
+  return g.convert(scale, g.builder.getF64Type());
+}
+
+/// The output type of a quantized product: y_zero_point's (input `index`),
+/// uint8 without one.
+FailureOr<Type> getQuantizedType(Importer &g, unsigned index) {
+  if (Value zeroPoint = g.input(index)) {
+    Type type = Importer::getType(zeroPoint).getElementType();
+    if (!isNarrowInt(type))
+      return (void)g.fail("y_zero_point must be an integer tensor"), failure();
+    return type;
+  }
+  return Type(g.builder.getIntegerType(8, /*isSigned=*/false));
+}
+
+/// The output of QLinearMatMul and QLinearConv (scales at inputs 1, 4 and
+/// 6, y's zero point at 7): the exact integer `product` (f64) times the
+/// combined scale, rounded, shifted by y's zero point and saturated. Vector
+/// scales lie along `axes` (a's, b's or w's, y's).
+LogicalResult requantize(Importer &g, Value product, ArrayRef<int64_t> axes) {
+  ArrayRef<int64_t> shape = Importer::getType(product).getShape();
+  ASSIGN_OR_FAIL(scale, combinedScale(g, {1, 4, 6}, shape, axes));
+  ASSIGN_OR_FAIL(target, getQuantizedType(g, 7));
+  ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 7, "y_zero_point", shape, axes[2],
+                                        g.builder.getF64Type()));
+  g.setOutput(0, saturateTo(g, buildBinary<tg::MulOp>(g, product, scale),
+                            zeroPoint, target));
+  return success();
+}
+
+} // namespace
+
+// QuantizeLinear-10/13/19: y = saturate(round(x / y_scale) + y_zero_point),
+// per tensor or along `axis`; y has y_zero_point's type (uint8 without it,
+// or `output_dtype`). Computed in f32 (f64 for f64 x).
+LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  if (g.getInt("block_size", 0) != 0)
+    return g.fail("blocked quantization (block_size) is not supported");
+  RankedTensorType type = Importer::getType(x);
+  ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank()));
+  ASSIGN_OR_FAIL(target, getQuantizedType(g, 2));
+  if (std::optional<int64_t> dtype = g.getOptionalInt("output_dtype");
+      dtype && *dtype != 0) {
+    Type given = getElementType(*g.builder.getContext(), int32_t(*dtype));
+    if (!given || !isNarrowInt(given))
+      return g.fail("output_dtype " + getDataTypeName(int32_t(*dtype)) +
+                    " is not an integer type tg quantizes to");
+    if (g.input(2) && given != target)
+      return g.fail("output_dtype differs from y_zero_point's type");
+    target = given;
+  }
+  Type compute = type.getElementType().isF64() ? Type(g.builder.getF64Type())
+                                               : Type(g.builder.getF32Type());
+  ASSIGN_OR_FAIL(scale,
+                 spreadAlong(g, 1, "y_scale", type.getShape(), axis, compute));
+  if (!scale)
+    return g.fail("y_scale is required");
+  ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "y_zero_point", type.getShape(),
+                                        axis, compute));
+  Value scaled = buildBinary<tg::DivOp>(g, g.convert(x, compute), scale);
+  g.setOutput(0, saturateTo(g, scaled, zeroPoint, target));
+  return success();
+}
+
+// DequantizeLinear-10/13/19: y = (x - x_zero_point) * x_scale in f32, of
+// x_scale's type, per tensor or along `axis`.
+LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireQuantized(g, 0, "x"));
+  if (g.getInt("block_size", 0) != 0)
+    return g.fail("blocked quantization (block_size) is not supported");
+  RankedTensorType type = Importer::getType(x);
+  ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank()));
+  ASSIGN_OR_FAIL(scaleInput, g.requireInput(1));
+  if (failed(requireFloat(g, scaleInput)))
+    return failure();
+  Type scaleType = Importer::getType(scaleInput).getElementType();
+  Type compute = scaleType.isF64() ? Type(g.builder.getF64Type())
+                                   : Type(g.builder.getF32Type());
+  if (Value zeroPoint = g.input(2);
+      zeroPoint &&
+      Importer::getType(zeroPoint).getElementType() != type.getElementType())
+    return g.fail("x_zero_point must have x's element type");
+  ASSIGN_OR_FAIL(scale,
+                 spreadAlong(g, 1, "x_scale", type.getShape(), axis, compute));
+  ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "x_zero_point", type.getShape(),
+                                        axis, compute));
+  Value value = g.convert(x, compute);
+  if (zeroPoint)
+    value = buildBinary<tg::SubOp>(g, value, zeroPoint);
+  g.setOutput(0, g.convert(buildBinary<tg::MulOp>(g, value, scale), scaleType));
+  return success();
+}
+
+// DynamicQuantizeLinear-11: uint8 quantization of x over the range of its
+// values widened to include 0: y_scale = (max - min) / 255, y_zero_point =
+// saturate(round(-min / y_scale)), y = saturate(round(x / y_scale) +
+// y_zero_point).
+LogicalResult onnx_import::convertDynamicQuantizeLinear(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  RankedTensorType type = Importer::getType(x);
+  if (!type.getElementType().isF32())
+    return g.fail("x must be an f32 tensor");
+  if (type.getNumElements() == 0)
+    return g.fail("x must not be empty");
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  RankedTensorType scalar = RankedTensorType::get({}, type.getElementType());
+  Composer s{g, scalar};
+  Value low = buildBinary<tg::MinOp>(
+      g, g.reduce(tg::ReduceKind::Min, x, all, /*keepDims=*/false), s.c(0.0));
+  Value high = buildBinary<tg::MaxOp>(
+      g, g.reduce(tg::ReduceKind::Max, x, all, /*keepDims=*/false), s.c(0.0));
+  // A range of one point (x all zeros) takes 1 / 255, as ONNX's reference.
+  Value range = s.sub(high, low);
+  range = s.select(s.equal(range, s.c(0.0)), s.c(1.0), range);
+  Value scale = s.div(range, s.c(255.0));
+  Type u8 = g.builder.getIntegerType(8, /*isSigned=*/false);
+  Value zeroPoint = saturateTo(g, s.div(s.neg(low), scale), Value(), u8);
+  Value spreadScale = g.broadcastTo(scale, type.getShape());
+  Value spreadZero = g.broadcastTo(g.convert(zeroPoint, type.getElementType()),
+                                   type.getShape());
+  g.setOutput(0, saturateTo(g, buildBinary<tg::DivOp>(g, x, spreadScale),
+                            spreadZero, u8));
+  g.setOutput(1, scale);
+  g.setOutput(2, zeroPoint);
+  return success();
+}
+
+/// A's zero point: a scalar, or a vector of A's rows (axis rank - 2).
+static FailureOr<Value> shiftLhs(Importer &g, Value a, unsigned index) {
+  int64_t rank = Importer::getType(a).getRank();
+  return shiftedF64(g, a, index, "a_zero_point",
+                    std::max<int64_t>(rank - 2, 0));
+}
+
+/// B's zero point: a scalar, or a vector of B's columns (its last axis).
+static FailureOr<Value> shiftRhs(Importer &g, Value b, unsigned index) {
+  int64_t rank = Importer::getType(b).getRank();
+  return shiftedF64(g, b, index, "b_zero_point", rank - 1);
+}
+
+// MatMulInteger-10: (A - a_zero_point) x (B - b_zero_point) as int32.
+LogicalResult onnx_import::convertMatMulInteger(Importer &g) {
+  ASSIGN_OR_FAIL(a, requireQuantized(g, 0, "A"));
+  ASSIGN_OR_FAIL(b, requireQuantized(g, 1, "B"));
+  ASSIGN_OR_FAIL(lhs, shiftLhs(g, a, 2));
+  ASSIGN_OR_FAIL(rhs, shiftRhs(g, b, 3));
+  ASSIGN_OR_FAIL(product, buildMatMul(g, lhs, rhs));
+  g.setOutput(0, g.convert(product, g.builder.getI32Type()));
+  return success();
+}
+
+// QLinearMatMul-10: the product of the dequantized operands requantized to
+// y: round((A - a_zp) x (B - b_zp) * (a_scale * b_scale / y_scale)) + y_zp,
+// saturated (inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
+LogicalResult onnx_import::convertQLinearMatMul(Importer &g) {
+  ASSIGN_OR_FAIL(a, requireQuantized(g, 0, "a"));
+  ASSIGN_OR_FAIL(b, requireQuantized(g, 3, "b"));
+  ASSIGN_OR_FAIL(lhs, shiftLhs(g, a, 2));
+  ASSIGN_OR_FAIL(rhs, shiftRhs(g, b, 5));
+  ASSIGN_OR_FAIL(product, buildMatMul(g, lhs, rhs));
+  // a's scale is per row, b's per column, y's per row.
+  int64_t rank = Importer::getType(product).getRank();
+  int64_t rows = std::max<int64_t>(rank - 2, 0), columns = rank - 1;
+  return requantize(g, product, {rows, columns, rows});
+}
+
+// ConvInteger-10: the convolution of x - x_zero_point with w - w_zero_point
+// (per output channel or scalar) as int32; padding is zero after the shift.
+LogicalResult onnx_import::convertConvInteger(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireQuantized(g, 0, "x"));
+  ASSIGN_OR_FAIL(w, requireQuantized(g, 1, "w"));
+  ASSIGN_OR_FAIL(shiftedX, shiftedF64(g, x, 2, "x_zero_point", 1));
+  ASSIGN_OR_FAIL(shiftedW, shiftedF64(g, w, 3, "w_zero_point", 0));
+  ASSIGN_OR_FAIL(product, convolve(g, shiftedX, shiftedW, Value()));
+  g.setOutput(0, g.convert(product, g.builder.getI32Type()));
+  return success();
+}
+
+// QLinearConv-10: the integer convolution plus the int32 bias B, requantized
+// with x_scale * w_scale / y_scale (w_scale per output channel or scalar)
+// (inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B).
+LogicalResult onnx_import::convertQLinearConv(Importer &g) {
+  ASSIGN_OR_FAIL(x, requireQuantized(g, 0, "x"));
+  ASSIGN_OR_FAIL(w, requireQuantized(g, 3, "w"));
+  ASSIGN_OR_FAIL(shiftedX, shiftedF64(g, x, 2, "x_zero_point", 1));
+  ASSIGN_OR_FAIL(shiftedW, shiftedF64(g, w, 5, "w_zero_point", 0));
+  Value bias = g.input(8);
+  if (bias) {
+    if (!Importer::getType(bias).getElementType().isInteger(32))
+      return g.fail("B must be an int32 vector");
+    bias = g.convert(bias, g.builder.getF64Type());
+  }
+  ASSIGN_OR_FAIL(product, convolve(g, shiftedX, shiftedW, bias));
+  // w's scale is per output channel; x's and y's are scalars.
+  return requantize(g, product, {1, 1, 1});
+}
+
+// BitShift-11 on unsigned integers: x * 2^y (wrapping) or x / 2^y (a
+// logical shift), computed in i64 with 2^y exact in f64; a shift by the
+// width or more gives 0.
+LogicalResult onnx_import::convertBitShift(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(y, g.requireInput(1));
+  Type elementType = Importer::getType(x).getElementType();
+  if (!elementType.isUnsignedInteger() ||
+      Importer::getType(y).getElementType() != elementType)
+    return g.fail("X and Y must be unsigned integers of one type");
+  std::string direction = g.getString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return g.fail("direction must be LEFT or RIGHT");
+  ASSIGN_OR_FAIL(operands, broadcastPair(g, x, y));
+  Type i64 = g.builder.getI64Type(), f64 = g.builder.getF64Type();
+  RankedTensorType type = Importer::getType(operands.first);
+  Composer e{g, type.clone(f64)};
+  Value shift = g.convert(operands.second, f64);
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  // Shifts of the width or more (2^y beyond the type) give 0.
+  Value inRange = e.less(shift, e.c(width));
+  Value power =
+      g.convert(g.create<tg::PowOp>(type.clone(f64), e.c(2.0),
+                                    e.select(inRange, shift, e.c(0.0))),
+                i64);
+  Value value = g.convert(operands.first, i64);
+  Value shifted = direction == "LEFT" ? buildBinary<tg::MulOp>(g, value, power)
+                                      : buildBinary<tg::DivOp>(g, value, power);
+  Value zero = g.splat(type.clone(i64), 0.0);
+  g.setOutput(0, g.convert(onnx_import::select(g, inRange, shifted, zero),
+                           elementType));
+  return success();
+}

@@ -70,6 +70,29 @@ LogicalResult geluGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// The straight-through gradient of tg.quantize_dequantize
+/// (rt::quantizeDequantizeGrad).
+LogicalResult quantizeDequantizeGradKernel(Operation *op,
+                                           ArrayRef<const Tensor *> operands,
+                                           SmallVectorImpl<Tensor> &results,
+                                           const KernelContext &context) {
+  auto grad = cast<tg::QuantizeDequantizeGradOp>(op);
+  const Tensor &dy = *operands[0], &x = *operands[1], &s = *operands[2],
+               &z = *operands[3];
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &g = dy.data<T>(), &xs = x.data<T>(),
+                         &ss = s.data<T>(), &zs = z.data<T>();
+    std::vector<T> &out = result.data<T>();
+    T low = T(int64_t(grad.getLow())), high = T(int64_t(grad.getHigh()));
+    for (size_t i = 0, e = xs.size(); i < e; ++i)
+      out[i] = rt::quantizeDequantizeGrad(g[i], xs[i], ss[i], zs[i], low, high);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
 /// Layer norm (with mean) and RMS norm (without) backward over the last
 /// dimension. Operands: dy, x, [mean,] rstd, scale.
 template <bool IsLayerNorm>
@@ -292,6 +315,8 @@ LogicalResult crossEntropyGradKernel(Operation *op,
 void tgc::registerBackwardKernels(KernelRegistry &registry) {
   registry.add(tg::SoftmaxGradOp::getOperationName(), softmaxGradKernel);
   registry.add(tg::GeluGradOp::getOperationName(), geluGradKernel);
+  registry.add(tg::QuantizeDequantizeGradOp::getOperationName(),
+               quantizeDequantizeGradKernel);
   registry.add(tg::LayerNormGradOp::getOperationName(), normGradKernel<true>);
   registry.add(tg::RmsNormGradOp::getOperationName(), normGradKernel<false>);
   registry.add(tg::AttentionGradOp::getOperationName(), attentionGradKernel);

@@ -197,6 +197,28 @@ LogicalResult selectKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// tg.quantize_dequantize, elementwise over its three operands with
+/// rt::quantizeDequantize (the generated kernels' formula).
+LogicalResult quantizeDequantizeKernel(Operation *op,
+                                       ArrayRef<const Tensor *> operands,
+                                       SmallVectorImpl<Tensor> &results,
+                                       const KernelContext &context) {
+  auto quant = cast<tg::QuantizeDequantizeOp>(op);
+  const Tensor &x = *operands[0], &s = *operands[1], &z = *operands[2];
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &xs = x.data<T>(), &ss = s.data<T>(),
+                         &zs = z.data<T>();
+    std::vector<T> &out = result.data<T>();
+    T low = T(int64_t(quant.getLow())), high = T(int64_t(quant.getHigh()));
+    for (size_t i = 0, e = xs.size(); i < e; ++i)
+      out[i] = rt::quantizeDequantize(xs[i], ss[i], zs[i], low, high);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
 /// Float to integer: toward zero, saturating, NaN to 0.
 int64_t floatToInt(double value, Type type) {
   if (std::isnan(value))
@@ -316,6 +338,8 @@ void tgc::registerElementwiseKernels(KernelRegistry &registry) {
                             : unaryFloat([](auto x) { return geluErf(x); });
         return kernel(op, operands, results, context);
       });
+  registry.add(tg::QuantizeDequantizeOp::getOperationName(),
+               quantizeDequantizeKernel);
   registry.add(tg::CompareOp::getOperationName(), compareKernel);
   registry.add(tg::SelectOp::getOperationName(), selectKernel);
   registry.add(tg::ConvertOp::getOperationName(), convertKernel);

@@ -235,6 +235,14 @@ Grads ConvertOp::buildVjp(OpBuilder &b, ValueRange grads) {
       ConvertOp::create(b, getLoc(), getOperand().getType(), grads[0])};
 }
 
+Grads QuantizeDequantizeOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  // Straight through the grid, not through its clamped ends.
+  return SmallVector<Value>{QuantizeDequantizeGradOp::create(
+                                b, getLoc(), grads[0], getOperand(), getScale(),
+                                getZeroPoint(), getLow(), getHigh()),
+                            Value(), Value()};
+}
+
 //===----------------------------------------------------------------------===//
 // Mixed-precision ops
 //===----------------------------------------------------------------------===//

@@ -708,6 +708,27 @@ LogicalResult FakeQuantGradOp::verify() {
                          getAmaxHistory().getType(), getFormat(), getMargin());
 }
 
+/// The grid of a quantize_dequantize: an integer range of at most 32 bits
+/// (the f32 computation holds every point of it exactly below 2^24).
+static LogicalResult verifyQuantizeRange(Operation *op, int64_t low,
+                                         int64_t high) {
+  if (low > high)
+    return op->emitOpError("range [")
+           << low << ", " << high << "] is empty (low > high)";
+  if (low < INT32_MIN || high > UINT32_MAX)
+    return op->emitOpError("range [")
+           << low << ", " << high << "] exceeds 32-bit integers";
+  return success();
+}
+
+LogicalResult QuantizeDequantizeOp::verify() {
+  return verifyQuantizeRange(*this, getLow(), getHigh());
+}
+
+LogicalResult QuantizeDequantizeGradOp::verify() {
+  return verifyQuantizeRange(*this, getLow(), getHigh());
+}
+
 LogicalResult CrossEntropyOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {

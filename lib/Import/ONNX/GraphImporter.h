@@ -80,6 +80,15 @@ public:
   /// first of each as the argument's next value.
   llvm::DenseSet<mlir::Value> updatedState;
   llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> stateUpdates;
+  /// What each QuantizeLinear quantized (its float input, scale and zero
+  /// point, axis and grid), by its integer result: a DequantizeLinear of
+  /// that result with the same scale and zero point becomes one
+  /// differentiable tg.quantize_dequantize.
+  struct Quantization {
+    mlir::Value input, scale, zeroPoint;
+    int64_t axis, low, high;
+  };
+  llvm::DenseMap<mlir::Value, Quantization> quantizations;
 
   //===--------------------------------------------------------------------===//
   // Values by ONNX name

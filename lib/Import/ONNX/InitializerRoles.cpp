@@ -224,22 +224,37 @@ unsigned InitializerRoles::getRunningStatistic(StringRef name,
   return statistic;
 }
 
-bool InitializerRoles::isImportTimeOperand(StringRef name) const {
-  // The inputs [first, last] of these ops are computed with at import.
-  static const llvm::StringMap<std::pair<int, int>> operands = {
-      {"Range", {0, 2}}, {"Resize", {1, 2}}, {"Upsample", {1, 1}}};
+bool InitializerRoles::isOnlyReadAs(
+    StringRef name, const llvm::StringMap<uint32_t> &operands) const {
   auto it = consumers.find(name);
   return it != consumers.end() &&
          llvm::all_of(it->second, [&](const onnx::NodeProto *node) {
-           auto range = operands.find(node->op_type());
-           if (!isDefaultDomain(*node) || range == operands.end())
+           auto mask = operands.find(node->op_type());
+           if (!isDefaultDomain(*node) || mask == operands.end())
              return false;
-           auto [first, last] = range->second;
            for (int i = 0; i < node->input_size(); ++i)
-             if (node->input(i) == name && (i < first || i > last))
+             if (node->input(i) == name &&
+                 (i >= 32 || !(mask->second >> i & 1)))
                return false;
            return true;
          });
+}
+
+bool InitializerRoles::isImportTimeOperand(StringRef name) const {
+  // The inputs of these ops (bit i: input i) computed with at import.
+  static const llvm::StringMap<uint32_t> operands = {
+      {"Range", 0b111}, {"Resize", 0b110}, {"Upsample", 0b10}};
+  return isOnlyReadAs(name, operands);
+}
+
+bool InitializerRoles::isQuantizationScale(StringRef name) const {
+  // The scales of the quantization ops (bit i: input i).
+  static const llvm::StringMap<uint32_t> operands = {
+      {"QuantizeLinear", 0b10},
+      {"DequantizeLinear", 0b10},
+      {"QLinearMatMul", 0b1010010},
+      {"QLinearConv", 0b1010010}};
+  return isOnlyReadAs(name, operands);
 }
 
 bool InitializerRoles::feedsWeightOperand(StringRef name) const {
@@ -320,6 +335,9 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   if (isImportTimeOperand(name))
     return std::string("read only as an operand the import computes with "
                        "(Resize's scales or roi, Range's bounds)");
+  if (isQuantizationScale(name))
+    return std::string("read only as a quantization scale (observers set "
+                       "it; no gradient reaches it through the integers)");
   if (isBufferName(name, value.getShape().size()))
     return std::string("named as a buffer");
   if (isMadeUpName(name) && !feedsWeightOperand(name))

@@ -65,6 +65,13 @@ public:
   /// import computes with (Resize's roi and scales, Upsample's scales,
   /// Range's bounds): never a value of the step.
   bool isImportTimeOperand(llvm::StringRef name) const;
+  /// Whether `name` is read only as the scale of QuantizeLinear,
+  /// DequantizeLinear, QLinearMatMul or QLinearConv.
+  bool isQuantizationScale(llvm::StringRef name) const;
+  /// Whether every node reading `name` is of an op type of `operands` and
+  /// reads it only at inputs whose bit is set in that op's mask.
+  bool isOnlyReadAs(llvm::StringRef name,
+                    const llvm::StringMap<uint32_t> &operands) const;
 
   /// Whether `name` is one the exporter made up (undotted among state-dict
   /// names: `val_12`, `unsqueeze_14`, `where`).

@@ -418,6 +418,28 @@ static LogicalResult convertClip(Importer &g) {
   };
   bound(1, "min", true);
   bound(2, "max", false);
+  // A clipped QuantizeLinear result (PyTorch exports its reduced range, 0
+  // to 127, as QuantizeLinear, Clip, DequantizeLinear) is a quantization to
+  // the narrower grid.
+  if (auto it = g.quantizations.find(x);
+      it != g.quantizations.end() && g.opset >= 11) {
+    Importer::Quantization narrowed = it->second;
+    bool known = true;
+    for (auto [index, isMin] : {std::pair(1u, true), std::pair(2u, false)}) {
+      Value limit = g.input(index);
+      if (!limit)
+        continue;
+      const Tensor *value = g.getConstant(limit);
+      known &= value && value->getNumElements() == 1;
+      if (!known)
+        break;
+      int64_t bound = int64_t(value->getAsDouble(0));
+      narrowed.low = isMin ? std::max(narrowed.low, bound) : narrowed.low;
+      narrowed.high = isMin ? narrowed.high : std::min(narrowed.high, bound);
+    }
+    if (known && narrowed.low <= narrowed.high)
+      g.quantizations[result] = narrowed;
+  }
   g.setOutput(0, result);
   return success();
 }

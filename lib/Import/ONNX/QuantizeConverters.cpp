@@ -200,12 +200,66 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "y_zero_point", type.getShape(),
                                         axis, compute));
   Value scaled = buildBinary<tg::DivOp>(g, g.convert(x, compute), scale);
-  g.setOutput(0, saturateTo(g, scaled, zeroPoint, target));
+  Value quantized = saturateTo(g, scaled, zeroPoint, target);
+  auto [low, high] = getIntRange(target);
+  g.quantizations[quantized] = {x,    g.input(1),   g.input(2),
+                                axis, int64_t(low), int64_t(high)};
+  g.setOutput(0, quantized);
   return success();
 }
 
+/// Whether `a` and `b` are one value, or constants of equal elements (both
+/// null: absent zero points).
+static bool sameValue(Importer &g, Value a, Value b) {
+  if (a == b)
+    return true;
+  const Tensor *ta = a ? g.getConstant(a) : nullptr;
+  const Tensor *tb = b ? g.getConstant(b) : nullptr;
+  if (!ta || !tb || ta->getType() != tb->getType())
+    return false;
+  for (int64_t i = 0, e = ta->getNumElements(); i < e; ++i)
+    if (ta->getAsDouble(i) != tb->getAsDouble(i))
+      return false;
+  return true;
+}
+
+/// Whether every integer of [low, high] is exact in float type `type`.
+static bool holdsGrid(Type type, int64_t low, int64_t high) {
+  int64_t largest = std::max(std::abs(low), std::abs(high));
+  unsigned digits = cast<FloatType>(type).getFPMantissaWidth();
+  return largest <= (int64_t(1) << std::min(digits, 62u));
+}
+
+/// DequantizeLinear of a QuantizeLinear's result with the same scale, zero
+/// point and axis: `tg.quantize_dequantize` of the QuantizeLinear's input
+/// (the same values; its backward is the straight-through estimator
+/// quantization-aware training expects, where the integer path has none).
+static FailureOr<bool> convertQuantizeDequantize(Importer &g, Value x,
+                                                 int64_t axis) {
+  auto it = g.quantizations.find(x);
+  if (it == g.quantizations.end())
+    return false;
+  const Importer::Quantization &q = it->second;
+  Type type = Importer::getType(g.input(1)).getElementType();
+  RankedTensorType inputType = Importer::getType(q.input);
+  if (inputType.getElementType() != type || q.axis != axis ||
+      !sameValue(g, q.scale, g.input(1)) ||
+      !sameValue(g, q.zeroPoint, g.input(2)) || !holdsGrid(type, q.low, q.high))
+    return false;
+  ArrayRef<int64_t> shape = inputType.getShape();
+  ASSIGN_OR_FAIL(scale, spreadAlong(g, 1, "x_scale", shape, axis, type));
+  ASSIGN_OR_FAIL(zeroPoint,
+                 spreadAlong(g, 2, "x_zero_point", shape, axis, type));
+  if (!zeroPoint)
+    zeroPoint = g.splat(inputType, 0.0);
+  g.setOutput(0, g.create<tg::QuantizeDequantizeOp>(inputType, q.input, scale,
+                                                    zeroPoint, q.low, q.high));
+  return true;
+}
+
 // DequantizeLinear-10/13/19: y = (x - x_zero_point) * x_scale in f32, of
-// x_scale's type, per tensor or along `axis`.
+// x_scale's type, per tensor or along `axis`; of a QuantizeLinear's result,
+// a tg.quantize_dequantize (convertQuantizeDequantize).
 LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(x, requireQuantized(g, 0, "x"));
   if (g.getInt("block_size", 0) != 0)
@@ -222,6 +276,9 @@ LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
       zeroPoint &&
       Importer::getType(zeroPoint).getElementType() != type.getElementType())
     return g.fail("x_zero_point must have x's element type");
+  ASSIGN_OR_FAIL(fused, convertQuantizeDequantize(g, x, axis));
+  if (fused)
+    return success();
   ASSIGN_OR_FAIL(scale,
                  spreadAlong(g, 1, "x_scale", type.getShape(), axis, compute));
   ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "x_zero_point", type.getShape(),

@@ -96,7 +96,8 @@ const llvm::StringSet<> kElementwise = {
     "tg.sin",       "tg.cos",        "tg.sigmoid",
     "tg.relu",      "tg.silu",       "tg.gelu",
     "tg.select",    "tg.compare",    "tg.convert",
-    "tg.gelu_grad", "tg.scale_grad", "tg.fake_quant_grad"};
+    "tg.gelu_grad", "tg.scale_grad", "tg.fake_quant_grad",
+    "tg.quantize_dequantize", "tg.quantize_dequantize_grad"};
 /// Data movement.
 const llvm::StringSet<> kShape = {"tg.constant", "tg.broadcast_in_dim",
                                   "tg.reshape",  "tg.transpose",

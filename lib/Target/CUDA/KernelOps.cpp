@@ -81,6 +81,16 @@ std::string getFormula(Operation *op, ArrayRef<std::string> x,
                     : "geluErf(") +
                x[0] + ")";
       })
+      .Case([&](tg::QuantizeDequantizeOp quant) {
+        return "quantizeDequantize(" + x[0] + ", " + x[1] + ", " + x[2] + ", " +
+               T(str(int64_t(quant.getLow())).c_str()) + ", " +
+               T(str(int64_t(quant.getHigh())).c_str()) + ")";
+      })
+      .Case([&](tg::QuantizeDequantizeGradOp grad) {
+        return "quantizeDequantizeGrad(" + x[0] + ", " + x[1] + ", " + x[2] +
+               ", " + x[3] + ", " + T(str(int64_t(grad.getLow())).c_str()) +
+               ", " + T(str(int64_t(grad.getHigh())).c_str()) + ")";
+      })
       .Case([&](tg::GeluGradOp grad) {
         return "(" + x[0] + " * " +
                (grad.getApproximation() == tg::GeluApproximation::Tanh

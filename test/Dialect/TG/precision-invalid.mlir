@@ -44,3 +44,30 @@ func.func @negative_margin(%x: tensor<4xbf16>, %h: tensor<4xf32>) {
   %0 = tg.fake_quant %x, %h format = f8E4M3FN margin = -1 : tensor<4xbf16>, tensor<4xf32>
   return
 }
+
+// -----
+
+// An empty quantization grid.
+func.func @quantize_empty_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.quantize_dequantize' op range [10, 0] is empty (low > high)}}
+  %0 = tg.quantize_dequantize %x, %x, %x range = [10, 0] : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A grid beyond 32-bit integers (the f32 computation could not hold it).
+func.func @quantize_wide_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.quantize_dequantize_grad' op range [0, 8589934592] exceeds 32-bit integers}}
+  %0 = tg.quantize_dequantize_grad %x, %x, %x, %x range = [0, 8589934592] : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Scale and zero point have the operand's type.
+func.func @quantize_scale_type(%x: tensor<4xf32>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{'tg.quantize_dequantize' op requires the same type for all operands and results}}
+  %0 = "tg.quantize_dequantize"(%x, %s, %x) {low = 0 : i64, high = 255 : i64} : (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

@@ -12,3 +12,14 @@ func.func @precision_ops(%x: tensor<2x4xf16>, %s: tensor<f32>, %y: tensor<2x4xbf
   %2 = tg.fake_quant_grad %y, %h format = f8E5M2 margin = 2 : tensor<2x4xbf16>, tensor<16xf32>
   return %0, %1, %2 : tensor<2x4xf16>, tensor<2x4xbf16>, tensor<2x4xbf16>
 }
+
+// Fake quantization to an integer grid and its straight-through backward.
+// CHECK-LABEL: func.func @quantize_dequantize
+// CHECK: %[[Q:.+]] = tg.quantize_dequantize %arg0, %arg1, %arg2 range = [-128, 127] : tensor<2x4xf32>
+// CHECK: tg.quantize_dequantize_grad %arg3, %arg0, %arg1, %arg2 range = [0, 255] : tensor<2x4xf32>
+func.func @quantize_dequantize(%x: tensor<2x4xf32>, %s: tensor<2x4xf32>, %z: tensor<2x4xf32>, %g: tensor<2x4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0 = tg.quantize_dequantize %x, %s, %z range = [-128, 127] : tensor<2x4xf32>
+  %1 = tg.quantize_dequantize_grad %g, %x, %s, %z range = [0, 255] : tensor<2x4xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+}

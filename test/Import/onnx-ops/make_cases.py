@@ -1775,8 +1775,9 @@ def integer_quantize_cases():
 
 
 def integer_grad_models():
-    """grad/integer_mix.onnx: a parameter through narrow integer values (a
-    QuantizeLinear/DequantizeLinear pair with int8, uint8 differences that
+    """grad/integer_mix.onnx: a parameter through narrow integer values (int8
+    from a QuantizeLinear dequantized with another zero point, uint8
+    differences that
     wrap, an int16 square that wraps, a uint16 BitShift, a uint8 ReduceMax)
     multiplied back into w, for the generated project on the host target
     (the integer types stored and computed in fused kernels)."""
@@ -1785,8 +1786,11 @@ def integer_grad_models():
     U8, I16, U16 = TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16
     nodes = [
         const("s", np.float32(0.05)), const("zp", np.int8(3)),
+        const("zp2", np.int8(-2)),
+        # Another zero point: not one fake quantization, the int8 values
+        # stay in the step.
         helper.make_node("QuantizeLinear", ["w", "s", "zp"], ["q"]),
-        helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["dq"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "zp2"], ["dq"]),
         helper.make_node("Mul", ["dq", "w"], ["a1"]),
         const("k", np.float32(40.0)),
         helper.make_node("Mul", ["w", "k"], ["wk"]),

@@ -140,6 +140,25 @@ TGC_HD inline int64_t integerDivide(int64_t a, int64_t b) {
   return a / b;
 }
 
+/// tg.quantize_dequantize: `x` rounded to the integer grid of `scale` and
+/// `zero` (halves to even) clamped to [low, high] (NaN to the point 0, as
+/// the conversion of a NaN to an integer), and back.
+template <typename T>
+TGC_HD inline T quantizeDequantize(T x, T scale, T zero, T low, T high) {
+  T q = std::rint(x / scale) + zero;
+  q = isNaN(q) ? T(0) : q < low ? low : q > high ? high : q;
+  return (q - zero) * scale;
+}
+
+/// Its straight-through gradient: `grad` where the grid point lies in
+/// [low, high] (not clamped), 0 elsewhere (and for NaN).
+template <typename T>
+TGC_HD inline T quantizeDequantizeGrad(T grad, T x, T scale, T zero, T low,
+                                       T high) {
+  T q = std::rint(x / scale) + zero;
+  return q >= low && q <= high ? grad : T(0);
+}
+
 /// Float to integer: toward zero, saturating to [low, high], NaN to 0.
 TGC_HD inline int64_t floatToInt(double value, int64_t low, int64_t high) {
   if (value != value)

@@ -891,6 +891,40 @@ def TG_FakeQuantGradOp : TG_FakeQuantOpBase<"fake_quant_grad"> {
   }];
 }
 
+def TG_QuantizeDequantizeOp : TG_ElementwiseOp<"quantize_dequantize", 6, 0,
+    [TG_Differentiable, TG_DefaultPrecision, SameOperandsAndResultType]> {
+  let summary = "Round to an affine integer grid and back (fake quantization)";
+  let description = [{
+    The values an integer kernel would read, in the operand's type:
+    `q = clamp(round(operand / scale) + zero_point, low, high)` (halves to
+    even; NaN gives 0) and `result = (q - zero_point) * scale`, computed in
+    f32 (f64 for f64 tensors). `scale` and `zero_point` hold one value per
+    element (the importer broadcasts a per-tensor or per-axis scale);
+    `[low, high]` is the integer type's range (`[-128, 127]` for int8,
+    `[0, 255]` for uint8). ONNX's QuantizeLinear followed by
+    DequantizeLinear with the same scale and zero point, PyTorch's
+    `fake_quantize_per_tensor_affine` and `_per_channel_affine`.
+
+    The backward is the straight-through estimator of quantization-aware
+    training: the gradient passes where `round(operand / scale) +
+    zero_point` lies in `[low, high]` and is 0 where it was clamped
+    (`tg.quantize_dequantize_grad`), as PyTorch's FakeQuantize; `scale` and
+    `zero_point` get none.
+
+    ```mlir
+    %wq = tg.quantize_dequantize %w, %scale, %zero range = [-128, 127] : tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$operand, TG_FloatTensor:$scale,
+                       TG_FloatTensor:$zero_point, I64Attr:$low, I64Attr:$high);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $scale `,` $zero_point `range` `=` `[` $low `,` $high `]`
+    attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer ops: the update of one parameter and its state, in one kernel.
 //===----------------------------------------------------------------------===//
@@ -1104,6 +1138,30 @@ def TG_GeluGradOp : TG_ElementwiseOp<"gelu_grad", 12, 2,
   let assemblyFormat = [{
     $approximation $grad_output `,` $input attr-dict `:` type($result)
   }];
+}
+
+def TG_QuantizeDequantizeGradOp : TG_ElementwiseOp<"quantize_dequantize_grad",
+    4, 0, [AllTypesMatch<["grad_output", "input", "scale", "zero_point",
+                          "result"]>]> {
+  let summary = "Backward of quantize_dequantize (straight-through)";
+  let description = [{
+    `result = grad_output` where `low <= round(input / scale) + zero_point
+    <= high` (the grid point `tg.quantize_dequantize` was not clamped to),
+    0 elsewhere and where that value is NaN.
+
+    ```mlir
+    %dw = tg.quantize_dequantize_grad %dy, %w, %scale, %zero range = [-128, 127] : tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$input,
+                       TG_FloatTensor:$scale, TG_FloatTensor:$zero_point,
+                       I64Attr:$low, I64Attr:$high);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $scale `,` $zero_point `range` `=` `[` $low
+    `,` $high `]` attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def TG_LayerNormGradOp : TG_Op<"layer_norm_grad", [Pure, TG_ReductionOpTrait,

@@ -197,16 +197,19 @@ mlir::LogicalResult convertIsNaN(GraphImporter &g);
 mlir::LogicalResult convertArgExtreme(GraphImporter &g);
 mlir::LogicalResult convertOneHot(GraphImporter &g);
 mlir::LogicalResult convertConv(GraphImporter &g);
+mlir::LogicalResult convertConvTranspose(GraphImporter &g);
+mlir::LogicalResult convertPool(GraphImporter &g);
+mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
+mlir::LogicalResult convertGlobalPool(GraphImporter &g);
+mlir::LogicalResult convertEyeLike(GraphImporter &g);
 /// The convolution of `x` ([N, C, D1..Dn], float) with `weight` ([M,
 /// C/group, k1..kn]) by the node's Conv attributes (strides, pads,
 /// dilations, group, auto_pad), plus `bias` ([M]) if not null.
 mlir::FailureOr<mlir::Value> convolve(GraphImporter &g, mlir::Value x,
                                       mlir::Value weight, mlir::Value bias);
-
 /// numpy's matmul of two float tensors of one element type (OpConverters).
 mlir::FailureOr<mlir::Value> buildMatMul(GraphImporter &g, mlir::Value lhs,
                                          mlir::Value rhs);
-
 // The converters of QuantizeConverters.cpp.
 mlir::LogicalResult convertQuantizeLinear(GraphImporter &g);
 mlir::LogicalResult convertDequantizeLinear(GraphImporter &g);
@@ -216,11 +219,10 @@ mlir::LogicalResult convertQLinearMatMul(GraphImporter &g);
 mlir::LogicalResult convertConvInteger(GraphImporter &g);
 mlir::LogicalResult convertQLinearConv(GraphImporter &g);
 mlir::LogicalResult convertBitShift(GraphImporter &g);
-mlir::LogicalResult convertConvTranspose(GraphImporter &g);
-mlir::LogicalResult convertPool(GraphImporter &g);
-mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
-mlir::LogicalResult convertGlobalPool(GraphImporter &g);
-mlir::LogicalResult convertEyeLike(GraphImporter &g);
+// The converters of SpectralConverters.cpp.
+mlir::LogicalResult convertDFT(GraphImporter &g);
+mlir::LogicalResult convertSTFT(GraphImporter &g);
+mlir::LogicalResult convertMelWeightMatrix(GraphImporter &g);
 // The converters of TrainingConverters.cpp (ai.onnx.preview.training).
 mlir::LogicalResult convertAdagrad(GraphImporter &g);
 mlir::LogicalResult convertAdam(GraphImporter &g);

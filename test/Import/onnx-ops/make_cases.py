@@ -1831,6 +1831,63 @@ def save_error_model(name, nodes, inputs, outputs, inits=(), opset=18):
     onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
 
 
+def spectral_cases():
+    """DFT and STFT in the forms the backend data lacks: a onesided
+    transform, dft_length padding and truncating, a complex forward
+    transform on a middle axis, DFT-20's axis input, a complex STFT
+    (onesided = 0) with a window and a frame step leaving points over."""
+    x = floats(2, 6, 3, 1)
+    case("dft_onesided_padded", model(
+        [const("n", np.array(8, np.int64)),
+         helper.make_node("DFT", ["x", "n"], ["y"], axis=1, onesided=1)],
+        [vi("x", F, [2, 6, 3, 1])], [vi("y", F, [2, 5, 3, 2])]), {"x": x})
+    case("dft_truncated", model(
+        [const("n", np.array(4, np.int64)),
+         helper.make_node("DFT", ["x", "n"], ["y"], axis=1)],
+        [vi("x", F, [2, 6, 3, 1])], [vi("y", F, [2, 4, 3, 2])]), {"x": x})
+    c = floats(2, 3, 5, 2)
+    case("dft_complex_axis2", model(
+        [helper.make_node("DFT", ["x"], ["y"], axis=2)],
+        [vi("x", F, [2, 3, 5, 2])], [vi("y", F, [2, 3, 5, 2])]), {"x": c})
+    case("dft_complex_inverse", model(
+        [helper.make_node("DFT", ["x"], ["y"], axis=1, inverse=1)],
+        [vi("x", F, [2, 3, 5, 2])], [vi("y", F, [2, 3, 5, 2])]), {"x": c})
+    case("dft20_axis_input", model(
+        [const("a", np.array(-2, np.int64)),
+         helper.make_node("DFT", ["x", "", "a"], ["y"])],
+        [vi("x", F, [2, 3, 5, 2])], [vi("y", F, [2, 3, 5, 2])], opset=20),
+        {"x": c})
+    sig = floats(1, 37, 2)
+    window = np.hanning(10).astype(np.float32)
+    case("melweightmatrix_speech", model(
+        [const("mels", np.array(10, np.int64)),
+         const("n", np.array(64, np.int64)),
+         const("rate", np.array(16000, np.int64)),
+         const("low", np.array(100, np.float32)),
+         const("high", np.array(8000, np.float32)),
+         helper.make_node("MelWeightMatrix",
+                          ["mels", "n", "rate", "low", "high"], ["m"]),
+         helper.make_node("MatMul", ["x", "m"], ["y"])],
+        [vi("x", F, [3, 33])], [vi("y", F, [3, 10])]),
+        {"x": floats(3, 33)})
+    case("stft_complex_window", model(
+        [const("step", np.array(4, np.int64)),
+         helper.make_node("STFT", ["s", "step", "w"], ["y"], onesided=0)],
+        [vi("s", F, [1, 37, 2]), vi("w", F, [10])],
+        [vi("y", F, [1, 7, 10, 2])]), {"s": sig, "w": window})
+
+
+def spectral_grad_models():
+    """grad/dft.onnx: a parameter through a onesided DFT and an inverse one,
+    for tgc gradcheck (the transforms are matrix products: exact
+    gradients)."""
+    local = np.random.default_rng(37)
+    w = local.standard_normal((2, 8, 1)).astype(np.float32)
+    save_grad_models({"dft": [
+        helper.make_node("DFT", ["w"], ["f"], axis=1, onesided=1),
+        helper.make_node("DFT", ["f"], ["h"], axis=1, inverse=1)]}, w)
+
+
 def integer_quantize_error_models():
     """errors/NAME.onnx: quantization and BitShift forms tgc refuses."""
     def save(name, nodes, inputs, outputs, inits=(), opset=13):
@@ -1840,6 +1897,23 @@ def integer_quantize_error_models():
          [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], axis=1)],
          [vi("x", F, [2, 3])], ["q"],
          [("s", np.array([0.1, 0.2], np.float32))])
+    save("dft-batch-axis",
+         [helper.make_node("DFT", ["x"], ["y"], axis=0)],
+         [vi("x", F, [2, 3, 1])], ["y"], opset=17)
+    save("stft-frame-too-long",
+         [const("step", np.array(2, np.int64)),
+          const("len", np.array(40, np.int64)),
+          helper.make_node("STFT", ["x", "step", "", "len"], ["y"])],
+         [vi("x", F, [1, 32, 1])], ["y"], opset=17)
+    save("melweightmatrix-beyond-nyquist",
+         [const("mels", np.array(4, np.int64)),
+          const("n", np.array(16, np.int64)),
+          const("rate", np.array(1000, np.int64)),
+          const("low", np.array(0, np.float32)),
+          const("high", np.array(900, np.float32)),
+          helper.make_node("MelWeightMatrix",
+                           ["mels", "n", "rate", "low", "high"], ["y"])],
+         [], ["y"], opset=17)
     save("bitshift-signed",
          [helper.make_node("BitShift", ["x", "x"], ["y"], direction="LEFT")],
          [vi("x", TensorProto.INT32, [3])], ["y"], opset=11)
@@ -1885,3 +1959,5 @@ if __name__ == "__main__":
     integer_quantize_cases()
     integer_quantize_error_models()
     integer_grad_models()
+    spectral_cases()
+    spectral_grad_models()

@@ -135,22 +135,8 @@ template <typename T> T propagatingMin(T a, T b) {
   return b < a ? b : a;
 }
 
-/// The smallest and largest value of an integer element type (signless
-/// types are signed; unsigned ones are ui8, ui16 and ui32).
-inline int64_t getIntMin(mlir::Type type) {
-  unsigned width = type.getIntOrFloatBitWidth();
-  if (type.isUnsignedInteger())
-    return 0;
-  return width >= 64 ? std::numeric_limits<int64_t>::min()
-                     : -(int64_t(1) << (width - 1));
-}
-inline int64_t getIntMax(mlir::Type type) {
-  unsigned width = type.getIntOrFloatBitWidth();
-  if (type.isUnsignedInteger() && width < 64)
-    return (int64_t(1) << width) - 1;
-  return width >= 64 ? std::numeric_limits<int64_t>::max()
-                     : (int64_t(1) << (width - 1)) - 1;
-}
+using tgc::getIntMax;
+using tgc::getIntMin;
 
 /// The exclusive bound of the ids or labels `op` reads: `size` (its table's
 /// rows, its classes), or its tg.id_bound where a padded vocabulary makes it

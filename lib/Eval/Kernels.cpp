@@ -71,6 +71,22 @@ FloatFormat tgc::detail::getFloatFormat(Type elementType) {
   return FloatFormat::F32;
 }
 
+int64_t tgc::getIntMin(Type type) {
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (type.isUnsignedInteger())
+    return 0;
+  return width >= 64 ? std::numeric_limits<int64_t>::min()
+                     : -(int64_t(1) << (width - 1));
+}
+
+int64_t tgc::getIntMax(Type type) {
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (type.isUnsignedInteger() && width < 64)
+    return (int64_t(1) << width) - 1;
+  return width >= 64 ? std::numeric_limits<int64_t>::max()
+                     : (int64_t(1) << (width - 1)) - 1;
+}
+
 void tgc::normalizeTensor(Tensor &tensor, const EvalOptions &options) {
   Type elementType = tensor.getElementType();
   if (tensor.isFloatStorage()) {

@@ -139,8 +139,7 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
   if (!npy::isInteger(dtype))
     return wrongDtype();
   // Any integer dtype, as long as every value fits the element type.
-  int64_t low = detail::getIntMin(elementType),
-          high = detail::getIntMax(elementType);
+  int64_t low = getIntMin(elementType), high = getIntMax(elementType);
   for (int64_t i = 0; i < count; ++i) {
     int64_t value = readInteger(array, i);
     if (value < low || value > high) {

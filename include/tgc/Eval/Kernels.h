@@ -72,6 +72,11 @@ private:
   llvm::StringMap<Kernel> kernels;
 };
 
+/// The smallest and largest value of integer element type `type`
+/// (signless types are signed; ui8, ui16 and ui32 unsigned).
+int64_t getIntMin(mlir::Type type);
+int64_t getIntMax(mlir::Type type);
+
 /// Rounds the float elements of `tensor` to its element type (when
 /// `options` emulate precision) and wraps integers to their width, as after
 /// every op.

@@ -15,6 +15,7 @@
 #include "ConverterUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Eval/Kernels.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -26,10 +27,7 @@ namespace {
 
 /// The smallest and largest value of integer type `type`.
 std::pair<double, double> getIntRange(Type type) {
-  unsigned width = type.getIntOrFloatBitWidth();
-  if (type.isUnsignedInteger())
-    return {0.0, std::ldexp(1.0, width) - 1};
-  return {-std::ldexp(1.0, width - 1), std::ldexp(1.0, width - 1) - 1};
+  return {double(getIntMin(type)), double(getIntMax(type))};
 }
 
 bool isNarrowInt(Type type) {

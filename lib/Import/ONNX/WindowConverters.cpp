@@ -16,6 +16,8 @@
 
 #include "ConverterUtils.h"
 
+#include "tgc/Eval/Kernels.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -503,9 +505,7 @@ LogicalResult onnx_import::convertPool(Importer &g) {
   double fill = !isMax ? 0.0
                 : isa<FloatType>(elementType)
                     ? -std::numeric_limits<double>::infinity()
-                : elementType.isUnsignedInteger()
-                    ? 0.0
-                    : -std::ldexp(1.0, elementType.getIntOrFloatBitWidth() - 1);
+                    : double(getIntMin(elementType));
   ASSIGN_OR_FAIL(windows, unfold(g, x, w, fill));
   int64_t outputs = w.getNumOutputs();
   int64_t n = type.getDimSize(0), c = type.getDimSize(1);

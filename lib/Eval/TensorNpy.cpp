@@ -174,34 +174,14 @@ npy::Array tgc::tensorToNpy(const Tensor &tensor) {
   else if (tensor.getElementType().isInteger(1))
     fill(npy::DType::Bool,
          [&](int64_t i) { return uint8_t(tensor.ints()[i] != 0); });
-  else
-    switch (getIntegerDType(tensor.getElementType())) {
-    case npy::DType::I8:
-      fill(npy::DType::I8, [&](int64_t i) { return int8_t(tensor.ints()[i]); });
-      break;
-    case npy::DType::I16:
-      fill(npy::DType::I16,
-           [&](int64_t i) { return int16_t(tensor.ints()[i]); });
-      break;
-    case npy::DType::I32:
-      fill(npy::DType::I32,
-           [&](int64_t i) { return int32_t(tensor.ints()[i]); });
-      break;
-    case npy::DType::U8:
-      fill(npy::DType::U8,
-           [&](int64_t i) { return uint8_t(tensor.ints()[i]); });
-      break;
-    case npy::DType::U16:
-      fill(npy::DType::U16,
-           [&](int64_t i) { return uint16_t(tensor.ints()[i]); });
-      break;
-    case npy::DType::U32:
-      fill(npy::DType::U32,
-           [&](int64_t i) { return uint32_t(tensor.ints()[i]); });
-      break;
-    default:
-      fill(npy::DType::I64, [&](int64_t i) { return tensor.ints()[i]; });
-      break;
-    }
+  else {
+    // Any integer type: the low bytes of the int64 value (two's complement,
+    // little-endian), which wraps it to the element's width.
+    array.dtype = getIntegerDType(tensor.getElementType());
+    size_t size = npy::getElementSize(array.dtype);
+    array.data.resize(count * size);
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(array.data.data() + i * size, &tensor.ints()[i], size);
+  }
   return array;
 }

@@ -337,13 +337,20 @@ static FailureOr<Value> shiftRhs(Importer &g, Value b, unsigned index) {
   return shiftedF64(g, b, index, "b_zero_point", rank - 1);
 }
 
+/// The exact product (f64) of integer inputs `a` and `b` less their zero
+/// points (inputs `aZero`, `bZero`).
+static FailureOr<Value> shiftedMatMul(Importer &g, unsigned a, unsigned aZero,
+                                      unsigned b, unsigned bZero) {
+  ASSIGN_OR_FAIL(lhsInput, requireQuantized(g, a, "A"));
+  ASSIGN_OR_FAIL(rhsInput, requireQuantized(g, b, "B"));
+  ASSIGN_OR_FAIL(lhs, shiftLhs(g, lhsInput, aZero));
+  ASSIGN_OR_FAIL(rhs, shiftRhs(g, rhsInput, bZero));
+  return buildMatMul(g, lhs, rhs);
+}
+
 // MatMulInteger-10: (A - a_zero_point) x (B - b_zero_point) as int32.
 LogicalResult onnx_import::convertMatMulInteger(Importer &g) {
-  ASSIGN_OR_FAIL(a, requireQuantized(g, 0, "A"));
-  ASSIGN_OR_FAIL(b, requireQuantized(g, 1, "B"));
-  ASSIGN_OR_FAIL(lhs, shiftLhs(g, a, 2));
-  ASSIGN_OR_FAIL(rhs, shiftRhs(g, b, 3));
-  ASSIGN_OR_FAIL(product, buildMatMul(g, lhs, rhs));
+  ASSIGN_OR_FAIL(product, shiftedMatMul(g, 0, 2, 1, 3));
   g.setOutput(0, g.convert(product, g.builder.getI32Type()));
   return success();
 }
@@ -352,11 +359,7 @@ LogicalResult onnx_import::convertMatMulInteger(Importer &g) {
 // y: round((A - a_zp) x (B - b_zp) * (a_scale * b_scale / y_scale)) + y_zp,
 // saturated (inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
 LogicalResult onnx_import::convertQLinearMatMul(Importer &g) {
-  ASSIGN_OR_FAIL(a, requireQuantized(g, 0, "a"));
-  ASSIGN_OR_FAIL(b, requireQuantized(g, 3, "b"));
-  ASSIGN_OR_FAIL(lhs, shiftLhs(g, a, 2));
-  ASSIGN_OR_FAIL(rhs, shiftRhs(g, b, 5));
-  ASSIGN_OR_FAIL(product, buildMatMul(g, lhs, rhs));
+  ASSIGN_OR_FAIL(product, shiftedMatMul(g, 0, 2, 3, 5));
   // a's scale is per row, b's per column, y's per row.
   int64_t rank = Importer::getType(product).getRank();
   int64_t rows = std::max<int64_t>(rank - 2, 0), columns = rank - 1;

@@ -30,7 +30,7 @@ struct StorageType {
   int64_t bytes;
   /// An integer type's smallest and largest values as C++ text (empty for
   /// floats and i1).
-  std::string intMin, intMax;
+  std::string intMin = {}, intMax = {};
 };
 mlir::FailureOr<StorageType> getStorageType(mlir::Type elementType,
                                             mlir::Location loc);

@@ -206,14 +206,23 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   return success();
 }
 
-/// Whether `a` and `b` are one value, or constants of equal elements (both
-/// null: absent zero points).
+/// Whether `a` and `b` are one value or constants of equal elements. Null
+/// is an absent zero point, equal to a constant of zeros.
 static bool sameValue(Importer &g, Value a, Value b) {
   if (a == b)
     return true;
   const Tensor *ta = a ? g.getConstant(a) : nullptr;
   const Tensor *tb = b ? g.getConstant(b) : nullptr;
-  if (!ta || !tb || ta->getType() != tb->getType())
+  if ((a && !ta) || (b && !tb))
+    return false;
+  if (!ta || !tb) {
+    const Tensor *given = ta ? ta : tb;
+    for (int64_t i = 0, e = given->getNumElements(); i < e; ++i)
+      if (given->getAsDouble(i) != 0)
+        return false;
+    return true;
+  }
+  if (ta->getType() != tb->getType())
     return false;
   for (int64_t i = 0, e = ta->getNumElements(); i < e; ++i)
     if (ta->getAsDouble(i) != tb->getAsDouble(i))

@@ -50,32 +50,27 @@ FailureOr<std::pair<Value, Value>> transform(Importer &g, Value re, Value im,
     if (im)
       im = g.slice(im, starts, limits, strides);
   }
-  // cos and sin of 2 pi t k / n, t reduced mod n first (exact in int64).
+  // e^(sign i 2 pi t k / n), t k reduced mod n first (exact in int64): the
+  // rotation is clockwise forward (sign -1), counterclockwise inverse.
+  double sign = inverse ? 1.0 : -1.0;
   SmallVector<double> cosines, sines;
   for (int64_t t = 0; t < used; ++t)
     for (int64_t k = 0; k < bins; ++k) {
       double angle = 2 * M_PI * double((t * k) % n) / double(n);
       cosines.push_back(std::cos(angle));
-      sines.push_back(std::sin(angle));
+      sines.push_back(sign * std::sin(angle));
     }
   RankedTensorType matrix =
       RankedTensorType::get({used, bins}, g.builder.getF64Type());
   Value cosine = g.constant(matrix, cosines), sine = g.constant(matrix, sines);
-  // Forward: (re + i im)(cos - i sin); inverse: (re + i im)(cos + i sin) / n.
-  ASSIGN_OR_FAIL(reCos, buildMatMul(g, re, cosine));
-  ASSIGN_OR_FAIL(reSin, buildMatMul(g, re, sine));
-  Value outRe = reCos, outIm = g.create<tg::NegOp>(reSin.getType(), reSin);
+  // (re + i im)(cos + i sine) = re cos - im sine + i (re sine + im cos).
+  ASSIGN_OR_FAIL(outRe, buildMatMul(g, re, cosine));
+  ASSIGN_OR_FAIL(outIm, buildMatMul(g, re, sine));
   if (im) {
     ASSIGN_OR_FAIL(imCos, buildMatMul(g, im, cosine));
-    ASSIGN_OR_FAIL(imSin, buildMatMul(g, im, sine));
-    outRe = buildBinary<tg::AddOp>(g, reCos, imSin);
-    outIm = buildBinary<tg::SubOp>(g, imCos, reSin);
-    if (inverse) {
-      outRe = buildBinary<tg::SubOp>(g, reCos, imSin);
-      outIm = buildBinary<tg::AddOp>(g, imCos, reSin);
-    }
-  } else if (inverse) {
-    outIm = reSin;
+    ASSIGN_OR_FAIL(imSine, buildMatMul(g, im, sine));
+    outRe = buildBinary<tg::SubOp>(g, outRe, imSine);
+    outIm = buildBinary<tg::AddOp>(g, outIm, imCos);
   }
   if (inverse) {
     RankedTensorType resultType = Importer::getType(outRe);

@@ -1700,6 +1700,33 @@ def integer_quantize_cases():
         [vi("x", F, [2, 3, 4])], [vi("q", I8, [2, 3, 4]), vi("y", F, [2, 3, 4])],
         [("s", np.array([0.01, 0.02, 0.05, 0.1], np.float32)),
          ("zp", np.array([-100, 0, 50, 127], np.int8))], opset=19), {"x": x})
+    # Equal scales and zero points under other names (the importer compares
+    # values, not names), and an absent zero point against a zero one: each
+    # pair is one tg.quantize_dequantize (onnx-ops.test checks the IR).
+    case("qdq_equal_constants_renamed", model(
+        [helper.make_node("QuantizeLinear", ["x", "s1", "zp1"], ["q"],
+                          axis=1),
+         helper.make_node("DequantizeLinear", ["q", "s2", "zp2"], ["y"],
+                          axis=1)],
+        [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 4])],
+        [("s1", np.array([0.02, 0.05, 0.1], np.float32)),
+         ("zp1", np.array([-3, 0, 20], np.int8)),
+         ("s2", np.array([0.02, 0.05, 0.1], np.float32)),
+         ("zp2", np.array([-3, 0, 20], np.int8))], opset=19), {"x": x})
+    case("qdq_zero_point_absent_and_zero", model(
+        [helper.make_node("QuantizeLinear", ["x", "s"], ["q"]),
+         helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"])],
+        [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 4])],
+        [("s", np.array(0.03, np.float32)), ("zp", np.array(0, np.uint8))],
+        opset=19), {"x": np.abs(x)})
+    # Opset 21: output_dtype instead of a zero point.
+    case("quantize_output_dtype_int16", model(
+        [helper.make_node("QuantizeLinear", ["x", "s"], ["q"],
+                          output_dtype=I16),
+         helper.make_node("DequantizeLinear", ["q", "s"], ["y"])],
+        [vi("x", F, [2, 3, 4])], [vi("q", I16, [2, 3, 4]),
+                                   vi("y", F, [2, 3, 4])],
+        [("s", np.array(1e-4, np.float32))], opset=21), {"x": x})
     q32 = rng.integers(-2**31, 2**31, (5,)).astype(np.int32)
     case("dequantize_int32", model(
         [helper.make_node("DequantizeLinear", ["q", "s"], ["y"])],
@@ -1917,6 +1944,21 @@ def integer_quantize_error_models():
     save("bitshift-signed",
          [helper.make_node("BitShift", ["x", "x"], ["y"], direction="LEFT")],
          [vi("x", TensorProto.INT32, [3])], ["y"], opset=11)
+    save("quantize-block-size",
+         [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], axis=1,
+                           block_size=2)],
+         [vi("x", F, [2, 4])], ["q"],
+         [("s", np.full((2, 2), 0.1, np.float32))], opset=21)
+    save("quantize-output-dtype-zero-point",
+         [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"],
+                           output_dtype=TensorProto.INT8)],
+         [vi("x", F, [3])], ["q"],
+         [("s", np.array(0.1, np.float32)), ("zp", np.array(1, np.uint8))],
+         opset=21)
+    save("dft-too-long",
+         [const("n", np.array(16385, np.int64)),
+          helper.make_node("DFT", ["x", "n"], ["y"], axis=1)],
+         [vi("x", F, [1, 8, 1])], ["y"], opset=17)
     save("dequantize-zero-point-type",
          [helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["y"])],
          [vi("x", TensorProto.UINT8, [3])], ["y"],

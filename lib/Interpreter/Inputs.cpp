@@ -150,6 +150,19 @@ static bool isShiftByOne(tg::SliceOp slice) {
   return true;
 }
 
+/// Where a use crosses a fusion region's boundary, the value it continues
+/// as: the region's argument of an operand of tg.fusion, the region's result
+/// of an operand of its tg.yield (a micro-batch's slice of the ids); null
+/// for any other use.
+static Value crossRegion(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto fusion = dyn_cast<tg::FusionOp>(user))
+    return fusion.getBody().getArgument(use.getOperandNumber());
+  if (isa<tg::YieldOp>(user))
+    return user->getParentOp()->getResult(use.getOperandNumber());
+  return Value();
+}
+
 /// Calls `visit` on each use of the ids `value` holds, following them
 /// through shape ops, `shard` collectives (the same ids, moved, gathered or
 /// split), fusion regions, an importer's wrap of negative ids, constant
@@ -179,13 +192,8 @@ forEachIdUse(Value value,
         bool shift = shifted || (slice && isShiftByOne(slice));
         for (Value result : user->getResults())
           worklist.push_back({result, shift});
-      } else if (auto fusion = dyn_cast<tg::FusionOp>(user)) {
-        worklist.push_back(
-            {fusion.getBody().getArgument(use.getOperandNumber()), shifted});
-      } else if (auto yield = dyn_cast<tg::YieldOp>(user)) {
-        // Out of a region (a micro-batch's slice of the ids).
-        worklist.push_back(
-            {yield->getParentOp()->getResult(use.getOperandNumber()), shifted});
+      } else if (Value inner = crossRegion(use)) {
+        worklist.push_back({inner, shifted});
       } else {
         visit(use, shifted);
         if (intoBlocks && isa<tg::SubOp>(user) &&
@@ -251,12 +259,8 @@ bool tgc::feedsIdsOrLabels(Value value) {
       if ((embedding && use.get() == embedding.getIndices()) ||
           (loss && use.get() == loss.getLabels()))
         return true;
-      if (auto fusion = dyn_cast<tg::FusionOp>(user))
-        worklist.push_back(
-            fusion.getBody().getArgument(use.getOperandNumber()));
-      else if (auto yield = dyn_cast<tg::YieldOp>(user))
-        worklist.push_back(
-            yield->getParentOp()->getResult(use.getOperandNumber()));
+      if (Value inner = crossRegion(use))
+        worklist.push_back(inner);
       else
         worklist.append(user->result_begin(), user->result_end());
     }

@@ -561,6 +561,13 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (lossIndex < 0)
     return fail("the step has no 'loss' result to train on");
 
+  // Which arguments the data feeds, and how: `tgc train`'s remark.
+  if (lead && hasCopyTask && source != "fixed")
+    std::printf("data: %s\n",
+                describeDataFeed(source, info.arguments[info.copyIds].name,
+                                 info.arguments[info.copyLabels].name,
+                                 info.vocabulary, info.copyLabelsShifted)
+                    .c_str());
   double firstLoss = NAN, lastLoss = NAN;
   unsigned skipped = 0;
   std::vector<std::pair<std::string, double>> kernelTimes;

@@ -11,6 +11,7 @@
 #include "tgc/Support/OutputFile.h"
 #include "tgc/Support/Safetensors.h"
 #include "tgc/Training/Trainer.h"
+#include "tgc/runtime/TokenFile.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
@@ -123,20 +124,10 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   }
   if (copyTask && source != "fixed") {
     // Which arguments the data feeds, and how (docs/training.md).
-    std::string ids = getArgumentName(entry, copyTask->ids),
-                labels = getArgumentName(entry, copyTask->labels);
-    const char *shifted =
-        copyTask->labelsShifted ? " (the model shifts its labels itself)" : "";
-    entry.emitRemark()
-        << "--data " << source << " feeds '" << ids << "' (token ids below "
-        << copyTask->vocabulary << ") with "
-        << (fromFile ? "windows of the file" : "random ids") << " and '"
-        << labels << "' with "
-        << (fromFile ? (copyTask->labelsShifted ? "the same windows"
-                                                : "the windows one token on")
-                     : (copyTask->labelsShifted ? "the ids one position on"
-                                                : "the same ids"))
-        << shifted;
+    entry.emitRemark() << rt::describeDataFeed(
+        source, getArgumentName(entry, copyTask->ids),
+        getArgumentName(entry, copyTask->labels), copyTask->vocabulary,
+        copyTask->labelsShifted);
   }
   // The interpreter trains the step the training-step stage builds.
   TrainingPipelineOptions pipeline;

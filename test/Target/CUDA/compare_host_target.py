@@ -25,15 +25,20 @@ import subprocess
 import sys
 
 LOSS = re.compile(r"^step (\d+): loss (\S+)", re.M)
+# What the data feeds: tgc train's remark, the generated train's line.
+REMARK = re.compile(r"remark: (--data .*)$", re.M)
+DATA = re.compile(r"^data: (.*)$", re.M)
 
 
-def run(command, **kwargs):
+def run(command, stderr=False, **kwargs):
+    """The command's stdout (and stderr, with `stderr`); exits 1 when it
+    fails."""
     result = subprocess.run(command, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
         sys.stderr.write("$ " + " ".join(command) + "\n" + result.stdout +
                          result.stderr)
         sys.exit(1)
-    return result.stdout
+    return (result.stdout, result.stderr) if stderr else result.stdout
 
 
 def losses(text):
@@ -253,10 +258,17 @@ def main():
     for setting in args.env:
         name, _, value = setting.partition("=")
         env[name] = value
-    generated = losses(run([os.path.join(build, "train")] + launch + common +
-                           ["--save", saved], env=env))
-    reference = losses(run([os.path.join(args.bin, "tgc"), "train", model] +
-                           options + common + ["--save", expected]))
+    printed = run([os.path.join(build, "train")] + launch + common +
+                  ["--save", saved], env=env)
+    printedReference, remarks = run(
+        [os.path.join(args.bin, "tgc"), "train", model] + options + common +
+        ["--save", expected], stderr=True)
+    if DATA.findall(printed) != REMARK.findall(remarks):
+        sys.exit("the generated train says the data feeds %s, tgc train %s" %
+                 (DATA.findall(printed), REMARK.findall(remarks)))
+    for line in DATA.findall(printed):
+        print("both trainers: " + line)
+    generated, reference = losses(printed), losses(printedReference)
     if len(reference) != args.steps or generated.keys() != reference.keys():
         sys.exit("expected %d steps from both, got %d (train) and %d (tgc "
                  "train)" % (args.steps, len(generated), len(reference)))

@@ -126,6 +126,26 @@ inline void shiftCopyLabels(char *labels, int64_t rows, int64_t seq,
   }
 }
 
+/// What `--data source` feeds, as both trainers say it: the token ids
+/// `ids` (below `vocabulary`) and the labels `labels`, with random ids
+/// (synthetic-copy) or windows of a token file, the labels one token on
+/// unless the model shifts them itself (`labelsShifted`).
+inline std::string describeDataFeed(const std::string &source,
+                                    const std::string &ids,
+                                    const std::string &labels,
+                                    int64_t vocabulary, bool labelsShifted) {
+  bool fromFile = source != "synthetic-copy";
+  std::string labelValues =
+      fromFile
+          ? (labelsShifted ? "the same windows" : "the windows one token on")
+          : (labelsShifted ? "the ids one position on" : "the same ids");
+  return "--data " + source + " feeds '" + ids + "' (token ids below " +
+         std::to_string(vocabulary) + ") with " +
+         (fromFile ? "windows of the file" : "random ids") + " and '" + labels +
+         "' with " + labelValues +
+         (labelsShifted ? " (the model shifts its labels itself)" : "");
+}
+
 } // namespace tgc::rt
 
 #endif // TGC_RUNTIME_TOKENFILE_H

@@ -1189,6 +1189,119 @@ static FailureOr<EinsumTerm> contractPair(Importer &g, EinsumTerm a,
   return EinsumTerm{g.reshape(product, shape), batch + freeA + freeB};
 }
 
+// Det-11: the determinant of each [n, n] matrix of X [..., n, n], by
+// Gaussian elimination with partial pivoting unrolled over the n columns, in
+// f64 (the precision of LAPACK's getrf, which numpy and PyTorch call), then
+// rounded to X's type. Made of tg ops (the pivot a TopK of the column's
+// magnitudes, the row swap a one-hot blend), so its gradient is autodiff's:
+// det(X) X^-T wherever the pivot order is locally constant.
+static LogicalResult convertDet(Importer &g) {
+  constexpr int64_t kMaxOrder = 64;
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  if (rank < 2 || type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
+    return g.fail("X must be square matrices [..., n, n]");
+  int64_t n = type.getDimSize(rank - 1);
+  if (n > kMaxOrder)
+    return g.fail("matrices of order " + llvm::Twine(n) +
+                  " exceed the largest tgc unrolls, " + llvm::Twine(kMaxOrder));
+  SmallVector<int64_t> batchShape(type.getShape().drop_back(2));
+  int64_t batch = 1;
+  for (int64_t size : batchShape)
+    batch *= size;
+  Type f64 = g.builder.getF64Type();
+  auto typed = [&](ArrayRef<int64_t> shape, Type element = Type()) {
+    return RankedTensorType::get(shape, element ? element : f64);
+  };
+  Value det = g.splat(typed({batch, 1}), 1.0);
+  if (batch == 0 || n == 0) {
+    g.setOutput(0,
+                g.convert(g.reshape(det, batchShape), type.getElementType()));
+    return success();
+  }
+  Value a = g.reshape(g.convert(x, f64), {batch, n, n});
+  RankedTensorType full = typed({batch, n, n}), column = typed({batch, n, 1});
+  auto constantColumn = [&](auto predicate) {
+    SmallVector<double> values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(predicate(i) ? 1.0 : 0.0);
+    return g.broadcastTo(g.constant(typed({n, 1}), values), column.getShape());
+  };
+  Value zeroColumn = g.splat(column, 0.0), minusOne = g.splat(column, -1.0);
+  Value positions =
+      g.broadcastTo(g.constantInts(llvm::to_vector(llvm::seq<int64_t>(0, n)),
+                                   typed({1, n}, g.builder.getI64Type())),
+                    {batch, n});
+  SmallVector<int64_t> one3 = {1, 1, 1};
+  for (int64_t k = 0; k < n; ++k) {
+    // The pivot: the row at or below k of the largest magnitude in column k
+    // (the first of equal ones, as getrf).
+    Value col = g.slice(a, {0, 0, k}, {batch, n, k + 1}, one3);
+    Value candidates = select(
+        g,
+        compare(g, tg::CompareDirection::GT,
+                constantColumn([&](int64_t i) { return i >= k; }), zeroColumn),
+        g.create<tg::AbsOp>(column, col), minusOne);
+    SmallVector<Value> top = g.createResults<tg::TopKOp>(
+        g.reshape(candidates, {batch, n}), uint64_t(1), false);
+    if (g.hadError())
+      return failure();
+    Value pivotIndex = top[1]; // [batch, 1], i64
+    Value isPivot = compare(g, tg::CompareDirection::EQ,
+                            g.broadcastTo(pivotIndex, {batch, n}), positions);
+    Value pivotColumn =
+        g.reshape(select(g, isPivot, g.splat(typed({batch, n}), 1.0),
+                         g.splat(typed({batch, n}), 0.0)),
+                  {batch, n, 1});
+    // Swap rows k and p: a += (e_k - e_p) (row_p - row_k).
+    Value rowK = g.slice(a, {0, k, 0}, {batch, k + 1, n}, one3);
+    Value pivotRow =
+        g.reduce(tg::ReduceKind::Sum,
+                 buildBinary<tg::MulOp>(
+                     g, g.broadcastTo(pivotColumn, full.getShape()), a),
+                 {1}, /*keepDims=*/true);
+    Value blend = buildBinary<tg::SubOp>(
+        g, constantColumn([&](int64_t i) { return i == k; }), pivotColumn);
+    a = buildBinary<tg::AddOp>(
+        g, a,
+        buildBinary<tg::MulOp>(
+            g, g.broadcastTo(blend, full.getShape()),
+            g.broadcastTo(buildBinary<tg::SubOp>(g, pivotRow, rowK),
+                          full.getShape())));
+    Value swapped =
+        compare(g, tg::CompareDirection::NE, pivotIndex,
+                g.splat(typed({batch, 1}, g.builder.getI64Type()), double(k)));
+    Value pivot = g.reshape(g.slice(a, {0, k, k}, {batch, k + 1, k + 1}, one3),
+                            {batch, 1});
+    det = buildBinary<tg::MulOp>(
+        g, det,
+        select(g, swapped, g.create<tg::NegOp>(pivot.getType(), pivot), pivot));
+    if (k + 1 == n)
+      break;
+    // Eliminate below the pivot (a zero pivot: the determinant is 0; divide
+    // by 1 instead, so that no infinity reaches the value or its gradient).
+    Value safe = select(g,
+                        compare(g, tg::CompareDirection::EQ, pivot,
+                                g.splat(typed({batch, 1}), 0.0)),
+                        g.splat(typed({batch, 1}), 1.0), pivot);
+    Value factors = buildBinary<tg::DivOp>(
+        g, g.slice(a, {0, 0, k}, {batch, n, k + 1}, one3),
+        g.broadcastTo(g.reshape(safe, {batch, 1, 1}), column.getShape()));
+    factors = buildBinary<tg::MulOp>(
+        g, factors, constantColumn([&](int64_t i) { return i > k; }));
+    Value pivotRowNow = g.slice(a, {0, k, 0}, {batch, k + 1, n}, one3);
+    a = buildBinary<tg::SubOp>(
+        g, a,
+        buildBinary<tg::MulOp>(g, g.broadcastTo(factors, full.getShape()),
+                               g.broadcastTo(pivotRowNow, full.getShape())));
+  }
+  g.setOutput(0, g.convert(g.reshape(det, batchShape), type.getElementType()));
+  return success();
+}
+
 static LogicalResult convertEinsum(Importer &g) {
   std::string equation;
   if (!g.attribute("equation", onnx::AttributeProto::STRING))
@@ -2303,6 +2416,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"CumSum", {convertCumSum, 11, 11}},
       {"DepthToSpace", {convertDepthSpace, 1, 1}},
       {"DequantizeLinear", {convertDequantizeLinear, 10, 10}},
+      {"Det", {convertDet, 11, 11}},
       {"DFT", {convertDFT, 17, 17}},
       {"Div", {convertBinary<tg::DivOp>, 1, 1}},
       {"Dropout", {convertDropout, 1, 1}},

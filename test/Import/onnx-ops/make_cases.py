@@ -1965,6 +1965,54 @@ def integer_quantize_error_models():
          [("s", np.array(0.1, np.float32)), ("zp", np.array(1, np.int8))])
 
 
+def det_cases():
+    """Det: matrices whose first pivot is 0 (the rows must swap), a singular
+    one (determinant 0, no NaN), batches of several leading dimensions,
+    f64, order 1 and a 12 x 12."""
+    pivoting = np.array([[0, 2, 1], [3, 0, 4], [1, 5, 0]], np.float32)
+    singular = np.array([[1, 2, 3], [2, 4, 6], [0, 1, 1]], np.float32)
+    case("det_pivoting_and_singular", model(
+        [helper.make_node("Det", ["x"], ["y"])],
+        [vi("x", F, [2, 3, 3])], [vi("y", F, [2])], opset=11),
+        {"x": np.stack([pivoting, singular])})
+    case("det_batched", model(
+        [helper.make_node("Det", ["x"], ["y"])],
+        [vi("x", F, [2, 3, 4, 4])], [vi("y", F, [2, 3])], opset=11),
+        {"x": floats(2, 3, 4, 4)})
+    case("det_f64_order1", model(
+        [helper.make_node("Det", ["a"], ["y"]),
+         helper.make_node("Det", ["b"], ["z"])],
+        [vi("a", TensorProto.DOUBLE, [5, 5]),
+         vi("b", TensorProto.DOUBLE, [3, 1, 1])],
+        [vi("y", TensorProto.DOUBLE, []), vi("z", TensorProto.DOUBLE, [3])],
+        opset=11),
+        {"a": rng.standard_normal((5, 5)), "b": rng.standard_normal((3, 1, 1))})
+    case("det_order12", model(
+        [helper.make_node("Det", ["x"], ["y"])],
+        [vi("x", F, [12, 12])], [vi("y", F, [])], opset=11),
+        {"x": (floats(12, 12) + 2 * np.eye(12)).astype(np.float32)})
+
+
+def det_grad_models():
+    """grad/det.onnx: a batch of parameter matrices (one needing a row swap
+    at every column) through Det: its gradient, det(W) W^-T, against finite
+    differences."""
+    local = np.random.default_rng(41)
+    w = local.standard_normal((2, 4, 4)).astype(np.float32)
+    w[1] = w[1][:, ::-1] * np.array([0.1, 1, 3, 10], np.float32)[None, :]
+    save_grad_models({"det": [helper.make_node("Det", ["w"], ["h"])]}, w)
+
+
+def det_error_models():
+    """errors/NAME.onnx: what Det refuses."""
+    save_error_model("det-not-square",
+                     [helper.make_node("Det", ["x"], ["y"])],
+                     [vi("x", F, [2, 3])], ["y"], opset=11)
+    save_error_model("det-too-large",
+                     [helper.make_node("Det", ["x"], ["y"])],
+                     [vi("x", F, [65, 65])], ["y"], opset=11)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2003,3 +2051,6 @@ if __name__ == "__main__":
     integer_grad_models()
     spectral_cases()
     spectral_grad_models()
+    det_cases()
+    det_grad_models()
+    det_error_models()

@@ -51,6 +51,20 @@ OutputFile::open(llvm::StringRef path) {
   return std::move(file);
 }
 
+llvm::Error tgc::checkWritable(llvm::StringRef path) {
+  if (path == "-")
+    return llvm::Error::success();
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status)) {
+    if (llvm::sys::fs::is_directory(status))
+      return makeError(path, "it is a directory");
+    if (!llvm::sys::fs::is_regular_file(status))
+      return llvm::Error::success();
+  }
+  llvm::Expected<std::unique_ptr<OutputFile>> probe = OutputFile::open(path);
+  return probe ? llvm::Error::success() : probe.takeError();
+}
+
 OutputFile::~OutputFile() {
   if (stream) {
     // A write error not reported through commit() must not abort.

@@ -2,12 +2,34 @@
 
 #include "AtomicFile.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+
+/// Whether `path` exists and is neither a regular file nor a directory
+/// (/dev/null, a FIFO): written directly, as there is nothing to replace
+/// (a rename would replace the device or the FIFO with a file).
+static bool isSpecialFile(const std::string &path) {
+  struct stat status;
+  return ::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode) &&
+         !S_ISDIR(status.st_mode);
+}
 
 bool tgc::rt::writeFileAtomically(
     const std::string &path, const std::function<void(std::ostream &)> &write,
     std::string &error) {
+  if (isSpecialFile(path)) {
+    std::ofstream out(path, std::ios::binary);
+    if (out)
+      write(out);
+    out.close();
+    if (!out)
+      error = "cannot write '" + path + "'";
+    return bool(out);
+  }
   std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -25,5 +47,28 @@ bool tgc::rt::writeFileAtomically(
     error = "cannot write '" + path + "'";
     return false;
   }
+  return true;
+}
+
+bool tgc::rt::checkWritable(const std::string &path, std::string &error) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+    error = "cannot write '" + path + "': it is a directory";
+    return false;
+  }
+  if (isSpecialFile(path))
+    return true;
+  // The temporary writeFileAtomically writes, created only if absent, so
+  // that a probe never touches a file that is there.
+  std::string temporary = path + ".tmp";
+  std::FILE *file = std::fopen(temporary.c_str(), "wx");
+  if (!file && errno == EEXIST)
+    return true;
+  if (!file) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::fclose(file);
+  std::remove(temporary.c_str());
   return true;
 }

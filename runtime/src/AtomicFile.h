@@ -23,6 +23,13 @@ inline bool writeFileAtomically(const std::string &path,
       path, [&](std::ostream &out) { out << text; }, error);
 }
 
+/// Whether writeFileAtomically could write `path` now: its temporary file
+/// can be created beside it (then removed) and `path` is no directory.
+/// Checked before a long run whose result goes there, so that a mistyped
+/// directory fails at once rather than after the run; false (with `error`
+/// naming the path and the system's reason) if not.
+bool checkWritable(const std::string &path, std::string &error);
+
 } // namespace tgc::rt
 
 #endif // TGC_RUNTIME_SRC_ATOMICFILE_H

@@ -19,11 +19,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -104,12 +106,14 @@ void printUsage(const char *program) {
       program);
 }
 
+/// A decimal integer in [0, 2^64) (no sign, nothing after it).
 bool parseUnsigned(const char *text, uint64_t &value) {
   char *end = nullptr;
-  if (!*text || *text == '-')
+  if (*text < '0' || *text > '9')
     return false;
+  errno = 0;
   value = std::strtoull(text, &end, 10);
-  return *end == '\0';
+  return *end == '\0' && errno != ERANGE;
 }
 
 /// Parses the command line; prints the problem and returns false on error.
@@ -133,13 +137,16 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
     }
     uint64_t number = 0;
     auto needUnsigned = [&](auto &field) {
-      if (!parseUnsigned(value.c_str(), number)) {
+      using Field = std::remove_reference_t<decltype(field)>;
+      uint64_t largest = std::numeric_limits<Field>::max();
+      if (!parseUnsigned(value.c_str(), number) || number > largest) {
         std::fprintf(stderr,
-                     "error: %s takes a non-negative integer, not '%s'\n",
-                     flag.c_str(), value.c_str());
+                     "error: %s takes an integer from 0 to %llu, not '%s'\n",
+                     flag.c_str(), static_cast<unsigned long long>(largest),
+                     value.c_str());
         return false;
       }
-      field = static_cast<std::remove_reference_t<decltype(field)>>(number);
+      field = static_cast<Field>(number);
       return true;
     };
     if (flag == "--steps") {
@@ -339,6 +346,20 @@ char *tgc::rt::getFallbackScratch(Context &context, const char *kernel) {
   return context.fallbackScratch;
 }
 
+/// Whether the files rank 0 writes after the run (--save, --profile) could
+/// be written now: checked before the run, by rank 0 and by the launcher of
+/// local processes before it starts them, so that a mistyped directory
+/// fails at once; false (with `error`) if not.
+static bool checkOutputs(const Flags &flags, std::string &error) {
+  for (auto [flag, path] : {std::make_pair("--save", &flags.save),
+                            std::make_pair("--profile", &flags.profile)})
+    if (!path->empty() && !checkWritable(*path, error)) {
+      error = std::string(flag) + ": " + error;
+      return false;
+    }
+  return true;
+}
+
 int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                        StepFunction step) {
   Flags flags;
@@ -357,6 +378,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                   std::to_string(devices) + " device(s)" +
                   (info.mesh.numAxes ? " (" + ranks::describe(info.mesh) + ")"
                                      : std::string()));
+    std::string error;
+    if (!checkOutputs(flags, error))
+      return fail(error);
     return comm::launchLocal(static_cast<int>(flags.nproc), argc, argv,
                              comm::getCommTimeout());
   }
@@ -366,6 +390,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     return fail(error);
   if (env->worldSize > 1)
     messageRank = env->rank;
+  if (env->rank == 0 && !checkOutputs(flags, error))
+    return fail(error);
   std::unique_ptr<Communication> communication;
   if (info.mesh.numAxes) {
     backend::selectDevice(env->localRank);

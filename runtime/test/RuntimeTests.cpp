@@ -11,6 +11,7 @@
 #include "tgc/runtime/Safetensors.h"
 #include "tgc/runtime/TokenFile.h"
 
+#include "AtomicFile.h"
 #include "Ranks.h"
 
 #include <algorithm>
@@ -117,6 +118,30 @@ static void testSafetensors() {
   CHECK(!safetensors::read(path, entries, metadata, error));
   CHECK(error.find("truncated") != std::string::npos);
   std::remove(path.c_str());
+}
+
+static void testCheckWritable() {
+  std::string error;
+  // A writable path: the probe leaves no temporary behind.
+  CHECK(checkWritable("probe.safetensors", error));
+  CHECK(!std::ifstream("probe.safetensors.tmp"));
+  CHECK(!std::ifstream("probe.safetensors"));
+  // A temporary that is there already is left alone.
+  std::ofstream("held.safetensors.tmp") << "keep";
+  CHECK(checkWritable("held.safetensors", error));
+  std::string kept;
+  std::ifstream("held.safetensors.tmp") >> kept;
+  CHECK(kept == "keep");
+  std::remove("held.safetensors.tmp");
+  // A missing directory, a directory.
+  CHECK(!checkWritable("no-such-directory/c.safetensors", error));
+  CHECK(error.find("No such file or directory") != std::string::npos);
+  CHECK(!checkWritable(".", error));
+  CHECK(error.find("it is a directory") != std::string::npos);
+  // A special file is written through, never replaced.
+  CHECK(checkWritable("/dev/null", error));
+  CHECK(writeFileAtomically("/dev/null", "x", error));
+  CHECK(!std::ifstream("/dev/null.tmp"));
 }
 
 __global__ void reduceRows(const float *in, float *out) {
@@ -665,6 +690,7 @@ int main() {
   testFormats();
   testPhilox();
   testSafetensors();
+  testCheckWritable();
   testKernels();
   testRandom();
   testFlashAttention();

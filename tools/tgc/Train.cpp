@@ -91,10 +91,14 @@ static LogicalResult saveParameters(func::FuncOp step,
 LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   // Checked before training: a checkpoint written over the model (or the
   // token data) would lose it.
-  if (!save.empty())
+  if (!save.empty()) {
     if (llvm::Error error = checkOutputIsNoInput(
             save, {getInputFile().str(), data.getValue()}, "--save"))
       return reportError(llvm::toString(std::move(error)));
+    // Nor should a mistyped directory lose the run.
+    if (llvm::Error error = checkWritable(save))
+      return reportError("--save: " + llvm::toString(std::move(error)));
+  }
   FailureOr<LoadedModel> model =
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))

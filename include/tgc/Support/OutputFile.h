@@ -64,6 +64,13 @@ llvm::Error checkOutputIsNoInput(llvm::StringRef output,
                                  llvm::ArrayRef<std::string> inputs,
                                  llvm::StringRef option);
 
+/// An error when `path` could not be written now (its directory missing or
+/// read-only, `path` a directory): checked before a long run whose result
+/// goes there, so that it fails at once rather than after the run. Creates
+/// and removes the temporary an OutputFile would write; a special file
+/// (/dev/null, a FIFO) is not opened.
+llvm::Error checkWritable(llvm::StringRef path);
+
 /// Makes a write past the file size limit (`ulimit -f`) fail with EFBIG,
 /// reported like a full disk, instead of killing the process with SIGXFSZ
 /// and leaving its temporary file behind. Tools call it first.

@@ -153,6 +153,68 @@ def check_bad_token_files(work, build, launch, env):
     print("bad token files: missing, a directory and a FIFO refused")
 
 
+def check_bad_flags(work, build, launch):
+    """train refuses flag values it cannot take, before it runs a step: a
+    count beyond its type (not truncated: 2^32 + 1 steps is not 1 step), a
+    sign, a non-finite learning rate, a --save or --profile file it could
+    not write after the run (a missing directory, a directory; under --nproc
+    the launcher refuses it before it starts a process)."""
+    missing = os.path.join(work, "missing", "c.safetensors")
+    for flag, value, expected in [
+            ("--save", missing, "--save: cannot write '%s'" % missing),
+            ("--save", work, "--save: cannot write '%s': it is a directory"
+             % work),
+            ("--profile", missing, "--profile: cannot write '%s'" % missing),
+            ("--steps", "4294967297",
+             "--steps takes an integer from 0 to 4294967295"),
+            ("--steps", "99999999999999999999",
+             "--steps takes an integer from 0 to 4294967295"),
+            ("--seed", "+3", "--seed takes an integer from 0 to"),
+            ("--log-every", "-1", "--log-every takes an integer from 0 to"),
+            ("--lr", "nan", "--lr takes a non-negative number")]:
+        result = subprocess.run([os.path.join(build, "train")] + launch +
+                                [flag, value],
+                                capture_output=True, text=True, timeout=60)
+        if result.returncode != 1 or expected not in result.stderr or \
+                LOSS.search(result.stdout):
+            sys.exit("train %s %s: status %d, %r (expected %r)" %
+                     (flag, value, result.returncode, result.stderr,
+                      expected))
+    print("bad flag values refused")
+
+
+def check_special_save(work, build):
+    """--save to a FIFO (a special file: nothing to replace) writes through
+    it, as tgc's outputs do: a checkpoint arrives at the reader, and the
+    FIFO is still a FIFO (a temporary renamed over it would have replaced
+    it; over /dev/null, as root, the device)."""
+    import stat
+    import threading
+    fifo = os.path.join(work, "save.fifo")
+    if os.path.exists(fifo):
+        os.remove(fifo)
+    os.mkfifo(fifo)
+    received = []
+    # A daemon: were the FIFO replaced, the reader would wait for ever.
+    reader = threading.Thread(
+        target=lambda: received.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    result = subprocess.run([os.path.join(build, "train"), "--steps", "1",
+                             "--save", fifo], capture_output=True, text=True,
+                            timeout=120)
+    reader.join(timeout=60)
+    if result.returncode != 0 or not received or \
+            not stat.S_ISFIFO(os.stat(fifo).st_mode):
+        sys.exit("train --save FIFO: status %d, %r; %d bytes read; %s" %
+                 (result.returncode, result.stderr,
+                  len(received[0]) if received else -1,
+                  "a FIFO" if stat.S_ISFIFO(os.stat(fifo).st_mode)
+                  else "replaced"))
+    length = int.from_bytes(received[0][:8], "little")
+    json.loads(received[0][8:8 + length])
+    print("--save through a FIFO: %d bytes, the FIFO kept" % len(received[0]))
+
+
 def check_imported(args, project, build, first_loss):
     """An imported model's trainer starts from its weights (the project's
     params.safetensors); --init random from --seed alone; a missing file is
@@ -210,6 +272,8 @@ def main():
                         help="TGC_HOST_THREADS for train: every block on "
                         "this many host threads, cooperating as a GPU "
                         "block's do (tgc/runtime/CudaCompat.h)")
+    parser.add_argument("--check-outputs", action="store_true",
+                        help="also check --save through a FIFO")
     parser.add_argument("--env", action="append", default=[],
                         metavar="NAME=VALUE",
                         help="an environment variable for train (e.g. "
@@ -305,6 +369,9 @@ def main():
         check_imported(args, project, build, generated[1])
     if args.data.endswith("tokens.bin"):
         check_bad_token_files(work, build, launch, env)
+    check_bad_flags(work, build, launch)
+    if args.check_outputs:
+        check_special_save(work, build)
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"
           % (args.steps, args.rtol, worst, reference[1], reference[args.steps]))
 

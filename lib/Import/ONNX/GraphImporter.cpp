@@ -728,6 +728,15 @@ Value GraphImporter::takeRows(Value table, Value ids) {
   return reshape(rows, shape);
 }
 
+LogicalResult GraphImporter::checkIndexLength(int64_t size,
+                                              const llvm::Twine &what) {
+  if (size <= kMaxFoldElements)
+    return success();
+  return fail(what + " has " + llvm::Twine(size) +
+              " positions, more than tgc lists at import (" +
+              llvm::Twine(kMaxFoldElements) + ")");
+}
+
 Value GraphImporter::takeAlongAxis(Value value, int64_t axis,
                                    ArrayRef<int64_t> indices) {
   RankedTensorType type = getType(value);

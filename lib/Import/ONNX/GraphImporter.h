@@ -258,6 +258,11 @@ public:
   /// shape followed by the table's dimensions after the first. Any element
   /// type (a tg.embedding over the table flattened to rows x rest).
   mlir::Value takeRows(mlir::Value table, mlir::Value ids);
+  /// Success when `size` positions listed at import (an index constant
+  /// along a dimension: a reversal, a one-hot's positions...) stay within
+  /// kMaxFoldElements; else an error on the node naming `what`, so that a
+  /// hostile shape never makes the importer allocate gigabytes.
+  mlir::LogicalResult checkIndexLength(int64_t size, const llvm::Twine &what);
   /// `value` along `axis` at the constant positions `indices` (each in
   /// [0, size)): a reversal, a reflection, a repetition...
   mlir::Value takeAlongAxis(mlir::Value value, int64_t axis,

@@ -974,8 +974,10 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
       return failure();
     for (auto [i, output] : llvm::enumerate(node.output()))
       if (!output.empty() && !importer.isDefined(output))
-        return importer.fail("internal error: output #" + llvm::Twine(i) +
-                             " was not produced");
+        return importer.fail(
+            "output #" + llvm::Twine(i) + " ('" + printableName(output) +
+            "') is not one this op produces here (it has no such output, or "
+            "tgc does not compute that one)");
   }
   return success();
 }

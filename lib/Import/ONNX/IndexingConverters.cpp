@@ -770,6 +770,8 @@ LogicalResult onnx_import::convertArgExtreme(Importer &g) {
   if (size == 0)
     return g.fail("the reduced dimension is empty");
   bool last = g.getBool("select_last_index", false);
+  if (last && failed(g.checkIndexLength(size, "the reduced dimension")))
+    return failure();
   if (last)
     x = g.takeAlongAxis(
         x, axis, llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, size))));
@@ -815,6 +817,8 @@ LogicalResult onnx_import::convertOneHot(Importer &g) {
     return g.fail("depth must be a positive size, got " +
                   std::to_string(depthValue));
   auto depth = int64_t(depthValue);
+  if (failed(g.checkIndexLength(depth, "depth")))
+    return failure();
   RankedTensorType valuesType = Importer::getType(values);
   if (valuesType.getNumElements() != 2)
     return g.fail("values must hold two elements, [off, on]");
@@ -864,6 +868,8 @@ LogicalResult onnx_import::convertEyeLike(Importer &g) {
   }
   int64_t k = g.getInt("k", 0);
   ArrayRef<int64_t> shape = type.getShape();
+  if (failed(g.checkIndexLength(std::max(shape[0], shape[1]), "a dimension")))
+    return failure();
   // column - row == k.
   Value diagonal = buildBinary<tg::SubOp>(
       g, g.broadcastTo(getPositions(g, shape[1], 1, 2), shape),
@@ -881,6 +887,8 @@ Value onnx_import::buildHardmax(Importer &g, Value x, int64_t axis) {
   int64_t size = type.getDimSize(axis);
   if (size == 0)
     return x;
+  if (failed(g.checkIndexLength(size, "the axis")))
+    return {};
   Value indices = getArgExtreme(g, x, axis, /*smallest=*/false);
   if (!indices)
     return {};

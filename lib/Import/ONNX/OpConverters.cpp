@@ -1393,6 +1393,9 @@ static LogicalResult convertEinsum(Importer &g) {
         return g.fail("equation '" + equation + "': the diagonal of '" +
                       llvm::Twine(label) + "' is too large");
       merged.push_back(cells);
+      if (failed(g.checkIndexLength(size, "the diagonal of '" +
+                                              llvm::Twine(label) + "'")))
+        return failure();
       SmallVector<int64_t> positions;
       for (int64_t i = 0; i < size; ++i)
         positions.push_back(i * step);
@@ -1911,6 +1914,12 @@ static LogicalResult convertSlice(Importer &g) {
           std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
       int64_t last =
           std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
+      // first - last <= size: the count, rounded up, cannot overflow.
+      if (first > last &&
+          failed(g.checkIndexLength(
+              (first - last - 1) / (step == INT64_MIN ? INT64_MAX : -step) + 1,
+              "the slice of axis " + llvm::Twine(axis))))
+        return failure();
       SmallVector<int64_t> &positions = reversed[dim];
       // first >= 0 and step >= INT64_MIN: i + step cannot overflow.
       for (int64_t i = first; i > last && size > 0; i += step)

@@ -406,6 +406,9 @@ LogicalResult onnx_import::convertConvTranspose(Importer &g) {
   Value filters =
       g.reshape(g.transpose(g.reshape(weight, grouped), perm), filterShape);
   for (int64_t i = 0; i < spatial; ++i)
+    if (failed(g.checkIndexLength(kernel[i], "a kernel dimension")))
+      return failure();
+  for (int64_t i = 0; i < spatial; ++i)
     filters = g.takeAlongAxis(
         filters, 2 + i,
         llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, kernel[i]))));

@@ -2013,6 +2013,38 @@ def det_error_models():
                      [vi("x", F, [65, 65])], ["y"], opset=11)
 
 
+def index_length_error_models():
+    """errors/NAME.onnx: index constants along a dimension (listed at import)
+    longer than 2^24 positions, refused before they are allocated: a
+    Hardmax over 2^31 - 1 positions, a reversed slice of 2^25, a one-hot of
+    depth 2^30."""
+    save_error_model("hardmax-huge-axis",
+                     [helper.make_node("Hardmax", ["x"], ["y"])],
+                     [vi("x", F, [1, 2**31 - 1])], ["y"], opset=13)
+    save_error_model("slice-reverse-huge",
+                     [const("st", np.array([-1], np.int64)),
+                      const("en", np.array([INT64_MIN], np.int64)),
+                      const("ax", np.array([0], np.int64)),
+                      const("sp", np.array([-1], np.int64)),
+                      helper.make_node("Slice", ["x", "st", "en", "ax", "sp"],
+                                       ["y"])],
+                     [vi("x", F, [2**25])], ["y"], opset=13)
+    save_error_model("onehot-huge-depth",
+                     [const("depth", np.array(2**30, np.int64)),
+                      const("values", np.array([0, 1], np.float32)),
+                      helper.make_node("OneHot", ["i", "depth", "values"],
+                                       ["y"])],
+                     [vi("i", TensorProto.INT64, [1])], ["y"], opset=11)
+
+
+def extra_output_error_models():
+    """errors/eyelike-extra-output.onnx: a node naming an output its op does
+    not have."""
+    save_error_model("eyelike-extra-output",
+                     [helper.make_node("EyeLike", ["x"], ["y", "z"])],
+                     [vi("x", F, [2, 3])], ["y"], opset=11)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2054,3 +2086,5 @@ if __name__ == "__main__":
     det_cases()
     det_grad_models()
     det_error_models()
+    index_length_error_models()
+    extra_output_error_models()

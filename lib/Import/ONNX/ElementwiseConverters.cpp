@@ -374,7 +374,7 @@ LogicalResult onnx_import::convertPow(Importer &g) {
 /// computed in double and rounded to `output_datatype`.
 template <int Kind> static LogicalResult convertWindow(Importer &g) {
   ASSIGN_OR_FAIL(sizeValue, g.requireConstantScalar(0, "size"));
-  int64_t size = int64_t(sizeValue);
+  int64_t size = toInt64Saturating(sizeValue);
   if (double(size) != sizeValue || size < 0 || size > (int64_t(1) << 24))
     return g.fail("size must be an integer in [0, 2^24]");
   bool periodic = g.getBool("periodic", true);

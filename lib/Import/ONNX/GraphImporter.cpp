@@ -126,10 +126,7 @@ Value GraphImporter::constant(Tensor tensor) {
   return value;
 }
 
-/// `value` as an int64: toward zero, saturating, NaN to 0 (a cast of an
-/// out-of-range double is undefined behaviour). Callers that need an exact
-/// integer check the range themselves (convertRange).
-static int64_t toInt64Saturating(double value) {
+int64_t onnx_import::toInt64Saturating(double value) {
   if (std::isnan(value))
     return 0;
   if (value >= 0x1p63)

@@ -28,6 +28,12 @@
 
 namespace tgc::onnx_import {
 
+/// `value` as an int64: toward zero, saturating, NaN to 0 (a cast of an
+/// out-of-range double is undefined behaviour: every double read from a
+/// model goes through this). Callers that need an exact integer compare the
+/// result with the value (requireLength) or check the range themselves.
+int64_t toInt64Saturating(double value);
+
 /// The largest tensor the importer reads (elements).
 constexpr int64_t kMaxImportElements = int64_t(1) << 31;
 /// The largest tensor the importer computes at import (elements): larger

@@ -2115,7 +2115,10 @@ static LogicalResult convertTrilu(Importer &g) {
   int64_t k = 0;
   if (g.input(1)) {
     ASSIGN_OR_FAIL(kValue, g.requireConstantScalar(1, "k"));
-    k = int64_t(kValue);
+    if (!(kValue == std::floor(kValue)))
+      return g.fail("k must be an integer");
+    // Saturated: a diagonal beyond the matrix keeps all or nothing.
+    k = toInt64Saturating(kValue);
   }
   bool upper = g.getBool("upper", true);
   int64_t rows = type.getDimSize(type.getRank() - 2),

@@ -129,6 +129,14 @@ static FailureOr<AxisPlan> planAxis(Importer &g, const ResizeAttributes &a,
                                     double scale, double roiBegin,
                                     double roiEnd) {
   AxisPlan plan;
+  // Antialiasing reads 4 / scale neighbours (cubic) per output when
+  // downsampling: bounded before the coefficients are listed.
+  if (a.antialias && a.mode != "nearest" && outputs > 0 &&
+      !(4 / scale <= double(kMaxResizePositions)))
+    return (void)g.fail("antialiased downsampling of an axis of " +
+                        llvm::Twine(width) + " to " + llvm::Twine(outputs) +
+                        " positions reads too many neighbours"),
+           failure();
   double outputWidth = scale * double(width);
   const std::string &mode = a.coordinates;
   for (int64_t y = 0; y < outputs; ++y) {
@@ -160,8 +168,10 @@ static FailureOr<AxisPlan> planAxis(Importer &g, const ResizeAttributes &a,
       return (void)g.fail("the source coordinate of output position " +
                           llvm::Twine(y) + " is not finite"),
              failure();
-    // Far outside the axis every neighbour is clamped to its edge.
-    x = std::clamp(x, -4.0 - 4 / scale, double(width) + 4 + 4 / scale);
+    // Far outside the axis every neighbour is clamped to its edge (within
+    // 2^40, so that the positions below stay exact integers).
+    x = std::clamp(x, std::max(-4.0 - 4 / scale, -0x1p40),
+                   std::min(double(width) + 4 + 4 / scale, 0x1p40));
     double floorX = std::floor(x);
     double ratio = x == floorX ? 1.0 : x - floorX;
     SmallVector<double> coefficients = getCoefficients(a, ratio, scale);
@@ -303,7 +313,8 @@ static LogicalResult buildResize(Importer &g, Value x,
       scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
     for (size_t i = 0; i < count; ++i) {
       axisScales[i] = scale;
-      outputs[i] = int64_t(scale * double(type.getDimSize(axes[i])) + 0.5);
+      outputs[i] =
+          toInt64Saturating(scale * double(type.getDimSize(axes[i])) + 0.5);
     }
   }
   if (g.hadError())
@@ -319,9 +330,12 @@ static LogicalResult buildResize(Importer &g, Value x,
     if (std::abs(axisScales[i] - 1) < 1e-9 && outputs[i] == width &&
         std::abs(roiBegin) < 1e-9 && std::abs(roiEnd - 1) < 1e-9)
       continue;
-    if (span(Importer::getType(x).getShape()) / std::max<int64_t>(width, 1) *
-            std::max<int64_t>(outputs[i], 1) >
-        kMaxImportElements)
+    // The other axes' elements times the outputs, without overflow.
+    if (std::max<int64_t>(outputs[i], 1) >
+        kMaxImportElements /
+            std::max<int64_t>(span(Importer::getType(x).getShape()) /
+                                  std::max<int64_t>(width, 1),
+                              1))
       return g.fail("the resized tensor is too large");
     ASSIGN_OR_FAIL(plan, planAxis(g, a, width, outputs[i], axisScales[i],
                                   roiBegin, roiEnd));

@@ -121,7 +121,7 @@ Value joinComplex(Importer &g, Value re, Value im, Type elementType) {
 /// A transform length read at import (input `index`), in [1, kMaxLength].
 FailureOr<int64_t> requireLength(Importer &g, unsigned index, StringRef what) {
   ASSIGN_OR_FAIL(value, g.requireConstantScalar(index, what));
-  int64_t length = int64_t(value);
+  int64_t length = toInt64Saturating(value);
   if (double(length) != value || length < 1 || length > kMaxLength)
     return (void)g.fail(what + " must be an integer in [1, " +
                         llvm::Twine(kMaxLength) + "]"),
@@ -146,7 +146,7 @@ LogicalResult onnx_import::convertDFT(Importer &g) {
     axisValue = -2;
     if (g.input(2)) {
       ASSIGN_OR_FAIL(given, g.requireConstantScalar(2, "axis"));
-      axisValue = int64_t(given);
+      axisValue = toInt64Saturating(given);
     }
   }
   if (rank < 2)
@@ -267,7 +267,8 @@ LogicalResult onnx_import::convertMelWeightMatrix(Importer &g) {
   ASSIGN_OR_FAIL(rate, g.requireConstantScalar(2, "sample_rate"));
   ASSIGN_OR_FAIL(lower, g.requireConstantScalar(3, "lower_edge_hertz"));
   ASSIGN_OR_FAIL(upper, g.requireConstantScalar(4, "upper_edge_hertz"));
-  int64_t mels = int64_t(melsValue), dftLength = int64_t(dftValue);
+  int64_t mels = toInt64Saturating(melsValue),
+          dftLength = toInt64Saturating(dftValue);
   if (double(mels) != melsValue || mels < 1 || mels > kMaxLength ||
       double(dftLength) != dftValue || dftLength < 1 || dftLength > kMaxLength)
     return g.fail("num_mel_bins and dft_length must be integers in [1, " +

@@ -2045,6 +2045,33 @@ def extra_output_error_models():
                      [vi("x", F, [2, 3])], ["y"], opset=11)
 
 
+def sanitizer_error_models():
+    """errors/NAME.onnx: what libFuzzer's sanitizers found the importer
+    converting out of range (undefined behaviour, no crash in a release
+    build), refused now: a Trilu k that is no integer, an infinite
+    dft_length, a Resize to more positions than int64 multiplies, an
+    antialiased downsampling by 2^-30."""
+    save_error_model("trilu-k-nan",
+                     [const("k", np.array(np.nan, np.float32)),
+                      helper.make_node("Trilu", ["x", "k"], ["y"])],
+                     [vi("x", F, [3, 3])], ["y"], opset=14)
+    save_error_model("dft-length-infinite",
+                     [const("n", np.array(np.inf, np.float32)),
+                      helper.make_node("DFT", ["x", "n"], ["y"], axis=1)],
+                     [vi("x", F, [1, 8, 1])], ["y"], opset=17)
+    save_error_model("resize-sizes-overflow",
+                     [const("sizes", np.array([96, 7454583283205013505],
+                                              np.int64)),
+                      helper.make_node("Resize", ["x", "", "", "sizes"],
+                                       ["y"], mode="nearest")],
+                     [vi("x", F, [96, 1])], ["y"], opset=19)
+    save_error_model("resize-antialias-too-wide",
+                     [const("sizes", np.array([1, 1], np.int64)),
+                      helper.make_node("Resize", ["x", "", "", "sizes"],
+                                       ["y"], mode="linear", antialias=1)],
+                     [vi("x", F, [1, 2**30])], ["y"], opset=18)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2088,3 +2115,4 @@ if __name__ == "__main__":
     det_error_models()
     index_length_error_models()
     extra_output_error_models()
+    sanitizer_error_models()

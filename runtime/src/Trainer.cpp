@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -346,13 +348,30 @@ char *tgc::rt::getFallbackScratch(Context &context, const char *kernel) {
   return context.fallbackScratch;
 }
 
-/// Whether the files rank 0 writes after the run (--save, --profile) could
-/// be written now: checked before the run, by rank 0 and by the launcher of
-/// local processes before it starts them, so that a mistyped directory
-/// fails at once; false (with `error`) if not.
+/// Whether the files written after the run (--save, --profile, rank 0's
+/// file of --save-shards) could be written now: checked before the run, by
+/// rank 0 and by the launcher of local processes before it starts them, so
+/// that a mistyped directory fails at once; false (with `error`) if not.
 static bool checkOutputs(const Flags &flags, std::string &error) {
-  for (auto [flag, path] : {std::make_pair("--save", &flags.save),
-                            std::make_pair("--profile", &flags.profile)})
+  std::string shardProbe;
+  if (!flags.saveShards.empty()) {
+    // The directory is made at the end: its parent must take it, or it
+    // must be a directory that takes the rank files.
+    struct stat status;
+    if (::stat(flags.saveShards.c_str(), &status) != 0)
+      shardProbe = flags.saveShards;
+    else if (S_ISDIR(status.st_mode))
+      shardProbe = getShardPath(flags.saveShards, 0);
+    else {
+      error = "--save-shards: '" + flags.saveShards + "' is not a directory";
+      return false;
+    }
+  }
+  for (auto [flag, path] :
+       {std::make_pair("--save", &flags.save),
+        std::make_pair("--profile", &flags.profile),
+        std::make_pair("--save-shards",
+                       static_cast<const std::string *>(&shardProbe))})
     if (!path->empty() && !checkWritable(*path, error)) {
       error = std::string(flag) + ": " + error;
       return false;

@@ -156,15 +156,21 @@ def check_bad_token_files(work, build, launch, env):
 def check_bad_flags(work, build, launch):
     """train refuses flag values it cannot take, before it runs a step: a
     count beyond its type (not truncated: 2^32 + 1 steps is not 1 step), a
-    sign, a non-finite learning rate, a --save or --profile file it could
-    not write after the run (a missing directory, a directory; under --nproc
-    the launcher refuses it before it starts a process)."""
+    sign, a non-finite learning rate, a --save, --profile or --save-shards
+    destination it could not write after the run (a missing directory, a
+    directory, a file; under --nproc the launcher refuses it before it
+    starts a process)."""
     missing = os.path.join(work, "missing", "c.safetensors")
     for flag, value, expected in [
             ("--save", missing, "--save: cannot write '%s'" % missing),
             ("--save", work, "--save: cannot write '%s': it is a directory"
              % work),
             ("--profile", missing, "--profile: cannot write '%s'" % missing),
+            ("--save-shards", missing,
+             "--save-shards: cannot write '%s'" % missing),
+            ("--save-shards", os.path.join(work, "generated.safetensors"),
+             "--save-shards: '%s' is not a directory"
+             % os.path.join(work, "generated.safetensors")),
             ("--steps", "4294967297",
              "--steps takes an integer from 0 to 4294967295"),
             ("--steps", "99999999999999999999",

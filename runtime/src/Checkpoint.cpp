@@ -1,10 +1,12 @@
 //===- Checkpoint.cpp - arguments to and from .safetensors ----------------===//
 
 #include "Checkpoint.h"
+#include "Elements.h"
 
 #include "tgc/runtime/Safetensors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -62,6 +64,25 @@ bool tgc::rt::saveCheckpoint(
   return true;
 }
 
+bool tgc::rt::checkValues(const std::string &path,
+                          const std::vector<char> &data,
+                          const ArgumentInfo &arg, std::string &error) {
+  if (!isFloatDType(arg.dtype))
+    return true;
+  int64_t count = int64_t(data.size() / getDTypeBytes(arg.dtype));
+  for (int64_t j = 0; j < count; ++j) {
+    double value = loadDouble(data.data(), arg.dtype, j);
+    if (std::isnan(value) ||
+        (std::isinf(value) && arg.init.role == ArgRole::Param)) {
+      error = "'" + path + "': tensor '" + arg.name + "' holds " +
+              (std::isnan(value) ? "NaN" : "an infinity") + " at element " +
+              std::to_string(j);
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 /// Takes `entry` as the bytes of `arg` when its dtype and shape are the
@@ -77,6 +98,8 @@ bool takeEntry(const std::string &path, const safetensors::Entry &entry,
             getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
     return false;
   }
+  if (!checkValues(path, entry.data, arg, error))
+    return false;
   bytes = entry.data;
   return true;
 }

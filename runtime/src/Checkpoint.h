@@ -40,6 +40,13 @@ private:
 /// shape.
 bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
 
+/// Whether the values `data` read from `path` for `arg` are ones a step may
+/// start from: a NaN anywhere, or an infinity in a parameter, is a corrupt
+/// file (a buffer may hold -inf: an attention mask), reported by name and
+/// element rather than as a NaN loss at step 1; false (with `error`) then.
+bool checkValues(const std::string &path, const std::vector<char> &data,
+                 const ArgumentInfo &arg, std::string &error);
+
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
 /// count reached to `path`.
 bool saveCheckpoint(

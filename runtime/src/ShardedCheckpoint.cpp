@@ -263,6 +263,8 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
                 arg.name + "', which the manifest promises";
         return false;
       }
+      if (!checkValues(path, found->data, arg, error))
+        return false;
       if (tensor.ownFileOnly)
         arguments[tensor.index] = found->data;
       else

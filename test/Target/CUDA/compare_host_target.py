@@ -189,6 +189,35 @@ def check_bad_flags(work, build, launch):
     print("bad flag values refused")
 
 
+def check_corrupt_params(work, build, launch, saved):
+    """train refuses a parameter file holding a NaN, naming the tensor and
+    the element, before a step (not as a NaN loss at step 1)."""
+    with open(saved, "rb") as f:
+        data = bytearray(f.read())
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    names = [n for n in sorted(header) if n != "__metadata__" and
+             header[n]["dtype"] == "F32" and
+             header[n]["data_offsets"][1] > header[n]["data_offsets"][0]]
+    if not names:
+        return
+    begin = 8 + length + header[names[0]]["data_offsets"][0]
+    data[begin:begin + 4] = struct.pack("<f", float("nan"))
+    corrupt = os.path.join(work, "nan.safetensors")
+    with open(corrupt, "wb") as f:
+        f.write(data)
+    result = subprocess.run([os.path.join(build, "train")] + launch +
+                            ["--steps", "1", "--params", corrupt],
+                            capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, TGC_COMM_TIMEOUT="60"))
+    expected = "tensor '%s' holds NaN at element 0" % names[0]
+    if result.returncode != 1 or expected not in result.stderr or \
+            LOSS.search(result.stdout):
+        sys.exit("train --params with a NaN: status %d, %r (expected %r)" %
+                 (result.returncode, result.stderr, expected))
+    print("a NaN in --params refused: %s" % names[0])
+
+
 def check_special_save(work, build):
     """--save to a FIFO (a special file: nothing to replace) writes through
     it, as tgc's outputs do: a checkpoint arrives at the reader, and the
@@ -376,6 +405,7 @@ def main():
     if args.data.endswith("tokens.bin"):
         check_bad_token_files(work, build, launch, env)
     check_bad_flags(work, build, launch)
+    check_corrupt_params(work, build, launch, saved)
     if args.check_outputs:
         check_special_save(work, build)
     print("%d steps: losses equal within %.3g relative (worst %.3g); %s -> %s"

@@ -326,7 +326,9 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
     return std::string("only feeds comparisons (a mask)");
   for (int64_t i = 0, e = value.getNumElements(); i < e; ++i) {
     double v = value.getAsDouble(i);
-    if (!std::isfinite(v) || std::abs(v) >= 1e30)
+    // Not NaN: no mask fills with it (a NaN weight is a corrupt model,
+    // which tgc train refuses by name).
+    if (std::isinf(v) || std::abs(v) >= 1e30)
       return "holds a mask fill value (" + llvm::formatv("{0:e}", v).str() +
              ")";
   }

@@ -2072,6 +2072,19 @@ def sanitizer_error_models():
                      [vi("x", F, [1, 2**30])], ["y"], opset=18)
 
 
+def nan_weight_models():
+    """errors/nan-weight.onnx: a weight holding a NaN (a corrupt model): a
+    parameter still (no mask fills with NaN), which tgc train refuses by
+    name rather than training to a NaN loss."""
+    w = np.ones((4, 3), np.float32)
+    w[1, 2] = np.nan
+    save_error_model("nan-weight",
+                     [helper.make_node("MatMul", ["x", "w"], ["y"]),
+                      helper.make_node("ReduceSum", ["y"], ["loss"],
+                                       keepdims=0)],
+                     [vi("x", F, [2, 4])], ["loss"], [("w", w)], opset=17)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2116,3 +2129,4 @@ if __name__ == "__main__":
     index_length_error_models()
     extra_output_error_models()
     sanitizer_error_models()
+    nan_weight_models()

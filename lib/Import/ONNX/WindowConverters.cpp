@@ -354,6 +354,9 @@ LogicalResult onnx_import::convertConvTranspose(Importer &g) {
     int64_t begin = pads[i], end = pads[spatial + i];
     if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       int64_t target = outputShape ? (*outputShape)[i] : size * s;
+      if (target < 0 || target > (int64_t(1) << 40))
+        return g.fail("output_shape " + llvm::Twine(target) +
+                      " is negative or too large");
       // Negative when the output is larger than the natural one; halved
       // rounding down, as ONNX's reference (`//`) does.
       int64_t total = s * (size - 1) + op + extent - target;
@@ -364,8 +367,9 @@ LogicalResult onnx_import::convertConvTranspose(Importer &g) {
     } else if (autoPad == "VALID") {
       begin = end = 0;
     }
-    if (std::abs(begin) > (int64_t(1) << 30) ||
-        std::abs(end) > (int64_t(1) << 30))
+    // Compared, not std::abs'ed: -INT64_MIN overflows.
+    constexpr int64_t kMaxPad = int64_t(1) << 30;
+    if (begin < -kMaxPad || begin > kMaxPad || end < -kMaxPad || end > kMaxPad)
       return g.fail("the padding is too large");
     low.push_back((k - 1) * d - begin);
     high.push_back((k - 1) * d - end + op);

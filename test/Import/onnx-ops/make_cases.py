@@ -2050,7 +2050,8 @@ def sanitizer_error_models():
     converting out of range (undefined behaviour, no crash in a release
     build), refused now: a Trilu k that is no integer, an infinite
     dft_length, a Resize to more positions than int64 multiplies, an
-    antialiased downsampling by 2^-30."""
+    antialiased downsampling by 2^-30, ConvTranspose pads and output_shape
+    of INT64_MIN."""
     save_error_model("trilu-k-nan",
                      [const("k", np.array(np.nan, np.float32)),
                       helper.make_node("Trilu", ["x", "k"], ["y"])],
@@ -2065,6 +2066,15 @@ def sanitizer_error_models():
                       helper.make_node("Resize", ["x", "", "", "sizes"],
                                        ["y"], mode="nearest")],
                      [vi("x", F, [96, 1])], ["y"], opset=19)
+    w = np.ones((3, 3, 3, 3), np.float32)
+    save_error_model("convtranspose-pad-int64-min",
+                     [helper.make_node("ConvTranspose", ["x", "w"], ["y"],
+                                       pads=[1, INT64_MIN, 1, 1])],
+                     [vi("x", F, [2, 3, 4, 4])], ["y"], [("w", w)], opset=12)
+    save_error_model("convtranspose-output-shape-int64-min",
+                     [helper.make_node("ConvTranspose", ["x", "w"], ["y"],
+                                       output_shape=[INT64_MIN, 4])],
+                     [vi("x", F, [2, 3, 4, 4])], ["y"], [("w", w)], opset=12)
     save_error_model("resize-antialias-too-wide",
                      [const("sizes", np.array([1, 1], np.int64)),
                       helper.make_node("Resize", ["x", "", "", "sizes"],

@@ -1858,6 +1858,16 @@ def save_error_model(name, nodes, inputs, outputs, inits=(), opset=18):
     onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
 
 
+def mel_weight_matrix(output, mels, n, rate, low, high):
+    """The nodes of a MelWeightMatrix `output` of constant inputs."""
+    return [const("mels", np.array(mels, np.int64)),
+            const("n", np.array(n, np.int64)),
+            const("rate", np.array(rate, np.int64)),
+            const("low", np.array(low, np.float32)),
+            const("high", np.array(high, np.float32)),
+            helper.make_node("MelWeightMatrix",
+                             ["mels", "n", "rate", "low", "high"], [output])]
+
 def spectral_cases():
     """DFT and STFT in the forms the backend data lacks: a onesided
     transform, dft_length padding and truncating, a complex forward
@@ -1887,14 +1897,8 @@ def spectral_cases():
     sig = floats(1, 37, 2)
     window = np.hanning(10).astype(np.float32)
     case("melweightmatrix_speech", model(
-        [const("mels", np.array(10, np.int64)),
-         const("n", np.array(64, np.int64)),
-         const("rate", np.array(16000, np.int64)),
-         const("low", np.array(100, np.float32)),
-         const("high", np.array(8000, np.float32)),
-         helper.make_node("MelWeightMatrix",
-                          ["mels", "n", "rate", "low", "high"], ["m"]),
-         helper.make_node("MatMul", ["x", "m"], ["y"])],
+        mel_weight_matrix("m", 10, 64, 16000, 100, 8000) +
+        [helper.make_node("MatMul", ["x", "m"], ["y"])],
         [vi("x", F, [3, 33])], [vi("y", F, [3, 10])]),
         {"x": floats(3, 33)})
     case("stft_complex_window", model(
@@ -1933,14 +1937,7 @@ def integer_quantize_error_models():
           helper.make_node("STFT", ["x", "step", "", "len"], ["y"])],
          [vi("x", F, [1, 32, 1])], ["y"], opset=17)
     save("melweightmatrix-beyond-nyquist",
-         [const("mels", np.array(4, np.int64)),
-          const("n", np.array(16, np.int64)),
-          const("rate", np.array(1000, np.int64)),
-          const("low", np.array(0, np.float32)),
-          const("high", np.array(900, np.float32)),
-          helper.make_node("MelWeightMatrix",
-                           ["mels", "n", "rate", "low", "high"], ["y"])],
-         [], ["y"], opset=17)
+         mel_weight_matrix("y", 4, 16, 1000, 0, 900), [], ["y"], opset=17)
     save("bitshift-signed",
          [helper.make_node("BitShift", ["x", "x"], ["y"], direction="LEFT")],
          [vi("x", TensorProto.INT32, [3])], ["y"], opset=11)

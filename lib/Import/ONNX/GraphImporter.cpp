@@ -4,7 +4,10 @@
 
 #include "tgc/Support/Diagnostics.h"
 
+#include "mlir/Transforms/RegionUtils.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -349,14 +352,50 @@ FailureOr<ArrayRef<Value>> GraphImporter::requireSequenceInput(unsigned index) {
   return ArrayRef<Value>(it->second);
 }
 
-/// How an operand tg needs at import that is an argument of the function
-/// (a graph input, or a parameter) can become a constant: a graph input's
-/// value can be fixed with --input-value.
-static std::string getInputValueHint(Value value, StringRef name) {
-  if (!isa<BlockArgument>(value))
-    return "";
-  return "; a graph input can be fixed with --input-value " +
-         printableName(name) + "=FILE";
+std::string GraphImporter::explainNotConstant(Value value) const {
+  // The arguments `value` is computed from, depth first in operand order
+  // (the values an op's regions capture count as its operands).
+  SmallVector<Value> arguments, worklist = {value};
+  DenseSet<Value> visited;
+  while (!worklist.empty()) {
+    Value next = worklist.pop_back_val();
+    if (!visited.insert(next).second)
+      continue;
+    if (argumentDescriptions.count(next)) {
+      arguments.push_back(next);
+      continue;
+    }
+    Operation *op = next.getDefiningOp();
+    if (!op)
+      continue;
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    for (Value operand : llvm::reverse(captured))
+      worklist.push_back(operand);
+    for (Value operand : llvm::reverse(op->getOperands()))
+      worklist.push_back(operand);
+  }
+  if (arguments.empty())
+    return "it is computed at run time (by an op folding does not compute, "
+           "such as a random one, or past the folding budget)";
+  // "A", "A and B", "A, B and C", "A, B, C and 2 more".
+  constexpr size_t kNamed = 3;
+  std::string text = "it depends on ", hint;
+  size_t named = std::min(arguments.size(), kNamed);
+  for (auto [i, argument] : llvm::enumerate(arguments)) {
+    const ArgumentDescription &description = argumentDescriptions.at(argument);
+    if (hint.empty() && description.kind == "graph input")
+      hint = "; a graph input can be fixed with --input-value " +
+             printableName(description.name) + "=FILE";
+    if (i >= named)
+      continue;
+    if (i)
+      text += i + 1 == named && named == arguments.size() ? " and " : ", ";
+    text += description.kind + " '" + printableName(description.name) + "'";
+  }
+  if (arguments.size() > named)
+    text += " and " + std::to_string(arguments.size() - named) + " more";
+  return text + hint;
 }
 
 const Tensor *GraphImporter::requireConstant(unsigned index, StringRef what) {
@@ -367,9 +406,8 @@ const Tensor *GraphImporter::requireConstant(unsigned index, StringRef what) {
   if (!tensor)
     emitNodeError() << "'" << what << "' (input '"
                     << printableName(node->input(index))
-                    << "') must be computable at import, but it depends on "
-                       "a graph input or parameter"
-                    << getInputValueHint(*value, node->input(index));
+                    << "') must be computable at import, but "
+                    << explainNotConstant(*value);
   return tensor;
 }
 
@@ -396,8 +434,11 @@ FailureOr<double> GraphImporter::requireConstantScalar(unsigned index,
     emitNodeError() << "'" << what << "' (input '"
                     << printableName(node->input(index))
                     << "') must be computable at import (a single value), "
-                       "but it is not"
-                    << getInputValueHint(*value, node->input(index));
+                       "but "
+                    << (tensor ? "it holds " +
+                                     std::to_string(tensor->getNumElements()) +
+                                     " values"
+                               : explainNotConstant(*value));
     return failure();
   }
   return tensor->getAsDouble(0);

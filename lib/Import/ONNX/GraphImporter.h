@@ -95,6 +95,12 @@ public:
     int64_t axis, low, high;
   };
   llvm::DenseMap<mlir::Value, Quantization> quantizations;
+  /// What each argument of the step is ("graph input", "parameter") and
+  /// its name, for errors about a value that is not constant.
+  struct ArgumentDescription {
+    std::string kind, name;
+  };
+  llvm::DenseMap<mlir::Value, ArgumentDescription> argumentDescriptions;
 
   //===--------------------------------------------------------------------===//
   // Values by ONNX name
@@ -183,6 +189,10 @@ public:
   /// The float value of a constant scalar input.
   mlir::FailureOr<double> requireConstantScalar(unsigned index,
                                                 llvm::StringRef what);
+  /// Why `value` is not a constant: the arguments of the step it depends
+  /// on ("graph input 'size'", "parameter 'w'"), with the --input-value
+  /// hint for the first graph input.
+  std::string explainNotConstant(mlir::Value value) const;
 
   //===--------------------------------------------------------------------===//
   // Attributes

@@ -693,6 +693,12 @@ Value ModelImporter::addArgument(GraphImporter &importer, RankedTensorType type,
        builder.getNamedAttr(tg::TGDialect::kNameAttrName,
                             builder.getStringAttr(argName))}));
   importer.define(argName, argument);
+  importer.argumentDescriptions[argument] = {
+      role == tg::Role::Input   ? "graph input"
+      : role == tg::Role::Param ? "parameter"
+      : role == tg::Role::Hyper ? "hyperparameter"
+                                : tg::stringifyRole(role).str(),
+      argName.str()};
   return argument;
 }
 

@@ -306,3 +306,19 @@ through = model([helper.make_node("Identity", ["bn.running_mean"], ["m0"]),
                  tensor("bn.running_mean", np.zeros(3, np.float32)),
                  tensor("bn.running_var", np.ones(3, np.float32))], opset=15)
 onnx.save(through, "batchnorm-identity-stats.onnx")
+
+# A Reshape's shape computed from a graph input and a parameter
+# (input-value.test): the error names both, and fixing the input leaves
+# the parameter named.
+derived = model([helper.make_node("Add", ["n", "one"], ["n1"]),
+                 helper.make_node("Cast", ["w"], ["wi"], to=TensorProto.INT64),
+                 helper.make_node("Concat", ["n1", "wi"], ["shape"], axis=0),
+                 helper.make_node("Reshape", ["x", "shape"], ["h"],
+                                  name="reshape"),
+                 helper.make_node("Mul", ["h", "w"], ["y"])],
+                [vi("x", F, [2, 6]), vi("n", TensorProto.INT64, [1])],
+                [vi("y", F, None)],
+                [tensor("one", np.array([1], np.int64)),
+                 tensor("w", np.array([4.0], np.float32))])
+onnx.save(derived, "reshape-derived-shape.onnx")
+np.save("n-2.npy", np.array([2], np.int64))

@@ -2092,6 +2092,18 @@ def nan_weight_models():
                      [vi("x", F, [2, 4])], ["loss"], [("w", w)], opset=17)
 
 
+def random_shape_operand_models():
+    """errors/random-shape-operand.onnx: a Reshape's shape drawn at random:
+    the error names the step's random seed as what it depends on."""
+    save_error_model("random-shape-operand",
+                     [helper.make_node("RandomUniform", [], ["r"], shape=[2],
+                                       low=3.0, high=3.5),
+                      helper.make_node("Cast", ["r"], ["s"],
+                                       to=TensorProto.INT64),
+                      helper.make_node("Reshape", ["x", "s"], ["y"])],
+                     [vi("x", F, [3, 3])], ["y"], opset=17)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2137,3 +2149,4 @@ if __name__ == "__main__":
     extra_output_error_models()
     sanitizer_error_models()
     nan_weight_models()
+    random_shape_operand_models()

@@ -182,6 +182,11 @@ mlir::FailureOr<mlir::Value> scatterRows(GraphImporter &g, mlir::Value table,
 /// Negative integer indices counted from the end of a dimension of `size`.
 mlir::Value wrapNegativeIndices(GraphImporter &g, mlir::Value indices,
                                 int64_t size);
+/// ONNX Gather: the slices of `data` along `axis` that the integer
+/// `indices` (negative ones counted from the end) pick, in the shape
+/// data[:axis] + indices + data[axis+1:]; constant indices are range-checked.
+mlir::FailureOr<mlir::Value> gatherAxis(GraphImporter &g, mlir::Value data,
+                                        mlir::Value indices, int64_t axis);
 
 // The converters of IndexingConverters.cpp.
 mlir::LogicalResult convertPad(GraphImporter &g);
@@ -202,6 +207,9 @@ mlir::LogicalResult convertPool(GraphImporter &g);
 mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);
 mlir::LogicalResult convertEyeLike(GraphImporter &g);
+mlir::LogicalResult convertCompress(GraphImporter &g);
+mlir::LogicalResult convertNonZero(GraphImporter &g);
+mlir::LogicalResult convertUnique(GraphImporter &g);
 /// The convolution of `x` ([N, C, D1..Dn], float) with `weight` ([M,
 /// C/group, k1..kn]) by the node's Conv attributes (strides, pads,
 /// dilations, group, auto_pad), plus `bias` ([M]) if not null.

@@ -1,9 +1,10 @@
 //===- IndexingConverters.cpp - converters of the indexing ONNX ops -------===//
 //
-// Pad, CumSum, GatherND, GatherElements, Tile, TopK and IsNaN, with the
-// semantics of the ONNX specification (opsets 1 to 21) and its reference
-// implementation. Gathers of any element type become a tg.embedding over
-// the data flattened to rows, with flat row ids computed by integer ops;
+// Pad, CumSum, GatherND, GatherElements, Tile, TopK, IsNaN, and the ops
+// whose output shape depends on values (Compress, NonZero, Unique), with
+// the semantics of the ONNX specification (opsets 1 to 21) and its
+// reference implementation. Gathers of any element type become a tg.embedding
+// over the data flattened to rows, with flat row ids computed by integer ops;
 // when the ids and the data are constants everything folds at import.
 //
 //===----------------------------------------------------------------------===//
@@ -906,5 +907,196 @@ LogicalResult onnx_import::convertIsNaN(Importer &g) {
     return g.fail("IsNaN expects a float tensor");
   // NaN is the only value unequal to itself.
   g.setOutput(0, compare(g, tg::CompareDirection::NE, x, x));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs whose shape depends on values
+//===----------------------------------------------------------------------===//
+//
+// tg's shapes are static, so what decides these outputs' shapes must be
+// computable at import: Compress's condition (the data may be computed at
+// run time, and is differentiable), NonZero's and Unique's input.
+
+LogicalResult onnx_import::convertCompress(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(conditionValue, g.requireInput(1));
+  if (!isBool(conditionValue) ||
+      Importer::getType(conditionValue).getRank() != 1) {
+    g.emitNodeError() << "the condition must be a 1-D bool tensor, got "
+                      << Importer::getType(conditionValue);
+    return failure();
+  }
+  const Tensor *condition = g.requireConstant(1, "condition");
+  if (!condition)
+    return failure();
+  // Without an axis, the elements of the flattened input.
+  std::optional<int64_t> axisAttribute = g.getOptionalInt("axis");
+  if (g.hadError())
+    return failure();
+  RankedTensorType type = Importer::getType(data);
+  int64_t axis = 0;
+  if (axisAttribute) {
+    ASSIGN_OR_FAIL(normalized, g.normalizeAxis(*axisAttribute, type.getRank()));
+    axis = normalized;
+  } else {
+    data = g.reshape(data, {type.getNumElements()});
+  }
+  int64_t size = Importer::getType(data).getDimSize(axis);
+  // A shorter condition discards the slices past its end.
+  if (condition->getNumElements() > size)
+    return g.fail("the condition has " +
+                  llvm::Twine(condition->getNumElements()) +
+                  " entries, more than the " + llvm::Twine(size) +
+                  " slices along the axis");
+  SmallVector<int64_t> kept;
+  for (auto [index, value] : llvm::enumerate(condition->ints()))
+    if (value)
+      kept.push_back(index);
+  Value indices =
+      g.constantInts(kept, RankedTensorType::get({int64_t(kept.size())},
+                                                 g.builder.getI64Type()));
+  ASSIGN_OR_FAIL(gathered, gatherAxis(g, data, indices, axis));
+  g.setOutput(0, gathered);
+  return success();
+}
+
+LogicalResult onnx_import::convertNonZero(Importer &g) {
+  const Tensor *x = g.requireConstant(0, "X");
+  if (!x)
+    return failure();
+  // numpy's nonzero, which treats a scalar as a 1-D tensor of one element.
+  SmallVector<int64_t> shape(x->getShape());
+  if (shape.empty())
+    shape.push_back(1);
+  SmallVector<int64_t> hits;
+  for (int64_t i = 0; i < x->getNumElements(); ++i)
+    if (x->isIntStorage() ? x->ints()[i] != 0 : x->getAsDouble(i) != 0.0)
+      hits.push_back(i);
+  // [rank, hits]: row d holds the hits' coordinates along dimension d.
+  int64_t count = hits.size(), rank = shape.size();
+  if (failed(g.checkIndexLength(product({rank, count}), "the output")))
+    return failure();
+  SmallVector<int64_t> coordinates(rank * count);
+  for (auto [column, flat] : llvm::enumerate(hits))
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      coordinates[d * count + column] = flat % shape[d];
+      flat /= shape[d];
+    }
+  g.setOutput(0, g.constantInts(coordinates,
+                                RankedTensorType::get({rank, count},
+                                                      g.builder.getI64Type())));
+  return success();
+}
+
+namespace {
+/// The slices of a tensor along an axis, compared as numpy.unique does:
+/// lexicographically over each slice's elements in row-major order (NaN
+/// equal to NaN and after every number, as numpy's equal_nan).
+struct Slices {
+  const Tensor &tensor;
+  int64_t count, outer, inner;
+
+  int64_t element(int64_t slice, int64_t k) const {
+    return (k / inner * count + slice) * inner + k % inner;
+  }
+  int compareElements(int64_t a, int64_t b) const {
+    if (tensor.isIntStorage()) {
+      int64_t x = tensor.ints()[a], y = tensor.ints()[b];
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    double x = tensor.getAsDouble(a), y = tensor.getAsDouble(b);
+    if (std::isnan(x) || std::isnan(y))
+      return std::isnan(x) - std::isnan(y);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  int compare(int64_t a, int64_t b) const {
+    for (int64_t k = 0; k < outer * inner; ++k)
+      if (int c = compareElements(element(a, k), element(b, k)))
+        return c;
+    return 0;
+  }
+};
+} // namespace
+
+LogicalResult onnx_import::convertUnique(Importer &g) {
+  const Tensor *x = g.requireConstant(0, "X");
+  if (!x)
+    return failure();
+  std::optional<int64_t> axisAttribute = g.getOptionalInt("axis");
+  bool sorted = g.getBool("sorted", true);
+  if (g.hadError())
+    return failure();
+  // Without an axis, the elements of the flattened input.
+  SmallVector<int64_t> shape(x->getShape());
+  int64_t axis = 0;
+  if (axisAttribute) {
+    if (shape.empty())
+      return g.fail("cannot take the unique slices of a scalar");
+    ASSIGN_OR_FAIL(normalized, g.normalizeAxis(*axisAttribute, shape.size()));
+    axis = normalized;
+  } else {
+    shape = {x->getNumElements()};
+  }
+  Slices slices{*x, shape[axis], product(ArrayRef(shape).take_front(axis)),
+                product(ArrayRef(shape).drop_front(axis + 1))};
+  // The slices in order, equal ones by first occurrence (a stable sort).
+  SmallVector<int64_t> order(slices.count);
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(
+      order, [&](int64_t a, int64_t b) { return slices.compare(a, b) < 0; });
+  // Each distinct slice's first occurrence, and which one each slice is.
+  SmallVector<int64_t> firsts, counts, inverse(slices.count);
+  for (int64_t position : order) {
+    if (firsts.empty() || slices.compare(firsts.back(), position) != 0) {
+      firsts.push_back(position);
+      counts.push_back(0);
+    }
+    inverse[position] = firsts.size() - 1;
+    ++counts.back();
+  }
+  // sorted = 0: in order of first occurrence.
+  if (!sorted) {
+    SmallVector<int64_t> byOccurrence(firsts.size());
+    std::iota(byOccurrence.begin(), byOccurrence.end(), 0);
+    llvm::sort(byOccurrence,
+               [&](int64_t a, int64_t b) { return firsts[a] < firsts[b]; });
+    SmallVector<int64_t> rank(firsts.size()), newFirsts, newCounts;
+    for (auto [newIndex, old] : llvm::enumerate(byOccurrence)) {
+      rank[old] = newIndex;
+      newFirsts.push_back(firsts[old]);
+      newCounts.push_back(counts[old]);
+    }
+    for (int64_t &index : inverse)
+      index = rank[index];
+    firsts = std::move(newFirsts);
+    counts = std::move(newCounts);
+  }
+  // Y: the distinct slices.
+  int64_t distinct = firsts.size();
+  SmallVector<int64_t> yShape(shape);
+  yShape[axis] = distinct;
+  Tensor y(x->getType().clone(yShape), x->getStorage());
+  Slices ySlices{y, distinct, slices.outer, slices.inner};
+  for (auto [slice, first] : llvm::enumerate(firsts))
+    for (int64_t k = 0; k < slices.outer * slices.inner; ++k) {
+      int64_t to = ySlices.element(slice, k), from = slices.element(first, k);
+      if (x->isIntStorage())
+        y.ints()[to] = x->ints()[from];
+      else
+        y.setAsDouble(to, x->getAsDouble(from));
+    }
+  g.setOutput(0, g.constant(std::move(y)));
+  Type i64 = g.builder.getI64Type();
+  auto vector = [&](ArrayRef<int64_t> values) {
+    return g.constantInts(values,
+                          RankedTensorType::get({int64_t(values.size())}, i64));
+  };
+  if (g.hasOutput(1))
+    g.setOutput(1, vector(firsts));
+  if (g.hasOutput(2))
+    g.setOutput(2, vector(inverse));
+  if (g.hasOutput(3))
+    g.setOutput(3, vector(counts));
   return success();
 }

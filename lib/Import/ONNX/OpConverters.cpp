@@ -2152,19 +2152,10 @@ static LogicalResult convertTrilu(Importer &g) {
   return success();
 }
 
-/// Gather along `axis`: a few constant indices into a computed tensor become
-/// slices; anything else a tg.embedding over the data with `axis` moved
-/// first (any element type; folded when the data is constant).
-static LogicalResult convertGather(Importer &g) {
-  ASSIGN_OR_FAIL(data, g.requireInput(0));
-  ASSIGN_OR_FAIL(indices, g.requireInput(1));
+FailureOr<Value> onnx_import::gatherAxis(Importer &g, Value data, Value indices,
+                                         int64_t axis) {
   RankedTensorType type = Importer::getType(data);
   RankedTensorType indexType = Importer::getType(indices);
-  if (type.getRank() == 0)
-    return g.fail("cannot gather from a scalar");
-  if (!isa<IntegerType>(indexType.getElementType()) || isBool(indices))
-    return g.fail("indices must be integers");
-  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), type.getRank()));
   ArrayRef<int64_t> shape = type.getShape();
   int64_t size = shape[axis];
   SmallVector<int64_t> resultShape(shape.take_front(axis));
@@ -2172,18 +2163,22 @@ static LogicalResult convertGather(Importer &g) {
   llvm::append_range(resultShape, shape.drop_front(axis + 1));
 
   const Tensor *constantIndices = g.getConstant(indices);
+  SmallVector<int64_t> wrapped;
+  if (constantIndices)
+    for (int64_t index : constantIndices->ints()) {
+      if (index < -size || index >= size) {
+        g.emitNodeError() << "index " << index << " is out of range [" << -size
+                          << ", " << size << ")";
+        return failure();
+      }
+      wrapped.push_back(index < 0 ? index + size : index);
+    }
   // A few constant indices into a computed tensor: slices, which later
   // passes see through (views, the raising of split heads).
-  if (constantIndices && !g.getConstant(data) &&
-      constantIndices->getNumElements() <= 16) {
+  if (constantIndices && !g.getConstant(data) && wrapped.size() <= 16) {
     SmallVector<Value> parts;
-    for (int64_t index : constantIndices->ints()) {
-      if (index < -size || index >= size)
-        return g.fail("index " + llvm::Twine(index) + " is out of range [" +
-                      llvm::Twine(-size) + ", " + llvm::Twine(size) + ")");
-      parts.push_back(
-          sliceAxis(g, data, axis, index < 0 ? index + size : index, 1));
-    }
+    for (int64_t index : wrapped)
+      parts.push_back(sliceAxis(g, data, axis, index, 1));
     Value gathered;
     if (parts.empty()) {
       SmallVector<int64_t> emptyShape(shape);
@@ -2196,21 +2191,13 @@ static LogicalResult convertGather(Importer &g) {
       concatShape[axis] = parts.size();
       gathered = g.create<tg::ConcatOp>(type.clone(concatShape), parts, axis);
     }
-    g.setOutput(0, g.reshape(gathered, resultShape));
-    return success();
+    return g.reshape(gathered, resultShape);
   }
   // Any other: the rows of the data with `axis` moved first.
-  Value ids = constantIndices ? indices : wrapNegativeIndices(g, indices, size);
-  if (constantIndices) {
-    SmallVector<int64_t> wrapped;
-    for (int64_t index : constantIndices->ints()) {
-      if (index < -size || index >= size)
-        return g.fail("index " + llvm::Twine(index) + " is out of range [" +
-                      llvm::Twine(-size) + ", " + llvm::Twine(size) + ")");
-      wrapped.push_back(index < 0 ? index + size : index);
-    }
-    ids = g.constantInts(wrapped, indexType.clone(g.builder.getI64Type()));
-  }
+  Value ids =
+      constantIndices
+          ? g.constantInts(wrapped, indexType.clone(g.builder.getI64Type()))
+          : wrapNegativeIndices(g, indices, size);
   SmallVector<int64_t> perm{axis};
   for (int64_t i = 0; i < type.getRank(); ++i)
     if (i != axis)
@@ -2225,7 +2212,22 @@ static LogicalResult convertGather(Importer &g) {
     order.push_back(i);
   for (int64_t i = axis + 1; i < type.getRank(); ++i)
     order.push_back(indexRank + i - 1);
-  g.setOutput(0, g.transpose(rows, order));
+  return g.transpose(rows, order);
+}
+
+/// Gather along `axis` (gatherAxis).
+static LogicalResult convertGather(Importer &g) {
+  ASSIGN_OR_FAIL(data, g.requireInput(0));
+  ASSIGN_OR_FAIL(indices, g.requireInput(1));
+  RankedTensorType type = Importer::getType(data);
+  if (type.getRank() == 0)
+    return g.fail("cannot gather from a scalar");
+  if (!isa<IntegerType>(Importer::getType(indices).getElementType()) ||
+      isBool(indices))
+    return g.fail("indices must be integers");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), type.getRank()));
+  ASSIGN_OR_FAIL(gathered, gatherAxis(g, data, indices, axis));
+  g.setOutput(0, gathered);
   return success();
 }
 
@@ -2416,6 +2418,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Ceil", {convertCeil, 1, 1}},
       {"Celu", {convertCelu, 12, 12}},
       {"Clip", {convertClip, 1, 1}},
+      {"Compress", {convertCompress, 9, 9}},
       {"Concat", {convertConcat, 1, 1}},
       {"ConcatFromSequence", {convertConcatFromSequence, 11, 11}},
       {"Constant", {convertConstant, 1, 1}},
@@ -2485,6 +2488,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Mul", {convertBinary<tg::MulOp>, 1, 1}},
       {"Neg", {convertUnary<tg::NegOp, false>, 1, 1}},
       {"NegativeLogLikelihoodLoss", {convertNegativeLogLikelihoodLoss, 12, 12}},
+      {"NonZero", {convertNonZero, 9, 9}},
       {"Not", {convertNot, 1, 1}},
       {"OneHot", {convertOneHot, 9, 9}},
       {"Or", {convertLogical<1>, 1, 1}},
@@ -2558,6 +2562,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"TopK", {convertTopK, 1, 1}},
       {"Transpose", {convertTranspose, 1, 1}},
       {"Trilu", {convertTrilu, 14, 14}},
+      {"Unique", {convertUnique, 11, 11}},
       {"Unsqueeze", {convertUnsqueeze, 1, 1}},
       {"Upsample", {convertUpsample, 7, 7}},
       {"Where", {convertWhere, 9, 9}},

@@ -2104,6 +2104,97 @@ def random_shape_operand_models():
                      [vi("x", F, [3, 3])], ["y"], opset=17)
 
 
+def value_shaped_cases():
+    """Ops whose output shape depends on values, computable at import: a
+    Compress by a constant condition of data known at run time (an axis, a
+    short condition, none kept; without an axis, the flattened input), a
+    NonZero of a constant mask selecting run-time data (masked_select as
+    exporters write it), Unique of constants with all four outputs (sorted
+    and by first occurrence, by slices along an axis, floats with NaN)."""
+    local = np.random.default_rng(43)
+    x = local.standard_normal((3, 5)).astype(np.float32)
+    keep = np.array([True, False, True, True], bool)
+    case("compress_constant_condition", model(
+        [helper.make_node("Compress", ["x", "c"], ["y"], axis=1),
+         helper.make_node("Compress", ["x", "none"], ["z"], axis=0),
+         helper.make_node("Compress", ["x", "flat"], ["f"])],
+        [vi("x", F, [3, 5])],
+        [vi("y", F, [3, 3]), vi("z", F, [0, 5]), vi("f", F, [4])],
+        [("c", keep), ("none", np.zeros(3, bool)),
+         ("flat", np.arange(15) % 4 == 1)], opset=11), {"x": x})
+    mask = np.array([[1, 0, 0, 1, 1], [0, 0, 1, 0, 0], [0, 0, 0, 0, 0]],
+                    np.float32)
+    case("nonzero_constant_mask", model(
+        [helper.make_node("NonZero", ["mask"], ["where"]),
+         helper.make_node("Transpose", ["where"], ["points"], perm=[1, 0]),
+         helper.make_node("GatherND", ["x", "points"], ["y"])],
+        [vi("x", F, [3, 5])], [vi("where", TensorProto.INT64, [2, 4]),
+                               vi("y", F, [4])], [("mask", mask)], opset=13),
+        {"x": x})
+    ints = np.array([[2, 1, 2], [0, 5, 0], [2, 1, 2], [7, 7, 7]], np.int64)
+    values = np.array([2.5, np.nan, -1.0, 2.5, np.nan, 0.0], np.float32)
+    outputs = ["y", "indices", "inverse", "counts"]
+    i64 = TensorProto.INT64
+
+    def unique(name, data, **attrs):
+        return helper.make_node("Unique", [data], [name + o for o in outputs],
+                                **attrs)
+    case("unique_constants", model(
+        [unique("rows_", "ints", axis=0),
+         unique("first_", "ints", axis=0, sorted=0),
+         unique("flat_", "ints"),
+         unique("nan_", "values"),
+         helper.make_node("Gather", ["x", "rows_inverse"], ["picked"])],
+        [vi("x", F, [4, 2])],
+        [vi("rows_" + o, i64, shape) for o, shape in
+         zip(outputs, ([3, 3], [3], [4], [3]))] +
+        [vi("first_" + o, i64, shape) for o, shape in
+         zip(outputs, ([3, 3], [3], [4], [3]))] +
+        [vi("flat_" + o, i64, shape) for o, shape in
+         zip(outputs, ([5], [5], [12], [5]))] +
+        [vi("nan_y", F, [4]), vi("nan_counts", i64, [4]),
+         vi("picked", F, [4, 2])],
+        [("ints", ints), ("values", values)], opset=11),
+        {"x": local.standard_normal((4, 2)).astype(np.float32)})
+
+
+def value_shaped_grad_models():
+    """grad/compress.onnx: a parameter through a Compress along an axis
+    (the gradient scatters back to the kept columns, zero elsewhere)."""
+    w = floats(4, 6)
+    save_grad_models({"compress": [
+        const("c", np.array([True, False, False, True, True], bool)),
+        helper.make_node("Compress", ["w", "c"], ["h"], axis=1)]}, w)
+
+
+def value_shaped_error_models():
+    """errors/NAME.onnx: what Compress, NonZero and Unique refuse."""
+    x = vi("x", F, [3, 5])
+    save_error_model("compress-runtime-condition",
+                     [helper.make_node("Greater", ["x", "zero"], ["positive"]),
+                      helper.make_node("Cast", ["positive"], ["positive_f"],
+                                       to=F),
+                      helper.make_node("ReduceMax", ["positive_f"], ["any"],
+                                       axes=[0], keepdims=0),
+                      helper.make_node("Cast", ["any"], ["c"],
+                                       to=TensorProto.BOOL),
+                      helper.make_node("Compress", ["x", "c"], ["y"], axis=1)],
+                     [x], ["y"], [("zero", np.float32(0))], opset=11)
+    save_error_model("compress-long-condition",
+                     [helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
+                     [x], ["y"], [("c", np.ones(4, bool))], opset=11)
+    save_error_model("compress-float-condition",
+                     [helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
+                     [x], ["y"], [("c", np.ones(3, np.float32))], opset=11)
+    save_error_model("nonzero-runtime",
+                     [helper.make_node("NonZero", ["x"], ["y"])],
+                     [x], ["y"], opset=13)
+    save_error_model("unique-scalar-axis",
+                     [helper.make_node("Unique", ["s"], ["y"], axis=0),
+                      helper.make_node("Add", ["x", "y"], ["z"])],
+                     [x], ["z"], [("s", np.float32(1))], opset=11)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2150,3 +2241,6 @@ if __name__ == "__main__":
     sanitizer_error_models()
     nan_weight_models()
     random_shape_operand_models()
+    value_shaped_cases()
+    value_shaped_grad_models()
+    value_shaped_error_models()

@@ -243,6 +243,7 @@ mlir::LogicalResult convertLSTM(GraphImporter &g);
 mlir::LogicalResult convertResize(GraphImporter &g);
 mlir::LogicalResult convertUpsample(GraphImporter &g);
 mlir::LogicalResult convertGridSample(GraphImporter &g);
+mlir::LogicalResult convertRoiAlign(GraphImporter &g);
 // The converters of ElementwiseConverters.cpp.
 mlir::LogicalResult convertElu(GraphImporter &g);
 mlir::LogicalResult convertSelu(GraphImporter &g);

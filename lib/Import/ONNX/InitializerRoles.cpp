@@ -242,11 +242,9 @@ bool InitializerRoles::isOnlyReadAs(
 
 bool InitializerRoles::isImportTimeOperand(StringRef name) const {
   // The inputs of these ops (bit i: input i) computed with at import.
-  static const llvm::StringMap<uint32_t> operands = {{"Range", 0b111},
-                                                     {"Resize", 0b110},
-                                                     {"Upsample", 0b10},
-                                                     {"NonZero", 0b1},
-                                                     {"Unique", 0b1}};
+  static const llvm::StringMap<uint32_t> operands = {
+      {"Range", 0b111}, {"Resize", 0b110}, {"Upsample", 0b10},
+      {"NonZero", 0b1}, {"Unique", 0b1},   {"RoiAlign", 0b10}};
   return isOnlyReadAs(name, operands);
 }
 
@@ -340,7 +338,7 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   if (isImportTimeOperand(name))
     return std::string("read only as an operand the import computes with "
                        "(Resize's scales or roi, Range's bounds, the input "
-                       "of NonZero or Unique)");
+                       "of NonZero or Unique, RoiAlign's regions)");
   if (isQuantizationScale(name))
     return std::string("read only as a quantization scale (observers set "
                        "it; no gradient reaches it through the integers)");

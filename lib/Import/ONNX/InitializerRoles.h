@@ -63,8 +63,8 @@ public:
 
   /// Whether every node that reads `name` reads it as an operand the
   /// import computes with (Resize's roi and scales, Upsample's scales,
-  /// Range's bounds, what NonZero and Unique read): never a value of the
-  /// step.
+  /// Range's bounds, what NonZero and Unique read, RoiAlign's regions):
+  /// never a value of the step.
   bool isImportTimeOperand(llvm::StringRef name) const;
   /// Whether `name` is read only as the scale of QuantizeLinear,
   /// DequantizeLinear, QLinearMatMul or QLinearConv.

@@ -2523,6 +2523,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Resize", {convertResize, 10, 10}},
       {"ReverseSequence", {convertReverseSequence, 10, 10}},
       {"RNN", {convertRNN, 1, 7}},
+      {"RoiAlign", {convertRoiAlign, 10, 10}},
       {"Round", {convertRound, 11, 11}},
       {"Scan", {nullptr, 8, 9}},
       {"Scatter", {convertScatterElements, 9, 9}},

@@ -593,7 +593,7 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
       } else if (padding == "reflection") {
         index = e.trunc(reflect(e, index, lo, hi));
       }
-      index = e.clamp(index, 0, size - 1);
+      index = g.convert(e.clamp(index, 0, size - 1), i64);
     }
     perDim.push_back(std::move(tapsOfDim));
   }
@@ -607,12 +607,14 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
   Value table =
       g.reshape(g.transpose(g.convert(x, computeType), toChannelsLast),
                 {n * inputPositions, channels});
-  // Each output position's batch offset.
-  SmallVector<double> batchOffsets;
+  // Each output position's batch offset; the rows are counted in i64 (in
+  // f32, a batch of images past 2^24 pixels would read a neighbour).
+  SmallVector<int64_t> batchOffsets;
   for (int64_t b = 0; b < n; ++b)
     for (int64_t p = 0; p < positions / std::max<int64_t>(n, 1); ++p)
-      batchOffsets.push_back(double(b * inputPositions));
-  Value offset = g.constant(e.type, batchOffsets);
+      batchOffsets.push_back(b * inputPositions);
+  auto indexType = RankedTensorType::get({positions}, i64);
+  Value offset = g.constantInts(batchOffsets, indexType);
   RankedTensorType rowsType =
       RankedTensorType::get({positions, channels}, computeType);
   Value sum;
@@ -623,10 +625,12 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
     for (int64_t d = 0; d < dims; ++d) {
       stride /= spatial[d];
       auto [index, w] = perDim[d][choice[d]];
-      flat = e.add(flat, e.mul(index, e.c(double(stride))));
+      flat = buildBinary<tg::AddOp>(
+          g, flat,
+          buildBinary<tg::MulOp>(g, index, g.splat(indexType, double(stride))));
       weight = weight ? e.mul(weight, w) : w;
     }
-    Value rows = g.takeRows(table, g.convert(flat, i64));
+    Value rows = g.takeRows(table, flat);
     Value term = buildBinary<tg::MulOp>(
         g, rows,
         g.broadcastTo(g.reshape(weight, {positions, 1}), rowsType.getShape()));
@@ -646,5 +650,280 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
   g.setOutput(
       0, g.convert(g.transpose(g.reshape(sum, channelsLast), toChannelsFirst),
                    elementType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RoiAlign
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One axis (y or x) of RoiAlign's sampling: per region r, bin p and sample
+/// i of the bin, the sample's coordinate, as ONNX's reference computes it
+/// (in the compute type, in its order of operations).
+struct RoiAxis {
+  /// The feature map's size along the axis, the output's bins, the most
+  /// samples per bin (every region's, or the largest adaptive grid).
+  int64_t size, bins, samples;
+  /// The columns of the region's start and end in `rois`.
+  int64_t startColumn, endColumn;
+  /// Per region, its samples per bin (adaptive grids), else empty.
+  SmallVector<int64_t> grids;
+};
+} // namespace
+
+/// Each region's adaptive sampling grid along an axis (sampling_ratio 0):
+/// ceil(extent / bins), the extent computed as the reference does, in T.
+template <typename T>
+static SmallVector<int64_t> getAdaptiveGrids(const Tensor &rois, T scale,
+                                             T offset, bool clampExtent,
+                                             const RoiAxis &axis) {
+  SmallVector<int64_t> grids;
+  for (int64_t r = 0; r < rois.getShape()[0]; ++r) {
+    T start = T(rois.getAsDouble(r * 4 + axis.startColumn)) * scale - offset;
+    T end = T(rois.getAsDouble(r * 4 + axis.endColumn)) * scale - offset;
+    T extent = end - start;
+    if (clampExtent)
+      extent = std::max(extent, T(1));
+    double grid = std::ceil(double(extent / T(axis.bins)));
+    // int() of the reference: NaN and out-of-range grids are refused by
+    // the caller's bound.
+    grids.push_back(std::isfinite(grid) ? int64_t(std::clamp(grid, -1e9, 1e9))
+                                        : int64_t(1e9));
+  }
+  return grids;
+}
+
+/// RoiAlign-10 and -16 (ONNX's reference, which follows Detectron's
+/// kernel): for every region, output bin and sample of the bin's grid, the
+/// bilinear interpolation of the feature map at the sample's coordinates,
+/// which are computed at run time from `rois` (the four corners gathered
+/// as rows of channels by a tg.embedding at indices of the step, so the
+/// gradient reaches X through tg.embedding_grad; none reaches `rois`,
+/// whose coordinates are floored), averaged over the samples ("avg") or
+/// their largest weighted corner ("max"). A sample outside [-1, size]
+/// reads 0. sampling_ratio 0 sizes each region's grid by the region,
+/// which needs `rois` at import.
+LogicalResult onnx_import::convertRoiAlign(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(roisInput, g.requireInput(1));
+  ASSIGN_OR_FAIL(batchIndices, g.requireInput(2));
+  if (failed(requireFloat(g, x)) || failed(requireFloat(g, roisInput)))
+    return failure();
+  bool halfPixel =
+      g.opset >= 16 &&
+      g.getString("coordinate_transformation_mode", "half_pixel",
+                  {"half_pixel", "output_half_pixel"}) == "half_pixel";
+  bool maxMode = g.getString("mode", "avg", {"avg", "max"}) == "max";
+  int64_t outHeight = g.getInt("output_height", 1);
+  int64_t outWidth = g.getInt("output_width", 1);
+  int64_t samplingRatio = g.getInt("sampling_ratio", 0);
+  float scale = g.getFloat("spatial_scale", 1.0f);
+  if (g.hadError())
+    return failure();
+  RankedTensorType xType = Importer::getType(x);
+  RankedTensorType roisType = Importer::getType(roisInput);
+  RankedTensorType indexType = Importer::getType(batchIndices);
+  if (xType.getRank() != 4 || roisType.getRank() != 2 ||
+      roisType.getDimSize(1) != 4 || indexType.getRank() != 1 ||
+      indexType.getDimSize(0) != roisType.getDimSize(0))
+    return g.fail("X must be [N, C, H, W], rois [R, 4] and batch_indices [R]");
+  if (!isa<IntegerType>(indexType.getElementType()) || isBool(batchIndices))
+    return g.fail("batch_indices must be integers");
+  if (outHeight < 1 || outWidth < 1 || samplingRatio < 0 ||
+      !std::isfinite(scale))
+    return g.fail("output_height and output_width must be positive, "
+                  "sampling_ratio at least 0 and spatial_scale finite");
+  int64_t n = xType.getDimSize(0), channels = xType.getDimSize(1);
+  int64_t regions = roisType.getDimSize(0);
+  RoiAxis ys{xType.getDimSize(2), outHeight, samplingRatio, 1, 3, {}};
+  RoiAxis xs{xType.getDimSize(3), outWidth, samplingRatio, 0, 2, {}};
+  if (ys.size == 0 || xs.size == 0)
+    return g.fail("X has an empty spatial dimension");
+
+  Type elementType = xType.getElementType();
+  bool f64 = elementType.isF64() || roisType.getElementType().isF64();
+  Type computeType =
+      f64 ? Type(g.builder.getF64Type()) : g.builder.getF32Type();
+  double offset = halfPixel ? 0.5 : 0.0;
+  if (samplingRatio == 0) {
+    const Tensor *rois = g.getConstant(roisInput);
+    if (!rois)
+      return g.fail("sampling_ratio 0 sizes each region's sampling grid by "
+                    "the region, so 'rois' must be computable at import, but " +
+                    g.explainNotConstant(roisInput) +
+                    "; a positive sampling_ratio samples regions known at "
+                    "run time");
+    for (RoiAxis *axis : {&ys, &xs}) {
+      axis->grids = f64 ? getAdaptiveGrids<double>(*rois, scale, offset,
+                                                   !halfPixel, *axis)
+                        : getAdaptiveGrids<float>(*rois, scale, float(offset),
+                                                  !halfPixel, *axis);
+      axis->samples = 1;
+      for (int64_t grid : axis->grids)
+        axis->samples = std::max(axis->samples, grid);
+    }
+  }
+  // Every (region, bin, sample) reads four rows of channels.
+  int64_t samples =
+      product({regions, outHeight, outWidth, ys.samples, xs.samples});
+  if (samples > (int64_t(1) << 24) ||
+      double(samples) * 4 * double(channels) > double(kMaxImportElements))
+    return g.fail("sampling " + llvm::Twine(regions) + " regions at " +
+                  llvm::Twine(outHeight) + " x " + llvm::Twine(outWidth) +
+                  " bins of " + llvm::Twine(ys.samples) + " x " +
+                  llvm::Twine(xs.samples) +
+                  " samples gathers too much (at most 2^24 samples)");
+
+  // Per axis, tensors shaped [R, bins, samples] placed in the sample space
+  // [R, outHeight, outWidth, samples y, samples x] (y: [R, oh, 1, sy, 1],
+  // x: [R, 1, ow, 1, sx]): the low corner's index, its weight and the high
+  // corner's, 0 where the sample reads nothing.
+  Value rois = g.convert(roisInput, computeType);
+  Type i64 = g.builder.getI64Type();
+  SmallVector<int64_t> fullShape{regions, outHeight, outWidth, ys.samples,
+                                 xs.samples};
+  struct Corners {
+    Value low, high, lowWeight, highWeight;
+  };
+  auto sampleAxis = [&](const RoiAxis &axis, bool isY) -> Corners {
+    SmallVector<int64_t> shape =
+        isY ? SmallVector<int64_t>{regions, axis.bins, 1, axis.samples, 1}
+            : SmallVector<int64_t>{regions, 1, axis.bins, 1, axis.samples};
+    auto type = RankedTensorType::get(shape, computeType);
+    Composer e{g, type};
+    auto column = [&](int64_t k) {
+      Value c = g.reshape(g.slice(rois, {0, k}, {regions, k + 1}, {1, 1}),
+                          {regions, 1, 1, 1, 1});
+      return g.broadcastTo(c, shape);
+    };
+    Value start =
+        e.sub(e.mul(column(axis.startColumn), e.c(scale)), e.c(offset));
+    Value end = e.sub(e.mul(column(axis.endColumn), e.c(scale)), e.c(offset));
+    Value extent = e.sub(end, start);
+    if (!halfPixel)
+      extent = buildBinary<tg::MaxOp>(g, extent, e.c(1.0));
+    Value bin = e.div(extent, e.c(double(axis.bins)));
+    // The bin's index, the sample's (i + 0.5), the region's grid, and
+    // whether the sample is in the region's grid.
+    SmallVector<double> bins, phases, grids, inGrid;
+    for (int64_t r = 0; r < regions; ++r)
+      for (int64_t p = 0; p < axis.bins; ++p)
+        for (int64_t i = 0; i < axis.samples; ++i) {
+          int64_t grid = axis.grids.empty() ? axis.samples : axis.grids[r];
+          bins.push_back(double(p));
+          phases.push_back(double(i) + 0.5);
+          grids.push_back(double(std::max<int64_t>(grid, 1)));
+          inGrid.push_back(i < grid ? 1.0 : 0.0);
+        }
+    // start + p * bin + (i + 0.5) * bin / grid, in the reference's order.
+    Value v = e.add(
+        e.add(start, e.mul(g.constant(type, bins), bin)),
+        e.div(e.mul(g.constant(type, phases), bin), g.constant(type, grids)));
+    double size = double(axis.size);
+    Value above = compare(g, tg::CompareDirection::GE, v, e.c(-1.0));
+    Value inside = e.select(
+        above, compare(g, tg::CompareDirection::LE, v, e.c(size)), above);
+    Value reads = e.select(inside, g.constant(type, inGrid), e.c(0.0));
+    v = e.clamp(v, 0.0, size - 1);
+    Value low = e.floor(v);
+    Value high = buildBinary<tg::MinOp>(g, e.add(low, e.c(1.0)), e.c(size - 1));
+    Value fraction = e.sub(v, low);
+    auto place = [&](Value value) { return g.broadcastTo(value, fullShape); };
+    return {place(g.convert(low, i64)), place(g.convert(high, i64)),
+            place(e.mul(e.sub(e.c(1.0), fraction), reads)),
+            place(e.mul(fraction, reads))};
+  };
+  Corners y = sampleAxis(ys, true), xc = sampleAxis(xs, false);
+
+  // The feature map as rows of channels [N * H * W, C]; each corner's row
+  // (batch * H + y) * W + x, in i64.
+  Value table = g.reshape(g.transpose(g.convert(x, computeType), {0, 2, 3, 1}),
+                          {n * ys.size * xs.size, channels});
+  auto fullI64 = RankedTensorType::get(fullShape, i64);
+  Value batch = g.broadcastTo(
+      g.reshape(g.convert(batchIndices, i64), {regions, 1, 1, 1, 1}),
+      fullShape);
+  auto mulC = [&](Value a, int64_t c) {
+    return buildBinary<tg::MulOp>(g, a, g.splat(fullI64, double(c)));
+  };
+  auto rowOf = [&](Value yIndex, Value xIndex) {
+    Value row = buildBinary<tg::AddOp>(g, mulC(batch, ys.size), yIndex);
+    return g.reshape(buildBinary<tg::AddOp>(g, mulC(row, xs.size), xIndex),
+                     {samples});
+  };
+  auto weightOf = [&](Value a, Value b) {
+    return g.broadcastTo(
+        g.reshape(buildBinary<tg::MulOp>(g, a, b), {samples, 1}),
+        {samples, channels});
+  };
+  SmallVector<std::pair<Value, Value>> corners = {
+      {rowOf(y.low, xc.low), weightOf(y.lowWeight, xc.lowWeight)},
+      {rowOf(y.low, xc.high), weightOf(y.lowWeight, xc.highWeight)},
+      {rowOf(y.high, xc.low), weightOf(y.highWeight, xc.lowWeight)},
+      {rowOf(y.high, xc.high), weightOf(y.highWeight, xc.highWeight)}};
+  Value combined;
+  for (auto [row, weight] : corners) {
+    Value term = buildBinary<tg::MulOp>(g, g.takeRows(table, row), weight);
+    combined = !combined ? term
+               : maxMode ? buildBinary<tg::MaxOp>(g, combined, term)
+                         : buildBinary<tg::AddOp>(g, combined, term);
+  }
+
+  // Over each bin's samples: the mean (divided by the region's grid size,
+  // at least 1) or the largest; a bin without samples (an adaptive grid of
+  // a region of no extent) gives 0.
+  int64_t perBin = ys.samples * xs.samples;
+  Value perSample =
+      g.reshape(combined, {regions, outHeight, outWidth, perBin, channels});
+  SmallVector<double> divisors, counted, nonEmpty;
+  for (int64_t r = 0; r < regions; ++r) {
+    int64_t gy = ys.grids.empty() ? ys.samples : ys.grids[r];
+    int64_t gx = xs.grids.empty() ? xs.samples : xs.grids[r];
+    nonEmpty.push_back(gy > 0 && gx > 0 ? 1.0 : 0.0);
+    for (int64_t sy = 0; sy < ys.samples; ++sy)
+      for (int64_t sx = 0; sx < xs.samples; ++sx) {
+        divisors.push_back(double(std::max<int64_t>(gy * gx, 1)));
+        counted.push_back(sy < gy && sx < gx ? 1.0 : 0.0);
+      }
+  }
+  auto perRegion = [&](ArrayRef<double> values, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> to) {
+    return g.broadcastTo(
+        g.constant(RankedTensorType::get(shape, computeType), values), to);
+  };
+  SmallVector<int64_t> sampleShape{regions, outHeight, outWidth, perBin,
+                                   channels};
+  SmallVector<int64_t> binShape{regions, 1, 1, perBin, 1};
+  Value pooled;
+  if (!maxMode) {
+    pooled =
+        g.reduce(tg::ReduceKind::Sum,
+                 buildBinary<tg::DivOp>(
+                     g, perSample, perRegion(divisors, binShape, sampleShape)),
+                 {3}, false);
+  } else {
+    // Samples outside the region's grid do not compete.
+    Value competes = compare(
+        g, tg::CompareDirection::NE, perRegion(counted, binShape, sampleShape),
+        g.splat(RankedTensorType::get(sampleShape, computeType), 0));
+    pooled =
+        g.reduce(tg::ReduceKind::Max,
+                 select(g, competes, perSample,
+                        g.splat(RankedTensorType::get(sampleShape, computeType),
+                                -INFINITY)),
+                 {3}, false);
+    if (llvm::is_contained(nonEmpty, 0.0)) {
+      SmallVector<int64_t> resultShape{regions, outHeight, outWidth, channels};
+      Value keep =
+          compare(g, tg::CompareDirection::NE,
+                  perRegion(nonEmpty, {regions, 1, 1, 1}, resultShape),
+                  g.splat(RankedTensorType::get(resultShape, computeType), 0));
+      pooled =
+          select(g, keep, pooled,
+                 g.splat(RankedTensorType::get(resultShape, computeType), 0));
+    }
+  }
+  g.setOutput(0, g.convert(g.transpose(pooled, {0, 3, 1, 2}), elementType));
   return success();
 }

@@ -2195,6 +2195,92 @@ def value_shaped_error_models():
                      [x], ["z"], [("s", np.float32(1))], opset=11)
 
 
+def roialign_cases():
+    """RoiAlign: regions at run time (sampling_ratio 2, max mode, RoiAlign-10
+    whose coordinates are output_half_pixel, a spatial_scale, two images);
+    adaptive grids of constant regions (sampling_ratio 0: a large region,
+    one smaller than a bin, one partly outside the map, one of no extent),
+    avg and max, half_pixel."""
+    local = np.random.default_rng(47)
+    x = local.standard_normal((2, 3, 12, 10)).astype(np.float32)
+    rois = np.array([[0.0, 0.0, 18.0, 22.0], [3.0, 5.0, 9.0, 7.0],
+                     [12.5, 1.0, 30.0, 30.0], [4.0, 4.0, 4.0, 4.0]],
+                    np.float32)
+    batch = np.array([1, 0, 0, 1], np.int64)
+    feeds = {"x": x, "rois": rois, "batch": batch}
+
+    def runtime_rois(opset, **attrs):
+        return model(
+            [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"],
+                              mode="max", output_height=3, output_width=2,
+                              sampling_ratio=2, spatial_scale=0.5, **attrs)],
+            [vi("x", F, [2, 3, 12, 10]), vi("rois", F, [4, 4]),
+             vi("batch", TensorProto.INT64, [4])], [vi("y", F, [4, 3, 3, 2])],
+            opset=opset)
+    # RoiAlign-10's coordinates are RoiAlign-16's output_half_pixel (the
+    # reference applies opset 16's default, half_pixel, to both).
+    case("roialign_runtime_rois_max", runtime_rois(10), feeds,
+         reference=(runtime_rois(
+             16, coordinate_transformation_mode="output_half_pixel"), feeds))
+    nodes = [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["avg"],
+                              output_height=2, output_width=3,
+                              spatial_scale=0.5),
+             helper.make_node("RoiAlign", ["x", "rois", "batch"], ["max"],
+                              mode="max", output_height=2, output_width=3,
+                              spatial_scale=0.5)]
+    case("roialign_adaptive_constant_rois", model(
+        nodes, [vi("x", F, [2, 3, 12, 10])],
+        [vi("avg", F, [4, 3, 2, 3]), vi("max", F, [4, 3, 2, 3])],
+        [("rois", rois), ("batch", batch)], opset=16), {"x": x})
+
+
+def roialign_grad_models():
+    """grad/roialign.onnx: a parameter feature map through RoiAlign (the
+    gradient scatters each sample's bilinear weights back to its four
+    corners)."""
+    w = floats(1, 2, 6, 5)
+    save_grad_models({"roialign": [
+        const("rois", np.array([[0.5, 1.0, 4.0, 5.5], [2.0, 0.0, 3.0, 2.0]],
+                               np.float32)),
+        const("batch", np.array([0, 0], np.int64)),
+        helper.make_node("RoiAlign", ["w", "rois", "batch"], ["h"],
+                         output_height=2, output_width=2, sampling_ratio=2)]},
+        w)
+
+
+def roialign_error_models():
+    """errors/NAME.onnx: what RoiAlign refuses."""
+    save_error_model("roialign-adaptive-runtime-rois",
+                     [helper.make_node("RoiAlign", ["x", "rois", "batch"],
+                                       ["y"])],
+                     [vi("x", F, [1, 2, 6, 6]), vi("rois", F, [3, 4]),
+                      vi("batch", TensorProto.INT64, [3])], ["y"], opset=16)
+    save_error_model("roialign-bad-rois",
+                     [helper.make_node("RoiAlign", ["x", "rois", "batch"],
+                                       ["y"], sampling_ratio=1)],
+                     [vi("x", F, [1, 2, 6, 6]), vi("rois", F, [3, 5]),
+                      vi("batch", TensorProto.INT64, [3])], ["y"], opset=16)
+
+
+def gridsample_large_batch_cases():
+    """GridSample of a batch of 18M pixels whose values are their flat index
+    mod 1000 (a row of 3000 such values expanded), read at the last image's
+    far corner (flat index 17,999,997): a row counted in f32 reads a
+    neighbour past 2^24."""
+    n, h, w = 3, 2000, 3000
+    g = np.zeros((n, 1, 2, 2), np.float32)
+    g[2, 0, 0] = [2 * 2997 / (w - 1) - 1, 1.0]
+    g[2, 0, 1] = [2 * 1234 / (w - 1) - 1, 2 * 1001 / (h - 1) - 1]
+    case("gridsample_past_f32_rows", model(
+        [const("row", (np.arange(w) % 1000).astype(np.float32)
+               .reshape(1, 1, 1, w)),
+         const("shape", np.array([n, 1, h, w], np.int64)),
+         helper.make_node("Expand", ["row", "shape"], ["x"]),
+         helper.make_node("GridSample", ["x", "grid"], ["y"], mode="nearest",
+                          align_corners=1)],
+        [vi("grid", F, [n, 1, 2, 2])], [vi("y", F, [n, 1, 1, 2])], opset=16),
+        {"grid": g})
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2244,3 +2330,7 @@ if __name__ == "__main__":
     value_shaped_cases()
     value_shaped_grad_models()
     value_shaped_error_models()
+    roialign_cases()
+    roialign_grad_models()
+    roialign_error_models()
+    gridsample_large_batch_cases()

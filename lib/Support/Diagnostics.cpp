@@ -106,6 +106,21 @@ std::optional<Location> findLocToShow(Location loc) {
       .Default([](LocationAttr) { return std::nullopt; });
 }
 
+/// The name of the model node `loc` comes from: an ONNX node's location is
+/// its name around the model file's position 0:0 (a binary file has no
+/// line to show, so the message names the node).
+std::optional<std::string> findNodeName(Location loc) {
+  auto nameLoc = dyn_cast<NameLoc>(loc);
+  if (auto callLoc = dyn_cast<CallSiteLoc>(loc))
+    nameLoc = dyn_cast<NameLoc>(callLoc.getCallee());
+  if (!nameLoc)
+    return std::nullopt;
+  auto fileLoc = dyn_cast<FileLineColRange>(nameLoc.getChildLoc());
+  if (!fileLoc || fileLoc.getStartLine() != 0)
+    return std::nullopt;
+  return nameLoc.getName().str();
+}
+
 /// `text` in at most `messageLines` lines of at most `messageLineWidth`
 /// characters: whether anything was cut.
 bool cutMessage(StringRef text, const DiagnosticLimits &limits,
@@ -235,6 +250,11 @@ bool ConciseDiagnosticPrinter::printTo(Diagnostic &diag,
 
   bool cut = false;
   std::string message = diag.str();
+  // An op imported from an ONNX node: the node's name (the importer's own
+  // errors say it already).
+  if (std::optional<std::string> node = findNodeName(diag.getLocation());
+      node && !StringRef(message).starts_with("node '"))
+    message = "node '" + printableName(*node) + "': " + message;
   if (locationStack.empty()) {
     cut |= printLocated(out, diag.getLocation(), message, diag.getSeverity(),
                         /*showSourceLine=*/true);

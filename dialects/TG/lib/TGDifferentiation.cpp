@@ -385,11 +385,21 @@ Grads ReduceOp::buildVjp(OpBuilder &b, ValueRange grads) {
   }
   case ReduceKind::Max:
   case ReduceKind::Min: {
-    // Every element equal to the extremum receives the gradient.
+    // The elements equal to the extremum share the gradient evenly, as
+    // PyTorch's amax: a subgradient. Each taking all of it would count it
+    // once per tie (a max pool over a max pool's output, where one maximum
+    // repeats in overlapping windows, got twice its gradient).
     Value extremum = spread(getResult());
     Value hit =
         CompareOp::create(b, loc, CompareDirection::EQ, getOperand(), extremum);
-    return SmallVector<Value>{maskGrad(b, loc, hit, grad)};
+    Value ones = maskGrad(b, loc, hit, splat(b, loc, operandType, 1.0));
+    Value ties = ReduceOp::create(b, loc, ReduceKind::Sum, ones,
+                                  b.getDenseI64ArrayAttr(getDimensions()));
+    // At least 1: a NaN extremum equals nothing.
+    auto tiesType = cast<RankedTensorType>(ties.getType());
+    ties = MaxOp::create(b, loc, ties, splat(b, loc, tiesType, 1.0));
+    return SmallVector<Value>{
+        DivOp::create(b, loc, maskGrad(b, loc, hit, grad), spread(ties))};
   }
   }
   return failure();

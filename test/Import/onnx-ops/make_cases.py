@@ -2281,6 +2281,20 @@ def gridsample_large_batch_cases():
         [vi("grid", F, [n, 1, 2, 2])], [vi("y", F, [n, 1, 1, 2])], opset=16),
         {"grid": g})
 
+def pool_of_pool_grad_models():
+    """grad/maxpool_of_maxpool.onnx: a max pool over a max pool's output
+    (GoogLeNet's stride-2 then stride-1 pools, ceil_mode), where one maximum
+    repeats in overlapping windows: the repeats are ties of the second pool,
+    whose gradient must reach the maximum once (it reached it once per
+    repeat)."""
+    w = floats(1, 2, 9, 9)
+    save_grad_models({"maxpool_of_maxpool": [
+        helper.make_node("MaxPool", ["w"], ["p"], kernel_shape=[3, 3],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("MaxPool", ["p"], ["h"], kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], ceil_mode=1)]}, w)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2334,3 +2348,4 @@ if __name__ == "__main__":
     roialign_grad_models()
     roialign_error_models()
     gridsample_large_batch_cases()
+    pool_of_pool_grad_models()

@@ -104,7 +104,12 @@ public:
                                     "MaxPool",
                                     "AveragePool",
                                     "BatchNormalization",
-                                    "ConvTranspose"};
+                                    "ConvTranspose",
+                                    "Compress",
+                                    "NonZero",
+                                    "Unique",
+                                    "RoiAlign",
+                                    "GridSample"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

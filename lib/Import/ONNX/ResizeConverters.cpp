@@ -699,8 +699,9 @@ static SmallVector<int64_t> getAdaptiveGrids(const Tensor &rois, T scale,
 /// bilinear interpolation of the feature map at the sample's coordinates,
 /// which are computed at run time from `rois` (the four corners gathered
 /// as rows of channels by a tg.embedding at indices of the step, so the
-/// gradient reaches X through tg.embedding_grad; none reaches `rois`,
-/// whose coordinates are floored), averaged over the samples ("avg") or
+/// gradient reaches X through tg.embedding_grad, and regions computed from
+/// parameters through the bilinear weights), averaged over the samples
+/// ("avg") or
 /// their largest weighted corner ("max"). A sample outside [-1, size]
 /// reads 0. sampling_ratio 0 sizes each region's grid by the region,
 /// which needs `rois` at import.
@@ -903,16 +904,16 @@ LogicalResult onnx_import::convertRoiAlign(Importer &g) {
                      g, perSample, perRegion(divisors, binShape, sampleShape)),
                  {3}, false);
   } else {
-    // Samples outside the region's grid do not compete.
-    Value competes = compare(
-        g, tg::CompareDirection::NE, perRegion(counted, binShape, sampleShape),
-        g.splat(RankedTensorType::get(sampleShape, computeType), 0));
-    pooled =
-        g.reduce(tg::ReduceKind::Max,
-                 select(g, competes, perSample,
-                        g.splat(RankedTensorType::get(sampleShape, computeType),
-                                -INFINITY)),
-                 {3}, false);
+    // Samples outside the region's (adaptive) grid do not compete.
+    if (llvm::is_contained(counted, 0.0)) {
+      auto sampleType = RankedTensorType::get(sampleShape, computeType);
+      Value competes = compare(g, tg::CompareDirection::NE,
+                               perRegion(counted, binShape, sampleShape),
+                               g.splat(sampleType, 0));
+      perSample =
+          select(g, competes, perSample, g.splat(sampleType, -INFINITY));
+    }
+    pooled = g.reduce(tg::ReduceKind::Max, perSample, {3}, false);
     if (llvm::is_contained(nonEmpty, 0.0)) {
       SmallVector<int64_t> resultShape{regions, outHeight, outWidth, channels};
       Value keep =

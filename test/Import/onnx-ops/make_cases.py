@@ -2248,6 +2248,21 @@ def roialign_grad_models():
         w)
 
 
+def roialign_region_grad_models():
+    """grad/roialign_regions.onnx: the regions themselves as the parameter w
+    (a box regression feeding RoiAlign): the gradient reaches them through
+    the bilinear weights. An initializer read only as regions is a constant,
+    so the test names it with --parameter."""
+    x = np.random.default_rng(53).standard_normal((1, 2, 6, 5)).astype(
+        np.float32)
+    save_grad_models({"roialign_regions": [
+        const("x", x),
+        const("batch", np.array([0, 0], np.int64)),
+        helper.make_node("RoiAlign", ["x", "w", "batch"], ["h"],
+                         output_height=2, output_width=2, sampling_ratio=2)]},
+        np.array([[0.7, 1.3, 4.1, 5.2], [2.2, 0.4, 3.1, 2.6]], np.float32))
+
+
 def roialign_error_models():
     """errors/NAME.onnx: what RoiAlign refuses."""
     save_error_model("roialign-adaptive-runtime-rois",
@@ -2349,3 +2364,4 @@ if __name__ == "__main__":
     roialign_error_models()
     gridsample_large_batch_cases()
     pool_of_pool_grad_models()
+    roialign_region_grad_models()

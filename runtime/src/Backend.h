@@ -20,6 +20,9 @@ namespace tgc::rt::backend {
 
 /// "host" or "cuda (<GPU name>)".
 std::string describe();
+/// Whether the target moves values between pipeline stages (the host's
+/// Gloo sends and receives; the CUDA target has none yet).
+bool hasStageTransfers();
 /// Device memory, zero-filled; null (with `error` set) when it cannot.
 void *allocate(size_t bytes, std::string &error);
 void release(void *pointer);

@@ -80,6 +80,19 @@ public:
   /// (ncclSend/ncclRecv pairs in one group; gloo::alltoall).
   virtual void allToAll(const void *in, void *out, size_t bytes,
                         const char *what) = 0;
+  /// `buffer` (`bytes`) on every rank = group rank `root`'s.
+  virtual void broadcast(void *buffer, size_t bytes, int root,
+                         const char *what) = 0;
+  /// Point to point, between this rank and group rank `peer` (a pipelined
+  /// step's stages): a send and a receive match by their `tag`. send takes
+  /// a copy of `in` and returns; finishSends waits until every send since
+  /// the last has been delivered. recv returns once `out` holds the value.
+  /// The host target's engine (Gloo); the CUDA target has none yet.
+  virtual void send(const void *in, size_t bytes, int peer, uint32_t tag,
+                    const char *what) = 0;
+  virtual void recv(void *out, size_t bytes, int peer, uint32_t tag,
+                    const char *what) = 0;
+  virtual void finishSends(const char *what) = 0;
 };
 
 /// The world: all ranks, connected through the store.

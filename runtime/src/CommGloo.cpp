@@ -16,16 +16,21 @@
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
+#include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -167,6 +172,25 @@ public:
     if (in != out)
       std::memmove(out, in, bytes);
   }
+  void broadcast(void *, size_t, int, const char *) override {}
+  /// To itself: the value waits under its tag.
+  void send(const void *in, size_t bytes, int, uint32_t tag,
+            const char *) override {
+    const char *bytesIn = static_cast<const char *>(in);
+    sent[tag].assign(bytesIn, bytesIn + bytes);
+  }
+  void recv(void *out, size_t bytes, int, uint32_t tag,
+            const char *what) override {
+    auto it = sent.find(tag);
+    if (it == sent.end() || it->second.size() != bytes)
+      failCollective(0, what, "nothing was sent under its tag");
+    std::memcpy(out, it->second.data(), bytes);
+    sent.erase(it);
+  }
+  void finishSends(const char *) override {}
+
+private:
+  std::map<uint32_t, std::vector<char>> sent;
 };
 
 class GlooGroup : public Group {
@@ -257,7 +281,77 @@ public:
     }
   }
 
+  void broadcast(void *buffer, size_t bytes, int root,
+                 const char *what) override {
+    if (bytes == 0)
+      return;
+    try {
+      gloo::BroadcastOptions options(context);
+      options.setOutput(static_cast<char *>(buffer), bytes);
+      options.setRoot(root);
+      options.setTag(nextTag++);
+      options.setTimeout(timeout);
+      gloo::broadcast(options);
+    } catch (const std::exception &exception) {
+      fail(what, exception);
+    }
+  }
+
+  /// Gloo's unbound buffers, in a slot space of their own (its collectives
+  /// use prefixes 1 to 8): the copy is sent once the peer has posted the
+  /// matching receive, and kept until finishSends.
+  void send(const void *in, size_t bytes, int peer, uint32_t tag,
+            const char *what) override {
+    if (bytes == 0)
+      return;
+    try {
+      auto sent = std::make_unique<Sent>();
+      const char *bytesIn = static_cast<const char *>(in);
+      sent->bytes.assign(bytesIn, bytesIn + bytes);
+      sent->what = what;
+      sent->buffer = context->createUnboundBuffer(sent->bytes.data(), bytes);
+      sent->buffer->send(peer, gloo::Slot::build(kStageSlotPrefix, tag));
+      sends.push_back(std::move(sent));
+    } catch (const std::exception &exception) {
+      fail(what, exception);
+    }
+  }
+
+  void recv(void *out, size_t bytes, int peer, uint32_t tag,
+            const char *what) override {
+    if (bytes == 0)
+      return;
+    try {
+      std::unique_ptr<gloo::transport::UnboundBuffer> buffer =
+          context->createUnboundBuffer(out, bytes);
+      buffer->recv(peer, gloo::Slot::build(kStageSlotPrefix, tag));
+      buffer->waitRecv(timeout);
+    } catch (const std::exception &exception) {
+      fail(what, exception);
+    }
+  }
+
+  void finishSends(const char *what) override {
+    for (std::unique_ptr<Sent> &sent : sends) {
+      try {
+        sent->buffer->waitSend(timeout);
+      } catch (const std::exception &exception) {
+        fail((sent->what + " (" + what + ")").c_str(), exception);
+      }
+    }
+    sends.clear();
+  }
+
 private:
+  static constexpr uint8_t kStageSlotPrefix = 0x20;
+  /// A send in flight: its copy of the value, and what it is for messages.
+  struct Sent {
+    std::vector<char> bytes;
+    std::string what;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+  };
+  std::vector<std::unique_ptr<Sent>> sends;
+
   [[noreturn]] void fail(const char *what, const std::exception &exception) {
     std::string cause = describe(exception, store.get(), worldRank);
     // After a lost peer, close this group's connections at once, so that

@@ -327,7 +327,32 @@ public:
     finish(result == ncclSuccess ? ended : result, stream, what);
   }
 
+  void broadcast(void *buffer, size_t bytes, int root,
+                 const char *what) override {
+    if (bytes == 0)
+      return;
+    cudaStream_t stream = currentCommStream();
+    finish(ncclBroadcast(buffer, buffer, bytes, ncclInt8, root, comm, stream),
+           stream, what);
+  }
+
+  /// A pipelined step's transfers between stages need sends that never
+  /// hold the compute back (the host's copies) and an order of NCCL's
+  /// rendezvous sends and receives proven free of deadlock on every
+  /// schedule; neither is built yet, and the trainer refuses a pipelined
+  /// step on the GPU before it starts (trainMain).
+  void send(const void *, size_t, int, uint32_t, const char *what) override {
+    failCollective(worldRank, what, kNoTransfers);
+  }
+  void recv(void *, size_t, int, uint32_t, const char *what) override {
+    failCollective(worldRank, what, kNoTransfers);
+  }
+  void finishSends(const char *) override {}
+
 private:
+  static constexpr const char *kNoTransfers =
+      "the CUDA target has no transfers between pipeline stages yet";
+
   /// An enqueue's result: done, or in progress (a non-blocking
   /// communicator connecting its peers on first use), or an error.
   void finish(ncclResult_t result, cudaStream_t stream, const char *what) {

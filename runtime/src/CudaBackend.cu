@@ -130,6 +130,8 @@ void backend::waitCollective(int id) {
         "a collective's result");
 }
 
+bool backend::hasStageTransfers() { return false; }
+
 std::string backend::describe() {
   ensureStarted();
   int device = 0;

@@ -31,6 +31,7 @@
 using namespace tgc::rt;
 
 std::string backend::describe() { return "host"; }
+bool backend::hasStageTransfers() { return true; }
 
 void *backend::allocate(size_t bytes, std::string &error) {
   // 256-byte aligned, as cudaMalloc's: generated kernels assume it

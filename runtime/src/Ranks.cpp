@@ -5,7 +5,10 @@
 #include "Backend.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 using namespace tgc::rt;
 
@@ -55,6 +58,14 @@ std::unique_ptr<Communication> ranks::connect(const StepInfo &info,
   if (!communication->world->checkSame(info.fingerprint, error))
     return nullptr;
   communication->coordinates = getCoordinates(mesh, env.rank);
+  if (mesh.pipelineAxis >= 0 && mesh.pipelineAxis < mesh.numAxes &&
+      mesh.pipelineGroup >= 0 && mesh.pipelineGroup < mesh.numGroups) {
+    communication->pipelineAxis = mesh.pipelineAxis;
+    communication->pipelineGroup = mesh.pipelineGroup;
+  } else if (mesh.pipelineAxis >= 0) {
+    error = "the step's pipeline axis or group is not one of its mesh's";
+    return nullptr;
+  }
   const std::vector<int64_t> &at = communication->coordinates;
   // A group: the ranks that share this rank's coordinates on the other
   // axes (its color), ordered by the mixed-radix number of their
@@ -184,6 +195,31 @@ std::vector<bool> ranks::getHeldRows(const ArgumentInfo &arg,
   return held;
 }
 
+bool ranks::holdsArgument(const ArgumentInfo &arg, int64_t device) {
+  return device < 0 || device >= 64 || (arg.pipelineHolders >> device) & 1;
+}
+
+bool ranks::holdsArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
+                          const std::vector<int64_t> &coordinates) {
+  if (mesh.pipelineAxis < 0 ||
+      mesh.pipelineAxis >= static_cast<int>(coordinates.size()))
+    return true;
+  return holdsArgument(arg, coordinates[mesh.pipelineAxis]);
+}
+
+uint64_t ranks::getSavingDevices(const ArgumentInfo &arg) {
+  return arg.pipelineHolders ? arg.pipelineHolders : 1;
+}
+
+bool ranks::savesArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
+                          const std::vector<int64_t> &coordinates) {
+  if (mesh.pipelineAxis < 0 ||
+      mesh.pipelineAxis >= static_cast<int>(coordinates.size()))
+    return true;
+  int64_t device = coordinates[mesh.pipelineAxis];
+  return device < 64 && (getSavingDevices(arg) >> device) & 1;
+}
+
 void ranks::putBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
                      const std::vector<int64_t> &coordinates,
                      const std::vector<char> &block,
@@ -203,6 +239,49 @@ void collectOn(comm::Group &group, const CollectiveDesc &desc, const void *in,
 } // namespace
 
 void tgc::rt::waitCollective(Context &, int id) { backend::waitCollective(id); }
+
+bool tgc::rt::onPipelineDevice(Context &context, int device) {
+  if (!context.comm || context.comm->pipelineAxis < 0)
+    return device == 0;
+  return context.comm->coordinates[context.comm->pipelineAxis] == device;
+}
+
+namespace {
+/// The group along the pipeline axis (a rank's number in it is its pipeline
+/// coordinate), or an exit naming the transfer.
+comm::Group &getPipelineGroup(Context &context, const std::string &what) {
+  if (!context.comm || context.comm->pipelineGroup < 0) {
+    std::fprintf(stderr,
+                 "error: %s: a transfer between pipeline stages needs the "
+                 "step's ranks\n",
+                 what.c_str());
+    std::exit(1);
+  }
+  return *context.comm->groups[context.comm->pipelineGroup];
+}
+
+std::string describeTransfer(Context &context, const char *kernel,
+                             const char *location) {
+  return std::string(kernel) + " (" + location + ") in step " +
+         std::to_string(context.step);
+}
+} // namespace
+
+void tgc::rt::sendToStage(Context &context, int peer, const void *in,
+                          int64_t bytes, int tag, const char *kernel,
+                          const char *location) {
+  std::string what = describeTransfer(context, kernel, location);
+  getPipelineGroup(context, what)
+      .send(in, size_t(bytes), peer, uint32_t(tag), what.c_str());
+}
+
+void tgc::rt::recvFromStage(Context &context, int peer, void *out,
+                            int64_t bytes, int tag, const char *kernel,
+                            const char *location) {
+  std::string what = describeTransfer(context, kernel, location);
+  getPipelineGroup(context, what)
+      .recv(out, size_t(bytes), peer, uint32_t(tag), what.c_str());
+}
 
 void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
                          const void *in, void *out, int id, const char *kernel,

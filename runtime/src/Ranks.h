@@ -28,6 +28,8 @@ struct Communication {
   std::vector<std::unique_ptr<comm::Group>> groups;
   /// This rank's coordinates on the mesh's axes.
   std::vector<int64_t> coordinates;
+  /// A pipelined step's axis and its group along it (MeshInfo), or -1.
+  int pipelineAxis = -1, pipelineGroup = -1;
 };
 
 namespace ranks {
@@ -71,6 +73,22 @@ std::vector<BlockRun> getBlockRuns(const ArgumentInfo &arg,
 std::vector<bool> getHeldRows(const ArgumentInfo &arg, const MeshInfo &mesh,
                               const std::vector<int64_t> &coordinates,
                               int64_t rowElements);
+/// Whether the ranks at pipeline coordinate `device` hold `arg` (every
+/// rank, in a step without stages).
+bool holdsArgument(const ArgumentInfo &arg, int64_t device);
+/// Whether the rank at `coordinates` holds `arg`.
+bool holdsArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
+                   const std::vector<int64_t> &coordinates);
+
+/// Whether the rank at `coordinates` writes `arg` to a sharded checkpoint:
+/// when it holds it, or (an argument no stage reads, which keeps its first
+/// value) when it is at pipeline coordinate 0.
+bool savesArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
+                   const std::vector<int64_t> &coordinates);
+/// The pipeline coordinates whose ranks write `arg` (bit d for coordinate
+/// d).
+uint64_t getSavingDevices(const ArgumentInfo &arg);
+
 /// Puts that block back into `global`.
 void putBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
               const std::vector<int64_t> &coordinates,

@@ -45,8 +45,20 @@ bool tgc::rt::saveShard(const std::string &directory, const StepInfo &info,
     error = "cannot create the checkpoint directory '" + directory + "'";
     return false;
   }
-  return saveCheckpoint(getShardPath(directory, rank), info, blocks, roles,
-                        steps, error,
+  // In a pipelined step a rank writes the values its stages hold.
+  std::vector<ArgumentInfo> written;
+  ArgumentBytes writtenBlocks;
+  std::vector<int64_t> coordinates = ranks::getCoordinates(info.mesh, rank);
+  for (int i = 0; i < info.numArguments; ++i)
+    if (ranks::savesArgument(info.arguments[i], info.mesh, coordinates)) {
+      written.push_back(info.arguments[i]);
+      writtenBlocks.push_back(blocks[i]);
+    }
+  StepInfo held = info;
+  held.arguments = written.data();
+  held.numArguments = static_cast<int>(written.size());
+  return saveCheckpoint(getShardPath(directory, rank), held, writtenBlocks,
+                        roles, steps, error,
                         {{"tgc.rank", std::to_string(rank)},
                          {"tgc.mesh", ranks::describe(info.mesh)}});
 }
@@ -65,6 +77,9 @@ bool tgc::rt::saveManifest(const std::string &directory, const StepInfo &info,
         {{"name", info.mesh.axisNames[a]}, {"size", info.mesh.axisSizes[a]}});
   manifest["mesh"] = axes;
   manifest["ranks"] = ranks::getDeviceCount(info.mesh);
+  bool pipelined = info.mesh.pipelineAxis >= 0;
+  if (pipelined)
+    manifest["pipeline_axis"] = info.mesh.axisNames[info.mesh.pipelineAxis];
   ordered_json tensors = ordered_json::object();
   for (int i = 0; i < info.numArguments; ++i) {
     const ArgumentInfo &arg = info.arguments[i];
@@ -82,6 +97,14 @@ bool tgc::rt::saveManifest(const std::string &directory, const StepInfo &info,
         {"global_shape",
          std::vector<int64_t>(arg.globalShape, arg.globalShape + arg.rank)},
         {"sharding", sharding}};
+    // A pipelined step: the pipeline coordinates whose rank files hold it.
+    if (pipelined) {
+      ordered_json holders = ordered_json::array();
+      for (int64_t d = 0; d < info.mesh.axisSizes[info.mesh.pipelineAxis]; ++d)
+        if (d < 64 && (ranks::getSavingDevices(arg) >> d) & 1)
+          holders.push_back(d);
+      tensors[arg.name]["pipeline_holders"] = holders;
+    }
   }
   manifest["tensors"] = tensors;
   return writeFileAtomically(getManifestPath(directory),
@@ -134,6 +157,21 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   int64_t devices = ranks::getDeviceCount(mesh);
   if (manifest["ranks"].get<int64_t>() != devices)
     return bad("\"ranks\" is not the mesh's device count");
+  // A pipelined step's checkpoint: each tensor is in the files of the
+  // ranks at the pipeline coordinates it lists.
+  int pipelineAxis = -1;
+  if (manifest.contains("pipeline_axis")) {
+    auto found = std::find(axisNames.begin(), axisNames.end(),
+                           manifest["pipeline_axis"].is_string()
+                               ? manifest["pipeline_axis"].get<std::string>()
+                               : std::string());
+    if (found == axisNames.end())
+      return bad("its \"pipeline_axis\" is not an axis of its mesh");
+    pipelineAxis = static_cast<int>(found - axisNames.begin());
+  }
+  std::vector<int64_t> here = local && rank >= 0
+                                  ? ranks::getCoordinates(local->mesh, rank)
+                                  : std::vector<int64_t>();
 
   // The step's own mesh, when it runs on the saved one: then a tensor
   // saved in the layout the step holds it in needs only this rank's file.
@@ -149,6 +187,8 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     std::vector<int64_t> blockShape;
     int64_t blockBytes;
     bool ownFileOnly;
+    /// The pipeline coordinates whose rank files hold it.
+    uint64_t holders;
   };
   std::vector<Saved> tensors;
   for (int i = 0; i < global.numArguments; ++i) {
@@ -158,6 +198,29 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     const nlohmann::json &tensor = manifest["tensors"][arg.name];
     if (!tensor.is_object())
       return bad(std::string("it has no tensor '") + arg.name + "'");
+    // A rank of a pipelined step that does not hold it reads nothing of it.
+    if (!here.empty() &&
+        !ranks::holdsArgument(local->arguments[i], local->mesh, here))
+      continue;
+    uint64_t holders = ~uint64_t(0);
+    if (pipelineAxis >= 0) {
+      const nlohmann::json &listed = tensor["pipeline_holders"];
+      if (!listed.is_array())
+        return bad(std::string("tensor '") + arg.name +
+                   "' needs \"pipeline_holders\", the pipeline coordinates "
+                   "whose files hold it");
+      holders = 0;
+      for (const nlohmann::json &device : listed) {
+        if (!device.is_number_integer() || device.get<int64_t>() < 0 ||
+            device.get<int64_t>() >=
+                std::min<int64_t>(64, mesh.axisSizes[pipelineAxis]))
+          return bad(std::string("the \"pipeline_holders\" of '") + arg.name +
+                     "' name a coordinate off the pipeline axis");
+        holders |= uint64_t(1) << device.get<int64_t>();
+      }
+      if (!holders)
+        return bad(std::string("no rank file holds '") + arg.name + "'");
+    }
     std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
     std::vector<int64_t> savedShape;
     if (tensor.is_object() && tensor["global_shape"].is_array())
@@ -209,7 +272,10 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
     for (int d = 0; d < saved.rank; ++d)
       blockBytes *= saved.shape[d];
-    bool ownFileOnly = sameMesh;
+    bool ownFileOnly =
+        sameMesh &&
+        (pipelineAxis < 0 ||
+         (holders >> ranks::getCoordinates(mesh, rank)[pipelineAxis]) & 1);
     if (ownFileOnly) {
       const ArgumentInfo &held = local->arguments[i];
       ownFileOnly = held.rank == saved.rank;
@@ -220,7 +286,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     }
     tensors.push_back(
         {i, saved, std::vector<int64_t>(saved.shape, saved.shape + saved.rank),
-         blockBytes, ownFileOnly});
+         blockBytes, ownFileOnly, holders});
   }
 
   // The values, put together one rank file at a time (a file is read only
@@ -237,10 +303,16 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     *filesRead = 0;
   if (savedRanks)
     *savedRanks = devices;
+  // Whether the file of rank r holds a tensor.
+  auto inFile = [&](const Saved &tensor, int64_t r) {
+    return pipelineAxis < 0 ||
+           (tensor.holders >> ranks::getCoordinates(mesh, r)[pipelineAxis]) & 1;
+  };
   for (int64_t r = 0; r < devices; ++r) {
     bool needed = false;
     for (const Saved &tensor : tensors)
-      needed = needed || !tensor.ownFileOnly || r == rank;
+      needed =
+          needed || (inFile(tensor, r) && (!tensor.ownFileOnly || r == rank));
     if (!needed)
       continue;
     if (filesRead)
@@ -251,7 +323,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
       return false;
     for (size_t t = 0; t < tensors.size(); ++t) {
       const Saved &tensor = tensors[t];
-      if (tensor.ownFileOnly && r != rank)
+      if ((tensor.ownFileOnly && r != rank) || !inFile(tensor, r))
         continue;
       const ArgumentInfo &arg = global.arguments[tensor.index];
       const safetensors::Entry *found = file.find(arg.name);

@@ -97,8 +97,10 @@ void printUsage(const char *program) {
       "LOCAL_RANK, MASTER_ADDR,\nMASTER_PORT or their SLURM_/OMPI_ "
       "equivalents). Each rank takes its block of\nthe parameters and of the "
       "global batch; rank 0 logs and writes --save, the\nwhole values "
-      "gathered from the ranks. TGC_COMM_TIMEOUT (seconds, default 300)\n"
-      "bounds every wait for another rank.\n\n"
+      "gathered from the ranks. A pipelined step (--mesh pp=P) runs each "
+      "stage on its\nranks and sends the values between stages (the host "
+      "target only). TGC_COMM_TIMEOUT\n(seconds, default 300) bounds every "
+      "wait for another rank.\n\n"
       "On the GPU, a step of one device is replayed as a CUDA graph from "
       "step 2\n(TGC_CUDA_GRAPH=0: kernel by kernel); TGC_ATTENTION=reference "
       "uses the\nreference attention kernels. TGC_GEMM_EPILOGUE=0 runs "
@@ -390,6 +392,12 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     return 0;
   }
   int64_t devices = ranks::getDeviceCount(info.mesh);
+  bool pipelined = info.mesh.pipelineAxis >= 0;
+  if (pipelined && !backend::hasStageTransfers())
+    return fail("the step is pipelined (" + ranks::describe(info.mesh) +
+                "), and the CUDA target has no transfers between pipeline "
+                "stages yet: build the project with -DTGC_TARGET=host to "
+                "train it on CPUs, or compile without a pp axis");
   if (flags.nproc) {
     if (flags.nproc != devices)
       return fail("--nproc " + std::to_string(flags.nproc) +
@@ -557,9 +565,17 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
 
   Context context;
   context.comm = communication.get();
+  // Whether this rank holds argument i (in a pipelined step, the ranks of
+  // the stages that read it; the others may plan other values at its
+  // offset).
+  auto holds = [&](int i) {
+    return !communication || ranks::holdsArgument(info.arguments[i], info.mesh,
+                                                  communication->coordinates);
+  };
   auto upload = [&](int i, const std::vector<char> &bytes) {
-    backend::toDevice(context.arena + info.arguments[i].offset, bytes.data(),
-                      bytes.size());
+    if (holds(i))
+      backend::toDevice(context.arena + info.arguments[i].offset, bytes.data(),
+                        bytes.size());
   };
   context.arena =
       static_cast<char *>(backend::allocate(info.arenaBytes, error));
@@ -605,6 +621,54 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
   if (lossIndex < 0)
     return fail("the step has no 'loss' result to train on");
+
+  // A pipelined step: the results one stage computes for the ranks of the
+  // others (the loss, an argument another stage reads) cross through the
+  // group along the pipeline axis, in a buffer of their own.
+  comm::Group *pipelineGroup =
+      pipelined && communication && communication->pipelineGroup >= 0
+          ? communication->groups[communication->pipelineGroup].get()
+          : nullptr;
+  int64_t pipelineCoordinate =
+      pipelineGroup ? communication->coordinates[info.mesh.pipelineAxis] : -1;
+  char *crossing = nullptr;
+  if (pipelineGroup) {
+    int64_t most = 0;
+    for (int r = 0; r < info.numResults; ++r)
+      most = std::max(most, info.results[r].bytes);
+    crossing = static_cast<char *>(backend::allocate(most, error));
+    if (!crossing)
+      return fail("the buffer of the values crossing pipeline stages (" +
+                  std::to_string(most) + " bytes): " + error);
+  }
+  // Result r into `crossing` on every rank of this rank's pipeline group,
+  // from the ranks of the stage that computed it.
+  auto crossStages = [&](int r) {
+    const ResultInfo &result = info.results[r];
+    if (pipelineCoordinate == result.pipelineHolder)
+      backend::onDevice(crossing, context.arena + result.offset, result.bytes);
+    std::string what = "result '" + std::string(result.name) + "' of step " +
+                       std::to_string(context.step) +
+                       " to the other pipeline stages";
+    backend::beginCollective();
+    pipelineGroup->broadcast(crossing, size_t(result.bytes),
+                             result.pipelineHolder, what.c_str());
+    backend::endCollective(info.numCollectives);
+    backend::waitCollective(info.numCollectives);
+  };
+  // Result r on the host, wherever it was computed.
+  auto readResult = [&](int r) {
+    const ResultInfo &result = info.results[r];
+    std::vector<char> bytes(result.bytes);
+    if (pipelineGroup && result.pipelineHolder >= 0) {
+      crossStages(r);
+      backend::toHost(bytes.data(), crossing, bytes.size());
+    } else {
+      backend::toHost(bytes.data(), context.arena + result.offset,
+                      bytes.size());
+    }
+    return bytes;
+  };
 
   // Which arguments the data feeds, and how: `tgc train`'s remark.
   if (lead && hasCopyTask && source != "fixed")
@@ -670,6 +734,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     if (profiled)
       backend::profileBegin();
     backend::runStep(step, context, !profiled && !communication);
+    if (pipelineGroup)
+      pipelineGroup->finishSends(
+          ("the transfers between pipeline stages of step " +
+           std::to_string(n + 1))
+              .c_str());
     if (profiled) {
       backend::profileEnd(kernelTimes);
       ++profiledSteps;
@@ -677,10 +746,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     backend::synchronize("the step");
 
     const ResultInfo &lossResult = info.results[lossIndex];
-    std::vector<char> lossBytes(getDTypeBytes(lossResult.dtype));
-    backend::toHost(lossBytes.data(), context.arena + lossResult.offset,
-                    lossBytes.size());
-    double loss = loadDouble(lossBytes.data(), lossResult.dtype, 0);
+    double loss = loadDouble(readResult(lossIndex).data(), lossResult.dtype, 0);
     if (k == 0)
       firstLoss = loss;
     lastLoss = loss;
@@ -693,9 +759,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       scale = loadDouble(arguments[scaleIndex].data(),
                          info.arguments[scaleIndex].dtype, 0);
       const ResultInfo &result = info.results[scaleResult];
-      std::vector<char> bytes(getDTypeBytes(result.dtype));
-      backend::toHost(bytes.data(), context.arena + result.offset,
-                      bytes.size());
+      std::vector<char> bytes = readResult(scaleResult);
       newScale = loadDouble(bytes.data(), result.dtype, 0);
       arguments[scaleIndex] = bytes;
     }
@@ -713,12 +777,29 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       std::printf("\n");
       std::fflush(stdout);
     }
-    // New values of arguments not updated in place go to their buffers.
+    // New values of arguments not updated in place go to their buffers;
+    // in a pipelined step, from the stage that computed one to the ranks
+    // of every stage that reads it (a tied embedding, the step's hypers).
     for (int r = 0; r < info.numResults; ++r) {
       const ResultInfo &result = info.results[r];
       if (result.aliases < 0)
         continue;
-      int64_t offset = info.arguments[result.aliases].offset;
+      const ArgumentInfo &arg = info.arguments[result.aliases];
+      int64_t offset = arg.offset;
+      if (pipelineGroup && result.pipelineHolder >= 0) {
+        bool elsewhere = (arg.pipelineHolders &
+                          ~(uint64_t(1) << result.pipelineHolder)) != 0;
+        if (elsewhere)
+          crossStages(r);
+        if (!holds(result.aliases))
+          continue;
+        if (pipelineCoordinate != result.pipelineHolder)
+          backend::onDevice(context.arena + offset, crossing, result.bytes);
+        else if (offset != result.offset)
+          backend::onDevice(context.arena + offset,
+                            context.arena + result.offset, result.bytes);
+        continue;
+      }
       if (offset != result.offset)
         backend::onDevice(context.arena + offset, context.arena + result.offset,
                           result.bytes);
@@ -768,12 +849,21 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       size_t bytes = getDTypeBytes(arg.dtype);
       for (int d = 0; d < arg.rank; ++d)
         bytes *= arg.shape[d];
-      void *gathered = backend::allocate(bytes * devices, error);
+      void *gathered = backend::allocate(bytes * (devices + 1), error);
       if (!gathered)
         return fail("gathering '" + std::string(arg.name) + "': " + error);
+      // A rank of a stage that does not read it sends its first value (in
+      // the last block of the buffer), which counts only when no stage
+      // reads it (ranks::savesArgument).
+      const char *block = context.arena + arg.offset;
+      if (!holds(i)) {
+        block = static_cast<char *>(gathered) + bytes * devices;
+        backend::toDevice(const_cast<char *>(block), arguments[i].data(),
+                          bytes);
+      }
       backend::beginCollective();
       communication->world->getWorldGroup().allGather(
-          context.arena + arg.offset, gathered, bytes,
+          block, gathered, bytes,
           ("gathering '" + std::string(arg.name) + "' for --save").c_str());
       backend::endCollective(info.numCollectives);
       backend::waitCollective(info.numCollectives);
@@ -784,11 +874,15 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
         continue;
       whole[i].resize(getNumElements(global.arguments[i]) *
                       getDTypeBytes(arg.dtype));
-      for (int64_t r = 0; r < devices; ++r)
-        ranks::putBlock(arg, info.mesh, ranks::getCoordinates(info.mesh, r),
+      for (int64_t r = 0; r < devices; ++r) {
+        std::vector<int64_t> at = ranks::getCoordinates(info.mesh, r);
+        if (!ranks::savesArgument(arg, info.mesh, at))
+          continue;
+        ranks::putBlock(arg, info.mesh, at,
                         std::vector<char>(blocks.begin() + r * bytes,
                                           blocks.begin() + (r + 1) * bytes),
                         whole[i]);
+      }
     }
     if (lead && !saveCheckpoint(flags.save, global, whole,
                                 {ArgRole::Param, ArgRole::State},
@@ -807,6 +901,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       size_t bytes = getDTypeBytes(arg.dtype);
       for (int d = 0; d < arg.rank; ++d)
         bytes *= arg.shape[d];
+      // A value no stage of a pipelined step reads keeps its first value.
+      if (!holds(i)) {
+        blocks[i] = arguments[i];
+        continue;
+      }
       blocks[i].resize(bytes);
       backend::toHost(blocks[i].data(), context.arena + arg.offset, bytes);
     }
@@ -841,6 +940,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                               firstStep + flags.steps, error))
       return fail(error);
   }
+  backend::release(crossing);
   backend::release(context.commScratch);
   backend::release(context.scratch);
   backend::release(context.fallbackScratch);

@@ -182,6 +182,44 @@ static void testCollectives(World &world) {
   group.allToAll(sent.data(), received.data(), 0, "empty all_to_all");
 }
 
+/// Point to point, as a pipelined step's stages use it: messages both ways
+/// between neighbours at once under distinct tags, received in the reverse
+/// order of sending, the sender's buffer overwritten right after each send
+/// (a send takes a copy); then a broadcast from the last rank.
+static void testPointToPoint(World &world) {
+  Group &group = world.getWorldGroup();
+  const int n = group.getSize(), r = group.getRank();
+  const int next = (r + 1) % n, previous = (r + n - 1) % n;
+  const size_t count = 50000, bytes = count * sizeof(int32_t);
+  std::vector<int32_t> buffer(count);
+  for (uint32_t tag = 0; tag < 4; ++tag) {
+    for (size_t i = 0; i < count; ++i)
+      buffer[i] = int32_t(r * 100 + tag + i);
+    group.send(buffer.data(), bytes, next, tag, "send forward");
+    group.send(buffer.data(), bytes, previous, 100 + tag, "send back");
+  }
+  std::fill(buffer.begin(), buffer.end(), -1);
+  for (int tag = 3; tag >= 0; --tag) {
+    std::vector<int32_t> got(count, -1);
+    group.recv(got.data(), bytes, previous, uint32_t(tag), "recv forward");
+    bool ok = true;
+    for (size_t i = 0; i < count; ++i)
+      ok &= got[i] == int32_t(previous * 100 + tag + i);
+    CHECK(ok);
+    group.recv(got.data(), bytes, next, uint32_t(100 + tag), "recv back");
+    ok = true;
+    for (size_t i = 0; i < count; ++i)
+      ok &= got[i] == int32_t(next * 100 + tag + i);
+    CHECK(ok);
+  }
+  group.finishSends("the sends");
+  std::vector<double> value(3, double(r));
+  group.broadcast(value.data(), sizeof(double) * value.size(), n - 1,
+                  "broadcast");
+  for (double v : value)
+    CHECK(v == double(n - 1));
+}
+
 /// A 2x2 mesh: rank = 2 * row + column.
 static void testMesh(World &world) {
   std::string error;
@@ -258,7 +296,17 @@ static int runRank(const std::string &scenario) {
     testMesh(*world);
   else if (scenario == "check-same")
     testCheckSame(*world);
-  else if (scenario == "dies" || scenario == "hangs") {
+  else if (scenario == "point-to-point")
+    testPointToPoint(*world);
+  else if (scenario == "recv-waits") {
+    // Rank 0 waits for a value rank 1 never sends.
+    int32_t value = 0;
+    if (world->getRank() == 0)
+      world->getWorldGroup().recv(&value, sizeof(value), 1, 7,
+                                  "recv_7 (model.mlir:3:4) in step 1");
+    else
+      std::this_thread::sleep_for(std::chrono::hours(1));
+  } else if (scenario == "dies" || scenario == "hangs") {
     float value = 1, sum = 0;
     for (int step = 1; step <= 1000; ++step) {
       if (world->getRank() == 1 && step == 3) {
@@ -612,6 +660,20 @@ static void runTest(const std::string &test) {
   }
   if (test == "check-same")
     return expectSuccess(runRanks("check-same", 3, fast));
+  if (test == "point-to-point-2")
+    return expectSuccess(runRanks("point-to-point", 2, fast));
+  if (test == "point-to-point-3")
+    return expectSuccess(runRanks("point-to-point", 3, fast));
+  if (test == "recv-waits") {
+    // A receive whose send never comes times out, naming the transfer.
+    Outcome outcome = runRanks("recv-waits", 2, {{"TGC_COMM_TIMEOUT", "1"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(
+        outcome, "error: rank 0: recv_7 (model.mlir:3:4) in step 1 failed: "));
+    CHECK(contains(outcome, "error: stopping rank(s) 1"));
+    CHECK(outcome.seconds < 8);
+    return;
+  }
   if (test == "launch-env") {
     testLaunchEnv();
     return testStore();

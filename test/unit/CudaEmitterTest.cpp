@@ -113,8 +113,9 @@ TEST(CudaEmitterTest, CollectiveIsARuntimeCall) {
                   "arena + 0, arena + 256"),
       std::string::npos)
       << source;
+  // No pipeline axis, no pipeline group.
   EXPECT_NE(source.find("const MeshInfo kMesh = {1, {\"dp\"}, {2}, kGroups, "
-                        "1};"),
+                        "1, -1, -1};"),
             std::string::npos)
       << source;
   // The argument's global shape is twice its block, split over axis 0.

@@ -91,6 +91,8 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     if (auto offset = step.getArgAttrOfType<IntegerAttr>(
             i, tg::TGDialect::kOffsetAttrName))
       arg["offset"] = offset.getInt();
+    if (i < project.argumentPipelineHolders.size())
+      arg["pipeline_holders"] = project.argumentPipelineHolders[i];
     arguments.push_back(arg);
   }
   json["arguments"] = arguments;
@@ -104,6 +106,8 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     if (auto aliases = step.getResultAttrOfType<IntegerAttr>(
             r, tg::TGDialect::kAliasesAttrName))
       result["aliases"] = aliases.getInt();
+    if (r < project.resultPipelineHolders.size())
+      result["pipeline_holder"] = project.resultPipelineHolders[r];
     results.push_back(result);
   }
   json["results"] = results;

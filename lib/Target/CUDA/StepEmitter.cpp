@@ -16,8 +16,10 @@
 #include "tgc/Analysis/MemorySimulator.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Dialect/TG/TGPipeline.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Interpreter/Inputs.h"
+#include "tgc/Interpreter/RankedInterpreter.h"
 #include "tgc/Target/CUDA/CudaEmitter.h"
 #include "tgc/Training/Trainer.h"
 
@@ -76,6 +78,15 @@ private:
                          std::string c, StringRef name);
   LogicalResult emitAttention(Operation *op);
   LogicalResult emitCollective(Operation *op);
+  /// A shard.send or shard.recv between pipeline stages.
+  LogicalResult emitTransfer(Operation *op);
+  /// In a pipelined step, puts what was emitted for `op` since `from` under
+  /// the test of its stage's pipeline device (merged with the test just
+  /// before it when they are for the same device).
+  void guardStage(Operation *op, size_t from);
+  /// Sets up a pipelined step: its config, axis and group; checks it as
+  /// the simulated ranks do.
+  LogicalResult setUpPipeline();
   LogicalResult waitForCollectives(Operation *op);
   std::string emitMesh();
   LogicalResult emitKernel(Operation *op);
@@ -121,6 +132,16 @@ private:
   /// The communication's staging (gathered blocks, the whole all-reduce of
   /// a reduce-scatter): its own buffer, since kernels run meanwhile.
   int64_t commScratchBytes = 0;
+  /// A pipelined step's config, the index of its axis in the mesh and of
+  /// the group along that axis alone (groups).
+  std::optional<PipelineConfig> pipeline;
+  int64_t pipelineAxis = -1, pipelineGroup = -1;
+  /// The tag of each shard.send (its number in the step), which its
+  /// shard.recv names.
+  llvm::DenseMap<Operation *, int64_t> transferTags;
+  /// Where the last stage test emitted ends, and its device.
+  size_t guardEnd = std::string::npos;
+  int64_t guardDevice = -1;
 };
 
 std::string StepEmitter::nextName(StringRef stem) {
@@ -131,9 +152,10 @@ LogicalResult StepEmitter::fillConstant(Operation *constant) {
   unfilled.erase(constant);
   if (failed(waitForCollectives(constant)))
     return failure();
-  size_t first = project.kernels.size();
+  size_t first = project.kernels.size(), from = host.size();
   if (failed(emitKernel(constant)))
     return failure();
+  guardStage(constant, from);
   noteEstimate(constant, first);
   return success();
 }
@@ -427,6 +449,97 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
   return success();
 }
 
+LogicalResult StepEmitter::emitTransfer(Operation *op) {
+  bool isSend = isa<shard::SendOp>(op);
+  if (!pipeline)
+    return op->emitError("the CUDA emitter moves values with '")
+           << op->getName() << "' between the stages of a pipelined step "
+           << "only (docs/pipeline.md)";
+  // RankedInterpreter::checkCanRun checked the pair: over the pipeline
+  // axis, static peers, a recv of a send's value in flight.
+  int64_t peer, tag;
+  Value value;
+  if (auto send = dyn_cast<shard::SendOp>(op)) {
+    peer = send.getDestination().front();
+    tag = static_cast<int64_t>(transferTags.size());
+    transferTags[op] = tag;
+    value = send.getInput();
+  } else {
+    auto recv = cast<shard::RecvOp>(op);
+    peer = recv.getSource()->front();
+    Operation *sender = recv.getInput().getDefiningOp();
+    auto it = transferTags.find(sender);
+    if (it == transferTags.end())
+      return op->emitError("receives a value whose shard.send the step has "
+                           "not sent before it");
+    tag = it->second;
+    value = recv.getResult();
+  }
+  FailureOr<StorageType> storage =
+      getStorageType(getElementType(value), op->getLoc());
+  FailureOr<std::string> at = address(value);
+  if (failed(storage) || failed(at))
+    return failure();
+  std::string location = formatLocation(op->getLoc());
+  std::string name = nextName(isSend ? "send" : "recv");
+  host += "  // " + name + ": " + op->getName().getStringRef().str() + " " +
+          (isSend ? "to" : "from") + " pipeline device " + str(peer) + " at " +
+          location + "\n";
+  host += std::string("  ") + (isSend ? "sendToStage" : "recvFromStage") +
+          "(context, " + str(peer) + ", " + *at + ", " +
+          str(getBytes(value, *storage)) + ", " + str(tag) + ", " +
+          cString(name) + ", " + cString(location) + ");\n";
+  project.kernels.push_back(name);
+  return success();
+}
+
+void StepEmitter::guardStage(Operation *op, size_t from) {
+  if (!pipeline || host.size() == from)
+    return;
+  int64_t device = pipeline->getDeviceOf(op);
+  std::string body = host.substr(from);
+  host.resize(from);
+  const StringRef close = "  }\n";
+  if (guardEnd == from && guardDevice == device)
+    host.resize(from - close.size());
+  else
+    host += "  if (onPipelineDevice(context, " + str(device) + ")) {\n";
+  for (StringRef line : llvm::split(StringRef(body).rtrim('\n'), '\n'))
+    host += (line.empty() ? "" : "  ") + line.str() + "\n";
+  host += close;
+  guardEnd = host.size();
+  guardDevice = device;
+}
+
+LogicalResult StepEmitter::setUpPipeline() {
+  FailureOr<std::optional<PipelineConfig>> config =
+      PipelineConfig::lookup(step);
+  if (failed(config))
+    return failure();
+  if (!*config)
+    return success();
+  pipeline = **config;
+  if (!mesh)
+    return step.emitError("is pipelined but has no mesh (its arguments' "
+                          "tg.sharding and the module's shard.grid)");
+  std::optional<unsigned> axis = mesh->getAxisIndex(pipeline->axis);
+  if (!axis)
+    return step.emitError("its pipeline axis \"")
+           << pipeline->axis << "\" is not an axis of its mesh " << mesh->str();
+  if (pipeline->stages > 64)
+    return step.emitError("has ")
+           << pipeline->stages
+           << " pipeline devices; a generated trainer takes up to 64";
+  // The same checks as the simulated ranks that tgc train runs it on.
+  if (failed(RankedInterpreter::checkCanRun(
+          step, SimulatedMesh{mesh->name, mesh->axisSizes})))
+    return failure();
+  pipelineAxis = *axis;
+  pipelineGroup = static_cast<int64_t>(groups.size());
+  groups.push_back({static_cast<int16_t>(*axis)});
+  return success();
+}
+
 /// Before `op` (null: the end of the step), the waits for the collectives
 /// in flight whose result it reads or whose buffers it overwrites: the
 /// memory plan counts a collective's buffers free once the op is past, in
@@ -491,7 +604,7 @@ std::string StepEmitter::emitMesh() {
     }
   text += "const MeshInfo kMesh = {" + str(mesh ? mesh->axisNames.size() : 0) +
           ", " + names + "}, " + sizes + "}, kGroups, " + str(groups.size()) +
-          "};\n";
+          ", " + str(pipelineAxis) + ", " + str(pipelineGroup) + "};\n";
   return text;
 }
 
@@ -980,6 +1093,31 @@ LogicalResult StepEmitter::emitRegion(tg::FusionOp fusion, StringRef name,
 }
 
 LogicalResult StepEmitter::emitDescription() {
+  Block &body = step.getBody().front();
+  // A pipelined step: the pipeline devices whose ops read each argument
+  // (the memory plan places it on those only), and the device whose op
+  // computes each result.
+  SmallVector<uint64_t> holders(step.getNumArguments(), ~uint64_t(0));
+  if (pipeline) {
+    for (BlockArgument arg : step.getArguments()) {
+      uint64_t mask = 0;
+      for (Operation *user : arg.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        if (top && top != body.getTerminator())
+          mask |= uint64_t(1) << pipeline->getDeviceOf(top);
+      }
+      holders[arg.getArgNumber()] = mask;
+      std::vector<int64_t> &listed =
+          project.argumentPipelineHolders.emplace_back();
+      for (int64_t d = 0; d < pipeline->stages; ++d)
+        if ((mask >> d) & 1)
+          listed.push_back(d);
+    }
+  }
+  auto resultHolder = [&](Value value) -> int64_t {
+    Operation *producer = value.getDefiningOp();
+    return pipeline && producer ? pipeline->getDeviceOf(producer) : -1;
+  };
   std::string arguments = "const ArgumentInfo kArguments[] = {\n";
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     Value arg = step.getArgument(i);
@@ -1056,7 +1194,10 @@ LogicalResult StepEmitter::emitDescription() {
         (spec.hasDefault ? "true" : "false") + ", " +
         formatNumber(spec.defaultValue) + ", " + str(spec.idBound) +
         "},\n     " + globalShape + ", " + dimAxes + ", " +
-        (tg::isModelValue(step, i) ? "true" : "false") + "},\n";
+        (tg::isModelValue(step, i) ? "true" : "false") + ", " +
+        (pipeline ? "0x" + llvm::utohexstr(holders[i]) + "ull"
+                  : std::string("~0ull")) +
+        "},\n";
   }
   arguments += "};\n";
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
@@ -1069,6 +1210,15 @@ LogicalResult StepEmitter::emitDescription() {
     auto aliases = step.getResultAttrOfType<IntegerAttr>(
         r, tg::TGDialect::kAliasesAttrName);
     bool isLoss = tg::getResultRole(step, r) == tg::Role::Loss;
+    // A new value for an argument no stage reads would be lost: no rank
+    // holds the argument.
+    if (pipeline && aliases && aliases.getInt() >= 0 &&
+        aliases.getInt() < static_cast<int64_t>(holders.size()) &&
+        holders[aliases.getInt()] == 0)
+      return step.emitError("result ")
+             << r << " updates argument " << aliases.getInt()
+             << ", which no pipeline stage reads; a generated trainer keeps "
+                "an argument on the stages that read it";
     // The trainer reads the loss on rank 0: it must be whole there.
     if (tg::ShardingAttr sharding = tg::getResultSharding(step, r);
         isLoss && sharding && !sharding.isReplicated())
@@ -1080,7 +1230,10 @@ LogicalResult StepEmitter::emitDescription() {
                ", DType::" + storage->dtype + ", " + str(places[value].offset) +
                ", " + str(getBytes(value, *storage)) + ", " +
                str(aliases ? aliases.getInt() : -1) + ", " +
-               (isLoss ? "true" : "false") + "},\n";
+               (isLoss ? "true" : "false") + ", " + str(resultHolder(value)) +
+               "},\n";
+    if (pipeline)
+      project.resultPipelineHolders.push_back(resultHolder(value));
   }
   results += "};\n";
   std::optional<CopyTask> task = CopyTask::find(step);
@@ -1121,15 +1274,6 @@ LogicalResult StepEmitter::emitDescription() {
 }
 
 FailureOr<CudaProject> StepEmitter::run() {
-  // A pipelined step (docs/pipeline.md) runs each op on its stage's ranks
-  // only and moves values between stages with send/recv pairs; the
-  // generated step runs every op on every rank, and the runtime has no
-  // point-to-point transfers.
-  if (step->hasAttr(tg::TGDialect::kPipelineStagesAttrName))
-    return step.emitError("pipeline-parallel steps cannot be emitted yet: ")
-           << "the generated step runs every op on every rank and the "
-              "runtime has no send/recv between stages (the simulated ranks "
-              "of tgc run and tgc train run it)";
   // The estimates are for the device the step was planned for; a module
   // without a readable one gets none (the step itself does not need them).
   if (llvm::Expected<DeviceSpec> planned = getDeviceOf(step)) {
@@ -1147,6 +1291,11 @@ FailureOr<CudaProject> StepEmitter::run() {
   if (failed(found))
     return failure();
   mesh = *found;
+  // A pipelined step (docs/pipeline.md) runs each op on its stage's ranks
+  // only (a test of the rank's pipeline coordinate around its code) and
+  // moves values between stages with send/recv pairs.
+  if (failed(setUpPipeline()))
+    return failure();
   for (BlockArgument arg : step.getArguments()) {
     auto offset = step.getArgAttrOfType<IntegerAttr>(
         arg.getArgNumber(), tg::TGDialect::kOffsetAttrName);
@@ -1175,7 +1324,10 @@ FailureOr<CudaProject> StepEmitter::run() {
     if (!isa<shard::ShardDialect>(op.getDialect()) && !isView &&
         failed(waitForCollectives(&op)))
       return failure();
-    if (isa<shard::ShardDialect>(op.getDialect())) {
+    size_t from = host.size();
+    if (isa<shard::SendOp, shard::RecvOp>(op)) {
+      status = emitTransfer(&op);
+    } else if (isa<shard::ShardDialect>(op.getDialect())) {
       status = emitCollective(&op);
     } else if (auto fusion = dyn_cast<tg::FusionOp>(op)) {
       status = emitFusion(fusion);
@@ -1195,6 +1347,7 @@ FailureOr<CudaProject> StepEmitter::run() {
     }
     if (failed(status))
       return failure();
+    guardStage(&op, from);
     noteEstimate(&op, first);
   }
   // Splat constants nothing reads but the return, or nothing at all.

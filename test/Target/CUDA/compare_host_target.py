@@ -12,7 +12,9 @@ loss differs by more than --rtol relative.
 With --mesh-options (`--mesh dp=2 --zero 3`), the step is compiled
 partitioned and `train --nproc N` runs one process per device, talking
 through the runtime's collectives; the reference is the unsharded step of
-`tgc train`, and the parameters rank 0 saves are the ranks' blocks gathered.
+`tgc train` (with --simulated-reference, the partitioned one on the
+interpreter's simulated ranks), and the parameters rank 0 saves are the
+ranks' blocks gathered.
 """
 
 import argparse
@@ -297,6 +299,10 @@ def main():
                         help="sharding options of tgc compile alone "
                         "(--mesh, --zero, --sequence-parallel): the reference "
                         "is the unsharded step")
+    parser.add_argument("--simulated-reference", action="store_true",
+                        help="the reference is tgc train of the partitioned "
+                        "step too (--mesh-options on the interpreter's "
+                        "simulated ranks), not of the unsharded one")
     parser.add_argument("--nproc", type=int, default=0,
                         help="train --nproc N: one process per device")
     parser.add_argument("--data", default="synthetic-copy",
@@ -359,9 +365,11 @@ def main():
         env[name] = value
     printed = run([os.path.join(build, "train")] + launch + common +
                   ["--save", saved], env=env)
+    reference_mesh = args.mesh_options.split() if args.simulated_reference \
+        else []
     printedReference, remarks = run(
-        [os.path.join(args.bin, "tgc"), "train", model] + options + common +
-        ["--save", expected], stderr=True)
+        [os.path.join(args.bin, "tgc"), "train", model] + options +
+        reference_mesh + common + ["--save", expected], stderr=True)
     if DATA.findall(printed) != REMARK.findall(remarks):
         sys.exit("the generated train says the data feeds %s, tgc train %s" %
                  (DATA.findall(printed), REMARK.findall(remarks)))

@@ -10,6 +10,10 @@ host target, starts `train --nproc 2` for many steps, kills rank 1 with
 SIGKILL once rank 0 has logged a step, and checks that the launcher exits 1
 within the communication timeout (plus slack), naming the killed rank, and
 that rank 0 reports the failed collective rather than hanging.
+
+With --mesh pp=2 (and --options --micro-batches 2) only the killing part
+runs, on a pipelined step: rank 0 waits for rank 1's gradients in a
+transfer between stages, not in a collective.
 """
 
 import argparse
@@ -54,6 +58,9 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--runtime-dir", required=True)
     parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--mesh", default="dp=2")
+    parser.add_argument("--options", default="",
+                        help="more tgc compile options")
     parser.add_argument("--timeout", type=int, default=10,
                         help="TGC_COMM_TIMEOUT for the run, seconds")
     args = parser.parse_args()
@@ -67,13 +74,20 @@ def main():
     run([os.path.join(args.bin, "tgc-zoo"), "mlp", "--layers", "2", "-o",
          model])
     run([os.path.join(args.bin, "tgc"), "compile", model, "--train", "--mesh",
-         "dp=2", "--emit", "cuda", "-o", project])
+         args.mesh] + args.options.split() + ["--emit", "cuda", "-o",
+                                              project])
     run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
          "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
     run(["cmake", "--build", build])
 
     env = dict(os.environ, TGC_COMM_TIMEOUT=str(args.timeout))
     train = os.path.join(build, "train")
+    if args.mesh == "dp=2":
+        check_launch_mismatch(args, work, model, env, train)
+    kill_rank_1(args, env, train)
+
+
+def check_launch_mismatch(args, work, model, env, train):
     wrong = subprocess.run([train, "--steps", "1"], capture_output=True,
                            text=True, env=dict(env, RANK="0", WORLD_SIZE="3",
                                                MASTER_PORT="1"))
@@ -106,6 +120,9 @@ def main():
                 or "runs a different compiled step" not in stderr):
             sys.exit("rank %d of two different steps: %d, %r" %
                      (rank, process.returncode, stderr))
+
+
+def kill_rank_1(args, env, train):
 
     launcher = subprocess.Popen(
         [train, "--nproc", "2", "--steps", "1000000",

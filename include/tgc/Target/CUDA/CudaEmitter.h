@@ -48,6 +48,11 @@ struct CudaProject {
   std::vector<Estimate> estimates;
   /// The device the estimates are for (the module's tg.device).
   std::string device;
+  /// A pipelined step (docs/pipeline.md): per argument, the pipeline
+  /// devices whose ranks hold it (those whose ops read it); per result, the
+  /// device whose op computes it (-1: none). Empty otherwise.
+  std::vector<std::vector<int64_t>> argumentPipelineHolders;
+  std::vector<int64_t> resultPipelineHolders;
 };
 
 /// Emits the project of `step`, a function of a compiled module (it must

@@ -59,6 +59,10 @@ struct ArgumentInfo {
   /// A value of the model, loaded and saved with the parameters: a param,
   /// or state marked tg.buffer (a BatchNorm's running statistics).
   bool isModelValue = false;
+  /// In a pipelined step, the pipeline devices (pp coordinates, bit d for
+  /// device d) whose ops read the argument: only they hold it, at `offset`
+  /// (the others may plan other values there). All ones otherwise.
+  uint64_t pipelineHolders = ~uint64_t(0);
 };
 
 /// One result: its place in the arena, and the argument whose new value it
@@ -70,6 +74,9 @@ struct ResultInfo {
   int64_t bytes;
   int aliases;
   bool isLoss;
+  /// In a pipelined step, the pipeline device whose op computes the
+  /// result (only its ranks hold it); -1 otherwise.
+  int pipelineHolder = -1;
 };
 
 /// The mesh axes a collective runs along (shard's grid_axes), in order:
@@ -89,6 +96,11 @@ struct MeshInfo {
   int64_t axisSizes[8];
   const GroupInfo *groups;
   int numGroups;
+  /// A pipelined step (docs/pipeline.md): the pipeline axis, and the group
+  /// along it alone (the trainer moves the loss and the values a stage
+  /// updates for another through it); -1 for a step without stages.
+  int pipelineAxis = -1;
+  int pipelineGroup = -1;
 };
 
 /// What the trainer needs to know of a step.
@@ -271,6 +283,22 @@ struct CollectiveDesc {
 void collective(Context &context, const CollectiveDesc &desc, const void *in,
                 void *out, int id, const char *kernel, const char *location);
 void waitCollective(Context &context, int id);
+
+/// A pipelined step (docs/pipeline.md): every rank runs the step, and an op
+/// runs on the ranks of its stage's pipeline device only. Whether this rank
+/// is at pipeline coordinate `device`.
+bool onPipelineDevice(Context &context, int device);
+/// A value moving between stages (a shard.send / shard.recv pair, number
+/// `tag` of the step): sent from this rank to the rank at pipeline
+/// coordinate `peer` (the same coordinates on the other axes), or received
+/// from it. The send takes a copy of `in` and returns at once (the bytes
+/// are the sender's to reuse; the step's end waits for the copies to be
+/// delivered); the receive returns once `out` holds the value. On failure
+/// (a peer gone, the timeout) the rank reports the transfer and exits 1.
+void sendToStage(Context &context, int peer, const void *in, int64_t bytes,
+                 int tag, const char *kernel, const char *location);
+void recvFromStage(Context &context, int peer, void *out, int64_t bytes,
+                   int tag, const char *kernel, const char *location);
 
 /// Reports a failed kernel launch (the GPU) with the kernel's name and its
 /// tg source location; nothing on the host.

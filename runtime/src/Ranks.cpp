@@ -273,6 +273,7 @@ void tgc::rt::sendToStage(Context &context, int peer, const void *in,
   std::string what = describeTransfer(context, kernel, location);
   getPipelineGroup(context, what)
       .send(in, size_t(bytes), peer, uint32_t(tag), what.c_str());
+  backend::profileMark(kernel);
 }
 
 void tgc::rt::recvFromStage(Context &context, int peer, void *out,
@@ -281,6 +282,8 @@ void tgc::rt::recvFromStage(Context &context, int peer, void *out,
   std::string what = describeTransfer(context, kernel, location);
   getPipelineGroup(context, what)
       .recv(out, size_t(bytes), peer, uint32_t(tag), what.c_str());
+  // On the host the wait for the peer is this mark's time.
+  backend::profileMark(kernel);
 }
 
 void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
@@ -312,6 +315,7 @@ void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
   collectOn(group, desc, in, out, scratch, count, outer, bytes, inner, size,
             rank, what.c_str());
   backend::endCollective(id);
+  backend::profileMark(kernel);
 }
 
 namespace {

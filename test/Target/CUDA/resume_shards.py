@@ -5,8 +5,9 @@ device (reading them all), continue the run exactly as an uninterrupted
 one; a damaged checkpoint is a clear error, on one device and on the mesh.
 
 Uses the projects the codegen tests built: --sharded (a partitioned tiny
-GPT-2 step, run with --nproc: dp=2,tp=2 ZeRO-1, or dp=3 ZeRO-3 whose blocks
-end in padding) and --whole (the same model's unsharded step).
+GPT-2 step, run with --nproc: dp=2,tp=2 ZeRO-1, dp=3 ZeRO-3 whose blocks
+end in padding, or pp=2 whose rank files hold their stages' values) and
+--whole (the same model's unsharded step).
 """
 
 import argparse
@@ -103,6 +104,17 @@ def main():
             result.stderr:
         sys.exit("a manifest without wte.weight: %d, %r" %
                  (result.returncode, result.stderr))
+    # A pipelined step's manifest names the files that hold each tensor.
+    if "pipeline_axis" in manifest:
+        manifest = json.load(open(os.path.join(checkpoint, "manifest.json")))
+        manifest["tensors"]["wte.weight"]["pipeline_holders"] = [99]
+        json.dump(manifest, open(manifest_path, "w"))
+        result = train(args.whole, ["--steps", "1", "--resume", damaged],
+                       False)
+        if result.returncode != 1 or "name a coordinate off the pipeline " \
+                "axis" not in result.stderr:
+            sys.exit("pipeline_holders off the axis: %d, %r" %
+                     (result.returncode, result.stderr))
     print("resumed on the mesh and on one device: steps 4-5 as uninterrupted;"
           " damaged checkpoints refused")
 

@@ -299,19 +299,26 @@ public:
 
   /// Gloo's unbound buffers, in a slot space of their own (its collectives
   /// use prefixes 1 to 8): the copy is sent once the peer has posted the
-  /// matching receive, and kept until finishSends.
+  /// matching receive, and kept until finishSends. A tag's copy and its
+  /// buffer are kept for the next step's send under the same tag.
   void send(const void *in, size_t bytes, int peer, uint32_t tag,
             const char *what) override {
     if (bytes == 0)
       return;
     try {
-      auto sent = std::make_unique<Sent>();
-      const char *bytesIn = static_cast<const char *>(in);
-      sent->bytes.assign(bytesIn, bytesIn + bytes);
+      std::unique_ptr<Sent> &sent = staged[tag];
+      if (sent && sent->inFlight)
+        finish(*sent, "another send under its tag");
+      if (!sent || sent->bytes.size() != bytes) {
+        sent = std::make_unique<Sent>();
+        sent->bytes.resize(bytes);
+        sent->buffer = context->createUnboundBuffer(sent->bytes.data(), bytes);
+      }
+      std::memcpy(sent->bytes.data(), in, bytes);
       sent->what = what;
-      sent->buffer = context->createUnboundBuffer(sent->bytes.data(), bytes);
       sent->buffer->send(peer, gloo::Slot::build(kStageSlotPrefix, tag));
-      sends.push_back(std::move(sent));
+      sent->inFlight = true;
+      inFlight.push_back(sent.get());
     } catch (const std::exception &exception) {
       fail(what, exception);
     }
@@ -332,25 +339,33 @@ public:
   }
 
   void finishSends(const char *what) override {
-    for (std::unique_ptr<Sent> &sent : sends) {
-      try {
-        sent->buffer->waitSend(timeout);
-      } catch (const std::exception &exception) {
-        fail((sent->what + " (" + what + ")").c_str(), exception);
-      }
-    }
-    sends.clear();
+    for (Sent *sent : inFlight)
+      if (sent->inFlight)
+        finish(*sent, what);
+    inFlight.clear();
   }
 
 private:
   static constexpr uint8_t kStageSlotPrefix = 0x20;
-  /// A send in flight: its copy of the value, and what it is for messages.
+  /// The copy a send under one tag sent, what it is for messages, and
+  /// whether it is still in flight.
   struct Sent {
     std::vector<char> bytes;
     std::string what;
     std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    bool inFlight = false;
   };
-  std::vector<std::unique_ptr<Sent>> sends;
+  std::map<uint32_t, std::unique_ptr<Sent>> staged;
+  std::vector<Sent *> inFlight;
+
+  void finish(Sent &sent, const char *what) {
+    try {
+      sent.buffer->waitSend(timeout);
+    } catch (const std::exception &exception) {
+      fail((sent.what + " (" + what + ")").c_str(), exception);
+    }
+    sent.inFlight = false;
+  }
 
   [[noreturn]] void fail(const char *what, const std::exception &exception) {
     std::string cause = describe(exception, store.get(), worldRank);

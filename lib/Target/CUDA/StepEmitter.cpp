@@ -338,7 +338,7 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
   if (!grid || grid.getValue() != mesh->name)
     return op->emitError("runs on a grid other than the step's mesh @")
            << mesh->name;
-  StringRef kind, dimName;
+  StringRef kind;
   std::string reduce = "Sum";
   auto reductionOf = [&](shard::ReductionKind reduction) -> LogicalResult {
     switch (reduction) {

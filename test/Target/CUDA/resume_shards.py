@@ -6,8 +6,9 @@ one; a damaged checkpoint is a clear error, on one device and on the mesh.
 
 Uses the projects the codegen tests built: --sharded (a partitioned tiny
 GPT-2 step, run with --nproc: dp=2,tp=2 ZeRO-1, dp=3 ZeRO-3 whose blocks
-end in padding, or pp=2 whose rank files hold their stages' values) and
---whole (the same model's unsharded step).
+end in padding, or pp=2 whose rank files hold their stages' values),
+--whole (the same model's unsharded step) and optionally --other (the same
+step on another mesh).
 """
 
 import argparse
@@ -47,6 +48,9 @@ def main():
     parser.add_argument("--sharded", required=True, help="train of the mesh")
     parser.add_argument("--nproc", type=int, required=True)
     parser.add_argument("--whole", required=True, help="train of one device")
+    parser.add_argument("--other", help="train of another mesh of the same "
+                        "step, resumed from the checkpoint too")
+    parser.add_argument("--other-nproc", type=int, default=2)
     parser.add_argument("--work-dir", required=True)
     args = parser.parse_args()
     shutil.rmtree(args.work_dir, ignore_errors=True)
@@ -73,6 +77,11 @@ def main():
     resumed = train(args.whole, ["--steps", "2", "--log-every", "1",
                                  "--resume", checkpoint]).stdout
     same("resumed on one device", losses(resumed), later)
+    if args.other:
+        resumed = train(args.other, ["--nproc", str(args.other_nproc),
+                                     "--steps", "2", "--log-every", "1",
+                                     "--resume", checkpoint]).stdout
+        same("resumed on another mesh", losses(resumed), later)
     if "read %d of %d rank files" % (args.nproc, args.nproc) not in resumed:
         sys.exit("resumed on one device without every rank file:\n" +
                  resumed)

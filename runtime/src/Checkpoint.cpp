@@ -6,8 +6,10 @@
 #include "tgc/runtime/Safetensors.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -155,7 +157,16 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
   }
   steps = 0;
   auto recorded = file.metadata.find("tgc.steps");
-  if (recorded != file.metadata.end())
-    steps = std::strtoll(recorded->second.c_str(), nullptr, 10);
+  if (recorded != file.metadata.end()) {
+    const std::string &count = recorded->second;
+    char *end = nullptr;
+    errno = 0;
+    steps = std::strtoll(count.c_str(), &end, 10);
+    if (count.empty() || *end != '\0' || errno == ERANGE || steps < 0) {
+      error = "'" + path + "': its tgc.steps metadata '" + count +
+              "' is not a count of steps";
+      return false;
+    }
+  }
   return true;
 }

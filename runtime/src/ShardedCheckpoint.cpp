@@ -19,6 +19,16 @@ using namespace tgc::rt;
 
 namespace {
 
+/// `object`'s member `key`, or null when `object` is no object or has none
+/// (nlohmann's const operator[] asserts that the key is there).
+const nlohmann::json &member(const nlohmann::json &object, const char *key) {
+  static const nlohmann::json none;
+  if (!object.is_object())
+    return none;
+  auto it = object.find(key);
+  return it == object.end() ? none : *it;
+}
+
 bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
   return std::find(roles.begin(), roles.end(), role) != roles.end();
 }
@@ -134,7 +144,12 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     error = "'" + manifestPath + "' is not a tgc sharded checkpoint: " + why;
     return false;
   };
-  if (!manifest.is_object() || manifest.value("format", "") != kFormat)
+  // A member's text, "" when it is missing or not a string.
+  auto text = [](const nlohmann::json &object, const char *key) {
+    const nlohmann::json &found = member(object, key);
+    return found.is_string() ? found.get<std::string>() : std::string();
+  };
+  if (!manifest.is_object() || text(manifest, "format") != kFormat)
     return bad("no \"format\": \"" + std::string(kFormat) + "\"");
   if (!manifest["steps"].is_number_integer() || !manifest["mesh"].is_array() ||
       manifest["mesh"].size() > 8 || !manifest["ranks"].is_number_integer() ||
@@ -145,12 +160,12 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   MeshInfo mesh{};
   std::vector<std::string> axisNames;
   for (const nlohmann::json &axis : manifest["mesh"]) {
-    if (!axis.is_object() || !axis["name"].is_string() ||
-        !axis["size"].is_number_integer() || axis["size"].get<int64_t>() < 1 ||
-        axis["size"].get<int64_t>() > (1 << 20))
+    const nlohmann::json &size = member(axis, "size");
+    if (!member(axis, "name").is_string() || !size.is_number_integer() ||
+        size.get<int64_t>() < 1 || size.get<int64_t>() > (1 << 20))
       return bad("a mesh axis needs a \"name\" and a \"size\" in [1, 2^20]");
-    axisNames.push_back(axis["name"].get<std::string>());
-    mesh.axisSizes[mesh.numAxes++] = axis["size"].get<int64_t>();
+    axisNames.push_back(text(axis, "name"));
+    mesh.axisSizes[mesh.numAxes++] = size.get<int64_t>();
   }
   for (int a = 0; a < mesh.numAxes; ++a)
     mesh.axisNames[a] = axisNames[a].c_str();
@@ -204,7 +219,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
       continue;
     uint64_t holders = ~uint64_t(0);
     if (pipelineAxis >= 0) {
-      const nlohmann::json &listed = tensor["pipeline_holders"];
+      const nlohmann::json &listed = member(tensor, "pipeline_holders");
       if (!listed.is_array())
         return bad(std::string("tensor '") + arg.name +
                    "' needs \"pipeline_holders\", the pipeline coordinates "
@@ -223,22 +238,28 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     }
     std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
     std::vector<int64_t> savedShape;
-    if (tensor.is_object() && tensor["global_shape"].is_array())
-      for (const nlohmann::json &size : tensor["global_shape"])
+    const nlohmann::json &globalShape = member(tensor, "global_shape");
+    const nlohmann::json &sharding = member(tensor, "sharding");
+    if (globalShape.is_array())
+      for (const nlohmann::json &size : globalShape)
         savedShape.push_back(size.is_number_integer() ? size.get<int64_t>()
                                                       : -1);
     // A parameter saved in a split view of its shape (tensor parallelism's
     // fused projections) is the same bytes once whole.
     bool view = savedShape != shape && isSplitView(savedShape, shape);
-    if (tensor.value("dtype", "") != getSafetensorsDType(arg.dtype) ||
-        (savedShape != shape && !view) || !tensor["sharding"].is_array() ||
-        tensor["sharding"].size() != savedShape.size()) {
+    if (text(tensor, "dtype") != getSafetensorsDType(arg.dtype) ||
+        (savedShape != shape && !view)) {
+      const nlohmann::json &dtype = member(tensor, "dtype");
       error = "'" + manifestPath + "': tensor '" + arg.name + "' is " +
-              tensor.value("dtype", "?") + " " + tensor["global_shape"].dump() +
-              "; the step takes " + getSafetensorsDType(arg.dtype) + " " +
+              (dtype.is_string() ? dtype.get<std::string>() : dtype.dump()) +
+              " " + globalShape.dump() + "; the step takes " +
+              getSafetensorsDType(arg.dtype) + " " +
               nlohmann::json(shape).dump();
       return false;
     }
+    if (!sharding.is_array() || sharding.size() != savedShape.size())
+      return bad(std::string("the \"sharding\" of '") + arg.name +
+                 "' needs a list of mesh axes per dimension");
     // The saved block layout of this tensor.
     ArgumentInfo saved = arg;
     saved.rank = static_cast<int>(savedShape.size());
@@ -246,7 +267,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
       return bad(std::string("'") + arg.name + "' has more than 8 dimensions");
     for (int d = 0; d < saved.rank; ++d) {
       saved.globalShape[d] = savedShape[d];
-      const nlohmann::json &axes = tensor["sharding"][d];
+      const nlohmann::json &axes = sharding[size_t(d)];
       if (!axes.is_array() || axes.size() > 4)
         return bad(std::string("the sharding of '") + arg.name +
                    "' needs a list of at most 4 axes per dimension");

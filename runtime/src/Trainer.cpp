@@ -563,6 +563,15 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     }
   }
 
+  // The steps a checkpoint says were run, and those to run, count in
+  // `unsigned` as the step hyper-parameter and the data do.
+  if (firstStep < 0 ||
+      firstStep > int64_t(std::numeric_limits<unsigned>::max()) - flags.steps)
+    return fail("--resume: the checkpoint says " + std::to_string(firstStep) +
+                " steps were run; with --steps " + std::to_string(flags.steps) +
+                " that is past the " +
+                std::to_string(std::numeric_limits<unsigned>::max()) +
+                " steps train counts");
   Context context;
   context.comm = communication.get();
   // Whether this rank holds argument i (in a pipelined step, the ranks of

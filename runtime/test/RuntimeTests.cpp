@@ -12,6 +12,7 @@
 #include "tgc/runtime/TokenFile.h"
 
 #include "AtomicFile.h"
+#include "Checkpoint.h"
 #include "Ranks.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -117,6 +119,41 @@ static void testSafetensors() {
   std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 4);
   CHECK(!safetensors::read(path, entries, metadata, error));
   CHECK(error.find("truncated") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+/// The step count a --save checkpoint records: a count, or an error (not
+/// a silent 0 or a negative step).
+static void testCheckpointSteps() {
+  std::string path = "steps-test.safetensors", error;
+  ArgumentInfo arg{};
+  arg.name = "w";
+  arg.dtype = DType::F32;
+  arg.rank = 1;
+  arg.shape[0] = 2;
+  arg.init.role = ArgRole::Param;
+  StepInfo info{};
+  info.arguments = &arg;
+  info.numArguments = 1;
+  safetensors::Entry w{"w", "F32", {2}, std::vector<char>(8, 0)};
+  for (auto [text, valid, expected] :
+       {std::make_tuple("7", true, int64_t(7)),
+        {"0", true, int64_t(0)},
+        {"-3", false, int64_t(0)},
+        {"abc", false, int64_t(0)},
+        {"12x", false, int64_t(0)},
+        {"", false, int64_t(0)},
+        {"99999999999999999999", false, int64_t(0)}}) {
+    CHECK(safetensors::write(path, {w}, {{"tgc.steps", text}}, error));
+    ArgumentBytes values(1);
+    int64_t steps = -1;
+    error.clear();
+    bool loaded =
+        loadCheckpoint(path, info, values, {ArgRole::Param}, steps, error);
+    CHECK(loaded == valid);
+    CHECK(!valid || steps == expected);
+    CHECK(valid || error.find("is not a count of steps") != std::string::npos);
+  }
   std::remove(path.c_str());
 }
 
@@ -690,6 +727,7 @@ int main() {
   testFormats();
   testPhilox();
   testSafetensors();
+  testCheckpointSteps();
   testCheckWritable();
   testKernels();
   testRandom();

@@ -42,24 +42,18 @@ def mutate_json(value, rng):
             break
         path.append(node[key])
     node = path[-1]
-    if isinstance(node, dict) and node:
-        key = rng.choice(list(node))
+    if isinstance(node, (dict, list)) and node:
+        key = rng.choice(list(node) if isinstance(node, dict) else
+                         range(len(node)))
         how = rng.randrange(3)
         if how == 0:
             del node[key]
         elif how == 1:
             node[key] = rng.choice(ODD_VALUES)
-        else:
+        elif isinstance(node, dict):
             node[key + "_"] = node[key]
-    elif isinstance(node, list) and node:
-        at = rng.randrange(len(node))
-        how = rng.randrange(3)
-        if how == 0:
-            del node[at]
-        elif how == 1:
-            node[at] = rng.choice(ODD_VALUES)
         else:
-            node.append(copy.deepcopy(node[at]))
+            node.append(copy.deepcopy(node[key]))
     return value
 
 

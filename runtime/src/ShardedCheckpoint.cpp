@@ -177,9 +177,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   int pipelineAxis = -1;
   if (manifest.contains("pipeline_axis")) {
     auto found = std::find(axisNames.begin(), axisNames.end(),
-                           manifest["pipeline_axis"].is_string()
-                               ? manifest["pipeline_axis"].get<std::string>()
-                               : std::string());
+                           text(manifest, "pipeline_axis"));
     if (found == axisNames.end())
       return bad("its \"pipeline_axis\" is not an axis of its mesh");
     pipelineAxis = static_cast<int>(found - axisNames.begin());

@@ -150,6 +150,7 @@ template <typename T> ReduceFn<T> getReduceFn(ReduceOp op) {
 /// A group of one: the collectives are copies.
 class LocalGroup : public Group {
 public:
+  explicit LocalGroup(int worldRank) : worldRank(worldRank) {}
   int getRank() const override { return 0; }
   int getSize() const override { return 1; }
   void allReduce(const void *in, void *out, size_t count, DType type, ReduceOp,
@@ -173,24 +174,19 @@ public:
       std::memmove(out, in, bytes);
   }
   void broadcast(void *, size_t, int, const char *) override {}
-  /// To itself: the value waits under its tag.
-  void send(const void *in, size_t bytes, int, uint32_t tag,
-            const char *) override {
-    const char *bytesIn = static_cast<const char *>(in);
-    sent[tag].assign(bytesIn, bytesIn + bytes);
+  /// A group of one has no peer (a pipeline axis of one device has no
+  /// transfers).
+  void send(const void *, size_t, int, uint32_t, const char *what) override {
+    failCollective(worldRank, what, "a group of one has no peer to send to");
   }
-  void recv(void *out, size_t bytes, int, uint32_t tag,
-            const char *what) override {
-    auto it = sent.find(tag);
-    if (it == sent.end() || it->second.size() != bytes)
-      failCollective(0, what, "nothing was sent under its tag");
-    std::memcpy(out, it->second.data(), bytes);
-    sent.erase(it);
+  void recv(void *, size_t, int, uint32_t, const char *what) override {
+    failCollective(worldRank, what,
+                   "a group of one has no peer to receive from");
   }
   void finishSends(const char *) override {}
 
 private:
-  std::map<uint32_t, std::vector<char>> sent;
+  int worldRank;
 };
 
 class GlooGroup : public Group {
@@ -432,7 +428,7 @@ public:
 
   bool connect(const LaunchEnv &env, std::string &error) {
     if (size == 1) {
-      worldGroup = std::make_unique<LocalGroup>();
+      worldGroup = std::make_unique<LocalGroup>(rank);
       return true;
     }
     store = TcpStore::create(env.masterAddr, env.masterPort, rank == 0,
@@ -493,13 +489,13 @@ public:
       return nullptr;
     }
     if (size == 1)
-      return std::make_unique<LocalGroup>();
+      return std::make_unique<LocalGroup>(rank);
     std::string prefix = "split/" + std::to_string(splits++);
     std::vector<int> members;
     if (!findSplit(*store, prefix, rank, size, color, key, members, error))
       return nullptr;
     if (members.size() == 1)
-      return std::make_unique<LocalGroup>();
+      return std::make_unique<LocalGroup>(rank);
     std::shared_ptr<gloo::Context> context;
     if (!connectGroup(prefix + "/" + std::to_string(color) + "/", members,
                       context, error))

@@ -195,16 +195,22 @@ std::vector<bool> ranks::getHeldRows(const ArgumentInfo &arg,
   return held;
 }
 
-bool ranks::holdsArgument(const ArgumentInfo &arg, int64_t device) {
-  return device < 0 || device >= 64 || (arg.pipelineHolders >> device) & 1;
-}
-
-bool ranks::holdsArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
-                          const std::vector<int64_t> &coordinates) {
+namespace {
+/// Whether the rank at `coordinates` is at one of the pipeline `devices`
+/// (bit d for coordinate d); every rank is, in a step without stages.
+bool isOnDevices(uint64_t devices, const MeshInfo &mesh,
+                 const std::vector<int64_t> &coordinates) {
   if (mesh.pipelineAxis < 0 ||
       mesh.pipelineAxis >= static_cast<int>(coordinates.size()))
     return true;
-  return holdsArgument(arg, coordinates[mesh.pipelineAxis]);
+  int64_t device = coordinates[mesh.pipelineAxis];
+  return device < 64 && (devices >> device) & 1;
+}
+} // namespace
+
+bool ranks::holdsArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
+                          const std::vector<int64_t> &coordinates) {
+  return isOnDevices(arg.pipelineHolders, mesh, coordinates);
 }
 
 uint64_t ranks::getSavingDevices(const ArgumentInfo &arg) {
@@ -213,11 +219,7 @@ uint64_t ranks::getSavingDevices(const ArgumentInfo &arg) {
 
 bool ranks::savesArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
                           const std::vector<int64_t> &coordinates) {
-  if (mesh.pipelineAxis < 0 ||
-      mesh.pipelineAxis >= static_cast<int>(coordinates.size()))
-    return true;
-  int64_t device = coordinates[mesh.pipelineAxis];
-  return device < 64 && (getSavingDevices(arg) >> device) & 1;
+  return isOnDevices(getSavingDevices(arg), mesh, coordinates);
 }
 
 void ranks::putBlock(const ArgumentInfo &arg, const MeshInfo &mesh,
@@ -260,8 +262,9 @@ comm::Group &getPipelineGroup(Context &context, const std::string &what) {
   return *context.comm->groups[context.comm->pipelineGroup];
 }
 
-std::string describeTransfer(Context &context, const char *kernel,
-                             const char *location) {
+/// A runtime call of the step, for messages.
+std::string describeCall(Context &context, const char *kernel,
+                         const char *location) {
   return std::string(kernel) + " (" + location + ") in step " +
          std::to_string(context.step);
 }
@@ -270,7 +273,7 @@ std::string describeTransfer(Context &context, const char *kernel,
 void tgc::rt::sendToStage(Context &context, int peer, const void *in,
                           int64_t bytes, int tag, const char *kernel,
                           const char *location) {
-  std::string what = describeTransfer(context, kernel, location);
+  std::string what = describeCall(context, kernel, location);
   getPipelineGroup(context, what)
       .send(in, size_t(bytes), peer, uint32_t(tag), what.c_str());
   backend::profileMark(kernel);
@@ -279,7 +282,7 @@ void tgc::rt::sendToStage(Context &context, int peer, const void *in,
 void tgc::rt::recvFromStage(Context &context, int peer, void *out,
                             int64_t bytes, int tag, const char *kernel,
                             const char *location) {
-  std::string what = describeTransfer(context, kernel, location);
+  std::string what = describeCall(context, kernel, location);
   getPipelineGroup(context, what)
       .recv(out, size_t(bytes), peer, uint32_t(tag), what.c_str());
   // On the host the wait for the peer is this mark's time.
@@ -289,8 +292,7 @@ void tgc::rt::recvFromStage(Context &context, int peer, void *out,
 void tgc::rt::collective(Context &context, const CollectiveDesc &desc,
                          const void *in, void *out, int id, const char *kernel,
                          const char *location) {
-  std::string what = std::string(kernel) + " (" + location + ") in step " +
-                     std::to_string(context.step);
+  std::string what = describeCall(context, kernel, location);
   if (!context.comm || desc.group < 0 ||
       desc.group >= static_cast<int>(context.comm->groups.size())) {
     std::fprintf(stderr, "error: %s: the step's collectives need its ranks\n",

@@ -73,10 +73,8 @@ std::vector<BlockRun> getBlockRuns(const ArgumentInfo &arg,
 std::vector<bool> getHeldRows(const ArgumentInfo &arg, const MeshInfo &mesh,
                               const std::vector<int64_t> &coordinates,
                               int64_t rowElements);
-/// Whether the ranks at pipeline coordinate `device` hold `arg` (every
-/// rank, in a step without stages).
-bool holdsArgument(const ArgumentInfo &arg, int64_t device);
-/// Whether the rank at `coordinates` holds `arg`.
+/// Whether the rank at `coordinates` holds `arg` (in a pipelined step, the
+/// ranks of the stages that read it; every rank otherwise).
 bool holdsArgument(const ArgumentInfo &arg, const MeshInfo &mesh,
                    const std::vector<int64_t> &coordinates);
 

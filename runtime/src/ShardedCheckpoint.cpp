@@ -182,6 +182,12 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
       return bad("its \"pipeline_axis\" is not an axis of its mesh");
     pipelineAxis = static_cast<int>(found - axisNames.begin());
   }
+  // Whether the file of rank r holds a tensor the ranks at pipeline
+  // coordinates `holders` (bit d for coordinate d) wrote.
+  auto isInFile = [&](uint64_t holders, int64_t r) {
+    return pipelineAxis < 0 ||
+           (holders >> ranks::getCoordinates(mesh, r)[pipelineAxis]) & 1;
+  };
   std::vector<int64_t> here = local && rank >= 0
                                   ? ranks::getCoordinates(local->mesh, rank)
                                   : std::vector<int64_t>();
@@ -291,10 +297,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
     for (int d = 0; d < saved.rank; ++d)
       blockBytes *= saved.shape[d];
-    bool ownFileOnly =
-        sameMesh &&
-        (pipelineAxis < 0 ||
-         (holders >> ranks::getCoordinates(mesh, rank)[pipelineAxis]) & 1);
+    bool ownFileOnly = sameMesh && isInFile(holders, rank);
     if (ownFileOnly) {
       const ArgumentInfo &held = local->arguments[i];
       ownFileOnly = held.rank == saved.rank;
@@ -322,16 +325,11 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     *filesRead = 0;
   if (savedRanks)
     *savedRanks = devices;
-  // Whether the file of rank r holds a tensor.
-  auto inFile = [&](const Saved &tensor, int64_t r) {
-    return pipelineAxis < 0 ||
-           (tensor.holders >> ranks::getCoordinates(mesh, r)[pipelineAxis]) & 1;
-  };
   for (int64_t r = 0; r < devices; ++r) {
     bool needed = false;
     for (const Saved &tensor : tensors)
-      needed =
-          needed || (inFile(tensor, r) && (!tensor.ownFileOnly || r == rank));
+      needed = needed || (isInFile(tensor.holders, r) &&
+                          (!tensor.ownFileOnly || r == rank));
     if (!needed)
       continue;
     if (filesRead)
@@ -342,7 +340,7 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
       return false;
     for (size_t t = 0; t < tensors.size(); ++t) {
       const Saved &tensor = tensors[t];
-      if ((tensor.ownFileOnly && r != rank) || !inFile(tensor, r))
+      if ((tensor.ownFileOnly && r != rank) || !isInFile(tensor.holders, r))
         continue;
       const ArgumentInfo &arg = global.arguments[tensor.index];
       const safetensors::Entry *found = file.find(arg.name);

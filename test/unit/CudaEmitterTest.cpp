@@ -145,3 +145,55 @@ TEST(CudaEmitterTest, UnsupportedReductionIsALocatedError) {
       << message;
   EXPECT_EQ(line, 3u);
 }
+
+/// The error the CUDA emitter gives `source`'s function, or "" when it
+/// emits it.
+static std::string getEmitError(llvm::StringRef source) {
+  MLIRContext context;
+  context.loadDialect<tgc::tg::TGDialect, func::FuncDialect,
+                      shard::ShardDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module)
+    return "unparsed";
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    message = diagnostic.str();
+    return success();
+  });
+  auto function = *module->getOps<func::FuncOp>().begin();
+  return failed(tgc::emitCudaProject(function)) ? message : "";
+}
+
+/// A compiled step with `tg.pipeline_stages` of `stages` pipeline devices,
+/// with the module's grid when `grid`.
+static std::string getPipelinedStep(int stages, bool grid) {
+  std::string text, sharding;
+  if (grid) {
+    text += "shard.grid @mesh(shape = " + std::to_string(stages) +
+            ") {tg.mesh_axes = [\"pp\"]}\n";
+    sharding = ", tg.sharding = #tg.sharding<@mesh, [{}]>";
+  }
+  return text + "func.func @f(%a: tensor<4xf32> {tg.offset = 0 : i64" +
+         sharding +
+         "}) -> tensor<4xf32> attributes {tg.arena_size = 512 : i64, "
+         "tg.pipeline_stages = {axis = \"pp\", micro_batches = 1 : i64, "
+         "schedule = \"1f1b\", stages = " +
+         std::to_string(stages) +
+         " : i64, virtual_stages = 1 : i64}} {\n"
+         "  %0 = tg.exp %a {tg.offsets = array<i64: 256>, tg.stage = 0 : i64} "
+         ": tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n";
+}
+
+// A pipelined step needs its mesh, and a generated trainer's holders are a
+// 64-bit mask of pipeline devices.
+TEST(CudaEmitterTest, PipelineLimitsAreLocatedErrors) {
+  EXPECT_NE(getEmitError(getPipelinedStep(2, false))
+                .find("is pipelined but has no mesh"),
+            std::string::npos);
+  EXPECT_NE(getEmitError(getPipelinedStep(65, true))
+                .find("has 65 pipeline devices; a generated trainer takes up "
+                      "to 64"),
+            std::string::npos);
+  // Two devices on a grid: emitted, under the test of stage 0's device.
+  EXPECT_EQ(getEmitError(getPipelinedStep(2, true)), "");
+}

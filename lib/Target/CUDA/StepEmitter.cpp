@@ -451,12 +451,9 @@ LogicalResult StepEmitter::emitCollective(Operation *op) {
 
 LogicalResult StepEmitter::emitTransfer(Operation *op) {
   bool isSend = isa<shard::SendOp>(op);
-  if (!pipeline)
-    return op->emitError("the CUDA emitter moves values with '")
-           << op->getName() << "' between the stages of a pipelined step "
-           << "only (docs/pipeline.md)";
   // RankedInterpreter::checkCanRun checked the pair: over the pipeline
-  // axis, static peers, a recv of a send's value in flight.
+  // axis, static peers, a recv of a send's value in flight (which comes
+  // before it in the block).
   int64_t peer, tag;
   Value value;
   if (auto send = dyn_cast<shard::SendOp>(op)) {
@@ -467,12 +464,7 @@ LogicalResult StepEmitter::emitTransfer(Operation *op) {
   } else {
     auto recv = cast<shard::RecvOp>(op);
     peer = recv.getSource()->front();
-    Operation *sender = recv.getInput().getDefiningOp();
-    auto it = transferTags.find(sender);
-    if (it == transferTags.end())
-      return op->emitError("receives a value whose shard.send the step has "
-                           "not sent before it");
-    tag = it->second;
+    tag = transferTags.at(recv.getInput().getDefiningOp());
     value = recv.getResult();
   }
   FailureOr<StorageType> storage =
@@ -522,21 +514,18 @@ LogicalResult StepEmitter::setUpPipeline() {
   if (!mesh)
     return step.emitError("is pipelined but has no mesh (its arguments' "
                           "tg.sharding and the module's shard.grid)");
-  std::optional<unsigned> axis = mesh->getAxisIndex(pipeline->axis);
-  if (!axis)
-    return step.emitError("its pipeline axis \"")
-           << pipeline->axis << "\" is not an axis of its mesh " << mesh->str();
   if (pipeline->stages > 64)
     return step.emitError("has ")
            << pipeline->stages
            << " pipeline devices; a generated trainer takes up to 64";
-  // The same checks as the simulated ranks that tgc train runs it on.
+  // The same checks as the simulated ranks that tgc train runs it on
+  // (SimulatedPipeline::get: the pipeline axis is one of the mesh's).
   if (failed(RankedInterpreter::checkCanRun(
           step, SimulatedMesh{mesh->name, mesh->axisSizes})))
     return failure();
-  pipelineAxis = *axis;
+  pipelineAxis = *mesh->getAxisIndex(pipeline->axis);
   pipelineGroup = static_cast<int64_t>(groups.size());
-  groups.push_back({static_cast<int16_t>(*axis)});
+  groups.push_back({static_cast<int16_t>(pipelineAxis)});
   return success();
 }
 
@@ -1325,7 +1314,7 @@ FailureOr<CudaProject> StepEmitter::run() {
         failed(waitForCollectives(&op)))
       return failure();
     size_t from = host.size();
-    if (isa<shard::SendOp, shard::RecvOp>(op)) {
+    if (pipeline && isa<shard::SendOp, shard::RecvOp>(op)) {
       status = emitTransfer(&op);
     } else if (isa<shard::ShardDialect>(op.getDialect())) {
       status = emitCollective(&op);

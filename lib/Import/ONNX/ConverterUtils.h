@@ -60,6 +60,17 @@ inline bool isFloat(mlir::Value value) {
       GraphImporter::getType(value).getElementType());
 }
 
+/// Whether `from` broadcasts to `to` by numpy's right-aligned rule.
+inline bool broadcastsTo(llvm::ArrayRef<int64_t> from,
+                         llvm::ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  for (auto [f, t] : llvm::zip(llvm::reverse(from), llvm::reverse(to)))
+    if (f != 1 && f != t)
+      return false;
+  return true;
+}
+
 inline bool isBool(mlir::Value value) {
   return GraphImporter::getType(value).getElementType().isInteger(1);
 }
@@ -227,6 +238,10 @@ mlir::LogicalResult convertQLinearMatMul(GraphImporter &g);
 mlir::LogicalResult convertConvInteger(GraphImporter &g);
 mlir::LogicalResult convertQLinearConv(GraphImporter &g);
 mlir::LogicalResult convertBitShift(GraphImporter &g);
+// The converters of TransformerConverters.cpp.
+mlir::LogicalResult convertAttention(GraphImporter &g);
+mlir::LogicalResult convertRMSNormalization(GraphImporter &g);
+mlir::LogicalResult convertRotaryEmbedding(GraphImporter &g);
 // The converters of SpectralConverters.cpp.
 mlir::LogicalResult convertDFT(GraphImporter &g);
 mlir::LogicalResult convertSTFT(GraphImporter &g);

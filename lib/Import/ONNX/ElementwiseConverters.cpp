@@ -292,12 +292,13 @@ LogicalResult onnx_import::convertRound(Importer &g) {
       g, [&](Composer &e, Value x) -> FailureOr<Value> { return e.round(x); });
 }
 
-/// Mod-10/13. Integers: the remainder of the truncating division, moved by
-/// the divisor where its sign differs from the divisor's (fmod = 0,
-/// Python's %) or kept (fmod = 1, C's). Floats (fmod = 1 only, as ONNX
-/// requires): C's fmod, a - trunc(a / b) * b, moved by |b| toward a's sign
-/// where the rounded quotient overshot. f32, f16 and bf16 compute in f64,
-/// where that product and difference are exact: the result is exact while
+/// Mod-10/13/28. Integers: the remainder of the truncating division, moved
+/// by the divisor where its sign differs from the divisor's (fmod = 0,
+/// Python's %) or kept (fmod = 1, C's). Floats: C's fmod, a - trunc(a / b)
+/// * b, moved by |b| toward a's sign where the rounded quotient overshot;
+/// with fmod = 0 (from Mod-28 on) then moved by b where its sign differs
+/// from b's (a zero taking b's sign), numpy's mod. f32, f16 and bf16 compute in
+/// f64, where that product and difference are exact: the result is exact while
 /// |a / b| < 2^29; f64 carries the rounding of the product (an error of
 /// about 2^-53 |a|).
 LogicalResult onnx_import::convertMod(Importer &g) {
@@ -307,8 +308,8 @@ LogicalResult onnx_import::convertMod(Importer &g) {
     return failure();
   bool fmod = g.getBool("fmod", false);
   bool floats = isFloat(a);
-  if (floats && !fmod)
-    return g.fail("a float Mod must set fmod = 1");
+  if (floats && !fmod && g.opset < 28)
+    return g.fail("a float Mod must set fmod = 1 (before opset 28)");
   Type elementType = Importer::getType(a).getElementType();
   ASSIGN_OR_FAIL(operands, broadcastPair(g, a, b));
   Value lhs = operands.first, rhs = operands.second;
@@ -321,20 +322,29 @@ LogicalResult onnx_import::convertMod(Importer &g) {
   if (floats)
     quotient = e.trunc(quotient);
   Value r = e.sub(lhs, e.mul(quotient, rhs));
-  if (floats || !fmod) {
-    // The wanted sign: a's (C's fmod) or b's (Python's %).
-    Value reference = floats ? lhs : rhs;
-    Value zero = e.c(0.0);
+  Value zero = e.c(0.0);
+  auto moveBy = [&](Value r, Value reference, Value step) {
     Value wrongSign = compare(g, tg::CompareDirection::NE, e.less(r, zero),
                               e.less(reference, zero));
     Value nonzero = compare(g, tg::CompareDirection::NE, r, zero);
-    Value move = e.select(nonzero, wrongSign, nonzero);
-    Value step = rhs;
-    if (floats) {
-      Value magnitude = e.abs(rhs);
-      step = e.select(e.less(lhs, zero), e.neg(magnitude), magnitude);
-    }
-    r = e.select(move, e.add(r, step), r);
+    return e.select(e.select(nonzero, wrongSign, nonzero), e.add(r, step), r);
+  };
+  if (floats) {
+    // C's fmod: the sign of a.
+    Value magnitude = e.abs(rhs);
+    r = moveBy(r, lhs,
+               e.select(e.less(lhs, zero), e.neg(magnitude), magnitude));
+    // fmod(a, +-inf) is a finite a (a - 0 * inf is NaN).
+    Value infinite = e.equal(e.abs(rhs), e.c(INFINITY));
+    Value finite = e.less(e.abs(lhs), e.c(INFINITY));
+    r = e.select(e.select(infinite, finite, infinite), lhs, r);
+  }
+  if (!fmod) {
+    // Python's %: the sign of b; a zero remainder takes b's sign.
+    r = moveBy(r, rhs, rhs);
+    if (floats)
+      r = e.select(e.equal(r, zero),
+                   e.select(e.less(rhs, zero), e.c(-0.0), zero), r);
   }
   g.setOutput(0, g.convert(r, elementType));
   return success();

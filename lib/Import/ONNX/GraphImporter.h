@@ -340,7 +340,7 @@ constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
 
 /// The opsets of the default domain that tg imports.
 constexpr int64_t kMinOpset = 1;
-constexpr int64_t kMaxOpset = 21;
+constexpr int64_t kMaxOpset = 28;
 
 } // namespace tgc::onnx_import
 

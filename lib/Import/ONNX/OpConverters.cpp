@@ -1551,8 +1551,8 @@ static LogicalResult convertFlatten(Importer &g) {
   return success();
 }
 
-/// DepthToSpace (modes DCR and CRD) and SpaceToDepth on [N, C, H, W]: a
-/// reshape, a transpose and a reshape.
+/// DepthToSpace and SpaceToDepth (modes DCR and CRD; SpaceToDepth's from
+/// opset 28 on) on [N, C, H, W]: a reshape, a transpose and a reshape.
 static LogicalResult convertDepthSpace(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   RankedTensorType type = Importer::getType(x);
@@ -1567,9 +1567,13 @@ static LogicalResult convertDepthSpace(Importer &g) {
     if (h % b || w % b)
       return g.fail("blocksize " + llvm::Twine(b) +
                     " does not divide the height and width");
+    // SpaceToDepth-28's CRD mode keeps each channel's block together.
+    bool crd =
+        g.opset >= 28 && g.getString("mode", "DCR", {"DCR", "CRD"}) == "CRD";
     Value split = g.reshape(x, {n, c, h / b, b, w / b, b});
-    g.setOutput(0, g.reshape(g.transpose(split, {0, 3, 5, 1, 2, 4}),
-                             {n, c * b * b, h / b, w / b}));
+    Value moved = crd ? g.transpose(split, {0, 1, 3, 5, 2, 4})
+                      : g.transpose(split, {0, 3, 5, 1, 2, 4});
+    g.setOutput(0, g.reshape(moved, {n, c * b * b, h / b, w / b}));
     return success();
   }
   if (c % (b * b))
@@ -2086,6 +2090,13 @@ static LogicalResult convertRange(Importer &g) {
   ASSIGN_OR_FAIL(delta, g.requireConstantScalar(2, "delta"));
   if (delta == 0.0)
     return g.fail("delta is 0");
+  // Range-27's stash_type: the precision of an f16 or bf16 range's
+  // arithmetic, f32 or f64. Both are computed as here: each element once,
+  // start + i * delta in f64, rounded to the type.
+  if (int64_t stash = g.getInt("stash_type", 1);
+      g.opset >= 27 && stash != onnx::TensorProto::FLOAT &&
+      stash != onnx::TensorProto::DOUBLE)
+    return g.fail("stash_type must be FLOAT (1) or DOUBLE (11)");
   double steps = std::ceil((limit - start) / delta);
   if (!(steps < double(kMaxFoldElements)))
     return g.fail("the range is too long");
@@ -2407,6 +2418,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Asin", {convertAsin, 7, 7}},
       {"Asinh", {convertAsinh, 9, 9}},
       {"Atan", {convertAtan, 7, 7}},
+      {"Attention", {convertAttention, 23, 23}},
       {"Atanh", {convertAtanh, 9, 9}},
       {"AveragePool", {convertPool, 1, 1}},
       {"BatchNormalization", {convertBatchNormalization, 1, 1}},
@@ -2503,6 +2515,8 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"RandomUniform", {convertRandom, 1, 1}},
       {"RandomUniformLike", {convertRandom, 1, 1}},
       {"Range", {convertRange, 11, 11}},
+      {"RMSNormalization", {convertRMSNormalization, 23, 23}},
+      {"RotaryEmbedding", {convertRotaryEmbedding, 23, 23}},
       {"Reciprocal", {convertReciprocal, 1, 1}},
       {"ReduceL1", {convertReduce<ReduceKind::Sum, ReduceForm::L1>, 1, 1}},
       {"ReduceL2", {convertReduce<ReduceKind::Sum, ReduceForm::L2>, 1, 1}},

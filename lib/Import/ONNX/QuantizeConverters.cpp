@@ -35,16 +35,6 @@ bool isNarrowInt(Type type) {
          type.getIntOrFloatBitWidth() <= 32;
 }
 
-/// Whether `from` broadcasts to `to` by numpy's right-aligned rule.
-bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
-  if (from.size() > to.size())
-    return false;
-  for (auto [f, t] : llvm::zip(llvm::reverse(from), llvm::reverse(to)))
-    if (f != 1 && f != t)
-      return false;
-  return true;
-}
-
 /// A scale or zero point (input `index`) laid along `axis` of `shape`,
 /// converted to `elementType`: a scalar (or one-element tensor) everywhere,
 /// a vector of shape[axis] elements along that axis, or a tensor that
@@ -167,9 +157,10 @@ LogicalResult requantize(Importer &g, Value product, ArrayRef<int64_t> axes) {
 
 } // namespace
 
-// QuantizeLinear-10/13/19: y = saturate(round(x / y_scale) + y_zero_point),
-// per tensor or along `axis`; y has y_zero_point's type (uint8 without it,
-// or `output_dtype`). Computed in f32 (f64 for f64 x).
+// QuantizeLinear-10/13/19/21/23: y = saturate(round(x / y_scale) +
+// y_zero_point), per tensor or along `axis`; y has y_zero_point's type
+// (uint8 without it, or `output_dtype`). The division is computed in f32
+// (f64 at f64 precision).
 LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireFloat(g, x)))
@@ -189,15 +180,29 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
       return g.fail("output_dtype differs from y_zero_point's type");
     target = given;
   }
-  Type compute = type.getElementType().isF64() ? Type(g.builder.getF64Type())
-                                               : Type(g.builder.getF32Type());
+  ASSIGN_OR_FAIL(scaleInput, g.requireInput(1));
+  if (failed(requireFloat(g, scaleInput)))
+    return failure();
+  // The division's precision: the `precision` attribute (QuantizeLinear-23),
+  // else y_scale's type (before opset 23 it is x's). An f16 or bf16
+  // quotient is computed in f32 and rounded to that type.
+  Type precision = Importer::getType(scaleInput).getElementType();
+  if (std::optional<int64_t> given = g.getOptionalInt("precision");
+      given && *given != 0 && g.opset >= 23) {
+    precision = getElementType(*g.builder.getContext(), int32_t(*given));
+    if (!precision || !isa<FloatType>(precision))
+      return g.fail("precision " + getDataTypeName(int32_t(*given)) +
+                    " is not a float type tg has");
+  }
+  Type compute = precision.isF64() ? Type(g.builder.getF64Type())
+                                   : Type(g.builder.getF32Type());
   ASSIGN_OR_FAIL(scale,
                  spreadAlong(g, 1, "y_scale", type.getShape(), axis, compute));
-  if (!scale)
-    return g.fail("y_scale is required");
   ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "y_zero_point", type.getShape(),
                                         axis, compute));
   Value scaled = buildBinary<tg::DivOp>(g, g.convert(x, compute), scale);
+  if (precision != compute)
+    scaled = g.convert(g.convert(scaled, precision), compute);
   Value quantized = saturateTo(g, scaled, zeroPoint, target);
   auto [low, high] = getIntRange(target);
   g.quantizations[quantized] = {x,    g.input(1),   g.input(2),
@@ -264,9 +269,10 @@ static FailureOr<bool> convertQuantizeDequantize(Importer &g, Value x,
   return true;
 }
 
-// DequantizeLinear-10/13/19: y = (x - x_zero_point) * x_scale in f32, of
-// x_scale's type, per tensor or along `axis`; of a QuantizeLinear's result,
-// a tg.quantize_dequantize (convertQuantizeDequantize).
+// DequantizeLinear-10/13/19/21/23: y = (x - x_zero_point) * x_scale in f32,
+// of x_scale's type (or output_dtype's), per tensor or along `axis`; of a
+// QuantizeLinear's result, a tg.quantize_dequantize
+// (convertQuantizeDequantize).
 LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(x, requireQuantized(g, 0, "x"));
   if (g.getInt("block_size", 0) != 0)
@@ -283,9 +289,23 @@ LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
       zeroPoint &&
       Importer::getType(zeroPoint).getElementType() != type.getElementType())
     return g.fail("x_zero_point must have x's element type");
-  ASSIGN_OR_FAIL(fused, convertQuantizeDequantize(g, x, axis));
-  if (fused)
-    return success();
+  // DequantizeLinear-23's output_dtype: y's type, also the precision of the
+  // multiplication (computed in f32, or f64, and rounded to it).
+  Type outputType = scaleType;
+  if (std::optional<int64_t> given = g.getOptionalInt("output_dtype");
+      given && *given != 0 && g.opset >= 23) {
+    outputType = getElementType(*g.builder.getContext(), int32_t(*given));
+    if (!outputType || !isa<FloatType>(outputType))
+      return g.fail("output_dtype " + getDataTypeName(int32_t(*given)) +
+                    " is not a float type tg has");
+    if (outputType.isF64())
+      compute = g.builder.getF64Type();
+  }
+  if (outputType == scaleType) {
+    ASSIGN_OR_FAIL(fused, convertQuantizeDequantize(g, x, axis));
+    if (fused)
+      return success();
+  }
   ASSIGN_OR_FAIL(scale,
                  spreadAlong(g, 1, "x_scale", type.getShape(), axis, compute));
   ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "x_zero_point", type.getShape(),
@@ -293,7 +313,8 @@ LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
   Value value = g.convert(x, compute);
   if (zeroPoint)
     value = buildBinary<tg::SubOp>(g, value, zeroPoint);
-  g.setOutput(0, g.convert(buildBinary<tg::MulOp>(g, value, scale), scaleType));
+  g.setOutput(0,
+              g.convert(buildBinary<tg::MulOp>(g, value, scale), outputType));
   return success();
 }
 
@@ -406,36 +427,66 @@ LogicalResult onnx_import::convertQLinearConv(Importer &g) {
   return requantize(g, product, {1, 1, 1});
 }
 
-// BitShift-11 on unsigned integers: x * 2^y (wrapping) or x / 2^y (a
-// logical shift), computed in i64 with 2^y exact in f64; a shift by the
-// width or more gives 0.
+// BitShift-11 on unsigned integers, BitShift-28 also on signed ones: a left
+// shift is x times 2^y in x's type (its multiplication wraps; for a signed
+// type 2^(width - 1) is the type's minimum, which wraps alike); a right
+// shift is x divided by 2^y rounded toward minus infinity (arithmetic, sign
+// extending). A shift that is negative or of the width or more gives what
+// the sign fill alone gives: -1 for a right shift of a negative x, else 0.
 LogicalResult onnx_import::convertBitShift(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   ASSIGN_OR_FAIL(y, g.requireInput(1));
   Type elementType = Importer::getType(x).getElementType();
-  if (!elementType.isUnsignedInteger() ||
-      Importer::getType(y).getElementType() != elementType)
-    return g.fail("X and Y must be unsigned integers of one type");
+  bool integer = isa<IntegerType>(elementType) && !elementType.isInteger(1);
+  if (!integer || Importer::getType(y).getElementType() != elementType ||
+      (g.opset < 28 && !elementType.isUnsignedInteger()))
+    return g.fail(g.opset < 28 ? "X and Y must be unsigned integers of one type"
+                               : "X and Y must be integers of one type");
   std::string direction = g.getString("direction", "");
   if (direction != "LEFT" && direction != "RIGHT")
     return g.fail("direction must be LEFT or RIGHT");
   ASSIGN_OR_FAIL(operands, broadcastPair(g, x, y));
-  Type i64 = g.builder.getI64Type(), f64 = g.builder.getF64Type();
+  Type f64 = g.builder.getF64Type();
   RankedTensorType type = Importer::getType(operands.first);
+  Value value = operands.first;
   Composer e{g, type.clone(f64)};
+  Composer t{g, type};
   Value shift = g.convert(operands.second, f64);
-  unsigned width = elementType.getIntOrFloatBitWidth();
-  // Shifts of the width or more (2^y beyond the type) give 0.
-  Value inRange = e.less(shift, e.c(width));
-  Value power =
-      g.convert(g.create<tg::PowOp>(type.clone(f64), e.c(2.0),
-                                    e.select(inRange, shift, e.c(0.0))),
-                i64);
-  Value value = g.convert(operands.first, i64);
-  Value shifted = direction == "LEFT" ? buildBinary<tg::MulOp>(g, value, power)
-                                      : buildBinary<tg::DivOp>(g, value, power);
-  Value zero = g.splat(type.clone(i64), 0.0);
-  g.setOutput(0, g.convert(onnx_import::select(g, inRange, shifted, zero),
-                           elementType));
+  bool isSigned = !elementType.isUnsignedInteger();
+  int64_t width = elementType.getIntOrFloatBitWidth();
+  bool left = direction == "LEFT";
+  // The shifts computed by a multiplication or a division: 2^y must be a
+  // value of the type (a right shift of a signed type by width - 1 is the
+  // sign fill, a division by its minimum would not floor).
+  int64_t last = isSigned && !left ? width - 2 : width - 1;
+  Value nonNegative = e.less(e.c(-0.5), shift);
+  Value inRange =
+      e.select(nonNegative, e.less(shift, e.c(double(last + 1))), nonNegative);
+  Value clamped = e.select(inRange, shift, e.c(0.0));
+  Value power = g.convert(
+      g.create<tg::PowOp>(type.clone(f64), e.c(2.0), clamped), elementType);
+  if (isSigned && left)
+    power = t.select(e.equal(clamped, e.c(double(width - 1))),
+                     t.c(double(getIntMin(elementType))), power);
+  Value shifted;
+  if (left) {
+    shifted = t.mul(value, power);
+  } else {
+    Value quotient = t.div(value, power);
+    if (isSigned) {
+      // Toward minus infinity: one less where a negative x was not a
+      // multiple of 2^y.
+      Value inexact =
+          compare(g, tg::CompareDirection::NE, t.mul(quotient, power), value);
+      Value negative = t.less(value, t.c(0.0));
+      quotient = t.select(t.select(negative, inexact, negative),
+                          t.sub(quotient, t.c(1.0)), quotient);
+    }
+    shifted = quotient;
+  }
+  Value fill = t.c(0.0);
+  if (isSigned && !left)
+    fill = t.select(t.less(value, t.c(0.0)), t.c(-1.0), fill);
+  g.setOutput(0, t.select(inRange, shifted, fill));
   return success();
 }

@@ -81,6 +81,44 @@ FailureOr<std::pair<Value, Value>> transform(Importer &g, Value re, Value im,
   return std::make_pair(outRe, outIm);
 }
 
+/// The real signal of `n` points whose spectrum's first n / 2 + 1
+/// frequencies are `re` + i `im` (f64, the frequency axis last; truncated or
+/// zero-padded to n / 2 + 1, as numpy's irfft): the Hermitian spectrum's
+/// inverse, each frequency but the zero and the Nyquist one counted twice
+/// (for their conjugates); those two contribute their real parts only.
+FailureOr<Value> inverseOneSided(Importer &g, Value re, Value im, int64_t n) {
+  RankedTensorType type = Importer::getType(re);
+  int64_t m = type.getShape().back();
+  int64_t used = std::min(m, n / 2 + 1);
+  if (used * n > kMaxMatrixElements)
+    return (void)g.fail("an inverse transform of " + llvm::Twine(used) +
+                        " frequencies to " + llvm::Twine(n) +
+                        " points needs a matrix of more than 2^24 elements"),
+           failure();
+  if (used < m) {
+    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
+    SmallVector<int64_t> limits(type.getShape());
+    limits.back() = used;
+    re = g.slice(re, starts, limits, strides);
+    im = g.slice(im, starts, limits, strides);
+  }
+  SmallVector<double> cosines, sines;
+  for (int64_t k = 0; k < used; ++k) {
+    bool single = k == 0 || 2 * k == n;
+    double weight = (single ? 1.0 : 2.0) / double(n);
+    for (int64_t t = 0; t < n; ++t) {
+      double angle = 2 * M_PI * double((t * k) % n) / double(n);
+      cosines.push_back(weight * std::cos(angle));
+      sines.push_back(single ? 0.0 : -weight * std::sin(angle));
+    }
+  }
+  RankedTensorType matrix =
+      RankedTensorType::get({used, n}, g.builder.getF64Type());
+  ASSIGN_OR_FAIL(real, buildMatMul(g, re, g.constant(matrix, cosines)));
+  ASSIGN_OR_FAIL(imaginary, buildMatMul(g, im, g.constant(matrix, sines)));
+  return buildBinary<tg::AddOp>(g, real, imaginary);
+}
+
 /// The parts of a signal [..., 1] (real) or [..., 2] (complex) in f64,
 /// without the last dimension; the imaginary part null for a real signal.
 FailureOr<std::pair<Value, Value>> splitComplex(Importer &g, Value signal) {
@@ -134,7 +172,8 @@ FailureOr<int64_t> requireLength(Importer &g, unsigned index, StringRef what) {
 // DFT-17/20: along `axis` (an attribute at 17, input 2 at 20; not the
 // first or the last dimension), of length dft_length (input 1, the axis's
 // size by default), forward or inverse, all frequencies or the first n/2 + 1
-// (onesided, real signals only).
+// (onesided: of a real signal forward; inverse, the real signal of such a
+// spectrum, IRFFT, 2 (m - 1) points by default).
 LogicalResult onnx_import::convertDFT(Importer &g) {
   ASSIGN_OR_FAIL(signal, g.requireInput(0));
   if (failed(requireFloat(g, signal)))
@@ -157,9 +196,10 @@ LogicalResult onnx_import::convertDFT(Importer &g) {
                   "real/imaginary one)");
   bool inverse = g.getBool("inverse", false);
   bool onesided = g.getBool("onesided", false);
-  if (onesided && inverse)
-    return g.fail("onesided applies to forward transforms only");
   int64_t n = type.getDimSize(axis);
+  // The inverse of a one-sided spectrum (IRFFT) is 2 (m - 1) points long.
+  if (onesided && inverse)
+    n = 2 * (n - 1);
   if (g.input(1)) {
     ASSIGN_OR_FAIL(length, requireLength(g, 1, "dft_length"));
     n = length;
@@ -168,8 +208,12 @@ LogicalResult onnx_import::convertDFT(Importer &g) {
                   llvm::Twine(kMaxLength) + " elements");
   }
   ASSIGN_OR_FAIL(parts, splitComplex(g, signal));
-  if (onesided && parts.second)
-    return g.fail("onesided applies to real signals only");
+  if (onesided && !inverse && parts.second)
+    return g.fail("a one-sided forward transform applies to real signals "
+                  "only");
+  if (onesided && inverse && !parts.second)
+    return g.fail("a one-sided inverse transform applies to complex "
+                  "spectra only");
   // The transformed axis last, then back in place.
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank - 1; ++d)
@@ -181,6 +225,14 @@ LogicalResult onnx_import::convertDFT(Importer &g) {
     inverse_perm[d] = i;
   Value re = g.transpose(parts.first, perm);
   Value im = parts.second ? g.transpose(parts.second, perm) : Value();
+  if (onesided && inverse) {
+    ASSIGN_OR_FAIL(real, inverseOneSided(g, re, im, n));
+    SmallVector<int64_t> shape(Importer::getType(real).getShape());
+    shape.push_back(1);
+    g.setOutput(0, g.convert(g.reshape(g.transpose(real, inverse_perm), shape),
+                             type.getElementType()));
+    return success();
+  }
   int64_t bins = onesided ? n / 2 + 1 : n;
   ASSIGN_OR_FAIL(result, transform(g, re, im, n, bins, inverse));
   g.setOutput(0, joinComplex(g, g.transpose(result.first, inverse_perm),

@@ -1919,6 +1919,82 @@ def spectral_grad_models():
         helper.make_node("DFT", ["f"], ["h"], axis=1, inverse=1)]}, w)
 
 
+def transformer_grad_models():
+    """grad/NAME.onnx: a parameter through the transformer ops of opset 23
+    (RMSNormalization, RotaryEmbedding, Attention on its fused path and on
+    its composed one, with a mask that hides every key of a row), for tgc
+    gradcheck."""
+    local = np.random.default_rng(23)
+    w = local.standard_normal((2, 4, 8)).astype(np.float32)
+    angles = np.outer(np.arange(6), 1.0 / 100 ** (np.arange(2) / 2))
+
+    def save(name, nodes, inits=()):
+        nodes = sorted(nodes, key=lambda n: n.op_type != "Constant") + [
+            helper.make_node("Mul", ["h", "h"], ["sq"]),
+            helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+        graph = helper.make_graph(
+            nodes, "g", [], [vi("loss", F, [])],
+            [numpy_helper.from_array(np.asarray(v), k)
+             for k, v in [("w", w)] + list(inits)])
+        m = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 23)])
+        m.ir_version = 11
+        onnx.checker.check_model(m)
+        onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
+
+    save("rmsnorm", [helper.make_node("RMSNormalization", ["w", "g"], ["h"],
+                                      epsilon=1e-3)],
+         [("g", local.uniform(0.5, 1.5, 8).astype(np.float32))])
+    save("rotary", [
+        const("pos", np.array([[0, 1, 2, 3], [2, 3, 4, 5]], np.int64)),
+        helper.make_node("RotaryEmbedding", ["w", "cos", "sin", "pos"], ["h"],
+                         num_heads=2)],
+         [("cos", np.cos(angles).astype(np.float32)),
+          ("sin", np.sin(angles).astype(np.float32))])
+    save("attention_causal", [
+        helper.make_node("Mul", ["w", "w"], ["k"]),
+        helper.make_node("Attention", ["w", "k", "w"], ["h"], is_causal=1,
+                         q_num_heads=2, kv_num_heads=2)])
+    # Grouped-query attention with a soft cap and a boolean mask hiding
+    # all of query 1's keys: composed op by op, the hidden row is zeros.
+    mask = np.ones((4, 4), bool)
+    mask[1, :] = False
+    mask[2, 3] = False
+    save("attention_gqa_mask", [
+        const("starts", np.array([0], np.int64)),
+        const("ends", np.array([4], np.int64)),
+        const("axes", np.array([2], np.int64)),
+        helper.make_node("Slice", ["w", "starts", "ends", "axes"], ["kv"]),
+        helper.make_node("Attention", ["w", "kv", "kv", "mask"], ["h"],
+                         q_num_heads=2, kv_num_heads=1, softcap=2.0)],
+         [("mask", mask)])
+
+
+def transformer_error_models():
+    """errors/NAME.onnx: transformer forms tgc refuses."""
+    def save(name, nodes, inputs, outputs, inits=()):
+        save_error_model(name, nodes, inputs, outputs, inits, opset=23)
+
+    x3 = [vi("q", F, [2, 4, 8]), vi("k", F, [2, 4, 12])]
+    save("attention-3d-no-heads",
+         [helper.make_node("Attention", ["q", "q", "q"], ["y"])], x3[:1],
+         ["y"])
+    save("attention-heads-not-multiple",
+         [helper.make_node("Attention", ["q", "k", "k"], ["y"],
+                           q_num_heads=2, kv_num_heads=3)], x3, ["y"])
+    save("attention-long-mask",
+         [helper.make_node("Attention", ["q", "q", "q", "m"], ["y"])],
+         [vi("q", F, [1, 2, 4, 8]), vi("m", F, [4, 5])], ["y"])
+    save("rotary-odd-dim",
+         [helper.make_node("RotaryEmbedding", ["x", "c", "c"], ["y"],
+                           rotary_embedding_dim=3)],
+         [vi("x", F, [1, 2, 4, 8]), vi("c", F, [1, 4, 1])], ["y"])
+    save("rmsnorm-stash-f16",
+         [helper.make_node("RMSNormalization", ["x", "g"], ["y"],
+                           stash_type=TensorProto.FLOAT16)],
+         [vi("x", F, [2, 8]), vi("g", F, [8])], ["y"])
+
+
 def integer_quantize_error_models():
     """errors/NAME.onnx: quantization and BitShift forms tgc refuses."""
     def save(name, nodes, inputs, outputs, inits=(), opset=13):
@@ -2348,6 +2424,8 @@ if __name__ == "__main__":
     integer_grad_models()
     spectral_cases()
     spectral_grad_models()
+    transformer_grad_models()
+    transformer_error_models()
     det_cases()
     det_grad_models()
     det_error_models()

@@ -1,0 +1,577 @@
+//===- TransformerConverters.cpp - Attention, RMS norm, rotary embedding --===//
+//
+// The transformer ops of opset 23 on: RMSNormalization (tg.rms_norm),
+// RotaryEmbedding (slices, products and concatenations) and Attention: a
+// tg.attention, the fused flash-attention op tg-fuse and the runtime lower
+// to one kernel, when the node asks for what it computes (no mask, no soft
+// cap, a causal mask aligned as tg aligns it); otherwise the operator's
+// pattern from its specification, op by op (the scaled product, the soft
+// cap, the additive bias of the mask, the causal and sliding-window bounds
+// and the padding of nonpad_kv_seqlen, the softmax, the guard that makes a
+// query row with no visible key a row of zeros, the product with V).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterUtils.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::onnx_import;
+
+using Importer = GraphImporter;
+
+namespace {
+
+/// `a && b` of two i1 tensors of one shape.
+Value both(Importer &g, Value a, Value b) { return select(g, a, b, a); }
+
+/// The last dimension of `value` from `start` to `limit` (step `step`).
+Value sliceLast(Importer &g, Value value, int64_t start, int64_t limit,
+                int64_t step = 1) {
+  RankedTensorType type = Importer::getType(value);
+  SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
+  SmallVector<int64_t> limits(type.getShape());
+  starts.back() = start;
+  limits.back() = limit;
+  strides.back() = step;
+  return g.slice(value, starts, limits, strides);
+}
+
+/// Concatenation along the last dimension.
+Value concatLast(Importer &g, ArrayRef<Value> values) {
+  SmallVector<int64_t> shape(Importer::getType(values.front()).getShape());
+  shape.back() = 0;
+  for (Value v : values)
+    shape.back() += Importer::getType(v).getShape().back();
+  RankedTensorType type =
+      Importer::getType(values.front()).clone(ArrayRef<int64_t>(shape));
+  return g.create<tg::ConcatOp>(type, values, uint64_t(shape.size() - 1));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// RMSNormalization
+//===----------------------------------------------------------------------===//
+
+// RMSNormalization-23: X / sqrt(mean(X^2) + epsilon) over the dimensions
+// from `axis` on, times Scale. A tg.rms_norm (statistics in f32, as
+// stash_type 1 asks) over the flattened normalized dimensions, with Scale as
+// its vector where Scale broadcasts to those dimensions; a Scale with
+// dimensions before `axis` multiplies afterwards. An f64 X, or stash_type
+// 11, is composed in f64.
+LogicalResult onnx_import::convertRMSNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(scale, g.requireInput(1));
+  if (failed(requireFloat(g, x)) || failed(requireFloat(g, scale)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  Type elementType = type.getElementType();
+  if (Importer::getType(scale).getElementType() != elementType)
+    return g.fail("scale must have X's element type");
+  int64_t rank = type.getRank();
+  if (rank == 0)
+    return g.fail("expects a tensor of rank >= 1");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -1), rank));
+  int64_t stash = g.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (stash != onnx::TensorProto::FLOAT && stash != onnx::TensorProto::DOUBLE)
+    return g.fail("stash_type must be FLOAT (1) or DOUBLE (11)");
+  double epsilon = g.getFloat("epsilon", 1e-5f);
+  ArrayRef<int64_t> shape = type.getShape();
+  ArrayRef<int64_t> normalized = shape.drop_front(axis);
+  ArrayRef<int64_t> scaleShape = Importer::getType(scale).getShape();
+  if (!broadcastsTo(scaleShape, shape))
+    return g.fail("scale must broadcast to X");
+  bool scaleIsVector = broadcastsTo(scaleShape, normalized);
+  int64_t size = product(normalized);
+
+  Value y;
+  if (elementType.isF64() || stash == onnx::TensorProto::DOUBLE) {
+    Type f64 = g.builder.getF64Type();
+    Composer e{g, type.clone(f64)};
+    Value wide = g.convert(x, f64);
+    SmallVector<int64_t> dims;
+    for (int64_t d = axis; d < rank; ++d)
+      dims.push_back(d);
+    Value meanSquare = g.broadcastTo(
+        g.reduce(tg::ReduceKind::Mean, e.mul(wide, wide), dims, true), shape);
+    Value rms = e.sqrt(e.add(meanSquare, e.c(epsilon)));
+    Value normalizedX = g.convert(e.div(wide, rms), elementType);
+    y = buildBinary<tg::MulOp>(g, normalizedX, g.broadcastTo(scale, shape));
+  } else {
+    SmallVector<int64_t> rows(shape.take_front(axis));
+    rows.push_back(size);
+    Value vector =
+        scaleIsVector
+            ? g.reshape(g.broadcastTo(scale, normalized), {size})
+            : g.splat(RankedTensorType::get({size}, elementType), 1.0);
+    RankedTensorType rstdType =
+        RankedTensorType::get(shape.take_front(axis), g.builder.getF32Type());
+    SmallVector<Value> results = g.createResults<tg::RmsNormOp>(
+        TypeRange{RankedTensorType::get(rows, elementType), rstdType},
+        g.reshape(x, rows), vector, g.builder.getF64FloatAttr(epsilon));
+    y = g.reshape(results[0], shape);
+    if (!scaleIsVector)
+      y = buildBinary<tg::MulOp>(g, y, g.broadcastTo(scale, shape));
+  }
+  g.setOutput(0, y);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RotaryEmbedding
+//===----------------------------------------------------------------------===//
+
+// RotaryEmbedding-23 on X [batch, heads, sequence, head] (or [batch,
+// sequence, heads * head] with num_heads): the first rotary_embedding_dim
+// features of each head (all by default), as pairs (x1, x2) of its two
+// halves or, interleaved, of its even and odd features, become (cos x1 -
+// sin x2, sin x1 + cos x2); cos and sin are the caches' rows at
+// position_ids ([batch, sequence]), or the caches themselves ([batch,
+// sequence, dim / 2]) without position_ids. Computed in X's type.
+LogicalResult onnx_import::convertRotaryEmbedding(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(cosCache, g.requireInput(1));
+  ASSIGN_OR_FAIL(sinCache, g.requireInput(2));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  Type elementType = type.getElementType();
+  for (Value cache : {cosCache, sinCache})
+    if (Importer::getType(cache).getElementType() != elementType)
+      return g.fail("cos_cache and sin_cache must have X's element type");
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = type.getRank();
+  if (rank != 3 && rank != 4)
+    return g.fail("X must have rank 3 or 4");
+  int64_t numHeads = g.getInt("num_heads", 0);
+  // [batch, sequence, heads, head].
+  Value input;
+  int64_t batch = shape[0], heads, sequence, head;
+  if (rank == 4) {
+    heads = shape[1];
+    sequence = shape[2];
+    head = shape[3];
+    input = g.transpose(x, {0, 2, 1, 3});
+  } else {
+    if (numHeads <= 0 || shape[2] % numHeads != 0)
+      return g.fail("a 3D X needs num_heads, a divisor of its hidden size " +
+                    llvm::Twine(shape[2]));
+    heads = numHeads;
+    sequence = shape[1];
+    head = shape[2] / numHeads;
+    input = g.reshape(x, {batch, sequence, heads, head});
+  }
+  int64_t dim = g.getInt("rotary_embedding_dim", 0);
+  if (dim == 0)
+    dim = head;
+  if (dim < 0 || dim > head || dim % 2 != 0)
+    return g.fail("rotary_embedding_dim must be even and at most the head "
+                  "size " +
+                  llvm::Twine(head));
+  int64_t half = dim / 2;
+  SmallVector<int64_t> cacheShape = {batch, sequence, half};
+  auto rows = [&](Value cache, StringRef what) -> FailureOr<Value> {
+    RankedTensorType cacheType = Importer::getType(cache);
+    if (Value ids = g.input(3)) {
+      RankedTensorType idsType = Importer::getType(ids);
+      if (!isa<IntegerType>(idsType.getElementType()) ||
+          idsType.getShape() != ArrayRef<int64_t>{batch, sequence})
+        return (void)g.fail("position_ids must be integers of shape [" +
+                            llvm::Twine(batch) + ", " + llvm::Twine(sequence) +
+                            "]"),
+               failure();
+      if (cacheType.getRank() != 2 || cacheType.getDimSize(1) != half)
+        return (void)g.fail(what + " must be [positions, " + llvm::Twine(half) +
+                            "] with position_ids"),
+               failure();
+      return g.takeRows(cache, ids);
+    }
+    if (cacheType.getShape() != ArrayRef<int64_t>(cacheShape))
+      return (void)g.fail(what + " must be [" + llvm::Twine(batch) + ", " +
+                          llvm::Twine(sequence) + ", " + llvm::Twine(half) +
+                          "] without position_ids"),
+             failure();
+    return cache;
+  };
+  ASSIGN_OR_FAIL(cosRows, rows(cosCache, "cos_cache"));
+  ASSIGN_OR_FAIL(sinRows, rows(sinCache, "sin_cache"));
+  SmallVector<int64_t> halfShape = {batch, sequence, heads, half};
+  Value cos =
+      g.broadcastTo(g.reshape(cosRows, {batch, sequence, 1, half}), halfShape);
+  Value sin =
+      g.broadcastTo(g.reshape(sinRows, {batch, sequence, 1, half}), halfShape);
+  Value rotated = sliceLast(g, input, 0, dim);
+  bool interleaved = g.getBool("interleaved", false);
+  Value x1 = interleaved ? sliceLast(g, rotated, 0, dim, 2)
+                         : sliceLast(g, rotated, 0, half);
+  Value x2 = interleaved ? sliceLast(g, rotated, 1, dim, 2)
+                         : sliceLast(g, rotated, half, dim);
+  Composer e{g, Importer::getType(x1)};
+  Value real = e.sub(e.mul(cos, x1), e.mul(sin, x2));
+  Value imag = e.add(e.mul(sin, x1), e.mul(cos, x2));
+  SmallVector<Value> parts;
+  if (interleaved) {
+    SmallVector<int64_t> pairShape(halfShape);
+    pairShape.push_back(1);
+    Value pairs =
+        concatLast(g, {g.reshape(real, pairShape), g.reshape(imag, pairShape)});
+    parts.push_back(g.reshape(pairs, {batch, sequence, heads, dim}));
+  } else {
+    parts = {real, imag};
+  }
+  if (dim < head)
+    parts.push_back(sliceLast(g, input, dim, head));
+  Value output = parts.size() == 1 ? parts.front() : concatLast(g, parts);
+  g.setOutput(0, rank == 4 ? g.transpose(output, {0, 2, 1, 3})
+                           : g.reshape(output, shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Q, K or V as [batch, heads, sequence, head]: a 4D input as it is, a 3D
+/// one ([batch, sequence, heads * head]) split into `heads`.
+FailureOr<Value> toHeads(Importer &g, Value value, int64_t heads,
+                         StringRef what) {
+  RankedTensorType type = Importer::getType(value);
+  ArrayRef<int64_t> shape = type.getShape();
+  if (type.getRank() == 4)
+    return value;
+  if (heads <= 0 || shape[2] % heads != 0)
+    return (void)g.fail("the hidden size " + llvm::Twine(shape[2]) + " of " +
+                        what + " is not a multiple of its " +
+                        llvm::Twine(heads) + " heads"),
+           failure();
+  return g.transpose(
+      g.reshape(value, {shape[0], shape[1], heads, shape[2] / heads}),
+      {0, 2, 1, 3});
+}
+
+/// `lhs` [B, Hq, S, X] times `rhs` [B, Hkv, X, Y] for Hq a multiple of Hkv:
+/// query head h with key/value head h / (Hq / Hkv), without repeating the
+/// key/value heads ([B, Hkv, G, S, X] times [B, Hkv, 1, X, Y]).
+FailureOr<Value> groupedMatMul(Importer &g, Value lhs, Value rhs) {
+  ArrayRef<int64_t> l = Importer::getType(lhs).getShape();
+  ArrayRef<int64_t> r = Importer::getType(rhs).getShape();
+  int64_t groups = l[1] / r[1];
+  ASSIGN_OR_FAIL(
+      product, buildMatMul(g, g.reshape(lhs, {l[0], r[1], groups, l[2], l[3]}),
+                           g.reshape(rhs, {r[0], r[1], 1, r[2], r[3]})));
+  return g.reshape(product, {l[0], l[1], l[2], r[3]});
+}
+
+} // namespace
+
+// Attention-23/24/25 (see the file comment). Q, K and V are 4D [batch,
+// heads, sequence, head] or 3D with q_num_heads and kv_num_heads; past_key
+// and past_value are prepended to K and V (present_key, present_value);
+// the query heads are a multiple of the key/value heads (grouped-query
+// attention). The causal bound and the sliding window are aligned at
+// `offset`: the past's length, nonpad_kv_seqlen - the query length per
+// batch (an external cache), else 0.
+LogicalResult onnx_import::convertAttention(Importer &g) {
+  ASSIGN_OR_FAIL(q, g.requireInput(0));
+  ASSIGN_OR_FAIL(k, g.requireInput(1));
+  ASSIGN_OR_FAIL(v, g.requireInput(2));
+  for (Value value : {q, k, v})
+    if (failed(requireFloat(g, value)))
+      return failure();
+  RankedTensorType qType = Importer::getType(q);
+  Type elementType = qType.getElementType();
+  int64_t rank = qType.getRank();
+  if ((rank != 3 && rank != 4) || Importer::getType(k).getRank() != rank ||
+      Importer::getType(v).getRank() != rank)
+    return g.fail("Q, K and V must all have rank 3 or all rank 4");
+  if (Importer::getType(k).getElementType() != elementType)
+    return g.fail("K must have Q's element type");
+  // V may have another float type (T2): the product with the
+  // probabilities is computed in Q's, the type of Y.
+  v = g.convert(v, elementType);
+  int64_t qHeads = g.getInt("q_num_heads", 0);
+  int64_t kvHeads = g.getInt("kv_num_heads", 0);
+  if (rank == 3 && (qHeads <= 0 || kvHeads <= 0))
+    return g.fail("3D inputs need q_num_heads and kv_num_heads");
+  if (rank == 4) {
+    if ((qHeads && qHeads != qType.getDimSize(1)) ||
+        (kvHeads && kvHeads != Importer::getType(k).getDimSize(1)))
+      return g.fail("q_num_heads and kv_num_heads differ from the heads of "
+                    "the 4D Q and K");
+  }
+  ASSIGN_OR_FAIL(query, toHeads(g, q, qHeads, "Q"));
+  ASSIGN_OR_FAIL(key, toHeads(g, k, kvHeads, "K"));
+  ASSIGN_OR_FAIL(value, toHeads(g, v, kvHeads, "V"));
+  ArrayRef<int64_t> qs = Importer::getType(query).getShape();
+  int64_t batch = qs[0], heads = qs[1], sequence = qs[2], depth = qs[3];
+  {
+    ArrayRef<int64_t> ks = Importer::getType(key).getShape();
+    ArrayRef<int64_t> vs = Importer::getType(value).getShape();
+    if (ks[0] != batch || vs[0] != batch)
+      return g.fail("Q, K and V have different batch sizes");
+    if (ks[3] != depth)
+      return g.fail("K's head size " + llvm::Twine(ks[3]) +
+                    " differs from Q's " + llvm::Twine(depth));
+    if (vs[1] != ks[1] || vs[2] != ks[2])
+      return g.fail("V's heads and sequence differ from K's");
+    if (ks[1] == 0 || heads % ks[1] != 0)
+      return g.fail("the " + llvm::Twine(heads) +
+                    " query heads are not a multiple of the " +
+                    llvm::Twine(ks[1]) + " key/value heads");
+  }
+
+  // The cache: past_key and past_value before K and V.
+  Value pastKey = g.input(4), pastValue = g.input(5);
+  if (bool(pastKey) != bool(pastValue))
+    return g.fail("past_key and past_value go together");
+  Value nonpad = g.input(6);
+  if (nonpad && pastKey)
+    return g.fail("nonpad_kv_seqlen cannot be combined with past_key and "
+                  "past_value");
+  int64_t past = 0;
+  if (pastKey) {
+    auto prepend = [&](Value cache, Value current,
+                       StringRef what) -> FailureOr<Value> {
+      RankedTensorType cacheType = Importer::getType(cache);
+      ArrayRef<int64_t> cs = cacheType.getShape();
+      ArrayRef<int64_t> now = Importer::getType(current).getShape();
+      if (cacheType.getRank() != 4 || cs[0] != now[0] || cs[1] != now[1] ||
+          cs[3] != now[3])
+        return (void)g.fail(what + " must be [" + llvm::Twine(now[0]) + ", " +
+                            llvm::Twine(now[1]) + ", past, " +
+                            llvm::Twine(now[3]) + "]"),
+               failure();
+      cache = g.convert(cache, elementType);
+      SmallVector<int64_t> shape(now);
+      shape[2] += cs[2];
+      return g.create<tg::ConcatOp>(
+          Importer::getType(current).clone(ArrayRef<int64_t>(shape)),
+          ValueRange{cache, current}, uint64_t(2));
+    };
+    if (Importer::getType(pastKey).getRank() != 4 ||
+        Importer::getType(pastValue).getRank() != 4)
+      return g.fail("past_key and past_value must have rank 4");
+    past = Importer::getType(pastKey).getDimSize(2);
+    if (Importer::getType(pastValue).getDimSize(2) != past)
+      return g.fail("past_key and past_value have different lengths");
+    ASSIGN_OR_FAIL(presentKey, prepend(pastKey, key, "past_key"));
+    ASSIGN_OR_FAIL(presentValue, prepend(pastValue, value, "past_value"));
+    key = presentKey;
+    value = presentValue;
+  }
+  if (g.hasOutput(1))
+    g.setOutput(1, key);
+  if (g.hasOutput(2))
+    g.setOutput(2, value);
+  int64_t keys = Importer::getType(key).getDimSize(2);
+  int64_t valueDepth = Importer::getType(value).getDimSize(3);
+
+  bool causal = g.getBool("is_causal", false);
+  std::optional<float> scaleAttr = g.getOptionalFloat("scale");
+  double scale =
+      scaleAttr ? double(*scaleAttr) : 1.0 / std::sqrt(double(depth));
+  float softcap = g.getFloat("softcap", 0.0f);
+  int64_t mode = g.getInt("qk_matmul_output_mode", 0);
+  if (mode < 0 || mode > 3)
+    return g.fail("qk_matmul_output_mode must be 0, 1, 2 or 3");
+  int64_t left = g.getInt("left_window_size", -1);
+  int64_t right = g.getInt("right_window_size", -1);
+  if (left < -1 || right < -1)
+    return g.fail("left_window_size and right_window_size must be -1 or "
+                  "non-negative");
+  Type softmaxType = elementType;
+  if (std::optional<int64_t> precision = g.getOptionalInt("softmax_precision");
+      precision && *precision != 0) {
+    softmaxType = getElementType(*g.builder.getContext(), int32_t(*precision));
+    if (!softmaxType || !isa<FloatType>(softmaxType))
+      return g.fail("softmax_precision must be FLOAT, FLOAT16, DOUBLE or "
+                    "BFLOAT16");
+  }
+  Value mask = g.input(3);
+  bool wantScores = g.hasOutput(3);
+  auto toOutput = [&](Value y) {
+    // [batch, heads, sequence, depth] to Y's layout.
+    if (rank == 4)
+      return y;
+    return g.reshape(g.transpose(y, {0, 2, 1, 3}),
+                     {batch, sequence, heads * valueDepth});
+  };
+
+  // tg.attention: what it computes is what the node asks for. Its causal
+  // mask is aligned at keys - sequence, the node's at the past's length.
+  bool flashable = !mask && !nonpad && softcap == 0.0f && left < 0 &&
+                   right < 0 && !wantScores &&
+                   (softmaxType == elementType || softmaxType.isF32()) &&
+                   (!causal || keys - sequence == past);
+  if (flashable) {
+    RankedTensorType outputType = RankedTensorType::get(
+        {batch, heads, sequence, valueDepth}, elementType);
+    RankedTensorType lseType =
+        RankedTensorType::get({batch, heads, sequence}, g.builder.getF32Type());
+    FloatAttr scaleAttribute;
+    if (scaleAttr)
+      scaleAttribute = g.builder.getF64FloatAttr(scale);
+    SmallVector<Value> results = g.createResults<tg::AttentionOp>(
+        outputType, lseType, query, key, value, causal, scaleAttribute);
+    g.setOutput(0, toOutput(results[0]));
+    return success();
+  }
+
+  // The scaled product: Q and K each times sqrt(scale), in their type.
+  Composer qc{g, Importer::getType(query)};
+  Composer kc{g, Importer::getType(key)};
+  double root = std::sqrt(scale);
+  Value scaledKey = kc.mul(key, kc.c(root));
+  ASSIGN_OR_FAIL(scores, groupedMatMul(g, qc.mul(query, qc.c(root)),
+                                       g.transpose(scaledKey, {0, 1, 3, 2})));
+  SmallVector<int64_t> scoreShape = {batch, heads, sequence, keys};
+  RankedTensorType scoreType = RankedTensorType::get(scoreShape, elementType);
+  Composer s{g, scoreType};
+  Value raw = scores;
+  if (softcap > 0.0f)
+    scores =
+        s.mul(s.c(softcap),
+              g.create<tg::TanhOp>(scoreType, s.div(scores, s.c(softcap))));
+  else if (softcap < 0.0f)
+    return g.fail("softcap must not be negative");
+  Value capped = scores;
+
+  // The additive bias: the mask's, and -inf where the causal bound, the
+  // window or the padding hides a key.
+  Value bias;
+  if (mask) {
+    RankedTensorType maskType = Importer::getType(mask);
+    SmallVector<int64_t> maskShape(maskType.getShape());
+    if (maskShape.empty() || maskShape.back() > keys)
+      return g.fail("attn_mask's last dimension must be at most the " +
+                    llvm::Twine(keys) + " keys");
+    bool boolean = isBool(mask);
+    if (!boolean)
+      mask = g.convert(mask, elementType);
+    // A shorter mask hides the keys after it.
+    if (int64_t missing = keys - maskShape.back()) {
+      SmallVector<int64_t> padShape(maskShape);
+      padShape.back() = missing;
+      Value pad =
+          g.splat(Importer::getType(mask).clone(ArrayRef<int64_t>(padShape)),
+                  boolean ? 0.0 : -INFINITY);
+      mask = concatLast(g, {mask, pad});
+      maskShape.back() = keys;
+    }
+    if (!broadcastsTo(maskShape, scoreShape))
+      return g.fail("attn_mask must broadcast to [" + llvm::Twine(batch) +
+                    ", " + llvm::Twine(heads) + ", " + llvm::Twine(sequence) +
+                    ", " + llvm::Twine(keys) + "]");
+    if (boolean) {
+      Composer m{g, Importer::getType(mask).clone(elementType)};
+      bias = m.select(mask, m.c(0.0), m.c(-INFINITY));
+    } else {
+      bias = mask;
+    }
+    bias = g.broadcastTo(bias, scoreShape);
+  }
+  bool windowed = left >= 0 || right >= 0;
+  if (causal || windowed || nonpad) {
+    // distance[i, j] = j - i; key j is visible to query i when
+    // j - i <= offset (causal), offset - left <= j - i (left window),
+    // j - i - right <= offset (right window), and j < nonpad (padding).
+    Type i64 = g.builder.getI64Type();
+    int64_t rows = nonpad ? batch : 1;
+    SmallVector<int64_t> shape = {rows, 1, sequence, keys};
+    // From a column of query indices and a row of key indices (not a
+    // Sq x Sk constant: long sequences would make the module huge).
+    auto iota = [&](int64_t count, ArrayRef<int64_t> layout) {
+      SmallVector<double> values;
+      for (int64_t i = 0; i < count; ++i)
+        values.push_back(double(i));
+      return g.broadcastTo(
+          g.constant(RankedTensorType::get(layout, i64), values), shape);
+    };
+    Value row = iota(sequence, {1, 1, sequence, 1});
+    Value column = iota(keys, {1, 1, 1, keys});
+    RankedTensorType intType = RankedTensorType::get(shape, i64);
+    Composer c{g, intType};
+    Value distance = c.sub(column, row);
+    Value offset = c.c(double(past));
+    Value length;
+    if (nonpad) {
+      RankedTensorType nonpadType = Importer::getType(nonpad);
+      if (!isa<IntegerType>(nonpadType.getElementType()) || isBool(nonpad) ||
+          nonpadType.getShape() != ArrayRef<int64_t>{batch})
+        return g.fail("nonpad_kv_seqlen must be an integer vector of the " +
+                      llvm::Twine(batch) + " batch entries");
+      length = g.broadcastTo(
+          g.reshape(g.convert(nonpad, i64), {batch, 1, 1, 1}), shape);
+      offset = c.sub(length, c.c(double(sequence)));
+    }
+    Value visible;
+    auto require = [&](Value condition) {
+      visible = visible ? both(g, visible, condition) : condition;
+    };
+    auto lessEqual = [&](Value a, Value b) {
+      return compare(g, tg::CompareDirection::LE, a, b);
+    };
+    if (causal)
+      require(lessEqual(distance, offset));
+    if (left >= 0)
+      require(lessEqual(c.sub(offset, c.c(double(left))), distance));
+    if (right >= 0)
+      require(lessEqual(c.sub(distance, c.c(double(right))), offset));
+    if (nonpad)
+      require(c.less(column, length));
+    Composer b{g, RankedTensorType::get(shape, elementType)};
+    Value hidden =
+        g.broadcastTo(b.select(visible, b.c(0.0), b.c(-INFINITY)), scoreShape);
+    bias = bias ? s.add(bias, hidden) : hidden;
+  }
+  if (bias)
+    scores = s.add(scores, bias);
+  Value biased = scores;
+
+  // The softmax, in softmax_precision; a query row whose keys are all
+  // hidden is a row of zeros (its softmax input replaced by zeros first,
+  // so that neither the softmax nor its gradient sees a row of -inf).
+  Value fullyHidden;
+  if (bias) {
+    const Tensor *constantBias = g.getConstant(bias);
+    bool someRowHidden = !constantBias;
+    if (constantBias)
+      for (int64_t row = 0; row < batch * heads * sequence && !someRowHidden;
+           ++row) {
+        bool hidden = true;
+        for (int64_t j = 0; j < keys && hidden; ++j)
+          hidden = constantBias->getAsDouble(row * keys + j) == -INFINITY;
+        someRowHidden = hidden;
+      }
+    if (someRowHidden)
+      fullyHidden = g.broadcastTo(
+          s.equal(
+              g.reduce(tg::ReduceKind::Max, bias, {3}, true),
+              g.splat(scoreType.clone({batch, heads, sequence, 1}), -INFINITY)),
+          scoreShape);
+  }
+  if (fullyHidden)
+    scores = s.select(fullyHidden, s.c(0.0), scores);
+  RankedTensorType softmaxTensor = scoreType.clone(softmaxType);
+  Value probabilities = g.create<tg::SoftmaxOp>(
+      softmaxTensor, g.convert(scores, softmaxType), int64_t(3));
+  if (fullyHidden) {
+    Composer p{g, softmaxTensor};
+    probabilities = p.select(fullyHidden, p.c(0.0), probabilities);
+  }
+  probabilities = g.convert(probabilities, elementType);
+  ASSIGN_OR_FAIL(output, groupedMatMul(g, probabilities, value));
+  g.setOutput(0, toOutput(output));
+  if (wantScores) {
+    Value chosen[] = {raw, capped, biased, probabilities};
+    g.setOutput(3, chosen[mode]);
+  }
+  return success();
+}

@@ -114,6 +114,35 @@ static LogicalResult composeUnary(Importer &g, Build build,
   return success();
 }
 
+/// x * sigmoid(alpha * x): tg.silu for alpha 1.
+static Value buildSwish(Composer &e, Value x, double alpha) {
+  if (alpha == 1.0)
+    return e.g.create<tg::SiluOp>(e.type, x);
+  return e.mul(x, e.g.create<tg::SigmoidOp>(e.type, e.mul(e.c(alpha), x)));
+}
+
+// Swish-24.
+LogicalResult onnx_import::convertSwish(Importer &g) {
+  double alpha = g.getFloat("alpha", 1.0f);
+  return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {
+    return buildSwish(e, x, alpha);
+  });
+}
+
+// SwiGLU-28: Swish(A) * B, A and B of one shape.
+LogicalResult onnx_import::convertSwiGLU(Importer &g) {
+  ASSIGN_OR_FAIL(a, g.requireInput(0));
+  ASSIGN_OR_FAIL(b, g.requireInput(1));
+  if (failed(requireFloat(g, a)))
+    return failure();
+  if (a.getType() != b.getType())
+    return g.fail("A and B must have one type and shape (SwiGLU does not "
+                  "broadcast)");
+  Composer e{g, Importer::getType(a)};
+  g.setOutput(0, e.mul(buildSwish(e, a, g.getFloat("alpha", 1.0f)), b));
+  return success();
+}
+
 LogicalResult onnx_import::convertElu(Importer &g) {
   double alpha = g.getFloat("alpha", 1.0f);
   return composeUnary(g, [&](Composer &e, Value x) -> FailureOr<Value> {

@@ -872,11 +872,24 @@ void ModelImporter::reportSharedAndMissingParameters(
               << (node->name().empty() ? node->op_type() : node->name())
               << " is in module '" << *getModuleScope(*node) << "'";
     }
-    if (roles.isMadeUpName(parameter.name))
+    if (llvm::SmallVector<std::string> sources =
+            roles.getFoldedParameters(parameter.name);
+        !sources.empty()) {
+      InFlightDiagnostic remark = emitRemark(fileLoc);
+      remark << "parameter '" << parameter.name
+             << "' is what the exporter folded from parameter"
+             << (sources.size() > 1 ? "s " : " ");
+      llvm::interleaveComma(sources, remark, [&](const std::string &source) {
+        remark << "'" << source << "'";
+      });
+      remark << " (the exported program's signature and the optimizer's "
+                "folded_from say so): it trains under this name";
+    } else if (roles.isMadeUpName(parameter.name)) {
       emitRemark(fileLoc) << "parameter '" << parameter.name
                           << "' has no state-dict name: the exporter "
                              "computed it from a parameter (a folded "
                              "transpose?); it trains under this name";
+    }
   }
   if (options.parameterNames)
     for (const std::string &listed : *options.parameterNames)

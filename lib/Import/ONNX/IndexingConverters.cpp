@@ -684,6 +684,51 @@ LogicalResult onnx_import::convertReverseSequence(Importer &g) {
 // Tile, TopK, IsNaN
 //===----------------------------------------------------------------------===//
 
+// CenterCropPad-18: each of `axes` (all by default) cropped or zero-padded
+// to its size in `shape` (known at import), centred: a crop starts at
+// floor((size - target) / 2), a pad puts floor((target - size) / 2) zeros
+// before and the rest after.
+LogicalResult onnx_import::convertCenterCropPad(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(targets, g.requireConstantInts(1, "shape"));
+  RankedTensorType type = Importer::getType(x);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> given = g.getInts("axes")) {
+    for (int64_t axis : *given) {
+      ASSIGN_OR_FAIL(normalized, g.normalizeAxis(axis, rank));
+      if (llvm::is_contained(axes, normalized))
+        return g.fail("axis " + llvm::Twine(axis) + " is repeated");
+      axes.push_back(normalized);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  if (targets.size() != axes.size())
+    return g.fail("shape has " + llvm::Twine(targets.size()) +
+                  " elements for " + llvm::Twine(axes.size()) + " axes");
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> starts(rank, 0), limits(shape), strides(rank, 1);
+  SmallVector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+  for (auto [axis, target] : llvm::zip(axes, targets)) {
+    int64_t size = shape[axis];
+    if (target < 0 || target > kMaxImportElements)
+      return g.fail("shape's size " + llvm::Twine(target) + " for axis " +
+                    llvm::Twine(axis) + " is out of range");
+    if (target < size) {
+      starts[axis] = (size - target) / 2;
+      limits[axis] = starts[axis] + target;
+    } else {
+      low[axis] = (target - size) / 2;
+      high[axis] = target - size - low[axis];
+    }
+  }
+  Value cropped = g.slice(x, starts, limits, strides);
+  g.setOutput(0, g.create<tg::PadOp>(cropped, low, high, interior));
+  return success();
+}
+
 LogicalResult onnx_import::convertTile(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   ASSIGN_OR_FAIL(repeats, g.requireConstantInts(1, "repeats"));

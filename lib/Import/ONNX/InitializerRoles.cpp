@@ -4,8 +4,12 @@
 // causal-mask table, rotary tables, inv_freq, ALiBi slopes. Trained, they
 // would silently change the model (a mask that stops masking), so a float
 // initializer is a parameter only when nothing says otherwise. In order:
-// the --parameter/--buffer globs, the user's --parameters list, then the
-// graph's evidence: an initializer that only makes masks, one that holds
+// the --parameter/--buffer globs, the user's --parameters list, the
+// exported program's signature that the dynamo exporter records (its
+// parameters and buffers, and the parameters its optimizer folded into an
+// initializer: a position embedding gathered at arange(T) is that
+// parameter's rows, not a constant), then the graph's evidence: an
+// initializer that only makes masks, one that holds
 // mask fill values, one named as PyTorch names buffers, and one the
 // exporter made up (an undotted name among state-dict names) that feeds no
 // weight operand.
@@ -13,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InitializerRoles.h"
+#include "ParameterProvenance.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -109,6 +114,33 @@ InitializerRoles::create(const onnx::GraphProto &graph,
     roles.graphOutputs.insert(output.name());
   for (const onnx::TensorProto &initializer : graph.initializer())
     roles.hasStateDictNames |= StringRef(initializer.name()).contains('.');
+  // The dynamo exporter's record of the exported program: lines
+  // "p_wpe_weight: PARAMETER target='wpe.weight'", "b_inv_freq: BUFFER
+  // target='inv_freq' persistent=False".
+  if (std::optional<std::string> signature =
+          getMetadata(graph, kGraphMetadataField,
+                      "pkg.torch.export.ExportedProgram.graph_signature")) {
+    SmallVector<StringRef> lines;
+    StringRef(*signature).split(lines, '\n');
+    for (StringRef line : lines) {
+      auto [kind, rest] = line.split(": ").second.split(' ');
+      StringRef target = rest.split("target='").second.split('\'').first;
+      if (target.empty())
+        continue;
+      if (kind == "PARAMETER")
+        roles.signatureParameters.insert(target);
+      else if (kind == "BUFFER")
+        roles.signatureBuffers.insert(target);
+    }
+  }
+  // The optimizer's folded_from of each folded value.
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (std::optional<std::string> folded =
+            getMetadata(info, kValueInfoMetadataField,
+                        "pkg.onnxscript.optimizer.folded_from"))
+      if (std::optional<SmallVector<std::string>> sources =
+              parseStringList(*folded))
+        roles.foldedFrom[info.name()] = std::move(*sources);
   if (options.parameterNames) {
     roles.parameterNames.emplace();
     for (const std::string &name : *options.parameterNames)
@@ -322,6 +354,13 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
       return std::nullopt;
     return std::string("not in --parameters");
   }
+  // What the exported program says (a dynamo export).
+  if (std::optional<bool> parameter = isSignatureParameter(name))
+    return *parameter
+               ? std::nullopt
+               : std::optional<std::string>("a buffer of the exported program");
+  if (!getFoldedParameters(name).empty())
+    return std::nullopt;
   llvm::StringSet<> visiting;
   if (onlyMakesMasks(name, visiting))
     return std::string("only feeds comparisons (a mask)");
@@ -347,5 +386,26 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   if (isMadeUpName(name) && !feedsWeightOperand(name))
     return std::string("no state-dict name (the exporter computed it) and "
                        "feeds no matmul or embedding");
+  return std::nullopt;
+}
+
+llvm::SmallVector<std::string>
+InitializerRoles::getFoldedParameters(StringRef name) const {
+  llvm::SmallVector<std::string> parameters;
+  auto it = foldedFrom.find(name);
+  if (it == foldedFrom.end())
+    return parameters;
+  for (const std::string &source : it->second)
+    if (signatureParameters.contains(source))
+      parameters.push_back(source);
+  return parameters;
+}
+
+std::optional<bool>
+InitializerRoles::isSignatureParameter(StringRef name) const {
+  if (signatureParameters.contains(name))
+    return true;
+  if (signatureBuffers.contains(name))
+    return false;
   return std::nullopt;
 }

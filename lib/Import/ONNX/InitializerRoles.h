@@ -74,6 +74,17 @@ public:
   bool isOnlyReadAs(llvm::StringRef name,
                     const llvm::StringMap<uint32_t> &operands) const;
 
+  /// The parameters of the exported program (the dynamo exporter's
+  /// `pkg.torch.export.ExportedProgram.graph_signature`) that the
+  /// exporter's optimizer folded into initializer `name` (its
+  /// `pkg.onnxscript.optimizer.folded_from`): GPT-2's position embedding
+  /// gathered at arange(T), a Linear's weight transposed. Empty when none
+  /// or when the graph does not say.
+  llvm::SmallVector<std::string>
+  getFoldedParameters(llvm::StringRef name) const;
+  /// Whether `name` is what the exported program's signature calls a
+  /// parameter, a buffer (std::nullopt when it does not name it).
+  std::optional<bool> isSignatureParameter(llvm::StringRef name) const;
   /// Whether `name` is one the exporter made up (undotted among state-dict
   /// names: `val_12`, `unsqueeze_14`, `where`).
   bool isMadeUpName(llvm::StringRef name) const {
@@ -93,6 +104,11 @@ private:
   /// (`model.layers.0.mlp.up_proj.weight`): then the exporter named the
   /// framework's tensors, and an undotted name is one it made up.
   bool hasStateDictNames = false;
+  /// The exported program's parameter and buffer targets (state-dict
+  /// names), from the graph's metadata.
+  llvm::StringSet<> signatureParameters, signatureBuffers;
+  /// The optimizer's folded_from of each folded initializer.
+  llvm::StringMap<llvm::SmallVector<std::string>> foldedFrom;
 };
 
 } // namespace tgc::onnx_import

@@ -632,6 +632,96 @@ static LogicalResult convertInstanceNormalization(Importer &g) {
   return success();
 }
 
+// GroupNormalization-18/21: each sample's channels in num_groups groups,
+// each group normalized over its channels and positions (in f32, or f64 for
+// f64 X or stash_type 11, rounded back to X's type), then scaled and
+// shifted per channel (GroupNormalization-21) or per group (18, whose
+// scale and bias have num_groups elements).
+static LogicalResult convertGroupNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(scale, g.requireInput(1));
+  ASSIGN_OR_FAIL(bias, g.requireInput(2));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() < 2)
+    return g.fail("expects a tensor of rank >= 2 (N, C, D1, ...)");
+  ASSIGN_OR_FAIL(groups, g.requireInt("num_groups"));
+  int64_t channels = type.getDimSize(1);
+  if (groups <= 0 || channels % groups != 0)
+    return g.fail("num_groups " + llvm::Twine(groups) + " must divide the " +
+                  llvm::Twine(channels) + " channels");
+  int64_t stash = g.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (stash != onnx::TensorProto::FLOAT && stash != onnx::TensorProto::DOUBLE)
+    return g.fail("stash_type must be FLOAT (1) or DOUBLE (11)");
+  int64_t perChannel = g.opset >= 21 ? channels : groups;
+  Type elementType = type.getElementType();
+  for (Value v : {scale, bias}) {
+    RankedTensorType t = Importer::getType(v);
+    if (t.getRank() != 1 || t.getDimSize(0) != perChannel ||
+        t.getElementType() != elementType)
+      return g.fail(
+          "scale and bias must be vectors of the " + llvm::Twine(perChannel) +
+          (g.opset >= 21 ? " channels" : " groups") + ", of X's element type");
+  }
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t batch = shape[0];
+  int64_t size = product(shape.drop_front(1)) / groups;
+  Type compute = elementType.isF64() || stash == onnx::TensorProto::DOUBLE
+                     ? Type(g.builder.getF64Type())
+                     : Type(g.builder.getF32Type());
+  Value grouped = g.convert(g.reshape(x, {batch, groups, size}), compute);
+  auto [mean, variance] = getMoments(g, grouped, {2});
+  RankedTensorType groupedType = Importer::getType(grouped);
+  Value normalized = g.reshape(
+      g.convert(normalize(g, grouped, mean, variance,
+                          g.getFloat("epsilon", 1e-5f),
+                          g.splat(groupedType, 1.0), g.splat(groupedType, 0.0)),
+                elementType),
+      shape);
+  // Per group (opset 18): each group's value for its channels.
+  auto toChannels = [&](Value v) {
+    if (perChannel == channels)
+      return v;
+    return g.reshape(
+        g.broadcastTo(g.reshape(v, {groups, 1}), {groups, channels / groups}),
+        {channels});
+  };
+  Value scales = broadcastPerChannel(g, toChannels(scale), type);
+  Value biases = broadcastPerChannel(g, toChannels(bias), type);
+  g.setOutput(0, buildBinary<tg::AddOp>(
+                     g, buildBinary<tg::MulOp>(g, normalized, scales), biases));
+  return success();
+}
+
+// LpNormalization-1/22: x divided by its L1 or L2 norm along `axis`; a zero
+// norm gives zeros.
+static LogicalResult convertLpNormalization(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  if (type.getRank() == 0)
+    return g.fail("expects a tensor of rank >= 1");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -1), type.getRank()));
+  int64_t p = g.getInt("p", 2);
+  if (p != 1 && p != 2)
+    return g.fail("p must be 1 or 2");
+  Composer e{g, type};
+  Value summed = g.reduce(tg::ReduceKind::Sum, p == 1 ? e.abs(x) : e.mul(x, x),
+                          {axis}, /*keepDims=*/true);
+  // A zero norm divides by one (and its square root is of one), so that
+  // neither the result nor its gradient holds a NaN.
+  Composer r{g, Importer::getType(summed)};
+  Value zeroRow = r.equal(summed, r.c(0.0));
+  Value safe = r.select(zeroRow, r.c(1.0), summed);
+  Value norm = p == 1 ? safe : r.sqrt(safe);
+  Value quotient = e.div(x, g.broadcastTo(norm, type.getShape()));
+  Value zero = g.broadcastTo(zeroRow, type.getShape());
+  g.setOutput(0, e.select(zero, e.c(0.0), quotient));
+  return success();
+}
+
 // LRN-13 (1): `x / (bias + alpha / size * square_sum) ^ beta`, the squares
 // summed over the `size` channels around each (floor((size - 1) / 2)
 // before, ceil after): the squares padded with zeros along the channels and
@@ -915,6 +1005,21 @@ static Value buildProduct(Importer &g, Value x, ArrayRef<int64_t> dims,
 template <tg::ReduceKind Kind, ReduceForm Form = ReduceForm::Plain>
 static LogicalResult convertReduce(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
+  // ReduceMax and ReduceMin of bools (opset 20 on): any and all, as the
+  // maximum and minimum of 0s and 1s.
+  if (isBool(x) && Form == ReduceForm::Plain &&
+      (Kind == tg::ReduceKind::Max || Kind == tg::ReduceKind::Min)) {
+    ASSIGN_OR_FAIL(dims, getReduceDims(g, x));
+    if (!dims) {
+      g.setOutput(0, x);
+      return success();
+    }
+    Value bytes = g.convert(x, g.builder.getIntegerType(8, false));
+    g.setOutput(
+        0, g.convert(g.reduce(Kind, bytes, *dims, g.getBool("keepdims", true)),
+                     g.builder.getI1Type()));
+    return success();
+  }
   if (failed(requireNumeric(g, x)))
     return failure();
   if ((Kind == tg::ReduceKind::Mean ||
@@ -2412,6 +2517,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Acos", {convertAcos, 7, 7}},
       {"Acosh", {convertAcosh, 9, 9}},
       {"Add", {convertBinary<tg::AddOp>, 1, 1}},
+      {"AffineGrid", {convertAffineGrid, 20, 20}},
       {"And", {convertLogical<0>, 1, 1}},
       {"ArgMax", {convertArgExtreme, 1, 1}},
       {"ArgMin", {convertArgExtreme, 1, 1}},
@@ -2427,6 +2533,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"BlackmanWindow", {convertBlackmanWindow, 17, 17}},
       {"Cast", {convertCast, 1, 6}},
       {"CastLike", {convertCastLike, 15, 15}},
+      {"CenterCropPad", {convertCenterCropPad, 18, 18}},
       {"Ceil", {convertCeil, 1, 1}},
       {"Celu", {convertCelu, 12, 12}},
       {"Clip", {convertClip, 1, 1}},
@@ -2475,6 +2582,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"HardSwish", {convertHardSigmoid, 14, 14}},
       {"Identity", {convertIdentity, 1, 1}},
       {"If", {nullptr, 1, 1}},
+      {"GroupNormalization", {convertGroupNormalization, 18, 18}},
       {"InstanceNormalization", {convertInstanceNormalization, 1, 6}},
       {"IsInf", {convertIsInf, 10, 10}},
       {"IsNaN", {convertIsNaN, 9, 9}},
@@ -2493,6 +2601,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"MaxPool", {convertPool, 1, 1}},
       {"MaxUnpool", {convertMaxUnpool, 9, 9}},
       {"Mean", {convertMean, 1, 1}},
+      {"LpNormalization", {convertLpNormalization, 1, 1}},
       {"MeanVarianceNormalization", {convertMeanVarianceNormalization, 9, 9}},
       {"MelWeightMatrix", {convertMelWeightMatrix, 17, 17}},
       {"Min", {convertVariadic<tg::MinOp>, 1, 1}},
@@ -2570,6 +2679,8 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"STFT", {convertSTFT, 17, 17}},
       {"Sub", {convertBinary<tg::SubOp>, 1, 1}},
       {"Sum", {convertVariadic<tg::AddOp>, 1, 1}},
+      {"SwiGLU", {convertSwiGLU, 28, 28}},
+      {"Swish", {convertSwish, 24, 24}},
       {"Tan", {convertTan, 7, 7}},
       {"Tanh", {convertUnary<tg::TanhOp>, 1, 1}},
       {"ThresholdedRelu", {convertThresholdedRelu, 10, 10}},

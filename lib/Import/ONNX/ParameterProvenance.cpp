@@ -23,14 +23,9 @@ static constexpr StringLiteral kFxNode = "pkg.torch.onnx.fx_node";
 static constexpr StringLiteral kFoldedFrom =
     "pkg.onnxscript.optimizer.folded_from";
 
-/// The field numbers of `metadata_props` (ONNX 1.16), which the ONNX
-/// headers tg builds with (Debian's 1.12) do not know: protobuf keeps them
-/// as unknown fields, read here.
-static constexpr int kNodeMetadataField = 9;
-static constexpr int kValueInfoMetadataField = 4;
-
-static std::optional<std::string>
-getMetadata(const google::protobuf::Message &proto, int field, StringRef key) {
+std::optional<std::string>
+tgc::onnx_import::getMetadata(const google::protobuf::Message &proto, int field,
+                              StringRef key) {
   const google::protobuf::UnknownFieldSet &unknown =
       proto.GetReflection()->GetUnknownFields(proto);
   for (int i = 0, e = unknown.field_count(); i < e; ++i) {
@@ -45,15 +40,13 @@ getMetadata(const google::protobuf::Message &proto, int field, StringRef key) {
   return std::nullopt;
 }
 
-static std::optional<std::string> getMetadata(const onnx::NodeProto &node,
-                                              StringRef key) {
+static std::optional<std::string> getNodeMetadata(const onnx::NodeProto &node,
+                                                  StringRef key) {
   return getMetadata(node, kNodeMetadataField, key);
 }
 
-/// A Python list of string literals as the exporter writes it with repr
-/// (`['', 'model', 'model.layers.0']`); std::nullopt for anything else
-/// (escapes included: such a name is not trusted).
-static std::optional<SmallVector<std::string>> parseStringList(StringRef text) {
+std::optional<SmallVector<std::string>>
+tgc::onnx_import::parseStringList(StringRef text) {
   text = text.trim();
   if (!text.consume_front("[") || !text.consume_back("]"))
     return std::nullopt;
@@ -79,7 +72,7 @@ static std::optional<SmallVector<std::string>> parseStringList(StringRef text) {
 }
 
 bool tgc::onnx_import::hasScopeMetadata(const onnx::NodeProto &node) {
-  std::optional<std::string> scopes = getMetadata(node, kNameScopes);
+  std::optional<std::string> scopes = getNodeMetadata(node, kNameScopes);
   if (!scopes)
     return false;
   std::optional<SmallVector<std::string>> items = parseStringList(*scopes);
@@ -90,7 +83,7 @@ std::optional<std::string>
 tgc::onnx_import::getModuleScope(const onnx::NodeProto &node) {
   // The last scope is the op's own (`linear`, `mul_4`), the one before it
   // the innermost module's path from the exported module.
-  if (std::optional<std::string> scopes = getMetadata(node, kNameScopes)) {
+  if (std::optional<std::string> scopes = getNodeMetadata(node, kNameScopes)) {
     std::optional<SmallVector<std::string>> items = parseStringList(*scopes);
     if (!items || items->size() < 2)
       return std::nullopt;
@@ -113,7 +106,7 @@ tgc::onnx_import::getModuleScope(const onnx::NodeProto &node) {
 
 /// The target of the FX node an ONNX node came from (`aten.linear.default`).
 static std::optional<std::string> getFxTarget(const onnx::NodeProto &node) {
-  std::optional<std::string> fx = getMetadata(node, kFxNode);
+  std::optional<std::string> fx = getNodeMetadata(node, kFxNode);
   if (!fx)
     return std::nullopt;
   size_t start = fx->find("[target=");
@@ -130,7 +123,7 @@ static std::optional<std::string> getFxTarget(const onnx::NodeProto &node) {
 static SmallVector<std::string>
 getFxParameterArguments(const onnx::NodeProto &node) {
   SmallVector<std::string> placeholders;
-  std::optional<std::string> fx = getMetadata(node, kFxNode);
+  std::optional<std::string> fx = getNodeMetadata(node, kFxNode);
   if (!fx)
     return placeholders;
   size_t start = fx->find("](");

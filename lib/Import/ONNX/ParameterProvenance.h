@@ -28,7 +28,27 @@
 #include <optional>
 #include <string>
 
+namespace google::protobuf {
+class Message;
+} // namespace google::protobuf
+
 namespace tgc::onnx_import {
+
+/// The field numbers of `metadata_props` (ONNX 1.16), which the ONNX
+/// headers tg builds with (Debian's 1.12) do not know: protobuf keeps them
+/// as unknown fields, read by getMetadata.
+constexpr int kNodeMetadataField = 9;
+constexpr int kValueInfoMetadataField = 4;
+constexpr int kGraphMetadataField = 16;
+/// The value of the metadata entry `key` of `proto` (its metadata_props,
+/// field number `field`), or std::nullopt.
+std::optional<std::string> getMetadata(const google::protobuf::Message &proto,
+                                       int field, llvm::StringRef key);
+/// A Python list of string literals as the exporter writes it with repr
+/// (`['', 'model', 'model.layers.0']`); std::nullopt for anything else
+/// (escapes included: such a name is not trusted).
+std::optional<llvm::SmallVector<std::string>>
+parseStringList(llvm::StringRef text);
 
 /// The path of the module a node was exported from
 /// (`model.layers.0.mlp.up_proj`): the second-to-last entry of the dynamo

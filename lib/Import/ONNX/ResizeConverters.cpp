@@ -460,6 +460,64 @@ static Value reflect(Composer &e, Value x, double lo, double hi) {
       e.select(e.less(e.c(hi), x), fold(e.sub(x, e.c(hi)), hi, lo), x));
 }
 
+// AffineGrid-20: the sampling grid of GridSample for theta ([N, 2, 3] or
+// [N, 3, 4]) and the output size (N, C, H, W) or (N, C, D, H, W), known at
+// import: theta times the homogeneous coordinates (x, y[, z], 1) of each
+// output position, which run from -1 to 1 (the corner pixels' centres with
+// align_corners, their outer edges without), computed in double at import.
+LogicalResult onnx_import::convertAffineGrid(Importer &g) {
+  ASSIGN_OR_FAIL(theta, g.requireInput(0));
+  if (failed(requireFloat(g, theta)))
+    return failure();
+  ASSIGN_OR_FAIL(size, g.requireConstantInts(1, "size"));
+  RankedTensorType thetaType = Importer::getType(theta);
+  int64_t spatial = int64_t(size.size()) - 2;
+  if (spatial != 2 && spatial != 3)
+    return g.fail("size must have 4 (2D) or 5 (3D) elements");
+  int64_t batch = size[0];
+  if (thetaType.getShape() != ArrayRef<int64_t>{batch, spatial, spatial + 1})
+    return g.fail("theta must be [" + llvm::Twine(batch) + ", " +
+                  llvm::Twine(spatial) + ", " + llvm::Twine(spatial + 1) +
+                  "] for this size");
+  // Output dimensions, outermost first (D, H, W or H, W).
+  SmallVector<int64_t> dims(size.begin() + 2, size.end());
+  int64_t positions = 1;
+  for (int64_t d : dims) {
+    if (d < 1)
+      return g.fail("size's spatial dimensions must be positive");
+    positions *= d;
+    if (positions > kMaxFoldElements)
+      return g.fail("more than 2^24 grid positions");
+  }
+  bool alignCorners = g.getBool("align_corners", false);
+  auto coordinate = [&](int64_t i, int64_t n) {
+    if (alignCorners)
+      return n == 1 ? -1.0 : -1.0 + 2.0 * double(i) / double(n - 1);
+    return (2.0 * double(i) + 1.0) / double(n) - 1.0;
+  };
+  // [spatial + 1, positions]: row 0 the innermost (x), ..., last row ones.
+  SmallVector<double> base((spatial + 1) * positions);
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p;
+    for (int64_t d = spatial - 1; d >= 0; --d) {
+      int64_t index = rest % dims[d];
+      rest /= dims[d];
+      base[(spatial - 1 - d) * positions + p] = coordinate(index, dims[d]);
+    }
+    base[spatial * positions + p] = 1.0;
+  }
+  Value coordinates =
+      g.constant(RankedTensorType::get({spatial + 1, positions},
+                                       thetaType.getElementType()),
+                 base);
+  ASSIGN_OR_FAIL(grid, buildMatMul(g, theta, coordinates));
+  SmallVector<int64_t> shape = {batch};
+  llvm::append_range(shape, dims);
+  shape.push_back(spatial);
+  g.setOutput(0, g.reshape(g.transpose(grid, {0, 2, 1}), shape));
+  return success();
+}
+
 /// GridSample-16 and -20 (any number of spatial dimensions): every output
 /// position's source coordinates (the grid's, last axis reversed,
 /// denormalized by align_corners) moved inside by padding_mode, then its

@@ -81,8 +81,8 @@ with open("truncated.onnx", "wb") as f:
 onnx.save(model([helper.make_node("MyOp", ["x"], ["y"], name="custom",
                                   domain="com.example")],
                 [vi("x", F, [2])], [vi("y", F, [2])]), "unknown-domain.onnx")
-onnx.save(model([helper.make_node("LpNormalization", ["x"], ["y"],
-                                  name="lpnorm")],
+onnx.save(model([helper.make_node("TfIdfVectorizer", ["x"], ["y"],
+                                  name="tfidf")],
                 [vi("x", F, [2])], [vi("y", F, [2])]), "unsupported-op.onnx")
 onnx.save(model([helper.make_node("Identity", ["x"], ["y"], name="id")],
                 [vi("x", TensorProto.STRING, [2])],

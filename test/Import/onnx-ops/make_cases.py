@@ -1919,6 +1919,22 @@ def spectral_grad_models():
         helper.make_node("DFT", ["f"], ["h"], axis=1, inverse=1)]}, w)
 
 
+def save_loss_model(name, nodes, params, opset):
+    """grad/NAME.onnx at `opset`: `nodes` computing h from the parameters
+    `params` ((name, value) pairs), with the sum of squares of h as its
+    loss, for tgc gradcheck."""
+    nodes = sorted(nodes, key=lambda n: n.op_type != "Constant") + [
+        helper.make_node("Mul", ["h", "h"], ["sq"]),
+        helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+    graph = helper.make_graph(
+        nodes, "g", [], [vi("loss", F, [])],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in params])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10 if opset < 23 else 11
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
+
+
 def transformer_grad_models():
     """grad/NAME.onnx: a parameter through the transformer ops of opset 23
     (RMSNormalization, RotaryEmbedding, Attention on its fused path and on
@@ -1929,18 +1945,7 @@ def transformer_grad_models():
     angles = np.outer(np.arange(6), 1.0 / 100 ** (np.arange(2) / 2))
 
     def save(name, nodes, inits=()):
-        nodes = sorted(nodes, key=lambda n: n.op_type != "Constant") + [
-            helper.make_node("Mul", ["h", "h"], ["sq"]),
-            helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
-        graph = helper.make_graph(
-            nodes, "g", [], [vi("loss", F, [])],
-            [numpy_helper.from_array(np.asarray(v), k)
-             for k, v in [("w", w)] + list(inits)])
-        m = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 23)])
-        m.ir_version = 11
-        onnx.checker.check_model(m)
-        onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
+        save_loss_model(name, nodes, [("w", w)] + list(inits), 23)
 
     save("rmsnorm", [helper.make_node("RMSNormalization", ["w", "g"], ["h"],
                                       epsilon=1e-3)],
@@ -1968,6 +1973,54 @@ def transformer_grad_models():
         helper.make_node("Attention", ["w", "kv", "kv", "mask"], ["h"],
                          q_num_heads=2, kv_num_heads=1, softcap=2.0)],
          [("mask", mask)])
+
+
+def newer_op_grad_models():
+    """grad/NAME.onnx: a parameter through ops of opsets 18 to 28
+    (GroupNormalization, LpNormalization with a zero row, Swish, SwiGLU,
+    CenterCropPad, AffineGrid's theta), for tgc gradcheck."""
+    local = np.random.default_rng(18)
+    w = local.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    w[1, :, 0, :] = 0.0  # LpNormalization's zero norms along axis 1
+
+    def save(name, nodes, inits=(), opset=21, param=w):
+        save_loss_model(name, nodes, [("w", param)] + list(inits), opset)
+
+    save("groupnorm", [helper.make_node(
+        "GroupNormalization", ["w", "g", "b"], ["h"], num_groups=2)],
+        [("g", local.uniform(0.5, 1.5, 4).astype(np.float32)),
+         ("b", local.standard_normal(4).astype(np.float32))])
+    save("lpnorm", [helper.make_node("LpNormalization", ["w"], ["h"], axis=1,
+                                     p=2)])
+    save("swish", [helper.make_node("Swish", ["w"], ["h"], alpha=0.7)],
+         opset=24)
+    save("swiglu", [
+        helper.make_node("Mul", ["w", "w"], ["b"]),
+        helper.make_node("SwiGLU", ["w", "b"], ["h"], alpha=1.5)], opset=28)
+    save("centercroppad", [
+        const("shape", np.array([2, 5], np.int64)),
+        helper.make_node("CenterCropPad", ["w", "shape"], ["h"],
+                         axes=[1, 3])], opset=18)
+    theta = local.standard_normal((2, 2, 3)).astype(np.float32)
+    save("affinegrid", [
+        const("size", np.array([2, 1, 3, 4], np.int64)),
+        helper.make_node("AffineGrid", ["w", "size"], ["h"])], opset=20,
+         param=theta)
+
+
+def newer_op_error_models():
+    """errors/NAME.onnx: forms of opsets 18 to 28 tgc refuses."""
+    save_error_model("groupnorm-groups",
+                     [helper.make_node("GroupNormalization", ["x", "s", "s"],
+                                       ["y"], num_groups=3)],
+                     [vi("x", F, [1, 4, 2]), vi("s", F, [4])], ["y"], opset=21)
+    save_error_model("swiglu-shapes",
+                     [helper.make_node("SwiGLU", ["a", "b"], ["y"])],
+                     [vi("a", F, [2, 4]), vi("b", F, [1, 4])], ["y"], opset=28)
+    save_error_model("affinegrid-theta",
+                     [const("size", np.array([2, 1, 3, 4], np.int64)),
+                      helper.make_node("AffineGrid", ["t", "size"], ["y"])],
+                     [vi("t", F, [2, 3, 4])], ["y"], opset=20)
 
 
 def transformer_error_models():
@@ -2426,6 +2479,8 @@ if __name__ == "__main__":
     spectral_grad_models()
     transformer_grad_models()
     transformer_error_models()
+    newer_op_grad_models()
+    newer_op_error_models()
     det_cases()
     det_grad_models()
     det_error_models()

@@ -89,6 +89,14 @@ inline mlir::Value select(GraphImporter &g, mlir::Value pred,
 mlir::Value compare(GraphImporter &g, tg::CompareDirection direction,
                     mlir::Value lhs, mlir::Value rhs);
 
+/// `x` converted to `target`; to a float8 type with `saturate` (ONNX's
+/// default for Cast, CastLike and QuantizeLinear), values beyond its largest
+/// finite value, infinities included, become that value (NaN stays NaN);
+/// without, the conversion's overflow (NaN for f8E4M3FN, an infinity for
+/// f8E5M2).
+mlir::Value convertSaturating(GraphImporter &g, mlir::Value x,
+                              mlir::Type target, bool saturate);
+
 /// Success for a float `value`, else an error on the node.
 mlir::LogicalResult requireFloat(GraphImporter &g, mlir::Value value);
 /// Success for a number (not a bool) `value`, else an error on the node.

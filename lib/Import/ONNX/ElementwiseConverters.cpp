@@ -84,6 +84,19 @@ LogicalResult onnx_import::requireFloat(Importer &g, Value value) {
                 " is not supported by this op in tg");
 }
 
+Value onnx_import::convertSaturating(Importer &g, Value x, Type target,
+                                     bool saturate) {
+  if (!saturate || !isa<Float8E4M3FNType, Float8E5M2Type>(target))
+    return g.convert(x, target);
+  if (!isFloat(x))
+    x = g.convert(x, g.builder.getF32Type());
+  double largest =
+      APFloat::getLargest(cast<FloatType>(target).getFloatSemantics())
+          .convertToDouble();
+  Composer e{g, Importer::getType(x)};
+  return g.convert(e.clamp(x, -largest, largest), target);
+}
+
 LogicalResult onnx_import::requireNumeric(Importer &g, Value value) {
   if (!isBool(value))
     return success();

@@ -45,6 +45,10 @@ Type onnx_import::getElementType(MLIRContext &context, int32_t dataType) {
     return b.getIntegerType(8, /*isSigned=*/false);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
+  case kFloat8E4M3FN:
+    return b.getType<Float8E4M3FNType>();
+  case kFloat8E5M2:
+    return b.getType<Float8E5M2Type>();
   default:
     return {};
   }
@@ -54,6 +58,12 @@ std::string onnx_import::getDataTypeName(int32_t dataType) {
   if (onnx::TensorProto::DataType_IsValid(dataType))
     return onnx::TensorProto::DataType_Name(
         static_cast<onnx::TensorProto::DataType>(dataType));
+  // The names ONNX 1.14 to 1.23 added.
+  static const char *const later[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
+      "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0", "UINT2",          "INT2"};
+  if (dataType >= 17 && dataType < 17 + int32_t(std::size(later)))
+    return later[dataType - 17];
   return "data type " + std::to_string(dataType);
 }
 

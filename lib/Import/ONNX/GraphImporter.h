@@ -49,8 +49,13 @@ constexpr int64_t kMaxTotalFoldElements = int64_t(1) << 26;
 /// matmul fits, a 4096^3 one is left to run time.
 constexpr int64_t kMaxTotalFoldFlops = int64_t(1) << 34;
 
+/// The data types ONNX 1.14 to 1.23 added (Debian's ONNX 1.12 headers lack
+/// their names): the float8 formats tg has.
+constexpr int32_t kFloat8E4M3FN = 17;
+constexpr int32_t kFloat8E5M2 = 19;
 /// The MLIR element type of an ONNX TensorProto data type, or null where tg
-/// has none (strings, complex, 8/16-bit and unsigned integers).
+/// has none (strings, complex, uint64, the float8 formats without
+/// infinities' "fnuz" variants, 4- and 2-bit types, float8e8m0).
 mlir::Type getElementType(mlir::MLIRContext &context, int32_t dataType);
 /// The ONNX name of a TensorProto data type ("FLOAT", "UINT8"...).
 std::string getDataTypeName(int32_t dataType);

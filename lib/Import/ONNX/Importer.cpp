@@ -222,6 +222,18 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
       out[i] = value;
       break;
     }
+    // float8: one byte each (raw, or the low byte of an int32_data entry),
+    // held as the f32 of the same value.
+    case kFloat8E4M3FN:
+    case kFloat8E5M2: {
+      uint8_t bits = raw ? uint8_t((*raw)[i]) : uint8_t(proto.int32_data(i));
+      APFloat value(dataType == kFloat8E4M3FN ? APFloat::Float8E4M3FN()
+                                              : APFloat::Float8E5M2(),
+                    APInt(8, bits));
+      float wide = value.convertToFloat();
+      std::memcpy(out + 4 * i, &wide, 4);
+      break;
+    }
     case onnx::TensorProto::FLOAT16: {
       uint16_t bits = raw ? 0 : static_cast<uint16_t>(proto.int32_data(i));
       if (raw)

@@ -223,16 +223,20 @@ static LogicalResult convertCast(Importer &g) {
   if (!elementType)
     return g.fail("casting to " + getDataTypeName(to) +
                   " is not supported: tg has no such element type");
-  g.setOutput(0, g.convert(x, elementType));
+  g.setOutput(
+      0, convertSaturating(g, x, elementType, g.getBool("saturate", true)));
   return success();
 }
 
 // CastLike-15: the element type comes from the second input, whose values
-// are never read.
+// are never read. Cast and CastLike saturate float8 results (opset 19's
+// `saturate`, on by default).
 static LogicalResult convertCastLike(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   ASSIGN_OR_FAIL(like, g.requireInput(1));
-  g.setOutput(0, g.convert(x, Importer::getType(like).getElementType()));
+  g.setOutput(0,
+              convertSaturating(g, x, Importer::getType(like).getElementType(),
+                                g.getBool("saturate", true)));
   return success();
 }
 

@@ -35,6 +35,12 @@ bool isNarrowInt(Type type) {
          type.getIntOrFloatBitWidth() <= 32;
 }
 
+/// What QuantizeLinear quantizes to and DequantizeLinear reads: a narrow
+/// integer, or a float8 format (opset 19 on).
+bool isQuantizedType(Type type) {
+  return isNarrowInt(type) || isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
 /// A scale or zero point (input `index`) laid along `axis` of `shape`,
 /// converted to `elementType`: a scalar (or one-element tensor) everywhere,
 /// a vector of shape[axis] elements along that axis, or a tensor that
@@ -159,8 +165,9 @@ LogicalResult requantize(Importer &g, Value product, ArrayRef<int64_t> axes) {
 
 // QuantizeLinear-10/13/19/21/23: y = saturate(round(x / y_scale) +
 // y_zero_point), per tensor or along `axis`; y has y_zero_point's type
-// (uint8 without it, or `output_dtype`). The division is computed in f32
-// (f64 at f64 precision).
+// (uint8 without it, or `output_dtype`): an integer, or a float8 format
+// (y = x / y_scale + y_zero_point rounded to it). The division is computed in
+// f32 (f64 at f64 precision).
 LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireFloat(g, x)))
@@ -169,13 +176,18 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
     return g.fail("blocked quantization (block_size) is not supported");
   RankedTensorType type = Importer::getType(x);
   ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank()));
-  ASSIGN_OR_FAIL(target, getQuantizedType(g, 2));
+  Type target = g.builder.getIntegerType(8, /*isSigned=*/false);
+  if (Value zeroPoint = g.input(2)) {
+    target = Importer::getType(zeroPoint).getElementType();
+    if (!isQuantizedType(target))
+      return g.fail("y_zero_point must be an integer or float8 tensor");
+  }
   if (std::optional<int64_t> dtype = g.getOptionalInt("output_dtype");
       dtype && *dtype != 0) {
     Type given = getElementType(*g.builder.getContext(), int32_t(*dtype));
-    if (!given || !isNarrowInt(given))
+    if (!given || !isQuantizedType(given))
       return g.fail("output_dtype " + getDataTypeName(int32_t(*dtype)) +
-                    " is not an integer type tg quantizes to");
+                    " is not a type tg quantizes to");
     if (g.input(2) && given != target)
       return g.fail("output_dtype differs from y_zero_point's type");
     target = given;
@@ -203,6 +215,15 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   Value scaled = buildBinary<tg::DivOp>(g, g.convert(x, compute), scale);
   if (precision != compute)
     scaled = g.convert(g.convert(scaled, precision), compute);
+  // A float8 y: x / y_scale + y_zero_point rounded to it (no rounding to an
+  // integer), saturated unless `saturate` is 0.
+  if (isa<FloatType>(target)) {
+    if (zeroPoint)
+      scaled = buildBinary<tg::AddOp>(g, scaled, zeroPoint);
+    g.setOutput(
+        0, convertSaturating(g, scaled, target, g.getBool("saturate", true)));
+    return success();
+  }
   Value quantized = saturateTo(g, scaled, zeroPoint, target);
   auto [low, high] = getIntRange(target);
   g.quantizations[quantized] = {x,    g.input(1),   g.input(2),
@@ -274,7 +295,10 @@ static FailureOr<bool> convertQuantizeDequantize(Importer &g, Value x,
 // QuantizeLinear's result, a tg.quantize_dequantize
 // (convertQuantizeDequantize).
 LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
-  ASSIGN_OR_FAIL(x, requireQuantized(g, 0, "x"));
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (!isQuantizedType(Importer::getType(x).getElementType()))
+    return g.fail("x must be an integer tensor of at most 32 bits or a "
+                  "float8 tensor");
   if (g.getInt("block_size", 0) != 0)
     return g.fail("blocked quantization (block_size) is not supported");
   RankedTensorType type = Importer::getType(x);

@@ -2017,6 +2017,10 @@ def newer_op_error_models():
     save_error_model("swiglu-shapes",
                      [helper.make_node("SwiGLU", ["a", "b"], ["y"])],
                      [vi("a", F, [2, 4]), vi("b", F, [1, 4])], ["y"], opset=28)
+    save_error_model("cast-float8-fnuz",
+                     [helper.make_node("Cast", ["x"], ["y"],
+                                       to=TensorProto.FLOAT8E4M3FNUZ)],
+                     [vi("x", F, [3])], ["y"], opset=21)
     save_error_model("affinegrid-theta",
                      [const("size", np.array([2, 1, 3, 4], np.int64)),
                       helper.make_node("AffineGrid", ["t", "size"], ["y"])],

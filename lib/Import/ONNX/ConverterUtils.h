@@ -210,6 +210,7 @@ mlir::FailureOr<mlir::Value> gatherAxis(GraphImporter &g, mlir::Value data,
 // The converters of IndexingConverters.cpp.
 mlir::LogicalResult convertPad(GraphImporter &g);
 mlir::LogicalResult convertCumSum(GraphImporter &g);
+mlir::LogicalResult convertCumProd(GraphImporter &g);
 mlir::LogicalResult convertGatherND(GraphImporter &g);
 mlir::LogicalResult convertGatherElements(GraphImporter &g);
 mlir::LogicalResult convertScatterND(GraphImporter &g);

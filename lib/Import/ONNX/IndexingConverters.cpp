@@ -211,35 +211,60 @@ moveAxisLast(int64_t rank, int64_t axis) {
   return {perm, inverse};
 }
 
-LogicalResult onnx_import::convertCumSum(Importer &g) {
-  ASSIGN_OR_FAIL(x, requireSortable(g, "CumSum"));
+namespace {
+/// A CumSum's or CumProd's input (x, axis), as [rows, size] with the scanned
+/// axis last, and how to put a result of that layout back.
+struct ScanOperand {
+  Value flat;
+  int64_t rows, size;
+  bool exclusive, reverse;
+  SmallVector<int64_t> movedShape, inverse;
+};
+} // namespace
+
+static FailureOr<ScanOperand> getScanOperand(Importer &g, StringRef op) {
+  ASSIGN_OR_FAIL(x, requireSortable(g, op));
   RankedTensorType type = Importer::getType(x);
   int64_t rank = type.getRank();
   ASSIGN_OR_FAIL(axisValue, g.requireConstantInts(1, "axis"));
   if (axisValue.size() != 1)
-    return g.fail("axis must hold one value");
+    return (void)g.fail("axis must hold one value"), failure();
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(axisValue.front(), rank));
-  bool exclusive = g.getBool("exclusive", false),
-       reverse = g.getBool("reverse", false);
+  ScanOperand scan;
+  scan.exclusive = g.getBool("exclusive", false);
+  scan.reverse = g.getBool("reverse", false);
+  scan.size = type.getDimSize(axis);
+  auto [perm, inverse] = moveAxisLast(rank, axis);
+  scan.inverse = inverse;
+  Value moved = g.transpose(x, perm);
+  scan.movedShape.assign(Importer::getType(moved).getShape().begin(),
+                         Importer::getType(moved).getShape().end());
+  scan.rows = scan.size == 0 ? 0 : type.getNumElements() / scan.size;
+  scan.flat = g.reshape(moved, {scan.rows, scan.size});
+  return scan;
+}
 
+static void setScanResult(Importer &g, const ScanOperand &scan, Value result) {
+  g.setOutput(0, g.transpose(g.reshape(result, scan.movedShape), scan.inverse));
+}
+
+LogicalResult onnx_import::convertCumSum(Importer &g) {
+  ASSIGN_OR_FAIL(scan, getScanOperand(g, "CumSum"));
   // The sum along the last axis as a product with a 0/1 matrix:
   // include[i][o] says whether input position i counts in output o.
-  int64_t size = type.getDimSize(axis);
+  int64_t size = scan.size, rows = scan.rows;
   if (size > 0 && size > kMaxFoldElements / size) // size * size, unwrapped
     return g.fail("the axis of " + llvm::Twine(size) +
                   " elements is too long for CumSum in tg");
   SmallVector<double> include;
   for (int64_t i = 0; i < size; ++i)
     for (int64_t o = 0; o < size; ++o)
-      include.push_back(reverse ? (exclusive ? i > o : i >= o)
-                                : (exclusive ? i < o : i <= o));
-  auto [perm, inverse] = moveAxisLast(rank, axis);
-  Value moved = g.transpose(x, perm);
-  SmallVector<int64_t> movedShape(Importer::getType(moved).getShape());
-  int64_t rows = size == 0 ? 0 : type.getNumElements() / size;
-  Value flat = g.reshape(moved, {rows, size});
+      include.push_back(scan.reverse ? (scan.exclusive ? i > o : i >= o)
+                                     : (scan.exclusive ? i < o : i <= o));
+  Value flat = scan.flat;
+  RankedTensorType type = Importer::getType(flat);
   Value sums;
-  if (isFloat(x)) {
+  if (isFloat(flat)) {
     // Differentiable: the gradient is the reverse cumulative sum.
     Value matrix =
         g.constant(type.clone(ArrayRef<int64_t>{size, size}), include);
@@ -258,7 +283,36 @@ LogicalResult onnx_import::convertCumSum(Importer &g) {
                     select(g, masks, spread, g.splat(cubeType, 0)), {1},
                     /*keepDims=*/false);
   }
-  g.setOutput(0, g.transpose(g.reshape(sums, movedShape), inverse));
+  setScanResult(g, scan, sums);
+  return success();
+}
+
+// CumProd-26: the running product along `axis` (exclusive: of the elements
+// before; reverse: from the end), as a scan of log2(n) elementwise
+// products of the values and their shifts (ones shifted in): exact for
+// integers (their products wrap), and through a zero the gradient stays
+// exact, as no division is involved.
+LogicalResult onnx_import::convertCumProd(Importer &g) {
+  ASSIGN_OR_FAIL(scan, getScanOperand(g, "CumProd"));
+  int64_t rows = scan.rows, size = scan.size;
+  // `value` moved by `shift` positions along the scan (toward the end, or
+  // the start when reversed), ones filling the vacated positions.
+  auto shifted = [&](Value value, int64_t shift) {
+    RankedTensorType flatType = Importer::getType(value);
+    Value ones = g.splat(flatType.clone(ArrayRef<int64_t>{rows, shift}), 1.0);
+    Value kept = scan.reverse
+                     ? g.slice(value, {0, shift}, {rows, size}, {1, 1})
+                     : g.slice(value, {0, 0}, {rows, size - shift}, {1, 1});
+    SmallVector<Value> parts = scan.reverse ? SmallVector<Value>{kept, ones}
+                                            : SmallVector<Value>{ones, kept};
+    return g.create<tg::ConcatOp>(flatType, parts, uint64_t(1));
+  };
+  Value product = scan.flat;
+  if (scan.exclusive && size > 0)
+    product = shifted(product, 1);
+  for (int64_t shift = 1; shift < size; shift *= 2)
+    product = buildBinary<tg::MulOp>(g, product, shifted(product, shift));
+  setScanResult(g, scan, product);
   return success();
 }
 

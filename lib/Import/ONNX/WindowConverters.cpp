@@ -436,7 +436,7 @@ LogicalResult onnx_import::convertConvTranspose(Importer &g) {
   return success();
 }
 
-/// MaxPool and AveragePool.
+/// MaxPool, AveragePool and LpPool (the Lp norm of each window).
 /// MaxPool's Indices ([O, N, C], i64): each window's first largest
 /// element (tg.top_k with k = 1 over the window, NaN first as in the
 /// values), as its flat index in the input ([N, C, D1..Dn] row-major, or
@@ -496,8 +496,39 @@ static FailureOr<Value> buildPoolIndices(Importer &g, Value windows,
   return buildBinary<tg::AddOp>(g, position, base);
 }
 
+/// The p of LpPool and GlobalLpPool (a float before opset 2, an int
+/// after; 2 by default), at least 1.
+static FailureOr<double> getLpOrder(Importer &g) {
+  double p =
+      g.opset < 2 ? double(g.getFloat("p", 2.0f)) : double(g.getInt("p", 2));
+  if (!(p >= 1.0 && p <= 64.0))
+    return (void)g.fail("p must be in [1, 64]"), failure();
+  return p;
+}
+
+/// `(|x|^p summed over `dims`)^(1/p)`, the dims kept with size 1 when
+/// `keepDims`; a zero sum gives 0 with a zero gradient (not 0 times the
+/// root's infinite slope).
+static Value buildLpNorm(Importer &g, Value x, ArrayRef<int64_t> dims,
+                         bool keepDims, double p) {
+  Composer e{g, Importer::getType(x)};
+  Value powered = p == 1.0   ? e.abs(x)
+                  : p == 2.0 ? e.mul(x, x)
+                             : g.create<tg::PowOp>(e.type, e.abs(x), e.c(p));
+  Value sum = g.reduce(tg::ReduceKind::Sum, powered, dims, keepDims);
+  if (p == 1.0)
+    return sum;
+  Composer r{g, Importer::getType(sum)};
+  Value zero = r.equal(sum, r.c(0.0));
+  Value safe = r.select(zero, r.c(1.0), sum);
+  Value root =
+      p == 2.0 ? r.sqrt(safe) : g.create<tg::PowOp>(r.type, safe, r.c(1.0 / p));
+  return r.select(zero, r.c(0.0), root);
+}
+
 LogicalResult onnx_import::convertPool(Importer &g) {
   bool isMax = g.getNode().op_type() == "MaxPool";
+  bool isLp = g.getNode().op_type() == "LpPool";
   // MaxPool-12 takes int8 and uint8 images too.
   ASSIGN_OR_FAIL(x, requireImage(g, 0, /*allowInteger=*/isMax));
   RankedTensorType type = Importer::getType(x);
@@ -505,7 +536,13 @@ LogicalResult onnx_import::convertPool(Importer &g) {
   std::optional<SmallVector<int64_t>> kernel = g.getInts("kernel_shape");
   if (!kernel || int64_t(kernel->size()) != type.getRank() - 2)
     return g.fail("kernel_shape must give each spatial dimension");
-  bool ceilMode = g.opset >= 10 && g.getInt("ceil_mode", 0) != 0;
+  // ceil_mode: MaxPool and AveragePool from opset 10, LpPool from 18.
+  bool ceilMode = g.opset >= (isLp ? 18 : 10) && g.getInt("ceil_mode", 0) != 0;
+  std::optional<double> order;
+  if (isLp) {
+    ASSIGN_OR_FAIL(p, getLpOrder(g));
+    order = p;
+  }
   ASSIGN_OR_FAIL(
       w, getWindows(g, type.getShape().drop_front(2), *kernel, ceilMode));
   // Padding never wins a max: -inf, or the integer type's smallest value.
@@ -516,7 +553,13 @@ LogicalResult onnx_import::convertPool(Importer &g) {
   ASSIGN_OR_FAIL(windows, unfold(g, x, w, fill));
   int64_t outputs = w.getNumOutputs();
   int64_t n = type.getDimSize(0), c = type.getDimSize(1);
-  // [O, K, N, C] -> [O, N, C].
+  // [O, K, N, C] -> [O, N, C]; LpPool's padding is zeros, which add
+  // nothing to the norm.
+  if (isLp) {
+    g.setOutput(0,
+                outputsLast(g, buildLpNorm(g, windows, {1}, false, *order), w));
+    return success();
+  }
   Value pooled = g.reduce(isMax ? tg::ReduceKind::Max : tg::ReduceKind::Sum,
                           windows, {1}, /*keepDims=*/false);
   if (!isMax) {
@@ -562,15 +605,21 @@ LogicalResult onnx_import::convertPool(Importer &g) {
   return success();
 }
 
-/// GlobalAveragePool and GlobalMaxPool: over every spatial dimension, kept
-/// with size 1.
+/// GlobalAveragePool, GlobalMaxPool and GlobalLpPool: over every spatial
+/// dimension, kept with size 1.
 LogicalResult onnx_import::convertGlobalPool(Importer &g) {
   ASSIGN_OR_FAIL(x, requireImage(g, 0));
   RankedTensorType type = Importer::getType(x);
   SmallVector<int64_t> spatial;
   for (int64_t d = 2; d < type.getRank(); ++d)
     spatial.push_back(d);
-  bool isMax = g.getNode().op_type() == "GlobalMaxPool";
+  StringRef opType = g.getNode().op_type();
+  if (opType == "GlobalLpPool") {
+    ASSIGN_OR_FAIL(p, getLpOrder(g));
+    g.setOutput(0, buildLpNorm(g, x, spatial, /*keepDims=*/true, p));
+    return success();
+  }
+  bool isMax = opType == "GlobalMaxPool";
   g.setOutput(0, g.reduce(isMax ? tg::ReduceKind::Max : tg::ReduceKind::Mean, x,
                           spatial, /*keepDims=*/true));
   return success();

@@ -1978,7 +1978,8 @@ def transformer_grad_models():
 def newer_op_grad_models():
     """grad/NAME.onnx: a parameter through ops of opsets 18 to 28
     (GroupNormalization, LpNormalization with a zero row, Swish, SwiGLU,
-    CenterCropPad, AffineGrid's theta), for tgc gradcheck."""
+    CenterCropPad, LpPool over windows of zeros, CumProd through zeros,
+    AffineGrid's theta), for tgc gradcheck."""
     local = np.random.default_rng(18)
     w = local.standard_normal((2, 4, 3, 3)).astype(np.float32)
     w[1, :, 0, :] = 0.0  # LpNormalization's zero norms along axis 1
@@ -2001,6 +2002,13 @@ def newer_op_grad_models():
         const("shape", np.array([2, 5], np.int64)),
         helper.make_node("CenterCropPad", ["w", "shape"], ["h"],
                          axes=[1, 3])], opset=18)
+    save("lppool", [helper.make_node("LpPool", ["w"], ["h"], p=3,
+                                     kernel_shape=[2, 2], pads=[1, 0, 0, 1],
+                                     strides=[1, 2])], opset=18)
+    save("cumprod", [
+        const("axis", np.array(-1, np.int64)),
+        helper.make_node("CumProd", ["w", "axis"], ["h"], exclusive=1,
+                         reverse=1)], opset=26)
     theta = local.standard_normal((2, 2, 3)).astype(np.float32)
     save("affinegrid", [
         const("size", np.array([2, 1, 3, 4], np.int64)),

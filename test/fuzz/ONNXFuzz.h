@@ -109,7 +109,17 @@ public:
                                     "NonZero",
                                     "Unique",
                                     "RoiAlign",
-                                    "GridSample"};
+                                    "GridSample",
+                                    "Attention",
+                                    "RMSNormalization",
+                                    "RotaryEmbedding",
+                                    "GroupNormalization",
+                                    "LpPool",
+                                    "CumProd",
+                                    "AffineGrid",
+                                    "CenterCropPad",
+                                    "SwiGLU",
+                                    "BitShift"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

@@ -2537,6 +2537,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"BlackmanWindow", {convertBlackmanWindow, 17, 17}},
       {"Cast", {convertCast, 1, 6}},
       {"CastLike", {convertCastLike, 15, 15}},
+      {"CausalConvWithState", {convertCausalConvWithState, 27, 27}},
       {"CenterCropPad", {convertCenterCropPad, 18, 18}},
       {"Ceil", {convertCeil, 1, 1}},
       {"Celu", {convertCelu, 12, 12}},

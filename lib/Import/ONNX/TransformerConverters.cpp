@@ -575,3 +575,84 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CausalConvWithState
+//===----------------------------------------------------------------------===//
+
+// CausalConvWithState-27 (Mamba's and Gated DeltaNet's convolution): a
+// depthwise causal 1D convolution of input [B, C, L] with weight [C, 1, k]
+// over the past k - 1 positions (past_state, zeros without) and the input:
+// output[t] = bias + sum_j weight[j] * padded[t + j], k products of shifted
+// slices, then SiLU with activation 'silu' or 'swish'; present_state is the
+// last k - 1 positions of the padded sequence.
+LogicalResult onnx_import::convertCausalConvWithState(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(weight, g.requireInput(1));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  RankedTensorType type = Importer::getType(x);
+  Type elementType = type.getElementType();
+  if (type.getRank() != 3)
+    return g.fail("input must have rank 3 (batch, channels, length)");
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1),
+          length = type.getDimSize(2);
+  RankedTensorType weightType = Importer::getType(weight);
+  if (weightType.getElementType() != elementType || weightType.getRank() != 3 ||
+      weightType.getDimSize(0) != channels || weightType.getDimSize(1) != 1 ||
+      weightType.getDimSize(2) < 1)
+    return g.fail("weight must be [" + llvm::Twine(channels) +
+                  ", 1, k] of the input's element type");
+  int64_t k = weightType.getDimSize(2);
+  if (k > 1024)
+    return g.fail("a kernel of " + llvm::Twine(k) +
+                  " positions is more than the 1024 tg unrolls");
+  std::string activation =
+      g.getString("activation", "none", {"none", "silu", "swish"});
+  SmallVector<int64_t> stateShape = {batch, channels, k - 1};
+  Value past = g.input(3);
+  if (past) {
+    if (Importer::getType(past) != type.clone(ArrayRef<int64_t>(stateShape)))
+      return g.fail("past_state must be [" + llvm::Twine(batch) + ", " +
+                    llvm::Twine(channels) + ", " + llvm::Twine(k - 1) +
+                    "] of the input's element type");
+  } else {
+    past = g.splat(type.clone(ArrayRef<int64_t>(stateShape)), 0.0);
+  }
+  Value padded = k > 1 ? concatLast(g, {past, x}) : x;
+  SmallVector<int64_t> outShape = {batch, channels, length};
+  RankedTensorType outType = type.clone(ArrayRef<int64_t>(outShape));
+  // Summed in f32 (f64 for f64) and rounded once, as a convolution
+  // accumulates.
+  Type accumulator = elementType.isF64() ? Type(g.builder.getF64Type())
+                                         : Type(g.builder.getF32Type());
+  Composer e{g, outType.clone(accumulator)};
+  Value wide = g.convert(padded, accumulator);
+  Value output;
+  for (int64_t j = 0; j < k; ++j) {
+    Value tap = g.broadcastTo(
+        g.reshape(g.convert(g.slice(weight, {0, 0, j}, {channels, 1, j + 1},
+                                    {1, 1, 1}),
+                            accumulator),
+                  {channels, 1}),
+        outShape);
+    Value term = e.mul(sliceLast(g, wide, j, j + length), tap);
+    output = output ? e.add(output, term) : term;
+  }
+  if (Value bias = g.input(2)) {
+    RankedTensorType biasType = Importer::getType(bias);
+    if (biasType != RankedTensorType::get({channels}, elementType))
+      return g.fail("bias must be a vector of the " + llvm::Twine(channels) +
+                    " channels");
+    output = e.add(output, g.broadcastTo(g.reshape(g.convert(bias, accumulator),
+                                                   {channels, 1}),
+                                         outShape));
+  }
+  output = g.convert(output, elementType);
+  if (activation != "none")
+    output = g.create<tg::SiluOp>(outType, output);
+  g.setOutput(0, output);
+  if (g.hasOutput(1))
+    g.setOutput(1, sliceLast(g, padded, length, length + k - 1));
+  return success();
+}

@@ -1960,6 +1960,15 @@ def transformer_grad_models():
         helper.make_node("Mul", ["w", "w"], ["k"]),
         helper.make_node("Attention", ["w", "k", "w"], ["h"], is_causal=1,
                          q_num_heads=2, kv_num_heads=2)])
+    # Mamba's causal convolution: the parameter as input and past state.
+    save_loss_model("causal_conv", [
+        helper.make_node("Slice", ["w", "st", "en", "ax"], ["past"]),
+        helper.make_node("CausalConvWithState", ["w", "k", "b", "past"],
+                         ["h", "state"], activation="silu")],
+        [("w", w), ("k", local.standard_normal((4, 1, 3)).astype(np.float32)),
+         ("b", local.standard_normal(4).astype(np.float32)),
+         ("st", np.array([0], np.int64)), ("en", np.array([2], np.int64)),
+         ("ax", np.array([2], np.int64))], 27)
     # Grouped-query attention with a soft cap and a boolean mask hiding
     # all of query 1's keys: composed op by op, the hidden row is zeros.
     mask = np.ones((4, 4), bool)
@@ -2037,8 +2046,8 @@ def newer_op_error_models():
 
 def transformer_error_models():
     """errors/NAME.onnx: transformer forms tgc refuses."""
-    def save(name, nodes, inputs, outputs, inits=()):
-        save_error_model(name, nodes, inputs, outputs, inits, opset=23)
+    def save(name, nodes, inputs, outputs, inits=(), opset=23):
+        save_error_model(name, nodes, inputs, outputs, inits, opset=opset)
 
     x3 = [vi("q", F, [2, 4, 8]), vi("k", F, [2, 4, 12])]
     save("attention-3d-no-heads",
@@ -2054,6 +2063,9 @@ def transformer_error_models():
          [helper.make_node("RotaryEmbedding", ["x", "c", "c"], ["y"],
                            rotary_embedding_dim=3)],
          [vi("x", F, [1, 2, 4, 8]), vi("c", F, [1, 4, 1])], ["y"])
+    save("causal-conv-weight",
+         [helper.make_node("CausalConvWithState", ["x", "w"], ["y"])],
+         [vi("x", F, [1, 4, 6]), vi("w", F, [4, 2, 3])], ["y"], opset=27)
     save("rmsnorm-stash-f16",
          [helper.make_node("RMSNormalization", ["x", "g"], ["y"],
                            stash_type=TensorProto.FLOAT16)],

@@ -778,6 +778,11 @@ LogicalResult onnx_import::convertCenterCropPad(Importer &g) {
       high[axis] = target - size - low[axis];
     }
   }
+  SmallVector<int64_t> result(shape);
+  for (auto [axis, target] : llvm::zip(axes, targets))
+    result[axis] = target;
+  if (span(result) > kMaxImportElements)
+    return g.fail("the result would have more than 2^31 elements");
   Value cropped = g.slice(x, starts, limits, strides);
   g.setOutput(0, g.create<tg::PadOp>(cropped, low, high, interior));
   return success();

@@ -2034,6 +2034,10 @@ def newer_op_error_models():
     save_error_model("swiglu-shapes",
                      [helper.make_node("SwiGLU", ["a", "b"], ["y"])],
                      [vi("a", F, [2, 4]), vi("b", F, [1, 4])], ["y"], opset=28)
+    save_error_model("centercroppad-huge",
+                     [const("s", np.array([2**31 - 1] * 3, np.int64)),
+                      helper.make_node("CenterCropPad", ["x", "s"], ["y"])],
+                     [vi("x", F, [1, 2, 3])], ["y"], opset=18)
     save_error_model("cast-float8-fnuz",
                      [helper.make_node("Cast", ["x"], ["y"],
                                        to=TensorProto.FLOAT8E4M3FNUZ)],

@@ -119,7 +119,9 @@ public:
                                     "AffineGrid",
                                     "CenterCropPad",
                                     "SwiGLU",
-                                    "BitShift"};
+                                    "BitShift",
+                                    "CausalConvWithState",
+                                    "LinearAttention"};
     switch (pick(7)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {

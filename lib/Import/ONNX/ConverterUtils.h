@@ -251,6 +251,7 @@ mlir::LogicalResult convertBitShift(GraphImporter &g);
 // The converters of TransformerConverters.cpp.
 mlir::LogicalResult convertAttention(GraphImporter &g);
 mlir::LogicalResult convertCausalConvWithState(GraphImporter &g);
+mlir::LogicalResult convertLinearAttention(GraphImporter &g);
 mlir::LogicalResult convertRMSNormalization(GraphImporter &g);
 mlir::LogicalResult convertRotaryEmbedding(GraphImporter &g);
 // The converters of SpectralConverters.cpp.

@@ -2608,6 +2608,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"MaxPool", {convertPool, 1, 1}},
       {"MaxUnpool", {convertMaxUnpool, 9, 9}},
       {"Mean", {convertMean, 1, 1}},
+      {"LinearAttention", {convertLinearAttention, 27, 27}},
       {"LpNormalization", {convertLpNormalization, 1, 1}},
       {"LpPool", {convertPool, 1, 1}},
       {"MeanVarianceNormalization", {convertMeanVarianceNormalization, 9, 9}},

@@ -26,6 +26,18 @@ using Importer = GraphImporter;
 
 namespace {
 
+/// Inputs 0 to 2 (query, key, value), float tensors.
+FailureOr<std::tuple<Value, Value, Value>> requireQueryKeyValue(Importer &g) {
+  Value values[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    ASSIGN_OR_FAIL(value, g.requireInput(i));
+    if (failed(requireFloat(g, value)))
+      return failure();
+    values[i] = value;
+  }
+  return std::make_tuple(values[0], values[1], values[2]);
+}
+
 /// `a && b` of two i1 tensors of one shape.
 Value both(Importer &g, Value a, Value b) { return select(g, a, b, a); }
 
@@ -279,12 +291,8 @@ FailureOr<Value> groupedMatMul(Importer &g, Value lhs, Value rhs) {
 // `offset`: the past's length, nonpad_kv_seqlen - the query length per
 // batch (an external cache), else 0.
 LogicalResult onnx_import::convertAttention(Importer &g) {
-  ASSIGN_OR_FAIL(q, g.requireInput(0));
-  ASSIGN_OR_FAIL(k, g.requireInput(1));
-  ASSIGN_OR_FAIL(v, g.requireInput(2));
-  for (Value value : {q, k, v})
-    if (failed(requireFloat(g, value)))
-      return failure();
+  ASSIGN_OR_FAIL(qkv, requireQueryKeyValue(g));
+  auto [q, k, v] = qkv;
   RankedTensorType qType = Importer::getType(q);
   Type elementType = qType.getElementType();
   int64_t rank = qType.getRank();
@@ -654,5 +662,160 @@ LogicalResult onnx_import::convertCausalConvWithState(Importer &g) {
   g.setOutput(0, output);
   if (g.hasOutput(1))
     g.setOutput(1, sliceLast(g, padded, length, length + k - 1));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearAttention
+//===----------------------------------------------------------------------===//
+
+// LinearAttention-27 (linear attention, GLA/RetNet decay, DeltaNet and
+// Gated DeltaNet): the recurrence over the tokens, unrolled (one step per
+// token, in f32, as the specification defines it):
+//   S = exp(g_t) S                           (gated rules)
+//   v_t = beta_t (v_t - S^T k_t)             (delta rules)
+//   S = S + k_t v_t^T;  o_t = scale q_t^T S  (query head h reads the state of
+//                                            key/value head h / (Hq / Hkv))
+// from past_state (zeros without); present_state is the last S. Q, K, V,
+// decay and beta are packed [B, T, heads * D]; the state is [B, Hkv, dk, dv].
+LogicalResult onnx_import::convertLinearAttention(Importer &g) {
+  ASSIGN_OR_FAIL(qkv, requireQueryKeyValue(g));
+  auto [q, k, v] = qkv;
+  std::string rule = g.getString("update_rule", "gated_delta",
+                                 {"linear", "gated", "delta", "gated_delta"});
+  bool gated = rule == "gated" || rule == "gated_delta";
+  bool delta = rule == "delta" || rule == "gated_delta";
+  ASSIGN_OR_FAIL(qHeads, g.requireInt("q_num_heads"));
+  ASSIGN_OR_FAIL(kvHeads, g.requireInt("kv_num_heads"));
+  if (qHeads <= 0 || kvHeads <= 0 || qHeads % kvHeads != 0)
+    return g.fail("q_num_heads must be a positive multiple of kv_num_heads");
+  RankedTensorType qType = Importer::getType(q);
+  if (qType.getRank() != 3 || Importer::getType(k).getRank() != 3 ||
+      Importer::getType(v).getRank() != 3)
+    return g.fail("query, key and value must be [batch, tokens, heads * "
+                  "size]");
+  int64_t batch = qType.getDimSize(0), tokens = qType.getDimSize(1);
+  for (Value value : {k, v})
+    if (Importer::getType(value).getDimSize(0) != batch ||
+        Importer::getType(value).getDimSize(1) != tokens)
+      return g.fail("query, key and value have different batch or token "
+                    "counts");
+  if (qType.getDimSize(2) % qHeads != 0 ||
+      Importer::getType(v).getDimSize(2) % kvHeads != 0)
+    return g.fail("the hidden sizes are not multiples of the head counts");
+  int64_t dk = qType.getDimSize(2) / qHeads;
+  int64_t dv = Importer::getType(v).getDimSize(2) / kvHeads;
+  int64_t groups = qHeads / kvHeads;
+  if (Importer::getType(k).getDimSize(2) != kvHeads * dk)
+    return g.fail("key must hold kv_num_heads heads of query's head size " +
+                  llvm::Twine(dk));
+  constexpr int64_t kMaxTokens = 4096;
+  if (tokens > kMaxTokens)
+    return g.fail(llvm::Twine(tokens) +
+                  " tokens: tg unrolls the recurrence, "
+                  "one step per token, up to " +
+                  llvm::Twine(kMaxTokens));
+  Value decay = g.input(4), beta = g.input(5);
+  if (gated != bool(decay))
+    return g.fail("update_rule '" + rule + "' " +
+                  (gated ? "requires" : "forbids") + " the decay input");
+  if (delta != bool(beta))
+    return g.fail("update_rule '" + rule + "' " +
+                  (delta ? "requires" : "forbids") + " the beta input");
+  Type f32 = g.builder.getF32Type();
+  // [B, T, H * D] -> [B, H, T, D] in f32.
+  auto heads = [&](Value value, int64_t count) {
+    int64_t size = Importer::getType(value).getDimSize(2) / count;
+    return g.transpose(
+        g.reshape(g.convert(value, f32), {batch, tokens, count, size}),
+        {0, 2, 1, 3});
+  };
+  // Token t of [B, H, T, D] as [B, H, rows, cols].
+  auto token = [&](Value value, int64_t t, int64_t rows, int64_t cols) {
+    ArrayRef<int64_t> shape = Importer::getType(value).getShape();
+    Value slice = g.slice(value, {0, 0, t, 0},
+                          {shape[0], shape[1], t + 1, shape[3]}, {1, 1, 1, 1});
+    return g.reshape(slice, {shape[0], shape[1], rows, cols});
+  };
+  Value queries = heads(q, qHeads), keys = heads(k, kvHeads),
+        values = heads(v, kvHeads);
+  Value decays, betas;
+  if (decay) {
+    RankedTensorType t = Importer::getType(decay);
+    if (t.getRank() != 3 || t.getDimSize(0) != batch ||
+        t.getDimSize(1) != tokens ||
+        (t.getDimSize(2) != kvHeads && t.getDimSize(2) != kvHeads * dk))
+      return g.fail("decay must be [batch, tokens, kv_num_heads] or [batch, "
+                    "tokens, kv_num_heads * head size]");
+    decays = heads(decay, kvHeads);
+  }
+  if (beta) {
+    RankedTensorType t = Importer::getType(beta);
+    if (t.getRank() != 3 || t.getDimSize(0) != batch ||
+        t.getDimSize(1) != tokens ||
+        (t.getDimSize(2) != kvHeads && t.getDimSize(2) != 1))
+      return g.fail("beta must be [batch, tokens, kv_num_heads] or [batch, "
+                    "tokens, 1]");
+    betas = heads(beta, t.getDimSize(2));
+  }
+  SmallVector<int64_t> stateShape = {batch, kvHeads, dk, dv};
+  RankedTensorType stateType = RankedTensorType::get(stateShape, f32);
+  Value state;
+  Type stateOutType = qType.getElementType();
+  if (Value past = g.input(3)) {
+    RankedTensorType pastType = Importer::getType(past);
+    if (pastType.getShape() != ArrayRef<int64_t>(stateShape) ||
+        !isa<FloatType>(pastType.getElementType()))
+      return g.fail("past_state must be [" + llvm::Twine(batch) + ", " +
+                    llvm::Twine(kvHeads) + ", " + llvm::Twine(dk) + ", " +
+                    llvm::Twine(dv) + "] floats");
+    state = g.convert(past, f32);
+    stateOutType = pastType.getElementType();
+  } else {
+    state = g.splat(stateType, 0.0);
+  }
+  float scaleAttr = g.getFloat("scale", 0.0f);
+  double scale =
+      scaleAttr != 0.0f ? double(scaleAttr) : 1.0 / std::sqrt(double(dk));
+  Composer s{g, stateType};
+  SmallVector<Value> outputs;
+  for (int64_t t = 0; t < tokens; ++t) {
+    Value kt = token(keys, t, dk, 1);   // [B, Hkv, dk, 1]
+    Value vt = token(values, t, 1, dv); // [B, Hkv, 1, dv]
+    if (decays) {
+      int64_t width = Importer::getType(decays).getDimSize(3);
+      Value gate = token(decays, t, width, 1);
+      state = s.mul(state, g.broadcastTo(g.create<tg::ExpOp>(
+                                             Importer::getType(gate), gate),
+                                         stateShape));
+    }
+    if (betas) {
+      // The value the state retrieves for k_t: k_t^T S ([B, Hkv, 1, dv]).
+      ASSIGN_OR_FAIL(retrieved,
+                     buildMatMul(g, g.transpose(kt, {0, 1, 3, 2}), state));
+      Value b = g.broadcastTo(token(betas, t, 1, 1),
+                              Importer::getType(vt).getShape());
+      vt = buildBinary<tg::MulOp>(g, b,
+                                  buildBinary<tg::SubOp>(g, vt, retrieved));
+    }
+    ASSIGN_OR_FAIL(update, buildMatMul(g, kt, vt));
+    state = s.add(state, update);
+    // o_t = scale q_t^T S: [B, Hkv, G, dk] times [B, Hkv, dk, dv].
+    Value qt =
+        g.reshape(token(queries, t, 1, dk), {batch, kvHeads, groups, dk});
+    ASSIGN_OR_FAIL(read, buildMatMul(g, qt, state));
+    Composer o{g, Importer::getType(read)};
+    outputs.push_back(
+        g.reshape(o.mul(read, o.c(scale)), {batch, 1, qHeads * dv}));
+  }
+  RankedTensorType outputType =
+      RankedTensorType::get({batch, tokens, qHeads * dv}, f32);
+  Value output = outputs.empty() ? g.splat(outputType, 0.0)
+                 : outputs.size() == 1
+                     ? outputs.front()
+                     : g.create<tg::ConcatOp>(outputType, outputs, uint64_t(1));
+  g.setOutput(0, g.convert(output, qType.getElementType()));
+  if (g.hasOutput(1))
+    g.setOutput(1, g.convert(state, stateOutType));
   return success();
 }

@@ -1969,6 +1969,14 @@ def transformer_grad_models():
          ("b", local.standard_normal(4).astype(np.float32)),
          ("st", np.array([0], np.int64)), ("en", np.array([2], np.int64)),
          ("ax", np.array([2], np.int64))], 27)
+    # Gated DeltaNet's recurrence: the parameter as queries, keys and
+    # values (4 heads of 2), with a per-head decay and one update rate.
+    save_loss_model("linear_attention", [
+        helper.make_node("LinearAttention", ["w", "w", "w", "", "g", "b"],
+                         ["h", "state"], q_num_heads=4, kv_num_heads=4,
+                         update_rule="gated_delta")],
+        [("w", w), ("g", -local.uniform(0.1, 1.0, (2, 4, 4)).astype(np.float32)),
+         ("b", local.uniform(0.2, 0.9, (2, 4, 1)).astype(np.float32))], 27)
     # Grouped-query attention with a soft cap and a boolean mask hiding
     # all of query 1's keys: composed op by op, the hidden row is zeros.
     mask = np.ones((4, 4), bool)
@@ -2070,6 +2078,11 @@ def transformer_error_models():
     save("causal-conv-weight",
          [helper.make_node("CausalConvWithState", ["x", "w"], ["y"])],
          [vi("x", F, [1, 4, 6]), vi("w", F, [4, 2, 3])], ["y"], opset=27)
+    save("linear-attention-decay",
+         [helper.make_node("LinearAttention", ["q", "q", "q"], ["y", "s"],
+                           q_num_heads=2, kv_num_heads=2,
+                           update_rule="gated")],
+         [vi("q", F, [1, 3, 8])], ["y"], opset=27)
     save("rmsnorm-stash-f16",
          [helper.make_node("RMSNormalization", ["x", "g"], ["y"],
                            stash_type=TensorProto.FLOAT16)],

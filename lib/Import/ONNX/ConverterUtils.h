@@ -97,6 +97,17 @@ mlir::Value compare(GraphImporter &g, tg::CompareDirection direction,
 mlir::Value convertSaturating(GraphImporter &g, mlir::Value x,
                               mlir::Type target, bool saturate);
 
+/// `(|x|^p summed over `dims`)^(1/p)` (LpNormalization, LpPool), the dims
+/// kept with size 1 when `keepDims`; a zero sum gives 0 with a zero
+/// gradient (not 0 times the root's infinite slope).
+mlir::Value buildLpNorm(GraphImporter &g, mlir::Value x,
+                        llvm::ArrayRef<int64_t> dims, bool keepDims, double p);
+
+/// The node's `stash_type` (the precision of a normalization's statistics,
+/// or of a low-precision Range), FLOAT (the default) or DOUBLE; any other
+/// is an error on the node.
+mlir::FailureOr<int64_t> getStashType(GraphImporter &g);
+
 /// Success for a float `value`, else an error on the node.
 mlir::LogicalResult requireFloat(GraphImporter &g, mlir::Value value);
 /// Success for a number (not a bool) `value`, else an error on the node.

@@ -97,6 +97,14 @@ Value onnx_import::convertSaturating(Importer &g, Value x, Type target,
   return g.convert(e.clamp(x, -largest, largest), target);
 }
 
+FailureOr<int64_t> onnx_import::getStashType(Importer &g) {
+  int64_t stash = g.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (stash != onnx::TensorProto::FLOAT && stash != onnx::TensorProto::DOUBLE)
+    return (void)g.fail("stash_type must be FLOAT (1) or DOUBLE (11)"),
+           failure();
+  return stash;
+}
+
 LogicalResult onnx_import::requireNumeric(Importer &g, Value value) {
   if (!isBool(value))
     return success();

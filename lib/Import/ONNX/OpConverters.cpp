@@ -655,9 +655,7 @@ static LogicalResult convertGroupNormalization(Importer &g) {
   if (groups <= 0 || channels % groups != 0)
     return g.fail("num_groups " + llvm::Twine(groups) + " must divide the " +
                   llvm::Twine(channels) + " channels");
-  int64_t stash = g.getInt("stash_type", onnx::TensorProto::FLOAT);
-  if (stash != onnx::TensorProto::FLOAT && stash != onnx::TensorProto::DOUBLE)
-    return g.fail("stash_type must be FLOAT (1) or DOUBLE (11)");
+  ASSIGN_OR_FAIL(stash, getStashType(g));
   int64_t perChannel = g.opset >= 21 ? channels : groups;
   Type elementType = type.getElementType();
   for (Value v : {scale, bias}) {
@@ -711,17 +709,13 @@ static LogicalResult convertLpNormalization(Importer &g) {
   int64_t p = g.getInt("p", 2);
   if (p != 1 && p != 2)
     return g.fail("p must be 1 or 2");
+  // A zero norm divides by one, so that neither the result nor its
+  // gradient holds a NaN.
   Composer e{g, type};
-  Value summed = g.reduce(tg::ReduceKind::Sum, p == 1 ? e.abs(x) : e.mul(x, x),
-                          {axis}, /*keepDims=*/true);
-  // A zero norm divides by one (and its square root is of one), so that
-  // neither the result nor its gradient holds a NaN.
-  Composer r{g, Importer::getType(summed)};
-  Value zeroRow = r.equal(summed, r.c(0.0));
-  Value safe = r.select(zeroRow, r.c(1.0), summed);
-  Value norm = p == 1 ? safe : r.sqrt(safe);
-  Value quotient = e.div(x, g.broadcastTo(norm, type.getShape()));
-  Value zero = g.broadcastTo(zeroRow, type.getShape());
+  Value norm = g.broadcastTo(
+      buildLpNorm(g, x, {axis}, /*keepDims=*/true, double(p)), type.getShape());
+  Value zero = e.equal(norm, e.c(0.0));
+  Value quotient = e.div(x, e.select(zero, e.c(1.0), norm));
   g.setOutput(0, e.select(zero, e.c(0.0), quotient));
   return success();
 }
@@ -2202,10 +2196,8 @@ static LogicalResult convertRange(Importer &g) {
   // Range-27's stash_type: the precision of an f16 or bf16 range's
   // arithmetic, f32 or f64. Both are computed as here: each element once,
   // start + i * delta in f64, rounded to the type.
-  if (int64_t stash = g.getInt("stash_type", 1);
-      g.opset >= 27 && stash != onnx::TensorProto::FLOAT &&
-      stash != onnx::TensorProto::DOUBLE)
-    return g.fail("stash_type must be FLOAT (1) or DOUBLE (11)");
+  if (g.opset >= 27 && failed(getStashType(g)))
+    return failure();
   double steps = std::ceil((limit - start) / delta);
   if (!(steps < double(kMaxFoldElements)))
     return g.fail("the range is too long");

@@ -26,6 +26,17 @@ namespace {
 constexpr int64_t kMaxLength = 1 << 14;
 constexpr int64_t kMaxMatrixElements = int64_t(1) << 24;
 
+/// The first `count` elements of `value` along its last dimension.
+Value keepFirst(Importer &g, Value value, int64_t count) {
+  RankedTensorType type = Importer::getType(value);
+  if (count >= type.getShape().back())
+    return value;
+  SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
+  SmallVector<int64_t> limits(type.getShape());
+  limits.back() = count;
+  return g.slice(value, starts, limits, strides);
+}
+
 /// The real and imaginary parts of a transform of length `n` of the signal
 /// `re` + i `im` (f64, the transformed axis last, of `m` points: truncated
 /// to n, or zero-padded, as ONNX's dft_length), the first `bins` frequencies
@@ -42,14 +53,9 @@ FailureOr<std::pair<Value, Value>> transform(Importer &g, Value re, Value im,
                         "more than 2^24 elements"),
            failure();
   int64_t used = std::min(m, n);
-  if (used < m) {
-    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
-    SmallVector<int64_t> limits(type.getShape());
-    limits.back() = used;
-    re = g.slice(re, starts, limits, strides);
-    if (im)
-      im = g.slice(im, starts, limits, strides);
-  }
+  re = keepFirst(g, re, used);
+  if (im)
+    im = keepFirst(g, im, used);
   // e^(sign i 2 pi t k / n), t k reduced mod n first (exact in int64): the
   // rotation is clockwise forward (sign -1), counterclockwise inverse.
   double sign = inverse ? 1.0 : -1.0;
@@ -87,21 +93,14 @@ FailureOr<std::pair<Value, Value>> transform(Importer &g, Value re, Value im,
 /// inverse, each frequency but the zero and the Nyquist one counted twice
 /// (for their conjugates); those two contribute their real parts only.
 FailureOr<Value> inverseOneSided(Importer &g, Value re, Value im, int64_t n) {
-  RankedTensorType type = Importer::getType(re);
-  int64_t m = type.getShape().back();
-  int64_t used = std::min(m, n / 2 + 1);
+  int64_t used = std::min(Importer::getType(re).getShape().back(), n / 2 + 1);
   if (used * n > kMaxMatrixElements)
     return (void)g.fail("an inverse transform of " + llvm::Twine(used) +
                         " frequencies to " + llvm::Twine(n) +
                         " points needs a matrix of more than 2^24 elements"),
            failure();
-  if (used < m) {
-    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
-    SmallVector<int64_t> limits(type.getShape());
-    limits.back() = used;
-    re = g.slice(re, starts, limits, strides);
-    im = g.slice(im, starts, limits, strides);
-  }
+  re = keepFirst(g, re, used);
+  im = keepFirst(g, im, used);
   SmallVector<double> cosines, sines;
   for (int64_t k = 0; k < used; ++k) {
     bool single = k == 0 || 2 * k == n;

@@ -89,9 +89,7 @@ LogicalResult onnx_import::convertRMSNormalization(Importer &g) {
   if (rank == 0)
     return g.fail("expects a tensor of rank >= 1");
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -1), rank));
-  int64_t stash = g.getInt("stash_type", onnx::TensorProto::FLOAT);
-  if (stash != onnx::TensorProto::FLOAT && stash != onnx::TensorProto::DOUBLE)
-    return g.fail("stash_type must be FLOAT (1) or DOUBLE (11)");
+  ASSIGN_OR_FAIL(stash, getStashType(g));
   double epsilon = g.getFloat("epsilon", 1e-5f);
   ArrayRef<int64_t> shape = type.getShape();
   ArrayRef<int64_t> normalized = shape.drop_front(axis);

@@ -506,11 +506,8 @@ static FailureOr<double> getLpOrder(Importer &g) {
   return p;
 }
 
-/// `(|x|^p summed over `dims`)^(1/p)`, the dims kept with size 1 when
-/// `keepDims`; a zero sum gives 0 with a zero gradient (not 0 times the
-/// root's infinite slope).
-static Value buildLpNorm(Importer &g, Value x, ArrayRef<int64_t> dims,
-                         bool keepDims, double p) {
+Value onnx_import::buildLpNorm(Importer &g, Value x, ArrayRef<int64_t> dims,
+                               bool keepDims, double p) {
   Composer e{g, Importer::getType(x)};
   Value powered = p == 1.0   ? e.abs(x)
                   : p == 2.0 ? e.mul(x, x)

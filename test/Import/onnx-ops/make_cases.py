@@ -2122,6 +2122,10 @@ def integer_quantize_error_models():
          [vi("x", F, [3])], ["q"],
          [("s", np.array(0.1, np.float32)), ("zp", np.array(1, np.uint8))],
          opset=21)
+    save("dft-irfft-real",
+         [helper.make_node("DFT", ["x"], ["y"], axis=1, inverse=1,
+                           onesided=1)],
+         [vi("x", F, [1, 6, 1])], ["y"], opset=17)
     save("dft-too-long",
          [const("n", np.array(16385, np.int64)),
           helper.make_node("DFT", ["x", "n"], ["y"], axis=1)],

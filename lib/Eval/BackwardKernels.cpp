@@ -9,6 +9,7 @@
 #include "KernelUtils.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/ScalarOps.h"
 
 using namespace mlir;
@@ -173,6 +174,7 @@ LogicalResult attentionGradKernel(Operation *op,
     const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
                          &vd = value.data<T>(), &od = output.data<T>(),
                          &dod = dout.data<T>();
+    AttentionBias<T> bias(grad.getBias() ? operands[6] : nullptr);
     std::vector<T> dqv(dq.getNumElements()), dkv(dk.getNumElements(), T(0)),
         dvv(dv.getNumElements(), T(0));
     std::vector<T> p(queries * keys), dp(queries * keys);
@@ -192,7 +194,7 @@ LogicalResult attentionGradKernel(Operation *op,
         const T *vp = vd.data() + kvOffset * valueSize;
         const T *outp = od.data() + qOffset * valueSize;
         const T *dop = dod.data() + qOffset * valueSize;
-        // p = exp(scale * q k^T - lse), masked.
+        // p = exp(scale * q k^T + bias - lse), masked.
         if (headSize == 0)
           std::fill(p.begin(), p.end(), T(0));
         else
@@ -200,10 +202,24 @@ LogicalResult attentionGradKernel(Operation *op,
                T(0));
         for (int64_t i = 0; i < queries; ++i) {
           int64_t visible = causal ? i + keys - queries + 1 : keys;
-          T rowLse = T(lse.getAsDouble(qOffset + i));
+          T *row = p.data() + i * keys;
+          for (int64_t j = 0; j < visible; ++j)
+            row[j] += bias.at(b, h, i, j);
+          // p = exp((s - max) - logSum); max = lse and logSum = 0 but on a
+          // row whose f32 logsumexp is too large to resolve its log-sum
+          // (every key hidden by a huge finite mask): from the row itself.
+          T rowMax = T(lse.getAsDouble(qOffset + i)), logSum = 0;
+          if (std::isfinite(rowMax) && std::abs(rowMax) >= rt::kDegenerateLse) {
+            rowMax = -std::numeric_limits<T>::infinity();
+            for (int64_t j = 0; j < visible; ++j)
+              rowMax = std::max(rowMax, row[j]);
+            T sum = 0;
+            for (int64_t j = 0; j < visible; ++j)
+              sum += std::exp(row[j] - rowMax);
+            logSum = std::log(sum);
+          }
           for (int64_t j = 0; j < keys; ++j)
-            p[i * keys + j] =
-                j < visible ? std::exp(p[i * keys + j] - rowLse) : T(0);
+            row[j] = j < visible ? std::exp((row[j] - rowMax) - logSum) : T(0);
         }
         // dv += p^T dout; dp = dout v^T.
         if (valueSize == 0) {

@@ -215,6 +215,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
     using T = decltype(tag);
     const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
                          &vd = value.data<T>();
+    AttentionBias<T> bias(attention.getBias() ? operands[3] : nullptr);
     std::vector<T> out(output.getNumElements());
     std::vector<T> scores(queries * keys);
     for (int64_t b = 0; b < batch; ++b) {
@@ -236,8 +237,18 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
           T *row = scores.data() + i * keys;
           int64_t visible = causal ? i + keys - queries + 1 : keys;
           T max = -std::numeric_limits<T>::infinity();
-          for (int64_t j = 0; j < visible; ++j)
+          for (int64_t j = 0; j < visible; ++j) {
+            row[j] += bias.at(b, h, i, j);
             max = propagatingMax(max, row[j]);
+          }
+          if (max == -std::numeric_limits<T>::infinity()) {
+            // No key has a score above -inf: zeros, and a logsumexp of
+            // +inf that makes the backward's probabilities 0.
+            std::fill(row, row + keys, T(0));
+            logsumexp.setAsDouble((b * heads + h) * queries + i,
+                                  std::numeric_limits<double>::infinity());
+            continue;
+          }
           T sum = 0;
           for (int64_t j = 0; j < keys; ++j) {
             row[j] = j < visible ? std::exp(row[j] - max) : T(0);

@@ -55,6 +55,33 @@ template <typename T> std::vector<T> getFloatsAs(const Tensor &tensor) {
   return std::vector<T>(tensor.floats().begin(), tensor.floats().end());
 }
 
+/// tg.attention's optional bias [B|1, H|1, Sq|1, Sk|1] as T, read through
+/// the broadcast: at(b, h, i, j), 0 without a bias.
+template <typename T> class AttentionBias {
+public:
+  explicit AttentionBias(const Tensor *bias) {
+    if (!bias)
+      return;
+    values = getFloatsAs<T>(*bias);
+    llvm::ArrayRef<int64_t> shape = bias->getShape();
+    int64_t stride = 1;
+    for (int d = 3; d >= 0; --d) {
+      strides[d] = shape[d] == 1 ? 0 : stride;
+      stride *= shape[d];
+    }
+  }
+  T at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (values.empty())
+      return T(0);
+    return values[b * strides[0] + h * strides[1] + i * strides[2] +
+                  j * strides[3]];
+  }
+
+private:
+  std::vector<T> values;
+  int64_t strides[4] = {0, 0, 0, 0};
+};
+
 /// Row-major strides of `shape`.
 inline llvm::SmallVector<int64_t> getStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t> strides(shape.size(), 1);

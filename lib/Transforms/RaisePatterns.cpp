@@ -780,7 +780,53 @@ struct AttentionMatch {
   bool keyTransposed = false;
   bool causal = false;
   double scale = 1.0;
+  /// A mask computed at run time (not a constant), of the scores' shape:
+  /// added to the scores (`addedMask`), or the predicate of a select that
+  /// hides a key where it is `hideOnTrue`. `maskScale` is the product of
+  /// the scales applied after it, which multiply an added mask too.
+  Value addedMask, maskPredicate;
+  bool hideOnTrue = true;
+  double hideValue = -INFINITY;
+  double maskScale = 1.0;
+  /// With a run-time mask, a constant one that hides with finite values
+  /// joins the bias instead of becoming `causal`: its select's predicate
+  /// (hiding `constantHideValue` where it is `constantHideOnTrue`) or the
+  /// constant added.
+  Value constantPredicate, constantAdded;
+  bool constantHideOnTrue = true;
+  double constantHideValue = -INFINITY;
+  /// The product of the scales applied after the constant mask.
+  double constantScale = 1.0;
 };
+
+/// Whether `v` leads down to the scores' product through what the matcher
+/// peels off it: constant scales, constant masks (a select with a hiding
+/// value, an added constant).
+bool leadsToProduct(Value v, const RaiseOptions &options) {
+  MatchedOps unused(v.getDefiningOp());
+  while (!v.getDefiningOp<tg::MatmulOp>()) {
+    if (!v.hasOneUse())
+      return false;
+    double scale = 1.0;
+    Value inner = peelScale(v, scale, unused);
+    if (auto select = v.getDefiningOp<tg::SelectOp>(); inner == v && select) {
+      for (auto [hiding, kept] :
+           {std::pair(select.getOnTrue(), select.getOnFalse()),
+            std::pair(select.getOnFalse(), select.getOnTrue())})
+        if (std::optional<APFloat> value = getSplatFloat(hiding);
+            value && isHidingValue(*value, options.maskThreshold))
+          inner = kept;
+    } else if (auto add = v.getDefiningOp<tg::AddOp>(); inner == v && add) {
+      for (auto [a, bias] : operandOrders(add))
+        if (getTrailingConstant(bias, 2))
+          inner = a;
+    }
+    if (inner == v)
+      return false;
+    v = inner;
+  }
+  return true;
+}
 
 std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
                                              const RaiseOptions &options) {
@@ -798,7 +844,9 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   Value scores = softmax.getOperand();
   ArrayRef<int64_t> shape = typeOf(scores).getShape();
   int64_t sq = shape[2], sk = shape[3];
-  bool masked = false;
+  // At most one constant mask and one computed at run time.
+  bool constantMask = false;
+  auto runtimeMask = [&] { return match.addedMask || match.maskPredicate; };
   auto hidingSplat = [&](Value v) {
     std::optional<APFloat> value = getSplatFloat(v);
     return value && isHidingValue(*value, options.maskThreshold);
@@ -811,47 +859,123 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
       scores = inner;
       continue;
     }
-    if (masked)
-      return std::nullopt;
-    masked = true;
+    bool hadRuntimeMask = runtimeMask();
     MaskShape mask = MaskShape::Other;
+    // The constant mask's hiding values: whether all are -inf, and the
+    // largest finite one.
+    bool hidesWithInf = true;
+    double largestHide = -INFINITY;
+    auto noteHide = [&](const APFloat &value) {
+      if (value.isInfinity())
+        return;
+      hidesWithInf = false;
+      largestHide = std::max(largestHide, value.convertToDouble());
+    };
     if (auto select = scores.getDefiningOp<tg::SelectOp>()) {
       bool hideOnTrue = hidingSplat(select.getOnTrue());
       if (!hideOnTrue && !hidingSplat(select.getOnFalse()))
         return std::nullopt;
       std::optional<TrailingConstant> pred =
           getTrailingConstant(select.getPred(), 2);
-      if (!pred)
-        return std::nullopt;
+      inner = hideOnTrue ? select.getOnFalse() : select.getOnTrue();
+      if (!pred) {
+        // A predicate computed at run time: the attention's bias, when
+        // adding the hiding value to a score gives the hiding value (-inf,
+        // or one whose f32 spacing dwarfs any score).
+        double hide =
+            getSplatFloat(hideOnTrue ? select.getOnTrue() : select.getOnFalse())
+                ->convertToDouble();
+        if (hide > -1e30 || hadRuntimeMask)
+          return std::nullopt;
+        match.maskPredicate = select.getPred();
+        match.hideOnTrue = hideOnTrue;
+        match.hideValue = hide;
+        m.add(scores);
+        scores = inner;
+        continue;
+      }
       auto values = pred->values.getValues<bool>();
       mask = classifyMask(sq, sk, [&](int64_t i) -> std::optional<bool> {
         return values[i] == hideOnTrue;
       });
-      inner = hideOnTrue ? select.getOnFalse() : select.getOnTrue();
+      noteHide(*getSplatFloat(hideOnTrue ? select.getOnTrue()
+                                         : select.getOnFalse()));
+      match.constantPredicate = select.getPred();
+      match.constantHideOnTrue = hideOnTrue;
+      match.constantHideValue = largestHide;
     } else if (auto add = scores.getDefiningOp<tg::AddOp>()) {
       for (auto [a, bias] : operandOrders(add)) {
         std::optional<TrailingConstant> constant = getTrailingConstant(bias, 2);
         if (!constant || !isa<FloatType>(constant->values.getElementType()))
           continue;
         auto values = constant->values.getValues<APFloat>();
+        hidesWithInf = true;
+        largestHide = -INFINITY;
         mask = classifyMask(sq, sk, [&](int64_t i) -> std::optional<bool> {
           APFloat value = values[i];
-          if (isHidingValue(value, options.maskThreshold))
+          if (isHidingValue(value, options.maskThreshold)) {
+            noteHide(value);
             return true;
+          }
           if (value.isZero())
             return false;
           return std::nullopt;
         });
         inner = a;
-        if (mask != MaskShape::Other)
+        if (mask != MaskShape::Other) {
+          match.constantAdded = bias;
           break;
+        }
+      }
+      if (mask == MaskShape::Other && !hadRuntimeMask) {
+        // A mask computed at run time, added to the (scaled) product: the
+        // attention's bias, times the scales applied after it.
+        for (auto [a, bias] : operandOrders(add))
+          if (!getTrailingConstant(bias, 2) && leadsToProduct(a, options) &&
+              !leadsToProduct(bias, options)) {
+            match.addedMask = bias;
+            match.maskScale = match.scale;
+            m.add(scores);
+            scores = a;
+            break;
+          }
+        if (match.addedMask)
+          continue;
       }
     }
-    if (mask == MaskShape::Other)
+    if (mask == MaskShape::Other || constantMask)
       return std::nullopt;
+    constantMask = true;
     match.causal = mask == MaskShape::Causal;
+    match.constantScale = match.scale;
+    if (hidesWithInf) {
+      // -inf hides as tg.attention's causal flag does, whatever else is
+      // added to the score.
+      match.constantPredicate = match.constantAdded = Value();
+    } else {
+      // Finite hiding values (-1e4, f32's lowest) joined with a run-time
+      // mask are what the bias computes only if the constant is applied
+      // first (the run-time mask then adds to its hiding value, as the bias
+      // adds both) and hides with values whose f32 spacing dwarfs a score.
+      bool foldable = hadRuntimeMask && largestHide <= -1e30;
+      if (!foldable) {
+        match.constantPredicate = match.constantAdded = Value();
+        match.constantHideValue = NAN;
+      }
+    }
     m.add(scores);
     scores = inner;
+  }
+  // A constant mask with finite hiding values next to a run-time one: the
+  // bias takes it (no causal flag), or nothing computes what the
+  // decomposition does.
+  if (runtimeMask() && std::isnan(match.constantHideValue))
+    return std::nullopt;
+  if (match.constantPredicate || match.constantAdded) {
+    if (!runtimeMask())
+      match.constantPredicate = match.constantAdded = Value();
+    else
+      match.causal = false;
   }
   if (!scores.hasOneUse())
     return std::nullopt;
@@ -898,6 +1022,81 @@ Value as4d(OpBuilder &b, Location loc, Value v) {
   return tg::ReshapeOp::create(b, loc, target, v);
 }
 
+/// A run-time mask of the scores' shape [B, H, Sq, Sk] read through its
+/// broadcast: the broadcast's operand with 1s on the dimensions it adds, so
+/// that the attention reads [B|1, H|1, Sq|1, Sk|1] in place.
+Value unbroadcastMask(OpBuilder &b, Location loc, Value mask) {
+  auto broadcast = mask.getDefiningOp<tg::BroadcastInDimOp>();
+  if (!broadcast)
+    return mask;
+  Value source = broadcast.getOperand();
+  SmallVector<int64_t> shape(4, 1);
+  for (auto [dim, size] :
+       llvm::zip(broadcast.getBroadcastDimensions(), typeOf(source).getShape()))
+    shape[dim] = size;
+  auto type = typeOf(source).clone(ArrayRef<int64_t>(shape));
+  if (source.getType() == type)
+    return source;
+  return tg::ReshapeOp::create(b, loc, type, source);
+}
+
+/// tg.attention's f32 bias from the run-time mask of `match`: an added
+/// mask times the scales after it, or 0 and the select's hiding value from
+/// its predicate (-inf, or so large that a score plus it rounds to it).
+Value buildAttentionBias(OpBuilder &b, Location loc,
+                         const AttentionMatch &match) {
+  Type f32 = b.getF32Type();
+  auto splatOf = [&](Value like, double value) -> Value {
+    auto type = typeOf(like).clone(f32);
+    return tg::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getFloatAttr(f32, value)));
+  };
+  if (match.maskPredicate) {
+    Value pred = unbroadcastMask(b, loc, match.maskPredicate);
+    Value zero = splatOf(pred, 0.0), hidden = splatOf(pred, match.hideValue);
+    return match.hideOnTrue ? tg::SelectOp::create(b, loc, pred, hidden, zero)
+                            : tg::SelectOp::create(b, loc, pred, zero, hidden);
+  }
+  auto toF32 = [&](Value v) -> Value {
+    if (typeOf(v).getElementType().isF32())
+      return v;
+    return tg::ConvertOp::create(b, loc, typeOf(v).clone(f32), v);
+  };
+  Value bias = toF32(unbroadcastMask(b, loc, match.addedMask));
+  if (match.maskScale != 1.0)
+    bias = tg::MulOp::create(b, loc, bias, splatOf(bias, match.maskScale));
+  // A constant mask applied before it: its hiding value (or the constant)
+  // added, both in their common shape.
+  Value constant;
+  if (match.constantPredicate) {
+    Value pred = unbroadcastMask(b, loc, match.constantPredicate);
+    Value zero = splatOf(pred, 0.0),
+          hidden = splatOf(pred, match.constantHideValue);
+    constant = match.constantHideOnTrue
+                   ? tg::SelectOp::create(b, loc, pred, hidden, zero)
+                   : tg::SelectOp::create(b, loc, pred, zero, hidden);
+  } else if (match.constantAdded) {
+    constant = toF32(unbroadcastMask(b, loc, match.constantAdded));
+  }
+  if (!constant)
+    return bias;
+  if (match.constantScale != 1.0)
+    constant = tg::MulOp::create(b, loc, constant,
+                                 splatOf(constant, match.constantScale));
+  SmallVector<int64_t> common;
+  for (auto [x, y] :
+       llvm::zip(typeOf(bias).getShape(), typeOf(constant).getShape()))
+    common.push_back(std::max(x, y));
+  auto commonType = RankedTensorType::get(common, f32);
+  auto widen = [&](Value v) -> Value {
+    if (v.getType() == commonType)
+      return v;
+    return tg::BroadcastInDimOp::create(b, loc, commonType, v,
+                                        ArrayRef<int64_t>{0, 1, 2, 3});
+  };
+  return tg::AddOp::create(b, loc, widen(bias), widen(constant));
+}
+
 FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
                                 OpBuilder &b) {
   MatchedOps m(root);
@@ -942,9 +1141,12 @@ FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
   if (std::abs(match->scale - defaultScale) > 1e-6 * defaultScale)
     scale = b.getF64FloatAttr(match->scale);
   auto lseType = RankedTensorType::get({q[0], q[1], q[2]}, b.getF32Type());
+  Value bias;
+  if (match->addedMask || match->maskPredicate)
+    bias = buildAttentionBias(b, loc, *match);
   auto attention =
       tg::AttentionOp::create(b, loc, root.getType(), lseType, match->query,
-                              key, value, match->causal, scale);
+                              key, value, bias, match->causal, scale);
   return attention.getOutput();
 }
 

@@ -202,9 +202,10 @@ public:
   Value causalAttention(Value q, Value k, Value v) {
     ArrayRef<int64_t> shape = shapeOf(q);
     double scale = 1.0 / std::sqrt(double(shape.back()));
-    return tg::AttentionOp::create(
-               builder, q.getType(), tensorType(shape.drop_back()), q, k, v,
-               /*causal=*/true, builder.getF64FloatAttr(scale))
+    return tg::AttentionOp::create(builder, q.getType(),
+                                   tensorType(shape.drop_back()), q, k, v,
+                                   /*bias=*/Value(), /*causal=*/true,
+                                   builder.getF64FloatAttr(scale))
         .getOutput();
   }
 

@@ -589,17 +589,10 @@ bool tgc::rt::gemmEpilogue(Context &context, const GemmDesc &desc,
 
 namespace {
 
-/// The score of query row `qi` against key row `kj`, times the scale.
-template <typename S>
-__device__ float score(const S *q, const S *k, int64_t headSize, float scale) {
-  float dot = 0;
-  for (int64_t e = 0; e < headSize; ++e)
-    dot += ld(q[e]) * ld(k[e]);
-  return scale * dot;
-}
-
 /// One thread per output element (b, h, i, d): the row's max and sum, then
-/// the weighted sum of values; d == 0 also writes the logsumexp.
+/// the weighted sum of values; d == 0 also writes the logsumexp. Scores
+/// (flash::scoreAt) carry the bias; a row that sees no key with a score
+/// above -inf gets zeros and a logsumexp of +inf.
 template <typename S, typename L>
 __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
                                  const S *v, S *out, L *lse) {
@@ -613,24 +606,32 @@ __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
     int64_t kvRow = (b * d.kvHeads + h / group) * d.keys;
     int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
     const S *qi = q + row * d.headSize;
+    auto scoreOf = [&](int64_t j) {
+      return flash::scoreAt(d, qi, k + (kvRow + j) * d.headSize, b, h, i, j);
+    };
     float max = -INFINITY, sum = 0, acc = 0;
     for (int64_t j = 0; j < visible; ++j)
-      max = fmaxf(max, score(qi, k + (kvRow + j) * d.headSize, d.headSize,
-                             float(d.scale)));
+      max = fmaxf(max, scoreOf(j));
     for (int64_t j = 0; j < visible; ++j) {
-      float p = expf(
-          score(qi, k + (kvRow + j) * d.headSize, d.headSize, float(d.scale)) -
-          max);
+      float s = scoreOf(j);
+      // A key the bias hides weighs nothing (and a row of them gives no
+      // exp(-inf - -inf)).
+      if (s == -INFINITY)
+        continue;
+      float p = expf(s - max);
       sum += p;
       acc += p * ld(v[(kvRow + j) * d.valueSize + e]);
     }
-    out[x] = st<S>(acc / sum);
+    bool empty = sum == 0.0f;
+    out[x] = st<S>(empty ? 0.0f : acc / sum);
     if (e == 0)
-      lse[row] = st<L>(max + logf(sum));
+      lse[row] = st<L>(empty ? INFINITY : max + logf(sum));
   }
 }
 
-/// dq: one thread per (b, h, i, e).
+/// dq: one thread per (b, h, i, e). p = exp((score - max) - logSum) with
+/// the row's flash::backwardRow (0 on a row whose logsumexp is +inf); the
+/// bias gets no gradient.
 template <typename S, typename L>
 __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
                                    const S *k, const S *v, const S *out,
@@ -649,11 +650,12 @@ __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
     float delta = 0;
     for (int64_t f = 0; f < d.valueSize; ++f)
       delta += ld(doi[f]) * ld(out[row * d.valueSize + f]);
+    flash::SoftmaxRow softmax = flash::backwardRow(
+        d, float(ld(lse[row])), qi, k + kvRow * d.headSize, b, h, i);
     float acc = 0;
     for (int64_t j = 0; j < visible; ++j) {
-      float p = expf(
-          score(qi, k + (kvRow + j) * d.headSize, d.headSize, float(d.scale)) -
-          float(ld(lse[row])));
+      float s = flash::scoreAt(d, qi, k + (kvRow + j) * d.headSize, b, h, i, j);
+      float p = expf((s - softmax.max) - softmax.logSum);
       float dp = 0;
       for (int64_t f = 0; f < d.valueSize; ++f)
         dp += ld(doi[f]) * ld(v[(kvRow + j) * d.valueSize + f]);
@@ -665,7 +667,8 @@ __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
 }
 
 /// dk and dv: one thread per (b, kv head, j, e), summing over the heads of
-/// the group and the queries that see key j.
+/// the group and the queries that see key j, with p as in
+/// attentionGradQuery.
 template <typename S, typename L>
 __global__ void
 attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
@@ -685,9 +688,11 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
           continue;
         int64_t row = (b * d.heads + h) * d.queries + i;
         const S *doi = dout + row * d.valueSize;
-        float p = expf(score(q + row * d.headSize, k + kvRow * d.headSize,
-                             d.headSize, float(d.scale)) -
-                       float(ld(lse[row])));
+        const S *qi = q + row * d.headSize;
+        flash::SoftmaxRow softmax = flash::backwardRow(
+            d, float(ld(lse[row])), qi, k + bkv * d.keys * d.headSize, b, h, i);
+        float s = flash::scoreAt(d, qi, k + kvRow * d.headSize, b, h, i, j);
+        float p = expf((s - softmax.max) - softmax.logSum);
         if (e < d.valueSize)
           dvAcc += p * ld(doi[e]);
         if (e < d.headSize) {

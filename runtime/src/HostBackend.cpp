@@ -306,6 +306,15 @@ bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &d, const GemmEpilogue &e,
   return true;
 }
 
+namespace {
+/// The attention bias of (b, h, i, j), `d.bias` non-null.
+float attentionBias(const AttentionDesc &d, int64_t b, int64_t h, int64_t i,
+                    int64_t j) {
+  return d.bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
+                i * d.biasStrides[2] + j * d.biasStrides[3]];
+}
+} // namespace
+
 void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
                         const void *kv, const void *vv, void *outv, void *lsev,
                         const char *kernel) {
@@ -331,7 +340,8 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
           out.data() + ((b * d.heads + h) * d.queries) * d.valueSize;
       if (scores.empty())
         continue;
-      // scores = scale * q k^T, then a masked, stable softmax per row.
+      // scores = scale * q k^T + bias, then a masked, stable softmax per
+      // row.
       if (d.headSize == 0)
         std::fill(scores.begin(), scores.end(), 0.0f);
       else
@@ -341,8 +351,19 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
         float *row = scores.data() + i * d.keys;
         int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
         float max = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < visible; ++j)
+        for (int64_t j = 0; j < visible; ++j) {
+          if (d.bias)
+            row[j] += attentionBias(d, b, h, i, j);
           max = propagatingMax(max, row[j]);
+        }
+        if (max == -std::numeric_limits<float>::infinity()) {
+          // No key has a score above -inf: zeros, and a logsumexp of +inf
+          // that makes the backward's probabilities 0.
+          std::fill(row, row + d.keys, 0.0f);
+          lse[(b * d.heads + h) * d.queries + i] =
+              std::numeric_limits<float>::infinity();
+          continue;
+        }
         float sum = 0;
         for (int64_t j = 0; j < d.keys; ++j) {
           row[j] = j < visible ? std::exp(row[j] - max) : 0.0f;
@@ -389,7 +410,11 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
         const float *vp = v.data() + kvOffset * d.valueSize;
         const float *outp = o.data() + qOffset * d.valueSize;
         const float *dop = dout.data() + qOffset * d.valueSize;
-        // p = exp(scale * q k^T - lse), masked.
+        // p = exp((score - rowMax) - rowLogSum) with score = scale * q k^T
+        // + bias, masked; (rowMax, rowLogSum) = (lse, 0), 0 on a row whose
+        // logsumexp is +inf, but on a row whose finite logsumexp is past
+        // kDegenerateLse (Runtime.h) the row's own max and log-sum. The
+        // bias gets no gradient here.
         if (d.headSize == 0)
           std::fill(p.begin(), p.end(), 0.0f);
         else
@@ -397,10 +422,30 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
                 float(d.scale), 0.0f);
         for (int64_t i = 0; i < d.queries; ++i) {
           int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
-          float rowLse = lse[qOffset + i];
+          visible = std::clamp<int64_t>(visible, 0, d.keys);
+          float *row = p.data() + i * d.keys;
+          if (d.bias)
+            for (int64_t j = 0; j < visible; ++j)
+              row[j] += attentionBias(d, b, h, i, j);
+          const float inf = std::numeric_limits<float>::infinity();
+          float rowMax = lse[qOffset + i], rowLogSum = 0.0f;
+          if (std::isfinite(rowMax) && std::fabs(rowMax) >= kDegenerateLse) {
+            rowMax = -inf;
+            for (int64_t j = 0; j < visible; ++j)
+              rowMax = std::max(rowMax, row[j]);
+            float sum = 0.0f;
+            for (int64_t j = 0; j < visible; ++j)
+              if (row[j] != -inf)
+                sum += std::exp(row[j] - rowMax);
+            // Nothing visible after all: p = 0, as on a row of +inf.
+            if (rowMax == -inf)
+              rowMax = inf;
+            else
+              rowLogSum = std::log(sum);
+          }
           for (int64_t j = 0; j < d.keys; ++j)
-            p[i * d.keys + j] =
-                j < visible ? std::exp(p[i * d.keys + j] - rowLse) : 0.0f;
+            row[j] =
+                j < visible ? std::exp((row[j] - rowMax) - rowLogSum) : 0.0f;
         }
         // dv += p^T dout; dp = dout v^T.
         if (d.valueSize == 0) {

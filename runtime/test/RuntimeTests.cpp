@@ -16,10 +16,12 @@
 #include "Ranks.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -297,32 +299,86 @@ static float relativeError(const std::vector<float> &a,
   return error / scale;
 }
 
-/// The CUDA target's tiled attention (FlashAttention.h), run here with one
-/// thread per block owning the whole tile, against the host target's
-/// reference attention: forward, dq, dk and dv.
-template <int DMAX> static void checkFlashAttention(AttentionDesc d) {
-  constexpr int kRows = flash::kRows<DMAX>;
+/// `count` values in [-1, 1), a hash of the index and `seed`.
+static std::vector<float> pseudoRandom(int64_t count, uint32_t seed) {
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] =
+        float((i * 2654435761u + seed * 40503u) % 2001u) / 1000.0f - 1.0f;
+  return values;
+}
+
+static bool allFinite(const std::vector<float> &values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](float x) { return std::isfinite(x); });
+}
+
+/// Points `d` at an attention bias of `shape` ([batch, heads, queries,
+/// keys], 1 on a broadcast dimension, whose stride is then 0), stored in
+/// `values` (which must outlive the uses of `d`): value(b, h, i, j) for
+/// each element of the shape.
+template <typename Value>
+static void attachBias(AttentionDesc &d, std::vector<float> &values,
+                       std::array<int64_t, 4> shape, Value &&value) {
+  values.clear();
+  for (int64_t b = 0; b < shape[0]; ++b)
+    for (int64_t h = 0; h < shape[1]; ++h)
+      for (int64_t i = 0; i < shape[2]; ++i)
+        for (int64_t j = 0; j < shape[3]; ++j)
+          values.push_back(value(b, h, i, j));
+  int64_t stride = 1;
+  for (int dim = 3; dim >= 0; --dim) {
+    d.biasStrides[dim] = shape[dim] == 1 ? 0 : stride;
+    stride *= shape[dim];
+  }
+  d.bias = values.data();
+}
+
+/// A value in [-1, 1) for bias element (b, h, i, j).
+static float noise(int64_t b, int64_t h, int64_t i, int64_t j) {
+  uint64_t n = uint64_t(((b * 131 + h) * 1031 + i) * 2053 + j);
+  return float(n * 2654435761u % 2001u) / 1000.0f - 1.0f;
+}
+
+/// Pseudo-random q, k, v and output gradient for `d` (from seeds `seed` to
+/// `seed + 3`), and the host target's reference attention of them: output,
+/// logsumexp and the gradients of q, k and v.
+struct AttentionRun {
+  std::vector<float> q, k, v, dout, out, lse, dq, dk, dv;
+};
+static AttentionRun runReferenceAttention(const AttentionDesc &d,
+                                          uint32_t seed) {
   int64_t qRows = d.batch * d.heads * d.queries;
   int64_t kvRows = d.batch * d.kvHeads * d.keys;
-  auto random = [](int64_t count, uint32_t seed) {
-    std::vector<float> values(count);
-    for (int64_t i = 0; i < count; ++i)
-      values[i] =
-          float((i * 2654435761u + seed * 40503u) % 2001u) / 1000.0f - 1.0f;
-    return values;
-  };
-  std::vector<float> q = random(qRows * d.headSize, 1),
-                     k = random(kvRows * d.headSize, 2),
-                     v = random(kvRows * d.valueSize, 3),
-                     dout = random(qRows * d.valueSize, 4);
+  AttentionRun r;
+  r.q = pseudoRandom(qRows * d.headSize, seed);
+  r.k = pseudoRandom(kvRows * d.headSize, seed + 1);
+  r.v = pseudoRandom(kvRows * d.valueSize, seed + 2);
+  r.dout = pseudoRandom(qRows * d.valueSize, seed + 3);
+  r.out.resize(qRows * d.valueSize);
+  r.lse.resize(qRows);
+  r.dq.resize(r.q.size());
+  r.dk.resize(r.k.size());
+  r.dv.resize(r.v.size());
   Context context;
-  std::vector<float> out(qRows * d.valueSize), lse(qRows);
-  std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
-  attention(context, d, q.data(), k.data(), v.data(), out.data(), lse.data(),
-            "reference");
-  attentionGrad(context, d, dout.data(), q.data(), k.data(), v.data(),
-                out.data(), lse.data(), dq.data(), dk.data(), dv.data(),
-                "reference");
+  attention(context, d, r.q.data(), r.k.data(), r.v.data(), r.out.data(),
+            r.lse.data(), "reference");
+  attentionGrad(context, d, r.dout.data(), r.q.data(), r.k.data(), r.v.data(),
+                r.out.data(), r.lse.data(), r.dq.data(), r.dk.data(),
+                r.dv.data(), "reference");
+  return r;
+}
+
+/// The CUDA target's tiled attention (FlashAttention.h), run here with one
+/// thread per block owning the whole tile, against the host target's
+/// reference attention: forward, dq, dk and dv. Returns the number of query
+/// rows that see no key with a score above -inf (a logsumexp of +inf).
+template <int DMAX> static int64_t checkFlashAttention(AttentionDesc d) {
+  constexpr int kRows = flash::kRows<DMAX>;
+  AttentionRun run = runReferenceAttention(d, 1);
+  const std::vector<float> &q = run.q, &k = run.k, &v = run.v, &dout = run.dout,
+                           &out = run.out, &lse = run.lse, &dq = run.dq,
+                           &dk = run.dk, &dv = run.dv;
   std::vector<float> fOut(out.size()), fLse(lse.size()), fDq(dq.size()),
       fDk(dk.size()), fDv(dv.size());
   unsigned queryBlocks = d.batch * d.heads * ((d.queries + kRows - 1) / kRows);
@@ -366,15 +422,33 @@ template <int DMAX> static void checkFlashAttention(AttentionDesc d) {
       kRows);
   // The same arithmetic per row in the same order: equal to the bit.
   CHECK(gOut == fOut && gLse == fLse && gDq == fDq && gDk == fDk && gDv == fDv);
-  bool sameLse = true;
-  for (size_t i = 0; i < lse.size(); ++i)
-    sameLse &= std::isinf(lse[i]) ? fLse[i] == lse[i]
-                                  : std::fabs(fLse[i] - lse[i]) < 1e-5f;
+  // Logsumexps agree (relatively: a finite mask of -3.4e38 gives ones near
+  // it), +inf exactly on the rows that see nothing, never -inf or NaN; such
+  // rows' outputs are zeros.
+  bool sameLse = true, emptyRowsZero = true;
+  int64_t emptyRows = 0;
+  for (size_t i = 0; i < lse.size(); ++i) {
+    if (std::isinf(lse[i]) || std::isinf(fLse[i])) {
+      sameLse &= lse[i] == INFINITY && fLse[i] == INFINITY;
+      ++emptyRows;
+      for (int64_t e = 0; e < d.valueSize; ++e)
+        emptyRowsZero &= out[i * d.valueSize + e] == 0.0f &&
+                         fOut[i * d.valueSize + e] == 0.0f;
+    } else {
+      sameLse &= std::fabs(fLse[i] - lse[i]) <=
+                 1e-5f * std::max(1.0f, std::fabs(lse[i]));
+    }
+  }
   CHECK(sameLse);
+  CHECK(emptyRowsZero);
+  CHECK(allFinite(out) && allFinite(fOut));
+  CHECK(allFinite(dq) && allFinite(dk) && allFinite(dv));
+  CHECK(allFinite(fDq) && allFinite(fDk) && allFinite(fDv));
   CHECK(relativeError(fOut, out) < 1e-5f);
   CHECK(relativeError(fDq, dq) < 1e-5f);
   CHECK(relativeError(fDk, dk) < 1e-5f);
   CHECK(relativeError(fDv, dv) < 1e-5f);
+  return emptyRows;
 }
 
 static void testFlashAttention() {
@@ -389,14 +463,282 @@ static void testFlashAttention() {
         DType::F32, DType::F32};
   };
   // Tiles that do not divide the sequence, causal and not.
-  checkFlashAttention<64>(desc(2, 2, 150, 16, 2, 150, 16, true));
-  checkFlashAttention<64>(desc(1, 3, 70, 64, 3, 70, 64, false));
+  CHECK(checkFlashAttention<64>(desc(2, 2, 150, 16, 2, 150, 16, true)) == 0);
+  CHECK(checkFlashAttention<64>(desc(1, 3, 70, 64, 3, 70, 64, false)) == 0);
   // Grouped heads, fewer queries than keys (the diagonal moves), and more
-  // queries than keys (the first rows see nothing).
-  checkFlashAttention<64>(desc(1, 4, 33, 32, 2, 97, 24, true));
-  checkFlashAttention<64>(desc(1, 2, 90, 8, 1, 40, 8, true));
+  // queries than keys (the first 50 rows of each head see nothing).
+  CHECK(checkFlashAttention<64>(desc(1, 4, 33, 32, 2, 97, 24, true)) == 0);
+  CHECK(checkFlashAttention<64>(desc(1, 2, 90, 8, 1, 40, 8, true)) == 100);
   // Head sizes past 64.
-  checkFlashAttention<128>(desc(1, 2, 45, 80, 1, 45, 128, true));
+  CHECK(checkFlashAttention<128>(desc(1, 2, 45, 80, 1, 45, 128, true)) == 0);
+
+  // An additive bias. A padding mask [batch, 1, 1, keys]: batch 1 sees its
+  // first 41 keys only.
+  const float inf = INFINITY;
+  std::vector<float> bias;
+  {
+    AttentionDesc d = desc(2, 3, 70, 32, 3, 70, 32, false);
+    attachBias(d, bias, {2, 1, 1, 70},
+               [&](int64_t b, int64_t, int64_t, int64_t j) {
+                 return b == 1 && j >= 41 ? -inf : 0.0f;
+               });
+    CHECK(checkFlashAttention<64>(d) == 0);
+  }
+  // A full [batch, heads, queries, keys] bias of finite values, with more
+  // keys than queries, and with head sizes past 64.
+  for (AttentionDesc d : {desc(2, 2, 90, 16, 2, 110, 16, false),
+                          desc(1, 2, 45, 80, 1, 45, 128, false)}) {
+    attachBias(d, bias, {d.batch, d.heads, d.queries, d.keys},
+               [](int64_t b, int64_t h, int64_t i, int64_t j) {
+                 return 3.0f * noise(b, h, i, j);
+               });
+    if (d.valueSize > 64)
+      CHECK(checkFlashAttention<128>(d) == 0);
+    else
+      CHECK(checkFlashAttention<64>(d) == 0);
+  }
+  // -inf hiding keys, and whole rows (i % 7 == 3: 9 of 60 queries) of
+  // every head: a [batch, 1, queries, keys] bias over grouped heads.
+  {
+    auto hideRows = [&](int64_t b, int64_t, int64_t i, int64_t j) {
+      return i % 7 == 3 || j % 5 == 0 ? -inf : noise(b, 0, i, j);
+    };
+    AttentionDesc d = desc(2, 2, 60, 16, 1, 75, 16, false);
+    attachBias(d, bias, {2, 1, 60, 75}, hideRows);
+    CHECK(checkFlashAttention<64>(d) == 2 * 2 * 9);
+    d = desc(1, 2, 45, 80, 1, 45, 128, false);
+    attachBias(d, bias, {1, 1, 45, 45}, hideRows);
+    CHECK(checkFlashAttention<128>(d) == 2 * 6);
+  }
+  // Causal with a bias, grouped heads (the bias is per query head): the
+  // diagonal moves (33 queries, 97 keys); rows i % 13 == 7 hide exactly
+  // the keys the diagonal leaves them (empty rows, though later keys have
+  // finite biases), rows i % 13 == 2 hide every key but the diagonal's.
+  {
+    AttentionDesc d = desc(1, 4, 33, 32, 2, 97, 24, true);
+    attachBias(d, bias, {1, 4, 33, 97},
+               [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+                 int64_t diagonal = i + 97 - 33;
+                 if (i % 13 == 7 && j <= diagonal)
+                   return -inf;
+                 if (i % 13 == 2 && j != diagonal)
+                   return -inf;
+                 return 2.0f * noise(b, h, i, j);
+               });
+    // Rows 7 and 20 of each of the 4 heads.
+    CHECK(checkFlashAttention<64>(d) == 4 * 2);
+    // More queries than keys: 50 rows of each head see no key, and the
+    // bias hides rows 60, 71 and 82 of the others.
+    d = desc(1, 2, 90, 8, 1, 40, 8, true);
+    attachBias(d, bias, {1, 1, 90, 40},
+               [&](int64_t, int64_t, int64_t i, int64_t j) {
+                 return i % 11 == 5 ? -inf : noise(0, 0, i, j);
+               });
+    CHECK(checkFlashAttention<64>(d) == 2 * (50 + 3));
+  }
+  // HuggingFace's finite masks (torch.finfo(float32).min): an ordinary
+  // softmax over huge negative scores, no NaN. Causal and padding in one
+  // [batch, 1, queries, keys] mask; batch 2 masks every key (its rows
+  // average all the values, as HuggingFace's do).
+  {
+    const float lowest = -3.4e38f;
+    const int64_t valid[] = {50, 17, 0};
+    AttentionDesc d = desc(3, 2, 50, 16, 2, 50, 16, false);
+    attachBias(d, bias, {3, 1, 50, 50},
+               [&](int64_t b, int64_t, int64_t i, int64_t j) {
+                 return j > i || j >= valid[b] ? lowest : 0.0f;
+               });
+    CHECK(checkFlashAttention<64>(d) == 0);
+  }
+  // Rows whose logsumexp f32 cannot resolve (past kDegenerateLse), which
+  // the backward recomputes from the row: Hugging Face's left padding under
+  // a causal mask, finfo(f32).min on batch b's first pad[b] keys, so that
+  // its first pad[b] query rows hide every key they see (a uniform softmax
+  // whose logsumexp rounds to the mask's value; batch 2 is all padding),
+  // and rows i % 9 == 4 whose other keys -1e4 hides (a logsumexp near
+  // -1e4). Grouped heads, two tiles of queries and keys, and a non-causal
+  // [batch, heads, queries, keys] mask with head sizes past 64.
+  {
+    const float lowest = -std::numeric_limits<float>::max();
+    const int64_t pad[] = {0, 5, 70};
+    AttentionDesc d = desc(3, 2, 70, 16, 1, 70, 16, true);
+    attachBias(d, bias, {3, 1, 70, 70},
+               [&](int64_t b, int64_t, int64_t i, int64_t j) {
+                 if (j < pad[b])
+                   return lowest;
+                 return i % 9 == 4 ? -1e4f : noise(b, 0, i, j);
+               });
+    CHECK(checkFlashAttention<64>(d) == 0);
+    d = desc(2, 2, 45, 80, 1, 45, 128, false);
+    attachBias(d, bias, {2, 2, 45, 45},
+               [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+                 if ((b + h + i) % 6 == 1)
+                   return lowest;
+                 if ((b + h + i) % 6 == 3)
+                   return j % 4 == 0 ? -INFINITY : -1e4f;
+                 return noise(b, h, i, j);
+               });
+    CHECK(checkFlashAttention<128>(d) == 0);
+  }
+  // ALiBi-like: a per-head slope (each query head of a group its own),
+  // broadcast over the batch ([1, heads, queries, keys]), causal.
+  {
+    AttentionDesc d = desc(2, 6, 40, 32, 2, 40, 32, true);
+    attachBias(d, bias, {1, 6, 40, 40},
+               [](int64_t, int64_t h, int64_t i, int64_t j) {
+                 return -std::ldexp(1.0f, -int(h)) * float(i - j);
+               });
+    CHECK(checkFlashAttention<64>(d) == 0);
+  }
+}
+
+/// The host target's reference attention (forward and backward) with a
+/// bias, against the formulas in double on small sizes (from the scores in
+/// f32, as the kernels round them next to a huge bias), causal and not:
+/// - grouped heads, a full [batch, heads, queries, keys] bias of finite
+///   values, -inf on some keys and on whole rows, Hugging Face's
+///   finfo(f32).min on some keys, and on every key of some rows (whose
+///   logsumexp rounds to the mask's value, past kDegenerateLse), and a row
+///   whose every key -1e4 hides;
+/// - a [batch, 1, queries, keys] mask whose every row is past
+///   kDegenerateLse: finfo.min on every key (batch 0), -1e4 plus noise
+///   (batch 1), where exp(score - logsumexp) would give p = 1 instead of
+///   1 / n, or be off by the logsumexp's rounding (f32's spacing at 1e4 is
+///   2^-10).
+static void testAttentionReference() {
+  const float inf = INFINITY;
+  const float lowest = -std::numeric_limits<float>::max();
+  for (bool causal : {false, true})
+    for (bool degenerateOnly : {false, true}) {
+      AttentionDesc d{2, 4,      6,    5,          2,         9,
+                      3, causal, 0.45, DType::F32, DType::F32};
+      int64_t group = d.heads / d.kvHeads;
+      int64_t diagonal = d.keys - d.queries;
+      // The rows whose every visible key finfo.min hides: their logsumexp
+      // is the mask's value itself.
+      auto isFinfoRow = [&](int64_t b, int64_t h, int64_t i) {
+        return degenerateOnly ? b == 0 : h == 3 && (i == 1 || i == 3);
+      };
+      std::vector<float> bias;
+      if (degenerateOnly)
+        attachBias(d, bias, {d.batch, 1, d.queries, d.keys},
+                   [&](int64_t b, int64_t, int64_t i, int64_t j) {
+                     return b == 0 ? lowest : -1e4f + noise(b, 0, i, j);
+                   });
+      else
+        attachBias(d, bias, {d.batch, d.heads, d.queries, d.keys},
+                   [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+                     if (h == 1 && i == 2)
+                       return -inf; // the whole row
+                     if (h == 2 && i == 4 && j <= i + diagonal)
+                       return -inf; // the keys the diagonal leaves
+                     if (h == 3 && i == 1)
+                       return lowest; // the whole row
+                     if (h == 0 && i == 5)
+                       return -1e4f; // the whole row
+                     if ((i + j) % 4 == 1)
+                       return -inf;
+                     if ((i + 2 * j + h) % 5 == 0 || (h == 3 && i == 3))
+                       return lowest; // and the whole row (h 3, i 3)
+                     return 2.0f * noise(b, h, i, j);
+                   });
+      auto biasOf = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+        return bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
+                    i * d.biasStrides[2] + j * d.biasStrides[3]];
+      };
+      AttentionRun run = runReferenceAttention(d, 5);
+      const std::vector<float> &q = run.q, &k = run.k, &v = run.v,
+                               &dout = run.dout, &out = run.out, &lse = run.lse,
+                               &dq = run.dq, &dk = run.dk, &dv = run.dv;
+
+      std::vector<double> eOut(out.size(), 0.0), eLse(lse.size()),
+          eDq(dq.size(), 0.0), eDk(dk.size(), 0.0), eDv(dv.size(), 0.0);
+      int64_t emptyRows = 0;
+      // The forward's logsumexp: the mask's value itself on the finfo.min
+      // rows, past kDegenerateLse on every row of degenerateOnly.
+      bool degenerateLse = true;
+      for (int64_t b = 0; b < d.batch; ++b)
+        for (int64_t h = 0; h < d.heads; ++h)
+          for (int64_t i = 0; i < d.queries; ++i) {
+            int64_t row = (b * d.heads + h) * d.queries + i;
+            int64_t kvBase = (b * d.kvHeads + h / group) * d.keys;
+            if (isFinfoRow(b, h, i))
+              degenerateLse &= lse[row] == lowest;
+            if (degenerateOnly)
+              degenerateLse &= std::isfinite(lse[row]) &&
+                               std::fabs(lse[row]) >= kDegenerateLse;
+            std::vector<double> s(d.keys, -INFINITY), p(d.keys, 0.0);
+            double max = -INFINITY;
+            for (int64_t j = 0; j < d.keys; ++j) {
+              if (causal && j > i + diagonal)
+                continue;
+              // The score in f32 as the kernels form it, the rest in
+              // double.
+              float dot = 0;
+              for (int64_t e = 0; e < d.headSize; ++e)
+                dot +=
+                    q[row * d.headSize + e] * k[(kvBase + j) * d.headSize + e];
+              s[j] = float(d.scale) * dot + biasOf(b, h, i, j);
+              max = std::max(max, s[j]);
+            }
+            if (max == -INFINITY) {
+              eLse[row] = INFINITY;
+              ++emptyRows;
+              continue;
+            }
+            double sum = 0;
+            for (int64_t j = 0; j < d.keys; ++j)
+              sum += p[j] = std::exp(s[j] - max);
+            eLse[row] = max + std::log(sum);
+            for (int64_t j = 0; j < d.keys; ++j) {
+              p[j] /= sum;
+              for (int64_t e = 0; e < d.valueSize; ++e)
+                eOut[row * d.valueSize + e] +=
+                    p[j] * v[(kvBase + j) * d.valueSize + e];
+            }
+            // dv += p dout; ds = scale p (dout . v - dout . out); dq = ds k;
+            // dk += ds q.
+            double delta = 0;
+            for (int64_t e = 0; e < d.valueSize; ++e)
+              delta +=
+                  dout[row * d.valueSize + e] * eOut[row * d.valueSize + e];
+            for (int64_t j = 0; j < d.keys; ++j) {
+              double dp = 0;
+              for (int64_t e = 0; e < d.valueSize; ++e) {
+                dp += double(dout[row * d.valueSize + e]) *
+                      v[(kvBase + j) * d.valueSize + e];
+                eDv[(kvBase + j) * d.valueSize + e] +=
+                    p[j] * dout[row * d.valueSize + e];
+              }
+              double ds = d.scale * p[j] * (dp - delta);
+              for (int64_t e = 0; e < d.headSize; ++e) {
+                eDq[row * d.headSize + e] +=
+                    ds * k[(kvBase + j) * d.headSize + e];
+                eDk[(kvBase + j) * d.headSize + e] +=
+                    ds * q[row * d.headSize + e];
+              }
+            }
+          }
+      // Row 2 of head 1 in each batch, and causal, row 4 of head 2.
+      CHECK(emptyRows == (degenerateOnly ? 0 : causal ? 2 * 2 : 2));
+      CHECK(degenerateLse);
+      auto asFloats = [](const std::vector<double> &values) {
+        return std::vector<float>(values.begin(), values.end());
+      };
+      bool sameLse = true;
+      for (size_t i = 0; i < lse.size(); ++i)
+        sameLse &= std::isinf(eLse[i])
+                       ? lse[i] == INFINITY
+                       : std::fabs(lse[i] - eLse[i]) <=
+                             1e-5 * std::max(1.0, std::fabs(eLse[i]));
+      CHECK(sameLse);
+      // The finfo.min rows' outputs are the means of the values they see.
+      CHECK(relativeError(out, asFloats(eOut)) < 1e-5f);
+      CHECK(relativeError(dq, asFloats(eDq)) < 1e-5f);
+      CHECK(relativeError(dk, asFloats(eDk)) < 1e-5f);
+      CHECK(relativeError(dv, asFloats(eDv)) < 1e-5f);
+      CHECK(allFinite(out) && allFinite(dq) && allFinite(dk) && allFinite(dv));
+    }
 }
 
 /// The host target's GEMM epilogues (what one cuBLASLt call computes for a
@@ -732,6 +1074,7 @@ int main() {
   testKernels();
   testRandom();
   testFlashAttention();
+  testAttentionReference();
   testGemmEpilogue();
   testNormGradColumns();
   testReduceColumns();

@@ -55,6 +55,8 @@
 // CHECK: @rms_norm {{.*}} ok
 // CHECK: @attention {{.*}} ok
 // CHECK: @attention_causal_gqa {{.*}} ok
+// CHECK: @attention_bias_trained {{.*}} ok
+// CHECK: @attention_bias_mask {{.*}} ok
 // CHECK: @dropout {{.*}} ok
 // CHECK: @cross_entropy_mean {{.*}} ok
 // CHECK: @cross_entropy_sum {{.*}} ok
@@ -668,6 +670,49 @@ func.func @attention_causal_gqa(
   %y, %lse = tg.attention %q, %k, %v causal scale = 5.000000e-01 : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> (tensor<1x4x3x8xf32>, tensor<1x4x3xf32>)
   %w = tg.mul %y, %c : tensor<1x4x3x8xf32>
   %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<1x4x3x8xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// tg.attention with a trained bias [1, H, Sq, Sk] (broadcast over the
+// batch), grouped-query heads, causal: the bias's gradient is built from
+// tg ops (TGDifferentiation.cpp)
+func.func @attention_bias_trained(
+    %q: tensor<2x4x4x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<2x2x5x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<2x2x5x6xf32> {tg.role = "param", tg.name = "v"},
+    %b: tensor<1x4x4x5xf32> {tg.role = "param", tg.name = "b"},
+    %c: tensor<2x4x4x6xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %y, %lse = tg.attention %q, %k, %v bias %b causal : (tensor<2x4x4x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>, tensor<1x4x4x5xf32>) -> (tensor<2x4x4x6xf32>, tensor<2x4x4xf32>)
+  %w = tg.mul %y, %c : tensor<2x4x4x6xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<2x4x4x6xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// tg.attention with a constant mask [B, 1, Sq, Sk]: keys hidden by -inf
+// or -1e4, a query row hidden whole by -inf (zeros), two whole by -1e4 and
+// -2e4 (a softmax of scores so large that the logsumexp's f32 spacing is
+// too coarse: the backward rebuilds these rows; under f32's lowest value
+// a score no longer depends on q and k at all, which finite differences
+// cannot check: Import/hf-llama.test's mask variant checks it against
+// PyTorch's autograd)
+func.func @attention_bias_mask(
+    %q: tensor<2x2x4x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<2x2x5x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<2x2x5x6xf32> {tg.role = "param", tg.name = "v"},
+    %c: tensor<2x2x4x6xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %m = tg.constant dense<[[[[0.0, 0.0, 0xFF800000, 0.0, 0xFF800000],
+                            [0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000],
+                            [0.0, 1.5, -2.0, 0.0, 0.0],
+                            [-2.0e4, -2.0e4, 0xFF800000, -2.0e4, -2.0e4]]],
+                          [[[-1.0e4, -1.0e4, -1.0e4, -1.0e4, -1.0e4],
+                            [0.0, 0.0, 0.0, 0.0, 0.0],
+                            [-1.0e4, 0.0, 0.0, -1.0e4, 0.0],
+                            [0.0, 0xFF800000, 0.0, 0.0, 0.0]]]]> : tensor<2x1x4x5xf32>
+  %y, %lse = tg.attention %q, %k, %v bias %m : (tensor<2x2x4x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>, tensor<2x1x4x5xf32>) -> (tensor<2x2x4x6xf32>, tensor<2x2x4xf32>)
+  %w = tg.mul %y, %c : tensor<2x2x4x6xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<2x2x4x6xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
 

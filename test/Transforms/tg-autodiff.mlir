@@ -101,3 +101,42 @@ func.func @block(%x: tensor<1x2x4x8xf32> {tg.role = "param", tg.name = "x"},
   %loss = tg.reduce sum %a dims = [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A mask computed from an input: attention_grad reads the bias, and no
+// gradient of the bias is built (nothing trained reaches it).
+// CHECK-LABEL: func.func @attention_mask_input
+// CHECK:         %[[BIAS:.+]] = tg.select
+// CHECK:         tg.attention %{{.+}}, %{{.+}}, %{{.+}} bias %[[BIAS]]
+// CHECK:         tg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} bias %[[BIAS]]
+// CHECK-NOT:     tg.exp
+// CHECK:         return
+func.func @attention_mask_input(%x: tensor<2x2x4x8xf32> {tg.role = "param", tg.name = "x"},
+                                %keep: tensor<2x1x1x4xi1> {tg.role = "input", tg.name = "keep"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %zero = tg.constant dense<0.000000e+00> : tensor<2x1x1x4xf32>
+  %hide = tg.constant dense<0xFF800000> : tensor<2x1x1x4xf32>
+  %bias = tg.select %keep, %zero, %hide : tensor<2x1x1x4xi1>, tensor<2x1x1x4xf32>
+  %o, %lse = tg.attention %x, %x, %x bias %bias : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x1x1x4xf32>) -> (tensor<2x2x4x8xf32>, tensor<2x2x4xf32>)
+  %loss = tg.reduce sum %o dims = [0, 1, 2, 3] : tensor<2x2x4x8xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A trained bias: its gradient is dS = P * (dO V^T - rowsum(dO * O)) from
+// tg ops, summed over the batch it is broadcast along.
+// CHECK-LABEL: func.func @attention_bias_param
+// CHECK:         tg.attention_grad
+// CHECK-SAME:    bias %[[B:[^ ]+]]
+// CHECK:         %[[P:.+]] = tg.exp
+// CHECK:         %[[DS:.+]] = tg.mul %[[P]]
+// CHECK:         %[[DB:.+]] = tg.reduce sum %[[DS]] dims = [0] : tensor<2x2x4x4xf32> -> tensor<2x4x4xf32>
+// CHECK:         %[[DBR:.+]] = tg.reshape %[[DB]] : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+// CHECK:         return {{.*}}%[[DBR]]
+func.func @attention_bias_param(%x: tensor<2x2x4x8xf32> {tg.role = "param", tg.name = "x"},
+                                %b: tensor<1x2x4x4xf32> {tg.role = "param", tg.name = "b"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %o, %lse = tg.attention %x, %x, %x bias %b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<1x2x4x4xf32>) -> (tensor<2x2x4x8xf32>, tensor<2x2x4xf32>)
+  %loss = tg.reduce sum %o dims = [0, 1, 2, 3] : tensor<2x2x4x8xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -84,6 +84,19 @@ func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: ten
 
 // -----
 
+// An attention bias shares the factor of each dimension it does not
+// broadcast: a padding mask [B, 1, 1, Sk] the batch and the keys, a
+// position bias [1, H, Sq, Sk] the heads, queries and keys.
+func.func @attention_bias(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %b: tensor<2x1x1x8xf32>, %c: tensor<1x4x8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  // expected-remark @below {{sharding rule: ([i, [j, k], l, n], [i, j, m, n], [i, j, m, o], [i, [], [], m])->([i, [j, k], l, o], [i, [j, k], l]) {i=2, j=2, k=2, l=8, m=8, n=16, o=16} need_replication={m, n, o}}}
+  %o, %l = tg.attention %q, %k, %k bias %b : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>)
+  // expected-remark @below {{sharding rule: ([i, [j, k], l, n], [i, j, m, n], [i, j, m, o], [[], [j, k], l, m])->([i, [j, k], l, o], [i, [j, k], l]) {i=2, j=2, k=2, l=8, m=8, n=16, o=16} need_replication={m, n, o}}}
+  %o2, %l2 = tg.attention %q, %k, %k bias %c causal : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<1x4x8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>)
+  return %o, %o2 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
+
+// -----
+
 // The embedding's table rows are a reduction factor (vocab parallelism: the
 // partial lookups sum); the loss reduces the tokens, and the classes
 // (vocab parallelism: the partitioner combines the devices' log-sum-exps).

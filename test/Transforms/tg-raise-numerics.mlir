@@ -10,6 +10,9 @@
 // RUN: tgc run --compare %s %t.mlir --entry silu --random-inputs 5 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_causal --random-inputs 6 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_gqa_additive --random-inputs 7 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_runtime_bias --random-inputs 10 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_runtime_select --random-inputs 11 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_causal_and_padding --random-inputs 12 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -28,6 +31,12 @@
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
 // RAISED-LABEL: func.func @attention_gqa_additive
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 5.000000e-01 : (tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>)
+// RAISED-LABEL: func.func @attention_runtime_bias
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} scale = 5.000000e-01 : (tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x1x6xf32>)
+// RAISED-LABEL: func.func @attention_runtime_select
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x6x6xf32>)
+// RAISED-LABEL: func.func @attention_causal_and_padding
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x6x6xf32>)
 // RAISED-LABEL: func.func @cross_entropy
 // RAISED: tg.cross_entropy mean
 // RAISED-LABEL: func.func @cross_entropy_of_log_softmax
@@ -166,6 +175,69 @@ func.func @attention_gqa_additive(%q: tensor<2x4x6x8xf32> {tg.role = "input", tg
   %p = tg.softmax %z dim = 3 : tensor<2x4x6x6xf32>
   %o = tg.matmul %p, %vr : (tensor<2x4x6x6xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x6x8xf32>
   return %o : tensor<2x4x6x8xf32>
+}
+
+// A bias given at run time ([B, Sk], e.g. a padding mask or ALiBi), added
+// before the scale (so that the bias is the scaled one), grouped-query.
+func.func @attention_runtime_bias(%q: tensor<2x4x6x8xf32> {tg.role = "input", tg.name = "q"},
+                                  %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                                  %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"},
+                                  %m: tensor<2x6xf32> {tg.role = "input", tg.name = "m"})
+    -> (tensor<2x4x6x8xf32> {tg.name = "y"}) {
+  %k5 = tg.reshape %k : tensor<2x2x6x8xf32> -> tensor<2x2x1x6x8xf32>
+  %ke = tg.broadcast_in_dim %k5 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+  %kr = tg.reshape %ke : tensor<2x2x2x6x8xf32> -> tensor<2x4x6x8xf32>
+  %v5 = tg.reshape %v : tensor<2x2x6x8xf32> -> tensor<2x2x1x6x8xf32>
+  %ve = tg.broadcast_in_dim %v5 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+  %vr = tg.reshape %ve : tensor<2x2x2x6x8xf32> -> tensor<2x4x6x8xf32>
+  %s = tg.matmul %q, %kr transpose_b : (tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x6x6xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x6xf32> -> tensor<2x4x6x6xf32>
+  %z = tg.add %s, %mb : tensor<2x4x6x6xf32>
+  %c = tg.constant dense<2.0> : tensor<2x4x6x6xf32>
+  %y = tg.div %z, %c : tensor<2x4x6x6xf32>
+  %p = tg.softmax %y dim = 3 : tensor<2x4x6x6xf32>
+  %o = tg.matmul %p, %vr : (tensor<2x4x6x6xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x6x8xf32>
+  return %o : tensor<2x4x6x8xf32>
+}
+
+// A mask predicate given at run time ([B, 1, Sq, Sk]), masked_fill with
+// f32's lowest value (random: some query rows hide every key).
+func.func @attention_runtime_select(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                                    %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                                    %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"},
+                                    %hide: tensor<2x1x6x6xi1> {tg.role = "input", tg.name = "hide"})
+    -> (tensor<2x2x6x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x6xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x6x6xf32>
+  %y = tg.mul %s, %c : tensor<2x2x6x6xf32>
+  %hb = tg.broadcast_in_dim %hide dims = [0, 1, 2, 3] : tensor<2x1x6x6xi1> -> tensor<2x2x6x6xi1>
+  %fill = tg.constant dense<-3.40282347E+38> : tensor<2x2x6x6xf32>
+  %z = tg.select %hb, %fill, %y : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x6x6xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
+}
+
+// Hugging Face GPT-2's eager attention on a padded batch: the causal
+// select with f32's lowest value, then the padding mask added (random
+// here): both join the bias.
+func.func @attention_causal_and_padding(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                                        %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                                        %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"},
+                                        %m: tensor<2x6xf32> {tg.role = "input", tg.name = "m"})
+    -> (tensor<2x2x6x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x6xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x6x6xf32>
+  %y = tg.mul %s, %c : tensor<2x2x6x6xf32>
+  %keep = tg.constant dense<[[true, false, false, false, false, false], [true, true, false, false, false, false], [true, true, true, false, false, false], [true, true, true, true, false, false], [true, true, true, true, true, false], [true, true, true, true, true, true]]> : tensor<6x6xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<6x6xi1> -> tensor<2x2x6x6xi1>
+  %fill = tg.constant dense<-3.40282347E+38> : tensor<2x2x6x6xf32>
+  %z = tg.select %kb, %y, %fill : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x6xf32> -> tensor<2x2x6x6xf32>
+  %w = tg.add %z, %mb : tensor<2x2x6x6xf32>
+  %p = tg.softmax %w dim = 3 : tensor<2x2x6x6xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
 }
 
 func.func @cross_entropy(%x: tensor<3x5x16xf32> {tg.role = "input", tg.name = "x"},

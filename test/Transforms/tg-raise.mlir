@@ -746,3 +746,187 @@ func.func @dead_on_input(%x: tensor<4xf32>) -> tensor<4xf32> {
   %unused = tg.exp %x : tensor<4xf32>
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A mask computed at run time (Hugging Face's 4-D causal and padding mask,
+// one per batch entry) added to the scaled scores becomes the attention's
+// bias, read through its broadcast over the heads.
+// CHECK-LABEL: func.func @attention_runtime_mask
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x2x4x8xf32>, %[[K:.*]]: tensor<2x2x4x8xf32>, %[[V:.*]]: tensor<2x2x4x8xf32>, %[[M:.*]]: tensor<2x1x4x4xf32>)
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K]], %[[V]] bias %[[M]] scale = 2.500000e-01 : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x1x4x4xf32>)
+// CHECK-NEXT: return %[[O]]
+func.func @attention_runtime_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x1x4x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %c = tg.constant dense<0.25> : tensor<2x2x4x4xf32>
+  %y = tg.mul %s, %c : tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 1, 2, 3] : tensor<2x1x4x4xf32> -> tensor<2x2x4x4xf32>
+  %z = tg.add %mb, %y : tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A padding mask [B, Sk] added before the scale: the bias is the mask
+// reshaped to [B, 1, 1, Sk], times the scale.
+// CHECK-LABEL: func.func @attention_runtime_mask_scaled
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x4xf32>
+// CHECK: %[[R:.*]] = tg.reshape %[[M]] : tensor<2x4xf32> -> tensor<2x1x1x4xf32>
+// CHECK: %[[C:.*]] = tg.constant dense<5.000000e-01> : tensor<2x1x1x4xf32>
+// CHECK: %[[B:.*]] = tg.mul %[[R]], %[[C]]
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] scale = 5.000000e-01 :
+func.func @attention_runtime_mask_scaled(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x4xf32> -> tensor<2x2x4x4xf32>
+  %z = tg.add %s, %mb : tensor<2x2x4x4xf32>
+  %c = tg.constant dense<0.5> : tensor<2x2x4x4xf32>
+  %y = tg.mul %z, %c : tensor<2x2x4x4xf32>
+  %p = tg.softmax %y dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// masked_fill with -inf where a run-time predicate holds: the bias is
+// -inf there and 0 elsewhere.
+// CHECK-LABEL: func.func @attention_runtime_select
+// CHECK-SAME: %[[H:[^:]*]]: tensor<2x1x1x4xi1>
+// CHECK-DAG: %[[Z:.*]] = tg.constant dense<0.000000e+00> : tensor<2x1x1x4xf32>
+// CHECK-DAG: %[[I:.*]] = tg.constant dense<0xFF800000> : tensor<2x1x1x4xf32>
+// CHECK: %[[B:.*]] = tg.select %[[H]], %[[I]], %[[Z]]
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] :
+func.func @attention_runtime_select(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %h: tensor<2x1x1x4xi1>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x4x4xf32>
+  %y = tg.mul %s, %c : tensor<2x2x4x4xf32>
+  %hb = tg.broadcast_in_dim %h dims = [0, 1, 2, 3] : tensor<2x1x1x4xi1> -> tensor<2x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<2x2x4x4xf32>
+  %z = tg.select %hb, %fill, %y : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// masked_fill with -1e4 at a run-time predicate stays: a score plus -1e4
+// is not -1e4, so no bias computes what the select does.
+// CHECK-LABEL: func.func @attention_runtime_select_small_fill
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_runtime_select_small_fill(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %h: tensor<2x2x4x4xi1>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %fill = tg.constant dense<-1.0e4> : tensor<2x2x4x4xf32>
+  %z = tg.select %h, %fill, %s : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// Two masks computed at run time: only one can be the bias, so the
+// decomposition stays.
+// CHECK-LABEL: func.func @attention_two_runtime_masks
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_two_runtime_masks(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x2x4x4xf32>, %n: tensor<2x2x4x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %y = tg.add %s, %m : tensor<2x2x4x4xf32>
+  %z = tg.add %y, %n : tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A causal mask of -inf inside a run-time padding mask: the causal flag
+// and the padding mask as the bias.
+// CHECK-LABEL: func.func @attention_causal_inf_and_padding
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x4xf32>
+// CHECK: %[[B:.*]] = tg.reshape %[[M]] : tensor<2x4xf32> -> tensor<2x1x1x4xf32>
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] causal scale = 1.000000e+00 :
+func.func @attention_causal_inf_and_padding(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %keep = tg.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<4x4xi1> -> tensor<2x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<2x2x4x4xf32>
+  %z = tg.select %kb, %s, %fill : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x4xf32> -> tensor<2x2x4x4xf32>
+  %w = tg.add %z, %mb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %w dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A causal mask of f32's lowest value inside a run-time padding mask (Hugging
+// Face's GPT-2): a hidden score is that value plus the padding's, which
+// no causal flag gives (a row every key of which is hidden keeps its
+// softmax over those sums), so both join the bias, and no causal flag.
+// CHECK-LABEL: func.func @attention_causal_min_and_padding
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x4xf32>
+// CHECK-DAG: %[[R:.*]] = tg.reshape %[[M]] : tensor<2x4xf32> -> tensor<2x1x1x4xf32>
+// CHECK-DAG: %[[C:.*]] = tg.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x4x4xi1>, tensor<1x1x4x4xf32>
+// CHECK-DAG: %[[RW:.*]] = tg.broadcast_in_dim %[[R]] dims = [0, 1, 2, 3] : tensor<2x1x1x4xf32> -> tensor<2x1x4x4xf32>
+// CHECK-DAG: %[[CW:.*]] = tg.broadcast_in_dim %[[C]] dims = [0, 1, 2, 3] : tensor<1x1x4x4xf32> -> tensor<2x1x4x4xf32>
+// CHECK: %[[B:.*]] = tg.add %[[RW]], %[[CW]] : tensor<2x1x4x4xf32>
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] scale = 1.000000e+00 :
+func.func @attention_causal_min_and_padding(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %keep = tg.constant dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [0, 1, 2, 3] : tensor<1x1x4x4xi1> -> tensor<2x2x4x4xi1>
+  %fill = tg.constant dense<-3.40282347E+38> : tensor<2x2x4x4xf32>
+  %z = tg.select %kb, %s, %fill : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x4xf32> -> tensor<2x2x4x4xf32>
+  %w = tg.add %z, %mb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %w dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A causal mask of -1e4 inside a run-time padding mask stays: a hidden
+// score is -1e4 plus the padding's, and a score plus -1e4 is not -1e4.
+// CHECK-LABEL: func.func @attention_causal_1e4_and_padding
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_causal_1e4_and_padding(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %keep = tg.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<4x4xi1> -> tensor<2x2x4x4xi1>
+  %fill = tg.constant dense<-1.0e4> : tensor<2x2x4x4xf32>
+  %z = tg.select %kb, %s, %fill : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x4xf32> -> tensor<2x2x4x4xf32>
+  %w = tg.add %z, %mb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %w dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A causal select of f32's lowest value applied after a run-time mask
+// stays: the select makes a hidden score that value, whatever the mask
+// added, which adding both to the score does not give.
+// CHECK-LABEL: func.func @attention_padding_then_causal_min
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_padding_then_causal_min(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x4xf32> -> tensor<2x2x4x4xf32>
+  %w = tg.add %s, %mb : tensor<2x2x4x4xf32>
+  %keep = tg.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<4x4xi1> -> tensor<2x2x4x4xi1>
+  %fill = tg.constant dense<-3.40282347E+38> : tensor<2x2x4x4xf32>
+  %z = tg.select %kb, %w, %fill : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}

@@ -255,12 +255,12 @@ OpCost AttentionOp::getCost() {
       getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
   int64_t headSize = getQuery().getType().getDimSize(3);
   int64_t valueSize = getValue().getType().getDimSize(3);
-  // Two matmuls (scores and output), then per score: scale, max, subtract,
-  // exp, sum; per output element a division.
+  // Two matmuls (scores and output), then per score: scale, (bias,) max,
+  // subtract, exp, sum; per output element a division.
   cost.matrixFlops = multiplyFigures(pairs, 2 * (headSize + valueSize));
-  cost.flops =
-      addFigures(addFigures(cost.matrixFlops, multiplyFigures(pairs, 5)),
-                 getNumElements(getOutput()));
+  cost.flops = addFigures(
+      addFigures(cost.matrixFlops, multiplyFigures(pairs, getBias() ? 6 : 5)),
+      getNumElements(getOutput()));
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
   return cost;
@@ -375,7 +375,8 @@ OpCost AttentionGradOp::getCost() {
   int64_t headSize = getQuery().getType().getDimSize(3);
   int64_t valueSize = getValue().getType().getDimSize(3);
   cost.matrixFlops = multiplyFigures(pairs, 2 * (3 * headSize + 2 * valueSize));
-  cost.flops = addFigures(cost.matrixFlops, multiplyFigures(pairs, 6));
+  cost.flops =
+      addFigures(cost.matrixFlops, multiplyFigures(pairs, getBias() ? 7 : 6));
   cost.transcendentals = pairs;
   cost.computeType = getQuery().getType().getElementType();
   // FlashAttention-2's backward accumulates dQ in f32 across the key blocks

@@ -539,12 +539,10 @@ LogicalResult RmsNormOp::verify() {
 
 /// Checks the operands of attention and its backward; returns the output
 /// and logsumexp types.
-static LogicalResult inferAttentionTypes(MLIRContext *context,
-                                         std::optional<Location> location,
-                                         Value queryValue, Value keyValue,
-                                         Value valueValue, bool causal,
-                                         std::optional<APFloat> scaleAttr,
-                                         SmallVectorImpl<Type> &inferred) {
+static LogicalResult inferAttentionTypes(
+    MLIRContext *context, std::optional<Location> location, Value queryValue,
+    Value keyValue, Value valueValue, Value biasValue, bool causal,
+    std::optional<APFloat> scaleAttr, SmallVectorImpl<Type> &inferred) {
   auto query = getRankedTensor(location, queryValue, "query");
   auto key = getRankedTensor(location, keyValue, "key");
   auto value = getRankedTensor(location, valueValue, "value");
@@ -584,6 +582,22 @@ static LogicalResult inferAttentionTypes(MLIRContext *context,
       return emitOptionalError(location,
                                "scale must be finite and positive, got ", s);
   }
+  if (biasValue) {
+    auto bias = getRankedTensor(location, biasValue, "bias");
+    if (failed(bias))
+      return failure();
+    SmallVector<int64_t> scores = {q[0], q[1], q[2], k[2]};
+    ArrayRef<int64_t> b = bias->getShape();
+    if (!bias->getElementType().isF32() || b.size() != 4 ||
+        llvm::any_of(llvm::zip(b, scores), [](auto pair) {
+          auto [dim, full] = pair;
+          return dim != full && dim != 1;
+        }))
+      return emitOptionalError(
+          location, "bias must be an f32 tensor of shape ", formatShape(scores),
+          " or with some of those dimensions 1 (broadcast), got ",
+          biasValue.getType());
+  }
   inferred.push_back(
       RankedTensorType::get({q[0], q[1], q[2], v[3]}, query->getElementType()));
   inferred.push_back(
@@ -597,7 +611,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
                                             SmallVectorImpl<Type> &inferred) {
   return inferAttentionTypes(context, location, adaptor.getQuery(),
                              adaptor.getKey(), adaptor.getValue(),
-                             adaptor.getCausal(), adaptor.getScale(), inferred);
+                             adaptor.getBias(), adaptor.getCausal(),
+                             adaptor.getScale(), inferred);
 }
 
 /// The attribute, else 1/sqrt(D) for the query's head size D.
@@ -969,8 +984,8 @@ LogicalResult AttentionGradOp::inferReturnTypes(
   SmallVector<Type> forward;
   if (failed(inferAttentionTypes(context, location, adaptor.getQuery(),
                                  adaptor.getKey(), adaptor.getValue(),
-                                 adaptor.getCausal(), adaptor.getScale(),
-                                 forward)))
+                                 adaptor.getBias(), adaptor.getCausal(),
+                                 adaptor.getScale(), forward)))
     return failure();
   if (adaptor.getGradOutput().getType() != forward[0] ||
       adaptor.getOutput().getType() != forward[0])

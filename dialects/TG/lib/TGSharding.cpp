@@ -537,14 +537,26 @@ ShardingRule RmsNormGradOp::getShardingRule() {
 namespace {
 struct AttentionShapes {
   SmallVector<std::pair<bool, unsigned>> q, k, v, o, lse;
+  /// The operand number of the bias, when the op has one.
+  std::optional<unsigned> bias;
 };
 } // namespace
 
 static ShardingRule getAttentionRule(Operation *op, Value query, Value key,
-                                     Value value,
-                                     const AttentionShapes &shapes) {
+                                     Value value, Value bias,
+                                     AttentionShapes shapes) {
   ShardingRuleBuilder builder(op);
   ArrayRef<int64_t> q = getShape(query), k = getShape(key), v = getShape(value);
+  // The bias [B|1, H|1, Sq|1, Sk|1] shares the factor of each dimension it
+  // does not broadcast.
+  SmallVector<std::pair<bool, unsigned>> biasAt[4];
+  if (bias) {
+    ArrayRef<int64_t> b = getShape(bias);
+    int64_t full[4] = {q[0], q[1], q[2], k[2]};
+    for (int dim = 0; dim < 4; ++dim)
+      if (b[dim] == full[dim])
+        biasAt[dim].push_back({false, *shapes.bias});
+  }
   auto add = [&](int64_t factor, ArrayRef<std::pair<bool, unsigned>> tensors,
                  int64_t dim) {
     if (factor < 0)
@@ -563,15 +575,18 @@ static ShardingRule getAttentionRule(Operation *op, Value query, Value key,
     return size == 1 ? -1 : builder.addFactor(size, kind);
   };
   int64_t batch = addFactor(q[0], FactorKind::PassThrough);
-  add(batch, all({shapes.q, shapes.k, shapes.v, shapes.o, shapes.lse}), 0);
+  add(batch,
+      all({shapes.q, shapes.k, shapes.v, shapes.o, shapes.lse, biasAt[0]}), 0);
   int64_t kvHeads = addFactor(k[1], FactorKind::PassThrough);
   int64_t group = addFactor(q[1] / k[1], FactorKind::PassThrough);
-  add(kvHeads, all({shapes.q, shapes.k, shapes.v, shapes.o, shapes.lse}), 1);
-  add(group, all({shapes.q, shapes.o, shapes.lse}), 1);
+  add(kvHeads,
+      all({shapes.q, shapes.k, shapes.v, shapes.o, shapes.lse, biasAt[1]}), 1);
+  add(group, all({shapes.q, shapes.o, shapes.lse, biasAt[1]}), 1);
   int64_t queries = addFactor(q[2], FactorKind::PassThrough);
-  add(queries, all({shapes.q, shapes.o, shapes.lse}), 2);
+  add(queries, all({shapes.q, shapes.o, shapes.lse, biasAt[2]}), 2);
   int64_t keys = addFactor(k[2], FactorKind::NeedReplication);
   add(keys, all({shapes.k, shapes.v}), 2);
+  add(keys, biasAt[3], 3);
   int64_t width = addFactor(q[3], FactorKind::NeedReplication);
   add(width, all({shapes.q, shapes.k}), 3);
   // The value width needs replication. Each output column reads its value
@@ -605,7 +620,9 @@ ShardingRule AttentionOp::getShardingRule() {
   shapes.v = {{false, 2}};
   shapes.o = {{true, 0}};
   shapes.lse = {{true, 1}};
-  return getAttentionRule(*this, getQuery(), getKey(), getValue(), shapes);
+  shapes.bias = 3;
+  return getAttentionRule(*this, getQuery(), getKey(), getValue(), getBias(),
+                          shapes);
 }
 
 void AttentionOp::restrictForPartitioning(ShardingRule &rule) {
@@ -623,7 +640,9 @@ ShardingRule AttentionGradOp::getShardingRule() {
   shapes.v = {{false, 3}, {true, 2}};
   shapes.o = {{false, 0}, {false, 4}};
   shapes.lse = {{false, 5}};
-  return getAttentionRule(*this, getQuery(), getKey(), getValue(), shapes);
+  shapes.bias = 6;
+  return getAttentionRule(*this, getQuery(), getKey(), getValue(), getBias(),
+                          shapes);
 }
 
 void AttentionGradOp::restrictForPartitioning(ShardingRule &rule) {

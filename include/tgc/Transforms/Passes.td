@@ -601,7 +601,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     | `0.5 * x * (1 + erf(x / sqrt(2)))` | `tg.gelu erf` |
     | `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` | `tg.gelu tanh` |
     | `x * sigmoid(x)` | `tg.silu` |
-    | `softmax(mask(scale * q @ k^T)) @ v` | `tg.attention` (`causal`, `scale`) |
+    | `softmax(mask(scale * q @ k^T)) @ v` | `tg.attention` (`causal`, `scale`, `bias`) |
     | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
 
     Matching is structural and tolerant of how an importer writes things:
@@ -619,10 +619,27 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     (the product becomes `scale`; it is left out when it is `1/sqrt(D)`),
     optionally masked by a constant: `tg.select` of a boolean mask with a
     large negative value, or `tg.add` of a matrix of 0 and large negative
-    values. The mask must be the causal one (key `j` visible from query `i`
-    iff `j <= i + Sk - Sq`, the alignment of `tg.attention`), the same for
-    every batch and head, or else the pattern is left alone; "large negative"
-    means at most `mask-threshold` (or -inf). Keys and values repeated per
+    values. A constant mask must be the causal one (key `j` visible from
+    query `i` iff `j <= i + Sk - Sq`, the alignment of `tg.attention`), the
+    same for every batch and head, or else the pattern is left alone;
+    "large negative" means at most `mask-threshold` (or -inf). A mask
+    computed at run time (a padding mask, Hugging Face's 4-D causal and
+    padding mask, a position bias) becomes the attention's f32 `bias`, read
+    through its broadcast (`[B, 1, 1, Sk]` stays that size): added to the
+    scores, it is the bias (times the scales applied after it); the
+    predicate of a `tg.select` that hides keys gives 0 and the hiding value,
+    which must be -inf or at most -1e30 (a score plus it is then it, as
+    `masked_fill` gives; a smaller fill is left alone). The bias is added as
+    the decomposition added it, so a query row every key of which is hidden
+    by a finite value keeps its (uniform) softmax. Next to a run-time mask,
+    a constant causal mask that hides with -inf is the `causal` flag; one
+    that hides with a finite value at most -1e30 (Hugging Face's
+    `finfo.min`) and is applied before the run-time mask joins the bias
+    (a hidden score is then the sum of both masks, as the decomposition
+    computes it), without the `causal` flag; other finite values (-1e4),
+    or the constant mask applied after the run-time one, leave the pattern
+    alone, since no bias computes what they do on a row that hides every
+    key. Keys and values repeated per
     query head (grouped-query attention: `reshape`, `broadcast_in_dim`,
     `reshape`, as `repeat_kv` exports) are un-repeated, since `tg.attention`
     takes `K` key/value heads for `H` query heads itself.

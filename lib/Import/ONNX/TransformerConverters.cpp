@@ -410,81 +410,55 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
                      {batch, sequence, heads * valueDepth});
   };
 
-  // tg.attention: what it computes is what the node asks for. Its causal
-  // mask is aligned at keys - sequence, the node's at the past's length.
-  bool flashable = !mask && !nonpad && softcap == 0.0f && left < 0 &&
-                   right < 0 && !wantScores &&
-                   (softmaxType == elementType || softmaxType.isF32()) &&
-                   (!causal || keys - sequence == past);
-  if (flashable) {
-    RankedTensorType outputType = RankedTensorType::get(
-        {batch, heads, sequence, valueDepth}, elementType);
-    RankedTensorType lseType =
-        RankedTensorType::get({batch, heads, sequence}, g.builder.getF32Type());
-    FloatAttr scaleAttribute;
-    if (scaleAttr)
-      scaleAttribute = g.builder.getF64FloatAttr(scale);
-    SmallVector<Value> results = g.createResults<tg::AttentionOp>(
-        outputType, lseType, query, key, value, causal, scaleAttribute);
-    g.setOutput(0, toOutput(results[0]));
-    return success();
-  }
-
-  // The scaled product: Q and K each times sqrt(scale), in their type.
-  Composer qc{g, Importer::getType(query)};
-  Composer kc{g, Importer::getType(key)};
-  double root = std::sqrt(scale);
-  Value scaledKey = kc.mul(key, kc.c(root));
-  ASSIGN_OR_FAIL(scores, groupedMatMul(g, qc.mul(query, qc.c(root)),
-                                       g.transpose(scaledKey, {0, 1, 3, 2})));
   SmallVector<int64_t> scoreShape = {batch, heads, sequence, keys};
   RankedTensorType scoreType = RankedTensorType::get(scoreShape, elementType);
-  Composer s{g, scoreType};
-  Value raw = scores;
-  if (softcap > 0.0f)
-    scores =
-        s.mul(s.c(softcap),
-              g.create<tg::TanhOp>(scoreType, s.div(scores, s.c(softcap))));
-  else if (softcap < 0.0f)
-    return g.fail("softcap must not be negative");
-  Value capped = scores;
 
-  // The additive bias: the mask's, and -inf where the causal bound, the
-  // window or the padding hides a key.
-  Value bias;
-  if (mask) {
-    RankedTensorType maskType = Importer::getType(mask);
-    SmallVector<int64_t> maskShape(maskType.getShape());
-    if (maskShape.empty() || maskShape.back() > keys)
-      return g.fail("attn_mask's last dimension must be at most the " +
-                    llvm::Twine(keys) + " keys");
-    bool boolean = isBool(mask);
-    if (!boolean)
-      mask = g.convert(mask, elementType);
-    // A shorter mask hides the keys after it.
-    if (int64_t missing = keys - maskShape.back()) {
-      SmallVector<int64_t> padShape(maskShape);
-      padShape.back() = missing;
-      Value pad =
-          g.splat(Importer::getType(mask).clone(ArrayRef<int64_t>(padShape)),
-                  boolean ? 0.0 : -INFINITY);
-      mask = concatLast(g, {mask, pad});
-      maskShape.back() = keys;
-    }
-    if (!broadcastsTo(maskShape, scoreShape))
-      return g.fail("attn_mask must broadcast to [" + llvm::Twine(batch) +
-                    ", " + llvm::Twine(heads) + ", " + llvm::Twine(sequence) +
-                    ", " + llvm::Twine(keys) + "]");
-    if (boolean) {
-      Composer m{g, Importer::getType(mask).clone(elementType)};
-      bias = m.select(mask, m.c(0.0), m.c(-INFINITY));
-    } else {
-      bias = mask;
-    }
-    bias = g.broadcastTo(bias, scoreShape);
-  }
+  // The additive bias, of element type `biasType`: the mask's, and -inf
+  // where the causal bound (unless `nativeCausal`: the attention's own), the
+  // window or the padding hides a key. Broadcastable to the scores, [B|1,
+  // H|1, Sq|1, Sk]; null when nothing hides a key.
   bool windowed = left >= 0 || right >= 0;
-  if (causal || windowed || nonpad) {
+  auto buildBias = [&](Type biasType, bool nativeCausal) -> FailureOr<Value> {
+    Value maskBias;
+    if (mask) {
+      RankedTensorType maskType = Importer::getType(mask);
+      SmallVector<int64_t> maskShape(maskType.getShape());
+      if (maskShape.empty() || maskShape.back() > keys)
+        return (void)g.fail("attn_mask's last dimension must be at most the " +
+                            llvm::Twine(keys) + " keys"),
+               failure();
+      // Checked as if padded to the keys (below).
+      SmallVector<int64_t> paddedShape(maskShape);
+      paddedShape.back() = keys;
+      if (!broadcastsTo(paddedShape, scoreShape))
+        return (void)g.fail("attn_mask must broadcast to [" +
+                            llvm::Twine(batch) + ", " + llvm::Twine(heads) +
+                            ", " + llvm::Twine(sequence) + ", " +
+                            llvm::Twine(keys) + "]"),
+               failure();
+      bool boolean = isBool(mask);
+      maskBias = mask;
+      if (boolean) {
+        Composer m{g, maskType.clone(biasType)};
+        maskBias = m.select(mask, m.c(0.0), m.c(-INFINITY));
+      } else {
+        maskBias = g.convert(mask, biasType);
+      }
+      // Rank 4, then a shorter mask hides the keys after it.
+      maskShape.insert(maskShape.begin(), 4 - maskShape.size(), 1);
+      maskBias = g.reshape(maskBias, maskShape);
+      if (int64_t missing = keys - maskShape.back()) {
+        SmallVector<int64_t> padShape(maskShape);
+        padShape.back() = missing;
+        Value pad =
+            g.splat(RankedTensorType::get(padShape, biasType), -INFINITY);
+        maskBias = concatLast(g, {maskBias, pad});
+        maskShape.back() = keys;
+      }
+    }
+    bool hideCausal = causal && !nativeCausal;
+    if (!hideCausal && !windowed && !nonpad)
+      return maskBias;
     // distance[i, j] = j - i; key j is visible to query i when
     // j - i <= offset (causal), offset - left <= j - i (left window),
     // j - i - right <= offset (right window), and j < nonpad (padding).
@@ -511,8 +485,10 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
       RankedTensorType nonpadType = Importer::getType(nonpad);
       if (!isa<IntegerType>(nonpadType.getElementType()) || isBool(nonpad) ||
           nonpadType.getShape() != ArrayRef<int64_t>{batch})
-        return g.fail("nonpad_kv_seqlen must be an integer vector of the " +
-                      llvm::Twine(batch) + " batch entries");
+        return (void)g.fail("nonpad_kv_seqlen must be an integer vector of "
+                            "the " +
+                            llvm::Twine(batch) + " batch entries"),
+               failure();
       length = g.broadcastTo(
           g.reshape(g.convert(nonpad, i64), {batch, 1, 1, 1}), shape);
       offset = c.sub(length, c.c(double(sequence)));
@@ -524,7 +500,7 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
     auto lessEqual = [&](Value a, Value b) {
       return compare(g, tg::CompareDirection::LE, a, b);
     };
-    if (causal)
+    if (hideCausal)
       require(lessEqual(distance, offset));
     if (left >= 0)
       require(lessEqual(c.sub(offset, c.c(double(left))), distance));
@@ -532,13 +508,65 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
       require(lessEqual(c.sub(distance, c.c(double(right))), offset));
     if (nonpad)
       require(c.less(column, length));
-    Composer b{g, RankedTensorType::get(shape, elementType)};
-    Value hidden =
-        g.broadcastTo(b.select(visible, b.c(0.0), b.c(-INFINITY)), scoreShape);
-    bias = bias ? s.add(bias, hidden) : hidden;
+    Composer b{g, RankedTensorType::get(shape, biasType)};
+    Value hidden = b.select(visible, b.c(0.0), b.c(-INFINITY));
+    if (!maskBias)
+      return hidden;
+    // Both in their common shape.
+    ArrayRef<int64_t> maskShape = Importer::getType(maskBias).getShape();
+    SmallVector<int64_t> common;
+    for (auto [a, h] : llvm::zip(maskShape, shape))
+      common.push_back(std::max(a, h));
+    Composer sum{g, RankedTensorType::get(common, biasType)};
+    return sum.add(g.broadcastTo(maskBias, common),
+                   g.broadcastTo(hidden, common));
+  };
+
+  // tg.attention when the softmax is of the biased scores (no soft cap, no
+  // scores wanted out) in Q's type or f32: its kernels read the bias in
+  // place, and its causal mask is the node's when aligned at the past's
+  // length (at keys - sequence).
+  bool flashable = softcap == 0.0f && !wantScores &&
+                   (softmaxType == elementType || softmaxType.isF32());
+  if (flashable) {
+    bool nativeCausal = causal && keys - sequence == past && !nonpad;
+    ASSIGN_OR_FAIL(flashBias, buildBias(g.builder.getF32Type(), nativeCausal));
+    RankedTensorType outputType = RankedTensorType::get(
+        {batch, heads, sequence, valueDepth}, elementType);
+    RankedTensorType lseType =
+        RankedTensorType::get({batch, heads, sequence}, g.builder.getF32Type());
+    FloatAttr scaleAttribute;
+    if (scaleAttr)
+      scaleAttribute = g.builder.getF64FloatAttr(scale);
+    SmallVector<Value> results = g.createResults<tg::AttentionOp>(
+        outputType, lseType, query, key, value, flashBias, nativeCausal,
+        scaleAttribute);
+    g.setOutput(0, toOutput(results[0]));
+    return success();
   }
-  if (bias)
+
+  // The scaled product: Q and K each times sqrt(scale), in their type.
+  Composer qc{g, Importer::getType(query)};
+  Composer kc{g, Importer::getType(key)};
+  double root = std::sqrt(scale);
+  Value scaledKey = kc.mul(key, kc.c(root));
+  ASSIGN_OR_FAIL(scores, groupedMatMul(g, qc.mul(query, qc.c(root)),
+                                       g.transpose(scaledKey, {0, 1, 3, 2})));
+  Composer s{g, scoreType};
+  Value raw = scores;
+  if (softcap > 0.0f)
+    scores =
+        s.mul(s.c(softcap),
+              g.create<tg::TanhOp>(scoreType, s.div(scores, s.c(softcap))));
+  else if (softcap < 0.0f)
+    return g.fail("softcap must not be negative");
+  Value capped = scores;
+  ASSIGN_OR_FAIL(compactBias, buildBias(elementType, /*nativeCausal=*/false));
+  Value bias;
+  if (compactBias) {
+    bias = g.broadcastTo(compactBias, scoreShape);
     scores = s.add(scores, bias);
+  }
   Value biased = scores;
 
   // The softmax, in softmax_precision; a query row whose keys are all

@@ -272,7 +272,10 @@ LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
 
 LogicalResult StepEmitter::emitAttention(Operation *op) {
   bool isGrad = isa<tg::AttentionGradOp>(op);
-  // Operands: [dout,] q, k, v[, out, logsumexp].
+  // Operands: [dout,] q, k, v[, out, logsumexp][, bias]; the bias travels
+  // in the descriptor.
+  Value bias = isGrad ? cast<tg::AttentionGradOp>(op).getBias()
+                      : cast<tg::AttentionOp>(op).getBias();
   unsigned q = isGrad ? 1 : 0;
   ArrayRef<int64_t> qs =
       cast<RankedTensorType>(op->getOperand(q).getType()).getShape();
@@ -292,15 +295,33 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
                          "[batch, heads, sequence, head size] operands");
   for (Value operand : op->getOperands())
     if (getElementType(operand) != getElementType(op->getOperand(q)) &&
-        operand != lse)
+        operand != lse && operand != bias)
       return op->emitError("the CUDA emitter's attention needs q, k, v and "
                            "the output in one element type");
+  std::string biasDesc;
+  if (bias) {
+    FailureOr<std::string> at = address(bias);
+    if (failed(at))
+      return failure();
+    // Row-major strides over [B, H, Sq, Sk], 0 on a broadcast dimension.
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(bias.getType()).getShape();
+    SmallVector<std::string> strides(4);
+    int64_t stride = 1;
+    for (int d = 3; d >= 0; --d) {
+      strides[d] = shape[d] == 1 ? "0" : str(stride);
+      stride *= shape[d];
+    }
+    biasDesc = ", reinterpret_cast<const float *>(" + *at + "), {" +
+               llvm::join(strides, ", ") + "}";
+  }
   bool causal = op->hasAttr("causal");
   double scale = isGrad ? cast<tg::AttentionGradOp>(op).getScaleOrDefault()
                         : cast<tg::AttentionOp>(op).getScaleOrDefault();
   std::string name = nextName(isGrad ? "attention_grad" : "attention");
   std::string args;
   for (Value operand : op->getOperands()) {
+    if (operand == bias)
+      continue;
     FailureOr<std::string> at = address(operand);
     if (failed(at))
       return failure();
@@ -319,8 +340,8 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
           str(qs[2]) + ", " + str(qs[3]) + ", " + str(ks[1]) + ", " +
           str(ks[2]) + ", " + str(vs[3]) + ", " + (causal ? "true" : "false") +
           ", " + formatNumber(scale) + ", DType::" + type->dtype +
-          ", DType::" + lseType->dtype + "}" + args + ", " + cString(name) +
-          ");\n";
+          ", DType::" + lseType->dtype + biasDesc + "}" + args + ", " +
+          cString(name) + ");\n";
   project.kernels.push_back(name);
   return success();
 }

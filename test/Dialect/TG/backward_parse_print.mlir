@@ -184,3 +184,13 @@ func.func @cross_entropy_grad_sum(%dloss: tensor<f32>, %logits: tensor<4x32x1000
   %1 = tg.cross_entropy_grad sum %dloss, %logits, %labels, %lse : (tensor<f32>, tensor<4x32x1000xbf16>, tensor<4x32xi32>, tensor<4x32xf32>) -> tensor<4x32x1000xbf16>
   return %0, %1 : tensor<4x32x1000xbf16>, tensor<4x32x1000xbf16>
 }
+
+// -----
+
+// attention_grad with the forward's bias.
+// CHECK-LABEL: func.func @attention_grad_bias
+// CHECK:         tg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} scale = 2.500000e-01 : (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16xf32>, tensor<1x4x16x16xf32>) -> (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>)
+func.func @attention_grad_bias(%do: tensor<2x4x16x32xf32>, %q: tensor<2x4x16x32xf32>, %k: tensor<2x4x16x32xf32>, %v: tensor<2x4x16x32xf32>, %o: tensor<2x4x16x32xf32>, %lse: tensor<2x4x16xf32>, %b: tensor<1x4x16x16xf32>) -> tensor<2x4x16x32xf32> {
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse bias %b scale = 2.500000e-01 : (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16xf32>, tensor<1x4x16x16xf32>) -> (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>)
+  return %dq : tensor<2x4x16x32xf32>
+}

@@ -479,3 +479,33 @@ func.func @top_k_bool(%x: tensor<4xi1>) {
   %v, %i = tg.top_k %x k = 1 : tensor<4xi1> -> tensor<1xi1>, tensor<1xi64>
   return
 }
+
+// -----
+
+// An attention bias that is not f32.
+func.func @attention_bias_type(%q: tensor<2x4x8x16xbf16>, %b: tensor<2x1x1x8xbf16>) {
+  // expected-error @+2 {{bias must be an f32 tensor of shape 2x4x8x8 or with some of those dimensions 1 (broadcast), got 'tensor<2x1x1x8xbf16>'}}
+  // expected-error @+1 {{'tg.attention' op failed to infer returned types}}
+  %o, %l = tg.attention %q, %q, %q bias %b : (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x1x1x8xbf16>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// An attention bias whose keys are not the attention's.
+func.func @attention_bias_keys(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %b: tensor<2x1x1x8xf32>) {
+  // expected-error @+2 {{bias must be an f32 tensor of shape 2x4x8x6 or with some of those dimensions 1 (broadcast), got 'tensor<2x1x1x8xf32>'}}
+  // expected-error @+1 {{'tg.attention' op failed to infer returned types}}
+  %o, %l = tg.attention %q, %k, %k bias %b : (tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// An attention bias of rank 2.
+func.func @attention_bias_rank(%q: tensor<2x4x8x16xf32>, %b: tensor<8x8xf32>) {
+  // expected-error @+2 {{bias must be an f32 tensor of shape 2x4x8x8 or with some of those dimensions 1 (broadcast), got 'tensor<8x8xf32>'}}
+  // expected-error @+1 {{'tg.attention' op failed to infer returned types}}
+  %o, %l = tg.attention %q, %q, %q bias %b : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>)
+  return
+}

@@ -294,3 +294,15 @@ func.func @top_k(%x: tensor<16x8xf32>, %y: tensor<5xi32>) -> (tensor<16x2xf32>, 
   %w, %j = tg.top_k %y k = 3 smallest : tensor<5xi32> -> tensor<3xi32>, tensor<3xi64>
   return %v, %i, %w : tensor<16x2xf32>, tensor<16x2xi64>, tensor<3xi32>
 }
+
+// -----
+
+// Attention with a bias broadcast over heads and queries (a key padding
+// mask), causal.
+// CHECK-LABEL: func.func @attention_bias
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<2x4x8x16xbf16>, %[[K:[^:]+]]: tensor<2x2x8x16xbf16>, %[[V:[^:]+]]: tensor<2x2x8x16xbf16>, %[[B:[^:]+]]: tensor<2x1x1x8xf32>)
+// CHECK:         tg.attention %[[Q]], %[[K]], %[[V]] bias %[[B]] causal : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+func.func @attention_bias(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %v: tensor<2x2x8x16xbf16>, %b: tensor<2x1x1x8xf32>) -> tensor<2x4x8x16xbf16> {
+  %o, %lse = tg.attention %q, %k, %v bias %b causal : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+  return %o : tensor<2x4x8x16xbf16>
+}

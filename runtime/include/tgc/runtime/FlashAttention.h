@@ -1,5 +1,4 @@
-//===- FlashAttention.h - tiled attention kernels for the CUDA target -*- C++
-//-*-===//
+//===- FlashAttention.h - tiled attention kernels for CUDA ------*- C++ -*-===//
 //
 // Attention forward and backward in the manner of FlashAttention-2 (Dao,
 // 2023), in plain CUDA C++ with f32 arithmetic: no s x s matrix in memory,
@@ -15,6 +14,20 @@
 // - flashGradKeyValue: a block per (batch, kv head, tile of keys); each
 //   thread owns key rows and sums dk and dv over the group's heads and the
 //   queries that see them, a shared-memory tile of queries at a time.
+//
+// A score is scale * q . k plus the desc's additive bias (biasAt), hidden
+// past the causal diagonal. A query row that sees no key with a score above
+// -inf gets an output of zeros and a logsumexp of +inf (FlashAttention's
+// convention); the bias gets no gradient here.
+//
+// The backward rebuilds a row's probabilities as
+// p = exp((score - max) - logSum), the row's (max, logSum) from backwardRow:
+// (logsumexp, 0), FlashAttention's exp(score - logsumexp), 0 on the rows of
+// +inf. A finite logsumexp of kDegenerateLse or more in magnitude
+// (Runtime.h) has lost the bits of the row's log-sum (on a row that Hugging
+// Face's finfo.min mask hides whole, it equals every score), so that row's
+// max and log-sum are recomputed by the thread that owns it, walking the
+// row's keys in global memory (no barrier in it): rare rows, a serial walk.
 //
 // The kernels are written for any block size: a thread owns `R` rows of
 // the block's tile, R = kRows<DMAX> / blockDim.x. The CUDA target launches
@@ -51,6 +64,16 @@ __device__ inline int64_t visibleKeys(const AttentionDesc &d, int64_t i) {
   return visible < 0 ? 0 : visible > d.keys ? d.keys : visible;
 }
 
+/// The additive bias of the score of query `i` of (batch `b`, query head
+/// `h`) against key `j`: 0 without a bias.
+__device__ inline float biasAt(const AttentionDesc &d, int64_t b, int64_t h,
+                               int64_t i, int64_t j) {
+  if (!d.bias)
+    return 0.0f;
+  return d.bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
+                i * d.biasStrides[2] + j * d.biasStrides[3]];
+}
+
 /// Copies rows [first, first + count) of `source` (row length `size`) into
 /// `tile` as f32, zero past `size` and past `limit` rows; the block's
 /// threads share the work.
@@ -63,6 +86,55 @@ __device__ void loadTile(float (*tile)[STRIDE], int count, const S *source,
     tile[r][e] =
         row < limit && e < size ? float(ld(source[row * size + e])) : 0.0f;
   }
+}
+
+/// scale * q . k + bias(b, h, i, j) for query row `q` and key row `k` in
+/// global memory: the score the kernels form from their registers and
+/// tiles, in the same order.
+template <typename S>
+__device__ inline float scoreAt(const AttentionDesc &d, const S *q, const S *k,
+                                int64_t b, int64_t h, int64_t i, int64_t j) {
+  float sum = 0;
+  for (int64_t e = 0; e < d.headSize; ++e)
+    sum += float(ld(q[e])) * float(ld(k[e]));
+  return float(d.scale) * sum + biasAt(d, b, h, i, j);
+}
+
+/// What the backward forms query row i's probabilities from:
+/// p = exp((score - max) - logSum).
+struct SoftmaxRow {
+  float max, logSum;
+};
+
+/// The SoftmaxRow of query `i` of (batch `b`, query head `h`) from the
+/// forward's logsumexp `lse`: (lse, 0) (so that p = exp(score - lse) to the
+/// bit, and 0 on the +inf rows of nothing visible), or where `lse` is
+/// finite and at least kDegenerateLse in magnitude, the row's max and
+/// log(sum(exp(score - max))) over its visible keys (hidden ones of -inf
+/// left out), recomputed from global memory: `q` is the query's row and
+/// `k` the first key of its kv head.
+template <typename S>
+__device__ SoftmaxRow backwardRow(const AttentionDesc &d, float lse, const S *q,
+                                  const S *k, int64_t b, int64_t h, int64_t i) {
+  if (!(lse > -INFINITY && lse < INFINITY) ||
+      (lse > -kDegenerateLse && lse < kDegenerateLse))
+    return {lse, 0.0f};
+  int64_t keys = visibleKeys(d, i);
+  float max = -INFINITY;
+  for (int64_t j = 0; j < keys; ++j) {
+    float s = scoreAt(d, q, k + j * d.headSize, b, h, i, j);
+    max = s > max ? s : max;
+  }
+  // Nothing visible after all: p = 0, as on a row of +inf.
+  if (max == -INFINITY)
+    return {INFINITY, 0.0f};
+  float sum = 0;
+  for (int64_t j = 0; j < keys; ++j) {
+    float s = scoreAt(d, q, k + j * d.headSize, b, h, i, j);
+    if (s != -INFINITY)
+      sum += expf(s - max);
+  }
+  return {max, logf(sum)};
 }
 
 template <int DMAX>
@@ -91,8 +163,9 @@ __device__ inline QueryTile queryTile(const AttentionDesc &d, int64_t block,
 /// The shared part of the forward and dq kernels: for the block's queries
 /// [first, last) of a (batch, head) whose keys start at row `kvRow`, walks
 /// the keys they see a shared-memory tile of K and V at a time, calling
-/// visit(r, j) for each (row r of this thread, key j of the tile) pair in
-/// key order.
+/// visit(r, i, j, t) for each visible (query, key) pair of this thread, in
+/// key order: r is the thread's row (query i of the head), j the key (of
+/// the head) and t its row in the tiles `ks` and `vs`.
 template <typename S, int DMAX, int R, typename Visit>
 __device__ void forEachVisibleKey(const AttentionDesc &d, const S *k,
                                   const S *v, int64_t kvRow, int64_t first,
@@ -111,8 +184,8 @@ __device__ void forEachVisibleKey(const AttentionDesc &d, const S *k,
         continue;
       int64_t end = visibleKeys(d, i) - j0;
       end = end > kTile ? kTile : end;
-      for (int j = 0; j < end; ++j)
-        visit(r, j);
+      for (int t = 0; t < end; ++t)
+        visit(r, i, j0 + t, t);
     }
   }
 }
@@ -127,6 +200,7 @@ __global__ void flashForward(AttentionDesc d, const S *q, const S *k,
   for (int64_t block = blockIdx.x; block < d.batch * d.heads * tiles;
        block += gridDim.x) {
     auto [bh, first, last, kvRow] = queryTile(d, block, tiles, kTile);
+    int64_t b = bh / d.heads, h = bh % d.heads;
     float qr[R][DMAX], acc[R][DMAX], max[R], sum[R];
     for (int r = 0; r < R; ++r) {
       int64_t i = first + threadIdx.x + r * blockDim.x;
@@ -139,36 +213,42 @@ __global__ void flashForward(AttentionDesc d, const S *q, const S *k,
       max[r] = -INFINITY;
       sum[r] = 0.0f;
     }
-    forEachVisibleKey<S, DMAX, R>(
-        d, k, v, kvRow, first, last, ks, vs, [&](int r, int j) {
-          float s = float(d.scale) * dot<DMAX>(qr[r], ks[j]);
-          if (s > max[r]) {
-            float correction = expf(max[r] - s);
-            sum[r] *= correction;
-            TGC_UNROLL
-            for (int e = 0; e < DMAX; ++e)
-              acc[r][e] *= correction;
-            max[r] = s;
-          }
-          float p = expf(s - max[r]);
-          sum[r] += p;
-          TGC_UNROLL
-          for (int e = 0; e < DMAX; ++e)
-            acc[r][e] += p * vs[j][e];
-        });
+    auto visit = [&](int r, int64_t i, int64_t j, int t) {
+      float s =
+          float(d.scale) * dot<DMAX>(qr[r], ks[t]) + biasAt(d, b, h, i, j);
+      // A key the bias hides weighs nothing; skipping it also keeps
+      // exp(-inf - -inf) out of a row whose max is still -inf.
+      if (s == -INFINITY)
+        return;
+      if (s > max[r]) {
+        float correction = expf(max[r] - s);
+        sum[r] *= correction;
+        TGC_UNROLL
+        for (int e = 0; e < DMAX; ++e)
+          acc[r][e] *= correction;
+        max[r] = s;
+      }
+      float p = expf(s - max[r]);
+      sum[r] += p;
+      TGC_UNROLL
+      for (int e = 0; e < DMAX; ++e)
+        acc[r][e] += p * vs[t][e];
+    };
+    forEachVisibleKey<S, DMAX, R>(d, k, v, kvRow, first, last, ks, vs, visit);
     for (int r = 0; r < R; ++r) {
       int64_t i = first + threadIdx.x + r * blockDim.x;
       if (i >= last)
         continue;
       int64_t row = bh * d.queries + i;
-      // A row that sees no key: zeros and a logsumexp of -inf, as the
-      // reference attention gives.
-      float inverse = sum[r] > 0 ? 1.0f / sum[r] : 0.0f;
+      // A row that sees no key with a score above -inf: zeros and a
+      // logsumexp of +inf, as the reference attention gives.
+      bool empty = sum[r] == 0.0f;
+      float inverse = empty ? 0.0f : 1.0f / sum[r];
       TGC_UNROLL
       for (int e = 0; e < DMAX; ++e)
         if (e < d.valueSize)
           out[row * d.valueSize + e] = st<S>(acc[r][e] * inverse);
-      lse[row] = st<L>(max[r] + logf(sum[r]));
+      lse[row] = st<L>(empty ? INFINITY : max[r] + logf(sum[r]));
     }
   }
 }
@@ -184,7 +264,9 @@ __global__ void flashGradQuery(AttentionDesc d, const S *dout, const S *q,
   for (int64_t block = blockIdx.x; block < d.batch * d.heads * tiles;
        block += gridDim.x) {
     auto [bh, first, last, kvRow] = queryTile(d, block, tiles, kTile);
-    float qr[R][DMAX], dor[R][DMAX], acc[R][DMAX], rowLse[R], delta[R];
+    int64_t b = bh / d.heads, h = bh % d.heads;
+    float qr[R][DMAX], dor[R][DMAX], acc[R][DMAX], delta[R];
+    SoftmaxRow softmax[R];
     for (int r = 0; r < R; ++r) {
       int64_t i = first + threadIdx.x + r * blockDim.x;
       int64_t row = bh * d.queries + i;
@@ -201,15 +283,21 @@ __global__ void flashGradQuery(AttentionDesc d, const S *dout, const S *q,
           delta[r] += dor[r][e] * float(ld(out[row * d.valueSize + e]));
         acc[r][e] = 0.0f;
       }
-      rowLse[r] = i < last ? float(ld(lse[row])) : 0.0f;
+      softmax[r] =
+          i < last ? backwardRow(d, float(ld(lse[row])), q + row * d.headSize,
+                                 k + kvRow * d.headSize, b, h, i)
+                   : SoftmaxRow{0.0f, 0.0f};
     }
     forEachVisibleKey<S, DMAX, R>(
-        d, k, v, kvRow, first, last, ks, vs, [&](int r, int j) {
-          float p = expf(float(d.scale) * dot<DMAX>(qr[r], ks[j]) - rowLse[r]);
-          float ds = float(d.scale) * p * (dot<DMAX>(dor[r], vs[j]) - delta[r]);
+        d, k, v, kvRow, first, last, ks, vs,
+        [&](int r, int64_t i, int64_t j, int t) {
+          float s =
+              float(d.scale) * dot<DMAX>(qr[r], ks[t]) + biasAt(d, b, h, i, j);
+          float p = expf((s - softmax[r].max) - softmax[r].logSum);
+          float ds = float(d.scale) * p * (dot<DMAX>(dor[r], vs[t]) - delta[r]);
           TGC_UNROLL
           for (int e = 0; e < DMAX; ++e)
-            acc[r][e] += ds * ks[j][e];
+            acc[r][e] += ds * ks[t][e];
         });
     for (int r = 0; r < R; ++r) {
       int64_t i = first + threadIdx.x + r * blockDim.x;
@@ -235,7 +323,7 @@ __global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
   __shared__ float vOwn[kTile][DMAX + 1];
   __shared__ float qs[kQueries][DMAX];
   __shared__ float dos[kQueries][DMAX];
-  __shared__ float lses[kQueries];
+  __shared__ SoftmaxRow softmaxRows[kQueries];
   __shared__ float deltas[kQueries];
   int64_t tiles = (d.keys + kTile - 1) / kTile;
   int64_t group = d.heads / d.kvHeads;
@@ -274,7 +362,11 @@ __global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
               delta += float(ld(dout[row * d.valueSize + e])) *
                        float(ld(out[row * d.valueSize + e]));
           deltas[x] = delta;
-          lses[x] = i0 + x < d.queries ? float(ld(lse[row])) : 0.0f;
+          softmaxRows[x] =
+              i0 + x < d.queries
+                  ? backwardRow(d, float(ld(lse[row])), q + row * d.headSize,
+                                k + kvRow * d.headSize, b, h, i0 + x)
+                  : SoftmaxRow{0.0f, 0.0f};
         }
         __syncthreads();
         int64_t count = d.queries - i0 < kQueries ? d.queries - i0 : kQueries;
@@ -286,8 +378,9 @@ __global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
           for (int x = 0; x < count; ++x) {
             if (d.causal && j >= visibleKeys(d, i0 + x))
               continue;
-            float p =
-                expf(float(d.scale) * dot<DMAX>(qs[x], kOwn[t]) - lses[x]);
+            float s = float(d.scale) * dot<DMAX>(qs[x], kOwn[t]) +
+                      biasAt(d, b, h, i0 + x, j);
+            float p = expf((s - softmaxRows[x].max) - softmaxRows[x].logSum);
             float ds =
                 float(d.scale) * p * (dot<DMAX>(dos[x], vOwn[t]) - deltas[x]);
             TGC_UNROLL

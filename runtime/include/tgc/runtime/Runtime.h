@@ -233,6 +233,16 @@ bool gemmEpilogue(Context &context, const GemmDesc &desc,
 /// tg.attention and tg.attention_grad: query [batch, heads, queries,
 /// headSize], key [batch, kvHeads, keys, headSize], value [batch, kvHeads,
 /// keys, valueSize]; logsumexp [batch, heads, queries] in f32.
+/// score(b, h, i, j) = scale * q_i . k_j + bias(b, h, i, j), hidden past the
+/// causal diagonal; a query row none of whose keys has a score above -inf
+/// gets an output of zeros and a logsumexp of +inf (so that the backward's
+/// exp(score - logsumexp) is 0 on it, as in FlashAttention).
+/// The backward forms a row's probabilities as
+/// p = exp((score - rowMax) - rowLogSum): (logsumexp, 0) on most rows, which
+/// is FlashAttention's exp(score - logsumexp), but the row's own max and
+/// log(sum(exp(score - max))) over its visible keys, recomputed from the
+/// row, where the logsumexp is finite and at least kDegenerateLse in
+/// magnitude.
 struct AttentionDesc {
   int64_t batch, heads, queries, headSize, kvHeads, keys, valueSize;
   bool causal;
@@ -240,7 +250,24 @@ struct AttentionDesc {
   /// q, k, v, output (and their gradients) share one type.
   DType type;
   DType lseType;
+  /// tg.attention's additive f32 `bias`, or null: bias(b, h, i, j) is
+  /// bias[b * biasStrides[0] + h * biasStrides[1] + i * biasStrides[2] +
+  /// j * biasStrides[3]], a stride 0 on a broadcast dimension.
+  const float *bias = nullptr;
+  int64_t biasStrides[4] = {0, 0, 0, 0};
 };
+/// The magnitude of logsumexp from which the attention backward recomputes
+/// a row's max and log-sum instead of trusting the forward's f32
+/// logsumexp: past it the logsumexp has too few bits left for the log of
+/// the row's sum (f32's spacing is 2^-12 at 4096, an error of up to 1.2e-4
+/// in every p of the row, and more further out). At the extreme, a row
+/// whose keys Hugging Face's masks all hide (finfo(f32).min = -3.4028235e38
+/// on each, as a left-padded query under a causal mask) has every score
+/// equal to M = -3.4e38: a uniform softmax, but a logsumexp M + log(n) that
+/// rounds to M, so that exp(score - logsumexp) would be 1, not 1 / n.
+/// Ordinary rows stay far below it: the recomputation (a walk over the
+/// row's keys) is rare.
+inline constexpr float kDegenerateLse = 4096.0f;
 void attention(Context &context, const AttentionDesc &desc, const void *q,
                const void *k, const void *v, void *out, void *lse,
                const char *kernel);

@@ -681,17 +681,28 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
     mask is aligned to the bottom right, as in FlashAttention 2); this
     requires `Sq <= Sk` so that every query sees at least one key.
 
+    The optional `bias` (f32, `[B|1, H|1, Sq|1, Sk|1]`, a dimension of 1
+    broadcast) is added to the scaled scores before the softmax: a padding
+    mask (`-inf` or a large negative value on the hidden keys), ALiBi, a
+    relative position bias. The kernels read it in place, so a masked
+    attention keeps flash-attention's memory. A query row none of whose
+    keys has a score above `-inf` has an output of zeros and a `logsumexp`
+    of `+inf` (so that the backward's probabilities are zeros there).
+    The bias gets a gradient like any operand; when nothing trained reaches
+    it (a mask computed from the inputs) that gradient is never built.
+
     ```mlir
     %o, %lse = tg.attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>) -> (tensor<8x12x128x64xbf16>, tensor<8x12x128xf32>)
+    %o2, %lse2 = tg.attention %q, %k, %v bias %mask : (tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x1x1x128xf32>) -> (tensor<8x12x128x64xbf16>, tensor<8x12x128xf32>)
     ```
   }];
   let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key,
-                       TG_FloatTensor:$value, UnitAttr:$causal,
-                       OptionalAttr<F64Attr>:$scale);
+                       TG_FloatTensor:$value, Optional<TG_FloatTensor>:$bias,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
   let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$logsumexp);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? (`scale` `=` $scale^)?
-    attr-dict `:` functional-type(operands, results)
+    $query `,` $key `,` $value (`bias` $bias^)? (`causal` $causal^)?
+    (`scale` `=` $scale^)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// The scale applied to the scores: the attribute, else 1/sqrt(D).
@@ -1223,7 +1234,8 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
     `grad_query = scale * ds @ key`, `grad_key = scale * ds^T @ query`,
     `grad_value = p^T @ grad_output`; with grouped-query attention, the
     gradients of a key/value head sum over the query heads that share it.
-    `causal` and `scale` are those of the forward op.
+    `bias`, `causal` and `scale` are those of the forward op (the bias
+    enters the rebuilt scores; its own gradient is built from other ops).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse causal : (...) -> (...)
@@ -1232,12 +1244,13 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
   let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$query,
                        TG_FloatTensor:$key, TG_FloatTensor:$value,
                        TG_FloatTensor:$output, TG_FloatTensor:$logsumexp,
+                       Optional<TG_FloatTensor>:$bias,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
   let results = (outs TG_FloatTensor:$grad_query, TG_FloatTensor:$grad_key,
                       TG_FloatTensor:$grad_value);
   let assemblyFormat = [{
     $grad_output `,` $query `,` $key `,` $value `,` $output `,` $logsumexp
-    (`causal` $causal^)? (`scale` `=` $scale^)? attr-dict `:`
+    (`bias` $bias^)? (`causal` $causal^)? (`scale` `=` $scale^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

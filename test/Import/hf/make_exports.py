@@ -250,6 +250,9 @@ def strip_node_annotations(path, keep=()):
 
 # The checked-in selection (the repository stays small); --all builds the rest.
 # Each variant with each exporter at least once, every family with its loss.
+# bert-mask/ holds bert-{ts,dynamo}-mask from a later run (--out DIR
+# --families bert --exports ...; transformers 5.24, PyTorch 2.15), with that
+# run's weights and batch, so it is a directory of its own.
 CHECKED_IN = (
     "gpt2-ts-loss", "gpt2-dynamo-loss",
     "llama-ts-loss", "llama-dynamo-mask",

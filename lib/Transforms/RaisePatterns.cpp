@@ -833,10 +833,25 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   if (root.getTransposeA() || root.getTransposeB() ||
       typeOf(root).getRank() != 4)
     return std::nullopt;
-  auto softmax = root.getLhs().getDefiningOp<tg::SoftmaxOp>();
+  // PyTorch's safe softmax (the dynamo exporter's SDPA with a mask):
+  // `p != p ? 0 : p`, the zeros of a row every key of which the mask hides
+  // (a softmax of -inf only), which tg.attention gives such a row too.
+  Value probabilities = root.getLhs();
+  if (auto guard = probabilities.getDefiningOp<tg::SelectOp>()) {
+    auto isNan = guard.getPred().getDefiningOp<tg::CompareOp>();
+    std::optional<APFloat> zero = getSplatFloat(guard.getOnTrue());
+    if (!isNan || isNan.getDirection() != tg::CompareDirection::NE ||
+        isNan.getLhs() != guard.getOnFalse() ||
+        isNan.getRhs() != guard.getOnFalse() || !zero || !zero->isZero())
+      return std::nullopt;
+    m.add(probabilities);
+    m.add(guard.getPred());
+    probabilities = guard.getOnFalse();
+  }
+  auto softmax = probabilities.getDefiningOp<tg::SoftmaxOp>();
   if (!softmax || softmax.getDimension() != 3)
     return std::nullopt;
-  m.add(root.getLhs());
+  m.add(probabilities);
   AttentionMatch match;
   match.value = root.getRhs();
 

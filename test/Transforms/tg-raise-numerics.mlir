@@ -13,6 +13,7 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_runtime_bias --random-inputs 10 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_runtime_select --random-inputs 11 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_causal_and_padding --random-inputs 12 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_safe_softmax --random-inputs 13 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -37,6 +38,8 @@
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x6x6xf32>)
 // RAISED-LABEL: func.func @attention_causal_and_padding
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x6x6xf32>)
+// RAISED-LABEL: func.func @attention_safe_softmax
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x1x3x3xf32>)
 // RAISED-LABEL: func.func @cross_entropy
 // RAISED: tg.cross_entropy mean
 // RAISED-LABEL: func.func @cross_entropy_of_log_softmax
@@ -238,6 +241,30 @@ func.func @attention_causal_and_padding(%q: tensor<2x2x6x8xf32> {tg.role = "inpu
   %p = tg.softmax %w dim = 3 : tensor<2x2x6x6xf32>
   %o = tg.matmul %p, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
   return %o : tensor<2x2x6x8xf32>
+}
+
+// The dynamo exporter's masked SDPA: a boolean mask as 0 / -inf added,
+// then PyTorch's NaN guard; a random mask [B, 1, Sq, Sk] of 3 keys hides
+// every key of some rows (zeros both ways).
+func.func @attention_safe_softmax(%q: tensor<2x2x3x8xf32> {tg.role = "input", tg.name = "q"},
+                                  %k: tensor<2x2x3x8xf32> {tg.role = "input", tg.name = "k"},
+                                  %v: tensor<2x2x3x8xf32> {tg.role = "input", tg.name = "v"},
+                                  %keep: tensor<2x1x3x3xi1> {tg.role = "input", tg.name = "keep"})
+    -> (tensor<2x2x3x8xf32> {tg.name = "y"}) {
+  %zero = tg.constant dense<0.0> : tensor<2x1x3x3xf32>
+  %hide = tg.constant dense<0xFF800000> : tensor<2x1x3x3xf32>
+  %bias = tg.select %keep, %zero, %hide : tensor<2x1x3x3xi1>, tensor<2x1x3x3xf32>
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x3xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x3x3xf32>
+  %y = tg.mul %s, %c : tensor<2x2x3x3xf32>
+  %bb = tg.broadcast_in_dim %bias dims = [0, 1, 2, 3] : tensor<2x1x3x3xf32> -> tensor<2x2x3x3xf32>
+  %z = tg.add %y, %bb : tensor<2x2x3x3xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x3x3xf32>
+  %nan = tg.compare ne, %p, %p : tensor<2x2x3x3xf32>
+  %zeros = tg.constant dense<0.0> : tensor<2x2x3x3xf32>
+  %safe = tg.select %nan, %zeros, %p : tensor<2x2x3x3xi1>, tensor<2x2x3x3xf32>
+  %o = tg.matmul %safe, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
 }
 
 func.func @cross_entropy(%x: tensor<3x5x16xf32> {tg.role = "input", tg.name = "x"},

@@ -930,3 +930,46 @@ func.func @attention_padding_then_causal_min(%q: tensor<2x2x4x8xf32>, %k: tensor
   %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
 }
+
+// -----
+
+// PyTorch's safe softmax (the dynamo exporter's SDPA with a boolean mask):
+// the NaN guard after the softmax is part of the pattern.
+// CHECK-LABEL: func.func @attention_safe_softmax
+// CHECK-NOT: tg.softmax
+// CHECK-NOT: tg.compare
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x1x1x4xf32>)
+// CHECK-NOT: tg.compare
+func.func @attention_safe_softmax(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %keep: tensor<2x1x1x4xi1>) -> tensor<2x2x4x8xf32> {
+  %zero = tg.constant dense<0.0> : tensor<2x1x1x4xf32>
+  %hide = tg.constant dense<0xFF800000> : tensor<2x1x1x4xf32>
+  %bias = tg.select %keep, %zero, %hide : tensor<2x1x1x4xi1>, tensor<2x1x1x4xf32>
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x4x4xf32>
+  %y = tg.mul %s, %c : tensor<2x2x4x4xf32>
+  %bb = tg.broadcast_in_dim %bias dims = [0, 1, 2, 3] : tensor<2x1x1x4xf32> -> tensor<2x2x4x4xf32>
+  %z = tg.add %y, %bb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %nan = tg.compare ne, %p, %p : tensor<2x2x4x4xf32>
+  %zeros = tg.constant dense<0.0> : tensor<2x2x4x4xf32>
+  %safe = tg.select %nan, %zeros, %p : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %o = tg.matmul %safe, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A select after the softmax that is not the NaN guard (here it replaces
+// NaN by 1) is not attention.
+// CHECK-LABEL: func.func @attention_not_safe_softmax
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_not_safe_softmax(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %p = tg.softmax %s dim = 3 : tensor<2x2x4x4xf32>
+  %nan = tg.compare ne, %p, %p : tensor<2x2x4x4xf32>
+  %ones = tg.constant dense<1.0> : tensor<2x2x4x4xf32>
+  %safe = tg.select %nan, %ones, %p : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %o = tg.matmul %safe, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}

@@ -644,6 +644,12 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     `reshape`, as `repeat_kv` exports) are un-repeated, since `tg.attention`
     takes `K` key/value heads for `H` query heads itself.
 
+    PyTorch's safe softmax after the scores (`p != p ? 0 : p`, which the
+    dynamo exporter writes for a masked SDPA) is part of the pattern: the
+    rows it zeroes are those every key of which a mask of -inf hides, which
+    tg.attention makes zeros too (a NaN coming from the inputs themselves
+    is not zeroed).
+
     Cross-entropy: picking the label's log-probability with a one-hot mask
     (`tg.compare eq` of the labels against a constant `0..C-1` along the
     class dimension, then `tg.select` or a multiplication and a `sum` over

@@ -837,7 +837,9 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   // `p != p ? 0 : p`, the zeros of a row every key of which the mask hides
   // (a softmax of -inf only), which tg.attention gives such a row too.
   Value probabilities = root.getLhs();
+  bool nanGuard = false;
   if (auto guard = probabilities.getDefiningOp<tg::SelectOp>()) {
+    nanGuard = true;
     auto isNan = guard.getPred().getDefiningOp<tg::CompareOp>();
     std::optional<APFloat> zero = getSplatFloat(guard.getOnTrue());
     if (!isNan || isNan.getDirection() != tg::CompareDirection::NE ||
@@ -876,6 +878,20 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     }
     bool hadRuntimeMask = runtimeMask();
     MaskShape mask = MaskShape::Other;
+    // Whether a constant mask hides every key of a query row with -inf:
+    // the decomposition's softmax gives NaN there, tg.attention zeros, so
+    // such a mask is the bias only after PyTorch's NaN guard (which gives
+    // zeros too).
+    auto nanRow = [&](llvm::function_ref<bool(int64_t)> infAt) {
+      for (int64_t i = 0; i < sq && !nanGuard; ++i) {
+        bool all = true;
+        for (int64_t j = 0; j < sk && all; ++j)
+          all = infAt(i * sk + j);
+        if (all)
+          return true;
+      }
+      return false;
+    };
     // The constant mask's hiding values: whether all are -inf, and the
     // largest finite one.
     bool hidesWithInf = true;
@@ -893,8 +909,15 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
       std::optional<TrailingConstant> pred =
           getTrailingConstant(select.getPred(), 2);
       inner = hideOnTrue ? select.getOnFalse() : select.getOnTrue();
-      if (!pred) {
-        // A predicate computed at run time: the attention's bias, when
+      if (pred) {
+        auto values = pred->values.getValues<bool>();
+        mask = classifyMask(sq, sk, [&](int64_t i) -> std::optional<bool> {
+          return values[i] == hideOnTrue;
+        });
+      }
+      if (!pred || mask == MaskShape::Other) {
+        // A predicate computed at run time, or a constant one that is not
+        // the causal mask (a sliding window): the attention's bias, when
         // adding the hiding value to a score gives the hiding value (-inf,
         // or one whose f32 spacing dwarfs any score).
         double hide =
@@ -902,6 +925,11 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
                 ->convertToDouble();
         if (hide > -1e30 || hadRuntimeMask)
           return std::nullopt;
+        if (pred && std::isinf(hide)) {
+          auto values = pred->values.getValues<bool>();
+          if (nanRow([&](int64_t i) { return values[i] == hideOnTrue; }))
+            return std::nullopt;
+        }
         match.maskPredicate = select.getPred();
         match.hideOnTrue = hideOnTrue;
         match.hideValue = hide;
@@ -909,10 +937,6 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         scores = inner;
         continue;
       }
-      auto values = pred->values.getValues<bool>();
-      mask = classifyMask(sq, sk, [&](int64_t i) -> std::optional<bool> {
-        return values[i] == hideOnTrue;
-      });
       noteHide(*getSplatFloat(hideOnTrue ? select.getOnTrue()
                                          : select.getOnFalse()));
       match.constantPredicate = select.getPred();
@@ -943,11 +967,20 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         }
       }
       if (mask == MaskShape::Other && !hadRuntimeMask) {
-        // A mask computed at run time, added to the (scaled) product: the
-        // attention's bias, times the scales applied after it.
+        // A mask computed at run time, or a constant one other than the
+        // causal mask (a sliding window, ALiBi), added to the (scaled)
+        // product: the attention's bias, times the scales applied after it.
         for (auto [a, bias] : operandOrders(add))
-          if (!getTrailingConstant(bias, 2) && leadsToProduct(a, options) &&
-              !leadsToProduct(bias, options)) {
+          if (leadsToProduct(a, options) && !leadsToProduct(bias, options)) {
+            if (std::optional<TrailingConstant> constant =
+                    getTrailingConstant(bias, 2);
+                constant && isa<FloatType>(constant->values.getElementType())) {
+              auto values = constant->values.getValues<APFloat>();
+              if (nanRow([&](int64_t i) {
+                    return values[i].isInfinity() && values[i].isNegative();
+                  }))
+                return std::nullopt;
+            }
             match.addedMask = bias;
             match.maskScale = match.scale;
             m.add(scores);
@@ -1037,10 +1070,26 @@ Value as4d(OpBuilder &b, Location loc, Value v) {
   return tg::ReshapeOp::create(b, loc, target, v);
 }
 
-/// A run-time mask of the scores' shape [B, H, Sq, Sk] read through its
-/// broadcast: the broadcast's operand with 1s on the dimensions it adds, so
-/// that the attention reads [B|1, H|1, Sq|1, Sk|1] in place.
+/// A mask of the scores' shape [B, H, Sq, Sk] in the smallest shape the
+/// attention can read it in place, [B|1, H|1, Sq|1, Sk|1]: a constant the
+/// same for every batch and head as a [1, 1, Sq, Sk] constant, else read
+/// through its broadcast (the operand with 1s on the dimensions it adds).
 Value unbroadcastMask(OpBuilder &b, Location loc, Value mask) {
+  ArrayRef<int64_t> scores = typeOf(mask).getShape();
+  if (std::optional<TrailingConstant> constant = getTrailingConstant(mask, 2)) {
+    auto type = RankedTensorType::get({1, 1, scores[2], scores[3]},
+                                      typeOf(mask).getElementType());
+    DenseElementsAttr values = constant->values;
+    if (!values.isSplat()) {
+      auto all = values.getValues<Attribute>();
+      SmallVector<Attribute> block(all.begin(),
+                                   all.begin() + scores[2] * scores[3]);
+      values = DenseElementsAttr::get(type, block);
+    } else {
+      values = values.resizeSplat(type);
+    }
+    return tg::ConstantOp::create(b, loc, values);
+  }
   auto broadcast = mask.getDefiningOp<tg::BroadcastInDimOp>();
   if (!broadcast)
     return mask;

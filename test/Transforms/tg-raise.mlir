@@ -518,7 +518,9 @@ func.func @attention_gqa(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: t
 
 // -----
 
-// A mask that also hides the diagonal is not the causal one.
+// A mask that also hides the diagonal is not the causal one; as the bias,
+// it would make row 0, every key of which it hides with -inf, zeros where
+// the decomposition's softmax gives NaN: it stays.
 // CHECK-LABEL: func.func @attention_wrong_mask
 // CHECK-NOT: tg.attention
 // CHECK: tg.softmax
@@ -971,5 +973,25 @@ func.func @attention_not_safe_softmax(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x
   %ones = tg.constant dense<1.0> : tensor<2x2x4x4xf32>
   %safe = tg.select %nan, %ones, %p : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
   %o = tg.matmul %safe, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A constant mask other than the causal one (a sliding window of 2 keys,
+// Mistral's) is the bias, one [1, 1, Sq, Sk] block for every batch and
+// head.
+// CHECK-LABEL: func.func @attention_sliding_window
+// CHECK: %[[B:.*]] = tg.constant dense<{{\[\[\[\[}}0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000], [0xFF800000, 0.000000e+00, 0.000000e+00, 0xFF800000], [0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x4x4xf32>
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] :
+func.func @attention_sliding_window(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x4x4xf32>
+  %y = tg.mul %s, %c : tensor<2x2x4x4xf32>
+  %mask = tg.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0xFF800000, 0.0, 0.0, 0xFF800000], [0xFF800000, 0xFF800000, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [2, 3] : tensor<4x4xf32> -> tensor<2x2x4x4xf32>
+  %z = tg.add %y, %mb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
 }

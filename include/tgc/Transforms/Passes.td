@@ -619,10 +619,15 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     (the product becomes `scale`; it is left out when it is `1/sqrt(D)`),
     optionally masked by a constant: `tg.select` of a boolean mask with a
     large negative value, or `tg.add` of a matrix of 0 and large negative
-    values. A constant mask must be the causal one (key `j` visible from
+    values. A constant mask that is the causal one (key `j` visible from
     query `i` iff `j <= i + Sk - Sq`, the alignment of `tg.attention`), the
-    same for every batch and head, or else the pattern is left alone;
-    "large negative" means at most `mask-threshold` (or -inf). A mask
+    same for every batch and head, is the `causal` flag; "large negative"
+    means at most `mask-threshold` (or -inf). Another constant mask (a
+    sliding window, ALiBi) is the attention's `bias` as one
+    `[1, 1, Sq, Sk]` block when it is the same for every batch and head,
+    under the rules of run-time masks below, and unless it hides every key
+    of a row with -inf (the decomposition's softmax gives NaN there,
+    tg.attention zeros) without PyTorch's NaN guard after it. A mask
     computed at run time (a padding mask, Hugging Face's 4-D causal and
     padding mask, a position bias) becomes the attention's f32 `bias`, read
     through its broadcast (`[B, 1, 1, Sk]` stays that size): added to the

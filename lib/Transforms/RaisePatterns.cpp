@@ -799,6 +799,53 @@ struct AttentionMatch {
   double constantScale = 1.0;
 };
 
+/// Whether a mask of the scores' shape [B, H, Sq, Sk] that is a constant
+/// (possibly broadcast) has a query row all of whose keys `hides`: nullopt
+/// when it is not a constant read that way (a value computed at run time is
+/// false: nothing is known of it).
+std::optional<bool> hidesWholeRow(Value mask,
+                                  llvm::function_ref<bool(Attribute)> hides) {
+  // Down to the constant; `keysAt` is the dimension of it that holds the
+  // keys (none: the keys are broadcast, each element a whole row).
+  Value v = mask;
+  std::optional<int64_t> keysAt = 3;
+  while (auto broadcast = v.getDefiningOp<tg::BroadcastInDimOp>()) {
+    ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
+    std::optional<int64_t> operandKeys;
+    for (auto [i, dim] : llvm::enumerate(dims))
+      if (keysAt && dim == *keysAt &&
+          typeOf(broadcast.getOperand()).getDimSize(i) != 1)
+        operandKeys = int64_t(i);
+    keysAt = operandKeys;
+    v = broadcast.getOperand();
+  }
+  auto constant = v.getDefiningOp<tg::ConstantOp>();
+  if (!constant) {
+    // A reshaped constant is not read here; anything else is computed at
+    // run time.
+    auto reshape = v.getDefiningOp<tg::ReshapeOp>();
+    if (reshape && reshape.getOperand().getDefiningOp<tg::ConstantOp>())
+      return std::nullopt;
+    return false;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense)
+    return std::nullopt;
+  auto type = typeOf(v);
+  if (keysAt && *keysAt != type.getRank() - 1)
+    return std::nullopt;
+  int64_t row = keysAt ? type.getDimSize(*keysAt) : 1;
+  auto values = dense.getValues<Attribute>();
+  for (int64_t start = 0, e = dense.getNumElements(); start < e; start += row) {
+    bool all = true;
+    for (int64_t j = 0; j < row && all; ++j)
+      all = hides(values[dense.isSplat() ? 0 : start + j]);
+    if (all)
+      return true;
+  }
+  return false;
+}
+
 /// Whether `v` leads down to the scores' product through what the matcher
 /// peels off it: constant scales, constant masks (a select with a hiding
 /// value, an added constant).
@@ -878,19 +925,16 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     }
     bool hadRuntimeMask = runtimeMask();
     MaskShape mask = MaskShape::Other;
-    // Whether a constant mask hides every key of a query row with -inf:
-    // the decomposition's softmax gives NaN there, tg.attention zeros, so
-    // such a mask is the bias only after PyTorch's NaN guard (which gives
-    // zeros too).
-    auto nanRow = [&](llvm::function_ref<bool(int64_t)> infAt) {
-      for (int64_t i = 0; i < sq && !nanGuard; ++i) {
-        bool all = true;
-        for (int64_t j = 0; j < sk && all; ++j)
-          all = infAt(i * sk + j);
-        if (all)
-          return true;
-      }
-      return false;
+    // Whether a mask hides every key of a query row with -inf: the
+    // decomposition's softmax gives NaN there, tg.attention zeros, so such
+    // a mask is the bias only after PyTorch's NaN guard (which gives zeros
+    // too). Known of a constant read through broadcasts; a constant read
+    // otherwise is refused as if it did.
+    auto nanRow = [&](Value maskValue,
+                      llvm::function_ref<bool(Attribute)> infAt) {
+      if (nanGuard)
+        return false;
+      return hidesWholeRow(maskValue, infAt).value_or(true);
     };
     // The constant mask's hiding values: whether all are -inf, and the
     // largest finite one.
@@ -925,11 +969,10 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
                 ->convertToDouble();
         if (hide > -1e30 || hadRuntimeMask)
           return std::nullopt;
-        if (pred && std::isinf(hide)) {
-          auto values = pred->values.getValues<bool>();
-          if (nanRow([&](int64_t i) { return values[i] == hideOnTrue; }))
-            return std::nullopt;
-        }
+        if (std::isinf(hide) && nanRow(select.getPred(), [&](Attribute value) {
+              return cast<BoolAttr>(value).getValue() == hideOnTrue;
+            }))
+          return std::nullopt;
         match.maskPredicate = select.getPred();
         match.hideOnTrue = hideOnTrue;
         match.hideValue = hide;
@@ -972,15 +1015,11 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         // product: the attention's bias, times the scales applied after it.
         for (auto [a, bias] : operandOrders(add))
           if (leadsToProduct(a, options) && !leadsToProduct(bias, options)) {
-            if (std::optional<TrailingConstant> constant =
-                    getTrailingConstant(bias, 2);
-                constant && isa<FloatType>(constant->values.getElementType())) {
-              auto values = constant->values.getValues<APFloat>();
-              if (nanRow([&](int64_t i) {
-                    return values[i].isInfinity() && values[i].isNegative();
-                  }))
-                return std::nullopt;
-            }
+            if (nanRow(bias, [](Attribute value) {
+                  APFloat f = cast<FloatAttr>(value).getValue();
+                  return f.isInfinity() && f.isNegative();
+                }))
+              return std::nullopt;
             match.addedMask = bias;
             match.maskScale = match.scale;
             m.add(scores);

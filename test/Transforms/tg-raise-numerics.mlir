@@ -14,6 +14,7 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_runtime_select --random-inputs 11 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_causal_and_padding --random-inputs 12 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_safe_softmax --random-inputs 13 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_alibi --random-inputs 14 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -40,6 +41,8 @@
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x6x6xf32>)
 // RAISED-LABEL: func.func @attention_safe_softmax
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x1x3x3xf32>)
+// RAISED-LABEL: func.func @attention_alibi
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<1x2x3x3xf32>)
 // RAISED-LABEL: func.func @cross_entropy
 // RAISED: tg.cross_entropy mean
 // RAISED-LABEL: func.func @cross_entropy_of_log_softmax
@@ -264,6 +267,22 @@ func.func @attention_safe_softmax(%q: tensor<2x2x3x8xf32> {tg.role = "input", tg
   %zeros = tg.constant dense<0.0> : tensor<2x2x3x3xf32>
   %safe = tg.select %nan, %zeros, %p : tensor<2x2x3x3xi1>, tensor<2x2x3x3xf32>
   %o = tg.matmul %safe, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
+}
+
+// ALiBi: a constant bias per head, causal by -inf.
+func.func @attention_alibi(%q: tensor<2x2x3x8xf32> {tg.role = "input", tg.name = "q"},
+                           %k: tensor<2x2x3x8xf32> {tg.role = "input", tg.name = "k"},
+                           %v: tensor<2x2x3x8xf32> {tg.role = "input", tg.name = "v"})
+    -> (tensor<2x2x3x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x3xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x3x3xf32>
+  %y = tg.mul %s, %c : tensor<2x2x3x3xf32>
+  %alibi = tg.constant dense<[[[[0.0, 0xFF800000, 0xFF800000], [-0.5, 0.0, 0xFF800000], [-1.0, -0.5, 0.0]], [[0.0, 0xFF800000, 0xFF800000], [-0.25, 0.0, 0xFF800000], [-0.5, -0.25, 0.0]]]]> : tensor<1x2x3x3xf32>
+  %ab = tg.broadcast_in_dim %alibi dims = [0, 1, 2, 3] : tensor<1x2x3x3xf32> -> tensor<2x2x3x3xf32>
+  %z = tg.add %y, %ab : tensor<2x2x3x3xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x3x3xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
   return %o : tensor<2x2x3x8xf32>
 }
 

@@ -995,3 +995,40 @@ func.func @attention_sliding_window(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8x
   %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
 }
+
+// -----
+
+// A constant bias per head (ALiBi's slopes, causal by -inf): read through
+// its broadcast over the batch, [1, H, Sq, Sk].
+// CHECK-LABEL: func.func @attention_alibi
+// CHECK-SAME: (%{{[^:]*}}: tensor<2x2x3x8xf32>
+// CHECK: %[[A:.*]] = tg.constant dense<{{.*}}> : tensor<1x2x3x3xf32>
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[A]] :
+func.func @attention_alibi(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x3x8xf32>, %v: tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x3xf32>
+  %c = tg.constant dense<0.353553385> : tensor<2x2x3x3xf32>
+  %y = tg.mul %s, %c : tensor<2x2x3x3xf32>
+  %alibi = tg.constant dense<[[[[0.0, 0xFF800000, 0xFF800000], [-0.5, 0.0, 0xFF800000], [-1.0, -0.5, 0.0]], [[0.0, 0xFF800000, 0xFF800000], [-0.25, 0.0, 0xFF800000], [-0.5, -0.25, 0.0]]]]> : tensor<1x2x3x3xf32>
+  %ab = tg.broadcast_in_dim %alibi dims = [0, 1, 2, 3] : tensor<1x2x3x3xf32> -> tensor<2x2x3x3xf32>
+  %z = tg.add %y, %ab : tensor<2x2x3x3xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x3x3xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
+}
+
+// -----
+
+// The same with the second head's first row hidden whole by -inf (NaN in
+// the decomposition): it stays.
+// CHECK-LABEL: func.func @attention_alibi_hidden_row
+// CHECK-NOT: tg.attention
+// CHECK: tg.softmax
+func.func @attention_alibi_hidden_row(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x3x8xf32>, %v: tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x3xf32>
+  %alibi = tg.constant dense<[[[[0.0, 0xFF800000, 0xFF800000], [-0.5, 0.0, 0xFF800000], [-1.0, -0.5, 0.0]], [[0xFF800000, 0xFF800000, 0xFF800000], [-0.25, 0.0, 0xFF800000], [-0.5, -0.25, 0.0]]]]> : tensor<1x2x3x3xf32>
+  %ab = tg.broadcast_in_dim %alibi dims = [0, 1, 2, 3] : tensor<1x2x3x3xf32> -> tensor<2x2x3x3xf32>
+  %z = tg.add %s, %ab : tensor<2x2x3x3xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x3x3xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
+}

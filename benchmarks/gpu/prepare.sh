@@ -48,6 +48,24 @@ project() {
   fi
 }
 
+# onnx_project NAME MODEL: the same for an ONNX export, whose trainer
+# starts from the export's weights (its params.safetensors, in the bundle).
+onnx_project() {
+  local name=$1 model=$2
+  echo "== $name"
+  "$bin/tgc" compile "$model" --train --device "$gpu" --emit cuda \
+    -o "$work/$name" 2>/dev/null
+  cmake -S "$work/$name" -B "$work/$name/build" -G Ninja \
+    -DTGCRuntime_DIR="$work/rt" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+  cmake --build "$work/$name/build" >/dev/null
+  mkdir -p "$out/$name"
+  cp "$work/$name/build/train" "$work/$name/step.json" \
+    "$work/$name/params.safetensors" "$out/$name/"
+  "$bin/tgc" train "$model" --steps 20 --seed 0 --log-every 1 \
+    --save "$out/$name/reference.safetensors" >"$out/$name/reference.log" \
+    2>/dev/null
+}
+
 tiny_gpt2="gpt2 --preset tiny --seq 16 --batch 4 --dropout 0"
 tiny_llama="llama --preset tiny --seq 16 --batch 4"
 project gpt2-tiny "$tiny_gpt2" "" "--steps 20"
@@ -56,6 +74,8 @@ project gpt2-tiny-eager "$tiny_gpt2 --attention eager" "" "--steps 20"
 project gpt2-tiny-bf16 "$tiny_gpt2" "--precision bf16" \
   "--precision bf16 --steps 20"
 project llama-tiny "$tiny_llama" "" "--steps 20"
+# Attention with a bias: Mistral's sliding window (-inf on the hidden keys).
+onnx_project mistral-window test/Import/hf/mistral/mistral-ts-sdpa.onnx
 project gpt2-124m-bf16 "gpt2 --preset 124m --seq 1024 --batch ${TGC_BATCH:-16}" \
   "--optimizer adamw --precision bf16" ""
 du -sh "$out"

@@ -3,8 +3,9 @@
 #   1. the GPU checks (what the `REQUIRES: cuda` tests ask): 20 steps of tiny
 #      gpt2 (tiled and reference attention, without the CUDA graph, without
 #      cuBLASLt's epilogues, eager attention, bf16), tiny
-#      llama and tiny gpt2 on a mesh of one (NCCL) against the interpreter's
-#      losses and final parameters;
+#      llama, Hugging Face's Mistral export (its sliding window an attention
+#      bias; tiled and reference attention) and tiny gpt2 on a mesh of one
+#      (NCCL) against the interpreter's losses and final parameters;
 #   3. gpt2 124m (seq 1024, bf16 AdamW): ms/step, tokens/s and peak memory
 #      (with and without cuBLASLt's epilogues),
 #      the slowest ops against the cost model (train --profile and
@@ -46,6 +47,9 @@ check() {
   mkdir -p "$dir"
   local launch=()
   grep -q '"mesh"' "$bundle/$name/step.json" && launch=(--nproc 1)
+  # An export's trainer starts from the export's weights.
+  [ -f "$bundle/$name/params.safetensors" ] &&
+    launch+=(--params "$bundle/$name/params.safetensors")
   echo "== $name ${*:-} (20 steps against the interpreter)"
   if ! (cd "$dir" && env "$@" timeout 180 "$bundle/$name/train" "${launch[@]}" \
       --steps 20 --seed 0 --log-every 1 --save final.safetensors >log 2>&1); then
@@ -66,6 +70,8 @@ if [[ $parts == *1* ]]; then
   check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_GEMM_EPILOGUE=0
   check gpt2-tiny-eager gpt2-tiny-eager 1e-4 1e-4
   check llama-tiny llama-tiny 1e-4 1e-4
+  check mistral-window mistral-window 1e-4 1e-4
+  check mistral-window mistral-window 1e-4 1e-4 TGC_ATTENTION=reference
   check gpt2-tiny-dp1 gpt2-tiny 1e-4 1e-4
   check gpt2-tiny-bf16 gpt2-tiny-bf16 1e-2 1e-2
 fi
@@ -85,9 +91,11 @@ if [[ $parts == *3* ]]; then
     python3 benchmarks/kernel_profile.py "$big/step.json" "$out/profile-124m.json" --top 12
 fi
 if [[ $parts == *2* ]]; then
-  for name in gpt2-tiny llama-tiny gpt2-tiny-bf16; do
+  for name in gpt2-tiny llama-tiny gpt2-tiny-bf16 mistral-window; do
     launch=()
     grep -q '"mesh"' "$bundle/$name/step.json" && launch=(--nproc 1)
+    [ -f "$bundle/$name/params.safetensors" ] &&
+      launch+=(--params "$bundle/$name/params.safetensors")
     echo "== compute-sanitizer memcheck: $name, one step"
     (cd "$work" && timeout 75 compute-sanitizer --tool memcheck \
       --error-exitcode 9 --print-limit 5 "$bundle/$name/train" "${launch[@]}" \

@@ -909,7 +909,7 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   ArrayRef<int64_t> shape = typeOf(scores).getShape();
   int64_t sq = shape[2], sk = shape[3];
   // At most one constant mask and one computed at run time.
-  bool constantMask = false;
+  bool constantMask = false, finiteConstant = false, foldableConstant = false;
   auto runtimeMask = [&] { return match.addedMask || match.maskPredicate; };
   auto hidingSplat = [&](Value v) {
     std::optional<APFloat> value = getSplatFloat(v);
@@ -1035,34 +1035,26 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     constantMask = true;
     match.causal = mask == MaskShape::Causal;
     match.constantScale = match.scale;
-    if (hidesWithInf) {
-      // -inf hides as tg.attention's causal flag does, whatever else is
-      // added to the score.
-      match.constantPredicate = match.constantAdded = Value();
-    } else {
-      // Finite hiding values (-1e4, f32's lowest) joined with a run-time
-      // mask are what the bias computes only if the constant is applied
-      // first (the run-time mask then adds to its hiding value, as the bias
-      // adds both) and hides with values whose f32 spacing dwarfs a score.
-      bool foldable = hadRuntimeMask && largestHide <= -1e30;
-      if (!foldable) {
-        match.constantPredicate = match.constantAdded = Value();
-        match.constantHideValue = NAN;
-      }
-    }
+    // -inf hides as tg.attention's causal flag does, whatever else is added
+    // to the score. Finite hiding values (-1e4, f32's lowest) joined with a
+    // run-time mask are what the bias computes only if the constant is
+    // applied first (the run-time mask then adds to its hiding value, as
+    // the bias adds both) and hides with values whose f32 spacing dwarfs a
+    // score.
+    finiteConstant = !hidesWithInf;
+    foldableConstant = hadRuntimeMask && largestHide <= -1e30;
     m.add(scores);
     scores = inner;
   }
-  // A constant mask with finite hiding values next to a run-time one: the
-  // bias takes it (no causal flag), or nothing computes what the
-  // decomposition does.
-  if (runtimeMask() && std::isnan(match.constantHideValue))
-    return std::nullopt;
-  if (match.constantPredicate || match.constantAdded) {
-    if (!runtimeMask())
-      match.constantPredicate = match.constantAdded = Value();
-    else
-      match.causal = false;
+  // A constant mask with finite hiding values next to a run-time one joins
+  // the bias (no causal flag), or nothing computes what the decomposition
+  // does; any other constant mask is the causal flag or nothing.
+  if (runtimeMask() && finiteConstant) {
+    if (!foldableConstant)
+      return std::nullopt;
+    match.causal = false;
+  } else {
+    match.constantPredicate = match.constantAdded = Value();
   }
   if (!scores.hasOneUse())
     return std::nullopt;

@@ -166,6 +166,7 @@ LogicalResult attentionGradKernel(Operation *op,
   int64_t group = heads / kvHeads;
   bool causal = grad.getCausal();
   double scale = grad.getScaleOrDefault();
+  std::optional<APFloat> softcap = grad.getSoftcap();
   Tensor dq = context.makeResult(grad.getGradQuery().getType());
   Tensor dk = context.makeResult(grad.getGradKey().getType());
   Tensor dv = context.makeResult(grad.getGradValue().getType());
@@ -175,9 +176,12 @@ LogicalResult attentionGradKernel(Operation *op,
                          &vd = value.data<T>(), &od = output.data<T>(),
                          &dod = dout.data<T>();
     AttentionBias<T> bias(grad.getBias() ? operands[6] : nullptr);
+    SoftCap<T> cap(softcap);
     std::vector<T> dqv(dq.getNumElements()), dkv(dk.getNumElements(), T(0)),
         dvv(dv.getNumElements(), T(0));
-    std::vector<T> p(queries * keys), dp(queries * keys);
+    // The soft cap's slope 1 - tanh^2 at each score (with a cap).
+    std::vector<T> p(queries * keys), dp(queries * keys),
+        slope(softcap ? queries * keys : 0);
     if (p.empty()) {
       dq.data<T>() = dqv;
       dk.data<T>() = dkv;
@@ -194,7 +198,7 @@ LogicalResult attentionGradKernel(Operation *op,
         const T *vp = vd.data() + kvOffset * valueSize;
         const T *outp = od.data() + qOffset * valueSize;
         const T *dop = dod.data() + qOffset * valueSize;
-        // p = exp(scale * q k^T + bias - lse), masked.
+        // p = exp(softcap(scale * q k^T) + bias - lse), masked.
         if (headSize == 0)
           std::fill(p.begin(), p.end(), T(0));
         else
@@ -203,8 +207,13 @@ LogicalResult attentionGradKernel(Operation *op,
         for (int64_t i = 0; i < queries; ++i) {
           int64_t visible = causal ? i + keys - queries + 1 : keys;
           T *row = p.data() + i * keys;
-          for (int64_t j = 0; j < visible; ++j)
+          for (int64_t j = 0; j < visible; ++j) {
+            if (softcap) {
+              row[j] = cap(row[j]);
+              slope[i * keys + j] = cap.slope(row[j]);
+            }
             row[j] += bias.at(b, h, i, j);
+          }
           // p = exp((s - max) - logSum); max = lse and logSum = 0 but on a
           // row whose f32 logsumexp is too large to resolve its log-sum
           // (every key hidden by a huge finite mask): from the row itself.
@@ -230,14 +239,16 @@ LogicalResult attentionGradKernel(Operation *op,
           gemm(false, true, queries, keys, valueSize, dop, vp, dp.data(), T(1),
                T(0));
         }
-        // ds = p * (dp - rowsum(dout * out)), scaled.
+        // ds = p * (dp - rowsum(dout * out)), through the soft cap's
+        // slope, scaled.
         for (int64_t i = 0; i < queries; ++i) {
           T delta = 0;
           for (int64_t d = 0; d < valueSize; ++d)
             delta += dop[i * valueSize + d] * outp[i * valueSize + d];
-          for (int64_t j = 0; j < keys; ++j)
-            dp[i * keys + j] =
-                T(scale) * p[i * keys + j] * (dp[i * keys + j] - delta);
+          for (int64_t j = 0; j < keys; ++j) {
+            T ds = T(scale) * p[i * keys + j] * (dp[i * keys + j] - delta);
+            dp[i * keys + j] = softcap ? ds * slope[i * keys + j] : ds;
+          }
         }
         // dq = ds k; dk += ds^T q.
         if (headSize > 0) {

@@ -209,6 +209,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
   int64_t group = heads / kvHeads;
   bool causal = attention.getCausal();
   double scale = attention.getScaleOrDefault();
+  std::optional<APFloat> softcap = attention.getSoftcap();
   Tensor output = context.makeResult(attention.getOutput().getType());
   Tensor logsumexp = context.makeResult(attention.getLogsumexp().getType());
   dispatchFloat(query, [&](auto tag) {
@@ -216,6 +217,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
     const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
                          &vd = value.data<T>();
     AttentionBias<T> bias(attention.getBias() ? operands[3] : nullptr);
+    SoftCap<T> cap(softcap);
     std::vector<T> out(output.getNumElements());
     std::vector<T> scores(queries * keys);
     for (int64_t b = 0; b < batch; ++b) {
@@ -227,7 +229,8 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
         T *outRows = out.data() + ((b * heads + h) * queries) * valueSize;
         if (scores.empty())
           continue;
-        // scores = scale * q k^T, then a masked, stable softmax per row.
+        // scores = softcap(scale * q k^T) + bias, then a masked, stable
+        // softmax per row.
         if (headSize == 0)
           std::fill(scores.begin(), scores.end(), T(0));
         else
@@ -238,7 +241,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
           int64_t visible = causal ? i + keys - queries + 1 : keys;
           T max = -std::numeric_limits<T>::infinity();
           for (int64_t j = 0; j < visible; ++j) {
-            row[j] += bias.at(b, h, i, j);
+            row[j] = cap(row[j]) + bias.at(b, h, i, j);
             max = propagatingMax(max, row[j]);
           }
           if (max == -std::numeric_limits<T>::infinity()) {

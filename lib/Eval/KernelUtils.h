@@ -15,12 +15,14 @@
 #include "tgc/Support/FloatFormats.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cblas.h>
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace tgc::detail {
 
@@ -54,6 +56,27 @@ template <typename T> std::vector<T> getFloatsAs(const Tensor &tensor) {
     return std::vector<T>(tensor.doubles().begin(), tensor.doubles().end());
   return std::vector<T>(tensor.floats().begin(), tensor.floats().end());
 }
+
+/// tg.attention's optional soft cap c: a scaled score s becomes
+/// c * tanh(s / c), whose slope is 1 - (capped / c)^2; without a cap both
+/// are the identity.
+template <typename T> class SoftCap {
+public:
+  explicit SoftCap(std::optional<llvm::APFloat> cap)
+      : cap(cap ? T(cap->convertToDouble()) : T(0)) {}
+  T operator()(T score) const {
+    return cap > T(0) ? cap * std::tanh(score / cap) : score;
+  }
+  T slope(T capped) const {
+    if (!(cap > T(0)))
+      return T(1);
+    T t = capped / cap;
+    return T(1) - t * t;
+  }
+
+private:
+  T cap;
+};
 
 /// tg.attention's optional bias [B|1, H|1, Sq|1, Sk|1] as T, read through
 /// the broadcast: at(b, h, i, j), 0 without a bias.

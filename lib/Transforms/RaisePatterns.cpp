@@ -161,11 +161,13 @@ std::optional<TrailingConstant> getTrailingConstant(Value v, int64_t trailing) {
   if (!constant)
     return std::nullopt;
   auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense)
-    return std::nullopt;
   int64_t blockSize = 1;
   for (int64_t d : block)
     blockSize *= d;
+  // An empty tensor (a dimension of 0 before the block) holds no block to
+  // read.
+  if (!dense || dense.getNumElements() < blockSize)
+    return std::nullopt;
   if (!dense.isSplat()) {
     auto values = dense.getValues<Attribute>();
     for (int64_t i = blockSize, e = dense.getNumElements(); i < e; ++i)
@@ -780,6 +782,9 @@ struct AttentionMatch {
   bool keyTransposed = false;
   bool causal = false;
   double scale = 1.0;
+  /// The soft cap c of `c * tanh(s / c)` applied to the scaled scores s
+  /// before the masks, if any.
+  std::optional<double> softcap;
   /// A mask computed at run time (not a constant), of the scores' shape:
   /// added to the scores (`addedMask`), or the predicate of a select that
   /// hides a key where it is `hideOnTrue`. `maskScale` is the product of
@@ -867,6 +872,8 @@ bool leadsToProduct(Value v, const RaiseOptions &options) {
       for (auto [a, bias] : operandOrders(add))
         if (getTrailingConstant(bias, 2))
           inner = a;
+    } else if (auto tanh = v.getDefiningOp<tg::TanhOp>(); inner == v && tanh) {
+      inner = tanh.getOperand(); // A soft cap.
     }
     if (inner == v)
       return false;
@@ -923,6 +930,22 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
       scores = inner;
       continue;
     }
+    // A soft cap, `c * tanh(s / c)` (Gemma 2, FlexAttention's score_mod):
+    // the scales peeled so far (applied after the tanh) are c, those inside
+    // it 1 / c; what is below scales the scores. The masks must come after
+    // it (the attention caps before the bias).
+    if (auto tanh = scores.getDefiningOp<tg::TanhOp>()) {
+      if (match.softcap)
+        return std::nullopt;
+      match.softcap = match.scale;
+      m.add(scores);
+      double inside = 1.0;
+      scores = peelScale(tanh.getOperand(), inside, m);
+      match.scale = inside * *match.softcap;
+      continue;
+    }
+    if (match.softcap)
+      return std::nullopt;
     bool hadRuntimeMask = runtimeMask();
     MaskShape mask = MaskShape::Other;
     // Whether a mask hides every key of a query row with -inf: the
@@ -1239,9 +1262,12 @@ FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
   Value bias;
   if (match->addedMask || match->maskPredicate)
     bias = buildAttentionBias(b, loc, *match);
+  FloatAttr softcap;
+  if (match->softcap)
+    softcap = b.getF64FloatAttr(*match->softcap);
   auto attention =
       tg::AttentionOp::create(b, loc, root.getType(), lseType, match->query,
-                              key, value, bias, match->causal, scale);
+                              key, value, bias, match->causal, scale, softcap);
   return attention.getOutput();
 }
 

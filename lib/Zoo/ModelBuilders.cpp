@@ -205,7 +205,8 @@ public:
     return tg::AttentionOp::create(builder, q.getType(),
                                    tensorType(shape.drop_back()), q, k, v,
                                    /*bias=*/Value(), /*causal=*/true,
-                                   builder.getF64FloatAttr(scale))
+                                   builder.getF64FloatAttr(scale),
+                                   /*softcap=*/FloatAttr())
         .getOutput();
   }
 

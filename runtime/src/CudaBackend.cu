@@ -630,8 +630,8 @@ __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
 }
 
 /// dq: one thread per (b, h, i, e). p = exp((score - max) - logSum) with
-/// the row's flash::backwardRow (0 on a row whose logsumexp is +inf); the
-/// bias gets no gradient.
+/// the row's flash::backwardRow (0 on a row whose logsumexp is +inf), ds
+/// through the soft cap's slope; the bias gets no gradient.
 template <typename S, typename L>
 __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
                                    const S *k, const S *v, const S *out,
@@ -654,12 +654,13 @@ __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
         d, float(ld(lse[row])), qi, k + kvRow * d.headSize, b, h, i);
     float acc = 0;
     for (int64_t j = 0; j < visible; ++j) {
-      float s = flash::scoreAt(d, qi, k + (kvRow + j) * d.headSize, b, h, i, j);
+      float c = flash::cappedScoreAt(d, qi, k + (kvRow + j) * d.headSize);
+      float s = c + flash::biasAt(d, b, h, i, j);
       float p = expf((s - softmax.max) - softmax.logSum);
       float dp = 0;
       for (int64_t f = 0; f < d.valueSize; ++f)
         dp += ld(doi[f]) * ld(v[(kvRow + j) * d.valueSize + f]);
-      acc += float(d.scale) * p * (dp - delta) *
+      acc += float(d.scale) * flash::capSlope(d, c) * p * (dp - delta) *
              ld(k[(kvRow + j) * d.headSize + e]);
     }
     dq[x] = st<S>(acc);
@@ -691,7 +692,8 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
         const S *qi = q + row * d.headSize;
         flash::SoftmaxRow softmax = flash::backwardRow(
             d, float(ld(lse[row])), qi, k + bkv * d.keys * d.headSize, b, h, i);
-        float s = flash::scoreAt(d, qi, k + kvRow * d.headSize, b, h, i, j);
+        float c = flash::cappedScoreAt(d, qi, k + kvRow * d.headSize);
+        float s = c + flash::biasAt(d, b, h, i, j);
         float p = expf((s - softmax.max) - softmax.logSum);
         if (e < d.valueSize)
           dvAcc += p * ld(doi[e]);
@@ -701,8 +703,8 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
             delta += ld(doi[f]) * ld(out[row * d.valueSize + f]);
             dp += ld(doi[f]) * ld(v[kvRow * d.valueSize + f]);
           }
-          dkAcc +=
-              float(d.scale) * p * (dp - delta) * ld(q[row * d.headSize + e]);
+          dkAcc += float(d.scale) * flash::capSlope(d, c) * p * (dp - delta) *
+                   ld(q[row * d.headSize + e]);
         }
       }
     if (e < d.headSize)

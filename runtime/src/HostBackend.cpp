@@ -313,6 +313,12 @@ float attentionBias(const AttentionDesc &d, int64_t b, int64_t h, int64_t i,
   return d.bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
                 i * d.biasStrides[2] + j * d.biasStrides[3]];
 }
+
+/// The soft cap of a scaled score: softcap * tanh(x / softcap).
+float capScore(const AttentionDesc &d, float x) {
+  float cap = float(d.softcap);
+  return cap * std::tanh(x / cap);
+}
 } // namespace
 
 void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
@@ -340,8 +346,8 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
           out.data() + ((b * d.heads + h) * d.queries) * d.valueSize;
       if (scores.empty())
         continue;
-      // scores = scale * q k^T + bias, then a masked, stable softmax per
-      // row.
+      // scores = softcap(scale * q k^T) + bias, then a masked, stable
+      // softmax per row.
       if (d.headSize == 0)
         std::fill(scores.begin(), scores.end(), 0.0f);
       else
@@ -352,6 +358,8 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
         int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
         float max = -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < visible; ++j) {
+          if (d.softcap > 0.0)
+            row[j] = capScore(d, row[j]);
           if (d.bias)
             row[j] += attentionBias(d, b, h, i, j);
           max = propagatingMax(max, row[j]);
@@ -399,6 +407,8 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
   std::vector<float> dq(qCount * d.headSize, 0.0f),
       dk(kvCount * d.headSize, 0.0f), dv(kvCount * d.valueSize, 0.0f);
   std::vector<float> p(d.queries * d.keys), dp(d.queries * d.keys);
+  // The soft cap's slope 1 - (capped / softcap)^2 at each score.
+  std::vector<float> slope(d.softcap > 0.0 ? d.queries * d.keys : 0);
   if (!p.empty())
     for (int64_t b = 0; b < d.batch; ++b)
       for (int64_t h = 0; h < d.heads; ++h) {
@@ -410,11 +420,11 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
         const float *vp = v.data() + kvOffset * d.valueSize;
         const float *outp = o.data() + qOffset * d.valueSize;
         const float *dop = dout.data() + qOffset * d.valueSize;
-        // p = exp((score - rowMax) - rowLogSum) with score = scale * q k^T
-        // + bias, masked; (rowMax, rowLogSum) = (lse, 0), 0 on a row whose
-        // logsumexp is +inf, but on a row whose finite logsumexp is past
-        // kDegenerateLse (Runtime.h) the row's own max and log-sum. The
-        // bias gets no gradient here.
+        // p = exp((score - rowMax) - rowLogSum) with score =
+        // softcap(scale * q k^T) + bias, masked; (rowMax, rowLogSum) = (lse,
+        // 0), 0 on a row whose logsumexp is +inf, but on a row whose finite
+        // logsumexp is past kDegenerateLse (Runtime.h) the row's own max and
+        // log-sum. The bias gets no gradient here.
         if (d.headSize == 0)
           std::fill(p.begin(), p.end(), 0.0f);
         else
@@ -424,6 +434,12 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
           int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
           visible = std::clamp<int64_t>(visible, 0, d.keys);
           float *row = p.data() + i * d.keys;
+          if (d.softcap > 0.0)
+            for (int64_t j = 0; j < visible; ++j) {
+              row[j] = capScore(d, row[j]);
+              float t = row[j] / float(d.softcap);
+              slope[i * d.keys + j] = 1.0f - t * t;
+            }
           if (d.bias)
             for (int64_t j = 0; j < visible; ++j)
               row[j] += attentionBias(d, b, h, i, j);
@@ -456,14 +472,18 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
           sgemm(false, true, d.queries, d.keys, d.valueSize, dop, vp, dp.data(),
                 1.0f, 0.0f);
         }
-        // ds = p * (dp - rowsum(dout * out)), scaled.
+        // ds = p * (dp - rowsum(dout * out)), through the soft cap's slope,
+        // scaled.
         for (int64_t i = 0; i < d.queries; ++i) {
           float delta = 0;
           for (int64_t e = 0; e < d.valueSize; ++e)
             delta += dop[i * d.valueSize + e] * outp[i * d.valueSize + e];
-          for (int64_t j = 0; j < d.keys; ++j)
-            dp[i * d.keys + j] = float(d.scale) * p[i * d.keys + j] *
-                                 (dp[i * d.keys + j] - delta);
+          for (int64_t j = 0; j < d.keys; ++j) {
+            float ds = float(d.scale) * p[i * d.keys + j] *
+                       (dp[i * d.keys + j] - delta);
+            dp[i * d.keys + j] =
+                slope.empty() ? ds : ds * slope[i * d.keys + j];
+          }
         }
         // dq = ds k; dk += ds^T q.
         if (d.headSize > 0) {

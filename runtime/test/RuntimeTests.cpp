@@ -590,6 +590,23 @@ static void testFlashAttention() {
                });
     CHECK(checkFlashAttention<64>(d) == 0);
   }
+  // A soft cap (Gemma 2's tanh capping) small enough to bend the scores:
+  // alone over grouped heads, causal; with a padding bias (its -inf keys
+  // still hidden after the cap) and head sizes past 64.
+  {
+    AttentionDesc d = desc(2, 4, 50, 32, 2, 50, 32, true);
+    d.scale = 1.0;
+    d.softcap = 1.25;
+    CHECK(checkFlashAttention<64>(d) == 0);
+    d = desc(2, 2, 70, 96, 2, 70, 80, false);
+    d.scale = 0.5;
+    d.softcap = 2.0;
+    attachBias(d, bias, {2, 1, 1, 70},
+               [](int64_t b, int64_t, int64_t, int64_t j) {
+                 return b == 1 && j >= 55 ? -INFINITY : 0.0f;
+               });
+    CHECK(checkFlashAttention<128>(d) == 0);
+  }
 }
 
 /// The host target's reference attention (forward and backward) with a
@@ -604,141 +621,154 @@ static void testFlashAttention() {
 ///   kDegenerateLse: finfo.min on every key (batch 0), -1e4 plus noise
 ///   (batch 1), where exp(score - logsumexp) would give p = 1 instead of
 ///   1 / n, or be off by the logsumexp's rounding (f32's spacing at 1e4 is
-///   2^-10).
+///   2^-10);
+/// each also with a soft cap of 0.3 (scores c * tanh(s / c) before the
+/// bias, ds times 1 - tanh^2), which bends every score.
 static void testAttentionReference() {
   const float inf = INFINITY;
   const float lowest = -std::numeric_limits<float>::max();
-  for (bool causal : {false, true})
-    for (bool degenerateOnly : {false, true}) {
-      AttentionDesc d{2, 4,      6,    5,          2,         9,
-                      3, causal, 0.45, DType::F32, DType::F32};
-      int64_t group = d.heads / d.kvHeads;
-      int64_t diagonal = d.keys - d.queries;
-      // The rows whose every visible key finfo.min hides: their logsumexp
-      // is the mask's value itself.
-      auto isFinfoRow = [&](int64_t b, int64_t h, int64_t i) {
-        return degenerateOnly ? b == 0 : h == 3 && (i == 1 || i == 3);
-      };
-      std::vector<float> bias;
-      if (degenerateOnly)
-        attachBias(d, bias, {d.batch, 1, d.queries, d.keys},
-                   [&](int64_t b, int64_t, int64_t i, int64_t j) {
-                     return b == 0 ? lowest : -1e4f + noise(b, 0, i, j);
-                   });
-      else
-        attachBias(d, bias, {d.batch, d.heads, d.queries, d.keys},
-                   [&](int64_t b, int64_t h, int64_t i, int64_t j) {
-                     if (h == 1 && i == 2)
-                       return -inf; // the whole row
-                     if (h == 2 && i == 4 && j <= i + diagonal)
-                       return -inf; // the keys the diagonal leaves
-                     if (h == 3 && i == 1)
-                       return lowest; // the whole row
-                     if (h == 0 && i == 5)
-                       return -1e4f; // the whole row
-                     if ((i + j) % 4 == 1)
-                       return -inf;
-                     if ((i + 2 * j + h) % 5 == 0 || (h == 3 && i == 3))
-                       return lowest; // and the whole row (h 3, i 3)
-                     return 2.0f * noise(b, h, i, j);
-                   });
-      auto biasOf = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
-        return bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
-                    i * d.biasStrides[2] + j * d.biasStrides[3]];
-      };
-      AttentionRun run = runReferenceAttention(d, 5);
-      const std::vector<float> &q = run.q, &k = run.k, &v = run.v,
-                               &dout = run.dout, &out = run.out, &lse = run.lse,
-                               &dq = run.dq, &dk = run.dk, &dv = run.dv;
+  for (double softcap : {0.0, 0.3})
+    for (bool causal : {false, true})
+      for (bool degenerateOnly : {false, true}) {
+        AttentionDesc d{2, 4,      6,    5,          2,         9,
+                        3, causal, 0.45, DType::F32, DType::F32};
+        d.softcap = softcap;
+        int64_t group = d.heads / d.kvHeads;
+        int64_t diagonal = d.keys - d.queries;
+        // The rows whose every visible key finfo.min hides: their logsumexp
+        // is the mask's value itself.
+        auto isFinfoRow = [&](int64_t b, int64_t h, int64_t i) {
+          return degenerateOnly ? b == 0 : h == 3 && (i == 1 || i == 3);
+        };
+        std::vector<float> bias;
+        if (degenerateOnly)
+          attachBias(d, bias, {d.batch, 1, d.queries, d.keys},
+                     [&](int64_t b, int64_t, int64_t i, int64_t j) {
+                       return b == 0 ? lowest : -1e4f + noise(b, 0, i, j);
+                     });
+        else
+          attachBias(d, bias, {d.batch, d.heads, d.queries, d.keys},
+                     [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+                       if (h == 1 && i == 2)
+                         return -inf; // the whole row
+                       if (h == 2 && i == 4 && j <= i + diagonal)
+                         return -inf; // the keys the diagonal leaves
+                       if (h == 3 && i == 1)
+                         return lowest; // the whole row
+                       if (h == 0 && i == 5)
+                         return -1e4f; // the whole row
+                       if ((i + j) % 4 == 1)
+                         return -inf;
+                       if ((i + 2 * j + h) % 5 == 0 || (h == 3 && i == 3))
+                         return lowest; // and the whole row (h 3, i 3)
+                       return 2.0f * noise(b, h, i, j);
+                     });
+        auto biasOf = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+          return bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
+                      i * d.biasStrides[2] + j * d.biasStrides[3]];
+        };
+        AttentionRun run = runReferenceAttention(d, 5);
+        const std::vector<float> &q = run.q, &k = run.k, &v = run.v,
+                                 &dout = run.dout, &out = run.out,
+                                 &lse = run.lse, &dq = run.dq, &dk = run.dk,
+                                 &dv = run.dv;
 
-      std::vector<double> eOut(out.size(), 0.0), eLse(lse.size()),
-          eDq(dq.size(), 0.0), eDk(dk.size(), 0.0), eDv(dv.size(), 0.0);
-      int64_t emptyRows = 0;
-      // The forward's logsumexp: the mask's value itself on the finfo.min
-      // rows, past kDegenerateLse on every row of degenerateOnly.
-      bool degenerateLse = true;
-      for (int64_t b = 0; b < d.batch; ++b)
-        for (int64_t h = 0; h < d.heads; ++h)
-          for (int64_t i = 0; i < d.queries; ++i) {
-            int64_t row = (b * d.heads + h) * d.queries + i;
-            int64_t kvBase = (b * d.kvHeads + h / group) * d.keys;
-            if (isFinfoRow(b, h, i))
-              degenerateLse &= lse[row] == lowest;
-            if (degenerateOnly)
-              degenerateLse &= std::isfinite(lse[row]) &&
-                               std::fabs(lse[row]) >= kDegenerateLse;
-            std::vector<double> s(d.keys, -INFINITY), p(d.keys, 0.0);
-            double max = -INFINITY;
-            for (int64_t j = 0; j < d.keys; ++j) {
-              if (causal && j > i + diagonal)
+        std::vector<double> eOut(out.size(), 0.0), eLse(lse.size()),
+            eDq(dq.size(), 0.0), eDk(dk.size(), 0.0), eDv(dv.size(), 0.0);
+        int64_t emptyRows = 0;
+        // The forward's logsumexp: the mask's value itself on the finfo.min
+        // rows, past kDegenerateLse on every row of degenerateOnly.
+        bool degenerateLse = true;
+        for (int64_t b = 0; b < d.batch; ++b)
+          for (int64_t h = 0; h < d.heads; ++h)
+            for (int64_t i = 0; i < d.queries; ++i) {
+              int64_t row = (b * d.heads + h) * d.queries + i;
+              int64_t kvBase = (b * d.kvHeads + h / group) * d.keys;
+              if (isFinfoRow(b, h, i))
+                degenerateLse &= lse[row] == lowest;
+              if (degenerateOnly)
+                degenerateLse &= std::isfinite(lse[row]) &&
+                                 std::fabs(lse[row]) >= kDegenerateLse;
+              std::vector<double> s(d.keys, -INFINITY), p(d.keys, 0.0),
+                  slope(d.keys, 1.0);
+              double max = -INFINITY;
+              for (int64_t j = 0; j < d.keys; ++j) {
+                if (causal && j > i + diagonal)
+                  continue;
+                // The score in f32 as the kernels form it, the rest in
+                // double.
+                float dot = 0;
+                for (int64_t e = 0; e < d.headSize; ++e)
+                  dot += q[row * d.headSize + e] *
+                         k[(kvBase + j) * d.headSize + e];
+                float score = float(d.scale) * dot;
+                if (softcap > 0) {
+                  double t = std::tanh(double(score) / softcap);
+                  score = float(softcap * t);
+                  slope[j] = 1.0 - t * t;
+                }
+                s[j] = score + biasOf(b, h, i, j);
+                max = std::max(max, s[j]);
+              }
+              if (max == -INFINITY) {
+                eLse[row] = INFINITY;
+                ++emptyRows;
                 continue;
-              // The score in f32 as the kernels form it, the rest in
-              // double.
-              float dot = 0;
-              for (int64_t e = 0; e < d.headSize; ++e)
-                dot +=
-                    q[row * d.headSize + e] * k[(kvBase + j) * d.headSize + e];
-              s[j] = float(d.scale) * dot + biasOf(b, h, i, j);
-              max = std::max(max, s[j]);
-            }
-            if (max == -INFINITY) {
-              eLse[row] = INFINITY;
-              ++emptyRows;
-              continue;
-            }
-            double sum = 0;
-            for (int64_t j = 0; j < d.keys; ++j)
-              sum += p[j] = std::exp(s[j] - max);
-            eLse[row] = max + std::log(sum);
-            for (int64_t j = 0; j < d.keys; ++j) {
-              p[j] /= sum;
+              }
+              double sum = 0;
+              for (int64_t j = 0; j < d.keys; ++j)
+                sum += p[j] = std::exp(s[j] - max);
+              eLse[row] = max + std::log(sum);
+              for (int64_t j = 0; j < d.keys; ++j) {
+                p[j] /= sum;
+                for (int64_t e = 0; e < d.valueSize; ++e)
+                  eOut[row * d.valueSize + e] +=
+                      p[j] * v[(kvBase + j) * d.valueSize + e];
+              }
+              // dv += p dout; ds = scale p (dout . v - dout . out); dq = ds k;
+              // dk += ds q.
+              double delta = 0;
               for (int64_t e = 0; e < d.valueSize; ++e)
-                eOut[row * d.valueSize + e] +=
-                    p[j] * v[(kvBase + j) * d.valueSize + e];
-            }
-            // dv += p dout; ds = scale p (dout . v - dout . out); dq = ds k;
-            // dk += ds q.
-            double delta = 0;
-            for (int64_t e = 0; e < d.valueSize; ++e)
-              delta +=
-                  dout[row * d.valueSize + e] * eOut[row * d.valueSize + e];
-            for (int64_t j = 0; j < d.keys; ++j) {
-              double dp = 0;
-              for (int64_t e = 0; e < d.valueSize; ++e) {
-                dp += double(dout[row * d.valueSize + e]) *
-                      v[(kvBase + j) * d.valueSize + e];
-                eDv[(kvBase + j) * d.valueSize + e] +=
-                    p[j] * dout[row * d.valueSize + e];
-              }
-              double ds = d.scale * p[j] * (dp - delta);
-              for (int64_t e = 0; e < d.headSize; ++e) {
-                eDq[row * d.headSize + e] +=
-                    ds * k[(kvBase + j) * d.headSize + e];
-                eDk[(kvBase + j) * d.headSize + e] +=
-                    ds * q[row * d.headSize + e];
+                delta +=
+                    dout[row * d.valueSize + e] * eOut[row * d.valueSize + e];
+              for (int64_t j = 0; j < d.keys; ++j) {
+                double dp = 0;
+                for (int64_t e = 0; e < d.valueSize; ++e) {
+                  dp += double(dout[row * d.valueSize + e]) *
+                        v[(kvBase + j) * d.valueSize + e];
+                  eDv[(kvBase + j) * d.valueSize + e] +=
+                      p[j] * dout[row * d.valueSize + e];
+                }
+                double ds = d.scale * slope[j] * p[j] * (dp - delta);
+                for (int64_t e = 0; e < d.headSize; ++e) {
+                  eDq[row * d.headSize + e] +=
+                      ds * k[(kvBase + j) * d.headSize + e];
+                  eDk[(kvBase + j) * d.headSize + e] +=
+                      ds * q[row * d.headSize + e];
+                }
               }
             }
-          }
-      // Row 2 of head 1 in each batch, and causal, row 4 of head 2.
-      CHECK(emptyRows == (degenerateOnly ? 0 : causal ? 2 * 2 : 2));
-      CHECK(degenerateLse);
-      auto asFloats = [](const std::vector<double> &values) {
-        return std::vector<float>(values.begin(), values.end());
-      };
-      bool sameLse = true;
-      for (size_t i = 0; i < lse.size(); ++i)
-        sameLse &= std::isinf(eLse[i])
-                       ? lse[i] == INFINITY
-                       : std::fabs(lse[i] - eLse[i]) <=
-                             1e-5 * std::max(1.0, std::fabs(eLse[i]));
-      CHECK(sameLse);
-      // The finfo.min rows' outputs are the means of the values they see.
-      CHECK(relativeError(out, asFloats(eOut)) < 1e-5f);
-      CHECK(relativeError(dq, asFloats(eDq)) < 1e-5f);
-      CHECK(relativeError(dk, asFloats(eDk)) < 1e-5f);
-      CHECK(relativeError(dv, asFloats(eDv)) < 1e-5f);
-      CHECK(allFinite(out) && allFinite(dq) && allFinite(dk) && allFinite(dv));
-    }
+        // Row 2 of head 1 in each batch, and causal, row 4 of head 2.
+        CHECK(emptyRows == (degenerateOnly ? 0 : causal ? 2 * 2 : 2));
+        CHECK(degenerateLse);
+        auto asFloats = [](const std::vector<double> &values) {
+          return std::vector<float>(values.begin(), values.end());
+        };
+        bool sameLse = true;
+        for (size_t i = 0; i < lse.size(); ++i)
+          sameLse &= std::isinf(eLse[i])
+                         ? lse[i] == INFINITY
+                         : std::fabs(lse[i] - eLse[i]) <=
+                               1e-5 * std::max(1.0, std::fabs(eLse[i]));
+        CHECK(sameLse);
+        // The finfo.min rows' outputs are the means of the values they see.
+        CHECK(relativeError(out, asFloats(eOut)) < 1e-5f);
+        CHECK(relativeError(dq, asFloats(eDq)) < 1e-5f);
+        CHECK(relativeError(dk, asFloats(eDk)) < 1e-5f);
+        CHECK(relativeError(dv, asFloats(eDv)) < 1e-5f);
+        CHECK(allFinite(out) && allFinite(dq) && allFinite(dk) &&
+              allFinite(dv));
+      }
 }
 
 /// The host target's GEMM epilogues (what one cuBLASLt call computes for a

@@ -57,6 +57,8 @@
 // CHECK: @attention_causal_gqa {{.*}} ok
 // CHECK: @attention_bias_trained {{.*}} ok
 // CHECK: @attention_bias_mask {{.*}} ok
+// CHECK: @attention_softcap {{.*}} ok
+// CHECK: @attention_softcap_bias_trained {{.*}} ok
 // CHECK: @dropout {{.*}} ok
 // CHECK: @cross_entropy_mean {{.*}} ok
 // CHECK: @cross_entropy_sum {{.*}} ok
@@ -711,6 +713,36 @@ func.func @attention_bias_mask(
                             [-1.0e4, 0.0, 0.0, -1.0e4, 0.0],
                             [0.0, 0xFF800000, 0.0, 0.0, 0.0]]]]> : tensor<2x1x4x5xf32>
   %y, %lse = tg.attention %q, %k, %v bias %m : (tensor<2x2x4x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>, tensor<2x1x4x5xf32>) -> (tensor<2x2x4x6xf32>, tensor<2x2x4xf32>)
+  %w = tg.mul %y, %c : tensor<2x2x4x6xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<2x2x4x6xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// soft-capped, causal, grouped-query tg.attention with a scale large
+// enough (the random parameters are small) that the cap (1.5) bends the
+// scores: the backward's ds goes through the cap's slope 1 - tanh^2
+func.func @attention_softcap(
+    %q: tensor<1x4x3x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<1x2x5x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<1x2x5x8xf32> {tg.role = "param", tg.name = "v"},
+    %c: tensor<1x4x3x8xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %y, %lse = tg.attention %q, %k, %v causal scale = 1.000000e+03 softcap = 1.500000e+00 : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> (tensor<1x4x3x8xf32>, tensor<1x4x3xf32>)
+  %w = tg.mul %y, %c : tensor<1x4x3x8xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<1x4x3x8xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// a trained bias added after the soft cap: its gradient (built from tg
+// ops) rebuilds the capped scores
+func.func @attention_softcap_bias_trained(
+    %q: tensor<2x2x4x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<2x2x5x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<2x2x5x6xf32> {tg.role = "param", tg.name = "v"},
+    %b: tensor<1x2x4x5xf32> {tg.role = "param", tg.name = "b"},
+    %c: tensor<2x2x4x6xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %y, %lse = tg.attention %q, %k, %v bias %b scale = 8.000000e+02 softcap = 2.000000e+00 : (tensor<2x2x4x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>, tensor<1x2x4x5xf32>) -> (tensor<2x2x4x6xf32>, tensor<2x2x4xf32>)
   %w = tg.mul %y, %c : tensor<2x2x4x6xf32>
   %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<2x2x4x6xf32> -> tensor<f32>
   return %loss : tensor<f32>

@@ -15,6 +15,7 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_causal_and_padding --random-inputs 12 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_safe_softmax --random-inputs 13 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_alibi --random-inputs 14 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_softcap --random-inputs 15 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -43,6 +44,9 @@
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x1x3x3xf32>)
 // RAISED-LABEL: func.func @attention_alibi
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<1x2x3x3xf32>)
+// RAISED-LABEL: func.func @attention_softcap
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} causal scale = 2.0{{[0-9e+]*}} softcap = 1.500000e+00 : (tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x1x1x5xf32>)
+// RAISED-NOT: tg.tanh
 // RAISED-LABEL: func.func @cross_entropy
 // RAISED: tg.cross_entropy mean
 // RAISED-LABEL: func.func @cross_entropy_of_log_softmax
@@ -284,6 +288,33 @@ func.func @attention_alibi(%q: tensor<2x2x3x8xf32> {tg.role = "input", tg.name =
   %p = tg.softmax %z dim = 3 : tensor<2x2x3x3xf32>
   %o = tg.matmul %p, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
   return %o : tensor<2x2x3x8xf32>
+}
+
+// A soft cap of 1.5 (written as a product with 1 / 1.5 inside the tanh)
+// on scores scaled by 2, so that it bends them, then a causal mask and a
+// run-time padding mask.
+func.func @attention_softcap(%q: tensor<2x2x5x8xf32> {tg.role = "input", tg.name = "q"},
+                             %k: tensor<2x2x5x8xf32> {tg.role = "input", tg.name = "k"},
+                             %v: tensor<2x2x5x8xf32> {tg.role = "input", tg.name = "v"},
+                             %m: tensor<2x5xf32> {tg.role = "input", tg.name = "m"})
+    -> (tensor<2x2x5x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x5xf32>
+  %two = tg.constant dense<2.0> : tensor<2x2x5x5xf32>
+  %ss = tg.mul %s, %two : tensor<2x2x5x5xf32>
+  %inv = tg.constant dense<0.666666686> : tensor<2x2x5x5xf32>
+  %d = tg.mul %ss, %inv : tensor<2x2x5x5xf32>
+  %t = tg.tanh %d : tensor<2x2x5x5xf32>
+  %cap = tg.constant dense<1.5> : tensor<2x2x5x5xf32>
+  %c = tg.mul %cap, %t : tensor<2x2x5x5xf32>
+  %keep = tg.constant dense<[[true, false, false, false, false], [true, true, false, false, false], [true, true, true, false, false], [true, true, true, true, false], [true, true, true, true, true]]> : tensor<5x5xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<5x5xi1> -> tensor<2x2x5x5xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<2x2x5x5xf32>
+  %z = tg.select %kb, %c, %fill : tensor<2x2x5x5xi1>, tensor<2x2x5x5xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x5xf32> -> tensor<2x2x5x5xf32>
+  %w = tg.add %z, %mb : tensor<2x2x5x5xf32>
+  %p = tg.softmax %w dim = 3 : tensor<2x2x5x5xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x5x5xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x8xf32>
+  return %o : tensor<2x2x5x8xf32>
 }
 
 func.func @cross_entropy(%x: tensor<3x5x16xf32> {tg.role = "input", tg.name = "x"},

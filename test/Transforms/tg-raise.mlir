@@ -1032,3 +1032,85 @@ func.func @attention_alibi_hidden_row(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x3x
   %o = tg.matmul %p, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
   return %o : tensor<2x2x3x8xf32>
 }
+
+// -----
+
+// Gemma 2's eager attention: the scaled scores soft-capped
+// (`c * tanh(s / c)`, c = 50) before its causal mask and a run-time
+// padding mask are added: one tg.attention with the soft cap, the causal
+// flag and the padding as the bias; the scale is the one inside the cap.
+// CHECK-LABEL: func.func @attention_softcap
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x4xf32>
+// CHECK: %[[B:.*]] = tg.reshape %[[M]] : tensor<2x4xf32> -> tensor<2x1x1x4xf32>
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] causal scale = 1.250000e-01 softcap = 5.000000e+01 :
+// CHECK-NOT: tg.tanh
+func.func @attention_softcap(%q: tensor<2x2x4x16xf32>, %k: tensor<2x2x4x16xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>) -> tensor<2x2x4x4xf32>
+  %scale = tg.constant dense<1.250000e-01> : tensor<2x2x4x4xf32>
+  %ss = tg.mul %s, %scale : tensor<2x2x4x4xf32>
+  %cap = tg.constant dense<5.000000e+01> : tensor<2x2x4x4xf32>
+  %d = tg.div %ss, %cap : tensor<2x2x4x4xf32>
+  %t = tg.tanh %d : tensor<2x2x4x4xf32>
+  %c = tg.mul %t, %cap : tensor<2x2x4x4xf32>
+  %keep = tg.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %kb = tg.broadcast_in_dim %keep dims = [2, 3] : tensor<4x4xi1> -> tensor<2x2x4x4xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<2x2x4x4xf32>
+  %z = tg.select %kb, %c, %fill : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x4xf32> -> tensor<2x2x4x4xf32>
+  %w = tg.add %z, %mb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %w dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// A mask applied before the cap is capped with the scores (its -inf
+// becomes -c): not the attention's bias, which comes after the cap.
+// CHECK-LABEL: func.func @attention_mask_inside_softcap
+// CHECK-NOT: tg.attention
+// CHECK: tg.tanh
+func.func @attention_mask_inside_softcap(%q: tensor<2x2x4x16xf32>, %k: tensor<2x2x4x16xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x2x4x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>) -> tensor<2x2x4x4xf32>
+  %a = tg.add %s, %m : tensor<2x2x4x4xf32>
+  %cap = tg.constant dense<3.000000e+01> : tensor<2x2x4x4xf32>
+  %d = tg.div %a, %cap : tensor<2x2x4x4xf32>
+  %t = tg.tanh %d : tensor<2x2x4x4xf32>
+  %c = tg.mul %t, %cap : tensor<2x2x4x4xf32>
+  %p = tg.softmax %c dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// Two caps in a row are not one.
+// CHECK-LABEL: func.func @attention_two_softcaps
+// CHECK-NOT: tg.attention
+func.func @attention_two_softcaps(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x4x4xf32>
+  %cap = tg.constant dense<3.000000e+01> : tensor<1x2x4x4xf32>
+  %d = tg.div %s, %cap : tensor<1x2x4x4xf32>
+  %t = tg.tanh %d : tensor<1x2x4x4xf32>
+  %c = tg.mul %t, %cap : tensor<1x2x4x4xf32>
+  %d2 = tg.div %c, %cap : tensor<1x2x4x4xf32>
+  %t2 = tg.tanh %d2 : tensor<1x2x4x4xf32>
+  %c2 = tg.mul %t2, %cap : tensor<1x2x4x4xf32>
+  %p = tg.softmax %c2 dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Scores with no heads and a constant added to them (a fuzzed
+// FlexAttention): the empty constant holds no [Sq, Sk] block to read.
+// CHECK-LABEL: func.func @attention_no_heads_constant_bias
+func.func @attention_no_heads_constant_bias(%q: tensor<1x0x3x4xf32>, %k: tensor<1x0x3x4xf32>, %v: tensor<1x0x3x4xf32>) -> tensor<1x0x3x4xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x0x3x4xf32>, tensor<1x0x3x4xf32>) -> tensor<1x0x3x3xf32>
+  %b = tg.constant dense<> : tensor<1x0x3x3xf32>
+  %a = tg.add %s, %b : tensor<1x0x3x3xf32>
+  %p = tg.softmax %a dim = 3 : tensor<1x0x3x3xf32>
+  %o = tg.matmul %p, %v : (tensor<1x0x3x3xf32>, tensor<1x0x3x4xf32>) -> tensor<1x0x3x4xf32>
+  return %o : tensor<1x0x3x4xf32>
+}

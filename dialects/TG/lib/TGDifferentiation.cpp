@@ -550,8 +550,8 @@ Grads RmsNormOp::buildVjp(OpBuilder &b, ValueRange grads) {
 namespace {
 /// The gradient of attention's bias, from its operands, output, logsumexp
 /// and output gradient: dS = P * (dO V^T - rowsum(dO * O)) summed to the
-/// bias's shape, with P = exp(scale * Q K^T + bias - lse) hidden past the
-/// causal diagonal, all in f32. It materializes the [B, H, Sq, Sk] scores,
+/// bias's shape, with P = exp(softcap(scale * Q K^T) + bias - lse) hidden past
+/// the causal diagonal, all in f32. It materializes the [B, H, Sq, Sk] scores,
 /// which tg.attention_grad does not: autodiff keeps it only where a trained
 /// value reaches the bias (a learned position bias), and a mask computed
 /// from the inputs never builds it.
@@ -586,6 +586,14 @@ Value buildAttentionBiasGrad(OpBuilder &b, AttentionOp op, Value gradOutput) {
                                   /*transposeA=*/false, /*transposeB=*/true);
   scores =
       mul(b, loc, scores, splat(b, loc, scoresType, op.getScaleOrDefault()));
+  if (std::optional<APFloat> softcap = op.getSoftcap()) {
+    double cap = softcap->convertToDouble();
+    scores = mul(b, loc,
+                 TanhOp::create(b, loc,
+                                DivOp::create(b, loc, scores,
+                                              splat(b, loc, scoresType, cap))),
+                 splat(b, loc, scoresType, cap));
+  }
   scores =
       AddOp::create(b, loc, scores,
                     BroadcastInDimOp::create(b, loc, scoresType, op.getBias(),
@@ -628,7 +636,7 @@ Grads AttentionOp::buildVjp(OpBuilder &b, ValueRange grads) {
     return unsupportedResultGrad(*this, "logsumexp");
   auto grad = AttentionGradOp::create(
       b, getLoc(), grads[0], getQuery(), getKey(), getValue(), getOutput(),
-      getLogsumexp(), getBias(), getCausal(), getScaleAttr());
+      getLogsumexp(), getBias(), getCausal(), getScaleAttr(), getSoftcapAttr());
   SmallVector<Value> result = {grad.getGradQuery(), grad.getGradKey(),
                                grad.getGradValue()};
   if (getBias())

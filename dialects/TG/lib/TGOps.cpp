@@ -542,7 +542,8 @@ LogicalResult RmsNormOp::verify() {
 static LogicalResult inferAttentionTypes(
     MLIRContext *context, std::optional<Location> location, Value queryValue,
     Value keyValue, Value valueValue, Value biasValue, bool causal,
-    std::optional<APFloat> scaleAttr, SmallVectorImpl<Type> &inferred) {
+    std::optional<APFloat> scaleAttr, std::optional<APFloat> softcapAttr,
+    SmallVectorImpl<Type> &inferred) {
   auto query = getRankedTensor(location, queryValue, "query");
   auto key = getRankedTensor(location, keyValue, "key");
   auto value = getRankedTensor(location, valueValue, "value");
@@ -582,6 +583,12 @@ static LogicalResult inferAttentionTypes(
       return emitOptionalError(location,
                                "scale must be finite and positive, got ", s);
   }
+  if (softcapAttr) {
+    double c = softcapAttr->convertToDouble();
+    if (!std::isfinite(c) || c <= 0.0)
+      return emitOptionalError(location,
+                               "softcap must be finite and positive, got ", c);
+  }
   if (biasValue) {
     auto bias = getRankedTensor(location, biasValue, "bias");
     if (failed(bias))
@@ -609,10 +616,10 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  return inferAttentionTypes(context, location, adaptor.getQuery(),
-                             adaptor.getKey(), adaptor.getValue(),
-                             adaptor.getBias(), adaptor.getCausal(),
-                             adaptor.getScale(), inferred);
+  return inferAttentionTypes(
+      context, location, adaptor.getQuery(), adaptor.getKey(),
+      adaptor.getValue(), adaptor.getBias(), adaptor.getCausal(),
+      adaptor.getScale(), adaptor.getSoftcap(), inferred);
 }
 
 /// The attribute, else 1/sqrt(D) for the query's head size D.
@@ -982,10 +989,10 @@ LogicalResult AttentionGradOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {
   SmallVector<Type> forward;
-  if (failed(inferAttentionTypes(context, location, adaptor.getQuery(),
-                                 adaptor.getKey(), adaptor.getValue(),
-                                 adaptor.getBias(), adaptor.getCausal(),
-                                 adaptor.getScale(), forward)))
+  if (failed(inferAttentionTypes(
+          context, location, adaptor.getQuery(), adaptor.getKey(),
+          adaptor.getValue(), adaptor.getBias(), adaptor.getCausal(),
+          adaptor.getScale(), adaptor.getSoftcap(), forward)))
     return failure();
   if (adaptor.getGradOutput().getType() != forward[0] ||
       adaptor.getOutput().getType() != forward[0])

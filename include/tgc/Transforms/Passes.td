@@ -601,7 +601,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     | `0.5 * x * (1 + erf(x / sqrt(2)))` | `tg.gelu erf` |
     | `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` | `tg.gelu tanh` |
     | `x * sigmoid(x)` | `tg.silu` |
-    | `softmax(mask(scale * q @ k^T)) @ v` | `tg.attention` (`causal`, `scale`, `bias`) |
+    | `softmax(mask(cap(scale * q @ k^T))) @ v` | `tg.attention` (`causal`, `scale`, `bias`, `softcap`) |
     | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
 
     Matching is structural and tolerant of how an importer writes things:
@@ -648,6 +648,14 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     query head (grouped-query attention: `reshape`, `broadcast_in_dim`,
     `reshape`, as `repeat_kv` exports) are un-repeated, since `tg.attention`
     takes `K` key/value heads for `H` query heads itself.
+
+    A soft cap between the scaled scores and the masks, `c * tanh(s / c)`
+    (Gemma 2's attention logit soft-capping, FlexAttention's `score_mod`;
+    `c` and `1 / c` may be written as any constant scales around the
+    `tg.tanh`), is the attention's `softcap`: the scales outside the tanh
+    make `c`, those inside `1 / c` times the score's scale. A mask applied
+    inside the cap is capped with the scores (its -inf becomes `-c`), so it
+    leaves the pattern alone, as does a second cap.
 
     PyTorch's safe softmax after the scores (`p != p ? 0 : p`, which the
     dynamo exporter writes for a masked SDPA) is part of the pattern: the

@@ -263,6 +263,14 @@ mlir::LogicalResult convertBitShift(GraphImporter &g);
 mlir::LogicalResult convertAttention(GraphImporter &g);
 mlir::LogicalResult convertCausalConvWithState(GraphImporter &g);
 mlir::LogicalResult convertLinearAttention(GraphImporter &g);
+/// One of FlexAttention's modifier subgraphs (`score_mod`, `prob_mod`)
+/// imported on `input`: its output (of the input's type), or `input` when
+/// the node has no such subgraph.
+using FlexModifier = llvm::function_ref<mlir::FailureOr<mlir::Value>(
+    llvm::StringRef attribute, mlir::Value input)>;
+/// FlexAttention-1 of ai.onnx.preview, its subgraphs imported by `modify`
+/// (the model importer's).
+mlir::LogicalResult convertFlexAttention(GraphImporter &g, FlexModifier modify);
 mlir::LogicalResult convertRMSNormalization(GraphImporter &g);
 mlir::LogicalResult convertRotaryEmbedding(GraphImporter &g);
 // The converters of SpectralConverters.cpp.

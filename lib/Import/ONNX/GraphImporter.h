@@ -342,6 +342,8 @@ const OpSupport *lookupOp(llvm::StringRef opType);
 NodeConverter lookupTrainingOp(llvm::StringRef opType);
 /// The training domain's name.
 constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
+/// The domain of ONNX's preview ops (tgc imports its FlexAttention).
+constexpr llvm::StringLiteral kPreviewDomain = "ai.onnx.preview";
 
 /// The opsets of the default domain that tg imports.
 constexpr int64_t kMinOpset = 1;

@@ -374,6 +374,10 @@ private:
   /// A Scan, unrolled over the static length of its scan inputs.
   LogicalResult importScan(const onnx::NodeProto &node,
                            GraphImporter &importer);
+  /// FlexAttention (ai.onnx.preview), its modifier subgraphs imported on
+  /// the scores and the probabilities.
+  LogicalResult importFlexAttention(const onnx::NodeProto &node,
+                                    GraphImporter &importer);
   /// The nodes of `subgraph` (an If's branch, a Loop's body: it reads the
   /// names of the graphs around it) imported in a scope of their own, its
   /// inputs bound to `inputs`; `outputs` gets the values of its outputs,
@@ -415,8 +419,10 @@ private:
   Location fileLoc;
   int64_t opset = 0;
   /// The model imports an opset of the default domain, of the training
-  /// domain (ai.onnx.preview.training).
-  bool hasDefaultDomain = false, usesTrainingDomain = false;
+  /// domain (ai.onnx.preview.training), of the preview domain
+  /// (ai.onnx.preview).
+  bool hasDefaultDomain = false, usesTrainingDomain = false,
+       usesPreviewDomain = false;
   /// How many If, Loop and Scan bodies the node being imported is inside.
   unsigned branchDepth = 0;
   /// The nodes of every If, Loop and Scan body imported so far (each unrolled
@@ -941,14 +947,29 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
     importer.setNode(&node,
                      NameLoc::get(builder.getStringAttr(label), fileLoc));
     bool trainingDomain = node.domain() == kTrainingDomain;
-    if (node.domain() != "" && node.domain() != "ai.onnx" && !trainingDomain)
+    bool previewDomain = node.domain() == kPreviewDomain;
+    if (node.domain() != "" && node.domain() != "ai.onnx" && !trainingDomain &&
+        !previewDomain)
       return importer.fail("op '" + printableName(node.op_type()) +
                            "' of domain '" + printableName(node.domain()) +
                            "' is not supported (only the default ONNX "
-                           "domain and " +
-                           kTrainingDomain + " are)");
-    if (trainingDomain ? !usesTrainingDomain : !hasDefaultDomain)
+                           "domain, " +
+                           kTrainingDomain + " and " + kPreviewDomain +
+                           " are)");
+    if (trainingDomain  ? !usesTrainingDomain
+        : previewDomain ? !usesPreviewDomain
+                        : !hasDefaultDomain)
       return importer.fail("the model imports no opset of the node's domain");
+    if (previewDomain) {
+      if (node.op_type() != "FlexAttention")
+        return importer.fail("op '" + printableName(node.op_type()) +
+                             "' of domain " + kPreviewDomain +
+                             " is not supported (FlexAttention is)");
+      if (failed(checkNodeStructure(node, importer)) ||
+          failed(importFlexAttention(node, importer)) || importer.hadError())
+        return failure();
+      continue;
+    }
     // An Identity in front of a merged initializer was already resolved.
     if (node.op_type() == "Identity" && node.output_size() == 1 &&
         identityParameters.count(node.output(0)) &&
@@ -1361,6 +1382,33 @@ LogicalResult ModelImporter::importScan(const onnx::NodeProto &node,
   return success();
 }
 
+LogicalResult ModelImporter::importFlexAttention(const onnx::NodeProto &node,
+                                                 GraphImporter &importer) {
+  if (node.output_size() != 1)
+    return importer.fail("FlexAttention has one output, Y");
+  auto modify = [&](StringRef name, Value input) -> FailureOr<Value> {
+    const onnx::AttributeProto *graph =
+        importer.attribute(name, onnx::AttributeProto::GRAPH);
+    if (importer.hadError())
+      return failure();
+    if (!graph)
+      return input;
+    SmallVector<Value> outputs;
+    if (failed(importSubgraph(node, graph->g(), name, {input}, 1, importer,
+                              outputs)))
+      return failure();
+    if (outputs[0].getType() != input.getType()) {
+      std::string types;
+      llvm::raw_string_ostream os(types);
+      os << name << ": its output is " << outputs[0].getType()
+         << "; it must have its input's type " << input.getType();
+      return (void)importer.fail(types), failure();
+    }
+    return outputs[0];
+  };
+  return onnx_import::convertFlexAttention(importer, modify);
+}
+
 LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
                                       GraphImporter &importer) {
   ASSIGN_OR_FAIL(cond, importer.requireInput(0));
@@ -1582,16 +1630,21 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
       hasDefaultDomain = true;
       opset = opsetId.version();
     }
-  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import())
-    if (opsetId.domain() == kTrainingDomain) {
-      if (opsetId.version() != 1) {
-        emitModelError() << "version " << opsetId.version() << " of "
-                         << kTrainingDomain
-                         << " is not supported: tgc imports version 1";
-        return failure();
-      }
-      usesTrainingDomain = true;
+  // The training and preview domains, each at version 1.
+  for (const onnx::OperatorSetIdProto &opsetId : model.opset_import()) {
+    bool *uses = opsetId.domain() == kTrainingDomain  ? &usesTrainingDomain
+                 : opsetId.domain() == kPreviewDomain ? &usesPreviewDomain
+                                                      : nullptr;
+    if (!uses)
+      continue;
+    if (opsetId.version() != 1) {
+      emitModelError() << "version " << opsetId.version() << " of "
+                       << opsetId.domain()
+                       << " is not supported: tgc imports version 1";
+      return failure();
     }
+    *uses = true;
+  }
   if (!hasDefaultDomain && !usesTrainingDomain) {
     emitModelError() << "the model imports no opset of the default ONNX "
                         "domain; models of other domains only are not "

@@ -279,6 +279,38 @@ FailureOr<Value> groupedMatMul(Importer &g, Value lhs, Value rhs) {
   return g.reshape(product, {l[0], l[1], l[2], r[3]});
 }
 
+/// Checks Q [B, Hq, L, E], K [B, Hkv, S, E] and V [B, Hkv, S, Ev] (as
+/// `qs`, `ks`, `vs`) for one attention: Hkv divides Hq.
+LogicalResult checkAttentionShapes(Importer &g, ArrayRef<int64_t> qs,
+                                   ArrayRef<int64_t> ks, ArrayRef<int64_t> vs) {
+  if (ks[0] != qs[0] || vs[0] != qs[0])
+    return g.fail("Q, K and V have different batch sizes");
+  if (ks[3] != qs[3])
+    return g.fail("K's head size " + llvm::Twine(ks[3]) + " differs from Q's " +
+                  llvm::Twine(qs[3]));
+  if (vs[1] != ks[1] || vs[2] != ks[2])
+    return g.fail("V's heads and sequence differ from K's");
+  if (ks[1] == 0 || qs[1] % ks[1] != 0)
+    return g.fail("the " + llvm::Twine(qs[1]) +
+                  " query heads are not a multiple of the " +
+                  llvm::Twine(ks[1]) + " key/value heads");
+  return success();
+}
+
+/// The node's `softmax_precision` as a float type, `fallback` when it is
+/// absent or 0.
+FailureOr<Type> getSoftmaxPrecision(Importer &g, Type fallback) {
+  std::optional<int64_t> precision = g.getOptionalInt("softmax_precision");
+  if (!precision || *precision == 0)
+    return fallback;
+  Type type = getElementType(*g.builder.getContext(), int32_t(*precision));
+  if (!type || !isa<FloatType>(type))
+    return (void)g.fail("softmax_precision must be FLOAT, FLOAT16, DOUBLE or "
+                        "BFLOAT16"),
+           failure();
+  return type;
+}
+
 } // namespace
 
 // Attention-23/24/25 (see the file comment). Q, K and V are 4D [batch,
@@ -317,21 +349,9 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
   ASSIGN_OR_FAIL(value, toHeads(g, v, kvHeads, "V"));
   ArrayRef<int64_t> qs = Importer::getType(query).getShape();
   int64_t batch = qs[0], heads = qs[1], sequence = qs[2], depth = qs[3];
-  {
-    ArrayRef<int64_t> ks = Importer::getType(key).getShape();
-    ArrayRef<int64_t> vs = Importer::getType(value).getShape();
-    if (ks[0] != batch || vs[0] != batch)
-      return g.fail("Q, K and V have different batch sizes");
-    if (ks[3] != depth)
-      return g.fail("K's head size " + llvm::Twine(ks[3]) +
-                    " differs from Q's " + llvm::Twine(depth));
-    if (vs[1] != ks[1] || vs[2] != ks[2])
-      return g.fail("V's heads and sequence differ from K's");
-    if (ks[1] == 0 || heads % ks[1] != 0)
-      return g.fail("the " + llvm::Twine(heads) +
-                    " query heads are not a multiple of the " +
-                    llvm::Twine(ks[1]) + " key/value heads");
-  }
+  if (failed(checkAttentionShapes(g, qs, Importer::getType(key).getShape(),
+                                  Importer::getType(value).getShape())))
+    return failure();
 
   // The cache: past_key and past_value before K and V.
   Value pastKey = g.input(4), pastValue = g.input(5);
@@ -384,6 +404,8 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
   double scale =
       scaleAttr ? double(*scaleAttr) : 1.0 / std::sqrt(double(depth));
   float softcap = g.getFloat("softcap", 0.0f);
+  if (!(softcap >= 0.0f) || std::isinf(softcap))
+    return g.fail("softcap must be finite and not negative");
   int64_t mode = g.getInt("qk_matmul_output_mode", 0);
   if (mode < 0 || mode > 3)
     return g.fail("qk_matmul_output_mode must be 0, 1, 2 or 3");
@@ -392,14 +414,7 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
   if (left < -1 || right < -1)
     return g.fail("left_window_size and right_window_size must be -1 or "
                   "non-negative");
-  Type softmaxType = elementType;
-  if (std::optional<int64_t> precision = g.getOptionalInt("softmax_precision");
-      precision && *precision != 0) {
-    softmaxType = getElementType(*g.builder.getContext(), int32_t(*precision));
-    if (!softmaxType || !isa<FloatType>(softmaxType))
-      return g.fail("softmax_precision must be FLOAT, FLOAT16, DOUBLE or "
-                    "BFLOAT16");
-  }
+  ASSIGN_OR_FAIL(softmaxType, getSoftmaxPrecision(g, elementType));
   Value mask = g.input(3);
   bool wantScores = g.hasOutput(3);
   auto toOutput = [&](Value y) {
@@ -522,12 +537,12 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
                    g.broadcastTo(hidden, common));
   };
 
-  // tg.attention when the softmax is of the biased scores (no soft cap, no
-  // scores wanted out) in Q's type or f32: its kernels read the bias in
-  // place, and its causal mask is the node's when aligned at the past's
-  // length (at keys - sequence).
-  bool flashable = softcap == 0.0f && !wantScores &&
-                   (softmaxType == elementType || softmaxType.isF32());
+  // tg.attention when the softmax is of the biased (and soft-capped)
+  // scores, no scores wanted out, in Q's type or f32: its kernels cap the
+  // scores and read the bias in place, and its causal mask is the node's
+  // when aligned at the past's length (at keys - sequence).
+  bool flashable =
+      !wantScores && (softmaxType == elementType || softmaxType.isF32());
   if (flashable) {
     bool nativeCausal = causal && keys - sequence == past && !nonpad;
     ASSIGN_OR_FAIL(flashBias, buildBias(g.builder.getF32Type(), nativeCausal));
@@ -538,9 +553,12 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
     FloatAttr scaleAttribute;
     if (scaleAttr)
       scaleAttribute = g.builder.getF64FloatAttr(scale);
+    FloatAttr softcapAttribute;
+    if (softcap > 0.0f)
+      softcapAttribute = g.builder.getF64FloatAttr(softcap);
     SmallVector<Value> results = g.createResults<tg::AttentionOp>(
         outputType, lseType, query, key, value, flashBias, nativeCausal,
-        scaleAttribute);
+        scaleAttribute, softcapAttribute);
     g.setOutput(0, toOutput(results[0]));
     return success();
   }
@@ -558,8 +576,6 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
     scores =
         s.mul(s.c(softcap),
               g.create<tg::TanhOp>(scoreType, s.div(scores, s.c(softcap))));
-  else if (softcap < 0.0f)
-    return g.fail("softcap must not be negative");
   Value capped = scores;
   ASSIGN_OR_FAIL(compactBias, buildBias(elementType, /*nativeCausal=*/false));
   Value bias;
@@ -607,6 +623,85 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
     Value chosen[] = {raw, capped, biased, probabilities};
     g.setOutput(3, chosen[mode]);
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FlexAttention
+//===----------------------------------------------------------------------===//
+
+// FlexAttention-1 of ai.onnx.preview (PyTorch's flex_attention): Q [B, Hq,
+// L, E], K [B, Hkv, S, E], V [B, Hkv, S, Ev] of one float type T, Hkv
+// dividing Hq (query head h reads key/value head h / (Hq / Hkv)). As its
+// function body: Q and K each times sqrt(scale) in T, their product in T,
+// then in softmax_precision (f32, or f64 for f64 inputs): score_mod, the
+// softmax over the keys, prob_mod, the product with V; Y back in T. The
+// key/value heads are repeated as Hugging Face's repeat_kv writes it and
+// the scores are one 4-D product, the form tg-raise reads: a score_mod it
+// takes as a mask, a bias or a soft cap (and no prob_mod) makes the whole
+// one tg.attention.
+LogicalResult onnx_import::convertFlexAttention(Importer &g,
+                                                FlexModifier modify) {
+  ASSIGN_OR_FAIL(query, g.requireInput(0));
+  ASSIGN_OR_FAIL(key, g.requireInput(1));
+  ASSIGN_OR_FAIL(value, g.requireInput(2));
+  RankedTensorType qType = Importer::getType(query);
+  Type elementType = qType.getElementType();
+  if (!isa<FloatType>(elementType) ||
+      Importer::getType(key).getElementType() != elementType ||
+      Importer::getType(value).getElementType() != elementType)
+    return g.fail("Q, K and V must have one float element type");
+  if (qType.getRank() != 4 || Importer::getType(key).getRank() != 4 ||
+      Importer::getType(value).getRank() != 4)
+    return g.fail("Q, K and V must have rank 4 (batch, heads, sequence, "
+                  "head size)");
+  ArrayRef<int64_t> qs = qType.getShape();
+  ArrayRef<int64_t> ks = Importer::getType(key).getShape();
+  ArrayRef<int64_t> vs = Importer::getType(value).getShape();
+  if (failed(checkAttentionShapes(g, qs, ks, vs)))
+    return failure();
+  std::optional<float> scaleAttr = g.getOptionalFloat("scale");
+  if (scaleAttr && !(*scaleAttr > 0.0f && std::isfinite(*scaleAttr)))
+    return g.fail("scale must be finite and positive");
+  double scale =
+      scaleAttr ? double(*scaleAttr) : 1.0 / std::sqrt(double(qs[3]));
+  ASSIGN_OR_FAIL(softmaxType,
+                 getSoftmaxPrecision(g, elementType.isF64()
+                                            ? elementType
+                                            : Type(g.builder.getF32Type())));
+  // Each key/value head repeated for the query heads of its group:
+  // [B, Hkv, S, X] -> [B, Hkv, 1, S, X] -> [B, Hkv, G, S, X] -> [B, Hq, S, X].
+  int64_t group = qs[1] / ks[1];
+  auto repeatHeads = [&](Value v) {
+    if (group == 1)
+      return v;
+    ArrayRef<int64_t> s = Importer::getType(v).getShape();
+    return g.reshape(g.broadcastTo(g.reshape(v, {s[0], s[1], 1, s[2], s[3]}),
+                                   {s[0], s[1], group, s[2], s[3]}),
+                     {s[0], qs[1], s[2], s[3]});
+  };
+  // The keys scaled after their repetition, so that tg-raise peels the
+  // scale off the product's operand.
+  Value repeatedKey = repeatHeads(key);
+  Composer qc{g, qType};
+  Composer kc{g, Importer::getType(repeatedKey)};
+  double root = std::sqrt(scale);
+  Value scaledKey = kc.mul(repeatedKey, kc.c(root));
+  RankedTensorType scoreType =
+      RankedTensorType::get({qs[0], qs[1], qs[2], ks[2]}, elementType);
+  Value scores = g.create<tg::MatmulOp>(scoreType, qc.mul(query, qc.c(root)),
+                                        scaledKey, /*transposeA=*/false,
+                                        /*transposeB=*/true);
+  scores = g.convert(scores, softmaxType);
+  ASSIGN_OR_FAIL(modified, modify("score_mod", scores));
+  Value probabilities = g.create<tg::SoftmaxOp>(scoreType.clone(softmaxType),
+                                                modified, int64_t(3));
+  ASSIGN_OR_FAIL(weights, modify("prob_mod", probabilities));
+  Value values = repeatHeads(g.convert(value, softmaxType));
+  Value output = g.create<tg::MatmulOp>(
+      RankedTensorType::get({qs[0], qs[1], qs[2], vs[3]}, softmaxType), weights,
+      values, /*transposeA=*/false, /*transposeB=*/false);
+  g.setOutput(0, g.convert(output, elementType));
   return success();
 }
 

@@ -272,8 +272,8 @@ LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
 
 LogicalResult StepEmitter::emitAttention(Operation *op) {
   bool isGrad = isa<tg::AttentionGradOp>(op);
-  // Operands: [dout,] q, k, v[, out, logsumexp][, bias]; the bias travels
-  // in the descriptor.
+  // Operands: [dout,] q, k, v[, out, logsumexp][, bias]; the bias and the
+  // soft cap travel in the descriptor.
   Value bias = isGrad ? cast<tg::AttentionGradOp>(op).getBias()
                       : cast<tg::AttentionOp>(op).getBias();
   unsigned q = isGrad ? 1 : 0;
@@ -313,6 +313,14 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
     }
     biasDesc = ", reinterpret_cast<const float *>(" + *at + "), {" +
                llvm::join(strides, ", ") + "}";
+  }
+  std::optional<APFloat> softcap =
+      isGrad ? cast<tg::AttentionGradOp>(op).getSoftcap()
+             : cast<tg::AttentionOp>(op).getSoftcap();
+  if (softcap) {
+    if (!bias)
+      biasDesc = ", nullptr, {0, 0, 0, 0}";
+    biasDesc += ", " + formatNumber(softcap->convertToDouble());
   }
   bool causal = op->hasAttr("causal");
   double scale = isGrad ? cast<tg::AttentionGradOp>(op).getScaleOrDefault()

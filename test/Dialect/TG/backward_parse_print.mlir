@@ -194,3 +194,13 @@ func.func @attention_grad_bias(%do: tensor<2x4x16x32xf32>, %q: tensor<2x4x16x32x
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse bias %b scale = 2.500000e-01 : (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16xf32>, tensor<1x4x16x16xf32>) -> (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>)
   return %dq : tensor<2x4x16x32xf32>
 }
+
+// -----
+
+// attention_grad with the forward's soft cap and no scale.
+// CHECK-LABEL: func.func @attention_grad_softcap
+// CHECK:         tg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} causal softcap = 3.000000e+01 : (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
+func.func @attention_grad_softcap(%q: tensor<1x1x4x16xf32>, %lse: tensor<1x1x4xf32>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>) {
+  %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse causal softcap = 3.000000e+01 : (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
+  return %dq, %dk, %dv : tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>
+}

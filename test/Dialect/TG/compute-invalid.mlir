@@ -257,6 +257,26 @@ func.func @attention_negative_scale(%q: tensor<2x8x16x64xf32>) {
 
 // -----
 
+// A soft cap of zero (no cap is written by leaving the attribute out).
+func.func @attention_zero_softcap(%q: tensor<2x8x16x64xf32>) {
+  // expected-error @+2 {{softcap must be finite and positive, got 0.000000e+00}}
+  // expected-error @+1 {{'tg.attention' op failed to infer returned types}}
+  %o, %l = tg.attention %q, %q, %q softcap = 0.000000e+00 : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// A negative soft cap on the backward.
+func.func @attention_grad_negative_softcap(%q: tensor<2x8x16x64xf32>, %lse: tensor<2x8x16xf32>) {
+  // expected-error @+2 {{softcap must be finite and positive, got -5.000000e+01}}
+  // expected-error @+1 {{'tg.attention_grad' op failed to infer returned types}}
+  %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse softcap = -5.000000e+01 : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16xf32>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>)
+  return
+}
+
+// -----
+
 // An infinite scale.
 func.func @attention_infinite_scale(%q: tensor<2x8x16x64xf32>) {
   // expected-error @+2 {{scale must be finite and positive, got INF}}

@@ -306,3 +306,14 @@ func.func @attention_bias(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, 
   %o, %lse = tg.attention %q, %k, %v bias %b causal : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
   return %o : tensor<2x4x8x16xbf16>
 }
+
+// -----
+
+// Soft-capped attention (Gemma 2's 50) with a bias and a scale: the
+// keywords print in the order bias, causal, scale, softcap.
+// CHECK-LABEL: func.func @attention_softcap
+// CHECK:         tg.attention %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} causal scale = 6.250000e-02 softcap = 5.000000e+01 : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+func.func @attention_softcap(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %v: tensor<2x2x8x16xbf16>, %b: tensor<2x1x1x8xf32>) -> tensor<2x4x8x16xbf16> {
+  %o, %lse = tg.attention %q, %k, %v bias %b causal scale = 6.250000e-02 softcap = 5.000000e+01 : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+  return %o : tensor<2x4x8x16xbf16>
+}

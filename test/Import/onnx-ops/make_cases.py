@@ -1978,7 +1978,8 @@ def transformer_grad_models():
         [("w", w), ("g", -local.uniform(0.1, 1.0, (2, 4, 4)).astype(np.float32)),
          ("b", local.uniform(0.2, 0.9, (2, 4, 1)).astype(np.float32))], 27)
     # Grouped-query attention with a soft cap and a boolean mask hiding
-    # all of query 1's keys: composed op by op, the hidden row is zeros.
+    # all of query 1's keys: one tg.attention capping its scores before
+    # the mask (its bias); the hidden row is zeros.
     mask = np.ones((4, 4), bool)
     mask[1, :] = False
     mask[2, 3] = False
@@ -2087,6 +2088,91 @@ def transformer_error_models():
          [helper.make_node("RMSNormalization", ["x", "g"], ["y"],
                            stash_type=TensorProto.FLOAT16)],
          [vi("x", F, [2, 8]), vi("g", F, [8])], ["y"])
+
+
+def flex_attention_model(nodes, inputs, outputs, inits=(), preview=1):
+    """A model of default opset 26 and ai.onnx.preview (FlexAttention's
+    domain, unknown to onnx 1.23's checker: not checked)."""
+    graph = helper.make_graph(
+        nodes, "g", inputs, outputs,
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+    m = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 26),
+        helper.make_opsetid("ai.onnx.preview", preview)])
+    m.ir_version = 11
+    return m
+
+
+def flex_node(inputs, **graphs):
+    return helper.make_node("FlexAttention", inputs, ["h"],
+                            domain="ai.onnx.preview", **graphs)
+
+
+def modifier(name, nodes, inits=(), inputs=("s",), output="out"):
+    """A FlexAttention modifier subgraph (score_mod, prob_mod) of scores
+    `s` [B, H, L, S]."""
+    return helper.make_graph(
+        nodes, name, [vi(i, F, ["B", "H", "L", "S"]) for i in inputs],
+        [vi(output, F, ["B", "H", "L", "S"])],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+
+
+def flex_attention_models():
+    """grad/NAME.onnx and errors/NAME.onnx: FlexAttention (ai.onnx.preview)
+    with a parameter as Q, K and V, for tgc gradcheck: Gemma 2's soft cap
+    then a causal mask in score_mod (raised to one tg.attention), and a
+    prob_mod over grouped heads (composed); and the forms tgc refuses."""
+    local = np.random.default_rng(26)
+    w = local.standard_normal((2, 4, 6, 8)).astype(np.float32)
+    cap = np.array(1.5, np.float32)
+    causal = modifier("causal_softcap", [
+        helper.make_node("Div", ["s", "cap"], ["d"]),
+        helper.make_node("Tanh", ["d"], ["t"]),
+        helper.make_node("Mul", ["t", "cap"], ["c"]),
+        helper.make_node("Where", ["keep", "c", "ninf"], ["out"])],
+        [("cap", cap), ("ninf", np.array(-np.inf, np.float32)),
+         ("keep", np.tril(np.ones((6, 6), bool)))])
+
+    def save_grad(name, nodes):
+        m = flex_attention_model(
+            nodes + [helper.make_node("Mul", ["h", "h"], ["sq"]),
+                     helper.make_node("ReduceSum", ["sq"], ["loss"],
+                                      keepdims=0)],
+            [], [vi("loss", F, [])], [("w", w)])
+        onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
+
+    save_grad("flexattention_softcap_causal",
+              [flex_node(["w", "w", "w"], score_mod=causal, scale=2.0)])
+    halve = modifier("halve", [helper.make_node("Mul", ["s", "half"],
+                                                ["out"])],
+                     [("half", np.array(0.5, np.float32))])
+    save_grad("flexattention_prob_mod_gqa", [
+        const("starts", np.array([0], np.int64)),
+        const("ends", np.array([2], np.int64)),
+        const("axes", np.array([1], np.int64)),
+        helper.make_node("Slice", ["w", "starts", "ends", "axes"], ["kv"]),
+        flex_node(["w", "kv", "kv"], prob_mod=halve)])
+
+    def save_error(name, nodes, preview=1):
+        m = flex_attention_model(nodes, [vi("q", F, [1, 2, 4, 8])],
+                                 [helper.make_empty_tensor_value_info("h")],
+                                 preview=preview)
+        onnx.save(m, os.path.join(HERE, "errors", name + ".onnx"))
+
+    # score_mod must keep the scores' shape: a row sum does not.
+    rows = modifier("rows", [
+        const("axes", np.array([3], np.int64)),
+        helper.make_node("ReduceSum", ["s", "axes"], ["out"])])
+    save_error("flexattention-score-mod-shape",
+               [flex_node(["q", "q", "q"], score_mod=rows)])
+    # A modifier takes exactly one tensor.
+    two = modifier("two", [helper.make_node("Add", ["s", "t"], ["out"])],
+                   inputs=("s", "t"))
+    save_error("flexattention-two-inputs",
+               [flex_node(["q", "q", "q"], prob_mod=two)])
+    save_error("preview-other-op", [helper.make_node(
+        "Frobnicate", ["q"], ["h"], domain="ai.onnx.preview")])
+    save_error("preview-version", [flex_node(["q", "q", "q"])], preview=2)
 
 
 def integer_quantize_error_models():
@@ -2524,6 +2610,7 @@ if __name__ == "__main__":
     spectral_grad_models()
     transformer_grad_models()
     transformer_error_models()
+    flex_attention_models()
     newer_op_grad_models()
     newer_op_error_models()
     det_cases()

@@ -15,9 +15,11 @@
 //   thread owns key rows and sums dk and dv over the group's heads and the
 //   queries that see them, a shared-memory tile of queries at a time.
 //
-// A score is scale * q . k plus the desc's additive bias (biasAt), hidden
-// past the causal diagonal. A query row that sees no key with a score above
-// -inf gets an output of zeros and a logsumexp of +inf (FlashAttention's
+// A score is scale * q . k, soft-capped to c * tanh(x / c) when the desc
+// has a cap c (capScore), plus the desc's additive bias (biasAt), hidden
+// past the causal diagonal; the backward multiplies ds by the cap's slope
+// 1 - (capped / c)^2 (capSlope). A query row that sees no key with a score
+// above -inf gets an output of zeros and a logsumexp of +inf (FlashAttention's
 // convention); the bias gets no gradient here.
 //
 // The backward rebuilds a row's probabilities as
@@ -74,6 +76,24 @@ __device__ inline float biasAt(const AttentionDesc &d, int64_t b, int64_t h,
                 i * d.biasStrides[2] + j * d.biasStrides[3]];
 }
 
+/// The soft cap of the scaled score `x`: softcap * tanh(x / softcap), `x`
+/// itself without a cap.
+__device__ inline float capScore(const AttentionDesc &d, float x) {
+  if (!(d.softcap > 0.0))
+    return x;
+  float cap = float(d.softcap);
+  return cap * tanhf(x / cap);
+}
+
+/// The derivative of capScore at the score it gave, `capped`:
+/// 1 - (capped / softcap)^2, 1 without a cap.
+__device__ inline float capSlope(const AttentionDesc &d, float capped) {
+  if (!(d.softcap > 0.0))
+    return 1.0f;
+  float t = capped / float(d.softcap);
+  return 1.0f - t * t;
+}
+
 /// Copies rows [first, first + count) of `source` (row length `size`) into
 /// `tile` as f32, zero past `size` and past `limit` rows; the block's
 /// threads share the work.
@@ -88,16 +108,24 @@ __device__ void loadTile(float (*tile)[STRIDE], int count, const S *source,
   }
 }
 
-/// scale * q . k + bias(b, h, i, j) for query row `q` and key row `k` in
-/// global memory: the score the kernels form from their registers and
-/// tiles, in the same order.
+/// capScore(scale * q . k) for query row `q` and key row `k` in global
+/// memory: the score before its bias, formed as the kernels form it from
+/// their registers and tiles, in the same order.
 template <typename S>
-__device__ inline float scoreAt(const AttentionDesc &d, const S *q, const S *k,
-                                int64_t b, int64_t h, int64_t i, int64_t j) {
+__device__ inline float cappedScoreAt(const AttentionDesc &d, const S *q,
+                                      const S *k) {
   float sum = 0;
   for (int64_t e = 0; e < d.headSize; ++e)
     sum += float(ld(q[e])) * float(ld(k[e]));
-  return float(d.scale) * sum + biasAt(d, b, h, i, j);
+  return capScore(d, float(d.scale) * sum);
+}
+
+/// The score of query row `q` (query `i` of batch `b`, head `h`) against
+/// key row `k` (key `j`): cappedScoreAt + bias(b, h, i, j).
+template <typename S>
+__device__ inline float scoreAt(const AttentionDesc &d, const S *q, const S *k,
+                                int64_t b, int64_t h, int64_t i, int64_t j) {
+  return cappedScoreAt(d, q, k) + biasAt(d, b, h, i, j);
 }
 
 /// What the backward forms query row i's probabilities from:
@@ -214,8 +242,8 @@ __global__ void flashForward(AttentionDesc d, const S *q, const S *k,
       sum[r] = 0.0f;
     }
     auto visit = [&](int r, int64_t i, int64_t j, int t) {
-      float s =
-          float(d.scale) * dot<DMAX>(qr[r], ks[t]) + biasAt(d, b, h, i, j);
+      float s = capScore(d, float(d.scale) * dot<DMAX>(qr[r], ks[t])) +
+                biasAt(d, b, h, i, j);
       // A key the bias hides weighs nothing; skipping it also keeps
       // exp(-inf - -inf) out of a row whose max is still -inf.
       if (s == -INFINITY)
@@ -291,10 +319,11 @@ __global__ void flashGradQuery(AttentionDesc d, const S *dout, const S *q,
     forEachVisibleKey<S, DMAX, R>(
         d, k, v, kvRow, first, last, ks, vs,
         [&](int r, int64_t i, int64_t j, int t) {
-          float s =
-              float(d.scale) * dot<DMAX>(qr[r], ks[t]) + biasAt(d, b, h, i, j);
+          float c = capScore(d, float(d.scale) * dot<DMAX>(qr[r], ks[t]));
+          float s = c + biasAt(d, b, h, i, j);
           float p = expf((s - softmax[r].max) - softmax[r].logSum);
-          float ds = float(d.scale) * p * (dot<DMAX>(dor[r], vs[t]) - delta[r]);
+          float ds = float(d.scale) * capSlope(d, c) * p *
+                     (dot<DMAX>(dor[r], vs[t]) - delta[r]);
           TGC_UNROLL
           for (int e = 0; e < DMAX; ++e)
             acc[r][e] += ds * ks[t][e];
@@ -378,11 +407,11 @@ __global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
           for (int x = 0; x < count; ++x) {
             if (d.causal && j >= visibleKeys(d, i0 + x))
               continue;
-            float s = float(d.scale) * dot<DMAX>(qs[x], kOwn[t]) +
-                      biasAt(d, b, h, i0 + x, j);
+            float c = capScore(d, float(d.scale) * dot<DMAX>(qs[x], kOwn[t]));
+            float s = c + biasAt(d, b, h, i0 + x, j);
             float p = expf((s - softmaxRows[x].max) - softmaxRows[x].logSum);
-            float ds =
-                float(d.scale) * p * (dot<DMAX>(dos[x], vOwn[t]) - deltas[x]);
+            float ds = float(d.scale) * capSlope(d, c) * p *
+                       (dot<DMAX>(dos[x], vOwn[t]) - deltas[x]);
             TGC_UNROLL
             for (int e = 0; e < DMAX; ++e) {
               dvAcc[r][e] += p * dos[x][e];

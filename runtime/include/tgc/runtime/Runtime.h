@@ -255,6 +255,9 @@ struct AttentionDesc {
   /// j * biasStrides[3]], a stride 0 on a broadcast dimension.
   const float *bias = nullptr;
   int64_t biasStrides[4] = {0, 0, 0, 0};
+  /// tg.attention's soft cap c, 0 for none: a scaled score s becomes
+  /// c * tanh(s / c) before the bias is added.
+  double softcap = 0.0;
 };
 /// The magnitude of logsumexp from which the attention backward recomputes
 /// a row's max and log-sum instead of trusting the forward's f32

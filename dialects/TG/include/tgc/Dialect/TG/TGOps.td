@@ -681,8 +681,14 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
     mask is aligned to the bottom right, as in FlashAttention 2); this
     requires `Sq <= Sk` so that every query sees at least one key.
 
+    With `softcap = c`, the scaled scores are capped to `c * tanh(s / c)`
+    before the bias (Gemma 2's attention logit soft-capping, FlashAttention
+    2's `softcap`, ONNX Attention's `softcap`), so that a bias of `-inf`
+    still hides its key; the backward multiplies the scores' gradient by
+    `1 - tanh(s / c)^2`.
+
     The optional `bias` (f32, `[B|1, H|1, Sq|1, Sk|1]`, a dimension of 1
-    broadcast) is added to the scaled scores before the softmax: a padding
+    broadcast) is added to the scaled (and capped) scores before the softmax: a padding
     mask (`-inf` or a large negative value on the hidden keys), ALiBi, a
     relative position bias. The kernels read it in place, so a masked
     attention keeps flash-attention's memory. A query row none of whose
@@ -698,11 +704,13 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
   }];
   let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key,
                        TG_FloatTensor:$value, Optional<TG_FloatTensor>:$bias,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$logsumexp);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`bias` $bias^)? (`causal` $causal^)?
-    (`scale` `=` $scale^)? attr-dict `:` functional-type(operands, results)
+    (`scale` `=` $scale^)? (`softcap` `=` $softcap^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// The scale applied to the scores: the attribute, else 1/sqrt(D).
@@ -1234,8 +1242,10 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
     `grad_query = scale * ds @ key`, `grad_key = scale * ds^T @ query`,
     `grad_value = p^T @ grad_output`; with grouped-query attention, the
     gradients of a key/value head sum over the query heads that share it.
-    `bias`, `causal` and `scale` are those of the forward op (the bias
-    enters the rebuilt scores; its own gradient is built from other ops).
+    `bias`, `causal`, `scale` and `softcap` are those of the forward op
+    (the bias enters the rebuilt scores, its own gradient is built from
+    other ops; with a soft cap, `ds` is multiplied by
+    `1 - tanh(s / softcap)^2` of the scaled score `s`).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse causal : (...) -> (...)
@@ -1245,13 +1255,14 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
                        TG_FloatTensor:$key, TG_FloatTensor:$value,
                        TG_FloatTensor:$output, TG_FloatTensor:$logsumexp,
                        Optional<TG_FloatTensor>:$bias,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs TG_FloatTensor:$grad_query, TG_FloatTensor:$grad_key,
                       TG_FloatTensor:$grad_value);
   let assemblyFormat = [{
     $grad_output `,` $query `,` $key `,` $value `,` $output `,` $logsumexp
-    (`bias` $bias^)? (`causal` $causal^)? (`scale` `=` $scale^)? attr-dict `:`
-    functional-type(operands, results)
+    (`bias` $bias^)? (`causal` $causal^)? (`scale` `=` $scale^)?
+    (`softcap` `=` $softcap^)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// The scale applied to the scores: the attribute, else 1/sqrt(D).

@@ -4,6 +4,10 @@
 #                     refuses arguments (settings are environment variables)
 #   bench_need TOOL.. fails unless each tool is built
 #   die MESSAGE       prints "SCRIPT: error: MESSAGE" and exits 1
+#   bench_report_rows TGC DEVICE WORK VARIANT=NAME...
+#                     a Markdown table of `tgc report --train` for each
+#                     WORK/VARIANT.mlir: peak, arena, HBM traffic, modelled
+#                     step time and MFU on DEVICE, one row named NAME each
 
 BENCH_SCRIPT=$(basename "${BASH_SOURCE[1]}")
 
@@ -27,5 +31,24 @@ bench_need() {
   local tool
   for tool in "$@"; do
     [ -x "$tool" ] || die "$tool is not built (ninja -C build)"
+  done
+}
+
+bench_report_rows() {
+  local tgc=$1 device=$2 work=$3 pair variant name json
+  shift 3
+  echo "| attention | peak (GiB) | arena (GiB) | HBM traffic (GiB) | step time, modelled (ms) | MFU, modelled |"
+  echo "|---|---|---|---|---|---|"
+  for pair in "$@"; do
+    variant=${pair%%=*} name=${pair#*=} json="$work/$variant.json"
+    "$tgc" report "$work/$variant.mlir" --train --device "$device" --json >"$json"
+    python3 - "$json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+gib = lambda b: "%.2f" % (b / 1073741824)
+print("| %s | %s | %s | %s | %.2f | %.1f%% |" % (
+    sys.argv[2], gib(r["peak_bytes"]), gib(r["arena_bytes"]),
+    gib(r["hbm_bytes"]), r["step_time_s"] * 1000, r["mfu"] * 100))
+PY
   done
 }

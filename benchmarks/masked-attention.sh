@@ -88,26 +88,11 @@ softmaxes=$(grep -c "tg.softmax" "$work/raised.mlir" || true)
 [ "$softmaxes" = 0 ] && [ "$biased" -gt 0 ] ||
   die "tg-raise left $softmaxes softmaxes and made $biased biased attentions"
 
-gib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1073741824 }'; }
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
-
 echo "GPT-2 $PRESET, seq $SEQ, batch $BATCH, f32 AdamW step on $DEVICE; a run-time padding mask"
 echo "added to every layer's scores ($biased layers)."
 echo
-echo "| attention | peak (GiB) | arena (GiB) | HBM traffic (GiB) | step time, modelled (ms) | MFU, modelled |"
-echo "|---|---|---|---|---|---|"
-for variant in eager raised raised-inf nomask; do
-  "$TGC" report "$work/$variant.mlir" --train --device "$DEVICE" --json >"$work/$variant.json"
-  case $variant in
-    eager) name="eager: masked softmax as ops" ;;
-    raised) name="raised: tg.attention + bias [B, 1, S, S]" ;;
-    raised-inf) name="raised, causal select of -inf: causal tg.attention + bias [B, 1, 1, S]" ;;
-    nomask) name="no mask: tg.attention (floor)" ;;
-  esac
-  printf '| %s | %s | %s | %s | %.2f | %.1f%% |\n' "$name" \
-    "$(gib "$(field "$work/$variant.json" peak_bytes)")" \
-    "$(gib "$(field "$work/$variant.json" arena_bytes)")" \
-    "$(gib "$(field "$work/$variant.json" hbm_bytes)")" \
-    "$(awk -v s="$(field "$work/$variant.json" step_time_s)" 'BEGIN { print s * 1000 }')" \
-    "$(awk -v m="$(field "$work/$variant.json" mfu)" 'BEGIN { print m * 100 }')"
-done
+bench_report_rows "$TGC" "$DEVICE" "$work" \
+  "eager=eager: masked softmax as ops" \
+  "raised=raised: tg.attention + bias [B, 1, S, S]" \
+  "raised-inf=raised, causal select of -inf: causal tg.attention + bias [B, 1, 1, S]" \
+  "nomask=no mask: tg.attention (floor)"

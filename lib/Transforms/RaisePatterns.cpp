@@ -1003,6 +1003,12 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         scores = inner;
         continue;
       }
+      // A constant that hides nothing changes no softmax: peeled.
+      if (mask == MaskShape::None) {
+        m.add(scores);
+        scores = inner;
+        continue;
+      }
       noteHide(*getSplatFloat(hideOnTrue ? select.getOnTrue()
                                          : select.getOnFalse()));
       match.constantPredicate = select.getPred();
@@ -1028,9 +1034,17 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         });
         inner = a;
         if (mask != MaskShape::Other) {
-          match.constantAdded = bias;
+          if (mask != MaskShape::None)
+            match.constantAdded = bias;
           break;
         }
+      }
+      // Zeros added (T5's cross-attention position bias without a mask)
+      // change no softmax: peeled.
+      if (mask == MaskShape::None) {
+        m.add(scores);
+        scores = inner;
+        continue;
       }
       if (mask == MaskShape::Other && !hadRuntimeMask) {
         // A mask computed at run time, or a constant one other than the
@@ -1060,12 +1074,14 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     match.constantScale = match.scale;
     // -inf hides as tg.attention's causal flag does, whatever else is added
     // to the score. Finite hiding values (-1e4, f32's lowest) joined with a
-    // run-time mask are what the bias computes only if the constant is
-    // applied first (the run-time mask then adds to its hiding value, as
-    // the bias adds both) and hides with values whose f32 spacing dwarfs a
-    // score.
+    // run-time mask are what the bias computes when the constant is added
+    // (before or after the run-time mask: the bias adds both, as the
+    // decomposition does), or when a select of it is applied first (the
+    // run-time mask then adds to its hiding value) and hides with values
+    // whose f32 spacing dwarfs a score.
     finiteConstant = !hidesWithInf;
-    foldableConstant = hadRuntimeMask && largestHide <= -1e30;
+    foldableConstant =
+        match.constantAdded || (hadRuntimeMask && largestHide <= -1e30);
     m.add(scores);
     scores = inner;
   }

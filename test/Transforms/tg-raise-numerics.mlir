@@ -16,6 +16,7 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_safe_softmax --random-inputs 13 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_alibi --random-inputs 14 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_softcap --random-inputs 15 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_position_bias_causal --random-inputs 16 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -47,6 +48,9 @@
 // RAISED-LABEL: func.func @attention_softcap
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} causal scale = 2.0{{[0-9e+]*}} softcap = 1.500000e+00 : (tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x1x1x5xf32>)
 // RAISED-NOT: tg.tanh
+// RAISED-LABEL: func.func @attention_position_bias_causal
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} scale = 1.000000e+00 : (tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<1x2x5x5xf32>)
+// RAISED-NOT: tg.softmax
 // RAISED-LABEL: func.func @cross_entropy
 // RAISED: tg.cross_entropy mean
 // RAISED-LABEL: func.func @cross_entropy_of_log_softmax
@@ -313,6 +317,24 @@ func.func @attention_softcap(%q: tensor<2x2x5x8xf32> {tg.role = "input", tg.name
   %mb = tg.broadcast_in_dim %m dims = [0, 3] : tensor<2x5xf32> -> tensor<2x2x5x5xf32>
   %w = tg.add %z, %mb : tensor<2x2x5x5xf32>
   %p = tg.softmax %w dim = 3 : tensor<2x2x5x5xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x5x5xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x8xf32>
+  return %o : tensor<2x2x5x8xf32>
+}
+
+// T5's decoder self-attention: a position bias computed at run time added
+// to the unscaled scores, then a causal mask of f32's lowest value added.
+func.func @attention_position_bias_causal(%q: tensor<2x2x5x8xf32> {tg.role = "input", tg.name = "q"},
+                                          %k: tensor<2x2x5x8xf32> {tg.role = "input", tg.name = "k"},
+                                          %v: tensor<2x2x5x8xf32> {tg.role = "input", tg.name = "v"},
+                                          %pos: tensor<1x2x5x5xf32> {tg.role = "input", tg.name = "pos"})
+    -> (tensor<2x2x5x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x5xf32>
+  %pb = tg.broadcast_in_dim %pos dims = [0, 1, 2, 3] : tensor<1x2x5x5xf32> -> tensor<2x2x5x5xf32>
+  %w = tg.add %s, %pb : tensor<2x2x5x5xf32>
+  %causal = tg.constant dense<[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<5x5xf32>
+  %cb = tg.broadcast_in_dim %causal dims = [2, 3] : tensor<5x5xf32> -> tensor<2x2x5x5xf32>
+  %z = tg.add %w, %cb : tensor<2x2x5x5xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x5x5xf32>
   %o = tg.matmul %p, %v : (tensor<2x2x5x5xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x8xf32>
   return %o : tensor<2x2x5x8xf32>
 }

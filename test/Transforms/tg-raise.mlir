@@ -1114,3 +1114,45 @@ func.func @attention_no_heads_constant_bias(%q: tensor<1x0x3x4xf32>, %k: tensor<
   %o = tg.matmul %p, %v : (tensor<1x0x3x3xf32>, tensor<1x0x3x4xf32>) -> tensor<1x0x3x4xf32>
   return %o : tensor<1x0x3x4xf32>
 }
+
+// -----
+
+// T5's decoder: a run-time position bias added to the (unscaled) scores,
+// then a causal mask of f32's lowest value added after it. Both added: the
+// decomposition's hidden score is the score plus both, which the bias
+// (their sum) gives too, so both join the bias, without the causal flag.
+// CHECK-LABEL: func.func @attention_position_bias_then_causal_min
+// CHECK-SAME: %[[P:[^:]*]]: tensor<1x2x4x4xf32>
+// CHECK: %[[C:.*]] = tg.constant {{.*}} : tensor<1x1x4x4xf32>
+// CHECK: %[[CW:.*]] = tg.broadcast_in_dim %[[C]] dims = [0, 1, 2, 3] : tensor<1x1x4x4xf32> -> tensor<1x2x4x4xf32>
+// CHECK: %[[B:.*]] = tg.add %[[P]], %[[CW]] : tensor<1x2x4x4xf32>
+// CHECK: tg.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[B]] scale = 1.000000e+00 :
+func.func @attention_position_bias_then_causal_min(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %pos: tensor<1x2x4x4xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %pb = tg.broadcast_in_dim %pos dims = [0, 1, 2, 3] : tensor<1x2x4x4xf32> -> tensor<2x2x4x4xf32>
+  %w = tg.add %s, %pb : tensor<2x2x4x4xf32>
+  %causal = tg.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %cb = tg.broadcast_in_dim %causal dims = [0, 1, 2, 3] : tensor<1x1x4x4xf32> -> tensor<2x2x4x4xf32>
+  %z = tg.add %w, %cb : tensor<2x2x4x4xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// Zeros added to the scores, twice (T5's cross-attention position bias
+// without a mask, as the dynamo exporter writes it): they change no
+// softmax, so they neither count as a mask nor make a bias.
+// CHECK-LABEL: func.func @attention_zeros_added
+// CHECK-NOT: tg.softmax
+// CHECK: tg.attention %{{[^,]*}}, %{{[^,]*}}, %{{[^ ]*}} scale = 1.000000e+00 : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) ->
+func.func @attention_zeros_added(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %zero = tg.constant dense<0.0> : tensor<2x2x4x4xf32>
+  %a = tg.add %s, %zero : tensor<2x2x4x4xf32>
+  %b = tg.add %a, %zero : tensor<2x2x4x4xf32>
+  %p = tg.softmax %b dim = 3 : tensor<2x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}

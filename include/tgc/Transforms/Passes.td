@@ -638,13 +638,15 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     the decomposition added it, so a query row every key of which is hidden
     by a finite value keeps its (uniform) softmax. Next to a run-time mask,
     a constant causal mask that hides with -inf is the `causal` flag; one
-    that hides with a finite value at most -1e30 (Hugging Face's
-    `finfo.min`) and is applied before the run-time mask joins the bias
+    added with finite hiding values (T5's decoder adds `finfo.min` after
+    its position bias), or selected with a finite value at most -1e30
+    (Hugging Face's `finfo.min`) before the run-time mask, joins the bias
     (a hidden score is then the sum of both masks, as the decomposition
-    computes it), without the `causal` flag; other finite values (-1e4),
-    or the constant mask applied after the run-time one, leave the pattern
-    alone, since no bias computes what they do on a row that hides every
-    key. Keys and values repeated per
+    computes it), without the `causal` flag; a select of another finite
+    value (-1e4), or a select applied after the run-time mask, leaves the
+    pattern alone, since no bias computes what it does on a row that hides
+    every key. A constant that hides nothing (zeros added, a select that
+    keeps every score) changes no softmax and is passed over. Keys and values repeated per
     query head (grouped-query attention: `reshape`, `broadcast_in_dim`,
     `reshape`, as `repeat_kv` exports) are un-repeated, since `tg.attention`
     takes `K` key/value heads for `H` query heads itself.

@@ -16,6 +16,19 @@ Families (tiny configs: hidden 32, 2 layers, vocab 100, sequence 8, batch 2):
            about 0.03 reach, so that it bends them; Gemma 2's own is 50),
            a sliding window of 4 on the first layer and a global one on the
            second, final logits capped at 30
+  t5       T5ForConditionalGeneration (decoder inputs from the labels):
+           a trained relative position bias (8 buckets) added to the
+           unscaled scores, shared by the encoder's layers, the decoder's
+           summed with its causal mask of finfo.min; cross-attention
+           without a bias (dynamo export only, for size)
+Not checked in (--families or --all builds them):
+  gemma3   Gemma3ForCausalLM (text): q/k norms, sliding window 4
+  qwen3    Qwen3ForCausalLM: q/k norms
+  olmo2    Olmo2ForCausalLM: norms after attention and MLP, q/k norms
+  starcoder2  Starcoder2ForCausalLM: biases, LayerNorm, GELU MLP
+  gptneox  GPTNeoXForCausalLM: fused QKV, parallel residual, partial rotary
+  falcon   FalconForCausalLM (new decoder architecture, 2 KV heads)
+  granite  GraniteForCausalLM: embedding, residual and logit multipliers
 
 Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
   EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
@@ -127,12 +140,53 @@ def config(family, attn):
             head_dim=8, query_pre_attn_scalar=8, attn_logit_softcapping=0.02,
             final_logit_softcapping=30.0, sliding_window=4,
             **common), transformers.Gemma2ForCausalLM
+    if family == "t5":
+        return transformers.T5Config(
+            vocab_size=VOCAB, d_model=HIDDEN, d_kv=8, d_ff=64, num_layers=2,
+            num_decoder_layers=2, num_heads=4, dropout_rate=0.0,
+            relative_attention_num_buckets=8,
+            relative_attention_max_distance=16, decoder_start_token_id=0,
+            pad_token_id=0,
+            attn_implementation=attn), transformers.T5ForConditionalGeneration
+    if family == "gemma3":
+        return transformers.Gemma3TextConfig(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            head_dim=8, query_pre_attn_scalar=8, sliding_window=4,
+            **common), transformers.Gemma3ForCausalLM
+    if family == "qwen3":
+        return transformers.Qwen3Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            head_dim=8, **common), transformers.Qwen3ForCausalLM
+    if family == "olmo2":
+        return transformers.Olmo2Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            **common), transformers.Olmo2ForCausalLM
+    if family == "starcoder2":
+        return transformers.Starcoder2Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            residual_dropout=0.0, embedding_dropout=0.0, attention_dropout=0.0,
+            **common), transformers.Starcoder2ForCausalLM
+    if family == "gptneox":
+        return transformers.GPTNeoXConfig(
+            hidden_size=HIDDEN, intermediate_size=64, hidden_dropout=0.0,
+            attention_dropout=0.0, **common), transformers.GPTNeoXForCausalLM
+    if family == "falcon":
+        return transformers.FalconConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
+            num_attention_heads=4, num_kv_heads=2, new_decoder_architecture=True,
+            hidden_dropout=0.0, attention_dropout=0.0,
+            attn_implementation=attn), transformers.FalconForCausalLM
+    if family == "granite":
+        return transformers.GraniteConfig(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            **common), transformers.GraniteForCausalLM
     raise ValueError(family)
 
 
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
-            "gemma2")
-NO_SDPA = ("gemma2",)
+            "gemma2", "t5", "gemma3", "qwen3", "olmo2", "starcoder2", "gptneox",
+            "falcon", "granite")
+NO_SDPA = ("gemma2", "t5")
 
 
 def build(family, attn, perturb=True):
@@ -276,6 +330,7 @@ CHECKED_IN = (
     "opt-ts-loss", "opt-ts-mask",
     "bert-ts-loss", "bert-dynamo-loss",
     "gemma2-ts-loss", "gemma2-dynamo-loss",
+    "t5-dynamo-loss",
 )
 
 
@@ -300,7 +355,8 @@ def main():
         fdir = os.path.join(opts.out, family)
         os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
         eager = build(family, "eager")
-        # Gemma 2's soft cap has no SDPA path in transformers: eager only.
+        # Gemma 2's soft cap and T5's position bias have no SDPA path in
+        # transformers: eager only.
         sdpa = build(family, "sdpa") if family not in NO_SDPA else None
         initial = build(family, "eager", perturb=False)
         ids, labels, mask = batch(family, eager.config.pad_token_id)

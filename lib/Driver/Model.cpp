@@ -130,7 +130,7 @@ FailureOr<LoadedModel> tgc::loadModel(MLIRContext &context,
     if (failed(model))
       return failure();
     PassManager pm(&context);
-    buildPostImportPipeline(pm);
+    buildPostImportPipeline(pm, flags.explainAttention);
     if (failed(runPasses(pm, *model->module)))
       return failure();
     loaded.module = std::move(model->module);

@@ -7,11 +7,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
-void tgc::buildPostImportPipeline(mlir::OpPassManager &pm) {
+void tgc::buildPostImportPipeline(mlir::OpPassManager &pm,
+                                  bool explainAttention) {
   // The literal translation leaves reshape chains, identity broadcasts and
   // duplicated constants; cleaning them first lets tg-raise see each
   // decomposed pattern (layer norm, GELU, attention...) in one form.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  pm.addPass(createTGRaise());
+  TGRaiseOptions raise;
+  raise.explain = explainAttention;
+  pm.addPass(createTGRaise(raise));
 }

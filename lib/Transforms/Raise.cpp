@@ -1,12 +1,15 @@
 //===- Raise.cpp - tg-raise: decomposed ops back to tg ops ----------------===//
 //
 // The pass driver: checks the options, then applies the patterns of
-// RaisePatterns.cpp with the greedy driver.
+// RaisePatterns.cpp with the greedy driver; with `explain`, says why each
+// attention left decomposed is.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tgc/Transforms/Raise.h"
 #include "tgc/Transforms/Passes.h"
+
+#include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -55,6 +58,38 @@ struct TGRaisePass : tgc::impl::TGRaiseBase<TGRaisePass> {
         .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     (void)applyPatternsGreedily(getOperation(), std::move(raisePatterns),
                                 config);
+    if (explain && llvm::is_contained(*kinds, RaiseKind::Attention))
+      explainUnraised(options);
+  }
+
+  /// A remark for each reason an attention is left decomposed, at the
+  /// first attention it keeps so, with how many others share it: a
+  /// decomposed attention keeps its [B, H, Sq, Sk] probabilities (and
+  /// scores) for the backward, which tg.attention never stores.
+  void explainUnraised(const RaiseOptions &options) {
+    // In the order they first appear.
+    std::vector<std::pair<std::string, SmallVector<tg::MatmulOp>>> reasons;
+    getOperation().walk([&](tg::MatmulOp root) {
+      std::optional<std::string> why = explainUnraisedAttention(root, options);
+      if (!why)
+        return;
+      auto it = llvm::find_if(
+          reasons, [&](const auto &entry) { return entry.first == *why; });
+      if (it == reasons.end())
+        reasons.push_back({*why, {root}});
+      else
+        it->second.push_back(root);
+    });
+    for (auto &[why, roots] : reasons) {
+      InFlightDiagnostic remark = roots.front().emitRemark()
+                                  << "attention left decomposed (it keeps "
+                                     "its [B, H, Sq, Sk] probabilities for "
+                                     "the backward): "
+                                  << why;
+      if (roots.size() > 1)
+        remark << " (and " << roots.size() - 1 << " more attention"
+               << (roots.size() > 2 ? "s" : "") << " alike)";
+    }
   }
 
   /// The kinds named by `patterns`, in the order of getAllRaiseKinds.

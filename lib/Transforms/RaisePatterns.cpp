@@ -851,6 +851,12 @@ std::optional<bool> hidesWholeRow(Value mask,
   return false;
 }
 
+/// Why a mask that hides a whole row with -inf is not raised.
+constexpr const char *kNanRowReason =
+    "a mask hides every key of a query row with -inf and no NaN guard "
+    "follows the softmax (the decomposition gives NaN there, tg.attention "
+    "zeros)";
+
 /// Whether `v` leads down to the scores' product through what the matcher
 /// peels off it: constant scales, constant masks (a select with a hiding
 /// value, an added constant).
@@ -882,8 +888,28 @@ bool leadsToProduct(Value v, const RaiseOptions &options) {
   return true;
 }
 
+/// The attention that `root` ends, or nullopt; with `why`, the reason it is
+/// not raised when the decomposition is one (left empty when `root` ends no
+/// softmax over keys).
 std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
-                                             const RaiseOptions &options) {
+                                             const RaiseOptions &options,
+                                             std::string *why = nullptr) {
+  auto refuse = [&](const Twine &reason) -> std::optional<AttentionMatch> {
+    if (why)
+      *why = reason.str();
+    return std::nullopt;
+  };
+  auto number = [](double value) {
+    std::string text;
+    llvm::raw_string_ostream(text) << value;
+    return text;
+  };
+  // The op that defines `v`, named for a reason.
+  auto opName = [](Value v) {
+    Operation *op = v.getDefiningOp();
+    return "`" + (op ? op->getName().getStringRef().str() : "an argument") +
+           "`";
+  };
   if (root.getTransposeA() || root.getTransposeB() ||
       typeOf(root).getRank() != 4)
     return std::nullopt;
@@ -899,7 +925,8 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     if (!isNan || isNan.getDirection() != tg::CompareDirection::NE ||
         isNan.getLhs() != guard.getOnFalse() ||
         isNan.getRhs() != guard.getOnFalse() || !zero || !zero->isZero())
-      return std::nullopt;
+      return refuse("a select on the probabilities that is not PyTorch's "
+                    "NaN guard (`p != p ? 0 : p`)");
     m.add(probabilities);
     m.add(guard.getPred());
     probabilities = guard.getOnFalse();
@@ -924,7 +951,8 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   };
   while (!scores.getDefiningOp<tg::MatmulOp>()) {
     if (!scores.hasOneUse())
-      return std::nullopt;
+      return refuse("the result of " + opName(scores) +
+                    " on the scores is also used elsewhere");
     Value inner = peelScale(scores, match.scale, m);
     if (inner != scores) {
       scores = inner;
@@ -936,7 +964,7 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     // it (the attention caps before the bias).
     if (auto tanh = scores.getDefiningOp<tg::TanhOp>()) {
       if (match.softcap)
-        return std::nullopt;
+        return refuse("two soft caps (`tg.tanh`) on the scores");
       match.softcap = match.scale;
       m.add(scores);
       double inside = 1.0;
@@ -945,7 +973,9 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
       continue;
     }
     if (match.softcap)
-      return std::nullopt;
+      return refuse(opName(scores) +
+                    " between the scores' product and the soft cap (a mask "
+                    "inside the cap is capped with the scores)");
     bool hadRuntimeMask = runtimeMask();
     MaskShape mask = MaskShape::Other;
     // Whether a mask hides every key of a query row with -inf: the
@@ -972,7 +1002,9 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     if (auto select = scores.getDefiningOp<tg::SelectOp>()) {
       bool hideOnTrue = hidingSplat(select.getOnTrue());
       if (!hideOnTrue && !hidingSplat(select.getOnFalse()))
-        return std::nullopt;
+        return refuse("a select on the scores whose fill is not a mask's "
+                      "value (-inf, or at most the mask threshold " +
+                      number(options.maskThreshold) + ")");
       std::optional<TrailingConstant> pred =
           getTrailingConstant(select.getPred(), 2);
       inner = hideOnTrue ? select.getOnFalse() : select.getOnTrue();
@@ -990,12 +1022,17 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         double hide =
             getSplatFloat(hideOnTrue ? select.getOnTrue() : select.getOnFalse())
                 ->convertToDouble();
-        if (hide > -1e30 || hadRuntimeMask)
-          return std::nullopt;
+        if (hadRuntimeMask)
+          return refuse("two masks computed at run time");
+        if (hide > -1e30)
+          return refuse("a mask computed at run time fills with " +
+                        number(hide) +
+                        ", which a bias added to the score does not give "
+                        "(it needs -inf or at most -1e30)");
         if (std::isinf(hide) && nanRow(select.getPred(), [&](Attribute value) {
               return cast<BoolAttr>(value).getValue() == hideOnTrue;
             }))
-          return std::nullopt;
+          return refuse(kNanRowReason);
         match.maskPredicate = select.getPred();
         match.hideOnTrue = hideOnTrue;
         match.hideValue = hide;
@@ -1056,7 +1093,7 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
                   APFloat f = cast<FloatAttr>(value).getValue();
                   return f.isInfinity() && f.isNegative();
                 }))
-              return std::nullopt;
+              return refuse(kNanRowReason);
             match.addedMask = bias;
             match.maskScale = match.scale;
             m.add(scores);
@@ -1067,8 +1104,13 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
           continue;
       }
     }
-    if (mask == MaskShape::Other || constantMask)
-      return std::nullopt;
+    if (constantMask && mask != MaskShape::Other)
+      return refuse("two constant masks on the scores");
+    if (mask == MaskShape::Other)
+      return refuse(opName(scores) +
+                    " on the scores is not what tg.attention takes: scales, "
+                    "one mask computed at run time, one constant mask and a "
+                    "soft cap");
     constantMask = true;
     match.causal = mask == MaskShape::Causal;
     match.constantScale = match.scale;
@@ -1090,16 +1132,18 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   // does; any other constant mask is the causal flag or nothing.
   if (runtimeMask() && finiteConstant) {
     if (!foldableConstant)
-      return std::nullopt;
+      return refuse("a constant mask selected with a finite value next to a "
+                    "mask computed at run time (-1e4, or applied after it): "
+                    "no bias gives its score on a row that hides every key");
     match.causal = false;
   } else {
     match.constantPredicate = match.constantAdded = Value();
   }
   if (!scores.hasOneUse())
-    return std::nullopt;
+    return refuse("the scores' product is also used elsewhere");
   auto product = scores.getDefiningOp<tg::MatmulOp>();
   if (product.getTransposeA())
-    return std::nullopt;
+    return refuse("the scores' product transposes its left operand");
   m.add(scores);
   match.query = peelScale(product.getLhs(), match.scale, m);
   Value key = peelScale(product.getRhs(), match.scale, m);
@@ -1231,38 +1275,47 @@ Value buildAttentionBias(OpBuilder &b, Location loc,
   return tg::AddOp::create(b, loc, widen(bias), widen(constant));
 }
 
-FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
-                                OpBuilder &b) {
-  MatchedOps m(root);
-  std::optional<AttentionMatch> match = matchAttention(root, m, options);
-  if (!match || !m.usedOnlyInside())
-    return failure();
-  auto queryType = typeOf(match->query);
+/// Why the attention `match` that `root` ends cannot be one tg.attention
+/// (types and shapes), or nullopt: q [B, H, Sq, D], k [B, K, Sk, D] and
+/// v [B, K, Sk, Dv] of the root's element type with K dividing H, Sq <= Sk
+/// when causal, for an output [B, H, Sq, Dv] of the root's type.
+std::optional<std::string> checkAttentionMatch(tg::MatmulOp root,
+                                               const AttentionMatch &match) {
+  auto queryType = typeOf(match.query);
   Type element = queryType.getElementType();
   if (queryType.getRank() != 4 ||
-      typeOf(match->key).getElementType() != element ||
-      typeOf(match->value).getElementType() != element ||
+      typeOf(match.key).getElementType() != element ||
+      typeOf(match.value).getElementType() != element ||
       typeOf(root).getElementType() != element)
-    return failure();
-
-  // Check the shapes before building anything: q [B, H, Sq, D], k
-  // [B, K, Sk, D], v [B, K, Sk, Dv] with K dividing H, and Sq <= Sk when
-  // causal, for an output [B, H, Sq, Dv] of the root's type.
+    return std::string("the query, key, value and output differ in element "
+                       "type (or the query is not 4-D)");
   auto heads4d = [](RankedTensorType type) {
     ArrayRef<int64_t> s = type.getShape();
     return type.getRank() == 5 ? SmallVector<int64_t>{s[0], s[1], s[3], s[4]}
                                : SmallVector<int64_t>(s);
   };
   SmallVector<int64_t> q(queryType.getShape());
-  SmallVector<int64_t> k = heads4d(typeOf(match->key));
-  SmallVector<int64_t> v = heads4d(typeOf(match->value));
-  if (match->keyTransposed && k.size() == 4)
+  SmallVector<int64_t> k = heads4d(typeOf(match.key));
+  SmallVector<int64_t> v = heads4d(typeOf(match.value));
+  if (match.keyTransposed && k.size() == 4)
     std::swap(k[2], k[3]);
   if (k.size() != 4 || v.size() != 4 || k[0] != q[0] || v[0] != q[0] ||
       k[1] != v[1] || k[1] == 0 || q[1] % k[1] != 0 || k[2] != v[2] ||
-      k[3] != q[3] || (match->causal && q[2] > k[2]) ||
+      k[3] != q[3] || (match.causal && q[2] > k[2]) ||
       typeOf(root).getShape() != ArrayRef<int64_t>{q[0], q[1], q[2], v[3]})
+    return std::string("the query, key and value shapes are not "
+                       "[B, H, Sq, D], [B, K, Sk, D], [B, K, Sk, Dv] with K "
+                       "dividing H (and Sq <= Sk when causal)");
+  return std::nullopt;
+}
+
+FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
+                                OpBuilder &b) {
+  MatchedOps m(root);
+  std::optional<AttentionMatch> match = matchAttention(root, m, options);
+  if (!match || !m.usedOnlyInside() || checkAttentionMatch(root, *match))
     return failure();
+  SmallVector<int64_t> q(typeOf(match->query).getShape());
 
   Location loc = root.getLoc();
   Value key = match->key;
@@ -1286,6 +1339,47 @@ FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
                               key, value, bias, match->causal, scale, softcap);
   return attention.getOutput();
 }
+
+} // namespace
+
+std::optional<std::string>
+tgc::explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options) {
+  // An attention: a product of the probabilities, a softmax over the keys
+  // of rank-4 scores, reached through what may sit between them (a NaN
+  // guard, a dropout, a convert, a product: FlexAttention's prob_mod).
+  Value probabilities = root.getLhs();
+  std::string between;
+  while (Operation *op = probabilities.getDefiningOp()) {
+    if (!isa<tg::SelectOp, tg::DropoutOp, tg::ConvertOp, tg::MulOp>(op) ||
+        op->getNumOperands() == 0)
+      break;
+    if (between.empty() && !isa<tg::SelectOp>(op))
+      between = op->getName().getStringRef().str();
+    probabilities = isa<tg::SelectOp>(op) ? cast<tg::SelectOp>(op).getOnFalse()
+                                          : op->getOperand(0);
+  }
+  auto softmax = probabilities.getDefiningOp<tg::SoftmaxOp>();
+  if (root.getTransposeA() || root.getTransposeB() || !softmax ||
+      softmax.getDimension() != 3 || typeOf(softmax).getRank() != 4)
+    return std::nullopt;
+  if (between == "tg.dropout")
+    return std::string("a dropout on the probabilities (attention dropout), "
+                       "which tg.attention does not have");
+  std::string why;
+  MatchedOps m(root);
+  std::optional<AttentionMatch> match = matchAttention(root, m, options, &why);
+  if (!match)
+    return why.empty() ? "`" + between +
+                             "` between the softmax and the "
+                             "product with the values"
+                       : why;
+  if (!m.usedOnlyInside())
+    return std::string("an intermediate of the decomposition (the scores or "
+                       "the probabilities) is also used outside it");
+  return checkAttentionMatch(root, *match);
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Cross-entropy

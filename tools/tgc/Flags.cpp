@@ -102,6 +102,13 @@ static cl::opt<std::string> lossOutput(
              "output named 'loss')"),
     cl::value_desc("NAME"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
     TGC_CAT);
+static cl::opt<bool> explainAttention(
+    "explain-attention",
+    cl::desc("ONNX: a remark per reason tg-raise leaves an attention "
+             "decomposed (a dropout on its probabilities, a mask or op "
+             "tg.attention does not take, an intermediate used elsewhere), "
+             "at the first such attention"),
+    TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()), TGC_CAT);
 static cl::opt<std::string> addLoss(
     "add-loss",
     cl::desc("ONNX: add a mean cross-entropy of graph output LOGITS against "
@@ -377,7 +384,8 @@ ModelImportFlags cli::getImportFlags() {
       parametersFile,
       std::vector<std::string>(parameterGlobs.begin(), parameterGlobs.end()),
       std::vector<std::string>(bufferGlobs.begin(), bufferGlobs.end()),
-      std::vector<std::string>(inputValues.begin(), inputValues.end())};
+      std::vector<std::string>(inputValues.begin(), inputValues.end()),
+      explainAttention};
 }
 
 mlir::FailureOr<std::optional<DeviceSpec>> cli::getChosenDevice() {

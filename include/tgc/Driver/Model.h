@@ -49,6 +49,9 @@ struct ModelImportFlags {
   std::vector<std::string> bufferGlobs;
   /// `--input-value NAME=FILE` (.npy, or an ONNX TensorProto .pb).
   std::vector<std::string> inputValues;
+  /// `--explain-attention`: tg-raise's remarks on the attentions it leaves
+  /// decomposed.
+  bool explainAttention = false;
 };
 
 struct LoadedModel {

@@ -16,8 +16,11 @@ class OpPassManager;
 
 namespace tgc {
 
-/// Adds the post-import passes to `pm` (a pass manager on the module).
-void buildPostImportPipeline(mlir::OpPassManager &pm);
+/// Adds the post-import passes to `pm` (a pass manager on the module);
+/// with `explainAttention`, tg-raise remarks on each reason it leaves an
+/// attention decomposed.
+void buildPostImportPipeline(mlir::OpPassManager &pm,
+                             bool explainAttention = false);
 
 } // namespace tgc
 

@@ -712,6 +712,9 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     Option<"maskThreshold", "mask-threshold", "double", /*default=*/"-1.0e4",
            "Attention mask values at or below this hide a key (at most -1e4, "
            "so that a hidden key's probability underflows to 0)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "A remark per reason an attention is left decomposed (at its "
+           "first product with the values, with how many share it)">,
   ];
 }
 

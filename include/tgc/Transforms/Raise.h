@@ -12,7 +12,13 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
+#include <string>
+
 namespace tgc {
+namespace tg {
+class MatmulOp;
+} // namespace tg
 
 /// The families of decompositions tg-raise recognizes.
 enum class RaiseKind {
@@ -44,6 +50,14 @@ void populateTGRaisePatterns(mlir::RewritePatternSet &patterns,
 /// The same for every kind.
 void populateTGRaisePatterns(mlir::RewritePatternSet &patterns,
                              const RaiseOptions &options = {});
+
+/// Why the decomposed attention that `root` ends (its product of a softmax
+/// over the keys of rank-4 scores with the values) is not raised to
+/// tg.attention: a dropout on the probabilities, a mask or op tg.attention
+/// does not take, an intermediate used elsewhere, shapes. nullopt when
+/// `root` ends no such softmax, or when the attention pattern would raise it.
+std::optional<std::string>
+explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options);
 
 } // namespace tgc
 

@@ -1,0 +1,76 @@
+// RUN: tgc-opt %s --split-input-file --tg-raise=explain=true -verify-diagnostics -o /dev/null
+// RUN: grep -v expected-remark %s | tgc-opt --split-input-file --tg-raise -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
+// QUIET-NOT: remark
+
+// tg-raise's explain option: a remark per reason an attention is left
+// decomposed, at the first attention it keeps so (its product with the
+// values), with how many more share it. A raised attention, and a softmax
+// that is not an attention's, say nothing.
+
+// Attention dropout on the probabilities: tg.attention has none. Both
+// layers alike: one remark.
+func.func @dropout(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %seed: tensor<i64>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %p = tg.softmax %s dim = 3 : tensor<1x2x4x4xf32>
+  %d = tg.dropout %p, %seed rate = 1.000000e-01 stream = 1 : tensor<1x2x4x4xf32>, tensor<i64>
+  // expected-remark @+1 {{attention left decomposed (it keeps its [B, H, Sq, Sk] probabilities for the backward): a dropout on the probabilities (attention dropout), which tg.attention does not have (and 1 more attention alike)}}
+  %o = tg.matmul %d, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s2 = tg.matmul %o, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %p2 = tg.softmax %s2 dim = 3 : tensor<1x2x4x4xf32>
+  %d2 = tg.dropout %p2, %seed rate = 1.000000e-01 stream = 2 : tensor<1x2x4x4xf32>, tensor<i64>
+  %o2 = tg.matmul %d2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o2 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The probabilities are also returned (an attention-weights output).
+func.func @probabilities_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %p = tg.softmax %s dim = 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{an intermediate of the decomposition (the scores or the probabilities) is also used outside it}}
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A mask added inside the soft cap.
+func.func @mask_inside_softcap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %a = tg.add %s, %m : tensor<1x2x4x4xf32>
+  %cap = tg.constant dense<3.000000e+01> : tensor<1x2x4x4xf32>
+  %d = tg.div %a, %cap : tensor<1x2x4x4xf32>
+  %t = tg.tanh %d : tensor<1x2x4x4xf32>
+  %c = tg.mul %t, %cap : tensor<1x2x4x4xf32>
+  %p = tg.softmax %c dim = 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{`tg.add` between the scores' product and the soft cap (a mask inside the cap is capped with the scores)}}
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Two masks computed at run time.
+func.func @two_runtime_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x2x4x4xf32>, %n: tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %a = tg.add %s, %m : tensor<1x2x4x4xf32>
+  %b = tg.add %a, %n : tensor<1x2x4x4xf32>
+  %p = tg.softmax %b dim = 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{`tg.add` on the scores is not what tg.attention takes: scales, one mask computed at run time, one constant mask and a soft cap}}
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Raised: nothing to explain. A softmax over a rank-2 tensor feeding a
+// product (a router) is no attention.
+func.func @raised_and_router(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %x: tensor<4x3xf32>, %w: tensor<3x5xf32>) -> (tensor<1x2x4x8xf32>, tensor<4x5xf32>) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %p = tg.softmax %s dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %r = tg.softmax %x dim = 1 : tensor<4x3xf32>
+  %y = tg.matmul %r, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return %o, %y : tensor<1x2x4x8xf32>, tensor<4x5xf32>
+}

@@ -787,18 +787,32 @@ static LogicalResult convertIsInf(Importer &g) {
   return success();
 }
 
-static LogicalResult convertSoftplus(Importer &g) {
-  ASSIGN_OR_FAIL(x, g.requireInput(0));
-  if (failed(requireFloat(g, x)))
-    return failure();
-  // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), without overflow.
+/// log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), without overflow.
+static Value buildSoftplus(Importer &g, Value x) {
   RankedTensorType type = Importer::getType(x);
   Value positive = buildBinary<tg::MaxOp>(g, x, g.splat(type, 0.0));
   Value negAbs = g.create<tg::NegOp>(type, g.create<tg::AbsOp>(type, x));
   Value log1p = g.create<tg::LogOp>(
       type, buildBinary<tg::AddOp>(g, g.splat(type, 1.0),
                                    g.create<tg::ExpOp>(type, negAbs)));
-  g.setOutput(0, buildBinary<tg::AddOp>(g, positive, log1p));
+  return buildBinary<tg::AddOp>(g, positive, log1p);
+}
+
+static LogicalResult convertSoftplus(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  g.setOutput(0, buildSoftplus(g, x));
+  return success();
+}
+
+// Mish-18: x * tanh(softplus(x)).
+static LogicalResult convertMish(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  if (failed(requireFloat(g, x)))
+    return failure();
+  Value tanh = g.create<tg::TanhOp>(Importer::getType(x), buildSoftplus(g, x));
+  g.setOutput(0, buildBinary<tg::MulOp>(g, x, tanh));
   return success();
 }
 
@@ -2606,6 +2620,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"MeanVarianceNormalization", {convertMeanVarianceNormalization, 9, 9}},
       {"MelWeightMatrix", {convertMelWeightMatrix, 17, 17}},
       {"Min", {convertVariadic<tg::MinOp>, 1, 1}},
+      {"Mish", {convertMish, 18, 18}},
       {"Mod", {convertMod, 10, 10}},
       {"Mul", {convertBinary<tg::MulOp>, 1, 1}},
       {"Neg", {convertUnary<tg::NegOp, false>, 1, 1}},

@@ -2013,6 +2013,7 @@ def newer_op_grad_models():
                                      p=2)])
     save("swish", [helper.make_node("Swish", ["w"], ["h"], alpha=0.7)],
          opset=24)
+    save("mish", [helper.make_node("Mish", ["w"], ["h"])], opset=18)
     save("swiglu", [
         helper.make_node("Mul", ["w", "w"], ["b"]),
         helper.make_node("SwiGLU", ["w", "b"], ["h"], alpha=1.5)], opset=28)

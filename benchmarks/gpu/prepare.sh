@@ -76,6 +76,9 @@ project gpt2-tiny-bf16 "$tiny_gpt2" "--precision bf16" \
 project llama-tiny "$tiny_llama" "" "--steps 20"
 # Attention with a bias: Mistral's sliding window (-inf on the hidden keys).
 onnx_project mistral-window test/Import/hf/mistral/mistral-ts-sdpa.onnx
+# Attention with a soft cap: Gemma 2 (softcap, and a sliding-window bias on
+# its first layer).
+onnx_project gemma2-softcap test/Import/hf/gemma2/gemma2-ts-loss.onnx
 project gpt2-124m-bf16 "gpt2 --preset 124m --seq 1024 --batch ${TGC_BATCH:-16}" \
   "--optimizer adamw --precision bf16" ""
 du -sh "$out"

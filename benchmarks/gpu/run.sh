@@ -72,6 +72,8 @@ if [[ $parts == *1* ]]; then
   check llama-tiny llama-tiny 1e-4 1e-4
   check mistral-window mistral-window 1e-4 1e-4
   check mistral-window mistral-window 1e-4 1e-4 TGC_ATTENTION=reference
+  check gemma2-softcap gemma2-softcap 1e-4 1e-4
+  check gemma2-softcap gemma2-softcap 1e-4 1e-4 TGC_ATTENTION=reference
   check gpt2-tiny-dp1 gpt2-tiny 1e-4 1e-4
   check gpt2-tiny-bf16 gpt2-tiny-bf16 1e-2 1e-2
 fi
@@ -91,7 +93,7 @@ if [[ $parts == *3* ]]; then
     python3 benchmarks/kernel_profile.py "$big/step.json" "$out/profile-124m.json" --top 12
 fi
 if [[ $parts == *2* ]]; then
-  for name in gpt2-tiny llama-tiny gpt2-tiny-bf16 mistral-window; do
+  for name in gpt2-tiny llama-tiny gpt2-tiny-bf16 mistral-window gemma2-softcap; do
     launch=()
     grep -q '"mesh"' "$bundle/$name/step.json" && launch=(--nproc 1)
     [ -f "$bundle/$name/params.safetensors" ] &&

@@ -1346,11 +1346,13 @@ std::optional<std::string>
 tgc::explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options) {
   // An attention: a product of the probabilities, a softmax over the keys
   // of rank-4 scores, reached through what may sit between them (a NaN
-  // guard, a dropout, a convert, a product: FlexAttention's prob_mod).
+  // guard, a dropout, a convert, a product: FlexAttention's prob_mod; a
+  // reshape to merged batch and heads).
   Value probabilities = root.getLhs();
   std::string between;
   while (Operation *op = probabilities.getDefiningOp()) {
-    if (!isa<tg::SelectOp, tg::DropoutOp, tg::ConvertOp, tg::MulOp>(op) ||
+    if (!isa<tg::SelectOp, tg::DropoutOp, tg::ConvertOp, tg::MulOp,
+             tg::ReshapeOp>(op) ||
         op->getNumOperands() == 0)
       break;
     if (between.empty() && !isa<tg::SelectOp>(op))
@@ -1362,6 +1364,10 @@ tgc::explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options) {
   if (root.getTransposeA() || root.getTransposeB() || !softmax ||
       softmax.getDimension() != 3 || typeOf(softmax).getRank() != 4)
     return std::nullopt;
+  if (typeOf(root).getRank() != 4)
+    return std::string("its products are 3-D, the batch and the heads "
+                       "merged ([B * H, S, D], as BLOOM writes them): "
+                       "tg-raise reads 4-D ones");
   if (between == "tg.dropout")
     return std::string("a dropout on the probabilities (attention dropout), "
                        "which tg.attention does not have");

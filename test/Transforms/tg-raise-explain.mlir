@@ -74,3 +74,17 @@ func.func @raised_and_router(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %
   %y = tg.matmul %r, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
   return %o, %y : tensor<1x2x4x8xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// BLOOM's attention: batch and heads merged into 3-D products, the
+// softmax over the 4-D scores between reshapes.
+func.func @merged_heads(%q: tensor<4x4x8xf32>, %k: tensor<4x8x4xf32>, %v: tensor<4x4x8xf32>) -> tensor<4x4x8xf32> {
+  %s = tg.matmul %q, %k : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %s4 = tg.reshape %s : tensor<4x4x4xf32> -> tensor<2x2x4x4xf32>
+  %p = tg.softmax %s4 dim = 3 : tensor<2x2x4x4xf32>
+  %p3 = tg.reshape %p : tensor<2x2x4x4xf32> -> tensor<4x4x4xf32>
+  // expected-remark @+1 {{its products are 3-D, the batch and the heads merged ([B * H, S, D], as BLOOM writes them): tg-raise reads 4-D ones}}
+  %o = tg.matmul %p3, %v : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %o : tensor<4x4x8xf32>
+}

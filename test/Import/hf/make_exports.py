@@ -29,6 +29,11 @@ Not checked in (--families or --all builds them):
   gptneox  GPTNeoXForCausalLM: fused QKV, parallel residual, partial rotary
   falcon   FalconForCausalLM (new decoder architecture, 2 KV heads)
   granite  GraniteForCausalLM: embedding, residual and logit multipliers
+  bart     BartForConditionalGeneration (learned positions, cross-attention)
+  distilbert, roberta, electra, albert  their ...ForMaskedLM
+  gptj     GPTJForCausalLM (interleaved partial rotary)
+  bloom    BloomForCausalLM (ALiBi through baddbmm on merged batch x heads:
+           its attention stays decomposed, --explain-attention says why)
 
 Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
   EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
@@ -180,13 +185,51 @@ def config(family, attn):
         return transformers.GraniteConfig(
             hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
             **common), transformers.GraniteForCausalLM
+    encoder = dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
+                   num_attention_heads=4, intermediate_size=64,
+                   hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                   attn_implementation=attn)
+    if family == "bart":
+        return transformers.BartConfig(
+            vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4,
+            encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=16,
+            dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+            attn_implementation=attn), transformers.BartForConditionalGeneration
+    if family == "distilbert":
+        return transformers.DistilBertConfig(
+            vocab_size=VOCAB, dim=HIDDEN, n_layers=2, n_heads=4, hidden_dim=64,
+            max_position_embeddings=16, dropout=0.0, attention_dropout=0.0,
+            attn_implementation=attn), transformers.DistilBertForMaskedLM
+    if family == "roberta":
+        return transformers.RobertaConfig(
+            max_position_embeddings=20, **encoder), transformers.RobertaForMaskedLM
+    if family == "electra":
+        return transformers.ElectraConfig(
+            embedding_size=16, max_position_embeddings=16,
+            **encoder), transformers.ElectraForMaskedLM
+    if family == "albert":
+        return transformers.AlbertConfig(
+            embedding_size=16, max_position_embeddings=16,
+            **encoder), transformers.AlbertForMaskedLM
+    if family == "gptj":
+        return transformers.GPTJConfig(
+            vocab_size=VOCAB, n_embd=HIDDEN, n_layer=2, n_head=4, rotary_dim=4,
+            n_positions=16, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+            attn_implementation=attn), transformers.GPTJForCausalLM
+    if family == "bloom":
+        return transformers.BloomConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=2, n_head=4,
+            hidden_dropout=0.0, attention_dropout=0.0,
+            attn_implementation=attn), transformers.BloomForCausalLM
     raise ValueError(family)
 
 
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "gemma2", "t5", "gemma3", "qwen3", "olmo2", "starcoder2", "gptneox",
-            "falcon", "granite")
-NO_SDPA = ("gemma2", "t5")
+            "falcon", "granite", "bart", "distilbert", "roberta", "electra",
+            "albert", "gptj", "bloom")
+NO_SDPA = ("gemma2", "t5", "bloom")
 
 
 def build(family, attn, perturb=True):

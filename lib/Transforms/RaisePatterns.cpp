@@ -1357,8 +1357,14 @@ tgc::explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options) {
       break;
     if (between.empty() && !isa<tg::SelectOp>(op))
       between = op->getName().getStringRef().str();
-    probabilities = isa<tg::SelectOp>(op) ? cast<tg::SelectOp>(op).getOnFalse()
-                                          : op->getOperand(0);
+    if (auto select = dyn_cast<tg::SelectOp>(op)) {
+      probabilities = select.getOnFalse();
+    } else if (auto mul = dyn_cast<tg::MulOp>(op)) {
+      // The factor that is no splat constant (a prob_mod's scale).
+      probabilities = getSplatFloat(mul.getLhs()) ? mul.getRhs() : mul.getLhs();
+    } else {
+      probabilities = op->getOperand(0);
+    }
   }
   auto softmax = probabilities.getDefiningOp<tg::SoftmaxOp>();
   if (root.getTransposeA() || root.getTransposeB() || !softmax ||

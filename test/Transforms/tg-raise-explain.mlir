@@ -88,3 +88,16 @@ func.func @merged_heads(%q: tensor<4x4x8xf32>, %k: tensor<4x8x4xf32>, %v: tensor
   %o = tg.matmul %p3, %v : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
   return %o : tensor<4x4x8xf32>
 }
+
+// -----
+
+// The probabilities scaled by a constant written first (a prob_mod).
+func.func @scaled_probabilities(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %p = tg.softmax %s dim = 3 : tensor<1x2x4x4xf32>
+  %half = tg.constant dense<5.000000e-01> : tensor<1x2x4x4xf32>
+  %h = tg.mul %half, %p : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{`tg.mul` between the softmax and the product with the values}}
+  %o = tg.matmul %h, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

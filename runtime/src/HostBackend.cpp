@@ -11,6 +11,7 @@
 #include "Elements.h"
 
 #include "tgc/runtime/CudaCompat.h"
+#include "tgc/runtime/FlashAttention.h"
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/ScalarOps.h"
 
@@ -306,21 +307,6 @@ bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &d, const GemmEpilogue &e,
   return true;
 }
 
-namespace {
-/// The attention bias of (b, h, i, j), `d.bias` non-null.
-float attentionBias(const AttentionDesc &d, int64_t b, int64_t h, int64_t i,
-                    int64_t j) {
-  return d.bias[b * d.biasStrides[0] + h * d.biasStrides[1] +
-                i * d.biasStrides[2] + j * d.biasStrides[3]];
-}
-
-/// The soft cap of a scaled score: softcap * tanh(x / softcap).
-float capScore(const AttentionDesc &d, float x) {
-  float cap = float(d.softcap);
-  return cap * std::tanh(x / cap);
-}
-} // namespace
-
 void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
                         const void *kv, const void *vv, void *outv, void *lsev,
                         const char *kernel) {
@@ -358,10 +344,7 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
         int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
         float max = -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < visible; ++j) {
-          if (d.softcap > 0.0)
-            row[j] = capScore(d, row[j]);
-          if (d.bias)
-            row[j] += attentionBias(d, b, h, i, j);
+          row[j] = flash::capScore(d, row[j]) + flash::biasAt(d, b, h, i, j);
           max = propagatingMax(max, row[j]);
         }
         if (max == -std::numeric_limits<float>::infinity()) {
@@ -434,15 +417,12 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
           int64_t visible = d.causal ? i + d.keys - d.queries + 1 : d.keys;
           visible = std::clamp<int64_t>(visible, 0, d.keys);
           float *row = p.data() + i * d.keys;
-          if (d.softcap > 0.0)
-            for (int64_t j = 0; j < visible; ++j) {
-              row[j] = capScore(d, row[j]);
-              float t = row[j] / float(d.softcap);
-              slope[i * d.keys + j] = 1.0f - t * t;
-            }
-          if (d.bias)
-            for (int64_t j = 0; j < visible; ++j)
-              row[j] += attentionBias(d, b, h, i, j);
+          for (int64_t j = 0; j < visible; ++j) {
+            row[j] = flash::capScore(d, row[j]);
+            if (!slope.empty())
+              slope[i * d.keys + j] = flash::capSlope(d, row[j]);
+            row[j] += flash::biasAt(d, b, h, i, j);
+          }
           const float inf = std::numeric_limits<float>::infinity();
           float rowMax = lse[qOffset + i], rowLogSum = 0.0f;
           if (std::isfinite(rowMax) && std::fabs(rowMax) >= kDegenerateLse) {

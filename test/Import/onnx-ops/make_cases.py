@@ -2073,6 +2073,10 @@ def transformer_error_models():
     save("attention-long-mask",
          [helper.make_node("Attention", ["q", "q", "q", "m"], ["y"])],
          [vi("q", F, [1, 2, 4, 8]), vi("m", F, [4, 5])], ["y"])
+    save("attention-negative-softcap",
+         [helper.make_node("Attention", ["q", "q", "q"], ["y"],
+                           softcap=-1.0)],
+         [vi("q", F, [1, 2, 4, 8])], ["y"])
     save("rotary-odd-dim",
          [helper.make_node("RotaryEmbedding", ["x", "c", "c"], ["y"],
                            rotary_embedding_dim=3)],
@@ -2171,6 +2175,14 @@ def flex_attention_models():
                    inputs=("s", "t"))
     save_error("flexattention-two-inputs",
                [flex_node(["q", "q", "q"], prob_mod=two)])
+    # Q of rank 3; two outputs.
+    save_error("flexattention-rank", [
+        const("shape", np.array([2, 4, 8], np.int64)),
+        helper.make_node("Reshape", ["q", "shape"], ["q3"]),
+        flex_node(["q3", "q3", "q3"])])
+    save_error("flexattention-two-outputs", [helper.make_node(
+        "FlexAttention", ["q", "q", "q"], ["h", "p"],
+        domain="ai.onnx.preview")])
     save_error("preview-other-op", [helper.make_node(
         "Frobnicate", ["q"], ["h"], domain="ai.onnx.preview")])
     save_error("preview-version", [flex_node(["q", "q", "q"])], preview=2)

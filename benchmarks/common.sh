@@ -4,6 +4,12 @@
 #                     refuses arguments (settings are environment variables)
 #   bench_need TOOL.. fails unless each tool is built
 #   die MESSAGE       prints "SCRIPT: error: MESSAGE" and exits 1
+#   bench_gpt2_attention ROOT "$@"
+#                     the attention benchmarks' setup: bench_init, TGC,
+#                     TGC_OPT, TGC_ZOO (default: ROOT's build/bin/), PRESET
+#                     (124m), SEQ (1024), BATCH (8), DEVICE (H100-SXM), a
+#                     temporary directory `work` removed on exit, and `common`,
+#                     tgc-zoo's gpt2 arguments for them
 #   bench_report_rows TGC DEVICE WORK VARIANT=NAME...
 #                     a Markdown table of `tgc report --train` for each
 #                     WORK/VARIANT.mlir: peak, arena, HBM traffic, modelled
@@ -19,7 +25,7 @@ die() {
 bench_init() {
   case "${1:-}" in
     -h | --help)
-      awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[1]}"
+      awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[-1]}"
       exit 0
       ;;
     "") ;;
@@ -51,4 +57,22 @@ print("| %s | %s | %s | %s | %.2f | %.1f%% |" % (
     gib(r["hbm_bytes"]), r["step_time_s"] * 1000, r["mfu"] * 100))
 PY
   done
+}
+
+bench_gpt2_attention() {
+  local root=$1
+  shift
+  bench_init "$@"
+  TGC=${TGC:-$root/build/bin/tgc}
+  TGC_OPT=${TGC_OPT:-$root/build/bin/tgc-opt}
+  TGC_ZOO=${TGC_ZOO:-$root/build/bin/tgc-zoo}
+  PRESET=${PRESET:-124m}
+  SEQ=${SEQ:-1024}
+  BATCH=${BATCH:-8}
+  DEVICE=${DEVICE:-H100-SXM}
+  bench_need "$TGC" "$TGC_OPT" "$TGC_ZOO"
+  work=$(mktemp -d)
+  # shellcheck disable=SC2064
+  trap "rm -rf '$work'" EXIT
+  common=(--preset "$PRESET" --seq "$SEQ" --batch "$BATCH" --positions "$SEQ")
 }

@@ -14,10 +14,9 @@ Conventions:
     pipeline shifts the labels (as nanoGPT does), so the graph does not.
   * The position table has `--seq` rows (HF's n_positions = n_ctx).
   * Dropout (`--dropout RATE` > 0) is applied after the embeddings, after the
-    attention's c_proj and after the MLP (GPT-2's embd/resid dropout), each
+    attention's c_proj and after the MLP (GPT-2's embd/resid dropout), and
+    on the attention probabilities inside tg.attention (attn_pdrop), each
     with its own `stream`, seeded by a `dropout_seed` argument (role "hyper").
-    GPT-2's dropout of the attention probabilities has no place in
-    tg.attention and is left out.
   * `--precision bf16`: parameters and activations stay f32; the operands of
     every matmul and of the attention are converted to bf16 with tg.convert,
     and their bf16 results converted back to f32, so layer norms, GELU,
@@ -228,10 +227,17 @@ class Emitter:
             q, k, v = (self.convert(t + "_" + compute_type, t, compute_type) for t in (q, k, v))
         out = result if compute_type == "f32" else result + "_" + compute_type
         lse = (shape[:-1], "f32")
+        dropout, seed_type = "", ""
+        if self.cfg.dropout > 0:
+            dropout = " dropout = %s seed %%dropout_seed stream = %d" % (
+                format_float(self.cfg.dropout), self.next_stream)
+            seed_type = ", " + self.type_of("dropout_seed")
+            self.next_stream += 1
         self.op([out, result + "_lse"],
-                "tg.attention %%%s, %%%s, %%%s causal scale = %s : (%s, %s, %s) -> (%s, %s)" % (
-                    q, k, v, format_float(scale), self.type_of(q), self.type_of(k),
-                    self.type_of(v), tensor_type(shape, compute_type), tensor_type(*lse)),
+                "tg.attention %%%s, %%%s, %%%s causal scale = %s%s : (%s, %s, %s%s) -> (%s, %s)" % (
+                    q, k, v, format_float(scale), dropout, self.type_of(q), self.type_of(k),
+                    self.type_of(v), seed_type, tensor_type(shape, compute_type),
+                    tensor_type(*lse)),
                 [(shape, compute_type), lse])
         if compute_type != "f32":
             self.convert(result, out, et)

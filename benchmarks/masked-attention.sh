@@ -32,22 +32,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-TGC=${TGC:-$ROOT/build/bin/tgc}
-TGC_OPT=${TGC_OPT:-$ROOT/build/bin/tgc-opt}
-TGC_ZOO=${TGC_ZOO:-$ROOT/build/bin/tgc-zoo}
-PRESET=${PRESET:-124m}
-SEQ=${SEQ:-1024}
-BATCH=${BATCH:-8}
-DEVICE=${DEVICE:-H100-SXM}
-
 . "$ROOT/benchmarks/common.sh"
-bench_init "$@"
-bench_need "$TGC" "$TGC_OPT" "$TGC_ZOO"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-common=(--preset "$PRESET" --seq "$SEQ" --batch "$BATCH" --positions "$SEQ")
+bench_gpt2_attention "$ROOT" "$@"
 "$TGC_ZOO" gpt2 "${common[@]}" --attention eager -o "$work/eager-nomask.mlir"
 "$TGC_ZOO" gpt2 "${common[@]}" --attention fused -o "$work/nomask.mlir"
 

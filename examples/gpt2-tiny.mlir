@@ -56,13 +56,13 @@ func.func @gpt2(
   %h0_v_flat = tg.slice %h0_qkv [0:2, 0:16, 128:192] : tensor<2x16x192xf32> -> tensor<2x16x64xf32>
   %h0_v_split = tg.reshape %h0_v_flat : tensor<2x16x64xf32> -> tensor<2x16x4x16xf32>
   %h0_v = tg.transpose %h0_v_split perm = [0, 2, 1, 3] : tensor<2x16x4x16xf32> -> tensor<2x4x16x16xf32>
-  %h0_attn, %h0_attn_lse = tg.attention %h0_q, %h0_k, %h0_v causal scale = 2.500000e-01 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) -> (tensor<2x4x16x16xf32>, tensor<2x4x16xf32>)
+  %h0_attn, %h0_attn_lse = tg.attention %h0_q, %h0_k, %h0_v causal scale = 2.500000e-01 dropout = 1.000000e-01 seed %dropout_seed stream = 1 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<i64>) -> (tensor<2x4x16x16xf32>, tensor<2x4x16xf32>)
   %h0_attn_merge = tg.transpose %h0_attn perm = [0, 2, 1, 3] : tensor<2x4x16x16xf32> -> tensor<2x16x4x16xf32>
   %h0_attn_merged = tg.reshape %h0_attn_merge : tensor<2x16x4x16xf32> -> tensor<2x16x64xf32>
   %h0_attn_proj_mm = tg.matmul %h0_attn_merged, %h0_attn_c_proj_w : (tensor<2x16x64xf32>, tensor<64x64xf32>) -> tensor<2x16x64xf32>
   %h0_attn_proj_bias = tg.broadcast_in_dim %h0_attn_c_proj_b dims = [2] : tensor<64xf32> -> tensor<2x16x64xf32>
   %h0_attn_proj = tg.add %h0_attn_proj_mm, %h0_attn_proj_bias : tensor<2x16x64xf32>
-  %h0_attn_drop = tg.dropout %h0_attn_proj, %dropout_seed rate = 1.000000e-01 stream = 1 : tensor<2x16x64xf32>, tensor<i64>
+  %h0_attn_drop = tg.dropout %h0_attn_proj, %dropout_seed rate = 1.000000e-01 stream = 2 : tensor<2x16x64xf32>, tensor<i64>
   %h0_res1 = tg.add %emb_drop, %h0_attn_drop : tensor<2x16x64xf32>
   // Layer 0: MLP.
   %h0_ln2, %h0_ln2_mean, %h0_ln2_rstd = tg.layer_norm %h0_res1, %h0_ln_2_w, %h0_ln_2_b epsilon = 1.000000e-05 : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x16x64xf32>, tensor<2x16xf32>, tensor<2x16xf32>)
@@ -73,7 +73,7 @@ func.func @gpt2(
   %h0_mlp_proj_mm = tg.matmul %h0_gelu, %h0_mlp_c_proj_w : (tensor<2x16x256xf32>, tensor<256x64xf32>) -> tensor<2x16x64xf32>
   %h0_mlp_proj_bias = tg.broadcast_in_dim %h0_mlp_c_proj_b dims = [2] : tensor<64xf32> -> tensor<2x16x64xf32>
   %h0_mlp_proj = tg.add %h0_mlp_proj_mm, %h0_mlp_proj_bias : tensor<2x16x64xf32>
-  %h0_mlp_drop = tg.dropout %h0_mlp_proj, %dropout_seed rate = 1.000000e-01 stream = 2 : tensor<2x16x64xf32>, tensor<i64>
+  %h0_mlp_drop = tg.dropout %h0_mlp_proj, %dropout_seed rate = 1.000000e-01 stream = 3 : tensor<2x16x64xf32>, tensor<i64>
   %h0_res2 = tg.add %h0_res1, %h0_mlp_drop : tensor<2x16x64xf32>
 
   // Layer 1: attention.
@@ -90,13 +90,13 @@ func.func @gpt2(
   %h1_v_flat = tg.slice %h1_qkv [0:2, 0:16, 128:192] : tensor<2x16x192xf32> -> tensor<2x16x64xf32>
   %h1_v_split = tg.reshape %h1_v_flat : tensor<2x16x64xf32> -> tensor<2x16x4x16xf32>
   %h1_v = tg.transpose %h1_v_split perm = [0, 2, 1, 3] : tensor<2x16x4x16xf32> -> tensor<2x4x16x16xf32>
-  %h1_attn, %h1_attn_lse = tg.attention %h1_q, %h1_k, %h1_v causal scale = 2.500000e-01 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) -> (tensor<2x4x16x16xf32>, tensor<2x4x16xf32>)
+  %h1_attn, %h1_attn_lse = tg.attention %h1_q, %h1_k, %h1_v causal scale = 2.500000e-01 dropout = 1.000000e-01 seed %dropout_seed stream = 4 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<i64>) -> (tensor<2x4x16x16xf32>, tensor<2x4x16xf32>)
   %h1_attn_merge = tg.transpose %h1_attn perm = [0, 2, 1, 3] : tensor<2x4x16x16xf32> -> tensor<2x16x4x16xf32>
   %h1_attn_merged = tg.reshape %h1_attn_merge : tensor<2x16x4x16xf32> -> tensor<2x16x64xf32>
   %h1_attn_proj_mm = tg.matmul %h1_attn_merged, %h1_attn_c_proj_w : (tensor<2x16x64xf32>, tensor<64x64xf32>) -> tensor<2x16x64xf32>
   %h1_attn_proj_bias = tg.broadcast_in_dim %h1_attn_c_proj_b dims = [2] : tensor<64xf32> -> tensor<2x16x64xf32>
   %h1_attn_proj = tg.add %h1_attn_proj_mm, %h1_attn_proj_bias : tensor<2x16x64xf32>
-  %h1_attn_drop = tg.dropout %h1_attn_proj, %dropout_seed rate = 1.000000e-01 stream = 3 : tensor<2x16x64xf32>, tensor<i64>
+  %h1_attn_drop = tg.dropout %h1_attn_proj, %dropout_seed rate = 1.000000e-01 stream = 5 : tensor<2x16x64xf32>, tensor<i64>
   %h1_res1 = tg.add %h0_res2, %h1_attn_drop : tensor<2x16x64xf32>
   // Layer 1: MLP.
   %h1_ln2, %h1_ln2_mean, %h1_ln2_rstd = tg.layer_norm %h1_res1, %h1_ln_2_w, %h1_ln_2_b epsilon = 1.000000e-05 : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<2x16x64xf32>, tensor<2x16xf32>, tensor<2x16xf32>)
@@ -107,7 +107,7 @@ func.func @gpt2(
   %h1_mlp_proj_mm = tg.matmul %h1_gelu, %h1_mlp_c_proj_w : (tensor<2x16x256xf32>, tensor<256x64xf32>) -> tensor<2x16x64xf32>
   %h1_mlp_proj_bias = tg.broadcast_in_dim %h1_mlp_c_proj_b dims = [2] : tensor<64xf32> -> tensor<2x16x64xf32>
   %h1_mlp_proj = tg.add %h1_mlp_proj_mm, %h1_mlp_proj_bias : tensor<2x16x64xf32>
-  %h1_mlp_drop = tg.dropout %h1_mlp_proj, %dropout_seed rate = 1.000000e-01 stream = 4 : tensor<2x16x64xf32>, tensor<i64>
+  %h1_mlp_drop = tg.dropout %h1_mlp_proj, %dropout_seed rate = 1.000000e-01 stream = 6 : tensor<2x16x64xf32>, tensor<i64>
   %h1_res2 = tg.add %h1_res1, %h1_mlp_drop : tensor<2x16x64xf32>
 
   // Final layer norm, LM head tied to wte, mean cross-entropy.

@@ -71,6 +71,10 @@ tiny_llama="llama --preset tiny --seq 16 --batch 4"
 project gpt2-tiny "$tiny_gpt2" "" "--steps 20"
 project gpt2-tiny-dp1 "$tiny_gpt2" "--mesh dp=1" ""
 project gpt2-tiny-eager "$tiny_gpt2 --attention eager" "" "--steps 20"
+# Attention dropout (and the residual ones): each layer's tg.attention
+# draws its probabilities' Philox mask in the tiled kernels.
+project gpt2-tiny-dropout "gpt2 --preset tiny --seq 16 --batch 4 --dropout 0.1" \
+  "" "--steps 20"
 project gpt2-tiny-bf16 "$tiny_gpt2" "--precision bf16" \
   "--precision bf16 --steps 20"
 project llama-tiny "$tiny_llama" "" "--steps 20"

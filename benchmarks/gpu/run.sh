@@ -69,6 +69,8 @@ if [[ $parts == *1* ]]; then
   check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_CUDA_GRAPH=0
   check gpt2-tiny gpt2-tiny 1e-4 1e-4 TGC_GEMM_EPILOGUE=0
   check gpt2-tiny-eager gpt2-tiny-eager 1e-4 1e-4
+  check gpt2-tiny-dropout gpt2-tiny-dropout 1e-4 1e-4
+  check gpt2-tiny-dropout gpt2-tiny-dropout 1e-4 1e-4 TGC_ATTENTION=reference
   check llama-tiny llama-tiny 1e-4 1e-4
   check mistral-window mistral-window 1e-4 1e-4
   check mistral-window mistral-window 1e-4 1e-4 TGC_ATTENTION=reference
@@ -93,7 +95,7 @@ if [[ $parts == *3* ]]; then
     python3 benchmarks/kernel_profile.py "$big/step.json" "$out/profile-124m.json" --top 12
 fi
 if [[ $parts == *2* ]]; then
-  for name in gpt2-tiny llama-tiny gpt2-tiny-bf16 mistral-window gemma2-softcap; do
+  for name in gpt2-tiny llama-tiny gpt2-tiny-bf16 gpt2-tiny-dropout mistral-window gemma2-softcap; do
     launch=()
     grep -q '"mesh"' "$bundle/$name/step.json" && launch=(--nproc 1)
     [ -f "$bundle/$name/params.safetensors" ] &&

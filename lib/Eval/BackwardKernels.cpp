@@ -175,13 +175,18 @@ LogicalResult attentionGradKernel(Operation *op,
     const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
                          &vd = value.data<T>(), &od = output.data<T>(),
                          &dod = dout.data<T>();
+    unsigned next = grad.getBias() ? 7 : 6;
     AttentionBias<T> bias(grad.getBias() ? operands[6] : nullptr);
     SoftCap<T> cap(softcap);
+    AttentionDropout<T> drop(grad, grad.getDropout(),
+                             grad.getSeed() ? operands[next] : nullptr,
+                             grad.getOffset() ? operands[next + 1] : nullptr);
     std::vector<T> dqv(dq.getNumElements()), dkv(dk.getNumElements(), T(0)),
         dvv(dv.getNumElements(), T(0));
     // The soft cap's slope 1 - tanh^2 at each score (with a cap).
+    // With dropout, `dropped` holds p through the mask.
     std::vector<T> p(queries * keys), dp(queries * keys),
-        slope(softcap ? queries * keys : 0);
+        slope(softcap ? queries * keys : 0), dropped(drop ? queries * keys : 0);
     if (p.empty()) {
       dq.data<T>() = dqv;
       dk.data<T>() = dkv;
@@ -230,14 +235,24 @@ LogicalResult attentionGradKernel(Operation *op,
           for (int64_t j = 0; j < keys; ++j)
             row[j] = j < visible ? std::exp((row[j] - rowMax) - logSum) : T(0);
         }
-        // dv += p^T dout; dp = dout v^T.
+        if (drop)
+          for (int64_t i = 0; i < queries; ++i)
+            for (int64_t j = 0; j < keys; ++j)
+              dropped[i * keys + j] = drop.apply(p[i * keys + j], b, h, i, j);
+        // dv += p^T dout; dp = dout v^T (with dropout, dv from the dropped
+        // p, and dp through the mask).
         if (valueSize == 0) {
           std::fill(dp.begin(), dp.end(), T(0));
         } else {
-          gemm(true, false, keys, valueSize, queries, p.data(), dop,
+          gemm(true, false, keys, valueSize, queries,
+               drop ? dropped.data() : p.data(), dop,
                dvv.data() + kvOffset * valueSize, T(1), T(1));
           gemm(false, true, queries, keys, valueSize, dop, vp, dp.data(), T(1),
                T(0));
+          if (drop)
+            for (int64_t i = 0; i < queries; ++i)
+              for (int64_t j = 0; j < keys; ++j)
+                dp[i * keys + j] = drop.apply(dp[i * keys + j], b, h, i, j);
         }
         // ds = p * (dp - rowsum(dout * out)), through the soft cap's
         // slope, scaled.

@@ -216,8 +216,13 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
     using T = decltype(tag);
     const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
                          &vd = value.data<T>();
+    unsigned next = attention.getBias() ? 4 : 3;
     AttentionBias<T> bias(attention.getBias() ? operands[3] : nullptr);
     SoftCap<T> cap(softcap);
+    AttentionDropout<T> drop(attention, attention.getDropout(),
+                             attention.getSeed() ? operands[next] : nullptr,
+                             attention.getOffset() ? operands[next + 1]
+                                                   : nullptr);
     std::vector<T> out(output.getNumElements());
     std::vector<T> scores(queries * keys);
     for (int64_t b = 0; b < batch; ++b) {
@@ -257,8 +262,10 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
             row[j] = j < visible ? std::exp(row[j] - max) : T(0);
             sum += row[j];
           }
+          // The probabilities weigh the values through the dropout mask;
+          // the logsumexp is the undropped softmax's.
           for (int64_t j = 0; j < visible; ++j)
-            row[j] /= sum;
+            row[j] = drop.apply(row[j] / sum, b, h, i, j);
           logsumexp.setAsDouble((b * heads + h) * queries + i,
                                 max + std::log(sum));
         }
@@ -274,12 +281,11 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
-/// The index in the whole tensor of each element of a CounterRandomOpInterface
-/// op's result: a device's block of a split tensor (or a micro-batch's) has
-/// the global index of its first element (the `offset` operand) and lies
-/// where its elements lie in the whole.
+} // namespace
+
 std::function<uint64_t(int64_t)>
-getCounterIndex(tg::CounterRandomOpInterface op, const Tensor *offset) {
+tgc::detail::getCounterIndex(tg::CounterRandomOpInterface op,
+                             const Tensor *offset) {
   uint64_t first = offset ? static_cast<uint64_t>(offset->ints()[0]) : 0;
   return [first, levels = op.getIndexLevels()](int64_t i) {
     uint64_t index = first;
@@ -288,6 +294,8 @@ getCounterIndex(tg::CounterRandomOpInterface op, const Tensor *offset) {
     return index;
   };
 }
+
+namespace {
 
 LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
                             SmallVectorImpl<Tensor> &results,

@@ -8,11 +8,13 @@
 #ifndef TGC_LIB_EVAL_KERNELUTILS_H
 #define TGC_LIB_EVAL_KERNELUTILS_H
 
+#include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Eval/Kernels.h"
 #include "tgc/Eval/LineLayout.h"
 #include "tgc/Eval/TensorVisit.h"
 #include "tgc/Support/FloatFormats.h"
+#include "tgc/Support/Philox.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -21,6 +23,7 @@
 #include <cblas.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -76,6 +79,54 @@ public:
 
 private:
   T cap;
+};
+
+/// The index in the whole tensor of each element of a CounterRandomOpInterface
+/// op's numbers: a device's block of a split tensor (or a micro-batch's) has
+/// the global index of its first element (the `offset` operand) and lies
+/// where its elements lie in the whole.
+std::function<uint64_t(int64_t)>
+getCounterIndex(tg::CounterRandomOpInterface op, const Tensor *offset);
+
+/// tg.attention's optional dropout of its [B, H, Sq, Sk] probabilities:
+/// apply(p, b, h, i, j) is what tg.dropout with the op's seed, stream, rate,
+/// offset and global shape makes of probability (b, h, i, j), p / (1 - rate)
+/// or 0; without dropout, p.
+template <typename T> class AttentionDropout {
+public:
+  /// `seed` and `offset` are the op's operands (null without them).
+  AttentionDropout(tg::CounterRandomOpInterface op,
+                   std::optional<llvm::APFloat> rate, const Tensor *seed,
+                   const Tensor *offset)
+      : rate(rate ? rate->convertToDouble() : 0.0) {
+    if (!seed)
+      return;
+    active = true;
+    this->seed = static_cast<uint64_t>(seed->ints()[0]);
+    stream = static_cast<uint32_t>(op.getRandomStream());
+    indexOf = getCounterIndex(op, offset);
+    llvm::SmallVector<int64_t> shape = op.getRandomShape();
+    heads = shape[1];
+    queries = shape[2];
+    keys = shape[3];
+  }
+  explicit operator bool() const { return active; }
+  T apply(T p, int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (!active)
+      return p;
+    int64_t index = ((b * heads + h) * queries + i) * keys + j;
+    return dropoutUniform(seed, indexOf(index), stream) >= rate
+               ? p / (T(1) - T(rate))
+               : T(0);
+  }
+
+private:
+  double rate;
+  bool active = false;
+  uint64_t seed = 0;
+  uint32_t stream = 0;
+  std::function<uint64_t(int64_t)> indexOf;
+  int64_t heads = 0, queries = 0, keys = 0;
 };
 
 /// tg.attention's optional bias [B|1, H|1, Sq|1, Sk|1] as T, read through

@@ -179,6 +179,11 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     if (auto dropout = dyn_cast<tg::DropoutOp>(op))
       batchStreams.try_emplace(dropout.getStream(),
                                fromBatch.contains(dropout.getOperand()));
+    // An attention's dropout covers its probabilities, the batch's when
+    // its queries, keys, values or bias are.
+    if (auto attention = dyn_cast<tg::AttentionOp>(op);
+        attention && attention.drawsRandom())
+      batchStreams.try_emplace(attention.getRandomStream(), reads);
     if (reads)
       fromBatch.insert(op.result_begin(), op.result_end());
   }
@@ -195,15 +200,15 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
                                    llvm::is_contained(batchSizes, shape[0]));
     }
   auto offsetRandom = [&](tg::CounterRandomOpInterface random, unsigned k) {
-    if (k == 0 || !batchStreams.lookup(random.getRandomStream()))
+    if (k == 0 || !random.drawsRandom() ||
+        !batchStreams.lookup(random.getRandomStream()))
       return;
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(random);
     Value offset = random.getRandomOffset();
     auto type = offset ? cast<RankedTensorType>(offset.getType())
                        : RankedTensorType::get({}, builder.getI64Type());
-    int64_t elements =
-        cast<ShapedType>(random->getResult(0).getType()).getNumElements();
+    int64_t elements = ShapedType::getNumElements(random.getRandomShape());
     Value before = tg::ConstantOp::create(
         builder, random.getLoc(),
         DenseElementsAttr::get(

@@ -734,15 +734,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // A split dropout (random op) draws the device's part of the whole mask
   // (numbers): its elements' indices start at the block's first (plus a
   // micro-batch's offset) and lie where the block lies in the whole tensor.
+  // tg.attention's dropout mask covers its [B, H, Sq, Sk] probabilities,
+  // which lie as its [B, H, Sq, Dv] output does (keys and value width
+  // stay whole).
   if (auto random = dyn_cast_if_present<CounterRandomOpInterface>(clone);
-      random && llvm::any_of(layouts[0].dims, [](const AxisList &axes) {
-        return !axes.empty();
-      })) {
+      random && random.drawsRandom() &&
+      llvm::any_of(layouts[0].dims,
+                   [](const AxisList &axes) { return !axes.empty(); })) {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(random);
-    ArrayRef<int64_t> whole =
-        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-    ArrayRef<int64_t> block = cast<RankedTensorType>(types[0]).getShape();
+    SmallVector<int64_t> whole =
+        cast<CounterRandomOpInterface>(op).getRandomShape();
+    SmallVector<int64_t> block = random.getRandomShape();
     Value offset = random.getRandomOffset();
     auto indexType = offset ? cast<IntegerType>(getElementTypeOrSelf(offset))
                             : builder.getI64Type();

@@ -785,6 +785,10 @@ struct AttentionMatch {
   /// The soft cap c of `c * tanh(s / c)` applied to the scaled scores s
   /// before the masks, if any.
   std::optional<double> softcap;
+  /// The dropout of the probabilities (attention dropout), if any: its
+  /// mask is tg.attention's (the same seed, stream, rate, offset and
+  /// [B, H, Sq, Sk] elements).
+  tg::DropoutOp dropout;
   /// A mask computed at run time (not a constant), of the scores' shape:
   /// added to the scores (`addedMask`), or the predicate of a select that
   /// hides a key where it is `hideOnTrue`. `maskScale` is the product of
@@ -917,6 +921,13 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   // `p != p ? 0 : p`, the zeros of a row every key of which the mask hides
   // (a softmax of -inf only), which tg.attention gives such a row too.
   Value probabilities = root.getLhs();
+  // Attention dropout, after the softmax (and its NaN guard), as PyTorch's
+  // SDPA and Hugging Face's eager attention apply it.
+  auto dropout = probabilities.getDefiningOp<tg::DropoutOp>();
+  if (dropout) {
+    m.add(probabilities);
+    probabilities = dropout.getOperand();
+  }
   bool nanGuard = false;
   if (auto guard = probabilities.getDefiningOp<tg::SelectOp>()) {
     nanGuard = true;
@@ -937,6 +948,7 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
   m.add(probabilities);
   AttentionMatch match;
   match.value = root.getRhs();
+  match.dropout = dropout;
 
   // Scale and mask, in any order, down to the scores' matmul.
   Value scores = softmax.getOperand();
@@ -1334,9 +1346,14 @@ FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
   FloatAttr softcap;
   if (match->softcap)
     softcap = b.getF64FloatAttr(*match->softcap);
-  auto attention =
-      tg::AttentionOp::create(b, loc, root.getType(), lseType, match->query,
-                              key, value, bias, match->causal, scale, softcap);
+  tg::DropoutOp dropout = match->dropout;
+  auto attention = tg::AttentionOp::create(
+      b, loc, root.getType(), lseType, match->query, key, value, bias,
+      dropout ? dropout.getSeed() : Value(),
+      dropout ? dropout.getOffset() : Value(), match->causal, scale, softcap,
+      dropout ? dropout.getRateAttr() : FloatAttr(),
+      dropout ? dropout.getStreamAttr() : IntegerAttr(),
+      dropout ? dropout.getGlobalShapeAttr() : DenseI64ArrayAttr());
   return attention.getOutput();
 }
 
@@ -1374,9 +1391,6 @@ tgc::explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options) {
     return std::string("its products are 3-D, the batch and the heads "
                        "merged ([B * H, S, D], as BLOOM writes them): "
                        "tg-raise reads 4-D ones");
-  if (between == "tg.dropout")
-    return std::string("a dropout on the probabilities (attention dropout), "
-                       "which tg.attention does not have");
   std::string why;
   MatchedOps m(root);
   std::optional<AttentionMatch> match = matchAttention(root, m, options, &why);

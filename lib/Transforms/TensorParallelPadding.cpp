@@ -248,7 +248,8 @@ bool DimensionPadder::visitByRule(Operation *op) {
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
   // A dropout's mask (a random op's numbers) is a function of each
   // element's index in its shape.
-  if (!ruled || isa<CounterRandomOpInterface>(op))
+  auto random = dyn_cast<CounterRandomOpInterface>(op);
+  if (!ruled || (random && random.drawsRandom()))
     return false;
   // The rule of the unpadded op (a broadcast's or a pad's compares its
   // operands' and results' sizes).

@@ -198,15 +198,24 @@ public:
         .getResult();
   }
 
-  /// Causal attention of [B, H, S, D] queries on [B, K, S, D] keys/values.
-  Value causalAttention(Value q, Value k, Value v) {
+  /// Causal attention of [B, H, S, D] queries on [B, K, S, D] keys/values,
+  /// with a dropout of the probabilities when `dropoutRate` > 0 (the next
+  /// stream number, as eagerCausalAttention's tg.dropout takes it: the same
+  /// mask).
+  Value causalAttention(Value q, Value k, Value v, Value seed = Value(),
+                        double dropoutRate = 0.0) {
     ArrayRef<int64_t> shape = shapeOf(q);
     double scale = 1.0 / std::sqrt(double(shape.back()));
-    return tg::AttentionOp::create(builder, q.getType(),
-                                   tensorType(shape.drop_back()), q, k, v,
-                                   /*bias=*/Value(), /*causal=*/true,
-                                   builder.getF64FloatAttr(scale),
-                                   /*softcap=*/FloatAttr())
+    bool drops = dropoutRate > 0.0;
+    return tg::AttentionOp::create(
+               builder, q.getType(), tensorType(shape.drop_back()), q, k, v,
+               /*bias=*/Value(), drops ? seed : Value(),
+               /*offset=*/Value(), /*causal=*/true,
+               builder.getF64FloatAttr(scale),
+               /*softcap=*/FloatAttr(),
+               drops ? builder.getF64FloatAttr(dropoutRate) : FloatAttr(),
+               drops ? builder.getI64IntegerAttr(nextStream++) : IntegerAttr(),
+               /*global_shape=*/DenseI64ArrayAttr())
         .getOutput();
   }
 
@@ -366,7 +375,8 @@ FailureOr<OwningOpRef<ModuleOp>> tgc::zoo::buildModel(MLIRContext &context,
         config.eagerAttention
             ? graph.eagerCausalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2],
                                          seed, config.dropout)
-            : graph.causalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2]);
+            : graph.causalAttention(qkvHeads[0], qkvHeads[1], qkvHeads[2], seed,
+                                    config.dropout);
     Value merged =
         graph.reshape(graph.transpose(attended, {0, 2, 1, 3}), {b, s, h});
     Value projected = linear(merged, "attn.c_proj.weight", "attn.c_proj.bias");

@@ -591,7 +591,8 @@ namespace {
 
 /// One thread per output element (b, h, i, d): the row's max and sum, then
 /// the weighted sum of values; d == 0 also writes the logsumexp. Scores
-/// (flash::scoreAt) carry the bias; a row that sees no key with a score
+/// (flash::scoreAt) carry the bias, the values are weighed through the
+/// dropout's mask (flash::dropped); a row that sees no key with a score
 /// above -inf gets zeros and a logsumexp of +inf.
 template <typename S, typename L>
 __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
@@ -609,6 +610,7 @@ __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
     auto scoreOf = [&](int64_t j) {
       return flash::scoreAt(d, qi, k + (kvRow + j) * d.headSize, b, h, i, j);
     };
+    flash::DropoutKey key = flash::dropoutKey(d);
     float max = -INFINITY, sum = 0, acc = 0;
     for (int64_t j = 0; j < visible; ++j)
       max = fmaxf(max, scoreOf(j));
@@ -620,7 +622,8 @@ __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
         continue;
       float p = expf(s - max);
       sum += p;
-      acc += p * ld(v[(kvRow + j) * d.valueSize + e]);
+      acc += flash::dropped(d, key, p, b, h, i, j) *
+             ld(v[(kvRow + j) * d.valueSize + e]);
     }
     bool empty = sum == 0.0f;
     out[x] = st<S>(empty ? 0.0f : acc / sum);
@@ -630,8 +633,9 @@ __global__ void attentionForward(AttentionDesc d, const S *q, const S *k,
 }
 
 /// dq: one thread per (b, h, i, e). p = exp((score - max) - logSum) with
-/// the row's flash::backwardRow (0 on a row whose logsumexp is +inf), ds
-/// through the soft cap's slope; the bias gets no gradient.
+/// the row's flash::backwardRow (0 on a row whose logsumexp is +inf), dp
+/// through the dropout's mask, ds through the soft cap's slope; the bias
+/// gets no gradient.
 template <typename S, typename L>
 __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
                                    const S *k, const S *v, const S *out,
@@ -652,6 +656,7 @@ __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
       delta += ld(doi[f]) * ld(out[row * d.valueSize + f]);
     flash::SoftmaxRow softmax = flash::backwardRow(
         d, float(ld(lse[row])), qi, k + kvRow * d.headSize, b, h, i);
+    flash::DropoutKey key = flash::dropoutKey(d);
     float acc = 0;
     for (int64_t j = 0; j < visible; ++j) {
       float c = flash::cappedScoreAt(d, qi, k + (kvRow + j) * d.headSize);
@@ -660,6 +665,7 @@ __global__ void attentionGradQuery(AttentionDesc d, const S *dout, const S *q,
       float dp = 0;
       for (int64_t f = 0; f < d.valueSize; ++f)
         dp += ld(doi[f]) * ld(v[(kvRow + j) * d.valueSize + f]);
+      dp = flash::dropped(d, key, dp, b, h, i, j);
       acc += float(d.scale) * flash::capSlope(d, c) * p * (dp - delta) *
              ld(k[(kvRow + j) * d.headSize + e]);
     }
@@ -683,6 +689,7 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
     int64_t j = kvRow % d.keys, bkv = kvRow / d.keys;
     int64_t kvh = bkv % d.kvHeads, b = bkv / d.kvHeads;
     float dkAcc = 0, dvAcc = 0;
+    flash::DropoutKey key = flash::dropoutKey(d);
     for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
       for (int64_t i = 0; i < d.queries; ++i) {
         if (d.causal && j >= i + d.keys - d.queries + 1)
@@ -695,14 +702,16 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
         float c = flash::cappedScoreAt(d, qi, k + kvRow * d.headSize);
         float s = c + flash::biasAt(d, b, h, i, j);
         float p = expf((s - softmax.max) - softmax.logSum);
+        bool kept = flash::keeps(d, key, b, h, i, j);
         if (e < d.valueSize)
-          dvAcc += p * ld(doi[e]);
+          dvAcc += flash::throughMask(d, kept, p) * ld(doi[e]);
         if (e < d.headSize) {
           float delta = 0, dp = 0;
           for (int64_t f = 0; f < d.valueSize; ++f) {
             delta += ld(doi[f]) * ld(out[row * d.valueSize + f]);
             dp += ld(doi[f]) * ld(v[kvRow * d.valueSize + f]);
           }
+          dp = flash::throughMask(d, kept, dp);
           dkAcc += float(d.scale) * flash::capSlope(d, c) * p * (dp - delta) *
                    ld(q[row * d.headSize + e]);
         }

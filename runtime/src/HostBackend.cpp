@@ -320,6 +320,7 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
   std::vector<float> out(d.batch * d.heads * d.queries * d.valueSize, 0.0f);
   std::vector<float> lse(d.batch * d.heads * d.queries, 0.0f);
   std::vector<float> scores(d.queries * d.keys);
+  flash::DropoutKey key = flash::dropoutKey(d);
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h) {
       int64_t kvh = h / group;
@@ -360,8 +361,10 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
           row[j] = j < visible ? std::exp(row[j] - max) : 0.0f;
           sum += row[j];
         }
+        // The values are weighed through the dropout's mask; the logsumexp
+        // is the undropped softmax's.
         for (int64_t j = 0; j < visible; ++j)
-          row[j] /= sum;
+          row[j] = flash::dropped(d, key, row[j] / sum, b, h, i, j);
         lse[(b * d.heads + h) * d.queries + i] = max + std::log(sum);
       }
       if (d.keys > 0 && d.valueSize > 0)
@@ -392,6 +395,11 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
   std::vector<float> p(d.queries * d.keys), dp(d.queries * d.keys);
   // The soft cap's slope 1 - (capped / softcap)^2 at each score.
   std::vector<float> slope(d.softcap > 0.0 ? d.queries * d.keys : 0);
+  // With dropout, p through the mask (dv's weights), and the mask itself.
+  bool dropout = d.dropout > 0.0;
+  std::vector<float> dropped(dropout ? d.queries * d.keys : 0);
+  std::vector<char> kept(dropped.size());
+  flash::DropoutKey key = flash::dropoutKey(d);
   if (!p.empty())
     for (int64_t b = 0; b < d.batch; ++b)
       for (int64_t h = 0; h < d.heads; ++h) {
@@ -443,14 +451,26 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
             row[j] =
                 j < visible ? std::exp((row[j] - rowMax) - rowLogSum) : 0.0f;
         }
-        // dv += p^T dout; dp = dout v^T.
+        if (dropout)
+          for (int64_t i = 0; i < d.queries; ++i)
+            for (int64_t j = 0; j < d.keys; ++j) {
+              int64_t x = i * d.keys + j;
+              kept[x] = flash::keeps(d, key, b, h, i, j);
+              dropped[x] = flash::throughMask(d, kept[x], p[x]);
+            }
+        // dv += p^T dout; dp = dout v^T (with dropout, dv from the dropped
+        // p and dp through the mask).
         if (d.valueSize == 0) {
           std::fill(dp.begin(), dp.end(), 0.0f);
         } else {
-          sgemm(true, false, d.keys, d.valueSize, d.queries, p.data(), dop,
+          sgemm(true, false, d.keys, d.valueSize, d.queries,
+                dropout ? dropped.data() : p.data(), dop,
                 dv.data() + kvOffset * d.valueSize, 1.0f, 1.0f);
           sgemm(false, true, d.queries, d.keys, d.valueSize, dop, vp, dp.data(),
                 1.0f, 0.0f);
+          if (dropout)
+            for (size_t x = 0; x < dp.size(); ++x)
+              dp[x] = flash::throughMask(d, kept[x], dp[x]);
         }
         // ds = p * (dp - rowsum(dout * out)), through the soft cap's slope,
         // scaled.

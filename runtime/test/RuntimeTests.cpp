@@ -607,6 +607,28 @@ static void testFlashAttention() {
                });
     CHECK(checkFlashAttention<128>(d) == 0);
   }
+  // Attention dropout, the mask regenerated tile by tile in each kernel:
+  // causal over grouped heads; and a device's block of heads 2..3 of 4
+  // (an offset and two index levels) over unequal sequences, soft-capped.
+  {
+    int64_t seed = 0x5eed1234abcdll, offset = 2 * 70 * 90;
+    AttentionDesc d = desc(2, 4, 50, 32, 2, 50, 32, true);
+    d.dropout = 0.3;
+    d.seed = &seed;
+    d.stream = 5;
+    CHECK(checkFlashAttention<64>(d) == 0);
+    d = desc(2, 2, 70, 96, 1, 90, 80, false);
+    d.scale = 0.5;
+    d.softcap = 2.0;
+    d.dropout = 0.5;
+    d.seed = &seed;
+    d.offset = &offset;
+    d.stream = 2;
+    d.levelCount = 2;
+    int64_t levels[2][3] = {{2, 2 * 70 * 90, 4 * 70 * 90}, {2 * 70 * 90, 1, 1}};
+    std::memcpy(d.levels, levels, sizeof levels);
+    CHECK(checkFlashAttention<128>(d) == 0);
+  }
 }
 
 /// The host target's reference attention (forward and backward) with a
@@ -623,16 +645,41 @@ static void testFlashAttention() {
 ///   1 / n, or be off by the logsumexp's rounding (f32's spacing at 1e4 is
 ///   2^-10);
 /// each also with a soft cap of 0.3 (scores c * tanh(s / c) before the
-/// bias, ds times 1 - tanh^2), which bends every score.
+/// bias, ds times 1 - tanh^2), which bends every score, and then with a
+/// dropout of 0.4 too, as a device's block of heads 4..7 of 8 draws it
+/// (an offset and index levels; the expected mask from the element's index
+/// in the whole tensor).
 static void testAttentionReference() {
   const float inf = INFINITY;
   const float lowest = -std::numeric_limits<float>::max();
-  for (double softcap : {0.0, 0.3})
+  for (auto [softcap, rate] :
+       {std::pair{0.0, 0.0}, std::pair{0.3, 0.0}, std::pair{0.3, 0.4}})
     for (bool causal : {false, true})
       for (bool degenerateOnly : {false, true}) {
         AttentionDesc d{2, 4,      6,    5,          2,         9,
                         3, causal, 0.45, DType::F32, DType::F32};
         d.softcap = softcap;
+        int64_t seed = 77, offset = 4 * 6 * 9;
+        int64_t levels[2][3] = {{2, 4 * 6 * 9, 8 * 6 * 9}, {4 * 6 * 9, 1, 1}};
+        if (rate > 0) {
+          d.dropout = rate;
+          d.seed = &seed;
+          d.offset = &offset;
+          d.stream = 3;
+          d.levelCount = 2;
+          std::memcpy(d.levels, levels, sizeof levels);
+        }
+        // The dropout's factor on probability (b, h, i, j): 1 / (1 - rate)
+        // where dropoutUniform keeps it at its index in the whole [2, 8, 6,
+        // 9] tensor, else 0.
+        auto keepFactor = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+          if (!(rate > 0))
+            return 1.0;
+          uint64_t index = ((b * 8 + h + 4) * d.queries + i) * d.keys + j;
+          return dropoutUniform(uint64_t(seed), index, 3) >= rate
+                     ? 1.0 / (1.0 - rate)
+                     : 0.0;
+        };
         int64_t group = d.heads / d.kvHeads;
         int64_t diagonal = d.keys - d.queries;
         // The rows whose every visible key finfo.min hides: their logsumexp
@@ -723,7 +770,8 @@ static void testAttentionReference() {
                 p[j] /= sum;
                 for (int64_t e = 0; e < d.valueSize; ++e)
                   eOut[row * d.valueSize + e] +=
-                      p[j] * v[(kvBase + j) * d.valueSize + e];
+                      p[j] * keepFactor(b, h, i, j) *
+                      v[(kvBase + j) * d.valueSize + e];
               }
               // dv += p dout; ds = scale p (dout . v - dout . out); dq = ds k;
               // dk += ds q.
@@ -737,8 +785,10 @@ static void testAttentionReference() {
                   dp += double(dout[row * d.valueSize + e]) *
                         v[(kvBase + j) * d.valueSize + e];
                   eDv[(kvBase + j) * d.valueSize + e] +=
-                      p[j] * dout[row * d.valueSize + e];
+                      p[j] * keepFactor(b, h, i, j) *
+                      dout[row * d.valueSize + e];
                 }
+                dp *= keepFactor(b, h, i, j);
                 double ds = d.scale * slope[j] * p[j] * (dp - delta);
                 for (int64_t e = 0; e < d.headSize; ++e) {
                   eDq[row * d.headSize + e] +=

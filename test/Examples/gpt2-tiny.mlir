@@ -44,20 +44,21 @@
 // CHECK: tg.embedding %[[WTE]][%[[IDS]]] : (tensor<128x64xf32>, tensor<2x16xi64>) -> tensor<2x16x64xf32>
 // CHECK: tg.dropout %{{.*}}, %[[SEED]] rate = 1.000000e-01 stream = 0 :
 
-// Each layer: ln_1, causal attention (scale 1/sqrt(16)), dropout, ln_2,
-// GELU (tanh), dropout; each dropout has its own stream.
+// Each layer: ln_1, causal attention (scale 1/sqrt(16)) with dropout of
+// its probabilities, dropout, ln_2, GELU (tanh), dropout; each dropout has
+// its own stream.
 // CHECK: tg.layer_norm {{.*}} epsilon = 1.000000e-05
-// CHECK: tg.attention {{.*}} causal scale = 2.500000e-01 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>)
-// CHECK: tg.dropout {{.*}} stream = 1 :
-// CHECK: tg.layer_norm {{.*}} epsilon = 1.000000e-05
-// CHECK: tg.gelu tanh %{{.*}} : tensor<2x16x256xf32>
+// CHECK: tg.attention {{.*}} causal scale = 2.500000e-01 dropout = 1.000000e-01 seed %[[SEED]] stream = 1 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>, tensor<i64>)
 // CHECK: tg.dropout {{.*}} stream = 2 :
 // CHECK: tg.layer_norm {{.*}} epsilon = 1.000000e-05
-// CHECK: tg.attention {{.*}} causal scale = 2.500000e-01
+// CHECK: tg.gelu tanh %{{.*}} : tensor<2x16x256xf32>
 // CHECK: tg.dropout {{.*}} stream = 3 :
 // CHECK: tg.layer_norm {{.*}} epsilon = 1.000000e-05
+// CHECK: tg.attention {{.*}} causal scale = 2.500000e-01 dropout = 1.000000e-01 seed %[[SEED]] stream = 4 :
+// CHECK: tg.dropout {{.*}} stream = 5 :
+// CHECK: tg.layer_norm {{.*}} epsilon = 1.000000e-05
 // CHECK: tg.gelu tanh
-// CHECK: tg.dropout {{.*}} stream = 4 :
+// CHECK: tg.dropout {{.*}} stream = 6 :
 // CHECK-NOT: tg.attention
 // CHECK-NOT: tg.dropout
 

@@ -59,6 +59,9 @@
 // CHECK: @attention_bias_mask {{.*}} ok
 // CHECK: @attention_softcap {{.*}} ok
 // CHECK: @attention_softcap_bias_trained {{.*}} ok
+// CHECK: @attention_dropout {{.*}} ok
+// CHECK: @attention_dropout_bias_trained {{.*}} ok
+// CHECK: @attention_dropout_block {{.*}} ok
 // CHECK: @dropout {{.*}} ok
 // CHECK: @cross_entropy_mean {{.*}} ok
 // CHECK: @cross_entropy_sum {{.*}} ok
@@ -745,6 +748,54 @@ func.func @attention_softcap_bias_trained(
   %y, %lse = tg.attention %q, %k, %v bias %b scale = 8.000000e+02 softcap = 2.000000e+00 : (tensor<2x2x4x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>, tensor<1x2x4x5xf32>) -> (tensor<2x2x4x6xf32>, tensor<2x2x4xf32>)
   %w = tg.mul %y, %c : tensor<2x2x4x6xf32>
   %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<2x2x4x6xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// causal, grouped-query tg.attention with dropout of its probabilities:
+// the backward regenerates the mask (dv from the dropped probabilities, dp
+// through the mask); a scale large enough that the probabilities differ
+func.func @attention_dropout(
+    %q: tensor<1x4x3x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<1x2x5x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<1x2x5x8xf32> {tg.role = "param", tg.name = "v"},
+    %seed: tensor<i64> {tg.role = "hyper", tg.name = "seed"},
+    %c: tensor<1x4x3x8xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %y, %lse = tg.attention %q, %k, %v causal scale = 3.000000e+02 dropout = 4.000000e-01 seed %seed stream = 5 : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<i64>) -> (tensor<1x4x3x8xf32>, tensor<1x4x3xf32>)
+  %w = tg.mul %y, %c : tensor<1x4x3x8xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<1x4x3x8xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// a trained bias under dropout: its gradient (built from tg ops) takes dp
+// through the same mask (a tg.dropout of the same seed and stream)
+func.func @attention_dropout_bias_trained(
+    %q: tensor<2x2x4x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<2x2x5x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<2x2x5x6xf32> {tg.role = "param", tg.name = "v"},
+    %b: tensor<1x2x4x5xf32> {tg.role = "param", tg.name = "b"},
+    %seed: tensor<i64> {tg.role = "hyper", tg.name = "seed"},
+    %c: tensor<2x2x4x6xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %y, %lse = tg.attention %q, %k, %v bias %b scale = 3.000000e+02 dropout = 3.000000e-01 seed %seed stream = 2 : (tensor<2x2x4x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>, tensor<1x2x4x5xf32>, tensor<i64>) -> (tensor<2x2x4x6xf32>, tensor<2x2x4xf32>)
+  %w = tg.mul %y, %c : tensor<2x2x4x6xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<2x2x4x6xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// a device's block of the heads (global_shape and offset, as tg-partition
+// writes them): the mask is the whole tensor's, read where the block lies
+func.func @attention_dropout_block(
+    %q: tensor<1x2x4x8xf32> {tg.role = "param", tg.name = "q"},
+    %k: tensor<1x2x4x8xf32> {tg.role = "param", tg.name = "k"},
+    %v: tensor<1x2x4x8xf32> {tg.role = "param", tg.name = "v"},
+    %seed: tensor<i64> {tg.role = "hyper", tg.name = "seed"},
+    %c: tensor<1x2x4x8xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %offset = tg.constant dense<32> : tensor<i64>
+  %y, %lse = tg.attention %q, %k, %v scale = 3.000000e+02 dropout = 5.000000e-01 seed %seed offset %offset stream = 1 of [2, 4, 4, 4] : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<i64>, tensor<i64>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  %w = tg.mul %y, %c : tensor<1x2x4x8xf32>
+  %loss = tg.reduce sum %w dims = [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
 

@@ -17,6 +17,8 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_alibi --random-inputs 14 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_softcap --random-inputs 15 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry attention_position_bias_causal --random-inputs 16 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_dropout --random-inputs 17 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_dropout_block --random-inputs 18 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -33,6 +35,12 @@
 // RAISED: tg.silu
 // RAISED-LABEL: func.func @attention_causal
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
+// RAISED-LABEL: func.func @attention_dropout
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal dropout = 2.500000e-01 seed %{{.*}} stream = 3 :
+// RAISED-NOT: tg.dropout
+// RAISED-LABEL: func.func @attention_dropout_block
+// RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00 dropout = 5.000000e-01 seed %{{.*}} offset %{{.*}} stream = 0 of [2, 4, 6, 6] :
+// RAISED-NOT: tg.dropout
 // RAISED-LABEL: func.func @attention_gqa_additive
 // RAISED: tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 5.000000e-01 : (tensor<2x4x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>)
 // RAISED-LABEL: func.func @attention_runtime_bias
@@ -167,6 +175,47 @@ func.func @attention_causal(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name 
   %p = tg.softmax %z dim = 3 : tensor<2x2x6x6xf32>
   %o = tg.matmul %p, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
   return %o : tensor<2x2x6x8xf32>
+}
+
+// Attention dropout after PyTorch's NaN guard: tg.attention's own mask is
+// the tg.dropout's (the same seed, stream and elements).
+func.func @attention_dropout(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                             %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                             %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"},
+                             %seed: tensor<i64> {tg.role = "hyper", tg.name = "seed"})
+    -> (tensor<2x2x6x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x6xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %y = tg.mul %s, %cb : tensor<2x2x6x6xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true, true, true], [false, false, true, true, true, true], [false, false, false, true, true, true], [false, false, false, false, true, true], [false, false, false, false, false, true], [false, false, false, false, false, false]]]]> : tensor<1x1x6x6xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x6x6xi1> -> tensor<2x2x6x6xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %z = tg.select %mb, %fb, %y : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %p = tg.softmax %z dim = 3 : tensor<2x2x6x6xf32>
+  %nan = tg.compare ne, %p, %p : tensor<2x2x6x6xf32>
+  %zero = tg.constant dense<0.0> : tensor<2x2x6x6xf32>
+  %g = tg.select %nan, %zero, %p : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %d = tg.dropout %g, %seed rate = 2.500000e-01 stream = 3 : tensor<2x2x6x6xf32>, tensor<i64>
+  %o = tg.matmul %d, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
+}
+
+// A device's block of the heads (a dropout with an offset and the whole
+// probabilities' shape, as tg-partition writes it): the raised attention
+// keeps both.
+func.func @attention_dropout_block(%q: tensor<1x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                                   %k: tensor<1x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                                   %v: tensor<1x2x6x8xf32> {tg.role = "input", tg.name = "v"},
+                                   %seed: tensor<i64> {tg.role = "hyper", tg.name = "seed"})
+    -> (tensor<1x2x6x8xf32> {tg.name = "y"}) {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x6x6xf32>
+  %p = tg.softmax %s dim = 3 : tensor<1x2x6x6xf32>
+  %offset = tg.constant dense<72> : tensor<i64>
+  %d = tg.dropout %p, %seed offset %offset rate = 5.000000e-01 stream = 0 of [2, 4, 6, 6] : tensor<1x2x6x6xf32>, tensor<i64>, tensor<i64>
+  %o = tg.matmul %d, %v : (tensor<1x2x6x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32>
+  return %o : tensor<1x2x6x8xf32>
 }
 
 func.func @attention_gqa_additive(%q: tensor<2x4x6x8xf32> {tg.role = "input", tg.name = "q"},

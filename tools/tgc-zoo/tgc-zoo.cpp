@@ -98,10 +98,11 @@ enum class AttentionForm { Fused, Eager };
 static cl::opt<AttentionForm> attention(
     "attention",
     cl::desc("How attention is written (gpt2, llama): fused, one "
-             "tg.attention (the default), or eager, Hugging Face's eager "
+             "tg.attention (the default; gpt2 with --dropout drops its "
+             "probabilities inside it), or eager, Hugging Face's eager "
              "path as separate ops: scores matmul, scale, causal mask "
              "(select), softmax, dropout of the probabilities (gpt2 with "
-             "--dropout), matmul with the values"),
+             "--dropout, the same mask), matmul with the values"),
     cl::values(clEnumValN(AttentionForm::Fused, "fused", "one tg.attention"),
                clEnumValN(AttentionForm::Eager, "eager", "separate ops")),
     cl::init(AttentionForm::Fused), cl::cat(zooCategory));

@@ -105,9 +105,9 @@ static cl::opt<std::string> lossOutput(
 static cl::opt<bool> explainAttention(
     "explain-attention",
     cl::desc("ONNX: a remark per reason tg-raise leaves an attention "
-             "decomposed (a dropout on its probabilities, a mask or op "
-             "tg.attention does not take, an intermediate used elsewhere), "
-             "at the first such attention"),
+             "decomposed (a mask or op tg.attention does not take, an "
+             "intermediate used elsewhere, shapes), at the first such "
+             "attention"),
     TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()), TGC_CAT);
 static cl::opt<std::string> addLoss(
     "add-loss",

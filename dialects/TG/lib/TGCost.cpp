@@ -256,14 +256,16 @@ OpCost AttentionOp::getCost() {
   int64_t headSize = getQuery().getType().getDimSize(3);
   int64_t valueSize = getValue().getType().getDimSize(3);
   // Two matmuls (scores and output), then per score: scale, (the soft
-  // cap's divide, tanh and multiply,) (bias,) max, subtract, exp, sum; per
-  // output element a division.
+  // cap's divide, tanh and multiply,) (bias,) max, subtract, exp, sum,
+  // (dropout's select and scale, its Philox mask integer work as
+  // tg.dropout's;) per output element a division.
   bool softcap = getSoftcap().has_value();
   cost.matrixFlops = multiplyFigures(pairs, 2 * (headSize + valueSize));
   cost.flops =
       addFigures(addFigures(cost.matrixFlops,
                             multiplyFigures(pairs, 5 + (getBias() ? 1 : 0) +
-                                                       (softcap ? 2 : 0))),
+                                                       (softcap ? 2 : 0) +
+                                                       (getSeed() ? 2 : 0))),
                  getNumElements(getOutput()));
   cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
   cost.computeType = getQuery().getType().getElementType();
@@ -373,7 +375,8 @@ OpCost RmsNormGradOp::getCost() {
 OpCost AttentionGradOp::getCost() {
   // Five matmuls (the recomputed scores, dP, dV, dQ, dK) and per score the
   // recomputed exp (and soft cap: tanh, divide, multiply, and its slope
-  // 1 - t^2) and the softmax backward.
+  // 1 - t^2; and dropout: the mask's select and scale on p and on dP) and
+  // the softmax backward.
   bool softcap = getSoftcap().has_value();
   OpCost cost = getStreamingCost(*this);
   int64_t pairs =
@@ -381,9 +384,10 @@ OpCost AttentionGradOp::getCost() {
   int64_t headSize = getQuery().getType().getDimSize(3);
   int64_t valueSize = getValue().getType().getDimSize(3);
   cost.matrixFlops = multiplyFigures(pairs, 2 * (3 * headSize + 2 * valueSize));
-  cost.flops = addFigures(
-      cost.matrixFlops,
-      multiplyFigures(pairs, 6 + (getBias() ? 1 : 0) + (softcap ? 5 : 0)));
+  cost.flops = addFigures(cost.matrixFlops,
+                          multiplyFigures(pairs, 6 + (getBias() ? 1 : 0) +
+                                                     (softcap ? 5 : 0) +
+                                                     (getSeed() ? 4 : 0)));
   cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
   cost.computeType = getQuery().getType().getElementType();
   // FlashAttention-2's backward accumulates dQ in f32 across the key blocks

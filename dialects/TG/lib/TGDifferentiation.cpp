@@ -551,10 +551,11 @@ namespace {
 /// The gradient of attention's bias, from its operands, output, logsumexp
 /// and output gradient: dS = P * (dO V^T - rowsum(dO * O)) summed to the
 /// bias's shape, with P = exp(softcap(scale * Q K^T) + bias - lse) hidden past
-/// the causal diagonal, all in f32. It materializes the [B, H, Sq, Sk] scores,
-/// which tg.attention_grad does not: autodiff keeps it only where a trained
-/// value reaches the bias (a learned position bias), and a mask computed
-/// from the inputs never builds it.
+/// the causal diagonal (dO V^T through the dropout mask), all in f32. It
+/// materializes the [B, H, Sq, Sk] scores, which tg.attention_grad does
+/// not: autodiff keeps it only where a trained value reaches the bias (a
+/// learned position bias), and a mask computed from the inputs never builds
+/// it.
 Value buildAttentionBiasGrad(OpBuilder &b, AttentionOp op, Value gradOutput) {
   Location loc = op.getLoc();
   Type f32 = b.getF32Type();
@@ -618,6 +619,13 @@ Value buildAttentionBiasGrad(OpBuilder &b, AttentionOp op, Value gradOutput) {
   }
   Value dp = MatmulOp::create(b, loc, dout, value, /*transposeA=*/false,
                               /*transposeB=*/true);
+  // With dropout, the gradient of the undropped probabilities is dp times
+  // the forward's mask over (1 - rate): tg.dropout with its seed, stream,
+  // offset and shape draws it again on the same [B, H, Sq, Sk] elements.
+  if (op.getSeed())
+    dp = DropoutOp::create(b, loc, dp, op.getSeed(), op.getOffset(),
+                           op.getDropoutAttr(), op.getStreamAttr(),
+                           op.getGlobalShapeAttr());
   Value delta = ReduceOp::create(b, loc, ReduceKind::Sum,
                                  mul(b, loc, dout, toF32(op.getOutput())),
                                  b.getDenseI64ArrayAttr({3}));
@@ -636,11 +644,15 @@ Grads AttentionOp::buildVjp(OpBuilder &b, ValueRange grads) {
     return unsupportedResultGrad(*this, "logsumexp");
   auto grad = AttentionGradOp::create(
       b, getLoc(), grads[0], getQuery(), getKey(), getValue(), getOutput(),
-      getLogsumexp(), getBias(), getCausal(), getScaleAttr(), getSoftcapAttr());
-  SmallVector<Value> result = {grad.getGradQuery(), grad.getGradKey(),
-                               grad.getGradValue()};
+      getLogsumexp(), getBias(), getSeed(), getOffset(), getCausal(),
+      getScaleAttr(), getSoftcapAttr(), getDropoutAttr(), getStreamAttr(),
+      getGlobalShapeAttr());
+  SmallVector<Value> result(getNumOperands());
+  result[0] = grad.getGradQuery();
+  result[1] = grad.getGradKey();
+  result[2] = grad.getGradValue();
   if (getBias())
-    result.push_back(buildAttentionBiasGrad(b, *this, grads[0]));
+    result[3] = buildAttentionBiasGrad(b, *this, grads[0]);
   return result;
 }
 

@@ -634,6 +634,41 @@ double AttentionOp::getScaleOrDefault() {
   return getAttentionScale(getScale(), getQuery().getType());
 }
 
+/// The dropout of tg.attention and tg.attention_grad: a rate in [0, 1), a
+/// seed and a stream together; an offset or a global shape only with them.
+template <typename Op> static LogicalResult verifyAttentionDropout(Op op) {
+  if (!op.getDropout() && !op.getSeed() && !op.getStream()) {
+    if (op.getOffset() || op.getGlobalShape())
+      return op.emitOpError("offset and global_shape place a dropout mask: "
+                            "they need dropout, seed and stream");
+    return success();
+  }
+  if (!op.getDropout() || !op.getSeed() || !op.getStream())
+    return op.emitOpError("attention dropout needs its rate, seed and stream "
+                          "together");
+  double rate = op.getDropout()->convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return op.emitOpError("dropout rate must be in [0, 1), got ") << rate;
+  return success();
+}
+
+/// The probabilities' shape [B, H, Sq, Sk], which the dropout mask covers
+/// (the query's shape while the operands are not yet verified).
+static SmallVector<int64_t> getProbabilitiesShape(Value query, Value key) {
+  auto q = dyn_cast<RankedTensorType>(query.getType());
+  auto k = dyn_cast<RankedTensorType>(key.getType());
+  if (!q || !k || q.getRank() != 4 || k.getRank() != 4)
+    return q ? llvm::to_vector(q.getShape()) : SmallVector<int64_t>{};
+  return {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2)};
+}
+
+LogicalResult AttentionOp::verify() { return verifyAttentionDropout(*this); }
+uint64_t AttentionOp::getRandomStream() { return getStream().value_or(0); }
+SmallVector<int64_t> AttentionOp::getRandomShape() {
+  return getProbabilitiesShape(getQuery(), getKey());
+}
+bool AttentionOp::drawsRandom() { return getSeed() != nullptr; }
+
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
@@ -643,6 +678,8 @@ LogicalResult DropoutOp::verify() {
 
 LogicalResult tgc::tg::verifyCounterRandomOp(Operation *op) {
   auto random = cast<CounterRandomOpInterface>(op);
+  if (!random.drawsRandom())
+    return success();
   auto stream = static_cast<int64_t>(random.getRandomStream());
   if (stream < 0)
     return op->emitOpError("stream must be non-negative, got ") << stream;
@@ -653,17 +690,16 @@ LogicalResult tgc::tg::verifyCounterRandomOp(Operation *op) {
                            "counter), got ")
            << stream;
   if (std::optional<ArrayRef<int64_t>> whole = random.getRandomGlobalShape()) {
-    ArrayRef<int64_t> shape =
-        cast<ShapedType>(op->getResult(0).getType()).getShape();
+    SmallVector<int64_t> shape = random.getRandomShape();
     if (whole->size() != shape.size())
       return op->emitOpError("global_shape has ")
-             << whole->size() << " dimensions, the result " << shape.size();
+             << whole->size() << " dimensions, the numbers " << shape.size();
     std::optional<int64_t> elements = 1;
     for (auto [dim, pair] : llvm::enumerate(llvm::zip(*whole, shape))) {
       if (std::get<0>(pair) < std::get<1>(pair))
         return op->emitOpError("global_shape dimension ")
                << dim << " (" << std::get<0>(pair)
-               << ") is smaller than the result's (" << std::get<1>(pair)
+               << ") is smaller than the numbers' (" << std::get<1>(pair)
                << ")";
       if (elements)
         elements = llvm::checkedMul(*elements, std::get<0>(pair));
@@ -1011,6 +1047,15 @@ LogicalResult AttentionGradOp::inferReturnTypes(
 double AttentionGradOp::getScaleOrDefault() {
   return getAttentionScale(getScale(), getQuery().getType());
 }
+
+LogicalResult AttentionGradOp::verify() {
+  return verifyAttentionDropout(*this);
+}
+uint64_t AttentionGradOp::getRandomStream() { return getStream().value_or(0); }
+SmallVector<int64_t> AttentionGradOp::getRandomShape() {
+  return getProbabilitiesShape(getQuery(), getKey());
+}
+bool AttentionGradOp::drawsRandom() { return getSeed() != nullptr; }
 
 LogicalResult EmbeddingGradOp::verify() {
   RankedTensorType gradType = getGradOutput().getType();

@@ -58,9 +58,10 @@ bool RmsNormOp::isResultInComputeType(unsigned index) { return index == 0; }
 Type RmsNormOp::getAccumulationType() { return getF32(*this); }
 
 // Attention reads bf16 q/k/v like its GEMMs; scores, softmax and the
-// log-sum-exp are f32 inside the op, and so is the bias added to them.
+// log-sum-exp are f32 inside the op, and so is the bias added to them (the
+// seed and offset of its dropout are integers, left alone).
 OperandPrecision AttentionOp::getOperandPrecision(unsigned index) {
-  return index == 3 ? OperandPrecision::Full : OperandPrecision::Reduced;
+  return index >= 3 ? OperandPrecision::Full : OperandPrecision::Reduced;
 }
 bool AttentionOp::isResultInComputeType(unsigned index) { return index == 0; }
 Type AttentionOp::getAccumulationType() { return getF32(*this); }

@@ -625,9 +625,13 @@ ShardingRule AttentionOp::getShardingRule() {
                           shapes);
 }
 
+static void restrictCounterRandom(CounterRandomOpInterface op,
+                                  ShardingRule &rule);
+
 void AttentionOp::restrictForPartitioning(ShardingRule &rule) {
   if (getCausal())
     replicateCausalSequence(rule, 0, 1);
+  restrictCounterRandom(*this, rule);
 }
 
 ShardingRule AttentionGradOp::getShardingRule() {
@@ -648,6 +652,7 @@ ShardingRule AttentionGradOp::getShardingRule() {
 void AttentionGradOp::restrictForPartitioning(ShardingRule &rule) {
   if (getCausal())
     replicateCausalSequence(rule, 1, 2);
+  restrictCounterRandom(*this, rule);
 }
 
 ShardingRule DropoutOp::getShardingRule() {
@@ -662,8 +667,9 @@ ShardingRule DropoutOp::getShardingRule() {
 /// has a global shape already is one device's block: it stays whole.
 static void restrictCounterRandom(CounterRandomOpInterface op,
                                   ShardingRule &rule) {
-  if (op.getRandomGlobalShape())
-    replicate(rule, rule.resultFactors[0]);
+  if (op.drawsRandom() && op.getRandomGlobalShape())
+    for (ArrayRef<SmallVector<int64_t, 1>> factors : rule.resultFactors)
+      replicate(rule, factors);
 }
 
 void DropoutOp::restrictForPartitioning(ShardingRule &rule) {

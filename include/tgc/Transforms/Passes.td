@@ -403,7 +403,8 @@ def TGRecompute : Pass<"tg-recompute", "::mlir::func::FuncOp"> {
     `full` (keep only each layer's input, recompute the rest), `sqrt`
     (keep the input of every sqrt(n)-th layer, Chen et al. 2016) and
     `selective` (Megatron's, Korthikanti et al. 2022: recompute the
-    attention core, i.e. each fused `tg.attention`, or each softmax with the
+    attention core, i.e. each fused `tg.attention` (its dropout included),
+    or each softmax with the
     scores matmul, scale and mask before it and the dropout after it). With
     a budget, a baseline whose simulated peak exceeds it is an error that
     states both. Without a budget `dp` changes nothing. A budget below the
@@ -601,7 +602,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     | `0.5 * x * (1 + erf(x / sqrt(2)))` | `tg.gelu erf` |
     | `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` | `tg.gelu tanh` |
     | `x * sigmoid(x)` | `tg.silu` |
-    | `softmax(mask(cap(scale * q @ k^T))) @ v` | `tg.attention` (`causal`, `scale`, `bias`, `softcap`) |
+    | `dropout(softmax(mask(cap(scale * q @ k^T)))) @ v` | `tg.attention` (`causal`, `scale`, `bias`, `softcap`, `dropout`) |
     | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
 
     Matching is structural and tolerant of how an importer writes things:
@@ -664,6 +665,15 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     rows it zeroes are those every key of which a mask of -inf hides, which
     tg.attention makes zeros too (a NaN coming from the inputs themselves
     is not zeroed).
+
+    A `tg.dropout` of the probabilities (after the softmax and its NaN
+    guard, where PyTorch's SDPA and Hugging Face's eager attention apply
+    attention dropout) is the attention's `dropout`: its rate, seed, stream,
+    `offset` and `global_shape` carry over, and since the dropout's mask is
+    a function of the element's index in the `[B, H, Sq, Sk]` probabilities,
+    which are tg.attention's, the raised attention drops exactly the
+    probabilities the decomposition dropped; its kernels draw the mask
+    again where they use it instead of storing it.
 
     Cross-entropy: picking the label's log-probability with a one-hot mask
     (`tg.compare eq` of the labels against a constant `0..C-1` along the

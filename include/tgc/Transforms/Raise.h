@@ -53,8 +53,8 @@ void populateTGRaisePatterns(mlir::RewritePatternSet &patterns,
 
 /// Why the decomposed attention that `root` ends (its product of a softmax
 /// over the keys of rank-4 scores with the values) is not raised to
-/// tg.attention: a dropout on the probabilities, a mask or op tg.attention
-/// does not take, an intermediate used elsewhere, shapes. nullopt when
+/// tg.attention: a mask or op tg.attention does not take (its own dropout
+/// excepted), an intermediate used elsewhere, shapes. nullopt when
 /// `root` ends no such softmax, or when the attention pattern would raise it.
 std::optional<std::string>
 explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options);

@@ -65,8 +65,8 @@ struct GPT2Config {
   int64_t vocab = 50257;
   int64_t seq = 64;
   int64_t batch = 2;
-  /// Embedding, residual (and, with eager attention, attention-probability)
-  /// dropout rate; 0 emits no dropout ops.
+  /// Embedding, residual and attention-probability dropout rate (GPT-2's
+  /// embd_pdrop, resid_pdrop and attn_pdrop); 0 emits no dropout.
   double dropout = 0.0;
   double layerNormEpsilon = 1e-5;
   /// Attention as separate ops (scores, mask, softmax, dropout, matmul)

@@ -557,8 +557,10 @@ LogicalResult onnx_import::convertAttention(Importer &g) {
     if (softcap > 0.0f)
       softcapAttribute = g.builder.getF64FloatAttr(softcap);
     SmallVector<Value> results = g.createResults<tg::AttentionOp>(
-        outputType, lseType, query, key, value, flashBias, nativeCausal,
-        scaleAttribute, softcapAttribute);
+        outputType, lseType, query, key, value, flashBias, /*seed=*/Value(),
+        /*offset=*/Value(), nativeCausal, scaleAttribute, softcapAttribute,
+        /*dropout=*/FloatAttr(), /*stream=*/IntegerAttr(),
+        /*global_shape=*/DenseI64ArrayAttr());
     g.setOutput(0, toOutput(results[0]));
     return success();
   }

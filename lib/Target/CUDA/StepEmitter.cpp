@@ -272,8 +272,8 @@ LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
 
 LogicalResult StepEmitter::emitAttention(Operation *op) {
   bool isGrad = isa<tg::AttentionGradOp>(op);
-  // Operands: [dout,] q, k, v[, out, logsumexp][, bias]; the bias and the
-  // soft cap travel in the descriptor.
+  // Operands: [dout,] q, k, v[, out, logsumexp][, bias][, seed[, offset]];
+  // the bias, the soft cap and the dropout travel in the descriptor.
   Value bias = isGrad ? cast<tg::AttentionGradOp>(op).getBias()
                       : cast<tg::AttentionOp>(op).getBias();
   unsigned q = isGrad ? 1 : 0;
@@ -295,7 +295,8 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
                          "[batch, heads, sequence, head size] operands");
   for (Value operand : op->getOperands())
     if (getElementType(operand) != getElementType(op->getOperand(q)) &&
-        operand != lse && operand != bias)
+        operand != lse && operand != bias &&
+        !isa<IntegerType>(getElementType(operand)))
       return op->emitError("the CUDA emitter's attention needs q, k, v and "
                            "the output in one element type");
   std::string biasDesc;
@@ -317,10 +318,43 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
   std::optional<APFloat> softcap =
       isGrad ? cast<tg::AttentionGradOp>(op).getSoftcap()
              : cast<tg::AttentionOp>(op).getSoftcap();
-  if (softcap) {
+  auto random = cast<tg::CounterRandomOpInterface>(op);
+  Value seed = random.getRandomSeed(), offset = random.getRandomOffset();
+  if (softcap || seed) {
     if (!bias)
       biasDesc = ", nullptr, {0, 0, 0, 0}";
-    biasDesc += ", " + formatNumber(softcap->convertToDouble());
+    biasDesc += ", " + formatNumber(softcap ? softcap->convertToDouble() : 0.0);
+  }
+  // The dropout: rate, seed, offset, stream and the index levels that
+  // place the device's probabilities in the whole tensor.
+  if (seed) {
+    std::optional<APFloat> rate =
+        isGrad ? cast<tg::AttentionGradOp>(op).getDropout()
+               : cast<tg::AttentionOp>(op).getDropout();
+    auto scalar = [&](Value v) -> FailureOr<std::string> {
+      if (!v)
+        return std::string("nullptr, DType::I64");
+      FailureOr<std::string> at = address(v);
+      FailureOr<StorageType> storage =
+          getStorageType(getElementType(v), op->getLoc());
+      if (failed(at) || failed(storage))
+        return failure();
+      return *at + ", DType::" + storage->dtype;
+    };
+    FailureOr<std::string> seedArg = scalar(seed), offsetArg = scalar(offset);
+    if (failed(seedArg) || failed(offsetArg))
+      return failure();
+    SmallVector<std::array<int64_t, 3>> levels = random.getIndexLevels();
+    if (levels.size() <= 1)
+      levels.clear();
+    SmallVector<std::string> levelText;
+    for (auto [size, stride, wholeStride] : levels)
+      levelText.push_back("{" + str(size) + ", " + str(stride) + ", " +
+                          str(wholeStride) + "}");
+    biasDesc += ", " + formatNumber(rate->convertToDouble()) + ", " + *seedArg +
+                ", " + *offsetArg + ", " + str(random.getRandomStream()) +
+                "u, " + str(levels.size()) + ", {" +
+                llvm::join(levelText, ", ") + "}";
   }
   bool causal = op->hasAttr("causal");
   double scale = isGrad ? cast<tg::AttentionGradOp>(op).getScaleOrDefault()
@@ -328,7 +362,7 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
   std::string name = nextName(isGrad ? "attention_grad" : "attention");
   std::string args;
   for (Value operand : op->getOperands()) {
-    if (operand == bias)
+    if (operand == bias || operand == seed || operand == offset)
       continue;
     FailureOr<std::string> at = address(operand);
     if (failed(at))

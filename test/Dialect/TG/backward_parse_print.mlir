@@ -204,3 +204,13 @@ func.func @attention_grad_softcap(%q: tensor<1x1x4x16xf32>, %lse: tensor<1x1x4xf
   %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse causal softcap = 3.000000e+01 : (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
   return %dq, %dk, %dv : tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// attention_grad with the forward's dropout.
+// CHECK-LABEL: func.func @attention_grad_dropout
+// CHECK:         tg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} causal dropout = 2.500000e-01 seed %{{.+}} stream = 3 : (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4xf32>, tensor<i64>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
+func.func @attention_grad_dropout(%q: tensor<1x1x4x16xf32>, %lse: tensor<1x1x4xf32>, %seed: tensor<i64>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>) {
+  %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse causal dropout = 2.500000e-01 seed %seed stream = 3 : (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4xf32>, tensor<i64>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
+  return %dq, %dk, %dv : tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>
+}

@@ -316,7 +316,7 @@ func.func @dropout_stream_negative(%x: tensor<4xf32>, %seed: tensor<i64>) {
 
 // A dropout's global shape has the operand's rank.
 func.func @dropout_global_shape_rank(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
-  // expected-error @+1 {{'tg.dropout' op global_shape has 1 dimensions, the result 2}}
+  // expected-error @+1 {{'tg.dropout' op global_shape has 1 dimensions, the numbers 2}}
   %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [32] : tensor<4x8xf32>, tensor<i64>
   return
 }
@@ -325,7 +325,7 @@ func.func @dropout_global_shape_rank(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
 
 // A dropout's operand is a block of its global shape: no dimension larger.
 func.func @dropout_global_shape_smaller(%x: tensor<4x8xf32>, %seed: tensor<i64>) {
-  // expected-error @+1 {{'tg.dropout' op global_shape dimension 1 (4) is smaller than the result's (8)}}
+  // expected-error @+1 {{'tg.dropout' op global_shape dimension 1 (4) is smaller than the numbers' (8)}}
   %0 = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 of [4, 4] : tensor<4x8xf32>, tensor<i64>
   return
 }
@@ -362,7 +362,7 @@ func.func @dropout_stream_too_large(%x: tensor<4xf32>, %seed: tensor<i64>) {
 
 // A random block's global shape has the result's rank.
 func.func @random_global_shape_rank(%seed: tensor<i64>) {
-  // expected-error @+1 {{'tg.random' op global_shape has 3 dimensions, the result 2}}
+  // expected-error @+1 {{'tg.random' op global_shape has 3 dimensions, the numbers 2}}
   %0 = tg.random uniform %seed stream = 0 of [4, 8, 2] : tensor<i64> -> tensor<4x8xf32>
   return
 }
@@ -371,7 +371,7 @@ func.func @random_global_shape_rank(%seed: tensor<i64>) {
 
 // A random block lies inside its global shape.
 func.func @random_global_shape_smaller(%seed: tensor<i64>) {
-  // expected-error @+1 {{'tg.random' op global_shape dimension 0 (2) is smaller than the result's (4)}}
+  // expected-error @+1 {{'tg.random' op global_shape dimension 0 (2) is smaller than the numbers' (4)}}
   %0 = tg.random uniform %seed stream = 0 of [2, 8] : tensor<i64> -> tensor<4x8xf32>
   return
 }
@@ -527,5 +527,51 @@ func.func @attention_bias_rank(%q: tensor<2x4x8x16xf32>, %b: tensor<8x8xf32>) {
   // expected-error @+2 {{bias must be an f32 tensor of shape 2x4x8x8 or with some of those dimensions 1 (broadcast), got 'tensor<8x8xf32>'}}
   // expected-error @+1 {{'tg.attention' op failed to infer returned types}}
   %o, %l = tg.attention %q, %q, %q bias %b : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Attention dropout needs its rate, seed and stream together.
+func.func @attention_dropout_without_seed(%q: tensor<2x8x16x64xf32>) {
+  // expected-error @+1 {{'tg.attention' op attention dropout needs its rate, seed and stream together}}
+  %o, %l = tg.attention %q, %q, %q dropout = 1.000000e-01 stream = 1 : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// A dropout rate of 1 drops every probability.
+func.func @attention_dropout_rate_one(%q: tensor<2x8x16x64xf32>, %seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.attention' op dropout rate must be in [0, 1), got 1.000000e+00}}
+  %o, %l = tg.attention %q, %q, %q dropout = 1.000000e+00 seed %seed stream = 1 : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<i64>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// An offset places a mask that is not there.
+func.func @attention_offset_without_dropout(%q: tensor<2x8x16x64xf32>, %offset: tensor<i64>) {
+  // expected-error @+1 {{'tg.attention' op offset and global_shape place a dropout mask: they need dropout, seed and stream}}
+  %o, %l = tg.attention %q, %q, %q offset %offset : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<i64>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// The whole shape of the mask is that of the probabilities [B, H, Sq, Sk]
+// (here [2, 8, 16, 16]), not of the output.
+func.func @attention_dropout_global_shape(%q: tensor<2x8x16x64xf32>, %seed: tensor<i64>) {
+  // expected-error @+1 {{'tg.attention' op global_shape dimension 3 (8) is smaller than the numbers' (16)}}
+  %o, %l = tg.attention %q, %q, %q dropout = 1.000000e-01 seed %seed stream = 1 of [4, 8, 16, 8] : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<i64>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// The backward's dropout needs a seed too.
+func.func @attention_grad_dropout_without_seed(%q: tensor<2x8x16x64xf32>, %lse: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{'tg.attention_grad' op attention dropout needs its rate, seed and stream together}}
+  %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse dropout = 1.000000e-01 : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16xf32>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>)
   return
 }

@@ -317,3 +317,16 @@ func.func @attention_softcap(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16
   %o, %lse = tg.attention %q, %k, %v bias %b causal scale = 6.250000e-02 softcap = 5.000000e+01 : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
   return %o : tensor<2x4x8x16xbf16>
 }
+
+// -----
+
+// Attention dropout: the rate, seed, an offset, the stream and the whole
+// probabilities' shape (a device's block), printed after the soft cap.
+// CHECK-LABEL: func.func @attention_dropout
+// CHECK:         tg.attention %{{.+}}, %{{.+}}, %{{.+}} causal dropout = 1.000000e-01 seed %{{.+}} offset %{{.+}} stream = 7 of [4, 4, 8, 8] : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<i64>, tensor<i64>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+// CHECK:         tg.attention %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} dropout = 5.000000e-01 seed %{{.+}} stream = 0 : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>, tensor<i32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+func.func @attention_dropout(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %v: tensor<2x2x8x16xbf16>, %seed: tensor<i64>, %offset: tensor<i64>, %b: tensor<2x1x1x8xf32>, %seed32: tensor<i32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>) {
+  %o, %lse = tg.attention %q, %k, %v causal dropout = 1.000000e-01 seed %seed offset %offset stream = 7 of [4, 4, 8, 8] : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<i64>, tensor<i64>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+  %o2, %lse2 = tg.attention %q, %k, %v bias %b dropout = 5.000000e-01 seed %seed32 stream = 0 : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>, tensor<i32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
+  return %o, %o2 : tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>
+}

@@ -48,6 +48,13 @@ Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
             mask    eager, (input_ids, attention_mask, labels), a left-padded
                     mask (the second row's first 3 positions are padding,
                     their labels -100), (loss, logits)
+            train   eager, (loss, logits), in training mode with dropout
+                    0.1 (every nn.Dropout's p and an attention's
+                    `attention_dropout`), exported with
+                    training=TrainingMode.TRAINING: the Dropouts carry
+                    training_mode = true (no reference: PyTorch's masks are
+                    its RNG's, tgc's its Philox stream's; see
+                    test/Import/hf-gpt2-train.test)
             defaults  eager, (loss, logits), as a user exports: the model
                     as initialized (no perturbation: the norm weights are
                     all ones) and each exporter with its defaults
@@ -87,6 +94,7 @@ Run:
       [--all]                (every family x exporter x variant)
 """
 import argparse
+import copy
 import os
 import sys
 import warnings
@@ -100,7 +108,8 @@ BATCH, SEQ, VOCAB, HIDDEN = 2, 8, 100, 32
 PAD = 3  # left padding of the second row in the mask variant
 
 EXPORTERS = ("ts", "dynamo")
-VARIANTS = ("loss", "logits", "sdpa", "mask", "defaults")
+VARIANTS = ("loss", "logits", "sdpa", "mask", "defaults", "train")
+TRAIN_DROPOUT = 0.1
 
 
 def config(family, attn):
@@ -245,6 +254,17 @@ def build(family, attn, perturb=True):
     return model
 
 
+def training_copy(model):
+    """The model with dropout TRAIN_DROPOUT everywhere, in training mode."""
+    model = copy.deepcopy(model)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = TRAIN_DROPOUT
+        if isinstance(getattr(module, "attention_dropout", None), float):
+            module.attention_dropout = TRAIN_DROPOUT
+    return model.train()
+
+
 def batch(family, pad_token_id):
     gen = torch.Generator().manual_seed(2)
     ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
@@ -326,14 +346,17 @@ def export(step, args, path, exporter, variant):
         # The defaults variant exports as a user would; the others keep the
         # state-dict names (no folding) and the parameters apart.
         defaults = variant == "defaults"
+        mode = (torch.onnx.TrainingMode.TRAINING if variant == "train"
+                else torch.onnx.TrainingMode.EVAL)
         if exporter == "ts":
             torch.onnx.export(step, args, path, dynamo=False, opset_version=17,
                               do_constant_folding=defaults, input_names=names,
-                              output_names=outputs)
+                              output_names=outputs, training=mode)
         else:
             torch.onnx.export(step, args, path, dynamo=True, opset_version=18,
                               input_names=names, output_names=outputs,
-                              external_data=False, optimize=defaults)
+                              external_data=False, optimize=defaults,
+                              training=mode)
     strip_node_annotations(path, keep=SCOPE_METADATA if variant == "defaults" else ())
 
 
@@ -374,6 +397,7 @@ CHECKED_IN = (
     "bert-ts-loss", "bert-dynamo-loss",
     "gemma2-ts-loss", "gemma2-dynamo-loss",
     "t5-dynamo-loss",
+    "gpt2-ts-train", "llama-dynamo-train",
 )
 
 
@@ -424,6 +448,8 @@ def main():
         for stem in stems:
             _, exporter, variant = stem.split("-")
             model = {"sdpa": sdpa, "defaults": initial}.get(variant, eager)
+            if variant == "train":
+                model = training_copy(eager)
             args = {"logits": (ids,), "mask": (ids, mask, labels)}.get(variant, (ids, labels))
             path = os.path.join(fdir, stem + ".onnx")
             try:

@@ -18,9 +18,13 @@
 // A score is scale * q . k, soft-capped to c * tanh(x / c) when the desc
 // has a cap c (capScore), plus the desc's additive bias (biasAt), hidden
 // past the causal diagonal; the backward multiplies ds by the cap's slope
-// 1 - (capped / c)^2 (capSlope). A query row that sees no key with a score
-// above -inf gets an output of zeros and a logsumexp of +inf (FlashAttention's
-// convention); the bias gets no gradient here.
+// 1 - (capped / c)^2 (capSlope). With dropout, a probability weighs the
+// values through tg.dropout's mask, regenerated from Philox where it is
+// used (dropped): the forward's accumulator and dv take the dropped p, and
+// dp = dO . v goes through the mask; the softmax's sum and logsumexp, and
+// delta = rowsum(dO * O), are the undropped ones. A query row that sees no key
+// with a score above -inf gets an output of zeros and a logsumexp of +inf
+// (FlashAttention's convention); the bias gets no gradient here.
 //
 // The backward rebuilds a row's probabilities as
 // p = exp((score - max) - logSum), the row's (max, logSum) from backwardRow:
@@ -46,6 +50,7 @@
 #define TGC_RUNTIME_FLASHATTENTION_H
 
 #include "tgc/runtime/Kernels.h"
+#include "tgc/runtime/Philox.h"
 #include "tgc/runtime/Runtime.h"
 
 #include <cmath>
@@ -92,6 +97,57 @@ __device__ inline float capSlope(const AttentionDesc &d, float capped) {
     return 1.0f;
   float t = capped / float(d.softcap);
   return 1.0f - t * t;
+}
+
+/// An integer scalar of `type` (I32, else I64) at `at`.
+__device__ inline int64_t loadIndex(const void *at, DType type) {
+  return type == DType::I32 ? *static_cast<const int32_t *>(at)
+                            : *static_cast<const int64_t *>(at);
+}
+
+/// The desc's dropout seed and the index of its first probability, read
+/// once per kernel.
+struct DropoutKey {
+  uint64_t seed, first;
+};
+__device__ inline DropoutKey dropoutKey(const AttentionDesc &d) {
+  if (!(d.dropout > 0.0))
+    return {0, 0};
+  return {static_cast<uint64_t>(loadIndex(d.seed, d.seedType)),
+          d.offset ? static_cast<uint64_t>(loadIndex(d.offset, d.offsetType))
+                   : 0};
+}
+
+/// Whether the desc's dropout keeps the probability of query `i` of (batch
+/// `b`, query head `h`) against key `j` (always, without dropout).
+__device__ inline bool keeps(const AttentionDesc &d, DropoutKey key, int64_t b,
+                             int64_t h, int64_t i, int64_t j) {
+  if (!(d.dropout > 0.0))
+    return true;
+  int64_t local = ((b * d.heads + h) * d.queries + i) * d.keys + j;
+  uint64_t index = key.first;
+  if (d.levelCount == 0)
+    index += static_cast<uint64_t>(local);
+  for (int l = 0; l < d.levelCount; ++l)
+    index += static_cast<uint64_t>((local / d.levels[l][1]) % d.levels[l][0] *
+                                   d.levels[l][2]);
+  return dropoutUniform(key.seed, index, d.stream) >= d.dropout;
+}
+
+/// `x` through the mask of a probability the dropout keeps (`kept`) or not:
+/// x / (1 - rate), or 0; `x` itself without dropout.
+__device__ inline float throughMask(const AttentionDesc &d, bool kept,
+                                    float x) {
+  if (!(d.dropout > 0.0))
+    return x;
+  return kept ? x / (1.0f - float(d.dropout)) : 0.0f;
+}
+
+/// Probability `p` (of query `i` of (`b`, `h`) against key `j`) through
+/// the dropout's mask.
+__device__ inline float dropped(const AttentionDesc &d, DropoutKey key, float p,
+                                int64_t b, int64_t h, int64_t i, int64_t j) {
+  return throughMask(d, keeps(d, key, b, h, i, j), p);
 }
 
 /// Copies rows [first, first + count) of `source` (row length `size`) into
@@ -229,6 +285,7 @@ __global__ void flashForward(AttentionDesc d, const S *q, const S *k,
        block += gridDim.x) {
     auto [bh, first, last, kvRow] = queryTile(d, block, tiles, kTile);
     int64_t b = bh / d.heads, h = bh % d.heads;
+    DropoutKey key = dropoutKey(d);
     float qr[R][DMAX], acc[R][DMAX], max[R], sum[R];
     for (int r = 0; r < R; ++r) {
       int64_t i = first + threadIdx.x + r * blockDim.x;
@@ -258,9 +315,10 @@ __global__ void flashForward(AttentionDesc d, const S *q, const S *k,
       }
       float p = expf(s - max[r]);
       sum[r] += p;
+      float weight = dropped(d, key, p, b, h, i, j);
       TGC_UNROLL
       for (int e = 0; e < DMAX; ++e)
-        acc[r][e] += p * vs[t][e];
+        acc[r][e] += weight * vs[t][e];
     };
     forEachVisibleKey<S, DMAX, R>(d, k, v, kvRow, first, last, ks, vs, visit);
     for (int r = 0; r < R; ++r) {
@@ -293,6 +351,7 @@ __global__ void flashGradQuery(AttentionDesc d, const S *dout, const S *q,
        block += gridDim.x) {
     auto [bh, first, last, kvRow] = queryTile(d, block, tiles, kTile);
     int64_t b = bh / d.heads, h = bh % d.heads;
+    DropoutKey key = dropoutKey(d);
     float qr[R][DMAX], dor[R][DMAX], acc[R][DMAX], delta[R];
     SoftmaxRow softmax[R];
     for (int r = 0; r < R; ++r) {
@@ -322,8 +381,8 @@ __global__ void flashGradQuery(AttentionDesc d, const S *dout, const S *q,
           float c = capScore(d, float(d.scale) * dot<DMAX>(qr[r], ks[t]));
           float s = c + biasAt(d, b, h, i, j);
           float p = expf((s - softmax[r].max) - softmax[r].logSum);
-          float ds = float(d.scale) * capSlope(d, c) * p *
-                     (dot<DMAX>(dor[r], vs[t]) - delta[r]);
+          float dp = dropped(d, key, dot<DMAX>(dor[r], vs[t]), b, h, i, j);
+          float ds = float(d.scale) * capSlope(d, c) * p * (dp - delta[r]);
           TGC_UNROLL
           for (int e = 0; e < DMAX; ++e)
             acc[r][e] += ds * ks[t][e];
@@ -361,6 +420,7 @@ __global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
     int64_t bkv = block / tiles, first = (block % tiles) * kTile;
     int64_t b = bkv / d.kvHeads, kvh = bkv % d.kvHeads;
     int64_t kvRow = bkv * d.keys;
+    DropoutKey key = dropoutKey(d);
     int64_t last = first + kTile < d.keys ? first + kTile : d.keys;
     __syncthreads();
     loadTile<S, DMAX>(kOwn, kTile, k, kvRow + first, kvRow + d.keys,
@@ -410,11 +470,13 @@ __global__ void flashGradKeyValue(AttentionDesc d, const S *dout, const S *q,
             float c = capScore(d, float(d.scale) * dot<DMAX>(qs[x], kOwn[t]));
             float s = c + biasAt(d, b, h, i0 + x, j);
             float p = expf((s - softmaxRows[x].max) - softmaxRows[x].logSum);
-            float ds = float(d.scale) * capSlope(d, c) * p *
-                       (dot<DMAX>(dos[x], vOwn[t]) - deltas[x]);
+            bool kept = keeps(d, key, b, h, i0 + x, j);
+            float dp = throughMask(d, kept, dot<DMAX>(dos[x], vOwn[t]));
+            float ds = float(d.scale) * capSlope(d, c) * p * (dp - deltas[x]);
+            float weight = throughMask(d, kept, p);
             TGC_UNROLL
             for (int e = 0; e < DMAX; ++e) {
-              dvAcc[r][e] += p * dos[x][e];
+              dvAcc[r][e] += weight * dos[x][e];
               dkAcc[r][e] += ds * qs[x][e];
             }
           }

@@ -258,6 +258,24 @@ struct AttentionDesc {
   /// tg.attention's soft cap c, 0 for none: a scaled score s becomes
   /// c * tanh(s / c) before the bias is added.
   double softcap = 0.0;
+  /// tg.attention's dropout of the probabilities, a rate of 0 for none:
+  /// probability (b, h, i, j) weighs the values as p / (1 - rate) where
+  /// dropoutUniform(seed, index, stream) >= rate, else not at all (tg.dropout's
+  /// mask). `index` is the element's in the whole [B, H, Sq, Sk] tensor:
+  /// *offset (0 without one) plus, for its local row-major index e, the sum
+  /// over the `levelCount` levels (size, stride, whole stride) of
+  /// ((e / stride) % size) * whole stride, or e itself without levels
+  /// (CounterRandomOpInterface's index levels). `seed` and `offset` are
+  /// integer scalars of `seedType` and `offsetType` (I64 or I32) in device
+  /// memory.
+  double dropout = 0.0;
+  const void *seed = nullptr;
+  DType seedType = DType::I64;
+  const void *offset = nullptr;
+  DType offsetType = DType::I64;
+  uint32_t stream = 0;
+  int levelCount = 0;
+  int64_t levels[4][3] = {};
 };
 /// The magnitude of logsumexp from which the attention backward recomputes
 /// a row's max and log-sum instead of trusting the forward's f32

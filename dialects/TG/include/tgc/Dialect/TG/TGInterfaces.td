@@ -168,7 +168,8 @@ def TG_CounterRandomOpInterface : OpInterface<"CounterRandomOpInterface"> {
   let cppNamespace = "::tgc::tg";
   let description = [{
     An op whose random numbers are a pure function of a seed, a stream and
-    each element's index (`tg.dropout`, `tg.random`): Philox4x32-10 with key
+    each element's index (`tg.dropout`, `tg.random`, the dropout of
+    `tg.attention`'s probabilities): Philox4x32-10 with key
     `(lo32(seed), hi32(seed))` and counter `(lo32(i), hi32(i), stream, 0)`
     (`stream` in `[0, 2^32)`).
     Two ops with the same seed and stream draw the same numbers, which is
@@ -206,6 +207,20 @@ def TG_CounterRandomOpInterface : OpInterface<"CounterRandomOpInterface"> {
       /*methodBody=*/"",
       /*defaultImplementation=*/"$_op.setGlobalShape(shape);">,
     InterfaceMethod<[{
+        The shape of the op's numbers: its result's (tg.attention's are its
+        probabilities', `BxHxSqxSk`).
+      }], "::llvm::SmallVector<int64_t>", "getRandomShape", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/[{
+        return ::llvm::to_vector(
+            ::mlir::cast<::mlir::ShapedType>($_op->getResult(0).getType())
+                .getShape());
+      }]>,
+    InterfaceMethod<[{
+        Whether the op draws numbers at all (tg.attention only with
+        dropout): passes leave the others alone.
+      }], "bool", "drawsRandom", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return true;">,
+    InterfaceMethod<[{
         How an element's index in the result maps to its index in the whole
         tensor: levels of (size, stride in the result, stride in the whole),
         outermost first, dimensions merged where the inner one is whole; the
@@ -216,8 +231,8 @@ def TG_CounterRandomOpInterface : OpInterface<"CounterRandomOpInterface"> {
       }], "::llvm::SmallVector<std::array<int64_t, 3>>", "getIndexLevels",
       (ins), /*methodBody=*/"", /*defaultImplementation=*/[{
         return ::tgc::tg::getCounterIndexLevels(
-            ::mlir::cast<::mlir::ShapedType>($_op->getResult(0).getType())
-                .getShape(),
+            ::mlir::cast<CounterRandomOpInterface>($_op.getOperation())
+                .getRandomShape(),
             $_op.getGlobalShape());
       }]>,
   ];

@@ -662,9 +662,14 @@ def TG_RmsNormOp : TG_Op<"rms_norm", [TG_Differentiable, TG_StatisticsPrecision,
   let hasVerifier = 1;
 }
 
+// tg.attention's dropout draws as tg.dropout of its probabilities would.
+defvar TG_AttentionRandom = DeclareOpInterfaceMethods<
+    TG_CounterRandomOpInterface,
+    ["getRandomStream", "getRandomShape", "drawsRandom"]>;
+
 def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecision, Pure,
-    AllElementTypesMatch<["query", "key", "value"]>,
-    InferTypeOpAdaptor], 1, TG_PartitionRestricted> {
+    AllElementTypesMatch<["query", "key", "value"]>, AttrSizedOperandSegments,
+    InferTypeOpAdaptor, TG_AttentionRandom], 1, TG_PartitionRestricted> {
   let summary = "Scaled dot-product attention (flash-attention semantics)";
   let description = [{
     `query` is `BxHxSqxD`, `key` is `BxKxSkxD`, `value` is `BxKxSkxDv`, where
@@ -697,6 +702,14 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
     The bias gets a gradient like any operand; when nothing trained reaches
     it (a mask computed from the inputs) that gradient is never built.
 
+    With `dropout = rate`, `seed` and `stream`, the probabilities are
+    dropped before they weigh the values (`output = (p * keep / (1 - rate))
+    @ value`, attention dropout), the mask exactly the one `tg.dropout` with
+    the same seed, stream, rate, `offset` and `global_shape` draws on the
+    `BxHxSqxSk` probabilities (element `((b * H + h) * Sq + i) * Sk + j`):
+    the kernels regenerate it tile by tile, forward and backward, instead
+    of storing it. `logsumexp` is the undropped softmax's.
+
     ```mlir
     %o, %lse = tg.attention %q, %k, %v causal scale = 1.250000e-01 : (tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>) -> (tensor<8x12x128x64xbf16>, tensor<8x12x128xf32>)
     %o2, %lse2 = tg.attention %q, %k, %v bias %mask : (tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x12x128x64xbf16>, tensor<8x1x1x128xf32>) -> (tensor<8x12x128x64xbf16>, tensor<8x12x128xf32>)
@@ -704,14 +717,22 @@ def TG_AttentionOp : TG_Op<"attention", [TG_Differentiable, TG_StatisticsPrecisi
   }];
   let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key,
                        TG_FloatTensor:$value, Optional<TG_FloatTensor>:$bias,
+                       Optional<TG_IndexScalar>:$seed,
+                       Optional<TG_IndexScalar>:$offset,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<F64Attr>:$softcap);
+                       OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$logsumexp);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`bias` $bias^)? (`causal` $causal^)?
-    (`scale` `=` $scale^)? (`softcap` `=` $softcap^)? attr-dict `:`
+    (`scale` `=` $scale^)? (`softcap` `=` $softcap^)?
+    (`dropout` `=` $dropout^)? (`seed` $seed^)? (`offset` $offset^)?
+    (`stream` `=` $stream^)? (`of` $global_shape^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The scale applied to the scores: the attribute, else 1/sqrt(D).
     double getScaleOrDefault();
@@ -1231,7 +1252,8 @@ def TG_RmsNormGradOp : TG_Op<"rms_norm_grad", [Pure, TG_ReductionOpTrait,
 }
 
 def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
-    AllElementTypesMatch<["query", "key", "value", "grad_output"]>], 1,
+    AllElementTypesMatch<["query", "key", "value", "grad_output"]>,
+    AttrSizedOperandSegments, TG_AttentionRandom], 1,
     TG_PartitionRestricted> {
   let summary = "Backward of attention (flash-attention semantics)";
   let description = [{
@@ -1242,10 +1264,14 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
     `grad_query = scale * ds @ key`, `grad_key = scale * ds^T @ query`,
     `grad_value = p^T @ grad_output`; with grouped-query attention, the
     gradients of a key/value head sum over the query heads that share it.
-    `bias`, `causal`, `scale` and `softcap` are those of the forward op
+    `bias`, `causal`, `scale`, `softcap` and the dropout (`dropout`,
+    `seed`, `offset`, `stream`, `global_shape`) are those of the forward op
     (the bias enters the rebuilt scores, its own gradient is built from
     other ops; with a soft cap, `ds` is multiplied by
-    `1 - tanh(s / softcap)^2` of the scaled score `s`).
+    `1 - tanh(s / softcap)^2` of the scaled score `s`; with dropout, the
+    regenerated mask `z = keep / (1 - rate)` gives `grad_value = (p * z)^T @
+    grad_output` and `dp = (grad_output @ value^T) * z`, while
+    `rowsum(grad_output * output)` already is `rowsum(dp * p)`).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse causal : (...) -> (...)
@@ -1255,15 +1281,23 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
                        TG_FloatTensor:$key, TG_FloatTensor:$value,
                        TG_FloatTensor:$output, TG_FloatTensor:$logsumexp,
                        Optional<TG_FloatTensor>:$bias,
+                       Optional<TG_IndexScalar>:$seed,
+                       Optional<TG_IndexScalar>:$offset,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<F64Attr>:$softcap);
+                       OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs TG_FloatTensor:$grad_query, TG_FloatTensor:$grad_key,
                       TG_FloatTensor:$grad_value);
   let assemblyFormat = [{
     $grad_output `,` $query `,` $key `,` $value `,` $output `,` $logsumexp
     (`bias` $bias^)? (`causal` $causal^)? (`scale` `=` $scale^)?
-    (`softcap` `=` $softcap^)? attr-dict `:` functional-type(operands, results)
+    (`softcap` `=` $softcap^)? (`dropout` `=` $dropout^)? (`seed` $seed^)?
+    (`offset` $offset^)? (`stream` `=` $stream^)? (`of` $global_shape^)?
+    attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The scale applied to the scores: the attribute, else 1/sqrt(D).
     double getScaleOrDefault();

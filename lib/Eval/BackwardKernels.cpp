@@ -151,6 +151,48 @@ LogicalResult normGradKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// The probabilities p [queries, keys] of (batch `b`, head `h`) rebuilt
+/// from its query and key rows `qp` and `kp`: exp(softcap(scale * q k^T) +
+/// bias - lse), 0 past the causal diagonal, the row's logsumexp read at
+/// `rowOffset + i`; on a row whose f32 logsumexp is too large to resolve
+/// its log-sum (every key hidden by a huge finite mask), from the row's own
+/// max and log-sum. With `slope`, the soft cap's slope at each score.
+template <typename T>
+void rebuildProbabilities(std::vector<T> &p, std::vector<T> *slope, const T *qp,
+                          const T *kp, int64_t queries, int64_t keys,
+                          int64_t headSize, bool causal, double scale,
+                          const SoftCap<T> &cap, const AttentionBias<T> &bias,
+                          const Tensor &lse, int64_t rowOffset, int64_t b,
+                          int64_t h) {
+  if (headSize == 0)
+    std::fill(p.begin(), p.end(), T(0));
+  else
+    gemm(false, true, queries, keys, headSize, qp, kp, p.data(), T(scale),
+         T(0));
+  for (int64_t i = 0; i < queries; ++i) {
+    int64_t visible = causal ? i + keys - queries + 1 : keys;
+    T *row = p.data() + i * keys;
+    for (int64_t j = 0; j < visible; ++j) {
+      row[j] = cap(row[j]);
+      if (slope)
+        (*slope)[i * keys + j] = cap.slope(row[j]);
+      row[j] += bias.at(b, h, i, j);
+    }
+    T rowMax = T(lse.getAsDouble(rowOffset + i)), logSum = 0;
+    if (std::isfinite(rowMax) && std::abs(rowMax) >= rt::kDegenerateLse) {
+      rowMax = -std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < visible; ++j)
+        rowMax = std::max(rowMax, row[j]);
+      T sum = 0;
+      for (int64_t j = 0; j < visible; ++j)
+        sum += std::exp(row[j] - rowMax);
+      logSum = std::log(sum);
+    }
+    for (int64_t j = 0; j < keys; ++j)
+      row[j] = j < visible ? std::exp((row[j] - rowMax) - logSum) : T(0);
+  }
+}
+
 LogicalResult attentionGradKernel(Operation *op,
                                   ArrayRef<const Tensor *> operands,
                                   SmallVectorImpl<Tensor> &results,
@@ -159,11 +201,11 @@ LogicalResult attentionGradKernel(Operation *op,
   const Tensor &dout = *operands[0], &query = *operands[1], &key = *operands[2],
                &value = *operands[3], &output = *operands[4],
                &lse = *operands[5];
-  ArrayRef<int64_t> q = query.getShape(), k = key.getShape(),
-                    v = value.getShape();
-  int64_t batch = q[0], heads = q[1], queries = q[2], headSize = q[3];
-  int64_t kvHeads = k[1], keys = k[2], valueSize = v[3];
-  int64_t group = heads / kvHeads;
+  // Named, not structured bindings: the kernels' lambdas capture them.
+  AttentionSizes n(query, key, value);
+  int64_t batch = n.batch, heads = n.heads, queries = n.queries,
+          headSize = n.headSize, kvHeads = n.kvHeads, keys = n.keys,
+          valueSize = n.valueSize, group = n.group;
   bool causal = grad.getCausal();
   double scale = grad.getScaleOrDefault();
   std::optional<APFloat> softcap = grad.getSoftcap();
@@ -203,38 +245,9 @@ LogicalResult attentionGradKernel(Operation *op,
         const T *vp = vd.data() + kvOffset * valueSize;
         const T *outp = od.data() + qOffset * valueSize;
         const T *dop = dod.data() + qOffset * valueSize;
-        // p = exp(softcap(scale * q k^T) + bias - lse), masked.
-        if (headSize == 0)
-          std::fill(p.begin(), p.end(), T(0));
-        else
-          gemm(false, true, queries, keys, headSize, qp, kp, p.data(), T(scale),
-               T(0));
-        for (int64_t i = 0; i < queries; ++i) {
-          int64_t visible = causal ? i + keys - queries + 1 : keys;
-          T *row = p.data() + i * keys;
-          for (int64_t j = 0; j < visible; ++j) {
-            if (softcap) {
-              row[j] = cap(row[j]);
-              slope[i * keys + j] = cap.slope(row[j]);
-            }
-            row[j] += bias.at(b, h, i, j);
-          }
-          // p = exp((s - max) - logSum); max = lse and logSum = 0 but on a
-          // row whose f32 logsumexp is too large to resolve its log-sum
-          // (every key hidden by a huge finite mask): from the row itself.
-          T rowMax = T(lse.getAsDouble(qOffset + i)), logSum = 0;
-          if (std::isfinite(rowMax) && std::abs(rowMax) >= rt::kDegenerateLse) {
-            rowMax = -std::numeric_limits<T>::infinity();
-            for (int64_t j = 0; j < visible; ++j)
-              rowMax = std::max(rowMax, row[j]);
-            T sum = 0;
-            for (int64_t j = 0; j < visible; ++j)
-              sum += std::exp(row[j] - rowMax);
-            logSum = std::log(sum);
-          }
-          for (int64_t j = 0; j < keys; ++j)
-            row[j] = j < visible ? std::exp((row[j] - rowMax) - logSum) : T(0);
-        }
+        rebuildProbabilities(p, softcap ? &slope : nullptr, qp, kp, queries,
+                             keys, headSize, causal, scale, cap, bias, lse,
+                             qOffset, b, h);
         if (drop)
           for (int64_t i = 0; i < queries; ++i)
             for (int64_t j = 0; j < keys; ++j)
@@ -281,6 +294,63 @@ LogicalResult attentionGradKernel(Operation *op,
   results.push_back(std::move(dq));
   results.push_back(std::move(dk));
   results.push_back(std::move(dv));
+  return success();
+}
+
+LogicalResult attentionBiasGradKernel(Operation *op,
+                                      ArrayRef<const Tensor *> operands,
+                                      SmallVectorImpl<Tensor> &results,
+                                      const KernelContext &context) {
+  auto grad = cast<tg::AttentionBiasGradOp>(op);
+  const Tensor &dout = *operands[0], &query = *operands[1], &key = *operands[2],
+               &value = *operands[3], &output = *operands[4],
+               &lse = *operands[5];
+  AttentionSizes n(query, key, value);
+  Tensor dbias = context.makeResult(grad.getGradBias().getType());
+  dispatchFloat(query, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &qd = query.data<T>(), &kd = key.data<T>(),
+                         &vd = value.data<T>(), &od = output.data<T>(),
+                         &dod = dout.data<T>();
+    AttentionBias<T> bias(operands[6]);
+    SoftCap<T> cap(grad.getSoftcap());
+    AttentionDropout<T> drop(grad, grad.getDropout(),
+                             grad.getSeed() ? operands[7] : nullptr,
+                             grad.getOffset() ? operands[8] : nullptr);
+    // ds = p * (dp - rowsum(dout * out)) of each score, summed into the
+    // bias element it read (the sum over the dimensions it broadcasts).
+    std::vector<double> sums(dbias.getNumElements(), 0.0);
+    std::vector<T> p(n.queries * n.keys), dp(n.queries * n.keys);
+    for (int64_t b = 0; b < n.batch && !p.empty(); ++b)
+      for (int64_t h = 0; h < n.heads; ++h) {
+        int64_t qOffset = (b * n.heads + h) * n.queries;
+        int64_t kvOffset = (b * n.kvHeads + h / n.group) * n.keys;
+        const T *outp = od.data() + qOffset * n.valueSize;
+        const T *dop = dod.data() + qOffset * n.valueSize;
+        rebuildProbabilities(
+            p, static_cast<std::vector<T> *>(nullptr),
+            qd.data() + qOffset * n.headSize, kd.data() + kvOffset * n.headSize,
+            n.queries, n.keys, n.headSize, grad.getCausal(),
+            grad.getScaleOrDefault(), cap, bias, lse, qOffset, b, h);
+        if (n.valueSize == 0)
+          std::fill(dp.begin(), dp.end(), T(0));
+        else
+          gemm(false, true, n.queries, n.keys, n.valueSize, dop,
+               vd.data() + kvOffset * n.valueSize, dp.data(), T(1), T(0));
+        for (int64_t i = 0; i < n.queries; ++i) {
+          T delta = 0;
+          for (int64_t d = 0; d < n.valueSize; ++d)
+            delta += dop[i * n.valueSize + d] * outp[i * n.valueSize + d];
+          for (int64_t j = 0; j < n.keys; ++j)
+            sums[bias.index(b, h, i, j)] +=
+                p[i * n.keys + j] *
+                (drop.apply(dp[i * n.keys + j], b, h, i, j) - delta);
+        }
+      }
+    for (size_t x = 0; x < sums.size(); ++x)
+      dbias.setAsDouble(static_cast<int64_t>(x), sums[x]);
+  });
+  results.push_back(std::move(dbias));
   return success();
 }
 
@@ -362,6 +432,8 @@ void tgc::registerBackwardKernels(KernelRegistry &registry) {
   registry.add(tg::LayerNormGradOp::getOperationName(), normGradKernel<true>);
   registry.add(tg::RmsNormGradOp::getOperationName(), normGradKernel<false>);
   registry.add(tg::AttentionGradOp::getOperationName(), attentionGradKernel);
+  registry.add(tg::AttentionBiasGradOp::getOperationName(),
+               attentionBiasGradKernel);
   registry.add(tg::EmbeddingGradOp::getOperationName(), embeddingGradKernel);
   registry.add(tg::CrossEntropyGradOp::getOperationName(),
                crossEntropyGradKernel);

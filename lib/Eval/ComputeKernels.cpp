@@ -202,11 +202,11 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> operands,
   auto attention = cast<tg::AttentionOp>(op);
   const Tensor &query = *operands[0], &key = *operands[1],
                &value = *operands[2];
-  ArrayRef<int64_t> q = query.getShape(), k = key.getShape(),
-                    v = value.getShape();
-  int64_t batch = q[0], heads = q[1], queries = q[2], headSize = q[3];
-  int64_t kvHeads = k[1], keys = k[2], valueSize = v[3];
-  int64_t group = heads / kvHeads;
+  // Named, not structured bindings: the kernels' lambdas capture them.
+  AttentionSizes n(query, key, value);
+  int64_t batch = n.batch, heads = n.heads, queries = n.queries,
+          headSize = n.headSize, kvHeads = n.kvHeads, keys = n.keys,
+          valueSize = n.valueSize, group = n.group;
   bool causal = attention.getCausal();
   double scale = attention.getScaleOrDefault();
   std::optional<APFloat> softcap = attention.getSoftcap();

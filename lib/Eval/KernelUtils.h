@@ -81,6 +81,17 @@ private:
   T cap;
 };
 
+/// The sizes of an attention: query [B, H, Sq, D], key [B, K, Sk, D] and
+/// value [B, K, Sk, Dv]; query head h reads kv head h / group.
+struct AttentionSizes {
+  AttentionSizes(const Tensor &query, const Tensor &key, const Tensor &value)
+      : batch(query.getShape()[0]), heads(query.getShape()[1]),
+        queries(query.getShape()[2]), headSize(query.getShape()[3]),
+        kvHeads(key.getShape()[1]), keys(key.getShape()[2]),
+        valueSize(value.getShape()[3]), group(heads / kvHeads) {}
+  int64_t batch, heads, queries, headSize, kvHeads, keys, valueSize, group;
+};
+
 /// The index in the whole tensor of each element of a CounterRandomOpInterface
 /// op's numbers: a device's block of a split tensor (or a micro-batch's) has
 /// the global index of its first element (the `offset` operand) and lies
@@ -147,8 +158,11 @@ public:
   T at(int64_t b, int64_t h, int64_t i, int64_t j) const {
     if (values.empty())
       return T(0);
-    return values[b * strides[0] + h * strides[1] + i * strides[2] +
-                  j * strides[3]];
+    return values[index(b, h, i, j)];
+  }
+  /// The bias element score (b, h, i, j) reads.
+  int64_t index(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return b * strides[0] + h * strides[1] + i * strides[2] + j * strides[3];
   }
 
 private:

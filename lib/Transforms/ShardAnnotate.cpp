@@ -775,6 +775,15 @@ void StepAnnotator::expandKvHeads() {
     // partial one, all-reduced as Megatron does for replicated kv heads,
     // instead of the repeated gradients gathered).
     for (Operation *user : llvm::to_vector(key.getUsers())) {
+      // The bias's gradient reads the repeated heads too (its result is the
+      // bias's shape).
+      if (auto biasGrad = dyn_cast<AttentionBiasGradOp>(user);
+          biasGrad && biasGrad.getKey() == key &&
+          biasGrad.getValue() == value) {
+        biasGrad.getKeyMutable().assign(fullKey);
+        biasGrad.getValueMutable().assign(fullValue);
+        continue;
+      }
       auto grad = dyn_cast<AttentionGradOp>(user);
       if (!grad || grad.getKey() != key || grad.getValue() != value)
         continue;

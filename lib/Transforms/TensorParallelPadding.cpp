@@ -223,7 +223,7 @@ static SmallVector<bool> getZeroResults(Operation *op,
   // when the other factors are finite.
   if (isa<AttentionOp>(op))
     results[0] = zeroAt(2) && finite;
-  else if (isa<AttentionGradOp>(op))
+  else if (isa<AttentionGradOp, AttentionBiasGradOp>(op))
     results.assign(results.size(), zeroAt(0) && finite);
   else if (isa<MulOp>(op))
     results.assign(results.size(), any && finite);

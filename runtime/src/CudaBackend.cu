@@ -723,6 +723,17 @@ attentionGradKeyValue(AttentionDesc d, const S *dout, const S *q, const S *k,
   }
 }
 
+/// The bias's gradient: one thread per bias element (flash::biasGradAt).
+template <typename S, typename L>
+__global__ void
+attentionBiasGradKernel(AttentionDesc d, const S *dout, const S *q, const S *k,
+                        const S *v, const S *out, const L *lse, float *dbias) {
+  Threads th = gridThreads();
+  flash::DropoutKey key = flash::dropoutKey(d);
+  for (int64_t x = th.index, n = flash::biasElements(d); x < n; x += th.count)
+    dbias[x] = flash::biasGradAt(d, key, dout, q, k, v, out, lse, x);
+}
+
 /// A grid of `blocks` blocks, at least 1 and at most 65535: the kernels
 /// loop over the blocks (or elements) past it.
 unsigned gridOf(int64_t blocks) {
@@ -863,4 +874,25 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d, const void *dout,
       },
       kernel);
   checkLaunch(kernel, "attention_grad");
+}
+
+void tgc::rt::attentionBiasGrad(Context &, const AttentionDesc &d,
+                                const void *dout, const void *q, const void *k,
+                                const void *v, const void *out, const void *lse,
+                                float *dbias, const char *kernel) {
+  ensureStarted();
+  visitAttention(
+      d,
+      [&](auto s, auto l) {
+        using S = decltype(s);
+        using L = decltype(l);
+        attentionBiasGradKernel<S, L>
+            <<<blocksFor(flash::biasElements(d)), 256, 0, stream>>>(
+                d, static_cast<const S *>(dout), static_cast<const S *>(q),
+                static_cast<const S *>(k), static_cast<const S *>(v),
+                static_cast<const S *>(out), static_cast<const L *>(lse),
+                dbias);
+      },
+      kernel);
+  checkLaunch(kernel, "attention_bias_grad");
 }

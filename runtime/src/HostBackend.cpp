@@ -376,6 +376,26 @@ void tgc::rt::attention(Context &, const AttentionDesc &d, const void *qv,
   backend::profileMark(kernel);
 }
 
+namespace {
+/// An attention backward's operands as f32: q, k, v, the forward's output,
+/// its gradient and its logsumexp.
+struct BackwardOperands {
+  std::vector<float> q, k, v, out, dout, lse;
+};
+BackwardOperands loadBackward(const AttentionDesc &d, const void *dout,
+                              const void *q, const void *k, const void *v,
+                              const void *out, const void *lse) {
+  int64_t qCount = d.batch * d.heads * d.queries;
+  int64_t kvCount = d.batch * d.kvHeads * d.keys;
+  return {loadFloats(q, d.type, qCount * d.headSize),
+          loadFloats(k, d.type, kvCount * d.headSize),
+          loadFloats(v, d.type, kvCount * d.valueSize),
+          loadFloats(out, d.type, qCount * d.valueSize),
+          loadFloats(dout, d.type, qCount * d.valueSize),
+          loadFloats(lse, d.lseType, qCount)};
+}
+} // namespace
+
 void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
                             const void *doutv, const void *qv, const void *kv,
                             const void *vv, const void *outv, const void *lsev,
@@ -384,12 +404,7 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
   int64_t group = d.heads / d.kvHeads;
   int64_t qCount = d.batch * d.heads * d.queries;
   int64_t kvCount = d.batch * d.kvHeads * d.keys;
-  std::vector<float> q = loadFloats(qv, d.type, qCount * d.headSize);
-  std::vector<float> k = loadFloats(kv, d.type, kvCount * d.headSize);
-  std::vector<float> v = loadFloats(vv, d.type, kvCount * d.valueSize);
-  std::vector<float> o = loadFloats(outv, d.type, qCount * d.valueSize);
-  std::vector<float> dout = loadFloats(doutv, d.type, qCount * d.valueSize);
-  std::vector<float> lse = loadFloats(lsev, d.lseType, qCount);
+  auto [q, k, v, o, dout, lse] = loadBackward(d, doutv, qv, kv, vv, outv, lsev);
   std::vector<float> dq(qCount * d.headSize, 0.0f),
       dk(kvCount * d.headSize, 0.0f), dv(kvCount * d.valueSize, 0.0f);
   std::vector<float> p(d.queries * d.keys), dp(d.queries * d.keys);
@@ -496,5 +511,19 @@ void tgc::rt::attentionGrad(Context &, const AttentionDesc &d,
   storeFloats(dq, dqv, d.type);
   storeFloats(dk, dkv, d.type);
   storeFloats(dv, dvv, d.type);
+  backend::profileMark(kernel);
+}
+
+void tgc::rt::attentionBiasGrad(Context &, const AttentionDesc &d,
+                                const void *doutv, const void *qv,
+                                const void *kv, const void *vv,
+                                const void *outv, const void *lsev,
+                                float *dbias, const char *kernel) {
+  BackwardOperands in = loadBackward(d, doutv, qv, kv, vv, outv, lsev);
+  flash::DropoutKey key = flash::dropoutKey(d);
+  for (int64_t e = 0, n = flash::biasElements(d); e < n; ++e)
+    dbias[e] =
+        flash::biasGradAt(d, key, in.dout.data(), in.q.data(), in.k.data(),
+                          in.v.data(), in.out.data(), in.lse.data(), e);
   backend::profileMark(kernel);
 }

@@ -721,7 +721,8 @@ static void testAttentionReference() {
                                  &dv = run.dv;
 
         std::vector<double> eOut(out.size(), 0.0), eLse(lse.size()),
-            eDq(dq.size(), 0.0), eDk(dk.size(), 0.0), eDv(dv.size(), 0.0);
+            eDq(dq.size(), 0.0), eDk(dk.size(), 0.0), eDv(dv.size(), 0.0),
+            eDbias(bias.size(), 0.0);
         int64_t emptyRows = 0;
         // The forward's logsumexp: the mask's value itself on the finfo.min
         // rows, past kDegenerateLse on every row of degenerateOnly.
@@ -789,6 +790,11 @@ static void testAttentionReference() {
                       dout[row * d.valueSize + e];
                 }
                 dp *= keepFactor(b, h, i, j);
+                // The bias's gradient: ds before the cap's slope and the
+                // scale, summed over what the bias broadcasts.
+                eDbias[b * d.biasStrides[0] + h * d.biasStrides[1] +
+                       i * d.biasStrides[2] + j * d.biasStrides[3]] +=
+                    p[j] * (dp - delta);
                 double ds = d.scale * slope[j] * p[j] * (dp - delta);
                 for (int64_t e = 0; e < d.headSize; ++e) {
                   eDq[row * d.headSize + e] +=
@@ -816,6 +822,14 @@ static void testAttentionReference() {
         CHECK(relativeError(dq, asFloats(eDq)) < 1e-5f);
         CHECK(relativeError(dk, asFloats(eDk)) < 1e-5f);
         CHECK(relativeError(dv, asFloats(eDv)) < 1e-5f);
+        // tg.attention_bias_grad's runtime call.
+        Context context;
+        std::vector<float> dbias(bias.size(), NAN);
+        attentionBiasGrad(context, d, dout.data(), q.data(), k.data(), v.data(),
+                          out.data(), lse.data(), dbias.data(),
+                          "attention_bias_grad");
+        CHECK(allFinite(dbias));
+        CHECK(relativeError(dbias, asFloats(eDbias)) < 1e-5f);
         CHECK(allFinite(out) && allFinite(dq) && allFinite(dk) &&
               allFinite(dv));
       }

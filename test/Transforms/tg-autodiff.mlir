@@ -124,16 +124,15 @@ func.func @attention_mask_input(%x: tensor<2x2x4x8xf32> {tg.role = "param", tg.n
 
 // -----
 
-// A trained bias: its gradient is dS = P * (dO V^T - rowsum(dO * O)) from
-// tg ops, summed over the batch it is broadcast along.
+// A trained bias: its gradient dS = P * (dO V^T - rowsum(dO * O)), summed
+// over the batch it is broadcast along, is tg.attention_bias_grad (no
+// [B, H, Sq, Sk] tensor).
 // CHECK-LABEL: func.func @attention_bias_param
 // CHECK:         tg.attention_grad
 // CHECK-SAME:    bias %[[B:[^ ]+]]
-// CHECK:         %[[P:.+]] = tg.exp
-// CHECK:         %[[DS:.+]] = tg.mul %[[P]]
-// CHECK:         %[[DB:.+]] = tg.reduce sum %[[DS]] dims = [0] : tensor<2x2x4x4xf32> -> tensor<2x4x4xf32>
-// CHECK:         %[[DBR:.+]] = tg.reshape %[[DB]] : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
-// CHECK:         return {{.*}}%[[DBR]]
+// CHECK:         %[[DB:.+]] = tg.attention_bias_grad {{.*}} bias %[[B]] : {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK-NOT:     tg.exp
+// CHECK:         return {{.*}}%[[DB]]
 func.func @attention_bias_param(%x: tensor<2x2x4x8xf32> {tg.role = "param", tg.name = "x"},
                                 %b: tensor<1x2x4x4xf32> {tg.role = "param", tg.name = "b"}) -> (tensor<f32> {tg.role = "loss"}) {
   %o, %lse = tg.attention %x, %x, %x bias %b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<1x2x4x4xf32>) -> (tensor<2x2x4x8xf32>, tensor<2x2x4xf32>)

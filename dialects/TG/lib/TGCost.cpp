@@ -249,12 +249,22 @@ static int64_t getAttentionPairs(RankedTensorType query, RankedTensorType key,
                          query.getDimSize(1));
 }
 
+/// An attention op's scores (query-key pairs), head size and value size.
+namespace {
+struct AttentionWork {
+  int64_t pairs, headSize, valueSize;
+};
+} // namespace
+template <typename Op> static AttentionWork getAttentionWork(Op op) {
+  return {getAttentionPairs(op.getQuery().getType(), op.getKey().getType(),
+                            op.getCausal()),
+          op.getQuery().getType().getDimSize(3),
+          op.getValue().getType().getDimSize(3)};
+}
+
 OpCost AttentionOp::getCost() {
   OpCost cost = getStreamingCost(*this);
-  int64_t pairs =
-      getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
-  int64_t headSize = getQuery().getType().getDimSize(3);
-  int64_t valueSize = getValue().getType().getDimSize(3);
+  auto [pairs, headSize, valueSize] = getAttentionWork(*this);
   // Two matmuls (scores and output), then per score: scale, (the soft
   // cap's divide, tanh and multiply,) (bias,) max, subtract, exp, sum,
   // (dropout's select and scale, its Philox mask integer work as
@@ -372,6 +382,25 @@ OpCost RmsNormGradOp::getCost() {
   return getRowwiseCost(*this, getInput(), 7, 0, 2, 0);
 }
 
+OpCost AttentionBiasGradOp::getCost() {
+  // Per score, the recomputed score and dP (dot products of D and Dv), the
+  // recomputed exp (the cap's tanh and divide), the mask's select and
+  // scale with dropout, and the softmax backward; a row's delta =
+  // rowsum(dO * O); the sums into the bias. The runtime's kernel forms
+  // them a bias element per thread, on the CUDA cores, not as tensor-core
+  // matmuls: the products are priced as plain flops.
+  bool softcap = getSoftcap().has_value();
+  OpCost cost = getStreamingCost(*this);
+  auto [pairs, headSize, valueSize] = getAttentionWork(*this);
+  cost.flops =
+      multiplyFigures(pairs, 2 * (headSize + valueSize) + 6 +
+                                 (softcap ? 3 : 0) + (getSeed() ? 2 : 0));
+  cost.flops = addFigures(cost.flops, 2 * getNumElements(getOutput()));
+  cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
+  cost.computeType = getQuery().getType().getElementType();
+  return cost;
+}
+
 OpCost AttentionGradOp::getCost() {
   // Five matmuls (the recomputed scores, dP, dV, dQ, dK) and per score the
   // recomputed exp (and soft cap: tanh, divide, multiply, and its slope
@@ -379,10 +408,7 @@ OpCost AttentionGradOp::getCost() {
   // the softmax backward.
   bool softcap = getSoftcap().has_value();
   OpCost cost = getStreamingCost(*this);
-  int64_t pairs =
-      getAttentionPairs(getQuery().getType(), getKey().getType(), getCausal());
-  int64_t headSize = getQuery().getType().getDimSize(3);
-  int64_t valueSize = getValue().getType().getDimSize(3);
+  auto [pairs, headSize, valueSize] = getAttentionWork(*this);
   cost.matrixFlops = multiplyFigures(pairs, 2 * (3 * headSize + 2 * valueSize));
   cost.flops = addFigures(cost.matrixFlops,
                           multiplyFigures(pairs, 6 + (getBias() ? 1 : 0) +

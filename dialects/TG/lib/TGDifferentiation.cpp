@@ -547,98 +547,6 @@ Grads RmsNormOp::buildVjp(OpBuilder &b, ValueRange grads) {
   return SmallVector<Value>{grad.getGradInput(), grad.getGradScale()};
 }
 
-namespace {
-/// The gradient of attention's bias, from its operands, output, logsumexp
-/// and output gradient: dS = P * (dO V^T - rowsum(dO * O)) summed to the
-/// bias's shape, with P = exp(softcap(scale * Q K^T) + bias - lse) hidden past
-/// the causal diagonal (dO V^T through the dropout mask), all in f32. It
-/// materializes the [B, H, Sq, Sk] scores, which tg.attention_grad does
-/// not: autodiff keeps it only where a trained value reaches the bias (a
-/// learned position bias), and a mask computed from the inputs never builds
-/// it.
-Value buildAttentionBiasGrad(OpBuilder &b, AttentionOp op, Value gradOutput) {
-  Location loc = op.getLoc();
-  Type f32 = b.getF32Type();
-  auto toF32 = [&](Value v) -> Value {
-    auto type = cast<RankedTensorType>(v.getType());
-    if (type.getElementType().isF32())
-      return v;
-    return ConvertOp::create(b, loc, type.clone(f32), v);
-  };
-  ArrayRef<int64_t> q = op.getQuery().getType().getShape();
-  ArrayRef<int64_t> k = op.getKey().getType().getShape();
-  int64_t group = q[1] / k[1];
-  // Keys and values repeated for each query head of their group.
-  auto perQueryHead = [&](Value v) -> Value {
-    v = toF32(v);
-    if (group == 1)
-      return v;
-    ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
-    Value wide = BroadcastInDimOp::create(
-        b, loc, RankedTensorType::get({s[0], s[1], group, s[2], s[3]}, f32), v,
-        ArrayRef<int64_t>{0, 1, 3, 4});
-    return ReshapeOp::create(
-        b, loc, RankedTensorType::get({s[0], q[1], s[2], s[3]}, f32), wide);
-  };
-  Value key = perQueryHead(op.getKey()), value = perQueryHead(op.getValue());
-  Value dout = toF32(gradOutput);
-  auto scoresType = RankedTensorType::get({q[0], q[1], q[2], k[2]}, f32);
-  Value scores = MatmulOp::create(b, loc, toF32(op.getQuery()), key,
-                                  /*transposeA=*/false, /*transposeB=*/true);
-  scores =
-      mul(b, loc, scores, splat(b, loc, scoresType, op.getScaleOrDefault()));
-  if (std::optional<APFloat> softcap = op.getSoftcap()) {
-    double cap = softcap->convertToDouble();
-    scores = mul(b, loc,
-                 TanhOp::create(b, loc,
-                                DivOp::create(b, loc, scores,
-                                              splat(b, loc, scoresType, cap))),
-                 splat(b, loc, scoresType, cap));
-  }
-  scores =
-      AddOp::create(b, loc, scores,
-                    BroadcastInDimOp::create(b, loc, scoresType, op.getBias(),
-                                             ArrayRef<int64_t>{0, 1, 2, 3}));
-  auto spreadRows = [&](Value rows) -> Value {
-    return BroadcastInDimOp::create(b, loc, scoresType, rows,
-                                    ArrayRef<int64_t>{0, 1, 2});
-  };
-  Value p = ExpOp::create(
-      b, loc, SubOp::create(b, loc, scores, spreadRows(op.getLogsumexp())));
-  if (op.getCausal()) {
-    SmallVector<bool> visible;
-    for (int64_t i = 0; i < q[2]; ++i)
-      for (int64_t j = 0; j < k[2]; ++j)
-        visible.push_back(j <= i + k[2] - q[2]);
-    auto maskType = RankedTensorType::get({q[2], k[2]}, b.getI1Type());
-    Value mask = ConstantOp::create(
-        b, loc, DenseElementsAttr::get(maskType, ArrayRef<bool>(visible)));
-    mask = BroadcastInDimOp::create(b, loc, scoresType.clone(b.getI1Type()),
-                                    mask, ArrayRef<int64_t>{2, 3});
-    p = maskGrad(b, loc, mask, p);
-  }
-  Value dp = MatmulOp::create(b, loc, dout, value, /*transposeA=*/false,
-                              /*transposeB=*/true);
-  // With dropout, the gradient of the undropped probabilities is dp times
-  // the forward's mask over (1 - rate): tg.dropout with its seed, stream,
-  // offset and shape draws it again on the same [B, H, Sq, Sk] elements.
-  if (op.getSeed())
-    dp = DropoutOp::create(b, loc, dp, op.getSeed(), op.getOffset(),
-                           op.getDropoutAttr(), op.getStreamAttr(),
-                           op.getGlobalShapeAttr());
-  Value delta = ReduceOp::create(b, loc, ReduceKind::Sum,
-                                 mul(b, loc, dout, toF32(op.getOutput())),
-                                 b.getDenseI64ArrayAttr({3}));
-  Value ds = mul(b, loc, p, SubOp::create(b, loc, dp, spreadRows(delta)));
-  auto biasType = cast<RankedTensorType>(op.getBias().getType());
-  SmallVector<int64_t> broadcastDims;
-  for (int64_t d = 0; d < 4; ++d)
-    if (biasType.getDimSize(d) != scoresType.getDimSize(d))
-      broadcastDims.push_back(d);
-  return sumTo(b, loc, ds, broadcastDims, biasType);
-}
-} // namespace
-
 Grads AttentionOp::buildVjp(OpBuilder &b, ValueRange grads) {
   if (grads[1])
     return unsupportedResultGrad(*this, "logsumexp");
@@ -651,8 +559,14 @@ Grads AttentionOp::buildVjp(OpBuilder &b, ValueRange grads) {
   result[0] = grad.getGradQuery();
   result[1] = grad.getGradKey();
   result[2] = grad.getGradValue();
+  // The bias's gradient, where a trained value reaches it (a mask computed
+  // from the inputs never builds it).
   if (getBias())
-    result[3] = buildAttentionBiasGrad(b, *this, grads[0]);
+    result[3] = AttentionBiasGradOp::create(
+        b, getLoc(), grads[0], getQuery(), getKey(), getValue(), getOutput(),
+        getLogsumexp(), getBias(), getSeed(), getOffset(), getCausal(),
+        getScaleAttr(), getSoftcapAttr(), getDropoutAttr(), getStreamAttr(),
+        getGlobalShapeAttr());
   return result;
 }
 

@@ -1021,9 +1021,13 @@ LogicalResult RmsNormGradOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
-LogicalResult AttentionGradOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferred) {
+/// Checks the operands of an attention backward op (tg.attention_grad,
+/// tg.attention_bias_grad): the forward's, and its output gradient, output
+/// and logsumexp of the forward's types.
+template <typename Adaptor>
+static LogicalResult verifyAttentionBackward(MLIRContext *context,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor) {
   SmallVector<Type> forward;
   if (failed(inferAttentionTypes(
           context, location, adaptor.getQuery(), adaptor.getKey(),
@@ -1038,6 +1042,14 @@ LogicalResult AttentionGradOp::inferReturnTypes(
                              forward[0]);
   if (adaptor.getLogsumexp().getType() != forward[1])
     return emitOptionalError(location, "logsumexp must have type ", forward[1]);
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  if (failed(verifyAttentionBackward(context, location, adaptor)))
+    return failure();
   inferred.push_back(adaptor.getQuery().getType());
   inferred.push_back(adaptor.getKey().getType());
   inferred.push_back(adaptor.getValue().getType());
@@ -1051,6 +1063,29 @@ double AttentionGradOp::getScaleOrDefault() {
 LogicalResult AttentionGradOp::verify() {
   return verifyAttentionDropout(*this);
 }
+
+LogicalResult AttentionBiasGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  if (failed(verifyAttentionBackward(context, location, adaptor)))
+    return failure();
+  inferred.push_back(adaptor.getBias().getType());
+  return success();
+}
+
+double AttentionBiasGradOp::getScaleOrDefault() {
+  return getAttentionScale(getScale(), getQuery().getType());
+}
+LogicalResult AttentionBiasGradOp::verify() {
+  return verifyAttentionDropout(*this);
+}
+uint64_t AttentionBiasGradOp::getRandomStream() {
+  return getStream().value_or(0);
+}
+SmallVector<int64_t> AttentionBiasGradOp::getRandomShape() {
+  return getProbabilitiesShape(getQuery(), getKey());
+}
+bool AttentionBiasGradOp::drawsRandom() { return getSeed() != nullptr; }
 uint64_t AttentionGradOp::getRandomStream() { return getStream().value_or(0); }
 SmallVector<int64_t> AttentionGradOp::getRandomShape() {
   return getProbabilitiesShape(getQuery(), getKey());

@@ -539,6 +539,9 @@ struct AttentionShapes {
   SmallVector<std::pair<bool, unsigned>> q, k, v, o, lse;
   /// The operand number of the bias, when the op has one.
   std::optional<unsigned> bias;
+  /// The result number of the bias's gradient, when the op has one (a
+  /// dimension the bias broadcasts is then a reduction).
+  std::optional<unsigned> biasGrad;
 };
 } // namespace
 
@@ -554,8 +557,11 @@ static ShardingRule getAttentionRule(Operation *op, Value query, Value key,
     ArrayRef<int64_t> b = getShape(bias);
     int64_t full[4] = {q[0], q[1], q[2], k[2]};
     for (int dim = 0; dim < 4; ++dim)
-      if (b[dim] == full[dim])
+      if (b[dim] == full[dim]) {
         biasAt[dim].push_back({false, *shapes.bias});
+        if (shapes.biasGrad)
+          biasAt[dim].push_back({true, *shapes.biasGrad});
+      }
   }
   auto add = [&](int64_t factor, ArrayRef<std::pair<bool, unsigned>> tensors,
                  int64_t dim) {
@@ -650,6 +656,28 @@ ShardingRule AttentionGradOp::getShardingRule() {
 }
 
 void AttentionGradOp::restrictForPartitioning(ShardingRule &rule) {
+  if (getCausal())
+    replicateCausalSequence(rule, 1, 2);
+  restrictCounterRandom(*this, rule);
+}
+
+ShardingRule AttentionBiasGradOp::getShardingRule() {
+  // Operands: grad_output, query, key, value, output, logsumexp, bias; the
+  // result: the bias's gradient, summed over the dimensions the bias
+  // broadcasts (their factors become reductions).
+  AttentionShapes shapes;
+  shapes.q = {{false, 1}};
+  shapes.k = {{false, 2}};
+  shapes.v = {{false, 3}};
+  shapes.o = {{false, 0}, {false, 4}};
+  shapes.lse = {{false, 5}};
+  shapes.bias = 6;
+  shapes.biasGrad = 0;
+  return getAttentionRule(*this, getQuery(), getKey(), getValue(), getBias(),
+                          shapes);
+}
+
+void AttentionBiasGradOp::restrictForPartitioning(ShardingRule &rule) {
   if (getCausal())
     replicateCausalSequence(rule, 1, 2);
   restrictCounterRandom(*this, rule);

@@ -143,8 +143,9 @@ const llvm::StringSet<> kCompound = {"tg.reduce",
                                      "tg.adafactor",
                                      "tg.fake_quant"};
 /// Lowered by the step emitter, outside kernels (library calls, structure).
-const llvm::StringSet<> kStep = {"tg.matmul", "tg.attention",
-                                 "tg.attention_grad", "tg.fusion", "tg.yield"};
+const llvm::StringSet<> kStep = {"tg.matmul",         "tg.attention",
+                                 "tg.attention_grad", "tg.attention_bias_grad",
+                                 "tg.fusion",         "tg.yield"};
 
 } // namespace
 

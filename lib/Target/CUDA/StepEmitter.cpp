@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/xxhash.h"
 
 using namespace mlir;
@@ -270,12 +271,30 @@ LogicalResult StepEmitter::emitGemm(tg::MatmulOp matmul, std::string a,
   return success();
 }
 
+namespace {
+/// What tg.attention, tg.attention_grad and tg.attention_bias_grad share:
+/// the forward op's bias, soft cap, scale and dropout rate.
+struct AttentionAttributes {
+  Value bias;
+  std::optional<APFloat> softcap, dropout;
+  double scale;
+};
+template <typename Op> AttentionAttributes getAttentionAttributes(Op op) {
+  return {op.getBias(), op.getSoftcap(), op.getDropout(),
+          op.getScaleOrDefault()};
+}
+} // namespace
+
 LogicalResult StepEmitter::emitAttention(Operation *op) {
-  bool isGrad = isa<tg::AttentionGradOp>(op);
   // Operands: [dout,] q, k, v[, out, logsumexp][, bias][, seed[, offset]];
   // the bias, the soft cap and the dropout travel in the descriptor.
-  Value bias = isGrad ? cast<tg::AttentionGradOp>(op).getBias()
-                      : cast<tg::AttentionOp>(op).getBias();
+  bool isGrad = !isa<tg::AttentionOp>(op);
+  bool isBiasGrad = isa<tg::AttentionBiasGradOp>(op);
+  AttentionAttributes attributes =
+      TypeSwitch<Operation *, AttentionAttributes>(op)
+          .Case<tg::AttentionOp, tg::AttentionGradOp, tg::AttentionBiasGradOp>(
+              [](auto attention) { return getAttentionAttributes(attention); });
+  Value bias = attributes.bias;
   unsigned q = isGrad ? 1 : 0;
   ArrayRef<int64_t> qs =
       cast<RankedTensorType>(op->getOperand(q).getType()).getShape();
@@ -315,9 +334,7 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
     biasDesc = ", reinterpret_cast<const float *>(" + *at + "), {" +
                llvm::join(strides, ", ") + "}";
   }
-  std::optional<APFloat> softcap =
-      isGrad ? cast<tg::AttentionGradOp>(op).getSoftcap()
-             : cast<tg::AttentionOp>(op).getSoftcap();
+  std::optional<APFloat> softcap = attributes.softcap;
   auto random = cast<tg::CounterRandomOpInterface>(op);
   Value seed = random.getRandomSeed(), offset = random.getRandomOffset();
   if (softcap || seed) {
@@ -328,9 +345,7 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
   // The dropout: rate, seed, offset, stream and the index levels that
   // place the device's probabilities in the whole tensor.
   if (seed) {
-    std::optional<APFloat> rate =
-        isGrad ? cast<tg::AttentionGradOp>(op).getDropout()
-               : cast<tg::AttentionOp>(op).getDropout();
+    std::optional<APFloat> rate = attributes.dropout;
     auto scalar = [&](Value v) -> FailureOr<std::string> {
       if (!v)
         return std::string("nullptr, DType::I64");
@@ -357,9 +372,11 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
                 llvm::join(levelText, ", ") + "}";
   }
   bool causal = op->hasAttr("causal");
-  double scale = isGrad ? cast<tg::AttentionGradOp>(op).getScaleOrDefault()
-                        : cast<tg::AttentionOp>(op).getScaleOrDefault();
-  std::string name = nextName(isGrad ? "attention_grad" : "attention");
+  double scale = attributes.scale;
+  StringRef function = isBiasGrad ? "attentionBiasGrad"
+                       : isGrad   ? "attentionGrad"
+                                  : "attention";
+  std::string name = nextName(op->getName().stripDialect());
   std::string args;
   for (Value operand : op->getOperands()) {
     if (operand == bias || operand == seed || operand == offset)
@@ -373,17 +390,18 @@ LogicalResult StepEmitter::emitAttention(Operation *op) {
     FailureOr<std::string> at = address(result);
     if (failed(at))
       return failure();
-    args += ", " + *at;
+    // The bias's gradient is f32, as the bias.
+    args +=
+        isBiasGrad ? ", reinterpret_cast<float *>(" + *at + ")" : ", " + *at;
   }
   host += "  // " + name + ": " + op->getName().getStringRef().str() + " at " +
           formatLocation(op->getLoc()) + "\n";
-  host += std::string("  ") + (isGrad ? "attentionGrad" : "attention") +
-          "(context, AttentionDesc{" + str(qs[0]) + ", " + str(qs[1]) + ", " +
-          str(qs[2]) + ", " + str(qs[3]) + ", " + str(ks[1]) + ", " +
-          str(ks[2]) + ", " + str(vs[3]) + ", " + (causal ? "true" : "false") +
-          ", " + formatNumber(scale) + ", DType::" + type->dtype +
-          ", DType::" + lseType->dtype + biasDesc + "}" + args + ", " +
-          cString(name) + ");\n";
+  host += "  " + function.str() + "(context, AttentionDesc{" + str(qs[0]) +
+          ", " + str(qs[1]) + ", " + str(qs[2]) + ", " + str(qs[3]) + ", " +
+          str(ks[1]) + ", " + str(ks[2]) + ", " + str(vs[3]) + ", " +
+          (causal ? "true" : "false") + ", " + formatNumber(scale) +
+          ", DType::" + type->dtype + ", DType::" + lseType->dtype + biasDesc +
+          "}" + args + ", " + cString(name) + ");\n";
   project.kernels.push_back(name);
   return success();
 }
@@ -1390,7 +1408,8 @@ FailureOr<CudaProject> StepEmitter::run() {
       status = failed(a) || failed(b) || failed(c)
                    ? failure()
                    : emitGemm(matmul, *a, *b, *c, nextName("matmul"));
-    } else if (isa<tg::AttentionOp, tg::AttentionGradOp>(op)) {
+    } else if (isa<tg::AttentionOp, tg::AttentionGradOp,
+                   tg::AttentionBiasGradOp>(op)) {
       status = emitAttention(&op);
     } else if (isView) {
       continue; // a view of its operand's buffer

@@ -367,3 +367,32 @@ func.func @cross_entropy_grad_bf16_logsumexp(%d: tensor<f32>, %l: tensor<4x10xf3
   %0 = tg.cross_entropy_grad mean %d, %l, %y, %lse : (tensor<f32>, tensor<4x10xf32>, tensor<4xi64>, tensor<4xbf16>) -> tensor<4x10xf32>
   return
 }
+
+// -----
+
+// attention_bias_grad: the bias's shape must broadcast to the scores'.
+func.func @attention_bias_grad_shape(%q: tensor<2x2x4x16xf32>, %lse: tensor<2x2x4xf32>, %b: tensor<1x3x4x4xf32>) {
+  // expected-error @+2 {{bias must be an f32 tensor of shape 2x2x4x4 or with some of those dimensions 1 (broadcast), got 'tensor<1x3x4x4xf32>'}}
+  // expected-error @+1 {{'tg.attention_bias_grad' op failed to infer returned types}}
+  %db = tg.attention_bias_grad %q, %q, %q, %q, %q, %lse bias %b : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// Its logsumexp is the forward's.
+func.func @attention_bias_grad_lse(%q: tensor<2x2x4x16xf32>, %lse: tensor<2x2xf32>, %b: tensor<1x2x4x4xf32>) {
+  // expected-error @+2 {{logsumexp must have type 'tensor<2x2x4xf32>'}}
+  // expected-error @+1 {{'tg.attention_bias_grad' op failed to infer returned types}}
+  %db = tg.attention_bias_grad %q, %q, %q, %q, %q, %lse bias %b : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+// Its dropout needs a seed.
+func.func @attention_bias_grad_dropout(%q: tensor<2x2x4x16xf32>, %lse: tensor<2x2x4xf32>, %b: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'tg.attention_bias_grad' op attention dropout needs its rate, seed and stream together}}
+  %db = tg.attention_bias_grad %q, %q, %q, %q, %q, %lse bias %b dropout = 1.000000e-01 stream = 1 : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return
+}

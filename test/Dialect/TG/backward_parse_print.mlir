@@ -214,3 +214,14 @@ func.func @attention_grad_dropout(%q: tensor<1x1x4x16xf32>, %lse: tensor<1x1x4xf
   %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse causal dropout = 2.500000e-01 seed %seed stream = 3 : (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4xf32>, tensor<i64>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
   return %dq, %dk, %dv : tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// attention_bias_grad: the gradient of a bias broadcast over the batch,
+// with the forward's soft cap and dropout.
+// CHECK-LABEL: func.func @attention_bias_grad
+// CHECK:         tg.attention_bias_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} causal softcap = 3.000000e+01 dropout = 1.000000e-01 seed %{{.+}} stream = 2 : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x1x4x16xf32>, tensor<2x1x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4xf32>, tensor<1x2x4x4xf32>, tensor<i64>) -> tensor<1x2x4x4xf32>
+func.func @attention_bias_grad(%q: tensor<2x2x4x16xf32>, %kv: tensor<2x1x4x16xf32>, %lse: tensor<2x2x4xf32>, %b: tensor<1x2x4x4xf32>, %seed: tensor<i64>) -> tensor<1x2x4x4xf32> {
+  %db = tg.attention_bias_grad %q, %q, %kv, %kv, %q, %lse bias %b causal softcap = 3.000000e+01 dropout = 1.000000e-01 seed %seed stream = 2 : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x1x4x16xf32>, tensor<2x1x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4xf32>, tensor<1x2x4x4xf32>, tensor<i64>) -> tensor<1x2x4x4xf32>
+  return %db : tensor<1x2x4x4xf32>
+}

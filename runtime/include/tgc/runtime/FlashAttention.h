@@ -221,6 +221,66 @@ __device__ SoftmaxRow backwardRow(const AttentionDesc &d, float lse, const S *q,
   return {max, logf(sum)};
 }
 
+/// The bias's gradient at its element `element` (row-major in the bias's
+/// shape: a dimension the bias broadcasts, stride 0, is of size 1): the sum
+/// of ds = p * (dp - delta) over the scores that read it, p rebuilt as the
+/// backward kernels rebuild it (backwardRow), dp = dout_i . v_j through the
+/// dropout's mask, delta = dout_i . out_i; a score past the causal diagonal
+/// adds nothing. A loop per element over the broadcast dimensions, the
+/// keys' and values' rows read from global memory: the bias's gradient is
+/// rare (a trained position bias) and keeps no [B, H, Sq, Sk] tensor.
+template <typename S, typename L>
+__device__ float biasGradAt(const AttentionDesc &d, DropoutKey key,
+                            const S *dout, const S *q, const S *k, const S *v,
+                            const S *out, const L *lse, int64_t element) {
+  const int64_t full[4] = {d.batch, d.heads, d.queries, d.keys};
+  int64_t first[4], count[4];
+  for (int dim = 3; dim >= 0; --dim) {
+    bool broadcast = d.biasStrides[dim] == 0;
+    int64_t size = broadcast ? 1 : full[dim];
+    first[dim] = broadcast ? 0 : element % size;
+    count[dim] = broadcast ? full[dim] : 1;
+    element /= size;
+  }
+  int64_t group = d.heads / d.kvHeads;
+  float sum = 0.0f;
+  for (int64_t b = first[0]; b < first[0] + count[0]; ++b)
+    for (int64_t h = first[1]; h < first[1] + count[1]; ++h) {
+      int64_t kvRow = (b * d.kvHeads + h / group) * d.keys;
+      for (int64_t i = first[2]; i < first[2] + count[2]; ++i) {
+        int64_t row = (b * d.heads + h) * d.queries + i;
+        const S *qi = q + row * d.headSize;
+        const S *doi = dout + row * d.valueSize;
+        SoftmaxRow softmax = backwardRow(d, float(ld(lse[row])), qi,
+                                         k + kvRow * d.headSize, b, h, i);
+        float delta = 0.0f;
+        for (int64_t e = 0; e < d.valueSize; ++e)
+          delta += float(ld(doi[e])) * float(ld(out[row * d.valueSize + e]));
+        int64_t visible = visibleKeys(d, i);
+        for (int64_t j = first[3]; j < first[3] + count[3] && j < visible;
+             ++j) {
+          float s = scoreAt(d, qi, k + (kvRow + j) * d.headSize, b, h, i, j);
+          float p = expf((s - softmax.max) - softmax.logSum);
+          float dp = 0.0f;
+          for (int64_t e = 0; e < d.valueSize; ++e)
+            dp +=
+                float(ld(doi[e])) * float(ld(v[(kvRow + j) * d.valueSize + e]));
+          sum += p * (dropped(d, key, dp, b, h, i, j) - delta);
+        }
+      }
+    }
+  return sum;
+}
+
+/// The number of elements of the desc's bias.
+TGC_HD inline int64_t biasElements(const AttentionDesc &d) {
+  const int64_t full[4] = {d.batch, d.heads, d.queries, d.keys};
+  int64_t elements = 1;
+  for (int dim = 0; dim < 4; ++dim)
+    elements *= d.biasStrides[dim] == 0 ? 1 : full[dim];
+  return elements;
+}
+
 template <int DMAX>
 __device__ inline float dot(const float *a, const float *b) {
   float sum = 0;

@@ -296,6 +296,14 @@ void attentionGrad(Context &context, const AttentionDesc &desc,
                    const void *dout, const void *q, const void *k,
                    const void *v, const void *out, const void *lse, void *dq,
                    void *dk, void *dv, const char *kernel);
+/// tg.attention_bias_grad: the gradient of the desc's bias (f32, laid out
+/// by desc.biasStrides) from the attention's operands, output and
+/// logsumexp: ds = p * (dp - rowsum(dout * out)) of every score (dp through
+/// the dropout's mask), summed over the dimensions the bias broadcasts.
+void attentionBiasGrad(Context &context, const AttentionDesc &desc,
+                       const void *dout, const void *q, const void *k,
+                       const void *v, const void *out, const void *lse,
+                       float *dbias, const char *kernel);
 
 /// The shard dialect's collectives on a partitioned step's group `group`,
 /// for an operand of local shape `shape`: all_reduce (out = op over the

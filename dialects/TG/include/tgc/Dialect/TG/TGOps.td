@@ -1304,6 +1304,53 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
   }];
 }
 
+def TG_AttentionBiasGradOp : TG_Op<"attention_bias_grad", [Pure,
+    InferTypeOpAdaptor,
+    AllElementTypesMatch<["query", "key", "value", "grad_output"]>,
+    AttrSizedOperandSegments, TG_AttentionRandom], 1,
+    TG_PartitionRestricted> {
+  let summary = "Gradient of attention's bias (flash-attention semantics)";
+  let description = [{
+    The gradient of `tg.attention`'s `bias` from the gradient of its output,
+    its operands, its `output` and its `logsumexp`: `ds = p * (dp -
+    rowsum(grad_output * output))` with the probabilities `p` rebuilt from
+    the scores and `dp = grad_output @ value^T` (through the dropout's mask
+    with dropout), summed over the dimensions the bias broadcasts, in f32,
+    of the bias's type. Like `tg.attention_grad`, it forms each score where
+    it needs it instead of a `[B, H, Sq, Sk]` tensor: autodiff builds it
+    where a trained value reaches the bias (T5's relative position bias).
+    The operands and attributes are those of the forward op.
+
+    ```mlir
+    %db = tg.attention_bias_grad %do, %q, %k, %v, %o, %lse bias %b : (...) -> tensor<1x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad_output, TG_FloatTensor:$query,
+                       TG_FloatTensor:$key, TG_FloatTensor:$value,
+                       TG_FloatTensor:$output, TG_FloatTensor:$logsumexp,
+                       TG_FloatTensor:$bias,
+                       Optional<TG_IndexScalar>:$seed,
+                       Optional<TG_IndexScalar>:$offset,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
+  let results = (outs TG_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $query `,` $key `,` $value `,` $output `,` $logsumexp
+    `bias` $bias (`causal` $causal^)? (`scale` `=` $scale^)?
+    (`softcap` `=` $softcap^)? (`dropout` `=` $dropout^)? (`seed` $seed^)?
+    (`offset` $offset^)? (`stream` `=` $stream^)? (`of` $global_shape^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: the attribute, else 1/sqrt(D).
+    double getScaleOrDefault();
+  }];
+}
+
 def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure, TG_Differentiable]> {
   let summary = "Backward of embedding: scatter-add rows into a table";
   let description = [{

@@ -10,6 +10,10 @@
 #                     (124m), SEQ (1024), BATCH (8), DEVICE (H100-SXM), a
 #                     temporary directory `work` removed on exit, and `common`,
 #                     tgc-zoo's gpt2 arguments for them
+#   bench_raised FILE RAISED LEFT
+#                     prints how many lines of FILE match RAISED (what
+#                     tg-raise made); fails unless some do and none match
+#                     LEFT (what it should have left none of)
 #   bench_report_rows TGC DEVICE WORK VARIANT=NAME...
 #                     a Markdown table of `tgc report --train` for each
 #                     WORK/VARIANT.mlir: peak, arena, HBM traffic, modelled
@@ -75,4 +79,13 @@ bench_gpt2_attention() {
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" EXIT
   common=(--preset "$PRESET" --seq "$SEQ" --batch "$BATCH" --positions "$SEQ")
+}
+
+bench_raised() {
+  local file=$1 raised=$2 left=$3 made stayed
+  made=$(grep -c "$raised" "$file" || true)
+  stayed=$(grep -c "$left" "$file" || true)
+  [ "$stayed" = 0 ] && [ "$made" -gt 0 ] ||
+    die "tg-raise left $stayed lines matching '$left' and made $made matching '$raised'"
+  echo "$made"
 }

@@ -69,10 +69,7 @@ EOF
 "$TGC_OPT" --tg-raise "$work/eager.mlir" -o "$work/raised.mlir"
 "$TGC_OPT" --tg-raise "$work/eager-inf.mlir" -o "$work/raised-inf.mlir"
 
-biased=$(grep -c "tg.attention .* bias " "$work/raised.mlir" || true)
-softmaxes=$(grep -c "tg.softmax" "$work/raised.mlir" || true)
-[ "$softmaxes" = 0 ] && [ "$biased" -gt 0 ] ||
-  die "tg-raise left $softmaxes softmaxes and made $biased biased attentions"
+biased=$(bench_raised "$work/raised.mlir" "tg.attention .* bias " "tg.softmax")
 
 echo "GPT-2 $PRESET, seq $SEQ, batch $BATCH, f32 AdamW step on $DEVICE; a run-time padding mask"
 echo "added to every layer's scores ($biased layers)."

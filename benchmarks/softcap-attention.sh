@@ -62,10 +62,8 @@ open(sys.argv[2], "w").write(text)
 PY
 "$TGC_OPT" --tg-raise "$work/eager.mlir" -o "$work/raised.mlir"
 
-capped=$(grep -c "tg.attention .* causal .*softcap = 5.000000e+01" "$work/raised.mlir" || true)
-left=$(grep -c "tg.softmax\|tg.tanh" "$work/raised.mlir" || true)
-[ "$left" = 0 ] && [ "$capped" -gt 0 ] ||
-  die "tg-raise left $left softmaxes or tanhs and made $capped capped attentions"
+capped=$(bench_raised "$work/raised.mlir" \
+  "tg.attention .* causal .*softcap = 5.000000e+01" "tg.softmax\|tg.tanh")
 
 echo "GPT-2 $PRESET, seq $SEQ, batch $BATCH, f32 AdamW step on $DEVICE; Gemma 2's soft cap (50)"
 echo "on every layer's scores ($capped layers)."

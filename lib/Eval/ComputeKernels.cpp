@@ -312,12 +312,9 @@ LogicalResult dropoutKernel(Operation *op, ArrayRef<const Tensor *> operands,
     using T = decltype(tag);
     const std::vector<T> &in = x.data<T>();
     std::vector<T> &out = result.data<T>();
-    T keepScale = T(1) - T(rate);
     for (size_t i = 0, e = in.size(); i < e; ++i)
-      out[i] =
-          dropoutUniform(seed, indexOf(static_cast<int64_t>(i)), stream) >= rate
-              ? in[i] / keepScale
-              : T(0);
+      out[i] = applyDropout(in[i], seed, indexOf(static_cast<int64_t>(i)),
+                            stream, rate);
   });
   results.push_back(std::move(result));
   return success();

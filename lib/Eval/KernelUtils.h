@@ -99,6 +99,15 @@ struct AttentionSizes {
 std::function<uint64_t(int64_t)>
 getCounterIndex(tg::CounterRandomOpInterface op, const Tensor *offset);
 
+/// `x` through tg.dropout's mask at the element of whole-tensor index
+/// `index`: x / (1 - rate) where the Philox draw keeps it, else 0.
+template <typename T>
+T applyDropout(T x, uint64_t seed, uint64_t index, uint32_t stream,
+               double rate) {
+  return dropoutUniform(seed, index, stream) >= rate ? x / (T(1) - T(rate))
+                                                     : T(0);
+}
+
 /// tg.attention's optional dropout of its [B, H, Sq, Sk] probabilities:
 /// apply(p, b, h, i, j) is what tg.dropout with the op's seed, stream, rate,
 /// offset and global shape makes of probability (b, h, i, j), p / (1 - rate)
@@ -126,9 +135,7 @@ public:
     if (!active)
       return p;
     int64_t index = ((b * heads + h) * queries + i) * keys + j;
-    return dropoutUniform(seed, indexOf(index), stream) >= rate
-               ? p / (T(1) - T(rate))
-               : T(0);
+    return applyDropout(p, seed, indexOf(index), stream, rate);
   }
 
 private:

@@ -276,6 +276,65 @@ LogicalResult convertKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+LogicalResult bitwiseKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                            SmallVectorImpl<Tensor> &results,
+                            const KernelContext &context) {
+  tg::BitwiseKind kind = cast<tg::BitwiseOp>(op).getKind();
+  const std::vector<int64_t> &a = operands[0]->ints(), &b = operands[1]->ints();
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  std::vector<int64_t> &out = result.ints();
+  // On the sign- or zero-extended values: the low bits are the element
+  // type's, and normalizeTensor keeps them.
+  for (size_t i = 0, e = out.size(); i < e; ++i)
+    out[i] = kind == tg::BitwiseKind::And  ? a[i] & b[i]
+             : kind == tg::BitwiseKind::Or ? a[i] | b[i]
+                                           : a[i] ^ b[i];
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// The bits of element `i` of `tensor` (of `width` bits, zero-extended).
+uint64_t getElementBits(const Tensor &tensor, int64_t i, unsigned width) {
+  Type type = tensor.getElementType();
+  if (tensor.isIntStorage())
+    return width >= 64
+               ? uint64_t(tensor.ints()[i])
+               : uint64_t(tensor.ints()[i]) & ((uint64_t(1) << width) - 1);
+  // A float held as an f32 or f64 of the same value: exact in its format.
+  APFloat value = tensor.isDoubleStorage() ? APFloat(tensor.doubles()[i])
+                                           : APFloat(tensor.floats()[i]);
+  bool losesInfo = false;
+  value.convert(cast<FloatType>(type).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &losesInfo);
+  return value.bitcastToAPInt().getZExtValue();
+}
+
+LogicalResult bitcastKernel(Operation *op, ArrayRef<const Tensor *> operands,
+                            SmallVectorImpl<Tensor> &results,
+                            const KernelContext &context) {
+  const Tensor &x = *operands[0];
+  Tensor result = context.makeResult(op->getResult(0).getType());
+  Type target = result.getElementType();
+  unsigned width = tg::getBitcastWidth(target);
+  for (int64_t i = 0, e = x.getNumElements(); i < e; ++i) {
+    uint64_t bits = getElementBits(x, i, width);
+    if (target.isInteger(1)) {
+      result.ints()[i] = bits != 0;
+    } else if (isa<IntegerType>(target)) {
+      // Sign-extended for the signed types, as integers are held.
+      result.ints()[i] = target.isUnsignedInteger() || width >= 64
+                             ? int64_t(bits)
+                             : int64_t(bits << (64 - width)) >> (64 - width);
+    } else {
+      APFloat value(cast<FloatType>(target).getFloatSemantics(),
+                    APInt(width, bits));
+      result.setAsDouble(i, value.convertToDouble());
+    }
+  }
+  results.push_back(std::move(result));
+  return success();
+}
+
 } // namespace
 
 void tgc::registerElementwiseKernels(KernelRegistry &registry) {
@@ -343,4 +402,16 @@ void tgc::registerElementwiseKernels(KernelRegistry &registry) {
   registry.add(tg::CompareOp::getOperationName(), compareKernel);
   registry.add(tg::SelectOp::getOperationName(), selectKernel);
   registry.add(tg::ConvertOp::getOperationName(), convertKernel);
+  registry.add(tg::BitwiseOp::getOperationName(), bitwiseKernel);
+  registry.add(tg::BitwiseNotOp::getOperationName(),
+               [](Operation *op, ArrayRef<const Tensor *> operands,
+                  SmallVectorImpl<Tensor> &results,
+                  const KernelContext &context) {
+                 Tensor result = *operands[0];
+                 for (int64_t &value : result.ints())
+                   value = ~value;
+                 results.push_back(std::move(result));
+                 return success();
+               });
+  registry.add(tg::BitcastOp::getOperationName(), bitcastKernel);
 }

@@ -68,6 +68,12 @@ FloatFormat tgc::detail::getFloatFormat(Type elementType) {
     return FloatFormat::F8E4M3FN;
   if (isa<Float8E5M2Type>(elementType))
     return FloatFormat::F8E5M2;
+  if (isa<Float8E4M3FNUZType>(elementType))
+    return FloatFormat::F8E4M3FNUZ;
+  if (isa<Float8E5M2FNUZType>(elementType))
+    return FloatFormat::F8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(elementType))
+    return FloatFormat::F4E2M1FN;
   return FloatFormat::F32;
 }
 

@@ -50,6 +50,8 @@ static int64_t readInteger(const npy::Array &array, int64_t i) {
 npy::DType tgc::getIntegerDType(Type elementType) {
   bool isUnsigned = elementType.isUnsignedInteger();
   switch (elementType.getIntOrFloatBitWidth()) {
+  case 2: // i2, ui2, i4 and ui4 are held in a byte each
+  case 4:
   case 8:
     return isUnsigned ? npy::DType::U8 : npy::DType::I8;
   case 16:

@@ -24,6 +24,9 @@ constexpr const FormatTraits &kBF16 = rt::kBF16Traits;
 constexpr const FormatTraits &kF16 = rt::kF16Traits;
 constexpr const FormatTraits &kE4M3FN = rt::kE4M3FNTraits;
 constexpr const FormatTraits &kE5M2 = rt::kE5M2Traits;
+constexpr const FormatTraits &kE4M3FNUZ = rt::kE4M3FNUZTraits;
+constexpr const FormatTraits &kE5M2FNUZ = rt::kE5M2FNUZTraits;
+constexpr const FormatTraits &kE2M1FN = rt::kE2M1FNTraits;
 
 template <const FormatTraits &Traits>
 void roundArrayWithTraits(float *values, size_t count) {
@@ -45,6 +48,12 @@ float tgc::roundToFormat(float value, FloatFormat format) {
     return rt::roundWithTraits<kE4M3FN>(value);
   case FloatFormat::F8E5M2:
     return rt::roundWithTraits<kE5M2>(value);
+  case FloatFormat::F8E4M3FNUZ:
+    return rt::roundWithTraits<kE4M3FNUZ>(value);
+  case FloatFormat::F8E5M2FNUZ:
+    return rt::roundWithTraits<kE5M2FNUZ>(value);
+  case FloatFormat::F4E2M1FN:
+    return rt::roundWithTraits<kE2M1FN>(value);
   }
   llvm_unreachable("unknown float format");
 }
@@ -63,6 +72,12 @@ void tgc::roundToFormat(float *values, size_t count, FloatFormat format) {
     return roundArrayWithTraits<kE4M3FN>(values, count);
   case FloatFormat::F8E5M2:
     return roundArrayWithTraits<kE5M2>(values, count);
+  case FloatFormat::F8E4M3FNUZ:
+    return roundArrayWithTraits<kE4M3FNUZ>(values, count);
+  case FloatFormat::F8E5M2FNUZ:
+    return roundArrayWithTraits<kE5M2FNUZ>(values, count);
+  case FloatFormat::F4E2M1FN:
+    return roundArrayWithTraits<kE2M1FN>(values, count);
   }
   llvm_unreachable("unknown float format");
 }
@@ -79,6 +94,12 @@ float tgc::getMaxFinite(FloatFormat format) {
     return llvm::bit_cast<float>(kE4M3FN.maxFiniteBits);
   case FloatFormat::F8E5M2:
     return llvm::bit_cast<float>(kE5M2.maxFiniteBits);
+  case FloatFormat::F8E4M3FNUZ:
+    return llvm::bit_cast<float>(kE4M3FNUZ.maxFiniteBits);
+  case FloatFormat::F8E5M2FNUZ:
+    return llvm::bit_cast<float>(kE5M2FNUZ.maxFiniteBits);
+  case FloatFormat::F4E2M1FN:
+    return llvm::bit_cast<float>(kE2M1FN.maxFiniteBits);
   }
   llvm_unreachable("unknown float format");
 }

@@ -4,6 +4,7 @@
 // RUN: tgc run %s --entry bf16_ties --print-values --precision-emulation off | FileCheck %s --check-prefix=NOEMU
 // RUN: tgc run %s --entry f16_edges --print-values | FileCheck %s --check-prefix=F16
 // RUN: tgc run %s --entry f8_edges --print-values | FileCheck %s --check-prefix=F8
+// RUN: tgc run %s --entry narrow_formats --print-values | FileCheck %s --check-prefix=NARROW
 
 // bf16 has 8 significant bits: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 and
 // rounds to the even 1; 1 + 3*2^-8 is a tie that rounds up to 1 + 2^-6; the
@@ -42,4 +43,37 @@ func.func @f8_edges() -> (tensor<4xf8E4M3FN>, tensor<2xf8E5M2>) {
   %b = tg.constant dense<[57344.0, 61440.0]> : tensor<2xf32>
   %e5 = tg.convert %b : tensor<2xf32> -> tensor<2xf8E5M2>
   return %e4, %e5 : tensor<4xf8E4M3FN>, tensor<2xf8E5M2>
+}
+
+// The imported storage formats. f8E4M3FNUZ: 240 is the largest, 248 (the
+// tie with 256) overflows to NaN, there is no -0 (-2^-11 ties to +0).
+// f4E2M1FN has neither infinity nor NaN: beyond 6 saturates, from f32 and
+// from f64 alike, and NaN becomes 0; 0.25 and 2.5 tie to the even 0 and 2.
+// i4 wraps like the other integers; ui2 from i64 keeps the low two bits.
+// NARROW: 0: tensor<4xf8E4M3FNUZ>
+// NARROW-NEXT: [240, nan, 0, 0.0009765625]
+// NARROW: 1: tensor<6xf4E2M1FN>
+// NARROW-NEXT: [0, 2, 6, -6, 6, 0]
+// NARROW: 2: tensor<3xf4E2M1FN>
+// NARROW-NEXT: [6, -6, 0]
+// NARROW: 3: tensor<3xi4>
+// NARROW-NEXT: [-8, 7, -1]
+// NARROW: 4: tensor<3xui2>
+// NARROW-NEXT: [1, 3, 0]
+func.func @narrow_formats() -> (tensor<4xf8E4M3FNUZ>, tensor<6xf4E2M1FN>,
+                                tensor<3xf4E2M1FN>, tensor<3xi4>,
+                                tensor<3xui2>) {
+  %a = tg.constant dense<[240.0, 248.0, -0.00048828125, 0.0009765625]> : tensor<4xf32>
+  %e4 = tg.convert %a : tensor<4xf32> -> tensor<4xf8E4M3FNUZ>
+  %b = tg.constant dense<[0.25, 2.5, 7.0, -1.0e30, 0x7F800000, 0x7FC00000]> : tensor<6xf32>
+  %f4 = tg.convert %b : tensor<6xf32> -> tensor<6xf4E2M1FN>
+  %c = tg.constant dense<[1.0e300, 0xFFF0000000000000, 0x7FF8000000000000]> : tensor<3xf64>
+  %g4 = tg.convert %c : tensor<3xf64> -> tensor<3xf4E2M1FN>
+  %i = tg.constant dense<[7, 7, 7]> : tensor<3xi4>
+  %d = tg.constant dense<[1, 0, -8]> : tensor<3xi4>
+  %s = tg.add %i, %d : tensor<3xi4>
+  %w = tg.constant dense<[5, -1, 4]> : tensor<3xi64>
+  %u = tg.convert %w : tensor<3xi64> -> tensor<3xui2>
+  return %e4, %f4, %g4, %s, %u : tensor<4xf8E4M3FNUZ>, tensor<6xf4E2M1FN>,
+                                 tensor<3xf4E2M1FN>, tensor<3xi4>, tensor<3xui2>
 }

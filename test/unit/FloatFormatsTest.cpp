@@ -20,9 +20,10 @@ using namespace tgc;
 
 namespace {
 
-constexpr FloatFormat kNarrowFormats[] = {FloatFormat::BF16, FloatFormat::F16,
-                                          FloatFormat::F8E4M3FN,
-                                          FloatFormat::F8E5M2};
+constexpr FloatFormat kNarrowFormats[] = {
+    FloatFormat::BF16,    FloatFormat::F16,        FloatFormat::F8E4M3FN,
+    FloatFormat::F8E5M2,  FloatFormat::F8E4M3FNUZ, FloatFormat::F8E5M2FNUZ,
+    FloatFormat::F4E2M1FN};
 
 const llvm::fltSemantics &getSemantics(FloatFormat format) {
   switch (format) {
@@ -36,6 +37,12 @@ const llvm::fltSemantics &getSemantics(FloatFormat format) {
     return llvm::APFloat::Float8E4M3FN();
   case FloatFormat::F8E5M2:
     return llvm::APFloat::Float8E5M2();
+  case FloatFormat::F8E4M3FNUZ:
+    return llvm::APFloat::Float8E4M3FNUZ();
+  case FloatFormat::F8E5M2FNUZ:
+    return llvm::APFloat::Float8E5M2FNUZ();
+  case FloatFormat::F4E2M1FN:
+    return llvm::APFloat::Float4E2M1FN();
   }
   return llvm::APFloat::IEEEsingle();
 }
@@ -52,13 +59,24 @@ const char *getName(FloatFormat format) {
     return "f8E4M3FN";
   case FloatFormat::F8E5M2:
     return "f8E5M2";
+  case FloatFormat::F8E4M3FNUZ:
+    return "f8E4M3FNUZ";
+  case FloatFormat::F8E5M2FNUZ:
+    return "f8E5M2FNUZ";
+  case FloatFormat::F4E2M1FN:
+    return "f4E2M1FN";
   }
   return "?";
 }
 
 /// The reference: APFloat's conversion to the format and back to f32 (exact,
-/// since every value of these formats is an f32).
+/// since every value of these formats is an f32). APFloat keeps an infinity
+/// or NaN as such in f4E2M1FN, which has neither: there tgc saturates
+/// infinities (ONNX's rule for the formats without them) and gives NaN the
+/// zero of its sign.
 float roundWithAPFloat(float value, FloatFormat format) {
+  if (format == FloatFormat::F4E2M1FN && !std::isfinite(value))
+    return std::copysign(std::isnan(value) ? 0.0f : 6.0f, value);
   llvm::APFloat x(value);
   bool losesInfo;
   x.convert(getSemantics(format), llvm::APFloat::rmNearestTiesToEven,
@@ -190,6 +208,9 @@ TEST(FloatFormatsTest, MaxFinite) {
   EXPECT_EQ(getMaxFinite(FloatFormat::BF16), 0x1.fep127f);
   EXPECT_EQ(getMaxFinite(FloatFormat::F8E4M3FN), 448.0f);
   EXPECT_EQ(getMaxFinite(FloatFormat::F8E5M2), 57344.0f);
+  EXPECT_EQ(getMaxFinite(FloatFormat::F8E4M3FNUZ), 240.0f);
+  EXPECT_EQ(getMaxFinite(FloatFormat::F8E5M2FNUZ), 57344.0f);
+  EXPECT_EQ(getMaxFinite(FloatFormat::F4E2M1FN), 6.0f);
   for (FloatFormat format : kNarrowFormats) {
     llvm::APFloat largest = llvm::APFloat::getLargest(getSemantics(format));
     bool losesInfo;
@@ -349,6 +370,52 @@ TEST(FloatFormatsTest, F8E5M2Cases) {
   expectRounds(e5m2, 3 * 0x1p-17f, 0x1p-15f);
   expectRounds(e5m2, -0.0f, -0.0f);
   EXPECT_TRUE(std::isnan(roundToFormat(NAN, e5m2)));
+}
+
+TEST(FloatFormatsTest, F8FNUZCases) {
+  // E4M3FNUZ: bias 8, so the smallest normal is 2^-7 and the largest value
+  // 240 = 1.875 * 2^7 (S.1111.111 is a number; NaN is the -0 pattern).
+  constexpr FloatFormat e4m3 = FloatFormat::F8E4M3FNUZ;
+  expectRounds(e4m3, 240.0f, 240.0f);
+  // 248 ties between 240 (odd mantissa) and 256 (even): up, and overflows
+  // to NaN, the only special value.
+  expectRounds(e4m3, std::nextafter(248.0f, 0.0f), 240.0f);
+  EXPECT_TRUE(std::isnan(roundToFormat(248.0f, e4m3)));
+  EXPECT_TRUE(std::isnan(roundToFormat(INFINITY, e4m3)));
+  EXPECT_TRUE(std::isnan(roundToFormat(-INFINITY, e4m3)));
+  // Subnormals: the smallest is 2^-10; half of it ties to zero. There is no
+  // -0: a negative value that rounds to zero, and -0 itself, give +0.
+  expectRounds(e4m3, 0x1p-10f, 0x1p-10f);
+  expectRounds(e4m3, 0x1p-11f, 0.0f);
+  expectRounds(e4m3, -0x1p-11f, 0.0f);
+  expectRounds(e4m3, -0.0f, 0.0f);
+  expectRounds(e4m3, -0x1p-10f, -0x1p-10f);
+  // E5M2FNUZ: bias 16, the smallest subnormal 2^-17, the largest 57344.
+  constexpr FloatFormat e5m2 = FloatFormat::F8E5M2FNUZ;
+  expectRounds(e5m2, 0x1p-17f, 0x1p-17f);
+  expectRounds(e5m2, -0x1p-18f, 0.0f);
+  expectRounds(e5m2, 57344.0f, 57344.0f);
+  EXPECT_TRUE(std::isnan(roundToFormat(61440.0f, e5m2)));
+  EXPECT_TRUE(std::isnan(roundToFormat(NAN, e5m2)));
+}
+
+TEST(FloatFormatsTest, F4E2M1FNCases) {
+  // Values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives; no infinity and
+  // no NaN: beyond 6 saturates (APFloat's rounding), infinities too, and
+  // NaN becomes zero (ONNX leaves it undefined).
+  constexpr FloatFormat e2m1 = FloatFormat::F4E2M1FN;
+  expectRounds(e2m1, 0.25f, 0.0f); // a tie: to the even 0
+  expectRounds(e2m1, std::nextafter(0.25f, 1.0f), 0.5f);
+  expectRounds(e2m1, 0.75f, 1.0f); // a tie: to the even 1
+  expectRounds(e2m1, 2.5f, 2.0f);
+  expectRounds(e2m1, 3.5f, 4.0f);
+  expectRounds(e2m1, 5.0f, 4.0f);
+  expectRounds(e2m1, 7.0f, 6.0f);
+  expectRounds(e2m1, -1.0e6f, -6.0f);
+  expectRounds(e2m1, INFINITY, 6.0f);
+  expectRounds(e2m1, -INFINITY, -6.0f);
+  expectRounds(e2m1, -0.25f, -0.0f);
+  EXPECT_EQ(roundToFormat(NAN, e2m1), 0.0f);
 }
 
 TEST(FloatFormatsTest, ArrayOverloadHandlesAnyLength) {

@@ -67,6 +67,21 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+unsigned tgc::tg::getBitcastWidth(Type elementType) {
+  return elementType.isInteger(1) ? 8 : elementType.getIntOrFloatBitWidth();
+}
+
+LogicalResult BitcastOp::verify() {
+  Type from = getOperand().getType().getElementType();
+  Type to = getResult().getType().getElementType();
+  if (getBitcastWidth(from) != getBitcastWidth(to))
+    return emitOpError("reinterprets ")
+           << from << " (" << getBitcastWidth(from) << " bits) as " << to
+           << " (" << getBitcastWidth(to)
+           << " bits): the widths must be equal (i1 counts as 8)";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//

@@ -1,10 +1,12 @@
 //===- FloatFormats.h - rounding to low-precision float formats -*- C++ -*-===//
 //
-// Emulation of bf16, f16, f8E4M3FN and f8E5M2 on the CPU: a value computed in
-// f32 is rounded to the nearest value of the format (ties to even), with the
-// format's overflow rule (to infinity, or to NaN for f8E4M3FN, which has no
-// infinity) and its subnormals. Every value of these formats is exactly
-// representable in f32, so rounded values are stored as floats.
+// Emulation of bf16, f16, the float8 formats (f8E4M3FN, f8E5M2,
+// f8E4M3FNUZ, f8E5M2FNUZ) and f4E2M1FN on the CPU: a value computed in f32 is
+// rounded to the nearest value of the format (ties to even), with the
+// format's overflow rule (to infinity, to NaN where it has no infinity, to
+// the largest value for f4E2M1FN, which has no NaN either), its subnormals
+// and its zeros. Every value of these formats is exactly representable in
+// f32, so rounded values are stored as floats.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +18,16 @@
 
 namespace tgc {
 
-enum class FloatFormat { F32, F16, BF16, F8E4M3FN, F8E5M2 };
+enum class FloatFormat {
+  F32,
+  F16,
+  BF16,
+  F8E4M3FN,
+  F8E5M2,
+  F8E4M3FNUZ,
+  F8E5M2FNUZ,
+  F4E2M1FN
+};
 
 /// Rounds `value` to the nearest value of `format` (round to nearest, ties to
 /// even). F32 returns `value` unchanged. NaN stays NaN.

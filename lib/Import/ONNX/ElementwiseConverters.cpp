@@ -86,7 +86,10 @@ LogicalResult onnx_import::requireFloat(Importer &g, Value value) {
 
 Value onnx_import::convertSaturating(Importer &g, Value x, Type target,
                                      bool saturate) {
-  if (!saturate || !isa<Float8E4M3FNType, Float8E5M2Type>(target))
+  // f4E2M1FN, with neither infinity nor NaN, always saturates (tg rounds
+  // to it so).
+  if (!saturate || !isa<Float8E4M3FNType, Float8E5M2Type, Float8E4M3FNUZType,
+                        Float8E5M2FNUZType>(target))
     return g.convert(x, target);
   if (!isFloat(x))
     x = g.convert(x, g.builder.getF32Type());

@@ -49,6 +49,20 @@ Type onnx_import::getElementType(MLIRContext &context, int32_t dataType) {
     return b.getType<Float8E4M3FNType>();
   case kFloat8E5M2:
     return b.getType<Float8E5M2Type>();
+  case kFloat8E4M3FNUZ:
+    return b.getType<Float8E4M3FNUZType>();
+  case kFloat8E5M2FNUZ:
+    return b.getType<Float8E5M2FNUZType>();
+  case kFloat4E2M1:
+    return b.getType<Float4E2M1FNType>();
+  case kInt4:
+    return b.getIntegerType(4);
+  case kUInt4:
+    return b.getIntegerType(4, /*isSigned=*/false);
+  case kInt2:
+    return b.getIntegerType(2);
+  case kUInt2:
+    return b.getIntegerType(2, /*isSigned=*/false);
   default:
     return {};
   }

@@ -50,12 +50,19 @@ constexpr int64_t kMaxTotalFoldElements = int64_t(1) << 26;
 constexpr int64_t kMaxTotalFoldFlops = int64_t(1) << 34;
 
 /// The data types ONNX 1.14 to 1.23 added (Debian's ONNX 1.12 headers lack
-/// their names): the float8 formats tg has.
+/// their names).
 constexpr int32_t kFloat8E4M3FN = 17;
+constexpr int32_t kFloat8E4M3FNUZ = 18;
 constexpr int32_t kFloat8E5M2 = 19;
+constexpr int32_t kFloat8E5M2FNUZ = 20;
+constexpr int32_t kUInt4 = 21;
+constexpr int32_t kInt4 = 22;
+constexpr int32_t kFloat4E2M1 = 23;
+constexpr int32_t kFloat8E8M0 = 24;
+constexpr int32_t kUInt2 = 25;
+constexpr int32_t kInt2 = 26;
 /// The MLIR element type of an ONNX TensorProto data type, or null where tg
-/// has none (strings, complex, uint64, the float8 formats without
-/// infinities' "fnuz" variants, 4- and 2-bit types, float8e8m0).
+/// has none (strings, complex, uint64, float8e8m0).
 mlir::Type getElementType(mlir::MLIRContext &context, int32_t dataType);
 /// The ONNX name of a TensorProto data type ("FLOAT", "UINT8"...).
 std::string getDataTypeName(int32_t dataType);

@@ -50,22 +50,31 @@ struct DecodedTensor {
 };
 } // namespace
 
-static size_t getOnnxElementSize(int32_t dataType) {
+/// The bits of one element as stored: 4-bit and 2-bit types are packed,
+/// two or four to a byte, the first element in the lowest bits.
+static unsigned getOnnxElementBits(int32_t dataType) {
   switch (dataType) {
   case onnx::TensorProto::DOUBLE:
   case onnx::TensorProto::INT64:
-    return 8;
+    return 64;
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::INT32:
   case onnx::TensorProto::UINT32:
-    return 4;
+    return 32;
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
   case onnx::TensorProto::INT16:
   case onnx::TensorProto::UINT16:
+    return 16;
+  case kInt4:
+  case kUInt4:
+  case kFloat4E2M1:
+    return 4;
+  case kInt2:
+  case kUInt2:
     return 2;
   default:
-    return 1;
+    return 8;
   }
 }
 
@@ -80,12 +89,16 @@ static npy::DType getNpyType(int32_t dataType) {
   case onnx::TensorProto::INT16:
     return npy::DType::I16;
   case onnx::TensorProto::INT8:
+  case kInt4:
+  case kInt2:
     return npy::DType::I8;
   case onnx::TensorProto::UINT32:
     return npy::DType::U32;
   case onnx::TensorProto::UINT16:
     return npy::DType::U16;
   case onnx::TensorProto::UINT8:
+  case kUInt4:
+  case kUInt2:
     return npy::DType::U8;
   case onnx::TensorProto::FLOAT16:
     return npy::DType::F16;
@@ -165,8 +178,10 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
   npy::Array &array = result.value;
   array.dtype = getNpyType(dataType);
   array.shape.assign(proto.dims().begin(), proto.dims().end());
-  size_t elementSize = getOnnxElementSize(dataType);
-  size_t size = size_t(count) * elementSize;
+  unsigned elementBits = getOnnxElementBits(dataType);
+  size_t size = llvm::divideCeil(size_t(count) * elementBits, 8);
+  // Packed elements: one entry per byte in int32_data too.
+  int64_t typedEntries = elementBits < 8 ? int64_t(size) : count;
 
   std::string external;
   const std::string *raw = nullptr;
@@ -198,9 +213,17 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
       return proto.int32_data_size();
     }
   };
-  if (!raw && typedCount() != count)
+  if (!raw && typedCount() != typedEntries)
     return makeError("holds " + llvm::Twine(typedCount()) +
-                     " values, its shape needs " + llvm::Twine(count));
+                     (elementBits < 8 ? " packed bytes" : " values") +
+                     ", its shape needs " + llvm::Twine(typedEntries));
+  // Element `i` of a packed type: its bits, from its byte.
+  auto packedBits = [&](int64_t i) -> uint8_t {
+    int64_t bit = i * elementBits;
+    uint8_t byte =
+        raw ? uint8_t((*raw)[bit / 8]) : uint8_t(proto.int32_data(bit / 8));
+    return (byte >> (bit % 8)) & ((1u << elementBits) - 1);
+  };
 
   size_t npySize = size_t(count) * npy::getElementSize(array.dtype);
   array.data.resize(npySize);
@@ -222,18 +245,38 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
       out[i] = value;
       break;
     }
-    // float8: one byte each (raw, or the low byte of an int32_data entry),
-    // held as the f32 of the same value.
+    // float8 and float4: one byte each (raw, or the low byte of an
+    // int32_data entry), or a packed nibble; held as the f32 of the same
+    // value.
     case kFloat8E4M3FN:
-    case kFloat8E5M2: {
-      uint8_t bits = raw ? uint8_t((*raw)[i]) : uint8_t(proto.int32_data(i));
-      APFloat value(dataType == kFloat8E4M3FN ? APFloat::Float8E4M3FN()
-                                              : APFloat::Float8E5M2(),
-                    APInt(8, bits));
+    case kFloat8E5M2:
+    case kFloat8E4M3FNUZ:
+    case kFloat8E5M2FNUZ:
+    case kFloat4E2M1: {
+      const llvm::fltSemantics &semantics =
+          dataType == kFloat8E4M3FN     ? APFloat::Float8E4M3FN()
+          : dataType == kFloat8E5M2     ? APFloat::Float8E5M2()
+          : dataType == kFloat8E4M3FNUZ ? APFloat::Float8E4M3FNUZ()
+          : dataType == kFloat8E5M2FNUZ ? APFloat::Float8E5M2FNUZ()
+                                        : APFloat::Float4E2M1FN();
+      APFloat value(semantics, APInt(elementBits, packedBits(i)));
       float wide = value.convertToFloat();
       std::memcpy(out + 4 * i, &wide, 4);
       break;
     }
+    // 4- and 2-bit integers: sign-extended (INT4, INT2) into an int8, or
+    // zero-extended into a uint8.
+    case kInt4:
+    case kInt2: {
+      unsigned shift = 8 - elementBits;
+      out[i] = static_cast<char>(static_cast<int8_t>(packedBits(i) << shift) >>
+                                 shift);
+      break;
+    }
+    case kUInt4:
+    case kUInt2:
+      out[i] = static_cast<char>(packedBits(i));
+      break;
     case onnx::TensorProto::FLOAT16: {
       uint16_t bits = raw ? 0 : static_cast<uint16_t>(proto.int32_data(i));
       if (raw)

@@ -36,24 +36,64 @@ bool isNarrowInt(Type type) {
 }
 
 /// What QuantizeLinear quantizes to and DequantizeLinear reads: a narrow
-/// integer, or a float8 format (opset 19 on).
+/// integer (4- and 2-bit included), a float8 format (opset 19 on) or
+/// float4e2m1 (opset 23).
 bool isQuantizedType(Type type) {
-  return isNarrowInt(type) || isa<Float8E4M3FNType, Float8E5M2Type>(type);
+  return isNarrowInt(type) ||
+         isa<Float8E4M3FNType, Float8E5M2Type, Float8E4M3FNUZType,
+             Float8E5M2FNUZType, Float4E2M1FNType>(type);
+}
+
+/// A blocked scale or zero point (QuantizeLinear-21's `block_size`):
+/// `value` has `shape`'s rank and dimensions but along `axis`, where it has
+/// ceil(shape[axis] / blockSize) elements, one per block of that many
+/// consecutive elements (the last block may be short). Repeats each element
+/// over its block.
+FailureOr<Value> expandBlocks(Importer &g, Value value, StringRef what,
+                              ArrayRef<int64_t> shape, int64_t axis,
+                              int64_t blockSize) {
+  RankedTensorType type = Importer::getType(value);
+  int64_t blocks = llvm::divideCeil(shape[axis], blockSize);
+  bool matches = type.getRank() == int64_t(shape.size());
+  for (int64_t dim = 0; matches && dim < type.getRank(); ++dim)
+    matches = type.getDimSize(dim) == (dim == axis ? blocks : shape[dim]);
+  if (!matches)
+    return (void)g.fail(what + " must have x's shape with " +
+                        llvm::Twine(blocks) + " blocks of " +
+                        llvm::Twine(blockSize) + " along axis " +
+                        llvm::Twine(axis)),
+           failure();
+  // [..., blocks, ...] -> [..., blocks, 1, ...] -> [..., blocks, block,
+  // ...] -> [..., blocks * block, ...], then the first shape[axis].
+  SmallVector<int64_t> split(shape), repeated(shape), whole(shape);
+  split[axis] = blocks;
+  split.insert(split.begin() + axis + 1, 1);
+  repeated[axis] = blocks;
+  repeated.insert(repeated.begin() + axis + 1, blockSize);
+  whole[axis] = blocks * blockSize;
+  Value expanded =
+      g.reshape(g.broadcastTo(g.reshape(value, split), repeated), whole);
+  if (whole[axis] == shape[axis])
+    return expanded;
+  SmallVector<int64_t> starts(shape.size(), 0), strides(shape.size(), 1);
+  return g.slice(expanded, starts, shape, strides);
 }
 
 /// A scale or zero point (input `index`) laid along `axis` of `shape`,
 /// converted to `elementType`: a scalar (or one-element tensor) everywhere,
-/// a vector of shape[axis] elements along that axis, or a tensor that
-/// broadcasts to `shape` (QLinearMatMul's [D1, D2, M, 1]). Null when the
-/// input is absent.
+/// a vector of shape[axis] elements along that axis, a blocked tensor
+/// (`blockSize` > 0, see expandBlocks), or a tensor that broadcasts to
+/// `shape` (QLinearMatMul's [D1, D2, M, 1]). Null when the input is absent.
 FailureOr<Value> spreadAlong(Importer &g, unsigned index, StringRef what,
                              ArrayRef<int64_t> shape, int64_t axis,
-                             Type elementType) {
+                             Type elementType, int64_t blockSize = 0) {
   Value value = g.input(index);
   if (!value)
     return Value();
   RankedTensorType type = Importer::getType(value);
   value = g.convert(value, elementType);
+  if (blockSize > 0)
+    return expandBlocks(g, value, what, shape, axis, blockSize);
   if (type.getNumElements() == 1 && type.getRank() <= 1)
     return g.broadcastTo(g.reshape(value, {}), shape);
   bool alongAxis = type.getRank() == 1 && axis >= 0 &&
@@ -86,12 +126,28 @@ Value saturateTo(Importer &g, Value value, Value zeroPoint, Type target) {
 }
 
 /// The `axis` attribute (default 1), normalized, where the scale (input 1)
-/// is a vector; a per-tensor scale ignores it.
-FailureOr<int64_t> getQuantizationAxis(Importer &g, int64_t rank) {
+/// is a vector or blocked (`blocked`); a per-tensor scale ignores it.
+FailureOr<int64_t> getQuantizationAxis(Importer &g, int64_t rank,
+                                       bool blocked = false) {
   Value scale = g.input(1);
-  if (rank == 0 || (scale && Importer::getType(scale).getNumElements() == 1))
+  if (!blocked &&
+      (rank == 0 || (scale && Importer::getType(scale).getNumElements() == 1)))
     return 0;
   return g.normalizeAxis(g.getInt("axis", 1), rank);
+}
+
+/// QuantizeLinear's and DequantizeLinear's `block_size` (opset 21 on; 0
+/// without blocks).
+FailureOr<int64_t> getBlockSize(Importer &g, int64_t rank) {
+  int64_t blockSize = g.getInt("block_size", 0);
+  if (blockSize < 0)
+    return (void)g.fail("block_size must be non-negative, got " +
+                        llvm::Twine(blockSize)),
+           failure();
+  if (blockSize > 0 && rank == 0)
+    return (void)g.fail("block_size needs an input of rank 1 or more"),
+           failure();
+  return blockSize;
 }
 
 /// Integer input `index`: an int8/uint8 (or wider, up to 32-bit) tensor.
@@ -164,23 +220,23 @@ LogicalResult requantize(Importer &g, Value product, ArrayRef<int64_t> axes) {
 } // namespace
 
 // QuantizeLinear-10/13/19/21/23: y = saturate(round(x / y_scale) +
-// y_zero_point), per tensor or along `axis`; y has y_zero_point's type
-// (uint8 without it, or `output_dtype`): an integer, or a float8 format
-// (y = x / y_scale + y_zero_point rounded to it). The division is computed in
+// y_zero_point), per tensor, along `axis` or in blocks of `block_size`
+// along it; y has y_zero_point's type (uint8 without it, or
+// `output_dtype`): an integer, or a float8 or float4 format (y = x /
+// y_scale + y_zero_point rounded to it). The division is computed in
 // f32 (f64 at f64 precision).
 LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireFloat(g, x)))
     return failure();
-  if (g.getInt("block_size", 0) != 0)
-    return g.fail("blocked quantization (block_size) is not supported");
   RankedTensorType type = Importer::getType(x);
-  ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank()));
+  ASSIGN_OR_FAIL(blockSize, getBlockSize(g, type.getRank()));
+  ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank(), blockSize > 0));
   Type target = g.builder.getIntegerType(8, /*isSigned=*/false);
   if (Value zeroPoint = g.input(2)) {
     target = Importer::getType(zeroPoint).getElementType();
     if (!isQuantizedType(target))
-      return g.fail("y_zero_point must be an integer or float8 tensor");
+      return g.fail("y_zero_point must be an integer, float8 or float4 tensor");
   }
   if (std::optional<int64_t> dtype = g.getOptionalInt("output_dtype");
       dtype && *dtype != 0) {
@@ -208,10 +264,10 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
   }
   Type compute = precision.isF64() ? Type(g.builder.getF64Type())
                                    : Type(g.builder.getF32Type());
-  ASSIGN_OR_FAIL(scale,
-                 spreadAlong(g, 1, "y_scale", type.getShape(), axis, compute));
+  ASSIGN_OR_FAIL(scale, spreadAlong(g, 1, "y_scale", type.getShape(), axis,
+                                    compute, blockSize));
   ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "y_zero_point", type.getShape(),
-                                        axis, compute));
+                                        axis, compute, blockSize));
   Value scaled = buildBinary<tg::DivOp>(g, g.convert(x, compute), scale);
   if (precision != compute)
     scaled = g.convert(g.convert(scaled, precision), compute);
@@ -225,6 +281,11 @@ LogicalResult onnx_import::convertQuantizeLinear(Importer &g) {
     return success();
   }
   Value quantized = saturateTo(g, scaled, zeroPoint, target);
+  if (blockSize > 0) {
+    // tg.quantize_dequantize takes a scale per tensor or along an axis.
+    g.setOutput(0, quantized);
+    return success();
+  }
   auto [low, high] = getIntRange(target);
   g.quantizations[quantized] = {x,    g.input(1),   g.input(2),
                                 axis, int64_t(low), int64_t(high)};
@@ -291,18 +352,18 @@ static FailureOr<bool> convertQuantizeDequantize(Importer &g, Value x,
 }
 
 // DequantizeLinear-10/13/19/21/23: y = (x - x_zero_point) * x_scale in f32,
-// of x_scale's type (or output_dtype's), per tensor or along `axis`; of a
+// of x_scale's type (or output_dtype's), per tensor, along `axis` or in
+// blocks of `block_size` along it; of a
 // QuantizeLinear's result, a tg.quantize_dequantize
 // (convertQuantizeDequantize).
 LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (!isQuantizedType(Importer::getType(x).getElementType()))
-    return g.fail("x must be an integer tensor of at most 32 bits or a "
-                  "float8 tensor");
-  if (g.getInt("block_size", 0) != 0)
-    return g.fail("blocked quantization (block_size) is not supported");
+    return g.fail("x must be an integer tensor of at most 32 bits, a "
+                  "float8 or a float4 tensor");
   RankedTensorType type = Importer::getType(x);
-  ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank()));
+  ASSIGN_OR_FAIL(blockSize, getBlockSize(g, type.getRank()));
+  ASSIGN_OR_FAIL(axis, getQuantizationAxis(g, type.getRank(), blockSize > 0));
   ASSIGN_OR_FAIL(scaleInput, g.requireInput(1));
   if (failed(requireFloat(g, scaleInput)))
     return failure();
@@ -325,15 +386,15 @@ LogicalResult onnx_import::convertDequantizeLinear(Importer &g) {
     if (outputType.isF64())
       compute = g.builder.getF64Type();
   }
-  if (outputType == scaleType) {
+  if (outputType == scaleType && blockSize == 0) {
     ASSIGN_OR_FAIL(fused, convertQuantizeDequantize(g, x, axis));
     if (fused)
       return success();
   }
-  ASSIGN_OR_FAIL(scale,
-                 spreadAlong(g, 1, "x_scale", type.getShape(), axis, compute));
+  ASSIGN_OR_FAIL(scale, spreadAlong(g, 1, "x_scale", type.getShape(), axis,
+                                    compute, blockSize));
   ASSIGN_OR_FAIL(zeroPoint, spreadAlong(g, 2, "x_zero_point", type.getShape(),
-                                        axis, compute));
+                                        axis, compute, blockSize));
   Value value = g.convert(x, compute);
   if (zeroPoint)
     value = buildBinary<tg::SubOp>(g, value, zeroPoint);

@@ -88,6 +88,9 @@ namespace {
 
 /// Elementwise ops: one formula per element.
 const llvm::StringSet<> kElementwise = {"tg.add",
+                                        "tg.bitwise",
+                                        "tg.bitwise_not",
+                                        "tg.bitcast",
                                         "tg.sub",
                                         "tg.mul",
                                         "tg.div",

@@ -125,9 +125,56 @@ std::string getFormula(Operation *op, ArrayRef<std::string> x,
       .Case([&](tg::SelectOp) {
         return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
       })
+      .Case([&](tg::BitwiseOp bitwise) {
+        const char *symbol = bitwise.getKind() == tg::BitwiseKind::And  ? "&"
+                             : bitwise.getKind() == tg::BitwiseKind::Or ? "|"
+                                                                        : "^";
+        return "(" + x[0] + " " + symbol + " " + x[1] + ")";
+      })
+      .Case([&](tg::BitwiseNotOp) {
+        // Integers are held sign-extended (signed) or zero-extended
+        // (unsigned, i1) in int64_t: flip only the type's bits of the
+        // latter, so that the value stays in its range within the kernel.
+        Type type = getElementTypeOrSelf(op->getResult(0).getType());
+        if (!type.isUnsignedInteger() && !type.isInteger(1))
+          return "(~" + x[0] + ")";
+        uint64_t mask = type.isInteger(1)
+                            ? 1
+                            : (uint64_t(1) << type.getIntOrFloatBitWidth()) - 1;
+        return "(" + x[0] + " ^ int64_t(" + std::to_string(mask) + "))";
+      })
       .Case([&](tg::ScaleGradOp) { return x[0]; })
       .Case([&](tg::FakeQuantGradOp) { return x[0]; })
       .Default([](Operation *) { return std::string(); });
+}
+
+/// tg.bitcast of `x` (computed in `from`'s compute type) to `to`: the bits
+/// of `from`'s storage, as an unsigned integer, read back as `to`.
+std::string getBitcastFormula(const std::string &x, Type from,
+                              const StorageType &fromStorage, Type to,
+                              const StorageType &toStorage) {
+  std::string bits;
+  if (from.isF32())
+    bits = "bitCast<uint32_t>(" + x + ")";
+  else if (from.isF64())
+    bits = "bitCast<uint64_t>(" + x + ")";
+  else if (isa<FloatType>(from))
+    bits = "st<" + fromStorage.cType + ">(" + x + ").bits";
+  else
+    bits = x; // an integer or i1, extended to int64_t: its low bits
+  int64_t width = toStorage.bytes * 8;
+  std::string unsignedType = "uint" + str(width) + "_t";
+  if (to.isInteger(1))
+    return "int64_t(" + bits + " != 0)";
+  if (isa<IntegerType>(to))
+    return "int64_t(static_cast<" +
+           (to.isUnsignedInteger() ? unsignedType : "int" + str(width) + "_t") +
+           ">(" + bits + "))";
+  if (to.isF32() || to.isF64())
+    return "bitCast<" + toStorage.computeType + ">(static_cast<" +
+           unsignedType + ">(" + bits + "))";
+  return "ld(" + toStorage.cType + "{static_cast<" + unsignedType + ">(" +
+         bits + ")})";
 }
 
 } // namespace
@@ -169,7 +216,14 @@ KernelEmitter::formula(Operation *op, const std::string &index, bool same) {
     isInt = computeType == "int64_t";
   }
   std::string text;
-  if (auto convert = dyn_cast<tg::ConvertOp>(op)) {
+  if (auto bitcast = dyn_cast<tg::BitcastOp>(op)) {
+    FailureOr<StorageType> inType =
+        getStorageType(getElementType(bitcast.getOperand()), op->getLoc());
+    if (failed(inType))
+      return failure();
+    text = getBitcastFormula(loaded[0], getElementType(bitcast.getOperand()),
+                             *inType, getElementType(out), *outType);
+  } else if (auto convert = dyn_cast<tg::ConvertOp>(op)) {
     Type target = getElementType(out);
     bool fromInt = !isa<FloatType>(getElementType(convert.getOperand()));
     if (target.isInteger(1))

@@ -209,3 +209,48 @@ func.func @convert_to_si8(%a: tensor<4xf32>) {
   %0 = tg.convert %a : tensor<4xf32> -> tensor<4xsi8>
   return
 }
+
+// -----
+
+// The bitwise ops take integers or i1, not floats.
+func.func @bitwise_of_floats(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.bitwise' op operand #0 must be statically shaped tensor of tg integer type or 1-bit signless integer values without encoding, of at most 2^44 bytes, but got 'tensor<4xf32>'}}
+  %0 = tg.bitwise and, %a, %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+// bitwise has three kinds; the complement is tg.bitwise_not.
+func.func @bitwise_unknown_kind(%a: tensor<4xi32>) {
+  // expected-error @+1 {{custom op 'tg.bitwise' expected string or keyword containing one of the following enum values for attribute 'kind' [and, or, xor]}}
+  %0 = tg.bitwise nand, %a, %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+// bitwise_not keeps the type.
+func.func @bitwise_not_type_differs(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'tg.bitwise_not' op requires the same type for all operands and results}}
+  %0 = "tg.bitwise_not"(%a) : (tensor<4xi32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+// bitcast keeps the element width.
+func.func @bitcast_width_differs(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.bitcast' op reinterprets 'f32' (32 bits) as 'i64' (64 bits): the widths must be equal (i1 counts as 8)}}
+  %0 = tg.bitcast %a : tensor<4xf32> -> tensor<4xi64>
+  return
+}
+
+// -----
+
+// bitcast keeps the shape.
+func.func @bitcast_shape_differs(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.bitcast' op failed to verify that all of {operand, result} have same shape}}
+  %0 = tg.bitcast %a : tensor<4xf32> -> tensor<2xi32>
+  return
+}

@@ -308,3 +308,27 @@ func.func @attr_dict(%a: tensor<4xf32>) {
   %2 = tg.compare lt, %a, %a {tag = "z"} : tensor<4xf32>
   return
 }
+
+// -----
+
+// The bitwise ops on integers and i1, and bitcasts between types of one
+// width (i1 counts as a byte).
+// CHECK-LABEL: func.func @bitwise
+// CHECK: tg.bitwise and, %{{.*}}, %{{.*}} : tensor<4xi32>
+// CHECK: tg.bitwise or, %{{.*}}, %{{.*}} : tensor<4xui8>
+// CHECK: tg.bitwise xor, %{{.*}}, %{{.*}} : tensor<4xi1>
+// CHECK: tg.bitwise_not %{{.*}} : tensor<4xi4>
+// CHECK: tg.bitcast %{{.*}} : tensor<4xf32> -> tensor<4xi32>
+// CHECK: tg.bitcast %{{.*}} : tensor<4xi1> -> tensor<4xui8>
+// CHECK: tg.bitcast %{{.*}} : tensor<4xbf16> -> tensor<4xi16>
+func.func @bitwise(%a: tensor<4xi32>, %b: tensor<4xui8>, %c: tensor<4xi1>,
+                   %d: tensor<4xi4>, %e: tensor<4xf32>, %h: tensor<4xbf16>) {
+  %0 = tg.bitwise and, %a, %a : tensor<4xi32>
+  %1 = tg.bitwise or, %b, %b : tensor<4xui8>
+  %2 = tg.bitwise xor, %c, %c : tensor<4xi1>
+  %3 = tg.bitwise_not %d : tensor<4xi4>
+  %4 = tg.bitcast %e : tensor<4xf32> -> tensor<4xi32>
+  %5 = tg.bitcast %c : tensor<4xi1> -> tensor<4xui8>
+  %6 = tg.bitcast %h : tensor<4xbf16> -> tensor<4xi16>
+  return
+}

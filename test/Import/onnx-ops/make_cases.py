@@ -2048,10 +2048,6 @@ def newer_op_error_models():
                      [const("s", np.array([2**31 - 1] * 3, np.int64)),
                       helper.make_node("CenterCropPad", ["x", "s"], ["y"])],
                      [vi("x", F, [1, 2, 3])], ["y"], opset=18)
-    save_error_model("cast-float8-fnuz",
-                     [helper.make_node("Cast", ["x"], ["y"],
-                                       to=TensorProto.FLOAT8E4M3FNUZ)],
-                     [vi("x", F, [3])], ["y"], opset=21)
     save_error_model("affinegrid-theta",
                      [const("size", np.array([2, 1, 3, 4], np.int64)),
                       helper.make_node("AffineGrid", ["t", "size"], ["y"])],
@@ -2210,11 +2206,12 @@ def integer_quantize_error_models():
     save("bitshift-signed",
          [helper.make_node("BitShift", ["x", "x"], ["y"], direction="LEFT")],
          [vi("x", TensorProto.INT32, [3])], ["y"], opset=11)
+    # Blocks of 2 along axis 1 of [2, 4] need a [2, 2] scale.
     save("quantize-block-size",
          [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], axis=1,
                            block_size=2)],
          [vi("x", F, [2, 4])], ["q"],
-         [("s", np.full((2, 2), 0.1, np.float32))], opset=21)
+         [("s", np.full((2, 3), 0.1, np.float32))], opset=21)
     save("quantize-output-dtype-zero-point",
          [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"],
                            output_dtype=TensorProto.INT8)],
@@ -2583,6 +2580,111 @@ def pool_of_pool_grad_models():
                          pads=[1, 1, 1, 1], ceil_mode=1)]}, w)
 
 
+def low_precision_cases():
+    """The 4- and 2-bit types and the float8 FNUZ and float4 formats in forms
+    the backend data lacks: an int4 weight of odd size (its last byte half
+    used) dequantized in blocks along axis 0 whose last block is short,
+    feeding a MatMul; uint2 values in int32_data (packed bytes, not raw
+    data); float4 quantization of ties, overflow and tiny values and its
+    dequantization; Cast of out-of-range floats to int8 and uint8 (numpy's
+    wrap, which tgc follows) and to int4 outputs; Cast to the FNUZ formats
+    with and without saturation, -0 and tiny negative values included. Its
+    own generator, so that these cases do not move the others' numbers."""
+    r = np.random.default_rng(28)
+    I4, U2, F4 = TensorProto.INT4, TensorProto.UINT2, TensorProto.FLOAT4E2M1
+    w = r.integers(-8, 8, (5, 3)).astype(np.int8)
+    zp = r.integers(-2, 3, (3, 3)).astype(np.int8)
+    wt = helper.make_tensor("w", I4, [5, 3], w.ravel().tolist())
+    zpt = helper.make_tensor("zp", I4, [3, 3], zp.ravel().tolist())
+    s = (r.random((3, 3)) * 0.1 + 0.01).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["w", "s", "zp"], ["wd"],
+                          axis=0, block_size=2),
+         helper.make_node("MatMul", ["x", "wd"], ["y"])],
+        "g", [vi("x", F, [2, 5])], [vi("y", F, [2, 3]), vi("wd", F, [5, 3])],
+        [wt, numpy_helper.from_array(s, "s"), zpt])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    case("int4_weight_blocked_dequantize", m,
+         {"x": r.standard_normal((2, 5)).astype(np.float32)})
+
+    u2 = [0, 1, 2, 3, 3, 2, 1]
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+        "g", [], [vi("y", F, [7])],
+        [helper.make_tensor("q", U2, [7], u2),
+         numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+         helper.make_tensor("z", U2, [], [1])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    m.ir_version = 11
+    onnx.checker.check_model(m)
+    assert len(m.graph.initializer[0].int32_data) == 2
+    case("uint2_int32_data_dequantize", m, {})
+
+    x = np.array([0.0, 0.25, 0.75, 1.25, 2.5, 3.5, 5.0, 7.0, -13.0, -0.2,
+                  1e-9, -6.0, 1e30], np.float32)
+    case("float4_quantize_dequantize", model(
+        [helper.make_node("QuantizeLinear", ["x", "s"], ["q"],
+                          output_dtype=F4),
+         helper.make_node("DequantizeLinear", ["q", "s"], ["y"])],
+        [vi("x", F, [13])], [vi("q", F4, [13]), vi("y", F, [13])],
+        [("s", np.array(0.5, np.float32))], opset=23, check=False),
+        {"x": x})
+
+    x = np.array([-200.7, 300.2, 127.9, -128.5, 1e10, -3.5, 7.9, -9.2, 0.4],
+                 np.float32)
+    case("cast_float_to_narrow_ints_wraps", model(
+        [helper.make_node("Cast", ["x"], ["i8"], to=TensorProto.INT8),
+         helper.make_node("Cast", ["x"], ["u8"], to=TensorProto.UINT8),
+         helper.make_node("Cast", ["x"], ["i4"], to=I4)],
+        [vi("x", F, [9])],
+        [vi("i8", TensorProto.INT8, [9]), vi("u8", TensorProto.UINT8, [9]),
+         vi("i4", I4, [9])], opset=21),
+        {"x": x})
+
+    x = np.array([-0.0, -1e-9, 1e-9, 0.3, 241.0, 250.0, -1e9, np.inf,
+                  -np.inf, 60000.0], np.float32)
+    nodes, outputs = [], []
+    for name, to in (("e4", TensorProto.FLOAT8E4M3FNUZ),
+                     ("e5", TensorProto.FLOAT8E5M2FNUZ)):
+        for sat in (0, 1):
+            out = f"{name}_sat{sat}"
+            nodes += [helper.make_node("Cast", ["x"], [out + "_q"], to=to,
+                                       saturate=sat),
+                      helper.make_node("Cast", [out + "_q"], [out], to=F)]
+            outputs.append(vi(out, F, [10]))
+    case("cast_fnuz_saturate_and_zero", model(
+        nodes, [vi("x", F, [10])], outputs, opset=21), {"x": x})
+
+
+def low_precision_error_models():
+    """errors/: packed data of the wrong length, E8M0 (which tg lacks), a
+    BitCast that changes the size, a bitwise op of floats."""
+    def save(name, nodes, inputs, outputs, inits=(), opset=21):
+        save_error_model(name, nodes, inputs, outputs, inits, opset)
+
+    bad = helper.make_tensor("w", TensorProto.INT4, [5], [1, 2, 3, 4, 5])
+    del bad.int32_data[:]
+    bad.int32_data.extend([0x21, 0x43])  # 5 nibbles need 3 bytes
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["w"], ["y"], to=F)], "g", [],
+        [helper.make_empty_tensor_value_info("y")], [bad])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.save(m, os.path.join(HERE, "errors", "int4-packed-length.onnx"))
+    save("cast-e8m0",
+         [helper.make_node("Cast", ["x"], ["y"],
+                           to=TensorProto.FLOAT8E8M0)],
+         [vi("x", F, [3])], ["y"], opset=24)
+    save("bitcast-size",
+         [helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.INT64)],
+         [vi("x", F, [3])], ["y"], opset=26)
+    save("bitwise-float",
+         [helper.make_node("BitwiseAnd", ["x", "x"], ["y"])],
+         [vi("x", F, [3])], ["y"], opset=18)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2643,3 +2745,5 @@ if __name__ == "__main__":
     gridsample_large_batch_cases()
     pool_of_pool_grad_models()
     roialign_region_grad_models()
+    low_precision_cases()
+    low_precision_error_models()

@@ -1,8 +1,10 @@
 //===- FloatFormats.h - rounding to low-precision float formats -*- C++ -*-===//
 //
-// bf16, f16, f8E4M3FN and f8E5M2 as f32 values rounded to the nearest value
-// of the format (ties to even), with the format's overflow rule (to infinity,
-// or to NaN for f8E4M3FN, which has no infinity) and its subnormals. Header
+// bf16, f16, the float8 formats (f8E4M3FN, f8E5M2 and their FNUZ variants)
+// and f4E2M1FN as f32 values rounded to the nearest value of the format (ties
+// to even), with the format's overflow rule (to infinity; to NaN for the
+// formats without infinities; to the largest value for f4E2M1FN, which has
+// neither), its subnormals and its zeros (no -0 in the FNUZ formats). Header
 // only and host/device, so that the interpreter (through
 // tgc/Support/FloatFormats.h), the host target and CUDA kernels round the
 // same way, bit for bit.
@@ -24,15 +26,36 @@ struct FormatTraits {
   int minExponent;
   /// f32 bit pattern of the largest finite value.
   uint32_t maxFiniteBits;
-  /// Whether overflow goes to infinity; otherwise it goes to NaN (f8E4M3FN,
-  /// whose all-ones pattern is NaN and which has no infinity).
-  bool hasInfinity;
+  /// Where a value beyond the largest finite one goes: to infinity, to NaN
+  /// (f8E4M3FN and the FNUZ formats, which have no infinity), or to the
+  /// largest finite value (f4E2M1FN, which has neither infinity nor NaN).
+  enum Overflow { ToInfinity, ToNaN, ToLargest } overflow;
+  /// Whether the format has NaN; NaN becomes zero in one that has not
+  /// (f4E2M1FN: ONNX leaves the result undefined, ml_dtypes gives a zero).
+  bool hasNaN;
+  /// Whether the format has -0 (the FNUZ formats spend that pattern on
+  /// NaN: a result that rounds to zero is +0).
+  bool hasNegativeZero;
 };
 
-constexpr FormatTraits kBF16Traits = {7, -126, 0x7f7f0000u, true};  // 3.3895e38
-constexpr FormatTraits kF16Traits = {10, -14, 0x477fe000u, true};   // 65504
-constexpr FormatTraits kE4M3FNTraits = {3, -6, 0x43e00000u, false}; // 448
-constexpr FormatTraits kE5M2Traits = {2, -14, 0x47600000u, true};   // 57344
+// The formats: mantissa bits, smallest normal exponent, largest value,
+// overflow, NaN, -0.
+// clang-format off
+constexpr FormatTraits kBF16Traits =     {7, -126, 0x7f7f0000u, /* 3.3895e38 */
+                                          FormatTraits::ToInfinity, true, true};
+constexpr FormatTraits kF16Traits =      {10, -14, 0x477fe000u, /* 65504 */
+                                          FormatTraits::ToInfinity, true, true};
+constexpr FormatTraits kE4M3FNTraits =   {3, -6, 0x43e00000u, /* 448 */
+                                          FormatTraits::ToNaN, true, true};
+constexpr FormatTraits kE5M2Traits =     {2, -14, 0x47600000u, /* 57344 */
+                                          FormatTraits::ToInfinity, true, true};
+constexpr FormatTraits kE4M3FNUZTraits = {3, -7, 0x43700000u, /* 240 */
+                                          FormatTraits::ToNaN, true, false};
+constexpr FormatTraits kE5M2FNUZTraits = {2, -15, 0x47600000u, /* 57344 */
+                                          FormatTraits::ToNaN, true, false};
+constexpr FormatTraits kE2M1FNTraits =   {1, 0, 0x40c00000u, /* 6 */
+                                          FormatTraits::ToLargest, false, true};
+// clang-format on
 
 namespace detail {
 constexpr uint32_t kSignBit = 0x80000000u;
@@ -98,9 +121,14 @@ TGC_HD inline float roundWithTraits(float value) {
   // Overflow is decided after rounding, as IEEE 754 says: f16 65519 rounds
   // down to 65504, 65520 is a tie that rounds up to 65536, which overflows.
   constexpr uint32_t kOverflowBits =
-      Traits.hasInfinity ? kInfinityBits : kQuietNaNBits;
+      Traits.overflow == FormatTraits::ToInfinity ? kInfinityBits
+      : Traits.overflow == FormatTraits::ToNaN    ? kQuietNaNBits
+                                                  : Traits.maxFiniteBits;
   rounded = rounded > Traits.maxFiniteBits ? kOverflowBits : rounded;
-  rounded = magnitude > kInfinityBits ? kQuietNaNBits : rounded;
+  constexpr uint32_t kNaNBits = Traits.hasNaN ? kQuietNaNBits : 0u;
+  rounded = magnitude > kInfinityBits ? kNaNBits : rounded;
+  if constexpr (!Traits.hasNegativeZero)
+    sign = rounded == 0 ? 0u : sign;
   return bitCast<float>(rounded | sign);
 }
 

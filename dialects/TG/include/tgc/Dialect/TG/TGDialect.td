@@ -104,12 +104,18 @@ def TG_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F64],
+// The float8 FNUZ formats and f4E2M1FN are storage formats of imported
+// models (ONNX's FLOAT8E4M3FNUZ, FLOAT8E5M2FNUZ and FLOAT4E2M1): the
+// interpreter computes with them, code generation does not.
+def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ,
+                                 F8E5M2FNUZ, F4E2M1FN, F64],
                                 "tg floating-point type">;
 // Signless integers are signed (two's complement, wrapping); ui8, ui16 and
-// ui32 are unsigned. ONNX's uint64 has no tg type (the interpreter holds
-// integers as int64).
-def TG_IntElement : AnyTypeOf<[I64, I32, I16, I8, UI32, UI16, UI8],
+// ui32 are unsigned; i4, ui4, i2 and ui2 are ONNX's packed INT4, UINT4, INT2
+// and UINT2. ONNX's uint64 has no tg type (the interpreter holds integers as
+// int64).
+def TG_IntElement : AnyTypeOf<[I64, I32, I16, I8, I<4>, I<2>, UI32, UI16, UI8,
+                               UI<4>, UI<2>],
                               "tg integer type">;
 // Indices, labels, seeds and step counts.
 def TG_IndexElement : AnyTypeOf<[I64, I32], "tg index type">;
@@ -139,6 +145,7 @@ def TG_FloatTensor : TG_TensorOf<[TG_FloatElement]>;
 def TG_IndexTensor : TG_TensorOf<[TG_IndexElement]>;
 def TG_NumericTensor : TG_TensorOf<[TG_FloatElement, TG_IntElement]>;
 def TG_BoolTensor : TG_TensorOf<[TG_BoolElement]>;
+def TG_IntOrBoolTensor : TG_TensorOf<[TG_IntElement, TG_BoolElement]>;
 def TG_IndexScalar : TG_ScalarOf<[TG_IndexElement]>;
 def TG_FloatScalar : TG_ScalarOf<[TG_FloatElement]>;
 
@@ -151,6 +158,12 @@ def TG_CompareDirection : I32EnumAttr<"CompareDirection",
       I32EnumAttrCase<"EQ", 0, "eq">, I32EnumAttrCase<"NE", 1, "ne">,
       I32EnumAttrCase<"LT", 2, "lt">, I32EnumAttrCase<"LE", 3, "le">,
       I32EnumAttrCase<"GT", 4, "gt">, I32EnumAttrCase<"GE", 5, "ge">]> {
+  let cppNamespace = "::tgc::tg";
+}
+
+def TG_BitwiseKind : I32EnumAttr<"BitwiseKind", "bitwise operation", [
+      I32EnumAttrCase<"And", 0, "and">, I32EnumAttrCase<"Or", 1, "or">,
+      I32EnumAttrCase<"Xor", 2, "xor">]> {
   let cppNamespace = "::tgc::tg";
 }
 

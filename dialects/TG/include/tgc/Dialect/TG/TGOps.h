@@ -22,4 +22,10 @@
 #define GET_OP_CLASSES
 #include "tgc/Dialect/TG/TGOps.h.inc"
 
+namespace tgc::tg {
+/// The bits tg.bitcast reinterprets per element of `elementType`: its width,
+/// 8 for i1 (ONNX stores bool as a byte).
+unsigned getBitcastWidth(mlir::Type elementType);
+} // namespace tgc::tg
+
 #endif // TGC_DIALECT_TG_TGOPS_H

@@ -285,6 +285,61 @@ def TG_CompareOp : TG_ElementwiseOp<"compare", 1, 0,
   }];
 }
 
+def TG_BitwiseOp : TG_ElementwiseOp<"bitwise", 1, 0,
+    [SameOperandsAndResultType, TG_DefaultPrecision]> {
+  let summary = "Elementwise bitwise and, or, xor of integers";
+  let description = [{
+    `result[i] = lhs[i] <kind> rhs[i]` on the two's complement bits of the
+    element type (ONNX's BitwiseAnd, BitwiseOr, BitwiseXor); on `i1` the
+    logical and, or and xor. Not differentiable: integers carry no gradient.
+
+    ```mlir
+    %0 = tg.bitwise xor, %a, %b : tensor<4xui8>
+    ```
+  }];
+  let arguments = (ins TG_BitwiseKind:$kind, TG_IntOrBoolTensor:$lhs,
+                       TG_IntOrBoolTensor:$rhs);
+  let results = (outs TG_IntOrBoolTensor:$result);
+  let assemblyFormat = [{
+    $kind `,` $lhs `,` $rhs attr-dict `:` type($result)
+  }];
+}
+
+def TG_BitwiseNotOp : TG_ElementwiseOp<"bitwise_not", 1, 0,
+    [SameOperandsAndResultType, TG_DefaultPrecision]> {
+  let summary = "Elementwise bitwise complement of integers";
+  let description = [{
+    `result[i] = ~operand[i]`: every bit of the element type flipped (ui8
+    5 gives 250, i8 5 gives -6); on `i1` the logical not (ONNX's
+    BitwiseNot).
+  }];
+  let arguments = (ins TG_IntOrBoolTensor:$operand);
+  let results = (outs TG_IntOrBoolTensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
+def TG_BitcastOp : TG_ElementwiseOp<"bitcast", 0, 0,
+    [TG_DefaultPrecision, AllShapesMatch<["operand", "result"]>]> {
+  let summary = "Elementwise reinterpretation of the bits";
+  let description = [{
+    Each element's bits read as the result's element type of the same
+    width (ONNX's BitCast): f32 1.0 is i32 1065353216, i8 -1 is ui8 255;
+    `i1` counts as one byte (ONNX stores bool so): true is `i8` or `ui8`
+    1, and a byte reinterprets as `i1` true when it is not 0. Not
+    differentiable.
+
+    ```mlir
+    %0 = tg.bitcast %a : tensor<4xf32> -> tensor<4xi32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$operand);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    $operand attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TG_ConvertOp : TG_ElementwiseOp<"convert", 1, 0,
     [TG_Differentiable, AllShapesMatch<["operand", "result"]>]> {
   let summary = "Elementwise element type conversion";

@@ -89,6 +89,11 @@ inline mlir::Value select(GraphImporter &g, mlir::Value pred,
 mlir::Value compare(GraphImporter &g, tg::CompareDirection direction,
                     mlir::Value lhs, mlir::Value rhs);
 
+/// The product of `x` over `dims` (ReduceProd's; a scatter's reduction
+/// "mul").
+mlir::Value buildProduct(GraphImporter &g, mlir::Value x,
+                         llvm::ArrayRef<int64_t> dims, bool keepDims);
+
 /// `x` converted to `target`; to a float8 type with `saturate` (ONNX's
 /// default for Cast, CastLike and QuantizeLinear), values beyond its largest
 /// finite value, infinities included, become that value (NaN stays NaN);
@@ -235,6 +240,7 @@ mlir::LogicalResult convertArgExtreme(GraphImporter &g);
 mlir::LogicalResult convertOneHot(GraphImporter &g);
 mlir::LogicalResult convertConv(GraphImporter &g);
 mlir::LogicalResult convertConvTranspose(GraphImporter &g);
+mlir::LogicalResult convertCol2Im(GraphImporter &g);
 mlir::LogicalResult convertPool(GraphImporter &g);
 mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);

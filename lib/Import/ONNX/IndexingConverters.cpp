@@ -501,6 +501,90 @@ LogicalResult onnx_import::convertGatherElements(Importer &g) {
 // ScatterND and ScatterElements
 //===----------------------------------------------------------------------===//
 
+/// The most elements of the [N, R, W] choice scatterRowsOneHot builds.
+constexpr int64_t kMaxOneHotScatter = int64_t(1) << 24;
+
+/// scatterRows of rows computed at run time into `table` ([R, W]) by
+/// comparing each of the N ids with every row: update n reaches row r where
+/// ids[n] == r, through an [N, R, W] choice reduced over n (a sum for none
+/// and add, a maximum, minimum or product for the others), so that any
+/// element type and every reduction work, and gradients flow through the
+/// reductions. Bounded by kMaxOneHotScatter; reshaped to `shape`.
+static FailureOr<Value> scatterRowsOneHot(Importer &g, Value table, Value ids,
+                                          Value updates, StringRef reduction,
+                                          ArrayRef<int64_t> shape) {
+  RankedTensorType type = Importer::getType(table);
+  Type elementType = type.getElementType();
+  int64_t rows = type.getDimSize(0), width = type.getDimSize(1);
+  int64_t count = Importer::getType(ids).getDimSize(0);
+  if (elementType.isInteger(1))
+    return (void)g.fail("reduction '" + reduction +
+                        "' of bool data at indices computed at run time is "
+                        "not supported"),
+           failure();
+  if (span({count, rows, width}) > kMaxOneHotScatter)
+    return (void)g.fail("scattering " + llvm::Twine(count) + " updates of " +
+                        llvm::Twine(width) + " elements into " +
+                        llvm::Twine(rows) +
+                        " rows at indices computed at "
+                        "run time compares every update with every row: " +
+                        llvm::Twine(span({count, rows, width})) +
+                        " elements, above 2^24 (f32, f16, bf16 and bool data "
+                        "with reduction none or add take a scatter-add "
+                        "instead)"),
+           failure();
+  Type i64 = g.builder.getI64Type();
+  Value positions = g.broadcastTo(
+      g.reshape(g.constantInts(llvm::to_vector(llvm::seq<int64_t>(0, rows)),
+                               RankedTensorType::get({rows}, i64)),
+                {1, rows}),
+      {count, rows});
+  Value hit = compare(g, tg::CompareDirection::EQ,
+                      g.broadcastTo(g.reshape(ids, {count, 1}), {count, rows}),
+                      positions);
+  // The element that leaves a row unchanged under the reduction.
+  bool isFloatData = isa<FloatType>(elementType);
+  double neutral = 0.0;
+  if (reduction == "mul")
+    neutral = 1.0;
+  else if (reduction == "max")
+    neutral = isFloatData ? -INFINITY : double(getIntMin(elementType));
+  else if (reduction == "min")
+    neutral = isFloatData ? INFINITY : double(getIntMax(elementType));
+  RankedTensorType cubeType =
+      RankedTensorType::get({count, rows, width}, elementType);
+  Value cube = select(
+      g, g.broadcastTo(g.reshape(hit, {count, rows, 1}), cubeType.getShape()),
+      g.broadcastTo(g.reshape(updates, {count, 1, width}), cubeType.getShape()),
+      g.splat(cubeType, neutral));
+  Value result;
+  if (reduction == "max" || reduction == "min") {
+    bool max = reduction == "max";
+    Value reduced =
+        g.reduce(max ? tg::ReduceKind::Max : tg::ReduceKind::Min, cube, {0},
+                 /*keepDims=*/false);
+    result = max ? buildBinary<tg::MaxOp>(g, table, reduced)
+                 : buildBinary<tg::MinOp>(g, table, reduced);
+  } else if (reduction == "mul") {
+    result = buildBinary<tg::MulOp>(
+        g, table, buildProduct(g, cube, {0}, /*keepDims=*/false));
+  } else {
+    Value sum = g.reduce(tg::ReduceKind::Sum, cube, {0}, /*keepDims=*/false);
+    if (reduction == "add") {
+      result = buildBinary<tg::AddOp>(g, table, sum);
+    } else {
+      Value written = g.reduce(tg::ReduceKind::Sum, g.convert(hit, i64), {0},
+                               /*keepDims=*/false);
+      Value any = compare(g, tg::CompareDirection::GT, written,
+                          g.splat(RankedTensorType::get({rows}, i64), 0.0));
+      result =
+          select(g, g.broadcastTo(g.reshape(any, {rows, 1}), {rows, width}),
+                 sum, table);
+    }
+  }
+  return g.reshape(result, shape);
+}
+
 /// `table` ([R, rest...]) with the rows of `updates` ([N, rest...]) written
 /// at rows `ids` ([N], i64) by `reduction` (none: replaced; add, mul, max,
 /// min: combined with what is there, in the updates' order).
@@ -575,18 +659,11 @@ FailureOr<Value> onnx_import::scatterRows(Importer &g, Value table, Value ids,
   // Rows computed at run time: a scatter-add (tg.embedding_grad, which
   // accumulates in f32: one write of an f32, f16, bf16 or bool is exact).
   bool isMask = elementType.isInteger(1);
-  if (!isMask && !elementType.isF32() && !elementType.isF16() &&
-      !elementType.isBF16())
-    return (void)g.fail("scattering " +
-                        llvm::Twine(isFloat(table) ? "f64" : "integer") +
-                        " data by a scatter-add (indices computed at run "
-                        "time, or rows written more than 64 times) is not "
-                        "supported (f32, f16, bf16 and bool are)"),
-           failure();
-  if (reduction != "none" && reduction != "add")
-    return (void)g.fail("reduction '" + reduction +
-                        "' at indices computed at run time is not supported"),
-           failure();
+  bool scatterAdds = isMask || elementType.isF32() || elementType.isF16() ||
+                     elementType.isBF16();
+  if (!scatterAdds || (reduction != "none" && reduction != "add"))
+    return scatterRowsOneHot(g, flatTable, ids, flatUpdates, reduction,
+                             type.getShape());
   Type computeType = isMask ? g.builder.getF32Type() : elementType;
   RankedTensorType flatType = RankedTensorType::get({rows, width}, computeType);
   Value current = g.convert(flatTable, computeType);

@@ -1033,13 +1033,12 @@ namespace {
 enum class ReduceForm { Plain, SumSquare, L1, L2, LogSum, LogSumExp, Product };
 } // namespace
 
-/// The product of `x` over `dims`: tg has no product reduction, so the
-/// reduced dimensions are moved last and flattened, padded with ones to a
-/// power of two, and halved by elementwise products (log2 n multiplications
-/// in a balanced tree, differentiable through every element, zeros
-/// included).
-static Value buildProduct(Importer &g, Value x, ArrayRef<int64_t> dims,
-                          bool keepDims) {
+// tg has no product reduction: the reduced dimensions are moved last and
+// flattened, padded with ones to a power of two, and halved by elementwise
+// products (log2 n multiplications in a balanced tree, differentiable
+// through every element, zeros included).
+Value onnx_import::buildProduct(Importer &g, Value x, ArrayRef<int64_t> dims,
+                                bool keepDims) {
   RankedTensorType type = Importer::getType(x);
   SmallVector<int64_t> perm, kept, resultShape;
   int64_t count = 1;
@@ -2613,6 +2612,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Ceil", {convertCeil, 1, 1}},
       {"Celu", {convertCelu, 12, 12}},
       {"Clip", {convertClip, 1, 1}},
+      {"Col2Im", {convertCol2Im, 18, 18}},
       {"Compress", {convertCompress, 9, 9}},
       {"Concat", {convertConcat, 1, 1}},
       {"ConcatFromSequence", {convertConcatFromSequence, 11, 11}},

@@ -309,6 +309,116 @@ LogicalResult onnx_import::convertConv(Importer &g) {
   return success();
 }
 
+// Col2Im-18 (PyTorch's Fold): input [N, C * prod(block_shape), L], the
+// columns of the blocks of an image of `image_shape`, summed back into
+// [N, C, image_shape...]. Each block position (k1, k2, ...) takes its slice
+// [N, C, L1, L2, ...] of the columns and places it in the padded image by a
+// tg.pad (k * dilation before it, stride - 1 between neighbours); the
+// placements are added and the padding cropped. Exact sums in the order of
+// the block positions; differentiable (its backward is the Im2Col of the
+// gradient, through tg.pad's slice).
+LogicalResult onnx_import::convertCol2Im(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(image, g.requireConstantInts(1, "image_shape"));
+  ASSIGN_OR_FAIL(block, g.requireConstantInts(2, "block_shape"));
+  RankedTensorType type = Importer::getType(x);
+  int64_t spatial = image.size();
+  if (type.getRank() != 3 || spatial < 1 || int64_t(block.size()) != spatial)
+    return g.fail("input must be [N, C * prod(block_shape), L] and "
+                  "image_shape and block_shape have one length");
+  auto ints = [&](StringRef name, int64_t fill) {
+    std::optional<SmallVector<int64_t>> values = g.getInts(name);
+    return values ? *values : SmallVector<int64_t>(spatial, fill);
+  };
+  SmallVector<int64_t> strides = ints("strides", 1),
+                       dilations = ints("dilations", 1), pads(2 * spatial, 0);
+  if (std::optional<SmallVector<int64_t>> given = g.getInts("pads"))
+    pads = *given;
+  if (int64_t(strides.size()) != spatial ||
+      int64_t(dilations.size()) != spatial ||
+      int64_t(pads.size()) != 2 * spatial)
+    return g.fail("strides, dilations and pads must give each spatial "
+                  "dimension");
+  constexpr int64_t kLimit = int64_t(1) << 20;
+  SmallVector<int64_t> padded, counts;
+  int64_t blockSize = 1, columns = 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = image[i], k = block[i], s = strides[i], d = dilations[i];
+    int64_t begin = pads[i], end = pads[spatial + i];
+    if (size < 1 || k < 1 || s < 1 || d < 1 || begin < 0 || end < 0 ||
+        size > kLimit || k > kLimit || s > kLimit || d > kLimit ||
+        begin > kLimit || end > kLimit)
+      return g.fail("image_shape, block_shape, strides and dilations must be "
+                    "positive, pads non-negative, and none above 2^20");
+    int64_t total = size + begin + end, extent = (k - 1) * d + 1;
+    if (total < extent)
+      return g.fail("a block (" + llvm::Twine(extent) +
+                    " with its dilation) is larger than the padded image (" +
+                    llvm::Twine(total) + ") along spatial dimension " +
+                    llvm::Twine(i));
+    padded.push_back(total);
+    counts.push_back((total - extent) / s + 1);
+    blockSize *= k;
+    columns *= counts.back();
+    if (blockSize > 4096 || columns > kMaxImportElements)
+      return g.fail("more than 4096 block positions or too many blocks");
+  }
+  int64_t n = type.getDimSize(0);
+  if (type.getDimSize(1) % blockSize != 0 || type.getDimSize(2) != columns)
+    return g.fail("input is [" + llvm::Twine(n) + ", " +
+                  llvm::Twine(type.getDimSize(1)) + ", " +
+                  llvm::Twine(type.getDimSize(2)) + "]; blocks of " +
+                  llvm::Twine(blockSize) + " elements at " +
+                  llvm::Twine(columns) + " positions need [N, C * " +
+                  llvm::Twine(blockSize) + ", " + llvm::Twine(columns) + "]");
+  int64_t channels = type.getDimSize(1) / blockSize;
+  // [N, C, k1, k2, ..., L1, L2, ...].
+  SmallVector<int64_t> split = {n, channels};
+  llvm::append_range(split, block);
+  llvm::append_range(split, counts);
+  Value blocks = g.reshape(x, split);
+  SmallVector<int64_t> resultShape = {n, channels};
+  llvm::append_range(resultShape, padded);
+  Value sum;
+  SmallVector<int64_t> position(spatial, 0);
+  for (int64_t flat = 0; flat < blockSize; ++flat) {
+    // The block position of `flat`, row-major.
+    for (int64_t i = spatial - 1, rest = flat; i >= 0; --i) {
+      position[i] = rest % block[i];
+      rest /= block[i];
+    }
+    SmallVector<int64_t> starts(split.size(), 0), limits(split),
+        strides1(split.size(), 1);
+    for (int64_t i = 0; i < spatial; ++i) {
+      starts[2 + i] = position[i];
+      limits[2 + i] = position[i] + 1;
+    }
+    SmallVector<int64_t> sliceShape = {n, channels};
+    llvm::append_range(sliceShape, counts);
+    Value columnsAt =
+        g.reshape(g.slice(blocks, starts, limits, strides1), sliceShape);
+    SmallVector<int64_t> low = {0, 0}, high = {0, 0}, interior = {0, 0};
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t first = position[i] * dilations[i];
+      int64_t last = first + (counts[i] - 1) * strides[i];
+      low.push_back(first);
+      interior.push_back(strides[i] - 1);
+      high.push_back(padded[i] - 1 - last);
+    }
+    Value placed = g.create<tg::PadOp>(type.clone(resultShape), columnsAt, low,
+                                       high, interior);
+    sum = sum ? buildBinary<tg::AddOp>(g, sum, placed) : placed;
+  }
+  SmallVector<int64_t> starts = {0, 0}, limits = {n, channels};
+  for (int64_t i = 0; i < spatial; ++i) {
+    starts.push_back(pads[i]);
+    limits.push_back(pads[i] + image[i]);
+  }
+  g.setOutput(0, g.slice(sum, starts, limits,
+                         SmallVector<int64_t>(resultShape.size(), 1)));
+  return success();
+}
+
 // ConvTranspose: the convolution, with stride 1, of the input spaced by
 // `strides - 1` zeros and padded by `(k - 1) * d` less the pads on each side
 // (`output_padding` more at the end), with the kernel flipped and its

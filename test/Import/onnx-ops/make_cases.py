@@ -280,14 +280,14 @@ def tile_topk_isnan_cases():
         helper.make_node("Where", ["nan", "zero", "x"], ["y"])], y)
 
 
-def save_grad_models(ops, w):
+def save_grad_models(ops, w, opset=17):
     """grad/NAME.onnx for each op chain of `ops` (from the parameter w to
     h), with the sum of squares of h as its loss."""
     for name, nodes in ops.items():
         nodes = sorted(nodes, key=lambda n: n.op_type != "Constant") + [
             helper.make_node("Mul", ["h", "h"], ["sq"]),
             helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
-        m = model(nodes, [], [vi("loss", F, [])], [("w", w)])
+        m = model(nodes, [], [vi("loss", F, [])], [("w", w)], opset)
         onnx.save(m, os.path.join(HERE, "grad", name + ".onnx"))
 
 
@@ -1452,9 +1452,12 @@ def error_models():
                            reduction="mul")],
          [vi("x", F, [4]), vi("u", F, [70])], ["y"],
          [("i", np.zeros(70, np.int64))])
+    # Integers at run-time indices compare every update with every row:
+    # 4096 x 8192 is above the bound.
     save("scatter-int-runtime",
          [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"])],
-         [vi("x", I64, [4]), vi("i", I64, [2]), vi("u", I64, [2])], ["y"])
+         [vi("x", I64, [8192]), vi("i", I64, [4096]), vi("u", I64, [4096])],
+         ["y"])
     save("reversesequence-axes",
          [helper.make_node("ReverseSequence", ["x", "l"], ["y"],
                            time_axis=0, batch_axis=2)],
@@ -2685,6 +2688,81 @@ def low_precision_error_models():
          [vi("x", F, [3])], ["y"], opset=18)
 
 
+def scatter_runtime_cases():
+    """Scatters at indices computed at run time (graph inputs) that the
+    scatter-add cannot take: int64 data replaced and added, int32 data by
+    max, f64 data by min and mul, with repeated indices; and Col2Im in 1-D
+    with padding, stride and dilation."""
+    r = np.random.default_rng(36)
+    I32, D = TensorProto.INT32, TensorProto.DOUBLE
+    data = r.integers(-50, 50, (5, 3)).astype(np.int64)
+    idx = np.array([[4, 0, 2], [1, 3, 0]], np.int64)
+    upd = r.integers(-50, 50, (2, 3)).astype(np.int64)
+    for red in ("none", "add"):
+        case(f"scatter_elements_int64_runtime_{red}", model(
+            [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"],
+                              axis=0, reduction=red)],
+            [vi("x", I64, [5, 3]), vi("i", I64, [2, 3]), vi("u", I64, [2, 3])],
+            [vi("y", I64, [5, 3])], opset=18),
+            {"x": data, "i": idx, "u": upd})
+    rows = np.array([[2], [0], [2]], np.int64)
+    case("scatternd_int32_runtime_max", model(
+        [helper.make_node("ScatterND", ["x", "i", "u"], ["y"],
+                          reduction="max")],
+        [vi("x", I32, [4, 3]), vi("i", I64, [3, 1]), vi("u", I32, [3, 3])],
+        [vi("y", I32, [4, 3])], opset=18),
+        {"x": r.integers(-9, 9, (4, 3)).astype(np.int32), "i": rows,
+         "u": r.integers(-9, 9, (3, 3)).astype(np.int32)})
+    for red in ("min", "mul"):
+        case(f"scatternd_f64_runtime_{red}", model(
+            [helper.make_node("ScatterND", ["x", "i", "u"], ["y"],
+                              reduction=red)],
+            [vi("x", D, [4, 3]), vi("i", I64, [3, 1]), vi("u", D, [3, 3])],
+            [vi("y", D, [4, 3])], opset=18),
+            {"x": r.standard_normal((4, 3)), "i": rows,
+             "u": r.standard_normal((3, 3))})
+    # 1-D: an image of 9 with pads 2 and 1, blocks of 3 dilated by 2,
+    # stride 2: (12 - 5) // 2 + 1 = 4 columns.
+    case("col2im_1d_pads_strides_dilations", model(
+        [const("image", np.array([9], np.int64)),
+         const("block", np.array([3], np.int64)),
+         helper.make_node("Col2Im", ["x", "image", "block"], ["y"],
+                          pads=[2, 1], strides=[2], dilations=[2])],
+        [vi("x", F, [2, 6, 4])], [vi("y", F, [2, 2, 9])], opset=18),
+        {"x": r.standard_normal((2, 6, 4)).astype(np.float32)})
+
+
+def scatter_reduce_col2im_grad_models():
+    """A max and a mul reduction of scatters at indices computed at run time
+    (each update compared with every row), and Col2Im (block placements
+    added), through the parameter, for `tgc gradcheck`."""
+    w = np.random.default_rng(35).standard_normal((4, 6)).astype(np.float32)
+    ops = {
+        "scatter_elements_max_runtime": [
+            helper.make_node("ArgMin", ["w"], ["idx"], axis=1, keepdims=1),
+            const("ax", np.array([1], np.int64)),
+            helper.make_node("ReduceSum", ["w", "ax"], ["upd"], keepdims=1),
+            helper.make_node("ScatterElements", ["w", "idx", "upd"], ["h"],
+                             axis=1, reduction="max")],
+        "scatternd_mul_runtime": [
+            helper.make_node("ArgMax", ["w"], ["am"], axis=0, keepdims=0),
+            const("s2", np.array([6, 1], np.int64)),
+            helper.make_node("Reshape", ["am", "s2"], ["idx"]),
+            helper.make_node("Transpose", ["w"], ["wt"]),
+            helper.make_node("MatMul", ["wt", "w"], ["prod"]),
+            helper.make_node("Tanh", ["prod"], ["upd"]),
+            helper.make_node("ScatterND", ["w", "idx", "upd"], ["h"],
+                             reduction="mul")],
+        "col2im": [
+            const("s3", np.array([1, 4, 6], np.int64)),
+            helper.make_node("Reshape", ["w", "s3"], ["cols"]),
+            const("image", np.array([3, 4], np.int64)),
+            const("block", np.array([2, 2], np.int64)),
+            helper.make_node("Col2Im", ["cols", "image", "block"], ["h"])],
+    }
+    save_grad_models(ops, w, opset=18)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -2747,3 +2825,5 @@ if __name__ == "__main__":
     roialign_region_grad_models()
     low_precision_cases()
     low_precision_error_models()
+    scatter_reduce_col2im_grad_models()
+    scatter_runtime_cases()

@@ -74,6 +74,8 @@ FloatFormat tgc::detail::getFloatFormat(Type elementType) {
     return FloatFormat::F8E5M2FNUZ;
   if (isa<Float4E2M1FNType>(elementType))
     return FloatFormat::F4E2M1FN;
+  if (isa<Float8E8M0FNUType>(elementType))
+    return FloatFormat::F8E8M0FNU;
   return FloatFormat::F32;
 }
 

@@ -77,3 +77,14 @@ func.func @narrow_formats() -> (tensor<4xf8E4M3FNUZ>, tensor<6xf4E2M1FN>,
   return %e4, %f4, %g4, %s, %u : tensor<4xf8E4M3FNUZ>, tensor<6xf4E2M1FN>,
                                  tensor<3xf4E2M1FN>, tensor<3xi4>, tensor<3xui2>
 }
+
+// f8E8M0FNU holds powers of two: 1.5 rounds up to 2, 1.4 down to 1, 0
+// becomes 2^-127, a negative value NaN.
+// RUN: tgc run %s --entry e8m0 --print-values | FileCheck %s --check-prefix=E8M0
+// E8M0: 0: tensor<5xf8E8M0FNU>
+// E8M0-NEXT: [2, 1, 5.877{{[0-9]*}}e-39, nan, 4]
+func.func @e8m0() -> tensor<5xf8E8M0FNU> {
+  %a = tg.constant dense<[1.5, 1.4, 0.0, -2.0, 3.0]> : tensor<5xf32>
+  %e = tg.convert %a : tensor<5xf32> -> tensor<5xf8E8M0FNU>
+  return %e : tensor<5xf8E8M0FNU>
+}

@@ -43,6 +43,8 @@ const llvm::fltSemantics &getSemantics(FloatFormat format) {
     return llvm::APFloat::Float8E5M2FNUZ();
   case FloatFormat::F4E2M1FN:
     return llvm::APFloat::Float4E2M1FN();
+  case FloatFormat::F8E8M0FNU: // not compared with APFloat: see E8M0Cases
+    return llvm::APFloat::Float8E8M0FNU();
   }
   return llvm::APFloat::IEEEsingle();
 }
@@ -65,6 +67,8 @@ const char *getName(FloatFormat format) {
     return "f8E5M2FNUZ";
   case FloatFormat::F4E2M1FN:
     return "f4E2M1FN";
+  case FloatFormat::F8E8M0FNU:
+    return "f8E8M0FNU";
   }
   return "?";
 }
@@ -416,6 +420,41 @@ TEST(FloatFormatsTest, F4E2M1FNCases) {
   expectRounds(e2m1, -INFINITY, -6.0f);
   expectRounds(e2m1, -0.25f, -0.0f);
   EXPECT_EQ(roundToFormat(NAN, e2m1), 0.0f);
+}
+
+TEST(FloatFormatsTest, E8M0Cases) {
+  // Powers of two, each its own value; in between, the exponent rounds up
+  // from a mantissa of one half (ONNX's "nearest": 1.5 is 2, 3 is 4,
+  // 1.4999999 is 1). APFloat's conversion keeps signs and infinities the
+  // format lacks, so these are checked by hand.
+  constexpr FloatFormat e8m0 = FloatFormat::F8E8M0FNU;
+  auto expectE8M0 = [&](float input, float expected) {
+    EXPECT_TRUE(sameFloat(roundToFormat(input, e8m0), expected))
+        << describe(input);
+    float array[1] = {input};
+    roundToFormat(array, 1, e8m0);
+    EXPECT_TRUE(sameFloat(array[0], expected)) << describe(input);
+  };
+  expectE8M0(1.0f, 1.0f);
+  expectE8M0(0x1p-100f, 0x1p-100f);
+  expectE8M0(1.5f, 2.0f);
+  expectE8M0(std::nextafter(1.5f, 0.0f), 1.0f);
+  expectE8M0(3.0f, 4.0f);
+  expectE8M0(0x1p127f, 0x1p127f);
+  // Zero is the smallest value, 2^-127 (an f32 subnormal); f32
+  // subnormals round to it, or up to 2^-126 above it.
+  expectE8M0(0.0f, 0x1p-127f);
+  expectE8M0(-0.0f, 0x1p-127f);
+  expectE8M0(0x1p-130f, 0x1p-127f);
+  expectE8M0(0x1p-127f, 0x1p-127f);
+  expectE8M0(std::nextafter(0x1p-127f, 1.0f), 0x1p-126f);
+  // No sign, no infinity: negative values, infinities and values rounding
+  // beyond 2^127 are NaN.
+  EXPECT_TRUE(std::isnan(roundToFormat(-2.0f, e8m0)));
+  EXPECT_TRUE(std::isnan(roundToFormat(INFINITY, e8m0)));
+  EXPECT_TRUE(std::isnan(roundToFormat(0x1.8p127f, e8m0)));
+  EXPECT_TRUE(std::isnan(roundToFormat(NAN, e8m0)));
+  EXPECT_EQ(getMaxFinite(e8m0), 0x1p127f);
 }
 
 TEST(FloatFormatsTest, ArrayOverloadHandlesAnyLength) {

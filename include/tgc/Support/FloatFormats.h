@@ -26,11 +26,18 @@ enum class FloatFormat {
   F8E5M2,
   F8E4M3FNUZ,
   F8E5M2FNUZ,
-  F4E2M1FN
+  F4E2M1FN,
+  /// Powers of two 2^-127 to 2^127 and NaN (OCP MX scales): no sign, no
+  /// zero, no mantissa; see roundToFormat.
+  F8E8M0FNU
 };
 
 /// Rounds `value` to the nearest value of `format` (round to nearest, ties to
-/// even). F32 returns `value` unchanged. NaN stays NaN.
+/// even). F32 returns `value` unchanged. NaN stays NaN. F8E8M0FNU keeps
+/// the f32 exponent, one more when the mantissa is at least one half (for
+/// an f32 subnormal, more than one half), as ONNX's "nearest" mode rounds;
+/// zero becomes 2^-127, the smallest value, and a negative value, an
+/// infinity or a value rounding beyond 2^127 becomes NaN.
 float roundToFormat(float value, FloatFormat format);
 
 /// Rounds `count` values in place.

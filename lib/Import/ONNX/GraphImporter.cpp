@@ -55,6 +55,8 @@ Type onnx_import::getElementType(MLIRContext &context, int32_t dataType) {
     return b.getType<Float8E5M2FNUZType>();
   case kFloat4E2M1:
     return b.getType<Float4E2M1FNType>();
+  case kFloat8E8M0:
+    return b.getType<Float8E8M0FNUType>();
   case kInt4:
     return b.getIntegerType(4);
   case kUInt4:

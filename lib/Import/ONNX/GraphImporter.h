@@ -62,7 +62,7 @@ constexpr int32_t kFloat8E8M0 = 24;
 constexpr int32_t kUInt2 = 25;
 constexpr int32_t kInt2 = 26;
 /// The MLIR element type of an ONNX TensorProto data type, or null where tg
-/// has none (strings, complex, uint64, float8e8m0).
+/// has none (strings, complex, uint64).
 mlir::Type getElementType(mlir::MLIRContext &context, int32_t dataType);
 /// The ONNX name of a TensorProto data type ("FLOAT", "UINT8"...).
 std::string getDataTypeName(int32_t dataType);

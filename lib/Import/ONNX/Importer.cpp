@@ -27,6 +27,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -261,6 +262,13 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
                                         : APFloat::Float4E2M1FN();
       APFloat value(semantics, APInt(elementBits, packedBits(i)));
       float wide = value.convertToFloat();
+      std::memcpy(out + 4 * i, &wide, 4);
+      break;
+    }
+    // float8e8m0: 2^(bits - 127), 0xff NaN.
+    case kFloat8E8M0: {
+      uint8_t bits = packedBits(i);
+      float wide = bits == 0xff ? NAN : std::ldexp(1.0f, int(bits) - 127);
       std::memcpy(out + 4 * i, &wide, 4);
       break;
     }

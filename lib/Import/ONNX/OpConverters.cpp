@@ -270,12 +270,69 @@ static LogicalResult convertWhere(Importer &g) {
   return success();
 }
 
+/// Cast to float8e8m0 (opset 24), as ONNX's reference computes it on the
+/// f32 bits (the sign ignored): the exponent, one more when `round_mode`
+/// rounds up ("up": any mantissa bit; "nearest": the mantissa's top bit and
+/// a lower one or a nonzero exponent; "down": never), not past 254 with
+/// `saturate`; exponent 0 is 2^-127, 255 (an f32 infinity or NaN, or an
+/// unsaturated overflow) NaN. Composed of bitcasts and bitwise ops, so the
+/// result is an exact power of two before the conversion.
+static Value castToE8M0(Importer &g, Value x, Type target) {
+  std::string mode = g.getString("round_mode", "up", {"up", "down", "nearest"});
+  bool saturate = g.getBool("saturate", true);
+  RankedTensorType type = Importer::getType(x);
+  RankedTensorType i32 = type.clone(g.builder.getI32Type());
+  RankedTensorType i1 = type.clone(g.builder.getI1Type());
+  auto c = [&](int64_t value) { return g.splat(i32, double(value)); };
+  auto bitwise = [&](tg::BitwiseKind kind, Value a, Value b) {
+    return g.create<tg::BitwiseOp>(Importer::getType(a), kind, a, b);
+  };
+  auto bitsOf = [&](Value a, int64_t mask) {
+    return bitwise(tg::BitwiseKind::And, a, c(mask));
+  };
+  auto is = [&](tg::CompareDirection direction, Value a, int64_t value) {
+    return compare(g, direction, a, c(value));
+  };
+  using tg::CompareDirection;
+  Value bits =
+      g.create<tg::BitcastOp>(i32, g.convert(x, g.builder.getF32Type()));
+  Value exponent =
+      buildBinary<tg::DivOp>(g, bitsOf(bits, 0x7fffffff), c(1 << 23));
+  Value mantissa = bitsOf(bits, 0x7fffff);
+  Value up = g.splat(i1, 0.0);
+  if (mode == "up") {
+    up = is(CompareDirection::NE, mantissa, 0);
+  } else if (mode == "nearest") {
+    Value half = is(CompareDirection::NE, bitsOf(mantissa, 0x400000), 0);
+    Value beyond = is(CompareDirection::NE, bitsOf(mantissa, 0x3fffff), 0);
+    up = bitwise(tg::BitwiseKind::And, half,
+                 bitwise(tg::BitwiseKind::Or, beyond,
+                         is(CompareDirection::GT, exponent, 0)));
+  }
+  up = bitwise(tg::BitwiseKind::And, up,
+               is(CompareDirection::NE, exponent, 255));
+  if (saturate)
+    up = bitwise(tg::BitwiseKind::And, up,
+                 is(CompareDirection::NE, exponent, 254));
+  exponent = select(g, up, buildBinary<tg::AddOp>(g, exponent, c(1)), exponent);
+  Value result =
+      select(g, is(CompareDirection::EQ, exponent, 0), c(0x400000),
+             select(g, is(CompareDirection::EQ, exponent, 255), c(0x7fc00000),
+                    buildBinary<tg::MulOp>(g, exponent, c(1 << 23))));
+  return g.convert(
+      g.create<tg::BitcastOp>(type.clone(g.builder.getF32Type()), result),
+      target);
+}
+
 /// Cast's and CastLike's conversion of `x` to `target`. A float beyond a
 /// narrower integer's range is undefined in ONNX; tg converts it through
 /// i64 (saturating there) and then keeps the low bits, as numpy (ONNX's
 /// reference) does: ONNX's int4 and int2 cases expect 8.0 to wrap to -8,
 /// where a direct tg.convert would saturate to the narrow range.
 static Value castTo(Importer &g, Value x, Type target) {
+  if (isa<Float8E8M0FNUType>(target) &&
+      !isa<Float8E8M0FNUType>(Importer::getType(x).getElementType()))
+    return castToE8M0(g, x, target);
   auto integer = dyn_cast<IntegerType>(target);
   if (isFloat(x) && integer && integer.getWidth() > 1 &&
       integer.getWidth() < 64)

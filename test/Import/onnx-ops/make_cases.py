@@ -2661,9 +2661,46 @@ def low_precision_cases():
         nodes, [vi("x", F, [10])], outputs, opset=21), {"x": x})
 
 
+def e8m0_cases():
+    """float8e8m0 (opset 24): Cast in each round_mode with and without
+    saturation (zero, f32 subnormals, ties of the mantissa, values near
+    2^127, infinity, NaN); an MXFP4 weight (float4 elements, e8m0 scales in
+    blocks of 32) dequantized into a MatMul."""
+    r = np.random.default_rng(37)
+    E8, F4 = TensorProto.FLOAT8E8M0, TensorProto.FLOAT4E2M1
+    x = np.array([0.0, 1e-40, 6e-39, 1.0, 1.5, 1.25, 3.0, 0.3, 1.7e38,
+                  3e38, np.inf, np.nan, 100.0, -3.0], np.float32)
+    nodes, outputs = [], []
+    for mode in ("up", "down", "nearest"):
+        for sat in (0, 1):
+            out = f"{mode}_sat{sat}"
+            nodes += [helper.make_node("Cast", ["x"], [out + "_q"], to=E8,
+                                       round_mode=mode, saturate=sat),
+                      helper.make_node("Cast", [out + "_q"], [out], to=F)]
+            outputs.append(vi(out, F, [14]))
+    case("cast_e8m0_round_modes", model(nodes, [vi("x", F, [14])], outputs,
+                                        opset=24), {"x": x})
+    values = r.choice([-6, -4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3,
+                       4, 6], (4, 64)).astype(np.float32)
+    wt = helper.make_tensor("w", F4, [4, 64], values.ravel().tolist())
+    scales = helper.make_tensor("s", E8, [4, 2],
+                                r.integers(120, 132, 8).tolist(), raw=False)
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["w", "s"], ["wd"], axis=1,
+                          block_size=32, output_dtype=F),
+         helper.make_node("MatMul", ["x", "wd"], ["y"], )],
+        "g", [vi("x", F, [3, 4])], [vi("y", F, [3, 64])],
+        [wt, scales])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    m.ir_version = 11
+    onnx.checker.check_model(m)
+    case("mxfp4_dequantize_matmul", m,
+         {"x": r.standard_normal((3, 4)).astype(np.float32)})
+
+
 def low_precision_error_models():
-    """errors/: packed data of the wrong length, E8M0 (which tg lacks), a
-    BitCast that changes the size, a bitwise op of floats."""
+    """errors/: packed data of the wrong length, an unknown E8M0 round_mode,
+    a BitCast that changes the size, a bitwise op of floats."""
     def save(name, nodes, inputs, outputs, inits=(), opset=21):
         save_error_model(name, nodes, inputs, outputs, inits, opset)
 
@@ -2676,9 +2713,9 @@ def low_precision_error_models():
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     m.ir_version = 10
     onnx.save(m, os.path.join(HERE, "errors", "int4-packed-length.onnx"))
-    save("cast-e8m0",
+    save("cast-e8m0-round-mode",
          [helper.make_node("Cast", ["x"], ["y"],
-                           to=TensorProto.FLOAT8E8M0)],
+                           to=TensorProto.FLOAT8E8M0, round_mode="sideways")],
          [vi("x", F, [3])], ["y"], opset=24)
     save("bitcast-size",
          [helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.INT64)],
@@ -2824,6 +2861,7 @@ if __name__ == "__main__":
     pool_of_pool_grad_models()
     roialign_region_grad_models()
     low_precision_cases()
+    e8m0_cases()
     low_precision_error_models()
     scatter_reduce_col2im_grad_models()
     scatter_runtime_cases()

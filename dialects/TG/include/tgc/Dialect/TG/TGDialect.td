@@ -104,11 +104,12 @@ def TG_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-// The float8 FNUZ formats and f4E2M1FN are storage formats of imported
-// models (ONNX's FLOAT8E4M3FNUZ, FLOAT8E5M2FNUZ and FLOAT4E2M1): the
-// interpreter computes with them, code generation does not.
+// The float8 FNUZ formats, f4E2M1FN and f8E8M0FNU are storage formats of
+// imported models (ONNX's FLOAT8E4M3FNUZ, FLOAT8E5M2FNUZ, FLOAT4E2M1 and
+// FLOAT8E8M0, the MX formats' elements and scales): the interpreter
+// computes with them, code generation does not.
 def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ,
-                                 F8E5M2FNUZ, F4E2M1FN, F64],
+                                 F8E5M2FNUZ, F4E2M1FN, F8E8M0FNU, F64],
                                 "tg floating-point type">;
 // Signless integers are signed (two's complement, wrapping); ui8, ui16 and
 // ui32 are unsigned; i4, ui4, i2 and ui2 are ONNX's packed INT4, UINT4, INT2

@@ -346,9 +346,13 @@ def TG_ConvertOp : TG_ElementwiseOp<"convert", 1, 0,
   let description = [{
     Converts each element to the result's element type:
     float to float rounds to nearest even (to infinity on overflow, or to NaN
-    for `f8E4M3FN`, which has no infinity); float to integer rounds toward
-    zero and saturates, NaN becoming 0; integer to float rounds to nearest
-    even; anything to `i1` is `x != 0`; `i1` to anything is 0 or 1.
+    for `f8E4M3FN` and the FNUZ formats, which have no infinity, whose
+    zeros are +0; `f4E2M1FN`, with neither infinity nor NaN, saturates at
+    6 and takes NaN to 0; `f8E8M0FNU`, powers of two only, rounds its
+    exponent up from a mantissa of one half, 0 to 2^-127, a negative value
+    to NaN); float to integer rounds toward zero and saturates, NaN
+    becoming 0; integer to float rounds to nearest even; anything to `i1`
+    is `x != 0`; `i1` to anything is 0 or 1.
 
     ```mlir
     %0 = tg.convert %w : tensor<768x768xf32> -> tensor<768x768xbf16>

@@ -295,6 +295,7 @@ mlir::LogicalResult convertLSTM(GraphImporter &g);
 mlir::LogicalResult convertResize(GraphImporter &g);
 mlir::LogicalResult convertUpsample(GraphImporter &g);
 mlir::LogicalResult convertGridSample(GraphImporter &g);
+mlir::LogicalResult convertDeformConv(GraphImporter &g);
 mlir::LogicalResult convertAffineGrid(GraphImporter &g);
 mlir::LogicalResult convertRoiAlign(GraphImporter &g);
 // The converters of ElementwiseConverters.cpp.

@@ -2682,6 +2682,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Cosh", {convertCosh, 9, 9}},
       {"CumProd", {convertCumProd, 26, 26}},
       {"CumSum", {convertCumSum, 11, 11}},
+      {"DeformConv", {convertDeformConv, 19, 19}},
       {"DepthToSpace", {convertDepthSpace, 1, 1}},
       {"DequantizeLinear", {convertDequantizeLinear, 10, 10}},
       {"Det", {convertDet, 11, 11}},

@@ -518,85 +518,66 @@ LogicalResult onnx_import::convertAffineGrid(Importer &g) {
   return success();
 }
 
-/// GridSample-16 and -20 (any number of spatial dimensions): every output
-/// position's source coordinates (the grid's, last axis reversed,
-/// denormalized by align_corners) moved inside by padding_mode, then its
-/// neighbours along each dimension (nearest: the coordinate rounded to
-/// even; linear: 2; cubic: 4, Keys' kernel with a = -0.75), each at an
-/// index padded by padding_mode (zeros: outside reads 0; border: clamped;
-/// reflection: reflected), gathered from the data as rows of channels by a
-/// tg.embedding at indices computed at run time, weighted and summed. The
-/// gradient reaches the data (tg.embedding_grad) and the grid (through the
-/// weights).
-LogicalResult onnx_import::convertGridSample(Importer &g) {
-  ASSIGN_OR_FAIL(x, g.requireInput(0));
-  ASSIGN_OR_FAIL(grid, g.requireInput(1));
-  if (failed(requireFloat(g, x)) || failed(requireFloat(g, grid)))
-    return failure();
-  std::string mode = g.getString(
-      "mode", g.opset >= 20 ? "linear" : "bilinear",
-      g.opset >= 20 ? SmallVector<StringRef>{"linear", "nearest", "cubic"}
-                    : SmallVector<StringRef>{"bilinear", "nearest", "bicubic"});
-  std::string padding =
-      g.getString("padding_mode", "zeros", {"zeros", "border", "reflection"});
-  bool alignCorners = g.getBool("align_corners", false);
-  if (g.hadError())
-    return failure();
+/// Whether sampleGrid can sample `x` at `positions` in `mode`: no empty
+/// spatial dimension, at most 4096 neighbourhoods per position (every
+/// combination of the dimensions' taps is a gather of the step), 2^24
+/// positions (each one's batch offset is a constant table) and
+/// kMaxImportElements gathered elements; else a located error.
+static LogicalResult checkSampleGrid(Importer &g, Value x, StringRef mode,
+                                     int64_t positions) {
   RankedTensorType xType = Importer::getType(x);
-  RankedTensorType gridType = Importer::getType(grid);
-  int64_t rank = xType.getRank(), dims = rank - 2;
-  if (rank < 3 || gridType.getRank() != rank ||
-      gridType.getDimSize(0) != xType.getDimSize(0) ||
-      gridType.getShape().back() != dims)
-    return g.fail("X must be [N, C, D1...] and grid [N, O1..., " +
-                  llvm::Twine(dims) + "] of the same rank");
-  int64_t n = xType.getDimSize(0), channels = xType.getDimSize(1);
-  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
-  ArrayRef<int64_t> outSpatial = gridType.getShape().slice(1, dims);
-  int64_t positions = product(gridType.getShape().drop_back());
-  int64_t inputPositions = product(spatial);
-  for (int64_t size : spatial)
+  int64_t dims = xType.getRank() - 2, channels = xType.getDimSize(1);
+  for (int64_t size : xType.getShape().drop_front(2))
     if (size == 0)
       return g.fail("X has an empty spatial dimension");
   int64_t taps = mode == "nearest"                      ? 1
                  : mode == "bicubic" || mode == "cubic" ? 4
                                                         : 2;
-  // Every combination of the dimensions' taps is a gather of the step.
   double combinations = std::pow(double(taps), double(dims));
   if (combinations > 4096)
     return g.fail("sampling " + llvm::Twine(dims) +
                   " dimensions would gather " +
                   llvm::Twine(int64_t(combinations)) +
                   " neighbourhoods per position (at most 4096)");
-  // Each output position's batch offset is a constant table of the step.
   if (positions > (int64_t(1) << 24))
     return g.fail("the grid has " + llvm::Twine(positions) +
                   " positions (at most 2^24)");
   if (combinations * double(positions) * double(channels) >
       double(kMaxImportElements))
     return g.fail("the sampled neighbourhoods are too large");
+  return success();
+}
 
-  // Coordinates computed in f32 (f64 for f64), one tensor [positions] per
-  // spatial dimension.
-  Type elementType = xType.getElementType();
-  Type computeType =
-      elementType.isF64() ? elementType : Type(g.builder.getF32Type());
-  Value coordinates =
-      g.reshape(g.convert(grid, computeType), {positions, dims});
-  Composer e{g, RankedTensorType::get({positions}, computeType)};
+/// GridSample's sampling of `x` ([N, C, D1...]) at `indices` (one tensor
+/// [positions] per spatial dimension, outermost first, in the data's index
+/// space: 0 is the first element's centre; the positions batch-major, as
+/// many per batch entry): each coordinate moved inside by `padding`, its
+/// neighbours along each dimension (nearest: the coordinate rounded to
+/// even; linear: 2; cubic: 4, Keys' kernel with a = -0.75), each at an
+/// index padded by `padding` (zeros: outside reads 0; border: clamped;
+/// reflection: reflected within the borders `alignCorners` sets), gathered
+/// as rows of channels by a tg.embedding at indices computed at run time,
+/// weighted and summed: [positions, C] in the indices' type.
+static Value sampleGrid(Importer &g, Value x, ArrayRef<Value> indices,
+                        StringRef mode, StringRef padding, bool alignCorners) {
+  RankedTensorType xType = Importer::getType(x);
+  int64_t rank = xType.getRank(), dims = rank - 2;
+  int64_t n = xType.getDimSize(0), channels = xType.getDimSize(1);
+  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
+  int64_t inputPositions = product(spatial);
+  RankedTensorType indexType = Importer::getType(indices.front());
+  int64_t positions = indexType.getDimSize(0);
+  Type computeType = indexType.getElementType();
+  int64_t taps = mode == "nearest"                      ? 1
+                 : mode == "bicubic" || mode == "cubic" ? 4
+                                                        : 2;
+  Composer e{g, indexType};
   auto i64 = g.builder.getI64Type();
   // Per dimension, each tap's index (float) and weight.
   SmallVector<SmallVector<std::pair<Value, Value>>> perDim;
   for (int64_t d = 0; d < dims; ++d) {
     double size = double(spatial[d]);
-    int64_t column = dims - 1 - d; // the grid's last axis is reversed
-    Value v = g.reshape(
-        g.slice(coordinates, {0, column}, {positions, column + 1}, {1, 1}),
-        {positions});
-    v = alignCorners
-            ? e.mul(e.add(v, e.c(1.0)), e.c((size - 1) / 2))
-            : e.div(e.sub(e.mul(e.add(v, e.c(1.0)), e.c(size)), e.c(1.0)),
-                    e.c(2.0));
+    Value v = indices[d];
     if (mode == "nearest")
       v = e.round(v);
     double lo = alignCorners ? 0.0 : -0.5;
@@ -671,8 +652,8 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
   for (int64_t b = 0; b < n; ++b)
     for (int64_t p = 0; p < positions / std::max<int64_t>(n, 1); ++p)
       batchOffsets.push_back(b * inputPositions);
-  auto indexType = RankedTensorType::get({positions}, i64);
-  Value offset = g.constantInts(batchOffsets, indexType);
+  auto rowIndexType = RankedTensorType::get({positions}, i64);
+  Value offset = g.constantInts(batchOffsets, rowIndexType);
   RankedTensorType rowsType =
       RankedTensorType::get({positions, channels}, computeType);
   Value sum;
@@ -685,7 +666,8 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
       auto [index, w] = perDim[d][choice[d]];
       flat = buildBinary<tg::AddOp>(
           g, flat,
-          buildBinary<tg::MulOp>(g, index, g.splat(indexType, double(stride))));
+          buildBinary<tg::MulOp>(g, index,
+                                 g.splat(rowIndexType, double(stride))));
       weight = weight ? e.mul(weight, w) : w;
     }
     Value rows = g.takeRows(table, flat);
@@ -699,6 +681,70 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
     if (d < 0)
       break;
   }
+  return sum;
+}
+
+/// GridSample-16 and -20 (any number of spatial dimensions): every output
+/// position's source coordinates (the grid's, last axis reversed,
+/// denormalized by align_corners) moved inside by padding_mode, then its
+/// neighbours along each dimension (nearest: the coordinate rounded to
+/// even; linear: 2; cubic: 4, Keys' kernel with a = -0.75), each at an
+/// index padded by padding_mode (zeros: outside reads 0; border: clamped;
+/// reflection: reflected), gathered from the data as rows of channels by a
+/// tg.embedding at indices computed at run time, weighted and summed. The
+/// gradient reaches the data (tg.embedding_grad) and the grid (through the
+/// weights).
+LogicalResult onnx_import::convertGridSample(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(grid, g.requireInput(1));
+  if (failed(requireFloat(g, x)) || failed(requireFloat(g, grid)))
+    return failure();
+  std::string mode = g.getString(
+      "mode", g.opset >= 20 ? "linear" : "bilinear",
+      g.opset >= 20 ? SmallVector<StringRef>{"linear", "nearest", "cubic"}
+                    : SmallVector<StringRef>{"bilinear", "nearest", "bicubic"});
+  std::string padding =
+      g.getString("padding_mode", "zeros", {"zeros", "border", "reflection"});
+  bool alignCorners = g.getBool("align_corners", false);
+  if (g.hadError())
+    return failure();
+  RankedTensorType xType = Importer::getType(x);
+  RankedTensorType gridType = Importer::getType(grid);
+  int64_t rank = xType.getRank(), dims = rank - 2;
+  if (rank < 3 || gridType.getRank() != rank ||
+      gridType.getDimSize(0) != xType.getDimSize(0) ||
+      gridType.getShape().back() != dims)
+    return g.fail("X must be [N, C, D1...] and grid [N, O1..., " +
+                  llvm::Twine(dims) + "] of the same rank");
+  int64_t n = xType.getDimSize(0), channels = xType.getDimSize(1);
+  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
+  ArrayRef<int64_t> outSpatial = gridType.getShape().slice(1, dims);
+  int64_t positions = product(gridType.getShape().drop_back());
+  if (failed(checkSampleGrid(g, x, mode, positions)))
+    return failure();
+
+  // Coordinates computed in f32 (f64 for f64), one tensor [positions] per
+  // spatial dimension, in the data's index space.
+  Type elementType = xType.getElementType();
+  Type computeType =
+      elementType.isF64() ? elementType : Type(g.builder.getF32Type());
+  Value coordinates =
+      g.reshape(g.convert(grid, computeType), {positions, dims});
+  Composer e{g, RankedTensorType::get({positions}, computeType)};
+  SmallVector<Value> indices;
+  for (int64_t d = 0; d < dims; ++d) {
+    double size = double(spatial[d]);
+    int64_t column = dims - 1 - d; // the grid's last axis is reversed
+    Value v = g.reshape(
+        g.slice(coordinates, {0, column}, {positions, column + 1}, {1, 1}),
+        {positions});
+    indices.push_back(
+        alignCorners
+            ? e.mul(e.add(v, e.c(1.0)), e.c((size - 1) / 2))
+            : e.div(e.sub(e.mul(e.add(v, e.c(1.0)), e.c(size)), e.c(1.0)),
+                    e.c(2.0)));
+  }
+  Value sum = sampleGrid(g, x, indices, mode, padding, alignCorners);
   SmallVector<int64_t> channelsLast{n};
   llvm::append_range(channelsLast, outSpatial);
   channelsLast.push_back(channels);
@@ -708,6 +754,196 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
   g.setOutput(
       0, g.convert(g.transpose(g.reshape(sum, channelsLast), toChannelsFirst),
                    elementType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DeformConv
+//===----------------------------------------------------------------------===//
+
+// DeformConv-19 and -22 (deformable convolution v2, any number of spatial
+// dimensions): each output position's kernel taps sampled bilinearly from
+// X (zeros outside) at the tap's position plus its learned offset (one set
+// per offset group of input channels), scaled by the mask, then the
+// convolution of those columns with W per group as a batched GEMM, plus B.
+// The sampling is GridSample's (sampleGrid), so the gradient reaches X,
+// the offsets (through the bilinear weights), the mask, W and B.
+LogicalResult onnx_import::convertDeformConv(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ASSIGN_OR_FAIL(w, g.requireInput(1));
+  ASSIGN_OR_FAIL(offset, g.requireInput(2));
+  Value bias = g.input(3), mask = g.input(4);
+  for (Value value : {x, w, offset, bias, mask})
+    if (value && failed(requireFloat(g, value)))
+      return failure();
+  RankedTensorType xType = Importer::getType(x), wType = Importer::getType(w),
+                   offsetType = Importer::getType(offset);
+  int64_t rank = xType.getRank(), dims = rank - 2;
+  if (rank < 3 || wType.getRank() != rank || offsetType.getRank() != rank)
+    return g.fail("X, W and offset must be [N, C, D1...], [M, C / group, "
+                  "k1...] and [N, offset_group * prod(k) * dims, O1...]");
+  int64_t n = xType.getDimSize(0), channels = xType.getDimSize(1);
+  int64_t outChannels = wType.getDimSize(0);
+  int64_t group = g.getInt("group", 1);
+  int64_t offsetGroup = g.getInt("offset_group", 1);
+  if (group < 1 || offsetGroup < 1 || channels % group != 0 ||
+      outChannels % group != 0 || wType.getDimSize(1) != channels / group ||
+      channels % offsetGroup != 0)
+    return g.fail("group and offset_group must divide the " +
+                  llvm::Twine(channels) + " input channels (and group the " +
+                  llvm::Twine(outChannels) +
+                  " output channels), W having C / group input channels");
+  auto ints = [&](StringRef name, ArrayRef<int64_t> fill) {
+    std::optional<SmallVector<int64_t>> values = g.getInts(name);
+    return values ? *values : SmallVector<int64_t>(fill);
+  };
+  SmallVector<int64_t> kernel =
+                           ints("kernel_shape", wType.getShape().drop_front(2)),
+                       strides = ints("strides", SmallVector<int64_t>(dims, 1)),
+                       dilations =
+                           ints("dilations", SmallVector<int64_t>(dims, 1)),
+                       pads = ints("pads", SmallVector<int64_t>(2 * dims, 0));
+  if (int64_t(kernel.size()) != dims || int64_t(strides.size()) != dims ||
+      int64_t(dilations.size()) != dims || int64_t(pads.size()) != 2 * dims ||
+      ArrayRef<int64_t>(kernel) != wType.getShape().drop_front(2))
+    return g.fail("kernel_shape (W's), strides, dilations and pads must give "
+                  "each spatial dimension");
+  int64_t taps = 1, outPositions = 1;
+  SmallVector<int64_t> outSpatial;
+  for (int64_t d = 0; d < dims; ++d) {
+    int64_t size = xType.getDimSize(2 + d), k = kernel[d], st = strides[d],
+            dil = dilations[d], begin = pads[d], end = pads[dims + d];
+    constexpr int64_t kLimit = int64_t(1) << 20;
+    if (k < 1 || st < 1 || dil < 1 || begin < 0 || end < 0 || k > kLimit ||
+        st > kLimit || dil > kLimit || begin > kLimit || end > kLimit)
+      return g.fail("the kernel, strides and dilations must be positive, "
+                    "pads non-negative, and none above 2^20");
+    int64_t extent = (k - 1) * dil + 1, padded = size + begin + end;
+    int64_t expected = padded < extent ? 0 : (padded - extent) / st + 1;
+    if (offsetType.getDimSize(2 + d) != expected || expected == 0)
+      return g.fail("offset's spatial dimension " + llvm::Twine(d) + " is " +
+                    llvm::Twine(offsetType.getDimSize(2 + d)) +
+                    "; the padding, dilation, stride and kernel give " +
+                    llvm::Twine(expected));
+    outSpatial.push_back(expected);
+    taps *= k;
+    outPositions *= expected;
+  }
+  if (offsetType.getDimSize(0) != n ||
+      offsetType.getDimSize(1) != offsetGroup * taps * dims)
+    return g.fail("offset must be [" + llvm::Twine(n) + ", " +
+                  llvm::Twine(offsetGroup * taps * dims) +
+                  ", ...]: offset_group x prod(kernel_shape) x " +
+                  llvm::Twine(dims) + " coordinates");
+  SmallVector<int64_t> maskShape = {n, offsetGroup * taps};
+  llvm::append_range(maskShape, outSpatial);
+  if (mask && Importer::getType(mask).getShape() != ArrayRef(maskShape))
+    return g.fail("mask must be [N, offset_group x prod(kernel_shape), "
+                  "O1...]");
+  if (bias &&
+      Importer::getType(bias).getShape() != ArrayRef<int64_t>{outChannels})
+    return g.fail("B must hold one value per output channel");
+  int64_t positions = n * taps * outPositions;
+  int64_t groupChannels = channels / offsetGroup;
+  RankedTensorType groupType = xType.clone([&] {
+    SmallVector<int64_t> shape(xType.getShape());
+    shape[1] = groupChannels;
+    return shape;
+  }());
+  if (failed(checkSampleGrid(g, g.splat(groupType, 0.0), "linear", positions)))
+    return failure();
+
+  Type elementType = xType.getElementType();
+  Type computeType =
+      elementType.isF64() ? elementType : Type(g.builder.getF32Type());
+  // Each tap's position before its offset, [taps, O] per dimension:
+  // -pad + stride * output index + dilation * kernel index.
+  RankedTensorType tableType =
+      RankedTensorType::get({taps, outPositions}, computeType);
+  SmallVector<Value> bases;
+  for (int64_t d = 0; d < dims; ++d) {
+    SmallVector<double> base(taps * outPositions);
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t o = 0; o < outPositions; ++o) {
+        int64_t kernelIndex = t, outIndex = o;
+        for (int64_t e = dims - 1; e > d; --e) {
+          kernelIndex /= kernel[e];
+          outIndex /= outSpatial[e];
+        }
+        kernelIndex %= kernel[d];
+        outIndex %= outSpatial[d];
+        base[t * outPositions + o] = double(-pads[d] + strides[d] * outIndex +
+                                            dilations[d] * kernelIndex);
+      }
+    bases.push_back(
+        g.broadcastTo(g.constant(tableType, base), {n, taps, outPositions}));
+  }
+  Value offsets = g.reshape(g.convert(offset, computeType),
+                            {n, offsetGroup, taps, dims, outPositions});
+  Value masks = mask ? g.reshape(g.convert(mask, computeType),
+                                 {n, offsetGroup, taps, outPositions})
+                     : Value();
+  Value xCompute = g.convert(x, computeType);
+  SmallVector<Value> columns;
+  for (int64_t og = 0; og < offsetGroup; ++og) {
+    SmallVector<Value> indices;
+    for (int64_t d = 0; d < dims; ++d) {
+      Value delta = g.reshape(g.slice(offsets, {0, og, 0, d, 0},
+                                      {n, og + 1, taps, d + 1, outPositions},
+                                      {1, 1, 1, 1, 1}),
+                              {n, taps, outPositions});
+      indices.push_back(
+          g.reshape(buildBinary<tg::AddOp>(g, bases[d], delta), {positions}));
+    }
+    SmallVector<int64_t> starts(rank, 0), limits(xType.getShape());
+    starts[1] = og * groupChannels;
+    limits[1] = (og + 1) * groupChannels;
+    Value sampled = sampleGrid(
+        g, g.slice(xCompute, starts, limits, SmallVector<int64_t>(rank, 1)),
+        indices, "linear", "zeros", /*alignCorners=*/true);
+    if (masks) {
+      Value scale =
+          g.reshape(g.slice(masks, {0, og, 0, 0},
+                            {n, og + 1, taps, outPositions}, {1, 1, 1, 1}),
+                    {positions, 1});
+      sampled = buildBinary<tg::MulOp>(
+          g, sampled, g.broadcastTo(scale, {positions, groupChannels}));
+    }
+    columns.push_back(
+        g.reshape(sampled, {n, taps, outPositions, groupChannels}));
+  }
+  Value cols = columns.size() == 1
+                   ? columns.front()
+                   : g.create<tg::ConcatOp>(
+                         RankedTensorType::get(
+                             {n, taps, outPositions, channels}, computeType),
+                         columns, 3);
+  // [N, K, O, C] -> [N, O, C, K] -> [N * O, G, Cg * K] -> [G, N * O, Cg * K]
+  // times W as [G, Cg * K, Mg].
+  int64_t convChannels = channels / group, mg = outChannels / group;
+  Value lhs =
+      g.transpose(g.reshape(g.transpose(cols, {0, 2, 3, 1}),
+                            {n * outPositions, group, convChannels * taps}),
+                  {1, 0, 2});
+  Value rhs = g.transpose(
+      g.reshape(g.convert(w, computeType), {group, mg, convChannels * taps}),
+      {0, 2, 1});
+  ASSIGN_OR_FAIL(product, buildMatMul(g, lhs, rhs));
+  // [G, N * O, Mg] -> [N, G, Mg, O] -> [N, M, O1...].
+  Value result = g.transpose(g.reshape(product, {group, n, outPositions, mg}),
+                             {1, 0, 3, 2});
+  SmallVector<int64_t> resultShape = {n, outChannels};
+  llvm::append_range(resultShape, outSpatial);
+  result = g.reshape(result, resultShape);
+  if (bias) {
+    SmallVector<int64_t> column(rank, 1);
+    column[1] = outChannels;
+    result = buildBinary<tg::AddOp>(
+        g, result,
+        g.broadcastTo(g.reshape(g.convert(bias, computeType), column),
+                      resultShape));
+  }
+  g.setOutput(0, g.convert(result, elementType));
   return success();
 }
 

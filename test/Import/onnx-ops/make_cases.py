@@ -2769,6 +2769,40 @@ def scatter_runtime_cases():
         {"x": r.standard_normal((2, 6, 4)).astype(np.float32)})
 
 
+def deform_conv_models():
+    """DeformConv (opset 19) beyond the backend data: two groups and two
+    offset groups, a stride, a dilation and asymmetric pads, a mask and a
+    bias (a case); and every input a parameter of a loss, for
+    `tgc gradcheck` (the offsets' gradient through the bilinear weights)."""
+    r = np.random.default_rng(38)
+    x = r.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    w = r.standard_normal((6, 2, 2, 3)).astype(np.float32)
+    # Output 3 x 2: (6 + 1 + 0 - 3) // 2 + 1 and (5 + 1 + 2 - 5) // 2 + 1.
+    offset = (r.standard_normal((2, 2 * 6 * 2, 3, 2)) * 1.5).astype(np.float32)
+    mask = r.random((2, 2 * 6, 3, 2)).astype(np.float32)
+    b = r.standard_normal(6).astype(np.float32)
+    case("deform_conv_groups_offset_groups", model(
+        [helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"], ["y"],
+                          group=2, offset_group=2, strides=[2, 2],
+                          dilations=[2, 2], pads=[1, 1, 0, 2])],
+        [vi("x", F, [2, 4, 6, 5]), vi("w", F, [6, 2, 2, 3]),
+         vi("off", F, [2, 24, 3, 2]), vi("b", F, [6]),
+         vi("mask", F, [2, 12, 3, 2])],
+        [vi("y", F, [2, 6, 3, 2])], opset=19),
+        {"x": x, "w": w, "off": offset, "b": b, "mask": mask})
+    nodes = [helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"],
+                              ["h"], offset_group=2, pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["h", "h"], ["sq"]),
+             helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+    inits = [("x", r.standard_normal((1, 2, 4, 4)).astype(np.float32)),
+             ("w", r.standard_normal((3, 2, 2, 2)).astype(np.float32)),
+             ("off", (r.random((1, 16, 5, 5)) * 1.4 - 0.7).astype(np.float32)),
+             ("b", r.standard_normal(3).astype(np.float32)),
+             ("mask", r.random((1, 8, 5, 5)).astype(np.float32))]
+    m = model(nodes, [], [vi("loss", F, [])], inits, opset=19)
+    onnx.save(m, os.path.join(HERE, "grad", "deform_conv.onnx"))
+
+
 def scatter_reduce_col2im_grad_models():
     """A max and a mul reduction of scatters at indices computed at run time
     (each update compared with every row), and Col2Im (block placements
@@ -2865,3 +2899,4 @@ if __name__ == "__main__":
     low_precision_error_models()
     scatter_reduce_col2im_grad_models()
     scatter_runtime_cases()
+    deform_conv_models()

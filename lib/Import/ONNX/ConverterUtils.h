@@ -241,6 +241,7 @@ mlir::LogicalResult convertOneHot(GraphImporter &g);
 mlir::LogicalResult convertConv(GraphImporter &g);
 mlir::LogicalResult convertConvTranspose(GraphImporter &g);
 mlir::LogicalResult convertCol2Im(GraphImporter &g);
+mlir::LogicalResult convertTensorScatter(GraphImporter &g);
 mlir::LogicalResult convertPool(GraphImporter &g);
 mlir::LogicalResult convertMaxUnpool(GraphImporter &g);
 mlir::LogicalResult convertGlobalPool(GraphImporter &g);

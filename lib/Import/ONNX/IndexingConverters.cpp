@@ -434,15 +434,18 @@ LogicalResult onnx_import::convertGatherND(Importer &g) {
 
 /// The flat positions in data (of `dataShape`) that GatherElements and
 /// ScatterElements address: each element's own position, but along `axis`
-/// its index (`indices`, i64, of data's rank).
+/// (the node's attribute, default 0, unless given) its index (`indices`,
+/// i64, of data's rank).
 static FailureOr<Value> getElementIds(Importer &g, ArrayRef<int64_t> dataShape,
-                                      Value indices, StringRef op) {
+                                      Value indices, StringRef op,
+                                      std::optional<int64_t> givenAxis = {}) {
   ArrayRef<int64_t> indexShape = Importer::getType(indices).getShape();
   int64_t rank = dataShape.size();
   if (rank < 1 || int64_t(indexShape.size()) != rank)
     return (void)g.fail("data and indices must have the same rank >= 1"),
            failure();
-  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), rank));
+  ASSIGN_OR_FAIL(axis, givenAxis ? FailureOr<int64_t>(*givenAxis)
+                                 : g.normalizeAxis(g.getInt("axis", 0), rank));
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis && indexShape[d] > dataShape[d])
       return (void)g.fail("indices dimension " + llvm::Twine(d) + " (" +
@@ -494,6 +497,95 @@ LogicalResult onnx_import::convertGatherElements(Importer &g) {
   ArrayRef<int64_t> dataShape = Importer::getType(data).getShape();
   ASSIGN_OR_FAIL(ids, getElementIds(g, dataShape, indices, "GatherElements"));
   g.setOutput(0, g.takeRows(g.reshape(data, {product(dataShape)}), ids));
+  return success();
+}
+
+// TensorScatter-24 (a KV cache's update): past_cache with, along `axis`
+// (default -2), the update's sequence written from each batch entry's
+// write index (0 without write_indices; modulo the cache length in
+// circular mode). Computed as a gather: each cache position p of batch
+// entry b reads the update at p - write_indices[b] (mod the length in
+// circular mode) where that is within the update, else keeps the cache;
+// the gradient reaches both.
+LogicalResult onnx_import::convertTensorScatter(Importer &g) {
+  ASSIGN_OR_FAIL(past, g.requireInput(0));
+  ASSIGN_OR_FAIL(update, g.requireInput(1));
+  Value writeIndices = g.input(2);
+  std::string mode = g.getString("mode", "linear", {"linear", "circular"});
+  RankedTensorType type = Importer::getType(past),
+                   updateType = Importer::getType(update);
+  int64_t rank = type.getRank();
+  if (rank < 2 || updateType.getRank() != rank ||
+      updateType.getElementType() != type.getElementType())
+    return g.fail("past_cache and update must have one element type and "
+                  "one rank of at least 2");
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", -2), rank));
+  if (axis == 0)
+    return g.fail("axis must not be the batch dimension");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d == axis ? updateType.getDimSize(d) > type.getDimSize(d)
+                  : updateType.getDimSize(d) != type.getDimSize(d))
+      return g.fail("update must have past_cache's shape but along axis " +
+                    llvm::Twine(axis) + ", where it can be shorter");
+  int64_t batch = type.getDimSize(0), length = type.getDimSize(axis),
+          written = updateType.getDimSize(axis);
+  if (g.hadError())
+    return failure();
+  if (written == 0 || product(type.getShape()) == 0) {
+    g.setOutput(0, past);
+    return success();
+  }
+  Type i64 = g.builder.getI64Type();
+  RankedTensorType gridType = RankedTensorType::get({batch, length}, i64);
+  Value starts = g.splat(gridType, 0.0);
+  if (writeIndices) {
+    ASSIGN_OR_FAIL(given, requireIndices(g, 2));
+    if (Importer::getType(given).getShape() != ArrayRef<int64_t>{batch})
+      return g.fail("write_indices must hold one index per batch entry");
+    starts = g.broadcastTo(g.reshape(given, {batch, 1}), {batch, length});
+  }
+  Value positions = g.broadcastTo(
+      g.reshape(g.constantInts(llvm::to_vector(llvm::seq<int64_t>(0, length)),
+                               RankedTensorType::get({length}, i64)),
+                {1, length}),
+      {batch, length});
+  // Which update element lands at each position.
+  Value source = buildBinary<tg::SubOp>(g, positions, starts);
+  if (mode == "circular") {
+    // (p - w) mod length, for any sign of w: the truncating remainder,
+    // plus the length where negative.
+    Value lengths = g.splat(gridType, double(length));
+    Value rest = buildBinary<tg::SubOp>(
+        g, source,
+        buildBinary<tg::MulOp>(g, buildBinary<tg::DivOp>(g, source, lengths),
+                               lengths));
+    source = select(
+        g, compare(g, tg::CompareDirection::LT, rest, g.splat(gridType, 0.0)),
+        buildBinary<tg::AddOp>(g, rest, lengths), rest);
+  }
+  Value inside =
+      compare(g, tg::CompareDirection::GE, source, g.splat(gridType, 0.0));
+  inside = select(g, inside,
+                  compare(g, tg::CompareDirection::LT, source,
+                          g.splat(gridType, double(written))),
+                  inside);
+  Value clamped = g.create<tg::MaxOp>(
+      gridType,
+      g.create<tg::MinOp>(gridType, source,
+                          g.splat(gridType, double(written - 1))),
+      g.splat(gridType, 0.0));
+  // [B, L] along the batch and the axis, broadcast over the rest.
+  SmallVector<int64_t> spread(rank, 1);
+  spread[0] = batch;
+  spread[axis] = length;
+  ArrayRef<int64_t> shape = type.getShape();
+  Value indices = g.broadcastTo(g.reshape(clamped, spread), shape);
+  ASSIGN_OR_FAIL(ids, getElementIds(g, updateType.getShape(), indices,
+                                    "TensorScatter", axis));
+  Value gathered =
+      g.takeRows(g.reshape(update, {product(updateType.getShape())}), ids);
+  g.setOutput(0, select(g, g.broadcastTo(g.reshape(inside, spread), shape),
+                        g.reshape(gathered, shape), past));
   return success();
 }
 

@@ -2822,6 +2822,7 @@ const OpSupport *onnx_import::lookupOp(StringRef opType) {
       {"Swish", {convertSwish, 24, 24}},
       {"Tan", {convertTan, 7, 7}},
       {"Tanh", {convertUnary<tg::TanhOp>, 1, 1}},
+      {"TensorScatter", {convertTensorScatter, 24, 24}},
       {"ThresholdedRelu", {convertThresholdedRelu, 10, 10}},
       {"Tile", {convertTile, 1, 6}},
       {"TopK", {convertTopK, 1, 1}},

@@ -2803,6 +2803,32 @@ def deform_conv_models():
     onnx.save(m, os.path.join(HERE, "grad", "deform_conv.onnx"))
 
 
+def tensor_scatter_models():
+    """TensorScatter (opset 24) beyond the backend data: a [B, S, D] cache
+    along axis 1 written at per-entry indices (linear), a circular write
+    past the end with indices beyond the length; and the cache and the
+    update as parameters of a loss, for `tgc gradcheck`."""
+    r = np.random.default_rng(39)
+    past = r.standard_normal((3, 7, 2)).astype(np.float32)
+    upd = r.standard_normal((3, 2, 2)).astype(np.float32)
+    for mode, idx in (("linear", [0, 5, 2]), ("circular", [6, 13, 3])):
+        case(f"tensorscatter_axis1_{mode}", model(
+            [helper.make_node("TensorScatter", ["past", "upd", "w"], ["y"],
+                              axis=1, mode=mode)],
+            [vi("past", F, [3, 7, 2]), vi("upd", F, [3, 2, 2]),
+             vi("w", I64, [3])], [vi("y", F, [3, 7, 2])], opset=24),
+            {"past": past, "upd": upd, "w": np.array(idx, np.int64)})
+    nodes = [const("w", np.array([1, 4], np.int64)),
+             helper.make_node("TensorScatter", ["past", "upd", "w"], ["h"],
+                              mode="circular"),
+             helper.make_node("Mul", ["h", "h"], ["sq"]),
+             helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+    inits = [("past", r.standard_normal((2, 2, 5, 3)).astype(np.float32)),
+             ("upd", r.standard_normal((2, 2, 3, 3)).astype(np.float32))]
+    m = model(nodes, [], [vi("loss", F, [])], inits, opset=24)
+    onnx.save(m, os.path.join(HERE, "grad", "tensor_scatter.onnx"))
+
+
 def scatter_reduce_col2im_grad_models():
     """A max and a mul reduction of scatters at indices computed at run time
     (each update compared with every row), and Col2Im (block placements
@@ -2900,3 +2926,4 @@ if __name__ == "__main__":
     scatter_reduce_col2im_grad_models()
     scatter_runtime_cases()
     deform_conv_models()
+    tensor_scatter_models()

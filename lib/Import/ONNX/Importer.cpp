@@ -661,6 +661,16 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     emitModelError() << llvm::toString(roles.takeError());
     return failure();
   }
+  // An Identity whose output has a name the exporter made up (the dynamo
+  // exporter's `alias_1` of a parameter read twice, among dotted state-dict
+  // names) is a view of the parameter, not a merged one: it stays the same
+  // tensor, with one gradient.
+  SmallVector<std::string> aliases;
+  for (const auto &entry : identityParameters)
+    if (roles->isMadeUpName(entry.first()))
+      aliases.push_back(entry.first().str());
+  for (const std::string &alias : aliases)
+    identityParameters.erase(alias);
   ParameterProvenance provenance;
   if (options.parameterNames)
     provenance = ParameterProvenance::analyze(graph, *options.parameterNames,

@@ -21,6 +21,11 @@ Families (tiny configs: hidden 32, 2 layers, vocab 100, sequence 8, batch 2):
            unscaled scores, shared by the encoder's layers, the decoder's
            summed with its causal mask of finfo.min; cross-attention
            without a bias (dynamo export only, for size)
+  deberta  DebertaV2ForMaskedLM: disentangled relative attention
+           (position buckets, c2p and p2c gathers; the dynamo exporter reads
+           the shared relative embeddings through Identity aliases)
+  mamba    MambaForCausalLM: the selective scan, sequential (no CUDA
+           kernels on the CPU)
 Not checked in (--families or --all builds them):
   gemma3   Gemma3ForCausalLM (text): q/k norms, sliding window 4
   qwen3    Qwen3ForCausalLM: q/k norms
@@ -34,6 +39,14 @@ Not checked in (--families or --all builds them):
   gptj     GPTJForCausalLM (interleaved partial rotary)
   bloom    BloomForCausalLM (ALiBi through baddbmm on merged batch x heads:
            its attention stays decomposed, --explain-attention says why)
+  mixtral  MixtralForCausalLM: 4 experts, 2 per token (router top-k,
+           per-expert token selection), the experts as transformers' eager
+           loop; the TorchScript export selects each expert's tokens by a
+           NonZero of the routing, whose shape depends on the data (tgc
+           refuses it at import, naming the node); the dynamo exporter
+           fails on the data-dependent shapes
+  qwen2moe Qwen2MoeForCausalLM: 4 experts and a gated shared expert (as
+           mixtral)
 
 Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
   EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
@@ -226,6 +239,31 @@ def config(family, attn):
             vocab_size=VOCAB, n_embd=HIDDEN, n_layer=2, n_head=4, rotary_dim=4,
             n_positions=16, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
             attn_implementation=attn), transformers.GPTJForCausalLM
+    if family == "mixtral":
+        return transformers.MixtralConfig(
+            hidden_size=HIDDEN, intermediate_size=48, num_key_value_heads=2,
+            num_local_experts=4, num_experts_per_tok=2,
+            router_aux_loss_coef=0.0, **common), transformers.MixtralForCausalLM
+    if family == "qwen2moe":
+        return transformers.Qwen2MoeConfig(
+            hidden_size=HIDDEN, intermediate_size=48, num_key_value_heads=2,
+            num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
+            shared_expert_intermediate_size=32, router_aux_loss_coef=0.0,
+            **common), transformers.Qwen2MoeForCausalLM
+    if family == "deberta":
+        return transformers.DebertaV2Config(
+            vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=16, relative_attention=True,
+            position_buckets=8, max_relative_positions=16,
+            pos_att_type=["p2c", "c2p"], hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            attn_implementation=attn), transformers.DebertaV2ForMaskedLM
+    if family == "mamba":
+        return transformers.MambaConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, state_size=4,
+            num_hidden_layers=2, expand=2, conv_kernel=4,
+            use_mambapy=False), transformers.MambaForCausalLM
     if family == "bloom":
         return transformers.BloomConfig(
             vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=2, n_head=4,
@@ -237,13 +275,18 @@ def config(family, attn):
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "gemma2", "t5", "gemma3", "qwen3", "olmo2", "starcoder2", "gptneox",
             "falcon", "granite", "bart", "distilbert", "roberta", "electra",
-            "albert", "gptj", "bloom")
-NO_SDPA = ("gemma2", "t5", "bloom")
+            "albert", "gptj", "bloom", "mixtral", "qwen2moe", "deberta",
+            "mamba")
+NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba")
 
 
 def build(family, attn, perturb=True):
     torch.manual_seed(0)
     cfg, cls = config(family, attn)
+    if family in ("mixtral", "qwen2moe"):
+        # The experts as a loop over them (transformers' grouped_mm is a
+        # custom op that neither exporter converts).
+        cfg._experts_implementation = "eager"
     model = cls(cfg).eval()
     if not perturb:
         return model
@@ -398,6 +441,7 @@ CHECKED_IN = (
     "gemma2-ts-loss", "gemma2-dynamo-loss",
     "t5-dynamo-loss",
     "gpt2-ts-train", "llama-dynamo-train",
+    "deberta-dynamo-loss", "mamba-dynamo-loss",
 )
 
 

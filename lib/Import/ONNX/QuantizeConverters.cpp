@@ -64,13 +64,15 @@ FailureOr<Value> expandBlocks(Importer &g, Value value, StringRef what,
                         llvm::Twine(axis)),
            failure();
   // [..., blocks, ...] -> [..., blocks, 1, ...] -> [..., blocks, block,
-  // ...] -> [..., blocks * block, ...], then the first shape[axis].
+  // ...] -> [..., blocks * block, ...], then the first shape[axis]. A
+  // single block is as long as the axis, whatever block_size says.
+  int64_t block = blocks == 1 ? shape[axis] : blockSize;
   SmallVector<int64_t> split(shape), repeated(shape), whole(shape);
   split[axis] = blocks;
   split.insert(split.begin() + axis + 1, 1);
   repeated[axis] = blocks;
-  repeated.insert(repeated.begin() + axis + 1, blockSize);
-  whole[axis] = blocks * blockSize;
+  repeated.insert(repeated.begin() + axis + 1, block);
+  whole[axis] = blocks * block;
   Value expanded =
       g.reshape(g.broadcastTo(g.reshape(value, split), repeated), whole);
   if (whole[axis] == shape[axis])

@@ -828,6 +828,9 @@ LogicalResult onnx_import::convertDeformConv(Importer &g) {
     outSpatial.push_back(expected);
     taps *= k;
     outPositions *= expected;
+    if (taps > 4096 || outPositions > kMaxImportElements)
+      return g.fail("more than 4096 kernel taps or too many output "
+                    "positions");
   }
   if (offsetType.getDimSize(0) != n ||
       offsetType.getDimSize(1) != offsetGroup * taps * dims)

@@ -32,6 +32,10 @@ onnx_file = os.path.join(family_dir, stem + ".onnx")
 params_file = os.path.join(family_dir, "params.txt")
 inputs = {"logits": ["input_ids"], "mask": ["input_ids", "attention_mask", "labels"]}.get(
     variant, ["input_ids", "labels"])
+# Image and audio models take pixel_values or input_features first.
+for first in ("pixel_values", "input_features"):
+    if os.path.exists(os.path.join(family_dir, "inputs", first + ".npy")):
+        inputs[0] = first
 input_args = [f"--input={n}={family_dir}/inputs/{n}.npy" for n in inputs]
 ref = np.load(os.path.join(family_dir, {"mask": "ref-mask.npz", "defaults": "ref-defaults.npz"}.get(
     variant, "ref.npz")))

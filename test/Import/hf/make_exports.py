@@ -26,6 +26,15 @@ Families (tiny configs: hidden 32, 2 layers, vocab 100, sequence 8, batch 2):
            the shared relative embeddings through Identity aliases)
   mamba    MambaForCausalLM: the selective scan, sequential (no CUDA
            kernels on the CPU)
+  vit, swin, convnext, resnet  their ...ForImageClassification on 16 x 16
+           images (pixel_values), 5 classes: patches and attention; Swin's
+           shifted windows (rolls, window partitions); depthwise 7 x 7
+           convolutions and LayerNorm over channels; convolutions and
+           BatchNorm (eval). The dynamo exporter fails on Swin (its
+           shifted-window mask does not decompose).
+  whisper  WhisperForConditionalGeneration on 8 log-mel bins x 16 frames
+           (input_features): a convolutional front end, encoder-decoder
+           cross-attention, decoder inputs from the labels
 Not checked in (--families or --all builds them):
   gemma3   Gemma3ForCausalLM (text): q/k norms, sliding window 4
   qwen3    Qwen3ForCausalLM: q/k norms
@@ -239,6 +248,36 @@ def config(family, attn):
             vocab_size=VOCAB, n_embd=HIDDEN, n_layer=2, n_head=4, rotary_dim=4,
             n_positions=16, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
             attn_implementation=attn), transformers.GPTJForCausalLM
+    image = dict(image_size=16, num_channels=3, num_labels=CLASSES)
+    if family == "vit":
+        return transformers.ViTConfig(
+            hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, patch_size=4, hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0, attn_implementation=attn,
+            **image), transformers.ViTForImageClassification
+    if family == "swin":
+        return transformers.SwinConfig(
+            embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=2,
+            patch_size=2, drop_path_rate=0.0, hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            **image), transformers.SwinForImageClassification
+    if family == "convnext":
+        return transformers.ConvNextConfig(
+            num_stages=2, hidden_sizes=[8, 16], depths=[1, 1], patch_size=2,
+            drop_path_rate=0.0, **image), transformers.ConvNextForImageClassification
+    if family == "resnet":
+        return transformers.ResNetConfig(
+            embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
+            layer_type="basic", **image), transformers.ResNetForImageClassification
+    if family == "whisper":
+        return transformers.WhisperConfig(
+            vocab_size=VOCAB, num_mel_bins=MELS, encoder_layers=2,
+            decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, d_model=HIDDEN, encoder_ffn_dim=64,
+            decoder_ffn_dim=64, max_source_positions=FRAMES // 2,
+            max_target_positions=16, decoder_start_token_id=1, pad_token_id=0,
+            dropout=0.0, attn_implementation=attn), \
+            transformers.WhisperForConditionalGeneration
     if family == "mixtral":
         return transformers.MixtralConfig(
             hidden_size=HIDDEN, intermediate_size=48, num_key_value_heads=2,
@@ -276,8 +315,19 @@ FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "gemma2", "t5", "gemma3", "qwen3", "olmo2", "starcoder2", "gptneox",
             "falcon", "granite", "bart", "distilbert", "roberta", "electra",
             "albert", "gptj", "bloom", "mixtral", "qwen2moe", "deberta",
-            "mamba")
-NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba")
+            "mamba", "vit", "swin", "convnext", "resnet", "whisper")
+NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba", "swin", "convnext",
+           "resnet", "whisper")
+# The model's first input, when not token ids: images, or (Whisper) log-mel
+# features. Its batch is saved under this name and exported so.
+FIRST_INPUT = {"vit": "pixel_values", "swin": "pixel_values",
+               "convnext": "pixel_values", "resnet": "pixel_values",
+               "whisper": "input_features"}
+CLASSES, MELS, FRAMES = 5, 8, 16
+
+
+def first_input(family):
+    return FIRST_INPUT.get(family, "input_ids")
 
 
 def build(family, attn, perturb=True):
@@ -310,6 +360,12 @@ def training_copy(model):
 
 def batch(family, pad_token_id):
     gen = torch.Generator().manual_seed(2)
+    if first_input(family) == "pixel_values":
+        images = torch.randn(BATCH, 3, 16, 16, generator=gen)
+        return images, torch.randint(0, CLASSES, (BATCH,), generator=gen), None
+    if first_input(family) == "input_features":
+        features = torch.randn(BATCH, MELS, FRAMES, generator=gen)
+        return features, torch.randint(2, VOCAB, (BATCH, SEQ), generator=gen), None
     ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
     # The padding token's embedding gets no gradient from PyTorch
     # (nn.Embedding's padding_idx), a rule that an ONNX Gather does not carry:
@@ -331,20 +387,21 @@ class Step(torch.nn.Module):
     subclass of nothing but Module, so the exported parameter names carry a
     'model.' prefix that params.txt carries too."""
 
-    def __init__(self, model, variant):
+    def __init__(self, model, variant, first="input_ids"):
         super().__init__()
-        self.model, self.variant = model, variant
+        self.model, self.variant, self.first = model, variant, first
 
     def forward(self, input_ids, *rest):
+        first = {self.first: input_ids}
         if self.variant == "logits":
-            return self.model(input_ids=input_ids).logits
+            return self.model(**first).logits
         if self.variant == "mask":
             attention_mask, labels = rest
-            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+            out = self.model(**first, attention_mask=attention_mask,
                              labels=labels)
         else:
             (labels,) = rest
-            out = self.model(input_ids=input_ids, labels=labels)
+            out = self.model(**first, labels=labels)
         return out.loss, out.logits
 
 
@@ -366,9 +423,9 @@ def write_params(model, path):
                 f.write(name + "\n")
 
 
-def reference(model, ids, labels, mask=None):
+def reference(model, ids, labels, mask=None, first="input_ids"):
     model.zero_grad()
-    kwargs = dict(input_ids=ids, labels=labels)
+    kwargs = {first: ids, "labels": labels}
     if mask is not None:
         kwargs["attention_mask"] = mask
     out = model(**kwargs)
@@ -376,12 +433,16 @@ def reference(model, ids, labels, mask=None):
     ref = {"loss": out.loss.detach().numpy().astype(np.float32),
            "logits": out.logits.detach().numpy().astype(np.float32)}
     for name, p in model.named_parameters():
-        ref["grad/model." + name] = p.grad.numpy().astype(np.float32)
+        # None: a parameter the loss does not read (Whisper's decoder
+        # positions past the labels' length are still read; its encoder's
+        # are a buffer-like table that autograd leaves out).
+        if p.grad is not None:
+            ref["grad/model." + name] = p.grad.numpy().astype(np.float32)
     return ref
 
 
 def export(step, args, path, exporter, variant):
-    names = ["input_ids"] + {"logits": [], "mask": ["attention_mask", "labels"]}.get(
+    names = [step.first] + {"logits": [], "mask": ["attention_mask", "labels"]}.get(
         variant, ["labels"])
     outputs = ["logits"] if variant == "logits" else ["loss", "logits"]
     with warnings.catch_warnings():
@@ -442,6 +503,8 @@ CHECKED_IN = (
     "t5-dynamo-loss",
     "gpt2-ts-train", "llama-dynamo-train",
     "deberta-dynamo-loss", "mamba-dynamo-loss",
+    "vit-dynamo-loss", "swin-ts-loss", "convnext-dynamo-loss",
+    "resnet-ts-loss", "whisper-dynamo-loss",
 )
 
 
@@ -470,13 +533,15 @@ def main():
         # transformers: eager only.
         sdpa = build(family, "sdpa") if family not in NO_SDPA else None
         initial = build(family, "eager", perturb=False)
-        ids, labels, mask = batch(family, eager.config.pad_token_id)
-        for name, value in (("input_ids", ids), ("labels", labels), ("attention_mask", mask)):
-            np.save(os.path.join(fdir, "inputs", name + ".npy"), value.numpy())
+        first = first_input(family)
+        ids, labels, mask = batch(family, getattr(eager.config, "pad_token_id", None))
+        for name, value in ((first, ids), ("labels", labels), ("attention_mask", mask)):
+            if value is not None:
+                np.save(os.path.join(fdir, "inputs", name + ".npy"), value.numpy())
         write_params(eager, os.path.join(fdir, "params.txt"))
-        ref = reference(eager, ids, labels)
+        ref = reference(eager, ids, labels, first=first)
         if sdpa is not None:
-            ref_sdpa = reference(sdpa, ids, labels)
+            ref_sdpa = reference(sdpa, ids, labels, first=first)
             for key in ("loss", "logits"):
                 np.testing.assert_allclose(ref_sdpa[key], ref[key], rtol=1e-5,
                                            atol=1e-6)
@@ -485,7 +550,7 @@ def main():
         np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
         if any(s.endswith("-defaults") for s in stems):
             np.savez_compressed(os.path.join(fdir, "ref-defaults.npz"),
-                                **reference(initial, ids, labels))
+                                **reference(initial, ids, labels, first=first))
         if any(s.endswith("-mask") for s in stems):
             np.savez_compressed(os.path.join(fdir, "ref-mask.npz"),
                                 **reference(eager, ids, labels, mask))
@@ -497,7 +562,7 @@ def main():
             args = {"logits": (ids,), "mask": (ids, mask, labels)}.get(variant, (ids, labels))
             path = os.path.join(fdir, stem + ".onnx")
             try:
-                export(Step(model, variant), args, path, exporter, variant)
+                export(Step(model, variant, first), args, path, exporter, variant)
                 print(f"{stem}: {os.path.getsize(path)} bytes", flush=True)
             except Exception as e:  # noqa: BLE001 - a cell of the matrix fails
                 print(f"{stem}: EXPORT FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True)

@@ -287,6 +287,7 @@ mlir::LogicalResult convertMelWeightMatrix(GraphImporter &g);
 // The converters of TrainingConverters.cpp (ai.onnx.preview.training).
 mlir::LogicalResult convertAdagrad(GraphImporter &g);
 mlir::LogicalResult convertAdam(GraphImporter &g);
+mlir::LogicalResult convertGradient(GraphImporter &g);
 mlir::LogicalResult convertMomentum(GraphImporter &g);
 // The converters of RecurrentConverters.cpp.
 mlir::LogicalResult convertRNN(GraphImporter &g);

@@ -2842,6 +2842,7 @@ NodeConverter onnx_import::lookupTrainingOp(StringRef opType) {
   static const llvm::StringMap<NodeConverter> ops = {
       {"Adagrad", convertAdagrad},
       {"Adam", convertAdam},
+      {"Gradient", convertGradient},
       {"Momentum", convertMomentum},
   };
   return ops.lookup(opType);

@@ -154,3 +154,72 @@ LogicalResult onnx_import::convertMomentum(Importer &g) {
   }
   return success();
 }
+
+// Gradient (ai.onnx.preview.training, version 1): the gradient of y (the
+// sum of its elements: the seed is ones) with respect to each tensor of
+// `xs`, by the vector-Jacobian products of the ops already imported between
+// them (tg-autodiff's rules, DifferentiableOpInterface), fan-out summed;
+// `zs` are the other independent inputs and need nothing. A tensor of `xs`
+// that y does not depend on gets zeros.
+LogicalResult onnx_import::convertGradient(Importer &g) {
+  const onnx::AttributeProto *xsAttr =
+      g.attribute("xs", onnx::AttributeProto::STRINGS);
+  std::string yName = g.getString("y", "");
+  if (!xsAttr || xsAttr->strings_size() == 0 || yName.empty())
+    return g.fail("expects the attributes xs (the tensors to differentiate "
+                  "with respect to) and y");
+  Value y = g.lookup(yName);
+  if (!y)
+    return g.fail("y names '" + yName + "', which is no tensor of the graph");
+  if (failed(requireFloat(g, y)))
+    return failure();
+  SmallVector<Value> xs;
+  for (const std::string &name : xsAttr->strings()) {
+    Value x = g.lookup(name);
+    if (!x || !isFloat(x))
+      return g.fail("xs names '" + name +
+                    "', which is no float tensor of the graph");
+    xs.push_back(x);
+  }
+  if (g.getNumOutputs() > xs.size())
+    return g.fail("expects at most one output per tensor of xs");
+  // The ops that depend on xs, in order (all of them precede this node).
+  llvm::DenseSet<Value> active(xs.begin(), xs.end());
+  SmallVector<Operation *> ops;
+  for (Operation &op : *g.builder.getInsertionBlock())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); })) {
+      ops.push_back(&op);
+      active.insert(op.result_begin(), op.result_end());
+    }
+  llvm::DenseMap<Value, Value> grads;
+  grads[y] = g.splat(Importer::getType(y), 1.0);
+  for (Operation *op : llvm::reverse(ops)) {
+    SmallVector<Value> resultGrads;
+    for (Value result : op->getResults())
+      resultGrads.push_back(grads.lookup(result));
+    if (llvm::all_of(resultGrads, [](Value grad) { return !grad; }))
+      continue;
+    auto differentiable = dyn_cast<tg::DifferentiableOpInterface>(op);
+    if (!differentiable || !resultGrads.front())
+      return g.fail("y depends on xs through " + op->getName().getStringRef() +
+                    ", which has no gradient there");
+    FailureOr<SmallVector<Value>> operandGrads =
+        differentiable.buildVjp(g.builder, resultGrads);
+    if (failed(operandGrads))
+      return failure();
+    for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+      Value grad = (*operandGrads)[index];
+      if (!grad || !active.contains(operand) ||
+          !differentiable.isDifferentiableOperand(index))
+        continue;
+      Value &slot = grads[operand];
+      slot = slot ? buildBinary<tg::AddOp>(g, slot, grad) : grad;
+    }
+  }
+  for (unsigned i = 0, e = g.getNumOutputs(); i < e; ++i) {
+    Value grad = grads.lookup(xs[i]);
+    g.setOutput(i, grad ? grad : g.splat(Importer::getType(xs[i]), 0.0));
+  }
+  return success();
+}

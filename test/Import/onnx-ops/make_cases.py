@@ -2829,6 +2829,47 @@ def tensor_scatter_models():
     onnx.save(m, os.path.join(HERE, "grad", "tensor_scatter.onnx"))
 
 
+def gradient_op_models():
+    """ai.onnx.preview.training's Gradient beyond the backend data: of a
+    non-scalar y (the seed is ones) through MatMul and Tanh, with respect
+    to an initializer, an intermediate tensor and an input y does not read
+    (zeros), X given as zs; the expected values from numpy. And an error
+    model: xs naming no tensor."""
+    r = np.random.default_rng(40)
+    x = r.standard_normal((2, 3)).astype(np.float32)
+    w = r.standard_normal((3, 4)).astype(np.float32)
+    z = r.standard_normal((5,)).astype(np.float32)
+    h = x @ w
+    dh = (1 - np.tanh(h) ** 2).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]),
+         helper.make_node("Tanh", ["h"], ["y"]),
+         helper.make_node("Gradient", ["w", "h", "z", "x"],
+                          ["dw", "dh", "dz"], domain="ai.onnx.preview.training",
+                          xs=["w", "h", "z"], zs=["x"], y="y")],
+        "g", [vi("x", F, [2, 3]), vi("z", F, [5])],
+        [vi("dw", F, [3, 4]), vi("dh", F, [2, 4]), vi("dz", F, [5])],
+        [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17),
+        helper.make_opsetid("ai.onnx.preview.training", 1)])
+    m.ir_version = 8
+    case("gradient_matmul_tanh", m, {"x": x, "z": z},
+         expected=[(x.T @ dh).astype(np.float32), dh,
+                   np.zeros(5, np.float32)])
+    graph = helper.make_graph(
+        [helper.make_node("Tanh", ["x"], ["y"]),
+         helper.make_node("Gradient", ["x"], ["dx"],
+                          domain="ai.onnx.preview.training", xs=["q"],
+                          y="y")],
+        "g", [vi("x", F, [3])], [helper.make_empty_tensor_value_info("dx")])
+    m = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17),
+        helper.make_opsetid("ai.onnx.preview.training", 1)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(HERE, "errors", "gradient-unknown-xs.onnx"))
+
+
 def scatter_reduce_col2im_grad_models():
     """A max and a mul reduction of scatters at indices computed at run time
     (each update compared with every row), and Col2Im (block placements
@@ -2927,3 +2968,4 @@ if __name__ == "__main__":
     scatter_runtime_cases()
     deform_conv_models()
     tensor_scatter_models()
+    gradient_op_models()

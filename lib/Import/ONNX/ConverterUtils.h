@@ -97,8 +97,8 @@ mlir::Value buildProduct(GraphImporter &g, mlir::Value x,
 /// `x` converted to `target`; to a float8 type with `saturate` (ONNX's
 /// default for Cast, CastLike and QuantizeLinear), values beyond its largest
 /// finite value, infinities included, become that value (NaN stays NaN);
-/// without, the conversion's overflow (NaN for f8E4M3FN, an infinity for
-/// f8E5M2).
+/// without, the conversion's overflow (NaN for f8E4M3FN and the FNUZ
+/// formats, an infinity for f8E5M2). f4E2M1FN always saturates.
 mlir::Value convertSaturating(GraphImporter &g, mlir::Value x,
                               mlir::Type target, bool saturate);
 

@@ -518,22 +518,24 @@ LogicalResult onnx_import::convertAffineGrid(Importer &g) {
   return success();
 }
 
-/// Whether sampleGrid can sample `x` at `positions` in `mode`: no empty
-/// spatial dimension, at most 4096 neighbourhoods per position (every
-/// combination of the dimensions' taps is a gather of the step), 2^24
-/// positions (each one's batch offset is a constant table) and
-/// kMaxImportElements gathered elements; else a located error.
-static LogicalResult checkSampleGrid(Importer &g, Value x, StringRef mode,
-                                     int64_t positions) {
-  RankedTensorType xType = Importer::getType(x);
+/// The neighbours sampleGrid reads along each dimension in `mode`.
+static int64_t getSampleTaps(StringRef mode) {
+  return mode == "nearest" ? 1 : mode == "bicubic" || mode == "cubic" ? 4 : 2;
+}
+
+/// Whether sampleGrid can sample data of `xType` ([N, C, D1...]) at
+/// `positions` in `mode`: no empty spatial dimension, at most 4096
+/// neighbourhoods per position (every combination of the dimensions' taps
+/// is a gather of the step), 2^24 positions (each one's batch offset is a
+/// constant table) and kMaxImportElements gathered elements; else a
+/// located error.
+static LogicalResult checkSampleGrid(Importer &g, RankedTensorType xType,
+                                     StringRef mode, int64_t positions) {
   int64_t dims = xType.getRank() - 2, channels = xType.getDimSize(1);
   for (int64_t size : xType.getShape().drop_front(2))
     if (size == 0)
       return g.fail("X has an empty spatial dimension");
-  int64_t taps = mode == "nearest"                      ? 1
-                 : mode == "bicubic" || mode == "cubic" ? 4
-                                                        : 2;
-  double combinations = std::pow(double(taps), double(dims));
+  double combinations = std::pow(double(getSampleTaps(mode)), double(dims));
   if (combinations > 4096)
     return g.fail("sampling " + llvm::Twine(dims) +
                   " dimensions would gather " +
@@ -568,9 +570,7 @@ static Value sampleGrid(Importer &g, Value x, ArrayRef<Value> indices,
   RankedTensorType indexType = Importer::getType(indices.front());
   int64_t positions = indexType.getDimSize(0);
   Type computeType = indexType.getElementType();
-  int64_t taps = mode == "nearest"                      ? 1
-                 : mode == "bicubic" || mode == "cubic" ? 4
-                                                        : 2;
+  int64_t taps = getSampleTaps(mode);
   Composer e{g, indexType};
   auto i64 = g.builder.getI64Type();
   // Per dimension, each tap's index (float) and weight.
@@ -720,7 +720,7 @@ LogicalResult onnx_import::convertGridSample(Importer &g) {
   ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
   ArrayRef<int64_t> outSpatial = gridType.getShape().slice(1, dims);
   int64_t positions = product(gridType.getShape().drop_back());
-  if (failed(checkSampleGrid(g, x, mode, positions)))
+  if (failed(checkSampleGrid(g, xType, mode, positions)))
     return failure();
 
   // Coordinates computed in f32 (f64 for f64), one tensor [positions] per
@@ -853,7 +853,7 @@ LogicalResult onnx_import::convertDeformConv(Importer &g) {
     shape[1] = groupChannels;
     return shape;
   }());
-  if (failed(checkSampleGrid(g, g.splat(groupType, 0.0), "linear", positions)))
+  if (failed(checkSampleGrid(g, groupType, "linear", positions)))
     return failure();
 
   Type elementType = xType.getElementType();

@@ -134,7 +134,7 @@ std::string getFormula(Operation *op, ArrayRef<std::string> x,
       .Case([&](tg::BitwiseNotOp) {
         // Integers are held sign-extended (signed) or zero-extended
         // (unsigned, i1) in int64_t: flip only the type's bits of the
-        // latter, so that the value stays in its range within the kernel.
+        // latter (i1's ~1 would be -2, which stores as true).
         Type type = getElementTypeOrSelf(op->getResult(0).getType());
         if (!type.isUnsignedInteger() && !type.isInteger(1))
           return "(~" + x[0] + ")";

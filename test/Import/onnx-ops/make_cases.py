@@ -2772,7 +2772,7 @@ def scatter_runtime_cases():
 def deform_conv_models():
     """DeformConv (opset 19) beyond the backend data: two groups and two
     offset groups, a stride, a dilation and asymmetric pads, a mask and a
-    bias (a case); and every input a parameter of a loss, for
+    bias (a case); a 1-D one; and every input a parameter of a loss, for
     `tgc gradcheck` (the offsets' gradient through the bilinear weights)."""
     r = np.random.default_rng(38)
     x = r.standard_normal((2, 4, 6, 5)).astype(np.float32)
@@ -2801,6 +2801,37 @@ def deform_conv_models():
              ("mask", r.random((1, 8, 5, 5)).astype(np.float32))]
     m = model(nodes, [], [vi("loss", F, [])], inits, opset=19)
     onnx.save(m, os.path.join(HERE, "grad", "deform_conv.onnx"))
+    # 1-D (ONNX's reference does 2-D only): expected from numpy, each tap
+    # linearly interpolated with zeros outside; (7 + 2 - 5) // 2 + 1 = 3
+    # outputs.
+    x1 = r.standard_normal((2, 4, 7)).astype(np.float32)
+    w1 = r.standard_normal((3, 4, 3)).astype(np.float32)
+    off1 = (r.standard_normal((2, 2 * 3, 3)) * 1.5).astype(np.float32)
+    mask1 = r.random((2, 2 * 3, 3)).astype(np.float32)
+    expected = np.zeros((2, 3, 3), np.float64)
+    for n in range(2):
+        for m in range(3):
+            for c in range(4):
+                og = c // 2
+                for t in range(3):
+                    for o in range(3):
+                        pos = -1 + 2 * o + 2 * t + off1[n, og * 3 + t, o]
+                        f = int(np.floor(pos))
+                        value = 0.0
+                        for i, weight in ((f, 1 - (pos - f)), (f + 1, pos - f)):
+                            if 0 <= i < 7:
+                                value += weight * x1[n, c, i]
+                        expected[n, m, o] += (w1[m, c, t] * value *
+                                              mask1[n, og * 3 + t, o])
+    case("deform_conv_1d", model(
+        [helper.make_node("DeformConv", ["x", "w", "off", "", "mask"], ["y"],
+                          offset_group=2, strides=[2], dilations=[2],
+                          pads=[1, 1])],
+        [vi("x", F, [2, 4, 7]), vi("w", F, [3, 4, 3]),
+         vi("off", F, [2, 6, 3]), vi("mask", F, [2, 6, 3])],
+        [vi("y", F, [2, 3, 3])], opset=19, check=False),
+        {"x": x1, "w": w1, "off": off1, "mask": mask1},
+        expected=[expected.astype(np.float32)])
 
 
 def tensor_scatter_models():

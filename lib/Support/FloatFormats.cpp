@@ -29,21 +29,6 @@ constexpr const FormatTraits &kE4M3FNUZ = rt::kE4M3FNUZTraits;
 constexpr const FormatTraits &kE5M2FNUZ = rt::kE5M2FNUZTraits;
 constexpr const FormatTraits &kE2M1FN = rt::kE2M1FNTraits;
 
-/// f8E8M0FNU: see roundToFormat's declaration.
-float roundToE8M0(float value) {
-  uint32_t bits = llvm::bit_cast<uint32_t>(value);
-  uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
-  bool negative = (bits >> 31) && (bits & 0x7fffffff);
-  if (exponent == 0xff || negative)
-    return NAN;
-  bool half = mantissa & 0x400000, beyondHalf = mantissa & 0x3fffff;
-  exponent += half && (beyondHalf || exponent > 0);
-  if (exponent == 0xff)
-    return NAN;
-  // 2^-127 is an f32 subnormal.
-  return llvm::bit_cast<float>(exponent ? exponent << 23 : 0x400000u);
-}
-
 template <const FormatTraits &Traits>
 void roundArrayWithTraits(float *values, size_t count) {
   for (size_t i = 0; i < count; ++i)
@@ -71,7 +56,7 @@ float tgc::roundToFormat(float value, FloatFormat format) {
   case FloatFormat::F4E2M1FN:
     return rt::roundWithTraits<kE2M1FN>(value);
   case FloatFormat::F8E8M0FNU:
-    return roundToE8M0(value);
+    return rt::roundToE8M0(value);
   }
   llvm_unreachable("unknown float format");
 }
@@ -98,7 +83,7 @@ void tgc::roundToFormat(float *values, size_t count, FloatFormat format) {
     return roundArrayWithTraits<kE2M1FN>(values, count);
   case FloatFormat::F8E8M0FNU:
     for (size_t i = 0; i < count; ++i)
-      values[i] = roundToE8M0(values[i]);
+      values[i] = rt::roundToE8M0(values[i]);
     return;
   }
   llvm_unreachable("unknown float format");

@@ -54,7 +54,12 @@ bool tgc::rt::saveCheckpoint(
     entry.name = arg.name;
     entry.dtype = getSafetensorsDType(arg.dtype);
     entry.shape.assign(arg.shape, arg.shape + arg.rank);
-    entry.data = arguments[i];
+    // Exact: the file type holds every value of the argument's.
+    if (!convertElements(arguments[i], arg.dtype, getFileDType(arg.dtype),
+                         entry.data, error)) {
+      error = "cannot save '" + std::string(arg.name) + "': " + error;
+      return false;
+    }
     entries.push_back(std::move(entry));
   }
   std::map<std::string, std::string> metadata = extraMetadata;
@@ -87,23 +92,27 @@ bool tgc::rt::checkValues(const std::string &path,
 
 namespace {
 
-/// Takes `entry` as the bytes of `arg` when its dtype and shape are the
-/// argument's (or a split view of them).
+/// Takes `entry` as the bytes of `arg` when its shape is the argument's (or
+/// a split view of it) and its values fit the argument's type: floats are
+/// rounded to it (an F32 file for bf16 parameters, as tgc import writes
+/// them), integers must fit.
 bool takeEntry(const std::string &path, const safetensors::Entry &entry,
                const ArgumentInfo &arg, std::vector<char> &bytes,
                std::string &error) {
   std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
   bool sameShape = entry.shape == shape || isSplitView(entry.shape, shape);
-  if (entry.dtype != getSafetensorsDType(arg.dtype) || !sameShape) {
+  std::optional<DType> dtype = parseFileDType(entry.dtype);
+  if (!dtype || !sameShape || isFloatDType(*dtype) != isFloatDType(arg.dtype)) {
     error = "'" + path + "': tensor '" + arg.name + "' is " + entry.dtype +
             " " + formatShape(entry.shape) + "; the step takes " +
             getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
     return false;
   }
-  if (!checkValues(path, entry.data, arg, error))
+  if (!convertElements(entry.data, *dtype, arg.dtype, bytes, error)) {
+    error = "'" + path + "': tensor '" + arg.name + "' " + error;
     return false;
-  bytes = entry.data;
-  return true;
+  }
+  return checkValues(path, bytes, arg, error);
 }
 
 } // namespace

@@ -48,7 +48,7 @@ bool checkValues(const std::string &path, const std::vector<char> &data,
                  const ArgumentInfo &arg, std::string &error);
 
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
-/// count reached to `path`.
+/// count reached to `path`, each in getFileDType's type.
 bool saveCheckpoint(
     const std::string &path, const StepInfo &info,
     const ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
@@ -56,17 +56,19 @@ bool saveCheckpoint(
     const std::map<std::string, std::string> &extraMetadata = {});
 
 /// Reads every argument whose role is in `roles` from `path`: each must be
-/// there under its tg.name with its dtype and shape (or a split view of
-/// it); with `param`, also the model's values among the state (tg.buffer)
-/// that `path` has. `steps` receives the step count the file records (0 if
-/// none).
+/// there under its tg.name with its shape (or a split view of it) and
+/// values its dtype takes (floats of any float type, rounded to it;
+/// integers that fit); with `param`, also the model's values among the
+/// state (tg.buffer) that `path` has. `steps` receives the step count the file
+/// records (0 if none).
 bool loadCheckpoint(const std::string &path, const StepInfo &info,
                     ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
                     int64_t &steps, std::string &error);
 
 /// Reads the model values (parameters, tg.buffer state) `path` has (a
 /// model's imported values) over their seeded values in `arguments`; the
-/// others keep theirs. Each found must have its argument's dtype and shape.
+/// others keep theirs. Each found must have its argument's shape and values
+/// its dtype takes, as for loadCheckpoint.
 bool loadImportedParams(const std::string &path, const StepInfo &info,
                         ArgumentBytes &arguments, std::string &error);
 

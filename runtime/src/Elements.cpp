@@ -28,13 +28,38 @@ size_t tgc::rt::getDTypeBytes(DType type) {
   case DType::I1:
   case DType::I8:
   case DType::U8:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2FNUZ:
+  case DType::F4E2M1FN:
+  case DType::F8E8M0FNU:
+  case DType::I4:
+  case DType::U4:
+  case DType::I2:
+  case DType::U2:
     return 1;
   }
   return 1;
 }
 
-const char *tgc::rt::getSafetensorsDType(DType type) {
+DType tgc::rt::getFileDType(DType type) {
   switch (type) {
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2FNUZ:
+  case DType::F4E2M1FN:
+    return DType::F32;
+  case DType::I4:
+  case DType::I2:
+    return DType::I8;
+  case DType::U4:
+  case DType::U2:
+    return DType::U8;
+  default:
+    return type;
+  }
+}
+
+const char *tgc::rt::getSafetensorsDType(DType type) {
+  switch (getFileDType(type)) {
   case DType::F64:
     return "F64";
   case DType::F32:
@@ -63,8 +88,22 @@ const char *tgc::rt::getSafetensorsDType(DType type) {
     return "U16";
   case DType::U8:
     return "U8";
+  case DType::F8E8M0FNU:
+    return "F8_E8M0";
+  default:
+    return "";
   }
-  return "";
+}
+
+std::optional<DType> tgc::rt::parseFileDType(const std::string &name) {
+  static const DType kFileTypes[] = {
+      DType::F32,    DType::F64,       DType::BF16, DType::F16, DType::F8E4M3FN,
+      DType::F8E5M2, DType::F8E8M0FNU, DType::I64,  DType::I32, DType::I1,
+      DType::I16,    DType::I8,        DType::U32,  DType::U16, DType::U8};
+  for (DType type : kFileTypes)
+    if (name == getSafetensorsDType(type))
+      return type;
+  return std::nullopt;
 }
 
 bool tgc::rt::isFloatDType(DType type) {
@@ -75,6 +114,10 @@ bool tgc::rt::isFloatDType(DType type) {
   case DType::F16:
   case DType::F8E4M3FN:
   case DType::F8E5M2:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2FNUZ:
+  case DType::F4E2M1FN:
+  case DType::F8E8M0FNU:
     return true;
   default:
     return false;
@@ -111,6 +154,22 @@ template <typename Fn> auto visitStorage(DType type, Fn &&fn) {
     return fn(uint16_t{});
   case DType::U8:
     return fn(u8{});
+  case DType::F8E4M3FNUZ:
+    return fn(f8e4m3fnuz{});
+  case DType::F8E5M2FNUZ:
+    return fn(f8e5m2fnuz{});
+  case DType::F4E2M1FN:
+    return fn(f4e2m1fn{});
+  case DType::F8E8M0FNU:
+    return fn(f8e8m0fnu{});
+  case DType::I4:
+    return fn(i4{});
+  case DType::U4:
+    return fn(u4{});
+  case DType::I2:
+    return fn(i2{});
+  case DType::U2:
+    return fn(u2{});
   case DType::F32:
     break;
   }
@@ -157,6 +216,53 @@ void tgc::rt::storeFloats(const std::vector<float> &values, void *data,
   }
   for (size_t i = 0; i < values.size(); ++i)
     storeDouble(data, type, i, values[i]);
+}
+
+bool tgc::rt::convertElements(const std::vector<char> &data, DType from,
+                              DType to, std::vector<char> &out,
+                              std::string &error) {
+  if (from == to) {
+    out = data;
+    return true;
+  }
+  if (isFloatDType(from) != isFloatDType(to)) {
+    error = std::string("holds ") + getSafetensorsDType(from) +
+            " values; an integer cannot take a float's place or a float an "
+            "integer's";
+    return false;
+  }
+  int64_t count = static_cast<int64_t>(data.size() / getDTypeBytes(from));
+  out.assign(count * getDTypeBytes(to), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    if (isFloatDType(from)) {
+      storeDouble(out.data(), to, i, loadDouble(data.data(), from, i));
+      continue;
+    }
+    int64_t value = visitStorage(from, [&](auto tag) -> int64_t {
+      using S = decltype(tag);
+      if constexpr (std::is_same_v<Compute<S>, int64_t>)
+        return ld(reinterpret_cast<const S *>(data.data())[i]);
+      return 0;
+    });
+    int64_t stored = visitStorage(to, [&](auto tag) -> int64_t {
+      using S = decltype(tag);
+      if constexpr (std::is_same_v<Compute<S>, int64_t>) {
+        S &element = reinterpret_cast<S *>(out.data())[i];
+        element = st<S>(value);
+        return ld(element);
+      }
+      return 0;
+    });
+    // i1 stores any nonzero value as 1: only 0 and 1 fit.
+    if (stored != value) {
+      error = "holds " + std::to_string(value) + " at element " +
+              std::to_string(i) +
+              ", which the step's element type cannot "
+              "hold";
+      return false;
+    }
+  }
+  return true;
 }
 
 int64_t tgc::rt::getNumElements(const ArgumentInfo &arg) {

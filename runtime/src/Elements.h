@@ -5,6 +5,8 @@
 
 #include "tgc/runtime/Runtime.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace tgc::rt {
@@ -16,6 +18,15 @@ void storeDouble(void *data, DType type, int64_t i, double value);
 /// `count` elements of a float type widened to f32 (f64 narrowed).
 std::vector<float> loadFloats(const void *data, DType type, int64_t count);
 void storeFloats(const std::vector<float> &values, void *data, DType type);
+/// The type whose safetensors name is `name` (getSafetensorsDType's names).
+std::optional<DType> parseFileDType(const std::string &name);
+/// `data`, elements of `from`, as elements of `to` in `out`: a float type
+/// to a float type rounded as storeDouble rounds, an integer type (or i1)
+/// to one that holds each value. False, with `error` naming the element,
+/// for a float to an integer or the reverse and for an integer that does
+/// not fit.
+bool convertElements(const std::vector<char> &data, DType from, DType to,
+                     std::vector<char> &out, std::string &error);
 /// The elements of `arg` in its (local) shape.
 int64_t getNumElements(const ArgumentInfo &arg);
 

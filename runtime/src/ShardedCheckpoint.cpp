@@ -344,21 +344,32 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
         continue;
       const ArgumentInfo &arg = global.arguments[tensor.index];
       const safetensors::Entry *found = file.find(arg.name);
+      std::vector<char> block;
+      // The block as saved: in the file's type (F32 for the formats
+      // safetensors has no name for).
+      DType fileType = getFileDType(arg.dtype);
+      int64_t fileBytes = tensor.blockBytes /
+                          static_cast<int64_t>(getDTypeBytes(arg.dtype)) *
+                          static_cast<int64_t>(getDTypeBytes(fileType));
       if (!found || found->dtype != getSafetensorsDType(arg.dtype) ||
           found->shape != tensor.blockShape ||
-          static_cast<int64_t>(found->data.size()) != tensor.blockBytes) {
+          static_cast<int64_t>(found->data.size()) != fileBytes) {
         error = "'" + path + "' has no " + getSafetensorsDType(arg.dtype) +
                 " block " + nlohmann::json(tensor.blockShape).dump() + " of '" +
                 arg.name + "', which the manifest promises";
         return false;
       }
-      if (!checkValues(path, found->data, arg, error))
+      if (!convertElements(found->data, fileType, arg.dtype, block, error)) {
+        error = "'" + path + "': tensor '" + arg.name + "' " + error;
+        return false;
+      }
+      if (!checkValues(path, block, arg, error))
         return false;
       if (tensor.ownFileOnly)
-        arguments[tensor.index] = found->data;
+        arguments[tensor.index] = std::move(block);
       else
         ranks::putBlock(tensor.layout, mesh, ranks::getCoordinates(mesh, r),
-                        found->data, wholes[t]);
+                        block, wholes[t]);
     }
   }
   for (size_t t = 0; t < tensors.size(); ++t) {

@@ -124,16 +124,23 @@ static void testSafetensors() {
   std::remove(path.c_str());
 }
 
+/// A parameter 'w' of `size` elements of `dtype`.
+static ArgumentInfo makeVectorParam(DType dtype, int64_t size) {
+  ArgumentInfo arg{};
+  arg.name = "w";
+  arg.dtype = dtype;
+  arg.rank = 1;
+  arg.shape[0] = size;
+  arg.init.role = ArgRole::Param;
+  arg.isModelValue = true;
+  return arg;
+}
+
 /// The step count a --save checkpoint records: a count, or an error (not
 /// a silent 0 or a negative step).
 static void testCheckpointSteps() {
   std::string path = "steps-test.safetensors", error;
-  ArgumentInfo arg{};
-  arg.name = "w";
-  arg.dtype = DType::F32;
-  arg.rank = 1;
-  arg.shape[0] = 2;
-  arg.init.role = ArgRole::Param;
+  ArgumentInfo arg = makeVectorParam(DType::F32, 2);
   StepInfo info{};
   info.arguments = &arg;
   info.numArguments = 1;
@@ -156,6 +163,56 @@ static void testCheckpointSteps() {
     CHECK(!valid || steps == expected);
     CHECK(valid || error.find("is not a count of steps") != std::string::npos);
   }
+  std::remove(path.c_str());
+}
+
+/// Checkpoints of the types safetensors has no one-byte name for: a
+/// f8E4M3FNUZ parameter is saved as F32 and read back bit for bit; an F32
+/// file loads into f16 rounded; an I8 file loads into i4 when its values
+/// fit, and not otherwise; a float file does not load into integers.
+static void testCheckpointFileTypes() {
+  std::string path = "types-test.safetensors", error;
+  ArgumentInfo arg = makeVectorParam(DType::F8E4M3FNUZ, 3);
+  StepInfo info{};
+  info.arguments = &arg;
+  info.numArguments = 1;
+  ArgumentBytes saved = {{char(0x00), char(0x7f), char(0xc8)}};
+  CHECK(saveCheckpoint(path, info, saved, {ArgRole::Param}, 1, error));
+  std::vector<safetensors::Entry> entries;
+  std::map<std::string, std::string> metadata;
+  CHECK(safetensors::read(path, entries, metadata, error));
+  CHECK(entries.size() == 1 && entries[0].dtype == "F32" &&
+        entries[0].data.size() == 12);
+  float values[3];
+  std::memcpy(values, entries[0].data.data(), sizeof(values));
+  CHECK(values[0] == 0.0f && values[1] == 240.0f && values[2] == -2.0f);
+  ArgumentBytes loaded(1);
+  int64_t steps = 0;
+  CHECK(loadCheckpoint(path, info, loaded, {ArgRole::Param}, steps, error));
+  CHECK(loaded[0] == saved[0] && steps == 1);
+
+  arg.dtype = DType::F16;
+  float wide[3] = {1.0f, 1.0f + 0x1p-12f, 65504.0f};
+  safetensors::Entry f32{"w", "F32", {3}, std::vector<char>(12)};
+  std::memcpy(f32.data.data(), wide, sizeof(wide));
+  CHECK(safetensors::write(path, {f32}, {}, error));
+  CHECK(loadImportedParams(path, info, loaded, error));
+  CHECK(loaded[0].size() == 6 &&
+        ld(reinterpret_cast<f16 *>(loaded[0].data())[1]) == 1.0f);
+  CHECK(ld(reinterpret_cast<f16 *>(loaded[0].data())[2]) == 65504.0f);
+
+  arg.dtype = DType::I4;
+  safetensors::Entry i8{"w", "I8", {3}, {char(-8), char(7), char(3)}};
+  CHECK(safetensors::write(path, {i8}, {}, error));
+  CHECK(loadImportedParams(path, info, loaded, error));
+  CHECK(loaded[0] == i8.data);
+  i8.data[1] = 9;
+  CHECK(safetensors::write(path, {i8}, {}, error));
+  CHECK(!loadImportedParams(path, info, loaded, error));
+  CHECK(error.find("holds 9 at element 1") != std::string::npos);
+  CHECK(safetensors::write(path, {f32}, {}, error));
+  CHECK(!loadImportedParams(path, info, loaded, error));
+  CHECK(error.find("is F32 [3]; the step takes I8 [3]") != std::string::npos);
   std::remove(path.c_str());
 }
 
@@ -1164,6 +1221,7 @@ int main() {
   testPhilox();
   testSafetensors();
   testCheckpointSteps();
+  testCheckpointFileTypes();
   testCheckWritable();
   testKernels();
   testRandom();

@@ -53,3 +53,14 @@ func.func @no_loss(%p: tensor<4xf32> {tg.role = "param"}) -> (tensor<f32> {tg.ro
   return %0 : tensor<f32>
 }
 func.func private @declared(tensor<4xf32>) -> tensor<f32>
+
+// -----
+
+// A float's bits read as another float have no derivative.
+func.func @bitcast_float(%p: tensor<4xf16> {tg.role = "param"}) -> (tensor<f32> {tg.role = "loss"}) {
+  // expected-error @+1 {{'tg.bitcast' op cannot be differentiated: the bits of a float read as another float are no function of its value with a derivative}}
+  %b = tg.bitcast %p : tensor<4xf16> -> tensor<4xbf16>
+  %f = tg.convert %b : tensor<4xbf16> -> tensor<4xf32>
+  %loss = tg.reduce sum %f dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -139,3 +139,22 @@ func.func @attention_bias_param(%x: tensor<2x2x4x8xf32> {tg.role = "param", tg.n
   %loss = tg.reduce sum %o dims = [0, 1, 2, 3] : tensor<2x2x4x8xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A float made of integer bits (ONNX's Cast to float8e8m0 clears and sets
+// the f32 bits) carries no gradient back: p's gradient comes only through
+// the product, as p * bitcast(...) each.
+// CHECK-LABEL: func.func @bitcast_of_bits
+// CHECK-COUNT-2: tg.bitcast
+// CHECK-NOT:     tg.bitcast
+// CHECK:         return
+func.func @bitcast_of_bits(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"}) -> (tensor<f32> {tg.role = "loss"}) {
+  %bits = tg.bitcast %p : tensor<4xf32> -> tensor<4xi32>
+  %mask = tg.constant dense<2139095040> : tensor<4xi32>
+  %exponent = tg.bitwise and, %bits, %mask : tensor<4xi32>
+  %power = tg.bitcast %exponent : tensor<4xi32> -> tensor<4xf32>
+  %y = tg.mul %p, %power : tensor<4xf32>
+  %loss = tg.reduce sum %y dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -2,6 +2,8 @@
 
 #include "tgc/Support/FloatFormats.h"
 
+#include "tgc/runtime/Storage.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/bit.h"
@@ -455,6 +457,69 @@ TEST(FloatFormatsTest, E8M0Cases) {
   EXPECT_TRUE(std::isnan(roundToFormat(0x1.8p127f, e8m0)));
   EXPECT_TRUE(std::isnan(roundToFormat(NAN, e8m0)));
   EXPECT_EQ(getMaxFinite(e8m0), 0x1p127f);
+}
+
+/// Every bit pattern of storage `S` (the generated kernels' and the
+/// runtime's, tgc/runtime/Storage.h) against APFloat's value of it in
+/// `semantics`, `bits` wide: `ld` decodes it, and `st` gives the pattern
+/// back (a NaN: a pattern that decodes to NaN).
+template <typename S>
+void checkStorage(const llvm::fltSemantics &semantics, unsigned bits,
+                  const char *name, uint32_t end = 0) {
+  for (uint32_t pattern = 0; pattern < (end ? end : 1u << bits); ++pattern) {
+    llvm::APFloat value(semantics, llvm::APInt(bits, pattern));
+    bool losesInfo;
+    value.convert(llvm::APFloat::IEEEsingle(),
+                  llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    float decoded = rt::ld(S{static_cast<decltype(S::bits)>(pattern)});
+    EXPECT_TRUE(sameFloat(decoded, value.convertToFloat()))
+        << name << " pattern " << pattern;
+    uint32_t stored = rt::st<S>(decoded).bits;
+    if (std::isnan(decoded))
+      EXPECT_TRUE(std::isnan(rt::ld(S{static_cast<decltype(S::bits)>(stored)})))
+          << name << " NaN pattern " << pattern;
+    else
+      EXPECT_EQ(stored, pattern) << name << " " << describe(decoded);
+  }
+}
+
+TEST(FloatFormatsTest, StoragePatternsMatchAPFloat) {
+  checkStorage<rt::f16>(llvm::APFloat::IEEEhalf(), 16, "f16");
+  checkStorage<rt::bf16>(llvm::APFloat::BFloat(), 16, "bf16");
+  checkStorage<rt::f8e4m3fn>(llvm::APFloat::Float8E4M3FN(), 8, "f8E4M3FN");
+  checkStorage<rt::f8e5m2>(llvm::APFloat::Float8E5M2(), 8, "f8E5M2");
+  checkStorage<rt::f8e4m3fnuz>(llvm::APFloat::Float8E4M3FNUZ(), 8,
+                               "f8E4M3FNUZ");
+  checkStorage<rt::f8e5m2fnuz>(llvm::APFloat::Float8E5M2FNUZ(), 8,
+                               "f8E5M2FNUZ");
+  checkStorage<rt::f4e2m1fn>(llvm::APFloat::Float4E2M1FN(), 4, "f4E2M1FN");
+  // APFloat converts E8M0's NaN (0xff) to an infinity.
+  checkStorage<rt::f8e8m0fnu>(llvm::APFloat::Float8E8M0FNU(), 8, "f8E8M0FNU",
+                              0xff);
+  EXPECT_TRUE(std::isnan(rt::ld(rt::f8e8m0fnu{0xff})));
+  // Storing rounds as roundToFormat does: no -0 in the FNUZ formats, f4's
+  // saturation, E8M0's exponent rounding.
+  EXPECT_EQ(rt::st<rt::f8e4m3fnuz>(-0.0f).bits, 0u);
+  EXPECT_EQ(rt::st<rt::f8e4m3fnuz>(-1e-9f).bits, 0u);
+  EXPECT_EQ(rt::st<rt::f8e5m2fnuz>(NAN).bits, 0x80u);
+  EXPECT_TRUE(std::isnan(rt::ld(rt::st<rt::f8e4m3fnuz>(300.0f))));
+  EXPECT_EQ(rt::ld(rt::st<rt::f4e2m1fn>(100.0f)), 6.0f);
+  EXPECT_EQ(rt::ld(rt::st<rt::f4e2m1fn>(-2.5f)), -2.0f);
+  EXPECT_EQ(rt::ld(rt::st<rt::f8e8m0fnu>(3.0f)), 4.0f);
+  EXPECT_EQ(rt::st<rt::f8e8m0fnu>(-1.0f).bits, 0xffu);
+}
+
+TEST(FloatFormatsTest, NarrowIntegersWrap) {
+  // Wrapped to their width, the byte holding the value itself.
+  EXPECT_EQ(rt::ld(rt::st<rt::i4>(int64_t(7))), 7);
+  EXPECT_EQ(rt::ld(rt::st<rt::i4>(int64_t(8))), -8);
+  EXPECT_EQ(rt::ld(rt::st<rt::i4>(int64_t(-9))), 7);
+  EXPECT_EQ(rt::st<rt::i4>(int64_t(-1)).value, -1);
+  EXPECT_EQ(rt::st<rt::i4>(int64_t(-1)).pattern(), 0xfu);
+  EXPECT_EQ(rt::ld(rt::st<rt::u4>(int64_t(17))), 1);
+  EXPECT_EQ(rt::ld(rt::st<rt::u4>(int64_t(-1))), 15);
+  EXPECT_EQ(rt::ld(rt::st<rt::i2>(int64_t(2))), -2);
+  EXPECT_EQ(rt::ld(rt::st<rt::u2>(int64_t(6))), 2);
 }
 
 TEST(FloatFormatsTest, ArrayOverloadHandlesAnyLength) {

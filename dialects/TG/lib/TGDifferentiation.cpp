@@ -235,6 +235,16 @@ Grads ConvertOp::buildVjp(OpBuilder &b, ValueRange grads) {
       ConvertOp::create(b, getLoc(), getOperand().getType(), grads[0])};
 }
 
+Grads BitcastOp::buildVjp(OpBuilder &, ValueRange) {
+  // A float's bits as another float: no derivative of the value. (A float's
+  // bits as an integer have no gradient to pass back: autodiff never asks.)
+  if (isa<FloatType>(getOperand().getType().getElementType()))
+    return emitOpError("cannot be differentiated: the bits of a float read "
+                       "as another float are no function of its value "
+                       "with a derivative");
+  return SmallVector<Value>{Value()};
+}
+
 Grads QuantizeDequantizeOp::buildVjp(OpBuilder &b, ValueRange grads) {
   // Straight through the grid, not through its clamped ends.
   return SmallVector<Value>{QuantizeDequantizeGradOp::create(

@@ -41,6 +41,14 @@ FailureOr<StorageType> cuda::getStorageType(Type type, Location loc) {
     return StorageType{"f8e4m3fn", "float", "F8E4M3FN", 1};
   if (isa<Float8E5M2Type>(type))
     return StorageType{"f8e5m2", "float", "F8E5M2", 1};
+  if (isa<Float8E4M3FNUZType>(type))
+    return StorageType{"f8e4m3fnuz", "float", "F8E4M3FNUZ", 1};
+  if (isa<Float8E5M2FNUZType>(type))
+    return StorageType{"f8e5m2fnuz", "float", "F8E5M2FNUZ", 1};
+  if (isa<Float4E2M1FNType>(type))
+    return StorageType{"f4e2m1fn", "float", "F4E2M1FN", 1};
+  if (isa<Float8E8M0FNUType>(type))
+    return StorageType{"f8e8m0fnu", "float", "F8E8M0FNU", 1};
   // Integers compute in int64_t and wrap when stored. ui8 is a wrapper
   // struct: uint8_t holds i1.
   if (type.isInteger(1))
@@ -53,6 +61,18 @@ FailureOr<StorageType> cuda::getStorageType(Type type, Location loc) {
     std::string limits = isUnsigned ? "UINT" + bits : "INT" + bits;
     if (width == 8 && isUnsigned)
       return StorageType{"u8", "int64_t", "U8", 1, "int64_t(0)", "UINT8_MAX"};
+    // i4, ui4, i2, ui2: one element a byte (Storage.h's narrow).
+    if (width == 4 || width == 2) {
+      int64_t low = isUnsigned ? 0 : -(int64_t(1) << (width - 1));
+      int64_t high = isUnsigned ? (int64_t(1) << width) - 1
+                                : (int64_t(1) << (width - 1)) - 1;
+      return StorageType{(isUnsigned ? "u" : "i") + bits,
+                         "int64_t",
+                         (isUnsigned ? "U" : "I") + bits,
+                         1,
+                         "int64_t(" + std::to_string(low) + ")",
+                         "int64_t(" + std::to_string(high) + ")"};
+    }
     if ((width == 8 || width == 16 || width == 32 || width == 64) &&
         !(isUnsigned && width == 64))
       return StorageType{(isUnsigned ? "uint" : "int") + bits + "_t",

@@ -149,7 +149,9 @@ std::string getFormula(Operation *op, ArrayRef<std::string> x,
 }
 
 /// tg.bitcast of `x` (computed in `from`'s compute type) to `to`: the bits
-/// of `from`'s storage, as an unsigned integer, read back as `to`.
+/// of `from`'s storage, as an unsigned integer, read back as `to`. The
+/// types narrower than a byte (f4E2M1FN, i4, ui4, i2, ui2) keep their
+/// pattern in the low bits.
 std::string getBitcastFormula(const std::string &x, Type from,
                               const StorageType &fromStorage, Type to,
                               const StorageType &toStorage) {
@@ -162,10 +164,20 @@ std::string getBitcastFormula(const std::string &x, Type from,
     bits = "st<" + fromStorage.cType + ">(" + x + ").bits";
   else
     bits = x; // an integer or i1, extended to int64_t: its low bits
-  int64_t width = toStorage.bytes * 8;
-  std::string unsignedType = "uint" + str(width) + "_t";
+  unsigned width = to.getIntOrFloatBitWidth();
   if (to.isInteger(1))
     return "int64_t(" + bits + " != 0)";
+  if (width < 8) {
+    std::string mask = str((int64_t(1) << width) - 1);
+    std::string low = "(int64_t(" + bits + ") & " + mask + ")";
+    if (isa<FloatType>(to))
+      return "ld(" + toStorage.cType + "{static_cast<uint8_t>(" + low + ")})";
+    if (to.isUnsignedInteger())
+      return low;
+    std::string half = str(int64_t(1) << (width - 1));
+    return "((" + low + " ^ " + half + ") - " + half + ")";
+  }
+  std::string unsignedType = "uint" + str(width) + "_t";
   if (isa<IntegerType>(to))
     return "int64_t(static_cast<" +
            (to.isUnsignedInteger() ? unsignedType : "int" + str(width) + "_t") +

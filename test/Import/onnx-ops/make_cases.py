@@ -2698,6 +2698,73 @@ def e8m0_cases():
          {"x": r.standard_normal((3, 4)).astype(np.float32)})
 
 
+def low_precision_grad_models():
+    """grad/low_precision_mix.onnx: a parameter through ONNX's low-precision
+    types at run time (a float4 quantization with a float4 zero point, casts
+    to both FNUZ float8 formats with and without saturation, to float8e8m0
+    rounding up, to int4 and uint2), each multiplied back into w, for the
+    generated project on the host target (their storage in fused kernels);
+    grad/half_weights.onnx: float16 and bfloat16 parameters."""
+    local = np.random.default_rng(43)
+    w = local.standard_normal((4, 6)).astype(np.float32)
+    F4 = TensorProto.FLOAT4E2M1
+    nodes = [
+        helper.make_node("QuantizeLinear", ["w", "s", "z4"], ["q4"]),
+        helper.make_node("DequantizeLinear", ["q4", "s", "z4"], ["d4"]),
+        helper.make_node("Mul", ["d4", "w"], ["a1"]),
+        helper.make_node("Mul", ["w", "k"], ["wk"]),
+        helper.make_node("Cast", ["wk"], ["e4"],
+                         to=TensorProto.FLOAT8E4M3FNUZ, saturate=0),
+        helper.make_node("Cast", ["e4"], ["e4f"], to=F),
+        helper.make_node("Mul", ["e4f", "w"], ["a2"]),
+        helper.make_node("Cast", ["wk"], ["e5"],
+                         to=TensorProto.FLOAT8E5M2FNUZ),
+        helper.make_node("Cast", ["e5"], ["e5f"], to=F),
+        helper.make_node("Mul", ["e5f", "w"], ["a3"]),
+        helper.make_node("Abs", ["w"], ["wa"]),
+        helper.make_node("Cast", ["wa"], ["m"], to=TensorProto.FLOAT8E8M0,
+                         round_mode="up"),
+        helper.make_node("Cast", ["m"], ["mf"], to=F),
+        helper.make_node("Mul", ["mf", "w"], ["a4"]),
+        helper.make_node("Cast", ["wk"], ["i4"], to=TensorProto.INT4),
+        helper.make_node("Cast", ["i4"], ["i4f"], to=F),
+        helper.make_node("Mul", ["i4f", "w"], ["a5"]),
+        helper.make_node("Cast", ["wk"], ["u2"], to=TensorProto.UINT2),
+        helper.make_node("Cast", ["u2"], ["u2f"], to=F),
+        helper.make_node("Mul", ["u2f", "w"], ["a6"]),
+        helper.make_node("Sum", ["a1", "a2", "a3", "a4", "a5", "a6"], ["h"]),
+        helper.make_node("Mul", ["h", "h"], ["sq"]),
+        helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+    graph = helper.make_graph(
+        nodes, "g", [], [vi("loss", F, [])],
+        [numpy_helper.from_array(w, "w"),
+         numpy_helper.from_array(np.array(0.25, np.float32), "s"),
+         helper.make_tensor("z4", F4, [], [0.0]),
+         numpy_helper.from_array(np.array(4.0, np.float32), "k")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    m.ir_version = 11
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "grad", "low_precision_mix.onnx"))
+
+    # Half-precision weights (an export in float16 or bfloat16): the
+    # generated trainer starts from their imported values.
+    w16 = (local.standard_normal((4, 6)) * 0.5).astype(np.float16)
+    wb = helper.make_tensor(
+        "wb", TensorProto.BFLOAT16, [6, 3],
+        (local.standard_normal(18) * 0.5).astype(np.float32).tolist())
+    nodes = [helper.make_node("Cast", ["w16"], ["a"], to=F),
+             helper.make_node("Cast", ["wb"], ["b"], to=F),
+             helper.make_node("MatMul", ["a", "b"], ["h"]),
+             helper.make_node("Mul", ["h", "h"], ["sq"]),
+             helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0)]
+    graph = helper.make_graph(nodes, "g", [], [vi("loss", F, [])],
+                              [numpy_helper.from_array(w16, "w16"), wb])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "grad", "half_weights.onnx"))
+
+
 def low_precision_error_models():
     """errors/: packed data of the wrong length, an unknown E8M0 round_mode,
     a BitCast that changes the size, a bitwise op of floats."""
@@ -2994,6 +3061,7 @@ if __name__ == "__main__":
     roialign_region_grad_models()
     low_precision_cases()
     e8m0_cases()
+    low_precision_grad_models()
     low_precision_error_models()
     scatter_reduce_col2im_grad_models()
     scatter_runtime_cases()

@@ -54,15 +54,20 @@ def read_safetensors(path):
         data = f.read()
     length = int.from_bytes(data[:8], "little")
     header = json.loads(data[8:8 + length])
-    types = {"F32": numpy.float32, "F64": numpy.float64}
+    # BF16: the high half of an f32 (the generated trainer saves a bf16
+    # parameter as BF16, tgc train as F32).
+    types = {"F32": numpy.float32, "F64": numpy.float64,
+             "F16": numpy.float16, "BF16": numpy.uint16}
     tensors = {}
     for name, entry in header.items():
         if name == "__metadata__" or entry["dtype"] not in types:
             continue
         begin, end = entry["data_offsets"]
-        tensors[name] = numpy.frombuffer(
-            data[8 + length + begin:8 + length + end],
-            dtype=types[entry["dtype"]]).reshape(entry["shape"])
+        value = numpy.frombuffer(data[8 + length + begin:8 + length + end],
+                                 dtype=types[entry["dtype"]])
+        if entry["dtype"] == "BF16":
+            value = (value.astype(numpy.uint32) << 16).view(numpy.float32)
+        tensors[name] = value.astype(numpy.float64).reshape(entry["shape"])
     return tensors
 
 

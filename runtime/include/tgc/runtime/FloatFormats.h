@@ -1,11 +1,11 @@
 //===- FloatFormats.h - rounding to low-precision float formats -*- C++ -*-===//
 //
-// bf16, f16, the float8 formats (f8E4M3FN, f8E5M2 and their FNUZ variants)
-// and f4E2M1FN as f32 values rounded to the nearest value of the format (ties
-// to even), with the format's overflow rule (to infinity; to NaN for the
-// formats without infinities; to the largest value for f4E2M1FN, which has
-// neither), its subnormals and its zeros (no -0 in the FNUZ formats). Header
-// only and host/device, so that the interpreter (through
+// bf16, f16, the float8 formats (f8E4M3FN, f8E5M2 and their FNUZ variants),
+// f4E2M1FN and f8E8M0FNU as f32 values rounded to the nearest value of the
+// format (ties to even), with the format's overflow rule (to infinity; to NaN
+// for the formats without infinities; to the largest value for f4E2M1FN, which
+// has neither), its subnormals and its zeros (no -0 in the FNUZ formats).
+// Header only and host/device, so that the interpreter (through
 // tgc/Support/FloatFormats.h), the host target and CUDA kernels round the
 // same way, bit for bit.
 //
@@ -143,6 +143,26 @@ TGC_HD inline float roundToF8E4M3FN(float value) {
 }
 TGC_HD inline float roundToF8E5M2(float value) {
   return roundWithTraits<kE5M2Traits>(value);
+}
+
+/// `value` rounded to f8E8M0FNU, the MX scales (powers of two 2^-127 to
+/// 2^127, and NaN): the f32 exponent, one more when the mantissa is at
+/// least one half (for an f32 subnormal, more than one half), as ONNX's
+/// "nearest" mode rounds; zero becomes 2^-127, and a negative value, an
+/// infinity, NaN or a value rounding beyond 2^127 becomes NaN.
+TGC_HD inline float roundToE8M0(float value) {
+  using namespace detail;
+  uint32_t bits = bitCast<uint32_t>(value);
+  uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
+  bool negative = (bits >> 31) && (bits & 0x7fffffff);
+  if (exponent == 0xff || negative)
+    return bitCast<float>(kQuietNaNBits);
+  bool half = mantissa & 0x400000, beyondHalf = mantissa & 0x3fffff;
+  exponent += half && (beyondHalf || exponent > 0);
+  if (exponent == 0xff)
+    return bitCast<float>(kQuietNaNBits);
+  // 2^-127 is an f32 subnormal.
+  return bitCast<float>(exponent ? exponent << 23 : 0x400000u);
 }
 
 } // namespace tgc::rt

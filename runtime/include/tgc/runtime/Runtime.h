@@ -33,11 +33,26 @@ enum class DType {
   I8,
   U32,
   U16,
-  U8
+  U8,
+  // One element a byte, as Storage.h keeps them.
+  F8E4M3FNUZ,
+  F8E5M2FNUZ,
+  F4E2M1FN,
+  F8E8M0FNU,
+  I4,
+  U4,
+  I2,
+  U2
 };
 
-/// Bytes of one element; the safetensors name of the type ("F32", "BF16"...).
+/// Bytes of one element in the arena.
 size_t getDTypeBytes(DType type);
+/// The type a value of `type` has in .safetensors files: `type` itself, or
+/// F32 for f8E4M3FNUZ, f8E5M2FNUZ and f4E2M1FN, which safetensors has no
+/// one-byte name for (F32 holds their values exactly). i4 and i2 are saved
+/// as I8, ui4 and ui2 as U8 (their bytes are those values).
+DType getFileDType(DType type);
+/// The safetensors name of getFileDType(type) ("F32", "BF16"...).
 const char *getSafetensorsDType(DType type);
 bool isFloatDType(DType type);
 

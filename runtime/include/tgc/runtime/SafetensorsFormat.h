@@ -29,9 +29,10 @@ namespace tgc::rt::safetensors {
 /// define.
 inline int64_t getDTypeSize(const std::string &dtype) {
   static const std::map<std::string, int64_t> sizes = {
-      {"F64", 8},  {"I64", 8}, {"U64", 8},  {"F32", 4},     {"I32", 4},
-      {"U32", 4},  {"F16", 2}, {"BF16", 2}, {"I16", 2},     {"U16", 2},
-      {"BOOL", 1}, {"I8", 1},  {"U8", 1},   {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+      {"F64", 8}, {"I64", 8},     {"U64", 8},     {"F32", 4},
+      {"I32", 4}, {"U32", 4},     {"F16", 2},     {"BF16", 2},
+      {"I16", 2}, {"U16", 2},     {"BOOL", 1},    {"I8", 1},
+      {"U8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"F8_E8M0", 1}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }

@@ -107,7 +107,7 @@ def TG_Dialect : Dialect {
 // The float8 FNUZ formats, f4E2M1FN and f8E8M0FNU are storage formats of
 // imported models (ONNX's FLOAT8E4M3FNUZ, FLOAT8E5M2FNUZ, FLOAT4E2M1 and
 // FLOAT8E8M0, the MX formats' elements and scales): the interpreter
-// computes with them, code generation does not.
+// computes with them, and generated kernels store them one element a byte.
 def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ,
                                  F8E5M2FNUZ, F4E2M1FN, F8E8M0FNU, F64],
                                 "tg floating-point type">;

@@ -319,14 +319,16 @@ def TG_BitwiseNotOp : TG_ElementwiseOp<"bitwise_not", 1, 0,
 }
 
 def TG_BitcastOp : TG_ElementwiseOp<"bitcast", 0, 0,
-    [TG_DefaultPrecision, AllShapesMatch<["operand", "result"]>]> {
+    [TG_DefaultPrecision, TG_Differentiable,
+     AllShapesMatch<["operand", "result"]>]> {
   let summary = "Elementwise reinterpretation of the bits";
   let description = [{
     Each element's bits read as the result's element type of the same
     width (ONNX's BitCast): f32 1.0 is i32 1065353216, i8 -1 is ui8 255;
     `i1` counts as one byte (ONNX stores bool so): true is `i8` or `ui8`
-    1, and a byte reinterprets as `i1` true when it is not 0. Not
-    differentiable.
+    1, and a byte reinterprets as `i1` true when it is not 0. A float
+    result of integer bits carries no gradient back (integers carry none);
+    one of a float's bits cannot be differentiated (an error).
 
     ```mlir
     %0 = tg.bitcast %a : tensor<4xf32> -> tensor<4xi32>

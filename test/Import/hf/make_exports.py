@@ -48,12 +48,14 @@ Not checked in (--families or --all builds them):
   gptj     GPTJForCausalLM (interleaved partial rotary)
   bloom    BloomForCausalLM (ALiBi through baddbmm on merged batch x heads:
            its attention stays decomposed, --explain-attention says why)
-  mixtral  MixtralForCausalLM: 4 experts, 2 per token (router top-k,
-           per-expert token selection), the experts as transformers' eager
-           loop; the TorchScript export selects each expert's tokens by a
-           NonZero of the routing, whose shape depends on the data (tgc
-           refuses it at import, naming the node); the dynamo exporter
-           fails on the data-dependent shapes
+  mixtral  MixtralForCausalLM: 4 experts, 2 per token (router top-k), the
+           experts as transformers' batched_mm implementation: each
+           (token, expert) pair's weights gathered by the routing, products
+           batched, the k outputs weighted and summed: static shapes. (Its
+           "eager" loop over the experts selects each expert's tokens by a
+           NonZero of the routing, a shape that depends on the data: tgc
+           refuses it at import, naming the node, and the dynamo exporter
+           fails on it; TGC_EXPERTS=eager exports that form.)
   qwen2moe Qwen2MoeForCausalLM: 4 experts and a gated shared expert (as
            mixtral)
 
@@ -324,6 +326,7 @@ FIRST_INPUT = {"vit": "pixel_values", "swin": "pixel_values",
                "convnext": "pixel_values", "resnet": "pixel_values",
                "whisper": "input_features"}
 CLASSES, MELS, FRAMES = 5, 8, 16
+EXPERTS = os.environ.get("TGC_EXPERTS", "batched_mm")
 
 
 def first_input(family):
@@ -334,9 +337,10 @@ def build(family, attn, perturb=True):
     torch.manual_seed(0)
     cfg, cls = config(family, attn)
     if family in ("mixtral", "qwen2moe"):
-        # The experts as a loop over them (transformers' grouped_mm is a
-        # custom op that neither exporter converts).
-        cfg._experts_implementation = "eager"
+        # batched_mm (static shapes) unless TGC_EXPERTS says otherwise;
+        # transformers' grouped_mm is a custom op that neither exporter
+        # converts.
+        cfg._experts_implementation = EXPERTS
     model = cls(cfg).eval()
     if not perturb:
         return model
@@ -505,6 +509,7 @@ CHECKED_IN = (
     "deberta-dynamo-loss", "mamba-dynamo-loss",
     "vit-dynamo-loss", "swin-ts-loss", "convnext-dynamo-loss",
     "resnet-ts-loss", "whisper-dynamo-loss",
+    "mixtral-dynamo-loss", "qwen2moe-ts-loss",
 )
 
 

@@ -8,6 +8,8 @@
 
 #include "tgc/Transforms/Raise.h"
 
+#include "RaiseExperts.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -1659,6 +1661,8 @@ StringRef tgc::getRaiseKindName(RaiseKind kind) {
     return "attention";
   case RaiseKind::CrossEntropy:
     return "cross_entropy";
+  case RaiseKind::Experts:
+    return "experts";
   }
   llvm_unreachable("unknown raise kind");
 }
@@ -1666,7 +1670,8 @@ StringRef tgc::getRaiseKindName(RaiseKind kind) {
 ArrayRef<RaiseKind> tgc::getAllRaiseKinds() {
   static const RaiseKind kinds[] = {
       RaiseKind::CrossEntropy, RaiseKind::Attention, RaiseKind::LayerNorm,
-      RaiseKind::RmsNorm,      RaiseKind::Gelu,      RaiseKind::Silu};
+      RaiseKind::RmsNorm,      RaiseKind::Gelu,      RaiseKind::Silu,
+      RaiseKind::Experts};
   return kinds;
 }
 
@@ -1706,6 +1711,9 @@ void tgc::populateTGRaisePatterns(RewritePatternSet &patterns,
       addRaise<tg::NegOp, tg::MulOp, tg::ReduceOp>(patterns, kind,
                                                    raiseOneHotCrossEntropy);
       patterns.add<RaiseLogSoftmaxCrossEntropy>(patterns.getContext());
+      break;
+    case RaiseKind::Experts:
+      addRaise<tg::MatmulOp>(patterns, kind, raiseGatheredExperts);
       break;
     }
   }

@@ -1,6 +1,6 @@
 // RUN: not tgc-opt %s --tg-raise='patterns=gelu,softmax' 2>&1 | FileCheck %s --check-prefix=PATTERN
 // RUN: not tgc-opt %s --tg-raise='mask-threshold=-100' 2>&1 | FileCheck %s --check-prefix=THRESHOLD
-// PATTERN: error: tg-raise: unknown pattern 'softmax'; expected one of cross_entropy, attention, layer_norm, rms_norm, gelu, silu
+// PATTERN: error: tg-raise: unknown pattern 'softmax'; expected one of cross_entropy, attention, layer_norm, rms_norm, gelu, silu, experts
 // THRESHOLD: error: tg-raise: mask-threshold must be at most -1e4, so that a hidden key's probability underflows to 0; got -1.000000e+02
 
 // Raising finds nothing to complain about in a valid function: patterns that

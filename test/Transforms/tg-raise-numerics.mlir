@@ -21,6 +21,8 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_dropout_block --random-inputs 18 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry experts_left --random-inputs 19 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry experts_right --random-inputs 20 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
 
 // RAISED-LABEL: func.func @layer_norm
@@ -64,6 +66,10 @@
 // RAISED-LABEL: func.func @cross_entropy_of_log_softmax
 // RAISED-NOT: tg.log_softmax
 // RAISED: tg.cross_entropy mean
+// RAISED-LABEL: func.func @experts_left
+// RAISED-NOT: tg.embedding
+// RAISED-LABEL: func.func @experts_right
+// RAISED-NOT: tg.embedding
 
 func.func @layer_norm(%x: tensor<2x5x16xf32> {tg.role = "input", tg.name = "x"},
                       %g: tensor<16xf32> {tg.role = "input", tg.name = "g"},
@@ -410,4 +416,32 @@ func.func @cross_entropy_of_log_softmax(%x: tensor<15x16xf32> {tg.role = "input"
   %lp = tg.log_softmax %x dim = 1 : tensor<15x16xf32>
   %l, %lse = tg.cross_entropy mean %lp, %labels : (tensor<15x16xf32>, tensor<15xi64>) -> (tensor<f32>, tensor<15xf32>)
   return %l : tensor<f32>
+}
+
+// Transformers' batched_mm experts (tg-raise.mlir): matrices gathered by
+// the router's top-k, raised to one product with every expert.
+func.func @experts_left(%router: tensor<5x4xf32> {tg.role = "input", tg.name = "router"},
+                        %w: tensor<4x12x24xf32> {tg.role = "input", tg.name = "w"},
+                        %x: tensor<10x24x1xf32> {tg.role = "input", tg.name = "x"})
+    -> (tensor<10x12x1xf32> {tg.name = "y"}) {
+  %v, %i = tg.top_k %router k = 2 : tensor<5x4xf32> -> tensor<5x2xf32>, tensor<5x2xi64>
+  %ids = tg.reshape %i : tensor<5x2xi64> -> tensor<10xi64>
+  %table = tg.reshape %w : tensor<4x12x24xf32> -> tensor<4x288xf32>
+  %g = tg.embedding %table[%ids] : (tensor<4x288xf32>, tensor<10xi64>) -> tensor<10x288xf32>
+  %m = tg.reshape %g : tensor<10x288xf32> -> tensor<10x12x24xf32>
+  %y = tg.matmul %m, %x : (tensor<10x12x24xf32>, tensor<10x24x1xf32>) -> tensor<10x12x1xf32>
+  return %y : tensor<10x12x1xf32>
+}
+
+func.func @experts_right(%router: tensor<10x4xf32> {tg.role = "input", tg.name = "router"},
+                         %w: tensor<4x24x12xf32> {tg.role = "input", tg.name = "w"},
+                         %x: tensor<10x1x24xf32> {tg.role = "input", tg.name = "x"})
+    -> (tensor<10x1x12xf32> {tg.name = "y"}) {
+  %v, %i = tg.top_k %router k = 1 : tensor<10x4xf32> -> tensor<10x1xf32>, tensor<10x1xi64>
+  %ids = tg.reshape %i : tensor<10x1xi64> -> tensor<10xi64>
+  %table = tg.reshape %w : tensor<4x24x12xf32> -> tensor<4x288xf32>
+  %g = tg.embedding %table[%ids] : (tensor<4x288xf32>, tensor<10xi64>) -> tensor<10x288xf32>
+  %m = tg.reshape %g : tensor<10x288xf32> -> tensor<10x24x12xf32>
+  %y = tg.matmul %x, %m : (tensor<10x1x24xf32>, tensor<10x24x12xf32>) -> tensor<10x1x12xf32>
+  return %y : tensor<10x1x12xf32>
 }

@@ -1156,3 +1156,86 @@ func.func @attention_zeros_added(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32
   %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
 }
+
+// -----
+
+// Transformers' batched_mm experts: each (token, expert) pair's matrix
+// gathered from the experts' table by the router's top-k, the importer's
+// wrapping of negative ids (never taken: top_k's indices are >= 0), then one
+// product per pair. Raised to one GEMM of every pair with every expert,
+// selected by the ids.
+// CHECK-LABEL: func.func @experts_left
+// CHECK-NOT:     tg.embedding
+// CHECK:         %[[ALL:.*]] = tg.matmul %{{.*}}, %{{.*}} transpose_b : (tensor<6x16xf32>, tensor<40x16xf32>) -> tensor<6x40xf32>
+// CHECK:         %[[BY:.*]] = tg.reshape %[[ALL]] : tensor<6x40xf32> -> tensor<6x4x10xf32>
+// CHECK:         %[[EQ:.*]] = tg.compare eq
+// CHECK:         %[[MASK:.*]] = tg.broadcast_in_dim %[[EQ]] dims = [0, 1] : tensor<6x4xi1> -> tensor<6x4x10xi1>
+// CHECK:         %[[SEL:.*]] = tg.select %[[MASK]], %[[BY]], %{{.*}} : tensor<6x4x10xi1>, tensor<6x4x10xf32>
+// CHECK:         tg.reduce sum %[[SEL]] dims = [1] : tensor<6x4x10xf32> -> tensor<6x10xf32>
+func.func @experts_left(%router: tensor<3x4xf32>, %w: tensor<4x10x16xf32>, %x: tensor<6x16x1xf32>) -> tensor<6x10x1xf32> {
+  %v, %i = tg.top_k %router k = 2 : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+  %flat = tg.reshape %i : tensor<3x2xi64> -> tensor<6xi64>
+  %zero = tg.constant dense<0> : tensor<6xi64>
+  %four = tg.constant dense<4> : tensor<6xi64>
+  %neg = tg.compare lt, %flat, %zero : tensor<6xi64>
+  %wrapped = tg.add %flat, %four : tensor<6xi64>
+  %ids = tg.select %neg, %wrapped, %flat : tensor<6xi1>, tensor<6xi64>
+  %table = tg.reshape %w : tensor<4x10x16xf32> -> tensor<4x160xf32>
+  %g = tg.embedding %table[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
+  %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x10x16xf32>
+  %y = tg.matmul %m, %x : (tensor<6x10x16xf32>, tensor<6x16x1xf32>) -> tensor<6x10x1xf32>
+  return %y : tensor<6x10x1xf32>
+}
+
+// -----
+
+// The transposed form (vectors times [H, O] matrices): the table transposed
+// to [H, E*O] for the GEMM.
+// CHECK-LABEL: func.func @experts_right
+// CHECK-NOT:     tg.embedding
+// CHECK:         tg.transpose %{{.*}} perm = [1, 0, 2] : tensor<4x16x10xf32> -> tensor<16x4x10xf32>
+// CHECK:         tg.matmul %{{.*}}, %{{.*}} : (tensor<6x16xf32>, tensor<16x40xf32>) -> tensor<6x40xf32>
+// CHECK:         tg.reduce sum %{{.*}} dims = [1] : tensor<6x4x10xf32> -> tensor<6x10xf32>
+func.func @experts_right(%router: tensor<6x4xf32>, %w: tensor<4x160xf32>, %x: tensor<6x1x16xf32>) -> tensor<6x1x10xf32> {
+  %v, %i = tg.top_k %router k = 1 : tensor<6x4xf32> -> tensor<6x1xf32>, tensor<6x1xi64>
+  %ids = tg.reshape %i : tensor<6x1xi64> -> tensor<6xi64>
+  %g = tg.embedding %w[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
+  %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x16x10xf32>
+  %y = tg.matmul %x, %m : (tensor<6x1x16xf32>, tensor<6x16x10xf32>) -> tensor<6x1x10xf32>
+  return %y : tensor<6x1x10xf32>
+}
+
+// -----
+
+// Ids the raise cannot bound (an argument: an out-of-range one must stay
+// the embedding's error), ids that may reach past the table (top_k over 5
+// positions, 4 rows), and matrices narrower than the number of experts (the
+// products would take more memory than the gathered matrices) stay.
+// CHECK-LABEL: func.func @experts_unbounded
+// CHECK:         tg.embedding
+// CHECK-LABEL: func.func @experts_past_table
+// CHECK:         tg.embedding
+// CHECK-LABEL: func.func @experts_narrow
+// CHECK:         tg.embedding
+func.func @experts_unbounded(%ids: tensor<6xi64>, %w: tensor<4x160xf32>, %x: tensor<6x16x1xf32>) -> tensor<6x10x1xf32> {
+  %g = tg.embedding %w[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
+  %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x10x16xf32>
+  %y = tg.matmul %m, %x : (tensor<6x10x16xf32>, tensor<6x16x1xf32>) -> tensor<6x10x1xf32>
+  return %y : tensor<6x10x1xf32>
+}
+func.func @experts_past_table(%router: tensor<6x5xf32>, %w: tensor<4x160xf32>, %x: tensor<6x16x1xf32>) -> tensor<6x10x1xf32> {
+  %v, %i = tg.top_k %router k = 1 : tensor<6x5xf32> -> tensor<6x1xf32>, tensor<6x1xi64>
+  %ids = tg.reshape %i : tensor<6x1xi64> -> tensor<6xi64>
+  %g = tg.embedding %w[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
+  %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x10x16xf32>
+  %y = tg.matmul %m, %x : (tensor<6x10x16xf32>, tensor<6x16x1xf32>) -> tensor<6x10x1xf32>
+  return %y : tensor<6x10x1xf32>
+}
+func.func @experts_narrow(%router: tensor<6x4xf32>, %w: tensor<4x30xf32>, %x: tensor<6x3x1xf32>) -> tensor<6x10x1xf32> {
+  %v, %i = tg.top_k %router k = 1 : tensor<6x4xf32> -> tensor<6x1xf32>, tensor<6x1xi64>
+  %ids = tg.reshape %i : tensor<6x1xi64> -> tensor<6xi64>
+  %g = tg.embedding %w[%ids] : (tensor<4x30xf32>, tensor<6xi64>) -> tensor<6x30xf32>
+  %m = tg.reshape %g : tensor<6x30xf32> -> tensor<6x10x3xf32>
+  %y = tg.matmul %m, %x : (tensor<6x10x3xf32>, tensor<6x3x1xf32>) -> tensor<6x10x1xf32>
+  return %y : tensor<6x10x1xf32>
+}

@@ -604,6 +604,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     | `x * sigmoid(x)` | `tg.silu` |
     | `dropout(softmax(mask(cap(scale * q @ k^T)))) @ v` | `tg.attention` (`causal`, `scale`, `bias`, `softcap`, `dropout`) |
     | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
+    | `matmul(reshape(embedding(T, ids)), x)`: matrices gathered per token from a table of experts' | one `tg.matmul` of every token with every expert, selected by `ids` |
 
     Matching is structural and tolerant of how an importer writes things:
     commutative operands in either order, scalars as `tensor<f32>` constants
@@ -683,6 +684,25 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     `tg.log_softmax` reads the logits directly. The raised op requires the
     labels to be in `[0, C)`, where the one-hot form gave 0 for others.
 
+    Experts (transformers' `batched_mm` mixture of experts: Mixtral,
+    Qwen2-MoE): each (token, expert) pair's matrix is gathered from the
+    experts' table `T` (`[E, O*H]`) by the router's top-k ids and multiplied
+    by the pair's vector (`[S, O, H] x [S, H, 1]`, or `[S, 1, H] x
+    [S, H, O]`). That keeps a copy of a matrix per pair (S x O x H values)
+    and reads each for one multiply-add. The raise multiplies every vector by
+    every expert's matrix in one GEMM (`[S, H] x [H, E*O]`) and keeps, by a
+    `tg.select` of the one-hot mask of `ids` and a `sum` over the experts,
+    the product of each pair's own expert: S x E x O values and E times the
+    flops, in a GEMM at its peak; the other experts' products never reach
+    the result (an infinity among them is no NaN). It applies when the ids
+    are provably in `[0, E)` (the embedding reports an id that is not;
+    the selection would give zeros): `top_k` indices over rows of at most
+    E elements, through views, additions of constants, and selects whose
+    choice the value ranges decide (an importer's wrapping of negative
+    indices); and when `H > E`, so that the products take less memory than
+    the gathered matrices. The backward is the GEMM's: the gradient of `T`
+    is dense.
+
     A pattern is raised only when it saves work: every intermediate value
     of the pattern must be used only inside it (a normalized value or an
     attention probability read elsewhere keeps its decomposition), and the
@@ -692,7 +712,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     Each form is a rewrite pattern (`populateTGRaisePatterns`) applied by the
     greedy driver, consumers before producers; where one op ends several
     forms, the bigger form is tried first (cross-entropy, attention, layer
-    norm, RMS norm, GELU, SiLU). The driver erases the ops left dead, and any
+    norm, RMS norm, GELU, SiLU, experts). The driver erases the ops left dead, and any
     op that was dead on input; it neither folds nor merges constants, so
     nothing else changes.
 
@@ -718,7 +738,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
   let options = [
     ListOption<"patterns", "patterns", "std::string",
                "The patterns to raise, among layer_norm, rms_norm, gelu, "
-               "silu, attention and cross_entropy (default: all)">,
+               "silu, attention, cross_entropy and experts (default: all)">,
     Option<"maskThreshold", "mask-threshold", "double", /*default=*/"-1.0e4",
            "Attention mask values at or below this hide a key (at most -1e4, "
            "so that a hidden key's probability underflows to 0)">,

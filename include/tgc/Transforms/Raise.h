@@ -28,6 +28,9 @@ enum class RaiseKind {
   Silu,
   Attention,
   CrossEntropy,
+  /// Matrices gathered per token from a table of experts' (transformers'
+  /// batched_mm experts): one dense product of every expert.
+  Experts,
 };
 
 /// The option name of a kind (`layer_norm`, `rms_norm`, ...).

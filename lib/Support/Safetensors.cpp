@@ -5,12 +5,15 @@
 #include "tgc/Support/InputFile.h"
 #include "tgc/Support/OutputFile.h"
 #include "tgc/runtime/SafetensorsFormat.h"
+#include "tgc/runtime/Storage.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
 
 using namespace tgc;
 
@@ -92,7 +95,38 @@ tgc::safetensors::Entry tgc::safetensors::toEntry(std::string name,
           std::move(array.data)};
 }
 
+namespace {
+/// The elements of `data`, stored as `S` (one of the runtime's storage
+/// types), as F32 bytes: exact, as every value of these formats is an f32.
+template <typename S>
+std::vector<char> widenToF32(const std::vector<char> &data) {
+  size_t count = data.size() / sizeof(S);
+  std::vector<char> wide(count * sizeof(float));
+  for (size_t i = 0; i < count; ++i) {
+    S element;
+    std::memcpy(&element, data.data() + i * sizeof(S), sizeof(S));
+    float value = tgc::rt::ld(element);
+    std::memcpy(wide.data() + i * sizeof(float), &value, sizeof(float));
+  }
+  return wide;
+}
+} // namespace
+
 llvm::Expected<tgc::npy::Array> tgc::safetensors::toArray(Entry entry) {
+  // The float formats .npy has no type for (a bf16 parameter's checkpoint
+  // from a generated trainer, an fp8 one) are read as their F32 values.
+  std::vector<char> (*widen)(const std::vector<char> &) = nullptr;
+  if (entry.dtype == "BF16")
+    widen = widenToF32<rt::bf16>;
+  else if (entry.dtype == "F8_E4M3")
+    widen = widenToF32<rt::f8e4m3fn>;
+  else if (entry.dtype == "F8_E5M2")
+    widen = widenToF32<rt::f8e5m2>;
+  else if (entry.dtype == "F8_E8M0")
+    widen = widenToF32<rt::f8e8m0fnu>;
+  if (widen)
+    return npy::Array{npy::DType::F32, std::move(entry.shape),
+                      widen(entry.data)};
   std::optional<npy::DType> dtype = parseDType(entry.dtype);
   if (!dtype)
     return llvm::createStringError("tensor '" + entry.name + "' has dtype " +

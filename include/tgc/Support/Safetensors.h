@@ -48,6 +48,8 @@ std::optional<npy::DType> parseDType(llvm::StringRef dtype);
 /// The entry holding `array` under `name`.
 Entry toEntry(std::string name, npy::Array array);
 /// The array an entry holds, or an error naming the tensor and its dtype.
+/// BF16 and the float8 dtypes (F8_E4M3, F8_E5M2, F8_E8M0), which .npy has
+/// no type for, come as their F32 values (exact).
 llvm::Expected<npy::Array> toArray(Entry entry);
 
 } // namespace tgc::safetensors

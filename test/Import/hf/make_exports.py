@@ -58,6 +58,19 @@ Not checked in (--families or --all builds them):
            fails on it; TGC_EXPERTS=eager exports that form.)
   qwen2moe Qwen2MoeForCausalLM: 4 experts and a gated shared expert (as
            mixtral)
+  qwen3moe, olmoe, granitemoe  their ...ForCausalLM (MoE as mixtral: q/k
+           norms, OLMoE's and Granite's routing and multipliers)
+  gptoss   GptOssForCausalLM: attention sinks (a learned logit per head
+           joining each softmax, its column dropped after), sliding and
+           full attention layers, experts with biases and a clamped SwiGLU
+           (eager attention only: no SDPA path in transformers)
+  deepseekv3  DeepseekV3ForCausalLM: multi-head latent attention (low-rank
+           q and kv projections, a decoupled rotary part), a dense first
+           layer, then experts routed by sigmoid scores within the top
+           group, and a shared expert
+  phi3     Phi3ForCausalLM: fused qkv and gate/up projections
+  modernbert  ModernBertForMaskedLM: alternating local (window 4) and
+           global attention, rotary positions, GeGLU
 
 Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
   EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
@@ -291,6 +304,44 @@ def config(family, attn):
             num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
             shared_expert_intermediate_size=32, router_aux_loss_coef=0.0,
             **common), transformers.Qwen2MoeForCausalLM
+    moe = dict(hidden_size=HIDDEN, intermediate_size=48,
+               num_key_value_heads=2, num_experts_per_tok=2,
+               router_aux_loss_coef=0.0, **common)
+    if family == "qwen3moe":
+        return transformers.Qwen3MoeConfig(
+            num_experts=4, moe_intermediate_size=24, head_dim=8,
+            **moe), transformers.Qwen3MoeForCausalLM
+    if family == "olmoe":
+        return transformers.OlmoeConfig(
+            num_experts=4, **moe), transformers.OlmoeForCausalLM
+    if family == "granitemoe":
+        return transformers.GraniteMoeConfig(
+            num_local_experts=4, **moe), transformers.GraniteMoeForCausalLM
+    if family == "gptoss":
+        return transformers.GptOssConfig(
+            num_local_experts=4, head_dim=8, sliding_window=4,
+            layer_types=["sliding_attention", "full_attention"],
+            **moe), transformers.GptOssForCausalLM
+    if family == "deepseekv3":
+        return transformers.DeepseekV3Config(
+            hidden_size=HIDDEN, intermediate_size=48, moe_intermediate_size=24,
+            num_key_value_heads=4, n_routed_experts=4, n_shared_experts=1,
+            num_experts_per_tok=2, n_group=2, topk_group=1,
+            first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=16,
+            qk_rope_head_dim=4, qk_nope_head_dim=8, v_head_dim=8,
+            **common), transformers.DeepseekV3ForCausalLM
+    if family == "phi3":
+        return transformers.Phi3Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            resid_pdrop=0.0, embd_pdrop=0.0, attention_dropout=0.0,
+            pad_token_id=0, **common), transformers.Phi3ForCausalLM
+    if family == "modernbert":
+        return transformers.ModernBertConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=16, local_attention=4,
+            global_attn_every_n_layers=2, pad_token_id=0,
+            attn_implementation=attn), transformers.ModernBertForMaskedLM
     if family == "deberta":
         return transformers.DebertaV2Config(
             vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
@@ -317,8 +368,10 @@ FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "gemma2", "t5", "gemma3", "qwen3", "olmo2", "starcoder2", "gptneox",
             "falcon", "granite", "bart", "distilbert", "roberta", "electra",
             "albert", "gptj", "bloom", "mixtral", "qwen2moe", "deberta",
-            "mamba", "vit", "swin", "convnext", "resnet", "whisper")
-NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba", "swin", "convnext",
+            "mamba", "vit", "swin", "convnext", "resnet", "whisper",
+            "qwen3moe", "olmoe", "granitemoe", "gptoss", "deepseekv3", "phi3",
+            "modernbert")
+NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba", "swin", "convnext", "gptoss",
            "resnet", "whisper")
 # The model's first input, when not token ids: images, or (Whisper) log-mel
 # features. Its batch is saved under this name and exported so.
@@ -326,6 +379,8 @@ FIRST_INPUT = {"vit": "pixel_values", "swin": "pixel_values",
                "convnext": "pixel_values", "resnet": "pixel_values",
                "whisper": "input_features"}
 CLASSES, MELS, FRAMES = 5, 8, 16
+MOE = ("mixtral", "qwen2moe", "qwen3moe", "olmoe", "granitemoe", "gptoss",
+       "deepseekv3")
 EXPERTS = os.environ.get("TGC_EXPERTS", "batched_mm")
 
 
@@ -336,7 +391,7 @@ def first_input(family):
 def build(family, attn, perturb=True):
     torch.manual_seed(0)
     cfg, cls = config(family, attn)
-    if family in ("mixtral", "qwen2moe"):
+    if family in MOE:
         # batched_mm (static shapes) unless TGC_EXPERTS says otherwise;
         # transformers' grouped_mm is a custom op that neither exporter
         # converts.
@@ -510,6 +565,7 @@ CHECKED_IN = (
     "vit-dynamo-loss", "swin-ts-loss", "convnext-dynamo-loss",
     "resnet-ts-loss", "whisper-dynamo-loss",
     "mixtral-dynamo-loss", "qwen2moe-ts-loss",
+    "gptoss-dynamo-loss", "deepseekv3-ts-loss", "modernbert-dynamo-loss",
 )
 
 

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace tgc;
@@ -791,6 +792,10 @@ struct AttentionMatch {
   /// mask is tg.attention's (the same seed, stream, rate, offset and
   /// [B, H, Sq, Sk] elements).
   tg::DropoutOp dropout;
+  /// Attention sinks (GPT-OSS): the [B, H, Sq, 1] column of logits that
+  /// joins each row of scores before the softmax, its probability dropped
+  /// after; null without.
+  Value sinks;
   /// A mask computed at run time (not a constant), of the scores' shape:
   /// added to the scores (`addedMask`), or the predicate of a select that
   /// hides a key where it is `hideOnTrue`. `maskScale` is the product of
@@ -944,6 +949,21 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     m.add(guard.getPred());
     probabilities = guard.getOnFalse();
   }
+  // Attention sinks (GPT-OSS): the probabilities are the softmax's but for
+  // its last column, the sink's.
+  bool sinkSlice = false;
+  if (auto slice = probabilities.getDefiningOp<tg::SliceOp>()) {
+    ArrayRef<int64_t> in = typeOf(slice.getOperand()).getShape();
+    ArrayRef<int64_t> out = typeOf(slice).getShape();
+    if (in.size() != 4 || in.take_front(3) != out.take_front(3) ||
+        out[3] + 1 != in[3] ||
+        llvm::any_of(slice.getStartIndices(), [](int64_t i) { return i; }) ||
+        llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
+      return std::nullopt;
+    m.add(probabilities);
+    probabilities = slice.getOperand();
+    sinkSlice = true;
+  }
   auto softmax = probabilities.getDefiningOp<tg::SoftmaxOp>();
   if (!softmax || softmax.getDimension() != 3)
     return std::nullopt;
@@ -954,6 +974,41 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
 
   // Scale and mask, in any order, down to the scores' matmul.
   Value scores = softmax.getOperand();
+  if (sinkSlice) {
+    // `x - rowmax(x)` before the softmax (GPT-OSS's stabilization), which
+    // changes no softmax, then `x = concat(scores, sinks)`.
+    if (auto sub = scores.getDefiningOp<tg::SubOp>()) {
+      Value rowMax = sub.getRhs();
+      SmallVector<Value> chain = {scores, rowMax};
+      while (isa_and_nonnull<tg::BroadcastInDimOp, tg::ReshapeOp>(
+          rowMax.getDefiningOp())) {
+        rowMax = rowMax.getDefiningOp()->getOperand(0);
+        chain.push_back(rowMax);
+      }
+      auto max = rowMax.getDefiningOp<tg::ReduceOp>();
+      if (!max || max.getKind() != tg::ReduceKind::Max ||
+          max.getOperand() != sub.getLhs() ||
+          max.getDimensions() != ArrayRef<int64_t>{3})
+        return refuse("a subtraction before the sinks' softmax that is not "
+                      "the row maximum's");
+      for (Value v : chain)
+        m.add(v);
+      scores = sub.getLhs();
+    }
+    auto concat = scores.getDefiningOp<tg::ConcatOp>();
+    if (!concat || concat.getDimension() != 3 ||
+        concat.getInputs().size() != 2 ||
+        typeOf(concat.getInputs()[1]).getDimSize(3) != 1)
+      return refuse("the probabilities are a softmax's but for its last "
+                    "column, and the column is not a sink's logit joined "
+                    "to the scores");
+    if (dropout)
+      return refuse("attention dropout with sinks (tg.attention would draw "
+                    "its mask over one more key)");
+    m.add(scores);
+    match.sinks = concat.getInputs()[1];
+    scores = concat.getInputs()[0];
+  }
   ArrayRef<int64_t> shape = typeOf(scores).getShape();
   int64_t sq = shape[2], sk = shape[3];
   // At most one constant mask and one computed at run time.
@@ -1323,6 +1378,52 @@ std::optional<std::string> checkAttentionMatch(tg::MatmulOp root,
   return std::nullopt;
 }
 
+/// Attention sinks as one more key, in front of the others: its key and
+/// value are zeros and its score is its sink through the bias (q . 0 is 0,
+/// whatever the scale and cap), so the softmax over the keys and the sink
+/// is the decomposition's and the sink adds nothing to the output. In front,
+/// the causal alignment (key j visible from query i iff j <= i + Sk - Sq)
+/// keeps every real key where it was and shows the sink to every query.
+/// Returns the key, value and f32 bias ([B|1, H|1, Sq|1, Sk + 1]).
+std::tuple<Value, Value, Value> prependSinkKey(OpBuilder &b, Location loc,
+                                               Value key, Value value,
+                                               Value bias, Value sinks) {
+  auto prependZero = [&](Value v) -> Value {
+    SmallVector<int64_t> shape(typeOf(v).getShape());
+    shape[2] = 1;
+    auto type = typeOf(v).clone(ArrayRef<int64_t>(shape));
+    Value zero = tg::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0)));
+    return tg::ConcatOp::create(b, loc, ValueRange{zero, v}, 2);
+  };
+  Type f32 = b.getF32Type();
+  Value column = unbroadcastMask(b, loc, sinks);
+  if (!typeOf(column).getElementType().isF32())
+    column = tg::ConvertOp::create(b, loc, typeOf(column).clone(f32), column);
+  int64_t sk = typeOf(key).getDimSize(2);
+  if (!bias)
+    bias = tg::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({1, 1, 1, sk}, f32),
+                               b.getFloatAttr(f32, 0)));
+  // Both in the common [B|1, H|1, Sq|1] of their leading dimensions.
+  SmallVector<int64_t> lead;
+  for (int64_t d = 0; d < 3; ++d)
+    lead.push_back(
+        std::max(typeOf(column).getDimSize(d), typeOf(bias).getDimSize(d)));
+  auto widen = [&](Value v, int64_t last) -> Value {
+    auto type = RankedTensorType::get({lead[0], lead[1], lead[2], last}, f32);
+    if (v.getType() == type)
+      return v;
+    return tg::BroadcastInDimOp::create(b, loc, type, v,
+                                        ArrayRef<int64_t>{0, 1, 2, 3});
+  };
+  bias = tg::ConcatOp::create(b, loc,
+                              ValueRange{widen(column, 1), widen(bias, sk)}, 3);
+  return {prependZero(key), prependZero(value), bias};
+}
+
 FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
                                 OpBuilder &b) {
   MatchedOps m(root);
@@ -1345,6 +1446,9 @@ FailureOr<Value> raiseAttention(tg::MatmulOp root, const RaiseOptions &options,
   Value bias;
   if (match->addedMask || match->maskPredicate)
     bias = buildAttentionBias(b, loc, *match);
+  if (match->sinks)
+    std::tie(key, value, bias) =
+        prependSinkKey(b, loc, key, value, bias, match->sinks);
   FloatAttr softcap;
   if (match->softcap)
     softcap = b.getF64FloatAttr(*match->softcap);

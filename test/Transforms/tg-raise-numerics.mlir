@@ -21,6 +21,7 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_dropout_block --random-inputs 18 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy --random-inputs 8 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry cross_entropy_of_log_softmax --random-inputs 9 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_sinks --random-inputs 21 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry experts_left --random-inputs 19 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry experts_right --random-inputs 20 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
@@ -70,6 +71,8 @@
 // RAISED-NOT: tg.embedding
 // RAISED-LABEL: func.func @experts_right
 // RAISED-NOT: tg.embedding
+// RAISED-LABEL: func.func @attention_sinks
+// RAISED: tg.attention {{.*}} causal : (tensor<2x2x6x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<1x2x1x7xf32>)
 
 func.func @layer_norm(%x: tensor<2x5x16xf32> {tg.role = "input", tg.name = "x"},
                       %g: tensor<16xf32> {tg.role = "input", tg.name = "g"},
@@ -444,4 +447,35 @@ func.func @experts_right(%router: tensor<10x4xf32> {tg.role = "input", tg.name =
   %m = tg.reshape %g : tensor<10x288xf32> -> tensor<10x24x12xf32>
   %y = tg.matmul %x, %m : (tensor<10x1x24xf32>, tensor<10x24x12xf32>) -> tensor<10x1x12xf32>
   return %y : tensor<10x1x12xf32>
+}
+
+// GPT-OSS's attention sinks: a logit per head joins each row of scores, the
+// rows' maximum is subtracted, and the sink's probability is dropped after
+// the softmax.
+func.func @attention_sinks(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "q"},
+                           %k: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "k"},
+                           %v: tensor<2x2x6x8xf32> {tg.role = "input", tg.name = "v"},
+                           %sink: tensor<2xf32> {tg.role = "input", tg.name = "sink"})
+    -> (tensor<2x2x6x8xf32> {tg.name = "y"}) {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<2x2x6x8xf32> -> tensor<2x2x8x6xf32>
+  %s = tg.matmul %q, %kt : (tensor<2x2x6x8xf32>, tensor<2x2x8x6xf32>) -> tensor<2x2x6x6xf32>
+  %c = tg.constant dense<0.353553385> : tensor<f32>
+  %cb = tg.broadcast_in_dim %c dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %y = tg.mul %s, %cb : tensor<2x2x6x6xf32>
+  %mask = tg.constant dense<[[[[false, true, true, true, true, true], [false, false, true, true, true, true], [false, false, false, true, true, true], [false, false, false, false, true, true], [false, false, false, false, false, true], [false, false, false, false, false, false]]]]> : tensor<1x1x6x6xi1>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x6x6xi1> -> tensor<2x2x6x6xi1>
+  %fill = tg.constant dense<0xFF800000> : tensor<f32>
+  %fb = tg.broadcast_in_dim %fill dims = [] : tensor<f32> -> tensor<2x2x6x6xf32>
+  %z = tg.select %mb, %fb, %y : tensor<2x2x6x6xi1>, tensor<2x2x6x6xf32>
+  %sr = tg.reshape %sink : tensor<2xf32> -> tensor<1x2x1x1xf32>
+  %sb = tg.broadcast_in_dim %sr dims = [0, 1, 2, 3] : tensor<1x2x1x1xf32> -> tensor<2x2x6x1xf32>
+  %x = tg.concat %z, %sb dim = 3 : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>) -> tensor<2x2x6x7xf32>
+  %mx = tg.reduce max %x dims = [3] : tensor<2x2x6x7xf32> -> tensor<2x2x6xf32>
+  %mr = tg.reshape %mx : tensor<2x2x6xf32> -> tensor<2x2x6x1xf32>
+  %mxb = tg.broadcast_in_dim %mr dims = [0, 1, 2, 3] : tensor<2x2x6x1xf32> -> tensor<2x2x6x7xf32>
+  %d = tg.sub %x, %mxb : tensor<2x2x6x7xf32>
+  %p = tg.softmax %d dim = 3 : tensor<2x2x6x7xf32>
+  %ps = tg.slice %p [0:2, 0:2, 0:6, 0:6] : tensor<2x2x6x7xf32> -> tensor<2x2x6x6xf32>
+  %o = tg.matmul %ps, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
 }

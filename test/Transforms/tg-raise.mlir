@@ -1239,3 +1239,65 @@ func.func @experts_narrow(%router: tensor<6x4xf32>, %w: tensor<4x30xf32>, %x: te
   %y = tg.matmul %m, %x : (tensor<6x10x3xf32>, tensor<6x3x1xf32>) -> tensor<6x10x1xf32>
   return %y : tensor<6x10x1xf32>
 }
+
+// -----
+
+// Attention sinks (GPT-OSS): a logit per head joins each row of scores, the
+// row maximum is subtracted, the sink's probability dropped after the
+// softmax. Raised as one more key in front, of zero key and value, whose
+// score is the sink through the bias; the causal mask stays the flag.
+// CHECK-LABEL: func.func @attention_sinks
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x4x8xf32>, %[[V:[^:]+]]: tensor<1x2x4x8xf32>, %[[S:[^:]+]]: tensor<2xf32>)
+// CHECK:         %[[COL:.*]] = tg.reshape %[[S]] : tensor<2xf32> -> tensor<1x2x1x1xf32>
+// CHECK:         %[[BIAS:.*]] = tg.concat %[[COL]], %{{.*}} dim = 3 : (tensor<1x2x1x1xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x1x5xf32>
+// CHECK:         %[[K2:.*]] = tg.concat %{{.*}}, %[[K]] dim = 2
+// CHECK:         %[[V2:.*]] = tg.concat %{{.*}}, %[[V]] dim = 2
+// CHECK:         %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K2]], %[[V2]] bias %[[BIAS]] causal
+// CHECK:         return %[[O]]
+func.func @attention_sinks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sink: tensor<2xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = tg.constant dense<0.353553385> : tensor<1x2x4x4xf32>
+  %y = tg.mul %s, %c : tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xf32> -> tensor<1x2x4x4xf32>
+  %z = tg.add %y, %mb : tensor<1x2x4x4xf32>
+  %sr = tg.reshape %sink : tensor<2xf32> -> tensor<1x2x1x1xf32>
+  %sb = tg.broadcast_in_dim %sr dims = [0, 1, 2, 3] : tensor<1x2x1x1xf32> -> tensor<1x2x4x1xf32>
+  %x = tg.concat %z, %sb dim = 3 : (tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x5xf32>
+  %mx = tg.reduce max %x dims = [3] : tensor<1x2x4x5xf32> -> tensor<1x2x4xf32>
+  %mr = tg.reshape %mx : tensor<1x2x4xf32> -> tensor<1x2x4x1xf32>
+  %mxb = tg.broadcast_in_dim %mr dims = [0, 1, 2, 3] : tensor<1x2x4x1xf32> -> tensor<1x2x4x5xf32>
+  %d = tg.sub %x, %mxb : tensor<1x2x4x5xf32>
+  %p = tg.softmax %d dim = 3 : tensor<1x2x4x5xf32>
+  %ps = tg.slice %p [0:1, 0:2, 0:4, 0:4] : tensor<1x2x4x5xf32> -> tensor<1x2x4x4xf32>
+  %o = tg.matmul %ps, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A softmax whose first column is dropped (not a sink's last), and one whose
+// dropped column is a slice of the scores themselves: both stay.
+// CHECK-LABEL: func.func @sinks_first_column
+// CHECK:         tg.softmax
+// CHECK-LABEL: func.func @sinks_of_scores
+// CHECK:         tg.softmax
+func.func @sinks_first_column(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sink: tensor<1x2x4x1xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %x = tg.concat %sink, %s dim = 3 : (tensor<1x2x4x1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x5xf32>
+  %p = tg.softmax %x dim = 3 : tensor<1x2x4x5xf32>
+  %ps = tg.slice %p [0:1, 0:2, 0:4, 1:5] : tensor<1x2x4x5xf32> -> tensor<1x2x4x4xf32>
+  %o = tg.matmul %ps, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+func.func @sinks_of_scores(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = tg.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %s = tg.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = tg.softmax %s dim = 3 : tensor<1x2x4x4xf32>
+  %ps = tg.slice %p [0:1, 0:2, 0:4, 0:3] : tensor<1x2x4x4xf32> -> tensor<1x2x4x3xf32>
+  %vs = tg.slice %v [0:1, 0:2, 0:3, 0:8] : tensor<1x2x4x8xf32> -> tensor<1x2x3x8xf32>
+  %o = tg.matmul %ps, %vs : (tensor<1x2x4x3xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

@@ -603,6 +603,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     | `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` | `tg.gelu tanh` |
     | `x * sigmoid(x)` | `tg.silu` |
     | `dropout(softmax(mask(cap(scale * q @ k^T)))) @ v` | `tg.attention` (`causal`, `scale`, `bias`, `softcap`, `dropout`) |
+    | `slice(softmax(concat(mask(scale * q @ k^T), sinks)))[..., :Sk] @ v` | `tg.attention` with one more key for the sinks |
     | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
     | `matmul(reshape(embedding(T, ids)), x)`: matrices gathered per token from a table of experts' | one `tg.matmul` of every token with every expert, selected by `ids` |
 
@@ -660,6 +661,19 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     make `c`, those inside `1 / c` times the score's scale. A mask applied
     inside the cap is capped with the scores (its -inf becomes `-c`), so it
     leaves the pattern alone, as does a second cap.
+
+    Attention sinks (GPT-OSS): a learned logit per head joins each row of
+    the masked scores as one more column (`tg.concat`), the row maximum is
+    optionally subtracted, and the sink's probability is sliced off after
+    the softmax. The sinks become one more key in front of the others, of
+    zero key and value, whose score is the sink through the bias (`q . 0`
+    is 0 under any scale or cap): the softmax over the keys and the sink is
+    the decomposition's, and the sink adds nothing to the output. In front,
+    the causal alignment keeps every real key where it was and shows the
+    sink to every query; the bias is the sink column joined to the mask's
+    (zeros without one). The sinks' gradient is the bias gradient's first
+    column. Not with attention dropout, whose mask would be drawn over one
+    more key.
 
     PyTorch's safe softmax after the scores (`p != p ? 0 : p`, which the
     dynamo exporter writes for a masked SDPA) is part of the pattern: the

@@ -69,6 +69,16 @@ Not checked in (--families or --all builds them):
            layer, then experts routed by sigmoid scores within the top
            group, and a shared expert
   phi3     Phi3ForCausalLM: fused qkv and gate/up projections
+  smollm3  SmolLM3ForCausalLM: a layer without rotary positions (NoPE)
+  glm4     Glm4ForCausalLM: partial rotary, norms after attention and MLP
+           (the TorchScript exporter fails in PyTorch)
+  qwen3next  Qwen3NextForCausalLM: a gated DeltaNet linear-attention layer
+           (the chunked delta rule: causal convolution, triangular
+           solves, a recurrence over chunks), a gated full-attention
+           layer, experts and a shared expert (the TorchScript exporter
+           fails in PyTorch: linalg_solve_triangular)
+  llama4   Llama4ForCausalLM (text): chunked attention, NoPE layers,
+           experts (both exporters fail in PyTorch: complex rotary)
   modernbert  ModernBertForMaskedLM: alternating local (window 4) and
            global attention, rotary positions, GeGLU
 
@@ -330,6 +340,31 @@ def config(family, attn):
             first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=16,
             qk_rope_head_dim=4, qk_nope_head_dim=8, v_head_dim=8,
             **common), transformers.DeepseekV3ForCausalLM
+    if family == "llama4":
+        return transformers.Llama4TextConfig(
+            hidden_size=HIDDEN, intermediate_size=24, intermediate_size_mlp=48,
+            num_key_value_heads=2, head_dim=8, num_local_experts=4,
+            num_experts_per_tok=1, interleave_moe_layer_step=1,
+            attention_chunk_size=4, no_rope_layers=[1, 0],
+            router_aux_loss_coef=0.0, **common), transformers.Llama4ForCausalLM
+    if family == "smollm3":
+        return transformers.SmolLM3Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            no_rope_layers=[1, 0], pad_token_id=0,
+            **common), transformers.SmolLM3ForCausalLM
+    if family == "glm4":
+        return transformers.Glm4Config(
+            hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
+            head_dim=8, pad_token_id=0, **common), transformers.Glm4ForCausalLM
+    if family == "qwen3next":
+        return transformers.Qwen3NextConfig(
+            hidden_size=HIDDEN, intermediate_size=48, num_key_value_heads=2,
+            head_dim=8, num_experts=4, num_experts_per_tok=2,
+            moe_intermediate_size=24, shared_expert_intermediate_size=24,
+            linear_num_key_heads=2, linear_num_value_heads=4,
+            linear_key_head_dim=8, linear_value_head_dim=8,
+            layer_types=["linear_attention", "full_attention"],
+            router_aux_loss_coef=0.0, **common), transformers.Qwen3NextForCausalLM
     if family == "phi3":
         return transformers.Phi3Config(
             hidden_size=HIDDEN, intermediate_size=64, num_key_value_heads=2,
@@ -370,7 +405,7 @@ FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "albert", "gptj", "bloom", "mixtral", "qwen2moe", "deberta",
             "mamba", "vit", "swin", "convnext", "resnet", "whisper",
             "qwen3moe", "olmoe", "granitemoe", "gptoss", "deepseekv3", "phi3",
-            "modernbert")
+            "modernbert", "llama4", "smollm3", "glm4", "qwen3next")
 NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba", "swin", "convnext", "gptoss",
            "resnet", "whisper")
 # The model's first input, when not token ids: images, or (Whisper) log-mel
@@ -380,7 +415,7 @@ FIRST_INPUT = {"vit": "pixel_values", "swin": "pixel_values",
                "whisper": "input_features"}
 CLASSES, MELS, FRAMES = 5, 8, 16
 MOE = ("mixtral", "qwen2moe", "qwen3moe", "olmoe", "granitemoe", "gptoss",
-       "deepseekv3")
+       "deepseekv3", "llama4", "qwen3next")
 EXPERTS = os.environ.get("TGC_EXPERTS", "batched_mm")
 
 
@@ -566,6 +601,7 @@ CHECKED_IN = (
     "resnet-ts-loss", "whisper-dynamo-loss",
     "mixtral-dynamo-loss", "qwen2moe-ts-loss",
     "gptoss-dynamo-loss", "deepseekv3-ts-loss", "modernbert-dynamo-loss",
+    "qwen3next-dynamo-loss",
 )
 
 

@@ -256,9 +256,7 @@ bool tgc::rt::convertElements(const std::vector<char> &data, DType from,
     // i1 stores any nonzero value as 1: only 0 and 1 fit.
     if (stored != value) {
       error = "holds " + std::to_string(value) + " at element " +
-              std::to_string(i) +
-              ", which the step's element type cannot "
-              "hold";
+              std::to_string(i) + ", beyond the step's element type";
       return false;
     }
   }

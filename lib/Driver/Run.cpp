@@ -183,7 +183,9 @@ void tgc::printResult(raw_ostream &os, StringRef name, const Tensor &tensor,
   for (int64_t i = 0; i < count; ++i) {
     if (i)
       os << ", ";
-    if (tensor.isIntStorage())
+    if (tensor.isIntStorage() && tensor.getElementType().isUnsignedInteger(64))
+      os << static_cast<uint64_t>(tensor.ints()[i]); // ui64's bits
+    else if (tensor.isIntStorage())
       os << tensor.ints()[i];
     else
       os << llvm::format("%.9g", tensor.getAsDouble(i));

@@ -111,6 +111,8 @@ LogicalResult topKKernel(Operation *op, ArrayRef<const Tensor *> operands,
   int64_t size = x.getShape().back(), k = topK.getK();
   int64_t rows = size == 0 ? 0 : x.getNumElements() / size;
   bool smallest = topK.getSmallest();
+  // ui64 holds its values' bits: their order is unsigned.
+  bool bits64 = x.getElementType().isUnsignedInteger(64);
   visitData(x, values, [&](const auto &src, auto &dst) {
     using T = typename std::decay_t<decltype(src)>::value_type;
     auto isNaN = [](T v) { return v != v; };
@@ -118,6 +120,9 @@ LogicalResult topKKernel(Operation *op, ArrayRef<const Tensor *> operands,
     auto above = [&](T a, T b) {
       if (isNaN(a) || isNaN(b))
         return isNaN(a) && !isNaN(b);
+      if constexpr (std::is_integral_v<T>)
+        if (bits64)
+          return uint64_t(a) > uint64_t(b);
       return a > b;
     };
     std::vector<int64_t> order(size);

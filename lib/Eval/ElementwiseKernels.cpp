@@ -128,12 +128,20 @@ Kernel unaryNumeric(Fn floatFn, int64_t (*intFn)(int64_t)) {
                     });
 }
 
+/// Whether `op`'s result is ui64, whose values are held as their bits in
+/// int64: its order and division are unsigned.
+bool isBits64(Operation *op) {
+  return getElementTypeOrSelf(op->getResult(0).getType()).isUnsignedInteger(64);
+}
+
 /// Integer division rounds toward zero; dividing by zero is an error.
 FailureOr<int64_t> divideInts(Operation *op, int64_t a, int64_t b) {
   if (b == 0) {
     op->emitError("integer division by zero");
     return failure();
   }
+  if (isBits64(op))
+    return static_cast<int64_t>(uint64_t(a) / uint64_t(b));
   if (b == -1)
     return wrapSub(0, a); // INT64_MIN / -1 wraps like the other ops.
   return a / b;
@@ -173,7 +181,11 @@ LogicalResult compareKernel(Operation *op, ArrayRef<const Tensor *> operands,
     for (size_t i = 0, e = x.size(); i < e; ++i)
       out[i] = compare(direction, x[i], y[i]);
   };
-  if (a.isIntStorage())
+  if (a.isIntStorage() && a.getElementType().isUnsignedInteger(64))
+    // ui64 holds its values' bits: their order is unsigned.
+    for (size_t i = 0, e = a.ints().size(); i < e; ++i)
+      out[i] = compare(direction, uint64_t(a.ints()[i]), uint64_t(b.ints()[i]));
+  else if (a.isIntStorage())
     run(a.ints(), b.ints());
   else if (a.isDoubleStorage())
     run(a.doubles(), b.doubles());
@@ -224,6 +236,11 @@ int64_t floatToInt(double value, Type type) {
   if (std::isnan(value))
     return 0;
   double truncated = std::trunc(value);
+  if (type.isUnsignedInteger(64)) // its bits, 0 to 2^64 - 1
+    return truncated <= 0.0 ? 0
+           : truncated >= 0x1p64
+               ? -1
+               : static_cast<int64_t>(static_cast<uint64_t>(truncated));
   int64_t low = getIntMin(type), high = getIntMax(type);
   if (truncated <= static_cast<double>(low))
     return low;
@@ -257,8 +274,9 @@ LogicalResult convertKernel(Operation *op, ArrayRef<const Tensor *> operands,
       APFloat value(semantics);
       bool losesInfo = false;
       if (x.isIntStorage()) {
-        value.convertFromAPInt(APInt(64, x.ints()[i], /*isSigned=*/true),
-                               /*IsSigned=*/true, APFloat::rmNearestTiesToEven);
+        bool isSigned = !x.getElementType().isUnsignedInteger(64);
+        value.convertFromAPInt(APInt(64, x.ints()[i], isSigned), isSigned,
+                               APFloat::rmNearestTiesToEven);
       } else {
         value = APFloat(x.doubles()[i]);
         value.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
@@ -266,8 +284,11 @@ LogicalResult convertKernel(Operation *op, ArrayRef<const Tensor *> operands,
       result.floats()[i] = value.convertToFloat();
     }
   } else if (x.isIntStorage() && result.isFloatStorage()) {
+    bool bits64 = x.getElementType().isUnsignedInteger(64);
     for (int64_t i = 0; i < count; ++i)
-      result.floats()[i] = static_cast<float>(x.ints()[i]);
+      result.floats()[i] =
+          bits64 ? static_cast<float>(static_cast<uint64_t>(x.ints()[i]))
+                 : static_cast<float>(x.ints()[i]);
   } else {
     for (int64_t i = 0; i < count; ++i)
       result.setAsDouble(i, x.getAsDouble(i));
@@ -346,10 +367,19 @@ void tgc::registerElementwiseKernels(KernelRegistry &registry) {
   registry.add(tg::AddOp::getOperationName(), binaryNumeric(add, wrapAdd));
   registry.add(tg::SubOp::getOperationName(), binaryNumeric(sub, wrapSub));
   registry.add(tg::MulOp::getOperationName(), binaryNumeric(mul, wrapMul));
+  // ui64's order is unsigned.
   registry.add(tg::MaxOp::getOperationName(),
-               binaryNumeric(max, propagatingMax<int64_t>));
+               numeric<2>(max, [](Operation *op, int64_t a, int64_t b) {
+                 return FailureOr<int64_t>(
+                     isBits64(op) ? (uint64_t(a) < uint64_t(b) ? b : a)
+                                  : std::max(a, b));
+               }));
   registry.add(tg::MinOp::getOperationName(),
-               binaryNumeric(min, propagatingMin<int64_t>));
+               numeric<2>(min, [](Operation *op, int64_t a, int64_t b) {
+                 return FailureOr<int64_t>(
+                     isBits64(op) ? (uint64_t(b) < uint64_t(a) ? b : a)
+                                  : std::min(a, b));
+               }));
   registry.add(tg::DivOp::getOperationName(),
                numeric<2>([](auto a, auto b) { return a / b; }, divideInts));
   registry.add(tg::PowOp::getOperationName(),
@@ -357,10 +387,13 @@ void tgc::registerElementwiseKernels(KernelRegistry &registry) {
   registry.add(tg::NegOp::getOperationName(),
                unaryNumeric([](auto a) { return -a; },
                             [](int64_t a) { return wrapSub(0, a); }));
-  registry.add(
-      tg::AbsOp::getOperationName(),
-      unaryNumeric([](auto a) { return std::abs(a); },
-                   [](int64_t a) { return a < 0 ? wrapSub(0, a) : a; }));
+  registry.add(tg::AbsOp::getOperationName(),
+               numeric<1>([](auto a) { return std::abs(a); },
+                          [](Operation *op, int64_t a) -> FailureOr<int64_t> {
+                            // ui64's values from 2^63 are held as negative
+                            // bits.
+                            return a < 0 && !isBits64(op) ? wrapSub(0, a) : a;
+                          }));
 
   registry.add(tg::ExpOp::getOperationName(),
                unaryFloat([](auto x) { return std::exp(x); }));

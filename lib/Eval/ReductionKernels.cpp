@@ -92,8 +92,20 @@ LogicalResult reduceKernel(Operation *op, ArrayRef<const Tensor *> operands,
       return static_cast<int64_t>(static_cast<uint64_t>(a) +
                                   static_cast<uint64_t>(b));
     };
+    // ui64 holds its values' bits: its maximum and minimum are unsigned.
+    auto maxU64 = [](int64_t a, int64_t b) {
+      return uint64_t(a) < uint64_t(b) ? b : a;
+    };
+    auto minU64 = [](int64_t a, int64_t b) {
+      return uint64_t(b) < uint64_t(a) ? b : a;
+    };
+    bool bits64 = type.isUnsignedInteger(64);
     if (kind == tg::ReduceKind::Sum)
       reduceInto<int64_t>(x.ints(), result.ints(), shape, strides, 0, sum);
+    else if (bits64 && kind == tg::ReduceKind::Max)
+      reduceInto<int64_t>(x.ints(), result.ints(), shape, strides, 0, maxU64);
+    else if (bits64)
+      reduceInto<int64_t>(x.ints(), result.ints(), shape, strides, -1, minU64);
     else if (kind == tg::ReduceKind::Max)
       reduceInto<int64_t>(x.ints(), result.ints(), shape, strides,
                           getIntMin(type), propagatingMax<int64_t>);

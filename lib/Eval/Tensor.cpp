@@ -28,6 +28,9 @@ double Tensor::getAsDouble(int64_t index) const {
   case Storage::Double:
     return doubleData[index];
   case Storage::Int:
+    // ui64 holds its values' bits.
+    if (getElementType().isUnsignedInteger(64))
+      return static_cast<double>(static_cast<uint64_t>(intData[index]));
     return static_cast<double>(intData[index]);
   }
   return 0.0;

@@ -42,6 +42,8 @@ static int64_t readInteger(const npy::Array &array, int64_t i) {
     return readElement<uint16_t>(array, i);
   case npy::DType::U32:
     return readElement<uint32_t>(array, i);
+  case npy::DType::U64: // its bits: ui64 holds them so
+    return static_cast<int64_t>(readElement<uint64_t>(array, i));
   default:
     return readElement<int64_t>(array, i);
   }
@@ -59,7 +61,7 @@ npy::DType tgc::getIntegerDType(Type elementType) {
   case 32:
     return isUnsigned ? npy::DType::U32 : npy::DType::I32;
   default:
-    return npy::DType::I64;
+    return isUnsigned ? npy::DType::U64 : npy::DType::I64;
   }
 }
 
@@ -140,11 +142,16 @@ llvm::Expected<Tensor> tgc::tensorFromNpy(const npy::Array &array,
   }
   if (!npy::isInteger(dtype))
     return wrongDtype();
-  // Any integer dtype, as long as every value fits the element type.
+  // Any integer dtype, as long as every value fits the element type (ui64
+  // holds its values' bits: any uint64, or a signed value from 0).
   int64_t low = getIntMin(elementType), high = getIntMax(elementType);
+  bool bits64 = elementType.isUnsignedInteger(64);
   for (int64_t i = 0; i < count; ++i) {
     int64_t value = readInteger(array, i);
-    if (value < low || value > high) {
+    bool fits = bits64 ? dtype == npy::DType::U64 || value >= 0
+                       : value >= low && value <= high &&
+                             (dtype != npy::DType::U64 || value >= 0);
+    if (!fits) {
       std::string typeText;
       llvm::raw_string_ostream(typeText) << elementType;
       return error(llvm::formatv("element {0} ({1}) does not fit in {2}", i,

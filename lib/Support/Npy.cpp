@@ -263,6 +263,7 @@ std::optional<DType> parseDescr(StringRef descr) {
       .Case("i8", DType::I64)
       .Case("u2", DType::U16)
       .Case("u4", DType::U32)
+      .Case("u8", DType::U64)
       .Default(std::nullopt);
 }
 
@@ -352,6 +353,8 @@ StringRef npy::getDescr(DType dtype) {
     return "<u2";
   case DType::U32:
     return "<u4";
+  case DType::U64:
+    return "<u8";
   case DType::Bool:
     return "|b1";
   }
@@ -370,6 +373,7 @@ size_t npy::getElementSize(DType dtype) {
     return 4;
   case DType::F64:
   case DType::I64:
+  case DType::U64:
     return 8;
   case DType::I8:
   case DType::U8:
@@ -388,6 +392,7 @@ bool npy::isInteger(DType dtype) {
   case DType::U8:
   case DType::U16:
   case DType::U32:
+  case DType::U64:
     return true;
   default:
     return false;

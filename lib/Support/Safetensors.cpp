@@ -66,12 +66,12 @@ struct DTypeName {
   llvm::StringLiteral name;
 };
 constexpr DTypeName kDTypeNames[] = {
-    {tgc::npy::DType::F16, "F16"},  {tgc::npy::DType::F32, "F32"},
-    {tgc::npy::DType::F64, "F64"},  {tgc::npy::DType::I32, "I32"},
-    {tgc::npy::DType::I64, "I64"},  {tgc::npy::DType::I8, "I8"},
-    {tgc::npy::DType::I16, "I16"},  {tgc::npy::DType::U8, "U8"},
-    {tgc::npy::DType::U16, "U16"},  {tgc::npy::DType::U32, "U32"},
-    {tgc::npy::DType::Bool, "BOOL"}};
+    {tgc::npy::DType::F16, "F16"}, {tgc::npy::DType::F32, "F32"},
+    {tgc::npy::DType::F64, "F64"}, {tgc::npy::DType::I32, "I32"},
+    {tgc::npy::DType::I64, "I64"}, {tgc::npy::DType::I8, "I8"},
+    {tgc::npy::DType::I16, "I16"}, {tgc::npy::DType::U8, "U8"},
+    {tgc::npy::DType::U16, "U16"}, {tgc::npy::DType::U32, "U32"},
+    {tgc::npy::DType::U64, "U64"}, {tgc::npy::DType::Bool, "BOOL"}};
 } // namespace
 
 llvm::StringRef tgc::safetensors::getDType(npy::DType dtype) {

@@ -313,13 +313,13 @@ TEST_F(NpyTest, ParsesEveryDescr) {
     StringRef descr;
     DType dtype;
   };
-  for (Case c :
-       {Case{"<f2", DType::F16}, Case{"<f4", DType::F32},
-        Case{"<f8", DType::F64}, Case{"<i4", DType::I32},
-        Case{"<i8", DType::I64}, Case{"|b1", DType::Bool},
-        Case{"=i8", DType::I64}, Case{"|i1", DType::I8}, Case{"<i1", DType::I8},
-        Case{"|u1", DType::U8}, Case{"<i2", DType::I16},
-        Case{"<u2", DType::U16}, Case{"<u4", DType::U32}}) {
+  for (Case c : {Case{"<f2", DType::F16}, Case{"<f4", DType::F32},
+                 Case{"<f8", DType::F64}, Case{"<i4", DType::I32},
+                 Case{"<i8", DType::I64}, Case{"|b1", DType::Bool},
+                 Case{"=i8", DType::I64}, Case{"|i1", DType::I8},
+                 Case{"<i1", DType::I8}, Case{"|u1", DType::U8},
+                 Case{"<i2", DType::I16}, Case{"<u2", DType::U16},
+                 Case{"<u4", DType::U32}, Case{"<u8", DType::U64}}) {
     std::string dict = "{'descr': '" + c.descr.str() +
                        "', 'fortran_order': False, 'shape': (3,), }";
     std::string data(3 * getElementSize(c.dtype), '\1');
@@ -354,6 +354,9 @@ TEST_F(NpyTest, GetDescrAndElementSize) {
   EXPECT_EQ(getElementSize(DType::I16), 2u);
   EXPECT_EQ(getElementSize(DType::U16), 2u);
   EXPECT_EQ(getElementSize(DType::U32), 4u);
+  EXPECT_EQ(getDescr(DType::U64), "<u8");
+  EXPECT_EQ(getElementSize(DType::U64), 8u);
+  EXPECT_TRUE(isInteger(DType::U64));
   EXPECT_TRUE(isInteger(DType::U8));
   EXPECT_FALSE(isInteger(DType::Bool));
   EXPECT_FALSE(isInteger(DType::F16));
@@ -488,7 +491,7 @@ TEST_F(NpyTest, DataSizeMustMatchShape) {
 
 TEST_F(NpyTest, UnsupportedDescr) {
   for (StringRef descr :
-       {"<c8", "<u8", "<b1", "<f16", "f4", ">i2", "|i2", ">i8", "S10", "O"}) {
+       {"<c8", "<c16", "<b1", "<f16", "f4", ">i2", "|i2", ">i8", "S10", "O"}) {
     std::string dict = "{'descr': '" + descr.str() +
                        "', 'fortran_order': False, 'shape': (), }";
     expectParseError(makeNpyBytes(dict, "12345678"),

@@ -19,10 +19,10 @@
 
 namespace tgc::npy {
 
-enum class DType { F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, Bool };
+enum class DType { F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool };
 
 /// The NumPy descr of `dtype`: "<f2", "<f4", "<f8", "|i1", "<i2", "<i4",
-/// "<i8", "|u1", "<u2", "<u4", "|b1".
+/// "<i8", "|u1", "<u2", "<u4", "<u8", "|b1".
 llvm::StringRef getDescr(DType dtype);
 /// Bytes per element.
 size_t getElementSize(DType dtype);

@@ -37,6 +37,8 @@ Type onnx_import::getElementType(MLIRContext &context, int32_t dataType) {
     return b.getIntegerType(16);
   case onnx::TensorProto::INT8:
     return b.getIntegerType(8);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
   case onnx::TensorProto::UINT32:
     return b.getIntegerType(32, /*isSigned=*/false);
   case onnx::TensorProto::UINT16:

@@ -57,6 +57,7 @@ static unsigned getOnnxElementBits(int32_t dataType) {
   switch (dataType) {
   case onnx::TensorProto::DOUBLE:
   case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
     return 64;
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::INT32:
@@ -95,6 +96,8 @@ static npy::DType getNpyType(int32_t dataType) {
     return npy::DType::I8;
   case onnx::TensorProto::UINT32:
     return npy::DType::U32;
+  case onnx::TensorProto::UINT64:
+    return npy::DType::U64;
   case onnx::TensorProto::UINT16:
     return npy::DType::U16;
   case onnx::TensorProto::UINT8:
@@ -209,6 +212,7 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
     case onnx::TensorProto::INT64:
       return proto.int64_data_size();
     case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
       return proto.uint64_data_size();
     default:
       return proto.int32_data_size();
@@ -305,10 +309,13 @@ decodeTensor(MLIRContext &context, const onnx::TensorProto &proto,
         std::memcpy(out + 8 * i, &proto.double_data().data()[i], 8);
       break;
     case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
       if (raw)
         std::memcpy(out + 8 * i, raw->data() + 8 * i, 8);
-      else
+      else if (dataType == onnx::TensorProto::INT64)
         std::memcpy(out + 8 * i, &proto.int64_data().data()[i], 8);
+      else
+        std::memcpy(out + 8 * i, &proto.uint64_data().data()[i], 8);
       break;
     case onnx::TensorProto::INT32:
       if (raw)

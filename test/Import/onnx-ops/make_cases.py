@@ -2765,6 +2765,48 @@ def low_precision_grad_models():
     onnx.save(m, os.path.join(HERE, "grad", "half_weights.onnx"))
 
 
+def uint64_cases():
+    """uint64 values from 2^63 up, which tgc holds as their bits in int64:
+    comparisons, division, remainder, max and min, Abs, reductions, TopK,
+    shifts, and casts to and from float (numpy's uint64 semantics, ONNX's
+    reference)."""
+    U64 = TensorProto.UINT64
+    x = np.array([2**63 + 5, 3, 2**64 - 1, 2**63, 7, 2**62], np.uint64)
+    y = np.array([2, 2**63 + 1, 1, 2**63, 2**64 - 2, 3], np.uint64)
+    names = [("Greater", "gt"), ("Less", "lt"), ("GreaterOrEqual", "ge"),
+             ("LessOrEqual", "le"), ("Div", "div"), ("Mod", "mod"),
+             ("Max", "max"), ("Min", "min"), ("Sub", "sub"), ("Add", "add")]
+    nodes = [helper.make_node(op, ["x", "y"], [out]) for op, out in names]
+    outputs = [vi(out, TensorProto.BOOL if out in ("gt", "lt", "ge", "le")
+                  else U64, [6]) for _, out in names]
+    nodes += [
+        helper.make_node("Abs", ["x"], ["abs"]),
+        helper.make_node("ReduceMax", ["x"], ["rmax"], keepdims=0),
+        helper.make_node("ReduceMin", ["x"], ["rmin"], keepdims=0),
+        helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.DOUBLE),
+        helper.make_node("Cast", ["big"], ["back"], to=U64),
+        helper.make_node("BitShift", ["x", "one"], ["shr"], direction="RIGHT"),
+        helper.make_node("TopK", ["x", "k"], ["top", "topi"], axis=0),
+        helper.make_node("TopK", ["x", "k"], ["low", "lowi"], axis=0,
+                         largest=0)]
+    outputs += [vi("abs", U64, [6]), vi("rmax", U64, []), vi("rmin", U64, []),
+                vi("xf", TensorProto.DOUBLE, [6]), vi("back", U64, [3]),
+                vi("shr", U64, [6]), vi("top", U64, [3]),
+                vi("topi", TensorProto.INT64, [3]), vi("low", U64, [3]),
+                vi("lowi", TensorProto.INT64, [3])]
+    graph = helper.make_graph(
+        nodes, "g", [vi("x", U64, [6]), vi("y", U64, [6])], outputs,
+        [numpy_helper.from_array(np.array([1] * 6, np.uint64), "one"),
+         numpy_helper.from_array(np.array([3], np.int64), "k"),
+         # Doubles from 2^63 up within uint64's range (beyond it ONNX
+         # leaves the cast undefined).
+         numpy_helper.from_array(np.array([1.5e19, 2.0**63, 3.7]), "big")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    case("uint64_beyond_int64", m, {"x": x, "y": y})
+
+
 def low_precision_error_models():
     """errors/: packed data of the wrong length, an unknown E8M0 round_mode,
     a BitCast that changes the size, a bitwise op of floats."""
@@ -3062,6 +3104,7 @@ if __name__ == "__main__":
     low_precision_cases()
     e8m0_cases()
     low_precision_grad_models()
+    uint64_cases()
     low_precision_error_models()
     scatter_reduce_col2im_grad_models()
     scatter_runtime_cases()

@@ -111,12 +111,12 @@ def TG_Dialect : Dialect {
 def TG_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ,
                                  F8E5M2FNUZ, F4E2M1FN, F8E8M0FNU, F64],
                                 "tg floating-point type">;
-// Signless integers are signed (two's complement, wrapping); ui8, ui16 and
-// ui32 are unsigned; i4, ui4, i2 and ui2 are ONNX's packed INT4, UINT4, INT2
-// and UINT2. ONNX's uint64 has no tg type (the interpreter holds integers as
-// int64).
-def TG_IntElement : AnyTypeOf<[I64, I32, I16, I8, I<4>, I<2>, UI32, UI16, UI8,
-                               UI<4>, UI<2>],
+// Signless integers are signed (two's complement, wrapping); ui8, ui16,
+// ui32 and ui64 are unsigned (the interpreter holds ui64 values as their
+// bits in int64 and orders and divides them unsigned); i4, ui4, i2 and ui2
+// are ONNX's packed INT4, UINT4, INT2 and UINT2.
+def TG_IntElement : AnyTypeOf<[I64, I32, I16, I8, I<4>, I<2>, UI64, UI32, UI16,
+                               UI8, UI<4>, UI<2>],
                               "tg integer type">;
 // Indices, labels, seeds and step counts.
 def TG_IndexElement : AnyTypeOf<[I64, I32], "tg index type">;

@@ -17,7 +17,8 @@
 #   bench_report_rows TGC DEVICE WORK VARIANT=NAME...
 #                     a Markdown table of `tgc report --train` for each
 #                     WORK/VARIANT.mlir: peak, arena, HBM traffic, modelled
-#                     step time and MFU on DEVICE, one row named NAME each
+#                     step time and MFU on DEVICE, one row named NAME each;
+#                     BENCH_COLUMN titles the names' column (attention)
 
 BENCH_SCRIPT=$(basename "${BASH_SOURCE[1]}")
 
@@ -47,7 +48,7 @@ bench_need() {
 bench_report_rows() {
   local tgc=$1 device=$2 work=$3 pair variant name json
   shift 3
-  echo "| attention | peak (GiB) | arena (GiB) | HBM traffic (GiB) | step time, modelled (ms) | MFU, modelled |"
+  echo "| ${BENCH_COLUMN:-attention} | peak (GiB) | arena (GiB) | HBM traffic (GiB) | step time, modelled (ms) | MFU, modelled |"
   echo "|---|---|---|---|---|---|"
   for pair in "$@"; do
     variant=${pair%%=*} name=${pair#*=} json="$work/$variant.json"

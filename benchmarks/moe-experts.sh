@@ -112,7 +112,6 @@ raised=$(bench_raised "$work/dense.mlir" "tg.compare eq" "tg.embedding")
 echo "$LAYERS MoE layers, $((SEQ * BATCH)) tokens of width $HIDDEN, $EXPERTS experts of intermediate size"
 echo "$INTER, 2 per token, f32 AdamW step on $DEVICE ($raised of $((2 * LAYERS)) products raised)."
 echo
-bench_report_rows "$TGC" "$DEVICE" "$work" \
+BENCH_COLUMN=experts bench_report_rows "$TGC" "$DEVICE" "$work" \
   "gathered=gathered: a copy of the expert's matrices per pair" \
-  "dense=dense: every expert's products, selected (tg-raise)" |
-  sed 's/^| attention |/| experts |/'
+  "dense=dense: every expert's products, selected (tg-raise)"

@@ -57,10 +57,6 @@ struct u8 {
 /// that the byte is the value as an int8_t or uint8_t).
 template <int Bits, bool Signed> struct narrow {
   std::conditional_t<Signed, int8_t, uint8_t> value;
-  /// The element's bit pattern in the low Bits bits (what tg.bitcast sees).
-  TGC_HD uint8_t pattern() const {
-    return static_cast<uint8_t>(value) & ((1u << Bits) - 1);
-  }
 };
 using i4 = narrow<4, true>;
 using u4 = narrow<4, false>;

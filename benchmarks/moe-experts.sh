@@ -4,20 +4,20 @@
 # its expert's gate/up and down matrices by the router's top-k ids (an
 # embedding of the experts' rows in tg) and multiplies its vector by them.
 # What that costs, and what tg-raise's experts pattern makes of it: one
-# GEMM of every token with every expert, the pair's own product selected.
+# tg.expert_matmul per product, each pair's vector times its own expert's
+# matrix read in place (a grouped GEMM).
 #
 # The graph: LAYERS MoE feed-forward layers (router softmax, top-k 2,
 # weights renormalized, SiLU-gated experts, the k outputs weighted and
 # summed, a residual), T = BATCH x SEQ tokens of width HIDDEN, EXPERTS
 # experts of intermediate size INTER, an f32 AdamW training step reported
 # by `tgc report` as written (gathered) and after `tgc-opt --tg-raise`
-# (dense):
+# (grouped):
 #
 #   gathered   per pair a copy of its expert's matrices (2 x T x k x
 #              INTER x HIDDEN values), each read for one multiply-add
-#   dense      per pair the products of every expert (T x k x EXPERTS x
-#              INTER x 3), EXPERTS / k times the flops of the routed ones,
-#              as GEMMs
+#   grouped    per pair its own expert's products only (the routed flops),
+#              the experts' matrices read where they are
 #
 # Peak and arena are tgc's exact accounting of the planned step; step time
 # and MFU are its cost model on DEVICE (a model, not a measurement).
@@ -106,12 +106,12 @@ out.append("  return %loss : tensor<f32>")
 out.append("}")
 open(path, "w").write("\n".join(out) + "\n")
 PY
-"$TGC_OPT" --tg-raise "$work/gathered.mlir" -o "$work/dense.mlir"
-raised=$(bench_raised "$work/dense.mlir" "tg.compare eq" "tg.embedding")
+"$TGC_OPT" --tg-raise "$work/gathered.mlir" -o "$work/grouped.mlir"
+raised=$(bench_raised "$work/grouped.mlir" "tg.expert_matmul" "tg.embedding")
 
 echo "$LAYERS MoE layers, $((SEQ * BATCH)) tokens of width $HIDDEN, $EXPERTS experts of intermediate size"
 echo "$INTER, 2 per token, f32 AdamW step on $DEVICE ($raised of $((2 * LAYERS)) products raised)."
 echo
 BENCH_COLUMN=experts bench_report_rows "$TGC" "$DEVICE" "$work" \
   "gathered=gathered: a copy of the expert's matrices per pair" \
-  "dense=dense: every expert's products, selected (tg-raise)"
+  "grouped=grouped: each pair's own expert (tg-raise)"

@@ -1,8 +1,8 @@
 //===- ComputeKernels.cpp - kernels of compute ops ------------------------===//
 //
-// matmul (through BLAS), embedding, top_k, layer_norm, rms_norm, attention,
-// dropout and cross_entropy, following the semantics in TGOps.td. Statistics
-// and scores are computed in f32 (double in f64 mode).
+// matmul and the expert products (through BLAS), embedding, top_k, layer_norm,
+// rms_norm, attention, dropout and cross_entropy, following the semantics in
+// TGOps.td. Statistics and scores are computed in f32 (double in f64 mode).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +71,89 @@ LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> operands,
       for (int64_t i = 0; i < batch; ++i)
         gemm(transA, transB, m, n, k, a.data() + i * m * k,
              b.data() + (sharedRhs ? 0 : i * k * n), c.data() + i * m * n);
+    }
+    store(c, result);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// tg.expert_matmul: the rows of each expert gathered into one matrix and
+/// multiplied by the expert's through BLAS (a grouped GEMM), the products
+/// scattered back to their rows.
+LogicalResult expertMatmulKernel(Operation *op,
+                                 ArrayRef<const Tensor *> operands,
+                                 SmallVectorImpl<Tensor> &results,
+                                 const KernelContext &context) {
+  auto expert = cast<tg::ExpertMatmulOp>(op);
+  const Tensor &x = *operands[0], &w = *operands[1];
+  const std::vector<int64_t> &ids = operands[2]->ints();
+  int64_t experts = expert.getNumExperts(), h = expert.getInputWidth(),
+          o = expert.getOutputWidth();
+  bool transB = expert.getTransposeB();
+  std::vector<int64_t> offsets, order;
+  if (failed(groupById(op, ids, experts, offsets, order)))
+    return failure();
+  Tensor result = context.makeResult(expert.getType());
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &a = x.data<T>(), &b = w.data<T>();
+    std::vector<T> c(ids.size() * o, T(0)), rows, products;
+    for (int64_t e = 0; e < experts; ++e) {
+      int64_t begin = offsets[e], n = offsets[e + 1] - begin;
+      if (n == 0 || h == 0 || o == 0)
+        continue;
+      rows.resize(n * h);
+      products.resize(n * o);
+      for (int64_t r = 0; r < n; ++r)
+        std::copy_n(a.begin() + order[begin + r] * h, h, rows.begin() + r * h);
+      gemm(false, transB, n, o, h, rows.data(), b.data() + e * h * o,
+           products.data());
+      for (int64_t r = 0; r < n; ++r)
+        std::copy_n(products.begin() + r * o, o,
+                    c.begin() + order[begin + r] * o);
+    }
+    store(c, result);
+  });
+  results.push_back(std::move(result));
+  return success();
+}
+
+/// tg.expert_matmul_grad: each expert's matrix gradient, x^T dy over its
+/// rows gathered (dy^T x when the matrices are stored transposed).
+LogicalResult expertMatmulGradKernel(Operation *op,
+                                     ArrayRef<const Tensor *> operands,
+                                     SmallVectorImpl<Tensor> &results,
+                                     const KernelContext &context) {
+  auto grad = cast<tg::ExpertMatmulGradOp>(op);
+  const Tensor &x = *operands[0], &dy = *operands[1];
+  const std::vector<int64_t> &ids = operands[2]->ints();
+  ArrayRef<int64_t> shape = grad.getType().getShape();
+  bool transB = grad.getTransposeB();
+  int64_t experts = shape[0], h = x.getShape().back(), o = dy.getShape().back();
+  std::vector<int64_t> offsets, order;
+  if (failed(groupById(op, ids, experts, offsets, order)))
+    return failure();
+  Tensor result = context.makeResult(grad.getType());
+  dispatchFloat(x, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T> &a = x.data<T>(), &g = dy.data<T>();
+    std::vector<T> c(experts * h * o, T(0)), rows, grads;
+    for (int64_t e = 0; e < experts; ++e) {
+      int64_t begin = offsets[e], n = offsets[e + 1] - begin;
+      if (n == 0 || h == 0 || o == 0)
+        continue;
+      rows.resize(n * h);
+      grads.resize(n * o);
+      for (int64_t r = 0; r < n; ++r) {
+        std::copy_n(a.begin() + order[begin + r] * h, h, rows.begin() + r * h);
+        std::copy_n(g.begin() + order[begin + r] * o, o, grads.begin() + r * o);
+      }
+      T *out = c.data() + e * h * o;
+      if (transB)
+        gemm(true, false, o, h, n, grads.data(), rows.data(), out);
+      else
+        gemm(true, false, h, o, n, rows.data(), grads.data(), out);
     }
     store(c, result);
   });
@@ -405,6 +488,9 @@ LogicalResult crossEntropyKernel(Operation *op,
 
 void tgc::registerComputeKernels(KernelRegistry &registry) {
   registry.add(tg::MatmulOp::getOperationName(), matmulKernel);
+  registry.add(tg::ExpertMatmulOp::getOperationName(), expertMatmulKernel);
+  registry.add(tg::ExpertMatmulGradOp::getOperationName(),
+               expertMatmulGradKernel);
   registry.add(tg::EmbeddingOp::getOperationName(), embeddingKernel);
   registry.add(tg::TopKOp::getOperationName(), topKKernel);
   registry.add(tg::LayerNormOp::getOperationName(), normKernel<true>);

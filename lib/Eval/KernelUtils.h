@@ -269,6 +269,30 @@ inline int64_t getIdBound(mlir::Operation *op, int64_t size) {
   return size;
 }
 
+/// The positions of `ids` grouped by id, each group in increasing order (a
+/// stable counting sort): the positions of id e are
+/// order[offsets[e]] .. order[offsets[e + 1] - 1]. Fails with an error on
+/// `op` for an id outside [0, groups).
+inline mlir::LogicalResult
+groupById(mlir::Operation *op, llvm::ArrayRef<int64_t> ids, int64_t groups,
+          std::vector<int64_t> &offsets, std::vector<int64_t> &order) {
+  offsets.assign(groups + 1, 0);
+  for (size_t i = 0, e = ids.size(); i < e; ++i) {
+    if (ids[i] < 0 || ids[i] >= groups)
+      return op->emitError("expert id ")
+             << ids[i] << " at flat position " << i << " is out of range [0, "
+             << groups << ")";
+    ++offsets[ids[i] + 1];
+  }
+  for (int64_t g = 0; g < groups; ++g)
+    offsets[g + 1] += offsets[g];
+  std::vector<int64_t> next(offsets.begin(), offsets.end() - 1);
+  order.resize(ids.size());
+  for (size_t i = 0, e = ids.size(); i < e; ++i)
+    order[next[ids[i]]++] = static_cast<int64_t>(i);
+  return mlir::success();
+}
+
 } // namespace tgc::detail
 
 #endif // TGC_LIB_EVAL_KERNELUTILS_H

@@ -1,4 +1,4 @@
-//===- RaiseExperts.h - gathered expert weights to one dense product -*-C++-*-//
+//===- RaiseExperts.h - gathered experts to a grouped product --*- C++ -*-===//
 
 #ifndef TGC_LIB_TRANSFORMS_RAISEEXPERTS_H
 #define TGC_LIB_TRANSFORMS_RAISEEXPERTS_H
@@ -11,9 +11,9 @@ namespace tg {
 class MatmulOp;
 } // namespace tg
 
-/// The dense form of `root` when it multiplies vectors by matrices gathered
-/// from a table of experts' matrices (RaiseExperts.cpp says when), built at
-/// `b`'s insertion point; failure, building nothing, otherwise.
+/// The grouped form (tg.expert_matmul) of `root` when it multiplies vectors by
+/// matrices gathered from a table of experts' matrices (RaiseExperts.cpp says
+/// when), built at `b`'s insertion point; failure, building nothing, otherwise.
 mlir::FailureOr<mlir::Value> raiseGatheredExperts(tg::MatmulOp root,
                                                   mlir::OpBuilder &b);
 

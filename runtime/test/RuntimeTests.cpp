@@ -1174,6 +1174,81 @@ static void testEmbeddingGrad() {
   }
 }
 
+/// The experts' products (expertRows, then expertMatmul and
+/// expertMatmulGrad, a block per tile) against a double reference: several
+/// row tiles of one expert, an expert of no row, partial tiles along every
+/// dimension and several stages of the contraction, both layouts of the
+/// matrices, in f32 (64-wide tiles) and f64 (32), with 1 and 96 threads a
+/// block (the threaded blocks meet at every __syncthreads, as a GPU's).
+template <typename T> static void testExpertProducts() {
+  const int64_t rows = 300, experts = 5, h = 70, o = 130;
+  std::vector<int64_t> ids(rows);
+  for (int64_t i = 0; i < rows; ++i)
+    ids[i] = i % 7 == 0 ? 0 : (i % 3 == 0 ? 4 : (i * 5 + 1) % 3);
+  std::vector<T> x(rows * h), w(experts * h * o), dy(rows * o);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = T(std::sin(0.37 * i + 0.2));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = T(std::cos(0.11 * i + 0.5));
+  for (size_t i = 0; i < dy.size(); ++i)
+    dy[i] = T(std::sin(0.23 * i - 0.4));
+  const int64_t size = expertTileSize(sizeof(T));
+  for (bool transB : {false, true}) {
+    auto weight = [&](int64_t e, int64_t k, int64_t c) {
+      return double(transB ? w[(e * o + c) * h + k] : w[(e * h + k) * o + c]);
+    };
+    std::vector<double> y(rows * o, 0.0), dw(experts * h * o, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < o; ++c)
+        for (int64_t k = 0; k < h; ++k) {
+          y[r * o + c] += double(x[r * h + k]) * weight(ids[r], k, c);
+          int64_t at =
+              transB ? (ids[r] * o + c) * h + k : (ids[r] * h + k) * o + c;
+          dw[at] += double(x[r * h + k]) * double(dy[r * o + c]);
+        }
+    for (unsigned threads : {1u, 96u}) {
+      std::vector<int64_t> offsets(experts + 1, -1), order(rows, -1);
+      hostLaunch(
+          2,
+          [&] {
+            k::expertRows(gridThreads(), ids.data(), offsets.data(),
+                          order.data(), rows, experts);
+          },
+          threads);
+      CHECK(offsets[0] == 0 && offsets[experts] == rows &&
+            offsets[3] == offsets[4]);
+      for (int64_t e = 0; e < experts; ++e)
+        for (int64_t j = offsets[e]; j < offsets[e + 1]; ++j)
+          CHECK(ids[order[j]] == e &&
+                (j == offsets[e] || order[j - 1] < order[j]));
+      std::vector<T> out(rows * o, T(-7)), grad(experts * h * o, T(-7));
+      hostLaunch(
+          static_cast<unsigned>(expertMatmulBlocks(size, rows, o, experts)),
+          [&] {
+            k::expertMatmul(rowThreads(), x.data(), w.data(), offsets.data(),
+                            order.data(), out.data(), rows, h, o, experts,
+                            transB);
+          },
+          threads);
+      hostLaunch(
+          3,
+          [&] {
+            k::expertMatmulGrad(rowThreads(), x.data(), dy.data(),
+                                offsets.data(), order.data(), grad.data(),
+                                experts, h, o, transB);
+          },
+          threads);
+      double tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-12;
+      for (size_t i = 0; i < out.size(); ++i)
+        CHECK(std::fabs(double(out[i]) - y[i]) <=
+              tolerance * (1 + std::fabs(y[i])));
+      for (size_t i = 0; i < grad.size(); ++i)
+        CHECK(std::fabs(double(grad[i]) - dw[i]) <=
+              tolerance * (1 + std::fabs(dw[i])));
+    }
+  }
+}
+
 /// fakeQuant's scale from the amax history (NaN ignored; 0 or infinity:
 /// 1), margin, clamping to the format's largest value, rounding to E4M3FN
 /// and E5M2, NaN kept; 1 and 4 threads per block.
@@ -1232,6 +1307,8 @@ int main() {
   testReduceColumns();
   testTopK();
   testEmbeddingGrad();
+  testExpertProducts<float>();
+  testExpertProducts<double>();
   testFakeQuant();
   testHeldTokenRows();
   testShiftedLabels();

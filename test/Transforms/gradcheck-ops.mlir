@@ -47,6 +47,8 @@
 // CHECK: @matmul_shared {{.*}} ok
 // CHECK: @matmul_shared_ta {{.*}} ok
 // CHECK: @embedding {{.*}} ok
+// CHECK: @expert_matmul {{.*}} ok
+// CHECK: @expert_matmul_transposed {{.*}} ok
 // CHECK: @top_k {{.*}} ok
 // CHECK: @top_k_smallest {{.*}} ok
 // CHECK: @softmax {{.*}} ok
@@ -569,6 +571,34 @@ func.func @embedding(
   %y = tg.embedding %table[%ids] : (tensor<6x3xf32>, tensor<2x4xi64>) -> tensor<2x4x3xf32>
   %w = tg.mul %y, %c : tensor<2x4x3xf32>
   %loss = tg.reduce sum %w dims = [0, 1, 2] : tensor<2x4x3xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// tg.expert_matmul with repeated ids and an expert no row names (its
+// matrix's gradient is zero): the input's gradient through the transposed
+// matrices, the matrices' through tg.expert_matmul_grad.
+func.func @expert_matmul(
+    %x: tensor<5x3xf32> {tg.role = "param", tg.name = "x"},
+    %w: tensor<4x3x2xf32> {tg.role = "param", tg.name = "w"},
+    %c: tensor<5x2xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %ids = tg.constant dense<[2, 0, 2, 3, 0]> : tensor<5xi64>
+  %y = tg.expert_matmul %x, %w[%ids] : (tensor<5x3xf32>, tensor<4x3x2xf32>, tensor<5xi64>) -> tensor<5x2xf32>
+  %p = tg.mul %y, %c : tensor<5x2xf32>
+  %loss = tg.reduce sum %p dims = [0, 1] : tensor<5x2xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// The [E, O, H] layout, rows of rank 2, i32 ids.
+func.func @expert_matmul_transposed(
+    %x: tensor<2x3x4xf32> {tg.role = "param", tg.name = "x"},
+    %w: tensor<3x2x4xf32> {tg.role = "param", tg.name = "w"},
+    %c: tensor<2x3x2xf32> {tg.role = "input", tg.name = "c"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %ids = tg.constant dense<[[1, 1, 0], [2, 1, 0]]> : tensor<2x3xi32>
+  %y = tg.expert_matmul %x, %w[%ids] transpose_b : (tensor<2x3x4xf32>, tensor<3x2x4xf32>, tensor<2x3xi32>) -> tensor<2x3x2xf32>
+  %p = tg.mul %y, %c : tensor<2x3x2xf32>
+  %loss = tg.reduce sum %p dims = [0, 1, 2] : tensor<2x3x2xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
 

@@ -69,8 +69,10 @@
 // RAISED: tg.cross_entropy mean
 // RAISED-LABEL: func.func @experts_left
 // RAISED-NOT: tg.embedding
+// RAISED: tg.expert_matmul {{.*}} transpose_b
 // RAISED-LABEL: func.func @experts_right
 // RAISED-NOT: tg.embedding
+// RAISED: tg.expert_matmul
 // RAISED-LABEL: func.func @attention_sinks
 // RAISED: tg.attention {{.*}} causal : (tensor<2x2x6x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<1x2x1x7xf32>)
 
@@ -422,7 +424,8 @@ func.func @cross_entropy_of_log_softmax(%x: tensor<15x16xf32> {tg.role = "input"
 }
 
 // Transformers' batched_mm experts (tg-raise.mlir): matrices gathered by
-// the router's top-k, raised to one product with every expert.
+// the router's top-k, raised to a grouped product of each routed vector with
+// its expert's matrix.
 func.func @experts_left(%router: tensor<5x4xf32> {tg.role = "input", tg.name = "router"},
                         %w: tensor<4x12x24xf32> {tg.role = "input", tg.name = "w"},
                         %x: tensor<10x24x1xf32> {tg.role = "input", tg.name = "x"})

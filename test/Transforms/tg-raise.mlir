@@ -1161,17 +1161,19 @@ func.func @attention_zeros_added(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32
 
 // Transformers' batched_mm experts: each (token, expert) pair's matrix
 // gathered from the experts' table by the router's top-k, the importer's
-// wrapping of negative ids (never taken: top_k's indices are >= 0), then one
-// product per pair. Raised to one GEMM of every pair with every expert,
-// selected by the ids.
+// wrapping of negative ids, then one product per pair. Raised to one
+// grouped product of each pair's vector with its expert's matrix, read in
+// place from the table ([E, O, H], applied transposed), at the same ids.
 // CHECK-LABEL: func.func @experts_left
+// CHECK-SAME:    (%{{[^:]+}}: tensor<3x4xf32>, %[[W:[^:]+]]: tensor<4x10x16xf32>, %[[X:[^:]+]]: tensor<6x16x1xf32>)
 // CHECK-NOT:     tg.embedding
-// CHECK:         %[[ALL:.*]] = tg.matmul %{{.*}}, %{{.*}} transpose_b : (tensor<6x16xf32>, tensor<40x16xf32>) -> tensor<6x40xf32>
-// CHECK:         %[[BY:.*]] = tg.reshape %[[ALL]] : tensor<6x40xf32> -> tensor<6x4x10xf32>
-// CHECK:         %[[EQ:.*]] = tg.compare eq
-// CHECK:         %[[MASK:.*]] = tg.broadcast_in_dim %[[EQ]] dims = [0, 1] : tensor<6x4xi1> -> tensor<6x4x10xi1>
-// CHECK:         %[[SEL:.*]] = tg.select %[[MASK]], %[[BY]], %{{.*}} : tensor<6x4x10xi1>, tensor<6x4x10xf32>
-// CHECK:         tg.reduce sum %[[SEL]] dims = [1] : tensor<6x4x10xf32> -> tensor<6x10xf32>
+// CHECK:         %[[IDS:.*]] = tg.select
+// CHECK:         %[[T:.*]] = tg.reshape %[[W]] : tensor<4x10x16xf32> -> tensor<4x160xf32>
+// CHECK:         %[[V:.*]] = tg.reshape %[[X]] : tensor<6x16x1xf32> -> tensor<6x16xf32>
+// CHECK:         %[[M:.*]] = tg.reshape %[[T]] : tensor<4x160xf32> -> tensor<4x10x16xf32>
+// CHECK:         %[[Y:.*]] = tg.expert_matmul %[[V]], %[[M]][%[[IDS]]] transpose_b : (tensor<6x16xf32>, tensor<4x10x16xf32>, tensor<6xi64>) -> tensor<6x10xf32>
+// CHECK:         %[[R:.*]] = tg.reshape %[[Y]] : tensor<6x10xf32> -> tensor<6x10x1xf32>
+// CHECK:         return %[[R]]
 func.func @experts_left(%router: tensor<3x4xf32>, %w: tensor<4x10x16xf32>, %x: tensor<6x16x1xf32>) -> tensor<6x10x1xf32> {
   %v, %i = tg.top_k %router k = 2 : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
   %flat = tg.reshape %i : tensor<3x2xi64> -> tensor<6xi64>
@@ -1189,54 +1191,40 @@ func.func @experts_left(%router: tensor<3x4xf32>, %w: tensor<4x10x16xf32>, %x: t
 
 // -----
 
-// The transposed form (vectors times [H, O] matrices): the table transposed
-// to [H, E*O] for the GEMM.
+// Vectors times [H, O] matrices: the table viewed as [E, H, O], not
+// transposed. Ids of any origin (an argument here): the grouped product
+// reports an id outside [0, E) as the embedding did. A bf16 product with an
+// f32 result keeps its result type.
 // CHECK-LABEL: func.func @experts_right
 // CHECK-NOT:     tg.embedding
-// CHECK:         tg.transpose %{{.*}} perm = [1, 0, 2] : tensor<4x16x10xf32> -> tensor<16x4x10xf32>
-// CHECK:         tg.matmul %{{.*}}, %{{.*}} : (tensor<6x16xf32>, tensor<16x40xf32>) -> tensor<6x40xf32>
-// CHECK:         tg.reduce sum %{{.*}} dims = [1] : tensor<6x4x10xf32> -> tensor<6x10xf32>
-func.func @experts_right(%router: tensor<6x4xf32>, %w: tensor<4x160xf32>, %x: tensor<6x1x16xf32>) -> tensor<6x1x10xf32> {
-  %v, %i = tg.top_k %router k = 1 : tensor<6x4xf32> -> tensor<6x1xf32>, tensor<6x1xi64>
-  %ids = tg.reshape %i : tensor<6x1xi64> -> tensor<6xi64>
-  %g = tg.embedding %w[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
-  %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x16x10xf32>
-  %y = tg.matmul %x, %m : (tensor<6x1x16xf32>, tensor<6x16x10xf32>) -> tensor<6x1x10xf32>
+// CHECK:         tg.expert_matmul %{{.*}}, %{{.*}}[%{{.*}}] : (tensor<6x16xbf16>, tensor<4x16x10xbf16>, tensor<6xi32>) -> tensor<6x10xf32>
+func.func @experts_right(%ids: tensor<6xi32>, %w: tensor<4x160xbf16>, %x: tensor<6x1x16xbf16>) -> tensor<6x1x10xf32> {
+  %g = tg.embedding %w[%ids] : (tensor<4x160xbf16>, tensor<6xi32>) -> tensor<6x160xbf16>
+  %m = tg.reshape %g : tensor<6x160xbf16> -> tensor<6x16x10xbf16>
+  %y = tg.matmul %x, %m : (tensor<6x1x16xbf16>, tensor<6x16x10xbf16>) -> tensor<6x1x10xf32>
   return %y : tensor<6x1x10xf32>
 }
 
 // -----
 
-// Ids the raise cannot bound (an argument: an out-of-range one must stay
-// the embedding's error), ids that may reach past the table (top_k over 5
-// positions, 4 rows), and matrices narrower than the number of experts (the
-// products would take more memory than the gathered matrices) stay.
-// CHECK-LABEL: func.func @experts_unbounded
+// Gathered matrices read elsewhere too (the embedding must stay), and a
+// product of them that transposes the vectors, stay as they are.
+// CHECK-LABEL: func.func @experts_gathered_used
 // CHECK:         tg.embedding
-// CHECK-LABEL: func.func @experts_past_table
+// CHECK-NOT:     tg.expert_matmul
+// CHECK-LABEL: func.func @experts_transposed
 // CHECK:         tg.embedding
-// CHECK-LABEL: func.func @experts_narrow
-// CHECK:         tg.embedding
-func.func @experts_unbounded(%ids: tensor<6xi64>, %w: tensor<4x160xf32>, %x: tensor<6x16x1xf32>) -> tensor<6x10x1xf32> {
+// CHECK-NOT:     tg.expert_matmul
+func.func @experts_gathered_used(%ids: tensor<6xi64>, %w: tensor<4x160xf32>, %x: tensor<6x16x1xf32>) -> (tensor<6x10x1xf32>, tensor<6x160xf32>) {
   %g = tg.embedding %w[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
   %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x10x16xf32>
   %y = tg.matmul %m, %x : (tensor<6x10x16xf32>, tensor<6x16x1xf32>) -> tensor<6x10x1xf32>
-  return %y : tensor<6x10x1xf32>
+  return %y, %g : tensor<6x10x1xf32>, tensor<6x160xf32>
 }
-func.func @experts_past_table(%router: tensor<6x5xf32>, %w: tensor<4x160xf32>, %x: tensor<6x16x1xf32>) -> tensor<6x10x1xf32> {
-  %v, %i = tg.top_k %router k = 1 : tensor<6x5xf32> -> tensor<6x1xf32>, tensor<6x1xi64>
-  %ids = tg.reshape %i : tensor<6x1xi64> -> tensor<6xi64>
+func.func @experts_transposed(%ids: tensor<6xi64>, %w: tensor<4x160xf32>, %x: tensor<6x1x16xf32>) -> tensor<6x10x1xf32> {
   %g = tg.embedding %w[%ids] : (tensor<4x160xf32>, tensor<6xi64>) -> tensor<6x160xf32>
   %m = tg.reshape %g : tensor<6x160xf32> -> tensor<6x10x16xf32>
-  %y = tg.matmul %m, %x : (tensor<6x10x16xf32>, tensor<6x16x1xf32>) -> tensor<6x10x1xf32>
-  return %y : tensor<6x10x1xf32>
-}
-func.func @experts_narrow(%router: tensor<6x4xf32>, %w: tensor<4x30xf32>, %x: tensor<6x3x1xf32>) -> tensor<6x10x1xf32> {
-  %v, %i = tg.top_k %router k = 1 : tensor<6x4xf32> -> tensor<6x1xf32>, tensor<6x1xi64>
-  %ids = tg.reshape %i : tensor<6x1xi64> -> tensor<6xi64>
-  %g = tg.embedding %w[%ids] : (tensor<4x30xf32>, tensor<6xi64>) -> tensor<6x30xf32>
-  %m = tg.reshape %g : tensor<6x30xf32> -> tensor<6x10x3xf32>
-  %y = tg.matmul %m, %x : (tensor<6x10x3xf32>, tensor<6x3x1xf32>) -> tensor<6x10x1xf32>
+  %y = tg.matmul %m, %x transpose_b : (tensor<6x10x16xf32>, tensor<6x1x16xf32>) -> tensor<6x10x1xf32>
   return %y : tensor<6x10x1xf32>
 }
 

@@ -202,6 +202,26 @@ OpCost EmbeddingOp::getCost() {
   return cost;
 }
 
+OpCost ExpertMatmulOp::getCost() {
+  // The routed products only (a grouped GEMM): rows x H x O multiply-adds.
+  // The kernel is a plain loop per result element, not a tensor-core GEMM,
+  // so the flops are not matrix flops.
+  OpCost cost = getStreamingCost(*this);
+  cost.flops =
+      multiplyFigures(2 * getNumElements(getResult()), getInputWidth());
+  cost.computeType = getInput().getType().getElementType();
+  return cost;
+}
+
+OpCost ExpertMatmulGradOp::getCost() {
+  // One multiply-add per row and result column of its expert's matrix.
+  OpCost cost = getStreamingCost(*this);
+  cost.flops = multiplyFigures(2 * getNumElements(getGradOutput()),
+                               getInput().getType().getShape().back());
+  cost.computeType = getType().getElementType();
+  return cost;
+}
+
 OpCost TopKOp::getCost() {
   // A selection per row: about log2(k) comparisons per element read.
   OpCost cost = getStreamingCost(*this);

@@ -485,6 +485,23 @@ Grads EmbeddingGradOp::buildVjp(OpBuilder &b, ValueRange grads) {
                             Value()};
 }
 
+Grads ExpertMatmulOp::buildVjp(OpBuilder &b, ValueRange grads) {
+  // y = x W[id] (W[id]^T transposed): dx = dy W[id]^T, in the input's
+  // element type, and dW[e] = the sum of x^T dy over the rows of e.
+  Location loc = getLoc();
+  RankedTensorType input = getInput().getType();
+  Value g = grads[0];
+  if (getType().getElementType() != input.getElementType())
+    g = ConvertOp::create(
+        b, loc,
+        RankedTensorType::get(getType().getShape(), input.getElementType()), g);
+  Value dx = ExpertMatmulOp::create(b, loc, input, g, getWeight(), getIds(),
+                                    !getTransposeB());
+  Value dw = ExpertMatmulGradOp::create(
+      b, loc, getWeight().getType(), getInput(), g, getIds(), getTransposeB());
+  return SmallVector<Value>{dx, dw, Value()};
+}
+
 Grads TopKOp::buildVjp(OpBuilder &b, ValueRange grads) {
   RankedTensorType operandType = getOperand().getType();
   if (!grads[0] || !isa<FloatType>(operandType.getElementType()))

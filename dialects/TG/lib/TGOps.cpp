@@ -1126,6 +1126,71 @@ LogicalResult EmbeddingGradOp::verify() {
   return success();
 }
 
+/// Checks the shapes an expert product relates: `input` [rows..., H],
+/// `ids` [rows...], `other` [rows..., O] (the product or its gradient) and
+/// the experts' matrices `weight` [E, H, O] ([E, O, H] transposed).
+static LogicalResult verifyExpertShapes(Operation *op, RankedTensorType input,
+                                        RankedTensorType ids,
+                                        RankedTensorType other, StringRef name,
+                                        RankedTensorType weight,
+                                        bool transposeB) {
+  if (weight.getRank() != 3)
+    return op->emitOpError("expert matrices must have rank 3 (E, ")
+           << (transposeB ? "O, H" : "H, O") << "), got " << weight;
+  int64_t h = weight.getDimSize(transposeB ? 2 : 1);
+  int64_t o = weight.getDimSize(transposeB ? 1 : 2);
+  auto rowsOf = [](RankedTensorType type) {
+    return type.getRank() < 1 ? ArrayRef<int64_t>()
+                              : type.getShape().drop_back();
+  };
+  if (input.getRank() < 1 || rowsOf(input) != ids.getShape() ||
+      input.getShape().back() != h)
+    return op->emitOpError("input (")
+           << formatShape(input.getShape())
+           << ") must have the shape of the ids ("
+           << formatShape(ids.getShape())
+           << ") followed by the matrices' input width (" << h << ")";
+  if (other.getRank() < 1 || rowsOf(other) != ids.getShape() ||
+      other.getShape().back() != o)
+    return op->emitOpError()
+           << name << " (" << formatShape(other.getShape())
+           << ") must have the shape of the ids ("
+           << formatShape(ids.getShape())
+           << ") followed by the matrices' output width (" << o << ")";
+  return success();
+}
+
+LogicalResult ExpertMatmulOp::verify() {
+  RankedTensorType input = getInput().getType(), weight = getWeight().getType();
+  if (input.getElementType() != weight.getElementType())
+    return emitOpError("input and weight must have one element type, got ")
+           << input.getElementType() << " and " << weight.getElementType();
+  return verifyExpertShapes(*this, input, getIds().getType(), getType(),
+                            "result", weight, getTransposeB());
+}
+int64_t ExpertMatmulOp::getNumExperts() {
+  return getWeight().getType().getDimSize(0);
+}
+int64_t ExpertMatmulOp::getInputWidth() {
+  return getWeight().getType().getDimSize(getTransposeB() ? 2 : 1);
+}
+int64_t ExpertMatmulOp::getOutputWidth() {
+  return getWeight().getType().getDimSize(getTransposeB() ? 1 : 2);
+}
+
+LogicalResult ExpertMatmulGradOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType grad = getGradOutput().getType();
+  if (input.getElementType() != grad.getElementType() ||
+      input.getElementType() != getType().getElementType())
+    return emitOpError("input, grad_output and result must have one element "
+                       "type, got ")
+           << input.getElementType() << ", " << grad.getElementType() << " and "
+           << getType().getElementType();
+  return verifyExpertShapes(*this, input, getIds().getType(), grad,
+                            "grad_output", getType(), getTransposeB());
+}
+
 LogicalResult CrossEntropyGradOp::verify() {
   RankedTensorType logits = getLogits().getType();
   ArrayRef<int64_t> tokens = getLabels().getType().getShape();

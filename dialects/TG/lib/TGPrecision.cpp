@@ -45,6 +45,9 @@ Type MatmulOp::getAccumulationType() { return getF32(*this); }
 
 // Norms: the normalized input may be reduced (the statistics are f32 inside
 // the op); the scale and bias are f32 master weights; mean and rstd are f32.
+Type ExpertMatmulOp::getAccumulationType() { return getF32(*this); }
+Type ExpertMatmulGradOp::getAccumulationType() { return getF32(*this); }
+
 OperandPrecision LayerNormOp::getOperandPrecision(unsigned index) {
   return index == 0 ? OperandPrecision::Reduced : OperandPrecision::Full;
 }

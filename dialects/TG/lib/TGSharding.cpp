@@ -464,6 +464,71 @@ void EmbeddingOp::restrictForPartitioning(ShardingRule &rule) {
     replicate(rule, ArrayRef(rule.operandFactors[0]).take_front(1));
 }
 
+/// The factors of an expert product (input [rows..., H], ids [rows...],
+/// `other` [rows..., O], matrices [E, H, O] or [E, O, H] transposed), at
+/// the given operand or result positions (-1: a result, as -1 - index).
+/// The rows are `rows` factors (shared by the product, summed by the
+/// weight's gradient), H summed by the product and O shared. A device
+/// holding some experts could compute their rows and zeros elsewhere (a
+/// partial sum, as a vocabulary-parallel embedding), which tg-partition
+/// does not rebuild: it keeps the experts whole (restrictForPartitioning).
+static ShardingRule getExpertRule(Operation *op, int input, int ids, int other,
+                                  int weight, bool transposeB,
+                                  FactorKind rows) {
+  ShardingRuleBuilder builder(op);
+  auto at = [&](int position,
+                int64_t dim) -> std::pair<bool, std::pair<unsigned, int64_t>> {
+    if (position >= 0)
+      return {true, {unsigned(position), dim}};
+    return {false, {unsigned(-1 - position), dim}};
+  };
+  auto add = [&](int64_t size,
+                 ArrayRef<std::pair<bool, std::pair<unsigned, int64_t>>> places,
+                 FactorKind kind) {
+    SmallVector<std::pair<unsigned, int64_t>> operands, results;
+    for (auto [isOperand, place] : places)
+      (isOperand ? operands : results).push_back(place);
+    builder.addShared(size, operands, results, kind);
+  };
+  auto valueAt = [&](int position) {
+    return position >= 0 ? op->getOperand(position)
+                         : op->getResult(-1 - position);
+  };
+  ArrayRef<int64_t> idShape = getShape(valueAt(ids));
+  ArrayRef<int64_t> matrices = getShape(valueAt(weight));
+  int64_t rank = idShape.size();
+  for (int64_t dim : llvm::seq<int64_t>(0, rank))
+    add(idShape[dim], {at(input, dim), at(ids, dim), at(other, dim)}, rows);
+  add(matrices[0], {at(weight, 0)},
+      weight >= 0 ? FactorKind::Reduction : FactorKind::PassThrough);
+  int64_t hDim = transposeB ? 2 : 1, oDim = transposeB ? 1 : 2;
+  add(matrices[hDim], {at(input, rank), at(weight, hDim)},
+      rows == FactorKind::Reduction ? FactorKind::PassThrough
+                                    : FactorKind::Reduction);
+  add(matrices[oDim], {at(other, rank), at(weight, oDim)},
+      FactorKind::PassThrough);
+  return builder.build();
+}
+
+ShardingRule ExpertMatmulOp::getShardingRule() {
+  return getExpertRule(*this, 0, 2, -1, 1, getTransposeB(),
+                       FactorKind::PassThrough);
+}
+
+void ExpertMatmulOp::restrictForPartitioning(ShardingRule &rule) {
+  replicate(rule, ArrayRef(rule.operandFactors[1]).take_front(1));
+}
+
+ShardingRule ExpertMatmulGradOp::getShardingRule() {
+  // The rows are summed into each expert's matrix.
+  return getExpertRule(*this, 0, 2, 1, -1, getTransposeB(),
+                       FactorKind::Reduction);
+}
+
+void ExpertMatmulGradOp::restrictForPartitioning(ShardingRule &rule) {
+  replicate(rule, ArrayRef(rule.resultFactors[0]).take_front(1));
+}
+
 ShardingRule EmbeddingGradOp::getShardingRule() {
   // The positions are summed into the table's rows: a reduction factor.
   ShardingRuleBuilder builder(*this);

@@ -605,7 +605,7 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     | `dropout(softmax(mask(cap(scale * q @ k^T)))) @ v` | `tg.attention` (`causal`, `scale`, `bias`, `softcap`, `dropout`) |
     | `slice(softmax(concat(mask(scale * q @ k^T), sinks)))[..., :Sk] @ v` | `tg.attention` with one more key for the sinks |
     | `-mean(sum(log_softmax(x) * onehot(y)))`, `cross_entropy(log_softmax(x), y)` | `tg.cross_entropy` |
-    | `matmul(reshape(embedding(T, ids)), x)`: matrices gathered per token from a table of experts' | one `tg.matmul` of every token with every expert, selected by `ids` |
+    | `matmul(reshape(embedding(T, ids)), x)`: matrices gathered per token from a table of experts' | `tg.expert_matmul` of the tokens by `T`'s matrices at `ids` (a grouped GEMM) |
 
     Matching is structural and tolerant of how an importer writes things:
     commutative operands in either order, scalars as `tensor<f32>` constants
@@ -703,19 +703,14 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     experts' table `T` (`[E, O*H]`) by the router's top-k ids and multiplied
     by the pair's vector (`[S, O, H] x [S, H, 1]`, or `[S, 1, H] x
     [S, H, O]`). That keeps a copy of a matrix per pair (S x O x H values)
-    and reads each for one multiply-add. The raise multiplies every vector by
-    every expert's matrix in one GEMM (`[S, H] x [H, E*O]`) and keeps, by a
-    `tg.select` of the one-hot mask of `ids` and a `sum` over the experts,
-    the product of each pair's own expert: S x E x O values and E times the
-    flops, in a GEMM at its peak; the other experts' products never reach
-    the result (an infinity among them is no NaN). It applies when the ids
-    are provably in `[0, E)` (the embedding reports an id that is not;
-    the selection would give zeros): `top_k` indices over rows of at most
-    E elements, through views, additions of constants, and selects whose
-    choice the value ranges decide (an importer's wrapping of negative
-    indices); and when `H > E`, so that the products take less memory than
-    the gathered matrices. The backward is the GEMM's: the gradient of `T`
-    is dense.
+    and reads each for one multiply-add. The raise is one
+    `tg.expert_matmul` of the vectors (`[S, H]`) by `T` viewed as the
+    experts' matrices (`[E, O, H]`, applied transposed, or `[E, H, O]`) at
+    the same `ids`: each pair's product with its own expert's matrix, read
+    in place (the routed flops only, nothing gathered). Its backward is an
+    `expert_matmul` for the vectors and a `tg.expert_matmul_grad` for `T`
+    (each expert's gradient summed over its rows). Both forms report an id
+    outside `[0, E)`.
 
     A pattern is raised only when it saves work: every intermediate value
     of the pattern must be used only inside it (a normalized value or an

@@ -348,6 +348,43 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
                                          str(count), str(table[1])});
         secondElements = count * table[1];
       })
+      .Case<tg::ExpertMatmulOp, tg::ExpertMatmulGradOp>([&](auto product) {
+        // Each expert's rows listed in order, then a block per tile of an
+        // expert's product (OpKernels.h).
+        bool isGrad = isa<tg::ExpertMatmulGradOp>(op);
+        int64_t rows = getNumElements(product.getIds());
+        int64_t h = getShape(product.getInput()).back();
+        // The matrices are the forward's weight, the gradient's result.
+        ArrayRef<int64_t> matrices =
+            getShape(isGrad ? op->getResult(0) : op->getOperand(1));
+        int64_t experts = matrices[0];
+        int64_t o = matrices[product.getTransposeB() ? 1 : 2];
+        std::string offsets = scratchArray("int64_t", 8, experts + 1);
+        std::string order = scratchArray("int64_t", 8, rows);
+        call = callOf("expertRows",
+                      {"th", in[2], offsets, order, str(rows), str(experts)});
+        outputElements = experts;
+        FailureOr<StorageType> type = typeOf(product.getInput());
+        if (failed(type)) {
+          status = failure();
+          return;
+        }
+        std::string transB = boolean(product.getTransposeB());
+        secondCall =
+            isGrad
+                ? callOf("expertMatmulGrad",
+                         {"rowThreads()", in[0], in[1], offsets, order, out[0],
+                          str(experts), str(h), str(o), transB})
+                : callOf("expertMatmul",
+                         {"rowThreads()", in[0], in[1], offsets, order, out[0],
+                          str(rows), str(h), str(o), str(experts), transB});
+        int64_t size =
+            rt::expertTileSize(type->computeType == "double" ? 8 : 4);
+        secondElements = std::max<int64_t>(
+            1, isGrad ? rt::expertMatmulGradBlocks(size, experts, h, o)
+                      : rt::expertMatmulBlocks(size, rows, o, experts));
+        secondPerRow = true;
+      })
       .Case([&](tg::FakeQuantOp quant) {
         bool e4m3 = isa<Float8E4M3FNType>(quant.getFormat());
         call = callOf(std::string("fakeQuant<") + boolean(e4m3) + ">",

@@ -396,3 +396,30 @@ func.func @attention_bias_grad_dropout(%q: tensor<2x2x4x16xf32>, %lse: tensor<2x
   %db = tg.attention_bias_grad %q, %q, %q, %q, %q, %lse bias %b dropout = 1.000000e-01 stream = 1 : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return
 }
+
+// -----
+
+// expert_matmul_grad's result has the matrices' [E, H, O] layout.
+func.func @expert_matmul_grad_layout(%x: tensor<4x8xf32>, %dy: tensor<4x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul_grad' op input (4x8) must have the shape of the ids (4) followed by the matrices' input width (16)}}
+  %0 = tg.expert_matmul_grad %x, %dy[%ids] : (tensor<4x8xf32>, tensor<4x16xf32>, tensor<4xi64>) -> tensor<2x16x8xf32>
+  return
+}
+
+// -----
+
+// Its gradient rows follow the ids.
+func.func @expert_matmul_grad_rows(%x: tensor<4x8xf32>, %dy: tensor<5x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul_grad' op grad_output (5x16) must have the shape of the ids (4) followed by the matrices' output width (16)}}
+  %0 = tg.expert_matmul_grad %x, %dy[%ids] : (tensor<4x8xf32>, tensor<5x16xf32>, tensor<4xi64>) -> tensor<2x8x16xf32>
+  return
+}
+
+// -----
+
+// One element type throughout.
+func.func @expert_matmul_grad_types(%x: tensor<4x8xf32>, %dy: tensor<4x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul_grad' op input, grad_output and result must have one element type, got 'f32', 'f32' and 'bf16'}}
+  %0 = tg.expert_matmul_grad %x, %dy[%ids] : (tensor<4x8xf32>, tensor<4x16xf32>, tensor<4xi64>) -> tensor<2x8x16xbf16>
+  return
+}

@@ -225,3 +225,18 @@ func.func @attention_bias_grad(%q: tensor<2x2x4x16xf32>, %kv: tensor<2x1x4x16xf3
   %db = tg.attention_bias_grad %q, %q, %kv, %kv, %q, %lse bias %b causal softcap = 3.000000e+01 dropout = 1.000000e-01 seed %seed stream = 2 : (tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x1x4x16xf32>, tensor<2x1x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4xf32>, tensor<1x2x4x4xf32>, tensor<i64>) -> tensor<1x2x4x4xf32>
   return %db : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// expert_matmul_grad sums each expert's rows into its matrix, in the
+// matrices' layout.
+// CHECK-LABEL: func.func @expert_matmul_grad
+// CHECK-SAME:    (%[[X:[^:]+]]: tensor<16x64xf32>, %[[DY:[^:]+]]: tensor<16x32xf32>, %[[IDS:[^:]+]]: tensor<16xi64>)
+// CHECK:         %[[A:.+]] = tg.expert_matmul_grad %[[X]], %[[DY]][%[[IDS]]] : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16xi64>) -> tensor<8x64x32xf32>
+// CHECK:         %[[B:.+]] = tg.expert_matmul_grad %[[X]], %[[DY]][%[[IDS]]] transpose_b : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16xi64>) -> tensor<8x32x64xf32>
+// CHECK:         return %[[A]], %[[B]]
+func.func @expert_matmul_grad(%x: tensor<16x64xf32>, %dy: tensor<16x32xf32>, %ids: tensor<16xi64>) -> (tensor<8x64x32xf32>, tensor<8x32x64xf32>) {
+  %0 = tg.expert_matmul_grad %x, %dy[%ids] : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16xi64>) -> tensor<8x64x32xf32>
+  %1 = tg.expert_matmul_grad %x, %dy[%ids] transpose_b : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16xi64>) -> tensor<8x32x64xf32>
+  return %0, %1 : tensor<8x64x32xf32>, tensor<8x32x64xf32>
+}

@@ -575,3 +575,57 @@ func.func @attention_grad_dropout_without_seed(%q: tensor<2x8x16x64xf32>, %lse: 
   %dq, %dk, %dv = tg.attention_grad %q, %q, %q, %q, %q, %lse dropout = 1.000000e-01 : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16xf32>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>)
   return
 }
+
+// -----
+
+// expert_matmul's matrices are a stack of rank 3.
+func.func @expert_matmul_weight_rank(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op expert matrices must have rank 3 (E, H, O), got 'tensor<8x16xf32>'}}
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// The input's width is the matrices' H (the last dimension when transposed).
+func.func @expert_matmul_input_width(%x: tensor<4x8xf32>, %w: tensor<2x16x8xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op input (4x8) must have the shape of the ids (4) followed by the matrices' input width (16)}}
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<2x16x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// One id per row of the input.
+func.func @expert_matmul_ids(%x: tensor<4x8xf32>, %w: tensor<2x16x8xf32>, %ids: tensor<3xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op input (4x8) must have the shape of the ids (3) followed by the matrices' input width (8)}}
+  %0 = tg.expert_matmul %x, %w[%ids] transpose_b : (tensor<4x8xf32>, tensor<2x16x8xf32>, tensor<3xi64>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// The result's width is the matrices' O.
+func.func @expert_matmul_result(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op result (4x8) must have the shape of the ids (4) followed by the matrices' output width (16)}}
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// The input and the matrices have one element type.
+func.func @expert_matmul_types(%x: tensor<4x8xbf16>, %w: tensor<2x8x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op input and weight must have one element type, got 'bf16' and 'f32'}}
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xbf16>, tensor<2x8x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Ids are integers.
+func.func @expert_matmul_float_ids(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %ids: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.expert_matmul' op operand #2 must be}}
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<4xf32>) -> tensor<4x16xf32>
+  return
+}

@@ -330,3 +330,18 @@ func.func @attention_dropout(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16
   %o2, %lse2 = tg.attention %q, %k, %v bias %b dropout = 5.000000e-01 seed %seed32 stream = 0 : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x1x1x8xf32>, tensor<i32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
   return %o, %o2 : tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>
 }
+
+// -----
+
+// expert_matmul: each row times the matrix its id names, [E, H, O] or, with
+// transpose_b, [E, O, H]; rows of any rank, a result type of its own.
+// CHECK-LABEL: func.func @expert_matmul
+// CHECK-SAME:    (%[[X:[^:]+]]: tensor<2x8x64xbf16>, %[[W:[^:]+]]: tensor<8x64x32xbf16>, %[[WT:[^:]+]]: tensor<8x32x64xbf16>, %[[IDS:[^:]+]]: tensor<2x8xi32>)
+// CHECK:         %[[A:.+]] = tg.expert_matmul %[[X]], %[[W]][%[[IDS]]] : (tensor<2x8x64xbf16>, tensor<8x64x32xbf16>, tensor<2x8xi32>) -> tensor<2x8x32xbf16>
+// CHECK:         %[[B:.+]] = tg.expert_matmul %[[X]], %[[WT]][%[[IDS]]] transpose_b : (tensor<2x8x64xbf16>, tensor<8x32x64xbf16>, tensor<2x8xi32>) -> tensor<2x8x32xf32>
+// CHECK:         return %[[A]], %[[B]]
+func.func @expert_matmul(%x: tensor<2x8x64xbf16>, %w: tensor<8x64x32xbf16>, %wt: tensor<8x32x64xbf16>, %ids: tensor<2x8xi32>) -> (tensor<2x8x32xbf16>, tensor<2x8x32xf32>) {
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<2x8x64xbf16>, tensor<8x64x32xbf16>, tensor<2x8xi32>) -> tensor<2x8x32xbf16>
+  %1 = tg.expert_matmul %x, %wt[%ids] transpose_b : (tensor<2x8x64xbf16>, tensor<8x32x64xbf16>, tensor<2x8xi32>) -> tensor<2x8x32xf32>
+  return %0, %1 : tensor<2x8x32xbf16>, tensor<2x8x32xf32>
+}

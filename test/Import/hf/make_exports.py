@@ -81,6 +81,19 @@ Not checked in (--families or --all builds them):
            experts (both exporters fail in PyTorch: complex rotary)
   modernbert  ModernBertForMaskedLM: alternating local (window 4) and
            global attention, rotary positions, GeGLU
+  phimoe, glm4moe, ernie45moe, hunyuanmoe, dots1, flexolmo, lfm2moe
+           their ...ForCausalLM, experts as mixtral (Phi-MoE's sparsemixer
+           routing; GLM-4-MoE's and dots1's sigmoid routing with a
+           correction bias and shared expert; LFM2-MoE's short
+           convolutions). ERNIE-4.5-MoE's TorchScript export fails in
+           PyTorch (a shape-inference assertion); Phi-MoE's dynamo export
+           failed once in torch.export's decomposition and passed when
+           run again.
+  jetmoe, dbrx  their own expert loops, whose token counts depend on the
+           routing (JetMoE's split by the counts, DBRX's NonZero): tgc
+           refuses them at import, naming the node
+  deepseekv2  DeepseekV2ForCausalLM (both exporters fail in PyTorch:
+           complex rotary)
 
 Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
   EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
@@ -332,6 +345,59 @@ def config(family, attn):
             num_local_experts=4, head_dim=8, sliding_window=4,
             layer_types=["sliding_attention", "full_attention"],
             **moe), transformers.GptOssForCausalLM
+    if family == "phimoe":
+        return transformers.PhimoeConfig(
+            num_local_experts=4, **moe), transformers.PhimoeForCausalLM
+    if family == "jetmoe":
+        return transformers.JetMoeConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2,
+            num_key_value_heads=4, kv_channels=8, intermediate_size=24,
+            num_local_experts=4, num_experts_per_tok=2,
+            max_position_embeddings=16, aux_loss_coef=0.0,
+            attn_implementation=attn), transformers.JetMoeForCausalLM
+    if family == "dbrx":
+        return transformers.DbrxConfig(
+            d_model=HIDDEN, n_heads=4, n_layers=2, max_seq_len=16,
+            vocab_size=VOCAB,
+            attn_config=dict(kv_n_heads=2, clip_qkv=8.0, rope_theta=10000.0),
+            ffn_config=dict(ffn_hidden_size=24, moe_num_experts=4,
+                            moe_top_k=2, moe_loss_weight=0.0),
+            attn_implementation=attn), transformers.DbrxForCausalLM
+    if family == "glm4moe":
+        return transformers.Glm4MoeConfig(
+            n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,
+            first_k_dense_replace=1, n_group=1, topk_group=1, head_dim=8,
+            **moe), transformers.Glm4MoeForCausalLM
+    if family == "ernie45moe":
+        return transformers.Ernie4_5_MoeConfig(
+            moe_num_experts=4, moe_k=2, moe_intermediate_size=24,
+            moe_num_shared_experts=1, moe_layer_start_index=1,
+            **moe), transformers.Ernie4_5_MoeForCausalLM
+    if family == "hunyuanmoe":
+        return transformers.HunYuanMoEV1Config(
+            num_experts=4, moe_topk=2, head_dim=8,
+            **moe), transformers.HunYuanMoEV1ForCausalLM
+    if family == "dots1":
+        return transformers.Dots1Config(
+            n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,
+            first_k_dense_replace=1, n_group=1, topk_group=1, head_dim=8,
+            **moe), transformers.Dots1ForCausalLM
+    if family == "flexolmo":
+        return transformers.FlexOlmoConfig(
+            num_experts=4, pad_token_id=0, **moe), \
+            transformers.FlexOlmoForCausalLM
+    if family == "deepseekv2":
+        return transformers.DeepseekV2Config(
+            n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,
+            first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=None,
+            qk_rope_head_dim=4, qk_nope_head_dim=8, v_head_dim=8,
+            **dict(moe, num_key_value_heads=4)), \
+            transformers.DeepseekV2ForCausalLM
+    if family == "lfm2moe":
+        return transformers.Lfm2MoeConfig(
+            num_experts=4, moe_intermediate_size=24, num_dense_layers=1,
+            layer_types=["full_attention", "conv"],
+            **moe), transformers.Lfm2MoeForCausalLM
     if family == "deepseekv3":
         return transformers.DeepseekV3Config(
             hidden_size=HIDDEN, intermediate_size=48, moe_intermediate_size=24,
@@ -405,7 +471,9 @@ FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "albert", "gptj", "bloom", "mixtral", "qwen2moe", "deberta",
             "mamba", "vit", "swin", "convnext", "resnet", "whisper",
             "qwen3moe", "olmoe", "granitemoe", "gptoss", "deepseekv3", "phi3",
-            "modernbert", "llama4", "smollm3", "glm4", "qwen3next")
+            "modernbert", "llama4", "smollm3", "glm4", "qwen3next",
+            "phimoe", "jetmoe", "dbrx", "glm4moe", "ernie45moe", "hunyuanmoe",
+            "dots1", "flexolmo", "deepseekv2", "lfm2moe")
 NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba", "swin", "convnext", "gptoss",
            "resnet", "whisper")
 # The model's first input, when not token ids: images, or (Whisper) log-mel
@@ -415,7 +483,9 @@ FIRST_INPUT = {"vit": "pixel_values", "swin": "pixel_values",
                "whisper": "input_features"}
 CLASSES, MELS, FRAMES = 5, 8, 16
 MOE = ("mixtral", "qwen2moe", "qwen3moe", "olmoe", "granitemoe", "gptoss",
-       "deepseekv3", "llama4", "qwen3next")
+       "deepseekv3", "llama4", "qwen3next", "phimoe", "jetmoe", "dbrx",
+       "glm4moe", "ernie45moe", "hunyuanmoe", "dots1", "flexolmo",
+       "deepseekv2", "lfm2moe")
 EXPERTS = os.environ.get("TGC_EXPERTS", "batched_mm")
 
 
@@ -601,7 +671,8 @@ CHECKED_IN = (
     "resnet-ts-loss", "whisper-dynamo-loss",
     "mixtral-dynamo-loss", "qwen2moe-ts-loss",
     "gptoss-dynamo-loss", "deepseekv3-ts-loss", "modernbert-dynamo-loss",
-    "qwen3next-dynamo-loss",
+    "qwen3next-dynamo-loss", "phimoe-ts-loss", "glm4moe-dynamo-loss",
+    "lfm2moe-ts-loss",
 )
 
 

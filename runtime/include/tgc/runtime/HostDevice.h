@@ -32,6 +32,24 @@ namespace tgc::rt {
 /// loop (OpKernels.h's forEachElement); the emitter sizes launches by it.
 constexpr int64_t kChunk = 8;
 
+/// The rows and columns of a tile of the experts' products (OpKernels.h's
+/// expertMatmul and expertMatmulGrad, a block per tile) for a compute type
+/// of `computeBytes` bytes, and their launches' blocks, by which the
+/// emitter sizes them: tiles of `size` rows of one expert (at most rows /
+/// size + experts of them) by `size` of the o columns; and per expert, the
+/// tiles of its [h, o] gradient.
+TGC_HD constexpr int64_t expertTileSize(int64_t computeBytes) {
+  return computeBytes == 8 ? 32 : 64;
+}
+TGC_HD constexpr int64_t expertMatmulBlocks(int64_t size, int64_t rows,
+                                            int64_t o, int64_t experts) {
+  return ((rows + size - 1) / size + experts) * ((o + size - 1) / size);
+}
+TGC_HD constexpr int64_t expertMatmulGradBlocks(int64_t size, int64_t experts,
+                                                int64_t h, int64_t o) {
+  return experts * ((h + size - 1) / size) * ((o + size - 1) / size);
+}
+
 /// The bits of `value` as another type of the same size (std::bit_cast is
 /// C++20; memcpy is what it compiles to on both sides).
 template <typename To, typename From> TGC_HD inline To bitCast(From value) {

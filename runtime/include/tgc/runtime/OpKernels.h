@@ -609,6 +609,236 @@ __device__ void embedding(Threads th, const S *table, const I *ids, S *out,
   }
 }
 
+/// The experts' products (tg.expert_matmul and its weight gradient) as
+/// grouped GEMMs: each block computes a kSize x kSize tile of one expert's
+/// product in shared memory, kDepth of the contraction at a time, every
+/// thread a kMicro x kMicro part of it in registers (rows and columns kSize
+/// / kMicro apart, so that a warp reads consecutive shared words). The
+/// threads take the tile's parts in turn, so any block size computes it,
+/// one thread on the host. Each result element is one thread's sum in
+/// Compute<S>, in the contraction's order: deterministic.
+template <typename T> struct ExpertTile {
+  static constexpr int kSize = static_cast<int>(expertTileSize(sizeof(T)));
+  static constexpr int kDepth = 16;
+  static constexpr int kMicro = 4;
+  static constexpr int kParts = kSize / kMicro;
+  /// A block's shared memory: the operands' stages and the tile's sums
+  /// (kSize x kSize, row-major).
+  struct Shared {
+    T as[kDepth][kSize + 1];
+    T bs[kDepth][kSize + 1];
+    T acc[kSize * kSize];
+  };
+};
+
+/// Sets `sh.acc` (the tile) to the product A B over the contraction
+/// [0, depth): a(k, m) and b(k, n) load the operands' elements (zero
+/// outside them), staged through `sh.as` and `sh.bs` kDepth at a time;
+/// consecutive threads load consecutive k of an operand whose `KFast` flag
+/// is set (its k is contiguous in memory), else consecutive m or n. Every
+/// thread of the block calls it.
+template <typename T, bool KFastA, bool KFastB, typename LoadA, typename LoadB>
+__device__ void tileProduct(Threads th, int64_t depth,
+                            typename ExpertTile<T>::Shared &sh, LoadA a,
+                            LoadB b) {
+  using Tile = ExpertTile<T>;
+  constexpr int kSize = Tile::kSize, kDepth = Tile::kDepth;
+  constexpr int kMicro = Tile::kMicro, kParts = Tile::kParts;
+  auto &as = sh.as;
+  auto &bs = sh.bs;
+  T *acc = sh.acc;
+  for (int64_t i = th.index; i < kSize * kSize; i += th.count)
+    acc[i] = T(0);
+  for (int64_t k0 = 0; k0 < depth; k0 += kDepth) {
+    __syncthreads();
+    for (int64_t i = th.index; i < kDepth * kSize; i += th.count) {
+      int k = static_cast<int>(i / kSize), m = static_cast<int>(i % kSize);
+      int kt = static_cast<int>(i % kDepth), mt = static_cast<int>(i / kDepth);
+      int ka = KFastA ? kt : k, ma = KFastA ? mt : m;
+      int kb = KFastB ? kt : k, nb = KFastB ? mt : m;
+      as[ka][ma] = k0 + ka < depth ? a(k0 + ka, ma) : T(0);
+      bs[kb][nb] = k0 + kb < depth ? b(k0 + kb, nb) : T(0);
+    }
+    __syncthreads();
+    for (int64_t part = th.index; part < kParts * kParts; part += th.count) {
+      int pm = static_cast<int>(part / kParts),
+          pn = static_cast<int>(part % kParts);
+      T sums[kMicro][kMicro];
+      TGC_UNROLL
+      for (int i = 0; i < kMicro; ++i)
+        TGC_UNROLL
+      for (int j = 0; j < kMicro; ++j)
+        sums[i][j] = acc[(pm + i * kParts) * kSize + pn + j * kParts];
+      for (int k = 0; k < kDepth; ++k) {
+        T x[kMicro], y[kMicro];
+        TGC_UNROLL
+        for (int i = 0; i < kMicro; ++i) {
+          x[i] = as[k][pm + i * kParts];
+          y[i] = bs[k][pn + i * kParts];
+        }
+        TGC_UNROLL
+        for (int i = 0; i < kMicro; ++i)
+          TGC_UNROLL
+        for (int j = 0; j < kMicro; ++j)
+          sums[i][j] += x[i] * y[j];
+      }
+      TGC_UNROLL
+      for (int i = 0; i < kMicro; ++i)
+        TGC_UNROLL
+      for (int j = 0; j < kMicro; ++j)
+        acc[(pm + i * kParts) * kSize + pn + j * kParts] = sums[i][j];
+    }
+  }
+  __syncthreads();
+}
+
+/// The operands of the expert products' tiles (tileProduct's loaders).
+/// Element (k, m) of a tile of rows: x[order[m], k], zero from row `count`.
+template <typename S> struct LoadX {
+  const S *x;
+  const int64_t *order;
+  int64_t h, count;
+  __device__ Compute<S> operator()(int64_t k, int m) const {
+    return m < count ? Compute<S>(ld(x[order[m] * h + k])) : Compute<S>(0);
+  }
+};
+/// Element (k, n) of an expert's matrix: [k, c0 + n] of [h, o], or
+/// [c0 + n, k] of [o, h] applied transposed; zero from column o.
+template <typename S> struct LoadW {
+  const S *w;
+  int64_t c0, h, o;
+  bool transB;
+  __device__ Compute<S> operator()(int64_t k, int n) const {
+    int64_t c = c0 + n;
+    if (c >= o)
+      return Compute<S>(0);
+    return Compute<S>(ld(transB ? w[c * h + k] : w[k * o + c]));
+  }
+};
+/// Element (k, j) of rows taken in order: [order[k], c0 + j] of rows of
+/// `width`, zero from column `width`.
+template <typename S> struct LoadRows {
+  const S *rows;
+  const int64_t *order;
+  int64_t width, c0;
+  __device__ Compute<S> operator()(int64_t k, int j) const {
+    return c0 + j < width ? Compute<S>(ld(rows[order[k] * width + c0 + j]))
+                          : Compute<S>(0);
+  }
+};
+
+/// Each expert's rows listed in increasing order at `order[offsets[e]]`
+/// on, a thread per expert (a counting sort in O(rows x experts),
+/// deterministic): the first launch of both expert products.
+template <typename I>
+__device__ void expertRows(Threads th, const I *ids, int64_t *offsets,
+                           int64_t *order, int64_t rows, int64_t experts) {
+  for (int64_t e = th.index; e < experts; e += th.count) {
+    int64_t before = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t id = ld(ids[i]);
+      if (id < 0 || id >= experts)
+        kernelError("expert id", id, experts);
+      before += id < e ? 1 : 0;
+    }
+    offsets[e] = before;
+    for (int64_t i = 0; i < rows; ++i)
+      if (ld(ids[i]) == e)
+        order[before++] = i;
+    if (e == experts - 1)
+      offsets[experts] = before;
+  }
+}
+
+/// tg.expert_matmul after expertRows: out[r, :] = x[r, :] times the
+/// matrix of r's expert ([experts, h, o], or [experts, o, h] applied
+/// transposed when `transB`), a block per tile of one expert's rows (in
+/// the order expertRows lists them) and kSize columns: the routed products
+/// only, each matrix tile read once per tile of its rows.
+template <typename S>
+__device__ void expertMatmul(RowThreads th, const S *x, const S *w,
+                             const int64_t *offsets, const int64_t *order,
+                             S *out, int64_t rows, int64_t h, int64_t o,
+                             int64_t experts, bool transB) {
+  using T = Compute<S>;
+  constexpr int kSize = ExpertTile<T>::kSize;
+  __shared__ typename ExpertTile<T>::Shared sh;
+  int64_t columnTiles = (o + kSize - 1) / kSize;
+  int64_t blocks = expertMatmulBlocks(kSize, rows, o, experts);
+  for (int64_t block = th.rows.index; block < blocks; block += th.rows.count) {
+    // The block's expert and first row among its rows: the tiles of each
+    // expert in turn (the same for every thread of the block).
+    int64_t tile = block / columnTiles, c0 = block % columnTiles * kSize;
+    int64_t e = 0, first = -1;
+    for (; e < experts; ++e) {
+      int64_t count = offsets[e + 1] - offsets[e];
+      int64_t tiles = (count + kSize - 1) / kSize;
+      if (tile < tiles) {
+        first = tile * kSize;
+        break;
+      }
+      tile -= tiles;
+    }
+    if (first < 0)
+      continue;
+    int64_t begin = offsets[e] + first;
+    int64_t count = offsets[e + 1] - begin;
+    count = count < kSize ? count : kSize;
+    // x's rows are contiguous along the contraction; the matrix is along
+    // it when applied transposed.
+    LoadX<S> rowsOfX{x, order + begin, h, count};
+    LoadW<S> matrix{w + e * h * o, c0, h, o, transB};
+    if (transB)
+      tileProduct<T, true, true>(th.columns, h, sh, rowsOfX, matrix);
+    else
+      tileProduct<T, true, false>(th.columns, h, sh, rowsOfX, matrix);
+    for (int64_t i = th.columns.index; i < kSize * kSize;
+         i += th.columns.count) {
+      int64_t m = i / kSize, c = c0 + i % kSize;
+      if (m < count && c < o)
+        out[order[begin + m] * o + c] = st<S>(sh.acc[i]);
+    }
+  }
+}
+
+/// tg.expert_matmul_grad after expertRows: out[e] = x_e^T dy_e over the
+/// rows of expert e in order ([experts, h, o]; dy_e^T x_e, [experts, o,
+/// h], when `transB`), zero for an expert of no row; a block per tile.
+template <typename S>
+__device__ void expertMatmulGrad(RowThreads th, const S *x, const S *dy,
+                                 const int64_t *offsets, const int64_t *order,
+                                 S *out, int64_t experts, int64_t h, int64_t o,
+                                 bool transB) {
+  using T = Compute<S>;
+  constexpr int kSize = ExpertTile<T>::kSize;
+  __shared__ typename ExpertTile<T>::Shared sh;
+  // The result's matrices are [height, width]: rows from a, columns from
+  // b, both read along their rows (the contraction is over x's and dy's
+  // rows).
+  const S *a = transB ? dy : x, *b = transB ? x : dy;
+  int64_t height = transB ? o : h, width = transB ? h : o;
+  int64_t rowTiles = (height + kSize - 1) / kSize;
+  int64_t columnTiles = (width + kSize - 1) / kSize;
+  for (int64_t block = th.rows.index;
+       block < expertMatmulGradBlocks(kSize, experts, h, o);
+       block += th.rows.count) {
+    int64_t e = block / (rowTiles * columnTiles);
+    int64_t within = block % (rowTiles * columnTiles);
+    int64_t r0 = within / columnTiles * kSize,
+            c0 = within % columnTiles * kSize;
+    int64_t begin = offsets[e], count = offsets[e + 1] - begin;
+    tileProduct<T, false, false>(th.columns, count, sh,
+                                 LoadRows<S>{a, order + begin, height, r0},
+                                 LoadRows<S>{b, order + begin, width, c0});
+    for (int64_t i = th.columns.index; i < kSize * kSize;
+         i += th.columns.count) {
+      int64_t r = r0 + i / kSize, c = c0 + i % kSize;
+      if (r < height && c < width)
+        out[(e * height + r) * width + c] = st<S>(sh.acc[i]);
+    }
+  }
+}
+
 /// Top-k along rows of `width` (tg.top_k): a thread per element counts the
 /// elements of its row that come before it (larger, or smallest: smaller;
 /// of equal ones the lower position; NaN above every number), stopping at

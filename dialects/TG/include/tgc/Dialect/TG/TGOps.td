@@ -613,6 +613,71 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision,
   let hasFolder = 1;
 }
 
+def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
+    DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getAccumulationType"]>,
+    Pure], 1, TG_PartitionRestricted> {
+  let summary = "Each row times the matrix of the expert its id names";
+  let description = [{
+    `result[i..., o] = sum_h input[i..., h] * weight[ids[i...], h, o]` for
+    an `ExHxO` stack of expert matrices (`ExOxH` with `transpose_b`: the
+    row times the transposed matrix). Every id must be in `[0, E)`; the
+    interpreter reports one that is not. A mixture-of-experts layer's
+    routed products: the rows are the (token, chosen expert) pairs, and
+    only the chosen experts' products are computed (a grouped GEMM), not
+    every expert's for every token. Products accumulate in f32 (f64 for
+    f64) and are rounded once to the result's element type.
+
+    tg-raise forms it from the exports that gather each pair's matrix with
+    `tg.embedding` and multiply it by the pair's vector. Its gradient is an
+    `expert_matmul` of the result's gradient by the transposed matrices
+    (the input's) and a `tg.expert_matmul_grad` (the weight's).
+
+    ```mlir
+    %y = tg.expert_matmul %x, %w[%ids] transpose_b : (tensor<512x4096xbf16>, tensor<8x14336x4096xbf16>, tensor<512xi64>) -> tensor<512x14336xbf16>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$weight,
+                       TG_IndexTensor:$ids, UnitAttr:$transpose_b);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `[` $ids `]` (`transpose_b` $transpose_b^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of experts E and the matrices' input and output widths
+    /// H and O.
+    int64_t getNumExperts();
+    int64_t getInputWidth();
+    int64_t getOutputWidth();
+  }];
+}
+
+def TG_ExpertMatmulGradOp : TG_Op<"expert_matmul_grad", [Pure,
+    DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getAccumulationType"]>],
+    1, TG_PartitionRestricted> {
+  let summary = "Backward of expert_matmul for its weight";
+  let description = [{
+    `result[e, h, o] = sum of input[i..., h] * grad_output[i..., o] over the
+    rows i... whose id is e`, accumulated in f32 in the rows' order; the
+    result has the expert matrices' type and layout (`ExOxH` with
+    `transpose_b`), and an expert no id names gets zeros. Every id must be
+    in `[0, E)`.
+
+    ```mlir
+    %dw = tg.expert_matmul_grad %x, %dy[%ids] transpose_b : (tensor<512x4096xf32>, tensor<512x14336xf32>, tensor<512xi64>) -> tensor<8x14336x4096xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$grad_output,
+                       TG_IndexTensor:$ids, UnitAttr:$transpose_b);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad_output `[` $ids `]` (`transpose_b` $transpose_b^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def TG_TopKOp : TG_Op<"top_k", [TG_Differentiable, TG_DefaultPrecision, Pure,
     InferTypeOpAdaptor]> {
   let summary = "The k largest (or smallest) elements along the last dimension";

@@ -804,6 +804,10 @@ struct AttentionMatch {
   bool hideOnTrue = true;
   double hideValue = -INFINITY;
   double maskScale = 1.0;
+  /// More masks computed at run time added to the scores next to
+  /// `addedMask` (BLOOM's ALiBi beside the padding mask), each with the
+  /// product of the scales applied after it: the bias sums them.
+  SmallVector<std::pair<Value, double>> moreAddedMasks;
   /// With a run-time mask, a constant one that hides with finite values
   /// joins the bias instead of becoming `causal`: its select's predicate
   /// (hiding `constantHideValue` where it is `constantHideOnTrue`) or the
@@ -889,6 +893,11 @@ bool leadsToProduct(Value v, const RaiseOptions &options) {
       for (auto [a, bias] : operandOrders(add))
         if (getTrailingConstant(bias, 2))
           inner = a;
+      // A mask computed at run time added: the side that leads on.
+      if (inner == v)
+        for (auto [a, bias] : operandOrders(add))
+          if (inner == v && leadsToProduct(a, options))
+            inner = a;
     } else if (auto tanh = v.getDefiningOp<tg::TanhOp>(); inner == v && tanh) {
       inner = tanh.getOperand(); // A soft cap.
     }
@@ -1152,10 +1161,12 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
         scores = inner;
         continue;
       }
-      if (mask == MaskShape::Other && !hadRuntimeMask) {
+      if (mask == MaskShape::Other && !match.maskPredicate) {
         // A mask computed at run time, or a constant one other than the
         // causal mask (a sliding window, ALiBi), added to the (scaled)
-        // product: the attention's bias, times the scales applied after it.
+        // product: the attention's bias, times the scales applied after it
+        // (several added so are summed into it).
+        bool added = false;
         for (auto [a, bias] : operandOrders(add))
           if (leadsToProduct(a, options) && !leadsToProduct(bias, options)) {
             if (nanRow(bias, [](Attribute value) {
@@ -1163,13 +1174,18 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
                   return f.isInfinity() && f.isNegative();
                 }))
               return refuse(kNanRowReason);
-            match.addedMask = bias;
-            match.maskScale = match.scale;
+            if (match.addedMask) {
+              match.moreAddedMasks.push_back({bias, match.scale});
+            } else {
+              match.addedMask = bias;
+              match.maskScale = match.scale;
+            }
             m.add(scores);
             scores = a;
+            added = true;
             break;
           }
-        if (match.addedMask)
+        if (added)
           continue;
       }
     }
@@ -1178,8 +1194,8 @@ std::optional<AttentionMatch> matchAttention(tg::MatmulOp root, MatchedOps &m,
     if (mask == MaskShape::Other)
       return refuse(opName(scores) +
                     " on the scores is not what tg.attention takes: scales, "
-                    "one mask computed at run time, one constant mask and a "
-                    "soft cap");
+                    "masks computed at run time (added, or one select), one "
+                    "constant mask and a soft cap");
     constantMask = true;
     match.causal = mask == MaskShape::Causal;
     match.constantScale = match.scale;
@@ -1309,9 +1325,30 @@ Value buildAttentionBias(OpBuilder &b, Location loc,
       return v;
     return tg::ConvertOp::create(b, loc, typeOf(v).clone(f32), v);
   };
-  Value bias = toF32(unbroadcastMask(b, loc, match.addedMask));
-  if (match.maskScale != 1.0)
-    bias = tg::MulOp::create(b, loc, bias, splatOf(bias, match.maskScale));
+  // x + y in f32, in their common shape.
+  auto addBiases = [&](Value x, Value y) -> Value {
+    SmallVector<int64_t> common;
+    for (auto [a, c] : llvm::zip(typeOf(x).getShape(), typeOf(y).getShape()))
+      common.push_back(std::max(a, c));
+    auto commonType = RankedTensorType::get(common, f32);
+    auto widen = [&](Value v) -> Value {
+      if (v.getType() == commonType)
+        return v;
+      return tg::BroadcastInDimOp::create(b, loc, commonType, v,
+                                          ArrayRef<int64_t>{0, 1, 2, 3});
+    };
+    return tg::AddOp::create(b, loc, widen(x), widen(y));
+  };
+  // A mask times the scales applied after it.
+  auto scaledMask = [&](Value mask, double scale) {
+    Value v = toF32(unbroadcastMask(b, loc, mask));
+    if (scale != 1.0)
+      v = tg::MulOp::create(b, loc, v, splatOf(v, scale));
+    return v;
+  };
+  Value bias = scaledMask(match.addedMask, match.maskScale);
+  for (auto [mask, scale] : match.moreAddedMasks)
+    bias = addBiases(bias, scaledMask(mask, scale));
   // A constant mask applied before it: its hiding value (or the constant)
   // added, both in their common shape.
   Value constant;
@@ -1330,18 +1367,7 @@ Value buildAttentionBias(OpBuilder &b, Location loc,
   if (match.constantScale != 1.0)
     constant = tg::MulOp::create(b, loc, constant,
                                  splatOf(constant, match.constantScale));
-  SmallVector<int64_t> common;
-  for (auto [x, y] :
-       llvm::zip(typeOf(bias).getShape(), typeOf(constant).getShape()))
-    common.push_back(std::max(x, y));
-  auto commonType = RankedTensorType::get(common, f32);
-  auto widen = [&](Value v) -> Value {
-    if (v.getType() == commonType)
-      return v;
-    return tg::BroadcastInDimOp::create(b, loc, commonType, v,
-                                        ArrayRef<int64_t>{0, 1, 2, 3});
-  };
-  return tg::AddOp::create(b, loc, widen(bias), widen(constant));
+  return addBiases(bias, constant);
 }
 
 /// Why the attention `match` that `root` ends cannot be one tg.attention
@@ -1495,8 +1521,8 @@ tgc::explainUnraisedAttention(tg::MatmulOp root, const RaiseOptions &options) {
     return std::nullopt;
   if (typeOf(root).getRank() != 4)
     return std::string("its products are 3-D, the batch and the heads "
-                       "merged ([B * H, S, D], as BLOOM writes them): "
-                       "tg-raise reads 4-D ones");
+                       "merged ([B * H, S, D]), and not views of [B, H, S, "
+                       "D] tensors, which tg-raise would read as BLOOM's");
   std::string why;
   MatchedOps m(root);
   std::optional<AttentionMatch> match = matchAttention(root, m, options, &why);
@@ -1733,6 +1759,162 @@ void addRaise(RewritePatternSet &patterns, RaiseKind kind, Raiser raise) {
    ...);
 }
 
+/// An operand of a product over merged batch and heads ([B * H, m, n], as
+/// BLOOM writes its attention) as the rank-4 tensor it merges: reshape(x)
+/// of x [B, H, m, n], or transpose(reshape(x), [0, 2, 1]) (x read
+/// transposed).
+struct Unmerged {
+  Value value;
+  bool transposed;
+};
+std::optional<Unmerged> unmerge(Value v) {
+  bool transposed = false;
+  if (auto transpose = v.getDefiningOp<tg::TransposeOp>()) {
+    if (transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+      return std::nullopt;
+    v = transpose.getOperand();
+    transposed = true;
+  }
+  auto reshape = v.getDefiningOp<tg::ReshapeOp>();
+  if (!reshape)
+    return std::nullopt;
+  RankedTensorType from = typeOf(reshape.getOperand()), to = typeOf(v);
+  if (from.getRank() != 4 || to.getRank() != 3 ||
+      from.getDimSize(0) * from.getDimSize(1) != to.getDimSize(0) ||
+      from.getShape().take_back(2) != to.getShape().take_back(2))
+    return std::nullopt;
+  return Unmerged{reshape.getOperand(), transposed};
+}
+
+/// Whether `v` is, or reaches through a select, dropout or convert, a
+/// softmax over the last dimension of rank-4 scores.
+bool isSoftmaxOutput(Value v) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (auto softmax = dyn_cast<tg::SoftmaxOp>(op))
+      return typeOf(softmax).getRank() == 4 && softmax.getDimension() == 3;
+    if (auto select = dyn_cast<tg::SelectOp>(op))
+      v = select.getOnFalse();
+    else if (isa<tg::DropoutOp, tg::ConvertOp>(op))
+      v = op->getOperand(0);
+    else
+      return false;
+  }
+  return false;
+}
+
+/// Whether `v` reaches, through single uses of elementwise ops, a softmax
+/// over its last dimension (rank 4).
+bool feedsSoftmax(Value v) {
+  for (int depth = 0; depth < 8 && v.hasOneUse(); ++depth) {
+    Operation *user = *v.getUsers().begin();
+    if (auto softmax = dyn_cast<tg::SoftmaxOp>(user))
+      return softmax.getDimension() == 3;
+    if (!isa<tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp, tg::SelectOp,
+             tg::ConvertOp>(user))
+      return false;
+    v = user->getResult(0);
+  }
+  return false;
+}
+
+/// Whether `v` is a product, or single-use elementwise arithmetic over one
+/// (at most `depth` ops deep).
+bool reachesProduct(Value v, int depth = 8) {
+  Operation *op = v.getDefiningOp();
+  if (depth < 0 || !op || !v.hasOneUse())
+    return false;
+  if (isa<tg::MatmulOp>(op))
+    return true;
+  return isa<tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp>(op) &&
+         (reachesProduct(op->getOperand(0), depth - 1) ||
+          reachesProduct(op->getOperand(1), depth - 1));
+}
+
+/// An attention over merged batch and heads (BLOOM: q, k and v reshaped to
+/// [B * H, S, D], the scores `baddbmm`'s scaled product plus ALiBi, viewed
+/// as [B, H, S, S] for the mask and the softmax, and viewed back for the
+/// product with the values) in the rank-4 form the attention raise reads:
+/// reshape4(e_n(...e_1(matmul3(merge(a), merge(b))))), the e_i elementwise
+/// ops of a 3-D operand, becomes e_n(...e_1(matmul4(a, b))) with their
+/// other operands reshaped to rank 4. The same products in the same order:
+/// only the views move. Only next to a softmax over the keys: the scores'
+/// reshape feeding one, or the product of its probabilities.
+struct UnmergeHeads : OpRewritePattern<tg::ReshapeOp> {
+  UnmergeHeads(MLIRContext *context)
+      : OpRewritePattern(context, benefitOf(RaiseKind::Attention)) {}
+
+  LogicalResult matchAndRewrite(tg::ReshapeOp root,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType to = typeOf(root), from = typeOf(root.getOperand());
+    if (to.getRank() != 4 || from.getRank() != 3 ||
+        to.getDimSize(0) * to.getDimSize(1) != from.getDimSize(0) ||
+        to.getShape().take_back(2) != from.getShape().take_back(2))
+      return rewriter.notifyMatchFailure(root, "not a split of heads");
+    // The elementwise ops between the product and the view, outermost
+    // first.
+    SmallVector<Operation *> chain;
+    Value v = root.getOperand();
+    tg::MatmulOp product;
+    while (Operation *op = v.getDefiningOp()) {
+      if (!v.hasOneUse() || chain.size() > 8)
+        break;
+      if ((product = dyn_cast<tg::MatmulOp>(op)))
+        break;
+      if (!isa<tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp>(op))
+        break;
+      chain.push_back(op);
+      v = reachesProduct(op->getOperand(0)) ? op->getOperand(0)
+                                            : op->getOperand(1);
+    }
+    if (!product || product.getType() != from)
+      return rewriter.notifyMatchFailure(root, "no merged product");
+    std::optional<Unmerged> a = unmerge(product.getLhs());
+    std::optional<Unmerged> b = unmerge(product.getRhs());
+    if (!a || !b)
+      return rewriter.notifyMatchFailure(root, "operands not merged heads");
+    ArrayRef<int64_t> heads = to.getShape().take_front(2);
+    if (typeOf(a->value).getShape().take_front(2) != heads ||
+        typeOf(b->value).getShape().take_front(2) != heads)
+      return rewriter.notifyMatchFailure(root, "other batch and heads");
+    if (!feedsSoftmax(root.getResult()) && !isSoftmaxOutput(a->value))
+      return rewriter.notifyMatchFailure(root, "no softmax next to it");
+
+    Location loc = product.getLoc();
+    Value lifted = tg::MatmulOp::create(
+        rewriter, loc, to.clone(from.getElementType()), a->value, b->value,
+        product.getTransposeA() != a->transposed,
+        product.getTransposeB() != b->transposed);
+    for (Operation *op : llvm::reverse(chain)) {
+      SmallVector<Value> operands;
+      for (Value operand : op->getOperands()) {
+        if (operand.getDefiningOp() == product ||
+            llvm::is_contained(chain, operand.getDefiningOp())) {
+          operands.push_back(lifted);
+          continue;
+        }
+        // A constant is reshaped in place, so that the mask analysis reads
+        // its values.
+        RankedTensorType type = typeOf(operand).clone(to.getShape());
+        DenseElementsAttr dense;
+        if (auto constant = operand.getDefiningOp<tg::ConstantOp>())
+          dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+        operands.push_back(
+            dense ? tg::ConstantOp::create(rewriter, loc, dense.reshape(type))
+                        .getResult()
+                  : tg::ReshapeOp::create(rewriter, loc, type, operand)
+                        .getResult());
+      }
+      OperationState state(
+          op->getLoc(), op->getName(), operands,
+          TypeRange{to.clone(typeOf(op->getResult(0)).getElementType())},
+          op->getAttrs());
+      lifted = rewriter.create(state)->getResult(0);
+    }
+    rewriter.replaceOp(root, lifted);
+    return success();
+  }
+};
+
 /// `cross_entropy(log_softmax(x), y)` reads `x` directly.
 struct RaiseLogSoftmaxCrossEntropy : OpRewritePattern<tg::CrossEntropyOp> {
   RaiseLogSoftmaxCrossEntropy(MLIRContext *context)
@@ -1809,6 +1991,7 @@ void tgc::populateTGRaisePatterns(RewritePatternSet &patterns,
                              [options](tg::MatmulOp root, OpBuilder &b) {
                                return raiseAttention(root, options, b);
                              });
+      patterns.add<UnmergeHeads>(patterns.getContext());
       break;
     case RaiseKind::CrossEntropy:
       // The negation (`neg` or a `mul` by -1) or the mean over the tokens.

@@ -52,13 +52,14 @@ func.func @mask_inside_softcap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>,
 
 // -----
 
-// Two masks computed at run time.
-func.func @two_runtime_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x2x4x4xf32>, %n: tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32> {
+// A mask computed at run time added under another that selects.
+func.func @two_runtime_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x2x4x4xf32>, %pred: tensor<1x2x4x4xi1>) -> tensor<1x2x4x8xf32> {
   %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %a = tg.add %s, %m : tensor<1x2x4x4xf32>
-  %b = tg.add %a, %n : tensor<1x2x4x4xf32>
+  %hide = tg.constant dense<0xFF800000> : tensor<1x2x4x4xf32>
+  %b = tg.select %pred, %hide, %a : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>
   %p = tg.softmax %b dim = 3 : tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{`tg.add` on the scores is not what tg.attention takes: scales, one mask computed at run time, one constant mask and a soft cap}}
+  // expected-remark @+1 {{`tg.add` on the scores is not what tg.attention takes: scales, masks computed at run time (added, or one select), one constant mask and a soft cap}}
   %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
@@ -78,14 +79,15 @@ func.func @raised_and_router(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %
 
 // -----
 
-// BLOOM's attention: batch and heads merged into 3-D products, the
-// softmax over the 4-D scores between reshapes.
+// Batch and heads merged into 3-D products of arguments, the softmax over
+// the 4-D scores between reshapes (BLOOM's, whose q, k and v are views of
+// 4-D tensors, is raised: tg-raise.mlir).
 func.func @merged_heads(%q: tensor<4x4x8xf32>, %k: tensor<4x8x4xf32>, %v: tensor<4x4x8xf32>) -> tensor<4x4x8xf32> {
   %s = tg.matmul %q, %k : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
   %s4 = tg.reshape %s : tensor<4x4x4xf32> -> tensor<2x2x4x4xf32>
   %p = tg.softmax %s4 dim = 3 : tensor<2x2x4x4xf32>
   %p3 = tg.reshape %p : tensor<2x2x4x4xf32> -> tensor<4x4x4xf32>
-  // expected-remark @+1 {{its products are 3-D, the batch and the heads merged ([B * H, S, D], as BLOOM writes them): tg-raise reads 4-D ones}}
+  // expected-remark @+1 {{its products are 3-D, the batch and the heads merged ([B * H, S, D]), and not views of [B, H, S, D] tensors, which tg-raise would read as BLOOM's}}
   %o = tg.matmul %p3, %v : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
   return %o : tensor<4x4x8xf32>
 }

@@ -24,6 +24,7 @@
 // RUN: tgc run --compare %s %t.mlir --entry attention_sinks --random-inputs 21 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry experts_left --random-inputs 19 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // RUN: tgc run --compare %s %t.mlir --entry experts_right --random-inputs 20 --rtol 1e-5 --atol 1e-6 | FileCheck %s
+// RUN: tgc run --compare %s %t.mlir --entry attention_merged_heads --random-inputs 22 --rtol 1e-5 --atol 1e-6 | FileCheck %s
 // CHECK: y: max abs error {{.*}} ok
 
 // RAISED-LABEL: func.func @layer_norm
@@ -75,6 +76,9 @@
 // RAISED: tg.expert_matmul
 // RAISED-LABEL: func.func @attention_sinks
 // RAISED: tg.attention {{.*}} causal : (tensor<2x2x6x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<1x2x1x7xf32>)
+// RAISED-LABEL: func.func @attention_merged_heads
+// RAISED-NOT: tg.softmax
+// RAISED: tg.attention {{.*}} bias {{.*}} : (tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x5xf32>)
 
 func.func @layer_norm(%x: tensor<2x5x16xf32> {tg.role = "input", tg.name = "x"},
                       %g: tensor<16xf32> {tg.role = "input", tg.name = "g"},
@@ -481,4 +485,36 @@ func.func @attention_sinks(%q: tensor<2x2x6x8xf32> {tg.role = "input", tg.name =
   %ps = tg.slice %p [0:2, 0:2, 0:6, 0:6] : tensor<2x2x6x7xf32> -> tensor<2x2x6x6xf32>
   %o = tg.matmul %ps, %v : (tensor<2x2x6x6xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32>
   return %o : tensor<2x2x6x8xf32>
+}
+
+// BLOOM's attention: q, k and v merged to [B * H, S, D], the scaled
+// product plus ALiBi computed at run time from a padding mask's positions
+// (as BLOOM's mask exports do), viewed as [B, H, S, S] for the padding mask
+// and the softmax, and viewed back for the product with the values.
+func.func @attention_merged_heads(%q: tensor<2x3x5x8xf32> {tg.role = "input", tg.name = "q"},
+                                  %k: tensor<2x3x5x8xf32> {tg.role = "input", tg.name = "k"},
+                                  %v: tensor<2x3x5x8xf32> {tg.role = "input", tg.name = "v"},
+                                  %slopes: tensor<6x1x1xf32> {tg.role = "input", tg.name = "slopes"},
+                                  %positions: tensor<6x1x5xf32> {tg.role = "input", tg.name = "positions"},
+                                  %pad: tensor<2x1x1x5xf32> {tg.role = "input", tg.name = "pad"})
+    -> (tensor<2x3x5x8xf32> {tg.name = "y"}) {
+  %q3 = tg.reshape %q : tensor<2x3x5x8xf32> -> tensor<6x5x8xf32>
+  %k3 = tg.reshape %k : tensor<2x3x5x8xf32> -> tensor<6x5x8xf32>
+  %kt = tg.transpose %k3 perm = [0, 2, 1] : tensor<6x5x8xf32> -> tensor<6x8x5xf32>
+  %v3 = tg.reshape %v : tensor<2x3x5x8xf32> -> tensor<6x5x8xf32>
+  %sb = tg.broadcast_in_dim %slopes dims = [0, 1, 2] : tensor<6x1x1xf32> -> tensor<6x1x5xf32>
+  %alibi1 = tg.mul %sb, %positions : tensor<6x1x5xf32>
+  %alibi = tg.broadcast_in_dim %alibi1 dims = [0, 1, 2] : tensor<6x1x5xf32> -> tensor<6x5x5xf32>
+  %s = tg.matmul %q3, %kt : (tensor<6x5x8xf32>, tensor<6x8x5xf32>) -> tensor<6x5x5xf32>
+  %alpha = tg.constant dense<0.353553385> : tensor<6x5x5xf32>
+  %scaled = tg.mul %s, %alpha : tensor<6x5x5xf32>
+  %biased = tg.add %alibi, %scaled : tensor<6x5x5xf32>
+  %s4 = tg.reshape %biased : tensor<6x5x5xf32> -> tensor<2x3x5x5xf32>
+  %pb = tg.broadcast_in_dim %pad dims = [0, 1, 2, 3] : tensor<2x1x1x5xf32> -> tensor<2x3x5x5xf32>
+  %masked = tg.add %s4, %pb : tensor<2x3x5x5xf32>
+  %p = tg.softmax %masked dim = 3 : tensor<2x3x5x5xf32>
+  %p3 = tg.reshape %p : tensor<2x3x5x5xf32> -> tensor<6x5x5xf32>
+  %o = tg.matmul %p3, %v3 : (tensor<6x5x5xf32>, tensor<6x5x8xf32>) -> tensor<6x5x8xf32>
+  %o4 = tg.reshape %o : tensor<6x5x8xf32> -> tensor<2x3x5x8xf32>
+  return %o4 : tensor<2x3x5x8xf32>
 }

@@ -830,22 +830,6 @@ func.func @attention_runtime_select_small_fill(%q: tensor<2x2x4x8xf32>, %k: tens
 
 // -----
 
-// Two masks computed at run time: only one can be the bias, so the
-// decomposition stays.
-// CHECK-LABEL: func.func @attention_two_runtime_masks
-// CHECK-NOT: tg.attention
-// CHECK: tg.softmax
-func.func @attention_two_runtime_masks(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %m: tensor<2x2x4x4xf32>, %n: tensor<2x2x4x4xf32>) -> tensor<2x2x4x8xf32> {
-  %s = tg.matmul %q, %k transpose_b : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
-  %y = tg.add %s, %m : tensor<2x2x4x4xf32>
-  %z = tg.add %y, %n : tensor<2x2x4x4xf32>
-  %p = tg.softmax %z dim = 3 : tensor<2x2x4x4xf32>
-  %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
-  return %o : tensor<2x2x4x8xf32>
-}
-
-// -----
-
 // A causal mask of -inf inside a run-time padding mask: the causal flag
 // and the padding mask as the bias.
 // CHECK-LABEL: func.func @attention_causal_inf_and_padding
@@ -1155,6 +1139,81 @@ func.func @attention_zeros_added(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32
   %p = tg.softmax %b dim = 3 : tensor<2x2x4x4xf32>
   %o = tg.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// BLOOM's attention: q, k and v views of [B, H, S, D] merged to
+// [B * H, S, D], the scores baddbmm's scaled product plus ALiBi (a constant
+// here, as the causal mask), viewed as [B, H, S, S] for the mask and the
+// softmax, and the probabilities viewed back for the product with the
+// values. The views
+// move to the operands' 4-D forms and the attention is raised, the scale
+// its own and ALiBi and the mask its bias.
+// CHECK-LABEL: func.func @attention_merged_heads
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x4x8xf32>, %[[V:[^:]+]]: tensor<1x2x4x8xf32>)
+// CHECK-NOT:     tg.softmax
+// CHECK:         %[[O:.*]], %{{.*}} = tg.attention %[[Q]], %[[K]], %[[V]] bias %{{.*}} scale = 5.000000e-01 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
+// CHECK:         return %[[O]]
+func.func @attention_merged_heads(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %q3 = tg.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = tg.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = tg.transpose %k3 perm = [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  %v3 = tg.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %s = tg.matmul %q3, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %alpha = tg.constant dense<0.5> : tensor<2x4x4xf32>
+  %scaled = tg.mul %s, %alpha : tensor<2x4x4xf32>
+  %alibi = tg.constant dense<[[[0.0, 0.25, 0.5, 0.75], [0.0, 0.25, 0.5, 0.75], [0.0, 0.25, 0.5, 0.75], [0.0, 0.25, 0.5, 0.75]], [[0.0, 0.5, 1.0, 1.5], [0.0, 0.5, 1.0, 1.5], [0.0, 0.5, 1.0, 1.5], [0.0, 0.5, 1.0, 1.5]]]> : tensor<2x4x4xf32>
+  %biased = tg.add %scaled, %alibi : tensor<2x4x4xf32>
+  %s4 = tg.reshape %biased : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %mask = tg.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %mb = tg.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xf32> -> tensor<1x2x4x4xf32>
+  %masked = tg.add %s4, %mb : tensor<1x2x4x4xf32>
+  %p = tg.softmax %masked dim = 3 : tensor<1x2x4x4xf32>
+  %p3 = tg.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o = tg.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o4 = tg.reshape %o : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o4 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Two masks computed at run time added to the scores (BLOOM's ALiBi from
+// the padding mask's positions, then the padding mask): the bias sums
+// them, each times the scales applied after it.
+// CHECK-LABEL: func.func @attention_two_added_masks
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x4x8xf32>, %[[V:[^:]+]]: tensor<1x2x4x8xf32>, %[[A:[^:]+]]: tensor<1x2x1x4xf32>, %[[M:[^:]+]]: tensor<1x1x1x4xf32>)
+// CHECK:         %[[AS:.*]] = tg.mul %[[A]], %{{.*}} : tensor<1x2x1x4xf32>
+// CHECK:         %[[MB:.*]] = tg.broadcast_in_dim %[[M]] dims = [0, 1, 2, 3] : tensor<1x1x1x4xf32> -> tensor<1x2x1x4xf32>
+// CHECK:         %[[BIAS:.*]] = tg.add %[[MB]], %[[AS]] : tensor<1x2x1x4xf32>
+// CHECK:         tg.attention %[[Q]], %[[K]], %[[V]] bias %[[BIAS]] scale = 5.000000e-01 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x1x4xf32>)
+func.func @attention_two_added_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %alibi: tensor<1x2x1x4xf32>, %pad: tensor<1x1x1x4xf32>) -> tensor<1x2x4x8xf32> {
+  %s = tg.matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %ab = tg.broadcast_in_dim %alibi dims = [0, 1, 2, 3] : tensor<1x2x1x4xf32> -> tensor<1x2x4x4xf32>
+  %a = tg.add %s, %ab : tensor<1x2x4x4xf32>
+  %half = tg.constant dense<0.5> : tensor<1x2x4x4xf32>
+  %scaled = tg.mul %a, %half : tensor<1x2x4x4xf32>
+  %mb = tg.broadcast_in_dim %pad dims = [0, 1, 2, 3] : tensor<1x1x1x4xf32> -> tensor<1x2x4x4xf32>
+  %b = tg.add %scaled, %mb : tensor<1x2x4x4xf32>
+  %p = tg.softmax %b dim = 3 : tensor<1x2x4x4xf32>
+  %o = tg.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A product of merged heads whose operands are arguments (no 4-D views to
+// read) keeps its reshapes.
+// CHECK-LABEL: func.func @merged_heads_arguments
+// CHECK:         tg.matmul {{.*}} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NOT:     tg.attention
+func.func @merged_heads_arguments(%s: tensor<2x4x4xf32>, %v3: tensor<2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s4 = tg.reshape %s : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %p = tg.softmax %s4 dim = 3 : tensor<1x2x4x4xf32>
+  %p3 = tg.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o = tg.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o4 = tg.reshape %o : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o4 : tensor<1x2x4x8xf32>
 }
 
 // -----

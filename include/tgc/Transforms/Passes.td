@@ -634,7 +634,8 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     computed at run time (a padding mask, Hugging Face's 4-D causal and
     padding mask, a position bias) becomes the attention's f32 `bias`, read
     through its broadcast (`[B, 1, 1, Sk]` stays that size): added to the
-    scores, it is the bias (times the scales applied after it); the
+    scores, it is the bias (times the scales applied after it; several
+    added, as BLOOM's ALiBi and padding mask, are summed into it); the
     predicate of a `tg.select` that hides keys gives 0 and the hiding value,
     which must be -inf or at most -1e30 (a score plus it is then it, as
     `masked_fill` gives; a smaller fill is left alone). The bias is added as
@@ -652,7 +653,12 @@ def TGRaise : Pass<"tg-raise", "::mlir::ModuleOp"> {
     keeps every score) changes no softmax and is passed over. Keys and values repeated per
     query head (grouped-query attention: `reshape`, `broadcast_in_dim`,
     `reshape`, as `repeat_kv` exports) are un-repeated, since `tg.attention`
-    takes `K` key/value heads for `H` query heads itself.
+    takes `K` key/value heads for `H` query heads itself. Products over
+    merged batch and heads (BLOOM: `[B * H, S, D]` views of q, k and v,
+    the scores viewed as `[B, H, S, S]` for the mask and the softmax and the
+    probabilities viewed back) are read in their 4-D form: the views move
+    to the operands, the elementwise ops between the product and the view
+    (the scale, ALiBi) with them.
 
     A soft cap between the scaled scores and the masks, `c * tanh(s / c)`
     (Gemma 2's attention logit soft-capping, FlexAttention's `score_mod`;

@@ -46,8 +46,8 @@ Not checked in (--families or --all builds them):
   bart     BartForConditionalGeneration (learned positions, cross-attention)
   distilbert, roberta, electra, albert  their ...ForMaskedLM
   gptj     GPTJForCausalLM (interleaved partial rotary)
-  bloom    BloomForCausalLM (ALiBi through baddbmm on merged batch x heads:
-           its attention stays decomposed, --explain-attention says why)
+  bloom    BloomForCausalLM (ALiBi through baddbmm on merged batch x heads,
+           raised through the views of q, k and v)
   mixtral  MixtralForCausalLM: 4 experts, 2 per token (router top-k), the
            experts as transformers' batched_mm implementation: each
            (token, expert) pair's weights gathered by the routing, products
@@ -672,7 +672,7 @@ CHECKED_IN = (
     "mixtral-dynamo-loss", "qwen2moe-ts-loss",
     "gptoss-dynamo-loss", "deepseekv3-ts-loss", "modernbert-dynamo-loss",
     "qwen3next-dynamo-loss", "phimoe-ts-loss", "glm4moe-dynamo-loss",
-    "lfm2moe-ts-loss",
+    "lfm2moe-ts-loss", "bloom-ts-loss", "bloom-dynamo-mask",
 )
 
 

@@ -94,6 +94,16 @@ Not checked in (--families or --all builds them):
            refuses them at import, naming the node
   deepseekv2  DeepseekV2ForCausalLM (both exporters fail in PyTorch:
            complex rotary)
+  cohere, cohere2, stablelm, persimmon, nemotron, exaone4, seedoss,
+  apertus, arcee, olmo3, ministral, helium, hunyuandense, ernie45,
+  difflama, glm, vaultgemma, doge, bitnet
+           their ...ForCausalLM from Llama's configuration fields
+           (LLAMA_LIKE): parallel blocks, partial rotary, q/k norms, sliding
+           windows, xIELU, ReLU^2, differential and dynamic-mask attention,
+           BitNet's quantized linears. Their TorchScript exports fail in
+           PyTorch for Cohere, Cohere 2, Helium, ERNIE 4.5 and GLM
+           (shape-inference assertions), Apertus (aten::expm1) and
+           DiffLlama (aten::rms_norm).
 
 Variants of each (STEM = FAMILY-EXPORTER-VARIANT):
   EXPORTER  ts      TorchScript exporter (dynamo=False), opset 17,
@@ -462,7 +472,47 @@ def config(family, attn):
             vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=2, n_head=4,
             hidden_dropout=0.0, attention_dropout=0.0,
             attn_implementation=attn), transformers.BloomForCausalLM
+    if family in LLAMA_LIKE:
+        # Decoders that take Llama's configuration fields.
+        names, extra = LLAMA_LIKE[family]
+        kwargs = dict(hidden_size=HIDDEN, intermediate_size=64,
+                      num_key_value_heads=2, **common)
+        kwargs.update(extra)
+        return (getattr(transformers, names + "Config")(**kwargs),
+                getattr(transformers, names + "ForCausalLM"))
     raise ValueError(family)
+
+
+# family: (the transformers class prefix, configuration fields beyond
+# Llama's).
+LLAMA_LIKE = {
+    "cohere": ("Cohere", {}),
+    "cohere2": ("Cohere2", dict(sliding_window=4,
+                                layer_types=["sliding_attention",
+                                             "full_attention"])),
+    "stablelm": ("StableLm", {}),
+    "persimmon": ("Persimmon", dict(num_key_value_heads=4)),
+    "nemotron": ("Nemotron", {}),
+    "exaone4": ("Exaone4", dict(sliding_window=4,
+                                layer_types=["sliding_attention",
+                                             "full_attention"])),
+    "seedoss": ("SeedOss", dict(head_dim=8, attention_dropout=0.0,
+                                residual_dropout=0.0)),
+    "apertus": ("Apertus", {}),
+    "arcee": ("Arcee", {}),
+    "olmo3": ("Olmo3", dict(sliding_window=4,
+                            layer_types=["sliding_attention",
+                                         "full_attention"])),
+    "ministral": ("Ministral", dict(sliding_window=4, head_dim=8)),
+    "helium": ("Helium", dict(head_dim=8)),
+    "hunyuandense": ("HunYuanDenseV1", dict(head_dim=8)),
+    "ernie45": ("Ernie4_5", dict(head_dim=8)),
+    "difflama": ("DiffLlama", {}),
+    "glm": ("Glm", dict(head_dim=8, pad_token_id=0)),
+    "vaultgemma": ("VaultGemma", dict(head_dim=8)),
+    "doge": ("Doge", {}),
+    "bitnet": ("BitNet", {}),
+}
 
 
 FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
@@ -473,9 +523,9 @@ FAMILIES = ("gpt2", "llama", "mistral", "qwen2", "phi", "opt", "bert",
             "qwen3moe", "olmoe", "granitemoe", "gptoss", "deepseekv3", "phi3",
             "modernbert", "llama4", "smollm3", "glm4", "qwen3next",
             "phimoe", "jetmoe", "dbrx", "glm4moe", "ernie45moe", "hunyuanmoe",
-            "dots1", "flexolmo", "deepseekv2", "lfm2moe")
+            "dots1", "flexolmo", "deepseekv2", "lfm2moe") + tuple(LLAMA_LIKE)
 NO_SDPA = ("gemma2", "t5", "bloom", "deberta", "mamba", "swin", "convnext", "gptoss",
-           "resnet", "whisper")
+           "resnet", "whisper", "vaultgemma")
 # The model's first input, when not token ids: images, or (Whisper) log-mel
 # features. Its batch is saved under this name and exported so.
 FIRST_INPUT = {"vit": "pixel_values", "swin": "pixel_values",

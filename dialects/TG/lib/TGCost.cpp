@@ -204,8 +204,8 @@ OpCost EmbeddingOp::getCost() {
 
 OpCost ExpertMatmulOp::getCost() {
   // The routed products only (a grouped GEMM): rows x H x O multiply-adds.
-  // The kernel is a plain loop per result element, not a tensor-core GEMM,
-  // so the flops are not matrix flops.
+  // The generated kernel tiles them on CUDA cores, not tensor cores: the
+  // flops are not matrix flops.
   OpCost cost = getStreamingCost(*this);
   cost.flops =
       multiplyFigures(2 * getNumElements(getResult()), getInputWidth());

@@ -50,8 +50,9 @@ std::optional<Gathered> matchGathered(Value operand) {
   auto table = cast<RankedTensorType>(embedding.getTable().getType());
   auto ids = cast<RankedTensorType>(embedding.getIndices().getType());
   auto shape = cast<RankedTensorType>(operand.getType()).getShape();
-  if (table.getRank() != 2 || ids.getRank() != 1 || shape.size() != 3 ||
-      shape[0] != ids.getDimSize(0) ||
+  // (An empty table stays: its lookups are the embedding's errors.)
+  if (table.getRank() != 2 || table.getDimSize(0) == 0 || ids.getRank() != 1 ||
+      shape.size() != 3 || shape[0] != ids.getDimSize(0) ||
       shape[1] * shape[2] != table.getDimSize(1))
     return std::nullopt;
   return Gathered{embedding.getTable(), embedding.getIndices(),

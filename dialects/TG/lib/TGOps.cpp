@@ -1137,6 +1137,9 @@ static LogicalResult verifyExpertShapes(Operation *op, RankedTensorType input,
   if (weight.getRank() != 3)
     return op->emitOpError("expert matrices must have rank 3 (E, ")
            << (transposeB ? "O, H" : "H, O") << "), got " << weight;
+  if (weight.getDimSize(0) == 0 && ids.getNumElements() > 0)
+    return op->emitOpError("no expert for the ")
+           << ids.getNumElements() << " rows: every id would be out of range";
   int64_t h = weight.getDimSize(transposeB ? 2 : 1);
   int64_t o = weight.getDimSize(transposeB ? 1 : 2);
   auto rowsOf = [](RankedTensorType type) {

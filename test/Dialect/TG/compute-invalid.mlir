@@ -629,3 +629,12 @@ func.func @expert_matmul_float_ids(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, 
   %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<4xf32>) -> tensor<4x16xf32>
   return
 }
+
+// -----
+
+// Rows need experts to name.
+func.func @expert_matmul_no_experts(%x: tensor<4x8xf32>, %w: tensor<0x8x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op no expert for the 4 rows: every id would be out of range}}
+  %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<0x8x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return
+}

@@ -78,6 +78,16 @@ LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// dst[r, :] = values[rows[r], :] for the n rows of `width`.
+template <typename T>
+void gatherRows(const std::vector<T> &values, int64_t width,
+                const int64_t *rows, int64_t n, std::vector<T> &dst) {
+  dst.resize(n * width);
+  for (int64_t r = 0; r < n; ++r)
+    std::copy_n(values.begin() + rows[r] * width, width,
+                dst.begin() + r * width);
+}
+
 /// tg.expert_matmul: the rows of each expert gathered into one matrix and
 /// multiplied by the expert's through BLAS (a grouped GEMM), the products
 /// scattered back to their rows.
@@ -88,30 +98,25 @@ LogicalResult expertMatmulKernel(Operation *op,
   auto expert = cast<tg::ExpertMatmulOp>(op);
   const Tensor &x = *operands[0], &w = *operands[1];
   const std::vector<int64_t> &ids = operands[2]->ints();
-  int64_t experts = expert.getNumExperts(), h = expert.getInputWidth(),
-          o = expert.getOutputWidth();
-  bool transB = expert.getTransposeB();
+  int64_t h = expert.getInputWidth(), o = expert.getOutputWidth();
   std::vector<int64_t> offsets, order;
-  if (failed(groupById(op, ids, experts, offsets, order)))
+  if (failed(groupById(op, ids, expert.getNumExperts(), offsets, order)))
     return failure();
   Tensor result = context.makeResult(expert.getType());
   dispatchFloat(x, [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> &a = x.data<T>(), &b = w.data<T>();
     std::vector<T> c(ids.size() * o, T(0)), rows, products;
-    for (int64_t e = 0; e < experts; ++e) {
-      int64_t begin = offsets[e], n = offsets[e + 1] - begin;
-      if (n == 0 || h == 0 || o == 0)
+    for (int64_t e = 0, n; e < expert.getNumExperts(); ++e) {
+      if ((n = offsets[e + 1] - offsets[e]) == 0)
         continue;
-      rows.resize(n * h);
+      const int64_t *positions = order.data() + offsets[e];
+      gatherRows(a, h, positions, n, rows);
       products.resize(n * o);
+      gemm(false, expert.getTransposeB(), n, o, h, rows.data(),
+           b.data() + e * h * o, products.data());
       for (int64_t r = 0; r < n; ++r)
-        std::copy_n(a.begin() + order[begin + r] * h, h, rows.begin() + r * h);
-      gemm(false, transB, n, o, h, rows.data(), b.data() + e * h * o,
-           products.data());
-      for (int64_t r = 0; r < n; ++r)
-        std::copy_n(products.begin() + r * o, o,
-                    c.begin() + order[begin + r] * o);
+        std::copy_n(products.begin() + r * o, o, c.begin() + positions[r] * o);
     }
     store(c, result);
   });
@@ -128,29 +133,23 @@ LogicalResult expertMatmulGradKernel(Operation *op,
   auto grad = cast<tg::ExpertMatmulGradOp>(op);
   const Tensor &x = *operands[0], &dy = *operands[1];
   const std::vector<int64_t> &ids = operands[2]->ints();
-  ArrayRef<int64_t> shape = grad.getType().getShape();
-  bool transB = grad.getTransposeB();
-  int64_t experts = shape[0], h = x.getShape().back(), o = dy.getShape().back();
+  int64_t h = grad.getInputWidth(), o = grad.getOutputWidth();
   std::vector<int64_t> offsets, order;
-  if (failed(groupById(op, ids, experts, offsets, order)))
+  if (failed(groupById(op, ids, grad.getNumExperts(), offsets, order)))
     return failure();
   Tensor result = context.makeResult(grad.getType());
   dispatchFloat(x, [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T> &a = x.data<T>(), &g = dy.data<T>();
-    std::vector<T> c(experts * h * o, T(0)), rows, grads;
-    for (int64_t e = 0; e < experts; ++e) {
-      int64_t begin = offsets[e], n = offsets[e + 1] - begin;
-      if (n == 0 || h == 0 || o == 0)
+    std::vector<T> c(grad.getType().getNumElements(), T(0)), rows, grads;
+    for (int64_t e = 0, n; e < grad.getNumExperts(); ++e) {
+      if ((n = offsets[e + 1] - offsets[e]) == 0)
         continue;
-      rows.resize(n * h);
-      grads.resize(n * o);
-      for (int64_t r = 0; r < n; ++r) {
-        std::copy_n(a.begin() + order[begin + r] * h, h, rows.begin() + r * h);
-        std::copy_n(g.begin() + order[begin + r] * o, o, grads.begin() + r * o);
-      }
+      const int64_t *positions = order.data() + offsets[e];
+      gatherRows(a, h, positions, n, rows);
+      gatherRows(g, o, positions, n, grads);
       T *out = c.data() + e * h * o;
-      if (transB)
+      if (grad.getTransposeB())
         gemm(true, false, o, h, n, grads.data(), rows.data(), out);
       else
         gemm(true, false, h, o, n, rows.data(), grads.data(), out);

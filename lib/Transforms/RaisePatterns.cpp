@@ -1817,19 +1817,6 @@ bool feedsSoftmax(Value v) {
   return false;
 }
 
-/// Whether `v` is a product, or single-use elementwise arithmetic over one
-/// (at most `depth` ops deep).
-bool reachesProduct(Value v, int depth = 8) {
-  Operation *op = v.getDefiningOp();
-  if (depth < 0 || !op || !v.hasOneUse())
-    return false;
-  if (isa<tg::MatmulOp>(op))
-    return true;
-  return isa<tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp>(op) &&
-         (reachesProduct(op->getOperand(0), depth - 1) ||
-          reachesProduct(op->getOperand(1), depth - 1));
-}
-
 /// An attention over merged batch and heads (BLOOM: q, k and v reshaped to
 /// [B * H, S, D], the scores `baddbmm`'s scaled product plus ALiBi, viewed
 /// as [B, H, S, S] for the mask and the softmax, and viewed back for the
@@ -1840,8 +1827,10 @@ bool reachesProduct(Value v, int depth = 8) {
 /// only the views move. Only next to a softmax over the keys: the scores'
 /// reshape feeding one, or the product of its probabilities.
 struct UnmergeHeads : OpRewritePattern<tg::ReshapeOp> {
-  UnmergeHeads(MLIRContext *context)
-      : OpRewritePattern(context, benefitOf(RaiseKind::Attention)) {}
+  UnmergeHeads(MLIRContext *context, const RaiseOptions &options)
+      : OpRewritePattern(context, benefitOf(RaiseKind::Attention)),
+        options(options) {}
+  RaiseOptions options;
 
   LogicalResult matchAndRewrite(tg::ReshapeOp root,
                                 PatternRewriter &rewriter) const override {
@@ -1863,8 +1852,8 @@ struct UnmergeHeads : OpRewritePattern<tg::ReshapeOp> {
       if (!isa<tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp>(op))
         break;
       chain.push_back(op);
-      v = reachesProduct(op->getOperand(0)) ? op->getOperand(0)
-                                            : op->getOperand(1);
+      v = leadsToProduct(op->getOperand(0), options) ? op->getOperand(0)
+                                                     : op->getOperand(1);
     }
     if (!product || product.getType() != from)
       return rewriter.notifyMatchFailure(root, "no merged product");
@@ -1991,7 +1980,7 @@ void tgc::populateTGRaisePatterns(RewritePatternSet &patterns,
                              [options](tg::MatmulOp root, OpBuilder &b) {
                                return raiseAttention(root, options, b);
                              });
-      patterns.add<UnmergeHeads>(patterns.getContext());
+      patterns.add<UnmergeHeads>(patterns.getContext(), options);
       break;
     case RaiseKind::CrossEntropy:
       // The negation (`neg` or a `mul` by -1) or the mean over the tokens.

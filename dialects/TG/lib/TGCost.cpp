@@ -216,8 +216,8 @@ OpCost ExpertMatmulOp::getCost() {
 OpCost ExpertMatmulGradOp::getCost() {
   // One multiply-add per row and result column of its expert's matrix.
   OpCost cost = getStreamingCost(*this);
-  cost.flops = multiplyFigures(2 * getNumElements(getGradOutput()),
-                               getInput().getType().getShape().back());
+  cost.flops =
+      multiplyFigures(2 * getNumElements(getGradOutput()), getInputWidth());
   cost.computeType = getType().getElementType();
   return cost;
 }

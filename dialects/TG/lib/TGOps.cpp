@@ -1171,15 +1171,10 @@ LogicalResult ExpertMatmulOp::verify() {
   return verifyExpertShapes(*this, input, getIds().getType(), getType(),
                             "result", weight, getTransposeB());
 }
-int64_t ExpertMatmulOp::getNumExperts() {
-  return getWeight().getType().getDimSize(0);
+RankedTensorType ExpertMatmulOp::getMatricesType() {
+  return getWeight().getType();
 }
-int64_t ExpertMatmulOp::getInputWidth() {
-  return getWeight().getType().getDimSize(getTransposeB() ? 2 : 1);
-}
-int64_t ExpertMatmulOp::getOutputWidth() {
-  return getWeight().getType().getDimSize(getTransposeB() ? 1 : 2);
-}
+RankedTensorType ExpertMatmulGradOp::getMatricesType() { return getType(); }
 
 LogicalResult ExpertMatmulGradOp::verify() {
   RankedTensorType input = getInput().getType();

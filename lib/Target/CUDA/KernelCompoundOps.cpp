@@ -353,12 +353,8 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         // expert's product (OpKernels.h).
         bool isGrad = isa<tg::ExpertMatmulGradOp>(op);
         int64_t rows = getNumElements(product.getIds());
-        int64_t h = getShape(product.getInput()).back();
-        // The matrices are the forward's weight, the gradient's result.
-        ArrayRef<int64_t> matrices =
-            getShape(isGrad ? op->getResult(0) : op->getOperand(1));
-        int64_t experts = matrices[0];
-        int64_t o = matrices[product.getTransposeB() ? 1 : 2];
+        int64_t experts = product.getNumExperts();
+        int64_t h = product.getInputWidth(), o = product.getOutputWidth();
         std::string offsets = scratchArray("int64_t", 8, experts + 1);
         std::string order = scratchArray("int64_t", 8, rows);
         call = callOf("expertRows",

@@ -373,11 +373,13 @@ def config(family, attn):
             ffn_config=dict(ffn_hidden_size=24, moe_num_experts=4,
                             moe_top_k=2, moe_loss_weight=0.0),
             attn_implementation=attn), transformers.DbrxForCausalLM
-    if family == "glm4moe":
-        return transformers.Glm4MoeConfig(
+    if family in ("glm4moe", "dots1"):
+        # DeepSeek-V3's routing (a correction bias, groups) and shared expert.
+        prefix = {"glm4moe": "Glm4Moe", "dots1": "Dots1"}[family]
+        return getattr(transformers, prefix + "Config")(
             n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,
             first_k_dense_replace=1, n_group=1, topk_group=1, head_dim=8,
-            **moe), transformers.Glm4MoeForCausalLM
+            **moe), getattr(transformers, prefix + "ForCausalLM")
     if family == "ernie45moe":
         return transformers.Ernie4_5_MoeConfig(
             moe_num_experts=4, moe_k=2, moe_intermediate_size=24,
@@ -387,11 +389,6 @@ def config(family, attn):
         return transformers.HunYuanMoEV1Config(
             num_experts=4, moe_topk=2, head_dim=8,
             **moe), transformers.HunYuanMoEV1ForCausalLM
-    if family == "dots1":
-        return transformers.Dots1Config(
-            n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,
-            first_k_dense_replace=1, n_group=1, topk_group=1, head_dim=8,
-            **moe), transformers.Dots1ForCausalLM
     if family == "flexolmo":
         return transformers.FlexOlmoConfig(
             num_experts=4, pad_token_id=0, **moe), \

@@ -613,6 +613,22 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision,
   let hasFolder = 1;
 }
 
+// The experts' matrices of tg.expert_matmul (its weight) and
+// tg.expert_matmul_grad (its result), and their sizes.
+defvar TG_ExpertMatricesAccessors = [{
+    /// [E, H, O], or [E, O, H] with transpose_b.
+    ::mlir::RankedTensorType getMatricesType();
+    /// The number of experts E and the matrices' input and output widths
+    /// H and O.
+    int64_t getNumExperts() { return getMatricesType().getDimSize(0); }
+    int64_t getInputWidth() {
+      return getMatricesType().getDimSize(getTransposeB() ? 2 : 1);
+    }
+    int64_t getOutputWidth() {
+      return getMatricesType().getDimSize(getTransposeB() ? 1 : 2);
+    }
+}];
+
 def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
     DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getAccumulationType"]>,
     Pure], 1, TG_PartitionRestricted> {
@@ -644,13 +660,7 @@ def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    /// The number of experts E and the matrices' input and output widths
-    /// H and O.
-    int64_t getNumExperts();
-    int64_t getInputWidth();
-    int64_t getOutputWidth();
-  }];
+  let extraClassDeclaration = TG_ExpertMatricesAccessors;
 }
 
 def TG_ExpertMatmulGradOp : TG_Op<"expert_matmul_grad", [Pure,
@@ -676,6 +686,7 @@ def TG_ExpertMatmulGradOp : TG_Op<"expert_matmul_grad", [Pure,
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = TG_ExpertMatricesAccessors;
 }
 
 def TG_TopKOp : TG_Op<"top_k", [TG_Differentiable, TG_DefaultPrecision, Pure,

@@ -403,6 +403,16 @@ FailureOr<Value> Partitioner::reshard(const LocalValue &source,
     FailureOr<Type> type = localType();
     if (failed(type))
       return failure();
+    // Every device's block of a splat is the smaller splat: no whole
+    // constant to store and slice.
+    auto constant = value.getDefiningOp<tg::ConstantOp>();
+    auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
+                          : SplatElementsAttr();
+    if (splat) {
+      value = tg::ConstantOp::create(
+          builder, loc, splat.resizeSplat(cast<ShapedType>(*type)));
+      continue;
+    }
     auto slice = shard::AllSliceOp::create(
         builder, loc, *type, grid, axesOf(sliced), value, APInt(64, dim));
     note(user, slice, source, why);
@@ -900,6 +910,11 @@ LogicalResult Partitioner::run() {
     op->dropAllUses();
     op->erase();
   }
+  // A whole splat every reader took its smaller block of (toLayout) is
+  // read by nothing: no arena bytes for it.
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
+    if (isa<tg::ConstantOp>(op) && op.use_empty())
+      op.erase();
 
   for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
     arg.setType(type);

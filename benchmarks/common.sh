@@ -18,7 +18,8 @@
 #                     a Markdown table of `tgc report --train` for each
 #                     WORK/VARIANT.mlir: peak, arena, HBM traffic, modelled
 #                     step time and MFU on DEVICE, one row named NAME each;
-#                     BENCH_COLUMN titles the names' column (attention)
+#                     BENCH_COLUMN titles the names' column (attention),
+#                     BENCH_REPORT_OPTIONS adds report options (a mesh)
 
 BENCH_SCRIPT=$(basename "${BASH_SOURCE[1]}")
 
@@ -52,7 +53,9 @@ bench_report_rows() {
   echo "|---|---|---|---|---|---|"
   for pair in "$@"; do
     variant=${pair%%=*} name=${pair#*=} json="$work/$variant.json"
-    "$tgc" report "$work/$variant.mlir" --train --device "$device" --json >"$json"
+    # shellcheck disable=SC2086
+    "$tgc" report "$work/$variant.mlir" --train --device "$device" \
+      ${BENCH_REPORT_OPTIONS:-} --json >"$json"
     python3 - "$json" "$name" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

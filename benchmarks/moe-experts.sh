@@ -19,6 +19,10 @@
 #   grouped    per pair its own expert's products only (the routed flops),
 #              the experts' matrices read where they are
 #
+# and the grouped step again split over TP devices by the tp preset (each
+# expert's gate/up columns and down rows, Megatron's expert tensor
+# parallelism; per device, with its all-reduces).
+#
 # Peak and arena are tgc's exact accounting of the planned step; step time
 # and MFU are its cost model on DEVICE (a model, not a measurement).
 #
@@ -32,6 +36,7 @@
 #   EXPERTS            experts, 2 of them per token (8)
 #   SEQ, BATCH         tokens per sequence and sequences (512, 2)
 #   DEVICE             the device modelled (default: H100-SXM)
+#   TP                 devices of the tensor-parallel row (default 8; 1: none)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,6 +51,7 @@ EXPERTS=${EXPERTS:-8}
 SEQ=${SEQ:-512}
 BATCH=${BATCH:-2}
 DEVICE=${DEVICE:-H100-SXM}
+TP=${TP:-8}
 bench_need "$TGC" "$TGC_OPT"
 work=$(mktemp -d)
 # shellcheck disable=SC2064
@@ -115,3 +121,10 @@ echo
 BENCH_COLUMN=experts bench_report_rows "$TGC" "$DEVICE" "$work" \
   "gathered=gathered: a copy of the expert's matrices per pair" \
   "grouped=grouped: each pair's own expert (tg-raise)"
+if [ "$TP" -gt 1 ]; then
+  # The router's remark (kept whole under tp) is expected; errors are not.
+  BENCH_COLUMN=experts BENCH_REPORT_OPTIONS="--mesh tp=$TP" \
+    bench_report_rows "$TGC" "$DEVICE" "$work" \
+    "grouped=grouped, tp=$TP: per device" 2>"$work/tp.log" | tail -n +3 ||
+    { cat "$work/tp.log" >&2; exit 1; }
+fi

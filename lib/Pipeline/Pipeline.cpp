@@ -50,8 +50,13 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
   std::string meshError;
   FailureOr<tg::Mesh> mesh = tg::Mesh::parse(options.mesh, meshError);
   if (succeeded(mesh) && mesh->getAxisIndex("tp") &&
-      mesh->getAxisSize("tp") > 1)
+      mesh->getAxisSize("tp") > 1) {
+    // An import's reshape chains (an expert stack flattened for its lookup
+    // and back) hide the parameter behind its projection until folded.
+    if (!options.noCanonicalize)
+      pm.addPass(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createTGSplitFusedProjections());
+  }
   // Pipeline stages are cut in the forward, so that the backward, the
   // micro-batches and the optimizer update inherit them.
   if (succeeded(mesh) && mesh->getAxisIndex("pp") &&

@@ -45,6 +45,19 @@ struct PaddingOutcome {
   unsigned count = 0;
 };
 
+/// A product of an activation (operand 0) by a weight (operand 1): a
+/// matmul, or the experts' grouped product, whose weight is a stack of
+/// matrices (the rhs's batch dimension is the expert).
+static bool isProjection(Operation *op) {
+  return isa<MatmulOp, ExpertMatmulOp>(op);
+}
+
+static bool getTransposeB(Operation *projection) {
+  if (auto expert = dyn_cast<ExpertMatmulOp>(projection))
+    return expert.getTransposeB();
+  return cast<MatmulOp>(projection).getTransposeB();
+}
+
 /// " (N more WHATs alike)" for the `count` - 1 places after the first.
 static std::string describeOthers(unsigned count, StringRef what) {
   if (count <= 1)
@@ -108,14 +121,15 @@ private:
     return ops;
   }
   /// Remarks that the column-parallel candidates of `keptWhole` (weight,
-  /// matmul) stay whole, and why.
-  void
-  remarkKeptWhole(llvm::ArrayRef<std::pair<BlockArgument, MatmulOp>> keptWhole);
-  /// Whether a matmul after `column` reads tp on its contraction.
-  bool hasRowPartner(MatmulOp column, ShardingPropagation &propagation);
-  /// A parameter added to the output of a column-parallel layer (its bias)
-  /// is split as that output is: each device stores and updates the part it
-  /// adds, instead of slicing the whole one and gathering its update.
+  /// projection) stay whole, and why.
+  void remarkKeptWhole(
+      llvm::ArrayRef<std::pair<BlockArgument, Operation *>> keptWhole);
+  /// Whether a projection after `column` reads tp on its contraction.
+  bool hasRowPartner(Operation *column, ShardingPropagation &propagation);
+  /// A parameter added to the output of a column-parallel layer (its bias,
+  /// broadcast, or gathered by expert as GPT-OSS's) is split as that output
+  /// is: each device stores and updates the part it adds, instead of
+  /// slicing the whole one and gathering its update.
   void annotateBiases(ShardingPropagation &propagation);
   LogicalResult annotateZero();
   void annotateSequence();
@@ -164,7 +178,7 @@ private:
   /// multiplied with it (SwiGLU), the rows of the partners' weights. None
   /// where the ops between them are not a bias, a GELU, ReLU, SiLU or tanh,
   /// a product, a cast. `rows` gets the partners' weights.
-  SmallVector<PaddedParameter> getLayerWidthParameters(MatmulOp column,
+  SmallVector<PaddedParameter> getLayerWidthParameters(Operation *column,
                                                        int64_t width,
                                                        DenseSet<Value> &rows);
   /// Marks the lookups of tables split on their rows over tp (or by the
@@ -196,11 +210,11 @@ private:
     layout.priority = priority;
     return layout;
   }
-  /// The parameter `matmul`'s right operand reads and the parameter's
-  /// dimension of the matmul's output columns (`output`) or of its
+  /// The parameter a projection's weight reads and the parameter's
+  /// dimension of the projection's output columns (`output`) or of its
   /// contraction (-1: none).
   std::optional<std::pair<BlockArgument, int64_t>>
-  traceWeightDim(MatmulOp matmul, bool output);
+  traceWeightDim(Operation *projection, bool output);
   /// Adds `param`'s dimension `dim` to `parameters` (once per parameter)
   /// when it has `size`; returns whether it has.
   bool addPadded(SmallVectorImpl<PaddedParameter> &parameters,
@@ -425,12 +439,12 @@ StepAnnotator::traceParam(Value value) {
 }
 
 std::optional<std::pair<BlockArgument, int64_t>>
-StepAnnotator::traceWeightDim(MatmulOp matmul, bool output) {
-  auto traced = traceParam(matmul.getRhs());
+StepAnnotator::traceWeightDim(Operation *projection, bool output) {
+  auto traced = traceParam(projection->getOperand(1));
   if (!traced)
     return std::nullopt;
   int64_t rank = traced->second.size();
-  bool last = output != matmul.getTransposeB();
+  bool last = output != getTransposeB(projection);
   return std::make_pair(traced->first,
                         traced->second[last ? rank - 1 : rank - 2]);
 }
@@ -537,13 +551,13 @@ static void splitIgnoredMeans(func::FuncOp function) {
 
 /// The loss `matmul`'s result reaches before any other matmul (the output
 /// projection's), or null.
-static CrossEntropyOp getLossOf(MatmulOp matmul) {
-  SmallVector<Operation *> worklist(matmul->getUsers().begin(),
-                                    matmul->getUsers().end());
+static CrossEntropyOp getLossOf(Operation *projection) {
+  SmallVector<Operation *> worklist(projection->getUsers().begin(),
+                                    projection->getUsers().end());
   DenseSet<Operation *> seen;
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
-    if (!seen.insert(op).second || seen.size() > 64 || isa<MatmulOp>(op))
+    if (!seen.insert(op).second || seen.size() > 64 || isProjection(op))
       continue;
     if (auto loss = dyn_cast<CrossEntropyOp>(op))
       return loss;
@@ -552,7 +566,7 @@ static CrossEntropyOp getLossOf(MatmulOp matmul) {
   return nullptr;
 }
 
-bool StepAnnotator::hasRowPartner(MatmulOp column,
+bool StepAnnotator::hasRowPartner(Operation *column,
                                   ShardingPropagation &propagation) {
   SmallVector<Operation *> worklist(column->getUsers().begin(),
                                     column->getUsers().end());
@@ -561,13 +575,12 @@ bool StepAnnotator::hasRowPartner(MatmulOp column,
     Operation *op = worklist.pop_back_val();
     if (!seen.insert(op).second || !isForward(op))
       continue;
-    auto matmul = dyn_cast<MatmulOp>(op);
-    if (!matmul || !traceParam(matmul.getRhs())) {
+    if (!isProjection(op) || !traceParam(op->getOperand(1))) {
       worklist.append(op->getUsers().begin(), op->getUsers().end());
       continue;
     }
     ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
-    const TensorLayout &lhs = propagation.getLayout(matmul.getLhs());
+    const TensorLayout &lhs = propagation.getLayout(op->getOperand(0));
     for (auto [dim, factors] : llvm::enumerate(rule.operandFactors[0]))
       for (int64_t factor : factors)
         if (rule.isReductionFactor(factor) &&
@@ -889,32 +902,37 @@ void StepAnnotator::padHeads() {
 }
 
 SmallVector<PaddedParameter>
-StepAnnotator::getLayerWidthParameters(MatmulOp column, int64_t width,
+StepAnnotator::getLayerWidthParameters(Operation *column, int64_t width,
                                        DenseSet<Value> &rows) {
   SmallVector<PaddedParameter> parameters;
   auto add = [&](BlockArgument param, int64_t dim) {
     return addPadded(parameters, param, dim, width);
   };
   // A column-parallel projection: the columns of its weight.
-  auto addColumns = [&](MatmulOp matmul) {
-    auto weight = traceWeightDim(matmul, /*output=*/true);
+  auto addColumns = [&](Operation *projection) {
+    auto weight = traceWeightDim(projection, /*output=*/true);
     return weight && add(weight->first, weight->second);
   };
-  // A bias: the broadcast parameter's dimension of `width`.
+  // A bias: the broadcast parameter's dimension of `width`, or the columns
+  // of a table whose rows are looked up (each expert's bias).
   auto addBias = [&](Value value) {
     auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
-    auto traced = broadcast ? traceParam(broadcast.getOperand()) : std::nullopt;
+    auto lookup = value.getDefiningOp<EmbeddingOp>();
+    auto traced = broadcast ? traceParam(broadcast.getOperand())
+                  : lookup  ? traceParam(lookup.getTable())
+                            : std::nullopt;
     if (!traced)
       return false;
-    return llvm::any_of(traced->second,
+    ArrayRef<int64_t> dims = traced->second;
+    return llvm::any_of(lookup ? dims.drop_front() : dims,
                         [&](int64_t dim) { return add(traced->first, dim); });
   };
   // The other factor of a product: a scale, or a gate (a projection, its
   // bias and activation).
   auto addGate = [&](Value value) {
     while (Operation *def = value.getDefiningOp()) {
-      if (auto matmul = dyn_cast<MatmulOp>(def))
-        return addColumns(matmul);
+      if (isProjection(def))
+        return addColumns(def);
       if (auto broadcast = dyn_cast<BroadcastInDimOp>(def))
         return cast<RankedTensorType>(broadcast.getOperand().getType())
                    .getRank() == 0;
@@ -934,7 +952,7 @@ StepAnnotator::getLayerWidthParameters(MatmulOp column, int64_t width,
   if (!addColumns(column))
     return {};
   // Forward from the layer's output to the layers that contract its width.
-  SmallVector<Value> worklist = {column.getResult()};
+  SmallVector<Value> worklist = {column->getResult(0)};
   DenseSet<Value> seen;
   unsigned partners = 0;
   while (!worklist.empty()) {
@@ -946,9 +964,9 @@ StepAnnotator::getLayerWidthParameters(MatmulOp column, int64_t width,
     for (Operation *user : value.getUsers()) {
       if (!feedsLoss(user))
         continue;
-      if (auto matmul = dyn_cast<MatmulOp>(user)) {
-        auto weight = traceWeightDim(matmul, /*output=*/false);
-        if (matmul.getLhs() != value || !weight ||
+      if (isProjection(user)) {
+        auto weight = traceWeightDim(user, /*output=*/false);
+        if (user->getOperand(0) != value || !weight ||
             !add(weight->first, weight->second))
           return {};
         rows.insert(weight->first);
@@ -981,8 +999,14 @@ void StepAnnotator::padLayerWidths() {
   // The row-parallel partners padded: not taken for column-parallel layers
   // after (Megatron alternates).
   DenseSet<Value> rows;
-  for (MatmulOp matmul : getLossOps<MatmulOp>()) {
-    auto weight = traceWeightDim(matmul, /*output=*/true);
+  // Dense layers and experts' grouped products alike.
+  SmallVector<Operation *> projections;
+  function.walk([&](Operation *op) {
+    if (isProjection(op) && feedsLoss(op))
+      projections.push_back(op);
+  });
+  for (Operation *projection : projections) {
+    auto weight = traceWeightDim(projection, /*output=*/true);
     if (!weight || weight->second < 0 || rows.contains(weight->first) ||
         decided.contains(weight->first))
       continue;
@@ -991,7 +1015,7 @@ void StepAnnotator::padLayerWidths() {
       continue;
     DenseSet<Value> partners;
     SmallVector<PaddedParameter> parameters =
-        getLayerWidthParameters(matmul, width, partners);
+        getLayerWidthParameters(projection, width, partners);
     if (parameters.empty())
       continue;
     int64_t padded = llvm::divideCeil(width, count) * count;
@@ -1001,7 +1025,7 @@ void StepAnnotator::padLayerWidths() {
       rows.insert(partners.begin(), partners.end());
     PaddingOutcome &outcome = outcomes[{width, why.empty() ? 1u : 0u}];
     if (!outcome.count++)
-      outcome = {matmul, names, why, 1};
+      outcome = {projection, names, why, 1};
   }
   for (auto &[key, outcome] : outcomes) {
     auto [width, done] = key;
@@ -1036,21 +1060,23 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
   unsigned splitWeights = 0, splitLayers = 0;
   // Column-parallel candidates without a row-parallel partner: kept whole,
   // which a remark says (never silently replicated).
-  SmallVector<std::pair<BlockArgument, MatmulOp>> keptWhole;
+  SmallVector<std::pair<BlockArgument, Operation *>> keptWhole;
   // Weights tp divides no dimension of that it would split (the weight, its
   // dimension, the matmul): kept whole, which a remark says, or an error
   // when no layer is split.
   struct Indivisible {
     BlockArgument weight;
     unsigned dim;
-    MatmulOp matmul;
+    Operation *projection;
   };
   SmallVector<Indivisible> indivisible;
   // Megatron's layout, found on the data flow: a matmul whose input does not
   // carry the tp axis on its contraction splits its weight's output
   // dimension (column-parallel); one whose input does, after propagating the
   // decisions so far, splits its weight's input dimension (row-parallel),
-  // which leaves partial sums to all-reduce.
+  // which leaves partial sums to all-reduce. The experts' grouped products
+  // are split so too (each expert's matrix by the same columns or rows, as
+  // Megatron's expert tensor parallelism), the experts kept whole.
   ShardingPropagation propagation(function, mesh);
   // Decided on the forward alone: the backward would carry the split of a
   // layer's output back to the input of the same layer.
@@ -1071,24 +1097,27 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     if (auto traced = traceParam(embedding.getTable()))
       embedded.insert(traced->first);
   });
-  function.walk([&](MatmulOp matmul) {
-    auto traced = traceParam(matmul.getRhs());
+  function.walk([&](Operation *projection) {
+    if (!isProjection(projection))
+      return;
+    auto traced = traceParam(projection->getOperand(1));
     if (!traced)
       return;
     auto [weight, dims] = *traced;
     if (decided.contains(weight))
       return;
     ShardingRule rule =
-        cast<ShardingRuleOpInterface>(matmul.getOperation()).getShardingRule();
+        cast<ShardingRuleOpInterface>(projection).getShardingRule();
     int64_t rhsRank = dims.size();
     // The rhs's contraction and output dimensions (its last two).
-    int64_t kDim = matmul.getTransposeB() ? rhsRank - 1 : rhsRank - 2;
-    int64_t nDim = matmul.getTransposeB() ? rhsRank - 2 : rhsRank - 1;
+    bool transposeB = getTransposeB(projection);
+    int64_t kDim = transposeB ? rhsRank - 1 : rhsRank - 2;
+    int64_t nDim = transposeB ? rhsRank - 2 : rhsRank - 1;
     if (kDim < 0 || rule.operandFactors[1][kDim].size() != 1)
       return;
     int64_t kFactor = rule.operandFactors[1][kDim].front();
     propagation.runIncremental(Tensor);
-    const TensorLayout &lhs = propagation.getLayout(matmul.getLhs());
+    const TensorLayout &lhs = propagation.getLayout(projection->getOperand(0));
     bool rowParallel = false;
     for (auto [dim, factors] : llvm::enumerate(rule.operandFactors[0]))
       if (llvm::is_contained(factors, kFactor) &&
@@ -1101,7 +1130,7 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
     // dimension (a model whose attention tp does not split, GPT-2 1.5b's 25
     // heads): the input is gathered, the vocabulary split. Another
     // projection of an embedding table stays whole.
-    CrossEntropyOp loss = getLossOf(matmul);
+    CrossEntropyOp loss = getLossOf(projection);
     bool outputProjection = loss && dims[nDim] >= 0 &&
                             dimSize(weight, dims[nDim]) ==
                                 loss.getLogits().getType().getShape().back();
@@ -1120,7 +1149,7 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
       if (llvm::none_of(indivisible, [&](const Indivisible &known) {
             return known.weight == weight;
           }))
-        indivisible.push_back({weight, splitDim, matmul});
+        indivisible.push_back({weight, splitDim, projection});
       return;
     }
     layout.dims[splitDim].push_back(*tp);
@@ -1132,11 +1161,11 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
       ShardingPropagation trial = propagation;
       trial.annotate(weight, layout);
       trial.runIncremental(Tensor);
-      if (!hasRowPartner(matmul, trial)) {
+      if (!hasRowPartner(projection, trial)) {
         if (llvm::none_of(keptWhole, [&](const auto &entry) {
               return entry.first == weight;
             }))
-          keptWhole.emplace_back(weight, matmul);
+          keptWhole.emplace_back(weight, projection);
         return;
       }
     }
@@ -1180,14 +1209,14 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
   // divides no dimension of is an error when no layer is split.
   if (indivisible.empty())
     return success();
-  auto [weight, dim, matmul] = indivisible.front();
+  auto [weight, dim, projection] = indivisible.front();
   if (splitLayers == 0)
     return function.emitError("tp=")
            << mesh.axisSizes[*tp] << " divides no dimension it would split: "
            << "dimension " << dim << " of parameter "
            << argName(weight.getArgNumber()) << " " << weight.getType()
            << " is the first";
-  matmul->emitRemark("tp=")
+  projection->emitRemark("tp=")
       << mesh.axisSizes[*tp]
       << " divides none of the dimensions it would split " << indivisible.size()
       << (indivisible.size() == 1 ? " weight" : " weights")
@@ -1199,7 +1228,7 @@ LogicalResult StepAnnotator::annotateTensorParallel() {
 }
 
 void StepAnnotator::remarkKeptWhole(
-    ArrayRef<std::pair<BlockArgument, MatmulOp>> keptWhole) {
+    ArrayRef<std::pair<BlockArgument, Operation *>> keptWhole) {
   int64_t count = mesh.axisSizes[*tp];
   // The usual cause: attention whose heads tp cannot split (one head, or
   // heads that could not be padded), which needs its projections' outputs
@@ -1233,8 +1262,10 @@ void StepAnnotator::annotateBiases(ShardingPropagation &propagation) {
     if (decided.contains(arg) ||
         getArgumentRole(function, arg.getArgNumber()) != Role::Param)
       continue;
-    // Every forward read: a broadcast, possibly of a low-precision copy or
-    // of a part (tg-split-fused-projections' slices of a fused bias).
+    // Every forward read: a broadcast, a lookup of rows (an expert's bias)
+    // or a concatenation along another dimension (GPT-OSS's attention
+    // sinks joined to a mask), possibly of a low-precision copy or of a part
+    // (tg-split-fused-projections' slices of a fused bias).
     std::optional<TensorLayout> layout;
     bool agree = true;
     SmallVector<Value> worklist = {arg};
@@ -1247,21 +1278,42 @@ void StepAnnotator::annotateBiases(ShardingPropagation &propagation) {
           worklist.push_back(user->getResult(0));
           continue;
         }
+        // The read's operand and the result's dimension of each of its
+        // dimensions (a looked-up row's columns follow the ids' dimensions;
+        // its rows are never split here).
         auto broadcast = dyn_cast<BroadcastInDimOp>(user);
-        auto traced =
-            broadcast ? traceParam(broadcast.getOperand()) : std::nullopt;
+        auto lookup = dyn_cast<EmbeddingOp>(user);
+        auto concat = dyn_cast<ConcatOp>(user);
+        Value read;
+        SmallVector<int64_t> resultDims;
+        if (concat) {
+          read = value;
+          for (int64_t dim : llvm::seq<int64_t>(0, concat.getType().getRank()))
+            resultDims.push_back(dim == int64_t(concat.getDimension()) ? -1
+                                                                       : dim);
+        } else if (broadcast) {
+          read = broadcast.getOperand();
+          llvm::append_range(resultDims, broadcast.getBroadcastDimensions());
+        } else if (lookup && value == lookup.getTable()) {
+          read = lookup.getTable();
+          int64_t idsRank = lookup.getIndices().getType().getRank();
+          resultDims.push_back(-1);
+          for (int64_t dim = 1; dim < lookup.getTable().getType().getRank();
+               ++dim)
+            resultDims.push_back(idsRank + dim - 1);
+        }
+        auto traced = read ? traceParam(read) : std::nullopt;
         if (!traced || traced->first != arg) {
           agree = false;
           break;
         }
-        const TensorLayout &wide = propagation.getLayout(broadcast.getResult());
+        Value result = user->getResult(0);
+        const TensorLayout &wide = propagation.getLayout(result);
         TensorLayout split = replicated(arg, Tensor);
-        for (auto [dim, resultDim] :
-             llvm::enumerate(broadcast.getBroadcastDimensions())) {
+        for (auto [dim, resultDim] : llvm::enumerate(resultDims)) {
           int64_t argDim = traced->second[dim];
-          if (argDim >= 0 &&
-              dimSize(arg, argDim) ==
-                  dimSize(broadcast.getResult(), resultDim) &&
+          if (argDim >= 0 && resultDim >= 0 &&
+              dimSize(arg, argDim) == dimSize(result, resultDim) &&
               llvm::is_contained(wide.dims[resultDim], *tp) &&
               !split.hasAxes() && canSplit(arg, split, argDim, *tp))
             split.dims[argDim].push_back(*tp);

@@ -1,10 +1,12 @@
 //===- SplitFusedProjections.cpp - tg-split-fused-projections -------------===//
 //
 // A projection whose output is only read as k equal slices of its output
-// dimension (GPT-2's fused q, k, v) becomes k projections, and its weight
-// (and bias) parameter is viewed with that dimension as [k, N/k]: the same
-// row-major bytes, but now each slice is a block of a dimension of its own,
-// so tensor parallelism can split every slice by heads.
+// dimension (GPT-2's fused q, k, v; a mixture of experts' fused gate and up
+// products) becomes k projections, and its weight (and bias) parameter is
+// viewed with that dimension as [k, N/k] (or [N/k, k] for interleaved
+// slices): the same row-major bytes, but now each slice is a block of a
+// dimension of its own, so tensor parallelism can split every slice by
+// heads or by width.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,15 +39,31 @@ struct ParamRead {
   SmallVector<int64_t> dims;
 };
 
-/// A fused projection: `matmul(x, W) (+ broadcast(b))` read only by
-/// `slices`, which cut its last dimension into equal, ordered parts.
+/// A fused projection: `matmul(x, W)` or `expert_matmul(x, W[ids])`, plus
+/// a bias (`broadcast(b)`, or an expert's row `embedding(B, ids)`), read
+/// only by `slices`, which cut its last dimension into equal parts: blocks
+/// in order, or (`interleaved`) every k-th element from part's offset.
 struct FusedProjection {
-  MatmulOp matmul;
+  Operation *projection;
   ParamRead weight;
   AddOp add;
-  BroadcastInDimOp broadcast;
+  Operation *biasRead = nullptr;
   std::optional<ParamRead> bias;
   SmallVector<SliceOp> slices;
+  bool interleaved = false;
+};
+
+/// How a parameter is viewed: its dimension `dim` as `parts` blocks, or as
+/// `parts` interleaved elements (the parts' dimension after it).
+struct ParamView {
+  int64_t dim;
+  int64_t parts;
+  bool interleaved;
+  bool operator==(const ParamView &other) const {
+    return dim == other.dim && parts == other.parts &&
+           interleaved == other.interleaved;
+  }
+  int64_t partDim() const { return interleaved ? dim + 1 : dim; }
 };
 
 class ProjectionSplitter {
@@ -55,17 +73,21 @@ public:
 
 private:
   std::optional<ParamRead> traceParam(Value value);
-  std::optional<FusedProjection> match(MatmulOp matmul);
-  /// The argument `read.param` viewed with dimension `dim` as [k, size/k]
-  /// (once per parameter; its other readers get the old shape back).
-  Value viewParam(const ParamRead &read, int64_t dim, int64_t parts);
+  std::optional<FusedProjection> match(Operation *projection);
+  /// Whether `slices` cut the last dimension of `type` into equal parts, in
+  /// blocks or interleaved; sorts them by part.
+  static std::optional<bool> matchParts(RankedTensorType type,
+                                        SmallVector<SliceOp> &slices);
+  /// The argument `read.param` viewed as `view` says (once per parameter;
+  /// its other readers get the old shape back).
+  Value viewParam(const ParamRead &read, ParamView view);
   /// Part `part` of the view, read through `read.chain` again.
   Value readPart(OpBuilder &builder, const ParamRead &read, Value view,
                  int64_t dim, int64_t part);
   void split(FusedProjection &fused);
 
   func::FuncOp function;
-  DenseMap<Value, std::pair<int64_t, int64_t>> views;
+  DenseMap<Value, ParamView> views;
 };
 
 } // namespace
@@ -96,73 +118,109 @@ std::optional<ParamRead> ProjectionSplitter::traceParam(Value value) {
   return read;
 }
 
-std::optional<FusedProjection> ProjectionSplitter::match(MatmulOp matmul) {
-  FusedProjection fused;
-  fused.matmul = matmul;
-  std::optional<ParamRead> weight = traceParam(matmul.getRhs());
-  if (!weight)
-    return std::nullopt;
-  fused.weight = *weight;
-  auto type = cast<RankedTensorType>(matmul.getType());
+std::optional<bool>
+ProjectionSplitter::matchParts(RankedTensorType type,
+                               SmallVector<SliceOp> &slices) {
   int64_t last = type.getRank() - 1;
-  Value output = matmul.getResult();
-  // A bias broadcast along the last dimension.
-  if (output.hasOneUse())
-    if (auto add = dyn_cast<AddOp>(*output.getUsers().begin())) {
-      Value other = add.getLhs() == output ? add.getRhs() : add.getLhs();
-      auto broadcast = other.getDefiningOp<BroadcastInDimOp>();
-      if (broadcast && broadcast->hasOneUse() &&
-          broadcast.getBroadcastDimensions() == ArrayRef<int64_t>{last}) {
-        fused.bias = traceParam(broadcast.getOperand());
-        if (!fused.bias)
-          return std::nullopt;
-        fused.add = add;
-        fused.broadcast = broadcast;
-        output = add.getResult();
-      }
-    }
+  int64_t parts = slices.size();
   int64_t size = type.getDimSize(last);
-  for (Operation *user : output.getUsers()) {
-    auto slice = dyn_cast<SliceOp>(user);
-    if (!slice || llvm::any_of(slice.getStrides(),
-                               [](int64_t stride) { return stride != 1; }))
-      return std::nullopt;
-    for (int64_t dim = 0; dim < last; ++dim)
-      if (slice.getStartIndices()[dim] != 0 ||
-          slice.getLimitIndices()[dim] != type.getDimSize(dim))
-        return std::nullopt;
-    fused.slices.push_back(slice);
-  }
-  int64_t parts = fused.slices.size();
   if (parts < 2 || size % parts != 0)
     return std::nullopt;
   int64_t width = size / parts;
-  llvm::sort(fused.slices, [&](SliceOp a, SliceOp b) {
+  for (SliceOp slice : slices) {
+    if (slice.getType().getDimSize(last) != width)
+      return std::nullopt;
+    for (int64_t dim = 0; dim < last; ++dim)
+      if (slice.getStartIndices()[dim] != 0 ||
+          slice.getLimitIndices()[dim] != type.getDimSize(dim) ||
+          slice.getStrides()[dim] != 1)
+        return std::nullopt;
+  }
+  llvm::sort(slices, [&](SliceOp a, SliceOp b) {
     return a.getStartIndices()[last] < b.getStartIndices()[last];
   });
-  for (auto [part, slice] : llvm::enumerate(fused.slices))
-    if (slice.getStartIndices()[last] != int64_t(part) * width ||
-        slice.getLimitIndices()[last] != int64_t(part + 1) * width)
+  // Blocks: part p is [p * width, (p + 1) * width).
+  if (llvm::all_of(llvm::enumerate(slices), [&](auto entry) {
+        auto [part, slice] = entry;
+        return slice.getStrides()[last] == 1 &&
+               slice.getStartIndices()[last] == int64_t(part) * width;
+      }))
+    return false;
+  // Interleaved (GPT-OSS's gate and up): part p is p, p + k, p + 2k...
+  if (llvm::all_of(llvm::enumerate(slices), [&](auto entry) {
+        auto [part, slice] = entry;
+        return slice.getStrides()[last] == parts &&
+               slice.getStartIndices()[last] == int64_t(part);
+      }))
+    return true;
+  return std::nullopt;
+}
+
+std::optional<FusedProjection>
+ProjectionSplitter::match(Operation *projection) {
+  FusedProjection fused;
+  fused.projection = projection;
+  // The weight is operand 1 of both products.
+  std::optional<ParamRead> weight = traceParam(projection->getOperand(1));
+  if (!weight)
+    return std::nullopt;
+  fused.weight = *weight;
+  auto expert = dyn_cast<ExpertMatmulOp>(projection);
+  auto type = cast<RankedTensorType>(projection->getResult(0).getType());
+  int64_t last = type.getRank() - 1;
+  Value output = projection->getResult(0);
+  // A bias broadcast along the last dimension, or (experts) each row's
+  // expert's bias, gathered by the same ids.
+  if (output.hasOneUse())
+    if (auto add = dyn_cast<AddOp>(*output.getUsers().begin())) {
+      Value other = add.getLhs() == output ? add.getRhs() : add.getLhs();
+      Operation *read = other.getDefiningOp();
+      auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(read);
+      auto gathered = dyn_cast_or_null<EmbeddingOp>(read);
+      Value bias;
+      if (broadcast && !expert &&
+          broadcast.getBroadcastDimensions() == ArrayRef<int64_t>{last})
+        bias = broadcast.getOperand();
+      else if (gathered && expert && gathered.getIndices() == expert.getIds() &&
+               gathered.getTable().getType().getRank() == 2)
+        bias = gathered.getTable();
+      if (bias && read->hasOneUse()) {
+        fused.bias = traceParam(bias);
+        if (!fused.bias)
+          return std::nullopt;
+        fused.add = add;
+        fused.biasRead = read;
+        output = add.getResult();
+      }
+    }
+  for (Operation *user : output.getUsers()) {
+    auto slice = dyn_cast<SliceOp>(user);
+    if (!slice)
       return std::nullopt;
+    fused.slices.push_back(slice);
+  }
+  std::optional<bool> interleaved = matchParts(type, fused.slices);
+  if (!interleaved)
+    return std::nullopt;
+  fused.interleaved = *interleaved;
   return fused;
 }
 
-Value ProjectionSplitter::viewParam(const ParamRead &read, int64_t dim,
-                                    int64_t parts) {
+Value ProjectionSplitter::viewParam(const ParamRead &read, ParamView view) {
   BlockArgument arg = read.param;
   if (auto it = views.find(arg); it != views.end())
-    return it->second == std::make_pair(dim, parts) ? Value(arg) : Value();
+    return it->second == view ? Value(arg) : Value();
   auto type = cast<RankedTensorType>(arg.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[dim] /= parts;
-  shape.insert(shape.begin() + dim, parts);
+  shape[view.dim] /= view.parts;
+  shape.insert(shape.begin() + view.partDim(), view.parts);
   auto viewType = RankedTensorType::get(shape, type.getElementType());
   // Readers of the parameter other than the projection see its old shape.
   OpBuilder builder(function.getBody());
   arg.setType(viewType);
   auto whole = ReshapeOp::create(builder, arg.getLoc(), type, arg);
   arg.replaceAllUsesExcept(whole, whole);
-  views[arg] = {dim, parts};
+  views[arg] = view;
   return arg;
 }
 
@@ -202,35 +260,42 @@ Value ProjectionSplitter::readPart(OpBuilder &builder, const ParamRead &read,
 
 void ProjectionSplitter::split(FusedProjection &fused) {
   int64_t parts = fused.slices.size();
-  MatmulOp matmul = fused.matmul;
+  Operation *projection = fused.projection;
+  Value output = projection->getResult(0);
   int64_t rhsRank = fused.weight.dims.size();
-  int64_t nDim =
-      fused.weight.dims[matmul.getTransposeB() ? rhsRank - 2 : rhsRank - 1];
-  Value weightView = viewParam(fused.weight, nDim, parts);
-  Value biasView;
-  int64_t biasDim = fused.bias ? fused.bias->dims.front() : 0;
+  bool transposeB = isa<ExpertMatmulOp>(projection)
+                        ? cast<ExpertMatmulOp>(projection).getTransposeB()
+                        : cast<MatmulOp>(projection).getTransposeB();
+  ParamView weightView = {
+      fused.weight.dims[transposeB ? rhsRank - 2 : rhsRank - 1], parts,
+      fused.interleaved};
+  Value weightParam = viewParam(fused.weight, weightView);
+  // The bias's output dimension: a vector's only one, a table's last.
+  ParamView biasView = {fused.bias ? fused.bias->dims.back() : 0, parts,
+                        fused.interleaved};
+  Value biasParam;
   if (fused.bias)
-    biasView = viewParam(*fused.bias, biasDim, parts);
-  if (!weightView || (fused.bias && !biasView))
+    biasParam = viewParam(*fused.bias, biasView);
+  if (!weightParam || (fused.bias && !biasParam))
     return;
   for (auto [part, slice] : llvm::enumerate(fused.slices)) {
     OpBuilder builder(slice);
-    Value weight = readPart(builder, fused.weight, weightView, nDim, part);
+    Value weight = readPart(builder, fused.weight, weightParam,
+                            weightView.partDim(), part);
     auto sliceType = cast<RankedTensorType>(slice.getType());
-    Operation *projection = builder.clone(*matmul);
-    projection->setOperand(1, weight);
-    projection->getResult(0).setType(RankedTensorType::get(
-        sliceType.getShape(), sliceType.getElementType()));
-    Value value = projection->getResult(0);
+    Operation *product = builder.clone(*projection);
+    product->setOperand(1, weight);
+    product->getResult(0).setType(sliceType);
+    Value value = product->getResult(0);
     if (fused.bias) {
-      Value bias = readPart(builder, *fused.bias, biasView, biasDim, part);
-      Operation *broadcast = builder.clone(*fused.broadcast);
-      broadcast->setOperand(0, bias);
-      broadcast->getResult(0).setType(sliceType);
+      Value bias =
+          readPart(builder, *fused.bias, biasParam, biasView.partDim(), part);
+      Operation *read = builder.clone(*fused.biasRead);
+      read->setOperand(0, bias);
+      read->getResult(0).setType(sliceType);
       Operation *add = builder.clone(*fused.add);
-      add->setOperand(fused.add.getLhs() == matmul.getResult() ? 0 : 1, value);
-      add->setOperand(fused.add.getLhs() == matmul.getResult() ? 1 : 0,
-                      broadcast->getResult(0));
+      add->setOperand(fused.add.getLhs() == output ? 0 : 1, value);
+      add->setOperand(fused.add.getLhs() == output ? 1 : 0, read->getResult(0));
       add->getResult(0).setType(sliceType);
       value = add->getResult(0);
     }
@@ -240,9 +305,9 @@ void ProjectionSplitter::split(FusedProjection &fused) {
     slice.erase();
   if (fused.add)
     fused.add.erase();
-  if (fused.broadcast)
-    fused.broadcast.erase();
-  matmul.erase();
+  if (fused.biasRead)
+    fused.biasRead->erase();
+  projection->erase();
   for (ParamRead *read : {&fused.weight, fused.bias ? &*fused.bias : nullptr})
     if (read)
       for (Operation *op : llvm::reverse(read->chain))
@@ -252,8 +317,10 @@ void ProjectionSplitter::split(FusedProjection &fused) {
 void ProjectionSplitter::run() {
   std::vector<FusedProjection> found;
   DenseSet<Value> seen;
-  function.walk([&](MatmulOp matmul) {
-    std::optional<FusedProjection> fused = match(matmul);
+  function.walk([&](Operation *op) {
+    if (!isa<MatmulOp, ExpertMatmulOp>(op))
+      return;
+    std::optional<FusedProjection> fused = match(op);
     if (!fused)
       return;
     // A parameter read by two fused projections is left alone.

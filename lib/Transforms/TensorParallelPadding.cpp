@@ -231,7 +231,8 @@ static SmallVector<bool> getZeroResults(Operation *op,
   else if (isa<AddOp, SubOp, MaxOp, MinOp, NegOp, AbsOp, SqrtOp, TanhOp, ErfOp,
                SinOp, ReluOp, SiluOp, GeluOp, ConvertOp, BroadcastInDimOp,
                ReshapeOp, TransposeOp, SliceOp, PadOp, ConcatOp, ReduceOp,
-               MatmulOp, SelectOp, GeluGradOp, SoftmaxGradOp>(op))
+               MatmulOp, SelectOp, GeluGradOp, SoftmaxGradOp, ExpertMatmulOp,
+               ExpertMatmulGradOp, EmbeddingOp, EmbeddingGradOp>(op))
     results.assign(results.size(), all);
   return results;
 }

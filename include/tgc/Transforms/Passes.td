@@ -793,18 +793,25 @@ def TGSplitFusedProjections
     through `tg.transpose` and `tg.convert`), optionally followed by the
     addition of a `param` bias broadcast along its last dimension, and
     whose result is only read by k >= 2 `tg.slice`s that cut the last
-    dimension into k equal, ordered parts (GPT-2's `c_attn`, the fused q,
-    k and v of a PyTorch export) becomes k matmuls, one per slice. The
+    dimension into k equal parts (GPT-2's `c_attn`, the fused q, k and v of
+    a PyTorch export) becomes k matmuls, one per slice. The same holds for
+    a `tg.expert_matmul` of a `param` stack of matrices (a mixture of
+    experts' fused gate and up products), whose bias is each row's expert's
+    row of a `param` table gathered by the same ids (`tg.embedding`). The
     weight and the bias argument are viewed with their output dimension N
-    as `[k, N/k]`: the argument's type changes, its row-major bytes do not
+    as `[k, N/k]` when the slices are blocks in order, or as `[N/k, k]`
+    when they are interleaved (slice p takes p, p + k, p + 2k...: GPT-OSS's
+    gate and up): the argument's type changes, its row-major bytes do not
     (a checkpoint loads as it is), and each projection reads its part as a
     slice of the new dimension. Other readers of the parameter get the old
     shape back through a `tg.reshape`.
 
     Tensor parallelism needs this: no block of the fused `[h, 3h]` weight
     holds the q, k and v columns of the same heads, while a block of the
-    last dimension of `[h, 3, h]` does. The training pipeline runs the pass
-    before differentiation when the mesh has a `tp` axis.
+    last dimension of `[h, 3, h]` does; no block of an expert's fused
+    `[2f, h]` gate and up matrix holds the gate and the up rows of the same
+    units, while a block of `[2, f, h]`'s `f` does. The training pipeline
+    runs the pass before differentiation when the mesh has a `tp` axis.
 
     ```mlir
     // Before:
@@ -835,7 +842,12 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       the parameter's output dimension (column-parallel: QKV, MLP up); one
       whose input does, after propagating the decisions so far, splits the
       parameter's input dimension (row-parallel: attention out, MLP down),
-      leaving partial sums to all-reduce (priority 2). The vocabulary is
+      leaving partial sums to all-reduce (priority 2). A mixture of
+      experts' `tg.expert_matmul` is split alike (every expert's matrix by
+      the same columns or rows; the experts stay whole). A bias read by a
+      broadcast, a lookup of rows by the experts' ids, or a concatenation
+      along another dimension is split as the layer's output it is added
+      to. The vocabulary is
       split as Megatron's: the output projection (a matmul feeding the loss)
       on the loss's classes, and every float embedding table with a row per
       class on its rows, its lookups marked `tg.vocab_parallel`. A
@@ -959,7 +971,9 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
       exchange sends 1/n of the block, where a gather and a slice would
       move the whole and hold it);
     * `shard.all_gather` joins blocks, `shard.all_slice` splits further
-      (locally, without communication).
+      (locally, without communication); a splat constant's block is a
+      splat of the block's type instead, and a whole splat no device reads
+      is dropped (no arena bytes for it).
 
     Arguments are gathered at each use (ZeRO-3 holds a gathered parameter
     only around its use); other conversions are shared by the ops that need

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <map>
 
@@ -747,15 +748,32 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // tg.attention's dropout mask covers its [B, H, Sq, Sk] probabilities,
   // which lie as its [B, H, Sq, Dv] output does (keys and value width
   // stay whole).
+  // Whose heads tp padded, it draws them as blocks of the unpadded shape
+  // (kUnpaddedRandomShapeAttrName), split or not.
+  auto unpadded =
+      op->getAttrOfType<DenseI64ArrayAttr>(kUnpaddedRandomShapeAttrName);
+  if (clone)
+    clone->removeAttr(kUnpaddedRandomShapeAttrName);
   if (auto random = dyn_cast_if_present<CounterRandomOpInterface>(clone);
       random && random.drawsRandom() &&
-      llvm::any_of(layouts[0].dims,
-                   [](const AxisList &axes) { return !axes.empty(); })) {
+      (unpadded || llvm::any_of(layouts[0].dims, [](const AxisList &axes) {
+         return !axes.empty();
+       }))) {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(random);
     SmallVector<int64_t> whole =
-        cast<CounterRandomOpInterface>(op).getRandomShape();
+        unpadded ? llvm::to_vector(unpadded.asArrayRef())
+                 : cast<CounterRandomOpInterface>(op).getRandomShape();
     SmallVector<int64_t> block = random.getRandomShape();
+    // Padded heads left whole would hold more heads than the unpadded
+    // shape: their numbers would not be the unpadded step's.
+    if (unpadded && llvm::any_of(llvm::zip(block, whole), [](auto pair) {
+          return std::get<0>(pair) > std::get<1>(pair);
+        }))
+      return op->emitError("tg-partition: the padded heads of a dropout are "
+                           "not split over the devices (its block of numbers ")
+             << llvm::interleaved_array(block) << " exceeds the unpadded shape "
+             << llvm::interleaved_array(whole) << ")";
     Value offset = random.getRandomOffset();
     auto indexType = offset ? cast<IntegerType>(getElementTypeOrSelf(offset))
                             : builder.getI64Type();
@@ -772,8 +790,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       }
       stride *= whole[dim];
     }
-    random.getRandomOffsetMutable().assign(offset);
-    if (llvm::any_of(ArrayRef(layouts[0].dims).drop_front(),
+    if (offset)
+      random.getRandomOffsetMutable().assign(offset);
+    if (unpadded ||
+        llvm::any_of(ArrayRef(layouts[0].dims).drop_front(),
                      [](const AxisList &axes) { return !axes.empty(); }))
       random.setRandomGlobalShape(whole);
   }

@@ -232,7 +232,7 @@ static SmallVector<bool> getZeroResults(Operation *op,
                SinOp, ReluOp, SiluOp, GeluOp, ConvertOp, BroadcastInDimOp,
                ReshapeOp, TransposeOp, SliceOp, PadOp, ConcatOp, ReduceOp,
                MatmulOp, SelectOp, GeluGradOp, SoftmaxGradOp, ExpertMatmulOp,
-               ExpertMatmulGradOp, EmbeddingOp, EmbeddingGradOp>(op))
+               ExpertMatmulGradOp, EmbeddingOp, EmbeddingGradOp, DropoutOp>(op))
     results.assign(results.size(), all);
   return results;
 }
@@ -248,10 +248,19 @@ static bool keepsFinite(Operation *op, bool allZero) {
 bool DimensionPadder::visitByRule(Operation *op) {
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
   // A dropout's mask (a random op's numbers) is a function of each
-  // element's index in its shape.
+  // element's index in its shape: a dropout's or an attention's, whose
+  // padding holds zeros whatever the mask, is padded with its unpadded
+  // shape recorded, which tg-partition draws the numbers in (a random op's
+  // numbers are not zeros: it is not padded).
   auto random = dyn_cast<CounterRandomOpInterface>(op);
-  if (!ruled || (random && random.drawsRandom()))
+  bool draws = random && random.drawsRandom();
+  if (!ruled ||
+      (draws &&
+       (!isa<DropoutOp, AttentionOp, AttentionGradOp, AttentionBiasGradOp>(
+            op) ||
+        random.getRandomGlobalShape())))
     return false;
+  SmallVector<int64_t> unpaddedRandom;
   // The rule of the unpadded op (a broadcast's or a pad's compares its
   // operands' and results' sizes).
   SmallVector<std::pair<Value, Type>> paddedTypes;
@@ -265,6 +274,8 @@ bool DimensionPadder::visitByRule(Operation *op) {
     operand.setType(paddedType(operand, it->second.dim, it->second.size));
   }
   ShardingRule rule = ruled.getShardingRule();
+  if (draws)
+    unpaddedRandom = random.getRandomShape();
   for (auto [operand, type] : paddedTypes)
     operand.setType(type);
   // The factor of the padded dimension, which must be a dimension of its
@@ -321,14 +332,31 @@ bool DimensionPadder::visitByRule(Operation *op) {
   if (kind == FactorKind::Reduction &&
       llvm::any_of(zeros, [](auto entry) { return !entry.second; }))
     return false;
+  SmallVector<bool> zeroResults = getZeroResults(op, zeros, finite);
+  // The numbers' padding is unused only where the results it enters are
+  // zeros there (an attention's log-sum-exp does not read the mask).
+  if (draws && llvm::any_of(resultDims, [&](auto entry) {
+        bool drawn = !isa<AttentionOp>(op) || entry.first == 0;
+        return drawn && !zeroResults[entry.first];
+      }))
+    return false;
   for (auto [index, dim] : operandDims)
     if (!padded.contains(op->getOperand(index))) {
       Padded operand = *how;
       operand.dim = dim;
       op->setOperand(index, padOperand(op->getOperand(index), operand, op));
     }
-  SmallVector<bool> zeroResults = getZeroResults(op, zeros, finite);
   bool allZero = llvm::all_of(zeros, [](auto entry) { return entry.second; });
+  if (draws) {
+    // Padded before (heads, then a width): the smaller size of each.
+    if (auto before =
+            op->getAttrOfType<DenseI64ArrayAttr>(kUnpaddedRandomShapeAttrName))
+      for (auto [size, earlier] :
+           llvm::zip(unpaddedRandom, before.asArrayRef()))
+        size = std::min(size, earlier);
+    op->setAttr(kUnpaddedRandomShapeAttrName,
+                builder.getDenseI64ArrayAttr(unpaddedRandom));
+  }
   for (auto [index, dim] : resultDims)
     setPadded(op->getResult(index),
               {dim, how->size, how->padded, zeroResults[index],

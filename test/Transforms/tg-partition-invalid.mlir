@@ -52,3 +52,21 @@ func.func @id_bound_negative(%x: tensor<4xi64>) -> tensor<4xi64> {
   %y = tg.sub %x, %x {tg.id_bound = -3 : i64} : tensor<4xi64>
   return %y : tensor<4xi64>
 }
+
+// -----
+
+// tg.unpadded_random_shape (tp's padded heads under dropout) is the shape
+// of an op's numbers before padding: on an op that draws them, no larger.
+func.func @unpadded_random_on_add(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tg.unpadded_random_shape' is an array of sizes on an op that draws random numbers}}
+  %y = tg.add %x, %x {tg.unpadded_random_shape = array<i64: 4>} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @unpadded_random_larger(%x: tensor<4x6xf32>, %seed: tensor<i64>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'tg.unpadded_random_shape' must have a size from 1 to the numbers' for each of their 2 dimensions}}
+  %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 {tg.unpadded_random_shape = array<i64: 4, 8>} : tensor<4x6xf32>, tensor<i64>
+  return %y : tensor<4x6xf32>
+}

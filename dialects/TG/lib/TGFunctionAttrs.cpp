@@ -335,6 +335,23 @@ LogicalResult TGDialect::verifyOperationAttribute(Operation *op,
                 "tg.cross_entropy or tg.cross_entropy_grad";
     return success();
   }
+  if (name == kUnpaddedRandomShapeAttrName) {
+    auto shape = dyn_cast<DenseI64ArrayAttr>(value);
+    auto random = dyn_cast<CounterRandomOpInterface>(op);
+    if (!shape || !random || !random.drawsRandom())
+      return op->emitError() << "'" << name
+                             << "' is an array of sizes on an op that draws "
+                                "random numbers";
+    SmallVector<int64_t> numbers = random.getRandomShape();
+    if (shape.size() != static_cast<int64_t>(numbers.size()) ||
+        llvm::any_of(llvm::zip(shape.asArrayRef(), numbers), [](auto pair) {
+          return std::get<0>(pair) < 1 || std::get<0>(pair) > std::get<1>(pair);
+        }))
+      return op->emitError()
+             << "'" << name << "' must have a size from 1 to the numbers' "
+             << "for each of their " << numbers.size() << " dimensions";
+    return success();
+  }
   if (name == kMeshAxesAttrName) {
     auto grid = dyn_cast<shard::GridOp>(op);
     auto names = dyn_cast<ArrayAttr>(value);

@@ -861,7 +861,9 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       with a remark. A multi-head attention's head count tp does not divide
       is padded too (zero columns of the query, key and value projections
       and their biases, zero rows of the output projection: the padded
-      heads stay zero), with a remark per head count, and a column-parallel
+      heads stay zero; an attention's dropout draws its numbers as blocks
+      of the unpadded shape, `tg.unpadded_random_shape`, the unsharded
+      step's masks), with a remark per head count, and a column-parallel
       layer's
       width (zero columns in it, its bias and a gate, zero rows in its
       row-parallel partners, through ops that keep zeros zero); a weight tp

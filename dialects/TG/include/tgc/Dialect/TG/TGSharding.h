@@ -61,6 +61,13 @@ inline constexpr llvm::StringLiteral kIdBoundAttrName = "tg.id_bound";
 /// checkpoints) pad on the way in and cut the padding off on the way out.
 inline constexpr llvm::StringLiteral kUnpaddedShapeAttrName =
     "tg.unpadded_shape";
+/// On a dropout or an attention with dropout whose heads tp padded
+/// (tg-shard-annotate): the shape of its numbers before the padding.
+/// tg-partition draws each device's block as a block of that shape (its
+/// `global_shape`), so the real heads get the unpadded step's masks; the
+/// padded heads' numbers repeat others', and their values are zeros.
+inline constexpr llvm::StringLiteral kUnpaddedRandomShapeAttrName =
+    "tg.unpadded_random_shape";
 
 /// A mesh of devices with named axes, the last innermost: device numbers are
 /// row-major over the axes.

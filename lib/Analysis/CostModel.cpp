@@ -25,6 +25,8 @@ OpTime tgc::estimateOpTime(const tg::OpCost &cost, const DeviceSpec &device) {
     time.computeTime += cost.matrixFlops / matrixPeak;
   if (vectorFlops > 0 && device.vectorFp32 > 0)
     time.computeTime += vectorFlops / device.vectorFp32;
+  if (cost.integerOps > 0 && device.vectorInt32 > 0)
+    time.computeTime += cost.integerOps / device.vectorInt32;
   if (device.hbmBandwidth > 0)
     time.memoryTime = cost.bytesMoved() / device.hbmBandwidth;
   time.time =

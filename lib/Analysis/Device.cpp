@@ -38,14 +38,15 @@ static constexpr int64_t kMiB = 1024 * 1024;
 static std::vector<DeviceSpec> buildTable() {
   std::vector<DeviceSpec> table;
   auto add = [&](const char *name, const char *description, double fp32,
-                 double tf32, double bf16, double fp8, int64_t memoryMiB,
-                 double hbm, double nvlinkBothWays, double ib,
-                 int64_t workspaceMiB) {
+                 double int32, double tf32, double bf16, double fp8,
+                 int64_t memoryMiB, double hbm, double nvlinkBothWays,
+                 double ib, int64_t workspaceMiB) {
     DeviceSpec device;
     device.name = name;
     device.description = description;
     device.matrixFp32 = fp32 * kTera;
     device.vectorFp32 = fp32 * kTera;
+    device.vectorInt32 = int32 * kTera;
     device.matrixTf32 = tf32 * kTera;
     device.matrixBf16 = bf16 * kTera;
     device.matrixFp8 = fp8 * kTera;
@@ -58,19 +59,21 @@ static std::vector<DeviceSpec> buildTable() {
     device.gemmWorkspaceBytes = workspaceMiB * kMiB;
     table.push_back(device);
   };
-  // name, description, fp32, tf32, bf16/fp16, fp8 (TFLOP/s), memory (MiB),
-  // HBM (GB/s), NVLink both ways (GB/s), InfiniBand per GPU (GB/s),
-  // cuBLASLt workspace (MiB, NVIDIA's recommendation per architecture).
+  // name, description, fp32 (TFLOP/s), int32 (T instructions/s: the INT32
+  // lanes per SM, 64 on A100 and H100, 128 assumed on B200, times SMs and
+  // boost clock), tf32, bf16/fp16, fp8 (TFLOP/s), memory (MiB), HBM (GB/s),
+  // NVLink both ways (GB/s), InfiniBand per GPU (GB/s), cuBLASLt workspace
+  // (MiB, NVIDIA's recommendation per architecture).
   add("A100-40GB", "NVIDIA A100 SXM4 40GB (HBM2, NVLink 3, HDR 200Gb/s)", 19.5,
-      156, 312, 0, 40960, 1555, 600, 25, 4);
+      9.7, 156, 312, 0, 40960, 1555, 600, 25, 4);
   add("A100-80GB", "NVIDIA A100 SXM4 80GB (HBM2e, NVLink 3, HDR 200Gb/s)", 19.5,
-      156, 312, 0, 81920, 2039, 600, 25, 4);
+      9.7, 156, 312, 0, 81920, 2039, 600, 25, 4);
   add("H100-SXM", "NVIDIA H100 SXM5 80GB (HBM3, NVLink 4, NDR 400Gb/s)", 67,
-      494.7, 989.4, 1978.9, 81559, 3350, 900, 50, 32);
-  add("H200", "NVIDIA H200 SXM 141GB (HBM3e, NVLink 4, NDR 400Gb/s)", 67, 494.7,
-      989.4, 1978.9, 143771, 4800, 900, 50, 32);
+      16.7, 494.7, 989.4, 1978.9, 81559, 3350, 900, 50, 32);
+  add("H200", "NVIDIA H200 SXM 141GB (HBM3e, NVLink 4, NDR 400Gb/s)", 67, 16.7,
+      494.7, 989.4, 1978.9, 143771, 4800, 900, 50, 32);
   add("B200", "NVIDIA B200 (HGX B200, per GPU; HBM3e, NVLink 5, NDR 400Gb/s)",
-      75, 1100, 2250, 4500, 183359, 8000, 1800, 50, 32);
+      75, 37.2, 1100, 2250, 4500, 183359, 8000, 1800, 50, 32);
   return table;
 }
 
@@ -122,6 +125,7 @@ nlohmann::json DeviceSpec::toJson() const {
           {"matrix_flops_bf16", matrixBf16},
           {"matrix_flops_fp8", matrixFp8},
           {"vector_flops_fp32", vectorFp32},
+          {"vector_ops_int32", vectorInt32},
           {"hbm_bytes", hbmBytes},
           {"hbm_bandwidth", hbmBandwidth},
           {"nvlink_bandwidth", nvlink.bandwidth},
@@ -167,6 +171,7 @@ llvm::Expected<DeviceSpec> DeviceSpec::fromJson(const nlohmann::json &json) {
                     {"matrix_flops_bf16", &device.matrixBf16},
                     {"matrix_flops_fp8", &device.matrixFp8},
                     {"vector_flops_fp32", &device.vectorFp32},
+                    {"vector_ops_int32", &device.vectorInt32},
                     {"hbm_bytes", &hbmBytes},
                     {"hbm_bandwidth", &device.hbmBandwidth},
                     {"nvlink_bandwidth", &device.nvlink.bandwidth},

@@ -118,6 +118,7 @@ void tgc::printCostTables(llvm::raw_ostream &os,
 static nlohmann::json costToJson(const tg::OpCost &cost) {
   return {{"flops", cost.flops},
           {"transcendentals", cost.transcendentals},
+          {"integer_ops", cost.integerOps},
           {"bytes_read", cost.bytesRead},
           {"bytes_written", cost.bytesWritten}};
 }

@@ -67,7 +67,8 @@ def mutate_safetensors(data, rng):
 
 def mutate_device(rng):
     fields = ["hbm_bytes", "gemm_workspace_bytes", "hbm_bandwidth",
-              "matrix_flops_fp32", "vector_flops_fp32", "launch_overhead"]
+              "matrix_flops_fp32", "vector_flops_fp32", "vector_ops_int32",
+              "launch_overhead"]
     device = {"base": "H100-SXM"}
     for _ in range(rng.randint(1, 3)):
         device[rng.choice(fields)] = rng.choice(

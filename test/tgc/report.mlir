@@ -35,6 +35,7 @@
 // JSON-NEXT: "bytes_written": 32768,
 // JSON-NEXT: "count": 1,
 // JSON-NEXT: "flops": 12845056,
+// JSON-NEXT: "integer_ops": 0,
 // JSON-NEXT: "op": "tg.matmul",
 // JSON: "total": {
 // JSON: "flops": 12853248,

@@ -32,6 +32,7 @@ int64_t tgc::tg::multiplyFigures(int64_t a, int64_t b) {
 OpCost &OpCost::operator+=(const OpCost &other) {
   flops = addFigures(flops, other.flops);
   transcendentals = addFigures(transcendentals, other.transcendentals);
+  integerOps = addFigures(integerOps, other.integerOps);
   matrixFlops = addFigures(matrixFlops, other.matrixFlops);
   bytesRead = addFigures(bytesRead, other.bytesRead);
   bytesWritten = addFigures(bytesWritten, other.bytesWritten);
@@ -282,6 +283,13 @@ template <typename Op> static AttentionWork getAttentionWork(Op op) {
           op.getValue().getType().getDimSize(3)};
 }
 
+/// The integer instructions of one Philox4x32-10 call, which tg.dropout,
+/// tg.random and the attention's dropout make per number (runtime
+/// Philox.h): ten rounds of two 32 x 32 -> 64-bit multiplies (two
+/// instructions each), two three-way XORs and the key's two additions,
+/// and the counter's four words set up.
+static constexpr int64_t kPhiloxOpsPerDraw = 10 * (4 + 2 + 2) + 4;
+
 OpCost AttentionOp::getCost() {
   OpCost cost = getStreamingCost(*this);
   auto [pairs, headSize, valueSize] = getAttentionWork(*this);
@@ -298,14 +306,19 @@ OpCost AttentionOp::getCost() {
                                                        (getSeed() ? 2 : 0))),
                  getNumElements(getOutput()));
   cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
+  if (getSeed())
+    cost.integerOps = multiplyFigures(pairs, kPhiloxOpsPerDraw);
   cost.computeType = getQuery().getType().getElementType();
   return cost;
 }
 
 OpCost DropoutOp::getCost() {
-  // The mask is integer work (Philox); the FLOPs are the scale and select.
+  // The mask is integer work (a Philox call per element); the FLOPs are
+  // the scale and select.
   OpCost cost = getStreamingCost(*this);
   cost.flops = 2 * getNumElements(getResult());
+  cost.integerOps =
+      multiplyFigures(getNumElements(getResult()), kPhiloxOpsPerDraw);
   cost.computeType = getOperand().getType().getElementType();
   return cost;
 }
@@ -317,6 +330,8 @@ OpCost RandomOp::getCost() {
   bool normal = getDistribution() == RandomDistribution::Normal;
   cost.flops = (normal ? 6 : 1) * getNumElements(getResult());
   cost.transcendentals = normal ? 3 * getNumElements(getResult()) : 0;
+  cost.integerOps =
+      multiplyFigures(getNumElements(getResult()), kPhiloxOpsPerDraw);
   cost.computeType =
       normal ? Float64Type::get(getContext()) : getType().getElementType();
   return cost;
@@ -417,6 +432,9 @@ OpCost AttentionBiasGradOp::getCost() {
                                  (softcap ? 3 : 0) + (getSeed() ? 2 : 0));
   cost.flops = addFigures(cost.flops, 2 * getNumElements(getOutput()));
   cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
+  // The mask drawn again.
+  if (getSeed())
+    cost.integerOps = multiplyFigures(pairs, kPhiloxOpsPerDraw);
   cost.computeType = getQuery().getType().getElementType();
   return cost;
 }
@@ -435,6 +453,9 @@ OpCost AttentionGradOp::getCost() {
                                                      (softcap ? 5 : 0) +
                                                      (getSeed() ? 4 : 0)));
   cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
+  // The mask drawn again.
+  if (getSeed())
+    cost.integerOps = multiplyFigures(pairs, kPhiloxOpsPerDraw);
   cost.computeType = getQuery().getType().getElementType();
   // FlashAttention-2's backward accumulates dQ in f32 across the key blocks
   // and keeps delta = rowsum(dO * O) per query row (both f32).

@@ -40,6 +40,9 @@ struct DeviceSpec {
   double matrixFp8 = 0;
   /// Peak FLOP/s of the vector units (elementwise work, reductions).
   double vectorFp32 = 0;
+  /// 32-bit integer instructions per second of the vector units (Philox's
+  /// rounds for dropout masks); 0: integer work is not modelled.
+  double vectorInt32 = 0;
   int64_t hbmBytes = 0;
   double hbmBandwidth = 0; // bytes/s
   /// NVLink between the GPUs of one node, InfiniBand (one NIC per GPU)

@@ -25,6 +25,9 @@ struct OpCost {
   int64_t flops = 0;
   /// Evaluations of exp, log, tanh, erf, sqrt... (also counted in `flops`).
   int64_t transcendentals = 0;
+  /// 32-bit integer instructions on the vector units, not in `flops`: the
+  /// Philox rounds that draw dropout masks and random numbers.
+  int64_t integerOps = 0;
   /// The part of `flops` that runs on the matrix units (tensor cores): the
   /// products of matmuls and attention. The rest runs on the vector units.
   int64_t matrixFlops = 0;

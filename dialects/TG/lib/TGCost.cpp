@@ -453,9 +453,10 @@ OpCost AttentionGradOp::getCost() {
                                                      (softcap ? 5 : 0) +
                                                      (getSeed() ? 4 : 0)));
   cost.transcendentals = multiplyFigures(pairs, softcap ? 2 : 1);
-  // The mask drawn again.
+  // The mask drawn again in each of the two kernels (dQ's, and dK's and
+  // dV's: runtime FlashAttention.h).
   if (getSeed())
-    cost.integerOps = multiplyFigures(pairs, kPhiloxOpsPerDraw);
+    cost.integerOps = multiplyFigures(pairs, 2 * kPhiloxOpsPerDraw);
   cost.computeType = getQuery().getType().getElementType();
   // FlashAttention-2's backward accumulates dQ in f32 across the key blocks
   // and keeps delta = rowsum(dO * O) per query row (both f32).

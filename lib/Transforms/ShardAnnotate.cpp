@@ -10,6 +10,7 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "Projections.h"
 #include "TensorParallelPadding.h"
 #include "ZeroPadding.h"
 
@@ -44,19 +45,6 @@ struct PaddingOutcome {
   std::string names, why;
   unsigned count = 0;
 };
-
-/// A product of an activation (operand 0) by a weight (operand 1): a
-/// matmul, or the experts' grouped product, whose weight is a stack of
-/// matrices (the rhs's batch dimension is the expert).
-static bool isProjection(Operation *op) {
-  return isa<MatmulOp, ExpertMatmulOp>(op);
-}
-
-static bool getTransposeB(Operation *projection) {
-  if (auto expert = dyn_cast<ExpertMatmulOp>(projection))
-    return expert.getTransposeB();
-  return cast<MatmulOp>(projection).getTransposeB();
-}
 
 /// " (N more WHATs alike)" for the `count` - 1 places after the first.
 static std::string describeOthers(unsigned count, StringRef what) {

@@ -12,6 +12,8 @@
 
 #include "tgc/Transforms/Passes.h"
 
+#include "Projections.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -263,12 +265,9 @@ void ProjectionSplitter::split(FusedProjection &fused) {
   Operation *projection = fused.projection;
   Value output = projection->getResult(0);
   int64_t rhsRank = fused.weight.dims.size();
-  bool transposeB = isa<ExpertMatmulOp>(projection)
-                        ? cast<ExpertMatmulOp>(projection).getTransposeB()
-                        : cast<MatmulOp>(projection).getTransposeB();
   ParamView weightView = {
-      fused.weight.dims[transposeB ? rhsRank - 2 : rhsRank - 1], parts,
-      fused.interleaved};
+      fused.weight.dims[getTransposeB(projection) ? rhsRank - 2 : rhsRank - 1],
+      parts, fused.interleaved};
   Value weightParam = viewParam(fused.weight, weightView);
   // The bias's output dimension: a vector's only one, a table's last.
   ParamView biasView = {fused.bias ? fused.bias->dims.back() : 0, parts,
@@ -318,7 +317,7 @@ void ProjectionSplitter::run() {
   std::vector<FusedProjection> found;
   DenseSet<Value> seen;
   function.walk([&](Operation *op) {
-    if (!isa<MatmulOp, ExpertMatmulOp>(op))
+    if (!isProjection(op))
       return;
     std::optional<FusedProjection> fused = match(op);
     if (!fused)

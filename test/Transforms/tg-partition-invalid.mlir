@@ -70,3 +70,17 @@ func.func @unpadded_random_larger(%x: tensor<4x6xf32>, %seed: tensor<i64>) -> te
   %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 {tg.unpadded_random_shape = array<i64: 4, 8>} : tensor<4x6xf32>, tensor<i64>
   return %y : tensor<4x6xf32>
 }
+
+// -----
+
+// Numbers padded by tp (tg.unpadded_random_shape) left whole on every
+// device: its block would exceed the unpadded shape, and the padding's
+// numbers would shift the real ones; an error, never other masks.
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["tp"]}
+func.func @padded_dropout_unsplit(%x: tensor<4x8xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{}, {}]>},
+    %seed: tensor<i64> {tg.role = "hyper", tg.sharding = #tg.sharding<@mesh, []>})
+    -> (tensor<4x8xf32> {tg.role = "output"}) {
+  // expected-error @+1 {{tg-partition: the padded heads of a dropout are not split over the devices (its block of numbers [4, 8] exceeds the unpadded shape [4, 6])}}
+  %y = tg.dropout %x, %seed rate = 1.000000e-01 stream = 0 {tg.unpadded_random_shape = array<i64: 4, 6>} : tensor<4x8xf32>, tensor<i64>
+  return %y : tensor<4x8xf32>
+}

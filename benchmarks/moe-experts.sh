@@ -21,7 +21,11 @@
 #
 # and the grouped step again split over TP devices by the tp preset (each
 # expert's gate/up columns and down rows, Megatron's expert tensor
-# parallelism; per device, with its all-reduces).
+# parallelism; per device, with its all-reduces), and over EP devices by
+# data parallelism, without and with --expert-parallel (each device E/EP
+# whole experts, the routed rows gathered before them and their sum
+# reduce-scattered; without it every device holds every expert and
+# all-reduces their gradients).
 #
 # Peak and arena are tgc's exact accounting of the planned step; step time
 # and MFU are its cost model on DEVICE (a model, not a measurement).
@@ -37,6 +41,8 @@
 #   SEQ, BATCH         tokens per sequence and sequences (512, 2)
 #   DEVICE             the device modelled (default: H100-SXM)
 #   TP                 devices of the tensor-parallel row (default 8; 1: none)
+#   EP                 devices of the data- and expert-parallel rows (default
+#                      8; 1: none)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,6 +58,7 @@ SEQ=${SEQ:-512}
 BATCH=${BATCH:-2}
 DEVICE=${DEVICE:-H100-SXM}
 TP=${TP:-8}
+EP=${EP:-8}
 bench_need "$TGC" "$TGC_OPT"
 work=$(mktemp -d)
 # shellcheck disable=SC2064
@@ -127,4 +134,15 @@ if [ "$TP" -gt 1 ]; then
     bench_report_rows "$TGC" "$DEVICE" "$work" \
     "grouped=grouped, tp=$TP: per device" 2>"$work/tp.log" | tail -n +3 ||
     { cat "$work/tp.log" >&2; exit 1; }
+fi
+if [ "$EP" -gt 1 ]; then
+  BENCH_COLUMN=experts BENCH_REPORT_OPTIONS="--mesh dp=$EP" \
+    bench_report_rows "$TGC" "$DEVICE" "$work" \
+    "grouped=grouped, dp=$EP: per device" 2>"$work/dp.log" | tail -n +3 ||
+    { cat "$work/dp.log" >&2; exit 1; }
+  BENCH_COLUMN=experts \
+    BENCH_REPORT_OPTIONS="--mesh dp=$EP --expert-parallel" \
+    bench_report_rows "$TGC" "$DEVICE" "$work" \
+    "grouped=grouped, dp=$EP --expert-parallel: per device" \
+    2>"$work/ep.log" | tail -n +3 || { cat "$work/ep.log" >&2; exit 1; }
 fi

@@ -100,7 +100,8 @@ LogicalResult expertMatmulKernel(Operation *op,
   const std::vector<int64_t> &ids = operands[2]->ints();
   int64_t h = expert.getInputWidth(), o = expert.getOutputWidth();
   std::vector<int64_t> offsets, order;
-  if (failed(groupById(op, ids, expert.getNumExperts(), offsets, order)))
+  if (failed(groupById(op, ids, expert.getNumExperts(), offsets, order,
+                       expert.getNumGlobalExperts())))
     return failure();
   Tensor result = context.makeResult(expert.getType());
   dispatchFloat(x, [&](auto tag) {
@@ -135,7 +136,8 @@ LogicalResult expertMatmulGradKernel(Operation *op,
   const std::vector<int64_t> &ids = operands[2]->ints();
   int64_t h = grad.getInputWidth(), o = grad.getOutputWidth();
   std::vector<int64_t> offsets, order;
-  if (failed(groupById(op, ids, grad.getNumExperts(), offsets, order)))
+  if (failed(groupById(op, ids, grad.getNumExperts(), offsets, order,
+                       grad.getNumGlobalExperts())))
     return failure();
   Tensor result = context.makeResult(grad.getType());
   dispatchFloat(x, [&](auto tag) {

@@ -272,24 +272,33 @@ inline int64_t getIdBound(mlir::Operation *op, int64_t size) {
 /// The positions of `ids` grouped by id, each group in increasing order (a
 /// stable counting sort): the positions of id e are
 /// order[offsets[e]] .. order[offsets[e + 1] - 1]. Fails with an error on
-/// `op` for an id outside [0, groups).
+/// `op` for an id outside [0, groups), or, for a block of `globalGroups`,
+/// outside [groups - globalGroups, globalGroups) (ids of other blocks are
+/// left out).
 inline mlir::LogicalResult
 groupById(mlir::Operation *op, llvm::ArrayRef<int64_t> ids, int64_t groups,
-          std::vector<int64_t> &offsets, std::vector<int64_t> &order) {
+          std::vector<int64_t> &offsets, std::vector<int64_t> &order,
+          int64_t globalGroups) {
+  // A block of `groups` of `globalGroups` (expert parallelism): ids are
+  // relative to the block, in [groups - globalGroups, globalGroups), and
+  // those outside [0, groups) belong to other blocks.
+  int64_t low = groups - globalGroups, high = globalGroups;
   offsets.assign(groups + 1, 0);
   for (size_t i = 0, e = ids.size(); i < e; ++i) {
-    if (ids[i] < 0 || ids[i] >= groups)
+    if (ids[i] < low || ids[i] >= high)
       return op->emitError("expert id ")
-             << ids[i] << " at flat position " << i << " is out of range [0, "
-             << groups << ")";
-    ++offsets[ids[i] + 1];
+             << ids[i] << " at flat position " << i << " is out of range ["
+             << low << ", " << high << ")";
+    if (ids[i] >= 0 && ids[i] < groups)
+      ++offsets[ids[i] + 1];
   }
   for (int64_t g = 0; g < groups; ++g)
     offsets[g + 1] += offsets[g];
   std::vector<int64_t> next(offsets.begin(), offsets.end() - 1);
-  order.resize(ids.size());
+  order.resize(offsets[groups]);
   for (size_t i = 0, e = ids.size(); i < e; ++i)
-    order[next[ids[i]]++] = static_cast<int64_t>(i);
+    if (ids[i] >= 0 && ids[i] < groups)
+      order[next[ids[i]]++] = static_cast<int64_t>(i);
   return mlir::success();
 }
 

@@ -107,12 +107,14 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
 
 void tgc::buildShardingStage(OpPassManager &pm,
                              const TrainingPipelineOptions &options) {
-  if (options.mesh.empty() && options.zero == 0 && !options.sequenceParallel)
+  if (options.mesh.empty() && options.zero == 0 && !options.sequenceParallel &&
+      !options.expertParallel)
     return;
   TGShardAnnotateOptions annotate;
   annotate.meshSpec = options.mesh;
   annotate.zero = options.zero;
   annotate.sequenceParallel = options.sequenceParallel;
+  annotate.expertParallel = options.expertParallel;
   annotate.shardings.assign(options.shard.begin(), options.shard.end());
   pm.addPass(createTGShardAnnotate(annotate));
   OpPassManager &function = pm.nest<func::FuncOp>();

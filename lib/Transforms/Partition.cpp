@@ -26,6 +26,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -53,6 +55,15 @@ struct LocalValue {
   /// Axes over which `value` is a partial result, and how to combine them.
   AxisList unreduced;
   shard::ReductionKind kind = shard::ReductionKind::Sum;
+  /// Expert parallelism: the partial sum over `unreduced` is exclusive. The
+  /// value is [rows..., width] for the step's routing ids `exclusiveIds`
+  /// [rows...] (global), and each row is whole on the devices that hold
+  /// its expert and zero on the others; `ownedRows` (i1, the local rows)
+  /// tells which rows a device holds.
+  Value exclusiveIds;
+  Value ownedRows;
+  /// The experts of the products that made it (the blocks of a split).
+  int64_t exclusiveExperts = 0;
 };
 
 class Partitioner {
@@ -105,6 +116,21 @@ private:
   /// Whether `user` keeps its partial operand `original`, whose local
   /// value is `source`, partial.
   bool keepsPartial(Operation *user, Value original, const LocalValue &source);
+  /// Expert parallelism. Whether `op` computes on exclusive partial values
+  /// (LocalValue::exclusiveIds) without reducing them: a float elementwise
+  /// op, or a slice, pad, concatenation or reshape that keeps the rows,
+  /// whose partial operands are all exclusive alike (an elementwise op's
+  /// other operands are taken in their layout, and its result masked to
+  /// the rows the device holds unless zeros stay zeros). Returns the
+  /// exclusive operand.
+  std::optional<unsigned> getExclusiveOperand(Operation *op);
+  /// Whether operand `index` of `op`, an expert product split over the
+  /// experts on `axes`, can read `source` as it is: an exclusive value of
+  /// the same routing ids over the same axes, in the layout `required`
+  /// (a device holds whole the rows of its own experts, the only ones the
+  /// product reads).
+  bool readsExclusive(Operation *op, unsigned index, const LocalValue &source,
+                      ArrayRef<unsigned> axes, const TensorLayout &required);
   /// The local type of `value`, the per-device operand of `original`: an
   /// argument keeps its global type until every op is partitioned, so its
   /// local type comes from its layout.
@@ -132,6 +158,10 @@ private:
   /// The results of vocabulary-parallel ops, by the op they were rebuilt
   /// from, for the remarks.
   DenseMap<Value, std::string> rebuilt;
+  /// Expert parallelism: the ids relative to the device's block of experts
+  /// and whether each is in it, by (local ids, experts a block): the
+  /// products of one routing share them.
+  std::map<std::pair<void *, int64_t>, std::pair<Value, Value>> blockIds;
 };
 
 } // namespace
@@ -545,9 +575,189 @@ bool Partitioner::isSummed(Value result, const LocalValue &partial, int depth) {
          });
 }
 
+/// The rows operands of an expert product: its input, and a gradient's
+/// incoming gradient.
+static bool isExpertRowsOperand(Operation *op, unsigned index) {
+  return (isa<ExpertMatmulOp>(op) && index == 0) ||
+         (isa<ExpertMatmulGradOp>(op) && index <= 1);
+}
+
+/// The experts of an expert product (its whole stack).
+static int64_t getNumGlobalExperts(Operation *op) {
+  if (auto product = dyn_cast<ExpertMatmulOp>(op))
+    return product.getNumGlobalExperts();
+  return cast<ExpertMatmulGradOp>(op).getNumGlobalExperts();
+}
+
+/// The factor of an expert product's experts, -1 for other ops.
+static int64_t getExpertFactor(Operation *op, const ShardingRule &rule) {
+  if (isa<ExpertMatmulOp>(op))
+    return rule.operandFactors[1][0].front();
+  if (isa<ExpertMatmulGradOp>(op))
+    return rule.resultFactors[0][0].front();
+  return -1;
+}
+
+/// The ops an exclusive value may pass through: a float elementwise op,
+/// or a slice, padding, concatenation or reshape (getExclusiveOperand
+/// checks that they keep the rows).
+static bool passesExclusive(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+    return false;
+  if (isa<SliceOp, ConcatOp, ReshapeOp, PadOp>(op))
+    return true;
+  if (!op->hasTrait<mlir::OpTrait::Elementwise>() ||
+      isa<CounterRandomOpInterface>(op))
+    return false;
+  auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
+  return llvm::all_of(op->getOperandTypes(), [&](Type type) {
+    return cast<ShapedType>(type).getShape() == shape;
+  });
+}
+
+/// Whether a slice, padding, concatenation or reshape of an exclusive value
+/// of `rows` routing dimensions keeps them as they are, and only cuts,
+/// pads, joins or reshapes whole dimensions after them.
+static bool keepsRows(Operation *op, const LocalValue &source, int64_t rows) {
+  auto isWhole = [](const AxisList &axes) { return axes.empty(); };
+  if (!llvm::all_of(ArrayRef(source.layout.dims).drop_front(rows), isWhole))
+    return false;
+  ArrayRef<int64_t> in = source.globalType.getShape();
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return llvm::all_of(llvm::seq<int64_t>(0, rows), [&](int64_t dim) {
+      return slice.getStartIndices()[dim] == 0 &&
+             slice.getLimitIndices()[dim] == in[dim] &&
+             slice.getStrides()[dim] == 1;
+    });
+  if (auto pad = dyn_cast<PadOp>(op))
+    return llvm::all_of(llvm::seq<int64_t>(0, rows), [&](int64_t dim) {
+      return pad.getLow()[dim] == 0 && pad.getHigh()[dim] == 0 &&
+             pad.getInterior()[dim] == 0;
+    });
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return static_cast<int64_t>(concat.getDimension()) >= rows;
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    ArrayRef<int64_t> out = reshape.getType().getShape();
+    return static_cast<int64_t>(out.size()) > rows &&
+           in.take_front(rows) == out.take_front(rows);
+  }
+  return true;
+}
+
+/// Whether two exclusive values are exclusive alike: the same routing ids,
+/// experts, axes and layout.
+static bool isExclusiveAlike(const LocalValue &a, const LocalValue &b) {
+  return a.exclusiveIds && a.exclusiveIds == b.exclusiveIds &&
+         a.exclusiveExperts == b.exclusiveExperts &&
+         a.unreduced == b.unreduced && a.kind == b.kind && a.layout == b.layout;
+}
+
+/// Whether `to` only splits further what `from` splits (all_slice: no
+/// communication).
+static bool isLocalReshard(const LocalValue &from, const TensorLayout &to) {
+  if (!from.unreduced.empty() || from.layout.dims.size() != to.dims.size())
+    return false;
+  return llvm::all_of(llvm::zip(from.layout.dims, to.dims), [](auto pair) {
+    const AxisList &have = std::get<0>(pair), &want = std::get<1>(pair);
+    return have.size() <= want.size() &&
+           llvm::equal(have, ArrayRef(want).take_front(have.size()));
+  });
+}
+
+/// Whether an expert product reads `value`'s rows (as its input, or a
+/// gradient's incoming gradient) with the routing ids `ids`, through at
+/// most `depth` ops that pass exclusive values on.
+static bool reachesExpertProduct(Value value, Value ids, int depth) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isExpertRowsOperand(user, use.getOperandNumber()) &&
+        user->getOperand(2) == ids)
+      return true;
+    if (depth > 0 && passesExclusive(user) &&
+        reachesExpertProduct(user->getResult(0), ids, depth - 1))
+      return true;
+  }
+  return false;
+}
+
+std::optional<unsigned> Partitioner::getExclusiveOperand(Operation *op) {
+  if (!passesExclusive(op))
+    return std::nullopt;
+  std::optional<unsigned> exclusive;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    auto it = local.find(operand);
+    if (it == local.end())
+      return std::nullopt;
+    const LocalValue &value = it->second;
+    if (value.unreduced.empty())
+      continue;
+    if (!value.exclusiveIds ||
+        (exclusive &&
+         !isExclusiveAlike(local[op->getOperand(*exclusive)], value)))
+      return std::nullopt;
+    if (!exclusive)
+      exclusive = index;
+  }
+  if (!exclusive)
+    return std::nullopt;
+  const LocalValue &first = local[op->getOperand(*exclusive)];
+  int64_t rows = cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
+  if (!keepsRows(op, first, rows))
+    return std::nullopt;
+  // A concatenation or reshape of exclusive values only; the other operands
+  // of an elementwise op are read in the exclusive value's layout. Where
+  // that needs communication (the routing weights, split over dp with the
+  // tokens), the exclusive value is reduced here instead, unless an expert
+  // product reads the result (which would gather it again).
+  bool free = true;
+  for (Value operand : op->getOperands()) {
+    const LocalValue &value = local[operand];
+    if (!value.unreduced.empty())
+      continue;
+    if (isa<ConcatOp, ReshapeOp, SliceOp, PadOp>(op))
+      return std::nullopt;
+    Operation *def = operand.getDefiningOp();
+    bool scalarBroadcast =
+        isa_and_present<BroadcastInDimOp>(def) &&
+        cast<BroadcastInDimOp>(def).getOperand().getType().getRank() == 0;
+    if (!scalarBroadcast && !isa_and_present<ConstantOp>(def) &&
+        !isLocalReshard(value, first.layout))
+      free = false;
+  }
+  if (!free && !reachesExpertProduct(op->getResult(0), first.exclusiveIds,
+                                     /*depth=*/8))
+    return std::nullopt;
+  return exclusive;
+}
+
+bool Partitioner::readsExclusive(Operation *op, unsigned index,
+                                 const LocalValue &source,
+                                 ArrayRef<unsigned> axes,
+                                 const TensorLayout &required) {
+  if (!source.exclusiveIds || !isExpertRowsOperand(op, index) ||
+      op->getOperand(2) != source.exclusiveIds ||
+      getNumGlobalExperts(op) != source.exclusiveExperts ||
+      source.kind != shard::ReductionKind::Sum || !(source.layout == required))
+    return false;
+  AxisList sorted(axes.begin(), axes.end());
+  llvm::sort(sorted);
+  return source.unreduced == sorted;
+}
+
 bool Partitioner::keepsPartial(Operation *user, Value original,
                                const LocalValue &source) {
   if (isa<AddOp, SubOp>(user))
+    return true;
+  // An exclusive value is reduced, if at all, where it meets an op that
+  // does not pass it on (getExclusiveOperand, readsExclusive).
+  if (source.exclusiveIds &&
+      (passesExclusive(user) ||
+       llvm::any_of(llvm::enumerate(user->getOperands()), [&](auto operand) {
+         return operand.value() == original &&
+                isExpertRowsOperand(user, operand.index()) &&
+                user->getOperand(2) == source.exclusiveIds;
+       })))
     return true;
   if (auto pad = dyn_cast<PadOp>(user))
     return padKeepsPartial(pad, source);
@@ -595,7 +805,13 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // conversion or scaling whose result is summed (getScaledPartialOperand).
   LocalValue first;
   bool keepPartial = false;
-  if (isa<AddOp, SubOp>(op)) {
+  // Expert parallelism: exclusive values pass through elementwise ops
+  // (getExclusiveOperand).
+  bool exclusive = false;
+  if (std::optional<unsigned> operand = getExclusiveOperand(op)) {
+    first = local[op->getOperand(*operand)];
+    keepPartial = exclusive = true;
+  } else if (isa<AddOp, SubOp>(op)) {
     first = local[op->getOperand(0)];
     keepPartial = !first.unreduced.empty() &&
                   llvm::all_of(op->getOperands(), [&](Value operand) {
@@ -611,6 +827,13 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     first = local[op->getOperand(*partial)];
     keepPartial = true;
   }
+
+  // An expert product split over its experts computes the rows of the
+  // device's experts only (global_experts).
+  int64_t expertFactor = ruled ? getExpertFactor(op, rule) : -1;
+  AxisList expertAxes;
+  if (expertFactor >= 0)
+    expertAxes = choices[expertFactor].axes;
 
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
@@ -651,6 +874,11 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         layoutOf(ruled ? ArrayRef(rule.operandFactors[index])
                        : ArrayRef<SmallVector<int64_t, 1>>(),
                  source.globalType.getRank());
+    if (!expertAxes.empty() &&
+        readsExclusive(op, index, source, expertAxes, required)) {
+      operands.push_back(source.value);
+      continue;
+    }
     std::string why = "operand #" + std::to_string(index) + " needs layout " +
                       describeLayout(required, mesh);
     FailureOr<Value> value = reshard(source, required, op, why);
@@ -687,10 +915,21 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   for (unsigned index = 0, e = op->getNumResults(); index < e; ++index) {
     auto global = cast<RankedTensorType>(op->getResult(index).getType());
     TensorLayout layout =
-        keepPartial ? local[op->getOperand(0)].layout
+        keepPartial ? first.layout
                     : layoutOf(ruled ? ArrayRef(rule.resultFactors[index])
                                      : ArrayRef<SmallVector<int64_t, 1>>(),
                                global.getRank());
+    // A reshape of an exclusive value keeps its rows' layout; the
+    // dimensions after them are whole (getExclusiveOperand).
+    if (exclusive &&
+        layout.dims.size() != static_cast<size_t>(global.getRank())) {
+      int64_t rows =
+          cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
+      layout.dims.resize(global.getRank());
+      for (int64_t dim = rows; dim < global.getRank(); ++dim)
+        layout.dims[dim].clear();
+      layout.open.assign(global.getRank(), false);
+    }
     FailureOr<Type> type = getLocalType(global, layout, op->getLoc());
     if (failed(type))
       return failure();
@@ -741,6 +980,71 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     clone->removeAttr(kShardingsAttrName);
     clone->removeAttr(kShardingPrioritiesAttrName);
     llvm::append_range(newResults, clone->getResults());
+  }
+  // The device's block of experts: ids relative to it, and the rows of its
+  // experts (the others' rows are zeros, or add nothing).
+  Value ownedRows;
+  if (clone && !expertAxes.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(clone);
+    FailureOr<Type> idsType =
+        getOperandType(op->getOperand(2), operands[2], op->getLoc());
+    if (failed(idsType))
+      return failure();
+    int64_t global = getNumGlobalExperts(op);
+    int64_t group = 1;
+    for (unsigned axis : expertAxes)
+      group *= mesh.axisSizes[axis];
+    // One routing's products split alike share them (their experts take
+    // the same axes, in the same order, at every product of the step).
+    auto key = std::make_pair(operands[2].getAsOpaquePointer(), global / group);
+    auto it = blockIds.find(key);
+    if (it == blockIds.end())
+      it = blockIds
+               .try_emplace(key,
+                            buildBlockIds(builder, op->getLoc(), operands[2],
+                                          cast<RankedTensorType>(*idsType),
+                                          expertAxes, mesh, global / group,
+                                          std::nullopt))
+               .first;
+    auto [ids, owned] = it->second;
+    clone->setOperand(2, ids);
+    if (auto product = dyn_cast<ExpertMatmulOp>(clone))
+      product.setGlobalExperts(global);
+    else
+      cast<ExpertMatmulGradOp>(clone).setGlobalExperts(global);
+    ownedRows = owned;
+  }
+  // An exclusive result is masked to the device's rows unless its zeros
+  // stay zeros: sums and products of exclusive values, negations,
+  // conversions, and the ops that move or pad its elements. (A product by
+  // a value that is not exclusive is masked: 0 times infinity is NaN.)
+  Operation *last = clone;
+  if (exclusive) {
+    bool keepsZeros =
+        isa<NegOp, ConvertOp, SliceOp, ConcatOp, ReshapeOp, PadOp>(op) ||
+        (isa<AddOp, SubOp, MulOp>(op) &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           return isExclusiveAlike(local[operand], first);
+         }));
+    if (!keepsZeros) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointAfter(clone);
+      auto type = cast<RankedTensorType>(newResults[0].getType());
+      int64_t rows =
+          cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
+      Value mask = BroadcastInDimOp::create(
+          builder, op->getLoc(), type.clone(builder.getI1Type()),
+          first.ownedRows, llvm::to_vector(llvm::seq<int64_t>(0, rows)));
+      Value zeros = ConstantOp::create(
+          builder, op->getLoc(),
+          DenseElementsAttr::get(
+              type, builder.getFloatAttr(type.getElementType(), 0.0)));
+      auto select = SelectOp::create(builder, op->getLoc(), type, mask,
+                                     newResults[0], zeros);
+      newResults[0] = select;
+      last = select;
+    }
   }
   // A split dropout (random op) draws the device's part of the whole mask
   // (numbers): its elements' indices start at the block's first (plus a
@@ -823,12 +1127,27 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (keepPartial) {
       result.unreduced = first.unreduced;
       result.kind = first.kind;
+      if (exclusive) {
+        result.exclusiveIds = first.exclusiveIds;
+        result.ownedRows = first.ownedRows;
+        result.exclusiveExperts = first.exclusiveExperts;
+      }
     } else if (ruled) {
       for (int64_t factor = 0; factor < rule.getNumFactors(); ++factor)
         if (rule.isReducedIn(index, factor) &&
             !(factor == vocabFactor && reducesVocabFactor(op)))
           llvm::append_range(result.unreduced, choices[factor].axes);
       llvm::sort(result.unreduced);
+      // A product over the device's experts: its rows of the other
+      // experts are zeros, its own whole (when nothing else is summed).
+      AxisList sortedExpertAxes = expertAxes;
+      llvm::sort(sortedExpertAxes);
+      if (isa<ExpertMatmulOp>(op) && ownedRows &&
+          result.unreduced == sortedExpertAxes) {
+        result.exclusiveIds = op->getOperand(2);
+        result.ownedRows = ownedRows;
+        result.exclusiveExperts = getNumGlobalExperts(op);
+      }
     }
     // An annotated result (ZeRO-1's all-reduced gradient, a bf16 copy
     // kept whole) takes its layout right away, partial sums reduced; a
@@ -851,12 +1170,12 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         });
     if (annotated ||
         (!isConstant && !staysPartial && !(result.layout == wanted))) {
-      if (clone)
-        builder.setInsertionPointAfter(clone);
+      if (last)
+        builder.setInsertionPointAfter(last);
       std::string why =
           (annotated ? "the result is annotated " : "its users read it as ") +
           describeLayout(wanted, mesh);
-      FailureOr<Value> value = reshard(result, wanted, clone ? clone : op, why);
+      FailureOr<Value> value = reshard(result, wanted, last ? last : op, why);
       if (failed(value))
         return failure();
       result = {*value, result.globalType, wanted, {}, result.kind};
@@ -929,6 +1248,21 @@ LogicalResult Partitioner::run() {
   for (Operation *op : llvm::reverse(ops)) {
     op->dropAllUses();
     op->erase();
+  }
+  // The test of a block of experts no exclusive value was masked by (the
+  // weight gradients' ids): nothing reads it.
+  for (auto &[key, built] : blockIds) {
+    SmallVector<Operation *> dead = {built.second.getDefiningOp()};
+    llvm::SmallPtrSet<Operation *, 8> erased;
+    while (!dead.empty()) {
+      Operation *op = dead.pop_back_val();
+      if (!op || erased.contains(op) || !op->use_empty() || !isPure(op))
+        continue;
+      for (Value operand : op->getOperands())
+        dead.push_back(operand.getDefiningOp());
+      erased.insert(op);
+      op->erase();
+    }
   }
   // A whole splat every reader took its smaller block of (toLayout) is
   // read by nothing: no arena bytes for it.

@@ -101,6 +101,6 @@ FailureOr<Value> tgc::raiseGatheredExperts(tg::MatmulOp root, OpBuilder &b) {
       gathered->table);
   Value products = tg::ExpertMatmulOp::create(
       b, loc, tensor({s, o}, root.getType().getElementType()), x, matrices,
-      gathered->ids, /*transpose_b=*/left);
+      gathered->ids, /*transpose_b=*/left, /*global_experts=*/nullptr);
   return tg::ReshapeOp::create(b, loc, root.getType(), products).getResult();
 }

@@ -62,10 +62,12 @@ enum Priority : int64_t { User = 0, Batch = 1, Tensor = 2, Zero = 3 };
 class StepAnnotator {
 public:
   StepAnnotator(func::FuncOp function, const Mesh &mesh, unsigned zero,
-                bool sequenceParallel, ArrayRef<std::string> userShardings)
+                bool sequenceParallel, bool expertParallel,
+                ArrayRef<std::string> userShardings)
       : function(function), mesh(mesh), zero(zero),
-        sequenceParallel(sequenceParallel), userShardings(userShardings),
-        dp(mesh.getAxisIndex("dp")), tp(mesh.getAxisIndex("tp")) {}
+        sequenceParallel(sequenceParallel), expertParallel(expertParallel),
+        userShardings(userShardings), dp(mesh.getAxisIndex("dp")),
+        tp(mesh.getAxisIndex("tp")) {}
 
   LogicalResult run();
 
@@ -76,6 +78,8 @@ private:
   LogicalResult checkUserAnnotations();
   LogicalResult annotateBatch();
   LogicalResult annotateTensorParallel();
+  /// `--expert-parallel`: every expert stack split on its experts over dp.
+  void annotateExperts();
   /// Whether `op` is in the forward: before the loss, where tg-autodiff
   /// puts the backward after it.
   bool isForward(Operation *op) {
@@ -224,6 +228,7 @@ private:
   const Mesh &mesh;
   unsigned zero;
   bool sequenceParallel;
+  bool expertParallel;
   ArrayRef<std::string> userShardings;
   std::optional<unsigned> dp, tp;
   Operation *lossOp = nullptr;
@@ -1361,6 +1366,20 @@ LogicalResult StepAnnotator::annotateZero() {
     TensorLayout paramLayout = decided.lookup(param);
     if (paramLayout.dims.empty())
       paramLayout = replicated(param, Batch);
+    // Already split over dp (an expert stack under expert parallelism):
+    // each device holds and updates its block, its state alike.
+    if (llvm::any_of(paramLayout.dims, [&](const AxisList &axes) {
+          return llvm::is_contained(axes, *dp);
+        })) {
+      for (Value operand : update->getOperands()) {
+        auto state = dyn_cast<BlockArgument>(operand);
+        if (state && state.getType() == param.getType() &&
+            getArgumentRole(function, state.getArgNumber()) == Role::State &&
+            !decided.contains(state))
+          decided[state] = paramLayout;
+      }
+      continue;
+    }
     std::optional<TensorLayout> sharded = withDp(param, paramLayout);
     if (!sharded) {
       // No dimension divides: pad one (ZeroPadding.h), never replicate
@@ -1435,6 +1454,51 @@ LogicalResult StepAnnotator::annotateZero() {
   return success();
 }
 
+void StepAnnotator::annotateExperts() {
+  if (!expertParallel || !dp)
+    return;
+  // Expert parallelism over dp (DeepSpeed-MoE's, with as many expert
+  // groups as data-parallel ranks; Megatron's all-gather token
+  // dispatcher): each device holds E / dp experts of every stack. At the
+  // user's priority, so that the experts keep dp where the routed rows,
+  // split over dp by the batch, want it too: tg-partition gathers the rows
+  // for the products instead and returns the device's rows of their sum.
+  int64_t dpSize = mesh.axisSizes[*dp];
+  DenseSet<Value> seen;
+  function.walk([&](Operation *op) {
+    Value matrices;
+    if (auto product = dyn_cast<ExpertMatmulOp>(op))
+      matrices = product.getWeight();
+    else if (auto grad = dyn_cast<ExpertMatmulGradOp>(op))
+      matrices = grad.getResult();
+    else
+      return;
+    auto traced = traceParam(matrices);
+    if (!traced || traced->second[0] < 0 || !seen.insert(traced->first).second)
+      return;
+    auto [param, dims] = *traced;
+    unsigned expertDim = dims[0];
+    int64_t experts = dimSize(param, expertDim);
+    if (userAnnotated.contains(param))
+      return;
+    TensorLayout layout = decided.lookup(param);
+    if (layout.dims.empty())
+      layout = replicated(param, User);
+    if (!layout.dims[expertDim].empty() || experts % dpSize != 0) {
+      op->emitRemark("expert parallelism: the ")
+          << experts << " experts of " << argName(param.getArgNumber())
+          << (experts % dpSize != 0
+                  ? " are not a multiple of dp=" + std::to_string(dpSize)
+                  : std::string(" are already split"))
+          << "; they stay whole on every device";
+      return;
+    }
+    layout.dims[expertDim].push_back(*dp);
+    layout.priority = User;
+    decided[param] = layout;
+  });
+}
+
 void StepAnnotator::annotateSequence() {
   if (!sequenceParallel || !tp)
     return;
@@ -1505,6 +1569,7 @@ LogicalResult StepAnnotator::run() {
     return failure();
   if (failed(annotateTensorParallel()))
     return failure();
+  annotateExperts();
   annotateSequence();
   if (failed(annotateZero()))
     return failure();
@@ -1555,8 +1620,10 @@ struct ShardAnnotatePass
           break;
         }
       if (failed(mesh)) {
-        if (zero != 0 || sequenceParallel) {
-          module.emitError(zero != 0 ? "--zero" : "--sequence-parallel")
+        if (zero != 0 || sequenceParallel || expertParallel) {
+          module.emitError(zero != 0          ? "--zero"
+                           : sequenceParallel ? "--sequence-parallel"
+                                              : "--expert-parallel")
               << " needs a mesh (--mesh dp=N[,tp=M])";
           return signalPassFailure();
         }
@@ -1565,6 +1632,12 @@ struct ShardAnnotatePass
     }
     if (zero > 3) {
       module.emitError("--zero must be 0, 1, 2 or 3, got ") << zero;
+      return signalPassFailure();
+    }
+    if (expertParallel && !mesh->getAxisIndex("dp")) {
+      module.emitError("--expert-parallel splits the experts over the dp "
+                       "axis, which the mesh ")
+          << mesh->str() << " does not have";
       return signalPassFailure();
     }
     if (sequenceParallel && !mesh->getAxisIndex("tp")) {
@@ -1595,7 +1668,7 @@ struct ShardAnnotatePass
       if (function.isExternal())
         continue;
       StepAnnotator annotator(function, *mesh, zero, sequenceParallel,
-                              shardings);
+                              expertParallel, shardings);
       if (failed(annotator.run()))
         return signalPassFailure();
     }

@@ -121,24 +121,14 @@ public:
   /// `ids` minus the device's block offset, and whether it falls in the
   /// block of `block` indices.
   std::pair<Value, Value> localIds(Value ids, int64_t block) {
-    auto type = typeOf(ids);
     int64_t group = 1;
     for (unsigned axis : axes)
       group *= mesh.axisSizes[axis];
-    Value offset = buildBlockOffset(b, loc, axes, mesh, block,
-                                    cast<IntegerType>(type.getElementType()));
-    auto local =
-        SubOp::create(b, loc, type, ids, broadcast(offset, type.getShape()));
     // A padded vocabulary's ids stay below the op's own bound.
     int64_t bound = group * block;
     if (idBound)
       bound = std::min(bound, *idBound);
-    local->setAttr(kIdBoundAttrName, b.getI64IntegerAttr(bound));
-    Value size = constant(type, static_cast<double>(block));
-    // Negative ids become `block`, so one comparison tells both bounds.
-    Value capped = select(
-        compare(CompareDirection::GE, local, constant(type, 0)), local, size);
-    return {local, compare(CompareDirection::LT, capped, size)};
+    return buildBlockIds(b, loc, ids, typeOf(ids), axes, mesh, block, bound);
   }
 
   /// The label codes of a loss: the local class, kElsewhere, or kIgnored.
@@ -314,6 +304,38 @@ static SmallVector<Value> buildCrossEntropyGrad(VocabBuilder &v,
                                 logitsType.getShape());
   Value rest = v.select(elsewhere, scaled, v.constant(logitsType, 0));
   return {AddOp::create(b, loc, logitsType, onBlock, rest)};
+}
+
+std::pair<Value, Value> tgc::buildBlockIds(OpBuilder &b, Location loc,
+                                           Value ids, RankedTensorType type,
+                                           ArrayRef<unsigned> axes,
+                                           const Mesh &mesh, int64_t block,
+                                           std::optional<int64_t> bound) {
+  auto constant = [&](int64_t value) -> Value {
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(type,
+                               IntegerAttr::get(type.getElementType(), value)));
+  };
+  auto compare = [&](CompareDirection direction, Value lhs, Value rhs) {
+    return CompareOp::create(b, loc, type.clone(b.getI1Type()), direction, lhs,
+                             rhs)
+        .getResult();
+  };
+  Value offset = buildBlockOffset(b, loc, axes, mesh, block,
+                                  cast<IntegerType>(type.getElementType()));
+  if (type.getRank() > 0)
+    offset =
+        BroadcastInDimOp::create(b, loc, type, offset, ArrayRef<int64_t>{});
+  auto local = SubOp::create(b, loc, type, ids, offset);
+  if (bound)
+    local->setAttr(kIdBoundAttrName, b.getI64IntegerAttr(*bound));
+  Value size = constant(block);
+  // Negative ids become `block`, so one comparison tells both bounds.
+  Value capped = SelectOp::create(
+      b, loc, type, compare(CompareDirection::GE, local, constant(0)), local,
+      size);
+  return {local, compare(CompareDirection::LT, capped, size)};
 }
 
 Value tgc::buildBlockOffset(OpBuilder &b, Location loc, ArrayRef<unsigned> axes,

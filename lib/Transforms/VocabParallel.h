@@ -38,6 +38,16 @@ mlir::Value buildBlockOffset(mlir::OpBuilder &builder, mlir::Location loc,
                              const tg::Mesh &mesh, int64_t block,
                              mlir::IntegerType type);
 
+/// `ids` (local, of `type`) relative to the device's block of `block`
+/// indices split over `axes` of `mesh`, and whether each falls in the
+/// block (i1). `bound`, if any, is recorded on the subtraction as its
+/// tg.id_bound.
+std::pair<mlir::Value, mlir::Value>
+buildBlockIds(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value ids,
+              mlir::RankedTensorType type, llvm::ArrayRef<unsigned> axes,
+              const tg::Mesh &mesh, int64_t block,
+              std::optional<int64_t> bound);
+
 /// Builds at `builder`'s insertion point the local computation of `op` with
 /// its vocabulary factor split over `axes` of `mesh`, from the local
 /// `operands` of `operandTypes` (an argument's type is still the global

@@ -1179,7 +1179,8 @@ static void testEmbeddingGrad() {
 /// row tiles of one expert, an expert of no row, partial tiles along every
 /// dimension and several stages of the contraction, both layouts of the
 /// matrices, in f32 (64-wide tiles) and f64 (32), with 1 and 96 threads a
-/// block (the threaded blocks meet at every __syncthreads, as a GPU's).
+/// block (the threaded blocks meet at every __syncthreads, as a GPU's);
+/// the whole stack and a block of it (expert parallelism).
 template <typename T> static void testExpertProducts() {
   const int64_t rows = 300, experts = 5, h = 70, o = 130;
   std::vector<int64_t> ids(rows);
@@ -1206,45 +1207,62 @@ template <typename T> static void testExpertProducts() {
               transB ? (ids[r] * o + c) * h + k : (ids[r] * h + k) * o + c;
           dw[at] += double(x[r * h + k]) * double(dy[r * o + c]);
         }
-    for (unsigned threads : {1u, 96u}) {
-      std::vector<int64_t> offsets(experts + 1, -1), order(rows, -1);
-      hostLaunch(
-          2,
-          [&] {
-            k::expertRows(gridThreads(), ids.data(), offsets.data(),
-                          order.data(), rows, experts);
-          },
-          threads);
-      CHECK(offsets[0] == 0 && offsets[experts] == rows &&
-            offsets[3] == offsets[4]);
-      for (int64_t e = 0; e < experts; ++e)
-        for (int64_t j = offsets[e]; j < offsets[e + 1]; ++j)
-          CHECK(ids[order[j]] == e &&
-                (j == offsets[e] || order[j - 1] < order[j]));
-      std::vector<T> out(rows * o, T(-7)), grad(experts * h * o, T(-7));
-      hostLaunch(
-          static_cast<unsigned>(expertMatmulBlocks(size, rows, o, experts)),
-          [&] {
-            k::expertMatmul(rowThreads(), x.data(), w.data(), offsets.data(),
-                            order.data(), out.data(), rows, h, o, experts,
-                            transB);
-          },
-          threads);
-      hostLaunch(
-          3,
-          [&] {
-            k::expertMatmulGrad(rowThreads(), x.data(), dy.data(),
-                                offsets.data(), order.data(), grad.data(),
-                                experts, h, o, transB);
-          },
-          threads);
-      double tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-12;
-      for (size_t i = 0; i < out.size(); ++i)
-        CHECK(std::fabs(double(out[i]) - y[i]) <=
-              tolerance * (1 + std::fabs(y[i])));
-      for (size_t i = 0; i < grad.size(); ++i)
-        CHECK(std::fabs(double(grad[i]) - dw[i]) <=
-              tolerance * (1 + std::fabs(dw[i])));
+    // The whole stack, then a device's block of experts [2, 4) (expert
+    // parallelism): ids relative to the block, the other rows zeros.
+    for (auto [first, block] : {std::pair<int64_t, int64_t>{0, experts},
+                                std::pair<int64_t, int64_t>{2, 2}}) {
+      int64_t slots = block + (block < experts ? 1 : 0);
+      std::vector<int64_t> local(rows);
+      for (int64_t r = 0; r < rows; ++r)
+        local[r] = ids[r] - first;
+      std::vector<T> blockW(w.begin() + first * h * o,
+                            w.begin() + (first + block) * h * o);
+      for (unsigned threads : {1u, 96u}) {
+        std::vector<int64_t> offsets(slots + 1, -1), order(rows, -1);
+        hostLaunch(
+            2,
+            [&] {
+              k::expertRows(gridThreads(), local.data(), offsets.data(),
+                            order.data(), rows, block, experts);
+            },
+            threads);
+        CHECK(offsets[0] == 0 && offsets[slots] == rows);
+        for (int64_t e = 0; e < slots; ++e)
+          for (int64_t j = offsets[e]; j < offsets[e + 1]; ++j)
+            CHECK((e < block
+                       ? local[order[j]] == e
+                       : local[order[j]] < 0 || local[order[j]] >= block) &&
+                  (j == offsets[e] || order[j - 1] < order[j]));
+        std::vector<T> out(rows * o, T(-7)), grad(block * h * o, T(-7));
+        hostLaunch(
+            static_cast<unsigned>(expertMatmulBlocks(size, rows, o, slots)),
+            [&] {
+              k::expertMatmul(rowThreads(), x.data(), blockW.data(),
+                              offsets.data(), order.data(), out.data(), rows, h,
+                              o, block, slots, transB);
+            },
+            threads);
+        hostLaunch(
+            3,
+            [&] {
+              k::expertMatmulGrad(rowThreads(), x.data(), dy.data(),
+                                  offsets.data(), order.data(), grad.data(),
+                                  block, h, o, transB);
+            },
+            threads);
+        double tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-12;
+        for (size_t i = 0; i < out.size(); ++i) {
+          int64_t id = ids[i / o];
+          double expected = id >= first && id < first + block ? y[i] : 0.0;
+          CHECK(std::fabs(double(out[i]) - expected) <=
+                tolerance * (1 + std::fabs(expected)));
+        }
+        for (size_t i = 0; i < grad.size(); ++i) {
+          double expected = dw[first * h * o + i];
+          CHECK(std::fabs(double(grad[i]) - expected) <=
+                tolerance * (1 + std::fabs(expected)));
+        }
+      }
     }
   }
 }

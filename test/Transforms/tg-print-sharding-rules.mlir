@@ -133,7 +133,7 @@ func.func @top_k(%x: tensor<16x8xf32>) -> tensor<16x2xf32> {
 // The experts' products: the rows (tokens) pass through the product and
 // are summed by its weight gradient; the contraction is summed; the
 // experts are a reduction of the product (a device holding some experts
-// gives zeros for the others' rows), which tg-partition keeps whole.
+// gives zeros for the others' rows: tg-partition's expert parallelism).
 func.func @experts(%x: tensor<6x8xf32>, %w: tensor<4x8x16xf32>, %wt: tensor<4x16x8xf32>, %ids: tensor<6xi64>, %dy: tensor<6x16xf32>) -> (tensor<6x16xf32>, tensor<6x16xf32>, tensor<4x8x16xf32>) {
   // expected-remark @below {{sharding rule: ([i, k], [j, k, l], [i])->([i, l]) {i=6, j=4, k=8, l=16} reduction={j, k}}}
   %0 = tg.expert_matmul %x, %w[%ids] : (tensor<6x8xf32>, tensor<4x8x16xf32>, tensor<6xi64>) -> tensor<6x16xf32>

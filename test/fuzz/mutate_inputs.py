@@ -78,12 +78,14 @@ def main():
                 None]  # the training passes, under a policy drawn per mutant
     policies = ["fp32", "bf16", "fp16", "fp8"]
     # Pipeline stages (docs/pipeline.md), tp=3's padded heads, widths and
-    # classes, ZeRO-3's buckets, and tp with sequence parallelism and ZeRO.
+    # classes, ZeRO-3's buckets, tp with sequence parallelism and ZeRO, and
+    # expert parallelism.
     meshes = [["--mesh", "pp=2", "--micro-batches", "2"],
               ["--mesh", "tp=3"],
               ["--mesh", "dp=2", "--zero", "3", "--gather-buckets", "always",
                "--scatter-buckets", "always"],
-              ["--mesh", "dp=2,tp=2", "--zero", "1", "--sequence-parallel"]]
+              ["--mesh", "dp=2,tp=2", "--zero", "1", "--sequence-parallel"],
+              ["--mesh", "dp=2,tp=2", "--expert-parallel", "--zero", "1"]]
     failures = 0
     for i in range(args.iterations):
         text = rng.choice(seeds)

@@ -338,6 +338,12 @@ static cl::opt<bool> sequenceParallel(
     cl::desc("With a tp axis: split the residual stream (the norms' inputs) "
              "on the sequence dimension over tp"),
     TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool> expertParallel(
+    "expert-parallel",
+    cl::desc("With a dp axis: split every mixture-of-experts stack on its "
+             "experts over dp (expert parallelism: each device holds E/dp "
+             "experts, the routed rows are gathered before them)"),
+    TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<std::string> pipelineSchedule(
     "pipeline-schedule",
     cl::desc("With a pp mesh axis: the order of the pipeline's units: gpipe "
@@ -441,6 +447,7 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.scatterBuckets = scatterBuckets;
   options.gatherBuckets = gatherBuckets;
   options.sequenceParallel = sequenceParallel;
+  options.expertParallel = expertParallel;
   options.pipelineSchedule = pipelineSchedule;
   options.virtualStages = virtualStages;
   options.explainSharding = explainSharding;
@@ -485,6 +492,7 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(scatterBuckets),
       std::addressof(gatherBuckets),
       std::addressof(sequenceParallel),
+      std::addressof(expertParallel),
       std::addressof(pipelineSchedule),
       std::addressof(virtualStages),
       std::addressof(explainSharding),

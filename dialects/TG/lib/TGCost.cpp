@@ -203,13 +203,26 @@ OpCost EmbeddingOp::getCost() {
   return cost;
 }
 
+/// The rows a block of E of G experts computes, with the routing balanced
+/// (expert parallelism): rows x E / G; all of them for the whole stack.
+template <typename Op> static int64_t getExpectedRows(Op op) {
+  int64_t rows = getNumElements(op.getIds());
+  int64_t global = op.getNumGlobalExperts();
+  if (global <= op.getNumExperts() || global <= 0)
+    return rows;
+  return static_cast<int64_t>(std::ceil(
+      static_cast<double>(rows) * static_cast<double>(op.getNumExperts()) /
+      static_cast<double>(global)));
+}
+
 OpCost ExpertMatmulOp::getCost() {
   // The routed products only (a grouped GEMM): rows x H x O multiply-adds.
   // The generated kernel tiles them on CUDA cores, not tensor cores: the
   // flops are not matrix flops.
   OpCost cost = getStreamingCost(*this);
-  cost.flops =
-      multiplyFigures(2 * getNumElements(getResult()), getInputWidth());
+  cost.flops = multiplyFigures(
+      multiplyFigures(2 * getExpectedRows(*this), getOutputWidth()),
+      getInputWidth());
   cost.computeType = getInput().getType().getElementType();
   return cost;
 }
@@ -217,8 +230,9 @@ OpCost ExpertMatmulOp::getCost() {
 OpCost ExpertMatmulGradOp::getCost() {
   // One multiply-add per row and result column of its expert's matrix.
   OpCost cost = getStreamingCost(*this);
-  cost.flops =
-      multiplyFigures(2 * getNumElements(getGradOutput()), getInputWidth());
+  cost.flops = multiplyFigures(
+      multiplyFigures(2 * getExpectedRows(*this), getOutputWidth()),
+      getInputWidth());
   cost.computeType = getType().getElementType();
   return cost;
 }

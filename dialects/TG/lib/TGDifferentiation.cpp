@@ -496,9 +496,10 @@ Grads ExpertMatmulOp::buildVjp(OpBuilder &b, ValueRange grads) {
         b, loc,
         RankedTensorType::get(getType().getShape(), input.getElementType()), g);
   Value dx = ExpertMatmulOp::create(b, loc, input, g, getWeight(), getIds(),
-                                    !getTransposeB());
+                                    !getTransposeB(), getGlobalExpertsAttr());
   Value dw = ExpertMatmulGradOp::create(
-      b, loc, getWeight().getType(), getInput(), g, getIds(), getTransposeB());
+      b, loc, getWeight().getType(), getInput(), g, getIds(), getTransposeB(),
+      getGlobalExpertsAttr());
   return SmallVector<Value>{dx, dw, Value()};
 }
 

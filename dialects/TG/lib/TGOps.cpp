@@ -1133,13 +1133,18 @@ static LogicalResult verifyExpertShapes(Operation *op, RankedTensorType input,
                                         RankedTensorType ids,
                                         RankedTensorType other, StringRef name,
                                         RankedTensorType weight,
-                                        bool transposeB) {
+                                        bool transposeB,
+                                        std::optional<uint64_t> global) {
   if (weight.getRank() != 3)
     return op->emitOpError("expert matrices must have rank 3 (E, ")
            << (transposeB ? "O, H" : "H, O") << "), got " << weight;
   if (weight.getDimSize(0) == 0 && ids.getNumElements() > 0)
     return op->emitOpError("no expert for the ")
            << ids.getNumElements() << " rows: every id would be out of range";
+  if (global && static_cast<int64_t>(*global) < weight.getDimSize(0))
+    return op->emitOpError("global_experts (")
+           << static_cast<int64_t>(*global) << ") must be at least the block's "
+           << weight.getDimSize(0) << " experts";
   int64_t h = weight.getDimSize(transposeB ? 2 : 1);
   int64_t o = weight.getDimSize(transposeB ? 1 : 2);
   auto rowsOf = [](RankedTensorType type) {
@@ -1169,7 +1174,8 @@ LogicalResult ExpertMatmulOp::verify() {
     return emitOpError("input and weight must have one element type, got ")
            << input.getElementType() << " and " << weight.getElementType();
   return verifyExpertShapes(*this, input, getIds().getType(), getType(),
-                            "result", weight, getTransposeB());
+                            "result", weight, getTransposeB(),
+                            getGlobalExperts());
 }
 RankedTensorType ExpertMatmulOp::getMatricesType() {
   return getWeight().getType();
@@ -1186,7 +1192,8 @@ LogicalResult ExpertMatmulGradOp::verify() {
            << input.getElementType() << ", " << grad.getElementType() << " and "
            << getType().getElementType();
   return verifyExpertShapes(*this, input, getIds().getType(), grad,
-                            "grad_output", getType(), getTransposeB());
+                            "grad_output", getType(), getTransposeB(),
+                            getGlobalExperts());
 }
 
 LogicalResult CrossEntropyGradOp::verify() {

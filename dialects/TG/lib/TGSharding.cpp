@@ -468,10 +468,10 @@ void EmbeddingOp::restrictForPartitioning(ShardingRule &rule) {
 /// `other` [rows..., O], matrices [E, H, O] or [E, O, H] transposed), at
 /// the given operand or result positions (-1: a result, as -1 - index).
 /// The rows are `rows` factors (shared by the product, summed by the
-/// weight's gradient), H summed by the product and O shared. A device
-/// holding some experts could compute their rows and zeros elsewhere (a
-/// partial sum, as a vocabulary-parallel embedding), which tg-partition
-/// does not rebuild: it keeps the experts whole (restrictForPartitioning).
+/// weight's gradient), H summed by the product and O shared. The experts
+/// are summed by the product: a device holding some of them computes their
+/// rows and zeros elsewhere (expert parallelism; tg-partition rebuilds the
+/// op on the device's block, global_experts).
 static ShardingRule getExpertRule(Operation *op, int input, int ids, int other,
                                   int weight, bool transposeB,
                                   FactorKind rows) {
@@ -515,18 +515,10 @@ ShardingRule ExpertMatmulOp::getShardingRule() {
                        FactorKind::PassThrough);
 }
 
-void ExpertMatmulOp::restrictForPartitioning(ShardingRule &rule) {
-  replicate(rule, ArrayRef(rule.operandFactors[1]).take_front(1));
-}
-
 ShardingRule ExpertMatmulGradOp::getShardingRule() {
   // The rows are summed into each expert's matrix.
   return getExpertRule(*this, 0, 2, 1, -1, getTransposeB(),
                        FactorKind::Reduction);
-}
-
-void ExpertMatmulGradOp::restrictForPartitioning(ShardingRule &rule) {
-  replicate(rule, ArrayRef(rule.resultFactors[0]).take_front(1));
 }
 
 ShardingRule EmbeddingGradOp::getShardingRule() {

@@ -166,6 +166,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With a tp axis: split the norms' inputs (the residual "
                      "stream) on the sequence dimension over tp"),
       llvm::cl::init(false)};
+  Option<bool> expertParallel{
+      *this, "expert-parallel",
+      llvm::cl::desc("With a dp axis: split every mixture-of-experts stack on "
+                     "its experts over dp (expert parallelism)"),
+      llvm::cl::init(false)};
   ListOption<std::string> shard{
       *this, "shard",
       llvm::cl::desc("User shardings of arguments, NAME_GLOB=AXES,AXES,... "

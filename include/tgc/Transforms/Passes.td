@@ -883,6 +883,13 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       replicated, with a remark.
     * `sequence-parallel` (needs `tp`): the inputs of the norms (the
       residual stream) are split on their sequence dimension over `tp`.
+    * `expert-parallel` (needs `dp`): every mixture-of-experts stack (the
+      matrices of `tg.expert_matmul`) is split on its experts over `dp`, at
+      the user's priority: each device holds `E / dp` experts, gathers the
+      routed rows before the products and gets its rows of their sum back
+      by a reduce-scatter (`tg-partition`). A stack whose experts dp does
+      not divide stays whole, with a remark. ZeRO leaves the split stacks
+      (and their optimizer state) as they are.
 
     Before the presets, each mean `tg.cross_entropy` with an `ignore_index`
     (and its gradient) becomes the summed loss divided by the count of the
@@ -907,6 +914,9 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
     Option<"sequenceParallel", "sequence-parallel", "bool",
            /*default=*/"false",
            "Split the residual stream on the sequence dimension over tp">,
+    Option<"expertParallel", "expert-parallel", "bool", /*default=*/"false",
+           "Split every expert stack on its experts over dp (expert "
+           "parallelism)">,
     ListOption<"shardings", "shard", "std::string",
                "User shardings of arguments: NAME_GLOB=AXES,AXES,... (one "
                "entry per dimension, a+b for two axes, empty for whole); "
@@ -997,7 +1007,17 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
     all-reduce sum, the target logits by one all-reduced scalar). The ids
     are shifted by the block's offset, a table of offsets cut by
     `shard.all_slice`; the `tg.sub` that shifts them keeps the global
-    bound in `tg.id_bound`. With `explain`, a remark per collective: the value,
+    bound in `tg.id_bound`.
+
+    An expert product whose stack is split on its experts (expert
+    parallelism) is rebuilt alike: its ids shifted to the device's block and
+    `global_experts` set, so it multiplies only its own experts' rows and
+    gives zeros for the others'. Its result is an exclusive partial sum
+    (each row whole on the device of its expert, zero elsewhere), kept so
+    through elementwise ops (masked to the device's rows where zeros would
+    not stay zeros) and slices, pads, concatenations and reshapes that keep
+    the rows, and read as it is by the next product of the same routing;
+    any other reader reduces it as a partial sum. With `explain`, a remark per collective: the value,
     the op that needs it, why, the bytes each device sends and the modelled
     time on the link its group spans.
 

@@ -354,12 +354,16 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         bool isGrad = isa<tg::ExpertMatmulGradOp>(op);
         int64_t rows = getNumElements(product.getIds());
         int64_t experts = product.getNumExperts();
+        int64_t global = product.getNumGlobalExperts();
+        // A block of the experts (expert parallelism) lists the rows of the
+        // others in one more slot.
+        int64_t slots = experts + (global > experts ? 1 : 0);
         int64_t h = product.getInputWidth(), o = product.getOutputWidth();
-        std::string offsets = scratchArray("int64_t", 8, experts + 1);
+        std::string offsets = scratchArray("int64_t", 8, slots + 1);
         std::string order = scratchArray("int64_t", 8, rows);
-        call = callOf("expertRows",
-                      {"th", in[2], offsets, order, str(rows), str(experts)});
-        outputElements = experts;
+        call = callOf("expertRows", {"th", in[2], offsets, order, str(rows),
+                                     str(experts), str(global)});
+        outputElements = slots;
         FailureOr<StorageType> type = typeOf(product.getInput());
         if (failed(type)) {
           status = failure();
@@ -367,18 +371,18 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
         }
         std::string transB = boolean(product.getTransposeB());
         secondCall =
-            isGrad
-                ? callOf("expertMatmulGrad",
-                         {"rowThreads()", in[0], in[1], offsets, order, out[0],
-                          str(experts), str(h), str(o), transB})
-                : callOf("expertMatmul",
-                         {"rowThreads()", in[0], in[1], offsets, order, out[0],
-                          str(rows), str(h), str(o), str(experts), transB});
+            isGrad ? callOf("expertMatmulGrad",
+                            {"rowThreads()", in[0], in[1], offsets, order,
+                             out[0], str(experts), str(h), str(o), transB})
+                   : callOf("expertMatmul",
+                            {"rowThreads()", in[0], in[1], offsets, order,
+                             out[0], str(rows), str(h), str(o), str(experts),
+                             str(slots), transB});
         int64_t size =
             rt::expertTileSize(type->computeType == "double" ? 8 : 4);
         secondElements = std::max<int64_t>(
             1, isGrad ? rt::expertMatmulGradBlocks(size, experts, h, o)
-                      : rt::expertMatmulBlocks(size, rows, o, experts));
+                      : rt::expertMatmulBlocks(size, rows, o, slots));
         secondPerRow = true;
       })
       .Case([&](tg::FakeQuantOp quant) {

@@ -638,3 +638,13 @@ func.func @expert_matmul_no_experts(%x: tensor<4x8xf32>, %w: tensor<0x8x16xf32>,
   %0 = tg.expert_matmul %x, %w[%ids] : (tensor<4x8xf32>, tensor<0x8x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
   return
 }
+
+// -----
+
+// A block of experts (expert parallelism) is part of a stack at least as
+// large.
+func.func @expert_matmul_global_experts(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.expert_matmul' op global_experts (1) must be at least the block's 2 experts}}
+  %0 = tg.expert_matmul %x, %w[%ids] {global_experts = 1 : i64} : (tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return
+}

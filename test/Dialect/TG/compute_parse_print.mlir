@@ -345,3 +345,13 @@ func.func @expert_matmul(%x: tensor<2x8x64xbf16>, %w: tensor<8x64x32xbf16>, %wt:
   %1 = tg.expert_matmul %x, %wt[%ids] transpose_b : (tensor<2x8x64xbf16>, tensor<8x32x64xbf16>, tensor<2x8xi32>) -> tensor<2x8x32xf32>
   return %0, %1 : tensor<2x8x32xbf16>, tensor<2x8x32xf32>
 }
+
+// -----
+
+// A device's block of 2 of 8 experts (expert parallelism).
+// CHECK-LABEL: func.func @expert_matmul_block
+// CHECK:         tg.expert_matmul %{{.+}}, %{{.+}}[%{{.+}}] {global_experts = 8 : i64} : (tensor<16x64xf32>, tensor<2x64x32xf32>, tensor<16xi64>) -> tensor<16x32xf32>
+func.func @expert_matmul_block(%x: tensor<16x64xf32>, %w: tensor<2x64x32xf32>, %ids: tensor<16xi64>) -> tensor<16x32xf32> {
+  %0 = tg.expert_matmul %x, %w[%ids] {global_experts = 8 : i64} : (tensor<16x64xf32>, tensor<2x64x32xf32>, tensor<16xi64>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}

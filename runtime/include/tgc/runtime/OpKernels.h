@@ -729,24 +729,33 @@ template <typename S> struct LoadRows {
 
 /// Each expert's rows listed in increasing order at `order[offsets[e]]`
 /// on, a thread per expert (a counting sort in O(rows x experts),
-/// deterministic): the first launch of both expert products.
+/// deterministic): the first launch of both expert products. A block of
+/// `experts` of `global` experts (expert parallelism) takes ids in
+/// [experts - global, global), relative to the block, and lists the rows
+/// of the other blocks' experts last, as slot `experts` (offsets has
+/// experts + 2 entries then).
 template <typename I>
 __device__ void expertRows(Threads th, const I *ids, int64_t *offsets,
-                           int64_t *order, int64_t rows, int64_t experts) {
-  for (int64_t e = th.index; e < experts; e += th.count) {
+                           int64_t *order, int64_t rows, int64_t experts,
+                           int64_t global) {
+  int64_t slots = experts + (global > experts ? 1 : 0);
+  auto slotOf = [&](int64_t id) {
+    return id >= 0 && id < experts ? id : experts;
+  };
+  for (int64_t e = th.index; e < slots; e += th.count) {
     int64_t before = 0;
     for (int64_t i = 0; i < rows; ++i) {
       int64_t id = ld(ids[i]);
-      if (id < 0 || id >= experts)
-        kernelError("expert id", id, experts);
-      before += id < e ? 1 : 0;
+      if (id < experts - global || id >= global)
+        kernelError("expert id", id, global);
+      before += slotOf(id) < e ? 1 : 0;
     }
     offsets[e] = before;
     for (int64_t i = 0; i < rows; ++i)
-      if (ld(ids[i]) == e)
+      if (slotOf(ld(ids[i])) == e)
         order[before++] = i;
-    if (e == experts - 1)
-      offsets[experts] = before;
+    if (e == slots - 1)
+      offsets[slots] = before;
   }
 }
 
@@ -754,23 +763,25 @@ __device__ void expertRows(Threads th, const I *ids, int64_t *offsets,
 /// matrix of r's expert ([experts, h, o], or [experts, o, h] applied
 /// transposed when `transB`), a block per tile of one expert's rows (in
 /// the order expertRows lists them) and kSize columns: the routed products
-/// only, each matrix tile read once per tile of its rows.
+/// only, each matrix tile read once per tile of its rows. The rows of
+/// slot `experts` (`slots` = experts + 1: other devices' experts) are
+/// zeros.
 template <typename S>
 __device__ void expertMatmul(RowThreads th, const S *x, const S *w,
                              const int64_t *offsets, const int64_t *order,
                              S *out, int64_t rows, int64_t h, int64_t o,
-                             int64_t experts, bool transB) {
+                             int64_t experts, int64_t slots, bool transB) {
   using T = Compute<S>;
   constexpr int kSize = ExpertTile<T>::kSize;
   __shared__ typename ExpertTile<T>::Shared sh;
   int64_t columnTiles = (o + kSize - 1) / kSize;
-  int64_t blocks = expertMatmulBlocks(kSize, rows, o, experts);
+  int64_t blocks = expertMatmulBlocks(kSize, rows, o, slots);
   for (int64_t block = th.rows.index; block < blocks; block += th.rows.count) {
     // The block's expert and first row among its rows: the tiles of each
     // expert in turn (the same for every thread of the block).
     int64_t tile = block / columnTiles, c0 = block % columnTiles * kSize;
     int64_t e = 0, first = -1;
-    for (; e < experts; ++e) {
+    for (; e < slots; ++e) {
       int64_t count = offsets[e + 1] - offsets[e];
       int64_t tiles = (count + kSize - 1) / kSize;
       if (tile < tiles) {
@@ -784,6 +795,15 @@ __device__ void expertMatmul(RowThreads th, const S *x, const S *w,
     int64_t begin = offsets[e] + first;
     int64_t count = offsets[e + 1] - begin;
     count = count < kSize ? count : kSize;
+    if (e == experts) {
+      for (int64_t i = th.columns.index; i < kSize * kSize;
+           i += th.columns.count) {
+        int64_t m = i / kSize, c = c0 + i % kSize;
+        if (m < count && c < o)
+          out[order[begin + m] * o + c] = st<S>(T(0));
+      }
+      continue;
+    }
     // x's rows are contiguous along the contraction; the matrix is along
     // it when applied transposed.
     LoadX<S> rowsOfX{x, order + begin, h, count};

@@ -618,6 +618,12 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision,
 defvar TG_ExpertMatricesAccessors = [{
     /// [E, H, O], or [E, O, H] with transpose_b.
     ::mlir::RankedTensorType getMatricesType();
+    /// The experts of the whole stack: global_experts, or E.
+    int64_t getNumGlobalExperts() {
+      if (auto global = getGlobalExperts())
+        return *global;
+      return getNumExperts();
+    }
     /// The number of experts E and the matrices' input and output widths
     /// H and O.
     int64_t getNumExperts() { return getMatricesType().getDimSize(0); }
@@ -631,7 +637,7 @@ defvar TG_ExpertMatricesAccessors = [{
 
 def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
     DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getAccumulationType"]>,
-    Pure], 1, TG_PartitionRestricted> {
+    Pure]> {
   let summary = "Each row times the matrix of the expert its id names";
   let description = [{
     `result[i..., o] = sum_h input[i..., h] * weight[ids[i...], h, o]` for
@@ -643,6 +649,12 @@ def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
     every expert's for every token. Products accumulate in f32 (f64 for
     f64) and are rounded once to the result's element type.
 
+    With `global_experts = G`, the matrices are one device's block of E of
+    a stack of G experts (expert parallelism; tg-partition builds it) and
+    the ids are relative to the block: a row whose id is outside `[0, E)`
+    names an expert another device holds, and its result row is zero (no
+    product is computed for it). Ids must then be in `[E - G, G)`.
+
     tg-raise forms it from the exports that gather each pair's matrix with
     `tg.embedding` and multiply it by the pair's vector. Its gradient is an
     `expert_matmul` of the result's gradient by the transposed matrices
@@ -653,7 +665,8 @@ def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
     ```
   }];
   let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$weight,
-                       TG_IndexTensor:$ids, UnitAttr:$transpose_b);
+                       TG_IndexTensor:$ids, UnitAttr:$transpose_b,
+                       OptionalAttr<I64Attr>:$global_experts);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight `[` $ids `]` (`transpose_b` $transpose_b^)?
@@ -664,22 +677,24 @@ def TG_ExpertMatmulOp : TG_Op<"expert_matmul", [TG_Differentiable,
 }
 
 def TG_ExpertMatmulGradOp : TG_Op<"expert_matmul_grad", [Pure,
-    DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getAccumulationType"]>],
-    1, TG_PartitionRestricted> {
+    DeclareOpInterfaceMethods<TG_PrecisionOpInterface, ["getAccumulationType"]>]> {
   let summary = "Backward of expert_matmul for its weight";
   let description = [{
     `result[e, h, o] = sum of input[i..., h] * grad_output[i..., o] over the
     rows i... whose id is e`, accumulated in f32 in the rows' order; the
     result has the expert matrices' type and layout (`ExOxH` with
     `transpose_b`), and an expert no id names gets zeros. Every id must be
-    in `[0, E)`.
+    in `[0, E)`; with `global_experts = G` (a device's block of E of G
+    experts, as `tg.expert_matmul`'s), rows whose id is outside `[0, E)`
+    add nothing, and ids must be in `[E - G, G)`.
 
     ```mlir
     %dw = tg.expert_matmul_grad %x, %dy[%ids] transpose_b : (tensor<512x4096xf32>, tensor<512x14336xf32>, tensor<512xi64>) -> tensor<8x14336x4096xf32>
     ```
   }];
   let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$grad_output,
-                       TG_IndexTensor:$ids, UnitAttr:$transpose_b);
+                       TG_IndexTensor:$ids, UnitAttr:$transpose_b,
+                       OptionalAttr<I64Attr>:$global_experts);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $grad_output `[` $ids `]` (`transpose_b` $transpose_b^)?

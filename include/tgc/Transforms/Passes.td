@@ -844,7 +844,8 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       parameter's input dimension (row-parallel: attention out, MLP down),
       leaving partial sums to all-reduce (priority 2). A mixture of
       experts' `tg.expert_matmul` is split alike (every expert's matrix by
-      the same columns or rows; the experts stay whole). A bias read by a
+      the same columns or rows; the experts stay whole under tp, and split
+      over dp with `expert-parallel`). A bias read by a
       broadcast, a lookup of rows by the experts' ids, or a concatenation
       along another dimension is split as the layer's output it is added
       to. The vocabulary is

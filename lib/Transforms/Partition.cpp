@@ -64,6 +64,11 @@ struct LocalValue {
   Value ownedRows;
   /// The experts of the products that made it (the blocks of a split).
   int64_t exclusiveExperts = 0;
+  /// With exclusiveIds and nothing unreduced: valid on the device's rows
+  /// only (a comparison of exclusive values). The ops that pass exclusive
+  /// values on read it as it is; any other reader gets it rebuilt
+  /// (materialize).
+  bool ownedOnly = false;
 };
 
 class Partitioner {
@@ -131,6 +136,10 @@ private:
   /// product reads).
   bool readsExclusive(Operation *op, unsigned index, const LocalValue &source,
                       ArrayRef<unsigned> axes, const TensorLayout &required);
+  /// The local value of `original` valid on every row: an owned-only value
+  /// rebuilt by its op from its operands made whole (exclusive ones
+  /// all-reduced) in the same layout, cached; any other value as it is.
+  FailureOr<LocalValue> materialize(Value original, Operation *user);
   /// The local type of `value`, the per-device operand of `original`: an
   /// argument keeps its global type until every op is partitioned, so its
   /// local type comes from its layout.
@@ -162,6 +171,9 @@ private:
   /// and whether each is in it, by (local ids, experts a block): the
   /// products of one routing share them.
   std::map<std::pair<void *, int64_t>, std::pair<Value, Value>> blockIds;
+  /// The owned-only values built: those only rebuilt ones were read as are
+  /// dropped at the end.
+  SmallVector<Value> ownedValues;
 };
 
 } // namespace
@@ -598,12 +610,11 @@ static int64_t getExpertFactor(Operation *op, const ShardingRule &rule) {
   return -1;
 }
 
-/// The ops an exclusive value may pass through: a float elementwise op,
-/// or a slice, padding, concatenation or reshape (getExclusiveOperand
-/// checks that they keep the rows).
+/// The ops an exclusive value may pass through: an elementwise op, or a
+/// slice, padding, concatenation or reshape (getExclusiveOperand checks
+/// that they keep the rows). A result that is not a float is owned-only.
 static bool passesExclusive(Operation *op) {
-  if (op->getNumResults() != 1 ||
-      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+  if (op->getNumResults() != 1)
     return false;
   if (isa<SliceOp, ConcatOp, ReshapeOp, PadOp>(op))
     return true;
@@ -653,6 +664,14 @@ static bool isExclusiveAlike(const LocalValue &a, const LocalValue &b) {
          a.unreduced == b.unreduced && a.kind == b.kind && a.layout == b.layout;
 }
 
+/// Whether `owned` is an owned-only value of the rows `exclusive` (an
+/// exclusive or owned-only value) holds, in its layout.
+static bool isOwnedAlike(const LocalValue &owned, const LocalValue &exclusive) {
+  return owned.ownedOnly && owned.exclusiveIds == exclusive.exclusiveIds &&
+         owned.exclusiveExperts == exclusive.exclusiveExperts &&
+         owned.layout == exclusive.layout;
+}
+
 /// Whether `to` only splits further what `from` splits (all_slice: no
 /// communication).
 static bool isLocalReshard(const LocalValue &from, const TensorLayout &to) {
@@ -684,12 +703,19 @@ static bool reachesExpertProduct(Value value, Value ids, int depth) {
 std::optional<unsigned> Partitioner::getExclusiveOperand(Operation *op) {
   if (!passesExclusive(op))
     return std::nullopt;
-  std::optional<unsigned> exclusive;
+  // The exclusive operands (alike), or else the owned-only ones.
+  std::optional<unsigned> exclusive, owned;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     auto it = local.find(operand);
     if (it == local.end())
       return std::nullopt;
     const LocalValue &value = it->second;
+    if (value.ownedOnly) {
+      if (owned && !isOwnedAlike(value, local[op->getOperand(*owned)]))
+        return std::nullopt;
+      owned = owned ? owned : index;
+      continue;
+    }
     if (value.unreduced.empty())
       continue;
     if (!value.exclusiveIds ||
@@ -699,9 +725,22 @@ std::optional<unsigned> Partitioner::getExclusiveOperand(Operation *op) {
     if (!exclusive)
       exclusive = index;
   }
+  if (exclusive && owned &&
+      !isOwnedAlike(local[op->getOperand(*owned)],
+                    local[op->getOperand(*exclusive)]))
+    return std::nullopt;
+  if (!exclusive)
+    exclusive = owned;
   if (!exclusive)
     return std::nullopt;
   const LocalValue &first = local[op->getOperand(*exclusive)];
+  // Only an elementwise op makes an owned-only value (materialize rebuilds
+  // it as it is).
+  bool ownedResult =
+      first.ownedOnly ||
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType()));
+  if (ownedResult && !op->hasTrait<mlir::OpTrait::Elementwise>())
+    return std::nullopt;
   int64_t rows = cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
   if (!keepsRows(op, first, rows))
     return std::nullopt;
@@ -713,7 +752,7 @@ std::optional<unsigned> Partitioner::getExclusiveOperand(Operation *op) {
   bool free = true;
   for (Value operand : op->getOperands()) {
     const LocalValue &value = local[operand];
-    if (!value.unreduced.empty())
+    if (!value.unreduced.empty() || value.ownedOnly)
       continue;
     if (isa<ConcatOp, ReshapeOp, SliceOp, PadOp>(op))
       return std::nullopt;
@@ -742,7 +781,44 @@ bool Partitioner::readsExclusive(Operation *op, unsigned index,
     return false;
   AxisList sorted(axes.begin(), axes.end());
   llvm::sort(sorted);
-  return source.unreduced == sorted;
+  // An owned-only value's axes are those of the exclusive values it came
+  // from: the product's, as the ids and experts are the same.
+  return source.ownedOnly || source.unreduced == sorted;
+}
+
+FailureOr<LocalValue> Partitioner::materialize(Value original,
+                                               Operation *user) {
+  LocalValue value = local[original];
+  if (!value.ownedOnly)
+    return value;
+  // The op that made it, on its operands made valid on every row, in the
+  // same layout (the local types do not change).
+  Operation *def = original.getDefiningOp();
+  SmallVector<Value> operands;
+  for (Value operand : def->getOperands()) {
+    FailureOr<LocalValue> source = materialize(operand, user);
+    if (failed(source))
+      return failure();
+    LocalValue whole = *source;
+    TensorLayout layout = whole.layout;
+    if (whole.globalType.getShape() == value.globalType.getShape())
+      layout = value.layout;
+    FailureOr<Value> made =
+        reshard(whole, layout, user,
+                "an op computed on the rows of the device's experts is "
+                "rebuilt on every row for a reader that needs them all");
+    if (failed(made))
+      return failure();
+    operands.push_back(*made);
+  }
+  Operation *clone = builder.clone(*def);
+  clone->setOperands(operands);
+  clone->getResult(0).setType(value.value.getType());
+  clone->removeAttr(kShardingsAttrName);
+  clone->removeAttr(kShardingPrioritiesAttrName);
+  LocalValue whole{clone->getResult(0), value.globalType, value.layout};
+  local[original] = whole;
+  return whole;
 }
 
 bool Partitioner::keepsPartial(Operation *user, Value original,
@@ -837,10 +913,23 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
-    const LocalValue &source = local[operand];
-    if (keepPartial && !source.unreduced.empty()) {
+    LocalValue source = local[operand];
+    if ((keepPartial && !source.unreduced.empty()) ||
+        (exclusive && source.ownedOnly)) {
       operands.push_back(source.value);
       continue;
+    }
+    // An owned-only value read by an expert product of its rows is taken
+    // as it is (readsExclusive); any other reader rebuilds it.
+    if (source.ownedOnly &&
+        !(!expertAxes.empty() && ruled &&
+          readsExclusive(op, index, source, expertAxes,
+                         layoutOf(rule.operandFactors[index],
+                                  source.globalType.getRank())))) {
+      FailureOr<LocalValue> whole = materialize(operand, op);
+      if (failed(whole))
+        return failure();
+      source = *whole;
     }
     // The scale of a partial value: in the partial value's layout; a
     // broadcast scalar broadcast again to the local shape.
@@ -1020,7 +1109,11 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // conversions, and the ops that move or pad its elements. (A product by
   // a value that is not exclusive is masked: 0 times infinity is NaN.)
   Operation *last = clone;
-  if (exclusive) {
+  bool ownedResult =
+      exclusive &&
+      (first.ownedOnly ||
+       !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())));
+  if (exclusive && !ownedResult) {
     bool keepsZeros =
         isa<NegOp, ConvertOp, SliceOp, ConcatOp, ReshapeOp, PadOp>(op) ||
         (isa<AddOp, SubOp, MulOp>(op) &&
@@ -1131,6 +1224,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         result.exclusiveIds = first.exclusiveIds;
         result.ownedRows = first.ownedRows;
         result.exclusiveExperts = first.exclusiveExperts;
+        if (ownedResult) {
+          result.unreduced.clear();
+          result.ownedOnly = true;
+        }
       }
     } else if (ruled) {
       for (int64_t factor = 0; factor < rule.getNumFactors(); ++factor)
@@ -1168,6 +1265,22 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         llvm::all_of(op->getResult(index).getUsers(), [&](Operation *user) {
           return keepsPartial(user, op->getResult(index), result);
         });
+    // An owned-only value is rebuilt where a reader needs it whole
+    // (materialize), not here.
+    if (result.ownedOnly && !annotated) {
+      local[op->getResult(index)] = result;
+      ownedValues.push_back(result.value);
+      continue;
+    }
+    if (result.ownedOnly) {
+      local[op->getResult(index)] = result;
+      if (last)
+        builder.setInsertionPointAfter(last);
+      FailureOr<LocalValue> whole = materialize(op->getResult(index), op);
+      if (failed(whole))
+        return failure();
+      result = *whole;
+    }
     if (annotated ||
         (!isConstant && !staysPartial && !(result.layout == wanted))) {
       if (last)
@@ -1189,7 +1302,10 @@ LogicalResult Partitioner::partitionReturn(func::ReturnOp op) {
   builder.setInsertionPoint(op);
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
-    const LocalValue &source = local[operand];
+    FailureOr<LocalValue> whole = materialize(operand, op);
+    if (failed(whole))
+      return failure();
+    const LocalValue &source = *whole;
     TensorLayout required = TensorLayout::getUnset(source.globalType.getRank());
     if (ShardingAttr sharding = getResultSharding(function, index))
       required = TensorLayout::fromAttr(sharding, mesh);
@@ -1249,11 +1365,18 @@ LogicalResult Partitioner::run() {
     op->dropAllUses();
     op->erase();
   }
-  // The test of a block of experts no exclusive value was masked by (the
-  // weight gradients' ids): nothing reads it.
-  for (auto &[key, built] : blockIds) {
-    SmallVector<Operation *> dead = {built.second.getDefiningOp()};
-    llvm::SmallPtrSet<Operation *, 8> erased;
+  // Expert parallelism's values nothing reads: the test of a block of
+  // experts no exclusive value was masked by (the weight gradients' ids),
+  // and owned-only values whose readers all took them rebuilt (last
+  // first); with the ops only they read.
+  SmallVector<Operation *> unread;
+  for (auto &[key, built] : blockIds)
+    unread.push_back(built.second.getDefiningOp());
+  for (Value value : llvm::reverse(ownedValues))
+    unread.push_back(value.getDefiningOp());
+  llvm::SmallPtrSet<Operation *, 16> erased;
+  for (Operation *candidate : unread) {
+    SmallVector<Operation *> dead = {candidate};
     while (!dead.empty()) {
       Operation *op = dead.pop_back_val();
       if (!op || erased.contains(op) || !op->use_empty() || !isPure(op))

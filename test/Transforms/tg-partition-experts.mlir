@@ -82,3 +82,40 @@ func.func @combine(
   %m = tg.mul %y, %weights : tensor<8x4xf32>
   return %m : tensor<8x4xf32>
 }
+
+// -----
+
+// A comparison of an exclusive value is valid on the device's rows only
+// (owned-only): a select of the rows reads it as it is, masked, and the
+// next product needs nothing gathered. A reader of every row (the count
+// of positive values) gets it rebuilt on the exclusive value all-reduced.
+// CHECK-LABEL: func.func @owned_only
+// CHECK: %[[H:.+]] = tg.expert_matmul {{.*}} {global_experts = 4 : i64}
+// CHECK-NEXT: %[[C:.+]] = tg.compare gt, %[[H]], %{{.+}} : tensor<8x6xf32>
+// CHECK-NEXT: %[[S:.+]] = tg.select %[[C]], %[[H]], %{{.+}} : tensor<8x6xi1>, tensor<8x6xf32>
+// CHECK-NEXT: tg.broadcast_in_dim
+// CHECK-NEXT: tg.constant dense<0.000000e+00>
+// CHECK-NEXT: %[[M:.+]] = tg.select
+// CHECK-NOT: shard.{{(all_reduce|reduce_scatter)}}
+// CHECK: %[[Y:.+]] = tg.expert_matmul %[[M]]
+// CHECK-NEXT: shard.reduce_scatter %[[Y]]
+// CHECK-NEXT: %[[R:.+]] = shard.all_reduce %[[H]] on @mesh grid_axes = [0] : tensor<8x6xf32> -> tensor<8x6xf32>
+// CHECK-NEXT: %[[C2:.+]] = tg.compare gt, %[[R]], %{{.+}} : tensor<8x6xf32>
+// CHECK-NEXT: tg.convert %[[C2]]
+shard.grid @mesh(shape = 2) {tg.mesh_axes = ["dp"]}
+func.func @owned_only(
+    %x: tensor<8x4xf32> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+    %ids: tensor<8xi64> {tg.role = "input", tg.sharding = #tg.sharding<@mesh, [{"dp"}], priority = 1>},
+    %w1: tensor<4x4x6xf32> {tg.role = "param", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}, {}], priority = 0>},
+    %w2: tensor<4x6x4xf32> {tg.role = "param", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}, {}], priority = 0>})
+    -> (tensor<8x4xf32> {tg.role = "output", tg.sharding = #tg.sharding<@mesh, [{"dp"}, {}], priority = 1>},
+        tensor<f32> {tg.role = "output"}) {
+  %zero = tg.constant dense<0.0> : tensor<8x6xf32>
+  %h = tg.expert_matmul %x, %w1[%ids] : (tensor<8x4xf32>, tensor<4x4x6xf32>, tensor<8xi64>) -> tensor<8x6xf32>
+  %c = tg.compare gt, %h, %zero : tensor<8x6xf32>
+  %s = tg.select %c, %h, %zero : tensor<8x6xi1>, tensor<8x6xf32>
+  %y = tg.expert_matmul %s, %w2[%ids] : (tensor<8x6xf32>, tensor<4x6x4xf32>, tensor<8xi64>) -> tensor<8x4xf32>
+  %f = tg.convert %c : tensor<8x6xi1> -> tensor<8x6xf32>
+  %n = tg.reduce sum %f dims = [0, 1] : tensor<8x6xf32> -> tensor<f32>
+  return %y, %n : tensor<8x4xf32>, tensor<f32>
+}

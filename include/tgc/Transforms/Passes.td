@@ -1018,7 +1018,9 @@ def TGPartition : Pass<"tg-partition", "::mlir::func::FuncOp"> {
     through elementwise ops (masked to the device's rows where zeros would
     not stay zeros) and slices, pads, concatenations and reshapes that keep
     the rows, and read as it is by the next product of the same routing;
-    any other reader reduces it as a partial sum. With `explain`, a remark per collective: the value,
+    any other reader reduces it as a partial sum. A comparison of it is
+    valid on the device's rows only: read as it is by the ops above, and
+    recomputed on the value all-reduced for any other reader. With `explain`, a remark per collective: the value,
     the op that needs it, why, the bytes each device sends and the modelled
     time on the link its group spans.
 

@@ -76,6 +76,8 @@ ParallelConfig::getCompileFlags(const TrainingPipelineOptions &base,
     flags.push_back("--zero=" + std::to_string(zero));
   if (sequenceParallel)
     flags.push_back("--sequence-parallel");
+  if (expertParallel)
+    flags.push_back("--expert-parallel");
   if (microBatches > 1)
     flags.push_back("--micro-batches=" + std::to_string(microBatches));
   if (pp > 1)
@@ -98,12 +100,13 @@ namespace {
 /// A compiled point: the step of `layers` layers over `microBatches`
 /// micro-batches of one configuration.
 struct PointKey {
-  int64_t dp, tp, zero, sp, microBatchSize, layers, microBatches, budget;
+  int64_t dp, tp, zero, sp, ep, microBatchSize, layers, microBatches, budget;
   bool operator<(const PointKey &other) const {
-    return std::tie(dp, tp, zero, sp, microBatchSize, layers, microBatches,
+    return std::tie(dp, tp, zero, sp, ep, microBatchSize, layers, microBatches,
                     budget) < std::tie(other.dp, other.tp, other.zero, other.sp,
-                                       other.microBatchSize, other.layers,
-                                       other.microBatches, other.budget);
+                                       other.ep, other.microBatchSize,
+                                       other.layers, other.microBatches,
+                                       other.budget);
   }
 };
 
@@ -262,6 +265,8 @@ std::string PlanSearch::describe(const ParallelConfig &config) const {
     text += " zero=" + std::to_string(config.zero);
   if (config.sequenceParallel)
     text += " sp";
+  if (config.expertParallel)
+    text += " ep";
   text += llvm::formatv(" micro-batches {0}x{1}", config.microBatches,
                         config.microBatchSize)
               .str();
@@ -314,6 +319,7 @@ FailureOr<PlanFigures> PlanSearch::compilePoint(const ParallelConfig &config,
                config.tp,
                config.zero,
                config.sequenceParallel,
+               config.expertParallel,
                config.microBatchSize,
                layers,
                microBatches,
@@ -400,6 +406,7 @@ void PlanSearch::setPointOptions(TrainingPipelineOptions &point,
   point.mesh = config.getMesh();
   point.zero = config.dp > 1 ? config.zero : 0;
   point.sequenceParallel = config.sequenceParallel;
+  point.expertParallel = config.expertParallel;
   point.microBatches = microBatches;
   if (config.pp > 1) {
     point.pipelineSchedule = config.getSchedule();
@@ -421,6 +428,7 @@ PlanSearch::buildShardedStep(const ParallelConfig &config, int64_t layers,
                config.tp,
                config.zero,
                config.sequenceParallel,
+               config.expertParallel,
                config.microBatchSize,
                layers,
                microBatches,
@@ -939,12 +947,23 @@ PlanSearch::getPersistentLowerBound(const ParallelConfig &config) const {
   // A pipeline stage holds its share of the layers and at least the
   // smaller end's parameters outside them.
   double params = double(model.getParams());
+  // Expert parallelism splits every state of the stacks dp divides over dp,
+  // as ZeRO-3 would.
+  double splitExperts = 0;
+  if (config.expertParallel)
+    for (auto [elements, experts] : model.getExpertStacks())
+      if (experts % config.dp == 0)
+        splitExperts += double(elements);
+  params -= splitExperts;
+  ParallelConfig whole = config;
+  whole.zero = 3;
   if (config.pp > 1) {
     auto [firstOnly, lastOnly] = model.getEdgeParams();
     params = (params - double(firstOnly + lastOnly)) / double(config.pp) +
              double(std::min(firstOnly, lastOnly));
   }
-  return static_cast<int64_t>(params * getStateBytesPerParam(config) /
+  return static_cast<int64_t>((params * getStateBytesPerParam(config) +
+                               splitExperts * getStateBytesPerParam(whole)) /
                               double(config.tp));
 }
 
@@ -978,6 +997,8 @@ void PlanSearch::printTable(llvm::raw_ostream &os,
   for (auto [index, candidate] : llvm::enumerate(ranked)) {
     const ParallelConfig &c = candidate.config;
     std::string mesh = c.getMesh().empty() ? "-" : c.getMesh();
+    if (c.expertParallel)
+      mesh += " ep";
     std::string micro =
         llvm::formatv("{0} x {1}", c.microBatches, c.microBatchSize).str();
     std::string schedule = c.pp == 1 ? "-"
@@ -1172,24 +1193,31 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
     // A pipeline composes with ZeRO-1 at most: ZeRO-2 and 3 would reduce
     // (and gather) a stage's gradients (parameters) once per micro-batch.
     unsigned maxZero = mesh.dp == 1 ? 0u : mesh.pp > 1 ? 1u : 3u;
+    // Expert parallelism where dp splits some expert stack (not with
+    // pipeline stages).
+    bool experts = mesh.dp > 1 && mesh.pp == 1 &&
+                   llvm::any_of(model.getExpertStacks(), [&](auto stack) {
+                     return stack.second % mesh.dp == 0;
+                   });
     for (unsigned zero = 0; zero <= maxZero; ++zero)
-      for (bool sp : {false, true}) {
-        if (sp && mesh.tp == 1)
-          continue;
-        ParallelConfig base{mesh.dp, mesh.tp, zero, sp};
-        base.pp = mesh.pp;
-        if (int64_t bound = getPersistentLowerBound(base); bound > budget) {
-          ++pruned;
-          reject(base,
-                 "the model states alone (params, gradients, optimizer "
-                 "state at this ZeRO stage" +
-                     std::string(mesh.pp > 1 ? ", one stage's share" : "") +
-                     ") need at least " + formatBytes(bound) + " per device",
-                 bound);
-          continue;
+      for (bool sp : {false, true})
+        for (bool ep : {false, true}) {
+          if ((sp && mesh.tp == 1) || (ep && !experts))
+            continue;
+          ParallelConfig base{mesh.dp, mesh.tp, zero, sp, ep};
+          base.pp = mesh.pp;
+          if (int64_t bound = getPersistentLowerBound(base); bound > budget) {
+            ++pruned;
+            reject(base,
+                   "the model states alone (params, gradients, optimizer "
+                   "state at this ZeRO stage" +
+                       std::string(mesh.pp > 1 ? ", one stage's share" : "") +
+                       ") need at least " + formatBytes(bound) + " per device",
+                   bound);
+            continue;
+          }
+          tasks.push_back(base);
         }
-        tasks.push_back(base);
-      }
   }
   // A model as given is cloned from its own context: one task at a time.
   unsigned threads =
@@ -1369,6 +1397,7 @@ LogicalResult PlanSearch::run(llvm::raw_ostream &os) {
           {"virtual_stages", c.virtualStages},
           {"zero", c.zero},
           {"sequence_parallel", c.sequenceParallel},
+          {"expert_parallel", c.expertParallel},
           {"micro_batch_size", c.microBatchSize},
           {"micro_batches", c.microBatches},
           {"recompute", c.recompute},

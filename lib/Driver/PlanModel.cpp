@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -41,13 +42,38 @@ static std::pair<int64_t, int64_t> edgeParams(const zoo::LlamaConfig &c) {
 
 namespace {
 
+/// The expert stacks `function`'s `tg.expert_matmul` ops read (through
+/// views and conversions of a parameter): their elements and experts.
+static SmallVector<std::pair<int64_t, int64_t>>
+findExpertStacks(func::FuncOp function) {
+  SmallVector<std::pair<int64_t, int64_t>> stacks;
+  llvm::SmallDenseSet<unsigned> seen;
+  function.walk([&](tg::ExpertMatmulOp product) {
+    Value value = product.getWeight();
+    while (Operation *def = value.getDefiningOp()) {
+      if (!isa<tg::ReshapeOp, tg::TransposeOp, tg::ConvertOp, tg::SliceOp>(def))
+        return;
+      value = def->getOperand(0);
+    }
+    auto arg = cast<BlockArgument>(value);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type ||
+        tg::getArgumentRole(function, arg.getArgNumber()) != tg::Role::Param ||
+        !seen.insert(arg.getArgNumber()).second)
+      return;
+    stacks.push_back({type.getNumElements(), product.getNumExperts()});
+  });
+  return stacks;
+}
+
 /// The module as given: one batch, one sequence length, compiled whole.
 class GivenModel : public PlanModel {
 public:
   GivenModel(ModuleOp module, int64_t batch, int64_t seq, int64_t params,
-             std::string file)
+             std::string file,
+             SmallVector<std::pair<int64_t, int64_t>> expertStacks)
       : module(module), batch(batch), seq(seq), params(params),
-        file(std::move(file)) {}
+        file(std::move(file)), expertStacks(std::move(expertStacks)) {}
   std::string describe() const override {
     return file + " as given (not a tgc-zoo model: compiled whole for every "
                   "configuration)";
@@ -64,11 +90,15 @@ public:
     return "";
   }
   int64_t getParams() const override { return params; }
+  ArrayRef<std::pair<int64_t, int64_t>> getExpertStacks() const override {
+    return expertStacks;
+  }
 
 private:
   ModuleOp module;
   int64_t batch, seq, params;
   std::string file;
+  SmallVector<std::pair<int64_t, int64_t>> expertStacks;
 };
 
 /// A tgc-zoo model of `ConfigT`, rebuilt at any layer count, batch and
@@ -326,5 +356,7 @@ std::unique_ptr<PlanModel> tgc::recognizePlanModel(ModuleOp module,
   }
   return std::make_unique<GivenModel>(
       module, facts ? facts->batch : 0, facts ? facts->seq : 0,
-      facts ? facts->params_ : 0, modelFile.str());
+      facts ? facts->params_ : 0, modelFile.str(),
+      facts ? findExpertStacks(facts->function)
+            : SmallVector<std::pair<int64_t, int64_t>>());
 }

@@ -44,7 +44,7 @@ cl::SubCommand &cli::getImportCommand() {
 cl::SubCommand &cli::getPlanCommand() {
   static cl::SubCommand command(
       "plan", "Choose the parallel configuration of a training step: mesh "
-              "(dp x pp x tp), ZeRO stage, sequence parallelism, "
+              "(dp x pp x tp), ZeRO stage, sequence and expert parallelism, "
               "micro-batches, pipeline schedule, recompute");
   return command;
 }

@@ -58,6 +58,11 @@ public:
   /// The width of the activations between two layers (0: unknown), which a
   /// pipeline stage sends to the next.
   virtual int64_t getHidden() const { return 0; }
+  /// The mixture-of-experts stacks (the matrices of `tg.expert_matmul`):
+  /// their parameters' elements and experts, one entry per parameter.
+  virtual llvm::ArrayRef<std::pair<int64_t, int64_t>> getExpertStacks() const {
+    return {};
+  }
   /// Parameters outside the layers that only the first pipeline stage holds
   /// (the embeddings) and that only the last holds (the final norm and an
   /// untied LM head); a tied embedding is held by both and counted in
@@ -77,6 +82,8 @@ struct ParallelConfig {
   int64_t tp = 1;
   unsigned zero = 0;
   bool sequenceParallel = false;
+  /// `--expert-parallel`: the expert stacks split on their experts over dp.
+  bool expertParallel = false;
   /// Sequences one device runs per micro-batch, and micro-batches per step.
   int64_t microBatchSize = 1;
   int64_t microBatches = 1;

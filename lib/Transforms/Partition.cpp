@@ -171,6 +171,21 @@ private:
   /// and whether each is in it, by (local ids, experts a block): the
   /// products of one routing share them.
   std::map<std::pair<void *, int64_t>, std::pair<Value, Value>> blockIds;
+  /// The ids `ids` (local, of `type`) relative to the device's block of
+  /// `block` experts split over `axes`, and whether each is in it, built
+  /// at the insertion point once per (ids, block).
+  std::pair<Value, Value> getBlockIds(Value ids, RankedTensorType type,
+                                      ArrayRef<unsigned> axes, int64_t block,
+                                      Location loc) {
+    auto key = std::make_pair(ids.getAsOpaquePointer(), block);
+    auto it = blockIds.find(key);
+    if (it == blockIds.end())
+      it = blockIds
+               .try_emplace(key, buildBlockIds(builder, loc, ids, type, axes,
+                                               mesh, block, std::nullopt))
+               .first;
+    return it->second;
+  }
   /// The owned-only values built: those only rebuilt ones were read as are
   /// dropped at the end.
   SmallVector<Value> ownedValues;
@@ -587,27 +602,47 @@ bool Partitioner::isSummed(Value result, const LocalValue &partial, int depth) {
          });
 }
 
-/// The rows operands of an expert product: its input, and a gradient's
-/// incoming gradient.
+/// The rows operands of an expert product (its input, and a gradient's
+/// incoming gradient) and of an embedding gradient (its incoming
+/// gradient): the ops that, split over the experts (rows), read only the
+/// rows of the device's own.
 static bool isExpertRowsOperand(Operation *op, unsigned index) {
   return (isa<ExpertMatmulOp>(op) && index == 0) ||
-         (isa<ExpertMatmulGradOp>(op) && index <= 1);
+         (isa<ExpertMatmulGradOp>(op) && index <= 1) ||
+         (isa<EmbeddingGradOp>(op) && index == 0);
 }
 
-/// The experts of an expert product (its whole stack).
+/// The routing ids of such an op.
+static Value getRoutingIds(Operation *op) {
+  return op->getOperand(isa<EmbeddingGradOp>(op) ? 1 : 2);
+}
+
+/// The experts of an expert product (its whole stack), or the rows of an
+/// embedding gradient's table.
 static int64_t getNumGlobalExperts(Operation *op) {
+  if (auto grad = dyn_cast<EmbeddingGradOp>(op))
+    return grad.getType().getDimSize(0);
   if (auto product = dyn_cast<ExpertMatmulOp>(op))
     return product.getNumGlobalExperts();
   return cast<ExpertMatmulGradOp>(op).getNumGlobalExperts();
 }
 
-/// The factor of an expert product's experts, -1 for other ops.
+/// The factor of an expert product's experts (an embedding gradient's
+/// table rows), -1 for other ops.
 static int64_t getExpertFactor(Operation *op, const ShardingRule &rule) {
   if (isa<ExpertMatmulOp>(op))
     return rule.operandFactors[1][0].front();
-  if (isa<ExpertMatmulGradOp>(op))
+  if (isa<ExpertMatmulGradOp, EmbeddingGradOp>(op))
     return rule.resultFactors[0][0].front();
   return -1;
+}
+
+/// Whether `ids` route rows to experts (an expert product reads them).
+static bool isRoutingIds(Value ids) {
+  return llvm::any_of(ids.getUses(), [](OpOperand &use) {
+    return isa<ExpertMatmulOp, ExpertMatmulGradOp>(use.getOwner()) &&
+           use.getOperandNumber() == 2;
+  });
 }
 
 /// The ops an exclusive value may pass through: an elementwise op, or a
@@ -691,7 +726,7 @@ static bool reachesExpertProduct(Value value, Value ids, int depth) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (isExpertRowsOperand(user, use.getOperandNumber()) &&
-        user->getOperand(2) == ids)
+        getRoutingIds(user) == ids)
       return true;
     if (depth > 0 && passesExclusive(user) &&
         reachesExpertProduct(user->getResult(0), ids, depth - 1))
@@ -775,7 +810,7 @@ bool Partitioner::readsExclusive(Operation *op, unsigned index,
                                  ArrayRef<unsigned> axes,
                                  const TensorLayout &required) {
   if (!source.exclusiveIds || !isExpertRowsOperand(op, index) ||
-      op->getOperand(2) != source.exclusiveIds ||
+      getRoutingIds(op) != source.exclusiveIds ||
       getNumGlobalExperts(op) != source.exclusiveExperts ||
       source.kind != shard::ReductionKind::Sum || !(source.layout == required))
     return false;
@@ -832,7 +867,7 @@ bool Partitioner::keepsPartial(Operation *user, Value original,
        llvm::any_of(llvm::enumerate(user->getOperands()), [&](auto operand) {
          return operand.value() == original &&
                 isExpertRowsOperand(user, operand.index()) &&
-                user->getOperand(2) == source.exclusiveIds;
+                getRoutingIds(user) == source.exclusiveIds;
        })))
     return true;
   if (auto pad = dyn_cast<PadOp>(user))
@@ -1073,7 +1108,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   // The device's block of experts: ids relative to it, and the rows of its
   // experts (the others' rows are zeros, or add nothing).
   Value ownedRows;
-  if (clone && !expertAxes.empty()) {
+  if (clone && !expertAxes.empty() &&
+      isa<ExpertMatmulOp, ExpertMatmulGradOp>(op)) {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(clone);
     FailureOr<Type> idsType =
@@ -1086,17 +1122,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       group *= mesh.axisSizes[axis];
     // One routing's products split alike share them (their experts take
     // the same axes, in the same order, at every product of the step).
-    auto key = std::make_pair(operands[2].getAsOpaquePointer(), global / group);
-    auto it = blockIds.find(key);
-    if (it == blockIds.end())
-      it = blockIds
-               .try_emplace(key,
-                            buildBlockIds(builder, op->getLoc(), operands[2],
-                                          cast<RankedTensorType>(*idsType),
-                                          expertAxes, mesh, global / group,
-                                          std::nullopt))
-               .first;
-    auto [ids, owned] = it->second;
+    auto [ids, owned] =
+        getBlockIds(operands[2], cast<RankedTensorType>(*idsType), expertAxes,
+                    global / group, op->getLoc());
     clone->setOperand(2, ids);
     if (auto product = dyn_cast<ExpertMatmulOp>(clone))
       product.setGlobalExperts(global);
@@ -1244,6 +1272,30 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         result.exclusiveIds = op->getOperand(2);
         result.ownedRows = ownedRows;
         result.exclusiveExperts = getNumGlobalExperts(op);
+      }
+      // A lookup of a row per expert by the routing ids (an expert's
+      // bias), split on its rows: zero rows for the other experts' ids,
+      // exclusive as the products'.
+      if (auto lookup = dyn_cast<EmbeddingOp>(op);
+          lookup && vocabFactor >= 0 && isRoutingIds(lookup.getIndices())) {
+        AxisList vocabAxes = choices[vocabFactor].axes;
+        llvm::sort(vocabAxes);
+        FailureOr<Type> idsType =
+            getOperandType(op->getOperand(1), operands[1], op->getLoc());
+        FailureOr<Type> tableType =
+            getOperandType(op->getOperand(0), operands[0], op->getLoc());
+        if (failed(idsType) || failed(tableType))
+          return failure();
+        if (result.unreduced == vocabAxes) {
+          result.exclusiveIds = lookup.getIndices();
+          result.ownedRows =
+              getBlockIds(operands[1], cast<RankedTensorType>(*idsType),
+                          choices[vocabFactor].axes,
+                          cast<RankedTensorType>(*tableType).getDimSize(0),
+                          op->getLoc())
+                  .second;
+          result.exclusiveExperts = lookup.getTable().getType().getDimSize(0);
+        }
       }
     }
     // An annotated result (ZeRO-1's all-reduced gradient, a bf16 copy

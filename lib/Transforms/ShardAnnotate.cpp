@@ -1497,6 +1497,35 @@ void StepAnnotator::annotateExperts() {
     layout.priority = User;
     decided[param] = layout;
   });
+  // A table of a row per expert looked up by the routing ids (GPT-OSS's
+  // experts' biases) is split alike, its lookups vocabulary-parallel: each
+  // device adds its own experts' rows.
+  function.walk([&](EmbeddingOp lookup) {
+    std::optional<int64_t> experts;
+    for (Operation *user : lookup.getIndices().getUsers())
+      if (auto product = dyn_cast<ExpertMatmulOp>(user);
+          product && product.getIds() == lookup.getIndices())
+        experts = product.getNumExperts();
+    auto traced = traceParam(lookup.getTable());
+    if (!experts || !traced || traced->second[0] < 0 ||
+        userAnnotated.contains(traced->first))
+      return;
+    auto [param, dims] = *traced;
+    unsigned rowDim = dims[0];
+    if (dimSize(param, rowDim) != *experts || *experts % dpSize != 0)
+      return;
+    TensorLayout layout = decided.lookup(param);
+    if (layout.dims.empty())
+      layout = replicated(param, User);
+    if (!layout.dims[rowDim].empty() &&
+        !llvm::equal(layout.dims[rowDim], ArrayRef<unsigned>{*dp}))
+      return;
+    layout.dims[rowDim].assign({*dp});
+    layout.priority = User;
+    decided[param] = layout;
+    lookup->setAttr(kVocabParallelAttrName,
+                    UnitAttr::get(function.getContext()));
+  });
 }
 
 void StepAnnotator::annotateSequence() {

@@ -888,9 +888,11 @@ def TGShardAnnotate : Pass<"tg-shard-annotate", "::mlir::ModuleOp"> {
       matrices of `tg.expert_matmul`) is split on its experts over `dp`, at
       the user's priority: each device holds `E / dp` experts, gathers the
       routed rows before the products and gets its rows of their sum back
-      by a reduce-scatter (`tg-partition`). A stack whose experts dp does
-      not divide stays whole, with a remark. ZeRO leaves the split stacks
-      (and their optimizer state) as they are.
+      by a reduce-scatter (`tg-partition`). A table of a row per expert
+      looked up by the routing ids (an expert's bias) is split alike, its
+      lookup vocabulary-parallel. A stack whose experts dp does not divide
+      stays whole, with a remark. ZeRO leaves the split stacks (and their
+      optimizer state) as they are.
 
     Before the presets, each mean `tg.cross_entropy` with an `ignore_index`
     (and its gradient) becomes the summed loss divided by the count of the

@@ -80,6 +80,18 @@ private:
   LogicalResult annotateTensorParallel();
   /// `--expert-parallel`: every expert stack split on its experts over dp.
   void annotateExperts();
+  /// The optimizer state of `update` of `type` not yet decided is stored
+  /// as `layout`.
+  void layoutStates(OptimizerOpInterface update, Type type,
+                    const TensorLayout &layout) {
+    for (Value operand : update->getOperands()) {
+      auto state = dyn_cast<BlockArgument>(operand);
+      if (state && state.getType() == type &&
+          getArgumentRole(function, state.getArgNumber()) == Role::State &&
+          !decided.contains(state))
+        decided[state] = layout;
+    }
+  }
   /// Whether `op` is in the forward: before the loss, where tg-autodiff
   /// puts the backward after it.
   bool isForward(Operation *op) {
@@ -1328,13 +1340,7 @@ LogicalResult StepAnnotator::annotateZero() {
       auto param = dyn_cast<BlockArgument>(update.getUpdatedParam());
       if (!param || !decided.contains(param))
         return;
-      for (Value operand : update->getOperands()) {
-        auto state = dyn_cast<BlockArgument>(operand);
-        if (state && state.getType() == param.getType() &&
-            getArgumentRole(function, state.getArgNumber()) == Role::State &&
-            !decided.contains(state))
-          decided[state] = decided.lookup(param);
-      }
+      layoutStates(update, param.getType(), decided.lookup(param));
     });
     return success();
   }
@@ -1371,13 +1377,7 @@ LogicalResult StepAnnotator::annotateZero() {
     if (llvm::any_of(paramLayout.dims, [&](const AxisList &axes) {
           return llvm::is_contained(axes, *dp);
         })) {
-      for (Value operand : update->getOperands()) {
-        auto state = dyn_cast<BlockArgument>(operand);
-        if (state && state.getType() == param.getType() &&
-            getArgumentRole(function, state.getArgNumber()) == Role::State &&
-            !decided.contains(state))
-          decided[state] = paramLayout;
-      }
+      layoutStates(update, param.getType(), paramLayout);
       continue;
     }
     std::optional<TensorLayout> sharded = withDp(param, paramLayout);
@@ -1422,13 +1422,7 @@ LogicalResult StepAnnotator::annotateZero() {
       sharded->priority = Zero;
     }
     // The state has the (padded) type of the new parameter.
-    for (Value operand : update->getOperands()) {
-      auto state = dyn_cast<BlockArgument>(operand);
-      if (state && state.getType() == update->getResult(0).getType() &&
-          getArgumentRole(function, state.getArgNumber()) == Role::State &&
-          !decided.contains(state))
-        decided[state] = *sharded;
-    }
+    layoutStates(update, update->getResult(0).getType(), *sharded);
     bool hasCopies = llvm::any_of(
         param.getUsers(), [](Operation *user) { return isa<ConvertOp>(user); });
     // ZeRO-3 keeps only a shard of every parameter; ZeRO-1 and -2 shard the

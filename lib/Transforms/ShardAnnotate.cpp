@@ -1459,6 +1459,8 @@ void StepAnnotator::annotateExperts() {
   // for the products instead and returns the device's rows of their sum.
   int64_t dpSize = mesh.axisSizes[*dp];
   DenseSet<Value> seen;
+  // The split stacks, for the remark: the first product, its parameter.
+  SmallVector<std::pair<Operation *, BlockArgument>> split;
   function.walk([&](Operation *op) {
     Value matrices;
     if (auto product = dyn_cast<ExpertMatmulOp>(op))
@@ -1490,7 +1492,19 @@ void StepAnnotator::annotateExperts() {
     layout.dims[expertDim].push_back(*dp);
     layout.priority = User;
     decided[param] = layout;
+    split.push_back({op, param});
   });
+  if (!split.empty())
+    split.front().first->emitRemark("expert parallelism: ")
+        << split.size()
+        << (split.size() > 1 ? " expert stacks split on their"
+                             : " expert stack split on its")
+        << " experts over dp=" << dpSize << " ("
+        << argName(split.front().second.getArgNumber())
+        << (split.size() > 1 ? " first" : "")
+        << "): each device holds its block of the experts and their "
+           "optimizer state, and the routed rows are gathered before the "
+           "products and their sums reduce-scattered";
   // A table of a row per expert looked up by the routing ids (GPT-OSS's
   // experts' biases) is split alike, its lookups vocabulary-parallel: each
   // device adds its own experts' rows.

@@ -691,20 +691,36 @@ static bool keepsRows(Operation *op, const LocalValue &source, int64_t rows) {
   return true;
 }
 
-/// Whether two exclusive values are exclusive alike: the same routing ids,
-/// experts, axes and layout.
-static bool isExclusiveAlike(const LocalValue &a, const LocalValue &b) {
+/// Whether two exclusive or owned-only values hold the same rows: the same
+/// routing ids and experts, in the same layout.
+static bool holdsSameRows(const LocalValue &a, const LocalValue &b) {
   return a.exclusiveIds && a.exclusiveIds == b.exclusiveIds &&
-         a.exclusiveExperts == b.exclusiveExperts &&
-         a.unreduced == b.unreduced && a.kind == b.kind && a.layout == b.layout;
+         a.exclusiveExperts == b.exclusiveExperts && a.layout == b.layout;
+}
+
+/// Whether two exclusive values are exclusive alike: the same rows, summed
+/// over the same axes.
+static bool isExclusiveAlike(const LocalValue &a, const LocalValue &b) {
+  return holdsSameRows(a, b) && a.unreduced == b.unreduced && a.kind == b.kind;
 }
 
 /// Whether `owned` is an owned-only value of the rows `exclusive` (an
-/// exclusive or owned-only value) holds, in its layout.
+/// exclusive or owned-only value) holds.
 static bool isOwnedAlike(const LocalValue &owned, const LocalValue &exclusive) {
-  return owned.ownedOnly && owned.exclusiveIds == exclusive.exclusiveIds &&
-         owned.exclusiveExperts == exclusive.exclusiveExperts &&
-         owned.layout == exclusive.layout;
+  return owned.ownedOnly && holdsSameRows(owned, exclusive);
+}
+
+/// The routing dimensions (the ids' rank) of an exclusive or owned-only
+/// value: its leading dimensions.
+static int64_t getRoutingRank(const LocalValue &value) {
+  return cast<RankedTensorType>(value.exclusiveIds.getType()).getRank();
+}
+
+/// `axes` in mesh order, as LocalValue::unreduced lists them.
+static AxisList sortAxes(ArrayRef<unsigned> axes) {
+  AxisList sorted(axes.begin(), axes.end());
+  llvm::sort(sorted);
+  return sorted;
 }
 
 /// Whether `to` only splits further what `from` splits (all_slice: no
@@ -776,8 +792,7 @@ std::optional<unsigned> Partitioner::getExclusiveOperand(Operation *op) {
       !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType()));
   if (ownedResult && !op->hasTrait<mlir::OpTrait::Elementwise>())
     return std::nullopt;
-  int64_t rows = cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
-  if (!keepsRows(op, first, rows))
+  if (!keepsRows(op, first, getRoutingRank(first)))
     return std::nullopt;
   // A concatenation or reshape of exclusive values only; the other operands
   // of an elementwise op are read in the exclusive value's layout. Where
@@ -814,11 +829,9 @@ bool Partitioner::readsExclusive(Operation *op, unsigned index,
       getNumGlobalExperts(op) != source.exclusiveExperts ||
       source.kind != shard::ReductionKind::Sum || !(source.layout == required))
     return false;
-  AxisList sorted(axes.begin(), axes.end());
-  llvm::sort(sorted);
   // An owned-only value's axes are those of the exclusive values it came
   // from: the product's, as the ids and experts are the same.
-  return source.ownedOnly || source.unreduced == sorted;
+  return source.ownedOnly || source.unreduced == sortAxes(axes);
 }
 
 FailureOr<LocalValue> Partitioner::materialize(Value original,
@@ -1047,10 +1060,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     // dimensions after them are whole (getExclusiveOperand).
     if (exclusive &&
         layout.dims.size() != static_cast<size_t>(global.getRank())) {
-      int64_t rows =
-          cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
       layout.dims.resize(global.getRank());
-      for (int64_t dim = rows; dim < global.getRank(); ++dim)
+      for (int64_t dim = getRoutingRank(first); dim < global.getRank(); ++dim)
         layout.dims[dim].clear();
       layout.open.assign(global.getRank(), false);
     }
@@ -1152,11 +1163,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointAfter(clone);
       auto type = cast<RankedTensorType>(newResults[0].getType());
-      int64_t rows =
-          cast<RankedTensorType>(first.exclusiveIds.getType()).getRank();
       Value mask = BroadcastInDimOp::create(
           builder, op->getLoc(), type.clone(builder.getI1Type()),
-          first.ownedRows, llvm::to_vector(llvm::seq<int64_t>(0, rows)));
+          first.ownedRows,
+          llvm::to_vector(llvm::seq<int64_t>(0, getRoutingRank(first))));
       Value zeros = ConstantOp::create(
           builder, op->getLoc(),
           DenseElementsAttr::get(
@@ -1265,10 +1275,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       llvm::sort(result.unreduced);
       // A product over the device's experts: its rows of the other
       // experts are zeros, its own whole (when nothing else is summed).
-      AxisList sortedExpertAxes = expertAxes;
-      llvm::sort(sortedExpertAxes);
       if (isa<ExpertMatmulOp>(op) && ownedRows &&
-          result.unreduced == sortedExpertAxes) {
+          result.unreduced == sortAxes(expertAxes)) {
         result.exclusiveIds = op->getOperand(2);
         result.ownedRows = ownedRows;
         result.exclusiveExperts = getNumGlobalExperts(op);
@@ -1278,15 +1286,13 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       // exclusive as the products'.
       if (auto lookup = dyn_cast<EmbeddingOp>(op);
           lookup && vocabFactor >= 0 && isRoutingIds(lookup.getIndices())) {
-        AxisList vocabAxes = choices[vocabFactor].axes;
-        llvm::sort(vocabAxes);
         FailureOr<Type> idsType =
             getOperandType(op->getOperand(1), operands[1], op->getLoc());
         FailureOr<Type> tableType =
             getOperandType(op->getOperand(0), operands[0], op->getLoc());
         if (failed(idsType) || failed(tableType))
           return failure();
-        if (result.unreduced == vocabAxes) {
+        if (result.unreduced == sortAxes(choices[vocabFactor].axes)) {
           result.exclusiveIds = lookup.getIndices();
           result.ownedRows =
               getBlockIds(operands[1], cast<RankedTensorType>(*idsType),

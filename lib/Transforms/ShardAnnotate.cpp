@@ -1461,15 +1461,10 @@ void StepAnnotator::annotateExperts() {
   DenseSet<Value> seen;
   // The split stacks, for the remark: the first product, its parameter.
   SmallVector<std::pair<Operation *, BlockArgument>> split;
-  function.walk([&](Operation *op) {
-    Value matrices;
-    if (auto product = dyn_cast<ExpertMatmulOp>(op))
-      matrices = product.getWeight();
-    else if (auto grad = dyn_cast<ExpertMatmulGradOp>(op))
-      matrices = grad.getResult();
-    else
-      return;
-    auto traced = traceParam(matrices);
+  // The forward's products read the stacks (their gradients are computed,
+  // not read).
+  function.walk([&](ExpertMatmulOp op) {
+    auto traced = traceParam(op.getWeight());
     if (!traced || traced->second[0] < 0 || !seen.insert(traced->first).second)
       return;
     auto [param, dims] = *traced;
@@ -1492,7 +1487,7 @@ void StepAnnotator::annotateExperts() {
     layout.dims[expertDim].push_back(*dp);
     layout.priority = User;
     decided[param] = layout;
-    split.push_back({op, param});
+    split.push_back({op.getOperation(), param});
   });
   if (!split.empty())
     split.front().first->emitRemark("expert parallelism: ")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Host memory of the generated trainer's ranks: the largest rank's peak
 # resident set (getrusage of `train --nproc N`'s children) for one step of a
-# partitioned gpt2 on the host target, started from --seed (--init random)
-# and from the project's params.safetensors (whole values read, each rank
-# keeping its blocks). On the host target the "device" arena is host memory
-# too, so the figure is the arena plus what the trainer keeps on the host.
+# partitioned gpt2 on the host target, started from --seed (--init random),
+# from the project's params.safetensors (--init imported) and from a
+# `--save` checkpoint of parameters and AdamW's moments (--resume FILE),
+# each rank reading only its blocks of the files' whole values. On the
+# host target the "device" arena is host memory too, so the figure is the
+# arena plus what the trainer keeps on the host (and the pages of the
+# mapped file it touched).
 #
 #   benchmarks/rank-host-memory.sh                 # gpt2 124m, dp=2 ZeRO-3
 #   MESH="dp=4" ZERO=1 NPROC=4 benchmarks/rank-host-memory.sh
@@ -51,3 +54,10 @@ for init in random imported; do
   kib=$(peak "$work/build/train" --nproc "$NPROC" --steps 1 --init "$init")
   printf '%-34s %16.0f\n' "--init $init" "$(awk "BEGIN { print $kib / 1024 }")"
 done
+TGC_COMM_TIMEOUT=600 "$work/build/train" --nproc "$NPROC" --steps 1 \
+  --init random --save "$work/checkpoint.safetensors" > /dev/null
+kib=$(peak "$work/build/train" --nproc "$NPROC" --steps 1 \
+  --resume "$work/checkpoint.safetensors")
+printf '%-34s %16.0f\n' "--resume FILE ($(($(stat -c %s \
+  "$work/checkpoint.safetensors") / 1048576)) MiB)" \
+  "$(awk "BEGIN { print $kib / 1024 }")"

@@ -2,8 +2,9 @@
 
 #include "Checkpoint.h"
 #include "Elements.h"
+#include "Ranks.h"
 
-#include "tgc/runtime/Safetensors.h"
+#include "tgc/runtime/SafetensorsFormat.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -71,19 +72,18 @@ bool tgc::rt::saveCheckpoint(
   return true;
 }
 
-bool tgc::rt::checkValues(const std::string &path,
-                          const std::vector<char> &data,
-                          const ArgumentInfo &arg, std::string &error) {
+bool tgc::rt::checkValues(const std::string &path, const char *data,
+                          int64_t count, int64_t first, const ArgumentInfo &arg,
+                          std::string &error) {
   if (!isFloatDType(arg.dtype))
     return true;
-  int64_t count = int64_t(data.size() / getDTypeBytes(arg.dtype));
   for (int64_t j = 0; j < count; ++j) {
-    double value = loadDouble(data.data(), arg.dtype, j);
+    double value = loadDouble(data, arg.dtype, j);
     if (std::isnan(value) ||
         (std::isinf(value) && arg.init.role == ArgRole::Param)) {
       error = "'" + path + "': tensor '" + arg.name + "' holds " +
               (std::isnan(value) ? "NaN" : "an infinity") + " at element " +
-              std::to_string(j);
+              std::to_string(first + j);
       return false;
     }
   }
@@ -95,10 +95,11 @@ namespace {
 /// Takes `entry` as the bytes of `arg` when its shape is the argument's (or
 /// a split view of it) and its values fit the argument's type: floats are
 /// rounded to it (an F32 file for bf16 parameters, as tgc import writes
-/// them), integers must fit.
-bool takeEntry(const std::string &path, const safetensors::Entry &entry,
-               const ArgumentInfo &arg, std::vector<char> &bytes,
-               std::string &error) {
+/// them), integers must fit. With `blocks`, only the block of argument
+/// `index` the device holds is read, converted and checked.
+bool takeEntry(const std::string &path, const safetensors::EntryView &entry,
+               const ArgumentInfo &arg, int index, const DeviceBlocks *blocks,
+               std::vector<char> &bytes, std::string &error) {
   std::vector<int64_t> shape(arg.shape, arg.shape + arg.rank);
   bool sameShape = entry.shape == shape || isSplitView(entry.shape, shape);
   std::optional<DType> dtype = parseFileDType(entry.dtype);
@@ -108,34 +109,63 @@ bool takeEntry(const std::string &path, const safetensors::Entry &entry,
             getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
     return false;
   }
-  if (!convertElements(entry.data, *dtype, arg.dtype, bytes, error)) {
-    error = "'" + path + "': tensor '" + arg.name + "' " + error;
-    return false;
+  int64_t fileElement = int64_t(getDTypeBytes(*dtype)),
+          element = int64_t(getDTypeBytes(arg.dtype));
+  // Converts and checks `count` elements from element `global` of the
+  // file's tensor into element `local` of `bytes`.
+  auto take = [&](int64_t local, int64_t global, int64_t count) {
+    char *out = bytes.data() + local * element;
+    if (!convertElements(entry.data + global * fileElement, count, *dtype,
+                         arg.dtype, out, error, global)) {
+      error = "'" + path + "': tensor '" + arg.name + "' " + error;
+      return false;
+    }
+    return checkValues(path, out, count, global, arg, error);
+  };
+  if (!blocks) {
+    int64_t count = int64_t(entry.size) / fileElement;
+    bytes.assign(count * element, 0);
+    return take(0, 0, count);
   }
-  return checkValues(path, bytes, arg, error);
+  const ArgumentInfo &local = blocks->local->arguments[index];
+  // ZeRO's padding, past the global shape, stays zero.
+  bytes.assign(getNumElements(local) * element, 0);
+  for (const ranks::BlockRun &run :
+       ranks::getBlockRuns(local, blocks->local->mesh, blocks->coordinates))
+    if (!take(run.local, run.global, run.count))
+      return false;
+  return true;
 }
 
 } // namespace
 
 bool tgc::rt::loadImportedParams(const std::string &path, const StepInfo &info,
-                                 ArgumentBytes &arguments, std::string &error) {
+                                 ArgumentBytes &arguments, std::string &error,
+                                 const DeviceBlocks *blocks) {
   SafetensorsFile file;
   if (!file.read(path, error))
     return false;
   for (int i = 0; i < info.numArguments; ++i) {
-    const safetensors::Entry *entry = file.find(info.arguments[i].name);
+    const safetensors::EntryView *entry = file.find(info.arguments[i].name);
     if (info.arguments[i].isModelValue && entry &&
-        !takeEntry(path, *entry, info.arguments[i], arguments[i], error))
+        !takeEntry(path, *entry, info.arguments[i], i, blocks, arguments[i],
+                   error))
       return false;
   }
   return true;
 }
 
 bool SafetensorsFile::read(const std::string &path, std::string &error) {
-  if (!safetensors::read(path, entries, metadata, error))
-    return false;
   byName.clear();
-  for (const safetensors::Entry &entry : entries)
+  if (!file.open(path, error))
+    return false;
+  std::string message;
+  if (!safetensors::parseViews(file.data(), file.size(), entries, metadata,
+                               message)) {
+    error = "'" + path + "' is not a valid safetensors file: " + message;
+    return false;
+  }
+  for (const safetensors::EntryView &entry : entries)
     byName[entry.name] = &entry;
   return true;
 }
@@ -143,7 +173,7 @@ bool SafetensorsFile::read(const std::string &path, std::string &error) {
 bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
                              ArgumentBytes &arguments,
                              const std::vector<ArgRole> &roles, int64_t &steps,
-                             std::string &error) {
+                             std::string &error, const DeviceBlocks *blocks) {
   SafetensorsFile file;
   if (!file.read(path, error))
     return false;
@@ -154,14 +184,14 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
     bool required = hasRole(roles, arg.init.role);
     if (!required && !(arg.isModelValue && hasRole(roles, ArgRole::Param)))
       continue;
-    const safetensors::Entry *found = file.find(arg.name);
+    const safetensors::EntryView *found = file.find(arg.name);
     if (!found && !required)
       continue;
     if (!found) {
       error = "'" + path + "' has no tensor '" + arg.name + "'";
       return false;
     }
-    if (!takeEntry(path, *found, arg, arguments[i], error))
+    if (!takeEntry(path, *found, arg, i, blocks, arguments[i], error))
       return false;
   }
   steps = 0;

@@ -4,6 +4,7 @@
 #define TGC_RUNTIME_SRC_CHECKPOINT_H
 
 #include "AtomicFile.h"
+#include "MappedFile.h"
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/Safetensors.h"
 
@@ -16,21 +17,34 @@ namespace tgc::rt {
 /// The host bytes of every argument, indexed like StepInfo::arguments.
 using ArgumentBytes = std::vector<std::vector<char>>;
 
-/// A .safetensors file read whole, its tensors found by name.
+/// A .safetensors file mapped, not copied, its tensors found by name (their
+/// bytes the mapping's: a tensor's pages are read when its bytes are).
 struct SafetensorsFile {
-  std::vector<safetensors::Entry> entries;
+  std::vector<safetensors::EntryView> entries;
   std::map<std::string, std::string> metadata;
 
-  /// Reads `path`; else false with `error` set.
+  /// Maps and checks `path`; else false with `error` set.
   bool read(const std::string &path, std::string &error);
   /// The tensor named `name`, or null.
-  const safetensors::Entry *find(const std::string &name) const {
+  const safetensors::EntryView *find(const std::string &name) const {
     auto it = byName.find(name);
     return it == byName.end() ? nullptr : it->second;
   }
 
 private:
-  std::map<std::string, const safetensors::Entry *> byName;
+  MappedFile file;
+  std::map<std::string, const safetensors::EntryView *> byName;
+};
+
+/// The blocks of the global values one device of a partitioned step holds:
+/// given to the loaders below, they read and convert only those bytes of
+/// each value, so that a rank never holds a whole value it keeps a block
+/// of.
+struct DeviceBlocks {
+  /// The step as compiled: each argument's block shape and layout.
+  const StepInfo *local = nullptr;
+  /// The device's coordinates on local->mesh.
+  std::vector<int64_t> coordinates;
 };
 
 /// Whether one shape is the other with one dimension split in two adjacent
@@ -40,12 +54,13 @@ private:
 /// shape.
 bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
 
-/// Whether the values `data` read from `path` for `arg` are ones a step may
-/// start from: a NaN anywhere, or an infinity in a parameter, is a corrupt
-/// file (a buffer may hold -inf: an attention mask), reported by name and
-/// element rather than as a NaN loss at step 1; false (with `error`) then.
-bool checkValues(const std::string &path, const std::vector<char> &data,
-                 const ArgumentInfo &arg, std::string &error);
+/// Whether the `count` values at `data` (elements `first`... of `arg`) read
+/// from `path` are ones a step may start from: a NaN anywhere, or an
+/// infinity in a parameter, is a corrupt file (a buffer may hold -inf: an
+/// attention mask), reported by name and element rather than as a NaN loss
+/// at step 1; false (with `error`) then.
+bool checkValues(const std::string &path, const char *data, int64_t count,
+                 int64_t first, const ArgumentInfo &arg, std::string &error);
 
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
 /// count reached to `path`, each in getFileDType's type.
@@ -60,17 +75,21 @@ bool saveCheckpoint(
 /// values its dtype takes (floats of any float type, rounded to it;
 /// integers that fit); with `param`, also the model's values among the
 /// state (tg.buffer) that `path` has. `steps` receives the step count the file
-/// records (0 if none).
+/// records (0 if none). With `blocks`, `info` is the global step and each
+/// argument read receives the device's block of it (its values checked
+/// there only).
 bool loadCheckpoint(const std::string &path, const StepInfo &info,
                     ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
-                    int64_t &steps, std::string &error);
+                    int64_t &steps, std::string &error,
+                    const DeviceBlocks *blocks = nullptr);
 
 /// Reads the model values (parameters, tg.buffer state) `path` has (a
 /// model's imported values) over their seeded values in `arguments`; the
 /// others keep theirs. Each found must have its argument's shape and values
-/// its dtype takes, as for loadCheckpoint.
+/// its dtype takes, as for loadCheckpoint (and `blocks` as there).
 bool loadImportedParams(const std::string &path, const StepInfo &info,
-                        ArgumentBytes &arguments, std::string &error);
+                        ArgumentBytes &arguments, std::string &error,
+                        const DeviceBlocks *blocks = nullptr);
 
 } // namespace tgc::rt
 

@@ -218,36 +218,34 @@ void tgc::rt::storeFloats(const std::vector<float> &values, void *data,
     storeDouble(data, type, i, values[i]);
 }
 
-bool tgc::rt::convertElements(const std::vector<char> &data, DType from,
-                              DType to, std::vector<char> &out,
-                              std::string &error) {
-  if (from == to) {
-    out = data;
-    return true;
-  }
+bool tgc::rt::convertElements(const char *data, int64_t count, DType from,
+                              DType to, char *out, std::string &error,
+                              int64_t first) {
   if (isFloatDType(from) != isFloatDType(to)) {
     error = std::string("holds ") + getSafetensorsDType(from) +
             " values; an integer cannot take a float's place or a float an "
             "integer's";
     return false;
   }
-  int64_t count = static_cast<int64_t>(data.size() / getDTypeBytes(from));
-  out.assign(count * getDTypeBytes(to), 0);
+  if (from == to) {
+    std::memcpy(out, data, count * getDTypeBytes(from));
+    return true;
+  }
   for (int64_t i = 0; i < count; ++i) {
     if (isFloatDType(from)) {
-      storeDouble(out.data(), to, i, loadDouble(data.data(), from, i));
+      storeDouble(out, to, i, loadDouble(data, from, i));
       continue;
     }
     int64_t value = visitStorage(from, [&](auto tag) -> int64_t {
       using S = decltype(tag);
       if constexpr (std::is_same_v<Compute<S>, int64_t>)
-        return ld(reinterpret_cast<const S *>(data.data())[i]);
+        return ld(reinterpret_cast<const S *>(data)[i]);
       return 0;
     });
     int64_t stored = visitStorage(to, [&](auto tag) -> int64_t {
       using S = decltype(tag);
       if constexpr (std::is_same_v<Compute<S>, int64_t>) {
-        S &element = reinterpret_cast<S *>(out.data())[i];
+        S &element = reinterpret_cast<S *>(out)[i];
         element = st<S>(value);
         return ld(element);
       }
@@ -256,11 +254,19 @@ bool tgc::rt::convertElements(const std::vector<char> &data, DType from,
     // i1 stores any nonzero value as 1: only 0 and 1 fit.
     if (stored != value) {
       error = "holds " + std::to_string(value) + " at element " +
-              std::to_string(i) + ", beyond the step's element type";
+              std::to_string(first + i) + ", beyond the step's element type";
       return false;
     }
   }
   return true;
+}
+
+bool tgc::rt::convertElements(const std::vector<char> &data, DType from,
+                              DType to, std::vector<char> &out,
+                              std::string &error) {
+  int64_t count = static_cast<int64_t>(data.size() / getDTypeBytes(from));
+  out.assign(count * getDTypeBytes(to), 0);
+  return convertElements(data.data(), count, from, to, out.data(), error);
 }
 
 int64_t tgc::rt::getNumElements(const ArgumentInfo &arg) {

@@ -27,6 +27,11 @@ std::optional<DType> parseFileDType(const std::string &name);
 /// not fit.
 bool convertElements(const std::vector<char> &data, DType from, DType to,
                      std::vector<char> &out, std::string &error);
+/// The same for `count` elements at `data` into `out` (room for them),
+/// an element named in `error` counted from `first` (where `data` lies in
+/// a larger value).
+bool convertElements(const char *data, int64_t count, DType from, DType to,
+                     char *out, std::string &error, int64_t first = 0);
 /// The elements of `arg` in its (local) shape.
 int64_t getNumElements(const ArgumentInfo &arg);
 

@@ -127,13 +127,11 @@ bool tgc::rt::isShardedCheckpoint(const std::string &path) {
          ::stat(getManifestPath(path).c_str(), &status) == 0;
 }
 
-bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
-                                    const StepInfo &global,
-                                    ArgumentBytes &arguments,
-                                    const std::vector<ArgRole> &roles,
-                                    int64_t &steps, std::string &error,
-                                    const StepInfo *local, int rank,
-                                    int64_t *filesRead, int64_t *savedRanks) {
+bool tgc::rt::loadShardedCheckpoint(
+    const std::string &directory, const StepInfo &global,
+    ArgumentBytes &arguments, const std::vector<ArgRole> &roles, int64_t &steps,
+    std::string &error, const StepInfo *local, int rank, int64_t *filesRead,
+    int64_t *savedRanks, bool *ownFile) {
   std::string manifestPath = getManifestPath(directory);
   nlohmann::json manifest;
   {
@@ -169,7 +167,12 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
   }
   for (int a = 0; a < mesh.numAxes; ++a)
     mesh.axisNames[a] = axisNames[a].c_str();
-  int64_t devices = ranks::getDeviceCount(mesh);
+  // At most 2^20 devices: the product of the axes stays far from
+  // overflowing, and a list per device stays small.
+  int64_t devices = 1;
+  for (int a = 0; a < mesh.numAxes; ++a)
+    if ((devices *= mesh.axisSizes[a]) > (int64_t(1) << 20))
+      return bad("its mesh has more than 2^20 devices");
   if (manifest["ranks"].get<int64_t>() != devices)
     return bad("\"ranks\" is not the mesh's device count");
   // A pipelined step's checkpoint: each tensor is in the files of the
@@ -205,7 +208,6 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     ArgumentInfo layout;
     std::vector<int64_t> blockShape;
     int64_t blockBytes;
-    bool ownFileOnly;
     /// The pipeline coordinates whose rank files hold it.
     uint64_t holders;
   };
@@ -297,92 +299,118 @@ bool tgc::rt::loadShardedCheckpoint(const std::string &directory,
     int64_t blockBytes = static_cast<int64_t>(getDTypeBytes(arg.dtype));
     for (int d = 0; d < saved.rank; ++d)
       blockBytes *= saved.shape[d];
-    bool ownFileOnly = sameMesh && isInFile(holders, rank);
-    if (ownFileOnly) {
-      const ArgumentInfo &held = local->arguments[i];
-      ownFileOnly = held.rank == saved.rank;
-      for (int d = 0; ownFileOnly && d < saved.rank; ++d)
-        ownFileOnly =
-            held.shape[d] == saved.shape[d] &&
-            std::equal(held.dimAxes[d], held.dimAxes[d] + 4, saved.dimAxes[d]);
-    }
     tensors.push_back(
         {i, saved, std::vector<int64_t>(saved.shape, saved.shape + saved.rank),
-         blockBytes, ownFileOnly, holders});
+         blockBytes, holders});
   }
 
-  // The values, put together one rank file at a time (a file is read only
-  // when a tensor needs it, and dropped before the next). A block this
-  // rank holds in the saved layout is its own file's entry as it is; the
-  // other values are made whole first.
-  std::vector<std::vector<char>> wholes(tensors.size());
-  for (size_t t = 0; t < tensors.size(); ++t)
-    if (!tensors[t].ownFileOnly)
-      wholes[t].assign(getDTypeBytes(global.arguments[tensors[t].index].dtype) *
-                           getNumElements(global.arguments[tensors[t].index]),
-                       0);
+  // This rank's blocks (the whole values on one device) are read from the
+  // saved blocks that meet them: for each tensor, the rank files of one
+  // copy of its saved blocks (on the saved axes its layout does not split,
+  // this rank's own coordinates on the saved mesh when its file holds the
+  // tensor, else the first file that does), each read only where it meets
+  // this rank's runs. On the saved mesh that is this rank's own file; a
+  // file no tensor needs is not opened.
+  struct Piece {
+    size_t tensor;
+    // Elements of the saved block, of the target, and the count.
+    int64_t from, to, count, global;
+  };
+  std::vector<std::vector<Piece>> pieces(devices);
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const Saved &tensor = tensors[t];
+    int i = tensor.index;
+    std::vector<ranks::BlockRun> wanted;
+    int64_t count = getNumElements(global.arguments[i]);
+    if (!here.empty()) {
+      wanted = ranks::getBlockRuns(local->arguments[i], local->mesh, here);
+      count = getNumElements(local->arguments[i]);
+    } else if (count) {
+      wanted.push_back({0, 0, count});
+    }
+    // ZeRO's padding, past the global shape, stays zero.
+    arguments[i].assign(count * getDTypeBytes(global.arguments[i].dtype), 0);
+    // The saved coordinates of the copy read, on the unsplit axes.
+    std::vector<bool> split(mesh.numAxes, false);
+    for (int d = 0; d < tensor.layout.rank; ++d)
+      for (int k = 0; k < 4 && tensor.layout.dimAxes[d][k] >= 0; ++k)
+        split[tensor.layout.dimAxes[d][k]] = true;
+    std::vector<int64_t> copy(mesh.numAxes, 0);
+    if (sameMesh && isInFile(tensor.holders, rank))
+      copy = here;
+    else if (pipelineAxis >= 0)
+      while (!((tensor.holders >> copy[pipelineAxis]) & 1))
+        ++copy[pipelineAxis];
+    for (int64_t r = 0; r < devices; ++r) {
+      std::vector<int64_t> at = ranks::getCoordinates(mesh, r);
+      bool inCopy = true;
+      for (int a = 0; a < mesh.numAxes; ++a)
+        inCopy = inCopy && (split[a] || at[a] == copy[a]);
+      if (!inCopy || !isInFile(tensor.holders, r))
+        continue;
+      // Both lists of runs are in the whole value's order.
+      std::vector<ranks::BlockRun> saved =
+          ranks::getBlockRuns(tensor.layout, mesh, at);
+      for (size_t a = 0, b = 0; a < saved.size() && b < wanted.size();) {
+        int64_t begin = std::max(saved[a].global, wanted[b].global);
+        int64_t endA = saved[a].global + saved[a].count,
+                endB = wanted[b].global + wanted[b].count;
+        int64_t end = std::min(endA, endB);
+        if (begin < end)
+          pieces[r].push_back({t, saved[a].local + begin - saved[a].global,
+                               wanted[b].local + begin - wanted[b].global,
+                               end - begin, begin});
+        if (endA <= endB)
+          ++a;
+        else
+          ++b;
+      }
+    }
+  }
   if (filesRead)
     *filesRead = 0;
   if (savedRanks)
     *savedRanks = devices;
+  if (ownFile)
+    *ownFile = sameMesh;
   for (int64_t r = 0; r < devices; ++r) {
-    bool needed = false;
-    for (const Saved &tensor : tensors)
-      needed = needed || (isInFile(tensor.holders, r) &&
-                          (!tensor.ownFileOnly || r == rank));
-    if (!needed)
+    if (pieces[r].empty())
       continue;
     if (filesRead)
       ++*filesRead;
+    if (ownFile)
+      *ownFile = *ownFile && r == rank;
     std::string path = getShardPath(directory, static_cast<int>(r));
     SafetensorsFile file;
     if (!file.read(path, error))
       return false;
-    for (size_t t = 0; t < tensors.size(); ++t) {
-      const Saved &tensor = tensors[t];
-      if ((tensor.ownFileOnly && r != rank) || !isInFile(tensor.holders, r))
-        continue;
+    for (const Piece &piece : pieces[r]) {
+      const Saved &tensor = tensors[piece.tensor];
       const ArgumentInfo &arg = global.arguments[tensor.index];
-      const safetensors::Entry *found = file.find(arg.name);
-      std::vector<char> block;
+      const safetensors::EntryView *found = file.find(arg.name);
       // The block as saved: in the file's type (F32 for the formats
       // safetensors has no name for).
       DType fileType = getFileDType(arg.dtype);
-      int64_t fileBytes = tensor.blockBytes /
-                          static_cast<int64_t>(getDTypeBytes(arg.dtype)) *
-                          static_cast<int64_t>(getDTypeBytes(fileType));
+      int64_t element = static_cast<int64_t>(getDTypeBytes(arg.dtype)),
+              fileElement = static_cast<int64_t>(getDTypeBytes(fileType));
+      int64_t fileBytes = tensor.blockBytes / element * fileElement;
       if (!found || found->dtype != getSafetensorsDType(arg.dtype) ||
           found->shape != tensor.blockShape ||
-          static_cast<int64_t>(found->data.size()) != fileBytes) {
+          static_cast<int64_t>(found->size) != fileBytes) {
         error = "'" + path + "' has no " + getSafetensorsDType(arg.dtype) +
                 " block " + nlohmann::json(tensor.blockShape).dump() + " of '" +
                 arg.name + "', which the manifest promises";
         return false;
       }
-      if (!convertElements(found->data, fileType, arg.dtype, block, error)) {
+      char *out = arguments[tensor.index].data() + piece.to * element;
+      if (!convertElements(found->data + piece.from * fileElement, piece.count,
+                           fileType, arg.dtype, out, error, piece.global)) {
         error = "'" + path + "': tensor '" + arg.name + "' " + error;
         return false;
       }
-      if (!checkValues(path, block, arg, error))
+      if (!checkValues(path, out, piece.count, piece.global, arg, error))
         return false;
-      if (tensor.ownFileOnly)
-        arguments[tensor.index] = std::move(block);
-      else
-        ranks::putBlock(tensor.layout, mesh, ranks::getCoordinates(mesh, r),
-                        block, wholes[t]);
     }
-  }
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    int i = tensors[t].index;
-    if (tensors[t].ownFileOnly)
-      continue;
-    arguments[i] =
-        local && rank >= 0
-            ? ranks::takeBlock(local->arguments[i], local->mesh,
-                               ranks::getCoordinates(local->mesh, rank),
-                               wholes[t])
-            : std::move(wholes[t]);
-    wholes[t] = {};
   }
   steps = manifest["steps"].get<int64_t>();
   return true;

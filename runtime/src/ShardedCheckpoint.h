@@ -41,20 +41,24 @@ bool isShardedCheckpoint(const std::string &path);
 /// Reads the values of the arguments whose role is in `roles` from the
 /// sharded checkpoint `directory`, for a step whose arguments (`global`)
 /// have their global shapes: each must be in the manifest with its dtype
-/// and shape, and every rank file read must hold its block. The rank files
-/// are read one at a time. `arguments` gets whole values; or, for rank
-/// `rank` of the partitioned step `local`, this rank's blocks (local
-/// shapes, as its device holds them): on the saved mesh, a tensor saved in
-/// the layout the step holds it in is read from this rank's file alone (a
-/// resume on the same mesh reads one file per rank), the others are put
-/// together whole and cut. `filesRead` gets how many rank files were read,
-/// of `savedRanks`.
+/// and shape, and every rank file read must hold its block. `arguments`
+/// gets whole values; or, for rank `rank` of the partitioned step `local`,
+/// this rank's blocks (local shapes, as its device holds them). Each value
+/// is read, converted and checked only where the saved blocks meet what
+/// `arguments` gets, from one copy of the saved blocks (this rank's own on
+/// the saved mesh), and a rank file none of them is in is not opened: on
+/// the saved mesh a rank reads its own file alone, on another one the
+/// files its blocks overlap, from their mapped bytes. The files are read
+/// one at a time. `filesRead` gets how many rank files were read, of
+/// `savedRanks`; `ownFile` whether that was this rank's own file alone on
+/// the saved mesh.
 bool loadShardedCheckpoint(const std::string &directory, const StepInfo &global,
                            ArgumentBytes &arguments,
                            const std::vector<ArgRole> &roles, int64_t &steps,
                            std::string &error, const StepInfo *local = nullptr,
                            int rank = -1, int64_t *filesRead = nullptr,
-                           int64_t *savedRanks = nullptr);
+                           int64_t *savedRanks = nullptr,
+                           bool *ownFile = nullptr);
 
 } // namespace tgc::rt
 

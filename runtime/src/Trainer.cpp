@@ -508,60 +508,86 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     arguments[i] = own(i, std::move(whole));
   }
   int64_t firstStep = 0;
-  // Whole values read from a file (the loaders' contract), then only this
-  // process's part of each kept.
-  auto readWhole = [&](auto load) {
+  // Whether every rank's `ok` is set (a flag per rank, gathered), so that
+  // a failure some ranks see stops all of them rather than leaving the
+  // others waiting in a collective. Empty (with `error`) when the flags
+  // cannot be moved.
+  auto agree = [&](char ok, const char *what) {
+    std::vector<char> everyone(devices, ok);
     if (!communication)
-      return load(arguments);
-    ArgumentBytes whole(info.numArguments);
-    if (!load(whole))
+      return everyone;
+    char *flagsOnDevice =
+        static_cast<char *>(backend::allocate(devices + 1, error));
+    if (!flagsOnDevice)
+      return std::vector<char>();
+    backend::toDevice(flagsOnDevice, &ok, 1);
+    backend::beginCollective();
+    communication->world->getWorldGroup().allGather(flagsOnDevice,
+                                                    flagsOnDevice + 1, 1, what);
+    backend::endCollective(info.numCollectives);
+    backend::waitCollective(info.numCollectives);
+    backend::toHost(everyone.data(), flagsOnDevice + 1, devices);
+    backend::release(flagsOnDevice);
+    return everyone;
+  };
+  // Values read from a file: on a mesh, only this rank's block of each
+  // (read from the mapped file and converted alone: no rank holds a whole
+  // value it keeps a block of).
+  std::optional<DeviceBlocks> blocks;
+  if (communication)
+    blocks = DeviceBlocks{&info, communication->coordinates};
+  const DeviceBlocks *ownBlocks = blocks ? &*blocks : nullptr;
+  std::string resumed;
+  auto readValues = [&]() {
+    // An imported model's values, as `tgc train` starts from them.
+    if (flags.params.empty() && flags.resume.empty() &&
+        flags.init == "imported" && info.importedParams &&
+        !loadImportedParams(info.importedParams, global, arguments, error,
+                            ownBlocks)) {
+      error += " (the model's parameter values train starts from: give "
+               "--params FILE, or --init random to start from --seed)";
       return false;
-    for (int i = 0; i < info.numArguments; ++i)
-      if (!whole[i].empty())
-        arguments[i] = own(i, std::move(whole[i]));
+    }
+    int64_t ignored = 0;
+    if (!flags.params.empty() &&
+        !loadCheckpoint(flags.params, global, arguments, {ArgRole::Param},
+                        ignored, error, ownBlocks))
+      return false;
+    if (flags.resume.empty())
+      return true;
+    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
+    if (!isShardedCheckpoint(flags.resume))
+      return loadCheckpoint(flags.resume, global, arguments, roles, firstStep,
+                            error, ownBlocks);
+    int64_t filesRead = 0, savedRanks = 0;
+    bool ownFile = false;
+    if (!loadShardedCheckpoint(
+            flags.resume, global, arguments, roles, firstStep, error, &info,
+            communication ? env->rank : -1, &filesRead, &savedRanks, &ownFile))
+      return false;
+    resumed = "read " + std::to_string(filesRead) + " of " +
+              std::to_string(savedRanks) + " rank files";
+    if (ownFile && savedRanks > 1)
+      resumed = "each rank read its own file (the saved mesh)";
+    else if (communication)
+      resumed = "rank 0 " + resumed + " (those its blocks overlap)";
     return true;
   };
-  // An imported model's values, as `tgc train` starts from them.
-  if (flags.params.empty() && flags.resume.empty() &&
-      flags.init == "imported" && info.importedParams &&
-      !readWhole([&](ArgumentBytes &values) {
-        return loadImportedParams(info.importedParams, global, values, error);
-      }))
-    return fail(error +
-                " (the model's parameter values train starts from: give "
-                "--params FILE, or --init random to start from --seed)");
-  if (!flags.params.empty()) {
-    int64_t ignored = 0;
-    if (!readWhole([&](ArgumentBytes &values) {
-          return loadCheckpoint(flags.params, global, values, {ArgRole::Param},
-                                ignored, error);
-        }))
-      return fail(error);
-  }
-  if (!flags.resume.empty()) {
-    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
-    int64_t filesRead = 0, savedRanks = 0;
-    if (!isShardedCheckpoint(flags.resume)) {
-      if (!readWhole([&](ArgumentBytes &values) {
-            return loadCheckpoint(flags.resume, global, values, roles,
-                                  firstStep, error);
-          }))
-        return fail(error);
-    } else if (!loadShardedCheckpoint(flags.resume, global, arguments, roles,
-                                      firstStep, error, &info,
-                                      communication ? env->rank : -1,
-                                      &filesRead, &savedRanks)) {
-      return fail(error);
-    } else if (lead) {
-      std::printf("resumed from '%s' at step %lld: %s\n", flags.resume.c_str(),
-                  static_cast<long long>(firstStep),
-                  filesRead == 1 && savedRanks > 1
-                      ? "each rank read its own file (the saved mesh)"
-                      : ("read " + std::to_string(filesRead) + " of " +
-                         std::to_string(savedRanks) + " rank files")
-                            .c_str());
-    }
-  }
+  // A rank sees only its blocks' values: a bad one stops every rank.
+  char read = readValues();
+  std::vector<char> readBy = agree(read, "agreeing the values were read");
+  if (!read)
+    return fail(error);
+  if (readBy.empty())
+    return fail("agreeing the values were read: " + error);
+  for (int64_t r = 0; r < devices; ++r)
+    if (!readBy[r])
+      return fail("rank " + std::to_string(r) +
+                  " could not read its blocks of the values (its error says "
+                  "why)");
+  if (lead && !resumed.empty())
+    std::printf("resumed from '%s' at step %lld: %s\n", flags.resume.c_str(),
+                static_cast<long long>(firstStep), resumed.c_str());
 
   // The steps a checkpoint says were run, and those to run, count in
   // `unsigned` as the step hyper-parameter and the data do.
@@ -607,12 +633,20 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     context.gemmWorkspace = context.arena + info.gemmWorkspaceOffset;
     context.gemmWorkspaceBytes = size_t(info.gemmWorkspaceBytes);
   }
-  for (int i = 0; i < info.numArguments; ++i)
-    upload(i, arguments[i]);
-
   int lrIndex = findArgument(info, ArgRole::Hyper, "lr");
   int stepIndex = findArgument(info, ArgRole::Hyper, "step");
   int scaleIndex = findArgument(info, ArgRole::State, "loss_scale");
+  // The parameters and optimizer state live on the device from now on (a
+  // save reads them back): the host lets its copies go. A value no stage
+  // of this rank reads keeps its first value here, and the loss scale is
+  // read every step.
+  for (int i = 0; i < info.numArguments; ++i) {
+    upload(i, arguments[i]);
+    ArgRole role = info.arguments[i].init.role;
+    if (holds(i) && i != scaleIndex &&
+        (role == ArgRole::Param || role == ArgRole::State))
+      std::vector<char>().swap(arguments[i]);
+  }
   double peakLr = 0;
   if (lrIndex >= 0)
     peakLr = flags.hasLr ? flags.lr
@@ -846,10 +880,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       if (role != ArgRole::Param && role != ArgRole::State)
         continue;
       if (!communication) {
-        backend::toHost(arguments[i].data(),
+        whole[i].resize(getNumElements(info.arguments[i]) *
+                        getDTypeBytes(info.arguments[i].dtype));
+        backend::toHost(whole[i].data(),
                         context.arena + info.arguments[i].offset,
-                        arguments[i].size());
-        whole[i] = arguments[i];
+                        whole[i].size());
         continue;
       }
       // Every rank's block, gathered through the device; rank 0 puts them
@@ -923,21 +958,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                            firstStep + flags.steps, saveError);
     if (!saved)
       fail(saveError);
-    std::vector<char> everyone(devices, saved);
-    if (communication) {
-      char *flagsOnDevice =
-          static_cast<char *>(backend::allocate(devices + 1, error));
-      if (!flagsOnDevice)
-        return fail("--save-shards: " + error);
-      backend::toDevice(flagsOnDevice, &saved, 1);
-      backend::beginCollective();
-      communication->world->getWorldGroup().allGather(
-          flagsOnDevice, flagsOnDevice + 1, 1, "--save-shards");
-      backend::endCollective(info.numCollectives);
-      backend::waitCollective(info.numCollectives);
-      backend::toHost(everyone.data(), flagsOnDevice + 1, devices);
-      backend::release(flagsOnDevice);
-    }
+    std::vector<char> everyone = agree(saved, "--save-shards");
+    if (everyone.empty())
+      return fail("--save-shards: " + error);
     for (int64_t r = 0; r < devices; ++r)
       if (!everyone[r])
         return r == env->rank

@@ -216,6 +216,59 @@ static void testCheckpointFileTypes() {
   std::remove(path.c_str());
 }
 
+/// On a mesh, a rank reads only its block of each value from the mapped
+/// file: the block takeBlock cuts from the whole value read on one device
+/// (converted alike, ZeRO's padding zero), and its values alone checked.
+static void testCheckpointBlocks() {
+  std::string path = "blocks-test.safetensors", error;
+  // A bf16 [5, 6] parameter from an F32 file, split on its rows over dp=2
+  // (padded to 6: ZeRO) and on its columns over tp=3.
+  StepInfo local{};
+  local.mesh.numAxes = 2;
+  local.mesh.axisSizes[0] = 2, local.mesh.axisSizes[1] = 3;
+  ArgumentInfo block = makeVectorParam(DType::BF16, 3);
+  block.rank = 2;
+  block.shape[1] = 2;
+  block.globalShape[0] = 5, block.globalShape[1] = 6;
+  std::memset(block.dimAxes, -1, sizeof(block.dimAxes));
+  block.dimAxes[0][0] = 0, block.dimAxes[1][0] = 1;
+  local.arguments = &block;
+  local.numArguments = 1;
+  ArgumentInfo whole = ranks::getGlobalArgument(block);
+  StepInfo global = local;
+  global.arguments = &whole;
+  std::vector<float> values(30);
+  for (int i = 0; i < 30; ++i)
+    values[i] = 1.0f + float(i) / 1024.0f; // not all bf16: rounded
+  safetensors::Entry w{"w", "F32", {5, 6}, std::vector<char>(120)};
+  std::memcpy(w.data.data(), values.data(), 120);
+  CHECK(safetensors::write(path, {w}, {}, error));
+  ArgumentBytes all(1);
+  CHECK(loadImportedParams(path, global, all, error));
+  for (int64_t rank = 0; rank < 6; ++rank) {
+    DeviceBlocks blocks{&local, ranks::getCoordinates(local.mesh, rank)};
+    ArgumentBytes mine(1);
+    CHECK(loadImportedParams(path, global, mine, error, &blocks));
+    CHECK(mine[0] ==
+          ranks::takeBlock(block, local.mesh, blocks.coordinates, all[0]));
+    CHECK(mine[0].size() == 3 * 2 * 2);
+  }
+  // A NaN at element 29 (row 4, column 5): rank 5 (dp 1, tp 2) holds it
+  // and names it by its place in the whole value; rank 0 does not see it.
+  values[29] = NAN;
+  std::memcpy(w.data.data(), values.data(), 120);
+  CHECK(safetensors::write(path, {w}, {}, error));
+  ArgumentBytes mine(1);
+  DeviceBlocks first{&local, ranks::getCoordinates(local.mesh, 0)};
+  CHECK(loadImportedParams(path, global, mine, error, &first));
+  DeviceBlocks last{&local, ranks::getCoordinates(local.mesh, 5)};
+  int64_t steps = 0;
+  CHECK(!loadCheckpoint(path, global, mine, {ArgRole::Param}, steps, error,
+                        &last));
+  CHECK(error.find("holds NaN at element 29") != std::string::npos);
+  std::remove(path.c_str());
+}
+
 static void testCheckWritable() {
   std::string error;
   // A writable path: the probe leaves no temporary behind.
@@ -1315,6 +1368,7 @@ int main() {
   testSafetensors();
   testCheckpointSteps();
   testCheckpointFileTypes();
+  testCheckpointBlocks();
   testCheckWritable();
   testKernels();
   testRandom();

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Sharded checkpoints: `train --save-shards DIR` on a partitioned step, then
-`--resume DIR` on the same mesh (each rank reading its own file) and on one
-device (reading them all), continue the run exactly as an uninterrupted
+`--resume DIR` on the same mesh (each rank reading its own file), on one
+device (reading them all) and on another mesh, continue the run exactly as an uninterrupted
 one; a damaged checkpoint is a clear error, on one device and on the mesh.
 
 Uses the projects the codegen tests built: --sharded (a partitioned tiny
 GPT-2 step, run with --nproc: dp=2,tp=2 ZeRO-1, dp=3 ZeRO-3 whose blocks
 end in padding, or pp=2 whose rank files hold their stages' values),
 --whole (the same model's unsharded step) and optionally --other (the same
-step on another mesh).
+step on another mesh, whose rank 0 reads --other-files of the rank files:
+those its blocks overlap).
 """
 
 import argparse
@@ -51,6 +52,8 @@ def main():
     parser.add_argument("--other", help="train of another mesh of the same "
                         "step, resumed from the checkpoint too")
     parser.add_argument("--other-nproc", type=int, default=2)
+    parser.add_argument("--other-files", type=int, default=0,
+                        help="the rank files rank 0 of --other reads")
     parser.add_argument("--work-dir", required=True)
     args = parser.parse_args()
     shutil.rmtree(args.work_dir, ignore_errors=True)
@@ -77,14 +80,20 @@ def main():
     resumed = train(args.whole, ["--steps", "2", "--log-every", "1",
                                  "--resume", checkpoint]).stdout
     same("resumed on one device", losses(resumed), later)
+    if "read %d of %d rank files" % (args.nproc, args.nproc) not in resumed:
+        sys.exit("resumed on one device without every rank file:\n" +
+                 resumed)
     if args.other:
+        # Each rank reads the rank files its blocks overlap, no more.
         resumed = train(args.other, ["--nproc", str(args.other_nproc),
                                      "--steps", "2", "--log-every", "1",
                                      "--resume", checkpoint]).stdout
         same("resumed on another mesh", losses(resumed), later)
-    if "read %d of %d rank files" % (args.nproc, args.nproc) not in resumed:
-        sys.exit("resumed on one device without every rank file:\n" +
-                 resumed)
+        read = "rank 0 read %d of %d rank files" % (args.other_files,
+                                                     args.nproc)
+        if read not in resumed:
+            sys.exit("resumed on another mesh, expected '%s':\n%s" %
+                     (read, resumed))
 
     # A truncated rank file, and a manifest that lost a tensor.
     damaged = os.path.join(args.work_dir, "damaged")
@@ -113,6 +122,17 @@ def main():
             result.stderr:
         sys.exit("a manifest without wte.weight: %d, %r" %
                  (result.returncode, result.stderr))
+    # A mesh of 2^40 devices is refused before anything is made per device.
+    manifest = json.load(open(os.path.join(checkpoint, "manifest.json")))
+    manifest["mesh"] = [{"name": "a", "size": 2**20},
+                        {"name": "b", "size": 2**20}]
+    manifest["ranks"] = 2**40
+    json.dump(manifest, open(manifest_path, "w"))
+    result = train(args.whole, ["--steps", "1", "--resume", damaged], False)
+    if result.returncode != 1 or "more than 2^20 devices" not in \
+            result.stderr:
+        sys.exit("a mesh of 2^40 devices: %d, %r" % (result.returncode,
+                                                      result.stderr))
     # A pipelined step's manifest names the files that hold each tensor.
     if "pipeline_axis" in manifest:
         manifest = json.load(open(os.path.join(checkpoint, "manifest.json")))

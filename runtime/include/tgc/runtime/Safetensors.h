@@ -24,6 +24,16 @@ struct Entry {
   std::vector<char> data;
 };
 
+/// A tensor of a file in memory: its bytes are the file's, not a copy
+/// (valid while the file's memory is).
+struct EntryView {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  const char *data = nullptr;
+  size_t size = 0;
+};
+
 /// Writes `entries` and the string `metadata` to `path` through a temporary
 /// file renamed at the end, so that a failure leaves nothing behind. On
 /// error returns false and says why in `error`.

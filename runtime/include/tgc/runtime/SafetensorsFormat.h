@@ -90,18 +90,19 @@ inline bool makeHeader(const Entry *entries, size_t count,
   return true;
 }
 
-/// The tensors (their bytes copied) and metadata of the `size` bytes of a
-/// file. False and `error` (what is wrong, without the file's name) for a
-/// file that is not one: a header that is no JSON object, an entry without
-/// a dtype of the format, a shape or two data offsets, more than 2^40
+/// The tensors (views of their bytes in `bytes`) and metadata of the `size`
+/// bytes of a file. False and `error` (what is wrong, without the file's name)
+/// for a file that is not one: a header that is no JSON object, an entry
+/// without a dtype of the format, a shape or two data offsets, more than 2^40
 /// elements, data that does not match its dtype and shape or lies past
 /// the end (a truncated file), or two tensors sharing bytes (writing one
 /// would change the other).
 /// Messages quote a tensor's name through `quote`.
-inline bool parse(const char *bytes, size_t size, std::vector<Entry> &entries,
-                  std::map<std::string, std::string> &metadata,
-                  std::string &error,
-                  std::string (*quote)(const std::string &) = printable) {
+inline bool parseViews(const char *bytes, size_t size,
+                       std::vector<EntryView> &entries,
+                       std::map<std::string, std::string> &metadata,
+                       std::string &error,
+                       std::string (*quote)(const std::string &) = printable) {
   auto fail = [&](const std::string &message) {
     error = message;
     return false;
@@ -144,7 +145,7 @@ inline bool parse(const char *bytes, size_t size, std::vector<Entry> &entries,
         !info["data_offsets"][0].is_number_unsigned() ||
         !info["data_offsets"][1].is_number_unsigned())
       return fail("tensor '" + quote(name) + "' has a malformed header entry");
-    Entry entry;
+    EntryView entry;
     entry.name = name;
     entry.dtype = info["dtype"].get<std::string>();
     int64_t elementSize = getDTypeSize(entry.dtype);
@@ -173,7 +174,8 @@ inline bool parse(const char *bytes, size_t size, std::vector<Entry> &entries,
                   std::to_string(end - begin) +
                   " bytes; its dtype and shape need " +
                   std::to_string(count * uint64_t(elementSize)));
-    entry.data.assign(data + begin, data + end);
+    entry.data = data + begin;
+    entry.size = end - begin;
     entries.push_back(std::move(entry));
     if (begin != end)
       ranges.push_back({begin, end, name});
@@ -184,6 +186,22 @@ inline bool parse(const char *bytes, size_t size, std::vector<Entry> &entries,
     if (ranges[i].begin < ranges[i - 1].end)
       return fail("tensors '" + quote(ranges[i - 1].name) + "' and '" +
                   quote(ranges[i].name) + "' have overlapping data offsets");
+  return true;
+}
+
+/// parseViews, each tensor's bytes copied.
+inline bool parse(const char *bytes, size_t size, std::vector<Entry> &entries,
+                  std::map<std::string, std::string> &metadata,
+                  std::string &error,
+                  std::string (*quote)(const std::string &) = printable) {
+  std::vector<EntryView> views;
+  entries.clear();
+  if (!parseViews(bytes, size, views, metadata, error, quote))
+    return false;
+  for (EntryView &view : views)
+    entries.push_back({std::move(view.name), std::move(view.dtype),
+                       std::move(view.shape),
+                       std::vector<char>(view.data, view.data + view.size)});
   return true;
 }
 

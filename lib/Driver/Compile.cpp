@@ -2,6 +2,7 @@
 
 #include "tgc/Driver/Compile.h"
 
+#include "tgc/Analysis/CostModel.h"
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Analysis/RecomputePlanner.h"
 #include "tgc/Dialect/TG/TGDialect.h"
@@ -96,6 +97,29 @@ static int64_t getLargestPeak(ModuleOp module, const DeviceSpec &device) {
   return peak;
 }
 
+/// The cost model's step time of `module`'s functions, summed.
+static double getStepTime(ModuleOp module, const DeviceSpec &device) {
+  double time = 0;
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      time += StepTimeEstimate::compute(function, device,
+                                        StepStructure::compute(function))
+                  .stepTime;
+  return time;
+}
+
+/// The peak tg-recompute predicts for `module`'s functions before it
+/// recomputes anything (the largest).
+static int64_t getPeakWithoutRecompute(ModuleOp module,
+                                       const DeviceSpec &device) {
+  int64_t peak = 0;
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      peak = std::max(
+          peak, RecomputePlanner(function, device).getPeakWithoutRecompute());
+  return peak;
+}
+
 /// The memory budget of `options` in bytes, if any and valid (tg-recompute
 /// reports an invalid one).
 static std::optional<int64_t>
@@ -143,40 +167,98 @@ LogicalResult tgc::compileModule(ModuleOp module,
   // The recompute planner predicts the peak of the scheduled step, but
   // fusion, which runs after it, changes buffers. The budget holds for the
   // program emitted: planning runs again, on a fresh copy of the step, with
-  // the budget tightened by the overshoot, a few times at most.
+  // the planner's budget (its target) tightened by the overshoot. The
+  // other way, a plan that recomputes and whose compiled step leaves more
+  // than 0.1% of the budget free runs again with the target loosened by
+  // what is free (at most to the peak the planner predicts without
+  // recomputation), then halfway between a target that fit and one that
+  // overshot; the fitting plan of the least modelled step time is kept.
+  // A few plans at most.
   std::optional<int64_t> budget = getBudgetBytes(options, *device);
   TrainingPipelineOptions planning;
   planning.copyOptionValuesFrom(options);
   constexpr unsigned kMaxPlans = 4;
   int64_t target = budget.value_or(0);
+  // Targets that fit and that overshot, and the peak without recomputation
+  // (computed when a plan first fits).
+  std::optional<int64_t> fitTarget, overTarget, unplannedPeak;
   OwningOpRef<ModuleOp> planned;
   std::string planningPipeline;
-  int64_t peak = 0;
+  double plannedTime = 0;
+  // Each plan's diagnostics (the planner's remarks under --explain) are
+  // held back; the kept plan's, or the failing one's, are emitted.
+  MLIRContext *context = module.getContext();
+  SmallVector<Diagnostic> keptDiagnostics;
+  auto emitAll = [&](SmallVector<Diagnostic> &diagnostics) {
+    for (Diagnostic &diagnostic : diagnostics)
+      context->getDiagEngine().emit(std::move(diagnostic));
+    diagnostics.clear();
+  };
   for (unsigned attempt = 0; attempt < kMaxPlans; ++attempt) {
-    planned = module.clone();
-    FailureOr<std::string> pipeline =
-        buildAndRunPasses(*planned, request, *device, [&](OpPassManager &pm) {
-          buildPlanningStage(pm, planning);
-        });
-    if (failed(pipeline))
+    OwningOpRef<ModuleOp> candidate = module.clone();
+    SmallVector<Diagnostic> diagnostics;
+    FailureOr<std::string> pipeline = failure();
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diagnostic) {
+        diagnostics.push_back(std::move(diagnostic));
+        return success();
+      });
+      pipeline = buildAndRunPasses(
+          *candidate, request, *device,
+          [&](OpPassManager &pm) { buildPlanningStage(pm, planning); });
+    }
+    if (failed(pipeline)) {
+      // A loosened target does not fail where a tighter one succeeded;
+      // should it, the fitting plan stands.
+      if (planned)
+        break;
+      emitAll(diagnostics);
       return failure();
+    }
     if (attempt == 0)
       planningPipeline = *pipeline;
-    if (!budget)
+    if (!budget) {
+      planned = std::move(candidate);
+      keptDiagnostics = std::move(diagnostics);
       break;
-    peak = getLargestPeak(*planned, *device);
-    if (peak <= *budget)
+    }
+    int64_t peak = getLargestPeak(*candidate, *device);
+    if (peak > *budget) {
+      overTarget = target;
+      if (!fitTarget && attempt + 1 == kMaxPlans) {
+        emitAll(diagnostics);
+        return module.emitError()
+               << "the compiled step peaks at " << peak
+               << " bytes, above the memory budget of " << *budget
+               << " bytes, after " << kMaxPlans
+               << " plans (the recompute planner's prediction is not exact "
+                  "once tg-fuse has run; see docs/recompute.md)";
+      }
+      target = fitTarget ? *fitTarget + (*overTarget - *fitTarget) / 2
+                         : target - (peak - *budget);
+    } else {
+      double time = getStepTime(*candidate, *device);
+      if (!planned || time < plannedTime) {
+        planned = std::move(candidate);
+        keptDiagnostics = std::move(diagnostics);
+        plannedTime = time;
+      }
+      fitTarget = target;
+      if (options.recompute != RecomputeStrategy::DP)
+        break;
+      if (!unplannedPeak)
+        unplannedPeak = getPeakWithoutRecompute(module, *device);
+      // Nothing recomputed, or too little free to gain from.
+      if (target >= *unplannedPeak || *budget - peak <= *budget / 1000)
+        break;
+      target = overTarget ? target + (*overTarget - target) / 2
+                          : std::min(*unplannedPeak, target + *budget - peak);
+    }
+    if (fitTarget && overTarget && *overTarget - *fitTarget <= *budget / 1000)
       break;
-    if (attempt + 1 == kMaxPlans)
-      return module.emitError()
-             << "the compiled step peaks at " << peak
-             << " bytes, above the memory budget of " << *budget
-             << " bytes, after " << kMaxPlans
-             << " plans (the recompute planner's prediction is not exact "
-                "once tg-fuse has run; see docs/recompute.md)";
-    target -= peak - *budget;
     planning.memoryBudget = std::to_string(target);
   }
+  emitAll(keptDiagnostics);
   module.getBodyRegion().takeBody(planned->getBodyRegion());
   // Both stages as one textual pipeline: builtin.module(STEP, PLANNING).
   auto passesOf = [](StringRef pipeline) {

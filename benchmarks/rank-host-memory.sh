@@ -4,7 +4,9 @@
 # partitioned gpt2 on the host target, started from --seed (--init random),
 # from the project's params.safetensors (--init imported) and from a
 # `--save` checkpoint of parameters and AdamW's moments (--resume FILE),
-# each rank reading only its blocks of the files' whole values. On the
+# each rank reading only its blocks of the files' whole values; and one
+# step that ends writing that checkpoint (--save FILE: rank 0 puts each
+# tensor together and writes it before the next). On the
 # host target the "device" arena is host memory too, so the figure is the
 # arena plus what the trainer keeps on the host (and the pages of the
 # mapped file it touched).
@@ -54,8 +56,10 @@ for init in random imported; do
   kib=$(peak "$work/build/train" --nproc "$NPROC" --steps 1 --init "$init")
   printf '%-34s %16.0f\n' "--init $init" "$(awk "BEGIN { print $kib / 1024 }")"
 done
-TGC_COMM_TIMEOUT=600 "$work/build/train" --nproc "$NPROC" --steps 1 \
-  --init random --save "$work/checkpoint.safetensors" > /dev/null
+kib=$(peak "$work/build/train" --nproc "$NPROC" --steps 1 --init random \
+  --save "$work/checkpoint.safetensors")
+printf '%-34s %16.0f\n' "--init random --save FILE" \
+  "$(awk "BEGIN { print $kib / 1024 }")"
 kib=$(peak "$work/build/train" --nproc "$NPROC" --steps 1 \
   --resume "$work/checkpoint.safetensors")
 printf '%-34s %16.0f\n' "--resume FILE ($(($(stat -c %s \

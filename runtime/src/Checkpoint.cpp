@@ -42,34 +42,58 @@ bool tgc::rt::isSplitView(const std::vector<int64_t> &a,
 }
 
 bool tgc::rt::saveCheckpoint(
-    const std::string &path, const StepInfo &info,
-    const ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
-    int64_t steps, std::string &error,
+    const std::string &path, const StepInfo &info, const ArgumentSource &source,
+    const std::vector<ArgRole> &roles, int64_t steps, std::string &error,
     const std::map<std::string, std::string> &extraMetadata) {
-  std::vector<safetensors::Entry> entries;
+  std::vector<safetensors::EntryView> entries;
+  std::vector<int> indices;
   for (int i = 0; i < info.numArguments; ++i) {
     const ArgumentInfo &arg = info.arguments[i];
     if (!hasRole(roles, arg.init.role))
       continue;
-    safetensors::Entry entry;
+    safetensors::EntryView entry;
     entry.name = arg.name;
     entry.dtype = getSafetensorsDType(arg.dtype);
     entry.shape.assign(arg.shape, arg.shape + arg.rank);
-    // Exact: the file type holds every value of the argument's.
-    if (!convertElements(arguments[i], arg.dtype, getFileDType(arg.dtype),
-                         entry.data, error)) {
-      error = "cannot save '" + std::string(arg.name) + "': " + error;
-      return false;
-    }
+    entry.size = getNumElements(arg) * getDTypeBytes(getFileDType(arg.dtype));
     entries.push_back(std::move(entry));
+    indices.push_back(i);
   }
   std::map<std::string, std::string> metadata = extraMetadata;
   metadata["tgc.steps"] = std::to_string(steps);
-  if (!safetensors::write(path, entries, metadata, error)) {
+  std::vector<char> value;
+  bool written = safetensors::writeStreamed(
+      path, entries, metadata,
+      [&](size_t k, std::vector<char> &bytes, std::string &why) {
+        const ArgumentInfo &arg = info.arguments[indices[k]];
+        if (!source(indices[k], value, why))
+          return false;
+        // Exact: the file type holds every value of the argument's.
+        bool converted = convertElements(value, arg.dtype,
+                                         getFileDType(arg.dtype), bytes, why);
+        value = {};
+        if (!converted)
+          why = "tensor '" + std::string(arg.name) + "' " + why;
+        return converted;
+      },
+      error);
+  if (!written)
     error = "cannot save '" + path + "': " + error;
-    return false;
-  }
-  return true;
+  return written;
+}
+
+bool tgc::rt::saveCheckpoint(
+    const std::string &path, const StepInfo &info,
+    const ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
+    int64_t steps, std::string &error,
+    const std::map<std::string, std::string> &extraMetadata) {
+  return saveCheckpoint(
+      path, info,
+      [&](int i, std::vector<char> &bytes, std::string &) {
+        bytes = arguments[i];
+        return true;
+      },
+      roles, steps, error, extraMetadata);
 }
 
 bool tgc::rt::checkValues(const std::string &path, const char *data,

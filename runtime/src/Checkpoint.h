@@ -8,6 +8,7 @@
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/Safetensors.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -62,8 +63,20 @@ bool isSplitView(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
 bool checkValues(const std::string &path, const char *data, int64_t count,
                  int64_t first, const ArgumentInfo &arg, std::string &error);
 
+/// Argument i's bytes in its dtype (`info`'s shape), made on demand; false
+/// with `why` if they cannot be.
+using ArgumentSource =
+    std::function<bool(int i, std::vector<char> &bytes, std::string &why)>;
+
 /// Writes the arguments whose role is in `roles` (by tg.name) and the step
-/// count reached to `path`, each in getFileDType's type.
+/// count reached to `path`, each in getFileDType's type, taken from
+/// `source` one at a time as it is written (only one is held at a time;
+/// `source` is called for each, in order, even after a failure).
+bool saveCheckpoint(
+    const std::string &path, const StepInfo &info, const ArgumentSource &source,
+    const std::vector<ArgRole> &roles, int64_t steps, std::string &error,
+    const std::map<std::string, std::string> &extraMetadata = {});
+/// The same from the arguments' bytes.
 bool saveCheckpoint(
     const std::string &path, const StepInfo &info,
     const ArgumentBytes &arguments, const std::vector<ArgRole> &roles,

@@ -29,6 +29,56 @@ bool safetensors::write(const std::string &path,
       error);
 }
 
+bool safetensors::writeStreamed(
+    const std::string &path, const std::vector<EntryView> &entries,
+    const std::map<std::string, std::string> &metadata,
+    const std::function<bool(size_t, std::vector<char> &, std::string &)>
+        &produce,
+    std::string &error) {
+  std::string prefix;
+  bool made =
+      makeHeader(entries.data(), entries.size(), metadata, prefix, error);
+  // Every entry is produced, written or not.
+  size_t produced = 0;
+  std::string produceError;
+  auto next = [&](std::vector<char> &bytes) {
+    bytes.clear();
+    std::string why;
+    bool ok = produce(produced, bytes, why);
+    if (ok && bytes.size() != entries[produced].size) {
+      why = "tensor '" + entries[produced].name + "' came as " +
+            std::to_string(bytes.size()) + " bytes, not " +
+            std::to_string(entries[produced].size);
+      ok = false;
+    }
+    if (!ok && produceError.empty())
+      produceError = why;
+    ++produced;
+    return ok;
+  };
+  bool written = made && writeFileAtomically(
+                             path,
+                             [&](std::ostream &out) {
+                               out.write(prefix.data(), prefix.size());
+                               std::vector<char> bytes;
+                               while (produced < entries.size()) {
+                                 if (!next(bytes))
+                                   out.setstate(std::ios::failbit);
+                                 else if (out)
+                                   out.write(bytes.data(), bytes.size());
+                               }
+                             },
+                             error);
+  std::vector<char> bytes;
+  while (produced < entries.size())
+    next(bytes);
+  if (!produceError.empty()) {
+    error = produceError;
+    return false;
+  }
+  return written;
+}
+
 bool safetensors::read(const std::string &path, std::vector<Entry> &entries,
                        std::map<std::string, std::string> &metadata,
                        std::string &error) {

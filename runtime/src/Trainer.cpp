@@ -872,30 +872,23 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   }
 
   if (!flags.save.empty()) {
-    // The whole values (of several ranks: gathered, put together on rank
-    // 0).
-    ArgumentBytes whole(info.numArguments);
-    for (int i = 0; i < info.numArguments; ++i) {
-      ArgRole role = info.arguments[i].init.role;
-      if (role != ArgRole::Param && role != ArgRole::State)
-        continue;
-      if (!communication) {
-        whole[i].resize(getNumElements(info.arguments[i]) *
-                        getDTypeBytes(info.arguments[i].dtype));
-        backend::toHost(whole[i].data(),
-                        context.arena + info.arguments[i].offset,
-                        whole[i].size());
-        continue;
-      }
-      // Every rank's block, gathered through the device; rank 0 puts them
-      // in place.
+    // The whole value of argument i, one at a time as the file is written:
+    // of several ranks, gathered, rank 0 putting the blocks together.
+    auto wholeOf = [&](int i, std::vector<char> &whole, std::string &why) {
       const ArgumentInfo &arg = info.arguments[i];
       size_t bytes = getDTypeBytes(arg.dtype);
       for (int d = 0; d < arg.rank; ++d)
         bytes *= arg.shape[d];
-      void *gathered = backend::allocate(bytes * (devices + 1), error);
-      if (!gathered)
-        return fail("gathering '" + std::string(arg.name) + "': " + error);
+      if (!communication) {
+        whole.resize(bytes);
+        backend::toHost(whole.data(), context.arena + arg.offset, bytes);
+        return true;
+      }
+      void *gathered = backend::allocate(bytes * (devices + 1), why);
+      if (!gathered) {
+        why = "gathering '" + std::string(arg.name) + "': " + why;
+        return false;
+      }
       // A rank of a stage that does not read it sends its first value (in
       // the last block of the buffer), which counts only when no stage
       // reads it (ranks::savesArgument).
@@ -911,27 +904,39 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
           ("gathering '" + std::string(arg.name) + "' for --save").c_str());
       backend::endCollective(info.numCollectives);
       backend::waitCollective(info.numCollectives);
-      std::vector<char> blocks(bytes * devices);
-      backend::toHost(blocks.data(), gathered, blocks.size());
+      if (lead) {
+        std::vector<char> blocks(bytes * devices);
+        backend::toHost(blocks.data(), gathered, blocks.size());
+        whole.assign(
+            getNumElements(global.arguments[i]) * getDTypeBytes(arg.dtype), 0);
+        for (int64_t r = 0; r < devices; ++r) {
+          std::vector<int64_t> at = ranks::getCoordinates(info.mesh, r);
+          if (ranks::savesArgument(arg, info.mesh, at))
+            ranks::putBlock(arg, info.mesh, at,
+                            std::vector<char>(blocks.begin() + r * bytes,
+                                              blocks.begin() + (r + 1) * bytes),
+                            whole);
+        }
+      }
       backend::release(gathered);
-      if (!lead)
-        continue;
-      whole[i].resize(getNumElements(global.arguments[i]) *
-                      getDTypeBytes(arg.dtype));
-      for (int64_t r = 0; r < devices; ++r) {
-        std::vector<int64_t> at = ranks::getCoordinates(info.mesh, r);
-        if (!ranks::savesArgument(arg, info.mesh, at))
-          continue;
-        ranks::putBlock(arg, info.mesh, at,
-                        std::vector<char>(blocks.begin() + r * bytes,
-                                          blocks.begin() + (r + 1) * bytes),
-                        whole[i]);
+      return true;
+    };
+    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
+    if (lead) {
+      if (!saveCheckpoint(flags.save, global, wholeOf, roles,
+                          firstStep + flags.steps, error))
+        return fail(error);
+    } else {
+      // The other ranks take part in the same gathers, in the same order.
+      std::vector<char> ignored;
+      std::string why;
+      for (int i = 0; i < info.numArguments; ++i) {
+        ArgRole role = info.arguments[i].init.role;
+        if ((role == ArgRole::Param || role == ArgRole::State) &&
+            !wholeOf(i, ignored, why))
+          return fail(why);
       }
     }
-    if (lead && !saveCheckpoint(flags.save, global, whole,
-                                {ArgRole::Param, ArgRole::State},
-                                firstStep + flags.steps, error))
-      return fail(error);
   }
   if (!flags.saveShards.empty()) {
     // Every rank writes its own blocks; rank 0 writes the manifest once all

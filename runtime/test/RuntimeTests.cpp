@@ -269,6 +269,60 @@ static void testCheckpointBlocks() {
   std::remove(path.c_str());
 }
 
+/// A streamed write holds one tensor at a time and calls its producer for
+/// every tensor, in order, whatever fails (the producer may take part in
+/// collectives): a producer's failure or an unwritable path leaves no file
+/// and names the cause.
+static void testStreamedWrite() {
+  std::string path = "streamed-test.safetensors", error;
+  std::vector<safetensors::EntryView> entries(3);
+  for (int i = 0; i < 3; ++i) {
+    entries[i].name = "t" + std::to_string(i);
+    entries[i].dtype = "F32";
+    entries[i].shape = {i + 1};
+    entries[i].size = 4 * (i + 1);
+  }
+  std::vector<size_t> calls;
+  auto produce = [&](bool failSecond) {
+    return
+        [&, failSecond](size_t i, std::vector<char> &bytes, std::string &why) {
+          calls.push_back(i);
+          if (failSecond && i == 1) {
+            why = "no bytes for t1";
+            return false;
+          }
+          std::vector<float> values(i + 1, float(i));
+          bytes.resize(values.size() * 4);
+          std::memcpy(bytes.data(), values.data(), bytes.size());
+          return true;
+        };
+  };
+  CHECK(safetensors::writeStreamed(path, entries, {}, produce(false), error));
+  CHECK((calls == std::vector<size_t>{0, 1, 2}));
+  std::vector<safetensors::Entry> read;
+  std::map<std::string, std::string> metadata;
+  CHECK(safetensors::read(path, read, metadata, error));
+  CHECK(read.size() == 3 && read[2].shape == std::vector<int64_t>{3} &&
+        read[2].data.size() == 12);
+  float last = 0;
+  std::memcpy(&last, read[2].data.data() + 8, 4);
+  CHECK(last == 2.0f);
+  std::remove(path.c_str());
+
+  calls.clear();
+  CHECK(!safetensors::writeStreamed(path, entries, {}, produce(true), error));
+  CHECK((calls == std::vector<size_t>{0, 1, 2}));
+  CHECK(error == "no bytes for t1");
+  CHECK(!std::ifstream(path) && !std::ifstream(path + ".tmp"));
+
+  calls.clear();
+  std::string missing = "no-such-directory/streamed.safetensors";
+  CHECK(
+      !safetensors::writeStreamed(missing, entries, {}, produce(false), error));
+  CHECK((calls == std::vector<size_t>{0, 1, 2}));
+  CHECK(error.find("cannot write") != std::string::npos);
+}
+
 static void testCheckWritable() {
   std::string error;
   // A writable path: the probe leaves no temporary behind.
@@ -1369,6 +1423,7 @@ int main() {
   testCheckpointSteps();
   testCheckpointFileTypes();
   testCheckpointBlocks();
+  testStreamedWrite();
   testCheckWritable();
   testKernels();
   testRandom();

@@ -10,6 +10,7 @@
 #define TGC_RUNTIME_SAFETENSORS_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,20 @@ struct EntryView {
 bool write(const std::string &path, const std::vector<Entry> &entries,
            const std::map<std::string, std::string> &metadata,
            std::string &error);
+
+/// Writes `path` as `write` does, the tensors `entries` describe (their
+/// `size`; `data` unread) produced one at a time: `produce(i, bytes, why)`
+/// gives tensor i's `size` bytes just before they are written, and they are
+/// dropped after, so only one tensor is held at a time. `produce` is called
+/// for every entry, in order, even after a failure (it may take part in
+/// collectives); its false (with `why`) fails the write, and the first
+/// such `why` is the error.
+bool writeStreamed(const std::string &path,
+                   const std::vector<EntryView> &entries,
+                   const std::map<std::string, std::string> &metadata,
+                   const std::function<bool(size_t, std::vector<char> &,
+                                            std::string &)> &produce,
+                   std::string &error);
 
 /// Reads every tensor of `path`, checking the header against the file
 /// (truncated data, offsets outside it, sizes that do not match the dtype

@@ -57,20 +57,25 @@ inline std::string printable(const std::string &name) {
   return result;
 }
 
-/// What precedes the data of a file holding the `count` `entries` in order: the
-/// header length and the header (`metadata` as `__metadata__` unless empty),
-/// padded with spaces so that the data starts 8-byte aligned. False (and
-/// `error`) for two tensors of one name.
-inline bool makeHeader(const Entry *entries, size_t count,
-                       const std::map<std::string, std::string> &metadata,
-                       std::string &prefix, std::string &error) {
+/// The bytes of an entry's data.
+inline uint64_t getDataSize(const Entry &entry) { return entry.data.size(); }
+inline uint64_t getDataSize(const EntryView &entry) { return entry.size; }
+
+/// What precedes the data of a file holding the `count` `entries` (Entry or
+/// EntryView) in order: the header length and the header (`metadata` as
+/// `__metadata__` unless empty), padded with spaces so that the data starts
+/// 8-byte aligned. False (and `error`) for two tensors of one name.
+template <typename EntryType>
+bool makeHeader(const EntryType *entries, size_t count,
+                const std::map<std::string, std::string> &metadata,
+                std::string &prefix, std::string &error) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty())
     header["__metadata__"] = metadata;
   std::set<std::string> names;
   uint64_t offset = 0;
   for (size_t i = 0; i < count; ++i) {
-    const Entry &entry = entries[i];
+    const EntryType &entry = entries[i];
     if (!names.insert(entry.name).second) {
       error = "two tensors are named '" + printable(entry.name) + "'";
       return false;
@@ -78,8 +83,8 @@ inline bool makeHeader(const Entry *entries, size_t count,
     header[entry.name] = {
         {"dtype", entry.dtype},
         {"shape", entry.shape},
-        {"data_offsets", {offset, offset + entry.data.size()}}};
-    offset += entry.data.size();
+        {"data_offsets", {offset, offset + getDataSize(entry)}}};
+    offset += getDataSize(entry);
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');

@@ -95,6 +95,14 @@ def main():
             sys.exit("resumed on another mesh, expected '%s':\n%s" %
                      (read, resumed))
 
+    # A --save file of one device resumed on the mesh: each rank reads its
+    # blocks of the whole values.
+    whole = os.path.join(args.work_dir, "whole.safetensors")
+    train(args.whole, ["--steps", "3", "--save", whole])
+    resumed = train(args.sharded, launch + ["--steps", "2", "--resume",
+                                            whole]).stdout
+    same("a whole checkpoint resumed on the mesh", losses(resumed), later)
+
     # A truncated rank file, and a manifest that lost a tensor.
     damaged = os.path.join(args.work_dir, "damaged")
     shutil.copytree(checkpoint, damaged)

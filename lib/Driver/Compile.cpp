@@ -182,51 +182,58 @@ LogicalResult tgc::compileModule(ModuleOp module,
   // Targets that fit and that overshot, and the peak without recomputation
   // (computed when a plan first fits).
   std::optional<int64_t> fitTarget, overTarget, unplannedPeak;
-  OwningOpRef<ModuleOp> planned;
+  // A plan: the planned step, what its passes said (the planner's remarks
+  // under --explain) and observed, and its modelled step time. Only the
+  // kept plan's diagnostics and observations reach the caller (or the
+  // failing plan's diagnostics).
+  struct Plan {
+    OwningOpRef<ModuleOp> module;
+    SmallVector<Diagnostic> diagnostics;
+    CompileObservations observations;
+    double time = 0;
+  };
+  std::optional<Plan> kept;
   std::string planningPipeline;
-  double plannedTime = 0;
-  // Each plan's diagnostics (the planner's remarks under --explain) are
-  // held back; the kept plan's, or the failing one's, are emitted.
   MLIRContext *context = module.getContext();
-  SmallVector<Diagnostic> keptDiagnostics;
   auto emitAll = [&](SmallVector<Diagnostic> &diagnostics) {
     for (Diagnostic &diagnostic : diagnostics)
       context->getDiagEngine().emit(std::move(diagnostic));
-    diagnostics.clear();
   };
   for (unsigned attempt = 0; attempt < kMaxPlans; ++attempt) {
-    OwningOpRef<ModuleOp> candidate = module.clone();
-    SmallVector<Diagnostic> diagnostics;
+    Plan plan;
+    plan.module = module.clone();
+    CompileRequest planRequest = request;
+    if (request.observations)
+      planRequest.observations = &plan.observations;
     FailureOr<std::string> pipeline = failure();
     {
       ScopedDiagnosticHandler capture(context, [&](Diagnostic &diagnostic) {
-        diagnostics.push_back(std::move(diagnostic));
+        plan.diagnostics.push_back(std::move(diagnostic));
         return success();
       });
       pipeline = buildAndRunPasses(
-          *candidate, request, *device,
+          *plan.module, planRequest, *device,
           [&](OpPassManager &pm) { buildPlanningStage(pm, planning); });
     }
     if (failed(pipeline)) {
       // A loosened target does not fail where a tighter one succeeded;
       // should it, the fitting plan stands.
-      if (planned)
+      if (kept)
         break;
-      emitAll(diagnostics);
+      emitAll(plan.diagnostics);
       return failure();
     }
     if (attempt == 0)
       planningPipeline = *pipeline;
     if (!budget) {
-      planned = std::move(candidate);
-      keptDiagnostics = std::move(diagnostics);
+      kept = std::move(plan);
       break;
     }
-    int64_t peak = getLargestPeak(*candidate, *device);
+    int64_t peak = getLargestPeak(*plan.module, *device);
     if (peak > *budget) {
       overTarget = target;
       if (!fitTarget && attempt + 1 == kMaxPlans) {
-        emitAll(diagnostics);
+        emitAll(plan.diagnostics);
         return module.emitError()
                << "the compiled step peaks at " << peak
                << " bytes, above the memory budget of " << *budget
@@ -237,12 +244,9 @@ LogicalResult tgc::compileModule(ModuleOp module,
       target = fitTarget ? *fitTarget + (*overTarget - *fitTarget) / 2
                          : target - (peak - *budget);
     } else {
-      double time = getStepTime(*candidate, *device);
-      if (!planned || time < plannedTime) {
-        planned = std::move(candidate);
-        keptDiagnostics = std::move(diagnostics);
-        plannedTime = time;
-      }
+      plan.time = getStepTime(*plan.module, *device);
+      if (!kept || plan.time < kept->time)
+        kept = std::move(plan);
       fitTarget = target;
       if (options.recompute != RecomputeStrategy::DP)
         break;
@@ -258,8 +262,12 @@ LogicalResult tgc::compileModule(ModuleOp module,
       break;
     planning.memoryBudget = std::to_string(target);
   }
-  emitAll(keptDiagnostics);
-  module.getBodyRegion().takeBody(planned->getBodyRegion());
+  emitAll(kept->diagnostics);
+  if (request.observations)
+    for (auto &entry : kept->observations.unfused)
+      request.observations->unfused[entry.getKey()] =
+          std::move(entry.getValue());
+  module.getBodyRegion().takeBody(kept->module->getBodyRegion());
   // Both stages as one textual pipeline: builtin.module(STEP, PLANNING).
   auto passesOf = [](StringRef pipeline) {
     return pipeline.drop_front(StringRef("builtin.module(").size()).drop_back();

@@ -535,10 +535,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   // Values read from a file: on a mesh, only this rank's block of each
   // (read from the mapped file and converted alone: no rank holds a whole
   // value it keeps a block of).
-  std::optional<DeviceBlocks> blocks;
-  if (communication)
-    blocks = DeviceBlocks{&info, communication->coordinates};
-  const DeviceBlocks *ownBlocks = blocks ? &*blocks : nullptr;
+  DeviceBlocks blocks{&info, communication ? communication->coordinates
+                                           : std::vector<int64_t>()};
+  const DeviceBlocks *ownBlocks = communication ? &blocks : nullptr;
   std::string resumed;
   auto readValues = [&]() {
     // An imported model's values, as `tgc train` starts from them.
@@ -934,7 +933,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       std::string why;
       for (int i = 0; i < info.numArguments; ++i) {
         ArgRole role = info.arguments[i].init.role;
-        if ((role == ArgRole::Param || role == ArgRole::State) &&
+        if (std::find(roles.begin(), roles.end(), role) != roles.end() &&
             !wholeOf(i, ignored, why))
           return fail(why);
       }

@@ -307,11 +307,26 @@ LogicalResult KernelEmitter::emitCompound(Operation *op) {
       .Case([&](tg::CrossEntropyGradOp grad) {
         Value logits = op->getOperand(1);
         auto ignore = grad.getIgnoreIndexAttr();
-        call = "crossEntropyGrad(th, " + in[0] + ", " + in[1] + ", " + in[2] +
-               ", " + in[3] + ", " + out[0] + ", " + str(getRows(logits)) +
-               ", " + str(getWidth(logits)) + ", " + boolean(bool(ignore)) +
-               ", " + str(ignore ? ignore.getInt() : 0) + ", " +
+        // The rows' weight (dloss over the counted rows) once, in scratch,
+        // then a block per row.
+        FailureOr<std::string> weight = computeScratch(logits, 1);
+        if (failed(weight)) {
+          status = failure();
+          return;
+        }
+        std::string rows = str(getRows(logits)),
+                    classes = str(getWidth(logits));
+        std::string ignored =
+            boolean(bool(ignore)) + ", " + str(ignore ? ignore.getInt() : 0);
+        call = "crossEntropyWeight(th, " + in[0] + ", " + in[2] + ", " +
+               *weight + ", " + rows + ", " + classes + ", " + ignored + ", " +
                boolean(grad.getReduction() == tg::LossReduction::Mean) + ");";
+        outputElements = 1;
+        secondCall = "crossEntropyGrad(rowThreads(), " + in[1] + ", " + in[2] +
+                     ", " + in[3] + ", " + *weight + ", " + out[0] + ", " +
+                     rows + ", " + classes + ", " + ignored + ");";
+        secondElements = getRows(logits);
+        secondPerRow = true;
       })
       .Case([&](tg::EmbeddingOp embedding) {
         ArrayRef<int64_t> table = getShape(embedding.getTable());

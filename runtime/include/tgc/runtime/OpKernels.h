@@ -570,12 +570,16 @@ __device__ void crossEntropyLoss(Threads th, const S *logits, const I *labels,
   loss[0] = st<L>(mean ? total / T(counted) : total);
 }
 
-template <typename D, typename S, typename I, typename F>
-__device__ void crossEntropyGrad(Threads th, const D *dloss, const S *logits,
-                                 const I *labels, const F *logsumexp, S *out,
-                                 int64_t rows, int64_t classes, bool hasIgnore,
-                                 int64_t ignoreIndex, bool mean) {
-  using T = Compute<S>;
+/// tg.cross_entropy_grad, in two launches: the weight of every row's
+/// gradient (dloss, over the rows counted for a mean) by thread 0, which
+/// checks the labels, then a block per row.
+template <typename D, typename I, typename W>
+__device__ void crossEntropyWeight(Threads th, const D *dloss, const I *labels,
+                                   W *weight, int64_t rows, int64_t classes,
+                                   bool hasIgnore, int64_t ignoreIndex,
+                                   bool mean) {
+  if (th.index != 0)
+    return;
   int64_t counted = 0;
   for (int64_t t = 0; t < rows; ++t) {
     int64_t label = ld(labels[t]);
@@ -585,16 +589,32 @@ __device__ void crossEntropyGrad(Threads th, const D *dloss, const S *logits,
       kernelError("cross_entropy_grad label", label, classes);
     ++counted;
   }
-  T weight = mean ? T(ld(dloss[0])) / T(counted) : T(ld(dloss[0]));
-  for (int64_t i = th.index; i < rows * classes; i += th.count) {
-    int64_t t = i / classes, c = i % classes;
+  // 0/0 is NaN for the mean over no token, as in the forward.
+  weight[0] = mean ? W(ld(dloss[0])) / W(counted) : W(ld(dloss[0]));
+}
+
+template <typename S, typename I, typename F>
+__device__ void crossEntropyGrad(RowThreads th, const S *logits,
+                                 const I *labels, const F *logsumexp,
+                                 const Compute<S> *weight, S *out, int64_t rows,
+                                 int64_t classes, bool hasIgnore,
+                                 int64_t ignoreIndex) {
+  using T = Compute<S>;
+  Threads k = th.columns;
+  for (int64_t t = th.rows.index; t < rows; t += th.rows.count) {
+    const S *row = logits + t * classes;
+    S *outRow = out + t * classes;
     int64_t label = ld(labels[t]);
     if (hasIgnore && label == ignoreIndex) {
-      out[i] = st<S>(T(0));
+      for (int64_t c = k.index; c < classes; c += k.count)
+        outRow[c] = st<S>(T(0));
       continue;
     }
-    T p = std::exp(ld(logits[i]) - T(ld(logsumexp[t])));
-    out[i] = st<S>(weight * (p - (c == label ? T(1) : T(0))));
+    T w = weight[0], rowLse = T(ld(logsumexp[t]));
+    for (int64_t c = k.index; c < classes; c += k.count) {
+      T p = std::exp(ld(row[c]) - rowLse);
+      outRow[c] = st<S>(w * (p - (c == label ? T(1) : T(0))));
+    }
   }
 }
 

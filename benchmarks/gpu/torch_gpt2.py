@@ -2,7 +2,8 @@
 """GPT-2 training steps in PyTorch, the peer of a tgc-generated trainer.
 
     torch_gpt2.py [--preset 124m] [--batch 8] [--seq 1024] [--steps 20]
-                  [--compile] [--precision bf16|f32]
+                  [--compile] [--precision bf16|f32] [--device cuda|cpu]
+                  [--layers L --hidden H --heads N --vocab V]
 
 The same model as `tgc-zoo gpt2 --preset P --seq S --batch B` (learned
 positions, pre-LayerNorm blocks with biases, GELU (tanh), causal attention,
@@ -13,6 +14,11 @@ Attention is F.scaled_dot_product_attention (flash attention on the GPU).
 Fresh random tokens each step (labels = ids, as train's synthetic-copy data).
 Prints ms/step, tokens/s and the peak of memory PyTorch allocated. Runs on
 the GPU machine's own PyTorch; nothing of it is part of tgc.
+
+`--device cpu` (f32 only; the peer of the host target's `train`,
+benchmarks/host-step.sh) runs on the CPU with PyTorch's threads, timed by
+the wall clock; --layers, --hidden, --heads and --vocab replace the
+preset's.
 """
 
 import argparse
@@ -79,17 +85,26 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--precision", default="bf16", choices=["bf16", "f32"])
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    for name in ("layers", "hidden", "heads", "vocab"):
+        parser.add_argument("--" + name, type=int)
     args = parser.parse_args()
+    cuda = args.device == "cuda"
+    if not cuda and args.precision != "f32":
+        parser.error("--device cpu takes --precision f32")
     torch.manual_seed(0)
-    layers, hidden, heads, vocab = PRESETS[args.preset]
-    model = GPT2(layers, hidden, heads, vocab).cuda()
+    layers, hidden, heads, vocab = (
+        getattr(args, name) or value for name, value in zip(
+            ("layers", "hidden", "heads", "vocab"), PRESETS[args.preset]))
+    model = GPT2(layers, hidden, heads, vocab,
+                 positions=max(1024, args.seq)).to(args.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3,
-                                  weight_decay=0.0, fused=True)
+                                  weight_decay=0.0, fused=cuda)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
 
     def step(ids):
-        with torch.autocast("cuda", dtype=torch.bfloat16,
+        with torch.autocast(args.device, dtype=torch.bfloat16,
                             enabled=args.precision == "bf16"):
             loss = model(ids, ids)
         loss.backward()
@@ -98,26 +113,38 @@ def main():
         return loss
 
     run = torch.compile(step) if args.compile else step
-    batches = [torch.randint(0, vocab, (args.batch, args.seq), device="cuda")
-               for _ in range(4)]
+    batches = [torch.randint(0, vocab, (args.batch, args.seq),
+                             device=args.device) for _ in range(4)]
     begin = time.time()
     for i in range(args.warmup):
         run(batches[i % 4])
-    torch.cuda.synchronize()
+    if cuda:
+        torch.cuda.synchronize()
     warm = time.time() - begin
-    torch.cuda.reset_peak_memory_stats()
-    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-    start.record()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+        start.record()
+    else:
+        start = time.perf_counter()
     for i in range(args.steps):
         loss = run(batches[i % 4])
-    end.record()
-    torch.cuda.synchronize()
-    ms = start.elapsed_time(end) / args.steps
+    if cuda:
+        end.record()
+        torch.cuda.synchronize()
+        ms = start.elapsed_time(end) / args.steps
+        peak = (f", peak allocated "
+                f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+    else:
+        ms = (time.perf_counter() - start) * 1e3 / args.steps
+        peak = f", {torch.get_num_threads()} threads"
     tokens = args.batch * args.seq / (ms * 1e-3)
-    print(f"torch {'compile' if args.compile else 'eager'} gpt2-{args.preset} "
+    name = args.preset if not any(
+        getattr(args, n) for n in ("layers", "hidden", "heads", "vocab")) \
+        else f"{layers}x{hidden}x{heads}:{vocab}"
+    print(f"torch {'compile' if args.compile else 'eager'} gpt2-{name} "
           f"{args.precision} batch {args.batch} seq {args.seq}: "
-          f"{ms:.3f} ms/step, {tokens:.0f} tokens/s, peak allocated "
-          f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB "
+          f"{ms:.3f} ms/step, {tokens:.0f} tokens/s{peak} "
           f"(warm-up {warm:.1f} s, loss {loss.item():.4f}, "
           f"{sum(p.numel() for p in model.parameters())} parameters)")
 

@@ -16,9 +16,12 @@
 #include "tgc/Support/FloatFormats.h"
 #include "tgc/Support/Philox.h"
 
+#include "tgc/runtime/TiledGemm.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Parallel.h"
 
 #include <cblas.h>
 
@@ -226,21 +229,26 @@ void stridedGather(const Vector &src, Vector &dst,
   }
 }
 
-/// C[m x n] = alpha * op(A) op(B) + beta * C in row-major storage, through
-/// BLAS (f32 accumulation for floats, f64 for doubles).
-inline void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-                 const float *a, const float *b, float *c, float alpha = 1.0f,
-                 float beta = 0.0f) {
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              transA ? m : k, b, transB ? k : n, beta, c, n);
+/// The tiles of a GEMM on LLVM's threads, each an OpenBLAS call on one
+/// thread (tgc/runtime/TiledGemm.h).
+inline void forEachGemmTile(int64_t tiles,
+                            llvm::function_ref<void(int64_t)> tile) {
+  // OpenBLAS's own threads would split the tiles again.
+  static const bool serialBlas = (openblas_set_num_threads(1), true);
+  (void)serialBlas;
+  llvm::parallelFor(0, static_cast<size_t>(tiles),
+                    [&](size_t t) { tile(static_cast<int64_t>(t)); });
 }
-inline void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-                 const double *a, const double *b, double *c,
-                 double alpha = 1.0, double beta = 0.0) {
-  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              transA ? m : k, b, transB ? k : n, beta, c, n);
+
+/// C[m x n] = alpha * op(A) op(B) + beta * C in row-major storage, through
+/// BLAS (f32 accumulation for floats, f64 for doubles), in tiles that
+/// depend on the shape alone: the same bits on any number of threads, and
+/// the host target's.
+template <typename T>
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const T *a,
+          const T *b, T *c, T alpha = T(1), T beta = T(0)) {
+  tgc::rt::tiledGemm(transA, transB, m, n, k, a, b, c, alpha, beta,
+                     forEachGemmTile);
 }
 
 /// NaN-propagating max and min, as tg.max/tg.min and reductions define them.

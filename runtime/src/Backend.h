@@ -44,6 +44,9 @@ void waitCollective(int id);
 /// Makes device `localRank` (modulo the devices there are) this process's,
 /// before anything else touches the device; nothing on the host.
 void selectDevice(int localRank);
+/// The processes of the launch on this machine (its local world size): the
+/// host target shares the CPUs among them; nothing on the GPU.
+void setLocalProcesses(int count);
 /// Waits for the step; reports an asynchronous failure and exits.
 void synchronize(const char *what);
 /// The most device memory in use so far (0 where unknown).

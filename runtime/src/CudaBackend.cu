@@ -197,6 +197,8 @@ void backend::selectDevice(int localRank) {
     check(cudaSetDevice(localRank % count), "cudaSetDevice", "the runtime");
 }
 
+void backend::setLocalProcesses(int) {}
+
 void backend::synchronize(const char *what) {
   check(cudaStreamSynchronize(stream), "the GPU", what);
   notePeak();

@@ -107,8 +107,10 @@ void printUsage(const char *program) {
       "step 2\n(TGC_CUDA_GRAPH=0: kernel by kernel); TGC_ATTENTION=reference "
       "uses the\nreference attention kernels. TGC_GEMM_EPILOGUE=0 runs "
       "each GEMM's epilogue as\nkernels of its own instead of in the GEMM "
-      "call. On the host, TGC_HOST_THREADS=T\nruns every block on T "
-      "threads.\n",
+      "call. On the host, the blocks of a launch run on the CPUs the "
+      "process\nmay use (shared among the local ranks; TGC_HOST_WORKERS=N: "
+      "N workers), and\nTGC_HOST_THREADS=T runs every block as T threads "
+      "taking turns at each\n__syncthreads.\n",
       program);
 }
 
@@ -419,6 +421,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     return fail(error);
   if (env->worldSize > 1)
     messageRank = env->rank;
+  backend::setLocalProcesses(env->localWorldSize);
   if (env->rank == 0 && !checkOutputs(flags, error))
     return fail(error);
   std::unique_ptr<Communication> communication;

@@ -1,7 +1,9 @@
 //===- RuntimeTests.cpp - the runtime's unit tests, without MLIR ----------===//
 //
 // Element formats, Philox's known answers, safetensors round trips and
-// errors, and op kernels run on the host target's one thread per block.
+// errors, op kernels run on the host target's one thread per block, and
+// the host target's workers (at least four, TGC_HOST_WORKERS, whatever the
+// CPUs) running blocks, GEMMs and fibers of a block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +11,7 @@
 #include "tgc/runtime/Kernels.h"
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/Safetensors.h"
+#include "tgc/runtime/TiledGemm.h"
 #include "tgc/runtime/TokenFile.h"
 
 #include "AtomicFile.h"
@@ -19,6 +22,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -1001,6 +1005,78 @@ static void testAttentionReference() {
 
 /// The host target's GEMM epilogues (what one cuBLASLt call computes for a
 /// gemm region), each stage against its formula.
+/// The host target's workers: every block of a launch runs once; blocks
+/// of several threads (fibers) that run at once on different workers each
+/// see only their own shared memory, and every thread reaches a barrier
+/// before any passes it; a GEMM split over the workers (by rows, by
+/// columns, operands transposed) is the product, and its tiles computed
+/// one after another on one thread to the bit.
+static void testHostWorkers() {
+  constexpr unsigned kBlocks = 1000, kThreads = 8;
+  std::vector<unsigned> ran(kBlocks, 0);
+  hostLaunch(kBlocks, [&] { ++ran[blockIdx.x]; });
+  CHECK(std::all_of(ran.begin(), ran.end(), [](unsigned n) { return n == 1; }));
+
+  // Each thread writes its slot, then reads its neighbour's (written by a
+  // thread that may run after it but before the barrier lets it read).
+  std::vector<int64_t> seen(kBlocks * kThreads, -1);
+  hostLaunch(
+      kBlocks,
+      [&] {
+        __shared__ int64_t slots[kThreads];
+        unsigned t = threadIdx.x, b = blockIdx.x;
+        slots[t] = int64_t(b) * 100 + t;
+        __syncthreads();
+        seen[b * kThreads + t] = slots[(t + 1) % kThreads];
+        __syncthreads();
+      },
+      kThreads);
+  bool isolated = true;
+  for (unsigned b = 0; b < kBlocks; ++b)
+    for (unsigned t = 0; t < kThreads; ++t)
+      isolated &=
+          seen[b * kThreads + t] == int64_t(b) * 100 + (t + 1) % kThreads;
+  CHECK(isolated);
+
+  struct Shape {
+    bool transA, transB;
+    int64_t m, n, k;
+  };
+  // Tall (split by rows) and wide (by columns), each way transposed.
+  for (Shape shape :
+       {Shape{false, false, 600, 70, 100}, Shape{true, false, 600, 70, 100},
+        Shape{false, true, 30, 900, 100}, Shape{true, true, 30, 900, 100}}) {
+    auto [transA, transB, m, n, k] = shape;
+    std::vector<float> a(m * k), b(k * n), c(m * n), expected(m * n);
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = std::sin(0.37f * float(i)) * 3;
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = std::cos(0.11f * float(i)) - 0.25f;
+    Context context;
+    GemmDesc desc{transA, transB, true,       1,          m,
+                  n,      k,      DType::F32, DType::F32, DType::F32};
+    gemm(context, desc, a.data(), b.data(), c.data(), "split");
+    // The same tiles one after another on this thread.
+    tiledGemm(transA, transB, m, n, k, a.data(), b.data(), expected.data(),
+              1.0f, 0.0f, [](int64_t tiles, auto &&tile) {
+                for (int64_t t = tiles - 1; t >= 0; --t)
+                  tile(t);
+              });
+    CHECK(c == expected);
+    // And the product itself, in double.
+    double worst = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < k; ++l)
+          sum += double(transA ? a[l * m + i] : a[i * k + l]) *
+                 double(transB ? b[j * k + l] : b[l * n + j]);
+        worst = std::max(worst, std::fabs(sum - c[i * n + j]));
+      }
+    CHECK(worst < 1e-3);
+  }
+}
+
 static void testGemmEpilogue() {
   Context context;
   // A [2 x 3] times B [3 x 2], row-major.
@@ -1417,6 +1493,8 @@ static void testFakeQuant() {
 }
 
 int main() {
+  // Several workers even on one CPU, before the first launch makes them.
+  setenv("TGC_HOST_WORKERS", "4", 0);
   testFormats();
   testPhilox();
   testSafetensors();
@@ -1437,6 +1515,7 @@ int main() {
   testExpertProducts<float>();
   testExpertProducts<double>();
   testFakeQuant();
+  testHostWorkers();
   testHeldTokenRows();
   testShiftedLabels();
   if (failures)

@@ -2,6 +2,7 @@
 
 #include "tgc/Eval/Kernels.h"
 #include "tgc/InitAll.h"
+#include "tgc/runtime/TiledGemm.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -9,6 +10,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 using namespace mlir;
@@ -105,6 +107,41 @@ static MLIRContext &getTgContext() {
     return made;
   }();
   return *context;
+}
+
+// A matmul is the tiles of tgc/runtime/TiledGemm.h, whichever threads take
+// them: equal to the bit to the tiles computed one after another on one
+// thread (the host target's GEMMs compute the same tiles), on a shape
+// where one OpenBLAS call over the whole product gives other bits.
+TEST(MatmulTest, TheTilesDecideTheBits) {
+  MLIRContext &context = getTgContext();
+  constexpr int64_t m = 30, n = 900, k = 100;
+  Tensor a(RankedTensorType::get({m, k}, Float32Type::get(&context)),
+           Tensor::Storage::Float);
+  Tensor b(RankedTensorType::get({k, n}, Float32Type::get(&context)),
+           Tensor::Storage::Float);
+  for (size_t i = 0; i < a.floats().size(); ++i)
+    a.floats()[i] = std::sin(0.37f * float(i)) * 3;
+  for (size_t i = 0; i < b.floats().size(); ++i)
+    b.floats()[i] = std::cos(0.11f * float(i)) - 0.25f;
+  SmallVector<Tensor> product = runSingleOp(context, R"mlir(
+    func.func @f(%a: tensor<30x100xf32>, %b: tensor<100x900xf32>)
+        -> tensor<30x900xf32> {
+      %0 = tg.matmul %a, %b
+          : (tensor<30x100xf32>, tensor<100x900xf32>) -> tensor<30x900xf32>
+      return %0 : tensor<30x900xf32>
+    })mlir",
+                                            {&a, &b});
+  ASSERT_EQ(product.size(), 1u);
+  std::vector<float> expected(m * n);
+  openblas_set_num_threads(1);
+  rt::tiledGemm(false, false, m, n, k, a.floats().data(), b.floats().data(),
+                expected.data(), 1.0f, 0.0f, [](int64_t tiles, auto &&tile) {
+                  for (int64_t t = 0; t < tiles; ++t)
+                    tile(t);
+                });
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(),
+                         product[0].floats().begin()));
 }
 
 // Long f32 sums (issue 21, class 10): 2^25 copies of -0.0659535 summed one

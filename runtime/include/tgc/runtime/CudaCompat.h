@@ -1,17 +1,23 @@
 //===- CudaCompat.h - CUDA kernels on the host ------------------*- C++ -*-===//
 //
 // The host target (-DTGC_TARGET=host) compiles the generated .cu source as
-// C++ with this header. By default a kernel runs once per block with
-// blockDim = 1, __syncthreads is a no-op and __shared__ memory is a static.
-// Every generated kernel loops over its elements with a stride of the
-// threads it has, so the same source is correct for one thread per block
-// and for the GPU's many.
+// C++ with this header. A launch runs its blocks on the host's cores, as a
+// GPU runs them on its multiprocessors: the blocks are independent, so
+// the workers (TGC_HOST_WORKERS, by default the CPUs the process may use,
+// shared among the local ranks) take them in any order and the numbers do
+// not depend on it. By default a block has one thread (blockDim = 1),
+// __syncthreads is a no-op and __shared__ memory is a thread_local static:
+// each worker's own, the block's while it runs. Every generated kernel
+// loops over its elements with a stride of the threads it has, so the
+// same source is correct for one thread per block and for the GPU's many.
 //
 // With TGC_HOST_THREADS=T (the environment, read once), every block runs
-// on T host threads (blockDim = T), one block at a time, and
-// __syncthreads is a barrier among them: the same source with real
-// threads of a block cooperating through shared memory, for tests of the
-// code paths the GPU takes (a missing barrier shows as wrong numbers).
+// as T threads (blockDim = T) cooperating through its shared memory:
+// fibers of its worker that take turns at every __syncthreads, each
+// running until it reaches the barrier (or returns) before the next
+// resumes, in order in even blocks and in reverse in odd ones. These are
+// the code paths the GPU takes, for tests: a missing barrier shows as
+// wrong numbers, the same every run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,39 +42,32 @@ inline dim3 blockDim{1}, gridDim{1};
 #define __global__
 #define __device__
 #define __host__
-#define __shared__ static
+#define __shared__ static thread_local
 #define __forceinline__ inline
 
 namespace tgc::rt {
 
 /// Host threads per block: TGC_HOST_THREADS, else 1 (HostBackend.cpp).
 unsigned hostThreadsPerBlock();
-/// Runs `block(context)` for each block of `grid` on `threads` host threads
-/// that wait for each other at every __syncthreads and between blocks.
-void hostLaunchOnThreads(unsigned grid, unsigned threads, void (*block)(void *),
-                         void *context);
-/// Whether a block runs on several host threads now, and their barrier.
-inline bool hostBlockIsThreaded = false;
+/// Runs `block(context)` for each block of `grid`, `threads` threads a
+/// block (fibers when more than one), on the workers; returns when every
+/// block has run.
+void hostLaunchBlocks(unsigned grid, unsigned threads, void (*block)(void *),
+                      void *context);
+/// Whether the running block has several threads (fibers), and the switch
+/// to the next at a barrier.
+inline thread_local bool hostBlockIsThreaded = false;
 void hostSyncThreads();
 
-/// Runs `body` (a kernel call) for each block of `grid`, one block at a
-/// time: on one thread, or on `threads` (default hostThreadsPerBlock()).
+/// Runs `body` (a kernel call) for each block of `grid`: one thread a
+/// block, or `threads` (default hostThreadsPerBlock()).
 template <typename Body>
 void hostLaunch(unsigned grid, Body &&body, unsigned threads = 0) {
   if (!threads)
     threads = hostThreadsPerBlock();
-  gridDim = dim3(grid);
-  if (threads > 1)
-    return hostLaunchOnThreads(
-        grid, threads,
-        [](void *context) { (*static_cast<decltype(&body)>(context))(); },
-        &body);
-  blockDim = dim3(1);
-  threadIdx = dim3(0);
-  for (unsigned b = 0; b < grid; ++b) {
-    blockIdx = dim3(b);
-    body();
-  }
+  hostLaunchBlocks(
+      grid, threads,
+      [](void *context) { (*static_cast<decltype(&body)>(context))(); }, &body);
 }
 } // namespace tgc::rt
 

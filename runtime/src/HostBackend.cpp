@@ -125,7 +125,9 @@ unsigned workerCount() {
 /// thread's write with no barrier between them reads too early in one of
 /// the two.
 struct Fibers {
-  static constexpr size_t kStack = 512 * 1024;
+  /// Each fiber's stack, below it a page that faults: an overflow stops
+  /// the process instead of writing over another fiber's stack.
+  static constexpr size_t kStack = 512 * 1024, kGuard = 4096;
   ucontext_t scheduler;
   std::vector<ucontext_t> contexts;
   std::vector<void *> stacks;
@@ -137,7 +139,7 @@ struct Fibers {
 
   ~Fibers() {
     for (void *stack : stacks)
-      munmap(stack, kStack);
+      munmap(stack, kGuard + kStack);
   }
   /// The next fiber still running after the current one, cyclically.
   unsigned next() const {
@@ -163,14 +165,15 @@ void fiberEntry() {
 
 void Fibers::runBlock(unsigned threads, void (*body)(void *), void *argument) {
   while (stacks.size() < threads) {
-    void *stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+    void *stack = mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (stack == MAP_FAILED) {
+    if (stack == MAP_FAILED || mprotect(stack, kGuard, PROT_NONE) != 0) {
       std::fprintf(stderr,
                    "error: cannot map the stacks of %u host threads per "
                    "block (TGC_HOST_THREADS)\n",
                    threads);
-      std::exit(1);
+      std::fflush(stderr);
+      std::_Exit(1);
     }
     stacks.push_back(stack);
   }
@@ -181,7 +184,7 @@ void Fibers::runBlock(unsigned threads, void (*body)(void *), void *argument) {
   context = argument;
   for (unsigned t = 0; t < threads; ++t) {
     getcontext(&contexts[t]);
-    contexts[t].uc_stack.ss_sp = stacks[t];
+    contexts[t].uc_stack.ss_sp = static_cast<char *>(stacks[t]) + kGuard;
     contexts[t].uc_stack.ss_size = kStack;
     contexts[t].uc_link = &scheduler;
     makecontext(&contexts[t], fiberEntry, 0);
@@ -340,6 +343,9 @@ template <typename Body> void forEachPart(int64_t count, Body &&body) {
 
 void backend::setLocalProcesses(int count) {
   localProcesses = static_cast<unsigned>(std::max(1, count));
+  // The workers now, so that a bad TGC_HOST_WORKERS stops the run before
+  // anything is read.
+  blockPool();
 }
 
 void tgc::rt::hostSyncThreads() {

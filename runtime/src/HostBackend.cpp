@@ -313,15 +313,10 @@ private:
 };
 
 BlockPool &blockPool() {
-  // GEMMs are split over the workers (sgemm), each part on one thread.
+  // GEMMs are tiles on the workers (sgemm), each tile on one thread.
   static BlockPool pool((openblas_set_num_threads(1), workerCount()));
   return pool;
 }
-
-/// Runs body(i) for i in [0, count): on the workers when there are parts
-/// enough for all of them, else in order here (each part's GEMMs then
-/// split over the workers).
-template <typename Body> void forEachPart(int64_t count, Body &&body);
 
 /// Runs body(i) for i in [0, count) on the workers.
 template <typename Body> void parallelFor(int64_t count, Body &&body) {
@@ -333,6 +328,9 @@ template <typename Body> void parallelFor(int64_t count, Body &&body) {
       },
       &body);
 }
+/// Runs body(i) for i in [0, count): on the workers when there are parts
+/// enough for all of them, else in order here (each part's GEMMs then
+/// split over the workers).
 template <typename Body> void forEachPart(int64_t count, Body &&body) {
   if (count >= blockPool().workers())
     return parallelFor(count, body);

@@ -203,8 +203,13 @@ std::vector<float> tgc::rt::loadFloats(const void *data, DType type,
     std::memcpy(values.data(), data, count * sizeof(float));
     return values;
   }
-  for (int64_t i = 0; i < count; ++i)
-    values[i] = static_cast<float>(loadDouble(data, type, i));
+  // The type is chosen once, not per element: loadDouble's values.
+  visitStorage(type, [&](auto tag) {
+    using S = decltype(tag);
+    const S *stored = static_cast<const S *>(data);
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = static_cast<float>(static_cast<double>(ld(stored[i])));
+  });
   return values;
 }
 
@@ -214,8 +219,14 @@ void tgc::rt::storeFloats(const std::vector<float> &values, void *data,
     std::memcpy(data, values.data(), values.size() * sizeof(float));
     return;
   }
-  for (size_t i = 0; i < values.size(); ++i)
-    storeDouble(data, type, i, values[i]);
+  // The type is chosen once, not per element: storeDouble's rounding.
+  visitStorage(type, [&](auto tag) {
+    using S = decltype(tag);
+    using T = Compute<S>;
+    S *stored = static_cast<S *>(data);
+    for (size_t i = 0; i < values.size(); ++i)
+      stored[i] = st<S>(static_cast<T>(values[i]));
+  });
 }
 
 bool tgc::rt::convertElements(const char *data, int64_t count, DType from,

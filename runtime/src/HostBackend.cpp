@@ -560,13 +560,14 @@ bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &d, const GemmEpilogue &e,
     storage = product(d, a, b);
     v = storage.data();
   }
-  // Every stage rounded to `type` as storing and loading it would.
+  // Every stage rounded to `type` (an epilogue type) as storing and
+  // loading it would.
   auto rounded = [](float x, DType type) {
-    if (type == DType::F32)
-      return x;
-    char stored[8];
-    storeDouble(stored, type, 0, x);
-    return static_cast<float>(loadDouble(stored, type, 0));
+    if (type == DType::BF16)
+      return static_cast<float>(ld(st<bf16>(x)));
+    if (type == DType::F16)
+      return static_cast<float>(ld(st<f16>(x)));
+    return x;
   };
   std::vector<float> bias, auxCopy, residualCopy;
   if (e.bias) {
@@ -597,10 +598,12 @@ bool tgc::rt::gemmEpilogue(Context &, const GemmDesc &d, const GemmEpilogue &e,
         case GemmActivation::Relu:
         case GemmActivation::Gelu:
           if (storeAux) {
-            if (e.auxType == DType::F32)
-              static_cast<float *>(e.aux)[i] = y;
+            if (e.auxType == DType::BF16)
+              static_cast<bf16 *>(e.aux)[i] = st<bf16>(y);
+            else if (e.auxType == DType::F16)
+              static_cast<f16 *>(e.aux)[i] = st<f16>(y);
             else
-              storeDouble(e.aux, e.auxType, i, y);
+              static_cast<float *>(e.aux)[i] = y;
           }
           y = rounded(e.activation == GemmActivation::Relu ? relu(y)
                                                            : geluTanh(y),

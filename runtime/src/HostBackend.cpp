@@ -77,15 +77,6 @@ void backend::waitCollective(int) {}
 void backend::synchronize(const char *) {}
 size_t backend::peakMemory() { return 0; }
 
-unsigned tgc::rt::hostThreadsPerBlock() {
-  static const unsigned threads = [] {
-    const char *text = std::getenv("TGC_HOST_THREADS");
-    long value = text ? std::strtol(text, nullptr, 10) : 1;
-    return static_cast<unsigned>(value < 1 ? 1 : value > 1024 ? 1024 : value);
-  }();
-  return threads;
-}
-
 namespace {
 /// The CPUs this process may run on.
 unsigned availableCpus() {
@@ -99,22 +90,29 @@ unsigned availableCpus() {
 /// (backend::setLocalProcesses; 1 until the trainer knows).
 unsigned localProcesses = 1;
 
+/// Environment variable `name` as a count from 1 to 1024 of `what`, or
+/// `otherwise` when it is not set; anything else stops the process.
+unsigned countFromEnvironment(const char *name, const char *what,
+                              unsigned otherwise) {
+  const char *text = std::getenv(name);
+  if (!text)
+    return otherwise;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (end == text || *end || value < 1 || value > 1024) {
+    std::fprintf(stderr,
+                 "error: %s='%s' is not a number of %s from 1 to 1024\n", name,
+                 text, what);
+    std::exit(1);
+  }
+  return static_cast<unsigned>(value);
+}
+
 /// TGC_HOST_WORKERS, else the available CPUs shared among the local
 /// processes (at least 1 each).
 unsigned workerCount() {
-  if (const char *text = std::getenv("TGC_HOST_WORKERS")) {
-    char *end = nullptr;
-    long value = std::strtol(text, &end, 10);
-    if (end == text || *end || value < 1 || value > 1024) {
-      std::fprintf(stderr,
-                   "error: TGC_HOST_WORKERS='%s' is not a number of workers "
-                   "from 1 to 1024\n",
-                   text);
-      std::exit(1);
-    }
-    return static_cast<unsigned>(value);
-  }
-  return std::max(1u, availableCpus() / localProcesses);
+  return countFromEnvironment("TGC_HOST_WORKERS", "workers",
+                              std::max(1u, availableCpus() / localProcesses));
 }
 
 /// The fibers that run the threads of a block on one worker
@@ -339,11 +337,18 @@ template <typename Body> void forEachPart(int64_t count, Body &&body) {
 }
 } // namespace
 
+unsigned tgc::rt::hostThreadsPerBlock() {
+  static const unsigned threads =
+      countFromEnvironment("TGC_HOST_THREADS", "threads per block", 1);
+  return threads;
+}
+
 void backend::setLocalProcesses(int count) {
   localProcesses = static_cast<unsigned>(std::max(1, count));
-  // The workers now, so that a bad TGC_HOST_WORKERS stops the run before
-  // anything is read.
+  // The workers now, so that a bad TGC_HOST_WORKERS or TGC_HOST_THREADS
+  // stops the run before anything is read.
   blockPool();
+  hostThreadsPerBlock();
 }
 
 void tgc::rt::hostSyncThreads() {

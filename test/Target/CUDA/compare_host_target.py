@@ -166,8 +166,8 @@ def check_bad_flags(work, build, launch):
     sign, a non-finite learning rate, a --save, --profile or --save-shards
     destination it could not write after the run (a missing directory, a
     directory, a file; under --nproc the launcher refuses it before it
-    starts a process), and a TGC_HOST_WORKERS that is not a count from 1 to
-    1024."""
+    starts a process), and a TGC_HOST_WORKERS or TGC_HOST_THREADS that is
+    not a count from 1 to 1024."""
     missing = os.path.join(work, "missing", "c.safetensors")
     for flag, value, expected in [
             ("--save", missing, "--save: cannot write '%s'" % missing),
@@ -194,17 +194,22 @@ def check_bad_flags(work, build, launch):
             sys.exit("train %s %s: status %d, %r (expected %r)" %
                      (flag, value, result.returncode, result.stderr,
                       expected))
-    for workers in ["0", "2x", "1025"]:
+    for name, what, value in [("TGC_HOST_WORKERS", "workers", "0"),
+                              ("TGC_HOST_WORKERS", "workers", "2x"),
+                              ("TGC_HOST_WORKERS", "workers", "1025"),
+                              ("TGC_HOST_THREADS", "threads per block", ""),
+                              ("TGC_HOST_THREADS", "threads per block",
+                               "-4")]:
         result = subprocess.run([os.path.join(build, "train")] + launch,
                                 capture_output=True, text=True, timeout=60,
-                                env=dict(os.environ, TGC_HOST_WORKERS=workers))
-        expected = ("TGC_HOST_WORKERS='%s' is not a number of workers from 1 "
-                    "to 1024" % workers)
+                                env=dict(os.environ, **{name: value}))
+        expected = "%s='%s' is not a number of %s from 1 to 1024" % (
+            name, value, what)
         if result.returncode != 1 or expected not in result.stderr or \
                 LOSS.search(result.stdout):
-            sys.exit("train with TGC_HOST_WORKERS=%s: status %d, %r "
-                     "(expected %r)" % (workers, result.returncode,
-                                        result.stderr, expected))
+            sys.exit("train with %s=%s: status %d, %r (expected %r)" %
+                     (name, value, result.returncode, result.stderr,
+                      expected))
     print("bad flag values refused")
 
 

@@ -123,6 +123,13 @@ public:
   /// rank that differs, on every rank.
   virtual bool checkSame(const std::string &fingerprint,
                          std::string &error) = 0;
+
+  /// At the end of a run that succeeded on this rank: rank 0 waits for
+  /// every rank to reach its end (its store must outlive their last use
+  /// of it), then every rank leaves the store. A world destroyed without
+  /// finish ends on an error: the store lists its rank gone at once, so
+  /// that the others' waits fail naming it.
+  virtual void finish() = 0;
 };
 
 /// `train --nproc N`: starts N copies of this program (argv without

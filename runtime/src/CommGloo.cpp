@@ -192,9 +192,11 @@ private:
 class GlooGroup : public Group {
 public:
   GlooGroup(std::shared_ptr<gloo::Context> context, int worldRank,
-            double timeoutSeconds, std::shared_ptr<TcpStore> store)
+            double timeoutSeconds, std::shared_ptr<TcpStore> store,
+            std::shared_ptr<LostRankWatch> watch)
       : context(std::move(context)), worldRank(worldRank),
-        timeout(int64_t(timeoutSeconds * 1000)), store(std::move(store)) {}
+        timeout(int64_t(timeoutSeconds * 1000)), store(std::move(store)),
+        watch(std::move(watch)) {}
 
   int getRank() const override { return context->rank; }
   int getSize() const override { return context->size; }
@@ -204,6 +206,7 @@ public:
     // Gloo refuses empty buffers; there is nothing to exchange.
     if (count == 0)
       return;
+    LostRankWatch::InFlight inFlight(watch.get(), what);
     try {
       switch (type) {
       case DType::F32:
@@ -232,6 +235,7 @@ public:
                  const char *what) override {
     if (bytes == 0)
       return;
+    LostRankWatch::InFlight inFlight(watch.get(), what);
     try {
       gloo::AllgatherOptions options(context);
       char *output = static_cast<char *>(out);
@@ -263,6 +267,7 @@ public:
                 const char *what) override {
     if (bytes == 0)
       return;
+    LostRankWatch::InFlight inFlight(watch.get(), what);
     try {
       size_t total = bytes * size_t(context->size);
       gloo::AlltoallOptions options(context);
@@ -281,6 +286,7 @@ public:
                  const char *what) override {
     if (bytes == 0)
       return;
+    LostRankWatch::InFlight inFlight(watch.get(), what);
     try {
       gloo::BroadcastOptions options(context);
       options.setOutput(static_cast<char *>(buffer), bytes);
@@ -324,6 +330,7 @@ public:
             const char *what) override {
     if (bytes == 0)
       return;
+    LostRankWatch::InFlight inFlight(watch.get(), what);
     try {
       std::unique_ptr<gloo::transport::UnboundBuffer> buffer =
           context->createUnboundBuffer(out, bytes);
@@ -355,10 +362,12 @@ private:
   std::vector<Sent *> inFlight;
 
   void finish(Sent &sent, const char *what) {
+    std::string described = sent.what + " (" + what + ")";
+    LostRankWatch::InFlight inFlight(watch.get(), described.c_str());
     try {
       sent.buffer->waitSend(timeout);
     } catch (const std::exception &exception) {
-      fail((sent.what + " (" + what + ")").c_str(), exception);
+      fail(described.c_str(), exception);
     }
     sent.inFlight = false;
   }
@@ -369,11 +378,10 @@ private:
     // the ranks waiting for ours fail now; rank 0 then serves the store a
     // little longer for them to learn who left first. (After a timeout the
     // others are stuck: nobody would ask.)
-    if (store && isLostPeer(exception.what())) {
+    bool lostPeer = store && isLostPeer(exception.what());
+    if (lostPeer)
       context.reset();
-      store->lingerIfServing(std::min(2.0, store->getTimeout()));
-    }
-    failCollective(worldRank, what, cause);
+    failCollective(worldRank, what, cause, lostPeer ? store.get() : nullptr);
   }
 
   template <typename T>
@@ -410,6 +418,7 @@ private:
   std::chrono::milliseconds timeout;
   /// The world's, to name a rank that is gone.
   std::shared_ptr<TcpStore> store;
+  std::shared_ptr<LostRankWatch> watch;
   /// Tells consecutive collectives' messages apart; every rank of the
   /// group counts the same.
   uint32_t nextTag = 0;
@@ -421,9 +430,16 @@ public:
       : rank(env.rank), size(env.worldSize), timeoutSeconds(timeoutSeconds) {}
 
   ~GlooWorld() override {
-    // Rank 0's store must outlive the others' last use of it.
-    if (connected)
+    worldGroup.reset();
+    watch.reset();
+    if (store && !finished)
+      abandonThroughStore(*store);
+  }
+
+  void finish() override {
+    if (store && !finished)
       finishThroughStore(*store, rank, size);
+    finished = true;
   }
 
   bool connect(const LaunchEnv &env, std::string &error) {
@@ -471,9 +487,9 @@ public:
     std::shared_ptr<gloo::Context> context;
     if (!connectGroup("world/", ranks, context, error))
       return false;
-    worldGroup =
-        std::make_unique<GlooGroup>(context, rank, timeoutSeconds, store);
-    connected = true;
+    watch = std::make_shared<LostRankWatch>(store, rank);
+    worldGroup = std::make_unique<GlooGroup>(context, rank, timeoutSeconds,
+                                             store, watch);
     return true;
   }
 
@@ -500,7 +516,8 @@ public:
     if (!connectGroup(prefix + "/" + std::to_string(color) + "/", members,
                       context, error))
       return nullptr;
-    return std::make_unique<GlooGroup>(context, rank, timeoutSeconds, store);
+    return std::make_unique<GlooGroup>(context, rank, timeoutSeconds, store,
+                                       watch);
   }
 
   bool checkSame(const std::string &fingerprint, std::string &error) override {
@@ -537,10 +554,10 @@ private:
   double timeoutSeconds;
   std::shared_ptr<TcpStore> store;
   std::shared_ptr<gloo::transport::Device> device;
+  std::shared_ptr<LostRankWatch> watch;
   std::unique_ptr<Group> worldGroup;
   int splits = 0, checks = 0;
-  /// Whether the ranks met: only then does the end wait for them.
-  bool connected = false;
+  bool finished = false;
 };
 
 } // namespace

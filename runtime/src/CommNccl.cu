@@ -150,8 +150,17 @@ private:
   void run() {
     cudaSetDevice(device);
     std::unique_lock<std::mutex> lock(mutex);
+    Clock::time_point nextAsk = Clock::now();
     while (!stopping) {
       wake.wait_for(lock, std::chrono::milliseconds(20));
+      // A peer's death does not always reach NCCL (a rank waiting for a
+      // third one goes on); the store hears its connection close.
+      std::string lost;
+      if (store && !pending.empty() && Clock::now() >= nextAsk) {
+        nextAsk = Clock::now() + std::chrono::milliseconds(100);
+        if (findLostRank(*store, worldRank, lost))
+          fail(pending.front().what, lost, store.get());
+      }
       for (ncclComm_t comm : comms) {
         ncclResult_t result = ncclSuccess;
         ncclCommGetAsyncError(comm, &result);
@@ -160,7 +169,8 @@ private:
           std::string culprit = explainLostPeer(store.get(), worldRank);
           std::string cause = describe(result, comm);
           fail(pending.empty() ? "a collective" : pending.front().what,
-               culprit.empty() ? cause : culprit + " (NCCL: " + cause + ")");
+               culprit.empty() ? cause : culprit + " (NCCL: " + cause + ")",
+               culprit.empty() ? nullptr : store.get());
         }
       }
       // One stream: the collectives finish in the order they were enqueued.
@@ -183,11 +193,13 @@ private:
   }
 
   /// Aborts every communicator, so that no kernel waits for a peer, and
-  /// ends the process. Called with the mutex held.
-  [[noreturn]] void fail(const std::string &what, const std::string &cause) {
+  /// ends the process. Called with the mutex held. With `servingStore` after a rank was lost: rank 0 serves the store a
+  /// little longer for the others to learn which.
+  [[noreturn]] void fail(const std::string &what, const std::string &cause,
+                         TcpStore *servingStore = nullptr) {
     for (ncclComm_t comm : comms)
       ncclCommAbort(comm);
-    failCollective(worldRank, what, cause);
+    failCollective(worldRank, what, cause, servingStore);
   }
 
   int device, worldRank;
@@ -384,8 +396,14 @@ public:
   ~NcclWorld() override {
     worldGroup.reset();
     watchdog.reset();
-    if (connected && store)
+    if (store && !finished)
+      abandonThroughStore(*store);
+  }
+
+  void finish() override {
+    if (store && !finished)
       finishThroughStore(*store, rank, size);
+    finished = true;
   }
 
   bool connect(const LaunchEnv &env, std::string &error) {
@@ -442,7 +460,6 @@ public:
     worldComm = comm;
     worldGroup =
         std::make_unique<NcclGroup>(comm, rank, timeoutSeconds, watchdog);
-    connected = true;
     return true;
   }
 
@@ -527,7 +544,7 @@ private:
   ncclComm_t worldComm = nullptr;
   std::unique_ptr<Group> worldGroup;
   int checks = 0;
-  bool connected = false;
+  bool finished = false;
 };
 
 } // namespace

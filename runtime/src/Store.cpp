@@ -12,6 +12,7 @@
 #include "Store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +36,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum Op : char { Hello = 'H', Set = 'S', Get = 'G', Add = 'A', Gone = 'X' };
+enum Op : char {
+  Hello = 'H',
+  Set = 'S',
+  Get = 'G',
+  Add = 'A',
+  Gone = 'X',
+  Leave = 'L',
+  Abandon = 'F'
+};
+/// A reply's size with this bit set is an error: its bytes say why.
+constexpr uint64_t kFailedReply = uint64_t(1) << 63;
 /// What a server says to a client's hello: a port held by something else
 /// is an error, not a silent hang.
 const char *const kGreeting = "tgc-store-1";
@@ -109,8 +120,8 @@ std::string frame(char op, const std::string &key,
   return message;
 }
 
-std::string frameReply(const std::vector<char> &value) {
-  uint64_t size = value.size();
+std::string frameReply(const std::vector<char> &value, bool failed = false) {
+  uint64_t size = value.size() | (failed ? kFailedReply : 0);
   std::string reply(reinterpret_cast<const char *>(&size), sizeof(size));
   reply.append(value.begin(), value.end());
   return reply;
@@ -138,7 +149,13 @@ private:
   /// client must be dropped.
   bool serve(int fd);
   void drop(int fd);
-  bool reply(int fd, const std::vector<char> &value);
+  bool reply(int fd, const std::vector<char> &value, bool failed = false);
+  /// Lists `rank` gone and fails every parked get: nothing a rank waits
+  /// for can come once one is gone.
+  void lose(int rank);
+  std::string describeGone() const {
+    return "rank " + std::to_string(gone[0]) + " has exited or crashed";
+  }
 
   int listener = -1;
   /// Written to on destruction to wake the thread's poll.
@@ -263,19 +280,31 @@ void StoreServer::drop(int fd) {
   std::unique_lock<std::mutex> lock(mutex);
   pending.erase(fd);
   lock.unlock();
-  auto rank = ranks.find(fd);
-  if (rank != ranks.end()) {
-    if (rank->second >= 0)
-      gone.push_back(rank->second);
-    ranks.erase(rank);
-  }
   for (auto &[key, fds] : waiting)
     fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
+  auto rank = ranks.find(fd);
+  if (rank != ranks.end()) {
+    int lost = rank->second;
+    ranks.erase(rank);
+    if (lost >= 0)
+      lose(lost);
+  }
 }
 
-bool StoreServer::reply(int fd, const std::vector<char> &value) {
-  std::string message = frameReply(value);
+bool StoreServer::reply(int fd, const std::vector<char> &value, bool failed) {
+  std::string message = frameReply(value, failed);
   return sendAll(fd, message.data(), message.size());
+}
+
+void StoreServer::lose(int rank) {
+  gone.push_back(rank);
+  std::string why = describeGone();
+  std::map<std::string, std::vector<int>> parked;
+  parked.swap(waiting);
+  for (auto &[key, fds] : parked)
+    for (int fd : fds)
+      if (!reply(fd, std::vector<char>(why.begin(), why.end()), true))
+        ::shutdown(fd, SHUT_RDWR);
 }
 
 bool StoreServer::serve(int fd) {
@@ -306,6 +335,23 @@ bool StoreServer::serve(int fd) {
                                        kGreeting + std::strlen(kGreeting))))
         return false;
       break;
+    case Leave:
+      // Its connection closing is no longer a rank gone.
+      ranks[fd] = -1;
+      if (!reply(fd, {}))
+        return false;
+      break;
+    case Abandon: {
+      // Gone now, though its connection (rank 0's to its own store) may
+      // stay open a while.
+      int rank = ranks[fd];
+      ranks[fd] = -1;
+      if (rank >= 0)
+        lose(rank);
+      if (!reply(fd, {}))
+        return false;
+      break;
+    }
     case Gone: {
       std::string list;
       for (int rank : gone)
@@ -329,10 +375,16 @@ bool StoreServer::serve(int fd) {
     }
     case Get: {
       auto found = values.find(key);
-      if (found == values.end())
+      if (found != values.end()) {
+        if (!reply(fd, found->second))
+          return false;
+      } else if (!gone.empty()) {
+        std::string why = describeGone();
+        if (!reply(fd, std::vector<char>(why.begin(), why.end()), true))
+          return false;
+      } else {
         waiting[key].push_back(fd);
-      else if (!reply(fd, found->second))
-        return false;
+      }
       break;
     }
     case Add: {
@@ -507,9 +559,15 @@ bool TcpStore::request(char op, const std::string &key,
   uint64_t size = 0;
   Received received = receiveAll(socket, reinterpret_cast<char *>(&size),
                                  sizeof(size), deadline);
+  bool failed = size & kFailedReply;
+  size &= ~kFailedReply;
   if (received == Received::Ok) {
     reply.resize(size);
     received = receiveAll(socket, reply.data(), size, deadline);
+  }
+  if (received == Received::Ok && failed) {
+    error.assign(reply.begin(), reply.end());
+    return false;
   }
   if (received == Received::Ok)
     return true;
@@ -555,6 +613,16 @@ bool TcpStore::add(const std::string &key, int64_t delta, int64_t &value,
   }
   std::memcpy(&value, reply.data(), sizeof(value));
   return true;
+}
+
+bool TcpStore::leave(std::string &error) {
+  std::vector<char> reply;
+  return request(Leave, "", {}, reply, error);
+}
+
+bool TcpStore::abandon(std::string &error) {
+  std::vector<char> reply;
+  return request(Abandon, "", {}, reply, error);
 }
 
 void TcpStore::lingerIfServing(double seconds) {
@@ -605,6 +673,8 @@ bool tgc::rt::comm::exchange(TcpStore &store, const std::string &prefix,
                 " within " + formatSeconds(store.getTimeout()) +
                 " (it failed, or is stuck, or the launch started fewer "
                 "ranks than WORLD_SIZE)";
+      else
+        error = std::string(what) + " failed: " + error;
       return false;
     }
     values[i].assign(bytes.begin(), bytes.end());
@@ -674,14 +744,40 @@ void tgc::rt::comm::finishThroughStore(TcpStore &store, int rank, int size) {
     return;
   if (arrived == size)
     store.set("finish/all", {}, error);
+  // Done with every collective: the others' watches must not take this
+  // rank's exit for a crash.
+  store.leave(error);
   if (rank != 0)
     return;
   std::vector<char> ignored;
   if (!store.get("finish/all", ignored, error))
     std::fprintf(stderr,
-                 "warning: rank 0: not every rank reached the end within %s; "
+                 "warning: rank 0: not every rank reached the end (%s); "
                  "closing the store\n",
-                 formatSeconds(store.getTimeout()).c_str());
+                 error.c_str());
+}
+
+void tgc::rt::comm::abandonThroughStore(TcpStore &store) {
+  std::string error;
+  store.abandon(error);
+  store.lingerIfServing(std::min(2.0, store.getTimeout()));
+}
+
+bool tgc::rt::comm::findLostRank(TcpStore &store, int self,
+                                 std::string &cause) {
+  std::vector<int> gone;
+  std::string error;
+  if (!store.getGoneRanks(gone, error)) {
+    if (self == 0)
+      return false;
+    cause = "rank 0 exited or crashed (its store is gone)";
+    return true;
+  }
+  if (gone.empty())
+    return false;
+  // The first to go is the cause; the others followed it.
+  cause = "rank " + std::to_string(gone[0]) + " has exited or crashed";
+  return true;
 }
 
 std::string tgc::rt::comm::explainLostPeer(TcpStore *store, int self) {
@@ -690,27 +786,74 @@ std::string tgc::rt::comm::explainLostPeer(TcpStore *store, int self) {
   // The dead rank's store connection closes when its engine's does; the
   // store may hear of it a little later than we did.
   Clock::time_point deadline = deadlineAfter(1.0);
-  std::vector<int> gone;
-  std::string error;
-  for (;;) {
-    if (!store->getGoneRanks(gone, error))
-      return self == 0 ? "" : "rank 0 exited or crashed (its store is gone)";
-    if (!gone.empty() || Clock::now() >= deadline)
-      break;
+  std::string cause;
+  while (!findLostRank(*store, self, cause) && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return cause;
+}
+
+LostRankWatch::LostRankWatch(std::shared_ptr<TcpStore> store, int rank)
+    : store(std::move(store)), rank(rank) {
+  thread = std::thread([this] { run(); });
+}
+
+LostRankWatch::~LostRankWatch() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
   }
-  // The first to go is the cause; the others followed it.
-  return gone.empty()
-             ? ""
-             : "rank " + std::to_string(gone[0]) + " has exited or crashed";
+  wake.notify_all();
+  thread.join();
+}
+
+LostRankWatch::InFlight::InFlight(LostRankWatch *watch, const char *what)
+    : watch(watch) {
+  if (!watch)
+    return;
+  std::lock_guard<std::mutex> lock(watch->mutex);
+  watch->what = what;
+  ++watch->started;
+}
+
+LostRankWatch::InFlight::~InFlight() {
+  if (!watch)
+    return;
+  std::lock_guard<std::mutex> lock(watch->mutex);
+  watch->what = nullptr;
+}
+
+void LostRankWatch::run() {
+  std::unique_lock<std::mutex> lock(mutex);
+  uint64_t seen = 0;
+  while (!stopping) {
+    wake.wait_for(lock, std::chrono::milliseconds(50));
+    if (stopping || !what || started != seen) {
+      // Short collectives end before the store is asked anything.
+      seen = started;
+      continue;
+    }
+    std::string inFlight = what;
+    lock.unlock();
+    std::string cause;
+    bool lost = findLostRank(*store, rank, cause);
+    lock.lock();
+    if (lost && what && started == seen)
+      failCollective(rank, inFlight, cause, store.get());
+  }
 }
 
 void tgc::rt::comm::failCollective(int rank, const std::string &what,
-                                   const std::string &cause) {
+                                   const std::string &cause, TcpStore *store) {
+  static std::atomic<bool> failing{false};
+  if (failing.exchange(true))
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::hours(1));
   std::fprintf(stderr, "error: rank %d: %s failed: %s\n", rank, what.c_str(),
                cause.c_str());
-  // The engine's threads (Gloo's event loop, NCCL's proxy) still run and
-  // may hold locks that exit handlers need: flush and leave at once.
   std::fflush(nullptr);
+  if (store)
+    store->lingerIfServing(std::min(2.0, store->getTimeout()));
+  // The engine's threads (Gloo's event loop, NCCL's proxy) still run and
+  // may hold locks that exit handlers need: leave at once.
   std::_Exit(1);
 }

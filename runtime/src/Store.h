@@ -13,10 +13,12 @@
 #ifndef TGC_RUNTIME_SRC_STORE_H
 #define TGC_RUNTIME_SRC_STORE_H
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tgc::rt::comm {
@@ -41,7 +43,8 @@ public:
   bool set(const std::string &key, const std::vector<char> &value,
            std::string &error);
   /// Waits for `key` up to the timeout. On timeout `error` names the key
-  /// and `timedOut` (when given) is set.
+  /// and `timedOut` (when given) is set; once a rank is gone (abandon), it
+  /// fails at once with "rank K has exited or crashed".
   bool get(const std::string &key, std::vector<char> &value, std::string &error,
            bool *timedOut = nullptr);
   /// Adds `delta` to the counter at `key` (0 when absent); `value` is the
@@ -49,9 +52,18 @@ public:
   bool add(const std::string &key, int64_t delta, int64_t &value,
            std::string &error);
 
-  /// The ranks whose connection to the store closed (they exited), in the
-  /// order the store saw them go.
+  /// The ranks whose connection to the store closed (they exited) before
+  /// they left, in the order the store saw them go.
   bool getGoneRanks(std::vector<int> &ranks, std::string &error);
+
+  /// Says this rank is done: its connection closing is a clean exit, not a
+  /// rank gone (a rank may end while others still exchange among
+  /// themselves).
+  bool leave(std::string &error);
+  /// Says this rank ends on an error: the store lists it gone at once (so
+  /// does a connection that closes without leave), and every get that
+  /// waits, or comes after, fails with "rank K has exited or crashed".
+  bool abandon(std::string &error);
 
   /// On rank 0, before it exits on an error: serves the store until the
   /// other ranks have left or `seconds` passed, so that they can still
@@ -103,18 +115,68 @@ bool findSplit(TcpStore &store, const std::string &prefix, int rank, int size,
 
 /// Waits, on rank 0, until every rank has reached the end, so that the
 /// store it serves outlives the others' last use of it; other ranks only
-/// check in. Prints a warning when some rank does not come.
+/// check in. Every rank then leaves the store. Prints a warning when some
+/// rank does not come.
 void finishThroughStore(TcpStore &store, int rank, int size);
 
-/// After an engine lost a peer: "rank K has exited or crashed" from the
-/// store's list of closed connections (waiting a little for it to hear),
-/// "rank 0 ..." when the store itself is gone, or "" when nobody left.
+/// A rank ending on an error: abandons the store; rank 0 then serves it a
+/// little longer (until the others left, at most 2 s) for them to learn
+/// which rank it was.
+void abandonThroughStore(TcpStore &store);
+
+/// Whether the store knows of a rank gone: `cause` is then "rank K has
+/// exited or crashed" (the first to go), or, when the store itself is gone
+/// and `self` is not rank 0, "rank 0 exited or crashed (its store is
+/// gone)".
+bool findLostRank(TcpStore &store, int self, std::string &cause);
+
+/// After an engine lost a peer: findLostRank's cause, waiting a little for
+/// the store to hear, or "" when nobody left.
 std::string explainLostPeer(TcpStore *store, int self);
 
+/// Watches the store while this rank waits in a collective: an engine does
+/// not always see a peer die (Gloo's wait for a send to a live rank, or a
+/// receive from one, goes on when a third rank dies; it ends at the
+/// timeout), the store does, as the dead rank's connection to it closes.
+/// A collective still in flight after one period (50 ms) makes the thread
+/// ask the store each period; a rank gone fails the collective.
+class LostRankWatch {
+public:
+  LostRankWatch(std::shared_ptr<TcpStore> store, int rank);
+  ~LostRankWatch();
+
+  /// Marks `what` in flight for its lifetime (one at a time).
+  class InFlight {
+  public:
+    InFlight(LostRankWatch *watch, const char *what);
+    ~InFlight();
+
+  private:
+    LostRankWatch *watch;
+  };
+
+private:
+  void run();
+
+  std::shared_ptr<TcpStore> store;
+  int rank;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  /// The collective in flight, and a count of those that started.
+  const char *what = nullptr;
+  uint64_t started = 0;
+  std::thread thread;
+};
+
 /// Prints "error: rank R: <what> failed: <cause>" and exits 1: a failed
-/// collective leaves the ranks out of step, nothing can go on.
+/// collective leaves the ranks out of step, nothing can go on. Rank 0 first
+/// serves `store` (when given) a little longer, until the others left, so
+/// that they can learn who left first. Only the first caller prints; a
+/// second thread waits for the exit.
 [[noreturn]] void failCollective(int rank, const std::string &what,
-                                 const std::string &cause);
+                                 const std::string &cause,
+                                 TcpStore *store = nullptr);
 
 } // namespace tgc::rt::comm
 

@@ -986,5 +986,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   backend::release(context.scratch);
   backend::release(context.fallbackScratch);
   backend::release(context.arena);
+  if (communication)
+    communication->world->finish();
   return 0;
 }

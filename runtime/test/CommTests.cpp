@@ -334,11 +334,44 @@ static int runRank(const std::string &scenario) {
       world->getWorldGroup().allReduce(buffer.data(), buffer.data(),
                                        buffer.size(), DType::F32, ReduceOp::Max,
                                        "a long all_reduce");
+  } else if (scenario == "dies-elsewhere") {
+    // Rank 1 is killed while ranks 0 and 2 wait for each other: no engine
+    // connection of theirs closes, the store hears it.
+    if (world->getRank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::raise(SIGKILL);
+    }
+    int32_t value = 0;
+    world->getWorldGroup().recv(&value, sizeof(value), 2 - world->getRank(), 9,
+                                "recv_9 (model.mlir:5:6) in step 1");
+  } else if (scenario == "leader-fails") {
+    // Rank 0 ends on an error (no finish) while the others wait for it in
+    // a collective: it must not wait for them at the end.
+    if (world->getRank() == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      return 1;
+    }
+    float value = 1, sum = 0;
+    world->getWorldGroup().allReduce(&value, &sum, 1, DType::F32, ReduceOp::Sum,
+                                     "all_reduce_4 (model.mlir:7:8)");
+  } else if (scenario == "fails-before-split") {
+    // Rank 2 ends on an error while the others split: their wait in the
+    // store fails at once.
+    if (world->getRank() == 2)
+      return 1;
+    std::unique_ptr<Group> group = world->split(0, world->getRank(), error);
+    CHECK(!group);
+    std::fprintf(stderr, "error: rank %d: %s\n", world->getRank(),
+                 error.c_str());
+    return 1;
   } else if (scenario != "connect") {
     std::fprintf(stderr, "error: no scenario '%s'\n", scenario.c_str());
     return 1;
   }
-  return failures ? 1 : 0;
+  if (failures)
+    return 1;
+  world->finish();
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -640,6 +673,19 @@ static void testStore() {
   CHECK(error.find("no 'never' in the store after 1 s") != std::string::npos);
   CHECK(!client->set("x", {}, error));
   CHECK(error.find("abandoned after a timeout") != std::string::npos);
+  // A rank that leaves before its connection closes is not gone; one that
+  // does not leave is.
+  for (int rank : {5, 6}) {
+    std::unique_ptr<TcpStore> ranked =
+        TcpStore::create("localhost", port, false, 1.0, error, rank);
+    CHECK(ranked && (rank == 6 || ranked->leave(error)));
+  }
+  std::vector<int> gone;
+  for (int tries = 0; tries < 100 && gone.empty(); ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(server->getGoneRanks(gone, error));
+  }
+  CHECK(gone == std::vector<int>{6});
   // The port is now taken: a second server says so.
   CHECK(!TcpStore::create("127.0.0.1", port, true, 1.0, error));
   CHECK(error.find("the master port " + std::to_string(port) + " is in use") !=
@@ -700,6 +746,39 @@ static void runTest(const std::string &test) {
                             "has exited or crashed"));
     CHECK(contains(outcome, "error: rank 2: a long all_reduce failed: rank 1 "
                             "has exited or crashed"));
+    CHECK(outcome.seconds < 5);
+    return;
+  }
+  if (test == "rank-dies-elsewhere") {
+    Outcome outcome =
+        runRanks("dies-elsewhere", 3, {{"TGC_COMM_TIMEOUT", "20"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "error: rank 1 was killed by signal 9 (SIGKILL)"));
+    CHECK(contains(outcome, "error: rank 0: recv_9 (model.mlir:5:6) in step 1 "
+                            "failed: rank 1 has exited or crashed"));
+    CHECK(contains(outcome, "error: rank 2: recv_9 (model.mlir:5:6) in step 1 "
+                            "failed: rank 1 has exited or crashed"));
+    CHECK(outcome.seconds < 5);
+    return;
+  }
+  if (test == "leader-fails") {
+    Outcome outcome = runRanks("leader-fails", 3, {{"TGC_COMM_TIMEOUT", "20"}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "error: rank 1: all_reduce_4 (model.mlir:7:8) "
+                            "failed: rank 0 has exited or crashed"));
+    CHECK(contains(outcome, "error: rank 2: all_reduce_4 (model.mlir:7:8) "
+                            "failed: rank 0 has exited or crashed"));
+    CHECK(outcome.seconds < 5);
+    return;
+  }
+  if (test == "store-wait-fails") {
+    Outcome outcome =
+        runRanks("fails-before-split", 3, {{"TGC_COMM_TIMEOUT", "20"}});
+    CHECK(outcome.status == 1);
+    for (int rank : {0, 1})
+      CHECK(contains(outcome, "error: rank " + std::to_string(rank) +
+                                  ": the split into groups failed: rank 2 "
+                                  "has exited or crashed"));
     CHECK(outcome.seconds < 5);
     return;
   }

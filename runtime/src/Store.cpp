@@ -47,6 +47,11 @@ enum Op : char {
 };
 /// A reply's size with this bit set is an error: its bytes say why.
 constexpr uint64_t kFailedReply = uint64_t(1) << 63;
+/// The store holds addresses, ids and fingerprints: a frame that claims
+/// more is not from one of ours (a port scanner, another protocol), and
+/// its sizes must not be trusted to allocate or to add without overflow.
+constexpr uint32_t kMaxKeyBytes = 1u << 16;
+constexpr uint64_t kMaxValueBytes = uint64_t(1) << 30;
 /// What a server says to a client's hello: a port held by something else
 /// is an error, not a silent hang.
 const char *const kGreeting = "tgc-store-1";
@@ -316,9 +321,13 @@ bool StoreServer::serve(int fd) {
     if (buffer.size() < head)
       return true;
     std::memcpy(&keySize, buffer.data() + 1, sizeof(keySize));
+    if (keySize > kMaxKeyBytes)
+      return false;
     if (buffer.size() < head + keySize + sizeof(valueSize))
       return true;
     std::memcpy(&valueSize, buffer.data() + head + keySize, sizeof(valueSize));
+    if (valueSize > kMaxValueBytes)
+      return false;
     size_t total = head + keySize + sizeof(valueSize) + valueSize;
     if (buffer.size() < total)
       return true;
@@ -561,6 +570,11 @@ bool TcpStore::request(char op, const std::string &key,
                                  sizeof(size), deadline);
   bool failed = size & kFailedReply;
   size &= ~kFailedReply;
+  if (received == Received::Ok && size > kMaxValueBytes) {
+    broken = true;
+    error = "the store at " + describe() + " answered with a malformed reply";
+    return false;
+  }
   if (received == Received::Ok) {
     reply.resize(size);
     received = receiveAll(socket, reply.data(), size, deadline);

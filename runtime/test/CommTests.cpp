@@ -462,6 +462,20 @@ static int freePort() {
   return ntohs(address.sin_port);
 }
 
+/// A connection to 127.0.0.1:`port`, or -1.
+static int connectTo(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(uint16_t(port));
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address))) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 /// Starts `nproc` ranks the way srun does on `nproc` machines of one task
 /// each (Slurm's variables, no launchLocal): the store and Gloo then bind
 /// the address this host reaches the master from, not loopback.
@@ -686,10 +700,59 @@ static void testStore() {
     CHECK(server->getGoneRanks(gone, error));
   }
   CHECK(gone == std::vector<int>{6});
+  // A frame whose sizes no store client sends (a value of 2^64 - 6 bytes:
+  // trusted, the frame's end would wrap around) loses its sender, not the
+  // store.
+  {
+    int raw = connectTo(port);
+    CHECK(raw >= 0);
+    uint32_t keySize = 1;
+    uint64_t valueSize = UINT64_MAX - 5;
+    std::string frame(1, 'S');
+    frame.append(reinterpret_cast<const char *>(&keySize), sizeof(keySize));
+    frame += 'k';
+    frame.append(reinterpret_cast<const char *>(&valueSize), sizeof(valueSize));
+    frame += "tail";
+    CHECK(::send(raw, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+          ssize_t(frame.size()));
+    char byte;
+    CHECK(::recv(raw, &byte, 1, 0) == 0);
+    ::close(raw);
+    CHECK(server->add("count", 1, sum, error) && sum == 6);
+  }
   // The port is now taken: a second server says so.
   CHECK(!TcpStore::create("127.0.0.1", port, true, 1.0, error));
   CHECK(error.find("the master port " + std::to_string(port) + " is in use") !=
         std::string::npos);
+}
+
+/// MASTER_PORT held by another program that answers anything with text: a
+/// clear error, not an allocation of the size its first 8 bytes spell.
+static void testForeignMaster() {
+  int port = freePort();
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(uint16_t(port));
+  CHECK(::bind(listener, reinterpret_cast<sockaddr *>(&address),
+               sizeof(address)) == 0 &&
+        ::listen(listener, 1) == 0);
+  std::thread other([listener] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    char request[64];
+    if (fd >= 0 && ::recv(fd, request, sizeof(request), 0) > 0) {
+      const char answer[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+      ::send(fd, answer, sizeof(answer) - 1, MSG_NOSIGNAL);
+    }
+    if (fd >= 0)
+      ::close(fd);
+  });
+  std::string error;
+  CHECK(!TcpStore::create("127.0.0.1", port, false, 2.0, error, 1));
+  CHECK(error.find("does not answer as tgc's store") != std::string::npos);
+  other.join();
+  ::close(listener);
 }
 
 static void runTest(const std::string &test) {
@@ -722,6 +785,7 @@ static void runTest(const std::string &test) {
   }
   if (test == "launch-env") {
     testLaunchEnv();
+    testForeignMaster();
     return testStore();
   }
   if (test == "rank-dies") {

@@ -430,10 +430,17 @@ public:
       : rank(env.rank), size(env.worldSize), timeoutSeconds(timeoutSeconds) {}
 
   ~GlooWorld() override {
+    // Ending on an error: the store lists this rank gone before its
+    // connections close, so that it is named first, not a rank that saw
+    // them close and failed too.
+    bool failed = store && !finished;
+    std::string error;
+    if (failed)
+      store->abandon(error);
     worldGroup.reset();
     watch.reset();
-    if (store && !finished)
-      abandonThroughStore(*store);
+    if (failed)
+      store->lingerIfServing();
   }
 
   void finish() override {
@@ -543,7 +550,8 @@ private:
     try {
       context->connectFullMesh(glooStore, device);
     } catch (const std::exception &exception) {
-      error = "connecting the ranks through Gloo: " + describe(exception);
+      error = "connecting the ranks through Gloo: " +
+              describe(exception, store.get(), rank);
       return false;
     }
     result = context;

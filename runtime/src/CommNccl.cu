@@ -394,10 +394,16 @@ public:
       : rank(env.rank), size(env.worldSize), timeoutSeconds(timeoutSeconds) {}
 
   ~NcclWorld() override {
+    // Ending on an error: the store lists this rank gone before its
+    // communicators close (see GlooWorld).
+    bool failed = store && !finished;
+    std::string error;
+    if (failed)
+      store->abandon(error);
     worldGroup.reset();
     watchdog.reset();
-    if (store && !finished)
-      abandonThroughStore(*store);
+    if (failed)
+      store->lingerIfServing();
   }
 
   void finish() override {

@@ -639,11 +639,11 @@ bool TcpStore::abandon(std::string &error) {
   return request(Abandon, "", {}, reply, error);
 }
 
-void TcpStore::lingerIfServing(double seconds) {
+void TcpStore::lingerIfServing() {
   if (!server)
     return;
   // Our own client is one of the server's connections.
-  Clock::time_point deadline = deadlineAfter(seconds);
+  Clock::time_point deadline = deadlineAfter(std::min(2.0, timeoutSeconds));
   while (server->countClients() > 1 && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
@@ -771,12 +771,6 @@ void tgc::rt::comm::finishThroughStore(TcpStore &store, int rank, int size) {
                  error.c_str());
 }
 
-void tgc::rt::comm::abandonThroughStore(TcpStore &store) {
-  std::string error;
-  store.abandon(error);
-  store.lingerIfServing(std::min(2.0, store.getTimeout()));
-}
-
 bool tgc::rt::comm::findLostRank(TcpStore &store, int self,
                                  std::string &cause) {
   std::vector<int> gone;
@@ -866,7 +860,7 @@ void tgc::rt::comm::failCollective(int rank, const std::string &what,
                cause.c_str());
   std::fflush(nullptr);
   if (store)
-    store->lingerIfServing(std::min(2.0, store->getTimeout()));
+    store->lingerIfServing();
   // The engine's threads (Gloo's event loop, NCCL's proxy) still run and
   // may hold locks that exit handlers need: leave at once.
   std::_Exit(1);

@@ -66,9 +66,9 @@ public:
   bool abandon(std::string &error);
 
   /// On rank 0, before it exits on an error: serves the store until the
-  /// other ranks have left or `seconds` passed, so that they can still
-  /// learn who left first.
-  void lingerIfServing(double seconds);
+  /// other ranks have left, for at most 2 s (or the timeout when shorter),
+  /// so that they can still learn who left first.
+  void lingerIfServing();
 
   /// This end's IPv4 address of the connection to the master: an address
   /// of this host that the master's network reaches.
@@ -118,11 +118,6 @@ bool findSplit(TcpStore &store, const std::string &prefix, int rank, int size,
 /// check in. Every rank then leaves the store. Prints a warning when some
 /// rank does not come.
 void finishThroughStore(TcpStore &store, int rank, int size);
-
-/// A rank ending on an error: abandons the store; rank 0 then serves it a
-/// little longer (until the others left, at most 2 s) for them to learn
-/// which rank it was.
-void abandonThroughStore(TcpStore &store);
 
 /// Whether the store knows of a rank gone: `cause` is then "rank K has
 /// exited or crashed" (the first to go), or, when the store itself is gone

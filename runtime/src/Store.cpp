@@ -776,7 +776,8 @@ bool tgc::rt::comm::findLostRank(TcpStore &store, int self,
   std::vector<int> gone;
   std::string error;
   if (!store.getGoneRanks(gone, error)) {
-    if (self == 0)
+    // A connection given up after a timeout says nothing of rank 0.
+    if (self == 0 || error.rfind("lost the store", 0) != 0)
       return false;
     cause = "rank 0 exited or crashed (its store is gone)";
     return true;

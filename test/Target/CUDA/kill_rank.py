@@ -14,6 +14,11 @@ that rank 0 reports the failed collective rather than hanging.
 With --mesh pp=2 (and --options --micro-batches 2) only the killing part
 runs, on a pipelined step: rank 0 waits for rank 1's gradients in a
 transfer between stages, not in a collective.
+
+With --kill-rank K on a bigger mesh (dp=2,pp=2), rank K dies while the
+others wait for one another, not only for it: every survivor must report
+the failure naming rank K, all of them within --within seconds (well under
+the timeout: the store, not the timeout, tells them).
 """
 
 import argparse
@@ -63,6 +68,9 @@ def main():
                         help="more tgc compile options")
     parser.add_argument("--timeout", type=int, default=10,
                         help="TGC_COMM_TIMEOUT for the run, seconds")
+    parser.add_argument("--kill-rank", type=int, default=1)
+    parser.add_argument("--within", type=float, default=None,
+                        help="the survivors must stop this soon, seconds")
     args = parser.parse_args()
 
     work = args.work_dir
@@ -84,7 +92,7 @@ def main():
     train = os.path.join(build, "train")
     if args.mesh == "dp=2":
         check_launch_mismatch(args, work, model, env, train)
-    kill_rank_1(args, env, train)
+    kill_rank(args, env, train)
 
 
 def check_launch_mismatch(args, work, model, env, train):
@@ -122,10 +130,13 @@ def check_launch_mismatch(args, work, model, env, train):
                      (rank, process.returncode, stderr))
 
 
-def kill_rank_1(args, env, train):
-
+def kill_rank(args, env, train):
+    nproc = 1
+    for axis in args.mesh.split(","):
+        nproc *= int(axis.split("=")[1])
+    victim = args.kill_rank
     launcher = subprocess.Popen(
-        [train, "--nproc", "2", "--steps", "1000000",
+        [train, "--nproc", str(nproc), "--steps", "1000000",
          "--data", "fixed", "--log-every", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     line = launcher.stdout.readline()
@@ -133,27 +144,39 @@ def kill_rank_1(args, env, train):
         launcher.kill()
         sys.exit("expected rank 0's first step, got %r; stderr: %s" %
                  (line, launcher.stderr.read()))
-    victims = children_with_rank(launcher.pid, 1)
+    victims = children_with_rank(launcher.pid, victim)
     if len(victims) != 1:
         launcher.kill()
-        sys.exit("expected one process of rank 1, found %s" % victims)
+        sys.exit("expected one process of rank %d, found %s" %
+                 (victim, victims))
     os.kill(victims[0], signal.SIGKILL)
     killed = time.monotonic()
     try:
         _, stderr = launcher.communicate(timeout=args.timeout + 30)
     except subprocess.TimeoutExpired:
         launcher.kill()
-        sys.exit("the launcher still runs %d s after rank 1 died: a hang" %
-                 (args.timeout + 30))
+        sys.exit("the launcher still runs %d s after rank %d died: a hang" %
+                 (args.timeout + 30, victim))
     took = time.monotonic() - killed
     print(stderr, end="")
     if launcher.returncode != 1:
         sys.exit("the launcher exited %d, not 1" % launcher.returncode)
-    for expected in ["rank 1 was killed by signal", "error: rank 0:"]:
-        if expected not in stderr:
-            sys.exit("no %r in the launcher's output" % expected)
-    print("the survivors stopped %.1f s after rank 1 died (timeout %d s)" %
-          (took, args.timeout))
+    expected = ["rank %d was killed by signal" % victim]
+    if nproc == 2:
+        expected.append("error: rank 0:")
+    else:
+        # Each survivor says why it stopped, naming the dead rank.
+        expected += ["rank %d has exited or crashed" % victim]
+        expected += ["error: rank %d: " % rank for rank in range(nproc)
+                     if rank != victim]
+    for text in expected:
+        if text not in stderr:
+            sys.exit("no %r in the launcher's output" % text)
+    print("the survivors stopped %.1f s after rank %d died (timeout %d s)" %
+          (took, victim, args.timeout))
+    if args.within is not None and took > args.within:
+        sys.exit("the survivors took %.1f s to stop, more than %g s" %
+                 (took, args.within))
 
 
 if __name__ == "__main__":

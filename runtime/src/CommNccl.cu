@@ -193,8 +193,9 @@ private:
   }
 
   /// Aborts every communicator, so that no kernel waits for a peer, and
-  /// ends the process. Called with the mutex held. With `servingStore` after a rank was lost: rank 0 serves the store a
-  /// little longer for the others to learn which.
+  /// ends the process. Called with the mutex held. With `servingStore` after a
+  /// rank was lost: rank 0 serves the store a little longer for the others to
+  /// learn which.
   [[noreturn]] void fail(const std::string &what, const std::string &cause,
                          TcpStore *servingStore = nullptr) {
     for (ncclComm_t comm : comms)

@@ -6,8 +6,44 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
+
+namespace {
+/// The temporaries being written. Never destroyed: std::exit's handlers
+/// run after static destructors may have.
+std::mutex pendingMutex;
+std::set<std::string> &getPending() {
+  static auto *pending = new std::set<std::string>();
+  return *pending;
+}
+
+/// Lists `temporary` until the returned object goes.
+struct PendingTemporary {
+  explicit PendingTemporary(std::string path) : path(std::move(path)) {
+    static std::once_flag registered;
+    std::call_once(registered,
+                   [] { std::atexit(tgc::rt::removePendingTemporaries); });
+    std::lock_guard<std::mutex> lock(pendingMutex);
+    getPending().insert(this->path);
+  }
+  ~PendingTemporary() {
+    std::lock_guard<std::mutex> lock(pendingMutex);
+    getPending().erase(path);
+  }
+  std::string path;
+};
+} // namespace
+
+void tgc::rt::removePendingTemporaries() {
+  std::lock_guard<std::mutex> lock(pendingMutex);
+  for (const std::string &path : getPending())
+    std::remove(path.c_str());
+  getPending().clear();
+}
 
 /// Whether `path` exists and is neither a regular file nor a directory
 /// (/dev/null, a FIFO): written directly, as there is nothing to replace
@@ -31,6 +67,7 @@ bool tgc::rt::writeFileAtomically(
     return bool(out);
   }
   std::string temporary = path + ".tmp";
+  PendingTemporary pending(temporary);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (out)

@@ -23,6 +23,12 @@ inline bool writeFileAtomically(const std::string &path,
       path, [&](std::ostream &out) { out << text; }, error);
 }
 
+/// Removes the temporaries of the writeFileAtomically calls in progress:
+/// for paths that end the process at once (a failed collective while
+/// `write` gathers the values, a kernel error), so that no partial file is
+/// left beside `path`. std::exit runs it too.
+void removePendingTemporaries();
+
 /// Whether writeFileAtomically could write `path` now: its temporary file
 /// can be created beside it (then removed) and `path` is no directory.
 /// Checked before a long run whose result goes there, so that a mistyped

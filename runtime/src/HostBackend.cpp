@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AtomicFile.h"
 #include "Backend.h"
 #include "Elements.h"
 
@@ -414,6 +415,7 @@ void tgc::rt::reportKernelError(const char *what, int64_t value,
   std::fprintf(stderr, "error: %s %lld is out of range [0, %lld)\n", what,
                static_cast<long long>(value), static_cast<long long>(bound));
   std::fflush(stderr);
+  removePendingTemporaries();
   std::_Exit(1);
 }
 

@@ -11,6 +11,8 @@
 
 #include "Store.h"
 
+#include "AtomicFile.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -860,6 +862,7 @@ void tgc::rt::comm::failCollective(int rank, const std::string &what,
   std::fprintf(stderr, "error: rank %d: %s failed: %s\n", rank, what.c_str(),
                cause.c_str());
   std::fflush(nullptr);
+  removePendingTemporaries();
   if (store)
     store->lingerIfServing();
   // The engine's threads (Gloo's event loop, NCCL's proxy) still run and

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AtomicFile.h"
 #include "Comm.h"
 #include "Store.h"
 
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -344,6 +346,27 @@ static int runRank(const std::string &scenario) {
     int32_t value = 0;
     world->getWorldGroup().recv(&value, sizeof(value), 2 - world->getRank(), 9,
                                 "recv_9 (model.mlir:5:6) in step 1");
+  } else if (scenario == "dies-while-saving") {
+    // Rank 0 writes a file whose values a collective gathers (train
+    // --save) when rank 1 is killed: no partial file may stay behind.
+    if (world->getRank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::raise(SIGKILL);
+    }
+    const char *path = std::getenv("TGC_TEST_SAVE_PATH");
+    std::vector<float> buffer(1 << 20, 1.0f);
+    auto gather = [&](std::ostream &out) {
+      out << "the first tensor";
+      out.flush();
+      for (int step = 1; step <= 1000; ++step)
+        world->getWorldGroup().allReduce(buffer.data(), buffer.data(),
+                                         buffer.size(), DType::F32,
+                                         ReduceOp::Max, "the gather");
+    };
+    if (world->getRank() == 0 && path)
+      CHECK(!writeFileAtomically(path, gather, error));
+    else
+      gather(std::cout);
   } else if (scenario == "leader-fails") {
     // Rank 0 ends on an error (no finish) while the others wait for it in
     // a collective: it must not wait for them at the end.
@@ -823,6 +846,21 @@ static void runTest(const std::string &test) {
     CHECK(contains(outcome, "error: rank 2: recv_9 (model.mlir:5:6) in step 1 "
                             "failed: rank 1 has exited or crashed"));
     CHECK(outcome.seconds < 5);
+    return;
+  }
+  if (test == "dies-while-saving") {
+    char directory[] = "/tmp/tgc-save-test-XXXXXX";
+    CHECK(::mkdtemp(directory));
+    std::string path = std::string(directory) + "/ckpt.safetensors";
+    Outcome outcome =
+        runRanks("dies-while-saving", 2,
+                 {{"TGC_COMM_TIMEOUT", "20"}, {"TGC_TEST_SAVE_PATH", path}});
+    CHECK(outcome.status == 1);
+    CHECK(contains(outcome, "error: rank 0: the gather failed: rank 1 has "
+                            "exited or crashed"));
+    CHECK(::access(path.c_str(), F_OK) != 0);
+    CHECK(::access((path + ".tmp").c_str(), F_OK) != 0);
+    ::rmdir(directory);
     return;
   }
   if (test == "leader-fails") {

@@ -30,6 +30,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace tgc::rt;
 
 static int failures = 0;
@@ -349,6 +352,26 @@ static void testCheckWritable() {
   CHECK(checkWritable("/dev/null", error));
   CHECK(writeFileAtomically("/dev/null", "x", error));
   CHECK(!std::ifstream("/dev/null.tmp"));
+  // A process that exits in the middle of a write (std::exit, as a failed
+  // transfer between stages does) leaves no partial temporary behind.
+  pid_t child = ::fork();
+  if (child == 0) {
+    std::string ignored;
+    writeFileAtomically(
+        "exits.safetensors",
+        [](std::ostream &out) {
+          out << "partial";
+          out.flush();
+          std::exit(1);
+        },
+        ignored);
+    std::_Exit(2);
+  }
+  int status = 0;
+  CHECK(child > 0 && ::waitpid(child, &status, 0) == child &&
+        WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  CHECK(!std::ifstream("exits.safetensors.tmp"));
+  CHECK(!std::ifstream("exits.safetensors"));
 }
 
 __global__ void reduceRows(const float *in, float *out) {

@@ -8,7 +8,9 @@
 # Needs tgc built (build/bin) and nvcc with cuBLAS and NCCL. The GPU machine
 # needs only the CUDA libraries: the bundle holds executables, step.json
 # files and reference outputs (no parameters files: each trainer makes the
-# initial values `tgc train --seed 0` starts from).
+# initial values `tgc train --seed 0` starts from), packed into
+# OUT_DIR/bundle.tar.gz (a device run carries at most 64 MiB; unpacked, the
+# trainers are more), which run.sh unpacks.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -19,6 +21,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rm -rf "$out"
 mkdir -p "$out"
+stage=$work/bundle
 
 echo "== the CUDA runtime (sm_90)"
 cmake -S runtime -B "$work/rt" -G Ninja -DTGC_RUNTIME_CUDA=ON \
@@ -39,12 +42,12 @@ project() {
   cmake -S "$work/$name" -B "$work/$name/build" -G Ninja \
     -DTGCRuntime_DIR="$work/rt" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
   cmake --build "$work/$name/build" >/dev/null
-  mkdir -p "$out/$name"
-  cp "$work/$name/build/train" "$work/$name/step.json" "$out/$name/"
+  mkdir -p "$stage/$name"
+  cp "$work/$name/build/train" "$work/$name/step.json" "$stage/$name/"
   if [ -n "$reference" ]; then
     # shellcheck disable=SC2086
     "$bin/tgc" train "$work/$name.mlir" $reference --seed 0 --log-every 1 \
-      --save "$out/$name/reference.safetensors" >"$out/$name/reference.log"
+      --save "$stage/$name/reference.safetensors" >"$stage/$name/reference.log"
   fi
 }
 
@@ -58,11 +61,11 @@ onnx_project() {
   cmake -S "$work/$name" -B "$work/$name/build" -G Ninja \
     -DTGCRuntime_DIR="$work/rt" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
   cmake --build "$work/$name/build" >/dev/null
-  mkdir -p "$out/$name"
+  mkdir -p "$stage/$name"
   cp "$work/$name/build/train" "$work/$name/step.json" \
-    "$work/$name/params.safetensors" "$out/$name/"
+    "$work/$name/params.safetensors" "$stage/$name/"
   "$bin/tgc" train "$model" --steps 20 --seed 0 --log-every 1 \
-    --save "$out/$name/reference.safetensors" >"$out/$name/reference.log" \
+    --save "$stage/$name/reference.safetensors" >"$stage/$name/reference.log" \
     2>/dev/null
 }
 
@@ -85,4 +88,5 @@ onnx_project mistral-window test/Import/hf/mistral/mistral-ts-sdpa.onnx
 onnx_project gemma2-softcap test/Import/hf/gemma2/gemma2-ts-loss.onnx
 project gpt2-124m-bf16 "gpt2 --preset 124m --seq 1024 --batch ${TGC_BATCH:-16}" \
   "--optimizer adamw --precision bf16" ""
-du -sh "$out"
+tar -C "$stage" -czf "$out/bundle.tar.gz" .
+du -sh "$stage" "$out/bundle.tar.gz"

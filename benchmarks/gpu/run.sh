@@ -24,6 +24,12 @@ parts=${2:-1234}
 out=${OUT:-$(mktemp -d)}
 work=$(mktemp -d)
 failed=0
+# prepare.sh packs the trainers (a device run carries at most 64 MiB).
+if [ -f "$bundle/bundle.tar.gz" ]; then
+  mkdir "$work/bundle"
+  tar -C "$work/bundle" -xzf "$bundle/bundle.tar.gz" || exit 1
+  bundle=$work/bundle
+fi
 
 # The CUDA libraries the trainers link: the toolkit's, else PyTorch's wheels.
 dirs=/usr/local/cuda/lib64:/usr/local/cuda/lib:/usr/local/cuda/targets/x86_64-linux/lib

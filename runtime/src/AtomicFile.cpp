@@ -13,25 +13,28 @@
 #include <set>
 
 namespace {
-/// The temporaries being written. Never destroyed: std::exit's handlers
-/// run after static destructors may have.
-std::mutex pendingMutex;
+/// The temporaries being written, and their lock. Never destroyed:
+/// std::exit's handlers may run after static destructors have.
 std::set<std::string> &getPending() {
   static auto *pending = new std::set<std::string>();
   return *pending;
 }
+std::mutex &getPendingMutex() {
+  static auto *mutex = new std::mutex();
+  return *mutex;
+}
 
-/// Lists `temporary` until the returned object goes.
+/// Lists `path` as being written for the object's lifetime.
 struct PendingTemporary {
   explicit PendingTemporary(std::string path) : path(std::move(path)) {
     static std::once_flag registered;
     std::call_once(registered,
                    [] { std::atexit(tgc::rt::removePendingTemporaries); });
-    std::lock_guard<std::mutex> lock(pendingMutex);
+    std::lock_guard<std::mutex> lock(getPendingMutex());
     getPending().insert(this->path);
   }
   ~PendingTemporary() {
-    std::lock_guard<std::mutex> lock(pendingMutex);
+    std::lock_guard<std::mutex> lock(getPendingMutex());
     getPending().erase(path);
   }
   std::string path;
@@ -39,7 +42,7 @@ struct PendingTemporary {
 } // namespace
 
 void tgc::rt::removePendingTemporaries() {
-  std::lock_guard<std::mutex> lock(pendingMutex);
+  std::lock_guard<std::mutex> lock(getPendingMutex());
   for (const std::string &path : getPending())
     std::remove(path.c_str());
   getPending().clear();

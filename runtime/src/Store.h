@@ -7,6 +7,9 @@
 // bootstraps, split's membership and checkSame's fingerprints all go
 // through it. Every wait has the timeout, and a wait that runs out names
 // what it waited for, so that a missing rank is an error, never a hang.
+// The store also knows which ranks are gone (their connection closed
+// before they left, or they abandoned it): its waits then fail at once,
+// and LostRankWatch tells the ranks waiting in a collective.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,8 +2,11 @@
 
 #include "AtomicFile.h"
 
+#include <csignal>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -24,20 +27,59 @@ std::mutex &getPendingMutex() {
   return *mutex;
 }
 
+/// The same paths for the handler of SIGINT and SIGTERM (Ctrl-C, or the
+/// launcher stopping the ranks), which may neither lock nor free: slots of
+/// strings that are never freed.
+constexpr int kSignalSlots = 16;
+std::atomic<const char *> signalSlots[kSignalSlots];
+struct sigaction previousInt, previousTerm;
+
+void onStopSignal(int signal) {
+  for (std::atomic<const char *> &slot : signalSlots)
+    if (const char *path = slot.load())
+      ::unlink(path);
+  // What the signal did before (end the process, most often) does it now.
+  ::sigaction(signal, signal == SIGINT ? &previousInt : &previousTerm, nullptr);
+  ::raise(signal);
+}
+
+void installStopHandlers() {
+  std::atexit(tgc::rt::removePendingTemporaries);
+  for (auto [signal, previous] :
+       {std::pair{SIGINT, &previousInt}, std::pair{SIGTERM, &previousTerm}}) {
+    if (::sigaction(signal, nullptr, previous) != 0 ||
+        previous->sa_handler == SIG_IGN)
+      continue;
+    struct sigaction handler {};
+    handler.sa_handler = onStopSignal;
+    sigemptyset(&handler.sa_mask);
+    ::sigaction(signal, &handler, nullptr);
+  }
+}
+
 /// Lists `path` as being written for the object's lifetime.
 struct PendingTemporary {
   explicit PendingTemporary(std::string path) : path(std::move(path)) {
-    static std::once_flag registered;
-    std::call_once(registered,
-                   [] { std::atexit(tgc::rt::removePendingTemporaries); });
+    static std::once_flag installed;
+    std::call_once(installed, installStopHandlers);
     std::lock_guard<std::mutex> lock(getPendingMutex());
     getPending().insert(this->path);
+    const char *copy = strdup(this->path.c_str());
+    for (int i = 0; i < kSignalSlots && copy && slot < 0; ++i) {
+      const char *empty = nullptr;
+      if (signalSlots[i].compare_exchange_strong(empty, copy))
+        slot = i;
+    }
   }
   ~PendingTemporary() {
     std::lock_guard<std::mutex> lock(getPendingMutex());
     getPending().erase(path);
+    // The copy stays: a handler on another thread may still read it.
+    if (slot >= 0)
+      signalSlots[slot].store(nullptr);
   }
   std::string path;
+  int slot = -1;
 };
 } // namespace
 

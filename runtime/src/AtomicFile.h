@@ -26,7 +26,8 @@ inline bool writeFileAtomically(const std::string &path,
 /// Removes the temporaries of the writeFileAtomically calls in progress:
 /// for paths that end the process at once (a failed collective while
 /// `write` gathers the values, a kernel error), so that no partial file is
-/// left beside `path`. std::exit runs it too.
+/// left beside `path`. std::exit runs it too, and SIGINT and SIGTERM remove
+/// them before doing what they did (from the first writeFileAtomically on).
 void removePendingTemporaries();
 
 /// Whether writeFileAtomically could write `path` now: its temporary file

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -352,26 +353,34 @@ static void testCheckWritable() {
   CHECK(checkWritable("/dev/null", error));
   CHECK(writeFileAtomically("/dev/null", "x", error));
   CHECK(!std::ifstream("/dev/null.tmp"));
-  // A process that exits in the middle of a write (std::exit, as a failed
-  // transfer between stages does) leaves no partial temporary behind.
-  pid_t child = ::fork();
-  if (child == 0) {
-    std::string ignored;
-    writeFileAtomically(
-        "exits.safetensors",
-        [](std::ostream &out) {
-          out << "partial";
-          out.flush();
-          std::exit(1);
-        },
-        ignored);
-    std::_Exit(2);
-  }
-  int status = 0;
-  CHECK(child > 0 && ::waitpid(child, &status, 0) == child &&
-        WIFEXITED(status) && WEXITSTATUS(status) == 1);
-  CHECK(!std::ifstream("exits.safetensors.tmp"));
-  CHECK(!std::ifstream("exits.safetensors"));
+  // A process that ends in the middle of a write leaves no partial
+  // temporary behind: std::exit (as a failed transfer between stages
+  // does), and SIGTERM (the launcher stopping the ranks; Ctrl-C's SIGINT
+  // alike), which still ends it by the signal.
+  auto endsWriting = [](const char *path, void (*end)()) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      std::string ignored;
+      writeFileAtomically(
+          path,
+          [end](std::ostream &out) {
+            out << "partial";
+            out.flush();
+            end();
+          },
+          ignored);
+      std::_Exit(2);
+    }
+    int status = 0;
+    CHECK(child > 0 && ::waitpid(child, &status, 0) == child);
+    CHECK(!std::ifstream(std::string(path) + ".tmp"));
+    CHECK(!std::ifstream(path));
+    return status;
+  };
+  int status = endsWriting("exits.safetensors", [] { std::exit(1); });
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  status = endsWriting("stopped.safetensors", [] { std::raise(SIGTERM); });
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 }
 
 __global__ void reduceRows(const float *in, float *out) {

@@ -70,6 +70,8 @@ struct PendingTemporary {
       if (signalSlots[i].compare_exchange_strong(empty, copy))
         slot = i;
     }
+    if (slot < 0)
+      std::free(const_cast<char *>(copy));
   }
   ~PendingTemporary() {
     std::lock_guard<std::mutex> lock(getPendingMutex());

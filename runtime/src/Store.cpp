@@ -73,6 +73,12 @@ int remainingMs(Clock::time_point deadline) {
   return left < 0 ? 0 : left > 1000000000 ? 1000000000 : int(left);
 }
 
+/// What the ranks are told of the first rank gone (the cause: the others
+/// followed it).
+std::string describeLostRank(int rank) {
+  return "rank " + std::to_string(rank) + " has exited or crashed";
+}
+
 Clock::time_point deadlineAfter(double seconds) {
   return Clock::now() + std::chrono::microseconds(int64_t(seconds * 1e6));
 }
@@ -160,9 +166,6 @@ private:
   /// Lists `rank` gone and fails every parked get: nothing a rank waits
   /// for can come once one is gone.
   void lose(int rank);
-  std::string describeGone() const {
-    return "rank " + std::to_string(gone[0]) + " has exited or crashed";
-  }
 
   int listener = -1;
   /// Written to on destruction to wake the thread's poll.
@@ -305,7 +308,7 @@ bool StoreServer::reply(int fd, const std::vector<char> &value, bool failed) {
 
 void StoreServer::lose(int rank) {
   gone.push_back(rank);
-  std::string why = describeGone();
+  std::string why = describeLostRank(gone[0]);
   std::map<std::string, std::vector<int>> parked;
   parked.swap(waiting);
   for (auto &[key, fds] : parked)
@@ -390,7 +393,7 @@ bool StoreServer::serve(int fd) {
         if (!reply(fd, found->second))
           return false;
       } else if (!gone.empty()) {
-        std::string why = describeGone();
+        std::string why = describeLostRank(gone[0]);
         if (!reply(fd, std::vector<char>(why.begin(), why.end()), true))
           return false;
       } else {
@@ -786,8 +789,7 @@ bool tgc::rt::comm::findLostRank(TcpStore &store, int self,
   }
   if (gone.empty())
     return false;
-  // The first to go is the cause; the others followed it.
-  cause = "rank " + std::to_string(gone[0]) + " has exited or crashed";
+  cause = describeLostRank(gone[0]);
   return true;
 }
 

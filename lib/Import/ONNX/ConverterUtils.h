@@ -249,6 +249,33 @@ mlir::LogicalResult convertEyeLike(GraphImporter &g);
 mlir::LogicalResult convertCompress(GraphImporter &g);
 mlir::LogicalResult convertNonZero(GraphImporter &g);
 mlir::LogicalResult convertUnique(GraphImporter &g);
+
+// NonZero of values computed at run time, imported densely
+// (NonZeroHits.cpp; GraphImporter::Hits).
+/// NonZero's output for an input `x` computed at run time: every position,
+/// its hits' mask recorded.
+mlir::LogicalResult convertNonZeroDensely(GraphImporter &g, mlir::Value x);
+/// After the current node converted: its outputs that run over a dense
+/// NonZero's positions, or an error when it would mix them.
+mlir::LogicalResult propagateHits(GraphImporter &g);
+/// A Split of `x` along `axis` into `sizes` (`explicitSizes`: given by the
+/// graph): an error when it splits a dense NonZero's positions into fewer
+/// pieces than there are positions.
+mlir::LogicalResult checkHitSplit(GraphImporter &g, mlir::Value x, int64_t axis,
+                                  bool explicitSizes,
+                                  llvm::ArrayRef<int64_t> sizes);
+/// For a ScatterElements along `axis`: null when neither `indices` nor
+/// `updates` run over a dense NonZero's positions, else which of their
+/// entries are hits (i1, of the indices' shape); an error when only one of
+/// them does, or along another dimension.
+mlir::FailureOr<mlir::Value> getScatterHitMask(GraphImporter &g,
+                                               mlir::Value indices,
+                                               mlir::Value updates,
+                                               int64_t axis);
+/// An error at the NonZero when `value`, leaving the graph as `what` (a
+/// graph or subgraph output), runs over its positions.
+mlir::LogicalResult checkNoHits(GraphImporter &g, mlir::Value value,
+                                llvm::StringRef what);
 /// The convolution of `x` ([N, C, D1..Dn], float) with `weight` ([M,
 /// C/group, k1..kn]) by the node's Conv attributes (strides, pads,
 /// dilations, group, auto_pad), plus `bias` ([M]) if not null.

@@ -380,7 +380,8 @@ FailureOr<ArrayRef<Value>> GraphImporter::requireSequenceInput(unsigned index) {
   return ArrayRef<Value>(it->second);
 }
 
-std::string GraphImporter::explainNotConstant(Value value) const {
+std::string GraphImporter::explainNotConstant(Value value,
+                                              std::string *hintOut) const {
   // The arguments `value` is computed from, depth first in operand order
   // (the values an op's regions capture count as its operands).
   SmallVector<Value> arguments, worklist = {value};
@@ -423,6 +424,10 @@ std::string GraphImporter::explainNotConstant(Value value) const {
   }
   if (arguments.size() > named)
     text += " and " + std::to_string(arguments.size() - named) + " more";
+  if (hintOut) {
+    *hintOut = hint;
+    return text;
+  }
   return text + hint;
 }
 

@@ -113,6 +113,29 @@ public:
     std::string kind, name;
   };
   llvm::DenseMap<mlir::Value, ArgumentDescription> argumentDescriptions;
+  /// A NonZero of a tensor computed at run time (the eager loop of a
+  /// mixture of experts selecting each expert's tokens) is imported densely
+  /// (NonZeroHits.cpp): its output lists every position of its input, and
+  /// `mask` (i1, one entry per position) says which are the hits. `dim` is
+  /// the dimension of a value that runs over those positions; the ops after
+  /// the NonZero carry it (propagateHits) until a scatter writes only the
+  /// hits back, and any op that would mix the positions is refused.
+  struct Hits {
+    mlir::Value mask;
+    int64_t dim;
+    /// The NonZero node, for errors, and the --input-value hint when its
+    /// input depends on a graph input.
+    std::string node, hint;
+    mlir::Location location;
+  };
+  llvm::DenseMap<mlir::Value, Hits> hitDims;
+  /// Shape vectors holding the number of those positions (a Shape of a
+  /// value with a hit dimension) at `positions`: read only as shapes.
+  struct HitCount {
+    Hits hits;
+    llvm::SmallVector<int64_t> positions;
+  };
+  llvm::DenseMap<mlir::Value, HitCount> hitCounts;
 
   //===--------------------------------------------------------------------===//
   // Values by ONNX name
@@ -203,8 +226,9 @@ public:
                                                 llvm::StringRef what);
   /// Why `value` is not a constant: the arguments of the step it depends
   /// on ("graph input 'size'", "parameter 'w'"), with the --input-value
-  /// hint for the first graph input.
-  std::string explainNotConstant(mlir::Value value) const;
+  /// hint for the first graph input (in `hint` instead, when given).
+  std::string explainNotConstant(mlir::Value value,
+                                 std::string *hint = nullptr) const;
 
   //===--------------------------------------------------------------------===//
   // Attributes

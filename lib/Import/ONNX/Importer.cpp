@@ -1090,7 +1090,8 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
                                    : importScan(node, importer);
     for (const auto &[initializer, value] : merged)
       importer.define(initializer, value);
-    if (failed(converted) || importer.hadError())
+    if (failed(converted) || importer.hadError() ||
+        failed(propagateHits(importer)))
       return failure();
     for (auto [i, output] : llvm::enumerate(node.output()))
       if (!output.empty() && !importer.isDefined(output))
@@ -1167,6 +1168,11 @@ LogicalResult ModelImporter::importSubgraph(
                   (sequence ? "' is a sequence: sequence outputs of a Loop or "
                               "Scan body are not supported"
                             : "' is not defined in the graph or around it"));
+    if (value && failed(checkNoHits(importer, value,
+                                    (attributeName + " output '" +
+                                     printableName(output.name()) + "'")
+                                        .str())))
+      return failure();
     outputs.push_back(value);
     if (sequences)
       sequences->push_back(value ? SmallVector<Value>() : *sequence);
@@ -1641,6 +1647,10 @@ LogicalResult ModelImporter::addResults(const onnx::GraphProto &graph,
                                : "' is not computed by any node");
       return failure();
     }
+    if (failed(
+            checkNoHits(importer, value,
+                        "graph output '" + printableName(output.name()) + "'")))
+      return failure();
     bool isLoss = output.name() == lossName;
     if (isLoss && !isFloatScalar(value)) {
       emitModelError() << "--loss-output '" << lossName

@@ -596,6 +596,19 @@ LogicalResult onnx_import::convertTensorScatter(Importer &g) {
 /// The most elements of the [N, R, W] choice scatterRowsOneHot builds.
 constexpr int64_t kMaxOneHotScatter = int64_t(1) << 24;
 
+/// The element that leaves a row unchanged under a scatter's `reduction`
+/// (0 for none and add).
+static double getScatterNeutral(StringRef reduction, Type elementType) {
+  bool isFloatData = isa<FloatType>(elementType);
+  if (reduction == "mul")
+    return 1.0;
+  if (reduction == "max")
+    return isFloatData ? -INFINITY : double(getIntMin(elementType));
+  if (reduction == "min")
+    return isFloatData ? INFINITY : double(getIntMax(elementType));
+  return 0.0;
+}
+
 /// scatterRows of rows computed at run time into `table` ([R, W]) by
 /// comparing each of the N ids with every row: update n reaches row r where
 /// ids[n] == r, through an [N, R, W] choice reduced over n (a sum for none
@@ -634,15 +647,7 @@ static FailureOr<Value> scatterRowsOneHot(Importer &g, Value table, Value ids,
   Value hit = compare(g, tg::CompareDirection::EQ,
                       g.broadcastTo(g.reshape(ids, {count, 1}), {count, rows}),
                       positions);
-  // The element that leaves a row unchanged under the reduction.
-  bool isFloatData = isa<FloatType>(elementType);
-  double neutral = 0.0;
-  if (reduction == "mul")
-    neutral = 1.0;
-  else if (reduction == "max")
-    neutral = isFloatData ? -INFINITY : double(getIntMin(elementType));
-  else if (reduction == "min")
-    neutral = isFloatData ? INFINITY : double(getIntMax(elementType));
+  double neutral = getScatterNeutral(reduction, elementType);
   RankedTensorType cubeType =
       RankedTensorType::get({count, rows, width}, elementType);
   Value cube = select(
@@ -835,10 +840,52 @@ LogicalResult onnx_import::convertScatterElements(Importer &g) {
   if (failed(checkUpdates(g, data, updates, indexShape)) || g.hadError())
     return failure();
   int64_t count = product(indexShape);
+  Value table = g.reshape(data, {product(dataShape), 1});
+  Value flatIds = g.reshape(ids, {count});
+  ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), dataShape.size()));
+  ASSIGN_OR_FAIL(hit, getScatterHitMask(g, indices, updates, axis));
+  if (hit) {
+    // Positions of a dense NonZero: only the hits write. The others add
+    // nothing (or combine the reduction's neutral element); without a
+    // reduction, the rows no hit wrote keep the data.
+    RankedTensorType updateType = Importer::getType(updates);
+    double neutral = getScatterNeutral(reduction, updateType.getElementType());
+    Value masked = g.reshape(
+        select(g, hit, updates, g.splat(updateType, neutral)), {count, 1});
+    if (reduction != "none") {
+      ASSIGN_OR_FAIL(result, scatterRows(g, table, flatIds, masked, reduction));
+      g.setOutput(0, g.reshape(result, dataShape));
+      return success();
+    }
+    RankedTensorType tableType = Importer::getType(table);
+    ASSIGN_OR_FAIL(written, scatterRows(g, g.splat(tableType, 0.0), flatIds,
+                                        masked, "add"));
+    const Tensor *known = g.getConstant(data);
+    bool zeroData =
+        known && llvm::all_of(llvm::seq<int64_t>(0, known->getNumElements()),
+                              [&](int64_t i) {
+                                return known->isIntStorage()
+                                           ? known->ints()[i] == 0
+                                           : known->getAsDouble(i) == 0.0;
+                              });
+    Value result = written;
+    if (!zeroData) {
+      auto f32 = g.builder.getF32Type();
+      RankedTensorType countType = tableType.clone(f32);
+      ASSIGN_OR_FAIL(
+          hits, scatterRows(g, g.splat(countType, 0.0), flatIds,
+                            g.reshape(g.convert(hit, f32), {count, 1}), "add"));
+      result = select(
+          g,
+          compare(g, tg::CompareDirection::GT, hits, g.splat(countType, 0.0)),
+          written, table);
+    }
+    g.setOutput(0, g.reshape(result, dataShape));
+    return success();
+  }
   ASSIGN_OR_FAIL(result,
-                 scatterRows(g, g.reshape(data, {product(dataShape), 1}),
-                             g.reshape(ids, {count}),
-                             g.reshape(updates, {count, 1}), reduction));
+                 scatterRows(g, table, flatIds, g.reshape(updates, {count, 1}),
+                             reduction));
   g.setOutput(0, g.reshape(result, dataShape));
   return success();
 }
@@ -1235,9 +1282,10 @@ LogicalResult onnx_import::convertCompress(Importer &g) {
 }
 
 LogicalResult onnx_import::convertNonZero(Importer &g) {
-  const Tensor *x = g.requireConstant(0, "X");
+  ASSIGN_OR_FAIL(input, g.requireInput(0));
+  const Tensor *x = g.getConstant(input);
   if (!x)
-    return failure();
+    return convertNonZeroDensely(g, input);
   // numpy's nonzero, which treats a scalar as a 1-D tensor of one element.
   SmallVector<int64_t> shape(x->getShape());
   if (shape.empty())

@@ -1875,12 +1875,14 @@ static LogicalResult convertSplit(Importer &g) {
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), shape.size()));
   int64_t outputs = g.getNumOutputs();
   SmallVector<int64_t> sizes;
+  bool explicitSizes = true;
   if (g.input(1)) {
     ASSIGN_OR_FAIL(split, g.requireConstantInts(1, "split"));
     sizes = split;
   } else if (std::optional<SmallVector<int64_t>> split = g.getInts("split")) {
     sizes = *split;
   } else {
+    explicitSizes = false;
     int64_t parts = g.getInt("num_outputs", outputs);
     if (parts <= 0 || parts != outputs)
       return g.fail("num_outputs does not match the outputs");
@@ -1893,6 +1895,8 @@ static LogicalResult convertSplit(Importer &g) {
       left -= sizes.back();
     }
   }
+  if (failed(checkHitSplit(g, x, axis, explicitSizes, sizes)))
+    return failure();
   if (int64_t(sizes.size()) != outputs ||
       llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
       std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != shape[axis])

@@ -54,8 +54,9 @@ Not checked in (--families or --all builds them):
            batched, the k outputs weighted and summed: static shapes. (Its
            "eager" loop over the experts selects each expert's tokens by a
            NonZero of the routing, a shape that depends on the data: tgc
-           refuses it at import, naming the node, and the dynamo exporter
-           fails on it; TGC_EXPERTS=eager exports that form.)
+           imports its TorchScript export with the NonZeros dense, the
+           dynamo exporter fails on it; TGC_EXPERTS=eager exports that
+           form, mixtral-eager/ holds it.)
   qwen2moe Qwen2MoeForCausalLM: 4 experts and a gated shared expert (as
            mixtral)
   qwen3moe, olmoe, granitemoe  their ...ForCausalLM (MoE as mixtral: q/k
@@ -90,8 +91,9 @@ Not checked in (--families or --all builds them):
            failed once in torch.export's decomposition and passed when
            run again.
   jetmoe, dbrx  their own expert loops, whose token counts depend on the
-           routing (JetMoE's split by the counts, DBRX's NonZero): tgc
-           refuses them at import, naming the node
+           routing: JetMoE's split by the counts tgc refuses at import,
+           naming the node; DBRX's NonZero it imports densely (as
+           mixtral's eager loop)
   deepseekv2  DeepseekV2ForCausalLM (both exporters fail in PyTorch:
            complex rotary)
   cohere, cohere2, stablelm, persimmon, nemotron, exaone4, seedoss,

@@ -2468,6 +2468,94 @@ def value_shaped_error_models():
                      [x], ["z"], [("s", np.float32(1))], opset=11)
 
 
+def dense_nonzero_nodes(x, s, rows_of):
+    """The nodes of an eager experts loop in miniature: the rows of `x`
+    where `s` > 0 (a NonZero of a value computed at run time), run through
+    a sigmoid, weighted by their score and a matrix product, and scattered
+    back (ScatterElements) into zeros, into x, and added to x."""
+    return [const("zero", np.float32(0)), const("one_axis", np.array([1])),
+            const("wm", floats(4, 4)),
+            const("zeros", np.zeros(rows_of, np.float32)),
+            helper.make_node("Greater", [s, "zero"], ["pos"]),
+            helper.make_node("NonZero", ["pos"], ["nz"]),
+            helper.make_node("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
+            helper.make_node("Squeeze", ["nzt", "one_axis"], ["idx"]),
+            helper.make_node("Gather", [x, "idx"], ["rows"], axis=0),
+            helper.make_node("Gather", [s, "idx"], ["sw"], axis=0),
+            helper.make_node("Unsqueeze", ["sw", "one_axis"], ["sw2"]),
+            helper.make_node("Sigmoid", ["rows"], ["act"]),
+            helper.make_node("Mul", ["act", "sw2"], ["upd"]),
+            helper.make_node("MatMul", ["upd", "wm"], ["upd2"]),
+            helper.make_node("Unsqueeze", ["idx", "one_axis"], ["idx2"]),
+            helper.make_node("Shape", ["upd2"], ["sh"]),
+            helper.make_node("Expand", ["idx2", "sh"], ["ix"])]
+
+
+def dense_nonzero_cases():
+    """A NonZero of a graph input whose positions only gather rows and
+    scatter results back: imported densely (every position, with a mask of
+    the hits). Some rows hit, and none."""
+    x, s = vi("x", F, [6, 4]), vi("s", F, [6])
+    nodes = dense_nonzero_nodes("x", "s", (6, 4)) + [
+        helper.make_node("ScatterElements", ["zeros", "ix", "upd2"], ["y"],
+                         axis=0),
+        helper.make_node("ScatterElements", ["x", "ix", "upd2"], ["y2"],
+                         axis=0),
+        helper.make_node("ScatterElements", ["x", "ix", "upd2"], ["y3"],
+                         axis=0, reduction="add")]
+    outputs = [vi(n, F, [6, 4]) for n in ("y", "y2", "y3")]
+    m = model(nodes, [x, s], outputs)
+    case("nonzero_dense_rows", m,
+         {"x": floats(6, 4),
+          "s": np.array([0.5, -1, 2, -0.25, 1.5, -3], np.float32)})
+    case("nonzero_dense_rows_none_hit", m,
+         {"x": floats(6, 4), "s": -np.abs(floats(6)) - 0.1})
+
+
+def dense_nonzero_grad_models():
+    """grad/nonzero_dense.onnx: the rows of a parameter whose sums are
+    positive (a NonZero of the parameter), through a tanh, scattered back
+    into zeros; the gradient reaches only the hit rows."""
+    w = floats(6, 4) + np.array([[1], [-1], [1], [1], [-1], [1]],
+                                np.float32) * 2
+    save_grad_models({"nonzero_dense": [
+        const("axis1", np.array([1])), const("zero", np.float32(0)),
+        const("zeros", np.zeros((6, 4), np.float32)),
+        helper.make_node("ReduceSum", ["w", "axis1"], ["sums"], keepdims=0),
+        helper.make_node("Greater", ["sums", "zero"], ["pos"]),
+        helper.make_node("NonZero", ["pos"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
+        helper.make_node("Squeeze", ["nzt", "axis1"], ["idx"]),
+        helper.make_node("Gather", ["w", "idx"], ["rows"], axis=0),
+        helper.make_node("Tanh", ["rows"], ["upd"]),
+        helper.make_node("Unsqueeze", ["idx", "axis1"], ["idx2"]),
+        helper.make_node("Shape", ["upd"], ["sh"]),
+        helper.make_node("Expand", ["idx2", "sh"], ["ix"]),
+        helper.make_node("ScatterElements", ["zeros", "ix", "upd"], ["h"],
+                         axis=0)]}, w)
+
+
+def dense_nonzero_error_models():
+    """errors/nonzero-hits-*.onnx: what mixes a dense NonZero's positions
+    (a reduction over them, their number used as a value, a split into
+    fewer pieces than positions)."""
+    x, s = vi("x", F, [6, 4]), vi("s", F, [6])
+    base = dense_nonzero_nodes("x", "s", (6, 4))
+    save_error_model("nonzero-hits-reduced", base + [
+        const("axis0", np.array([0])),
+        helper.make_node("ReduceSum", ["upd2", "axis0"], ["y"])],
+        [x, s], ["y"], opset=17)
+    save_error_model("nonzero-hits-count", base + [
+        helper.make_node("Cast", ["sh"], ["shf"], to=F),
+        helper.make_node("Mul", ["shf", "zero"], ["y"])],
+        [x, s], ["y"], opset=17)
+    save_error_model("nonzero-hits-split", base + [
+        const("sizes", np.array([1, 1], np.int64)),
+        helper.make_node("Split", ["idx", "sizes"], ["a", "b"], axis=0),
+        helper.make_node("Gather", ["x", "a"], ["y"], axis=0)],
+        [x, s], ["y"], opset=17)
+
+
 def roialign_cases():
     """RoiAlign: regions at run time (sampling_ratio 2, max mode, RoiAlign-10
     whose coordinates are output_half_pixel, a spatial_scale, two images);
@@ -3111,3 +3199,6 @@ if __name__ == "__main__":
     deform_conv_models()
     tensor_scatter_models()
     gradient_op_models()
+    dense_nonzero_cases()
+    dense_nonzero_grad_models()
+    dense_nonzero_error_models()

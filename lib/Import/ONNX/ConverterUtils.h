@@ -255,6 +255,13 @@ mlir::LogicalResult convertUnique(GraphImporter &g);
 /// NonZero's output for an input `x` computed at run time: every position,
 /// its hits' mask recorded.
 mlir::LogicalResult convertNonZeroDensely(GraphImporter &g, mlir::Value x);
+/// Before the current node converts: a reduction over a dense NonZero's
+/// positions reads input 0 with the positions that are not hits set to its
+/// neutral element (the name redefined for the node; `restore` lists what
+/// to define back after it), or an error when it has none.
+mlir::LogicalResult maskHitReduction(
+    GraphImporter &g,
+    llvm::SmallVectorImpl<std::pair<std::string, mlir::Value>> &restore);
 /// After the current node converted: its outputs that run over a dense
 /// NonZero's positions, or an error when it would mix them.
 mlir::LogicalResult propagateHits(GraphImporter &g);

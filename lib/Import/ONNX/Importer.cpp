@@ -1083,6 +1083,8 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
         merged.push_back({initializer, importer.lookup(initializer)});
         importer.define(initializer, parameter);
       }
+    if (failed(maskHitReduction(importer, merged)))
+      return failure();
     LogicalResult converted =
         op->convert                ? op->convert(importer)
         : node.op_type() == "If"   ? importIf(node, importer)

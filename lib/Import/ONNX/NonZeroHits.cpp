@@ -12,8 +12,9 @@
 // positions keeps a "hit dimension" that runs over them (Hits), through the
 // ops that treat the positions independently (elementwise ops, reshapes,
 // transposes, gathers, row-wise matmuls, reductions over other
-// dimensions), until a ScatterElements writes back only the hits. An op
-// that would mix the positions (a reduction over them, a slice of them, a
+// dimensions), until a ScatterElements writes back only the hits or a
+// reduction over them reduces only the hits (maskHitReduction). An op
+// that would mix the positions (an index among them, a slice of them, a
 // use of their number as a value) is refused, naming the NonZero.
 //
 // A Split of the positions into as many pieces as there are positions (the
@@ -630,6 +631,78 @@ static LogicalResult propagateCount(GraphImporter &g, const HitInputs &inputs) {
   return refuseUse();
 }
 
+/// The dimensions a reduction (Reduce*, ArgMax, ArgMin) of a tensor of
+/// `rank` reduces, normalized; none when it reduces nothing (an empty axes
+/// with noop_with_empty_axes).
+static FailureOr<std::optional<SmallVector<int64_t>>>
+getReducedDims(GraphImporter &g, int64_t rank) {
+  StringRef op = g.getNode().op_type();
+  SmallVector<int64_t> axes;
+  if (op == "ArgMax" || op == "ArgMin") {
+    axes.push_back(g.getInt("axis", 0));
+  } else {
+    FailureOr<std::optional<SmallVector<int64_t>>> read = g.getAxes(1, "axes");
+    if (failed(read))
+      return failure();
+    if (*read)
+      axes = **read;
+    if (axes.empty()) {
+      if (g.getInt("noop_with_empty_axes", 0) != 0)
+        return std::optional<SmallVector<int64_t>>();
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    }
+  }
+  for (int64_t &axis : axes)
+    axis = axis < 0 ? axis + rank : axis;
+  return std::optional<SmallVector<int64_t>>(std::move(axes));
+}
+
+LogicalResult onnx_import::maskHitReduction(
+    GraphImporter &g, SmallVectorImpl<std::pair<std::string, Value>> &restore) {
+  StringRef op = g.getNode().op_type();
+  if (!(isReduction(op) || op == "ArgMax" || op == "ArgMin") ||
+      g.getNumInputs() == 0)
+    return success();
+  Value x = g.input(0);
+  auto it = x ? g.hitDims.find(x) : g.hitDims.end();
+  if (it == g.hitDims.end())
+    return success();
+  const Hits &hits = it->second;
+  RankedTensorType type = GraphImporter::getType(x);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      getReducedDims(g, type.getRank());
+  if (failed(axes))
+    return failure();
+  if (!*axes || !llvm::is_contained(**axes, hits.dim))
+    return success();
+  // The positions that are not hits take the element that leaves the
+  // reduction unchanged; an index among the hits, or a log-sum-exp of none
+  // (-inf, which the shifted form would make NaN), has no such element.
+  if (op == "ArgMax" || op == "ArgMin" || op == "ReduceLogSumExp")
+    return refuse(g, 0, hits, "the reduction is over the positions");
+  Type elementType = type.getElementType();
+  if (!isa<FloatType>(elementType) && !elementType.isSignlessInteger())
+    return refuse(g, 0, hits,
+                  "the reduction of these values is over the positions");
+  bool isFloatData = isa<FloatType>(elementType);
+  double neutral = 0.0;
+  if (op == "ReduceMax")
+    neutral = isFloatData ? -INFINITY : double(getIntMin(elementType));
+  else if (op == "ReduceMin")
+    neutral = isFloatData ? INFINITY : double(getIntMax(elementType));
+  else if (op == "ReduceProd")
+    neutral = 1.0;
+  if (elementType.isInteger(1))
+    neutral = op == "ReduceMin" ? 1.0 : 0.0;
+  SmallVector<int64_t> maskShape(type.getRank(), 1);
+  maskShape[hits.dim] = type.getDimSize(hits.dim);
+  Value valid = g.broadcastTo(g.reshape(hits.mask, maskShape), type.getShape());
+  std::string name = g.getNode().input(0);
+  restore.push_back({name, x});
+  g.define(name, select(g, valid, x, g.splat(type, neutral)));
+  return success();
+}
+
 LogicalResult onnx_import::propagateHits(GraphImporter &g) {
   HitInputs inputs = collectHitInputs(g);
   if (inputs.dims.empty() && inputs.counts.empty())
@@ -790,6 +863,15 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
     int64_t indicesRank = GraphImporter::getType(g.input(1)).getRank();
     return setHitOutputs(g, hits, dim < axis ? dim : dim - 1 + indicesRank);
   }
+  if (op == "GatherND" && onlyInput(1)) {
+    // The positions' points pick the data's slices (x[mask] of a boolean
+    // mask: a NonZero's transposed points).
+    int64_t batchDims = g.getInt("batch_dims", 0);
+    if (dim >= rank - 1 || dim < batchDims)
+      return refuse(g, index, hits,
+                    "GatherND reads them as coordinates or batch entries");
+    return setHitOutputs(g, hits, dim);
+  }
   if (op == "GatherElements" && onlyInput(1)) {
     int64_t axis = g.getInt("axis", 0);
     axis = axis < 0 ? axis + rank : axis;
@@ -858,27 +940,32 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
     return setHitOutputs(g, hits, dim);
   }
   if ((isReduction(op) || op == "ArgMax" || op == "ArgMin") && onlyInput(0)) {
+    FailureOr<std::optional<SmallVector<int64_t>>> axes =
+        getReducedDims(g, rank);
+    if (failed(axes))
+      return failure();
+    if (!*axes)
+      return setHitOutputs(g, hits, dim);
+    if (llvm::is_contained(**axes, dim)) {
+      // maskHitReduction gave the converter the hits only: a mean divided
+      // by every position is scaled to the hits.
+      if (op != "ReduceMean")
+        return success();
+      auto f32 = g.builder.getF32Type();
+      Value hitCount = g.reduce(tg::ReduceKind::Sum, g.convert(hits.mask, f32),
+                                {0}, /*keepDims=*/false);
+      int64_t positions = GraphImporter::getType(hits.mask).getDimSize(0);
+      Value scale = buildBinary<tg::DivOp>(
+          g, g.splat(GraphImporter::getType(hitCount), double(positions)),
+          hitCount);
+      RankedTensorType type = GraphImporter::getType(output);
+      scale = g.broadcastTo(g.convert(scale, type.getElementType()),
+                            type.getShape());
+      g.define(node.output(0), buildBinary<tg::MulOp>(g, output, scale));
+      return success();
+    }
     bool keepDims = g.getInt("keepdims", 1) != 0;
-    SmallVector<int64_t> axes;
-    if (op == "ArgMax" || op == "ArgMin") {
-      axes.push_back(g.getInt("axis", 0));
-    } else {
-      FailureOr<std::optional<SmallVector<int64_t>>> read =
-          g.getAxes(1, "axes");
-      if (failed(read))
-        return failure();
-      if (*read)
-        axes = **read;
-    }
-    if (axes.empty())
-      return refuse(g, index, hits, "the reduction is over every dimension");
-    int64_t before = 0;
-    for (int64_t axis : axes) {
-      axis = axis < 0 ? axis + rank : axis;
-      if (axis == dim)
-        return refuse(g, index, hits, "the reduction is over the positions");
-      before += axis < dim;
-    }
+    int64_t before = llvm::count_if(**axes, [&](int64_t a) { return a < dim; });
     return setHitOutputs(g, hits, keepDims ? dim : dim - before);
   }
   return refuseOp(g, index, hits);

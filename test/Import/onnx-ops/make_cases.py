@@ -2512,6 +2512,36 @@ def dense_nonzero_cases():
          {"x": floats(6, 4), "s": -np.abs(floats(6)) - 0.1})
 
 
+def dense_nonzero_reduction_cases():
+    """x[mask] of a boolean mask computed at run time (a NonZero's points
+    read by GatherND), reduced over the selected rows: a mean of all, a
+    sum, a maximum, a mean of squares; some rows selected, and none (NaN
+    means, -inf maxima)."""
+    logits, m = vi("logits", F, [2, 4, 3]), vi("m", F, [2, 4])
+    nodes = [const("half", np.float32(0.5)), const("axis0", np.array([0])),
+             helper.make_node("Greater", ["m", "half"], ["mask"]),
+             helper.make_node("NonZero", ["mask"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["points"], perm=[1, 0]),
+             helper.make_node("GatherND", ["logits", "points"], ["rows"]),
+             helper.make_node("ReduceMean", ["rows"], ["mean"], keepdims=0),
+             helper.make_node("ReduceSum", ["rows", "axis0"], ["sum"],
+                              keepdims=0),
+             helper.make_node("ReduceMax", ["rows", "axis0"], ["max"]),
+             helper.make_node("Mul", ["rows", "rows"], ["square"]),
+             helper.make_node("ReduceMean", ["square", "axis0"],
+                              ["mean_square"], keepdims=0)]
+    outputs = [vi("mean", F, []), vi("sum", F, [3]), vi("max", F, [1, 3]),
+               vi("mean_square", F, [3])]
+    m18 = model(nodes, [logits, m], outputs, opset=18)
+    values = floats(2, 4, 3)
+    case("nonzero_dense_masked_reductions", m18,
+         {"logits": values,
+          "m": np.array([[0.9, 0.1, 0.7, 0.2], [0.3, 0.6, 0.0, 0.8]],
+                        np.float32)})
+    case("nonzero_dense_masked_reductions_none", m18,
+         {"logits": values, "m": np.zeros((2, 4), np.float32)})
+
+
 def dense_nonzero_grad_models():
     """grad/nonzero_dense.onnx: the rows of a parameter whose sums are
     positive (a NonZero of the parameter), through a tanh, scattered back
@@ -2533,17 +2563,26 @@ def dense_nonzero_grad_models():
         helper.make_node("Expand", ["idx2", "sh"], ["ix"]),
         helper.make_node("ScatterElements", ["zeros", "ix", "upd"], ["h"],
                          axis=0)]}, w)
+    # The mean over the rows a mask of the parameter selects (x[mask]).
+    save_grad_models({"nonzero_dense_mean": [
+        const("axis1", np.array([1])), const("zero", np.float32(0)),
+        helper.make_node("ReduceSum", ["w", "axis1"], ["sums"], keepdims=0),
+        helper.make_node("Greater", ["sums", "zero"], ["pos"]),
+        helper.make_node("NonZero", ["pos"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["points"], perm=[1, 0]),
+        helper.make_node("GatherND", ["w", "points"], ["rows"]),
+        helper.make_node("Tanh", ["rows"], ["t"]),
+        helper.make_node("ReduceMean", ["t"], ["h"], keepdims=0)]}, w)
 
 
 def dense_nonzero_error_models():
     """errors/nonzero-hits-*.onnx: what mixes a dense NonZero's positions
-    (a reduction over them, their number used as a value, a split into
-    fewer pieces than positions)."""
+    (an index among them, their number used as a value, a split into fewer
+    pieces than positions)."""
     x, s = vi("x", F, [6, 4]), vi("s", F, [6])
     base = dense_nonzero_nodes("x", "s", (6, 4))
-    save_error_model("nonzero-hits-reduced", base + [
-        const("axis0", np.array([0])),
-        helper.make_node("ReduceSum", ["upd2", "axis0"], ["y"])],
+    save_error_model("nonzero-hits-argmax", base + [
+        helper.make_node("ArgMax", ["upd2"], ["y"], axis=0)],
         [x, s], ["y"], opset=17)
     save_error_model("nonzero-hits-count", base + [
         helper.make_node("Cast", ["sh"], ["shf"], to=F),
@@ -3200,5 +3239,6 @@ if __name__ == "__main__":
     tensor_scatter_models()
     gradient_op_models()
     dense_nonzero_cases()
+    dense_nonzero_reduction_cases()
     dense_nonzero_grad_models()
     dense_nonzero_error_models()

@@ -271,14 +271,15 @@ mlir::LogicalResult propagateHits(GraphImporter &g);
 mlir::LogicalResult checkHitSplit(GraphImporter &g, mlir::Value x, int64_t axis,
                                   bool explicitSizes,
                                   llvm::ArrayRef<int64_t> sizes);
-/// For a ScatterElements along `axis`: null when neither `indices` nor
-/// `updates` run over a dense NonZero's positions, else which of their
-/// entries are hits (i1, of the indices' shape); an error when only one of
-/// them does, or along another dimension.
+/// For a ScatterElements along `axis` (none: a ScatterND): null when
+/// neither `indices` nor `updates` run over a dense NonZero's positions,
+/// else which of their updates are hits (i1, of the indices' shape; for
+/// ScatterND, without its last dimension); an error when only one of them
+/// does, or along another dimension.
 mlir::FailureOr<mlir::Value> getScatterHitMask(GraphImporter &g,
                                                mlir::Value indices,
                                                mlir::Value updates,
-                                               int64_t axis);
+                                               std::optional<int64_t> axis);
 /// An error at the NonZero when `value`, leaving the graph as `what` (a
 /// graph or subgraph output), runs over its positions.
 mlir::LogicalResult checkNoHits(GraphImporter &g, mlir::Value value,

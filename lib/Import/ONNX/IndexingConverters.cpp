@@ -781,6 +781,49 @@ FailureOr<Value> onnx_import::scatterRows(Importer &g, Value table, Value ids,
   return g.reshape(g.convert(result, elementType), type.getShape());
 }
 
+/// scatterRows of the rows `valid` (i1, [N]) marks, the hits of a dense
+/// NonZero: the others add nothing (or combine the reduction's neutral
+/// element); without a reduction, the rows no hit wrote keep the table.
+static FailureOr<Value> scatterHitRows(Importer &g, Value table, Value ids,
+                                       Value updates, Value valid,
+                                       StringRef reduction) {
+  RankedTensorType updateType = Importer::getType(updates);
+  double neutral = getScatterNeutral(reduction, updateType.getElementType());
+  SmallVector<int64_t> validShape(updateType.getRank(), 1);
+  validShape[0] = updateType.getDimSize(0);
+  Value masked = select(
+      g, g.broadcastTo(g.reshape(valid, validShape), updateType.getShape()),
+      updates, g.splat(updateType, neutral));
+  if (reduction != "none")
+    return scatterRows(g, table, ids, masked, reduction);
+  RankedTensorType tableType = Importer::getType(table);
+  ASSIGN_OR_FAIL(written,
+                 scatterRows(g, g.splat(tableType, 0.0), ids, masked, "add"));
+  const Tensor *known = g.getConstant(table);
+  if (known && llvm::all_of(llvm::seq<int64_t>(0, known->getNumElements()),
+                            [&](int64_t i) {
+                              return known->isIntStorage()
+                                         ? known->ints()[i] == 0
+                                         : known->getAsDouble(i) == 0.0;
+                            }))
+    return written;
+  // Which rows a hit wrote: a count per row.
+  auto f32 = g.builder.getF32Type();
+  int64_t rows = tableType.getDimSize(0),
+          count = Importer::getType(ids).getDimSize(0);
+  RankedTensorType countType = RankedTensorType::get({rows, 1}, f32);
+  ASSIGN_OR_FAIL(hits, scatterRows(g, g.splat(countType, 0.0), ids,
+                                   g.reshape(g.convert(valid, f32), {count, 1}),
+                                   "add"));
+  SmallVector<int64_t> wroteShape(tableType.getRank(), 1);
+  wroteShape[0] = rows;
+  Value wrote = g.broadcastTo(g.reshape(compare(g, tg::CompareDirection::GT,
+                                                hits, g.splat(countType, 0.0)),
+                                        wroteShape),
+                              tableType.getShape());
+  return select(g, wrote, written, table);
+}
+
 /// The reduction of a Scatter* node (none before opset 16).
 static std::string getScatterReduction(Importer &g) {
   if (g.opset < 16)
@@ -819,9 +862,14 @@ LogicalResult onnx_import::convertScatterND(Importer &g) {
     return failure();
   SmallVector<int64_t> updateRows(rows.table);
   updateRows.front() = Importer::getType(rows.ids).getDimSize(0);
+  ASSIGN_OR_FAIL(hit, getScatterHitMask(g, indices, updates, std::nullopt));
+  Value table = g.reshape(data, rows.table);
+  Value rowUpdates = g.reshape(updates, updateRows);
   ASSIGN_OR_FAIL(result,
-                 scatterRows(g, g.reshape(data, rows.table), rows.ids,
-                             g.reshape(updates, updateRows), reduction));
+                 hit ? scatterHitRows(g, table, rows.ids, rowUpdates,
+                                      g.reshape(hit, {updateRows.front()}),
+                                      reduction)
+                     : scatterRows(g, table, rows.ids, rowUpdates, reduction));
   g.setOutput(0, g.reshape(result, dataShape));
   return success();
 }
@@ -844,48 +892,11 @@ LogicalResult onnx_import::convertScatterElements(Importer &g) {
   Value flatIds = g.reshape(ids, {count});
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), dataShape.size()));
   ASSIGN_OR_FAIL(hit, getScatterHitMask(g, indices, updates, axis));
-  if (hit) {
-    // Positions of a dense NonZero: only the hits write. The others add
-    // nothing (or combine the reduction's neutral element); without a
-    // reduction, the rows no hit wrote keep the data.
-    RankedTensorType updateType = Importer::getType(updates);
-    double neutral = getScatterNeutral(reduction, updateType.getElementType());
-    Value masked = g.reshape(
-        select(g, hit, updates, g.splat(updateType, neutral)), {count, 1});
-    if (reduction != "none") {
-      ASSIGN_OR_FAIL(result, scatterRows(g, table, flatIds, masked, reduction));
-      g.setOutput(0, g.reshape(result, dataShape));
-      return success();
-    }
-    RankedTensorType tableType = Importer::getType(table);
-    ASSIGN_OR_FAIL(written, scatterRows(g, g.splat(tableType, 0.0), flatIds,
-                                        masked, "add"));
-    const Tensor *known = g.getConstant(data);
-    bool zeroData =
-        known && llvm::all_of(llvm::seq<int64_t>(0, known->getNumElements()),
-                              [&](int64_t i) {
-                                return known->isIntStorage()
-                                           ? known->ints()[i] == 0
-                                           : known->getAsDouble(i) == 0.0;
-                              });
-    Value result = written;
-    if (!zeroData) {
-      auto f32 = g.builder.getF32Type();
-      RankedTensorType countType = tableType.clone(f32);
-      ASSIGN_OR_FAIL(
-          hits, scatterRows(g, g.splat(countType, 0.0), flatIds,
-                            g.reshape(g.convert(hit, f32), {count, 1}), "add"));
-      result = select(
-          g,
-          compare(g, tg::CompareDirection::GT, hits, g.splat(countType, 0.0)),
-          written, table);
-    }
-    g.setOutput(0, g.reshape(result, dataShape));
-    return success();
-  }
+  Value flatUpdates = g.reshape(updates, {count, 1});
   ASSIGN_OR_FAIL(result,
-                 scatterRows(g, table, flatIds, g.reshape(updates, {count, 1}),
-                             reduction));
+                 hit ? scatterHitRows(g, table, flatIds, flatUpdates,
+                                      g.reshape(hit, {count}), reduction)
+                     : scatterRows(g, table, flatIds, flatUpdates, reduction));
   g.setOutput(0, g.reshape(result, dataShape));
   return success();
 }

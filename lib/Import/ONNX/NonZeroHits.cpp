@@ -12,7 +12,8 @@
 // positions keeps a "hit dimension" that runs over them (Hits), through the
 // ops that treat the positions independently (elementwise ops, reshapes,
 // transposes, gathers, row-wise matmuls, reductions over other
-// dimensions), until a ScatterElements writes back only the hits or a
+// dimensions), until a ScatterElements or ScatterND writes back only the
+// hits or a
 // reduction over them reduces only the hits (maskHitReduction). An op
 // that would mix the positions (an index among them, a slice of them, a
 // use of their number as a value) is refused, naming the NonZero.
@@ -711,8 +712,8 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
   StringRef op = node.op_type();
   if (!inputs.counts.empty() && failed(propagateCount(g, inputs)))
     return failure();
-  // Its converter writes the hits back (getScatterHitMask).
-  if (op == "ScatterElements")
+  // Their converters write the hits back (getScatterHitMask).
+  if (op == "ScatterElements" || op == "ScatterND")
     return success();
   // The rules below read output 0's shape (Split's outputs are optional).
   Value output = g.hasOutput(0) ? g.lookup(node.output(0)) : Value();
@@ -998,7 +999,8 @@ LogicalResult onnx_import::checkHitSplit(GraphImporter &g, Value x,
 }
 
 FailureOr<Value> onnx_import::getScatterHitMask(GraphImporter &g, Value indices,
-                                                Value updates, int64_t axis) {
+                                                Value updates,
+                                                std::optional<int64_t> axis) {
   auto hitsOf = [&](Value value) -> const Hits * {
     auto it = g.hitDims.find(value);
     return it == g.hitDims.end() ? nullptr : &it->second;
@@ -1019,15 +1021,24 @@ FailureOr<Value> onnx_import::getScatterHitMask(GraphImporter &g, Value indices,
                         "the scatter's indices and updates must both run over "
                         "the positions, along the same dimension"),
            failure();
-  if (hits.dim != axis)
+  RankedTensorType type = GraphImporter::getType(indices);
+  if (axis && hits.dim != *axis)
     return (void)refuse(g, index, hits,
                         "the scatter's axis is another dimension than the "
                         "positions', which would address the data's entries"),
            failure();
-  RankedTensorType type = GraphImporter::getType(indices);
-  SmallVector<int64_t> maskShape(type.getRank(), 1);
-  maskShape[axis] = type.getDimSize(axis);
-  return g.broadcastTo(g.reshape(hits.mask, maskShape), type.getShape());
+  // ScatterND: the positions must be among the points, not their
+  // coordinates or the batch dimensions the data shares.
+  if (!axis &&
+      (hits.dim >= type.getRank() - 1 || hits.dim < g.getInt("batch_dims", 0)))
+    return (void)refuse(g, index, hits,
+                        "ScatterND reads them as coordinates or batch entries"),
+           failure();
+  ArrayRef<int64_t> shape =
+      axis ? type.getShape() : type.getShape().drop_back();
+  SmallVector<int64_t> maskShape(shape.size(), 1);
+  maskShape[hits.dim] = shape[hits.dim];
+  return g.broadcastTo(g.reshape(hits.mask, maskShape), shape);
 }
 
 LogicalResult onnx_import::checkNoHits(GraphImporter &g, Value value,
@@ -1042,7 +1053,7 @@ LogicalResult onnx_import::checkNoHits(GraphImporter &g, Value value,
   return emitError(hits.location)
          << what << " runs over the positions of NonZero '" << hits.node
          << "' (its input is computed at run time), whose number depends "
-            "on the data, which tg cannot hold; only a ScatterElements that "
-            "writes the hits back may take them"
+            "on the data, which tg cannot hold; only a scatter that writes the "
+            "hits back may take them"
          << hits.hint;
 }

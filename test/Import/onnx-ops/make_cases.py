@@ -2542,37 +2542,66 @@ def dense_nonzero_reduction_cases():
          {"logits": values, "m": np.zeros((2, 4), np.float32)})
 
 
+def dense_nonzero_scatternd_cases():
+    """x[mask] = f(y[mask]) of a boolean mask computed at run time: the
+    NonZero's points read by GatherND and written by ScatterND (replaced,
+    and added), some points selected and none."""
+    x, y, m = vi("x", F, [2, 4, 3]), vi("y", F, [2, 4, 3]), vi("m", F, [2, 4])
+    nodes = [const("half", np.float32(0.5)), const("two", np.float32(2)),
+             helper.make_node("Greater", ["m", "half"], ["mask"]),
+             helper.make_node("NonZero", ["mask"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["points"], perm=[1, 0]),
+             helper.make_node("GatherND", ["y", "points"], ["rows"]),
+             helper.make_node("Mul", ["rows", "two"], ["doubled"]),
+             helper.make_node("ScatterND", ["x", "points", "doubled"],
+                              ["replaced"]),
+             helper.make_node("ScatterND", ["x", "points", "doubled"],
+                              ["added"], reduction="add")]
+    outputs = [vi("replaced", F, [2, 4, 3]), vi("added", F, [2, 4, 3])]
+    m18 = model(nodes, [x, y, m], outputs, opset=18)
+    xs, ys = floats(2, 4, 3), floats(2, 4, 3)
+    case("nonzero_dense_scatternd", m18,
+         {"x": xs, "y": ys,
+          "m": np.array([[0.9, 0.1, 0.7, 0.2], [0.3, 0.6, 0.0, 0.8]],
+                        np.float32)})
+    case("nonzero_dense_scatternd_none", m18,
+         {"x": xs, "y": ys, "m": np.zeros((2, 4), np.float32)})
+
+
 def dense_nonzero_grad_models():
-    """grad/nonzero_dense.onnx: the rows of a parameter whose sums are
-    positive (a NonZero of the parameter), through a tanh, scattered back
-    into zeros; the gradient reaches only the hit rows."""
+    """grad/nonzero_dense*.onnx: the rows of a parameter whose sums are
+    positive (a NonZero of the parameter; `points`, its transposed output),
+    through a tanh: scattered back into zeros (the gradient reaches only
+    the hit rows), averaged (x[mask].mean()), and written back in place
+    (x[mask] = tanh(x[mask]): the written rows' gradient through the
+    update, the others' through the data)."""
     w = floats(6, 4) + np.array([[1], [-1], [1], [1], [-1], [1]],
                                 np.float32) * 2
-    save_grad_models({"nonzero_dense": [
-        const("axis1", np.array([1])), const("zero", np.float32(0)),
-        const("zeros", np.zeros((6, 4), np.float32)),
-        helper.make_node("ReduceSum", ["w", "axis1"], ["sums"], keepdims=0),
-        helper.make_node("Greater", ["sums", "zero"], ["pos"]),
-        helper.make_node("NonZero", ["pos"], ["nz"]),
-        helper.make_node("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
-        helper.make_node("Squeeze", ["nzt", "axis1"], ["idx"]),
-        helper.make_node("Gather", ["w", "idx"], ["rows"], axis=0),
-        helper.make_node("Tanh", ["rows"], ["upd"]),
-        helper.make_node("Unsqueeze", ["idx", "axis1"], ["idx2"]),
-        helper.make_node("Shape", ["upd"], ["sh"]),
-        helper.make_node("Expand", ["idx2", "sh"], ["ix"]),
-        helper.make_node("ScatterElements", ["zeros", "ix", "upd"], ["h"],
-                         axis=0)]}, w)
-    # The mean over the rows a mask of the parameter selects (x[mask]).
-    save_grad_models({"nonzero_dense_mean": [
+    points = [
         const("axis1", np.array([1])), const("zero", np.float32(0)),
         helper.make_node("ReduceSum", ["w", "axis1"], ["sums"], keepdims=0),
         helper.make_node("Greater", ["sums", "zero"], ["pos"]),
         helper.make_node("NonZero", ["pos"], ["nz"]),
-        helper.make_node("Transpose", ["nz"], ["points"], perm=[1, 0]),
-        helper.make_node("GatherND", ["w", "points"], ["rows"]),
-        helper.make_node("Tanh", ["rows"], ["t"]),
-        helper.make_node("ReduceMean", ["t"], ["h"], keepdims=0)]}, w)
+        helper.make_node("Transpose", ["nz"], ["points"], perm=[1, 0])]
+    save_grad_models({
+        "nonzero_dense": points + [
+            const("zeros", np.zeros((6, 4), np.float32)),
+            helper.make_node("Squeeze", ["points", "axis1"], ["idx"]),
+            helper.make_node("Gather", ["w", "idx"], ["rows"], axis=0),
+            helper.make_node("Tanh", ["rows"], ["upd"]),
+            helper.make_node("Unsqueeze", ["idx", "axis1"], ["idx2"]),
+            helper.make_node("Shape", ["upd"], ["sh"]),
+            helper.make_node("Expand", ["idx2", "sh"], ["ix"]),
+            helper.make_node("ScatterElements", ["zeros", "ix", "upd"], ["h"],
+                             axis=0)],
+        "nonzero_dense_mean": points + [
+            helper.make_node("GatherND", ["w", "points"], ["rows"]),
+            helper.make_node("Tanh", ["rows"], ["t"]),
+            helper.make_node("ReduceMean", ["t"], ["h"], keepdims=0)],
+        "nonzero_dense_scatternd": points + [
+            helper.make_node("GatherND", ["w", "points"], ["rows"]),
+            helper.make_node("Tanh", ["rows"], ["t"]),
+            helper.make_node("ScatterND", ["w", "points", "t"], ["h"])]}, w)
 
 
 def dense_nonzero_error_models():
@@ -3240,5 +3269,6 @@ if __name__ == "__main__":
     gradient_op_models()
     dense_nonzero_cases()
     dense_nonzero_reduction_cases()
+    dense_nonzero_scatternd_cases()
     dense_nonzero_grad_models()
     dense_nonzero_error_models()

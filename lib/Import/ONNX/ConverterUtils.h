@@ -214,6 +214,11 @@ mlir::FailureOr<mlir::Value> scatterRows(GraphImporter &g, mlir::Value table,
                                          mlir::Value ids, mlir::Value updates,
                                          llvm::StringRef reduction);
 
+/// The element that leaves a value unchanged under a scatter's or a
+/// reduction's `reduction` ("mul", "max", "min"; 0 for "none" and "add"),
+/// of `elementType` (integers: their smallest or largest value).
+double getNeutralElement(llvm::StringRef reduction, mlir::Type elementType);
+
 /// Negative integer indices counted from the end of a dimension of `size`.
 mlir::Value wrapNegativeIndices(GraphImporter &g, mlir::Value indices,
                                 int64_t size);

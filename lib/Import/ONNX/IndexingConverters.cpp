@@ -596,9 +596,7 @@ LogicalResult onnx_import::convertTensorScatter(Importer &g) {
 /// The most elements of the [N, R, W] choice scatterRowsOneHot builds.
 constexpr int64_t kMaxOneHotScatter = int64_t(1) << 24;
 
-/// The element that leaves a row unchanged under a scatter's `reduction`
-/// (0 for none and add).
-static double getScatterNeutral(StringRef reduction, Type elementType) {
+double onnx_import::getNeutralElement(StringRef reduction, Type elementType) {
   bool isFloatData = isa<FloatType>(elementType);
   if (reduction == "mul")
     return 1.0;
@@ -647,7 +645,7 @@ static FailureOr<Value> scatterRowsOneHot(Importer &g, Value table, Value ids,
   Value hit = compare(g, tg::CompareDirection::EQ,
                       g.broadcastTo(g.reshape(ids, {count, 1}), {count, rows}),
                       positions);
-  double neutral = getScatterNeutral(reduction, elementType);
+  double neutral = getNeutralElement(reduction, elementType);
   RankedTensorType cubeType =
       RankedTensorType::get({count, rows, width}, elementType);
   Value cube = select(
@@ -788,7 +786,7 @@ static FailureOr<Value> scatterHitRows(Importer &g, Value table, Value ids,
                                        Value updates, Value valid,
                                        StringRef reduction) {
   RankedTensorType updateType = Importer::getType(updates);
-  double neutral = getScatterNeutral(reduction, updateType.getElementType());
+  double neutral = getNeutralElement(reduction, updateType.getElementType());
   SmallVector<int64_t> validShape(updateType.getRank(), 1);
   validShape[0] = updateType.getDimSize(0);
   Value masked = select(

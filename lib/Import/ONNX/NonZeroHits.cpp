@@ -415,7 +415,7 @@ static std::optional<int64_t> reshapedDim(ArrayRef<int64_t> from, int64_t dim,
 /// The output dimension of the hits of operands `indices` of a numpy
 /// broadcast to rank `rank`: every operand with hits must put them at the
 /// same dimension and share the mask; the others must have size 1 there
-/// (or not reach it), since their entries are not positions.
+/// (or not reach it): their entries there would not be per position.
 static FailureOr<std::pair<Hits, int64_t>>
 broadcastHits(GraphImporter &g, const HitInputs &inputs,
               ArrayRef<unsigned> indices, int64_t rank) {
@@ -442,7 +442,7 @@ broadcastHits(GraphImporter &g, const HitInputs &inputs,
           "another input runs over the positions along another dimension");
   }
   if (!result)
-    return failure();
+    return refuseOp(g, inputs.dims.front().first, inputs.dims.front().second);
   for (unsigned i : indices) {
     Value value = g.input(i);
     if (!value || inputs.dimOf(i))
@@ -453,7 +453,8 @@ broadcastHits(GraphImporter &g, const HitInputs &inputs,
       return refuse(
           g, first, result->first,
           "input '" + inputName(g, i) +
-              "' has entries along the positions that are not positions");
+              "' has several entries along the positions' dimension without "
+              "running over them");
   }
   return *result;
 }
@@ -685,14 +686,11 @@ LogicalResult onnx_import::maskHitReduction(
   if (!isa<FloatType>(elementType) && !elementType.isSignlessInteger())
     return refuse(g, 0, hits,
                   "the reduction of these values is over the positions");
-  bool isFloatData = isa<FloatType>(elementType);
-  double neutral = 0.0;
-  if (op == "ReduceMax")
-    neutral = isFloatData ? -INFINITY : double(getIntMin(elementType));
-  else if (op == "ReduceMin")
-    neutral = isFloatData ? INFINITY : double(getIntMax(elementType));
-  else if (op == "ReduceProd")
-    neutral = 1.0;
+  double neutral = getNeutralElement(op == "ReduceMax"    ? "max"
+                                     : op == "ReduceMin"  ? "min"
+                                     : op == "ReduceProd" ? "mul"
+                                                          : "add",
+                                     elementType);
   if (elementType.isInteger(1))
     neutral = op == "ReduceMin" ? 1.0 : 0.0;
   SmallVector<int64_t> maskShape(type.getRank(), 1);
@@ -731,7 +729,10 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
   if (op == "ConstantOfShape" || (op == "Expand" && !inputs.dimOf(0))) {
     const HitCount *count = inputs.countOf(op == "Expand" ? 1 : 0);
     if (!count)
-      return success();
+      // Positions read as a shape.
+      return inputs.dims.empty() ? success()
+                                 : refuseOp(g, inputs.dims.front().first,
+                                            inputs.dims.front().second);
     if (count->positions.size() != 1)
       return refuseCount(g, op == "Expand" ? 1 : 0, count->hits,
                          "the shape holds the number of a dense NonZero's "
@@ -743,8 +744,8 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
       int64_t d = dim - (out.getRank() - in.getRank());
       if (d >= 0 && in.getDimSize(d) != 1)
         return refuseCount(g, 1, count->hits,
-                           "the data has entries along a dense NonZero's "
-                           "positions that are not positions");
+                           "the data has several entries along the "
+                           "positions' dimension without running over them");
     }
     return setHitOutputs(g, count->hits, dim);
   }
@@ -903,8 +904,8 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
       int64_t d = index - (2 - type.getRank());
       if (d >= 0 && type.getDimSize(d) != 1)
         return refuse(g, index, hits,
-                      "the bias has entries along the positions that are not "
-                      "positions");
+                      "the bias has several entries along the positions' "
+                      "dimension without running over them");
     }
     return setHitOutputs(g, hits, index);
   }

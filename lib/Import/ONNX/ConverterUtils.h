@@ -257,8 +257,8 @@ mlir::LogicalResult convertUnique(GraphImporter &g);
 
 // NonZero of values computed at run time, imported densely
 // (NonZeroHits.cpp; GraphImporter::Hits).
-/// NonZero's output for an input `x` computed at run time: every position,
-/// its hits' mask recorded.
+/// NonZero's output for an input `x` computed at run time: every position
+/// that can be a hit, its hits' mask recorded.
 mlir::LogicalResult convertNonZeroDensely(GraphImporter &g, mlir::Value x);
 /// Before the current node converts: a reduction over a dense NonZero's
 /// positions reads input 0 with the positions that are not hits set to its
@@ -272,7 +272,7 @@ mlir::LogicalResult maskHitReduction(
 mlir::LogicalResult propagateHits(GraphImporter &g);
 /// A Split of `x` along `axis` into `sizes` (`explicitSizes`: given by the
 /// graph): an error when it splits a dense NonZero's positions into fewer
-/// pieces than there are positions.
+/// pieces than there are positions, or into equal pieces.
 mlir::LogicalResult checkHitSplit(GraphImporter &g, mlir::Value x, int64_t axis,
                                   bool explicitSizes,
                                   llvm::ArrayRef<int64_t> sizes);

@@ -115,11 +115,12 @@ public:
   llvm::DenseMap<mlir::Value, ArgumentDescription> argumentDescriptions;
   /// A NonZero of a tensor computed at run time (the eager loop of a
   /// mixture of experts selecting each expert's tokens) is imported densely
-  /// (NonZeroHits.cpp): its output lists every position of its input, and
-  /// `mask` (i1, one entry per position) says which are the hits. `dim` is
-  /// the dimension of a value that runs over those positions; the ops after
-  /// the NonZero carry it (propagateHits) until a scatter writes only the
-  /// hits back, and any op that would mix the positions is refused.
+  /// (NonZeroHits.cpp): its output lists every position of its input that
+  /// can be a hit, and `mask` (i1, one entry per position) says which are.
+  /// `dim` is the dimension of a value that runs over those positions; the
+  /// ops after the NonZero carry it (propagateHits) until a scatter writes
+  /// only the hits back or a reduction over them reduces only the hits, and
+  /// any op that would mix the positions is refused.
   struct Hits {
     mlir::Value mask;
     int64_t dim;

@@ -294,6 +294,23 @@ mlir::LogicalResult checkNoHits(GraphImporter &g, mlir::Value value,
 /// dilations, group, auto_pad), plus `bias` ([M]) if not null.
 mlir::FailureOr<mlir::Value> convolve(GraphImporter &g, mlir::Value x,
                                       mlir::Value weight, mlir::Value bias);
+/// The reduced dimensions of a Reduce* node reading `x` (axes from its
+/// input or attribute, normalized; all when empty, or none at all, nullopt,
+/// with noop_with_empty_axes); an error on a repeated or out-of-range axis.
+mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
+getReduceDims(GraphImporter &g, mlir::Value x);
+/// One axis of a Slice node, against the size of its dimension: a positive
+/// step keeps begin, begin + step, ... below limit (0 <= begin <= limit <=
+/// size); a negative one keeps begin, begin + step, ... above limit (begin
+/// in [0, size - 1], limit in [-1, size - 1]).
+struct SliceAxis {
+  int64_t dim, begin, limit, step;
+};
+/// The axes the current Slice node slices of a tensor of `shape` (starts,
+/// ends, axes and steps from its inputs, or attributes before opset 10),
+/// or an error on the node.
+mlir::FailureOr<llvm::SmallVector<SliceAxis>>
+getSliceAxes(GraphImporter &g, llvm::ArrayRef<int64_t> shape);
 /// numpy's matmul of two float tensors of one element type (OpConverters).
 mlir::FailureOr<mlir::Value> buildMatMul(GraphImporter &g, mlir::Value lhs,
                                          mlir::Value rhs);

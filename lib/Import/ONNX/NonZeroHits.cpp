@@ -594,69 +594,41 @@ static LogicalResult propagateCount(GraphImporter &g, const HitInputs &inputs) {
     setCountOutput(g, count.hits, kept);
     return success();
   }
-  if (op == "Slice" && index == 0 && rank == 1 && g.opset >= 10) {
-    int64_t size = GraphImporter::getType(data).getDimSize(0);
-    auto ints = [&](unsigned i, int64_t fallback) -> FailureOr<int64_t> {
-      if (!g.input(i))
-        return fallback;
-      FailureOr<SmallVector<int64_t>> values =
-          g.requireConstantInts(i, "a slice bound");
-      if (failed(values) || values->size() != 1)
-        return failure();
-      return values->front();
-    };
-    FailureOr<int64_t> start = ints(1, 0), end = ints(2, size),
-                       step = ints(4, 1);
-    if (failed(start) || failed(end) || failed(step) || *step == 0)
-      return refuseUse();
-    auto clamp = [&](int64_t at, int64_t low, int64_t high) {
-      at = at < 0 ? (at < -size ? low : at + size) : at;
-      return std::clamp(at, low, high);
-    };
+  if (op == "Slice" && index == 0 && rank == 1) {
+    FailureOr<SmallVector<SliceAxis>> axes =
+        getSliceAxes(g, GraphImporter::getType(data).getShape());
+    if (failed(axes))
+      return failure();
+    // Output element k is the k-th position the slice keeps.
     SmallVector<int64_t> kept;
     int64_t k = 0;
-    if (*step > 0) {
-      for (int64_t at = clamp(*start, 0, size), stop = clamp(*end, 0, size);
-           at < stop; at += *step, ++k)
+    for (const SliceAxis &axis : *axes)
+      for (int64_t at = axis.begin;
+           axis.step > 0 ? at < axis.limit : at > axis.limit;
+           at += axis.step, ++k)
         if (llvm::is_contained(count.positions, at))
           kept.push_back(k);
-    } else {
-      for (int64_t at = clamp(*start, -1, size - 1),
-                   stop = clamp(*end, -1, size - 1);
-           at > stop; at += *step, ++k)
-        if (llvm::is_contained(count.positions, at))
-          kept.push_back(k);
-    }
+    if (axes->empty())
+      kept = count.positions;
     setCountOutput(g, count.hits, kept);
     return success();
   }
   return refuseUse();
 }
 
-/// The dimensions a reduction (Reduce*, ArgMax, ArgMin) of a tensor of
-/// `rank` reduces, normalized; none when it reduces nothing (an empty axes
-/// with noop_with_empty_axes).
+/// The dimensions a reduction (Reduce*, ArgMax, ArgMin) of `x` reduces,
+/// normalized; none when it reduces nothing (empty axes with
+/// noop_with_empty_axes).
 static FailureOr<std::optional<SmallVector<int64_t>>>
-getReducedDims(GraphImporter &g, int64_t rank) {
+getReducedDims(GraphImporter &g, Value x) {
   StringRef op = g.getNode().op_type();
-  SmallVector<int64_t> axes;
-  if (op == "ArgMax" || op == "ArgMin") {
-    axes.push_back(g.getInt("axis", 0));
-  } else {
-    FailureOr<std::optional<SmallVector<int64_t>>> read = g.getAxes(1, "axes");
-    if (failed(read))
-      return failure();
-    if (*read)
-      axes = **read;
-    if (axes.empty()) {
-      if (g.getInt("noop_with_empty_axes", 0) != 0)
-        return std::optional<SmallVector<int64_t>>();
-      axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    }
-  }
-  for (int64_t &axis : axes)
-    axis = axis < 0 ? axis + rank : axis;
-  return std::optional<SmallVector<int64_t>>(std::move(axes));
+  if (op != "ArgMax" && op != "ArgMin")
+    return getReduceDims(g, x);
+  int64_t rank = GraphImporter::getType(x).getRank();
+  FailureOr<int64_t> axis = g.normalizeAxis(g.getInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  return std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{*axis});
 }
 
 LogicalResult onnx_import::maskHitReduction(
@@ -671,8 +643,7 @@ LogicalResult onnx_import::maskHitReduction(
     return success();
   const Hits &hits = it->second;
   RankedTensorType type = GraphImporter::getType(x);
-  FailureOr<std::optional<SmallVector<int64_t>>> axes =
-      getReducedDims(g, type.getRank());
+  FailureOr<std::optional<SmallVector<int64_t>>> axes = getReducedDims(g, x);
   if (failed(axes))
     return failure();
   if (!*axes || !llvm::is_contained(**axes, hits.dim))
@@ -816,42 +787,15 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
   if (op == "Slice" && onlyInput(0)) {
     // Slices of other dimensions keep the positions; of theirs, only the
     // whole range.
-    int64_t size = GraphImporter::getType(g.input(0)).getDimSize(dim);
-    SmallVector<int64_t> starts, ends, axes, steps;
-    if (g.opset >= 10) {
-      auto ints = [&](unsigned i,
-                      SmallVector<int64_t> &values) -> LogicalResult {
-        if (!g.input(i))
-          return success();
-        FailureOr<SmallVector<int64_t>> read =
-            g.requireConstantInts(i, "a slice operand");
-        if (failed(read))
-          return failure();
-        values = *read;
-        return success();
-      };
-      if (failed(ints(1, starts)) || failed(ints(2, ends)) ||
-          failed(ints(3, axes)) || failed(ints(4, steps)))
-        return failure();
-    } else {
-      starts = g.getInts("starts").value_or(SmallVector<int64_t>{});
-      ends = g.getInts("ends").value_or(SmallVector<int64_t>{});
-      axes = g.getInts("axes").value_or(SmallVector<int64_t>{});
-    }
-    if (axes.empty())
-      axes = llvm::to_vector(llvm::seq<int64_t>(0, starts.size()));
-    for (auto [k, axis] : llvm::enumerate(axes)) {
-      if ((axis < 0 ? axis + rank : axis) != dim)
-        continue;
-      if (k >= starts.size() || k >= ends.size())
-        return refuseOp(g, index, hits);
-      int64_t step = k < steps.size() ? steps[k] : 1;
-      int64_t start = starts[k] < 0 ? starts[k] + size : starts[k];
-      int64_t end = ends[k] < 0 ? ends[k] + size : ends[k];
-      if (step != 1 || start > 0 || end < size)
+    ArrayRef<int64_t> shape = GraphImporter::getType(g.input(0)).getShape();
+    FailureOr<SmallVector<SliceAxis>> axes = getSliceAxes(g, shape);
+    if (failed(axes))
+      return failure();
+    for (const SliceAxis &axis : *axes)
+      if (axis.dim == dim &&
+          (axis.step != 1 || axis.begin != 0 || axis.limit != shape[dim]))
         return refuse(g, index, hits,
                       "the slice keeps some positions and not others");
-    }
     return setHitOutputs(g, hits, dim);
   }
   if (op == "Gather" && inputs.dims.size() == 1) {
@@ -943,7 +887,7 @@ LogicalResult onnx_import::propagateHits(GraphImporter &g) {
   }
   if ((isReduction(op) || op == "ArgMax" || op == "ArgMin") && onlyInput(0)) {
     FailureOr<std::optional<SmallVector<int64_t>>> axes =
-        getReducedDims(g, rank);
+        getReducedDims(g, g.input(0));
     if (failed(axes))
       return failure();
     if (!*axes)

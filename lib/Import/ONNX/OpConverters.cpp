@@ -1060,10 +1060,8 @@ static LogicalResult convertLayerNormalization(Importer &g) {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-/// The reduced dimensions of a Reduce* node (axes from its input or
-/// attribute; none: all, or none at all with noop_with_empty_axes).
-static FailureOr<std::optional<SmallVector<int64_t>>> getReduceDims(Importer &g,
-                                                                    Value x) {
+FailureOr<std::optional<SmallVector<int64_t>>>
+onnx_import::getReduceDims(Importer &g, Value x) {
   int64_t rank = Importer::getType(x).getRank();
   ASSIGN_OR_FAIL(axes, g.getAxes(1, "axes"));
   SmallVector<int64_t> dims;
@@ -2099,17 +2097,18 @@ static LogicalResult convertConcatFromSequence(Importer &g) {
   return success();
 }
 
-static LogicalResult convertSlice(Importer &g) {
-  ASSIGN_OR_FAIL(x, g.requireInput(0));
-  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+FailureOr<SmallVector<SliceAxis>>
+onnx_import::getSliceAxes(Importer &g, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> starts, ends, axes, steps;
   if (g.opset < 10) {
     std::optional<SmallVector<int64_t>> s = g.getInts("starts"),
                                         e = g.getInts("ends");
-    if (!s || !e)
-      return g.hadError() ? failure()
-                          : g.fail("attributes 'starts' and 'ends' are "
-                                   "required before opset 10");
+    if (!s || !e) {
+      if (!g.hadError())
+        (void)g.fail(
+            "attributes 'starts' and 'ends' are required before opset 10");
+      return failure();
+    }
     starts = *s;
     ends = *e;
     axes = g.getInts("axes").value_or(SmallVector<int64_t>());
@@ -2134,37 +2133,30 @@ static LogicalResult convertSlice(Importer &g) {
     steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() ||
       steps.size() != starts.size())
-    return g.fail("starts, ends, axes and steps differ in length");
+    return (void)g.fail("starts, ends, axes and steps differ in length"),
+           failure();
   int64_t rank = shape.size();
-  SmallVector<int64_t> begin(rank, 0), limit(shape), stride(rank, 1);
   SmallVector<bool> seen(rank, false);
-  std::map<int64_t, SmallVector<int64_t>> reversed;
+  SmallVector<SliceAxis> result;
   for (auto [start, end, axis, step] : llvm::zip(starts, ends, axes, steps)) {
     ASSIGN_OR_FAIL(dim, g.normalizeAxis(axis, rank));
     if (seen[dim])
-      return g.fail("axis " + llvm::Twine(axis) + " is repeated");
+      return (void)g.fail("axis " + llvm::Twine(axis) + " is repeated"),
+             failure();
     seen[dim] = true;
     if (step == 0)
-      return g.fail("a step is 0");
+      return (void)g.fail("a step is 0"), failure();
     int64_t size = shape[dim];
     if (step < 0) {
       // Backwards from start (clamped to [0, size - 1]) while above end
-      // (clamped to [-1, size - 1]): the positions, taken after the
-      // positive-step slice of the other axes.
-      int64_t first =
-          std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
-      int64_t last =
-          std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
-      // first - last <= size: the count, rounded up, cannot overflow.
-      if (first > last &&
-          failed(g.checkIndexLength(
-              (first - last - 1) / (step == INT64_MIN ? INT64_MAX : -step) + 1,
-              "the slice of axis " + llvm::Twine(axis))))
-        return failure();
-      SmallVector<int64_t> &positions = reversed[dim];
-      // first >= 0 and step >= INT64_MIN: i + step cannot overflow.
-      for (int64_t i = first; i > last && size > 0; i += step)
-        positions.push_back(i);
+      // (clamped to [-1, size - 1]); nothing of an empty dimension.
+      int64_t first = 0, last = 0;
+      if (size > 0) {
+        first =
+            std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
+        last = std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
+      }
+      result.push_back({dim, first, last, step});
       continue;
     }
     auto clamp = [&](int64_t v) {
@@ -2172,9 +2164,40 @@ static LogicalResult convertSlice(Importer &g) {
         v = v < -size ? 0 : v + size;
       return std::min(v, size);
     };
-    begin[dim] = clamp(start);
-    limit[dim] = std::max(begin[dim], clamp(end));
-    stride[dim] = step;
+    int64_t begin = clamp(start);
+    result.push_back({dim, begin, std::max(begin, clamp(end)), step});
+  }
+  return result;
+}
+
+static LogicalResult convertSlice(Importer &g) {
+  ASSIGN_OR_FAIL(x, g.requireInput(0));
+  ArrayRef<int64_t> shape = Importer::getType(x).getShape();
+  ASSIGN_OR_FAIL(sliceAxes, getSliceAxes(g, shape));
+  int64_t rank = shape.size();
+  SmallVector<int64_t> begin(rank, 0), limit(shape), stride(rank, 1);
+  std::map<int64_t, SmallVector<int64_t>> reversed;
+  for (const SliceAxis &axis : sliceAxes) {
+    if (axis.step > 0) {
+      begin[axis.dim] = axis.begin;
+      limit[axis.dim] = axis.limit;
+      stride[axis.dim] = axis.step;
+      continue;
+    }
+    // The positions of a negative step, taken after the positive-step
+    // slice of the other axes. begin - limit <= size: the count, rounded
+    // up, cannot overflow.
+    if (axis.begin > axis.limit &&
+        failed(g.checkIndexLength(
+            (axis.begin - axis.limit - 1) /
+                    (axis.step == INT64_MIN ? INT64_MAX : -axis.step) +
+                1,
+            "the slice of axis " + llvm::Twine(axis.dim))))
+      return failure();
+    SmallVector<int64_t> &positions = reversed[axis.dim];
+    // begin >= 0 and step >= INT64_MIN: i + step cannot overflow.
+    for (int64_t i = axis.begin; i > axis.limit; i += axis.step)
+      positions.push_back(i);
   }
   Value result = g.slice(x, begin, limit, stride);
   for (auto &[dim, positions] : reversed)

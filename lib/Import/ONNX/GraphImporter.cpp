@@ -254,15 +254,18 @@ SmallVector<Value> GraphImporter::finish(Operation *op) {
     foldLimitReported = true;
     return results;
   }
-  if (elements > kMaxTotalFoldElements - foldedElements ||
-      flops > kMaxTotalFoldFlops - foldedFlops) {
+  bool small = elements <= kAlwaysFoldElements && flops <= kAlwaysFoldFlops;
+  if (!small && (elements > kMaxTotalFoldElements - foldedElements ||
+                 flops > kMaxTotalFoldFlops - foldedFlops)) {
     if (!foldBudgetReported)
       emitWarning(location)
           << "constant folding stops here, after " << foldedElements
           << " elements and " << foldedFlops
           << " FLOPs (the import's budget is " << kMaxTotalFoldElements
           << " elements and " << kMaxTotalFoldFlops
-          << " FLOPs): this and later constant ops are computed at run time";
+          << " FLOPs): this and later constant ops are computed at run time, "
+             "but for those of at most "
+          << kAlwaysFoldElements << " elements (shapes, axes)";
     foldBudgetReported = true;
     return results;
   }

@@ -48,6 +48,12 @@ constexpr int64_t kMaxTotalFoldElements = int64_t(1) << 26;
 /// CostOpInterface FLOPs, about a second of the interpreter): a 2048^3
 /// matmul fits, a 4096^3 one is left to run time.
 constexpr int64_t kMaxTotalFoldFlops = int64_t(1) << 34;
+/// Ops with results this small (elements, and FLOPs) still fold past the
+/// budgets above: shapes, axes and the other operands tg needs at import
+/// are small, and a model whose large constants spent the budget must
+/// still import. Each such op adds a bounded amount to the import's work.
+constexpr int64_t kAlwaysFoldElements = int64_t(1) << 12;
+constexpr int64_t kAlwaysFoldFlops = int64_t(1) << 20;
 
 /// The data types ONNX 1.14 to 1.23 added (Debian's ONNX 1.12 headers lack
 /// their names).

@@ -1163,8 +1163,14 @@ static LogicalResult convertReduce(Importer &g) {
     g.setOutput(0, buildProduct(g, x, *dims, keepDims));
     return success();
   }
+  // The L2 norm of zeros is 0 with a zero gradient (PyTorch's norm), not 0
+  // times the square root's infinite slope.
+  if (Form == ReduceForm::L2) {
+    g.setOutput(0, buildLpNorm(g, x, *dims, keepDims, 2.0));
+    return success();
+  }
   Value operand = x;
-  if (Form == ReduceForm::SumSquare || Form == ReduceForm::L2)
+  if (Form == ReduceForm::SumSquare)
     operand = buildBinary<tg::MulOp>(g, x, x);
   else if (Form == ReduceForm::L1)
     operand = g.create<tg::AbsOp>(type, x);
@@ -1180,8 +1186,6 @@ static LogicalResult convertReduce(Importer &g) {
   }
   Value result = g.reduce(Kind, operand, *dims, keepDims);
   RankedTensorType resultType = Importer::getType(result);
-  if (Form == ReduceForm::L2)
-    result = g.create<tg::SqrtOp>(resultType, result);
   if (Form == ReduceForm::LogSum || Form == ReduceForm::LogSumExp)
     result = g.create<tg::LogOp>(resultType, result);
   if (Form == ReduceForm::LogSumExp)

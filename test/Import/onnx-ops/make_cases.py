@@ -3197,6 +3197,33 @@ def scatter_reduce_col2im_grad_models():
     save_grad_models(ops, w, opset=18)
 
 
+def zero_norm_grad_models():
+    """grad/reduce_l2_zero_row.onnx and grad/normalize_zero_row.onnx: a
+    parameter with a row of zeros through ReduceL2 (plus one) and through
+    F.normalize as the TorchScript exporter writes it (ReduceL2, Clip at
+    1e-12, Expand, Div, times a ramp). The norm of zeros has PyTorch's
+    gradient 0 (central differences agree: the loss is even in the row),
+    not 0 times the square root's infinite slope (NaN)."""
+    w = np.random.default_rng(71).standard_normal((4, 6)).astype(np.float32)
+    w[1] = 0
+    norm = [const("axes", np.array([1], np.int64)),
+            helper.make_node("ReduceL2", ["w", "axes"], ["n"], keepdims=1)]
+    ops = {
+        "reduce_l2_zero_row": norm + [
+            const("one", np.float32(1)),
+            helper.make_node("Add", ["n", "one"], ["h"])],
+        "normalize_zero_row": norm + [
+            const("eps", np.float32(1e-12)),
+            helper.make_node("Clip", ["n", "eps"], ["c"]),
+            helper.make_node("Shape", ["w"], ["shape"]),
+            helper.make_node("Expand", ["c", "shape"], ["e"]),
+            helper.make_node("Div", ["w", "e"], ["q"]),
+            const("ramp", np.arange(24, dtype=np.float32).reshape(4, 6) / 10),
+            helper.make_node("Mul", ["q", "ramp"], ["h"])],
+    }
+    save_grad_models(ops, w, opset=18)
+
+
 if __name__ == "__main__":
     for d in ("cases", "grad", "errors"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
@@ -3272,3 +3299,4 @@ if __name__ == "__main__":
     dense_nonzero_scatternd_cases()
     dense_nonzero_grad_models()
     dense_nonzero_error_models()
+    zero_norm_grad_models()

@@ -176,6 +176,9 @@ import onnx
 import torch
 import transformers
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from export_helpers import strip_node_annotations, write_params  # noqa: E402
+
 BATCH, SEQ, VOCAB, HIDDEN = 2, 8, 100, 32
 PAD = 3  # left padding of the second row in the mask variant
 
@@ -618,24 +621,6 @@ class Step(torch.nn.Module):
         return out.loss, out.logits
 
 
-def write_params(model, path):
-    """named_parameters(), with the aliases of tied tensors: the exporters
-    name a tied tensor after either of its modules (the TorchScript exporter
-    the first, the dynamo exporter the last), so every name is listed and a
-    '# tied:' line groups the names of one tensor."""
-    groups = {}
-    for name, p in model.named_parameters(remove_duplicate=False):
-        groups.setdefault(id(p), []).append("model." + name)
-    with open(path, "w") as f:
-        f.write("# model.named_parameters(remove_duplicate=False) of make_exports.py's Step\n")
-        for names in groups.values():
-            if len(names) > 1:
-                f.write("# tied: " + " ".join(names) + "\n")
-        for names in groups.values():
-            for name in names:
-                f.write(name + "\n")
-
-
 def reference(model, ids, labels, mask=None, first="input_ids"):
     model.zero_grad()
     kwargs = {first: ids, "labels": labels}
@@ -681,21 +666,6 @@ def export(step, args, path, exporter, variant):
 # parameter it reads (the importer's evidence for splitting merged tensors
 # and naming folded transposes): kept in the defaults variant.
 SCOPE_METADATA = ("pkg.torch.onnx.name_scopes", "pkg.torch.onnx.fx_node")
-
-
-def strip_node_annotations(path, keep=()):
-    """Drops the nodes' doc strings and metadata but the keys in `keep` (the
-    dynamo exporter's stack traces and module scopes: two thirds of a small
-    export's bytes); the graph, the initializers and the metadata of values
-    are kept as exported."""
-    model = onnx.load(path)
-    for node in model.graph.node:
-        node.doc_string = ""
-        kept = [(p.key, p.value) for p in node.metadata_props if p.key in keep]
-        del node.metadata_props[:]
-        for key, value in kept:
-            node.metadata_props.add(key=key, value=value)
-    onnx.save(model, path)
 
 
 # The checked-in selection (the repository stays small); --all builds the rest.

@@ -32,9 +32,11 @@ import sys
 import warnings
 
 import numpy as np
-import onnx
 import torch
 import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from export_helpers import strip_node_annotations, write_params  # noqa: E402
 
 CLASSES = 10
 BATCH = int(os.environ.get("BATCH", "2"))
@@ -111,12 +113,7 @@ def export(step, args, path, exporter, mode):
             torch.onnx.export(step, args, path, dynamo=True, opset_version=18,
                               external_data=False, optimize=False, training=training,
                               **names)
-    # The nodes' doc strings and metadata (stack traces) are dropped.
-    model = onnx.load(path)
-    for node in model.graph.node:
-        node.doc_string = ""
-        del node.metadata_props[:]
-    onnx.save(model, path)
+    strip_node_annotations(path)
 
 
 def main():
@@ -140,10 +137,7 @@ def main():
         os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
         np.save(os.path.join(fdir, "inputs", "pixel_values.npy"), images.numpy())
         np.save(os.path.join(fdir, "inputs", "labels.npy"), labels.numpy())
-        with open(os.path.join(fdir, "params.txt"), "w") as f:
-            f.write("# named_parameters() of make_exports.py's Step\n")
-            for name, _ in step.named_parameters():
-                f.write(name + "\n")
+        write_params(model, os.path.join(fdir, "params.txt"))
         # The reference runs first: a training-mode export runs the model,
         # which moves BatchNorm's running statistics.
         state = copy.deepcopy(model.state_dict())

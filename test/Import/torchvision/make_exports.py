@@ -116,51 +116,57 @@ def export(step, args, path, exporter, mode):
     strip_node_annotations(path)
 
 
+def write_family(out, family, model, size, mode):
+    """OUT/FAMILY/ for `model` (built, in `mode`): the parameters perturbed,
+    the batch, params.txt, PyTorch's reference and both exports."""
+    no_randomness(model)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.01)
+    step = Step(model)
+    gen = torch.Generator().manual_seed(2)
+    images = torch.randn(BATCH, 3, size, size, generator=gen)
+    labels = torch.randint(0, 5, (BATCH,), generator=gen)
+    fdir = os.path.join(out, family)
+    os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
+    np.save(os.path.join(fdir, "inputs", "pixel_values.npy"), images.numpy())
+    np.save(os.path.join(fdir, "inputs", "labels.npy"), labels.numpy())
+    write_params(model, os.path.join(fdir, "params.txt"))
+    # The reference runs first: a training-mode export runs the model,
+    # which moves BatchNorm's running statistics.
+    state = copy.deepcopy(model.state_dict())
+    step.zero_grad()
+    loss, logits = step(images, labels)
+    loss.backward()
+    ref = {"loss": loss.detach().numpy().astype(np.float32),
+           "logits": logits.detach().numpy().astype(np.float32)}
+    for name, p in step.named_parameters():
+        if p.grad is not None:
+            ref["grad/" + name] = p.grad.numpy().astype(np.float32)
+    np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
+    for exporter in ("ts", "dynamo"):
+        model.load_state_dict(state)
+        path = os.path.join(fdir, f"{family}-{exporter}-loss.onnx")
+        try:
+            export(step, (images, labels), path, exporter, mode)
+            print(family, exporter, "exported at", size, flush=True)
+        except Exception as e:  # an exporter's failure is PyTorch's
+            print(family, exporter, "export failed:", type(e).__name__,
+                  str(e)[:200].replace("\n", " "), flush=True)
+            if os.path.exists(path):
+                os.remove(path)
+
+
 def main():
     out, mode, only = sys.argv[1], sys.argv[2], sys.argv[3:]
     assert mode in ("eval", "train"), "mode: eval or train"
     for family, make, size in models():
         if only and family not in only:
             continue
-        size = int(os.environ.get("SIZE", size))
         torch.manual_seed(0)
-        model = no_randomness(make())
+        model = make()
         model.train(mode == "train")
-        with torch.no_grad():
-            for p in model.parameters():
-                p.add_(torch.randn_like(p) * 0.01)
-        step = Step(model)
-        gen = torch.Generator().manual_seed(2)
-        images = torch.randn(BATCH, 3, size, size, generator=gen)
-        labels = torch.randint(0, 5, (BATCH,), generator=gen)
-        fdir = os.path.join(out, family)
-        os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
-        np.save(os.path.join(fdir, "inputs", "pixel_values.npy"), images.numpy())
-        np.save(os.path.join(fdir, "inputs", "labels.npy"), labels.numpy())
-        write_params(model, os.path.join(fdir, "params.txt"))
-        # The reference runs first: a training-mode export runs the model,
-        # which moves BatchNorm's running statistics.
-        state = copy.deepcopy(model.state_dict())
-        step.zero_grad()
-        loss, logits = step(images, labels)
-        loss.backward()
-        ref = {"loss": loss.detach().numpy().astype(np.float32),
-               "logits": logits.detach().numpy().astype(np.float32)}
-        for name, p in step.named_parameters():
-            if p.grad is not None:
-                ref["grad/" + name] = p.grad.numpy().astype(np.float32)
-        np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
-        for exporter in ("ts", "dynamo"):
-            model.load_state_dict(state)
-            path = os.path.join(fdir, f"{family}-{exporter}-loss.onnx")
-            try:
-                export(step, (images, labels), path, exporter, mode)
-                print(family, exporter, "exported", flush=True)
-            except Exception as e:  # an exporter's failure is PyTorch's
-                print(family, exporter, "export failed:", type(e).__name__,
-                      str(e)[:200], flush=True)
-                if os.path.exists(path):
-                    os.remove(path)
+        write_family(out, family, model, int(os.environ.get("SIZE", size)), mode)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ lists the 57 models of the last sweep (timm 1.0.31) and what they gave.
 import os
 import sys
 
-import numpy as np
 import timm
 import torch
 
@@ -44,38 +43,7 @@ def main():
         if model is None:
             print(family, "does not build", flush=True)
             continue
-        M.no_randomness(model)
-        with torch.no_grad():
-            for p in model.parameters():
-                p.add_(torch.randn_like(p) * 0.01)
-        step = M.Step(model)
-        gen = torch.Generator().manual_seed(2)
-        images = torch.randn(2, 3, size, size, generator=gen)
-        labels = torch.randint(0, 5, (2,), generator=gen)
-        fdir = os.path.join(out, family)
-        os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
-        np.save(os.path.join(fdir, "inputs", "pixel_values.npy"), images.numpy())
-        np.save(os.path.join(fdir, "inputs", "labels.npy"), labels.numpy())
-        M.write_params(model, os.path.join(fdir, "params.txt"))
-        step.zero_grad()
-        loss, logits = step(images, labels)
-        loss.backward()
-        ref = {"loss": loss.detach().numpy().astype(np.float32),
-               "logits": logits.detach().numpy().astype(np.float32)}
-        for n, p in step.named_parameters():
-            if p.grad is not None:
-                ref["grad/" + n] = p.grad.numpy().astype(np.float32)
-        np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
-        for exporter in ("ts", "dynamo"):
-            path = os.path.join(fdir, f"{family}-{exporter}-loss.onnx")
-            try:
-                M.export(step, (images, labels), path, exporter, "eval")
-                print(family, exporter, "exported at", size, flush=True)
-            except Exception as e:  # an exporter's failure is PyTorch's
-                print(family, exporter, "export failed:", type(e).__name__,
-                      str(e)[:150].replace("\n", " "), flush=True)
-                if os.path.exists(path):
-                    os.remove(path)
+        M.write_family(out, family, model, size, "eval")
 
 
 if __name__ == "__main__":

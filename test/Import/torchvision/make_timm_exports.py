@@ -6,7 +6,7 @@ torchvision's (same Step, same files, same check):
 
 Eval mode, 10 classes, batch 2; 64 x 64 images (the model's img_size set to
 64 where it takes one), else the model's own input size. docs/import.md
-lists the 57 models of the last sweep (timm 1.0.31) and what they gave.
+lists the 58 models of the last sweep (timm 1.0.31) and what they gave.
 """
 import os
 import sys

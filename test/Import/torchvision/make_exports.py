@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Torchvision classifiers exported with their loss by torch.onnx.export,
-for hf/check_export.py (tgc's loss, logits and gradients against PyTorch's).
+"""Torchvision's classifiers, segmentation and video models exported with
+their loss by torch.onnx.export, for hf/check_export.py (tgc's loss, logits
+and gradients against PyTorch's).
 
     make_exports.py OUT_DIR eval|train [FAMILY...]
 
 Each family gets OUT_DIR/FAMILY/ with FAMILY-ts-loss.onnx (TorchScript
 exporter, opset 17) and FAMILY-dynamo-loss.onnx (dynamo exporter, opset
 18), params.txt (named_parameters() of the Step below), inputs/{pixel_values,
-labels}.npy and ref.npz (PyTorch's loss, logits and autograd's gradients
-as grad/NAME). Then, for each export:
+labels}.npy, ref.npz (PyTorch's loss, logits and autograd's gradients
+as grad/NAME) and ref64.npz (the same in f64). Then, for each export:
 
     check_export.py build/bin/tgc OUT_DIR/FAMILY FAMILY-ts-loss WORK_DIR
 
@@ -51,8 +52,10 @@ def tiny_swin_v2():
 
 
 def models():
-    """(family, constructor, image size)."""
+    """(family, constructor, input size): the image's side, or (frames,
+    side) for a video model."""
     tv = torchvision.models
+    seg, video = tv.segmentation, tv.video
     yield "swin_v2_tiny", tiny_swin_v2, 24
     yield "resnet18", lambda: tv.resnet18(num_classes=CLASSES), 32
     yield "resnet50", lambda: tv.resnet50(num_classes=CLASSES), 32
@@ -79,10 +82,26 @@ def models():
     yield "swin_t", lambda: tv.swin_t(num_classes=CLASSES), 32
     yield "swin_v2_t", lambda: tv.swin_v2_t(num_classes=CLASSES), 32
     yield "maxvit_t", lambda: tv.maxvit_t(num_classes=CLASSES), 224
+    # Segmentation: per-pixel logits (the model's "out"), per-pixel labels.
+    yield "fcn_resnet50", lambda: seg.fcn_resnet50(
+        num_classes=CLASSES, weights_backbone=None), 64
+    yield "deeplabv3_resnet50", lambda: seg.deeplabv3_resnet50(
+        num_classes=CLASSES, weights_backbone=None), 64
+    yield "deeplabv3_mobilenet_v3", lambda: seg.deeplabv3_mobilenet_v3_large(
+        num_classes=CLASSES, weights_backbone=None), 64
+    yield "lraspp_mobilenet_v3", lambda: seg.lraspp_mobilenet_v3_large(
+        num_classes=CLASSES, weights_backbone=None), 64
+    # Video classifiers: [N, 3, frames, side, side].
+    yield "r3d_18", lambda: video.r3d_18(num_classes=CLASSES), (4, 32)
+    yield "mc3_18", lambda: video.mc3_18(num_classes=CLASSES), (4, 32)
+    yield "r2plus1d_18", lambda: video.r2plus1d_18(num_classes=CLASSES), (4, 32)
+    yield "s3d", lambda: video.s3d(num_classes=CLASSES), (16, 224)
+    yield "swin3d_t", lambda: video.swin3d_t(num_classes=CLASSES), (4, 64)
 
 
 class Step(torch.nn.Module):
-    """(loss, logits): the mean cross-entropy of the model's logits."""
+    """(loss, logits): the mean cross-entropy of the model's logits (per
+    pixel for a segmentation model's "out")."""
 
     def __init__(self, model):
         super().__init__()
@@ -90,7 +109,26 @@ class Step(torch.nn.Module):
 
     def forward(self, pixel_values, labels):
         logits = self.model(pixel_values)
+        if isinstance(logits, dict):
+            logits = logits["out"]
         return torch.nn.functional.cross_entropy(logits, labels), logits
+
+
+def make_batch(model, size):
+    """The seeded images ([N, 3, side, side], or [N, 3, frames, side,
+    side] for a (frames, side) size) and labels: one per image, or one per
+    pixel where the logits are an image (found on a copy of the model in
+    eval mode, so that neither running statistics nor caches move)."""
+    gen = torch.Generator().manual_seed(2)
+    frames, side = size if isinstance(size, tuple) else (None, size)
+    shape = (BATCH, 3) + ((frames,) if frames else ()) + (side, side)
+    images = torch.randn(*shape, generator=gen)
+    with torch.no_grad():
+        logits = copy.deepcopy(model).eval()(images)
+    if isinstance(logits, dict):
+        logits = logits["out"]
+    labels = torch.randint(0, 5, (BATCH,) + tuple(logits.shape[2:]), generator=gen)
+    return images, labels
 
 
 def no_randomness(model):
@@ -128,6 +166,30 @@ def export(step, args, path, exporter, mode):
     strip_node_annotations(path)
 
 
+def write_f64_reference(fdir, model, state, images, labels):
+    """ref64.npz: the reference in f64 (a copy of the model from `state`,
+    the batch widened), which check_export.py consults where tgc and
+    PyTorch's f32 reference differ: the exact answer says which of the two
+    is off."""
+    model64 = copy.deepcopy(model)
+    model64.load_state_dict(state)
+    model64 = model64.double()
+    drop_cached_biases(model64)
+    step64 = Step(model64)
+    step64.zero_grad(set_to_none=True)
+    try:
+        loss, logits = step64(images.double(), labels)
+        loss.backward()
+    except Exception as e:  # an op without a double kernel
+        print("no f64 reference:", type(e).__name__, str(e)[:200], flush=True)
+        return
+    ref = {"loss": loss.detach().numpy(), "logits": logits.detach().numpy()}
+    for name, p in step64.named_parameters():
+        if p.grad is not None:
+            ref["grad/" + name] = p.grad.numpy()
+    np.savez_compressed(os.path.join(fdir, "ref64.npz"), **ref)
+
+
 def write_family(out, family, model, size, mode):
     """OUT/FAMILY/ for `model` (built, in `mode`): the parameters perturbed,
     the batch, params.txt, PyTorch's reference and both exports."""
@@ -137,9 +199,7 @@ def write_family(out, family, model, size, mode):
             p.add_(torch.randn_like(p) * 0.01)
     drop_cached_biases(model)
     step = Step(model)
-    gen = torch.Generator().manual_seed(2)
-    images = torch.randn(BATCH, 3, size, size, generator=gen)
-    labels = torch.randint(0, 5, (BATCH,), generator=gen)
+    images, labels = make_batch(model, size)
     fdir = os.path.join(out, family)
     os.makedirs(os.path.join(fdir, "inputs"), exist_ok=True)
     np.save(os.path.join(fdir, "inputs", "pixel_values.npy"), images.numpy())
@@ -157,6 +217,7 @@ def write_family(out, family, model, size, mode):
         if p.grad is not None:
             ref["grad/" + name] = p.grad.numpy().astype(np.float32)
     np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
+    write_f64_reference(fdir, model, state, images, labels)
     for exporter in ("ts", "dynamo"):
         model.load_state_dict(state)
         drop_cached_biases(model)
@@ -180,7 +241,10 @@ def main():
         torch.manual_seed(0)
         model = make()
         model.train(mode == "train")
-        write_family(out, family, model, int(os.environ.get("SIZE", size)), mode)
+        if "SIZE" in os.environ:
+            side = int(os.environ["SIZE"])
+            size = (size[0], side) if isinstance(size, tuple) else side
+        write_family(out, family, model, size, mode)
 
 
 if __name__ == "__main__":

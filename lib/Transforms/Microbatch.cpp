@@ -1,7 +1,8 @@
 //===- Microbatch.cpp - tg-microbatch: gradient accumulation --------------===//
 //
 // Widen the batch arguments, then repeat the step's body once per
-// micro-batch on slices of them, and average the losses and gradients.
+// micro-batch on slices of them, average the losses and gradients, and
+// thread the state the step updates through the micro-batches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,8 +98,14 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   // The loss and the gradients are means over the micro-batches. A forward
   // output whose first dimension is the batch's (logits, a reconstruction)
   // is the micro-batches' values one after the other: the whole batch's,
-  // as one step over it returns.
+  // as one step over it returns. State the step updates (a training-mode
+  // BatchNormalization's running statistics: a `state` result aliasing a
+  // `state` argument) is threaded through the micro-batches, each reading
+  // the value the one before it wrote, as N forward calls update it in
+  // PyTorch; the step returns the last one's.
+  std::optional<PipelineConfig> pipeline = PipelineConfig::get(func);
   SmallVector<bool> isStacked(func.getNumResults(), false);
+  SmallVector<std::optional<unsigned>> threads(func.getNumResults());
   for (auto [i, attrs] : llvm::enumerate(resultAttrs)) {
     std::optional<tg::Role> role = tg::getRole(attrs);
     if (role == tg::Role::Grad || role == tg::Role::Loss)
@@ -111,12 +118,32 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     }
     auto name = attrs ? attrs.getAs<StringAttr>(tg::TGDialect::kNameAttrName)
                       : StringAttr();
+    auto aliased =
+        attrs ? attrs.getAs<IntegerAttr>(tg::TGDialect::kAliasesAttrName)
+              : IntegerAttr();
+    if (role == tg::Role::State && aliased && aliased.getInt() >= 0 &&
+        aliased.getInt() < int64_t(argAttrs.size()) &&
+        tg::getRole(argAttrs[aliased.getInt()]) == tg::Role::State &&
+        func.getArgumentTypes()[aliased.getInt()] == type) {
+      if (pipeline) {
+        InFlightDiagnostic diag =
+            func.emitError("tg-microbatch: state result #") << i;
+        if (name)
+          diag << " ('" << name.getValue() << "')";
+        return diag << " is updated once per micro-batch, which a pipelined "
+                       "step does not thread between its stages' "
+                       "micro-batches";
+      }
+      threads[i] = unsigned(aliased.getInt());
+      continue;
+    }
     InFlightDiagnostic diag = func.emitError("tg-microbatch: result #") << i;
     if (name)
       diag << " ('" << name.getValue() << "')";
-    return diag << " is neither the loss, a gradient nor an output whose "
-                   "first dimension is the batch's; only steps that return "
-                   "those can be split into micro-batches";
+    return diag << " is neither the loss, a gradient, an output whose "
+                   "first dimension is the batch's nor state updated from "
+                   "the argument it aliases; only steps that return those "
+                   "can be split into micro-batches";
   }
 
   Block &oldBody = func.getBody().front();
@@ -129,7 +156,6 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
 
   // The body, once per micro-batch, on its slice of the batch. In a
   // pipeline, each copy's ops carry their micro-batch.
-  std::optional<PipelineConfig> pipeline = PipelineConfig::get(func);
   bool pipelined = pipeline.has_value();
   // Per result, the running sums: one per pipeline device whose ops add
   // terms to it (a tied weight's gradient sums on the first and the last
@@ -137,6 +163,8 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   SmallVector<llvm::MapVector<int64_t, Value>> sums;
   // Per stacked result, its value in each micro-batch.
   SmallVector<SmallVector<Value>> stacked;
+  // Per threaded state result, the last micro-batch's value.
+  SmallVector<Value> carried(func.getNumResults());
   auto deviceOf = [&](Value v) -> int64_t {
     Operation *def = pipelined ? v.getDefiningOp() : nullptr;
     return def ? pipeline->getDeviceOf(def) : -1;
@@ -248,6 +276,10 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
                                           start, limit, strides))
                       ->getResult(0));
     }
+    // Threaded state: the value the micro-batch before wrote.
+    for (auto [i, argument] : llvm::enumerate(threads))
+      if (argument && carried[i])
+        mapping.map(oldBody.getArgument(*argument), carried[i]);
     for (Operation &op : oldBody.without_terminator())
       if (auto random = dyn_cast<tg::CounterRandomOpInterface>(
               tag(builder.clone(op, mapping))))
@@ -259,6 +291,10 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
       Value mapped = mapping.lookupOrDefault(value);
       if (isStacked[i]) {
         stacked[i].push_back(mapped);
+        continue;
+      }
+      if (threads[i]) {
+        carried[i] = mapped;
         continue;
       }
       SmallVector<Value> terms;
@@ -292,6 +328,10 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     if (isStacked[i]) {
       results.push_back(
           tg::ConcatOp::create(builder, loc, stacked[i], /*dimension=*/0));
+      continue;
+    }
+    if (threads[i]) {
+      results.push_back(carried[i]);
       continue;
     }
     Value sum;

@@ -5,7 +5,7 @@
 // Other results than the loss, gradients and outputs whose first dimension
 // is the batch's cannot be split: a scalar output (a metric) would need a
 // rule of its own.
-// expected-error @+1 {{tg-microbatch: result #2 ('accuracy') is neither the loss, a gradient nor an output whose first dimension is the batch's; only steps that return those can be split into micro-batches}}
+// expected-error @+1 {{tg-microbatch: result #2 ('accuracy') is neither the loss, a gradient, an output whose first dimension is the batch's nor state updated from the argument it aliases; only steps that return those can be split into micro-batches}}
 func.func @outputs(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<2xf32> {tg.role = "param", tg.name = "w"})
     -> (tensor<f32> {tg.role = "loss"}, tensor<2xf32> {tg.role = "grad", tg.name = "w.grad"}, tensor<f32> {tg.role = "output", tg.name = "accuracy"}) {
   %loss = tg.reduce sum %x dims = [0] : tensor<2xf32> -> tensor<f32>
@@ -15,7 +15,7 @@ func.func @outputs(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<2xf32> {tg.
 // -----
 
 // Nor can an output whose first dimension is not the batch's.
-// expected-error @+1 {{tg-microbatch: result #2 is neither the loss, a gradient nor an output whose first dimension is the batch's}}
+// expected-error @+1 {{tg-microbatch: result #2 is neither the loss, a gradient, an output whose first dimension is the batch's}}
 func.func @weight_output(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"})
     -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"}, tensor<3xf32> {tg.role = "output"}) {
   %loss = tg.reduce sum %x dims = [0] : tensor<2xf32> -> tensor<f32>
@@ -42,4 +42,31 @@ func.func @huge(%x: tensor<2xf32> {tg.role = "input"}, %w: tensor<2xf32> {tg.rol
   %0 = tg.mul %x, %w : tensor<2xf32>
   %loss = tg.reduce sum %0 dims = [0] : tensor<2xf32> -> tensor<f32>
   return %loss, %w : tensor<f32>, tensor<2xf32>
+}
+
+// -----
+
+// A state result that aliases no argument has nothing to thread.
+// expected-error @+1 {{tg-microbatch: result #2 ('running_mean') is neither the loss, a gradient, an output whose first dimension is the batch's nor state updated from the argument it aliases}}
+func.func @unaliased_state(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"},
+        tensor<3xf32> {tg.role = "state", tg.name = "running_mean"}) {
+  %loss = tg.reduce sum %x dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %m = tg.reduce mean %x dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
+  return %loss, %w, %m : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A pipelined step does not thread state between its stages' micro-batches.
+// expected-error @+1 {{tg-microbatch: state result #2 ('running_mean') is updated once per micro-batch, which a pipelined step does not thread between its stages' micro-batches}}
+func.func @pipelined_state(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"},
+                           %running: tensor<3xf32> {tg.role = "state", tg.buffer, tg.name = "running_mean"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"},
+        tensor<3xf32> {tg.role = "state", tg.name = "running_mean", tg.aliases = 2 : i64})
+    attributes {tg.pipeline_stages = {axis = "pp", stages = 2 : i64, virtual_stages = 1 : i64, micro_batches = 1 : i64, schedule = "1f1b"}} {
+  %loss = tg.reduce sum %x dims = [0, 1] {tg.stage = 0 : i64} : tensor<2x3xf32> -> tensor<f32>
+  %m = tg.reduce mean %x dims = [0] {tg.stage = 0 : i64} : tensor<2x3xf32> -> tensor<3xf32>
+  %next = tg.add %running, %m {tg.stage = 0 : i64} : tensor<3xf32>
+  return %loss, %w, %next : tensor<f32>, tensor<3xf32>, tensor<3xf32>
 }

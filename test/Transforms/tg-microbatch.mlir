@@ -81,3 +81,29 @@ func.func @logits(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg
   %g = tg.reduce sum %x dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
   return %loss, %g, %p : tensor<f32>, tensor<3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// State the step updates (a running mean: a `state` result aliasing a
+// `state` argument) is threaded: the second micro-batch updates the value
+// the first wrote, and the step returns the second's, as two forward calls
+// move PyTorch's running statistics.
+// CHECK-LABEL: func.func @running_mean
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32> {tg.role = "input"}, %{{.*}}: tensor<3xf32> {tg.name = "w", tg.role = "param"}, %[[R:.*]]: tensor<3xf32> {tg.buffer, tg.name = "running_mean", tg.role = "state"})
+// CHECK: %[[M0:.*]] = tg.reduce mean %{{.*}} dims = [0]
+// CHECK: %[[R0:.*]] = tg.add %[[R]], %[[M0]]
+// CHECK: %[[M1:.*]] = tg.reduce mean %{{.*}} dims = [0]
+// CHECK: %[[R1:.*]] = tg.add %[[R0]], %[[M1]]
+// CHECK: return %{{.*}}, %{{.*}}, %[[R1]] :
+func.func @running_mean(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"},
+                        %running: tensor<3xf32> {tg.role = "state", tg.buffer, tg.name = "running_mean"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"},
+        tensor<3xf32> {tg.role = "state", tg.name = "running_mean", tg.aliases = 2 : i64}) {
+  %b = tg.broadcast_in_dim %w dims = [1] : tensor<3xf32> -> tensor<2x3xf32>
+  %p = tg.mul %x, %b : tensor<2x3xf32>
+  %loss = tg.reduce sum %p dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %g = tg.reduce sum %x dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
+  %m = tg.reduce mean %x dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
+  %next = tg.add %running, %m : tensor<3xf32>
+  return %loss, %g, %next : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+}

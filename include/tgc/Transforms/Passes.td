@@ -229,7 +229,12 @@ def TGMicrobatch : Pass<"tg-microbatch", "::mlir::ModuleOp"> {
     tokens per micro-batch (no ignored labels). A forward output whose first
     dimension is the batch's (logits, a reconstruction) is the
     micro-batches' values concatenated, the whole batch's; other outputs
-    (a scalar metric) are refused. A `tg.dropout` whose stream
+    (a scalar metric) are refused. State the step updates (a `state`
+    result with `tg.aliases` naming a `state` argument of its type: a
+    training-mode BatchNormalization's running statistics) is threaded:
+    each micro-batch reads the value the one before it wrote, and the step
+    returns the last one's, as PyTorch's running statistics move once per
+    forward call under gradient accumulation. A `tg.dropout` whose stream
     first reads values computed from the batch gets the index of its
     micro-batch's first element as its `offset` (the micro-batch times its
     operand's elements), so the micro-batches draw the whole batch's masks;
@@ -242,11 +247,9 @@ def TGMicrobatch : Pass<"tg-microbatch", "::mlir::ModuleOp"> {
     In a pipeline (`tg-pipeline-split`), each copy's ops carry their
     `tg.micro_batch`, and a gradient whose terms come from several pipeline
     devices (a tied weight's) is summed per device over the micro-batches
-    and added up once.
+    and added up once; threaded state is refused there.
 
     The body is repeated, not looped: the IR grows with `micro-batches`.
-    Steps that return other results than the loss and the gradients are
-    refused.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "unsigned", /*default=*/"1",

@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "Target", "CUDA"))
 from compare_host_target import read_safetensors  # noqa: E402
 
-micro_file, log, first_log, second, names = (sys.argv[1], sys.argv[2], sys.argv[3],
-                                              sys.argv[4], sys.argv[5:])
+micro_file, log, first_log, second = sys.argv[1:5]
+names = sys.argv[5:]
 micro = read_safetensors(micro_file)
 ok = True
 for name in names:

@@ -2,11 +2,12 @@
 """timm's models exported with their loss, as make_exports.py does for
 torchvision's (same Step, same files, same check):
 
-    make_timm_exports.py OUT_DIR MODEL_NAME...
+    make_timm_exports.py [--train] OUT_DIR MODEL_NAME...
 
-Eval mode, 10 classes, batch 2; 64 x 64 images (the model's img_size set to
-64 where it takes one), else the model's own input size. docs/import.md
-lists the 58 models of the last sweep (timm 1.0.31) and what they gave.
+Eval mode (--train: training mode, batch statistics), 10 classes, batch 2
+(BATCH overrides it); 64 x 64 images (the model's img_size set to 64 where
+it takes one), else the model's own input size. docs/import.md lists the
+models of the last sweeps (timm 1.0.31) and what they gave.
 """
 import os
 import sys
@@ -36,14 +37,19 @@ def build(name):
 
 
 def main():
-    out = sys.argv[1]
-    for name in sys.argv[2:]:
+    args = sys.argv[1:]
+    mode = "train" if args[:1] == ["--train"] else "eval"
+    if mode == "train":
+        args = args[1:]
+    out = args[0]
+    for name in args[1:]:
         family = name.replace(".", "_")
         model, size = build(name)
         if model is None:
             print(family, "does not build", flush=True)
             continue
-        M.write_family(out, family, model, size, "eval")
+        model.train(mode == "train")
+        M.write_family(out, family, model, size, mode)
 
 
 if __name__ == "__main__":

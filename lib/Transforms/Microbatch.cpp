@@ -99,8 +99,8 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
   // output whose first dimension is the batch's (logits, a reconstruction)
   // is the micro-batches' values one after the other: the whole batch's,
   // as one step over it returns. State the step updates (a training-mode
-  // BatchNormalization's running statistics: a `state` result aliasing a
-  // `state` argument) is threaded through the micro-batches, each reading
+  // BatchNormalization's running statistics: a `state` result aliasing its
+  // argument) is threaded through the micro-batches, each reading
   // the value the one before it wrote, as N forward calls update it in
   // PyTorch; the step returns the last one's.
   std::optional<PipelineConfig> pipeline = PipelineConfig::get(func);
@@ -118,13 +118,10 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     }
     auto name = attrs ? attrs.getAs<StringAttr>(tg::TGDialect::kNameAttrName)
                       : StringAttr();
-    auto aliased =
-        attrs ? attrs.getAs<IntegerAttr>(tg::TGDialect::kAliasesAttrName)
-              : IntegerAttr();
-    if (role == tg::Role::State && aliased && aliased.getInt() >= 0 &&
-        aliased.getInt() < int64_t(argAttrs.size()) &&
-        tg::getRole(argAttrs[aliased.getInt()]) == tg::Role::State &&
-        func.getArgumentTypes()[aliased.getInt()] == type) {
+    // The verifier checked the aliased argument's index and type.
+    auto aliased = func.getResultAttrOfType<IntegerAttr>(
+        i, tg::TGDialect::kAliasesAttrName);
+    if (role == tg::Role::State && aliased) {
       if (pipeline) {
         InFlightDiagnostic diag =
             func.emitError("tg-microbatch: state result #") << i;

@@ -230,8 +230,8 @@ def TGMicrobatch : Pass<"tg-microbatch", "::mlir::ModuleOp"> {
     dimension is the batch's (logits, a reconstruction) is the
     micro-batches' values concatenated, the whole batch's; other outputs
     (a scalar metric) are refused. State the step updates (a `state`
-    result with `tg.aliases` naming a `state` argument of its type: a
-    training-mode BatchNormalization's running statistics) is threaded:
+    result with `tg.aliases`: a training-mode BatchNormalization's running
+    statistics) is threaded:
     each micro-batch reads the value the one before it wrote, and the step
     returns the last one's, as PyTorch's running statistics move once per
     forward call under gradient accumulation. A `tg.dropout` whose stream

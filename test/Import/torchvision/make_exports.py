@@ -166,6 +166,19 @@ def export(step, args, path, exporter, mode):
     strip_node_annotations(path)
 
 
+def reference(step, images, labels):
+    """The step's loss, logits and autograd's gradients (grad/NAME), in
+    the step's precision."""
+    step.zero_grad(set_to_none=True)
+    loss, logits = step(images, labels)
+    loss.backward()
+    ref = {"loss": loss.detach().numpy(), "logits": logits.detach().numpy()}
+    for name, p in step.named_parameters():
+        if p.grad is not None:
+            ref["grad/" + name] = p.grad.numpy()
+    return ref
+
+
 def write_f64_reference(fdir, model, state, images, labels):
     """ref64.npz: the reference in f64 (a copy of the model from `state`,
     the batch widened), which check_export.py consults where tgc and
@@ -175,18 +188,11 @@ def write_f64_reference(fdir, model, state, images, labels):
     model64.load_state_dict(state)
     model64 = model64.double()
     drop_cached_biases(model64)
-    step64 = Step(model64)
-    step64.zero_grad(set_to_none=True)
     try:
-        loss, logits = step64(images.double(), labels)
-        loss.backward()
+        ref = reference(Step(model64), images.double(), labels)
     except Exception as e:  # an op without a double kernel
         print("no f64 reference:", type(e).__name__, str(e)[:200], flush=True)
         return
-    ref = {"loss": loss.detach().numpy(), "logits": logits.detach().numpy()}
-    for name, p in step64.named_parameters():
-        if p.grad is not None:
-            ref["grad/" + name] = p.grad.numpy()
     np.savez_compressed(os.path.join(fdir, "ref64.npz"), **ref)
 
 
@@ -208,15 +214,7 @@ def write_family(out, family, model, size, mode):
     # The reference runs first: a training-mode export runs the model,
     # which moves BatchNorm's running statistics.
     state = copy.deepcopy(model.state_dict())
-    step.zero_grad()
-    loss, logits = step(images, labels)
-    loss.backward()
-    ref = {"loss": loss.detach().numpy().astype(np.float32),
-           "logits": logits.detach().numpy().astype(np.float32)}
-    for name, p in step.named_parameters():
-        if p.grad is not None:
-            ref["grad/" + name] = p.grad.numpy().astype(np.float32)
-    np.savez_compressed(os.path.join(fdir, "ref.npz"), **ref)
+    np.savez_compressed(os.path.join(fdir, "ref.npz"), **reference(step, images, labels))
     write_f64_reference(fdir, model, state, images, labels)
     for exporter in ("ts", "dynamo"):
         model.load_state_dict(state)

@@ -357,8 +357,15 @@ rt::RandomSpec tgc::getRandomSpec(FunctionOpInterface function,
       spec.init = rt::RandomSpec::Init::Zeros;
   }
   if (!spec.isFloat)
-    if (std::optional<int64_t> bound = findIdBound(function.getArgument(index)))
+    if (std::optional<int64_t> bound =
+            findIdBound(function.getArgument(index))) {
       spec.idBound = *bound;
+      // Past the first kMaxIgnoredIds, an ignored id is refused by a
+      // generated trainer's data checks (never taken for a class).
+      for (int64_t id : findIgnoredIds(function.getArgument(index)))
+        if (spec.numIgnoredIds < rt::RandomSpec::kMaxIgnoredIds)
+          spec.ignoredIds[spec.numIgnoredIds++] = id;
+    }
   return spec;
 }
 

@@ -5,6 +5,7 @@
 #include "tgc/Support/InputFile.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Eval/Kernels.h"
 #include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/runtime/Random.h"
@@ -63,6 +64,66 @@ llvm::Expected<TokenData> TokenData::load(StringRef path, func::FuncOp function,
                           message))
     return fail(message);
   return data;
+}
+
+llvm::Expected<ExampleData>
+ExampleData::load(StringRef path, func::FuncOp step,
+                  const llvm::StringMap<Tensor> &given) {
+  auto fail = [&](const Twine &message) {
+    return llvm::createStringError("example file '" + path + "': " + message);
+  };
+  FailureOr<SmallVector<RankedTensorType>> types = getGlobalArgumentTypes(step);
+  if (failed(types))
+    return fail("the step's arguments have no global types");
+  ExampleData data;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    rt::RandomSpec spec = getRandomSpec(step, i);
+    RankedTensorType type = (*types)[i];
+    rt::DatasetArgument arg;
+    arg.name = getArgumentName(step, i);
+    arg.role = spec.role;
+    arg.isFloat = spec.isFloat;
+    arg.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (!spec.isFloat) {
+      bool isI1 = type.getElementType().isInteger(1);
+      arg.minValue = isI1 ? 0 : getIntMin(type.getElementType());
+      arg.maxValue = isI1 ? 1 : getIntMax(type.getElementType());
+      arg.idBound = spec.idBound;
+      if (spec.idBound) {
+        SmallVector<int64_t> ignored = findIgnoredIds(step.getArgument(i));
+        arg.ignoredIds.assign(ignored.begin(), ignored.end());
+      }
+    }
+    arg.given = given.contains(arg.name);
+    data.arguments.push_back(std::move(arg));
+  }
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readInputFile(path, kMaxInputFileBytes, /*allowStdin=*/false,
+                    /*nullTerminated=*/false);
+  if (!file)
+    return llvm::createStringError("example file " +
+                                   llvm::toString(file.takeError()));
+  data.file = std::move(*file);
+  StringRef bytes = data.file->getBuffer();
+  std::string message;
+  if (!rt::openDataset(bytes.data(), bytes.size(), data.arguments, data.dataset,
+                       message))
+    return fail(message);
+  return data;
+}
+
+/// Fills the arguments `data` feeds with the examples of `rows`.
+static void fillExamples(const ExampleData &data,
+                         const std::vector<int64_t> &rows,
+                         SmallVector<Tensor> &arguments) {
+  for (const rt::DatasetTensor &tensor : data.dataset.tensors) {
+    Tensor &value = arguments[tensor.argument];
+    rt::gatherExamples(
+        tensor, rows, [&](int64_t j, int64_t id) { value.ints()[j] = id; },
+        [&](int64_t j, double x) { value.setAsDouble(j, x); });
+    // bf16/f16 inputs hold values of their type.
+    normalizeTensor(value, EvalOptions());
+  }
 }
 
 /// Fills the ids and labels of `data.task` with random windows of the file.
@@ -144,7 +205,12 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   for (unsigned i = 0; i < numArgs; ++i) {
     run.arguments.push_back(
         makeRandomArgument(step, i, options.seed, types[i]));
-    if (tg::getArgumentRole(step, i) == tg::Role::Input &&
+    bool fed =
+        options.examples && llvm::any_of(options.examples->dataset.tensors,
+                                         [&](const rt::DatasetTensor &tensor) {
+                                           return tensor.argument == i;
+                                         });
+    if (tg::getArgumentRole(step, i) == tg::Role::Input && !fed &&
         failed(fillInput(step, i, options, run.arguments.back(), inputsGiven)))
       return failure();
     auto name =
@@ -191,6 +257,10 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
     return step.emitError("has no 'loss' result to train on");
 
   SmallVector<Tensor> &arguments = run.arguments;
+  std::optional<rt::DatasetOrder> order;
+  if (options.examples)
+    order.emplace(options.examples->dataset.examples,
+                  options.examples->dataset.batch, options.seed);
   for (unsigned n = 0; n < options.steps; ++n) {
     uint64_t stepSeed = rt::stepSeed(options.seed, n);
     for (unsigned i = 0; i < numArgs; ++i) {
@@ -220,6 +290,8 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
     }
     if (options.tokens)
       fillWindows(*options.tokens, arguments, stepSeed);
+    if (options.examples)
+      fillExamples(*options.examples, order->examplesOf(n), arguments);
     FailureOr<SmallVector<Tensor>> results = runner->run(arguments);
     if (failed(results))
       return failure();

@@ -1,10 +1,10 @@
-//===- Data.cpp - token files and the windows of each step ---------------===//
+//===- Data.cpp - token and example files, the batches of each step ------===//
 
 #include "Data.h"
 
-#include "tgc/runtime/Random.h"
+#include "Elements.h"
 
-#include <system_error>
+#include "tgc/runtime/Random.h"
 
 using namespace tgc::rt;
 
@@ -25,10 +25,9 @@ bool MappedTokenFile::open(const std::string &path, int64_t seq,
 
 WindowPrefetcher::Batch WindowPrefetcher::make(unsigned n) const {
   Batch batch;
-  batch.step = n;
-  batch.ids.resize(rows * seq);
-  batch.labels.resize(rows * seq);
-  fillTokenWindows(tokens, batch.ids.data(), batch.labels.data(), rows, seq,
+  batch.first.resize(rows * seq);
+  batch.second.resize(rows * seq);
+  fillTokenWindows(tokens, batch.first.data(), batch.second.data(), rows, seq,
                    stepSeed(seed, n), labelsShifted,
                    held.empty() ? nullptr : &held);
   return batch;
@@ -36,14 +35,40 @@ WindowPrefetcher::Batch WindowPrefetcher::make(unsigned n) const {
 
 void WindowPrefetcher::take(unsigned n, std::vector<int64_t> &ids,
                             std::vector<int64_t> &labels) {
-  Batch batch = next.valid() ? next.get() : make(n);
-  if (batch.step != n)
-    batch = make(n);
-  try {
-    next = std::async(std::launch::async, [this, n] { return make(n + 1); });
-  } catch (const std::system_error &) {
-    // No thread to be had: the next step makes its rows itself.
+  Batch batch = batches.take(n);
+  ids = std::move(batch.first);
+  labels = std::move(batch.second);
+}
+
+bool MappedExampleFile::open(const std::string &path,
+                             const std::vector<DatasetArgument> &arguments,
+                             std::string &error) {
+  if (!file.open(path, error)) {
+    error = "example file " + error;
+    return false;
   }
-  ids = std::move(batch.ids);
-  labels = std::move(batch.labels);
+  std::string message;
+  if (!openDataset(file.data(), file.size(), arguments, dataset, message)) {
+    error = "example file '" + path + "': " + message;
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::vector<char>> ExamplePrefetcher::make(unsigned n) {
+  std::vector<std::vector<char>> values;
+  std::vector<int64_t> rows = order.examplesOf(n);
+  for (size_t t = 0; t < dataset.tensors.size(); ++t) {
+    const DatasetTensor &tensor = dataset.tensors[t];
+    const Feed &feed = feeds[t];
+    std::vector<char> bytes(rows.size() * tensor.exampleElements *
+                            getDTypeBytes(feed.dtype));
+    auto store = [&](int64_t j, auto value) {
+      storeDouble(bytes.data(), feed.dtype, j, static_cast<double>(value));
+    };
+    gatherExamples(tensor, rows, store, store,
+                   feed.held.empty() ? nullptr : &feed.held);
+    values.push_back(std::move(bytes));
+  }
+  return values;
 }

@@ -60,9 +60,13 @@ void printUsage(const char *program) {
       "  --seed S           seeds the initial values and the data (default 0)\n"
       "  --data D           synthetic-copy (fresh random ids each step, labels "
       "= ids),\n"
-      "                     fixed (one random batch) or FILE.bin (uint16 "
+      "                     fixed (one random batch), FILE.bin (uint16 "
       "tokens,\n"
-      "                     nanoGPT's or llm.c's; mapped, windows prefetched)\n"
+      "                     nanoGPT's or llm.c's; mapped, windows prefetched) "
+      "or\n"
+      "                     FILE.safetensors (examples of the inputs and "
+      "labels, by\n"
+      "                     name; shuffled each epoch, mapped, prefetched)\n"
       "  --lr X             peak learning rate (default: the step's own)\n"
       "  --warmup N         linear warmup over the first N steps\n"
       "  --lr-schedule S    constant (default) or cosine (to 0 at the last "
@@ -359,6 +363,65 @@ char *tgc::rt::getFallbackScratch(Context &context, const char *kernel) {
 /// file of --save-shards) could be written now: checked before the run, by
 /// rank 0 and by the launcher of local processes before it starts them, so
 /// that a mistyped directory fails at once; false (with `error`) if not.
+/// What the checks of an example file need of (global) argument `arg`.
+static DatasetArgument getDatasetArgument(const ArgumentInfo &arg) {
+  DatasetArgument result;
+  result.name = arg.name;
+  result.role = arg.init.role;
+  result.isFloat = arg.init.isFloat;
+  result.shape.assign(arg.shape, arg.shape + arg.rank);
+  // The range of an integer type (i1: 0 and 1).
+  auto range = [&](int64_t low, int64_t high) {
+    result.minValue = low;
+    result.maxValue = high;
+  };
+  switch (arg.dtype) {
+  case DType::I64:
+    range(std::numeric_limits<int64_t>::min(),
+          std::numeric_limits<int64_t>::max());
+    break;
+  case DType::I32:
+    range(INT32_MIN, INT32_MAX);
+    break;
+  case DType::I16:
+    range(INT16_MIN, INT16_MAX);
+    break;
+  case DType::I8:
+    range(INT8_MIN, INT8_MAX);
+    break;
+  case DType::U32:
+    range(0, UINT32_MAX);
+    break;
+  case DType::U16:
+    range(0, UINT16_MAX);
+    break;
+  case DType::U8:
+    range(0, UINT8_MAX);
+    break;
+  case DType::I1:
+    range(0, 1);
+    break;
+  case DType::I4:
+    range(-8, 7);
+    break;
+  case DType::U4:
+    range(0, 15);
+    break;
+  case DType::I2:
+    range(-2, 1);
+    break;
+  case DType::U2:
+    range(0, 3);
+    break;
+  default:
+    break;
+  }
+  result.idBound = arg.init.idBound;
+  result.ignoredIds.assign(arg.init.ignoredIds,
+                           arg.init.ignoredIds + arg.init.numIgnoredIds);
+  return result;
+}
+
 static bool checkOutputs(const Flags &flags, std::string &error) {
   std::string shardProbe;
   if (!flags.saveShards.empty()) {
@@ -374,15 +437,29 @@ static bool checkOutputs(const Flags &flags, std::string &error) {
       return false;
     }
   }
+  // The data file, which an output written over it would lose.
+  struct stat data;
+  bool hasData =
+      ::stat(flags.data.c_str(), &data) == 0 && S_ISREG(data.st_mode);
   for (auto [flag, path] :
        {std::make_pair("--save", &flags.save),
         std::make_pair("--profile", &flags.profile),
         std::make_pair("--save-shards",
-                       static_cast<const std::string *>(&shardProbe))})
-    if (!path->empty() && !checkWritable(*path, error)) {
+                       static_cast<const std::string *>(&shardProbe))}) {
+    if (path->empty())
+      continue;
+    struct stat output;
+    if (hasData && ::stat(path->c_str(), &output) == 0 &&
+        output.st_dev == data.st_dev && output.st_ino == data.st_ino) {
+      error = std::string(flag) + ": '" + *path +
+              "' is the --data file; writing it would lose the data";
+      return false;
+    }
+    if (!checkWritable(*path, error)) {
       error = std::string(flag) + ": " + error;
       return false;
     }
+  }
   return true;
 }
 
@@ -450,13 +527,15 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   std::string source = flags.data;
   if (source.empty())
     source = hasCopyTask ? "synthetic-copy" : "fixed";
-  bool fromFile = source != "synthetic-copy" && source != "fixed";
-  if (!hasCopyTask && source != "fixed")
+  bool fromExamples = isDatasetPath(source);
+  bool fromFile =
+      !fromExamples && source != "synthetic-copy" && source != "fixed";
+  if (!hasCopyTask && source != "fixed" && !fromExamples)
     return fail("--data " + source +
                 " needs a token-id 'input' argument read by tg.embedding and "
                 "labels of the same type (a 'label' argument, or an 'input' "
                 "read as a loss's labels); this step has none (try --data "
-                "fixed)");
+                "fixed, or --data FILE.safetensors of examples)");
   int64_t seq = 1, rows = 0;
   MappedTokenFile tokens;
   if (hasCopyTask) {
@@ -482,6 +561,28 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   if (fromFile)
     windows.emplace(tokens.getTokens(), rows, seq, flags.seed,
                     info.copyLabelsShifted, heldRows);
+  // An example file: each rank reads the examples of its own rows of the
+  // batch for each argument it feeds.
+  std::vector<DatasetArgument> exampleArguments;
+  MappedExampleFile examples;
+  std::optional<ExamplePrefetcher> examplesOfStep;
+  if (fromExamples) {
+    for (int i = 0; i < info.numArguments; ++i)
+      exampleArguments.push_back(getDatasetArgument(global.arguments[i]));
+    if (!examples.open(source, exampleArguments, error))
+      return fail(error);
+    std::vector<ExamplePrefetcher::Feed> feeds;
+    for (const DatasetTensor &tensor : examples.getDataset().tensors) {
+      const ArgumentInfo &arg = info.arguments[tensor.argument];
+      feeds.push_back(
+          {arg.dtype,
+           communication
+               ? ranks::getHeldRows(arg, info.mesh, communication->coordinates,
+                                    tensor.exampleElements)
+               : std::vector<bool>()});
+    }
+    examplesOfStep.emplace(examples.getDataset(), flags.seed, std::move(feeds));
+  }
 
   // This process's part of a whole value.
   auto own = [&](int i, std::vector<char> whole) {
@@ -719,7 +820,11 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   };
 
   // Which arguments the data feeds, and how: `tgc train`'s remark.
-  if (lead && hasCopyTask && source != "fixed")
+  if (lead && fromExamples)
+    std::printf("data: %s\n",
+                describeDataset(source, examples.getDataset(), exampleArguments)
+                    .c_str());
+  else if (lead && hasCopyTask && source != "fixed")
     std::printf("data: %s\n",
                 describeDataFeed(source, info.arguments[info.copyIds].name,
                                  info.arguments[info.copyLabels].name,
@@ -771,6 +876,14 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
         for (int64_t j = 0; j < rows * seq; ++j)
           storeDouble(whole.data(), dtype, j, double((*values)[j]));
         arguments[i] = own(i, std::move(whole));
+        changed.push_back(i);
+      }
+    }
+    if (fromExamples) {
+      std::vector<std::vector<char>> values = examplesOfStep->take(n);
+      for (size_t t = 0; t < values.size(); ++t) {
+        int i = static_cast<int>(examples.getDataset().tensors[t].argument);
+        arguments[i] = own(i, std::move(values[t]));
         changed.push_back(i);
       }
     }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tgc/runtime/Dataset.h"
 #include "tgc/runtime/FlashAttention.h"
 #include "tgc/runtime/Kernels.h"
 #include "tgc/runtime/Runtime.h"
@@ -486,6 +487,51 @@ static void testHeldTokenRows() {
   arg.dimAxes[0][0] = 0, arg.dimAxes[1][0] = -1;
   CHECK((ranks::getHeldRows(arg, mesh, {1}, seq) ==
          std::vector<bool>{false, false, true}));
+}
+
+/// An example file's order: each epoch a permutation of the examples (the
+/// left-over ones waiting for another epoch), epochs in different orders,
+/// the same for the same seed; a rank's rows gathered as the whole batch's.
+static void testExampleOrder() {
+  const int64_t examples = 11, batch = 3;
+  DatasetOrder order(examples, batch, 5), again(examples, batch, 5);
+  std::vector<std::vector<int64_t>> epochs;
+  for (unsigned epoch = 0; epoch < 3; ++epoch) {
+    std::vector<int64_t> seen;
+    for (unsigned j = 0; j < examples / batch; ++j) {
+      std::vector<int64_t> rows = order.examplesOf(epoch * 3 + j);
+      CHECK(int64_t(rows.size()) == batch);
+      CHECK(rows == again.examplesOf(epoch * 3 + j));
+      seen.insert(seen.end(), rows.begin(), rows.end());
+    }
+    std::vector<int64_t> sorted = seen;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+    CHECK(sorted.front() >= 0 && sorted.back() < examples);
+    epochs.push_back(seen);
+  }
+  CHECK(epochs[0] != epochs[1] && epochs[1] != epochs[2]);
+  // A step of an earlier epoch after a later one: the same examples.
+  CHECK(order.examplesOf(1) == again.examplesOf(1));
+  CHECK(DatasetOrder(examples, batch, 6).examplesOf(0) != order.examplesOf(0));
+
+  // Examples of 2 I32 elements; the batch's rows 0 and 2 held.
+  std::vector<int32_t> values(examples * 2);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = int32_t(100 + i);
+  DatasetTensor tensor;
+  tensor.type = detail::FileType::I32;
+  tensor.data = reinterpret_cast<const char *>(values.data());
+  tensor.exampleElements = 2;
+  std::vector<int64_t> rows = {4, 0, 9}, whole(6, -1), mine(6, -1);
+  auto noFloat = [](int64_t, double) {};
+  gatherExamples(
+      tensor, rows, [&](int64_t j, int64_t v) { whole[j] = v; }, noFloat);
+  CHECK((whole == std::vector<int64_t>{108, 109, 100, 101, 118, 119}));
+  std::vector<bool> held = {true, false, true};
+  gatherExamples(
+      tensor, rows, [&](int64_t j, int64_t v) { mine[j] = v; }, noFloat, &held);
+  CHECK((mine == std::vector<int64_t>{108, 109, -1, -1, 118, 119}));
 }
 
 /// The largest difference between a and b, relative to b's largest value.
@@ -1550,6 +1596,7 @@ int main() {
   testHostWorkers();
   testHeldTokenRows();
   testShiftedLabels();
+  testExampleOrder();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);
   else

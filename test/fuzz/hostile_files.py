@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Mutation fuzzing of the files tgc reads besides models: safetensors
-(--params), .npy and ONNX TensorProto .pb (--input), device files
-(--device-file), and ONNX external data (a model whose external file is
-mutated, truncated or replaced by a link).
+(--params, and example files: tgc train --data), .npy and ONNX TensorProto
+.pb (--input), device files (--device-file), and ONNX external data (a
+model whose external file is mutated, truncated or replaced by a link).
 
 Each mutant is written to a scratch directory and read by the tgc command
 that takes it. Exit status 0 (accepted) or 1 (diagnosed) is expected; a
@@ -108,6 +108,21 @@ def main():
     npy = open(os.path.join(work, "seed", "y.npy"), "rb").read()
     external_model = open(os.path.join(inputs, "external.onnx"), "rb").read()
     external_bin = open(os.path.join(inputs, "external.bin"), "rb").read()
+    # An MLP and an example file for it: 5 examples of 4 features and a
+    # class below 3, 2 a step.
+    classifier = os.path.join(work, "classifier.mlir")
+    subprocess.run([os.path.join(args.tools_dir, "tgc-zoo"), "mlp",
+                    "--input-size", "4", "--hidden", "8", "--classes", "3",
+                    "--batch", "2", "-o", classifier], check=True)
+    features = struct.pack("<20f", *[0.25 * k for k in range(20)])
+    classes = struct.pack("<5q", 0, 2, 1, 1, 0)
+    header = json.dumps({
+        "inputs": {"dtype": "F32", "shape": [5, 4],
+                   "data_offsets": [0, len(features)]},
+        "labels": {"dtype": "I64", "shape": [5],
+                   "data_offsets": [len(features),
+                                    len(features) + len(classes)]}}).encode()
+    examples = struct.pack("<Q", len(header)) + header + features + classes
     secret = os.path.join(work, "secret.bin")
     with open(secret, "wb") as f:
         f.write(b"SECRET" * 64)
@@ -118,7 +133,8 @@ def main():
         shutil.rmtree(case, ignore_errors=True)
         os.makedirs(case)
         # Kinds and link variants in turn, so that a short run covers each.
-        kind = ["params", "npy", "pb", "device", "external"][i % 5]
+        kind = ["params", "npy", "pb", "device", "external",
+                "examples"][i % 6]
         if kind == "params":
             path = os.path.join(case, "p.safetensors")
             open(path, "wb").write(mutate_safetensors(params, rng))
@@ -136,6 +152,11 @@ def main():
             open(path, "wb").write(mutate_bytes(pb, rng))
             command = [tgc, "run", model, "--input", "x=" + path,
                        "--random-inputs", "0"]
+        elif kind == "examples":
+            path = os.path.join(case, "e.safetensors")
+            open(path, "wb").write(mutate_safetensors(examples, rng))
+            command = [tgc, "train", classifier, "--data", path, "--steps",
+                       "2"]
         elif kind == "device":
             path = os.path.join(case, "device.json")
             open(path, "wb").write(mutate_device(rng))

@@ -40,11 +40,15 @@ static cl::opt<std::string>
                   "step, labels = ids: the model learns to copy), fixed (one "
                   "random batch every step: memorization), or FILE.bin (uint16 "
                   "token ids as nanoGPT writes them, or llm.c with its header: "
-                  "random windows, labels = the next tokens). The labels go "
-                  "in one position later for a model that shifts them itself "
-                  "(labels[..., 1:], as Hugging Face's causal LMs do). "
+                  "random windows, labels = the next tokens; the labels go "
+                  "in one position later for a model that shifts them itself, "
+                  "as Hugging Face's causal LMs do), or FILE.safetensors (a "
+                  "tensor per input and label, named as it, the examples "
+                  "along the first dimension: each step takes the batch's "
+                  "number of them, in a new random order each epoch). "
                   "Default: synthetic-copy for token models, else fixed"),
-         cl::value_desc("synthetic-copy|fixed|FILE.bin"), TGC_TRAIN);
+         cl::value_desc("synthetic-copy|fixed|FILE.bin|FILE.safetensors"),
+         TGC_TRAIN);
 static cl::opt<uint64_t>
     seed("seed",
          cl::desc("Seeds the initial parameters and the data (default 0)"),
@@ -111,13 +115,17 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   std::string source = data;
   if (source.empty())
     source = copyTask ? "synthetic-copy" : "fixed";
-  bool fromFile = source != "synthetic-copy" && source != "fixed";
-  if (!copyTask && source != "fixed")
+  bool fromExamples = rt::isDatasetPath(source);
+  bool fromFile =
+      !fromExamples && source != "synthetic-copy" && source != "fixed";
+  if (!copyTask && source != "fixed" && !fromExamples)
     return reportError("--data " + source +
                        " needs a token-id 'input' argument read by "
                        "tg.embedding and labels of the same type (a 'label' "
                        "argument, or an 'input' read as a loss's labels); @" +
-                       entry.getName() + " has none (try --data fixed)");
+                       entry.getName() +
+                       " has none (try --data fixed, or --data "
+                       "FILE.safetensors of examples)");
   std::optional<TokenData> tokens;
   if (fromFile) {
     llvm::Expected<TokenData> loaded =
@@ -126,7 +134,7 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       return reportError(llvm::toString(loaded.takeError()));
     tokens = std::move(*loaded);
   }
-  if (copyTask && source != "fixed") {
+  if (copyTask && source != "fixed" && !fromExamples) {
     // Which arguments the data feeds, and how (docs/training.md).
     entry.emitRemark() << rt::describeDataFeed(
         source, getArgumentName(entry, copyTask->ids),
@@ -172,12 +180,22 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                          ": tgc train reads inputs only (the parameters "
                          "come from the model or --init, labels from "
                          "--data)");
-    if (copyTask && source != "fixed" &&
+    if (copyTask && source != "fixed" && !fromExamples &&
         (index == copyTask->ids || index == copyTask->labels))
       return reportError("--input " + name + ": the token " +
                          (index == copyTask->ids ? "ids" : "labels") +
                          " are fed by --data " + source);
     options.inputs[name] = std::move(*value);
+  }
+  if (fromExamples) {
+    llvm::Expected<ExampleData> examples =
+        ExampleData::load(source, entry, options.inputs);
+    if (!examples)
+      return reportError(llvm::toString(examples.takeError()));
+    // Which arguments the examples feed, and how (docs/training.md).
+    entry.emitRemark() << rt::describeDataset(source, examples->dataset,
+                                              examples->arguments);
+    options.examples = std::move(*examples);
   }
   options.steps = steps;
   options.seed = seed;

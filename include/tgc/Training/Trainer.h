@@ -10,6 +10,7 @@
 #define TGC_TRAINING_TRAINER_H
 
 #include "tgc/Eval/Tensor.h"
+#include "tgc/runtime/Dataset.h"
 #include "tgc/runtime/TokenFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,12 +61,31 @@ struct TokenData {
   load(llvm::StringRef path, mlir::func::FuncOp function, const CopyTask &task);
 };
 
+/// Batches from an example file (tgc/runtime/Dataset.h): one tensor per
+/// input and label by name, the examples along its first dimension; each
+/// step takes B of them, in a new random order each epoch.
+struct ExampleData {
+  /// The file (mapped where it is large) and what it feeds.
+  std::shared_ptr<llvm::MemoryBuffer> file;
+  rt::Dataset dataset;
+  std::vector<rt::DatasetArgument> arguments;
+
+  /// Reads `path` and checks it against the inputs and labels of `step`
+  /// (their global values, for a partitioned step) that `given` does not
+  /// give (rt::openDataset's rules).
+  static llvm::Expected<ExampleData> load(llvm::StringRef path,
+                                          mlir::func::FuncOp step,
+                                          const llvm::StringMap<Tensor> &given);
+};
+
 struct TrainerOptions {
   unsigned steps = 100;
   /// Fresh copy-task ids every step; none: one fixed random batch.
   std::optional<CopyTask> copyTask;
   /// Windows of a token file every step (takes precedence over copyTask).
   std::optional<TokenData> tokens;
+  /// Examples of an example file every step.
+  std::optional<ExampleData> examples;
   uint64_t seed = 0;
   /// Starting values of `param` and `tg.buffer` state arguments by tg.name
   /// (an imported model's weights and running statistics, for
@@ -106,6 +126,8 @@ struct TrainingRun {
 /// position ids (`position`) 0, 1, ... along the last dimension; else it
 /// must be token ids or labels (it reaches an embedding's ids or a loss's
 /// labels), which the data feeds: one that is not is an error naming it.
+/// With `options.examples`, the inputs and labels its file holds come from
+/// it at every step, the step's B examples in rt::DatasetOrder's order.
 /// `onStep` is called after every step. A non-finite loss is an error
 /// reported on the function.
 mlir::FailureOr<TrainingRun>

@@ -91,6 +91,15 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     if (auto offset = step.getArgAttrOfType<IntegerAttr>(
             i, tg::TGDialect::kOffsetAttrName))
       arg["offset"] = offset.getInt();
+    // Integer ids: the rows or classes of what reads them, and the ids
+    // outside them a loss ignores (what --data's values must be).
+    rt::RandomSpec spec = getRandomSpec(step, i);
+    if (spec.idBound) {
+      arg["id_bound"] = spec.idBound;
+      if (spec.numIgnoredIds)
+        arg["ignored_ids"] = std::vector<int64_t>(
+            spec.ignoredIds, spec.ignoredIds + spec.numIgnoredIds);
+    }
     if (i < project.argumentPipelineHolders.size())
       arg["pipeline_holders"] = project.argumentPipelineHolders[i];
     arguments.push_back(arg);

@@ -1249,6 +1249,9 @@ LogicalResult StepEmitter::emitDescription() {
     globalShape += "}";
     const char *roles[] = {"Param", "State", "Input", "Label", "Hyper"};
     const char *inits[] = {"Normal", "Zeros", "Ones"};
+    std::string ignoredIds;
+    for (int k = 0; k < spec.numIgnoredIds; ++k)
+      ignoredIds += (k ? ", " : "") + str(spec.ignoredIds[k]);
     std::string shape = "{";
     for (auto [d, size] : llvm::enumerate(type.getShape()))
       shape += (d ? ", " : "") + str(size);
@@ -1262,8 +1265,9 @@ LogicalResult StepEmitter::emitDescription() {
         (spec.isI1 ? "true" : "false") +
         ", RandomSpec::Init::" + inits[static_cast<int>(spec.init)] + ", " +
         (spec.hasDefault ? "true" : "false") + ", " +
-        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) +
-        "},\n     " + globalShape + ", " + dimAxes + ", " +
+        formatNumber(spec.defaultValue) + ", " + str(spec.idBound) + ", " +
+        str(spec.numIgnoredIds) + ", {" + ignoredIds + "}},\n     " +
+        globalShape + ", " + dimAxes + ", " +
         (tg::isModelValue(step, i) ? "true" : "false") + ", " +
         (pipeline ? "0x" + llvm::utohexstr(holders[i]) + "ull"
                   : std::string("~0ull")) +

@@ -139,6 +139,88 @@ def write_token_file(work, spec):
     return path
 
 
+def write_example_file(work, project):
+    """An example file for the step of `project` (its step.json): every
+    input and label but the integer ones a run fills by name (an attention
+    mask...), 2.5 batches of examples (the epochs leave some out): floats
+    normal, ids below their bound, some labels the ignored id of a loss."""
+    import numpy
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "tgc", "Inputs"))
+    import make_examples
+    with open(os.path.join(project, "step.json")) as f:
+        arguments = json.load(f)["arguments"]
+    rng = numpy.random.default_rng(0)
+    tensors = []
+    for arg in arguments:
+        shape = arg.get("global_shape", arg["shape"])
+        name, dtype = arg["name"], arg["dtype"]
+        floating = dtype.startswith("F") or dtype == "BF16"
+        named = any(word in name.lower()
+                    for word in ("mask", "token_type", "position"))
+        if arg["role"] not in ("input", "label") or (named and not floating):
+            continue
+        batch = shape[0]
+        shape = [batch * 5 // 2] + shape[1:]
+        if floating:
+            values = rng.standard_normal(shape)
+        else:
+            values = rng.integers(0, arg.get("id_bound", 16), shape)
+            for ignored in arg.get("ignored_ids", [])[:1]:
+                values[rng.random(shape) < 0.1] = ignored
+        tensors.append((name, values, dtype, arg.get("id_bound"), batch))
+    path = os.path.join(work, "examples.safetensors")
+    make_examples.save(path, [tensor[:3] for tensor in tensors])
+    return path, tensors
+
+
+def check_bad_example_files(work, build, launch, env, tensors, good):
+    """train refuses a missing example file, one of fewer examples than a
+    step takes and one with an id out of its bound, naming the file and
+    what is wrong, exit 1 (every rank's, under --nproc), and a --save over
+    the example file `good`."""
+    import make_examples
+    cases = [(os.path.join(work, "missing.safetensors"),
+              "cannot be read: No such file or directory")]
+    batch = tensors[0][4]
+    if batch > 1:
+        path = os.path.join(work, "few.safetensors")
+        make_examples.save(path, [(name, values[:1], dtype)
+                                  for name, values, dtype, _, _ in tensors])
+        cases.append((path, "': it holds 1 examples; a step takes %d" %
+                      batch))
+    for k, (name, values, dtype, bound, _) in enumerate(tensors):
+        if bound:
+            bad = values.copy()
+            bad.flat[0] = bound
+            path = os.path.join(work, "out-of-range.safetensors")
+            make_examples.save(path, [t[:3] for t in tensors[:k]] +
+                               [(name, bad, dtype)] +
+                               [t[:3] for t in tensors[k + 1:]])
+            cases.append((path, "': tensor '%s', example 0, element 0 is %d, "
+                          "not in [0, %d)" % (name, bound, bound)))
+            break
+    for path, message in cases:
+        result = subprocess.run([os.path.join(build, "train")] + launch +
+                                ["--steps", "1", "--data", path],
+                                capture_output=True, text=True, timeout=60,
+                                env=env)
+        expected = "example file '%s%s" % (path, message if message[0] ==
+                                           "'" else "' " + message)
+        if result.returncode != 1 or expected not in result.stderr:
+            sys.exit("train --data %s: status %d, %r (expected %r)" %
+                     (path, result.returncode, result.stderr, expected))
+    result = subprocess.run([os.path.join(build, "train")] + launch +
+                            ["--steps", "1", "--data", good, "--save", good],
+                            capture_output=True, text=True, timeout=60,
+                            env=env)
+    expected = "--save: '%s' is the --data file" % good
+    if result.returncode != 1 or expected not in result.stderr:
+        sys.exit("train --save over --data: status %d, %r (expected %r)" %
+                 (result.returncode, result.stderr, expected))
+    print("bad example files: %d refused, and --save over one" % len(cases))
+
+
 def check_bad_token_files(work, build, launch, env):
     """train refuses a missing token file, a directory and a FIFO (without
     blocking on it) with a message naming the file, exit 1 (every rank's,
@@ -328,9 +410,11 @@ def main():
     parser.add_argument("--nproc", type=int, default=0,
                         help="train --nproc N: one process per device")
     parser.add_argument("--data", default="synthetic-copy",
-                        help="synthetic-copy, fixed, or FORMAT-tokens:V (a "
+                        help="synthetic-copy, fixed, FORMAT-tokens:V (a "
                         "token file of 4096 ids below V written in the work "
-                        "directory: nanogpt, or llmc with llm.c's header)")
+                        "directory: nanogpt, or llmc with llm.c's header), or "
+                        "examples (an example file of the step's inputs and "
+                        "labels, 2.5 batches)")
     parser.add_argument("--host-threads", type=int, default=0,
                         help="TGC_HOST_THREADS for train: every block on "
                         "this many host threads, cooperating as a GPU "
@@ -370,6 +454,9 @@ def main():
     run([os.path.join(args.bin, "tgc"), "compile", model, "--train"] + options +
         args.compile_options.split() + args.mesh_options.split() +
         ["--emit", "cuda", "-o", project])
+    examples = None
+    if args.data == "examples":
+        args.data, examples = write_example_file(work, project)
     build = os.path.join(project, "build")
     run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
          "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
@@ -436,6 +523,9 @@ def main():
         check_imported(args, project, build, generated[1])
     if args.data.endswith("tokens.bin"):
         check_bad_token_files(work, build, launch, env)
+    if examples:
+        check_bad_example_files(work, build, launch, env, examples,
+                                args.data)
     check_bad_flags(work, build, launch)
     check_corrupt_params(work, build, launch, saved)
     if args.check_outputs:

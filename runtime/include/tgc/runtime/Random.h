@@ -39,6 +39,11 @@ struct RandomSpec {
   /// For integer ids: the rows of the embedding or classes of the
   /// cross-entropy that read it (0: unbounded).
   int64_t idBound = 0;
+  /// The ids outside [0, idBound) the losses that read it ignore (their
+  /// ignore_index), at most kMaxIgnoredIds of them.
+  static constexpr int kMaxIgnoredIds = 4;
+  int numIgnoredIds = 0;
+  int64_t ignoredIds[kMaxIgnoredIds] = {};
 };
 
 /// The generator of argument `index` under `seed`: seed and index mixed by

@@ -6,6 +6,7 @@
 #include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
+#include "tgc/Interpreter/PrecisionReport.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
@@ -68,6 +69,17 @@ static cl::opt<bool>
 static cl::opt<bool>
     timeRun("time", cl::desc("Print the interpretation time (without parsing)"),
             TGC_RUN);
+static cl::opt<bool> precisionReport(
+    "precision-report",
+    cl::desc("Also run every op in f64 beside the run, and print the results "
+             "that part most from f64 beyond their operands: the op's own "
+             "rounding, or small differences it amplifies (a cancellation, a "
+             "near tie in a max); docs/interpreter.md"),
+    TGC_RUN);
+static cl::opt<unsigned>
+    precisionTop("precision-top",
+                 cl::desc("The results --precision-report lists (default 10)"),
+                 cl::value_desc("N"), cl::init(10), TGC_RUN);
 static cl::opt<bool> compare(
     "compare",
     cl::desc("Run two files on the same inputs and compare their results"),
@@ -111,6 +123,10 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (compare != (files.size() == 2) || files.size() > 2)
     return reportError(compare ? "--compare needs two files"
                                : "run takes one file (two with --compare)");
+  if (precisionReport && (f64 || compare))
+    return reportError(std::string("--precision-report compares the run with "
+                                   "f64: leave out ") +
+                       (f64 ? "--f64" : "--compare"));
   SmallVector<OwningOpRef<ModuleOp>> modules;
   SmallVector<FunctionOpInterface> functions;
   std::vector<ImportedParameter> modelParameters;
@@ -143,6 +159,9 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (failed(arguments))
     return failure();
 
+  if (precisionReport && isPartitioned(function))
+    return function.emitError("--precision-report runs an unpartitioned "
+                              "function; compile the model without --mesh");
   InterpreterOptions options;
   options.precisionEmulation = precisionEmulation == Toggle::On;
   options.f64 = f64;
@@ -197,6 +216,13 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 
   for (auto [i, tensor] : llvm::enumerate(*results))
     printResult(llvm::outs(), getResultName(function, i), tensor, printValues);
+  if (precisionReport) {
+    FailureOr<SmallVector<PrecisionRecord>> records =
+        measurePrecision(function, *arguments, options);
+    if (failed(records))
+      return failure();
+    printPrecisionReport(llvm::outs(), function, *records, precisionTop);
+  }
   if (timeRun)
     llvm::outs() << llvm::format("time: %.6f s\n", seconds);
   if (!outputDir.empty() && failed(writeResults(function, *results, outputDir)))

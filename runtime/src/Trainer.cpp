@@ -359,10 +359,6 @@ char *tgc::rt::getFallbackScratch(Context &context, const char *kernel) {
   return context.fallbackScratch;
 }
 
-/// Whether the files written after the run (--save, --profile, rank 0's
-/// file of --save-shards) could be written now: checked before the run, by
-/// rank 0 and by the launcher of local processes before it starts them, so
-/// that a mistyped directory fails at once; false (with `error`) if not.
 /// What the checks of an example file need of (global) argument `arg`.
 static DatasetArgument getDatasetArgument(const ArgumentInfo &arg) {
   DatasetArgument result;
@@ -422,6 +418,11 @@ static DatasetArgument getDatasetArgument(const ArgumentInfo &arg) {
   return result;
 }
 
+/// Whether the files written after the run (--save, --profile, rank 0's
+/// file of --save-shards) could be written now: checked before the run, by
+/// rank 0 and by the launcher of local processes before it starts them, so
+/// that a mistyped directory fails at once, and none is the --data file;
+/// false (with `error`) if not.
 static bool checkOutputs(const Flags &flags, std::string &error) {
   std::string shardProbe;
   if (!flags.saveShards.empty()) {

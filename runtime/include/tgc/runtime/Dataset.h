@@ -219,10 +219,12 @@ inline bool openDataset(const char *bytes, size_t size,
     if (arg.given)
       return fail("tensor " + quoted +
                   " feeds an input that --input gives too");
-    if (arg.shape.empty())
-      return fail("tensor " + quoted +
-                  " feeds a scalar argument; the data feeds arguments whose "
-                  "first dimension is the batch");
+    if (arg.shape.empty() || arg.shape[0] == 0)
+      return fail(
+          "tensor " + quoted + " feeds " +
+          (arg.shape.empty() ? "a scalar argument" : "an argument of no rows") +
+          "; the data feeds arguments whose first dimension is the "
+          "batch");
     std::vector<int64_t> expected = arg.shape;
     expected[0] = entry.shape.empty() ? 0 : entry.shape[0];
     if (entry.shape != expected)

@@ -20,13 +20,6 @@ static bool hasRole(const std::vector<ArgRole> &roles, ArgRole role) {
   return std::find(roles.begin(), roles.end(), role) != roles.end();
 }
 
-static std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 bool tgc::rt::isSplitView(const std::vector<int64_t> &a,
                           const std::vector<int64_t> &b) {
   const std::vector<int64_t> &shape = a.size() < b.size() ? a : b;
@@ -129,8 +122,9 @@ bool takeEntry(const std::string &path, const safetensors::EntryView &entry,
   std::optional<DType> dtype = parseFileDType(entry.dtype);
   if (!dtype || !sameShape || isFloatDType(*dtype) != isFloatDType(arg.dtype)) {
     error = "'" + path + "': tensor '" + arg.name + "' is " + entry.dtype +
-            " " + formatShape(entry.shape) + "; the step takes " +
-            getSafetensorsDType(arg.dtype) + " " + formatShape(shape);
+            " " + safetensors::formatShape(entry.shape) + "; the step takes " +
+            getSafetensorsDType(arg.dtype) + " " +
+            safetensors::formatShape(shape);
     return false;
   }
   int64_t fileElement = int64_t(getDTypeBytes(*dtype)),

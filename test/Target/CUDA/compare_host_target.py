@@ -26,6 +26,10 @@ import struct
 import subprocess
 import sys
 
+# The example files' writer (numpy, imported where they are written).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tgc", "Inputs"))
+
 LOSS = re.compile(r"^step (\d+): loss (\S+)", re.M)
 # What the data feeds: tgc train's remark, the generated train's line.
 REMARK = re.compile(r"remark: (--data .*)$", re.M)
@@ -144,10 +148,8 @@ def write_example_file(work, project):
     input and label but the integer ones a run fills by name (an attention
     mask...), 2.5 batches of examples (the epochs leave some out): floats
     normal, ids below their bound, some labels the ignored id of a loss."""
-    import numpy
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
-        __file__)), "..", "..", "tgc", "Inputs"))
     import make_examples
+    import numpy
     with open(os.path.join(project, "step.json")) as f:
         arguments = json.load(f)["arguments"]
     rng = numpy.random.default_rng(0)

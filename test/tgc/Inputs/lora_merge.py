@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 
+import make_examples  # its safetensors writer
+
 
 def read_safetensors(path):
     data = open(path, "rb").read()
@@ -31,20 +33,6 @@ def read_safetensors(path):
     return tensors
 
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, value in tensors.items():
-        raw = np.ascontiguousarray(value, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(value.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
 def make(params_path, weight, rank, scaling, transposed, out_dir):
     params = read_safetensors(params_path)
     w = params[weight].astype(np.float64)
@@ -57,7 +45,8 @@ def make(params_path, weight, rank, scaling, transposed, out_dir):
     merged[weight] = (w + (delta.T if transposed else delta)).astype(np.float32)
     np.save(f"{out_dir}/A.npy", a)
     np.save(f"{out_dir}/B.npy", b)
-    write_safetensors(f"{out_dir}/merged.safetensors", merged)
+    make_examples.save(f"{out_dir}/merged.safetensors",
+                       [(name, value, "F32") for name, value in merged.items()])
 
 
 def compare(dir_a, dir_b, names):

@@ -75,15 +75,6 @@ inline bool parseFileType(const std::string &dtype, FileType &type) {
 
 inline bool isIntegerType(FileType type) { return type < FileType::F64; }
 
-inline std::string formatShape(const std::vector<int64_t> &shape,
-                               const char *first = nullptr) {
-  std::string text = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    text += (d ? ", " : "") +
-            (d == 0 && first ? std::string(first) : std::to_string(shape[d]));
-  return text + "]";
-}
-
 /// Element i of `type` at `data`: an integer (or BOOL) in `asInt`, a float
 /// widened to `asFloat`.
 inline void loadFileElement(FileType type, const char *data, int64_t i,
@@ -229,9 +220,10 @@ inline bool openDataset(const char *bytes, size_t size,
     expected[0] = entry.shape.empty() ? 0 : entry.shape[0];
     if (entry.shape != expected)
       return fail("tensor " + quoted + " has shape " +
-                  detail::formatShape(entry.shape) + "; the argument is " +
-                  detail::formatShape(arg.shape) + ", so its examples need " +
-                  detail::formatShape(arg.shape, "N"));
+                  safetensors::formatShape(entry.shape) + "; the argument is " +
+                  safetensors::formatShape(arg.shape) +
+                  ", so its examples need " +
+                  safetensors::formatShape(arg.shape, "N"));
     detail::FileType type;
     if (!detail::parseFileType(entry.dtype, type))
       return fail("tensor " + quoted + " is " +

@@ -57,6 +57,17 @@ inline std::string printable(const std::string &name) {
   return result;
 }
 
+/// `shape` as messages write it, "[2, 3]"; with `first`, that text in
+/// place of the first dimension ("[N, 3]").
+inline std::string formatShape(const std::vector<int64_t> &shape,
+                               const char *first = nullptr) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") +
+            (d == 0 && first ? std::string(first) : std::to_string(shape[d]));
+  return text + "]";
+}
+
 /// The bytes of an entry's data.
 inline uint64_t getDataSize(const Entry &entry) { return entry.data.size(); }
 inline uint64_t getDataSize(const EntryView &entry) { return entry.size; }

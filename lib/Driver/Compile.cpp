@@ -6,6 +6,7 @@
 #include "tgc/Analysis/MemorySimulator.h"
 #include "tgc/Analysis/RecomputePlanner.h"
 #include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGSharding.h"
 #include "tgc/Driver/Model.h"
 #include "tgc/Pipeline/Pipeline.h"
 #include "tgc/Pipeline/RunPasses.h"
@@ -299,5 +300,40 @@ LogicalResult tgc::buildTrainingStep(ModuleOp module,
     return failure();
   if (request.pipelineDump)
     *request.pipelineDump << *pipeline << "\n";
+  return success();
+}
+
+LogicalResult tgc::buildEvaluation(ModuleOp module,
+                                   const TrainingPipelineOptions &options,
+                                   bool plan, const CompileRequest &request) {
+  std::string meshError;
+  FailureOr<tg::Mesh> mesh = tg::Mesh::parse(options.mesh, meshError);
+  if (succeeded(mesh) && mesh->getAxisIndex("pp") &&
+      mesh->getAxisSize("pp") > 1)
+    return module.emitError("an evaluation of a pipelined step (mesh '")
+           << options.mesh
+           << "') is not supported: its stages are cut for the training "
+              "step's schedule";
+  FailureOr<DeviceSpec> device = prepareModule(module, request);
+  if (failed(device))
+    return failure();
+  TrainingPipelineOptions planning;
+  planning.copyOptionValuesFrom(options);
+  planning.memoryBudget = "";
+  planning.recompute = RecomputeStrategy::DP;
+  FailureOr<std::string> pipeline =
+      buildAndRunPasses(module, request, *device, [&](OpPassManager &pm) {
+        buildEvaluationStage(pm, options);
+        buildShardingStage(pm, options);
+        if (plan)
+          buildPlanningStage(pm, planning);
+      });
+  if (failed(pipeline))
+    return failure();
+  if (request.pipelineDump)
+    *request.pipelineDump << *pipeline << "\n";
+  if (plan)
+    module->setAttr(tg::TGDialect::kPipelineAttrName,
+                    StringAttr::get(module.getContext(), *pipeline));
   return success();
 }

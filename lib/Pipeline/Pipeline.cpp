@@ -23,8 +23,12 @@
 using namespace mlir;
 using namespace tgc;
 
-void tgc::buildTrainingStepStage(OpPassManager &pm,
-                                 const TrainingPipelineOptions &options) {
+/// The forward's own passes, common to the training step and its
+/// evaluation: LoRA adapters, then (after `evaluation`'s pass, when given)
+/// mixed precision and tensor parallelism's split projections.
+static void buildForwardPasses(OpPassManager &pm,
+                               const TrainingPipelineOptions &options,
+                               bool evaluation) {
   if (options.lora > 0) {
     TGLoraOptions lora;
     lora.rank = options.lora;
@@ -32,6 +36,8 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
     lora.targets.assign(options.loraTargets.begin(), options.loraTargets.end());
     pm.addPass(createTGLora(lora));
   }
+  if (evaluation)
+    pm.addPass(createTGEvaluation());
   bool lowPrecision = options.precision != PrecisionPolicy::FP32;
   if (lowPrecision) {
     TGMixedPrecisionOptions precision;
@@ -57,6 +63,13 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
       pm.addPass(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createTGSplitFusedProjections());
   }
+}
+
+void tgc::buildTrainingStepStage(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options) {
+  buildForwardPasses(pm, options, /*evaluation=*/false);
+  std::string meshError;
+  FailureOr<tg::Mesh> mesh = tg::Mesh::parse(options.mesh, meshError);
   // Pipeline stages are cut in the forward, so that the backward, the
   // micro-batches and the optimizer update inherit them.
   if (succeeded(mesh) && mesh->getAxisIndex("pp") &&
@@ -94,11 +107,20 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
     optimizer.clipNorm = options.clipNorm;
     pm.addPass(createTGOptimizer(optimizer));
   }
-  if (options.differentiates() && lowPrecision) {
+  if (options.differentiates() && options.precision != PrecisionPolicy::FP32) {
     TGScalingUpdateOptions scaling;
     scaling.growthInterval = options.growthInterval;
     pm.addPass(createTGScalingUpdate(scaling));
   }
+  if (!options.noCanonicalize) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+}
+
+void tgc::buildEvaluationStage(OpPassManager &pm,
+                               const TrainingPipelineOptions &options) {
+  buildForwardPasses(pm, options, /*evaluation=*/true);
   if (!options.noCanonicalize) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

@@ -190,6 +190,135 @@ static LogicalResult fillInput(func::FuncOp step, unsigned index,
          << name << "=FILE.npy";
 }
 
+namespace {
+/// Measures an evaluation's loss with a training step's current values.
+class Evaluator {
+public:
+  static FailureOr<Evaluator> create(func::FuncOp step,
+                                     const TrainerOptions &options);
+  /// The mean loss over the batches, with the step's `stepArguments`.
+  FailureOr<double> run(ArrayRef<Tensor> stepArguments);
+  unsigned getBatches() const { return batches; }
+
+private:
+  Evaluator(const EvaluationOptions &options, GlobalStepRunner runner)
+      : options(&options), runner(std::move(runner)) {}
+
+  const EvaluationOptions *options;
+  GlobalStepRunner runner;
+  SmallVector<Tensor> arguments;
+  /// Evaluation argument <- the step's argument of its name.
+  SmallVector<std::pair<unsigned, unsigned>> taken;
+  unsigned lossIndex = 0, batches = 0;
+};
+} // namespace
+
+FailureOr<Evaluator> Evaluator::create(func::FuncOp step,
+                                       const TrainerOptions &options) {
+  const EvaluationOptions &evaluation = *options.evaluation;
+  func::FuncOp function = evaluation.function;
+  FailureOr<GlobalStepRunner> runner = GlobalStepRunner::create(function);
+  FailureOr<GlobalStepRunner> stepRunner = GlobalStepRunner::create(step);
+  if (failed(runner) || failed(stepRunner))
+    return failure();
+  Evaluator evaluator(evaluation, std::move(*runner));
+  ArrayRef<RankedTensorType> types = evaluator.runner.getArgumentTypes();
+  ArrayRef<RankedTensorType> stepTypes = stepRunner->getArgumentTypes();
+  llvm::StringMap<unsigned> stepValues;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    std::optional<tg::Role> role = tg::getArgumentRole(step, i);
+    if (role == tg::Role::Param || role == tg::Role::State)
+      stepValues[getArgumentName(step, i)] = i;
+  }
+  std::optional<CopyTask> task =
+      evaluation.tokens ? std::optional<CopyTask>(evaluation.tokens->task)
+                        : std::nullopt;
+  unsigned given = 0;
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
+    evaluator.arguments.push_back(
+        makeRandomArgument(function, i, options.seed, types[i]));
+    std::optional<tg::Role> role = tg::getArgumentRole(function, i);
+    std::string name = getArgumentName(function, i);
+    if (role == tg::Role::Param || role == tg::Role::State) {
+      auto it = stepValues.find(name);
+      if (it == stepValues.end())
+        return function.emitError("the evaluation's ")
+               << (role == tg::Role::Param ? "parameter" : "state") << " '"
+               << name << "' is no parameter or state of the training step";
+      if (stepTypes[it->second] != types[i])
+        return function.emitError("the evaluation's '")
+               << name << "' has type " << types[i] << ", the training step's "
+               << stepTypes[it->second];
+      evaluator.taken.push_back({i, it->second});
+      continue;
+    }
+    bool fed = (task && (i == task->ids || i == task->labels)) ||
+               (evaluation.examples &&
+                llvm::any_of(evaluation.examples->dataset.tensors,
+                             [&](const rt::DatasetTensor &tensor) {
+                               return tensor.argument == i;
+                             }));
+    if (role == tg::Role::Input && !fed &&
+        failed(
+            fillInput(function, i, options, evaluator.arguments.back(), given)))
+      return failure();
+  }
+  std::optional<unsigned> lossIndex;
+  for (unsigned r = 0, e = function.getNumResults(); r < e; ++r)
+    if (tg::getResultRole(function, r) == tg::Role::Loss)
+      lossIndex = r;
+  if (!lossIndex)
+    return function.emitError("has no 'loss' result to evaluate");
+  evaluator.lossIndex = *lossIndex;
+  int64_t available = 0;
+  if (task) {
+    ArrayRef<int64_t> shape = types[task->ids].getShape();
+    int64_t seq = shape.empty() ? 1 : shape.back();
+    available = rt::countEvaluationBatches(
+        evaluation.tokens->tokens,
+        seq ? types[task->ids].getNumElements() / seq : 0, seq);
+  } else if (evaluation.examples) {
+    const rt::Dataset &dataset = evaluation.examples->dataset;
+    available = dataset.batch ? dataset.examples / dataset.batch : 0;
+  }
+  if (available == 0)
+    return function.emitError(
+        "the validation data holds no whole batch of the evaluation");
+  evaluator.batches = static_cast<unsigned>(
+      std::min<int64_t>(available, std::max(1u, evaluation.batches)));
+  return evaluator;
+}
+
+FailureOr<double> Evaluator::run(ArrayRef<Tensor> stepArguments) {
+  for (auto [argument, stepArgument] : taken)
+    arguments[argument] = stepArguments[stepArgument];
+  double sum = 0;
+  for (unsigned b = 0; b < batches; ++b) {
+    if (options->tokens) {
+      const CopyTask &task = options->tokens->task;
+      std::vector<int64_t> &ids = arguments[task.ids].ints();
+      ArrayRef<int64_t> shape = arguments[task.ids].getShape();
+      int64_t seq = shape.empty() ? 1 : shape.back();
+      rt::fillEvaluationWindows(options->tokens->tokens, ids.data(),
+                                arguments[task.labels].ints().data(),
+                                seq ? int64_t(ids.size()) / seq : 0, seq, b,
+                                task.labelsShifted);
+    }
+    if (options->examples) {
+      int64_t batch = options->examples->dataset.batch;
+      std::vector<int64_t> rows(batch);
+      for (int64_t r = 0; r < batch; ++r)
+        rows[r] = b * batch + r;
+      fillExamples(*options->examples, rows, arguments);
+    }
+    FailureOr<SmallVector<Tensor>> results = runner.run(arguments);
+    if (failed(results))
+      return failure();
+    sum += (*results)[lossIndex].getAsDouble(0);
+  }
+  return sum / batches;
+}
+
 FailureOr<TrainingRun>
 tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
                  function_ref<void(const TrainingStepResult &)> onStep) {
@@ -256,6 +385,14 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   if (!lossIndex)
     return step.emitError("has no 'loss' result to train on");
 
+  std::optional<Evaluator> evaluator;
+  if (options.evaluation) {
+    FailureOr<Evaluator> created = Evaluator::create(step, options);
+    if (failed(created))
+      return failure();
+    evaluator.emplace(std::move(*created));
+  }
+
   SmallVector<Tensor> &arguments = run.arguments;
   std::optional<rt::DatasetOrder> order;
   if (options.examples)
@@ -310,9 +447,18 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
       report.skipped = report.newLossScale < report.lossScale;
       run.skippedSteps += report.skipped;
     }
-    onStep(report);
     for (auto [result, argument] : threaded)
       arguments[argument] = std::move((*results)[result]);
+    unsigned every = options.evaluation ? options.evaluation->every : 0;
+    if (evaluator &&
+        (n + 1 == options.steps || (every && (n + 1) % every == 0))) {
+      FailureOr<double> validation = evaluator->run(arguments);
+      if (failed(validation))
+        return failure();
+      report.validationLoss = *validation;
+      report.validationBatches = evaluator->getBatches();
+    }
+    onStep(report);
   }
   return run;
 }

@@ -56,18 +56,47 @@ static cl::opt<uint64_t>
 static cl::opt<unsigned>
     logEvery("log-every", cl::desc("Print the loss every K steps (default 10)"),
              cl::init(10), TGC_TRAIN);
+static cl::opt<std::string> valData(
+    "val-data",
+    cl::desc("Held-out data for a validation loss: FILE.bin (consecutive "
+             "windows from the start, each with its next token, a batch of "
+             "them at a time) or FILE.safetensors (the examples in the file's "
+             "order). The loss of the forward graph without dropout "
+             "(tg-evaluation) with the current parameters, the mean over "
+             "--val-batches batches, after every --val-every steps and the "
+             "last"),
+    cl::value_desc("FILE.bin|FILE.safetensors"), TGC_TRAIN);
+static cl::opt<unsigned>
+    valEvery("val-every",
+             cl::desc("Measure the validation loss every K steps (default 0: "
+                      "after the last step only)"),
+             cl::init(0), TGC_TRAIN);
+static cl::opt<unsigned>
+    valBatches("val-batches",
+               cl::desc("Batches of --val-data a validation loss averages "
+                        "(default 20; at most what the file holds)"),
+               cl::init(20), TGC_TRAIN);
 static cl::opt<std::string>
     save("save",
          cl::desc("Write the trained parameters (and running statistics) to "
                   "FILE.safetensors"),
          cl::value_desc("FILE"), TGC_TRAIN);
 
+/// Prints a step's validation loss, when it has one.
+static void logValidation(const TrainingStepResult &report) {
+  if (report.validationLoss)
+    llvm::outs() << llvm::format("step %u: val loss %.6f (%u batch%s)\n",
+                                 report.step, *report.validationLoss,
+                                 report.validationBatches,
+                                 report.validationBatches == 1 ? "" : "es");
+}
+
 /// Prints one line per logged step.
 static void logStep(const TrainingStepResult &report) {
   unsigned n = report.step;
   unsigned every = std::max(1u, unsigned(logEvery));
   if (n != 1 && n % every != 0 && n != steps && !report.skipped)
-    return;
+    return logValidation(report);
   llvm::outs() << llvm::format("step %u: loss %.6f", n, report.loss);
   if (report.skipped)
     llvm::outs() << llvm::format(
@@ -76,6 +105,7 @@ static void logStep(const TrainingStepResult &report) {
   else if (!std::isnan(report.lossScale))
     llvm::outs() << llvm::format(" (loss scale %g)", report.newLossScale);
   llvm::outs() << "\n";
+  logValidation(report);
 }
 
 /// Writes the `param` and `tg.buffer` state arguments of `step` (the
@@ -97,7 +127,8 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   // token data) would lose it.
   if (!save.empty()) {
     if (llvm::Error error = checkOutputIsNoInput(
-            save, {getInputFile().str(), data.getValue()}, "--save"))
+            save, {getInputFile().str(), data.getValue(), valData.getValue()},
+            "--save"))
       return reportError(llvm::toString(std::move(error)));
     // Nor should a mistyped directory lose the run.
     if (llvm::Error error = checkWritable(save))
@@ -148,6 +179,20 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   CompileRequest compile;
   if (shouldDumpPipeline())
     compile.pipelineDump = &llvm::errs();
+  // The validation loss: the forward graph's evaluation, built beside it.
+  OwningOpRef<ModuleOp> evaluationModule;
+  if (!valData.empty()) {
+    if (!rt::isDatasetPath(valData) && !StringRef(valData).ends_with(".bin"))
+      return reportError("--val-data expects FILE.bin (token ids) or "
+                         "FILE.safetensors (examples), got '" +
+                         valData + "'");
+    evaluationModule = model->module->clone();
+    if (failed(buildEvaluation(*evaluationModule, pipeline, /*plan=*/false,
+                               compile)))
+      return failure();
+  } else if (valEvery.getNumOccurrences() || valBatches.getNumOccurrences()) {
+    return reportError("--val-every and --val-batches need --val-data");
+  }
   if (failed(buildTrainingStep(*model->module, pipeline, compile)))
     return failure();
 
@@ -196,6 +241,35 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     entry.emitRemark() << rt::describeDataset(source, examples->dataset,
                                               examples->arguments);
     options.examples = std::move(*examples);
+  }
+  if (evaluationModule) {
+    EvaluationOptions evaluation;
+    evaluation.function =
+        evaluationModule->lookupSymbol<func::FuncOp>(entry.getName());
+    evaluation.every = valEvery;
+    evaluation.batches = valBatches;
+    if (rt::isDatasetPath(valData)) {
+      llvm::Expected<ExampleData> examples =
+          ExampleData::load(valData, evaluation.function, options.inputs);
+      if (!examples)
+        return reportError("--val-data: " +
+                           llvm::toString(examples.takeError()));
+      evaluation.examples = std::move(*examples);
+    } else {
+      std::optional<CopyTask> task = CopyTask::find(evaluation.function);
+      if (!task)
+        return reportError(
+            "--val-data " + valData +
+            ": a token file needs a token-id 'input' read by tg.embedding "
+            "and labels of the same type; @" +
+            entry.getName() + " has none (give FILE.safetensors of examples)");
+      llvm::Expected<TokenData> loaded =
+          TokenData::load(valData, evaluation.function, *task);
+      if (!loaded)
+        return reportError("--val-data: " + llvm::toString(loaded.takeError()));
+      evaluation.tokens = std::move(*loaded);
+    }
+    options.evaluation = std::move(evaluation);
   }
   options.steps = steps;
   options.seed = seed;

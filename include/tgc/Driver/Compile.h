@@ -66,6 +66,17 @@ mlir::LogicalResult buildTrainingStep(mlir::ModuleOp module,
                                       const TrainingPipelineOptions &options,
                                       const CompileRequest &request = {});
 
+/// Builds in `module` (a forward graph with a loss) its evaluation: the
+/// evaluation stage and the sharding stage of `options`, and with `plan`
+/// the planning stage (without recomputation: an evaluation keeps no
+/// activations for a backward), recorded as `tg.pipeline`. A pipelined
+/// mesh (a pp axis) is refused: its stages are cut for a training step's
+/// schedule. A compiled step is refused.
+mlir::LogicalResult buildEvaluation(mlir::ModuleOp module,
+                                    const TrainingPipelineOptions &options,
+                                    bool plan,
+                                    const CompileRequest &request = {});
+
 } // namespace tgc
 
 #endif // TGC_DRIVER_COMPILE_H

@@ -26,6 +26,14 @@ namespace tgc {
 void buildTrainingStepStage(mlir::OpPassManager &pm,
                             const TrainingPipelineOptions &options);
 
+/// The evaluation stage, in place of the training-step stage: the forward
+/// graph's loss as a validation measures it (tg-evaluation: no dropout,
+/// the loss alone), with the training step's LoRA adapters, mixed
+/// precision and split projections, so that it computes the loss of the
+/// training step's forward on the same values.
+void buildEvaluationStage(mlir::OpPassManager &pm,
+                          const TrainingPipelineOptions &options);
+
 /// The sharding stage, with a mesh: the presets and the mesh
 /// (tg-shard-annotate), a sharding for every value (tg-shard-propagate) and
 /// the per-device program with its collectives (tg-partition). Nothing

@@ -78,6 +78,21 @@ struct ExampleData {
                                           const llvm::StringMap<Tensor> &given);
 };
 
+/// A validation loss (--val-data): the loss of `function` (the forward
+/// graph's evaluation, buildEvaluation) on held-out data, measured with the
+/// step's current parameters every `every` steps and after the last.
+struct EvaluationOptions {
+  mlir::func::FuncOp function;
+  /// Consecutive windows of a token file (rt::fillEvaluationWindows), or
+  /// the examples of an example file in the file's order, B a batch.
+  std::optional<TokenData> tokens;
+  std::optional<ExampleData> examples;
+  /// 0: after the last step only.
+  unsigned every = 0;
+  /// The batches averaged (at most what the data holds).
+  unsigned batches = 20;
+};
+
 struct TrainerOptions {
   unsigned steps = 100;
   /// Fresh copy-task ids every step; none: one fixed random batch.
@@ -94,6 +109,7 @@ struct TrainerOptions {
   /// Values of `input` arguments by tg.name (--input files), the same at
   /// every step; the others: see runTraining.
   llvm::StringMap<Tensor> inputs;
+  std::optional<EvaluationOptions> evaluation;
 };
 
 /// What one step did.
@@ -105,6 +121,10 @@ struct TrainingStepResult {
   /// (the scale backed off after a non-finite gradient). NaN otherwise.
   double lossScale = NAN, newLossScale = NAN;
   bool skipped = false;
+  /// After the steps --val-every names and the last: the mean loss of the
+  /// evaluation over its batches, and their number.
+  std::optional<double> validationLoss;
+  unsigned validationBatches = 0;
 };
 
 struct TrainingRun {
@@ -128,6 +148,9 @@ struct TrainingRun {
 /// labels), which the data feeds: one that is not is an error naming it.
 /// With `options.examples`, the inputs and labels its file holds come from
 /// it at every step, the step's B examples in rt::DatasetOrder's order.
+/// With `options.evaluation`, the evaluation's parameters and state take
+/// the step's values of the same name (one it does not have is an error)
+/// and its other inputs start as the step's do.
 /// `onStep` is called after every step. A non-finite loss is an error
 /// reported on the function.
 mlir::FailureOr<TrainingRun>

@@ -86,6 +86,40 @@ def TGLora : Pass<"tg-lora", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGEvaluation : Pass<"tg-evaluation", "::mlir::ModuleOp"> {
+  let summary = "The forward graph as it is evaluated: its loss alone, without dropout";
+  let description = [{
+    Turns a forward graph with a loss into the function that measures the
+    loss on held-out data (a validation loss), what PyTorch computes under
+    `model.eval()` and `torch.no_grad()`:
+
+    * every `tg.dropout` becomes the identity (its operand, unscaled), and
+      `tg.attention` drops its dropout of the probabilities;
+    * the function returns its `loss` result alone: the other results (the
+      new running statistics of a training-mode BatchNormalization, other
+      outputs) are dropped, and with them the ops only they read, so an
+      evaluation changes no value of the model.
+
+    A BatchNormalization imported in training mode still normalizes with
+    the batch's statistics (the importer decomposed it; its running
+    statistics are only updated, and that update is dropped), and a
+    `tg.random` an import brings still draws: both as the training step's
+    forward computes them.
+
+    Runs before `tg-mixed-precision`, on the graph `tg-autodiff` would take:
+    a function with gradients or updated parameters is already a training
+    step and is refused, as is one without a `loss` result.
+
+    ```mlir
+    // Before: the loss and a running statistic's new value, with dropout.
+    %d = tg.dropout %h, %seed rate = 1.000000e-01 stream = 0 : ...
+    return %loss, %mean : tensor<f32>, tensor<8xf32>
+    // After: the loss alone, computed from %h.
+    return %loss : tensor<f32>
+    ```
+  }];
+}
+
 def TGMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "Autocast a forward graph: low-precision compute, fp32 master weights";
   let description = [{

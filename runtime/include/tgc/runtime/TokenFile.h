@@ -111,6 +111,36 @@ inline void fillTokenWindows(TokenSpan tokens, int64_t *ids, int64_t *labels,
   }
 }
 
+/// The batches of `rows` rows of `seq` tokens an evaluation reads from a
+/// token file: the file cut into consecutive windows, each with its next
+/// token, in order (llm.c's validation loader), `rows` a batch.
+inline int64_t countEvaluationBatches(TokenSpan tokens, int64_t rows,
+                                      int64_t seq) {
+  if (rows <= 0 || seq <= 0 || tokens.count < 1)
+    return 0;
+  return (tokens.count - 1) / seq / rows;
+}
+
+/// The ids and labels of evaluation batch `batch` (below
+/// countEvaluationBatches): row r the window at token (batch * rows + r) *
+/// seq, the labels as fillTokenWindows makes them. With `held`, only the
+/// rows it flags.
+inline void fillEvaluationWindows(TokenSpan tokens, int64_t *ids,
+                                  int64_t *labels, int64_t rows, int64_t seq,
+                                  int64_t batch, bool labelsShifted,
+                                  const std::vector<bool> *held = nullptr) {
+  int64_t labelOffset = labelsShifted ? 0 : 1;
+  for (int64_t row = 0; row < rows; ++row) {
+    if (held && !(*held)[row])
+      continue;
+    int64_t start = (batch * rows + row) * seq;
+    for (int64_t t = 0; t < seq; ++t) {
+      ids[row * seq + t] = tokens[start + t];
+      labels[row * seq + t] = tokens[start + t + labelOffset];
+    }
+  }
+}
+
 /// The copy task's labels for a model that shifts its labels by one
 /// position itself: `labels` holds the ids (`rows` rows of `seq` elements of
 /// `elementBytes`), and each row moves one position on, so that the label

@@ -1,0 +1,104 @@
+//===- Evaluation.cpp - tg-evaluation: the forward graph as evaluated -----===//
+//
+// A validation loss is the forward graph's loss in evaluation mode: no
+// dropout, and nothing of the model updated. The function keeps its loss
+// result alone; dropout becomes the identity; what only the dropped
+// results read goes with them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tgc/Transforms/Passes.h"
+
+#include "tgc/Dialect/TG/TGDialect.h"
+#include "tgc/Dialect/TG/TGOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/BitVector.h"
+
+#define DEBUG_TYPE "tg-evaluation"
+
+namespace tgc {
+#define GEN_PASS_DEF_TGEVALUATION
+#include "tgc/Transforms/Passes.h.inc"
+} // namespace tgc
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+/// Makes `func` its evaluation; an error for a function that is no forward
+/// graph with a loss.
+LogicalResult evaluate(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  std::optional<unsigned> lossIndex;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    std::optional<tg::Role> role = tg::getResultRole(func, i);
+    if (role == tg::Role::Grad || role == tg::Role::Param)
+      return func.emitError("tg-evaluation: '")
+             << func.getName() << "' is already a training step: result #" << i
+             << " is "
+             << (role == tg::Role::Grad ? "a gradient"
+                                        : "a parameter's new value")
+             << "; evaluate the forward graph it was built from";
+    if (role == tg::Role::Loss)
+      lossIndex = i;
+  }
+  if (!lossIndex)
+    return func.emitError("tg-evaluation: '")
+           << func.getName()
+           << "' has no 'loss' result to evaluate (tg.role = \"loss\")";
+
+  // Dropout is the identity in evaluation (its masks' seed argument stays,
+  // read by nothing).
+  SmallVector<tg::DropoutOp> dropouts;
+  func.walk([&](tg::DropoutOp op) { dropouts.push_back(op); });
+  for (tg::DropoutOp op : dropouts) {
+    op.getResult().replaceAllUsesWith(op.getOperand());
+    op.erase();
+  }
+
+  // So is attention's dropout of its probabilities.
+  func.walk([](tg::AttentionOp op) {
+    if (!op.getDropout())
+      return;
+    op.removeDropoutAttr();
+    op.removeStreamAttr();
+    op.removeGlobalShapeAttr();
+    op.getSeedMutable().clear();
+    op.getOffsetMutable().clear();
+  });
+
+  // The loss alone.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  llvm::BitVector dropped(func.getNumResults(), true);
+  dropped.reset(*lossIndex);
+  ret->eraseOperands(dropped);
+  if (failed(func.eraseResults(dropped)))
+    return func.emitError("tg-evaluation: cannot drop the results of '")
+           << func.getName() << "'";
+
+  // What the dropped results and the dropout read alone, last first.
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+struct TGEvaluationPass : public tgc::impl::TGEvaluationBase<TGEvaluationPass> {
+  void runOnOperation() override {
+    if (failed(checkSingleBlockFunctions(getOperation(), "tg-evaluation")))
+      return signalPassFailure();
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(evaluate(func)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

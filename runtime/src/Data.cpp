@@ -6,7 +6,95 @@
 
 #include "tgc/runtime/Random.h"
 
+#include <limits>
+
 using namespace tgc::rt;
+
+std::vector<char> tgc::rt::makeArgument(const ArgumentInfo &arg, unsigned index,
+                                        uint64_t seed) {
+  int64_t count = getNumElements(arg);
+  std::vector<char> bytes(count * getDTypeBytes(arg.dtype));
+  auto store = [&](int64_t i, auto value) {
+    storeDouble(bytes.data(), arg.dtype, i, static_cast<double>(value));
+  };
+  if (arg.init.isFloat)
+    generateFloats(arg.init, count, seed, index, store);
+  else
+    generateInts(arg.init, count, seed, index, store);
+  return bytes;
+}
+
+std::vector<char> tgc::rt::makeNamedInput(const ArgumentInfo &arg) {
+  NamedInput kind = getNamedInput(arg.name);
+  if (arg.init.role != ArgRole::Input || arg.init.isFloat ||
+      kind == NamedInput::None)
+    return {};
+  int64_t count = getNumElements(arg);
+  std::vector<char> whole(count * getDTypeBytes(arg.dtype));
+  generateNamedInput(kind, count, arg.rank ? arg.shape[arg.rank - 1] : 1,
+                     [&](int64_t j, int64_t value) {
+                       storeDouble(whole.data(), arg.dtype, j, double(value));
+                     });
+  return whole;
+}
+
+DatasetArgument tgc::rt::getDatasetArgument(const ArgumentInfo &arg) {
+  DatasetArgument result;
+  result.name = arg.name;
+  result.role = arg.init.role;
+  result.isFloat = arg.init.isFloat;
+  result.shape.assign(arg.shape, arg.shape + arg.rank);
+  // The range of an integer type (i1: 0 and 1).
+  auto range = [&](int64_t low, int64_t high) {
+    result.minValue = low;
+    result.maxValue = high;
+  };
+  switch (arg.dtype) {
+  case DType::I64:
+    range(std::numeric_limits<int64_t>::min(),
+          std::numeric_limits<int64_t>::max());
+    break;
+  case DType::I32:
+    range(INT32_MIN, INT32_MAX);
+    break;
+  case DType::I16:
+    range(INT16_MIN, INT16_MAX);
+    break;
+  case DType::I8:
+    range(INT8_MIN, INT8_MAX);
+    break;
+  case DType::U32:
+    range(0, UINT32_MAX);
+    break;
+  case DType::U16:
+    range(0, UINT16_MAX);
+    break;
+  case DType::U8:
+    range(0, UINT8_MAX);
+    break;
+  case DType::I1:
+    range(0, 1);
+    break;
+  case DType::I4:
+    range(-8, 7);
+    break;
+  case DType::U4:
+    range(0, 15);
+    break;
+  case DType::I2:
+    range(-2, 1);
+    break;
+  case DType::U2:
+    range(0, 3);
+    break;
+  default:
+    break;
+  }
+  result.idBound = arg.init.idBound;
+  result.ignoredIds.assign(arg.init.ignoredIds,
+                           arg.init.ignoredIds + arg.init.numIgnoredIds);
+  return result;
+}
 
 bool MappedTokenFile::open(const std::string &path, int64_t seq,
                            int64_t vocabulary, std::string &error) {

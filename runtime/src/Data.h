@@ -20,6 +20,18 @@
 
 namespace tgc::rt {
 
+/// The bytes of (whole) argument `arg`, number `index`, as `tgc run
+/// --random-inputs seed` makes it.
+std::vector<char> makeArgument(const ArgumentInfo &arg, unsigned index,
+                               uint64_t seed);
+
+/// The value an integer input's name says (an attention mask all ones...,
+/// getNamedInput), as `tgc train` gives it; empty for any other argument.
+std::vector<char> makeNamedInput(const ArgumentInfo &arg);
+
+/// What the checks of an example file need of (global) argument `arg`.
+DatasetArgument getDatasetArgument(const ArgumentInfo &arg);
+
 /// A token file (TokenFile.h) mapped into memory, not copied: a dataset
 /// larger than the host's memory trains, its pages read as windows need
 /// them. The checks and messages are `tgc train --data FILE.bin`'s.

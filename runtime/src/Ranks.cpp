@@ -66,7 +66,16 @@ std::unique_ptr<Communication> ranks::connect(const StepInfo &info,
     error = "the step's pipeline axis or group is not one of its mesh's";
     return nullptr;
   }
-  const std::vector<int64_t> &at = communication->coordinates;
+  if (!makeGroups(*communication->world, mesh, communication->coordinates,
+                  communication->groups, error))
+    return nullptr;
+  return communication;
+}
+
+bool ranks::makeGroups(comm::World &world, const MeshInfo &mesh,
+                       const std::vector<int64_t> &at,
+                       std::vector<std::unique_ptr<comm::Group>> &groups,
+                       std::string &error) {
   // A group: the ranks that share this rank's coordinates on the other
   // axes (its color), ordered by the mixed-radix number of their
   // coordinates on the group's axes, the first major (its key).
@@ -82,13 +91,13 @@ std::unique_ptr<Communication> ranks::connect(const StepInfo &info,
     for (int a = 0; a < mesh.numAxes; ++a)
       if (!inGroup[a])
         color = color * mesh.axisSizes[a] + at[a];
-    std::unique_ptr<comm::Group> made = communication->world->split(
-        static_cast<int>(color), static_cast<int>(key), error);
+    std::unique_ptr<comm::Group> made =
+        world.split(static_cast<int>(color), static_cast<int>(key), error);
     if (!made)
-      return nullptr;
-    communication->groups.push_back(std::move(made));
+      return false;
+    groups.push_back(std::move(made));
   }
-  return communication;
+  return true;
 }
 
 ArgumentInfo ranks::getGlobalArgument(const ArgumentInfo &arg) {

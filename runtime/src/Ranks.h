@@ -50,6 +50,14 @@ std::unique_ptr<Communication> connect(const StepInfo &info,
                                        double timeoutSeconds,
                                        std::string &error);
 
+/// This rank's group (at coordinates `at`) for each of `mesh`'s groups,
+/// appended to `groups`. Collective: every rank of `world` calls it, in the
+/// same order. False with `error` when a split fails.
+bool makeGroups(comm::World &world, const MeshInfo &mesh,
+                const std::vector<int64_t> &at,
+                std::vector<std::unique_ptr<comm::Group>> &groups,
+                std::string &error);
+
 /// `arg` with its global shape: the value the user holds.
 ArgumentInfo getGlobalArgument(const ArgumentInfo &arg);
 

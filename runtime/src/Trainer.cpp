@@ -11,6 +11,7 @@
 #include "Checkpoint.h"
 #include "Data.h"
 #include "Elements.h"
+#include "Evaluation.h"
 #include "Ranks.h"
 #include "ShardedCheckpoint.h"
 
@@ -49,6 +50,9 @@ struct Flags {
   std::string params, save, saveShards, resume, profile;
   std::string init = "imported";
   unsigned nproc = 0;
+  std::string valData;
+  unsigned valEvery = 0, valBatches = 20;
+  bool hasValFlag = false;
 };
 
 void printUsage(const char *program) {
@@ -72,6 +76,17 @@ void printUsage(const char *program) {
       "  --lr-schedule S    constant (default) or cosine (to 0 at the last "
       "step)\n"
       "  --log-every K      print the loss every K steps (default 10)\n"
+      "  --val-data FILE    held-out data (FILE.bin: consecutive windows; "
+      "FILE.safetensors:\n"
+      "                     the examples in order): print the loss of the "
+      "evaluation\n"
+      "                     (no dropout) after every --val-every steps and "
+      "the last\n"
+      "                     (a project compiled with tgc compile "
+      "--evaluation)\n"
+      "  --val-every K      (default 0: after the last step only)\n"
+      "  --val-batches N    batches a validation loss averages (default "
+      "20)\n"
       "  --params FILE      start from these parameters (.safetensors)\n"
       "  --init I           imported (default: an imported model's values, "
       "the\n"
@@ -174,6 +189,20 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
     } else if (flag == "--log-every") {
       if (!needUnsigned(flags.logEvery))
         return false;
+    } else if (flag == "--val-every") {
+      if (!needUnsigned(flags.valEvery))
+        return false;
+      flags.hasValFlag = true;
+    } else if (flag == "--val-batches") {
+      if (!needUnsigned(flags.valBatches))
+        return false;
+      if (!flags.valBatches) {
+        std::fprintf(stderr, "error: --val-batches takes at least 1 batch\n");
+        return false;
+      }
+      flags.hasValFlag = true;
+    } else if (flag == "--val-data") {
+      flags.valData = value;
     } else if (flag == "--nproc") {
       if (!needUnsigned(flags.nproc))
         return false;
@@ -225,6 +254,11 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
       return false;
     }
   }
+  if (flags.hasValFlag && flags.valData.empty()) {
+    std::fprintf(stderr, "error: --val-every and --val-batches need "
+                         "--val-data\n");
+    return false;
+  }
   return true;
 }
 
@@ -266,21 +300,6 @@ bool writeProfile(const std::string &path,
                 sorted[i].second.second / steps * 1e3,
                 total > 0 ? 100 * sorted[i].second.second / total : 0.0);
   return writeFileAtomically(path, json.dump(1) + "\n", error);
-}
-
-/// The bytes of argument `index` as `tgc run --random-inputs seed` makes it.
-std::vector<char> makeArgument(const ArgumentInfo &arg, unsigned index,
-                               uint64_t seed) {
-  int64_t count = getNumElements(arg);
-  std::vector<char> bytes(count * getDTypeBytes(arg.dtype));
-  auto store = [&](int64_t i, auto value) {
-    storeDouble(bytes.data(), arg.dtype, i, static_cast<double>(value));
-  };
-  if (arg.init.isFloat)
-    generateFloats(arg.init, count, seed, index, store);
-  else
-    generateInts(arg.init, count, seed, index, store);
-  return bytes;
 }
 
 /// The block of that value the device at `coordinates` holds, made without
@@ -359,65 +378,6 @@ char *tgc::rt::getFallbackScratch(Context &context, const char *kernel) {
   return context.fallbackScratch;
 }
 
-/// What the checks of an example file need of (global) argument `arg`.
-static DatasetArgument getDatasetArgument(const ArgumentInfo &arg) {
-  DatasetArgument result;
-  result.name = arg.name;
-  result.role = arg.init.role;
-  result.isFloat = arg.init.isFloat;
-  result.shape.assign(arg.shape, arg.shape + arg.rank);
-  // The range of an integer type (i1: 0 and 1).
-  auto range = [&](int64_t low, int64_t high) {
-    result.minValue = low;
-    result.maxValue = high;
-  };
-  switch (arg.dtype) {
-  case DType::I64:
-    range(std::numeric_limits<int64_t>::min(),
-          std::numeric_limits<int64_t>::max());
-    break;
-  case DType::I32:
-    range(INT32_MIN, INT32_MAX);
-    break;
-  case DType::I16:
-    range(INT16_MIN, INT16_MAX);
-    break;
-  case DType::I8:
-    range(INT8_MIN, INT8_MAX);
-    break;
-  case DType::U32:
-    range(0, UINT32_MAX);
-    break;
-  case DType::U16:
-    range(0, UINT16_MAX);
-    break;
-  case DType::U8:
-    range(0, UINT8_MAX);
-    break;
-  case DType::I1:
-    range(0, 1);
-    break;
-  case DType::I4:
-    range(-8, 7);
-    break;
-  case DType::U4:
-    range(0, 15);
-    break;
-  case DType::I2:
-    range(-2, 1);
-    break;
-  case DType::U2:
-    range(0, 3);
-    break;
-  default:
-    break;
-  }
-  result.idBound = arg.init.idBound;
-  result.ignoredIds.assign(arg.init.ignoredIds,
-                           arg.init.ignoredIds + arg.init.numIgnoredIds);
-  return result;
-}
-
 /// Whether the files written after the run (--save, --profile, rank 0's
 /// file of --save-shards) could be written now: checked before the run, by
 /// rank 0 and by the launcher of local processes before it starts them, so
@@ -438,10 +398,14 @@ static bool checkOutputs(const Flags &flags, std::string &error) {
       return false;
     }
   }
-  // The data file, which an output written over it would lose.
-  struct stat data;
-  bool hasData =
-      ::stat(flags.data.c_str(), &data) == 0 && S_ISREG(data.st_mode);
+  // The data files, which an output written over one would lose.
+  std::vector<std::pair<std::string, struct stat>> dataFiles;
+  for (auto [flag, path] : {std::make_pair("--data", &flags.data),
+                            std::make_pair("--val-data", &flags.valData)}) {
+    struct stat data;
+    if (::stat(path->c_str(), &data) == 0 && S_ISREG(data.st_mode))
+      dataFiles.push_back({flag, data});
+  }
   for (auto [flag, path] :
        {std::make_pair("--save", &flags.save),
         std::make_pair("--profile", &flags.profile),
@@ -450,12 +414,13 @@ static bool checkOutputs(const Flags &flags, std::string &error) {
     if (path->empty())
       continue;
     struct stat output;
-    if (hasData && ::stat(path->c_str(), &output) == 0 &&
-        output.st_dev == data.st_dev && output.st_ino == data.st_ino) {
-      error = std::string(flag) + ": '" + *path +
-              "' is the --data file; writing it would lose the data";
-      return false;
-    }
+    if (::stat(path->c_str(), &output) == 0)
+      for (const auto &[dataFlag, data] : dataFiles)
+        if (output.st_dev == data.st_dev && output.st_ino == data.st_ino) {
+          error = std::string(flag) + ": '" + *path + "' is the " + dataFlag +
+                  " file; writing it would lose the data";
+          return false;
+        }
     if (!checkWritable(*path, error)) {
       error = std::string(flag) + ": " + error;
       return false;
@@ -465,7 +430,8 @@ static bool checkOutputs(const Flags &flags, std::string &error) {
 }
 
 int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
-                       StepFunction step) {
+                       StepFunction step, const StepInfo *evaluationInfo,
+                       StepFunction evaluate) {
   Flags flags;
   bool help = false;
   if (!parseFlags(argc, argv, flags, help))
@@ -602,18 +568,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   // Integer inputs get the value their name says (an attention mask all
   // ones...), as `tgc train` gives them; the data then feeds its own.
   for (int i = 0; i < info.numArguments; ++i) {
-    const ArgumentInfo &arg = global.arguments[i];
-    NamedInput kind = getNamedInput(arg.name);
-    if (arg.init.role != ArgRole::Input || arg.init.isFloat ||
-        kind == NamedInput::None)
-      continue;
-    int64_t count = getNumElements(arg);
-    std::vector<char> whole(count * getDTypeBytes(arg.dtype));
-    generateNamedInput(kind, count, arg.rank ? arg.shape[arg.rank - 1] : 1,
-                       [&](int64_t j, int64_t value) {
-                         storeDouble(whole.data(), arg.dtype, j, double(value));
-                       });
-    arguments[i] = own(i, std::move(whole));
+    std::vector<char> whole = makeNamedInput(global.arguments[i]);
+    if (!whole.empty())
+      arguments[i] = own(i, std::move(whole));
   }
   int64_t firstStep = 0;
   // Whether every rank's `ok` is set (a flag per rank, gathered), so that
@@ -680,18 +637,26 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       resumed = "rank 0 " + resumed + " (those its blocks overlap)";
     return true;
   };
+  // Whether every rank could `what` (`ok` here, `error` saying why not):
+  // the message that stops this rank, empty when all could.
+  auto checkEveryRank = [&](char ok, const std::string &what) {
+    std::string own = error;
+    std::vector<char> everyone = agree(ok, ("agreeing to " + what).c_str());
+    if (!ok)
+      return own;
+    if (everyone.empty())
+      return "agreeing to " + what + ": " + error;
+    for (int64_t r = 0; r < devices; ++r)
+      if (!everyone[r])
+        return "rank " + std::to_string(r) + " could not " + what +
+               " (its error says why)";
+    return std::string();
+  };
   // A rank sees only its blocks' values: a bad one stops every rank.
-  char read = readValues();
-  std::vector<char> readBy = agree(read, "agreeing the values were read");
-  if (!read)
-    return fail(error);
-  if (readBy.empty())
-    return fail("agreeing the values were read: " + error);
-  for (int64_t r = 0; r < devices; ++r)
-    if (!readBy[r])
-      return fail("rank " + std::to_string(r) +
-                  " could not read its blocks of the values (its error says "
-                  "why)");
+  if (std::string stop =
+          checkEveryRank(readValues(), "read its blocks of the values");
+      !stop.empty())
+    return fail(stop);
   if (lead && !resumed.empty())
     std::printf("resumed from '%s' at step %lld: %s\n", flags.resume.c_str(),
                 static_cast<long long>(firstStep), resumed.c_str());
@@ -753,6 +718,22 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     if (holds(i) && i != scaleIndex &&
         (role == ArgRole::Param || role == ArgRole::State))
       std::vector<char>().swap(arguments[i]);
+  }
+  // The validation loss (--val-data), on an arena of its own.
+  std::optional<Evaluation> evaluation;
+  if (!flags.valData.empty()) {
+    if (!evaluationInfo || !evaluate)
+      return fail("--val-data: this project has no evaluation; compile it "
+                  "with tgc compile --emit cuda --evaluation");
+    evaluation.emplace();
+    // A rank that cannot set it up (its file, its memory) stops all.
+    if (std::string stop = checkEveryRank(
+            evaluation->open(*evaluationInfo, evaluate, info,
+                             communication.get(), flags.valData,
+                             flags.valBatches, flags.seed, error),
+            "set up the evaluation");
+        !stop.empty())
+      return fail(stop);
   }
   double peakLr = 0;
   if (lrIndex >= 0)
@@ -965,6 +946,16 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       if (offset != result.offset)
         backend::onDevice(context.arena + offset, context.arena + result.offset,
                           result.bytes);
+    }
+    if (evaluation && (k + 1 == flags.steps ||
+                       (flags.valEvery && (n + 1) % flags.valEvery == 0))) {
+      double loss = evaluation->measure(context.arena);
+      unsigned batches = evaluation->getBatches();
+      if (lead) {
+        std::printf("step %u: val loss %.6f (%u batch%s)\n", n + 1, loss,
+                    batches, batches == 1 ? "" : "es");
+        std::fflush(stdout);
+      }
     }
   }
   backend::synchronize("the last step");

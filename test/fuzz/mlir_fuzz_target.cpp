@@ -131,6 +131,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
              "},tg-autodiff,tg-microbatch{micro-batches=2},tg-optimizer,"
              "tg-scaling-update,canonicalize")
                 .str());
+  // Its evaluation (tgc train --val-data, tgc compile --evaluation).
+  runPasses(*cloneOf(module), (llvm::Twine("tg-evaluation,tg-mixed-precision{"
+                                           "policy=") +
+                               policy + "},canonicalize")
+                                  .str());
 
   // The training step, else (no loss, say) the planning of the function as
   // it is: tgc compile with and without --train.

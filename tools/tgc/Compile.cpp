@@ -24,6 +24,15 @@ static cl::opt<std::string> emit(
     cl::value_desc("mlir|cuda"), cl::init("mlir"),
     cl::sub(cli::getCompileCommand()), cl::cat(cli::getCategory()));
 
+static cl::opt<bool> evaluation(
+    "evaluation",
+    cl::desc("With --emit cuda: also compile the forward graph's evaluation "
+             "(tg-evaluation: no dropout, the loss alone) into evaluate.cu, "
+             "so that the generated train measures a validation loss "
+             "(--val-data); not with a pipelined mesh (pp)"),
+    cl::init(false), cl::sub(cli::getCompileCommand()),
+    cl::cat(cli::getCategory()));
+
 LogicalResult cli::runCompile(MLIRContext &context,
                               llvm::SourceMgr &sourceMgr) {
   FailureOr<std::optional<DeviceSpec>> device = getChosenDevice();
@@ -44,6 +53,17 @@ LogicalResult cli::runCompile(MLIRContext &context,
     return reportError("--emit is mlir or cuda, not '" + emit + "'");
   if (emit == "cuda" && !wantsTrainingStep())
     return reportError("--emit cuda generates a training step: give --train");
+  if (evaluation && emit != "cuda")
+    return reportError("--evaluation goes with --emit cuda (tgc train "
+                       "--val-data evaluates on the interpreter)");
+  // The evaluation is compiled from the forward graph, beside the step.
+  OwningOpRef<ModuleOp> evaluationModule;
+  if (evaluation) {
+    evaluationModule = model->module->clone();
+    if (failed(buildEvaluation(*evaluationModule, options, /*plan=*/true,
+                               request)))
+      return failure();
+  }
   if (failed(compileModule(*model->module, options, request)))
     return failure();
   if (emit == "mlir")
@@ -66,6 +86,11 @@ LogicalResult cli::runCompile(MLIRContext &context,
       parameters.push_back(
           safetensors::toEntry(it->first().str(), tensorToNpy(it->second)));
   }
+  func::FuncOp evaluationEntry =
+      evaluationModule
+          ? evaluationModule->lookupSymbol<func::FuncOp>(entry.getName())
+          : nullptr;
   return writeCudaProject(entry, getOutputFile(),
-                          model->parameters.empty() ? nullptr : &parameters);
+                          model->parameters.empty() ? nullptr : &parameters,
+                          evaluationEntry);
 }

@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
+
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::cuda;
@@ -33,9 +35,10 @@ LogicalResult reportError(const llvm::Twine &message) {
   return failure();
 }
 
-std::string getStepJson(func::FuncOp step, const CudaProject &project,
-                        const std::optional<tg::Mesh> &mesh) {
-  using nlohmann::ordered_json;
+using nlohmann::ordered_json;
+
+ordered_json describeStep(func::FuncOp step, const CudaProject &project,
+                          const std::optional<tg::Mesh> &mesh) {
   ordered_json json;
   json["function"] = step.getName().str();
   json["source"] = formatLocation(step.getLoc());
@@ -140,7 +143,7 @@ std::string getStepJson(func::FuncOp step, const CudaProject &project,
     estimates.push_back(std::move(op));
   }
   json["estimates"] = {{"device", project.device}, {"ops", estimates}};
-  return json.dump(2) + "\n";
+  return json;
 }
 
 const char *kCMakeLists =
@@ -159,13 +162,21 @@ if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE Release)
 endif()
 find_package(TGCRuntime REQUIRED CONFIG)
+# The step, and the evaluation train --val-data runs (tgc compile --evaluation).
+set(TGC_STEP_SOURCES @SOURCES@)
 
 if(TGC_TARGET STREQUAL "host")
   # The .cu source compiled as C++ with the runtime's CUDA compatibility
   # header; no contraction into FMAs, so that the numbers are the
   # interpreter's.
-  configure_file(step.cu ${CMAKE_CURRENT_BINARY_DIR}/step_host.cpp COPYONLY)
-  add_executable(train ${CMAKE_CURRENT_BINARY_DIR}/step_host.cpp)
+  set(host_sources)
+  foreach(source IN LISTS TGC_STEP_SOURCES)
+    get_filename_component(stem ${source} NAME_WE)
+    configure_file(${source} ${CMAKE_CURRENT_BINARY_DIR}/${stem}_host.cpp
+                   COPYONLY)
+    list(APPEND host_sources ${CMAKE_CURRENT_BINARY_DIR}/${stem}_host.cpp)
+  endforeach()
+  add_executable(train ${host_sources})
   target_compile_options(train PRIVATE -ffp-contract=off)
   target_link_libraries(train PRIVATE TGCRuntime::host)
 elseif(TGC_TARGET STREQUAL "cuda")
@@ -177,7 +188,7 @@ elseif(TGC_TARGET STREQUAL "cuda")
     message(FATAL_ERROR "this tgc runtime was built without CUDA "
       "(configure it with -DTGC_RUNTIME_CUDA=ON), or use -DTGC_TARGET=host")
   endif()
-  add_executable(train step.cu)
+  add_executable(train ${TGC_STEP_SOURCES})
   target_link_libraries(train PRIVATE TGCRuntime::cuda)
 else()
   message(FATAL_ERROR "TGC_TARGET is cuda or host, not '${TGC_TARGET}'")
@@ -200,7 +211,8 @@ LogicalResult writeFile(StringRef path, StringRef contents) {
 
 LogicalResult
 tgc::writeCudaProject(func::FuncOp step, StringRef directory,
-                      const std::vector<safetensors::Entry> *parameters) {
+                      const std::vector<safetensors::Entry> *parameters,
+                      func::FuncOp evaluation) {
   if (directory.empty() || directory == "-")
     return reportError("--emit cuda writes a directory: give -o DIR");
   // An existing directory must be empty; nothing else may be in the way.
@@ -218,14 +230,35 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
                          "' exists and is not empty; give a new or empty "
                          "directory");
   }
-  FailureOr<CudaProject> project = emitCudaProject(step);
+  FailureOr<CudaProject> project =
+      emitCudaProject(step, /*withEvaluation=*/bool(evaluation));
   if (failed(project))
     return failure();
   FailureOr<std::optional<tg::Mesh>> mesh = tg::lookupFunctionMesh(step);
   if (failed(mesh))
     return failure();
-  project->stepJson = getStepJson(step, *project, *mesh);
+  ordered_json json = describeStep(step, *project, *mesh);
+  std::optional<CudaProject> evaluationProject;
+  if (evaluation) {
+    FailureOr<std::optional<tg::Mesh>> evaluationMesh =
+        tg::lookupFunctionMesh(evaluation);
+    if (failed(evaluationMesh))
+      return failure();
+    if (bool(*mesh) != bool(*evaluationMesh) ||
+        (*mesh && (*mesh)->str() != (*evaluationMesh)->str()))
+      return evaluation.emitError("the evaluation's mesh is not the step's");
+    FailureOr<CudaProject> emitted = emitCudaEvaluation(evaluation);
+    if (failed(emitted))
+      return failure();
+    evaluationProject = std::move(*emitted);
+    json["evaluation"] =
+        describeStep(evaluation, *evaluationProject, *evaluationMesh);
+  }
+  project->stepJson = json.dump(2) + "\n";
   project->cmakeLists = kCMakeLists;
+  size_t sources = project->cmakeLists.find("@SOURCES@");
+  project->cmakeLists.replace(sources, strlen("@SOURCES@"),
+                              evaluation ? "step.cu evaluate.cu" : "step.cu");
   if (parameters)
     project->cmakeLists +=
         "\n# The model's parameter values: train starts from them (--init "
@@ -266,7 +299,9 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
   auto file = [&](StringRef name) { return (temporary + "/" + name).str(); };
   if (failed(writeFile(file("CMakeLists.txt"), project->cmakeLists)) ||
       failed(writeFile(file("step.cu"), project->stepSource)) ||
-      failed(writeFile(file("step.json"), project->stepJson))) {
+      failed(writeFile(file("step.json"), project->stepJson)) ||
+      (evaluationProject &&
+       failed(writeFile(file("evaluate.cu"), evaluationProject->stepSource)))) {
     cleanUp();
     return failure();
   }

@@ -15,6 +15,11 @@ through the runtime's collectives; the reference is the unsharded step of
 `tgc train` (with --simulated-reference, the partitioned one on the
 interpreter's simulated ranks), and the parameters rank 0 saves are the
 ranks' blocks gathered.
+
+With --validation (FORMAT-tokens:V or examples), the project also holds
+the evaluation (`tgc compile --evaluation`), and both trainers measure a
+validation loss on held-out data every 5 steps (`--val-data`): the losses
+must agree as the steps' do.
 """
 
 import argparse
@@ -31,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "tgc", "Inputs"))
 
 LOSS = re.compile(r"^step (\d+): loss (\S+)", re.M)
+VALIDATION = re.compile(r"^step (\d+): val loss (\S+) \((\d+) batch", re.M)
 # What the data feeds: tgc train's remark, the generated train's line.
 REMARK = re.compile(r"remark: (--data .*)$", re.M)
 DATA = re.compile(r"^data: (.*)$", re.M)
@@ -124,35 +130,38 @@ def check_profile(args, model, project, build, options):
           "report's %.3f us" % (len(calls), total * 1e6))
 
 
-def write_token_file(work, spec):
-    """The token file of `spec` (FORMAT-tokens:V) in `work`: 4096 ids below
-    V (a fixed pseudo-random stream), as nanoGPT writes them or after
-    llm.c's header of 256 int32 (magic 20240520, version 1, the count)."""
+def write_token_file(work, spec, name="tokens.bin", seed=0):
+    """The token file `name` of `spec` (FORMAT-tokens:V) in `work`: 4096
+    ids below V (a fixed pseudo-random stream of `seed`), as nanoGPT writes
+    them or after llm.c's header of 256 int32 (magic 20240520, version 1,
+    the count)."""
     import random
     kind, vocabulary = spec.split(":")
-    stream = random.Random(0)
+    stream = random.Random(seed)
     ids = [stream.randrange(int(vocabulary)) for _ in range(4096)]
     header = b""
     if kind == "llmc-tokens":
         header = struct.pack("<3i", 20240520, 1, len(ids)) + bytes(1012)
     elif kind != "nanogpt-tokens":
         sys.exit("unknown token file format " + kind)
-    path = os.path.join(work, "tokens.bin")
+    path = os.path.join(work, name)
     with open(path, "wb") as f:
         f.write(header + struct.pack("<%dH" % len(ids), *ids))
     return path
 
 
-def write_example_file(work, project):
-    """An example file for the step of `project` (its step.json): every
-    input and label but the integer ones a run fills by name (an attention
-    mask...), 2.5 batches of examples (the epochs leave some out): floats
-    normal, ids below their bound, some labels the ignored id of a loss."""
+def write_example_file(work, project, filename="examples.safetensors",
+                       seed=0):
+    """An example file `filename` for the step of `project` (its step.json):
+    every input and label but the integer ones a run fills by name (an
+    attention mask...), 2.5 batches of examples (the epochs leave some
+    out): floats normal, ids below their bound, some labels the ignored id
+    of a loss (a generator of `seed`)."""
     import make_examples
     import numpy
     with open(os.path.join(project, "step.json")) as f:
         arguments = json.load(f)["arguments"]
-    rng = numpy.random.default_rng(0)
+    rng = numpy.random.default_rng(seed)
     tensors = []
     for arg in arguments:
         shape = arg.get("global_shape", arg["shape"])
@@ -171,7 +180,7 @@ def write_example_file(work, project):
             for ignored in arg.get("ignored_ids", [])[:1]:
                 values[rng.random(shape) < 0.1] = ignored
         tensors.append((name, values, dtype, arg.get("id_bound"), batch))
-    path = os.path.join(work, "examples.safetensors")
+    path = os.path.join(work, filename)
     make_examples.save(path, [tensor[:3] for tensor in tensors])
     return path, tensors
 
@@ -294,6 +303,24 @@ def check_bad_flags(work, build, launch):
             sys.exit("train with %s=%s: status %d, %r (expected %r)" %
                      (name, value, result.returncode, result.stderr,
                       expected))
+    # --val-data needs the evaluation (tgc compile --evaluation).
+    with open(os.path.join(os.path.dirname(build), "step.json")) as f:
+        evaluated = "evaluation" in json.load(f)
+    checks = [(["--val-every", "2"],
+               "--val-every and --val-batches need --val-data")]
+    if not evaluated:
+        checks.append((["--val-data", os.path.join(work, "val.bin")],
+                       "--val-data: this project has no evaluation; compile "
+                       "it with tgc compile --emit cuda --evaluation"))
+    for flags, expected in checks:
+        result = subprocess.run([os.path.join(build, "train")] + launch +
+                                ["--steps", "1"] + flags,
+                                capture_output=True, text=True, timeout=60)
+        if result.returncode != 1 or expected not in result.stderr or \
+                LOSS.search(result.stdout):
+            sys.exit("train %s: status %d, %r (expected %r)" %
+                     (" ".join(flags), result.returncode, result.stderr,
+                      expected))
     print("bad flag values refused")
 
 
@@ -384,6 +411,42 @@ def check_imported(args, project, build, first_loss):
           "--seed alone); a missing file is an error" % (first_loss, seeded))
 
 
+def check_validation(work, build, launch, generated, reference, args,
+                     val_data):
+    """Both trainers' validation losses, every 5 steps and at the last, on
+    the same batches; a file of less than a batch refused."""
+    mine, theirs = VALIDATION.findall(generated), VALIDATION.findall(reference)
+    expected = sorted(set(range(5, args.steps + 1, 5)) | {args.steps})
+    if [int(step) for step, _, _ in theirs] != expected or \
+            [(s, b) for s, _, b in mine] != [(s, b) for s, _, b in theirs]:
+        sys.exit("validation losses: train %s, tgc train %s (expected steps "
+                 "%s)" % (mine, theirs, expected))
+    worst = 0.0
+    for (step, a, _), (_, b, _) in zip(mine, theirs):
+        error = abs(float(a) - float(b)) / max(abs(float(b)), 1e-30)
+        worst = max(worst, error)
+        if error > args.rtol:
+            sys.exit("step %s: the generated evaluation's loss %s differs "
+                     "from the interpreter's %s by %.3g relative (> %g)" %
+                     (step, a, b, error, args.rtol))
+    short = os.path.join(work, "short" + os.path.splitext(val_data)[1])
+    with open(val_data, "rb") as f:
+        data = f.read()
+    with open(short, "wb") as f:
+        f.write(data[:40] if short.endswith(".bin") else b"")
+    result = subprocess.run([os.path.join(build, "train")] + launch +
+                            ["--steps", "1", "--val-data", short],
+                            capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, TGC_COMM_TIMEOUT="60"))
+    if result.returncode != 1 or short not in result.stderr or \
+            LOSS.search(result.stdout):
+        sys.exit("train --val-data %s: status %d, %r" %
+                 (short, result.returncode, result.stderr))
+    print("validation: %d losses equal within %.3g relative (worst %.3g), "
+          "%s batches; a short file refused" %
+          (len(theirs), args.rtol, worst, theirs[0][2]))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
@@ -428,6 +491,9 @@ def main():
                         help="an environment variable for train (e.g. "
                         "TGC_GEMM_EPILOGUE=0: every GEMM epilogue as the "
                         "GEMM and the region's kernels)")
+    parser.add_argument("--validation", default="",
+                        help="held-out data for --val-data: FORMAT-tokens:V "
+                        "or examples")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--profile", action="store_true",
@@ -455,10 +521,20 @@ def main():
             ["-o", model])
     run([os.path.join(args.bin, "tgc"), "compile", model, "--train"] + options +
         args.compile_options.split() + args.mesh_options.split() +
-        ["--emit", "cuda", "-o", project])
+        ["--emit", "cuda", "-o", project] +
+        (["--evaluation"] if args.validation else []))
     examples = None
     if args.data == "examples":
         args.data, examples = write_example_file(work, project)
+    validation = []
+    if args.validation == "examples":
+        validation = ["--val-data", write_example_file(
+            work, project, "val.safetensors", seed=1)[0]]
+    elif args.validation:
+        validation = ["--val-data", write_token_file(
+            work, args.validation, "val.bin", seed=1)]
+    if validation:
+        validation += ["--val-every", "5", "--val-batches", "3"]
     build = os.path.join(project, "build")
     run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
          "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
@@ -475,12 +551,13 @@ def main():
         name, _, value = setting.partition("=")
         env[name] = value
     printed = run([os.path.join(build, "train")] + launch + common +
-                  ["--save", saved], env=env)
+                  validation + ["--save", saved], env=env)
     reference_mesh = args.mesh_options.split() if args.simulated_reference \
         else []
     printedReference, remarks = run(
         [os.path.join(args.bin, "tgc"), "train", model] + options +
-        reference_mesh + common + ["--save", expected], stderr=True)
+        reference_mesh + common + validation + ["--save", expected],
+        stderr=True)
     if DATA.findall(printed) != REMARK.findall(remarks):
         sys.exit("the generated train says the data feeds %s, tgc train %s" %
                  (DATA.findall(printed), REMARK.findall(remarks)))
@@ -528,6 +605,9 @@ def main():
     if examples:
         check_bad_example_files(work, build, launch, env, examples,
                                 args.data)
+    if validation:
+        check_validation(work, build, launch, printed, printedReference, args,
+                         validation[1])
     check_bad_flags(work, build, launch)
     check_corrupt_params(work, build, launch, saved)
     if args.check_outputs:

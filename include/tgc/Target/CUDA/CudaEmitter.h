@@ -57,8 +57,15 @@ struct CudaProject {
 
 /// Emits the project of `step`, a function of a compiled module (it must
 /// carry tg.arena_size and every value its tg.offset(s)). An op without a
-/// lowering is a located error.
-mlir::FailureOr<CudaProject> emitCudaProject(mlir::func::FuncOp step);
+/// lowering is a located error. `withEvaluation`: main() passes the
+/// trainer the evaluation that emitCudaEvaluation's source defines.
+mlir::FailureOr<CudaProject> emitCudaProject(mlir::func::FuncOp step,
+                                             bool withEvaluation = false);
+
+/// Emits `evaluation`, the compiled evaluation of the step's forward graph
+/// (buildEvaluation with planning), as evaluate.cu: its kernels and step
+/// under the accessors the trainer's main() declares.
+mlir::FailureOr<CudaProject> emitCudaEvaluation(mlir::func::FuncOp evaluation);
 
 /// Whether the emitter lowers the op named `opName` (tg.add...): every tg
 /// op is (CudaEmitterTest).
@@ -72,9 +79,14 @@ bool hasCudaLowering(llvm::StringRef opName);
 /// (it seeds every parameter from --seed as tgc train does). A directory that
 /// exists with other contents is refused; the files are written to a temporary
 /// directory renamed at the end, so a failure leaves nothing behind.
+///
+/// With `evaluation` (see emitCudaEvaluation), the project also holds
+/// evaluate.cu, and train takes --val-data; step.json describes it under
+/// "evaluation". It must be of the step's mesh.
 mlir::LogicalResult
 writeCudaProject(mlir::func::FuncOp step, llvm::StringRef directory,
-                 const std::vector<safetensors::Entry> *parameters);
+                 const std::vector<safetensors::Entry> *parameters,
+                 mlir::func::FuncOp evaluation = nullptr);
 
 } // namespace tgc
 

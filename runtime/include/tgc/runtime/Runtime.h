@@ -379,9 +379,12 @@ void checkLaunch(const char *kernel, const char *location);
 void reportKernelError(const char *what, int64_t value, int64_t bound);
 
 /// The trainer: parses `train`'s command line, sets the arguments up, runs
-/// the steps and logs them. Returns the process's exit status.
+/// the steps and logs them. Returns the process's exit status. With an
+/// evaluation (tgc compile --evaluation: evaluate.cu), --val-data runs it.
 using StepFunction = void (*)(Context &);
-int trainMain(int argc, char **argv, const StepInfo &info, StepFunction step);
+int trainMain(int argc, char **argv, const StepInfo &info, StepFunction step,
+              const StepInfo *evaluationInfo = nullptr,
+              StepFunction evaluate = nullptr);
 
 } // namespace tgc::rt
 

@@ -194,7 +194,9 @@ namespace {
 /// Measures an evaluation's loss with a training step's current values.
 class Evaluator {
 public:
+  /// For `step`, whose global argument types are `stepTypes`.
   static FailureOr<Evaluator> create(func::FuncOp step,
+                                     ArrayRef<RankedTensorType> stepTypes,
                                      const TrainerOptions &options);
   /// The mean loss over the batches, with the step's `stepArguments`.
   FailureOr<double> run(ArrayRef<Tensor> stepArguments);
@@ -214,16 +216,15 @@ private:
 } // namespace
 
 FailureOr<Evaluator> Evaluator::create(func::FuncOp step,
+                                       ArrayRef<RankedTensorType> stepTypes,
                                        const TrainerOptions &options) {
   const EvaluationOptions &evaluation = *options.evaluation;
   func::FuncOp function = evaluation.function;
   FailureOr<GlobalStepRunner> runner = GlobalStepRunner::create(function);
-  FailureOr<GlobalStepRunner> stepRunner = GlobalStepRunner::create(step);
-  if (failed(runner) || failed(stepRunner))
+  if (failed(runner))
     return failure();
   Evaluator evaluator(evaluation, std::move(*runner));
   ArrayRef<RankedTensorType> types = evaluator.runner.getArgumentTypes();
-  ArrayRef<RankedTensorType> stepTypes = stepRunner->getArgumentTypes();
   llvm::StringMap<unsigned> stepValues;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     std::optional<tg::Role> role = tg::getArgumentRole(step, i);
@@ -387,7 +388,7 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
 
   std::optional<Evaluator> evaluator;
   if (options.evaluation) {
-    FailureOr<Evaluator> created = Evaluator::create(step, options);
+    FailureOr<Evaluator> created = Evaluator::create(step, types, options);
     if (failed(created))
       return failure();
     evaluator.emplace(std::move(*created));

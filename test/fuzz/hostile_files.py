@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mutation fuzzing of the files tgc reads besides models: safetensors
-(--params, and example files: tgc train --data), .npy and ONNX TensorProto
-.pb (--input), device files (--device-file), and ONNX external data (a
+(--params, and example files: tgc train --data and --val-data), .npy and
+ONNX TensorProto .pb (--input), device files (--device-file), and ONNX external data (a
 model whose external file is mutated, truncated or replaced by a link).
 
 Each mutant is written to a scratch directory and read by the tgc command
@@ -155,8 +155,11 @@ def main():
         elif kind == "examples":
             path = os.path.join(case, "e.safetensors")
             open(path, "wb").write(mutate_safetensors(examples, rng))
-            command = [tgc, "train", classifier, "--data", path, "--steps",
-                       "2"]
+            # In turn the training data and the held-out data (the
+            # evaluation's batches in file order).
+            command = [tgc, "train", classifier, "--steps", "2"] + (
+                ["--data", path] if (i // 6) % 2 == 0 else
+                ["--data", "fixed", "--val-data", path])
         elif kind == "device":
             path = os.path.join(case, "device.json")
             open(path, "wb").write(mutate_device(rng))

@@ -96,6 +96,27 @@ DatasetArgument tgc::rt::getDatasetArgument(const ArgumentInfo &arg) {
   return result;
 }
 
+std::vector<char> tgc::rt::toElements(const std::vector<int64_t> &values,
+                                      DType dtype) {
+  std::vector<char> bytes(values.size() * getDTypeBytes(dtype));
+  for (size_t j = 0; j < values.size(); ++j)
+    storeDouble(bytes.data(), dtype, int64_t(j), double(values[j]));
+  return bytes;
+}
+
+std::vector<char> tgc::rt::gatherElements(const DatasetTensor &tensor,
+                                          const std::vector<int64_t> &rows,
+                                          DType dtype,
+                                          const std::vector<bool> *held) {
+  std::vector<char> bytes(rows.size() * tensor.exampleElements *
+                          getDTypeBytes(dtype));
+  auto store = [&](int64_t j, auto value) {
+    storeDouble(bytes.data(), dtype, j, static_cast<double>(value));
+  };
+  gatherExamples(tensor, rows, store, store, held);
+  return bytes;
+}
+
 bool MappedTokenFile::open(const std::string &path, int64_t seq,
                            int64_t vocabulary, std::string &error) {
   if (!file.open(path, error)) {
@@ -147,16 +168,9 @@ std::vector<std::vector<char>> ExamplePrefetcher::make(unsigned n) {
   std::vector<std::vector<char>> values;
   std::vector<int64_t> rows = order.examplesOf(n);
   for (size_t t = 0; t < dataset.tensors.size(); ++t) {
-    const DatasetTensor &tensor = dataset.tensors[t];
     const Feed &feed = feeds[t];
-    std::vector<char> bytes(rows.size() * tensor.exampleElements *
-                            getDTypeBytes(feed.dtype));
-    auto store = [&](int64_t j, auto value) {
-      storeDouble(bytes.data(), feed.dtype, j, static_cast<double>(value));
-    };
-    gatherExamples(tensor, rows, store, store,
-                   feed.held.empty() ? nullptr : &feed.held);
-    values.push_back(std::move(bytes));
+    values.push_back(gatherElements(dataset.tensors[t], rows, feed.dtype,
+                                    feed.held.empty() ? nullptr : &feed.held));
   }
   return values;
 }

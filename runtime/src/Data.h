@@ -29,6 +29,15 @@ std::vector<char> makeArgument(const ArgumentInfo &arg, unsigned index,
 /// getNamedInput), as `tgc train` gives it; empty for any other argument.
 std::vector<char> makeNamedInput(const ArgumentInfo &arg);
 
+/// `values` as elements of `dtype` (token ids and labels).
+std::vector<char> toElements(const std::vector<int64_t> &values, DType dtype);
+
+/// The examples `rows` of `tensor` as elements of `dtype`, one after
+/// another; with `held`, only the rows it flags (the others zero).
+std::vector<char> gatherElements(const DatasetTensor &tensor,
+                                 const std::vector<int64_t> &rows, DType dtype,
+                                 const std::vector<bool> *held = nullptr);
+
 /// What the checks of an example file need of (global) argument `arg`.
 DatasetArgument getDatasetArgument(const ArgumentInfo &arg);
 

@@ -242,28 +242,17 @@ double Evaluation::measure(const char *stepArena) {
       fillEvaluationWindows(tokens.getTokens(), ids.data(), labels.data(), rows,
                             seq, b, info->copyLabelsShifted);
       for (auto [i, values] : {std::make_pair(info->copyIds, &ids),
-                               std::make_pair(info->copyLabels, &labels)}) {
-        DType dtype = info->arguments[i].dtype;
-        std::vector<char> bytes(values->size() * getDTypeBytes(dtype));
-        for (size_t j = 0; j < values->size(); ++j)
-          storeDouble(bytes.data(), dtype, int64_t(j), double((*values)[j]));
-        upload(i, bytes);
-      }
+                               std::make_pair(info->copyLabels, &labels)})
+        upload(i, toElements(*values, info->arguments[i].dtype));
     } else {
       const Dataset &dataset = examples.getDataset();
       std::vector<int64_t> examplesOfBatch(dataset.batch);
       std::iota(examplesOfBatch.begin(), examplesOfBatch.end(),
                 int64_t(b) * dataset.batch);
-      for (const DatasetTensor &tensor : dataset.tensors) {
-        DType dtype = info->arguments[tensor.argument].dtype;
-        std::vector<char> bytes(dataset.batch * tensor.exampleElements *
-                                getDTypeBytes(dtype));
-        auto store = [&](int64_t j, auto value) {
-          storeDouble(bytes.data(), dtype, j, static_cast<double>(value));
-        };
-        gatherExamples(tensor, examplesOfBatch, store, store);
-        upload(int(tensor.argument), bytes);
-      }
+      for (const DatasetTensor &tensor : dataset.tensors)
+        upload(int(tensor.argument),
+               gatherElements(tensor, examplesOfBatch,
+                              info->arguments[tensor.argument].dtype));
     }
     backend::runStep(evaluate, context, /*mayCapture=*/false);
     backend::synchronize("the evaluation");

@@ -853,11 +853,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       windows->take(n, ids, labels);
       for (auto [i, values] : {std::make_pair(info.copyIds, &ids),
                                std::make_pair(info.copyLabels, &labels)}) {
-        DType dtype = info.arguments[i].dtype;
-        std::vector<char> whole(rows * seq * getDTypeBytes(dtype));
-        for (int64_t j = 0; j < rows * seq; ++j)
-          storeDouble(whole.data(), dtype, j, double((*values)[j]));
-        arguments[i] = own(i, std::move(whole));
+        arguments[i] = own(i, toElements(*values, info.arguments[i].dtype));
         changed.push_back(i);
       }
     }

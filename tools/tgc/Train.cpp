@@ -186,6 +186,8 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       return reportError("--val-data expects FILE.bin (token ids) or "
                          "FILE.safetensors (examples), got '" +
                          valData + "'");
+    if (valBatches == 0)
+      return reportError("--val-batches takes at least 1 batch");
     evaluationModule = model->module->clone();
     if (failed(buildEvaluation(*evaluationModule, pipeline, /*plan=*/false,
                                compile)))

@@ -1,6 +1,7 @@
 //===- PrecisionKernels.cpp - kernels of mixed-precision ops --------------===//
 //
-// tg.scale_grad and tg.fake_quant_grad are identities in the forward;
+// tg.scale_grad and tg.fake_quant_grad are identities in the forward, and
+// tg.mode_select is its training value as imported;
 // tg.fake_quant rounds to an fp8 format with the delayed scale of its amax
 // history, as TGOps.td defines it.
 //
@@ -56,6 +57,7 @@ LogicalResult fakeQuantKernel(Operation *op, ArrayRef<const Tensor *> operands,
 
 void tgc::registerPrecisionKernels(KernelRegistry &registry) {
   registry.add(tg::ScaleGradOp::getOperationName(), identityKernel);
+  registry.add(tg::ModeSelectOp::getOperationName(), identityKernel);
   registry.add(tg::FakeQuantGradOp::getOperationName(), identityKernel);
   registry.add(tg::FakeQuantOp::getOperationName(), fakeQuantKernel);
 }

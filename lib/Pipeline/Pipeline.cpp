@@ -29,6 +29,8 @@ using namespace tgc;
 static void buildForwardPasses(OpPassManager &pm,
                                const TrainingPipelineOptions &options,
                                bool evaluation) {
+  if (!evaluation)
+    pm.addPass(createTGTrainingMode());
   if (options.lora > 0) {
     TGLoraOptions lora;
     lora.rank = options.lora;

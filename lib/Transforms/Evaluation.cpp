@@ -1,9 +1,10 @@
-//===- Evaluation.cpp - tg-evaluation: the forward graph as evaluated -----===//
+//===- Evaluation.cpp - tg-evaluation and tg-training-mode ----------------===//
 //
 // A validation loss is the forward graph's loss in evaluation mode: no
-// dropout, and nothing of the model updated. The function keeps its loss
-// result alone; dropout becomes the identity; what only the dropped
-// results read goes with them.
+// dropout, the evaluation value of every tg.mode_select, and nothing of the
+// model updated. The function keeps its loss result alone; dropout becomes
+// the identity; what only the dropped results read goes with them. A
+// training step takes the training value of every tg.mode_select instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +17,13 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #define DEBUG_TYPE "tg-evaluation"
 
 namespace tgc {
 #define GEN_PASS_DEF_TGEVALUATION
+#define GEN_PASS_DEF_TGTRAININGMODE
 #include "tgc/Transforms/Passes.h.inc"
 } // namespace tgc
 
@@ -28,6 +31,33 @@ using namespace mlir;
 using namespace tgc;
 
 namespace {
+
+/// Replaces every tg.mode_select of `func` by its training or evaluation
+/// operand, and erases what only the other operand read.
+void resolveModes(func::FuncOp func, bool training) {
+  SmallVector<tg::ModeSelectOp> selects;
+  func.walk([&](tg::ModeSelectOp op) { selects.push_back(op); });
+  SmallVector<Operation *> unread;
+  for (tg::ModeSelectOp op : selects) {
+    Value kept = training ? op.getTraining() : op.getEvaluation();
+    Value other = training ? op.getEvaluation() : op.getTraining();
+    op.getResult().replaceAllUsesWith(kept);
+    op.erase();
+    if (Operation *def = other.getDefiningOp())
+      unread.push_back(def);
+  }
+  llvm::SmallPtrSet<Operation *, 8> erased;
+  while (!unread.empty()) {
+    Operation *op = unread.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        unread.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
 
 /// Makes `func` its evaluation; an error for a function that is no forward
 /// graph with a loss.
@@ -72,6 +102,8 @@ LogicalResult evaluate(func::FuncOp func) {
     op.getOffsetMutable().clear();
   });
 
+  resolveModes(func, /*training=*/false);
+
   // The loss alone.
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   llvm::BitVector dropped(func.getNumResults(), true);
@@ -98,6 +130,14 @@ struct TGEvaluationPass : public tgc::impl::TGEvaluationBase<TGEvaluationPass> {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(evaluate(func)))
         return signalPassFailure();
+  }
+};
+
+struct TGTrainingModePass
+    : public tgc::impl::TGTrainingModeBase<TGTrainingModePass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      resolveModes(func, /*training=*/true);
   }
 };
 

@@ -228,6 +228,11 @@ Grads SelectOp::buildVjp(OpBuilder &b, ValueRange grads) {
                             maskGrad(b, loc, getPred(), grads[0], false)};
 }
 
+Grads ModeSelectOp::buildVjp(OpBuilder &, ValueRange grads) {
+  // The value is `training`'s wherever a gradient is taken.
+  return SmallVector<Value>{grads[0], Value()};
+}
+
 Grads ConvertOp::buildVjp(OpBuilder &b, ValueRange grads) {
   if (!isa<FloatType>(getOperand().getType().getElementType()))
     return SmallVector<Value>{Value()};

@@ -95,16 +95,17 @@ def TGEvaluation : Pass<"tg-evaluation", "::mlir::ModuleOp"> {
 
     * every `tg.dropout` becomes the identity (its operand, unscaled), and
       `tg.attention` drops its dropout of the probabilities;
+    * every `tg.mode_select` becomes its `evaluation` operand: a
+      BatchNormalization imported in training mode normalizes with its
+      running statistics, as under PyTorch's `model.eval()`, instead of
+      the batch's;
     * the function returns its `loss` result alone: the other results (the
       new running statistics of a training-mode BatchNormalization, other
       outputs) are dropped, and with them the ops only they read, so an
       evaluation changes no value of the model.
 
-    A BatchNormalization imported in training mode still normalizes with
-    the batch's statistics (the importer decomposed it; its running
-    statistics are only updated, and that update is dropped), and a
-    `tg.random` an import brings still draws: both as the training step's
-    forward computes them.
+    A `tg.random` an import brings still draws, as the training step's
+    forward draws it.
 
     Runs before `tg-mixed-precision`, on the graph `tg-autodiff` would take:
     a function with gradients or updated parameters is already a training
@@ -116,6 +117,25 @@ def TGEvaluation : Pass<"tg-evaluation", "::mlir::ModuleOp"> {
     return %loss, %mean : tensor<f32>, tensor<8xf32>
     // After: the loss alone, computed from %h.
     return %loss : tensor<f32>
+    ```
+  }];
+}
+
+def TGTrainingMode : Pass<"tg-training-mode", "::mlir::ModuleOp"> {
+  let summary = "The forward graph as it is trained: every tg.mode_select its training value";
+  let description = [{
+    Replaces every `tg.mode_select` by its `training` operand and erases
+    what only its `evaluation` operand read (a BatchNormalization's running
+    statistics broadcast for evaluation), so that the training step holds
+    no value of evaluation mode. The training pipeline runs it first on the
+    forward graph; `tg-evaluation` resolves the same ops the other way.
+
+    ```mlir
+    // Before: the batch's mean in training, the running mean in evaluation.
+    %r = tg.reshape %running_mean : tensor<16xf32> -> tensor<1x16x1x1xf32>
+    %m = tg.mode_select training %batch_mean evaluation %r
+        : tensor<1x16x1x1xf32>
+    // After: %batch_mean where %m was read, and no %r.
     ```
   }];
 }

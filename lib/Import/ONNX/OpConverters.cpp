@@ -623,7 +623,8 @@ static Value normalize(Importer &g, Value x, Value mean, Value variance,
 // BatchNormalization: normalized per channel with the given statistics
 // (inference), or in training mode with the batch's (over every dimension
 // but the channels, the variance biased) whose running averages with
-// `momentum` are outputs 1 and 2. Training mode is `training_mode` from
+// `momentum` are outputs 1 and 2; a training-mode node's evaluation uses
+// the given statistics (tg.mode_select). Training mode is `training_mode` from
 // opset 14, more than one output before, `is_test = 0` before opset 7.
 static LogicalResult convertBatchNormalization(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
@@ -686,8 +687,16 @@ static LogicalResult convertBatchNormalization(Importer &g) {
     for (int64_t d = 2; d < type.getRank(); ++d)
       reduced.push_back(d);
     std::tie(batchMean, batchVariance) = getMoments(g, x, reduced);
-    mean = batchMean;
-    variance = batchVariance;
+    // Evaluation (a validation loss) normalizes with the running
+    // statistics, as PyTorch's model.eval() does.
+    auto inMode = [&](Value batch, Value running) -> Value {
+      RankedTensorType kept = Importer::getType(batch);
+      return g.create<tg::ModeSelectOp>(
+          kept, batch,
+          g.reshape(g.convert(running, computeType), kept.getShape()));
+    };
+    mean = inMode(batchMean, given[2]);
+    variance = inMode(batchVariance, given[3]);
   }
   g.setOutput(
       0, g.convert(normalize(g, x, mean, variance, g.getFloat("epsilon", 1e-5f),

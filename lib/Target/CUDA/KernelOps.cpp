@@ -144,6 +144,7 @@ std::string getFormula(Operation *op, ArrayRef<std::string> x,
         return "(" + x[0] + " ^ int64_t(" + std::to_string(mask) + "))";
       })
       .Case([&](tg::ScaleGradOp) { return x[0]; })
+      .Case([&](tg::ModeSelectOp) { return x[0]; })
       .Case([&](tg::FakeQuantGradOp) { return x[0]; })
       .Default([](Operation *) { return std::string(); });
 }

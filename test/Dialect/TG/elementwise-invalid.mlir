@@ -148,6 +148,15 @@ func.func @select_branch_types_differ(%p: tensor<4xi1>, %a: tensor<4xf32>, %b: t
 
 // -----
 
+// mode_select needs both values of the result's type.
+func.func @mode_select_types_differ(%a: tensor<4xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{'tg.mode_select' op failed to verify that all of {training, evaluation, result} have same type}}
+  %0 = "tg.mode_select"(%a, %b) : (tensor<4xf32>, tensor<1x4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 // compare is numeric: i1 operands are rejected.
 func.func @compare_of_i1(%a: tensor<4xi1>) {
   // expected-error @+1 {{'tg.compare' op operand #0 must be statically shaped tensor of tg floating-point type or tg integer type values without encoding, of at most 2^44 bytes, but got 'tensor<4xi1>'}}

@@ -389,3 +389,15 @@ func.func @convert_chain_shared_middle(%x: tensor<4xbf16>) -> (tensor<4xf32>, te
   %1 = tg.convert %0 : tensor<4xf32> -> tensor<4xf16>
   return %0, %1 : tensor<4xf32>, tensor<4xf16>
 }
+
+// -----
+
+// mode_select does not fold, even with equal values: which one the graph
+// computes is decided by tg-training-mode or tg-evaluation, after import.
+// CHECK-LABEL: func.func @mode_select_kept
+// CHECK: %[[M:.*]] = tg.mode_select training %{{.*}} evaluation %{{.*}} : tensor<4xf32>
+// CHECK: return %[[M]]
+func.func @mode_select_kept(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tg.mode_select training %a evaluation %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

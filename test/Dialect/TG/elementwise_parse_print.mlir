@@ -202,6 +202,19 @@ func.func @select(%p: tensor<4x4xi1>, %a: tensor<4x4xf32>, %b: tensor<4x4xf32>,
 
 // -----
 
+// mode_select takes two values of its result's type, any element type.
+// CHECK-LABEL: func.func @mode_select
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<1x4x1xf32>, %[[B:[^:]+]]: tensor<1x4x1xf32>, %[[I:[^:]+]]: tensor<i64>)
+// CHECK: tg.mode_select training %[[A]] evaluation %[[B]] : tensor<1x4x1xf32>
+// CHECK: tg.mode_select training %[[I]] evaluation %[[I]] : tensor<i64>
+func.func @mode_select(%a: tensor<1x4x1xf32>, %b: tensor<1x4x1xf32>, %i: tensor<i64>) {
+  %0 = tg.mode_select training %a evaluation %b : tensor<1x4x1xf32>
+  %1 = tg.mode_select training %i evaluation %i : tensor<i64>
+  return
+}
+
+// -----
+
 // compare prints every direction and infers an i1 result of the operands' shape.
 // CHECK-LABEL: func.func @compare_directions
 // CHECK-SAME: (%[[A:[^:]+]]: tensor<4xf32>, %[[B:[^:]+]]: tensor<4xf32>) -> tensor<4xi1>

@@ -30,6 +30,11 @@ from the exported model's values (cnn.norm2.running_mean.npy and
 cnn.norm2.running_var.npy): PyTorch's mean, and its variance in ONNX's
 convention (the batch's variance biased, where PyTorch averages the
 unbiased one in).
+
+`gen_more_models.py eval` (with the onnx package, after `running`) writes
+only cnn.eval_loss.npy: the loss of the exported CNN under model.eval() on
+cnn.inputs, its BatchNorm normalizing with those running statistics, the
+validation loss of one `tgc train --lr 0` step on the same batch.
 """
 import sys
 
@@ -98,10 +103,8 @@ class UNet(nn.Module):
         return ((y - target) ** 2).mean(), y
 
 
-def save_running_statistics():
-    """The CNN's BatchNorm statistics after one step of PyTorch from the
-    exported model's values (cnn-opset14.onnx: its initializers are the
-    state dict), the variance in ONNX's biased convention."""
+def load_exported_cnn():
+    """The CNN with cnn-opset14.onnx's initializers (its state dict)."""
     import onnx
     from onnx import numpy_helper
     exported = onnx.load("cnn-opset14.onnx")
@@ -109,6 +112,13 @@ def save_running_statistics():
              for t in exported.graph.initializer}
     model = Cnn()
     model.load_state_dict(state, strict=False)
+    return model
+
+
+def save_running_statistics():
+    """The CNN's BatchNorm statistics after one step of PyTorch from the
+    exported model's values, the variance in ONNX's biased convention."""
+    model = load_exported_cnn()
     before = model.norm2.running_var.clone()
     momentum = model.norm2.momentum
     seen = {}
@@ -128,8 +138,26 @@ def save_running_statistics():
             ((1 - momentum) * before + momentum * biased).numpy())
 
 
+def save_eval_loss():
+    """The exported CNN's loss in evaluation mode, with the running
+    statistics of save_running_statistics."""
+    model = load_exported_cnn()
+    model.norm2.running_mean.copy_(
+        torch.from_numpy(np.load("cnn.norm2.running_mean.npy")))
+    model.norm2.running_var.copy_(
+        torch.from_numpy(np.load("cnn.norm2.running_var.npy")))
+    model.eval()
+    x = torch.from_numpy(np.load("cnn.inputs/x.npy"))
+    labels = torch.from_numpy(np.load("cnn.inputs/labels.npy"))
+    with torch.no_grad():
+        loss, _ = model(x, labels)
+    np.save("cnn.eval_loss.npy", loss.numpy())
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["running"]:
     save_running_statistics()
+elif __name__ == "__main__" and sys.argv[1:] == ["eval"]:
+    save_eval_loss()
 elif __name__ == "__main__" and sys.argv[1:] == ["opset13"]:
     # The CNN at opset 13 only (its references are the ones above): the
     # exporter's BatchNormalization then also outputs the batch's mean and

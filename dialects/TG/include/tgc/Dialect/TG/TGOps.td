@@ -264,6 +264,32 @@ def TG_SelectOp : TG_ElementwiseOp<"select", 1, 0,
   let hasFolder = 1;
 }
 
+def TG_ModeSelectOp : TG_ElementwiseOp<"mode_select", 0, 0,
+    [TG_Differentiable, TG_DefaultPrecision,
+     AllTypesMatch<["training", "evaluation", "result"]>]> {
+  let summary = "A value that differs between training and evaluation";
+  let description = [{
+    `result = training` in a training step and wherever the graph runs as
+    imported; `result = evaluation` once `tg-evaluation` has made the graph
+    its evaluation. `tg-training-mode` resolves it to `training` (and erases
+    what only `evaluation` read), so that a training step holds none. The
+    ONNX importer builds one for the statistics of a BatchNormalization in
+    training mode: the batch's in training, the running averages in
+    evaluation, as PyTorch's `model.eval()` does. The gradient goes to
+    `training` alone.
+
+    ```mlir
+    %0 = tg.mode_select training %batch_mean evaluation %running_mean
+        : tensor<1x16x1x1xf32>
+    ```
+  }];
+  let arguments = (ins TG_Tensor:$training, TG_Tensor:$evaluation);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = [{
+    `training` $training `evaluation` $evaluation attr-dict `:` type($result)
+  }];
+}
+
 def TG_CompareOp : TG_ElementwiseOp<"compare", 1, 0,
     [AllTypesMatch<["lhs", "rhs"]>, TG_DefaultPrecision,
      InferTypeOpAdaptor]> {

@@ -306,25 +306,32 @@ LogicalResult tgc::buildTrainingStep(ModuleOp module,
 LogicalResult tgc::buildEvaluation(ModuleOp module,
                                    const TrainingPipelineOptions &options,
                                    bool plan, const CompileRequest &request) {
+  // A pipelined step's evaluation is not cut into stages: it runs whole on
+  // the mesh without the pipeline axis, the same on every stage's ranks
+  // (the step's parameters gathered across the stages).
+  TrainingPipelineOptions evaluation;
+  evaluation.copyOptionValuesFrom(options);
   std::string meshError;
   FailureOr<tg::Mesh> mesh = tg::Mesh::parse(options.mesh, meshError);
-  if (succeeded(mesh) && mesh->getAxisIndex("pp") &&
-      mesh->getAxisSize("pp") > 1)
-    return module.emitError("an evaluation of a pipelined step (mesh '")
-           << options.mesh
-           << "') is not supported: its stages are cut for the training "
-              "step's schedule";
+  if (succeeded(mesh) && mesh->getAxisIndex("pp")) {
+    evaluation.mesh = mesh->withoutAxis("pp").str();
+    if (evaluation.mesh.empty()) {
+      evaluation.zero = 0;
+      evaluation.sequenceParallel = false;
+      evaluation.expertParallel = false;
+    }
+  }
   FailureOr<DeviceSpec> device = prepareModule(module, request);
   if (failed(device))
     return failure();
   TrainingPipelineOptions planning;
-  planning.copyOptionValuesFrom(options);
+  planning.copyOptionValuesFrom(evaluation);
   planning.memoryBudget = "";
   planning.recompute = RecomputeStrategy::DP;
   FailureOr<std::string> pipeline =
       buildAndRunPasses(module, request, *device, [&](OpPassManager &pm) {
-        buildEvaluationStage(pm, options);
-        buildShardingStage(pm, options);
+        buildEvaluationStage(pm, evaluation);
+        buildShardingStage(pm, evaluation);
         if (plan)
           buildPlanningStage(pm, planning);
       });

@@ -46,6 +46,22 @@ static bool isSameLayout(const ArgumentInfo &a, const ArgumentInfo &b) {
   return true;
 }
 
+/// `mesh` without its pipeline axis (itself when it has none).
+static MeshInfo withoutPipelineAxis(const MeshInfo &mesh) {
+  MeshInfo result = mesh;
+  if (mesh.pipelineAxis < 0)
+    return result;
+  result.numAxes = 0;
+  for (int a = 0; a < mesh.numAxes; ++a) {
+    if (a == mesh.pipelineAxis)
+      continue;
+    result.axisNames[result.numAxes] = mesh.axisNames[a];
+    result.axisSizes[result.numAxes++] = mesh.axisSizes[a];
+  }
+  result.pipelineAxis = result.pipelineGroup = -1;
+  return result;
+}
+
 bool Evaluation::open(const StepInfo &evaluationInfo, StepFunction function,
                       const StepInfo &step, Communication *stepRanks,
                       const std::string &path, unsigned most, uint64_t seed,
@@ -54,19 +70,35 @@ bool Evaluation::open(const StepInfo &evaluationInfo, StepFunction function,
   evaluate = function;
   this->stepRanks = stepRanks;
   stepInfo = &step;
-  if (!isSameMesh(info->mesh, step.mesh) ||
-      bool(stepRanks) != bool(info->mesh.numAxes) ||
+  // A pipelined step's evaluation runs whole on the mesh without the
+  // pipeline axis, the same on each stage's ranks.
+  if (!isSameMesh(info->mesh, withoutPipelineAxis(step.mesh)) ||
+      bool(stepRanks) != bool(step.mesh.numAxes) ||
       info->mesh.pipelineAxis >= 0) {
     error = "--val-data: the evaluation was not compiled for the step's mesh "
             "(was evaluate.cu compiled with this step?)";
     return false;
   }
-  if (stepRanks) {
+  if (stepRanks && info->mesh.numAxes) {
     communication = std::make_unique<Communication>();
-    communication->coordinates = stepRanks->coordinates;
-    if (!ranks::makeGroups(*stepRanks->world, info->mesh,
-                           stepRanks->coordinates, communication->groups,
-                           error)) {
+    // Its groups: the step's coordinates without the pipeline axis, which
+    // is appended last to the mesh they are split on, so that each stage's
+    // ranks form groups of their own.
+    MeshInfo grouped = info->mesh;
+    std::vector<int64_t> at;
+    for (int a = 0; a < step.mesh.numAxes; ++a)
+      if (a != step.mesh.pipelineAxis)
+        at.push_back(stepRanks->coordinates[a]);
+    communication->coordinates = at;
+    if (step.mesh.pipelineAxis >= 0) {
+      grouped.axisNames[grouped.numAxes] =
+          step.mesh.axisNames[step.mesh.pipelineAxis];
+      grouped.axisSizes[grouped.numAxes++] =
+          step.mesh.axisSizes[step.mesh.pipelineAxis];
+      at.push_back(stepRanks->coordinates[step.mesh.pipelineAxis]);
+    }
+    if (!ranks::makeGroups(*stepRanks->world, grouped, at,
+                           communication->groups, error)) {
       error = "the evaluation's groups: " + error;
       return false;
     }
@@ -167,9 +199,10 @@ bool Evaluation::open(const StepInfo &evaluationInfo, StepFunction function,
         return false;
       }
       // The same block: copied on the device. Cut otherwise (ZeRO-3
-      // shards the step's parameters, which the evaluation holds whole):
-      // gathered from the step's blocks.
-      if (std::equal(arg.shape, arg.shape + arg.rank, match->shape) &&
+      // shards the step's parameters, which the evaluation holds whole) or
+      // held by some stages' ranks only: gathered from the step's blocks.
+      if (step.mesh.pipelineAxis < 0 &&
+          std::equal(arg.shape, arg.shape + arg.rank, match->shape) &&
           isSameLayout(arg, *match))
         taken.push_back({arg.offset, match->offset, getBytes(arg)});
       else
@@ -210,22 +243,41 @@ std::vector<char> Evaluation::gather(const ArgumentInfo &stepArg,
                  stepArg.name, why.c_str());
     std::exit(1);
   }
+  // A rank that does not hold it (another stage's) sends zeros.
+  const char *source = stepArena + stepArg.offset;
+  void *zeros = nullptr;
+  if (!ranks::holdsArgument(stepArg, stepMesh(), stepRanks->coordinates)) {
+    std::vector<char> none(bytes, 0);
+    zeros = backend::allocate(bytes, why);
+    if (!zeros) {
+      std::fprintf(stderr, "error: gathering '%s' for the evaluation: %s\n",
+                   stepArg.name, why.c_str());
+      std::exit(1);
+    }
+    backend::toDevice(zeros, none.data(), bytes);
+    source = static_cast<const char *>(zeros);
+  }
   std::string what =
       "gathering '" + std::string(stepArg.name) + "' for the evaluation";
   backend::beginCollective();
-  stepRanks->world->getWorldGroup().allGather(stepArena + stepArg.offset,
-                                              gathered, bytes, what.c_str());
+  stepRanks->world->getWorldGroup().allGather(source, gathered, bytes,
+                                              what.c_str());
   backend::endCollective(info->numCollectives);
   backend::waitCollective(info->numCollectives);
   backend::toHost(blocks.data(), gathered, blocks.size());
   backend::release(gathered);
+  if (zeros)
+    backend::release(zeros);
   ArgumentInfo global = ranks::getGlobalArgument(stepArg);
   std::vector<char> whole(getBytes(global));
-  for (int64_t r = 0; r < devices; ++r)
-    ranks::putBlock(stepArg, stepMesh(), ranks::getCoordinates(stepMesh(), r),
-                    std::vector<char>(blocks.begin() + r * bytes,
-                                      blocks.begin() + (r + 1) * bytes),
-                    whole);
+  for (int64_t r = 0; r < devices; ++r) {
+    std::vector<int64_t> at = ranks::getCoordinates(stepMesh(), r);
+    if (ranks::holdsArgument(stepArg, stepMesh(), at))
+      ranks::putBlock(stepArg, stepMesh(), at,
+                      std::vector<char>(blocks.begin() + r * bytes,
+                                        blocks.begin() + (r + 1) * bytes),
+                      whole);
+  }
   return whole;
 }
 

@@ -31,10 +31,13 @@ public:
   ~Evaluation();
 
   /// Sets up `evaluate` (described by `info`) for the step `step`, of one
-  /// device or (with `stepRanks`, the step's) of the same mesh as it:
+  /// device or (with `stepRanks`, the step's) of the same mesh as it (a
+  /// pipelined step's: its mesh without the pipeline axis, the evaluation
+  /// run whole on each stage's ranks):
   /// each parameter or state argument it takes must be the step's of that
   /// name, type and shape (on a mesh, a block cut otherwise is gathered
-  /// from the step's blocks at each measurement);
+  /// from the step's blocks at each measurement, as is every one of a
+  /// pipelined step, which some stages' ranks hold);
   /// its collectives get groups of their own from the step's world (every
   /// rank calls this, in the same order). `path` is a token file (.bin:
   /// consecutive windows, rt::fillEvaluationWindows) or an example file

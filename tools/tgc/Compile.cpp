@@ -29,7 +29,8 @@ static cl::opt<bool> evaluation(
     cl::desc("With --emit cuda: also compile the forward graph's evaluation "
              "(tg-evaluation: no dropout, the loss alone) into evaluate.cu, "
              "so that the generated train measures a validation loss "
-             "(--val-data); not with a pipelined mesh (pp)"),
+             "(--val-data); on a pipelined mesh, whole on each stage's "
+             "ranks"),
     cl::init(false), cl::sub(cli::getCompileCommand()),
     cl::cat(cli::getCategory()));
 

@@ -339,6 +339,15 @@ std::string Mesh::str() const {
   return text;
 }
 
+Mesh Mesh::withoutAxis(StringRef axis) const {
+  Mesh result = *this;
+  if (std::optional<unsigned> index = getAxisIndex(axis)) {
+    result.axisNames.erase(result.axisNames.begin() + *index);
+    result.axisSizes.erase(result.axisSizes.begin() + *index);
+  }
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Shapes
 //===----------------------------------------------------------------------===//

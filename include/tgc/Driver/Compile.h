@@ -69,9 +69,9 @@ mlir::LogicalResult buildTrainingStep(mlir::ModuleOp module,
 /// Builds in `module` (a forward graph with a loss) its evaluation: the
 /// evaluation stage and the sharding stage of `options`, and with `plan`
 /// the planning stage (without recomputation: an evaluation keeps no
-/// activations for a backward), recorded as `tg.pipeline`. A pipelined
-/// mesh (a pp axis) is refused: its stages are cut for a training step's
-/// schedule. A compiled step is refused.
+/// activations for a backward), recorded as `tg.pipeline`. On a pipelined
+/// mesh the evaluation is built on the mesh without its pp axis, whole on
+/// each stage's ranks. A compiled step is refused.
 mlir::LogicalResult buildEvaluation(mlir::ModuleOp module,
                                     const TrainingPipelineOptions &options,
                                     bool plan,

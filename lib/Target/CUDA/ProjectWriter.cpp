@@ -244,9 +244,13 @@ tgc::writeCudaProject(func::FuncOp step, StringRef directory,
         tg::lookupFunctionMesh(evaluation);
     if (failed(evaluationMesh))
       return failure();
-    if (bool(*mesh) != bool(*evaluationMesh) ||
-        (*mesh && (*mesh)->str() != (*evaluationMesh)->str()))
-      return evaluation.emitError("the evaluation's mesh is not the step's");
+    // A pipelined step's evaluation runs on its mesh without the pp axis.
+    std::string expected =
+        *mesh ? (*mesh)->withoutAxis("pp").str() : std::string();
+    if (expected != (*evaluationMesh ? (*evaluationMesh)->str() : ""))
+      return evaluation.emitError("the evaluation's mesh is not the step's")
+             << (*mesh && (*mesh)->getAxisIndex("pp") ? " without its pp axis"
+                                                      : "");
     FailureOr<CudaProject> emitted = emitCudaEvaluation(evaluation);
     if (failed(emitted))
       return failure();

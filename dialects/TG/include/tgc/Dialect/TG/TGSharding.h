@@ -91,6 +91,8 @@ struct Mesh {
                                       llvm::StringRef gridName);
   /// `dp=8,tp=4`.
   std::string str() const;
+  /// The mesh without axis `axis` (itself when it has none).
+  Mesh withoutAxis(llvm::StringRef axis) const;
 };
 
 /// The number of blocks dimension `dim` is cut into.

@@ -412,9 +412,10 @@ def check_imported(args, project, build, first_loss):
 
 
 def check_validation(work, build, launch, generated, reference, args,
-                     val_data):
+                     val_data, tgc_train):
     """Both trainers' validation losses, every 5 steps and at the last, on
-    the same batches; a file of less than a batch refused."""
+    the same batches; a file of less than a batch refused. `tgc_train`:
+    the interpreter's command, without its flags."""
     mine, theirs = VALIDATION.findall(generated), VALIDATION.findall(reference)
     expected = sorted(set(range(5, args.steps + 1, 5)) | {args.steps})
     if [int(step) for step, _, _ in theirs] != expected or \
@@ -442,9 +443,31 @@ def check_validation(work, build, launch, generated, reference, args,
             LOSS.search(result.stdout):
         sys.exit("train --val-data %s: status %d, %r" %
                  (short, result.returncode, result.stderr))
+    refused = "a short file refused"
+    # After an example file, a token file: both trainers refuse it for a
+    # model without token ids (naming what it needs), or both take it.
+    if val_data.endswith(".safetensors"):
+        tokens = os.path.join(work, "tokens.bin")
+        with open(tokens, "wb") as f:
+            f.write(bytes(4096))
+        flags = ["--steps", "1", "--val-data", tokens]
+        results = [subprocess.run(command + flags, capture_output=True,
+                                  text=True, timeout=120,
+                                  env=dict(os.environ, TGC_COMM_TIMEOUT="60"))
+                   for command in ([os.path.join(build, "train")] + launch,
+                                   tgc_train)]
+        needs = "a token file needs a token-id 'input'"
+        outcomes = [(r.returncode, needs in r.stderr) for r in results]
+        if outcomes[0] != outcomes[1] or outcomes[0] not in ((0, False),
+                                                             (1, True)):
+            sys.exit("--val-data %s: train exits %d (%r), tgc train %d (%r)"
+                     % (tokens, results[0].returncode, results[0].stderr,
+                        results[1].returncode, results[1].stderr))
+        refused += (", a token file refused by both (no token ids)"
+                    if outcomes[0][0] else ", a token file taken by both")
     print("validation: %d losses equal within %.3g relative (worst %.3g), "
-          "%s batches; a short file refused" %
-          (len(theirs), args.rtol, worst, theirs[0][2]))
+          "%s batches; %s" %
+          (len(theirs), args.rtol, worst, theirs[0][2], refused))
 
 
 def main():
@@ -554,10 +577,10 @@ def main():
                   validation + ["--save", saved], env=env)
     reference_mesh = args.mesh_options.split() if args.simulated_reference \
         else []
+    tgc_train = [os.path.join(args.bin, "tgc"), "train", model] + options + \
+        reference_mesh
     printedReference, remarks = run(
-        [os.path.join(args.bin, "tgc"), "train", model] + options +
-        reference_mesh + common + validation + ["--save", expected],
-        stderr=True)
+        tgc_train + common + validation + ["--save", expected], stderr=True)
     if DATA.findall(printed) != REMARK.findall(remarks):
         sys.exit("the generated train says the data feeds %s, tgc train %s" %
                  (DATA.findall(printed), REMARK.findall(remarks)))
@@ -607,7 +630,7 @@ def main():
                                 args.data)
     if validation:
         check_validation(work, build, launch, printed, printedReference, args,
-                         validation[1])
+                         validation[1], tgc_train)
     check_bad_flags(work, build, launch)
     check_corrupt_params(work, build, launch, saved)
     if args.check_outputs:

@@ -122,14 +122,33 @@ LogicalResult TGMicrobatchPass::accumulate(func::FuncOp func) {
     auto aliased = func.getResultAttrOfType<IntegerAttr>(
         i, tg::TGDialect::kAliasesAttrName);
     if (role == tg::Role::State && aliased) {
+      // In a pipeline a stage's forwards run in micro-batch order, so the
+      // value one micro-batch writes reaches the next where one stage
+      // both reads and updates it.
       if (pipeline) {
-        InFlightDiagnostic diag =
-            func.emitError("tg-microbatch: state result #") << i;
-        if (name)
-          diag << " ('" << name.getValue() << "')";
-        return diag << " is updated once per micro-batch, which a pipelined "
-                       "step does not thread between its stages' "
-                       "micro-batches";
+        auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+        SmallVector<Operation *> touching(
+            func.getArgument(aliased.getInt()).getUsers());
+        if (Operation *def = ret.getOperand(i).getDefiningOp())
+          touching.push_back(def);
+        std::optional<int64_t> stage;
+        for (Operation *op : touching) {
+          std::optional<int64_t> at = getStage(op);
+          if (!at || (stage && *stage == *at))
+            continue;
+          if (stage) {
+            InFlightDiagnostic diag =
+                func.emitError("tg-microbatch: state result #") << i;
+            if (name)
+              diag << " ('" << name.getValue() << "')";
+            return diag << " is read and updated on stages "
+                        << std::min(*stage, *at) << " and "
+                        << std::max(*stage, *at)
+                        << "; a pipelined step threads state between its "
+                           "micro-batches only within one stage";
+          }
+          stage = at;
+        }
       }
       threads[i] = unsigned(aliased.getInt());
       continue;

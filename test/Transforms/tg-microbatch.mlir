@@ -107,3 +107,24 @@ func.func @running_mean(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf3
   %next = tg.add %running, %m : tensor<3xf32>
   return %loss, %g, %next : tensor<f32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// In a pipeline too, where one stage reads and updates it: its second
+// micro-batch's update reads the first's, both on stage 1.
+// CHECK-LABEL: func.func @pipelined_running_mean
+// CHECK-SAME: %[[R:arg2]]: tensor<3xf32> {tg.buffer, tg.name = "running_mean", tg.role = "state"}
+// CHECK: %[[R0:.*]] = tg.add %[[R]], %{{.*}} {tg.micro_batch = 0 : i64, tg.stage = 1 : i64}
+// CHECK: %[[R1:.*]] = tg.add %[[R0]], %{{.*}} {tg.micro_batch = 1 : i64, tg.stage = 1 : i64}
+// CHECK: return %{{.*}}, %{{.*}}, %[[R1]] :
+func.func @pipelined_running_mean(%x: tensor<2x3xf32> {tg.role = "input"}, %w: tensor<3xf32> {tg.role = "param", tg.name = "w"},
+                                  %running: tensor<3xf32> {tg.role = "state", tg.buffer, tg.name = "running_mean"})
+    -> (tensor<f32> {tg.role = "loss"}, tensor<3xf32> {tg.role = "grad", tg.name = "w.grad"},
+        tensor<3xf32> {tg.role = "state", tg.name = "running_mean", tg.aliases = 2 : i64})
+    attributes {tg.pipeline_stages = {axis = "pp", stages = 2 : i64, virtual_stages = 1 : i64, micro_batches = 1 : i64, schedule = "1f1b"}} {
+  %h = tg.neg %x {tg.stage = 0 : i64} : tensor<2x3xf32>
+  %loss = tg.reduce sum %h dims = [0, 1] {tg.stage = 1 : i64} : tensor<2x3xf32> -> tensor<f32>
+  %m = tg.reduce mean %h dims = [0] {tg.stage = 1 : i64} : tensor<2x3xf32> -> tensor<3xf32>
+  %next = tg.add %running, %m {tg.stage = 1 : i64} : tensor<3xf32>
+  return %loss, %w, %next : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+}

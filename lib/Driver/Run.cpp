@@ -151,6 +151,9 @@ tgc::prepareArguments(FunctionOpInterface function,
     else if (sources.randomSeed)
       arguments.push_back(
           makeRandomArgument(function, i, *sources.randomSeed, (*types)[i]));
+    else if (function.getArgument(i).use_empty())
+      // Read by nothing (an evaluation's dropout seed): any value.
+      arguments.push_back(makeRandomArgument(function, i, 0, (*types)[i]));
     else
       return reportError("argument '" + name + "' has no value: give --input " +
                          name + "=FILE.npy or --random-inputs SEED");

@@ -59,12 +59,14 @@ void resolveModes(func::FuncOp func, bool training) {
   }
 }
 
-/// Makes `func` its evaluation; an error for a function that is no forward
-/// graph with a loss.
-LogicalResult evaluate(func::FuncOp func) {
+/// Makes `func` its evaluation, the loss alone or (`keepOutputs`) with the
+/// outputs; an error for a function that is no forward graph with a loss
+/// (with `keepOutputs`: with a loss or an output).
+LogicalResult evaluate(func::FuncOp func, bool keepOutputs) {
   if (func.isExternal())
     return success();
   std::optional<unsigned> lossIndex;
+  llvm::BitVector dropped(func.getNumResults(), true);
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
     std::optional<tg::Role> role = tg::getResultRole(func, i);
     if (role == tg::Role::Grad || role == tg::Role::Param)
@@ -76,11 +78,17 @@ LogicalResult evaluate(func::FuncOp func) {
              << "; evaluate the forward graph it was built from";
     if (role == tg::Role::Loss)
       lossIndex = i;
+    if (role == tg::Role::Loss ||
+        (keepOutputs && (!role || role == tg::Role::Output)))
+      dropped.reset(i);
   }
-  if (!lossIndex)
+  if (!keepOutputs && !lossIndex)
     return func.emitError("tg-evaluation: '")
            << func.getName()
            << "' has no 'loss' result to evaluate (tg.role = \"loss\")";
+  if (dropped.all())
+    return func.emitError("tg-evaluation: '")
+           << func.getName() << "' has no loss or output to evaluate";
 
   // Dropout is the identity in evaluation (its masks' seed argument stays,
   // read by nothing).
@@ -104,10 +112,8 @@ LogicalResult evaluate(func::FuncOp func) {
 
   resolveModes(func, /*training=*/false);
 
-  // The loss alone.
+  // The loss alone, or with the outputs.
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  llvm::BitVector dropped(func.getNumResults(), true);
-  dropped.reset(*lossIndex);
   ret->eraseOperands(dropped);
   if (failed(func.eraseResults(dropped)))
     return func.emitError("tg-evaluation: cannot drop the results of '")
@@ -124,11 +130,12 @@ LogicalResult evaluate(func::FuncOp func) {
 }
 
 struct TGEvaluationPass : public tgc::impl::TGEvaluationBase<TGEvaluationPass> {
+  using TGEvaluationBase::TGEvaluationBase;
   void runOnOperation() override {
     if (failed(checkSingleBlockFunctions(getOperation(), "tg-evaluation")))
       return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(evaluate(func)))
+      if (failed(evaluate(func, keepOutputs)))
         return signalPassFailure();
   }
 };

@@ -1,4 +1,5 @@
 // RUN: tgc-opt %s --split-input-file --tg-evaluation | FileCheck %s
+// RUN: tgc-opt %s --split-input-file --tg-evaluation=keep-outputs=true | FileCheck %s --check-prefix=KEEP
 
 // Dropout becomes the identity, and the function returns its loss alone:
 // the running statistic's new value goes, with the ops only it reads.
@@ -11,6 +12,16 @@
 // CHECK: %[[LOSS:.*]] = tg.reduce sum %[[H]]
 // CHECK-NOT: tg.mul
 // CHECK: return %[[LOSS]] : tensor<f32>
+// keep-outputs (an inference): the loss and the output stay, without
+// dropout; the running statistic's new value still goes.
+// KEEP-LABEL: func.func @forward
+// KEEP-SAME: -> (tensor<f32> {tg.name = "loss", tg.role = "loss"}, tensor<4x8xf32> {tg.name = "h", tg.role = "output"})
+// KEEP-NOT: tg.dropout
+// KEEP: %[[H:.*]] = tg.relu %arg0
+// KEEP: %[[LOSS:.*]] = tg.reduce sum %[[H]]
+// KEEP-NOT: tg.mul
+// KEEP: return %[[LOSS]], %[[H]] : tensor<f32>, tensor<4x8xf32>
+// KEEP-LABEL: func.func @attention
 func.func @forward(%x: tensor<4x8xf32> {tg.role = "input", tg.name = "x"},
                    %seed: tensor<i64> {tg.role = "hyper", tg.name = "dropout_seed"},
                    %mean: tensor<8xf32> {tg.role = "state", tg.name = "bn.running_mean", tg.buffer})

@@ -7,6 +7,10 @@
 #include "tgc/Interpreter/Inputs.h"
 #include "tgc/Interpreter/Interpreter.h"
 #include "tgc/Interpreter/PrecisionReport.h"
+#include "tgc/Pipeline/RunPasses.h"
+#include "tgc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
@@ -80,6 +84,13 @@ static cl::opt<unsigned>
     precisionTop("precision-top",
                  cl::desc("The results --precision-report lists (default 10)"),
                  cl::value_desc("N"), cl::init(10), TGC_RUN);
+static cl::opt<bool> evaluation(
+    "evaluation",
+    cl::desc("Run the forward graph as evaluated (PyTorch's model.eval()): "
+             "dropout the identity, a training-mode BatchNormalization on its "
+             "running statistics, the loss and outputs without the new "
+             "values of state (tg-evaluation keep-outputs)"),
+    TGC_RUN);
 static cl::opt<bool> compare(
     "compare",
     cl::desc("Run two files on the same inputs and compare their results"),
@@ -144,6 +155,14 @@ LogicalResult cli::runRun(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     if (failed(model))
       return failure();
     modules.push_back(std::move(model->module));
+    if (evaluation) {
+      PassManager pm(&context);
+      TGEvaluationOptions keep;
+      keep.keepOutputs = true;
+      pm.addPass(createTGEvaluation(keep));
+      if (failed(runPasses(pm, *modules.back())))
+        return failure();
+    }
     llvm::append_range(modelParameters, model->parameters);
     functions.push_back(findEntry(*modules.back(), getEntryName(), file));
     if (!functions.back())

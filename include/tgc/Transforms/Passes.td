@@ -111,6 +111,10 @@ def TGEvaluation : Pass<"tg-evaluation", "::mlir::ModuleOp"> {
     a function with gradients or updated parameters is already a training
     step and is refused, as is one without a `loss` result.
 
+    With `keep-outputs` (`tgc run --evaluation`: an inference) the function
+    keeps its other outputs (`tg.role = "output"` or none, logits) beside
+    its loss, and needs no loss; the new values of state are still dropped.
+
     ```mlir
     // Before: the loss and a running statistic's new value, with dropout.
     %d = tg.dropout %h, %seed rate = 1.000000e-01 stream = 0 : ...
@@ -119,6 +123,11 @@ def TGEvaluation : Pass<"tg-evaluation", "::mlir::ModuleOp"> {
     return %loss : tensor<f32>
     ```
   }];
+  let options = [
+    Option<"keepOutputs", "keep-outputs", "bool", /*default=*/"false",
+           "Keep the outputs beside the loss (an inference); a loss is then "
+           "not required">,
+  ];
 }
 
 def TGTrainingMode : Pass<"tg-training-mode", "::mlir::ModuleOp"> {

@@ -3,7 +3,9 @@
 
 Also a launch that does not match the compiled mesh: a WORLD_SIZE other
 than the mesh's devices, and ranks that run different compiled steps, are
-errors on every rank.
+errors on every rank; so is one rank that cannot set up the evaluation
+(its --val-data missing), before the first step and well within the
+timeout.
 
 Emits a dp=2 step (`tgc compile --mesh dp=2 --emit cuda`), builds it for the
 host target, starts `train --nproc 2` for many steps, kills rank 1 with
@@ -82,8 +84,8 @@ def main():
     run([os.path.join(args.bin, "tgc-zoo"), "mlp", "--layers", "2", "-o",
          model])
     run([os.path.join(args.bin, "tgc"), "compile", model, "--train", "--mesh",
-         args.mesh] + args.options.split() + ["--emit", "cuda", "-o",
-                                              project])
+         args.mesh] + args.options.split() + ["--emit", "cuda", "--evaluation",
+                                              "-o", project])
     run(["cmake", "-S", project, "-B", build, "-G", "Ninja",
          "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
     run(["cmake", "--build", build])
@@ -93,6 +95,13 @@ def main():
     if args.mesh == "dp=2":
         check_launch_mismatch(args, work, model, env, train)
     kill_rank(args, env, train)
+
+
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
 
 
 def check_launch_mismatch(args, work, model, env, train):
@@ -111,10 +120,7 @@ def check_launch_mismatch(args, work, model, env, train):
     run(["cmake", "-S", other, "-B", os.path.join(other, "build"), "-G",
          "Ninja", "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
     run(["cmake", "--build", os.path.join(other, "build")])
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
+    port = free_port()
     ranks = [subprocess.Popen(
         [program, "--steps", "1", "--data", "fixed"], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
@@ -128,6 +134,36 @@ def check_launch_mismatch(args, work, model, env, train):
                 or "runs a different compiled step" not in stderr):
             sys.exit("rank %d of two different steps: %d, %r" %
                      (rank, process.returncode, stderr))
+
+    # Rank 1 cannot read its validation data: both stop before the first
+    # step, rank 0 naming rank 1, without waiting for the timeout.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "tgc", "Inputs"))
+    from compare_host_target import write_example_file
+    val = write_example_file(work, os.path.dirname(os.path.dirname(train)),
+                             "val.safetensors", seed=1)[0]
+    port = free_port()
+    start = time.monotonic()
+    ranks = [subprocess.Popen(
+        [train, "--steps", "1", "--data", "fixed", "--val-data", path],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(env, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                 MASTER_PORT=port))
+        for rank, path in enumerate(
+            [val, os.path.join(work, "missing.safetensors")])]
+    expected = ["rank 1 could not set up the evaluation",
+                "cannot be read"]
+    for rank, process in enumerate(ranks):
+        stdout, stderr = process.communicate(timeout=args.timeout + 30)
+        if (process.returncode != 1 or "error: rank %d:" % rank not in stderr
+                or expected[rank] not in stderr or "step 1:" in stdout):
+            sys.exit("rank %d, rank 1's --val-data missing: %d, %r" %
+                     (rank, process.returncode, stderr))
+    if time.monotonic() - start > args.timeout:
+        sys.exit("rank 1's missing --val-data stopped the ranks after %.1f s "
+                 "(timeout %d s)" % (time.monotonic() - start, args.timeout))
+    print("one rank's evaluation that cannot be set up stops both")
 
 
 def kill_rank(args, env, train):

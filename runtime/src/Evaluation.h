@@ -1,10 +1,11 @@
 //===- Evaluation.h - train --val-data: the validation loss -----*- C++ -*-===//
 //
 // The evaluation tgc compiled beside the step (tgc compile --evaluation,
-// evaluate.cu: the forward graph without dropout, its loss alone), run on an
-// arena of its own with the step's current parameters and state, over fixed
-// batches of held-out data: what `tgc train --val-data` measures on the
-// interpreter (lib/Training/Trainer.cpp).
+// evaluate.cu: the forward graph without dropout, a BatchNorm on its running
+// statistics, its loss alone), run on an arena of its own with the step's
+// current parameters and state, over fixed batches of held-out data: what
+// `tgc train --val-data` measures on the interpreter
+// (lib/Training/Trainer.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -61,8 +61,9 @@ static cl::opt<std::string> valData(
     cl::desc("Held-out data for a validation loss: FILE.bin (consecutive "
              "windows from the start, each with its next token, a batch of "
              "them at a time) or FILE.safetensors (the examples in the file's "
-             "order). The loss of the forward graph without dropout "
-             "(tg-evaluation) with the current parameters, the mean over "
+             "order). The loss of the forward graph as model.eval() runs it "
+             "(tg-evaluation: no dropout, BatchNorm on its running "
+             "statistics) with the current parameters, the mean over "
              "--val-batches batches, after every --val-every steps and the "
              "last"),
     cl::value_desc("FILE.bin|FILE.safetensors"), TGC_TRAIN);

@@ -315,6 +315,8 @@ LogicalResult tgc::buildEvaluation(ModuleOp module,
   FailureOr<tg::Mesh> mesh = tg::Mesh::parse(options.mesh, meshError);
   if (succeeded(mesh) && mesh->getAxisIndex("pp")) {
     evaluation.mesh = mesh->withoutAxis("pp").str();
+    // Without an axis left, the options that shard over one go: the step
+    // (built after) refuses them with the step's mesh in its message.
     if (evaluation.mesh.empty()) {
       evaluation.zero = 0;
       evaluation.sequenceParallel = false;

@@ -243,31 +243,18 @@ std::vector<char> Evaluation::gather(const ArgumentInfo &stepArg,
                  stepArg.name, why.c_str());
     std::exit(1);
   }
-  // A rank that does not hold it (another stage's) sends zeros.
-  const char *source = stepArena + stepArg.offset;
-  void *zeros = nullptr;
-  if (!ranks::holdsArgument(stepArg, stepMesh(), stepRanks->coordinates)) {
-    std::vector<char> none(bytes, 0);
-    zeros = backend::allocate(bytes, why);
-    if (!zeros) {
-      std::fprintf(stderr, "error: gathering '%s' for the evaluation: %s\n",
-                   stepArg.name, why.c_str());
-      std::exit(1);
-    }
-    backend::toDevice(zeros, none.data(), bytes);
-    source = static_cast<const char *>(zeros);
-  }
+  // A rank that does not hold it (another stage's) sends what its arena
+  // holds there (the arena is as large on every rank), which the others
+  // skip.
   std::string what =
       "gathering '" + std::string(stepArg.name) + "' for the evaluation";
   backend::beginCollective();
-  stepRanks->world->getWorldGroup().allGather(source, gathered, bytes,
-                                              what.c_str());
+  stepRanks->world->getWorldGroup().allGather(stepArena + stepArg.offset,
+                                              gathered, bytes, what.c_str());
   backend::endCollective(info->numCollectives);
   backend::waitCollective(info->numCollectives);
   backend::toHost(blocks.data(), gathered, blocks.size());
   backend::release(gathered);
-  if (zeros)
-    backend::release(zeros);
   ArgumentInfo global = ranks::getGlobalArgument(stepArg);
   std::vector<char> whole(getBytes(global));
   for (int64_t r = 0; r < devices; ++r) {

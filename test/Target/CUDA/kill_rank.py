@@ -138,8 +138,6 @@ def check_launch_mismatch(args, work, model, env, train):
     # Rank 1 cannot read its validation data: both stop before the first
     # step, rank 0 naming rank 1, without waiting for the timeout.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
-        __file__)), "..", "..", "tgc", "Inputs"))
     from compare_host_target import write_example_file
     val = write_example_file(work, os.path.dirname(os.path.dirname(train)),
                              "val.safetensors", seed=1)[0]

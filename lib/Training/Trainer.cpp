@@ -385,6 +385,19 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
   }
   if (!lossIndex)
     return step.emitError("has no 'loss' result to train on");
+  // The `lr` hyper-parameter, which the schedule sets from its default.
+  std::optional<unsigned> lrIndex;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto name =
+        step.getArgAttrOfType<StringAttr>(i, tg::TGDialect::kNameAttrName);
+    if (tg::getArgumentRole(step, i) == tg::Role::Hyper && name &&
+        name.getValue() == "lr")
+      lrIndex = i;
+  }
+  if (!lrIndex && !options.schedule.isConstant())
+    return step.emitError("--warmup and --lr-schedule cosine need an 'lr' "
+                          "hyper-parameter; this step has none");
+  double peakLr = lrIndex ? run.arguments[*lrIndex].getAsDouble(0) : 0;
 
   std::optional<Evaluator> evaluator;
   if (options.evaluation) {
@@ -409,6 +422,8 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
           !isa<FloatType>(getElementTypeOrSelf(step.getArgumentTypes()[i]));
       if (role == tg::Role::Hyper && name && name.getValue() == "step")
         arguments[i].ints()[0] = n + 1;
+      else if (i == lrIndex)
+        arguments[i].setAsDouble(0, options.schedule.at(peakLr, n));
       else if (role == tg::Role::Hyper && isInt &&
                !step.getArgAttr(i, tg::TGDialect::kDefaultAttrName))
         arguments[i] = makeRandomArgument(step, i, stepSeed, types[i]); // seeds

@@ -15,6 +15,7 @@
 #include "Ranks.h"
 #include "ShardedCheckpoint.h"
 
+#include "tgc/runtime/LrSchedule.h"
 #include "tgc/runtime/Runtime.h"
 
 #include <nlohmann/json.hpp>
@@ -44,8 +45,10 @@ struct Flags {
   std::string data;
   bool hasLr = false;
   double lr = 0;
-  unsigned warmup = 0;
-  std::string schedule = "constant";
+  /// --warmup, --lr-schedule cosine and --decay-steps (default: the last
+  /// step of the run, set once the first step is known).
+  LrSchedule schedule;
+  bool hasDecaySteps = false;
   unsigned logEvery = 10;
   std::string params, save, saveShards, resume, profile;
   std::string init = "imported";
@@ -73,8 +76,14 @@ void printUsage(const char *program) {
       "                     name; shuffled each epoch, mapped, prefetched)\n"
       "  --lr X             peak learning rate (default: the step's own)\n"
       "  --warmup N         linear warmup over the first N steps\n"
-      "  --lr-schedule S    constant (default) or cosine (to 0 at the last "
-      "step)\n"
+      "  --lr-schedule S    constant (default) or cosine (after the warmup, "
+      "from --lr\n"
+      "                     towards 0, reached after --decay-steps)\n"
+      "  --decay-steps N    the step the cosine ends at, counted from the "
+      "start of\n"
+      "                     training (default: the last step of this run; "
+      "a run to be\n"
+      "                     resumed gives the whole training's last)\n"
       "  --log-every K      print the loss every K steps (default 10)\n"
       "  --val-data FILE    held-out data (FILE.bin: consecutive windows; "
       "FILE.safetensors:\n"
@@ -185,8 +194,12 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
       if (!needUnsigned(flags.seed))
         return false;
     } else if (flag == "--warmup") {
-      if (!needUnsigned(flags.warmup))
+      if (!needUnsigned(flags.schedule.warmup))
         return false;
+    } else if (flag == "--decay-steps") {
+      if (!needUnsigned(flags.schedule.decaySteps))
+        return false;
+      flags.hasDecaySteps = true;
     } else if (flag == "--log-every") {
       if (!needUnsigned(flags.logEvery))
         return false;
@@ -229,7 +242,7 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
                      value.c_str());
         return false;
       }
-      flags.schedule = value;
+      flags.schedule.cosine = value == "cosine";
     } else if (flag == "--data") {
       flags.data = value;
     } else if (flag == "--params") {
@@ -254,6 +267,18 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
                    flag.c_str());
       return false;
     }
+  }
+  if (flags.hasDecaySteps && !flags.schedule.cosine) {
+    std::fprintf(stderr, "error: --decay-steps needs --lr-schedule cosine\n");
+    return false;
+  }
+  if (flags.hasDecaySteps &&
+      flags.schedule.decaySteps <= flags.schedule.warmup) {
+    std::fprintf(stderr,
+                 "error: --decay-steps %llu must be above --warmup %u\n",
+                 static_cast<unsigned long long>(flags.schedule.decaySteps),
+                 flags.schedule.warmup);
+    return false;
   }
   if (flags.hasValFlag && flags.valData.empty()) {
     std::fprintf(stderr, "error: --val-every and --val-batches need "
@@ -337,17 +362,6 @@ int findArgument(const StepInfo &info, ArgRole role, const char *name) {
         std::strcmp(info.arguments[i].name, name) == 0)
       return i;
   return -1;
-}
-
-double scheduledLr(const Flags &flags, double peak, unsigned n) {
-  if (n < flags.warmup)
-    return peak * double(n + 1) / double(flags.warmup);
-  if (flags.schedule == "cosine" && flags.steps > flags.warmup) {
-    double progress =
-        double(n - flags.warmup) / double(flags.steps - flags.warmup);
-    return peak * 0.5 * (1.0 + std::cos(M_PI * progress));
-  }
-  return peak;
 }
 
 /// This process's rank, in messages of a run of several (-1: one process).
@@ -741,9 +755,13 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
     peakLr = flags.hasLr ? flags.lr
                          : loadDouble(arguments[lrIndex].data(),
                                       info.arguments[lrIndex].dtype, 0);
-  else if (flags.hasLr || flags.warmup)
-    return fail("--lr and --warmup need an 'lr' hyper-parameter; this step "
-                "has none");
+  else if (flags.hasLr || !flags.schedule.isConstant())
+    return fail("--lr, --warmup and --lr-schedule cosine need an 'lr' "
+                "hyper-parameter; this step has none");
+  // The cosine's end: the last step of this run, unless given (a resumed
+  // run continues the schedule of the whole training with the same one).
+  if (!flags.hasDecaySteps)
+    flags.schedule.decaySteps = uint64_t(firstStep) + flags.steps;
   int lossIndex = -1, scaleResult = -1;
   for (int r = 0; r < info.numResults; ++r) {
     if (info.results[r].isLoss)
@@ -829,7 +847,7 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
         storeDouble(arguments[i].data(), arg.dtype, 0, double(n + 1));
       } else if (i == lrIndex) {
         storeDouble(arguments[i].data(), arg.dtype, 0,
-                    scheduledLr(flags, peakLr, n));
+                    flags.schedule.at(peakLr, n));
       } else if (arg.init.role == ArgRole::Hyper && !arg.init.isFloat &&
                  !arg.init.hasDefault) {
         // Dropout seeds.

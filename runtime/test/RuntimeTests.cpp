@@ -10,6 +10,7 @@
 #include "tgc/runtime/Dataset.h"
 #include "tgc/runtime/FlashAttention.h"
 #include "tgc/runtime/Kernels.h"
+#include "tgc/runtime/LrSchedule.h"
 #include "tgc/runtime/Runtime.h"
 #include "tgc/runtime/Safetensors.h"
 #include "tgc/runtime/TiledGemm.h"
@@ -421,6 +422,28 @@ static void testRandom() {
 /// A model that shifts its labels itself gets the window as its labels
 /// (it predicts labels[t + 1] at t: the next token); the copy task's labels
 /// move one position on (it predicts ids[t] at t).
+/// The learning rate schedule: llm.c's linear warmup, then a cosine that
+/// reaches 0 after decaySteps and stays there; constant without either.
+static void testLrSchedule() {
+  LrSchedule constant;
+  CHECK(constant.isConstant() && constant.at(0.5, 0) == 0.5 &&
+        constant.at(0.5, 1000) == 0.5);
+  LrSchedule warmup{4, false, 0};
+  CHECK(!warmup.isConstant());
+  CHECK(warmup.at(0.4, 0) == 0.1 && warmup.at(0.4, 1) == 0.2 &&
+        warmup.at(0.4, 3) == 0.4 && warmup.at(0.4, 10) == 0.4);
+  LrSchedule cosine{2, true, 6};
+  CHECK(cosine.at(1.0, 1) == 1.0 && cosine.at(1.0, 2) == 1.0);
+  // Halfway from the warmup's end (2) to decaySteps (6): half the peak.
+  CHECK(std::abs(cosine.at(1.0, 4) - 0.5) < 1e-15);
+  CHECK(cosine.at(1.0, 5) > 0 && cosine.at(1.0, 5) < 0.5);
+  CHECK(cosine.at(1.0, 6) < 1e-15 && cosine.at(1.0, 6) >= 0);
+  CHECK(cosine.at(1.0, 100) == cosine.at(1.0, 6));
+  // A decay that ends within the warmup leaves the peak after it.
+  LrSchedule degenerate{4, true, 3};
+  CHECK(degenerate.at(1.0, 10) == 1.0);
+}
+
 static void testShiftedLabels() {
   std::vector<unsigned char> bytes(2 * 50);
   for (size_t i = 0; i < 50; ++i)
@@ -1596,6 +1619,7 @@ int main() {
   testHostWorkers();
   testHeldTokenRows();
   testShiftedLabels();
+  testLrSchedule();
   testExampleOrder();
   if (failures)
     std::fprintf(stderr, "%d check(s) failed\n", failures);

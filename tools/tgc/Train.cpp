@@ -77,6 +77,22 @@ static cl::opt<unsigned>
                cl::desc("Batches of --val-data a validation loss averages "
                         "(default 20; at most what the file holds)"),
                cl::init(20), TGC_TRAIN);
+static cl::opt<unsigned>
+    warmup("warmup",
+           cl::desc("Linear warmup of the learning rate over the first N "
+                    "steps (step n at lr * n / N), as a generated train's "
+                    "--warmup"),
+           cl::value_desc("N"), cl::init(0), TGC_TRAIN);
+static cl::opt<std::string> lrSchedule(
+    "lr-schedule",
+    cl::desc("After the warmup: constant (the default: --lr) or cosine (from "
+             "--lr towards 0, reached after --decay-steps)"),
+    cl::value_desc("constant|cosine"), cl::init("constant"), TGC_TRAIN);
+static cl::opt<uint64_t> decaySteps(
+    "decay-steps",
+    cl::desc("With --lr-schedule cosine: the step the cosine ends at "
+             "(default: --steps)"),
+    cl::value_desc("N"), cl::init(0), TGC_TRAIN);
 static cl::opt<std::string>
     save("save",
          cl::desc("Write the trained parameters (and running statistics) to "
@@ -134,6 +150,22 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     // Nor should a mistyped directory lose the run.
     if (llvm::Error error = checkWritable(save))
       return reportError("--save: " + llvm::toString(std::move(error)));
+  }
+  // The learning rate schedule, checked before the model is built.
+  rt::LrSchedule schedule;
+  if (lrSchedule != "constant" && lrSchedule != "cosine")
+    return reportError("--lr-schedule expects constant or cosine, got '" +
+                       lrSchedule + "'");
+  schedule.warmup = warmup;
+  schedule.cosine = lrSchedule == "cosine";
+  schedule.decaySteps = steps;
+  if (decaySteps.getNumOccurrences()) {
+    if (!schedule.cosine)
+      return reportError("--decay-steps needs --lr-schedule cosine");
+    if (decaySteps <= warmup)
+      return reportError("--decay-steps " + std::to_string(decaySteps) +
+                         " must be above --warmup " + std::to_string(warmup));
+    schedule.decaySteps = decaySteps;
   }
   FailureOr<LoadedModel> model =
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
@@ -200,6 +232,7 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return failure();
 
   TrainerOptions options;
+  options.schedule = schedule;
   if (init != "imported" && init != "random")
     return reportError("--init expects imported or random, got '" + init + "'");
   // Imported values are global: a partitioned step splits them over its

@@ -11,6 +11,7 @@
 
 #include "tgc/Eval/Tensor.h"
 #include "tgc/runtime/Dataset.h"
+#include "tgc/runtime/LrSchedule.h"
 #include "tgc/runtime/TokenFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -110,6 +111,9 @@ struct TrainerOptions {
   /// every step; the others: see runTraining.
   llvm::StringMap<Tensor> inputs;
   std::optional<EvaluationOptions> evaluation;
+  /// The `lr` hyper-parameter of step n: schedule.at(its default, n), as a
+  /// generated `train` sets it (--warmup, --lr-schedule, --decay-steps).
+  rt::LrSchedule schedule;
 };
 
 /// What one step did.
@@ -139,7 +143,9 @@ struct TrainingRun {
 /// --random-inputs seed` makes them, but for the parameters given in
 /// `options.initialParameters` and the inputs given in `options.inputs` (a
 /// name with no such argument, or a value of another shape, is an error);
-/// the `step` hyper counts from 1; integer hypers without a default (dropout
+/// the `step` hyper counts from 1, the `lr` hyper follows
+/// `options.schedule` (a schedule other than constant on a step without
+/// one is an error); integer hypers without a default (dropout
 /// seeds) are drawn anew each step. An integer `input` not in
 /// `options.inputs` gets the default its name says: an attention mask (a
 /// name with `mask`) all ones, token type ids (`token_type`) zeros,

@@ -278,7 +278,11 @@ def check_bad_flags(work, build, launch):
              "--steps takes an integer from 0 to 4294967295"),
             ("--seed", "+3", "--seed takes an integer from 0 to"),
             ("--log-every", "-1", "--log-every takes an integer from 0 to"),
-            ("--lr", "nan", "--lr takes a non-negative number")]:
+            ("--lr", "nan", "--lr takes a non-negative number"),
+            ("--lr-schedule", "linear",
+             "--lr-schedule is constant or cosine, not 'linear'"),
+            ("--decay-steps", "10",
+             "--decay-steps needs --lr-schedule cosine")]:
         result = subprocess.run([os.path.join(build, "train")] + launch +
                                 [flag, value],
                                 capture_output=True, text=True, timeout=60)
@@ -470,6 +474,31 @@ def check_validation(work, build, launch, generated, reference, args,
           (len(theirs), args.rtol, worst, theirs[0][2], refused))
 
 
+def check_resumed_schedule(work, build, launch, env, common, generated,
+                           steps):
+    """A cosine schedule across a checkpoint: the first part of the run
+    says where the cosine ends (--decay-steps, the whole run's last step),
+    the resumed part ends there (its default end); together they give the
+    uninterrupted run's losses."""
+    first = steps // 2
+    checkpoint = os.path.join(work, "schedule.safetensors")
+    common = common[2:]  # without --steps
+    run([os.path.join(build, "train")] + launch + common +
+        ["--steps", str(first), "--decay-steps", str(steps), "--save",
+         checkpoint], env=env)
+    resumed = losses(run([os.path.join(build, "train")] + launch + common +
+                         ["--steps", str(steps - first), "--resume",
+                          checkpoint], env=env))
+    for step in range(first + 1, steps + 1):
+        a, b = resumed.get(step), generated[step]
+        if a is None or abs(a - b) > 1e-6 * abs(b):
+            sys.exit("resumed at step %d, step %d's loss is %s, the "
+                     "uninterrupted run's %.9g: the schedule did not "
+                     "continue" % (first, step, a, b))
+    print("a cosine schedule resumed at step %d continues the run (steps "
+          "%d-%d as uninterrupted)" % (first, first + 1, steps))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
@@ -517,6 +546,11 @@ def main():
     parser.add_argument("--validation", default="",
                         help="held-out data for --val-data: FORMAT-tokens:V "
                         "or examples")
+    parser.add_argument("--train-options", default="",
+                        help="flags of both trainers alone (a learning "
+                        "rate schedule: --warmup 5 --lr-schedule cosine); "
+                        "with a cosine, a run resumed from a checkpoint "
+                        "must continue it")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--profile", action="store_true",
@@ -563,7 +597,7 @@ def main():
          "-DTGC_TARGET=host", "-DTGCRuntime_DIR=" + args.runtime_dir])
     run(["cmake", "--build", build])
     common = ["--steps", str(args.steps), "--seed", "0", "--data", args.data,
-              "--log-every", "1"]
+              "--log-every", "1"] + args.train_options.split()
     saved = os.path.join(work, "generated.safetensors")
     expected = os.path.join(work, "interpreter.safetensors")
     launch = ["--nproc", str(args.nproc)] if args.nproc else []
@@ -631,6 +665,9 @@ def main():
     if validation:
         check_validation(work, build, launch, printed, printedReference, args,
                          validation[1], tgc_train)
+    if "cosine" in args.train_options:
+        check_resumed_schedule(work, build, launch, env, common, generated,
+                               args.steps)
     check_bad_flags(work, build, launch)
     check_corrupt_params(work, build, launch, saved)
     if args.check_outputs:

@@ -15,9 +15,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace tgc;
@@ -248,11 +251,23 @@ tgc::getImportedInitialValues(FunctionOpInterface entry,
         type = (*globalTypes)[i];
     if (!type)
       continue; // Not trained nor read by the step.
+    // Non-finite values are refused here, as the model's, whatever flags
+    // the tool has for its inputs.
     llvm::Expected<Tensor> value = tensorFromNpy(
-        parameter.value, *type, parameter.name, /*allowNonFinite=*/false,
+        parameter.value, *type, parameter.name, /*allowNonFinite=*/true,
         /*allowSplitView=*/true);
     if (!value)
       return reportError(llvm::toString(value.takeError()));
+    for (int64_t i = 0, e = value->getNumElements(); i < e; ++i)
+      if (double element = value->getAsDouble(i); !std::isfinite(element)) {
+        std::string typeText;
+        llvm::raw_string_ostream(typeText) << type->getElementType();
+        return reportError(llvm::formatv("parameter '{0}': element {1} is {2} "
+                                         "as {3}; the model's values must be "
+                                         "finite",
+                                         parameter.name, i, element, typeText)
+                               .str());
+      }
     values[parameter.name] = std::move(*value);
   }
   return values;

@@ -29,9 +29,11 @@ static cl::list<std::string>
 static cl::opt<std::string> params(
     "params",
     cl::desc("Read the values of params (by tg.name) from a .safetensors "
-             "file"),
+             "file (tgc train: where training starts; the file holds every "
+             "parameter, and the running statistics it has replace the "
+             "model's)"),
     cl::value_desc("FILE.safetensors"), TGC_RUN,
-    cl::sub(cli::getGradcheckCommand()));
+    cl::sub(cli::getGradcheckCommand()), cl::sub(cli::getTrainCommand()));
 static cl::opt<bool> randomMissingParams(
     "random-missing-params",
     cl::desc("With --params: draw the params the file lacks with "

@@ -244,10 +244,35 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       return failure();
     options.initialParameters = std::move(*imported);
   }
-  // --input: inputs the data does not feed (an attention mask...).
+  // --input: inputs the data does not feed (an attention mask...); --params:
+  // the values training starts from.
   FailureOr<ArgumentSources> sources = getArgumentSources({}, std::nullopt);
   if (failed(sources))
     return failure();
+  if (sources->parameterFileNames) {
+    // As a generated train's --params: every parameter, and the model's
+    // state (running statistics) the file has; its other tensors (a
+    // checkpoint's optimizer state) are not read.
+    std::vector<ImportedParameter> fromFile;
+    for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
+      if (!tg::isModelValue(entry, i))
+        continue;
+      std::string name = getArgumentName(entry, i);
+      auto found = sources->parameters.find(name);
+      if (found != sources->parameters.end())
+        fromFile.push_back({name, found->second});
+      else if (tg::getArgumentRole(entry, i) == tg::Role::Param)
+        return reportError("--params: the file has no tensor '" + name +
+                           "', a parameter of @" + entry.getName() +
+                           " (it must hold every parameter)");
+    }
+    FailureOr<llvm::StringMap<Tensor>> values =
+        getImportedInitialValues(entry, fromFile);
+    if (failed(values))
+      return failure();
+    for (auto &value : *values)
+      options.initialParameters[value.getKey()] = std::move(value.getValue());
+  }
   FailureOr<SmallVector<std::optional<Tensor>>> given =
       readGivenArguments(entry, sources->inputs, sources->allowNonFinite);
   if (failed(given))

@@ -21,8 +21,8 @@ struct OptionRange {
   llvm::StringRef name;
   double value;
   double min, max;
-  /// Whether `min` itself is excluded.
-  bool minExclusive = false;
+  /// Whether `min` itself, or `max`, is excluded.
+  bool minExclusive = false, maxExclusive = false;
 };
 } // namespace
 
@@ -37,7 +37,10 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
       {"lora-alpha", o.loraAlpha, 0, 1e6},
       {"micro-batches", double(o.microBatches), 1, 65536},
       {"lr", o.lr, 0, 1e6},
-      {"momentum", o.momentum, 0, 1},
+      {"momentum", o.momentum, 0, 1, false, /*maxExclusive=*/true},
+      {"beta1", o.beta1, 0, 1, false, /*maxExclusive=*/true},
+      {"beta2", o.beta2, 0, 1, false, /*maxExclusive=*/true},
+      {"eps", o.eps, 0, 1, /*minExclusive=*/true},
       {"weight-decay", o.weightDecay, 0, 1e6},
       {"clip-norm", o.clipNorm, 0, 1e30},
       {"init-scale", o.initScale, 0, 1e38, /*minExclusive=*/true},
@@ -49,16 +52,19 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
       {"virtual-stages", double(o.virtualStages), 0, 1024},
   };
   for (const OptionRange &range : ranges) {
-    bool inRange = std::isfinite(range.value) && range.value <= range.max &&
+    bool inRange = std::isfinite(range.value) &&
+                   (range.maxExclusive ? range.value < range.max
+                                       : range.value <= range.max) &&
                    (range.minExclusive ? range.value > range.min
                                        : range.value >= range.min);
     if (!inRange)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
-          llvm::formatv("--{0} must be a finite number in {1}{2}, {3}], got "
-                        "{4}",
+          llvm::formatv("--{0} must be a finite number in {1}{2}, {3}{4}, "
+                        "got {5}",
                         range.name, range.minExclusive ? "(" : "[",
                         formatNumber(range.min), formatNumber(range.max),
+                        range.maxExclusive ? ")" : "]",
                         formatNumber(range.value))
               .str());
   }
@@ -71,5 +77,29 @@ llvm::Error tgc::validatePipelineOptions(const TrainingPipelineOptions &o) {
                                          "-buckets is auto, always or never, "
                                          "got '" +
                                          value + "'");
+  // An optimizer's options given to another would be silently unused.
+  auto misplaced = [&](llvm::StringRef option, llvm::StringRef kinds) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--" + option + " is an option of " + kinds +
+                                       "; the optimizer is " +
+                                       stringifyOptimizerKind(o.optimizer));
+  };
+  bool adamLike =
+      o.optimizer == OptimizerKind::AdamW || o.optimizer == OptimizerKind::LAMB;
+  if (o.optimizer != OptimizerKind::None) {
+    if (o.optimizer != OptimizerKind::SGD && o.momentum != 0.0)
+      return misplaced("momentum", "sgd");
+    if (o.optimizer != OptimizerKind::SGD && o.nesterov)
+      return misplaced("nesterov", "sgd");
+    if (!adamLike && o.beta1 != 0.9)
+      return misplaced("beta1", "adamw and lamb");
+    if (!adamLike && o.beta2 != 0.999)
+      return misplaced("beta2", "adamw and lamb");
+    if (!adamLike && o.eps != 1e-8)
+      return misplaced("eps", "adamw and lamb");
+  }
+  if (o.nesterov && o.momentum == 0.0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--nesterov needs --momentum above 0");
   return llvm::Error::success();
 }

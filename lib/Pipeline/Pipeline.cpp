@@ -106,6 +106,11 @@ void tgc::buildTrainingStepStage(OpPassManager &pm,
     optimizer.lr = options.lr;
     optimizer.momentum = options.momentum;
     optimizer.weightDecay = options.weightDecay;
+    optimizer.nesterov = options.nesterov;
+    optimizer.beta1 = options.beta1;
+    optimizer.beta2 = options.beta2;
+    optimizer.epsilon = options.eps;
+    optimizer.noDecay.assign(options.noDecay.begin(), options.noDecay.end());
     optimizer.clipNorm = options.clipNorm;
     pm.addPass(createTGOptimizer(optimizer));
   }

@@ -245,6 +245,29 @@ static cl::opt<double> lr("lr",
 static cl::opt<double> momentum("momentum",
                                 cl::desc("SGD momentum (default 0)"),
                                 cl::init(0.0), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<bool> nesterov("nesterov",
+                              cl::desc("SGD: Nesterov momentum (with "
+                                       "--momentum)"),
+                              TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double>
+    beta1("beta1",
+          cl::desc("AdamW and LAMB: the first moment's decay (default 0.9)"),
+          cl::init(0.9), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double>
+    beta2("beta2",
+          cl::desc("AdamW and LAMB: the second moment's decay (default 0.999; "
+                   "GPT-2 trainers use 0.95)"),
+          cl::init(0.999), TGC_STEP_SUBS, TGC_CAT);
+static cl::opt<double>
+    eps("eps",
+        cl::desc("AdamW and LAMB: the denominator's epsilon (default 1e-8)"),
+        cl::init(1e-8), TGC_STEP_SUBS, TGC_CAT);
+static cl::list<std::string> noDecay(
+    "no-decay",
+    cl::desc("The parameters whose tg.name matches get no weight decay "
+             "(globs, comma-separated; default *bias,*norm*,*ln_*: biases "
+             "and normalization weights)"),
+    cl::value_desc("glob"), cl::CommaSeparated, TGC_STEP_SUBS, TGC_CAT);
 static cl::opt<double> weightDecay("weight-decay",
                                    cl::desc("Weight decay (default 0)"),
                                    cl::init(0.0), TGC_STEP_SUBS, TGC_CAT);
@@ -431,6 +454,11 @@ mlir::LogicalResult cli::fillPipelineOptions(TrainingPipelineOptions &options,
   options.lr = lr;
   options.momentum = momentum;
   options.weightDecay = weightDecay;
+  options.nesterov = nesterov;
+  options.beta1 = beta1;
+  options.beta2 = beta2;
+  options.eps = eps;
+  options.noDecay = noDecay;
   options.clipNorm = clipNorm;
   options.noCanonicalize = noCanonicalize;
   options.memoryBudget = memoryBudget;
@@ -476,6 +504,11 @@ bool cli::anyPipelineFlagGiven() {
       std::addressof(lr),
       std::addressof(momentum),
       std::addressof(weightDecay),
+      std::addressof(nesterov),
+      std::addressof(beta1),
+      std::addressof(beta2),
+      std::addressof(eps),
+      std::addressof(noDecay),
       std::addressof(clipNorm),
       std::addressof(noCanonicalize),
       std::addressof(memoryBudget),

@@ -112,6 +112,25 @@ struct TrainingPipelineOptions
       *this, "momentum",
       llvm::cl::desc("SGD momentum of the optimizer (default 0)"),
       llvm::cl::init(0.0)};
+  Option<bool> nesterov{*this, "nesterov",
+                        llvm::cl::desc("SGD: Nesterov momentum (default off)"),
+                        llvm::cl::init(false)};
+  Option<double> beta1{
+      *this, "beta1",
+      llvm::cl::desc("AdamW/LAMB first-moment decay (default 0.9)"),
+      llvm::cl::init(0.9)};
+  Option<double> beta2{
+      *this, "beta2",
+      llvm::cl::desc("AdamW/LAMB second-moment decay (default 0.999)"),
+      llvm::cl::init(0.999)};
+  Option<double> eps{
+      *this, "eps",
+      llvm::cl::desc("AdamW/LAMB denominator epsilon (default 1e-8)"),
+      llvm::cl::init(1e-8)};
+  ListOption<std::string> noDecay{
+      *this, "no-decay",
+      llvm::cl::desc("Globs of parameter names without weight decay "
+                     "(default: *bias,*norm*,*ln_*)")};
   Option<double> weightDecay{
       *this, "weight-decay",
       llvm::cl::desc("Weight decay of the optimizer (default 0)"),

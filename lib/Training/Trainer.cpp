@@ -398,6 +398,9 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
     return step.emitError("--warmup and --lr-schedule cosine need an 'lr' "
                           "hyper-parameter; this step has none");
   double peakLr = lrIndex ? run.arguments[*lrIndex].getAsDouble(0) : 0;
+  if (options.schedule.minLr > peakLr)
+    return step.emitError("--min-lr ")
+           << options.schedule.minLr << " is above the peak rate " << peakLr;
 
   std::optional<Evaluator> evaluator;
   if (options.evaluation) {

@@ -48,7 +48,7 @@ struct Flags {
   /// --warmup, --lr-schedule cosine and --decay-steps (default: the last
   /// step of the run, set once the first step is known).
   LrSchedule schedule;
-  bool hasDecaySteps = false;
+  bool hasDecaySteps = false, hasMinLr = false;
   unsigned logEvery = 10;
   std::string params, save, saveShards, resume, profile;
   std::string init = "imported";
@@ -79,6 +79,7 @@ void printUsage(const char *program) {
       "  --lr-schedule S    constant (default) or cosine (after the warmup, "
       "from --lr\n"
       "                     towards 0, reached after --decay-steps)\n"
+      "  --min-lr X         the rate the cosine ends at (default 0)\n"
       "  --decay-steps N    the step the cosine ends at, counted from the "
       "start of\n"
       "                     training (default: the last step of this run; "
@@ -224,17 +225,17 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
         std::fprintf(stderr, "error: --nproc takes at least 1 process\n");
         return false;
       }
-    } else if (flag == "--lr") {
+    } else if (flag == "--lr" || flag == "--min-lr") {
+      double &rate = flag == "--lr" ? flags.lr : flags.schedule.minLr;
       char *end = nullptr;
-      flags.lr = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end || !(flags.lr >= 0) ||
-          !std::isfinite(flags.lr)) {
+      rate = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(rate >= 0) || !std::isfinite(rate)) {
         std::fprintf(stderr,
-                     "error: --lr takes a non-negative number, not '%s'\n",
-                     value.c_str());
+                     "error: %s takes a non-negative number, not '%s'\n",
+                     flag.c_str(), value.c_str());
         return false;
       }
-      flags.hasLr = true;
+      (flag == "--lr" ? flags.hasLr : flags.hasMinLr) = true;
     } else if (flag == "--lr-schedule") {
       if (value != "constant" && value != "cosine") {
         std::fprintf(stderr,
@@ -268,8 +269,9 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
       return false;
     }
   }
-  if (flags.hasDecaySteps && !flags.schedule.cosine) {
-    std::fprintf(stderr, "error: --decay-steps needs --lr-schedule cosine\n");
+  if ((flags.hasDecaySteps || flags.hasMinLr) && !flags.schedule.cosine) {
+    std::fprintf(stderr, "error: %s needs --lr-schedule cosine\n",
+                 flags.hasDecaySteps ? "--decay-steps" : "--min-lr");
     return false;
   }
   if (flags.hasDecaySteps &&
@@ -758,6 +760,12 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   else if (flags.hasLr || !flags.schedule.isConstant())
     return fail("--lr, --warmup and --lr-schedule cosine need an 'lr' "
                 "hyper-parameter; this step has none");
+  if (flags.schedule.minLr > peakLr) {
+    char rates[96];
+    std::snprintf(rates, sizeof(rates), "%g is above the peak rate %g",
+                  flags.schedule.minLr, peakLr);
+    return fail(std::string("--min-lr ") + rates);
+  }
   // The cosine's end: the last step of this run, unless given (a resumed
   // run continues the schedule of the whole training with the same one).
   if (!flags.hasDecaySteps)

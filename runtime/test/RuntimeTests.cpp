@@ -439,6 +439,10 @@ static void testLrSchedule() {
   CHECK(cosine.at(1.0, 5) > 0 && cosine.at(1.0, 5) < 0.5);
   CHECK(cosine.at(1.0, 6) < 1e-15 && cosine.at(1.0, 6) >= 0);
   CHECK(cosine.at(1.0, 100) == cosine.at(1.0, 6));
+  // Towards a floor: the same cosine between the peak and minLr.
+  LrSchedule floor{2, true, 6, 0.2};
+  CHECK(std::abs(floor.at(1.0, 4) - 0.6) < 1e-15 && floor.at(1.0, 6) == 0.2 &&
+        floor.at(1.0, 50) == 0.2 && floor.at(1.0, 0) == 0.5);
   // A decay that ends within the warmup leaves the peak after it.
   LrSchedule degenerate{4, true, 3};
   CHECK(degenerate.at(1.0, 10) == 1.0);

@@ -14,6 +14,7 @@
 #include "tgc/runtime/TokenFile.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <chrono>
@@ -86,8 +87,13 @@ static cl::opt<unsigned>
 static cl::opt<std::string> lrSchedule(
     "lr-schedule",
     cl::desc("After the warmup: constant (the default: --lr) or cosine (from "
-             "--lr towards 0, reached after --decay-steps)"),
+             "--lr towards --min-lr, reached after --decay-steps)"),
     cl::value_desc("constant|cosine"), cl::init("constant"), TGC_TRAIN);
+static cl::opt<double>
+    minLr("min-lr",
+          cl::desc("With --lr-schedule cosine: the rate the cosine ends at "
+                   "(default 0)"),
+          cl::value_desc("X"), cl::init(0.0), TGC_TRAIN);
 static cl::opt<uint64_t> decaySteps(
     "decay-steps",
     cl::desc("With --lr-schedule cosine: the step the cosine ends at "
@@ -167,6 +173,14 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                          " must be above --warmup " + std::to_string(warmup));
     schedule.decaySteps = decaySteps;
   }
+  if (minLr.getNumOccurrences()) {
+    if (!schedule.cosine)
+      return reportError("--min-lr needs --lr-schedule cosine");
+    if (!(minLr >= 0) || !std::isfinite(minLr))
+      return reportError("--min-lr must be a finite number >= 0, got " +
+                         llvm::formatv("{0}", minLr.getValue()).str());
+    schedule.minLr = minLr;
+  }
   FailureOr<LoadedModel> model =
       loadModel(context, sourceMgr, getInputFile(), getImportFlags());
   if (failed(model))
@@ -209,6 +223,12 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   TrainingPipelineOptions pipeline;
   if (failed(fillPipelineOptions(pipeline, /*trainingStep=*/true)))
     return failure();
+  if (schedule.minLr > pipeline.lr)
+    return reportError(
+        llvm::formatv("--min-lr {0} is above the peak rate --lr {1}",
+                      llvm::format("%g", schedule.minLr),
+                      llvm::format("%g", double(pipeline.lr)))
+            .str());
   CompileRequest compile;
   if (shouldDumpPipeline())
     compile.pipelineDump = &llvm::errs();

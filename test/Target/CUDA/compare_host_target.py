@@ -282,7 +282,8 @@ def check_bad_flags(work, build, launch):
             ("--lr-schedule", "linear",
              "--lr-schedule is constant or cosine, not 'linear'"),
             ("--decay-steps", "10",
-             "--decay-steps needs --lr-schedule cosine")]:
+             "--decay-steps needs --lr-schedule cosine"),
+            ("--min-lr", "-1", "--min-lr takes a non-negative number")]:
         result = subprocess.run([os.path.join(build, "train")] + launch +
                                 [flag, value],
                                 capture_output=True, text=True, timeout=60)

@@ -21,11 +21,12 @@ struct LrSchedule {
   /// (llm.c's warmup).
   unsigned warmup = 0;
   /// After the warmup: the peak (constant), or a cosine from the peak
-  /// towards 0 (PyTorch's CosineAnnealingLR, nanoGPT's decay), which reaches
-  /// 0 after step `decaySteps` (counted from the start of training, not
-  /// from a resumed step) and stays there.
+  /// towards `minLr` (PyTorch's CosineAnnealingLR with eta_min, nanoGPT's
+  /// decay to min_lr), which it reaches after step `decaySteps` (counted
+  /// from the start of training, not from a resumed step) and keeps.
   bool cosine = false;
   uint64_t decaySteps = 0;
+  double minLr = 0;
 
   bool isConstant() const { return !warmup && !cosine; }
 
@@ -37,7 +38,8 @@ struct LrSchedule {
       return peak;
     double progress =
         std::min(1.0, double(n - warmup) / double(decaySteps - warmup));
-    return peak * 0.5 * (1.0 + std::cos(3.14159265358979323846 * progress));
+    return minLr + (peak - minLr) * 0.5 *
+                       (1.0 + std::cos(3.14159265358979323846 * progress));
   }
 };
 

@@ -460,6 +460,8 @@ tgc::runTraining(func::FuncOp step, const TrainerOptions &options,
              << loss << " at step " << n + 1
              << "; try a smaller learning rate or gradient clipping";
     TrainingStepResult report{n + 1, loss};
+    if (lrIndex && !options.schedule.isConstant())
+      report.lr = options.schedule.at(peakLr, n);
     if (lossScale) {
       report.lossScale = arguments[lossScale->second].getAsDouble(0);
       report.newLossScale = (*results)[lossScale->first].getAsDouble(0);

@@ -940,6 +940,9 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
                     scale, newScale);
       else if (!std::isnan(scale))
         std::printf(" (loss scale %g)", newScale);
+      // The rate a schedule gave the step (tgc train prints the same).
+      if (lrIndex >= 0 && !flags.schedule.isConstant())
+        std::printf(" (lr %g)", flags.schedule.at(peakLr, n));
       std::printf("\n");
       std::fflush(stdout);
     }

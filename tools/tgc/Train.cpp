@@ -127,6 +127,8 @@ static void logStep(const TrainingStepResult &report) {
         report.lossScale, report.newLossScale);
   else if (!std::isnan(report.lossScale))
     llvm::outs() << llvm::format(" (loss scale %g)", report.newLossScale);
+  if (!std::isnan(report.lr))
+    llvm::outs() << llvm::format(" (lr %g)", report.lr);
   llvm::outs() << "\n";
   logValidation(report);
 }

@@ -125,6 +125,8 @@ struct TrainingStepResult {
   /// (the scale backed off after a non-finite gradient). NaN otherwise.
   double lossScale = NAN, newLossScale = NAN;
   bool skipped = false;
+  /// The learning rate a schedule gave the step (NaN: no schedule).
+  double lr = NAN;
   /// After the steps --val-every names and the last: the mean loss of the
   /// evaluation over its batches, and their number.
   std::optional<double> validationLoss;

@@ -36,6 +36,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "tgc", "Inputs"))
 
 LOSS = re.compile(r"^step (\d+): loss (\S+)", re.M)
+# The rate a learning rate schedule gave a logged step.
+RATE = re.compile(r"^step (\d+): loss .*\(lr (\S+)\)$", re.M)
 VALIDATION = re.compile(r"^step (\d+): val loss (\S+) \((\d+) batch", re.M)
 # What the data feeds: tgc train's remark, the generated train's line.
 REMARK = re.compile(r"remark: (--data .*)$", re.M)
@@ -634,6 +636,13 @@ def main():
             sys.exit("step %d: the generated step's loss %.9g differs from "
                      "the interpreter's %.9g by %.3g relative (> %g)" %
                      (step, a, b, error, args.rtol))
+    if RATE.findall(printed) != RATE.findall(printedReference):
+        sys.exit("the learning rates differ: train prints %s, tgc train %s" %
+                 (RATE.findall(printed), RATE.findall(printedReference)))
+    if "--lr-schedule" in args.train_options and \
+            len(RATE.findall(printed)) != args.steps:
+        sys.exit("a schedule's rates are not printed at every step:\n" +
+                 printed)
     import numpy
     mine, theirs = read_safetensors(saved), read_safetensors(expected)
     if not theirs or set(theirs) - set(mine):

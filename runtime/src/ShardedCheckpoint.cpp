@@ -384,6 +384,18 @@ bool tgc::rt::loadShardedCheckpoint(
     SafetensorsFile file;
     if (!file.read(path, error))
       return false;
+    // Rank files of another save than the manifest's (a save interrupted
+    // after some ranks rewrote theirs: --save-every) would mix two steps.
+    auto recorded = file.metadata.find("tgc.steps");
+    std::string promised = std::to_string(manifest["steps"].get<int64_t>());
+    if (recorded == file.metadata.end() || recorded->second != promised) {
+      error = "'" + path + "' holds the values after " +
+              (recorded == file.metadata.end() ? std::string("an unknown")
+                                               : recorded->second) +
+              " steps, the manifest after " + promised +
+              " (a save that did not finish?)";
+      return false;
+    }
     for (const Piece &piece : pieces[r]) {
       const Saved &tensor = tensors[piece.tensor];
       const ArgumentInfo &arg = global.arguments[tensor.index];

@@ -50,6 +50,8 @@ struct Flags {
   LrSchedule schedule;
   bool hasDecaySteps = false, hasMinLr = false;
   unsigned logEvery = 10;
+  /// Checkpoints (--save, --save-shards) also after every K steps.
+  unsigned saveEvery = 0;
   std::string params, save, saveShards, resume, profile;
   std::string init = "imported";
   unsigned nproc = 0;
@@ -106,6 +108,10 @@ void printUsage(const char *program) {
       "                     or random (every parameter from --seed)\n"
       "  --save FILE        write parameters, optimizer state and the step "
       "count\n"
+      "  --save-every K     also save those checkpoints after every K "
+      "steps (each\n"
+      "                     overwriting the last), so that a run that "
+      "fails resumes\n"
       "  --save-shards DIR  each rank writes its blocks to "
       "DIR/rank-R.safetensors, rank 0\n"
       "                     the layout to DIR/manifest.json\n"
@@ -204,6 +210,9 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
     } else if (flag == "--log-every") {
       if (!needUnsigned(flags.logEvery))
         return false;
+    } else if (flag == "--save-every") {
+      if (!needUnsigned(flags.saveEvery))
+        return false;
     } else if (flag == "--val-every") {
       if (!needUnsigned(flags.valEvery))
         return false;
@@ -280,6 +289,10 @@ bool parseFlags(int argc, char **argv, Flags &flags, bool &help) {
                  "error: --decay-steps %llu must be above --warmup %u\n",
                  static_cast<unsigned long long>(flags.schedule.decaySteps),
                  flags.schedule.warmup);
+    return false;
+  }
+  if (flags.saveEvery && flags.save.empty() && flags.saveShards.empty()) {
+    std::fprintf(stderr, "error: --save-every needs --save or --save-shards\n");
     return false;
   }
   if (flags.hasValFlag && flags.valData.empty()) {
@@ -843,6 +856,119 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
   unsigned skipped = 0;
   std::vector<std::pair<std::string, double>> kernelTimes;
   unsigned profiledSteps = 0;
+  // --save and --save-shards: the checkpoints of the values after
+  // `stepsDone` steps (0 when written, else train's exit status).
+  auto saveCheckpoints = [&](int64_t stepsDone) -> int {
+    if (!flags.save.empty()) {
+      // The whole value of argument i, one at a time as the file is written:
+      // of several ranks, gathered, rank 0 putting the blocks together.
+      auto wholeOf = [&](int i, std::vector<char> &whole, std::string &why) {
+        const ArgumentInfo &arg = info.arguments[i];
+        size_t bytes = getDTypeBytes(arg.dtype);
+        for (int d = 0; d < arg.rank; ++d)
+          bytes *= arg.shape[d];
+        if (!communication) {
+          whole.resize(bytes);
+          backend::toHost(whole.data(), context.arena + arg.offset, bytes);
+          return true;
+        }
+        void *gathered = backend::allocate(bytes * (devices + 1), why);
+        if (!gathered) {
+          why = "gathering '" + std::string(arg.name) + "': " + why;
+          return false;
+        }
+        // A rank of a stage that does not read it sends its first value (in
+        // the last block of the buffer), which counts only when no stage
+        // reads it (ranks::savesArgument).
+        const char *block = context.arena + arg.offset;
+        if (!holds(i)) {
+          block = static_cast<char *>(gathered) + bytes * devices;
+          backend::toDevice(const_cast<char *>(block), arguments[i].data(),
+                            bytes);
+        }
+        backend::beginCollective();
+        communication->world->getWorldGroup().allGather(
+            block, gathered, bytes,
+            ("gathering '" + std::string(arg.name) + "' for --save").c_str());
+        backend::endCollective(info.numCollectives);
+        backend::waitCollective(info.numCollectives);
+        if (lead) {
+          std::vector<char> blocks(bytes * devices);
+          backend::toHost(blocks.data(), gathered, blocks.size());
+          whole.assign(getNumElements(global.arguments[i]) *
+                           getDTypeBytes(arg.dtype),
+                       0);
+          for (int64_t r = 0; r < devices; ++r) {
+            std::vector<int64_t> at = ranks::getCoordinates(info.mesh, r);
+            if (ranks::savesArgument(arg, info.mesh, at))
+              ranks::putBlock(
+                  arg, info.mesh, at,
+                  std::vector<char>(blocks.begin() + r * bytes,
+                                    blocks.begin() + (r + 1) * bytes),
+                  whole);
+          }
+        }
+        backend::release(gathered);
+        return true;
+      };
+      std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
+      if (lead) {
+        if (!saveCheckpoint(flags.save, global, wholeOf, roles, stepsDone,
+                            error))
+          return fail(error);
+      } else {
+        // The other ranks take part in the same gathers, in the same order.
+        std::vector<char> ignored;
+        std::string why;
+        for (int i = 0; i < info.numArguments; ++i) {
+          ArgRole role = info.arguments[i].init.role;
+          if (std::find(roles.begin(), roles.end(), role) != roles.end() &&
+              !wholeOf(i, ignored, why))
+            return fail(why);
+        }
+      }
+    }
+    if (!flags.saveShards.empty()) {
+      // Every rank writes its own blocks; rank 0 writes the manifest once all
+      // have, so that a manifest always describes complete files.
+      std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
+      ArgumentBytes blocks(info.numArguments);
+      for (int i = 0; i < info.numArguments; ++i) {
+        const ArgumentInfo &arg = info.arguments[i];
+        if (arg.init.role != ArgRole::Param && arg.init.role != ArgRole::State)
+          continue;
+        size_t bytes = getDTypeBytes(arg.dtype);
+        for (int d = 0; d < arg.rank; ++d)
+          bytes *= arg.shape[d];
+        // A value no stage of a pipelined step reads keeps its first value.
+        if (!holds(i)) {
+          blocks[i] = arguments[i];
+          continue;
+        }
+        blocks[i].resize(bytes);
+        backend::toHost(blocks[i].data(), context.arena + arg.offset, bytes);
+      }
+      std::string saveError;
+      char saved = saveShard(flags.saveShards, info, env->rank, blocks, roles,
+                             stepsDone, saveError);
+      if (!saved)
+        fail(saveError);
+      std::vector<char> everyone = agree(saved, "--save-shards");
+      if (everyone.empty())
+        return fail("--save-shards: " + error);
+      for (int64_t r = 0; r < devices; ++r)
+        if (!everyone[r])
+          return r == env->rank
+                     ? 1
+                     : fail("--save-shards: rank " + std::to_string(r) +
+                            " could not write its blocks; no "
+                            "manifest was written");
+      if (lead &&
+          !saveManifest(flags.saveShards, info, roles, stepsDone, error))
+        return fail(error);
+    }
+    return 0;
+  };
   auto start = std::chrono::steady_clock::now();
   for (unsigned k = 0; k < flags.steps; ++k) {
     unsigned n = static_cast<unsigned>(firstStep) + k;
@@ -983,6 +1109,19 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
         std::fflush(stdout);
       }
     }
+    // A checkpoint every --save-every steps (the last one follows the run).
+    if (flags.saveEvery && (n + 1) % flags.saveEvery == 0 &&
+        k + 1 != flags.steps) {
+      backend::synchronize(("step " + std::to_string(n + 1)).c_str());
+      if (int status = saveCheckpoints(n + 1))
+        return status;
+      if (lead) {
+        std::printf("step %u: saved %s\n", n + 1,
+                    flags.save.empty() ? flags.saveShards.c_str()
+                                       : flags.save.c_str());
+        std::fflush(stdout);
+      }
+    }
   }
   backend::synchronize("the last step");
   double seconds =
@@ -1007,112 +1146,8 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       return fail("--profile: " + error);
   }
 
-  if (!flags.save.empty()) {
-    // The whole value of argument i, one at a time as the file is written:
-    // of several ranks, gathered, rank 0 putting the blocks together.
-    auto wholeOf = [&](int i, std::vector<char> &whole, std::string &why) {
-      const ArgumentInfo &arg = info.arguments[i];
-      size_t bytes = getDTypeBytes(arg.dtype);
-      for (int d = 0; d < arg.rank; ++d)
-        bytes *= arg.shape[d];
-      if (!communication) {
-        whole.resize(bytes);
-        backend::toHost(whole.data(), context.arena + arg.offset, bytes);
-        return true;
-      }
-      void *gathered = backend::allocate(bytes * (devices + 1), why);
-      if (!gathered) {
-        why = "gathering '" + std::string(arg.name) + "': " + why;
-        return false;
-      }
-      // A rank of a stage that does not read it sends its first value (in
-      // the last block of the buffer), which counts only when no stage
-      // reads it (ranks::savesArgument).
-      const char *block = context.arena + arg.offset;
-      if (!holds(i)) {
-        block = static_cast<char *>(gathered) + bytes * devices;
-        backend::toDevice(const_cast<char *>(block), arguments[i].data(),
-                          bytes);
-      }
-      backend::beginCollective();
-      communication->world->getWorldGroup().allGather(
-          block, gathered, bytes,
-          ("gathering '" + std::string(arg.name) + "' for --save").c_str());
-      backend::endCollective(info.numCollectives);
-      backend::waitCollective(info.numCollectives);
-      if (lead) {
-        std::vector<char> blocks(bytes * devices);
-        backend::toHost(blocks.data(), gathered, blocks.size());
-        whole.assign(
-            getNumElements(global.arguments[i]) * getDTypeBytes(arg.dtype), 0);
-        for (int64_t r = 0; r < devices; ++r) {
-          std::vector<int64_t> at = ranks::getCoordinates(info.mesh, r);
-          if (ranks::savesArgument(arg, info.mesh, at))
-            ranks::putBlock(arg, info.mesh, at,
-                            std::vector<char>(blocks.begin() + r * bytes,
-                                              blocks.begin() + (r + 1) * bytes),
-                            whole);
-        }
-      }
-      backend::release(gathered);
-      return true;
-    };
-    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
-    if (lead) {
-      if (!saveCheckpoint(flags.save, global, wholeOf, roles,
-                          firstStep + flags.steps, error))
-        return fail(error);
-    } else {
-      // The other ranks take part in the same gathers, in the same order.
-      std::vector<char> ignored;
-      std::string why;
-      for (int i = 0; i < info.numArguments; ++i) {
-        ArgRole role = info.arguments[i].init.role;
-        if (std::find(roles.begin(), roles.end(), role) != roles.end() &&
-            !wholeOf(i, ignored, why))
-          return fail(why);
-      }
-    }
-  }
-  if (!flags.saveShards.empty()) {
-    // Every rank writes its own blocks; rank 0 writes the manifest once all
-    // have, so that a manifest always describes complete files.
-    std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};
-    ArgumentBytes blocks(info.numArguments);
-    for (int i = 0; i < info.numArguments; ++i) {
-      const ArgumentInfo &arg = info.arguments[i];
-      if (arg.init.role != ArgRole::Param && arg.init.role != ArgRole::State)
-        continue;
-      size_t bytes = getDTypeBytes(arg.dtype);
-      for (int d = 0; d < arg.rank; ++d)
-        bytes *= arg.shape[d];
-      // A value no stage of a pipelined step reads keeps its first value.
-      if (!holds(i)) {
-        blocks[i] = arguments[i];
-        continue;
-      }
-      blocks[i].resize(bytes);
-      backend::toHost(blocks[i].data(), context.arena + arg.offset, bytes);
-    }
-    std::string saveError;
-    char saved = saveShard(flags.saveShards, info, env->rank, blocks, roles,
-                           firstStep + flags.steps, saveError);
-    if (!saved)
-      fail(saveError);
-    std::vector<char> everyone = agree(saved, "--save-shards");
-    if (everyone.empty())
-      return fail("--save-shards: " + error);
-    for (int64_t r = 0; r < devices; ++r)
-      if (!everyone[r])
-        return r == env->rank
-                   ? 1
-                   : fail("--save-shards: rank " + std::to_string(r) +
-                          " could not write its blocks; no "
-                          "manifest was written");
-    if (lead && !saveManifest(flags.saveShards, info, roles,
-                              firstStep + flags.steps, error))
-      return fail(error);
-  }
+  if (int status = saveCheckpoints(firstStep + flags.steps))
+    return status;
   backend::release(crossing);
   backend::release(context.commScratch);
   backend::release(context.scratch);

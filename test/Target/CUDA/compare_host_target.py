@@ -285,7 +285,8 @@ def check_bad_flags(work, build, launch):
              "--lr-schedule is constant or cosine, not 'linear'"),
             ("--decay-steps", "10",
              "--decay-steps needs --lr-schedule cosine"),
-            ("--min-lr", "-1", "--min-lr takes a non-negative number")]:
+            ("--min-lr", "-1", "--min-lr takes a non-negative number"),
+            ("--save-every", "2", "--save-every needs --save or --save-shards")]:
         result = subprocess.run([os.path.join(build, "train")] + launch +
                                 [flag, value],
                                 capture_output=True, text=True, timeout=60)
@@ -502,6 +503,37 @@ def check_resumed_schedule(work, build, launch, env, common, generated,
           "%d-%d as uninterrupted)" % (first, first + 1, steps))
 
 
+def check_periodic_save(work, build, launch, env, common):
+    """--save-every 1 on a run that fails (a learning rate of 1e30 makes a
+    loss non-finite within a few steps): the checkpoint holds the values
+    after the last step that finished, as a run of that many steps saves
+    them."""
+    import numpy
+    common = common[2:]  # without --steps
+    periodic = os.path.join(work, "periodic.safetensors")
+    failing = subprocess.run(
+        [os.path.join(build, "train")] + launch + common +
+        ["--steps", "10", "--lr", "1e30", "--save-every", "1", "--save",
+         periodic], capture_output=True, text=True, env=env)
+    if failing.returncode != 1 or "the loss is" not in failing.stderr or \
+            "step 1: saved " + periodic not in failing.stdout:
+        sys.exit("--save-every with a failing run: status %d\n%s%s" %
+                 (failing.returncode, failing.stdout, failing.stderr))
+    with open(periodic, "rb") as f:
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+    steps = int(header["__metadata__"]["tgc.steps"])
+    expected = os.path.join(work, "periodic-expected.safetensors")
+    run([os.path.join(build, "train")] + launch + common +
+        ["--steps", str(steps), "--lr", "1e30", "--save", expected], env=env)
+    mine, theirs = read_safetensors(periodic), read_safetensors(expected)
+    for name, value in theirs.items():
+        if not numpy.array_equal(mine[name], value, equal_nan=True):
+            sys.exit("--save-every: '%s' after step %d differs from a run "
+                     "of %d steps" % (name, steps, steps))
+    print("--save-every 1 kept the values after step %d of a run that then "
+          "failed" % steps)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="tgc's bin directory")
@@ -678,6 +710,7 @@ def main():
     if "cosine" in args.train_options:
         check_resumed_schedule(work, build, launch, env, common, generated,
                                args.steps)
+        check_periodic_save(work, build, launch, env, common)
     check_bad_flags(work, build, launch)
     check_corrupt_params(work, build, launch, saved)
     if args.check_outputs:

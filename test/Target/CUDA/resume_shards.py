@@ -95,6 +95,31 @@ def main():
             sys.exit("resumed on another mesh, expected '%s':\n%s" %
                      (read, resumed))
 
+    # --save-every: a checkpoint after step 2 too, then the run's own after
+    # step 3, which continues as the uninterrupted run.
+    periodic = os.path.join(args.work_dir, "periodic")
+    printed = train(args.sharded, launch + ["--steps", "3", "--save-every",
+                                            "2", "--save-shards",
+                                            periodic]).stdout
+    if "step 2: saved " + periodic not in printed:
+        sys.exit("--save-every 2 did not save after step 2:\n" + printed)
+    resumed = train(args.sharded, launch + ["--steps", "2", "--resume",
+                                            periodic]).stdout
+    same("resumed from the last of periodic checkpoints", losses(resumed),
+         later)
+    # A rank file of another save than the manifest's (a save interrupted
+    # after some ranks rewrote theirs) is refused, not mixed in.
+    early = os.path.join(args.work_dir, "early")
+    train(args.sharded, launch + ["--steps", "1", "--save-shards", early])
+    mixed = os.path.join(args.work_dir, "mixed")
+    shutil.copytree(periodic, mixed)
+    shutil.copy(os.path.join(early, "rank-1.safetensors"), mixed)
+    result = train(args.whole, ["--steps", "1", "--resume", mixed], False)
+    if result.returncode != 1 or "rank-1.safetensors' holds the values " \
+            "after 1 steps, the manifest after 3" not in result.stderr:
+        sys.exit("a rank file of another save: %d, %r" %
+                 (result.returncode, result.stderr))
+
     # A --save file of one device resumed on the mesh: each rank reads its
     # blocks of the whole values.
     whole = os.path.join(args.work_dir, "whole.safetensors")

@@ -191,10 +191,14 @@ bool SafetensorsFile::read(const std::string &path, std::string &error) {
 bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
                              ArgumentBytes &arguments,
                              const std::vector<ArgRole> &roles, int64_t &steps,
-                             std::string &error, const DeviceBlocks *blocks) {
+                             std::string &error, const DeviceBlocks *blocks,
+                             std::vector<std::string> *startedFresh) {
   SafetensorsFile file;
   if (!file.read(path, error))
     return false;
+  bool anyFrozen = false;
+  for (int i = 0; i < info.numArguments; ++i)
+    anyFrozen |= info.arguments[i].isFrozen;
   for (int i = 0; i < info.numArguments; ++i) {
     const ArgumentInfo &arg = info.arguments[i];
     // With the parameters, the model's other values the file has (running
@@ -205,6 +209,11 @@ bool tgc::rt::loadCheckpoint(const std::string &path, const StepInfo &info,
     const safetensors::EntryView *found = file.find(arg.name);
     if (!found && !required)
       continue;
+    if (!found && startedFresh && anyFrozen && !arg.isFrozen &&
+        arg.init.role == ArgRole::Param) {
+      startedFresh->push_back(arg.name);
+      continue;
+    }
     if (!found) {
       error = "'" + path + "' has no tensor '" + arg.name + "'";
       return false;

@@ -90,11 +90,15 @@ bool saveCheckpoint(
 /// state (tg.buffer) that `path` has. `steps` receives the step count the file
 /// records (0 if none). With `blocks`, `info` is the global step and each
 /// argument read receives the device's block of it (its values checked
-/// there only).
+/// there only). With `startedFresh`, in a step that has frozen parameters
+/// (a LoRA step's base weights), a trained parameter `path` lacks (an
+/// adapter) keeps its seeded value and its name is appended there; the
+/// frozen ones, the model the step keeps, must be in `path`.
 bool loadCheckpoint(const std::string &path, const StepInfo &info,
                     ArgumentBytes &arguments, const std::vector<ArgRole> &roles,
                     int64_t &steps, std::string &error,
-                    const DeviceBlocks *blocks = nullptr);
+                    const DeviceBlocks *blocks = nullptr,
+                    std::vector<std::string> *startedFresh = nullptr);
 
 /// Reads the model values (parameters, tg.buffer state) `path` has (a
 /// model's imported values) over their seeded values in `arguments`; the

@@ -100,7 +100,9 @@ void printUsage(const char *program) {
       "  --val-every K      (default 0: after the last step only)\n"
       "  --val-batches N    batches a validation loss averages (default "
       "20)\n"
-      "  --params FILE      start from these parameters (.safetensors)\n"
+      "  --params FILE      start from these parameters (.safetensors; "
+      "in a LoRA\n"
+      "                     step the adapters it lacks start from --seed)\n"
       "  --init I           imported (default: an imported model's values, "
       "the\n"
       "                     project's params.safetensors, and --seed for "
@@ -643,10 +645,17 @@ int tgc::rt::trainMain(int argc, char **argv, const StepInfo &info,
       return false;
     }
     int64_t ignored = 0;
+    std::vector<std::string> fresh;
     if (!flags.params.empty() &&
         !loadCheckpoint(flags.params, global, arguments, {ArgRole::Param},
-                        ignored, error, ownBlocks))
+                        ignored, error, ownBlocks, &fresh))
       return false;
+    if (lead && !fresh.empty())
+      std::printf("params: %zu trained parameter%s not in '%s' start from "
+                  "--seed (%s%s)\n",
+                  fresh.size(), fresh.size() == 1 ? "" : "s",
+                  flags.params.c_str(), fresh[0].c_str(),
+                  fresh.size() > 1 ? ", ..." : "");
     if (flags.resume.empty())
       return true;
     std::vector<ArgRole> roles = {ArgRole::Param, ArgRole::State};

@@ -30,8 +30,8 @@ static cl::opt<std::string> params(
     "params",
     cl::desc("Read the values of params (by tg.name) from a .safetensors "
              "file (tgc train: where training starts; the file holds every "
-             "parameter, and the running statistics it has replace the "
-             "model's)"),
+             "parameter, or with --lora every frozen one, and the running "
+             "statistics it has replace the model's)"),
     cl::value_desc("FILE.safetensors"), TGC_RUN,
     cl::sub(cli::getGradcheckCommand()), cl::sub(cli::getTrainCommand()));
 static cl::opt<bool> randomMissingParams(

@@ -275,7 +275,17 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     // As a generated train's --params: every parameter, and the model's
     // state (running statistics) the file has; its other tensors (a
     // checkpoint's optimizer state) are not read.
+    // In a step with frozen parameters (a LoRA step's base weights), the
+    // trained ones the file lacks (its adapters) start from --seed.
+    auto isFrozen = [&](unsigned i) {
+      return static_cast<bool>(
+          entry.getArgAttr(i, tg::TGDialect::kFrozenAttrName));
+    };
+    bool anyFrozen = false;
+    for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
+      anyFrozen |= isFrozen(i);
     std::vector<ImportedParameter> fromFile;
+    SmallVector<std::string> fresh;
     for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
       if (!tg::isModelValue(entry, i))
         continue;
@@ -283,11 +293,23 @@ LogicalResult cli::runTrain(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       auto found = sources->parameters.find(name);
       if (found != sources->parameters.end())
         fromFile.push_back({name, found->second});
+      else if (tg::getArgumentRole(entry, i) == tg::Role::Param && anyFrozen &&
+               !isFrozen(i))
+        fresh.push_back(name);
       else if (tg::getArgumentRole(entry, i) == tg::Role::Param)
-        return reportError("--params: the file has no tensor '" + name +
-                           "', a parameter of @" + entry.getName() +
-                           " (it must hold every parameter)");
+        return reportError(
+            "--params: the file has no tensor '" + name +
+            "', a parameter of @" + entry.getName() +
+            (anyFrozen ? " that the step keeps frozen (the file holds every "
+                         "frozen parameter)"
+                       : " (it must hold every parameter)"));
     }
+    if (!fresh.empty())
+      entry.emitRemark() << "--params: " << fresh.size() << " trained parameter"
+                         << (fresh.size() == 1 ? "" : "s")
+                         << " not in the file start from --seed ("
+                         << fresh.front()
+                         << (fresh.size() > 1 ? ", ...)" : ")");
     FailureOr<llvm::StringMap<Tensor>> values =
         getImportedInitialValues(entry, fromFile);
     if (failed(values))

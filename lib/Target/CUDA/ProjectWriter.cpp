@@ -66,6 +66,9 @@ ordered_json describeStep(func::FuncOp step, const CudaProject &project,
     if (tg::getArgumentRole(step, i) == tg::Role::State &&
         tg::isModelValue(step, i))
       arg["model_value"] = true;
+    // A parameter the step does not train (a LoRA step's base weights).
+    if (step.getArgAttr(i, tg::TGDialect::kFrozenAttrName))
+      arg["frozen"] = true;
     arg["shape"] = type.getShape().vec();
     // A partitioned step's argument: the block of a global value.
     // ZeRO's padding (tg.unpadded_shape) is not in the global shape, the

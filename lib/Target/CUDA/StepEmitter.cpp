@@ -1277,6 +1277,9 @@ LogicalResult StepEmitter::emitDescription() {
         (tg::isModelValue(step, i) ? "true" : "false") + ", " +
         (pipeline ? "0x" + llvm::utohexstr(holders[i]) + "ull"
                   : std::string("~0ull")) +
+        ", " +
+        (step.getArgAttr(i, tg::TGDialect::kFrozenAttrName) ? "true"
+                                                            : "false") +
         "},\n";
   }
   arguments += "};\n";

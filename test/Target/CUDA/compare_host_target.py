@@ -417,6 +417,59 @@ def check_imported(args, project, build, first_loss):
                  "%s" % (result.returncode, result.stderr))
     print("imported weights: loaded by default (step 1 loss %.6g; %.6g from "
           "--seed alone); a missing file is an error" % (first_loss, seeded))
+    with open(os.path.join(project, "step.json")) as f:
+        frozen = [arg["name"] for arg in json.load(f)["arguments"]
+                  if arg.get("frozen")]
+    if "--lora" in args.options.split() and not frozen:
+        sys.exit("step.json of a LoRA step marks no argument frozen")
+    if frozen:
+        check_frozen_params(args, project, train, common, first_loss, frozen)
+
+
+def write_subset(source, path, keep):
+    """`source`'s entries whose name `keep` accepts, as a .safetensors
+    file at `path`."""
+    with open(source, "rb") as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    body, entries = b"", {}
+    for name, entry in header.items():
+        if name == "__metadata__" or not keep(name):
+            continue
+        begin, end = entry["data_offsets"]
+        entries[name] = dict(entry, data_offsets=[len(body),
+                                                  len(body) + end - begin])
+        body += data[8 + length + begin:8 + length + end]
+    encoded = json.dumps(entries).encode()
+    with open(path, "wb") as f:
+        f.write(len(encoded).to_bytes(8, "little") + encoded + body)
+
+
+def check_frozen_params(args, project, train, common, first_loss, frozen):
+    """In a step with frozen parameters (a LoRA step), --params needs the
+    frozen ones only: a base model's file starts the adapters from --seed
+    (with B = 0, the first loss is the base model's), and names them; a file
+    without a frozen parameter is refused, naming it."""
+    params = os.path.join(project, "params.safetensors")
+    base = os.path.join(project, "base.safetensors")
+    write_subset(params, base, lambda name: name in frozen)
+    output = run([train, "--params", base] + common)
+    if losses(output).get(1) != first_loss or \
+            "start from --seed" not in output:
+        sys.exit("train --params with the frozen parameters only: %r "
+                 "(expected loss %.6g and the adapters named)" %
+                 (output, first_loss))
+    partial = os.path.join(project, "partial.safetensors")
+    write_subset(params, partial, lambda name: name != frozen[0])
+    result = subprocess.run([train, "--params", partial] + common,
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode != 1 or "no tensor '%s'" % frozen[0] \
+            not in result.stderr:
+        sys.exit("train --params without the frozen %s: status %d, %r" %
+                 (frozen[0], result.returncode, result.stderr))
+    print("--params of a step with %d frozen parameters: the adapters start "
+          "from --seed, a missing frozen one is refused" % len(frozen))
 
 
 def check_validation(work, build, launch, generated, reference, args,

@@ -78,6 +78,9 @@ struct ArgumentInfo {
   /// device d) whose ops read the argument: only they hold it, at `offset`
   /// (the others may plan other values there). All ones otherwise.
   uint64_t pipelineHolders = ~uint64_t(0);
+  /// A parameter the step does not train (tg.frozen: a LoRA step's base
+  /// weights, --freeze).
+  bool isFrozen = false;
 };
 
 /// One result: its place in the arena, and the argument whose new value it

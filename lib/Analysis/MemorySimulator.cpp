@@ -8,6 +8,7 @@
 #include "tgc/Dialect/TG/TGInterfaces.h"
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Dialect/TG/TGPipeline.h"
+#include "tgc/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -312,8 +313,9 @@ tgc::getInPlaceConcatOffsets(Operation *op) {
   int64_t dim = concat.getDimension();
   if (!type || !type.hasStaticShape() || !getElementBytes(type) || dim < 0 ||
       dim >= type.getRank() ||
-      llvm::any_of(type.getShape().take_front(dim),
-                   [](int64_t size) { return size != 1; }))
+      llvm::any_of(
+          type.getShape().take_front(dim),
+          [](int64_t size) { return size != 1; }))
     return offsets;
   int64_t offset = 0;
   for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
@@ -863,9 +865,8 @@ static std::string describeOp(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << op->getName().getStringRef();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    os << " at " << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
-       << loc.getColumn();
+  if (std::string where = describeLocation(op->getLoc()); !where.empty())
+    os << " at " << where;
   return text;
 }
 

@@ -4,6 +4,7 @@
 
 #include "tgc/Interpreter/GlobalStep.h"
 #include "tgc/Interpreter/Inputs.h"
+#include "tgc/Support/Diagnostics.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -123,30 +124,6 @@ tgc::measurePrecision(FunctionOpInterface function, ArrayRef<Tensor> arguments,
       }
   }
   return records;
-}
-
-/// Where `loc` points: a node's name (an import's) and the file position.
-static std::string describeLocation(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    // An importer's node: the file alone.
-    if (file.getLine() == 0)
-      return file.getFilename().str();
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  }
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    std::string inner = describeLocation(name.getChildLoc());
-    return "'" + name.getName().getValue().str() + "'" +
-           (inner.empty() ? "" : " " + inner);
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location part : fused.getLocations())
-      if (std::string text = describeLocation(part); !text.empty())
-        return text;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return describeLocation(callSite.getCallee());
-  return "";
 }
 
 static std::string formatError(double value) {

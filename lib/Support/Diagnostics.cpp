@@ -16,6 +16,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace tgc;
 
@@ -208,6 +210,30 @@ std::string tgc::printableName(StringRef name, size_t maxLength) {
   if (i < name.size())
     os << "... (" << name.size() << " bytes)";
   return result;
+}
+
+std::string tgc::describeLocation(Location loc) {
+  constexpr size_t kWhole = std::numeric_limits<size_t>::max();
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    std::string name = printableName(file.getFilename(), kWhole);
+    // An importer's node: its file has no line to show.
+    if (file.getLine() == 0)
+      return name;
+    return name + ":" + std::to_string(file.getLine()) + ":" +
+           std::to_string(file.getColumn());
+  }
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string inner = describeLocation(name.getChildLoc());
+    return "'" + printableName(name.getName()) + "'" +
+           (inner.empty() ? "" : " " + inner);
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::string text = describeLocation(part); !text.empty())
+        return text;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return describeLocation(callSite.getCallee());
+  return "";
 }
 
 ConciseDiagnosticPrinter::ConciseDiagnosticPrinter(llvm::SourceMgr &sourceMgr,

@@ -33,6 +33,14 @@ constexpr size_t kMaxShownNameLength = 120;
 std::string printableName(llvm::StringRef name,
                           size_t maxLength = kMaxShownNameLength);
 
+/// Where `loc` points, for a listing (a report's table, a generated
+/// kernel's comment): `file:line:col`; an importer's node (a name around its
+/// file's position 0:0) as its name and file, `'/fc1/Gemm' model.onnx`;
+/// through fused locations (the first that names a place) and call sites
+/// (the callee). Names and files are shown as printableName makes them (a
+/// name cut, a file whole). Empty when `loc` names no place.
+std::string describeLocation(mlir::Location loc);
+
 /// How much of a diagnostic is shown.
 struct DiagnosticLimits {
   /// The widest source line shown under a location; a longer one is cut

@@ -13,6 +13,7 @@
 #include "KernelEmitter.h"
 
 #include "tgc/Dialect/TG/TGOps.h"
+#include "tgc/Support/Diagnostics.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -87,21 +88,16 @@ FailureOr<StorageType> cuda::getStorageType(Type type, Location loc) {
 }
 
 std::string cuda::formatLocation(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return formatLocation(name.getChildLoc());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations()) {
-      std::string text = formatLocation(inner);
-      if (!text.empty() && text != "unknown")
-        return text;
-    }
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return formatLocation(callSite.getCallee());
-  return "unknown";
+  std::string text = describeLocation(loc);
+  if (text.empty())
+    return "unknown";
+  // A backslash ending a // comment would continue it on the next line: the
+  // last (describeLocation shows one as two) is written \x5c.
+  if (text.back() == '\\') {
+    text.pop_back();
+    text += "x5c";
+  }
+  return text;
 }
 
 namespace {

@@ -41,7 +41,8 @@ struct Place {
   int64_t offset = 0;
 };
 
-/// "file:line:col" of `loc` (through fused and named locations).
+/// describeLocation(loc) for generated C++ (a comment's end, a string):
+/// "unknown" when it is empty, a final backslash escaped.
 std::string formatLocation(mlir::Location loc);
 
 /// C++ text of a number (exact for doubles; INFINITY, NAN) and of a Dims.

@@ -1014,6 +1014,10 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
                                              : node.op_type();
     importer.setNode(&node,
                      NameLoc::get(builder.getStringAttr(label), fileLoc));
+    // Once per model node (not again in an unrolled Loop's iterations).
+    if (branchDepth == 0)
+      if (std::optional<std::string> deviation = getExportDeviation(node))
+        emitWarning(importer.getLoc()) << *deviation;
     bool trainingDomain = node.domain() == kTrainingDomain;
     bool previewDomain = node.domain() == kPreviewDomain;
     if (node.domain() != "" && node.domain() != "ai.onnx" && !trainingDomain &&

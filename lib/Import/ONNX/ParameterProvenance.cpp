@@ -143,6 +143,115 @@ getFxParameterArguments(const onnx::NodeProto &node) {
   return placeholders;
 }
 
+/// The arguments of the FX node an ONNX node came from, as printed
+/// (`%conv2d`, `None`, `True`, `0.1`), split at the commas outside brackets,
+/// and its keyword arguments (`label_smoothing: 0.1`) by name.
+struct FxArguments {
+  SmallVector<std::string> positional;
+  llvm::StringMap<std::string> keywords;
+};
+static std::optional<FxArguments> getFxArguments(const onnx::NodeProto &node) {
+  std::optional<std::string> fx = getNodeMetadata(node, kFxNode);
+  if (!fx)
+    return std::nullopt;
+  FxArguments result;
+  // Splits the text after `open` up to its closing bracket into items.
+  auto split = [&](StringRef text, StringRef open,
+                   SmallVector<std::string> &items) {
+    size_t start = text.find(open);
+    if (start == StringRef::npos)
+      return false;
+    text = text.drop_front(start + open.size());
+    int depth = 0;
+    std::string item;
+    for (char c : text) {
+      if (depth == 0 && (c == ')' || c == '}' || c == ',')) {
+        if (!StringRef(item).trim().empty())
+          items.push_back(StringRef(item).trim().str());
+        item.clear();
+        if (c == ',')
+          continue;
+        return true;
+      }
+      depth += (c == '(' || c == '[' || c == '{');
+      depth -= (c == ')' || c == ']' || c == '}');
+      item += c;
+    }
+    return false;
+  };
+  SmallVector<std::string> keywords;
+  if (!split(*fx, "](args = (", result.positional) ||
+      !split(*fx, "kwargs = {", keywords))
+    return std::nullopt;
+  for (StringRef keyword : keywords) {
+    auto [key, value] = keyword.split(':');
+    result.keywords[key.trim()] = value.trim().str();
+  }
+  return result;
+}
+
+std::optional<std::string>
+tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
+  std::optional<std::string> target = getFxTarget(node);
+  std::optional<FxArguments> args = getFxArguments(node);
+  if (!target || !args)
+    return std::nullopt;
+  // An argument by position or by name, as printed.
+  auto argument = [&](size_t index, StringRef name) -> std::string {
+    auto keyword = args->keywords.find(name);
+    if (keyword != args->keywords.end())
+      return keyword->second;
+    return index < args->positional.size() ? args->positional[index] : "";
+  };
+  std::string module = getModuleScope(node).value_or("");
+  std::string where = module.empty() ? "" : " '" + module + "'";
+  StringRef op = *target;
+  // aten.batch_norm, native_batch_norm, _native_batch_norm_legit(_functional):
+  // (input, weight, bias, running_mean, running_var, training, ...);
+  // _batch_norm_with_update trains without the flag. Without running
+  // statistics the exporter computes the batch's.
+  bool training = op.contains("batch_norm") && !op.contains("backward") &&
+                  (argument(5, "training") == "True" ||
+                   op.starts_with("aten._batch_norm_with_update"));
+  if (training && argument(3, "running_mean") != "None") {
+    std::optional<std::string> rule =
+        getNodeMetadata(node, "pkg.onnxscript.rewriter.rule_name");
+    bool fused = rule && StringRef(*rule).starts_with("FuseBatchNormInto");
+    bool trainingNode = false;
+    for (const onnx::AttributeProto &attribute : node.attribute())
+      trainingNode |= attribute.name() == "training_mode" && attribute.i();
+    if (node.op_type() == "BatchNormalization"
+            ? trainingNode || node.output_size() > 1
+            : !fused)
+      return std::nullopt;
+    std::string text =
+        "training-mode batch norm" + where +
+        " exported in inference mode (the dynamo exporter's way): it "
+        "normalizes with the running statistics, not the batch's";
+    if (fused)
+      text += "; folded into this " + node.op_type() + " by " + *rule;
+    return text + "; export with dynamo=False, "
+                  "training=TrainingMode.TRAINING to train as PyTorch does";
+  }
+  // aten.cross_entropy_loss(self, target, weight, reduction, ignore_index,
+  // label_smoothing): ONNX's loss ops have no smoothing.
+  if (op.starts_with("aten.cross_entropy_loss") &&
+      (node.op_type() == "SoftmaxCrossEntropyLoss" ||
+       node.op_type() == "NegativeLogLikelihoodLoss")) {
+    std::string smoothing = argument(5, "label_smoothing");
+    double value = 0;
+    if (smoothing.empty() || StringRef(smoothing).getAsDouble(value) ||
+        value == 0)
+      return std::nullopt;
+    return "cross-entropy" + where + " has label_smoothing " +
+           StringRef(smoothing).take_front(24).str() +
+           " in PyTorch, which the exporter dropped (" + node.op_type() +
+           " has none): this loss is unsmoothed; compute the smoothed loss "
+           "in the model's code to export it";
+  }
+  return std::nullopt;
+}
+
 /// torch.export's placeholder for parameter `name`.
 static std::string getPlaceholder(StringRef name) {
   std::string placeholder = "p_" + name.str();

@@ -61,6 +61,16 @@ std::optional<std::string> getModuleScope(const onnx::NodeProto &node);
 /// metadata (rather than a node name).
 bool hasScopeMetadata(const onnx::NodeProto &node);
 
+/// Where the dynamo exporter's graph computes otherwise than the PyTorch
+/// code that `node` came from, as its FX node (`pkg.torch.onnx.fx_node`)
+/// shows: a training-mode batch norm exported in inference mode (the
+/// exporter's BatchNormalization always normalizes with the running
+/// statistics; its optimizer may have fused it into a Conv, ConvTranspose
+/// or Gemm, `pkg.onnxscript.rewriter.rule_name`), a cross-entropy whose
+/// label smoothing it dropped. The message for a warning; std::nullopt
+/// when the node computes what its FX node does, or has no FX node.
+std::optional<std::string> getExportDeviation(const onnx::NodeProto &node);
+
 /// A node of the graph that reads a parameter, and the parameter it reads
 /// in the framework.
 struct RecoveredUse {

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Dynamo exports (torch.onnx.export(..., dynamo=True), PyTorch 2.15 with
+onnxscript 0.7) whose graph computes otherwise than the PyTorch model, for
+test/Import/pytorch-dynamo-deviations.test: a small classifier (Conv2d,
+BatchNorm2d with running statistics away from 0 and 1, ReLU, mean pooling,
+Linear, cross-entropy), exported
+
+  bn-train        in training mode, optimize=False: the exporter's
+                  BatchNormalization is in inference mode all the same;
+  bn-train-fused  in training mode, the exporter's default optimization,
+                  which also folds that BatchNormalization into the Conv
+                  (FuseBatchNormIntoConv);
+  bn-eval         in eval mode: the graph is the model's;
+  smoothing       in eval mode with label_smoothing=0.1, which the
+                  exporter drops.
+
+Node annotations are stripped but for the FX node, the name scopes and the
+rewrite rule, which the import reads. Writes NAME.onnx, inputs.x.npy,
+inputs.labels.npy and NAME.torch-loss.txt (PyTorch's loss, in the mode of
+the export) next to this script. To regenerate (from this directory):
+
+    python3 -m venv venv && venv/bin/pip install torch onnxscript onnx==1.23.2
+    venv/bin/python gen_deviations.py
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from export_helpers import strip_node_annotations  # noqa: E402
+
+KEEP = ("pkg.torch.onnx.fx_node", "pkg.torch.onnx.name_scopes",
+        "pkg.onnxscript.rewriter.rule_name")
+
+
+class Classifier(nn.Module):
+    def __init__(self, smoothing=0.0):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.head = nn.Linear(4, 3)
+        self.smoothing = smoothing
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x, labels):
+        h = F.relu(self.bn(self.conv(x))).mean((2, 3))
+        return F.cross_entropy(self.head(h), labels,
+                               label_smoothing=self.smoothing)
+
+
+def export(name, model, inputs, training, **options):
+    model.train(training)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        loss = float(model(*inputs))
+    model.load_state_dict(state)  # the forward moved the running statistics
+    torch.onnx.export(model, inputs, f"{name}.onnx", dynamo=True,
+                      opset_version=18, input_names=["x", "labels"],
+                      output_names=["loss"], **options)
+    m = onnx.load(f"{name}.onnx")
+    onnx.save(m, f"{name}.onnx", save_as_external_data=False)
+    if os.path.exists(f"{name}.onnx.data"):
+        os.remove(f"{name}.onnx.data")
+    strip_node_annotations(f"{name}.onnx", keep=KEEP)
+    model.load_state_dict(state)  # and so may the export's tracing
+    with open(f"{name}.torch-loss.txt", "w") as f:
+        f.write(f"{loss:.7g}\n")
+
+
+if __name__ == "__main__":
+    os.chdir(HERE)
+    torch.manual_seed(0)
+    x, labels = torch.randn(4, 2, 5, 5), torch.tensor([0, 2, 1, 2])
+    np.save("inputs.x.npy", x.numpy())
+    np.save("inputs.labels.npy", labels.numpy())
+    model = Classifier()
+    export("bn-train", model, (x, labels), True, optimize=False)
+    export("bn-train-fused", model, (x, labels), True)
+    export("bn-eval", model, (x, labels), False)
+    export("smoothing", Classifier(0.1), (x, labels), False)

@@ -158,3 +158,25 @@ func.func @bitcast_of_bits(%p: tensor<4xf32> {tg.role = "param", tg.name = "p"})
   %loss = tg.reduce sum %y dims = [0] : tensor<4xf32> -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// padding_idx: the positions whose id is the padding row pass no gradient
+// to the table (PyTorch's nn.Embedding(padding_idx=0)).
+// CHECK-LABEL: func.func @embedding_padding_idx
+// CHECK: tg.embedding %arg1[%arg0] {padding_idx = 0 : i64}
+// CHECK: %[[DY:.*]] = tg.broadcast_in_dim
+// CHECK: %[[PAD:.*]] = tg.constant dense<0> : tensor<2x3xi64>
+// CHECK: %[[KEEP:.*]] = tg.compare ne, %arg0, %[[PAD]]
+// CHECK: %[[MASK:.*]] = tg.broadcast_in_dim %[[KEEP]] dims = [0, 1] : tensor<2x3xi1> -> tensor<2x3x4xi1>
+// CHECK: %[[ZERO:.*]] = tg.constant dense<0.000000e+00> : tensor<2x3x4xf32>
+// CHECK: %[[KEPT:.*]] = tg.select %[[MASK]], %[[DY]], %[[ZERO]]
+// CHECK: %[[DT:.*]] = tg.embedding_grad %[[KEPT]][%arg0]
+// CHECK: return %{{.*}}, %[[DT]]
+func.func @embedding_padding_idx(%ids: tensor<2x3xi64> {tg.role = "input"},
+    %t: tensor<5x4xf32> {tg.role = "param", tg.name = "t"})
+    -> (tensor<f32> {tg.role = "loss"}) {
+  %0 = tg.embedding %t[%ids] {padding_idx = 0 : i64} : (tensor<5x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = tg.reduce sum %0 dims = [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}

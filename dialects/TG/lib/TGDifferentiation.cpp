@@ -478,8 +478,22 @@ Grads EmbeddingOp::buildVjp(OpBuilder &b, ValueRange grads) {
   // A gathered mask or id table has no gradient.
   if (!isa<FloatType>(getTable().getType().getElementType()))
     return SmallVector<Value>{Value(), Value()};
-  Value table = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
-                                        grads[0], getIndices());
+  Location loc = getLoc();
+  Value grad = grads[0];
+  // padding_idx: the positions that read that row pass no gradient.
+  if (std::optional<int64_t> padding = getPaddingIdx()) {
+    Value ids = getIndices();
+    Value kept =
+        CompareOp::create(b, loc, CompareDirection::NE, ids,
+                          splat(b, loc, ids.getType(), double(*padding)));
+    auto idsRank = getIndices().getType().getRank();
+    Value mask = BroadcastInDimOp::create(
+        b, loc, cast<RankedTensorType>(grad.getType()).clone(b.getI1Type()),
+        kept, llvm::to_vector(llvm::seq<int64_t>(0, idsRank)));
+    grad = maskGrad(b, loc, mask, grad);
+  }
+  Value table =
+      EmbeddingGradOp::create(b, loc, getTable().getType(), grad, getIndices());
   return SmallVector<Value>{table, Value()};
 }
 

@@ -430,6 +430,22 @@ LogicalResult MatmulOp::verify() {
   return success();
 }
 
+LogicalResult EmbeddingOp::verify() {
+  std::optional<int64_t> padding = getPaddingIdx();
+  if (!padding)
+    return success();
+  RankedTensorType table = getTable().getType();
+  if (!isa<FloatType>(table.getElementType()))
+    return emitOpError("padding_idx needs a float table (only one has a "
+                       "gradient), got ")
+           << table;
+  int64_t rows = table.getDimSize(0);
+  if (*padding < 0 || (!ShapedType::isDynamic(rows) && *padding >= rows))
+    return emitOpError("padding_idx ")
+           << *padding << " is not a row of the " << rows << "-row table";
+  return success();
+}
+
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location,
                                             Adaptor adaptor,

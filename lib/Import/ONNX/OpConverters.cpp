@@ -10,6 +10,7 @@
 
 #include "ConverterUtils.h"
 #include "InitializerRoles.h"
+#include "ParameterProvenance.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -2509,6 +2510,26 @@ static LogicalResult convertGather(Importer &g) {
     return g.fail("indices must be integers");
   ASSIGN_OR_FAIL(axis, g.normalizeAxis(g.getInt("axis", 0), type.getRank()));
   ASSIGN_OR_FAIL(gathered, gatherAxis(g, data, indices, axis));
+  // nn.Embedding(padding_idx=p) in the dynamo exporter's FX node: row p of
+  // the table gets no gradient, as in PyTorch.
+  std::optional<int64_t> padding = getEmbeddingPaddingIdx(g.getNode());
+  if (padding && axis == 0 && type.getRank() == 2 &&
+      isa<FloatType>(type.getElementType())) {
+    if (*padding >= type.getDimSize(0))
+      return g.fail("the FX node's padding_idx " + Twine(*padding) +
+                    " is not a row of the " + Twine(type.getDimSize(0)) +
+                    "-row table");
+    Operation *op = gathered.getDefiningOp();
+    while (isa_and_nonnull<tg::ReshapeOp, tg::TransposeOp>(op))
+      op = op->getOperand(0).getDefiningOp();
+    if (auto lookup = dyn_cast_or_null<tg::EmbeddingOp>(op)) {
+      lookup.setPaddingIdx(*padding);
+      emitRemark(g.getLoc())
+          << "nn.Embedding's padding_idx " << *padding
+          << " (the FX node's): that row of the table gets no gradient, as "
+             "in PyTorch";
+    }
+  }
   g.setOutput(0, gathered);
   return success();
 }

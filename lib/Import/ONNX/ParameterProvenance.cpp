@@ -233,6 +233,12 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
     return text + "; export with dynamo=False, "
                   "training=TrainingMode.TRAINING to train as PyTorch does";
   }
+  // aten.embedding(weight, indices, padding_idx, scale_grad_by_freq, ...).
+  if (op.starts_with("aten.embedding.") && node.op_type() == "Gather" &&
+      argument(3, "scale_grad_by_freq") == "True")
+    return "embedding" + where +
+           " has scale_grad_by_freq=True in PyTorch, which a Gather cannot "
+           "say: its gradient is not divided by the ids' counts here";
   // aten.cross_entropy_loss(self, target, weight, reduction, ignore_index,
   // label_smoothing): ONNX's loss ops have no smoothing.
   if (op.starts_with("aten.cross_entropy_loss") &&
@@ -250,6 +256,27 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
            "in the model's code to export it";
   }
   return std::nullopt;
+}
+
+std::optional<int64_t>
+tgc::onnx_import::getEmbeddingPaddingIdx(const onnx::NodeProto &node) {
+  std::optional<std::string> target = getFxTarget(node);
+  if (!target || !StringRef(*target).starts_with("aten.embedding.") ||
+      node.op_type() != "Gather")
+    return std::nullopt;
+  std::optional<FxArguments> args = getFxArguments(node);
+  if (!args)
+    return std::nullopt;
+  // aten.embedding(weight, indices, padding_idx=-1, scale_grad_by_freq,
+  // sparse); nn.Embedding makes a negative padding_idx a row first.
+  auto keyword = args->keywords.find("padding_idx");
+  StringRef text = keyword != args->keywords.end() ? keyword->second
+                   : args->positional.size() > 2   ? args->positional[2]
+                                                   : "";
+  int64_t row = -1;
+  if (text.getAsInteger(10, row) || row < 0)
+    return std::nullopt;
+  return row;
 }
 
 /// torch.export's placeholder for parameter `name`.

@@ -71,6 +71,12 @@ bool hasScopeMetadata(const onnx::NodeProto &node);
 /// when the node computes what its FX node does, or has no FX node.
 std::optional<std::string> getExportDeviation(const onnx::NodeProto &node);
 
+/// The padding_idx of the `nn.Embedding` (aten.embedding) the dynamo
+/// exporter's FX node of `node` (a Gather) records: the row PyTorch gives no
+/// gradient, which a Gather cannot say. std::nullopt when none (or no FX
+/// node, or one that does not parse as a row).
+std::optional<int64_t> getEmbeddingPaddingIdx(const onnx::NodeProto &node);
+
 /// A node of the graph that reads a parameter, and the parameter it reads
 /// in the framework.
 struct RecoveredUse {

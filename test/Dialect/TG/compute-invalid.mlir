@@ -72,6 +72,31 @@ func.func @matmul_element_types(%a: tensor<3x8xf32>, %b: tensor<8x5xbf16>) {
 
 // -----
 
+// A padding_idx past the table, and one of a table without a gradient.
+func.func @embedding_padding_idx_range(%t: tensor<10x4xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.embedding' op padding_idx 10 is not a row of the 10-row table}}
+  %0 = tg.embedding %t[%ids] {padding_idx = 10 : i64} : (tensor<10x4xf32>, tensor<4xi64>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_padding_idx_negative(%t: tensor<10x4xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.embedding' op padding_idx -1 is not a row of the 10-row table}}
+  %0 = tg.embedding %t[%ids] {padding_idx = -1 : i64} : (tensor<10x4xf32>, tensor<4xi64>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_padding_idx_mask(%t: tensor<10x1xi1>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'tg.embedding' op padding_idx needs a float table (only one has a gradient), got 'tensor<10x1xi1>'}}
+  %0 = tg.embedding %t[%ids] {padding_idx = 0 : i64} : (tensor<10x1xi1>, tensor<4xi64>) -> tensor<4x1xi1>
+  return
+}
+
+// -----
+
 // An embedding table that is not a matrix.
 func.func @embedding_table_rank(%t: tensor<100xf32>, %ids: tensor<4xi64>) {
   // expected-error @+2 {{table must have rank 2, got 'tensor<100xf32>'}}

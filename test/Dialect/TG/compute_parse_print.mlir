@@ -73,6 +73,17 @@ func.func @embedding_i64_ids(%wte: tensor<50257x768xf32>, %ids: tensor<8x128xi64
 
 // -----
 
+// PyTorch's padding_idx: an attribute of the lookup (its gradient skips the
+// row).
+// CHECK-LABEL: func.func @embedding_padding_idx
+// CHECK:         tg.embedding %{{.*}}[%{{.*}}] {padding_idx = 1 : i64} : (tensor<10x4xf32>, tensor<8xi64>) -> tensor<8x4xf32>
+func.func @embedding_padding_idx(%t: tensor<10x4xf32>, %ids: tensor<8xi64>) -> tensor<8x4xf32> {
+  %0 = tg.embedding %t[%ids] {padding_idx = 1 : i64} : (tensor<10x4xf32>, tensor<8xi64>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
 // An embedding lookup with i32 ids from a bf16 table.
 // CHECK-LABEL: func.func @embedding_i32_ids
 // CHECK-SAME:    (%[[T:[^:]+]]: tensor<1024x64xbf16>, %[[IDS:[^:]+]]: tensor<16xi32>)

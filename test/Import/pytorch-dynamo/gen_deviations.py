@@ -12,12 +12,17 @@ Linear, cross-entropy), exported
                   (FuseBatchNormIntoConv);
   bn-eval         in eval mode: the graph is the model's;
   smoothing       in eval mode with label_smoothing=0.1, which the
-                  exporter drops.
+                  exporter drops;
+
+and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
+tanh, Linear, cross-entropy over a batch that reads row 1 three times),
+whose Gather cannot say that row 1 gets no gradient, but whose FX node
+does: padding.e.weight.grad.npy is PyTorch's gradient of the table.
 
 Node annotations are stripped but for the FX node, the name scopes and the
 rewrite rule, which the import reads. Writes NAME.onnx, inputs.x.npy,
 inputs.labels.npy and NAME.torch-loss.txt (PyTorch's loss, in the mode of
-the export) next to this script. To regenerate (from this directory):
+the export), padding.NAME.npy next to this script. To regenerate (from this directory):
 
     python3 -m venv venv && venv/bin/pip install torch onnxscript onnx==1.23.2
     venv/bin/python gen_deviations.py
@@ -58,6 +63,17 @@ class Classifier(nn.Module):
                                label_smoothing=self.smoothing)
 
 
+class Padded(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = nn.Embedding(7, 4, padding_idx=1)
+        self.head = nn.Linear(4, 7)
+
+    def forward(self, ids, labels):
+        logits = self.head(torch.tanh(self.e(ids)))
+        return F.cross_entropy(logits.transpose(1, 2), labels)
+
+
 def export(name, model, inputs, training, **options):
     model.train(training)
     state = {k: v.clone() for k, v in model.state_dict().items()}
@@ -88,3 +104,20 @@ if __name__ == "__main__":
     export("bn-train-fused", model, (x, labels), True)
     export("bn-eval", model, (x, labels), False)
     export("smoothing", Classifier(0.1), (x, labels), False)
+
+    torch.manual_seed(0)
+    padded = Padded()
+    ids = torch.tensor([[1, 2, 1, 3], [0, 1, 5, 6]])
+    targets = torch.randint(0, 7, (2, 4))
+    padded(ids, targets).backward()
+    np.save("padding.ids.npy", ids.numpy())
+    np.save("padding.labels.npy", targets.numpy())
+    np.save("padding.e.weight.grad.npy", padded.e.weight.grad.numpy())
+    torch.onnx.export(padded, (ids, targets), "padding.onnx", dynamo=True,
+                      opset_version=18, input_names=["ids", "labels"],
+                      output_names=["loss"], optimize=False)
+    onnx.save(onnx.load("padding.onnx"), "padding.onnx",
+              save_as_external_data=False)
+    if os.path.exists("padding.onnx.data"):
+        os.remove("padding.onnx.data")
+    strip_node_annotations("padding.onnx", keep=KEEP)

@@ -627,16 +627,30 @@ def TG_EmbeddingOp : TG_Op<"embedding", [TG_Differentiable, TG_DefaultPrecision,
     Only a float table has a gradient (`tg.embedding_grad`); the ids never
     have one.
 
+    `padding_idx` (PyTorch's `nn.Embedding(padding_idx=p)`, a float table's
+    row in `[0, V)`) changes the gradient alone: row `p` gets none, as the
+    positions whose id is `p` pass none back (the gradient is masked there
+    before the scatter). The result is the same.
+
     ```mlir
     %0 = tg.embedding %wte[%ids] : (tensor<50257x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
+    %1 = tg.embedding %wte[%ids] {padding_idx = 1 : i64} : (tensor<50272x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
     ```
   }];
-  let arguments = (ins TG_Tensor:$table, TG_IndexTensor:$indices);
+  let arguments = (ins TG_Tensor:$table, TG_IndexTensor:$indices,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs TG_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$table,
+                   "::mlir::Value":$indices), [{
+      build($_builder, $_state, result, table, indices, ::mlir::IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $table `[` $indices `]` attr-dict `:` functional-type(operands, results)
   }];
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 // The experts' matrices of tg.expert_matmul (its weight) and

@@ -239,6 +239,21 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
     return "embedding" + where +
            " has scale_grad_by_freq=True in PyTorch, which a Gather cannot "
            "say: its gradient is not divided by the ids' counts here";
+  // aten.scaled_dot_product_attention(query, key, value, attn_mask,
+  // dropout_p, is_causal, ...): decomposed into nodes that all record it
+  // (warned at its Softmax), or ONNX's Attention; neither drops.
+  if (op.starts_with("aten.scaled_dot_product_attention") &&
+      (node.op_type() == "Softmax" || node.op_type() == "Attention")) {
+    std::string rate = argument(4, "dropout_p");
+    double value = 0;
+    if (rate.empty() || StringRef(rate).getAsDouble(value) || value == 0)
+      return std::nullopt;
+    return "scaled_dot_product_attention" + where + " has dropout_p " +
+           StringRef(rate).take_front(24).str() +
+           " in PyTorch, which the exporter dropped: this attention drops "
+           "nothing; export an attention written op by op (its softmax, a "
+           "Dropout, a matmul) to keep it";
+  }
   // aten.cross_entropy_loss(self, target, weight, reduction, ignore_index,
   // label_smoothing): ONNX's loss ops have no smoothing.
   if (op.starts_with("aten.cross_entropy_loss") &&

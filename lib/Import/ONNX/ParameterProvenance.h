@@ -67,7 +67,8 @@ bool hasScopeMetadata(const onnx::NodeProto &node);
 /// exporter's BatchNormalization always normalizes with the running
 /// statistics; its optimizer may have fused it into a Conv, ConvTranspose
 /// or Gemm, `pkg.onnxscript.rewriter.rule_name`), a cross-entropy whose
-/// label smoothing it dropped. The message for a warning; std::nullopt
+/// label smoothing it dropped, an attention whose dropout it dropped, an
+/// embedding's scale_grad_by_freq. The message for a warning; std::nullopt
 /// when the node computes what its FX node does, or has no FX node.
 std::optional<std::string> getExportDeviation(const onnx::NodeProto &node);
 

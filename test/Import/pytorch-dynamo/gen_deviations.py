@@ -14,6 +14,11 @@ Linear, cross-entropy), exported
   smoothing       in eval mode with label_smoothing=0.1, which the
                   exporter drops;
 
+  sdpa-dropout    scaled_dot_product_attention with dropout_p=0.1 in
+                  training mode, which the exporter drops;
+  embedding-freq  nn.Embedding(scale_grad_by_freq=True), which a Gather
+                  cannot say;
+
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
 whose Gather cannot say that row 1 gets no gradient, but whose FX node
@@ -61,6 +66,37 @@ class Classifier(nn.Module):
         h = F.relu(self.bn(self.conv(x))).mean((2, 3))
         return F.cross_entropy(self.head(h), labels,
                                label_smoothing=self.smoothing)
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).view(2, 3, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.1,
+                                              is_causal=True).sum()
+
+
+class Frequencies(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = nn.Embedding(7, 4, scale_grad_by_freq=True)
+
+    def forward(self, ids):
+        return self.e(ids).sum()
+
+
+def export_plain(name, model, inputs, names):
+    torch.onnx.export(model, inputs, f"{name}.onnx", dynamo=True,
+                      opset_version=18, input_names=names,
+                      output_names=["loss"], optimize=False)
+    onnx.save(onnx.load(f"{name}.onnx"), f"{name}.onnx",
+              save_as_external_data=False)
+    if os.path.exists(f"{name}.onnx.data"):
+        os.remove(f"{name}.onnx.data")
+    strip_node_annotations(f"{name}.onnx", keep=KEEP)
 
 
 class Padded(nn.Module):
@@ -113,11 +149,7 @@ if __name__ == "__main__":
     np.save("padding.ids.npy", ids.numpy())
     np.save("padding.labels.npy", targets.numpy())
     np.save("padding.e.weight.grad.npy", padded.e.weight.grad.numpy())
-    torch.onnx.export(padded, (ids, targets), "padding.onnx", dynamo=True,
-                      opset_version=18, input_names=["ids", "labels"],
-                      output_names=["loss"], optimize=False)
-    onnx.save(onnx.load("padding.onnx"), "padding.onnx",
-              save_as_external_data=False)
-    if os.path.exists("padding.onnx.data"):
-        os.remove("padding.onnx.data")
-    strip_node_annotations("padding.onnx", keep=KEEP)
+    export_plain("padding", padded, (ids, targets), ["ids", "labels"])
+    export_plain("sdpa-dropout", Attention().train(), (torch.randn(2, 3, 8),),
+                 ["x"])
+    export_plain("embedding-freq", Frequencies(), (ids,), ["ids"])

@@ -2515,14 +2515,15 @@ static LogicalResult convertGather(Importer &g) {
   std::optional<int64_t> padding = getEmbeddingPaddingIdx(g.getNode());
   if (padding && axis == 0 && type.getRank() == 2 &&
       isa<FloatType>(type.getElementType())) {
-    if (*padding >= type.getDimSize(0))
-      return g.fail("the FX node's padding_idx " + Twine(*padding) +
-                    " is not a row of the " + Twine(type.getDimSize(0)) +
-                    "-row table");
     Operation *op = gathered.getDefiningOp();
     while (isa_and_nonnull<tg::ReshapeOp, tg::TransposeOp>(op))
       op = op->getOperand(0).getDefiningOp();
-    if (auto lookup = dyn_cast_or_null<tg::EmbeddingOp>(op)) {
+    // Metadata that disagrees with the graph is not followed.
+    if (*padding >= type.getDimSize(0))
+      emitWarning(g.getLoc())
+          << "the FX node's padding_idx " << *padding << " is not a row of the "
+          << type.getDimSize(0) << "-row table: not followed";
+    else if (auto lookup = dyn_cast_or_null<tg::EmbeddingOp>(op)) {
       lookup.setPaddingIdx(*padding);
       emitRemark(g.getLoc())
           << "nn.Embedding's padding_idx " << *padding

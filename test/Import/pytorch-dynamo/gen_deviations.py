@@ -22,7 +22,8 @@ Linear, cross-entropy), exported
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
 whose Gather cannot say that row 1 gets no gradient, but whose FX node
-does: padding.e.weight.grad.npy is PyTorch's gradient of the table.
+does: padding.e.weight.grad.npy is PyTorch's gradient of the table
+(padding-bogus.onnx: its FX node edited to a padding_idx past the table).
 
 Node annotations are stripped but for the FX node, the name scopes and the
 rewrite rule, which the import reads. Writes NAME.onnx, inputs.x.npy,
@@ -150,6 +151,13 @@ if __name__ == "__main__":
     np.save("padding.labels.npy", targets.numpy())
     np.save("padding.e.weight.grad.npy", padded.e.weight.grad.numpy())
     export_plain("padding", padded, (ids, targets), ["ids", "labels"])
+    # Metadata that disagrees with the graph: a padding_idx past the table.
+    bogus = onnx.load("padding.onnx")
+    for node in bogus.graph.node:
+        for prop in node.metadata_props:
+            if prop.key == "pkg.torch.onnx.fx_node" and "embedding" in prop.value:
+                prop.value = prop.value.replace("%ids, 1)", "%ids, 9)")
+    onnx.save(bogus, "padding-bogus.onnx")
     export_plain("sdpa-dropout", Attention().train(), (torch.randn(2, 3, 8),),
                  ["x"])
     export_plain("embedding-freq", Frequencies(), (ids,), ["ids"])

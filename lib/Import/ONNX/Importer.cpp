@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace tgc;
@@ -466,8 +467,24 @@ private:
                           const onnx::GraphProto &graph,
                           const FoldedTranspose &transpose,
                           DecodedTensor &decoded);
+  /// A view of another initializer, defined once all of them are.
+  using Views = SmallVector<std::pair<std::string, std::function<Value()>>>;
+  bool addTiedTranspose(GraphImporter &importer, const onnx::GraphProto &graph,
+                        const FoldedTranspose &transpose,
+                        const DecodedTensor &decoded, Views &views);
+  bool addFoldedBroadcast(GraphImporter &importer,
+                          const onnx::GraphProto &graph,
+                          const FoldedBroadcast &broadcast,
+                          const DecodedTensor &decoded, Views &views);
+  /// The value of initializer `initName` of `graph`, or std::nullopt.
+  std::optional<DecodedTensor> decodeInitializer(const onnx::GraphProto &graph,
+                                                 StringRef initName);
   void addSplitParameters(GraphImporter &importer,
                           const ParameterProvenance &provenance);
+  /// Adds the bias the exporter dropped to the output of `node`.
+  LogicalResult addDroppedBias(GraphImporter &importer,
+                               const onnx::NodeProto &node,
+                               const DroppedBias &dropped);
 
   MLIRContext &context;
   std::string name;
@@ -503,6 +520,9 @@ private:
   llvm::DenseMap<const onnx::NodeProto *,
                  SmallVector<std::pair<std::string, Value>>>
       splitInputs;
+  /// The zero biases the exporter dropped, and the nodes that lost them.
+  SmallVector<DroppedBias> droppedBiases;
+  llvm::DenseMap<const onnx::NodeProto *, size_t> droppedBiasOf;
 };
 } // namespace
 
@@ -678,10 +698,18 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       aliases.push_back(entry.first().str());
   for (const std::string &alias : aliases)
     identityParameters.erase(alias);
+  // The parameter names to recover lost ones against: the user's list, or
+  // the one a dynamo export's signature records.
   ParameterProvenance provenance;
   if (options.parameterNames)
     provenance = ParameterProvenance::analyze(graph, *options.parameterNames,
                                               identityParameters);
+  else if (!roles->getSignatureParameters().empty())
+    provenance = ParameterProvenance::analyze(
+        graph, roles->getSignatureParameters(), identityParameters);
+  // Initializers that are a view of another one (a tied head's transpose,
+  // an expanded token): defined once every initializer is.
+  Views views;
   for (const onnx::TensorProto &initializer : graph.initializer()) {
     const std::string &initName = initializer.name();
     if (initName.empty() || importer.isDefined(initName)) {
@@ -701,7 +729,16 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     if (const FoldedTranspose *transpose = provenance.findTranspose(initName);
         transpose && isa<FloatType>(decoded->type.getElementType()) &&
         !roles->matchesGlob(initName) && !roles->matchesGlob(transpose->name)) {
-      if (addFoldedTranspose(importer, graph, *transpose, *decoded))
+      if (transpose->tied
+              ? addTiedTranspose(importer, graph, *transpose, *decoded, views)
+              : addFoldedTranspose(importer, graph, *transpose, *decoded))
+        continue;
+    }
+    // A parameter the exporter expanded to the batch trains as one tensor.
+    if (const FoldedBroadcast *broadcast = provenance.findBroadcast(initName);
+        broadcast && isa<FloatType>(decoded->type.getElementType()) &&
+        !roles->matchesGlob(initName) && !roles->matchesGlob(broadcast->name)) {
+      if (addFoldedBroadcast(importer, graph, *broadcast, *decoded, views))
         continue;
     }
     // Scalars are constants of the formula (a scale, an epsilon), never
@@ -746,6 +783,8 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     }
     importer.define(initName, importer.constant(std::move(*tensor)));
   }
+  for (auto &[viewName, build] : views)
+    importer.define(viewName, build());
 
   // Exporters that deduplicate initializers by value put an Identity in
   // front of the second one: the two were separate parameters in the
@@ -763,6 +802,10 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
                  std::move(value));
   }
   addSplitParameters(importer, provenance);
+  droppedBiases = std::move(provenance.droppedBiases);
+  for (auto [i, dropped] : llvm::enumerate(droppedBiases))
+    for (const onnx::NodeProto *node : dropped.nodes)
+      droppedBiasOf[node] = i;
   for (const UnrecoveredParameter &unrecovered : provenance.unrecovered)
     emitRemark(fileLoc) << "initializer '" << unrecovered.initializer << "' "
                         << unrecovered.reason;
@@ -882,6 +925,192 @@ bool ModelImporter::addFoldedTranspose(GraphImporter &importer,
   return true;
 }
 
+std::optional<DecodedTensor>
+ModelImporter::decodeInitializer(const onnx::GraphProto &graph,
+                                 StringRef initName) {
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    if (initializer.name() != initName)
+      continue;
+    llvm::Expected<DecodedTensor> value =
+        decodeTensor(context, initializer, baseDirectory);
+    if (value)
+      return std::move(*value);
+    llvm::consumeError(value.takeError());
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// A tied head the dynamo exporter folded: its MatMul is aten.linear of an
+/// embedding that is an initializer too, and the folded tensor is that
+/// embedding's transpose bit for bit. It becomes the embedding's
+/// tg.transpose, so the two stay one tensor as in PyTorch (trained apart,
+/// they would differ after the first step). False (and a remark) when the
+/// values differ: then it is no view.
+bool ModelImporter::addTiedTranspose(GraphImporter &importer,
+                                     const onnx::GraphProto &graph,
+                                     const FoldedTranspose &transpose,
+                                     const DecodedTensor &decoded,
+                                     Views &views) {
+  std::optional<DecodedTensor> source =
+      decodeInitializer(graph, transpose.name);
+  if (!source || source->value.dtype != decoded.value.dtype ||
+      source->value.shape.size() != 2 ||
+      transposeMatrix(source->value).shape != decoded.value.shape ||
+      transposeMatrix(source->value).data != decoded.value.data) {
+    emitRemark(fileLoc) << "initializer '" << transpose.initializer
+                        << "' is read as the transpose of '" << transpose.name
+                        << "' (" << transpose.evidence
+                        << "), but its value is not that: imported as is";
+    return false;
+  }
+  RankedTensorType type = decoded.type;
+  std::string viewName = transpose.initializer, sourceName = transpose.name;
+  views.push_back(
+      {viewName, [&importer, this, type, viewName, sourceName] {
+         return tg::TransposeOp::create(
+             builder, NameLoc::get(builder.getStringAttr(viewName), fileLoc),
+             type, importer.lookup(sourceName), ArrayRef<int64_t>{1, 0});
+       }});
+  emitRemark(fileLoc) << "initializer '" << transpose.initializer
+                      << "' is the transpose of '" << transpose.name
+                      << "' folded by the exporter (" << transpose.evidence
+                      << "; a tied weight): imported as its tg.transpose, so "
+                         "the two train as one tensor";
+  return true;
+}
+
+/// `value` repeated along its dimensions of size 1 (and new leading ones)
+/// to `shape`, as numpy and torch's expand broadcast.
+static npy::Array broadcastArray(const npy::Array &value,
+                                 ArrayRef<int64_t> shape) {
+  npy::Array result;
+  result.dtype = value.dtype;
+  result.shape.assign(shape.begin(), shape.end());
+  size_t size = npy::getElementSize(value.dtype);
+  int64_t count = result.getNumElements();
+  result.data.resize(count * size);
+  size_t offset = shape.size() - value.shape.size();
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t source = 0;
+    for (size_t d = 0; d < value.shape.size(); ++d)
+      source = source * value.shape[d] +
+               (value.shape[d] == 1 ? 0 : index[offset + d]);
+    std::memcpy(result.data.data() + i * size,
+                value.data.data() + source * size, size);
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
+/// The first slice of `value` along dimension `dim` (kept, of size 1).
+static npy::Array firstSlice(const npy::Array &value, size_t dim) {
+  npy::Array result;
+  result.dtype = value.dtype;
+  result.shape = value.shape;
+  result.shape[dim] = 1;
+  size_t size = npy::getElementSize(value.dtype);
+  int64_t outer = 1, inner = size;
+  for (size_t d = 0; d < dim; ++d)
+    outer *= value.shape[d];
+  for (size_t d = dim + 1; d < value.shape.size(); ++d)
+    inner *= value.shape[d];
+  for (int64_t o = 0; o < outer; ++o) {
+    const char *begin = value.data.data() + o * value.shape[dim] * inner;
+    result.data.insert(result.data.end(), begin, begin + inner);
+  }
+  return result;
+}
+
+/// A parameter the dynamo exporter's optimizer folded with aten.expand
+/// (ViT's class token expanded to the batch, `expand`): trained as folded,
+/// each batch row would be a copy of its own. It becomes the parameter's
+/// tg.broadcast_in_dim: of the parameter itself when the graph has it (and
+/// the value is its broadcast bit for bit), else of a parameter recovered
+/// under its name, of size 1 along every dimension along which all slices
+/// are equal. When every element is equal (a zero-initialized token) the
+/// parameter's shape is unknowable: a warning, and it is imported as is.
+bool ModelImporter::addFoldedBroadcast(GraphImporter &importer,
+                                       const onnx::GraphProto &graph,
+                                       const FoldedBroadcast &broadcast,
+                                       const DecodedTensor &decoded,
+                                       Views &views) {
+  const npy::Array &value = decoded.value;
+  RankedTensorType type = decoded.type;
+  std::string viewName = broadcast.initializer, sourceName = broadcast.name;
+  auto view = [&importer, type, sourceName] {
+    return importer.broadcastTo(importer.lookup(sourceName), type.getShape());
+  };
+  if (broadcast.present) {
+    std::optional<DecodedTensor> source =
+        decodeInitializer(graph, broadcast.name);
+    bool broadcastable =
+        source && source->value.dtype == value.dtype &&
+        source->value.shape.size() <= value.shape.size() &&
+        llvm::all_of(llvm::seq(source->value.shape.size()), [&](size_t d) {
+          int64_t dim = source->value.shape[d];
+          return dim == 1 || dim == value.shape[value.shape.size() -
+                                                source->value.shape.size() + d];
+        });
+    if (!broadcastable ||
+        broadcastArray(source->value, value.shape).data != value.data) {
+      emitRemark(fileLoc) << "initializer '" << broadcast.initializer
+                          << "' was folded from parameter '" << broadcast.name
+                          << "', but its value is not that parameter "
+                             "expanded: imported as is";
+      return false;
+    }
+    views.push_back({viewName, view});
+    emitRemark(fileLoc) << "initializer '" << broadcast.initializer
+                        << "' is parameter '" << broadcast.name
+                        << "' expanded by the exporter (its name and "
+                           "folded_from say so): imported as its "
+                           "tg.broadcast_in_dim, so the copies train as one "
+                           "tensor";
+    return true;
+  }
+  npy::Array source = value;
+  for (size_t d = 0; d < source.shape.size(); ++d) {
+    if (source.shape[d] == 1)
+      continue;
+    npy::Array slice = firstSlice(source, d);
+    if (broadcastArray(slice, source.shape).data == source.data)
+      source = std::move(slice);
+  }
+  if (source.getNumElements() == value.getNumElements() ||
+      (source.getNumElements() == 1 && value.getNumElements() > 1)) {
+    emitWarning(fileLoc)
+        << "initializer '" << broadcast.initializer << "' is parameter '"
+        << broadcast.name
+        << "' expanded by the exporter (its name and folded_from say so), "
+        << (source.getNumElements() == 1
+                ? "but all its elements are equal, so the parameter's shape "
+                  "is unknown"
+                : "but its slices differ, so it is not that")
+        << ": it trains under its own name, each copy apart, where PyTorch "
+           "trains one tensor; export with optimize=False to keep the "
+           "expand in the graph";
+    return false;
+  }
+  auto sourceType = RankedTensorType::get(source.shape, type.getElementType());
+  std::vector<int64_t> sourceShape = source.shape;
+  addParameter(importer, sourceType, broadcast.name, std::move(source));
+  views.push_back({viewName, view});
+  InFlightDiagnostic remark = emitRemark(fileLoc);
+  remark << "initializer '" << broadcast.initializer << "' is parameter '"
+         << broadcast.name
+         << "' expanded by the exporter (its name and folded_from say so): "
+            "imported as that parameter, [";
+  llvm::interleaveComma(sourceShape, remark);
+  remark << "], and its tg.broadcast_in_dim, so the copies train as one tensor";
+  return true;
+}
+
 /// The parameters the exporter merged into one tensor with another: each
 /// gets its own argument holding a copy of the value, and its readers read
 /// it instead of the merged tensor.
@@ -944,7 +1173,13 @@ void ModelImporter::reportSharedAndMissingParameters(
   }
   for (const ImportedParameter &parameter : imported.parameters) {
     auto it = readers.find(parameter.name);
-    if (it != readers.end() && it->second.size() > 1) {
+    // Readers whose FX nodes all read this parameter read one tensor in
+    // PyTorch too (a module applied twice, a Linear's bias).
+    if (it != readers.end() && it->second.size() > 1 &&
+        !llvm::all_of(readerNodes[parameter.name],
+                      [&](const onnx::NodeProto *node) {
+                        return readsParameterInFx(*node, parameter.name);
+                      })) {
       InFlightDiagnostic remark = emitRemark(fileLoc);
       remark << "parameter '" << parameter.name << "' is read by "
              << it->second.size() << " nodes (";
@@ -1105,7 +1340,62 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
             "output #" + llvm::Twine(i) + " ('" + printableName(output) +
             "') is not one this op produces here (it has no such output, or "
             "tgc does not compute that one)");
+    if (auto dropped = droppedBiasOf.find(&node);
+        dropped != droppedBiasOf.end() &&
+        failed(addDroppedBias(importer, node, droppedBiases[dropped->second])))
+      return failure();
   }
+  return success();
+}
+
+LogicalResult ModelImporter::addDroppedBias(GraphImporter &importer,
+                                            const onnx::NodeProto &node,
+                                            const DroppedBias &dropped) {
+  Value output = importer.lookup(node.output(0));
+  RankedTensorType type = GraphImporter::getType(output);
+  int64_t dim = dropped.lastDimension ? type.getRank() - 1 : 1;
+  std::optional<npy::DType> dtype =
+      type.getElementType().isF32()   ? std::optional(npy::DType::F32)
+      : type.getElementType().isF16() ? std::optional(npy::DType::F16)
+      : type.getElementType().isF64() ? std::optional(npy::DType::F64)
+                                      : std::nullopt;
+  if (dim < 0 || dim >= type.getRank() || !dtype) {
+    emitRemark(importer.getLoc())
+        << "parameter '" << dropped.name
+        << "' is this node's bias in the FX graph, which the exporter "
+           "dropped; not added back (a "
+        << type << " result)";
+    return success();
+  }
+  int64_t channels = type.getDimSize(dim);
+  auto biasType = RankedTensorType::get({channels}, type.getElementType());
+  if (!parameterIndex.count(dropped.name)) {
+    if (importer.isDefined(dropped.name))
+      return importer.fail("the dropped bias '" + dropped.name +
+                           "' names a value of the graph");
+    npy::Array zeros;
+    zeros.dtype = *dtype;
+    zeros.shape = {channels};
+    zeros.data.assign(channels * npy::getElementSize(*dtype), 0);
+    addParameter(importer, biasType, dropped.name, std::move(zeros));
+    InFlightDiagnostic remark = emitRemark(fileLoc);
+    remark << "parameter '" << dropped.name << "' is the bias of "
+           << node.op_type() << " '" << node.name() << "'";
+    if (dropped.nodes.size() > 1)
+      remark << " and " << dropped.nodes.size() - 1 << " more";
+    remark << " in the FX graph, which the exporter dropped as zero: "
+              "imported as a zero parameter ["
+           << channels << "] added to the result, so it trains";
+  }
+  Value bias = importer.lookup(dropped.name);
+  if (GraphImporter::getType(bias) != biasType)
+    return importer.fail("the dropped bias '" + dropped.name +
+                         "' is read with " + llvm::Twine(channels) +
+                         " channels here, and another size elsewhere");
+  importer.define(node.output(0),
+                  importer.create<tg::AddOp>(
+                      output, importer.create<tg::BroadcastInDimOp>(
+                                  type, bias, ArrayRef<int64_t>{dim})));
   return success();
 }
 

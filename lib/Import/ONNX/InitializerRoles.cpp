@@ -117,6 +117,14 @@ InitializerRoles::create(const onnx::GraphProto &graph,
   // The dynamo exporter's record of the exported program: lines
   // "p_wpe_weight: PARAMETER target='wpe.weight'", "b_inv_freq: BUFFER
   // target='inv_freq' persistent=False".
+  roles.torchScriptExport =
+      llvm::none_of(graph.node(), hasScopeMetadata) &&
+      llvm::any_of(graph.node(), [](const onnx::NodeProto &node) {
+        return StringRef(node.name()).starts_with("/") ||
+               llvm::any_of(node.input(), [](const std::string &input) {
+                 return StringRef(input).starts_with("onnx::");
+               });
+      });
   if (std::optional<std::string> signature =
           getMetadata(graph, kGraphMetadataField,
                       "pkg.torch.export.ExportedProgram.graph_signature")) {
@@ -127,8 +135,9 @@ InitializerRoles::create(const onnx::GraphProto &graph,
       StringRef target = rest.split("target='").second.split('\'').first;
       if (target.empty())
         continue;
-      if (kind == "PARAMETER")
-        roles.signatureParameters.insert(target);
+      if (kind == "PARAMETER" &&
+          roles.signatureParameters.insert(target).second)
+        roles.signatureParameterList.push_back(target.str());
       else if (kind == "BUFFER")
         roles.signatureBuffers.insert(target);
     }

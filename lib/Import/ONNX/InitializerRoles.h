@@ -13,6 +13,7 @@
 #include "tgc/Import/ONNX/Importer.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
@@ -85,10 +86,25 @@ public:
   /// Whether `name` is what the exported program's signature calls a
   /// parameter, a buffer (std::nullopt when it does not name it).
   std::optional<bool> isSignatureParameter(llvm::StringRef name) const;
+  /// The parameters of the exported program's signature, in its order
+  /// (empty without one).
+  llvm::ArrayRef<std::string> getSignatureParameters() const {
+    return signatureParameterList;
+  }
   /// Whether `name` is one the exporter made up (undotted among state-dict
-  /// names: `val_12`, `unsqueeze_14`, `where`).
+  /// names: `val_12`, `unsqueeze_14`, `where`; not a top-level parameter
+  /// such as ViT's `cls_token`, which the signature or --parameters name).
+  /// The TorchScript exporter names its folded tensors `onnx::Mul_12`,
+  /// `/model/Constant_output_0` or a number: an undotted name there is a
+  /// top-level parameter's (timm's `cls_token`).
   bool isMadeUpName(llvm::StringRef name) const {
-    return hasStateDictNames && !name.contains('.') && !name.contains(':');
+    if (torchScriptExport && !name.contains('/') &&
+        !llvm::all_of(name, llvm::isDigit))
+      return false;
+    return hasStateDictNames && !name.contains('.') && !name.contains(':') &&
+           !signatureParameters.contains(name) &&
+           !signatureBuffers.contains(name) &&
+           !(parameterNames && parameterNames->contains(name));
   }
 
 private:
@@ -104,9 +120,14 @@ private:
   /// (`model.layers.0.mlp.up_proj.weight`): then the exporter named the
   /// framework's tensors, and an undotted name is one it made up.
   bool hasStateDictNames = false;
+  /// Whether the graph is the TorchScript exporter's (nodes named after
+  /// their scope, `/model/layers.0/Mul`, or values `onnx::Mul_12`), which
+  /// keeps the state-dict name of a top-level parameter.
+  bool torchScriptExport = false;
   /// The exported program's parameter and buffer targets (state-dict
   /// names), from the graph's metadata.
   llvm::StringSet<> signatureParameters, signatureBuffers;
+  llvm::SmallVector<std::string> signatureParameterList;
   /// The optimizer's folded_from of each folded initializer.
   llvm::StringMap<llvm::SmallVector<std::string>> foldedFrom;
 };

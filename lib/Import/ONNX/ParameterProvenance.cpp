@@ -301,6 +301,12 @@ static std::string getPlaceholder(StringRef name) {
   return placeholder;
 }
 
+bool tgc::onnx_import::readsParameterInFx(const onnx::NodeProto &node,
+                                          StringRef name) {
+  return llvm::is_contained(getFxParameterArguments(node),
+                            getPlaceholder(name));
+}
+
 static bool isDefaultDomain(const onnx::NodeProto &node) {
   return node.domain().empty() || node.domain() == "ai.onnx";
 }
@@ -323,23 +329,36 @@ namespace {
 /// who reads what.
 struct Analysis {
   const onnx::GraphProto &graph;
-  StringSet<> listed, missing, graphOutputs;
+  StringSet<> listed, missing, graphOutputs, initializers;
   StringMap<SmallVector<const onnx::NodeProto *>> readers;
   StringMap<SmallVector<std::string>> foldedFrom;
+  /// The listed name of each placeholder (`p_model_norm_weight`); empty
+  /// where two listed names share one (`a.b_c`, `a_b.c`).
+  StringMap<std::string> placeholderNames;
   ParameterProvenance result;
 
   explicit Analysis(const onnx::GraphProto &graph) : graph(graph) {}
+  /// The listed name of the FX placeholder argument `argument` (`%p_...`),
+  /// or "".
+  std::string getListedName(StringRef argument) const {
+    if (!argument.consume_front("%"))
+      return "";
+    return placeholderNames.lookup(argument);
+  }
   void findSplits(const onnx::TensorProto &initializer);
   void findTranspose(const onnx::TensorProto &initializer);
+  void findBroadcast(const onnx::TensorProto &initializer);
   void dropNamesClaimedTwice();
+  void findDroppedBiases();
 };
 } // namespace
 
-/// One tensor read in several modules whose parameters of the same leaf
-/// name (`weight`) the user lists but the graph lacks: each reader whose FX
-/// node reads that parameter's placeholder gets it back. A reader in the
-/// tensor's own module, or whose FX node reads the tensor's own placeholder
-/// (a tied weight), keeps the tensor.
+/// One tensor read in several modules whose parameters the list names but
+/// the graph lacks: each reader whose FX node reads such a parameter's
+/// placeholder gets it back (the one missing parameter its FX node reads,
+/// else the reader's module and the tensor's leaf name, `weight`). A reader
+/// in the tensor's own module, or whose FX node reads the tensor's own
+/// placeholder (a tied weight), keeps the tensor.
 void Analysis::findSplits(const onnx::TensorProto &initializer) {
   StringRef name = initializer.name();
   SmallVector<const onnx::NodeProto *> users;
@@ -371,6 +390,21 @@ void Analysis::findSplits(const onnx::TensorProto &initializer) {
     std::string module = *getModuleScope(*node);
     std::string candidate = module + "." + leaf.str();
     SmallVector<std::string> placeholders = getFxParameterArguments(*node);
+    // The FX node names the parameter where the module does not (the
+    // out_proj.bias of nn.MultiheadAttention, read by F.linear in the
+    // attention's own scope): the one missing parameter among its
+    // arguments, or the one of them with the tensor's leaf name.
+    SmallVector<std::string> read;
+    for (const std::string &placeholder : placeholders)
+      if (std::string listedName = placeholderNames.lookup(placeholder);
+          missing.contains(listedName) && !llvm::is_contained(read, listedName))
+        read.push_back(listedName);
+    if (read.size() > 1)
+      llvm::erase_if(read, [&](const std::string &other) {
+        return StringRef(other).rsplit('.').second != leaf;
+      });
+    if (read.size() == 1)
+      candidate = read.front();
     if (candidate == name || llvm::is_contained(placeholders, own)) {
       ownReader = true;
       continue;
@@ -416,35 +450,74 @@ void Analysis::findSplits(const onnx::TensorProto &initializer) {
 void Analysis::findTranspose(const onnx::TensorProto &initializer) {
   StringRef name = initializer.name();
   ArrayRef<const onnx::NodeProto *> users = readers.lookup(name);
-  if (initializer.dims_size() != 2 || users.size() != 1 ||
+  if (initializer.dims_size() != 2 || users.empty() ||
       graphOutputs.contains(name))
     return;
-  const onnx::NodeProto &node = *users.front();
-  if (node.op_type() != "MatMul" || !isDefaultDomain(node) ||
-      node.input_size() != 2 || node.input(1) != name || node.input(0) == name)
-    return;
-  std::optional<std::string> module = getModuleScope(node);
-  if (!module)
-    return;
-  std::string weight = *module + ".weight";
-  if (!missing.contains(weight))
+  // The parameter each MatMul reads: its module's `weight`, or the FX
+  // node's weight argument, which names the parameter where the module
+  // does not (nn.MultiheadAttention's in_proj_weight, a head that is
+  // F.linear(x, embedding.weight)). Several readers (a Linear applied
+  // twice) must all be aten.linear of the same one.
+  std::string weight;
+  std::optional<std::string> module;
+  bool namedByFx = false;
+  for (const onnx::NodeProto *node : users) {
+    if (node->op_type() != "MatMul" || !isDefaultDomain(*node) ||
+        node->input_size() != 2 || node->input(1) != name ||
+        node->input(0) == name)
+      return;
+    std::optional<std::string> scope = getModuleScope(*node);
+    if (!scope || (users.size() > 1 && !hasScopeMetadata(*node)))
+      return;
+    std::string read = *scope + ".weight";
+    bool fromFx = false;
+    if (std::optional<FxArguments> args = getFxArguments(*node);
+        args && hasScopeMetadata(*node)) {
+      auto keyword = args->keywords.find("weight");
+      std::string listedName = getListedName(
+          keyword != args->keywords.end() ? StringRef(keyword->second)
+          : args->positional.size() > 1   ? StringRef(args->positional[1])
+                                          : StringRef());
+      fromFx = !listedName.empty();
+      if (fromFx)
+        read = listedName;
+    }
+    if (node != users.front() && read != weight)
+      return;
+    weight = read;
+    namedByFx = fromFx;
+    if (!module)
+      module = scope;
+  }
+  // A listed parameter the graph has: the folded tensor may be its tied
+  // transpose (checked against its value at import), certain only with the
+  // FX node's word.
+  bool tied = !missing.contains(weight);
+  if (tied && (!namedByFx || !initializers.contains(weight)))
     return;
   std::string evidence;
   auto refuse = [&](const std::string &why) {
     result.unrecovered.push_back(
         {name.str(), "not named '" + weight + "': " + why});
   };
+  const onnx::NodeProto &node = *users.front();
   if (hasScopeMetadata(node)) {
-    std::optional<std::string> target = getFxTarget(node);
-    if (!target || *target != "aten.linear.default")
-      return refuse("its MatMul " + describe(node) + " comes from " +
-                    (target ? "'" + *target + "'" : std::string("no FX node")) +
-                    ", not aten.linear");
-    SmallVector<std::string> placeholders = getFxParameterArguments(node);
-    if (!llvm::is_contained(placeholders, getPlaceholder(weight)))
-      return refuse("its MatMul's FX node does not read '" +
-                    getPlaceholder(weight) + "'");
-    evidence = "its MatMul " + describe(node) + " is aten.linear of it";
+    for (const onnx::NodeProto *user : users) {
+      std::optional<std::string> target = getFxTarget(*user);
+      if (!target || *target != "aten.linear.default")
+        return refuse(
+            "its MatMul " + describe(*user) + " comes from " +
+            (target ? "'" + *target + "'" : std::string("no FX node")) +
+            ", not aten.linear");
+      if (!readsParameterInFx(*user, weight))
+        return refuse("its MatMul's FX node does not read '" +
+                      getPlaceholder(weight) + "'");
+    }
+    evidence = "its MatMul " + describe(node) +
+               (users.size() > 1
+                    ? " and " + std::to_string(users.size() - 1) + " more are"
+                    : std::string(" is")) +
+               " aten.linear of it";
     auto folded = foldedFrom.find(name);
     if (folded != foldedFrom.end()) {
       if (folded->second.size() != 1 || folded->second.front() != weight)
@@ -457,7 +530,92 @@ void Analysis::findTranspose(const onnx::TensorProto &initializer) {
     evidence = "TorchScript node '" + node.name() + "'";
   }
   result.transposes.push_back(
-      {name.str(), weight, {&node, *module}, std::move(evidence)});
+      {name.str(), weight, {&node, *module}, std::move(evidence), tied});
+}
+
+/// An initializer the optimizer folded from aten.expand of one listed
+/// parameter: named after the FX node (`expand`, `expand_3`), its
+/// folded_from naming that parameter and otherwise only values the fold
+/// consumed (the expand's sizes), none of them an initializer.
+void Analysis::findBroadcast(const onnx::TensorProto &initializer) {
+  StringRef name = initializer.name();
+  StringRef suffix = name;
+  if (!suffix.consume_front("expand") ||
+      (!suffix.empty() && (!suffix.consume_front("_") || suffix.empty() ||
+                           !llvm::all_of(suffix, llvm::isDigit))) ||
+      graphOutputs.contains(name))
+    return;
+  auto folded = foldedFrom.find(name);
+  if (folded == foldedFrom.end())
+    return;
+  std::string source;
+  for (const std::string &from : folded->second) {
+    if (listed.contains(from)) {
+      if (!source.empty())
+        return;
+      source = from;
+    } else if (initializers.contains(from)) {
+      return;
+    }
+  }
+  if (source.empty())
+    return;
+  result.broadcasts.push_back(
+      {name.str(), source, initializers.contains(source)});
+}
+
+/// The nodes whose FX node is aten.linear or a convolution with a bias
+/// parameter that is missing, unclaimed and read by no node: the optimizer
+/// dropped it (it only drops a zero bias). A Gemm, Conv or ConvTranspose
+/// then has no bias input; a MatMul no Add after it.
+void Analysis::findDroppedBiases() {
+  StringSet<> claimed;
+  for (const ParameterSplit &split : result.splits)
+    claimed.insert(split.name);
+  for (const FoldedTranspose &transpose : result.transposes)
+    claimed.insert(transpose.name);
+  for (const FoldedBroadcast &broadcast : result.broadcasts)
+    claimed.insert(broadcast.name);
+  MapVector<StringRef, DroppedBias> dropped;
+  for (const onnx::NodeProto &node : graph.node()) {
+    StringRef type = node.op_type();
+    bool biasInput =
+        type == "Gemm" || type == "Conv" || type == "ConvTranspose";
+    if (!isDefaultDomain(node) || (!biasInput && type != "MatMul") ||
+        (biasInput && node.input_size() > 2 && !node.input(2).empty()) ||
+        node.output_size() != 1)
+      continue;
+    std::optional<std::string> target = getFxTarget(node);
+    std::optional<FxArguments> args = getFxArguments(node);
+    if (!target || !args)
+      continue;
+    StringRef op = *target;
+    bool linear = op == "aten.linear.default";
+    bool conv = op.starts_with("aten.conv1d.") ||
+                op.starts_with("aten.conv2d.") ||
+                op.starts_with("aten.conv3d.") ||
+                op.starts_with("aten.conv_transpose1d.") ||
+                op.starts_with("aten.conv_transpose2d.") ||
+                op.starts_with("aten.conv_transpose3d.") ||
+                op == "aten.convolution.default";
+    if (!(linear && (type == "Gemm" || type == "MatMul")) &&
+        !(conv && (type == "Conv" || type == "ConvTranspose")))
+      continue;
+    auto keyword = args->keywords.find("bias");
+    std::string bias = getListedName(
+        keyword != args->keywords.end() ? StringRef(keyword->second)
+        : args->positional.size() > 2   ? StringRef(args->positional[2])
+                                        : StringRef());
+    if (bias.empty() || !missing.contains(bias) || claimed.contains(bias) ||
+        readers.count(bias))
+      continue;
+    DroppedBias &entry = dropped[StringRef(missing.find(bias)->getKey())];
+    entry.name = bias;
+    entry.lastDimension = linear;
+    entry.nodes.push_back(&node);
+  }
+  for (auto &[name, entry] : dropped)
+    result.droppedBiases.push_back(std::move(entry));
 }
 
 /// A name two tensors would take is no certain name for either.
@@ -466,7 +624,11 @@ void Analysis::dropNamesClaimedTwice() {
   for (const ParameterSplit &split : result.splits)
     ++claims[split.name];
   for (const FoldedTranspose &transpose : result.transposes)
-    ++claims[transpose.name];
+    if (!transpose.tied)
+      ++claims[transpose.name];
+  for (const FoldedBroadcast &broadcast : result.broadcasts)
+    if (!broadcast.present)
+      ++claims[broadcast.name];
   auto claimedTwice = [&](StringRef claimed) {
     return claims.lookup(claimed) > 1;
   };
@@ -476,15 +638,23 @@ void Analysis::dropNamesClaimedTwice() {
           {split.initializer,
            "not split: '" + split.name + "' is claimed by another tensor too"});
   for (const FoldedTranspose &transpose : result.transposes)
-    if (claimedTwice(transpose.name))
+    if (!transpose.tied && claimedTwice(transpose.name))
       result.unrecovered.push_back(
           {transpose.initializer,
            "not named '" + transpose.name + "': another tensor claims it too"});
+  for (const FoldedBroadcast &broadcast : result.broadcasts)
+    if (!broadcast.present && claimedTwice(broadcast.name))
+      result.unrecovered.push_back(
+          {broadcast.initializer,
+           "not named '" + broadcast.name + "': another tensor claims it too"});
   llvm::erase_if(result.splits, [&](const ParameterSplit &split) {
     return claimedTwice(split.name);
   });
   llvm::erase_if(result.transposes, [&](const FoldedTranspose &transpose) {
-    return claimedTwice(transpose.name);
+    return !transpose.tied && claimedTwice(transpose.name);
+  });
+  llvm::erase_if(result.broadcasts, [&](const FoldedBroadcast &broadcast) {
+    return !broadcast.present && claimedTwice(broadcast.name);
   });
 }
 
@@ -493,16 +663,17 @@ ParameterProvenance::analyze(const onnx::GraphProto &graph,
                              ArrayRef<std::string> listed,
                              const StringMap<std::string> &identityOutputs) {
   Analysis analysis(graph);
-  StringSet<> initializers;
   for (const onnx::TensorProto &initializer : graph.initializer())
-    initializers.insert(initializer.name());
+    analysis.initializers.insert(initializer.name());
   for (const std::string &name : listed) {
     analysis.listed.insert(name);
-    if (!initializers.contains(name) && !identityOutputs.count(name))
+    if (!analysis.initializers.contains(name) && !identityOutputs.count(name))
       analysis.missing.insert(name);
+    auto [entry, inserted] =
+        analysis.placeholderNames.try_emplace(getPlaceholder(name), name);
+    if (!inserted && entry->second != name)
+      entry->second.clear();
   }
-  if (analysis.missing.empty())
-    return std::move(analysis.result);
   for (const onnx::NodeProto &node : graph.node())
     for (const std::string &input : node.input()) {
       SmallVector<const onnx::NodeProto *> &users = analysis.readers[input];
@@ -519,12 +690,15 @@ ParameterProvenance::analyze(const onnx::GraphProto &graph,
         analysis.foldedFrom[info.name()] = std::move(*names);
 
   for (const onnx::TensorProto &initializer : graph.initializer()) {
-    if (analysis.listed.contains(initializer.name()))
+    if (analysis.listed.contains(initializer.name())) {
       analysis.findSplits(initializer);
-    else
+    } else {
       analysis.findTranspose(initializer);
+      analysis.findBroadcast(initializer);
+    }
   }
   analysis.dropNamesClaimedTwice();
+  analysis.findDroppedBiases();
   return std::move(analysis.result);
 }
 
@@ -533,5 +707,13 @@ ParameterProvenance::findTranspose(StringRef initializer) const {
   for (const FoldedTranspose &transpose : transposes)
     if (transpose.initializer == initializer)
       return &transpose;
+  return nullptr;
+}
+
+const FoldedBroadcast *
+ParameterProvenance::findBroadcast(StringRef initializer) const {
+  for (const FoldedBroadcast &broadcast : broadcasts)
+    if (broadcast.initializer == initializer)
+      return &broadcast;
   return nullptr;
 }

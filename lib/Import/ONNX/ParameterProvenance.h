@@ -61,6 +61,11 @@ std::optional<std::string> getModuleScope(const onnx::NodeProto &node);
 /// metadata (rather than a node name).
 bool hasScopeMetadata(const onnx::NodeProto &node);
 
+/// Whether the FX node `node` came from (`pkg.torch.onnx.fx_node`) reads
+/// the placeholder of parameter `name` (`p_` and the state-dict name with
+/// `_` for `.`): that node reads the parameter itself in PyTorch.
+bool readsParameterInFx(const onnx::NodeProto &node, llvm::StringRef name);
+
 /// Where the dynamo exporter's graph computes otherwise than the PyTorch
 /// code that `node` came from, as its FX node (`pkg.torch.onnx.fx_node`)
 /// shows: a training-mode batch norm exported in inference mode (the
@@ -103,6 +108,38 @@ struct FoldedTranspose {
   RecoveredUse use;
   /// What made it certain, for the remark.
   std::string evidence;
+  /// `name` is an initializer of the graph too (an embedding whose transpose
+  /// is its tied LM head, F.linear(x, embedding.weight)): the initializer is
+  /// that parameter's tg.transpose, so the two train as one tensor, where
+  /// its value is the transpose bit for bit.
+  bool tied = false;
+};
+
+/// An initializer the dynamo exporter's optimizer folded from aten.expand
+/// of parameter `name` (ViT's `cls_token.expand(batch, -1, -1)`, named
+/// `expand`, `expand_N` after its FX node): one tensor in PyTorch, which
+/// trained as folded would become a copy per batch row, each with its own
+/// gradient. The import makes it the parameter's tg.broadcast_in_dim.
+struct FoldedBroadcast {
+  std::string initializer;
+  std::string name;
+  /// `name` is an initializer of the graph too.
+  bool present = false;
+};
+
+/// A bias the dynamo exporter's optimizer dropped because it was zero (a
+/// fresh nn.MultiheadAttention's out_proj.bias, the biases Hugging Face
+/// models initialize to zero): the FX node of each of `nodes` (a Gemm,
+/// Conv, ConvTranspose or MatMul) is aten.linear or a convolution whose
+/// bias is parameter `name`, which no initializer holds and no node reads.
+/// The import adds it back as a zero parameter, so it trains as in
+/// PyTorch.
+struct DroppedBias {
+  std::string name;
+  llvm::SmallVector<const onnx::NodeProto *> nodes;
+  /// The bias runs along the last dimension (aten.linear), else dimension 1
+  /// (a convolution's channels).
+  bool lastDimension = false;
 };
 
 /// Why an initializer that looked like a lost parameter was left as it is.
@@ -113,18 +150,23 @@ struct UnrecoveredParameter {
 
 class ParameterProvenance {
 public:
-  /// The analysis of `graph` against the user's parameter names; names that
-  /// an Identity node's output carries (`identityOutputs`, the TorchScript
-  /// exporter's merged duplicates) are not lost.
+  /// The analysis of `graph` against the parameter names `listed` (the
+  /// user's `--parameters`, or the parameters a dynamo export's signature
+  /// lists); names that an Identity node's output carries
+  /// (`identityOutputs`, the TorchScript exporter's merged duplicates) are
+  /// not lost.
   static ParameterProvenance
   analyze(const onnx::GraphProto &graph, llvm::ArrayRef<std::string> listed,
           const llvm::StringMap<std::string> &identityOutputs);
 
   llvm::SmallVector<ParameterSplit> splits;
   llvm::SmallVector<FoldedTranspose> transposes;
+  llvm::SmallVector<FoldedBroadcast> broadcasts;
+  llvm::SmallVector<DroppedBias> droppedBiases;
   llvm::SmallVector<UnrecoveredParameter> unrecovered;
 
   const FoldedTranspose *findTranspose(llvm::StringRef initializer) const;
+  const FoldedBroadcast *findBroadcast(llvm::StringRef initializer) const;
 };
 
 } // namespace tgc::onnx_import

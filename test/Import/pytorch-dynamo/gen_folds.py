@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Exports whose optimizer (the dynamo exporter's default, optimize=True)
+folds or drops parameters so that, imported as exported, they would train
+otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
+
+  folds-vit        a ViT block: a class token expanded to the batch
+                   (`cls.expand(B, -1, -1)`, folded into an initializer
+                   `expand`: one copy per batch row), the two LayerNorms'
+                   equal default weights and biases merged into one
+                   tensor, nn.MultiheadAttention's zero out_proj.bias
+                   dropped from its Gemm, its in_proj_weight transposed;
+  folds-tied       an LSTM language model whose head is the embedding
+                   (F.linear(h, emb.weight)): the exporter folds the
+                   transpose into a second tensor (`val_N`), which trained
+                   apart would untie them;
+  folds-zero-bias  nn.Linear, nn.Conv1d and nn.ConvTranspose1d with zero
+                   biases (as Hugging Face initializes them), which the
+                   optimizer drops (the Linear, applied twice, from both
+                   of its Gemms);
+  toplevel-ts      the TorchScript exporter's, of a model with parameters
+                   on the root module (`cls`, `pos`: timm's cls_token and
+                   pos_embed), whose undotted names are state-dict names.
+
+Writes NAME.onnx, NAME.inputs/*.npy, NAME.grads/*.grad.npy (PyTorch's
+gradients of the loss, by state-dict name) and NAME.params.json (for
+../pytorch/compare_grads.py: each parameter compared under its own name;
+folds-tied's LSTM weights, which the exporter reorders into tensors of its
+own, are left out) next to this script. Node
+annotations are stripped but for the FX node and the name scopes, which the
+import reads. To regenerate (from this directory):
+
+    python3 -m venv venv && venv/bin/pip install torch onnxscript onnx==1.23.2
+    venv/bin/python gen_folds.py
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from export_helpers import strip_node_annotations  # noqa: E402
+
+KEEP = ("pkg.torch.onnx.fx_node", "pkg.torch.onnx.name_scopes")
+
+
+class Vit(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 4, stride=4)
+        self.cls = nn.Parameter(torch.randn(1, 1, d) * 0.1)
+        self.pos = nn.Parameter(torch.randn(1, 5, d) * 0.1)
+        self.enc = nn.TransformerEncoderLayer(
+            d, 2, 16, dropout=0.0, activation="gelu", batch_first=True,
+            norm_first=True)
+        self.head = nn.Linear(d, 3)
+
+    def forward(self, x, y):
+        p = self.patch(x).flatten(2).transpose(1, 2)
+        h = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], 1) + self.pos
+        return F.cross_entropy(self.head(self.enc(h)[:, 0]), y)
+
+
+class TiedLstm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.rnn = nn.LSTM(6, 6, batch_first=True)
+
+    def forward(self, ids, y):
+        h, _ = self.rnn(self.emb(ids))
+        logits = F.linear(h, self.emb.weight)
+        return F.cross_entropy(logits.reshape(-1, 10), y.reshape(-1))
+
+
+class ZeroBias(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 6)
+        self.conv = nn.Conv1d(2, 3, 3)
+        self.up = nn.ConvTranspose1d(3, 2, 3)
+        self.b = nn.Linear(6, 2)
+        for m in (self.a, self.conv, self.up):
+            nn.init.zeros_(m.bias)
+
+    def forward(self, x, z):
+        h = torch.relu(self.a(x)) + self.a(2 * x)
+        return (self.b(h).square().mean()
+                + self.up(self.conv(z)).square().mean())
+
+
+class TopLevel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cls = nn.Parameter(torch.randn(1, 4) * 0.5)
+        self.pos = nn.Parameter(torch.randn(3, 4) * 0.5)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        h = torch.cat([self.cls, x], 0) + self.pos
+        return F.cross_entropy(self.head(torch.tanh(h)), y)
+
+
+def export(name, model, inputs, dynamo=True, unnamed=()):
+    model.train()
+    model.zero_grad()
+    model(*inputs.values()).backward()
+    grads = os.path.join(HERE, name + ".grads")
+    os.makedirs(grads, exist_ok=True)
+    mapping = {}
+    for n, p in model.named_parameters():
+        np.save(os.path.join(grads, n + ".grad.npy"), p.grad.numpy())
+        if not n.startswith(unnamed):
+            mapping[n] = [[n, False]]
+    mapping[""] = []
+    with open(os.path.join(HERE, name + ".params.json"), "w") as f:
+        f.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
+                                    for k, v in mapping.items()) + "\n}\n")
+    folder = os.path.join(HERE, name + ".inputs")
+    os.makedirs(folder, exist_ok=True)
+    for n, v in inputs.items():
+        np.save(os.path.join(folder, n + ".npy"), v.numpy())
+    path = os.path.join(HERE, name + ".onnx")
+    kwargs = dict(dynamo=True) if dynamo else dict(
+        dynamo=False, opset_version=17, do_constant_folding=True,
+        training=torch.onnx.TrainingMode.TRAINING)
+    torch.onnx.export(model, tuple(inputs.values()), path,
+                      input_names=list(inputs), output_names=["loss"],
+                      external_data=False, **kwargs)
+    strip_node_annotations(path, KEEP)
+
+
+def main():
+    torch.manual_seed(0)
+    export("folds-vit", Vit(),
+           dict(x=torch.randn(2, 3, 8, 8), y=torch.tensor([0, 2])))
+    export("folds-tied", TiedLstm(),
+           dict(ids=torch.randint(0, 10, (2, 5)),
+                y=torch.randint(0, 10, (2, 5))), unnamed=("rnn.",))
+    export("folds-zero-bias", ZeroBias(),
+           dict(x=torch.randn(3, 4), z=torch.randn(1, 2, 5)))
+    export("toplevel-ts", TopLevel(),
+           dict(x=torch.randn(2, 4), y=torch.tensor([0, 1, 1])), dynamo=False)
+
+
+if __name__ == "__main__":
+    main()

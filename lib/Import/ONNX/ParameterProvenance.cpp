@@ -137,7 +137,7 @@ getFxParameterArguments(const onnx::NodeProto &node) {
     args = args.drop_front(at + 1);
     StringRef token =
         args.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
-    placeholders.push_back(token.str());
+    placeholders.push_back(token.lower());
     args = args.drop_front(token.size());
   }
   return placeholders;
@@ -295,8 +295,11 @@ tgc::onnx_import::getEmbeddingPaddingIdx(const onnx::NodeProto &node) {
 }
 
 /// torch.export's placeholder for parameter `name`.
+/// torch.export's placeholder for parameter `name`, lowercased as
+/// torch.export writes it (`p_bert_embeddings_layernorm_weight` for
+/// `bert.embeddings.LayerNorm.weight`).
 static std::string getPlaceholder(StringRef name) {
-  std::string placeholder = "p_" + name.str();
+  std::string placeholder = "p_" + name.lower();
   std::replace(placeholder.begin(), placeholder.end(), '.', '_');
   return placeholder;
 }
@@ -343,7 +346,7 @@ struct Analysis {
   std::string getListedName(StringRef argument) const {
     if (!argument.consume_front("%"))
       return "";
-    return placeholderNames.lookup(argument);
+    return placeholderNames.lookup(argument.lower());
   }
   void findSplits(const onnx::TensorProto &initializer);
   void findTranspose(const onnx::TensorProto &initializer);
@@ -564,10 +567,11 @@ void Analysis::findBroadcast(const onnx::TensorProto &initializer) {
       {name.str(), source, initializers.contains(source)});
 }
 
-/// The nodes whose FX node is aten.linear or a convolution with a bias
-/// parameter that is missing, unclaimed and read by no node: the optimizer
-/// dropped it (it only drops a zero bias). A Gemm, Conv or ConvTranspose
-/// then has no bias input; a MatMul no Add after it.
+/// The nodes whose FX node is aten.linear, aten.addmm or a convolution with
+/// a bias parameter that is missing, unclaimed and read by no node: the
+/// optimizer dropped it (it only drops a zero bias). A Gemm, Conv or
+/// ConvTranspose then has no bias input; a MatMul no other node of its FX
+/// node (the Add).
 void Analysis::findDroppedBiases() {
   StringSet<> claimed;
   for (const ParameterSplit &split : result.splits)
@@ -576,6 +580,12 @@ void Analysis::findDroppedBiases() {
     claimed.insert(transpose.name);
   for (const FoldedBroadcast &broadcast : result.broadcasts)
     claimed.insert(broadcast.name);
+  // A MatMul whose FX node other nodes share kept its bias there (the Add
+  // of a linear, reading a tensor merged with another).
+  StringMap<unsigned> fxNodeUses;
+  for (const onnx::NodeProto &node : graph.node())
+    if (std::optional<std::string> fx = getNodeMetadata(node, kFxNode))
+      ++fxNodeUses[*fx];
   MapVector<StringRef, DroppedBias> dropped;
   for (const onnx::NodeProto &node : graph.node()) {
     StringRef type = node.op_type();
@@ -589,8 +599,13 @@ void Analysis::findDroppedBiases() {
     std::optional<FxArguments> args = getFxArguments(node);
     if (!target || !args)
       continue;
+    if (type == "MatMul" &&
+        fxNodeUses.lookup(*getNodeMetadata(node, kFxNode)) > 1)
+      continue;
     StringRef op = *target;
-    bool linear = op == "aten.linear.default";
+    // aten.addmm(bias, x, weight): GPT-2's Conv1D.
+    bool addmm = op == "aten.addmm.default";
+    bool linear = op == "aten.linear.default" || addmm;
     bool conv = op.starts_with("aten.conv1d.") ||
                 op.starts_with("aten.conv2d.") ||
                 op.starts_with("aten.conv3d.") ||
@@ -601,11 +616,13 @@ void Analysis::findDroppedBiases() {
     if (!(linear && (type == "Gemm" || type == "MatMul")) &&
         !(conv && (type == "Conv" || type == "ConvTranspose")))
       continue;
-    auto keyword = args->keywords.find("bias");
-    std::string bias = getListedName(
-        keyword != args->keywords.end() ? StringRef(keyword->second)
-        : args->positional.size() > 2   ? StringRef(args->positional[2])
-                                        : StringRef());
+    auto keyword = args->keywords.find(addmm ? "self" : "bias");
+    size_t position = addmm ? 0 : 2;
+    std::string bias = getListedName(keyword != args->keywords.end()
+                                         ? StringRef(keyword->second)
+                                     : args->positional.size() > position
+                                         ? StringRef(args->positional[position])
+                                         : StringRef());
     if (bias.empty() || !missing.contains(bias) || claimed.contains(bias) ||
         readers.count(bias))
       continue;

@@ -17,6 +17,12 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    biases (as Hugging Face initializes them), which the
                    optimizer drops (the Linear, applied twice, from both
                    of its Gemms);
+  folds-bert       a BERT-like block as Hugging Face initializes it: zero
+                   biases equal to the zero bias of a module named
+                   `LayerNorm` (whose FX placeholders torch.export
+                   lowercases), merged into it, a Linear on [B, T, D] (its
+                   bias an Add reading the merged tensor) and GPT-2's
+                   Conv1D (aten.addmm, its zero bias dropped from the Gemm);
   toplevel-ts      the TorchScript exporter's, of a model with parameters
                    on the root module (`cls`, `pos`: timm's cls_token and
                    pos_embed), whose undotted names are state-dict names.
@@ -93,6 +99,35 @@ class ZeroBias(nn.Module):
                 + self.up(self.conv(z)).square().mean())
 
 
+class Conv1D(nn.Module):
+    """GPT-2's: addmm(bias, x, weight), weight [in, out]."""
+
+    def __init__(self, nx, nf):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.2)
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        shape = x.shape[:-1] + (self.bias.shape[0],)
+        return torch.addmm(self.bias, x.view(-1, x.shape[-1]),
+                           self.weight).view(shape)
+
+
+class Bert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.LayerNorm = nn.LayerNorm(6)
+        self.dense = nn.Linear(6, 6)
+        self.c_fc = Conv1D(6, 4)
+        nn.init.zeros_(self.dense.bias)
+
+    def forward(self, ids, y):
+        h = self.LayerNorm(self.emb(ids))
+        h = torch.tanh(self.dense(h))
+        return F.cross_entropy(self.c_fc(h).reshape(-1, 4), y.reshape(-1))
+
+
 class TopLevel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -143,6 +178,9 @@ def main():
                 y=torch.randint(0, 10, (2, 5))), unnamed=("rnn.",))
     export("folds-zero-bias", ZeroBias(),
            dict(x=torch.randn(3, 4), z=torch.randn(1, 2, 5)))
+    export("folds-bert", Bert(),
+           dict(ids=torch.randint(0, 10, (2, 3)),
+                y=torch.randint(0, 4, (2, 3))))
     export("toplevel-ts", TopLevel(),
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 1, 1])), dynamo=False)
 

@@ -1180,12 +1180,32 @@ void ModelImporter::reportSharedAndMissingParameters(
                       [&](const onnx::NodeProto *node) {
                         return readsParameterInFx(*node, parameter.name);
                       })) {
-      InFlightDiagnostic remark = emitRemark(fileLoc);
-      remark << "parameter '" << parameter.name << "' is read by "
-             << it->second.size() << " nodes (";
-      llvm::interleaveComma(it->second, remark);
-      remark << "): one tensor, one gradient (the sum of theirs); if the "
-                "exporter merged equal parameters, they now train as one";
+      // Readers in several modules, which the FX graph does not show
+      // reading this parameter: the exporter merged equal parameters into
+      // it (and what the import could not split, or a folded value, such
+      // as Gemma's `1 + weight` of norms all initialized alike, stays
+      // merged). Certain enough for a warning.
+      llvm::StringSet<> modules;
+      for (const onnx::NodeProto *node : readerNodes[parameter.name])
+        if (hasScopeMetadata(*node))
+          modules.insert(*getModuleScope(*node));
+      bool merged = modules.size() > 1;
+      InFlightDiagnostic remark =
+          merged ? emitWarning(fileLoc) : emitRemark(fileLoc);
+      if (merged) {
+        remark << "parameter '" << parameter.name << "' is read in "
+               << modules.size()
+               << " modules whose FX nodes do not read it: the exporter "
+                  "merged their equal parameters, which train as one tensor "
+                  "here (one gradient, the sum of theirs); export with "
+                  "optimize=False to keep them apart";
+      } else {
+        remark << "parameter '" << parameter.name << "' is read by "
+               << it->second.size() << " nodes (";
+        llvm::interleaveComma(it->second, remark);
+        remark << "): one tensor, one gradient (the sum of theirs); if the "
+                  "exporter merged equal parameters, they now train as one";
+      }
       // Which modules share it, where the exporter's metadata says.
       for (const onnx::NodeProto *node : readerNodes[parameter.name])
         if (hasScopeMetadata(*node))
@@ -1196,6 +1216,24 @@ void ModelImporter::reportSharedAndMissingParameters(
     if (llvm::SmallVector<std::string> sources =
             roles.getFoldedParameters(parameter.name);
         !sources.empty()) {
+      // Named after an FX node (`transpose_1`, not an op's inner `val_N`),
+      // a fold of several parameters computed with them in the model's own
+      // code (DeBERTa's pos_key_proj(rel_embeddings)): trained, it is not
+      // PyTorch's parameterization. An LSTM's `val_N` of its two biases
+      // only rearranges them.
+      bool computed =
+          sources.size() > 1 && !StringRef(parameter.name).starts_with("val_");
+      if (computed) {
+        InFlightDiagnostic warning = emitWarning(fileLoc);
+        warning << "parameter '" << parameter.name
+                << "' is the exporter's fold of a computation on "
+                << sources.size()
+                << " parameters: it trains as one tensor in their place; "
+                   "export with optimize=False to train them";
+        for (const std::string &source : sources)
+          warning.attachNote(fileLoc) << "folded from '" << source << "'";
+        continue;
+      }
       InFlightDiagnostic remark = emitRemark(fileLoc);
       remark << "parameter '" << parameter.name
              << "' is what the exporter folded from parameter"

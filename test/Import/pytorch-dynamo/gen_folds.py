@@ -23,6 +23,12 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    lowercases), merged into it, a Linear on [B, T, D] (its
                    bias an Add reading the merged tensor) and GPT-2's
                    Conv1D (aten.addmm, its zero bias dropped from the Gemm);
+  folds-warn       what the import cannot undo, warned of: Gemma's norm
+                   `x * (1 + weight)` with weights initialized alike
+                   (merged, then folded into one `add`, read by both
+                   norms), and a projection of an embedding table computed
+                   from parameters alone (DeBERTa's pos_key_proj of its
+                   relative embeddings, folded into one tensor);
   toplevel-ts      the TorchScript exporter's, of a model with parameters
                    on the root module (`cls`, `pos`: timm's cls_token and
                    pos_embed), whose undotted names are state-dict names.
@@ -128,6 +134,29 @@ class Bert(nn.Module):
         return F.cross_entropy(self.c_fc(h).reshape(-1, 4), y.reshape(-1))
 
 
+class GemmaNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.square().mean(-1, keepdim=True) + 1e-6) * (
+            1 + self.weight)
+
+
+class Warn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1 = GemmaNorm(4)
+        self.norm2 = GemmaNorm(4)
+        self.rel = nn.Embedding(3, 4)
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, y):
+        h = self.norm2(torch.tanh(self.norm1(x)))
+        return F.cross_entropy(h @ self.proj(self.rel.weight).T, y)
+
+
 class TopLevel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -140,21 +169,12 @@ class TopLevel(nn.Module):
         return F.cross_entropy(self.head(torch.tanh(h)), y)
 
 
-def export(name, model, inputs, dynamo=True, unnamed=()):
+def export(name, model, inputs, dynamo=True, unnamed=(), reference=True):
     model.train()
     model.zero_grad()
     model(*inputs.values()).backward()
-    grads = os.path.join(HERE, name + ".grads")
-    os.makedirs(grads, exist_ok=True)
-    mapping = {}
-    for n, p in model.named_parameters():
-        np.save(os.path.join(grads, n + ".grad.npy"), p.grad.numpy())
-        if not n.startswith(unnamed):
-            mapping[n] = [[n, False]]
-    mapping[""] = []
-    with open(os.path.join(HERE, name + ".params.json"), "w") as f:
-        f.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
-                                    for k, v in mapping.items()) + "\n}\n")
+    if reference:
+        save_reference(name, model, unnamed)
     folder = os.path.join(HERE, name + ".inputs")
     os.makedirs(folder, exist_ok=True)
     for n, v in inputs.items():
@@ -169,6 +189,20 @@ def export(name, model, inputs, dynamo=True, unnamed=()):
     strip_node_annotations(path, KEEP)
 
 
+def save_reference(name, model, unnamed):
+    grads = os.path.join(HERE, name + ".grads")
+    os.makedirs(grads, exist_ok=True)
+    mapping = {}
+    for n, p in model.named_parameters():
+        np.save(os.path.join(grads, n + ".grad.npy"), p.grad.numpy())
+        if not n.startswith(unnamed):
+            mapping[n] = [[n, False]]
+    mapping[""] = []
+    with open(os.path.join(HERE, name + ".params.json"), "w") as f:
+        f.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
+                                    for k, v in mapping.items()) + "\n}\n")
+
+
 def main():
     torch.manual_seed(0)
     export("folds-vit", Vit(),
@@ -181,6 +215,8 @@ def main():
     export("folds-bert", Bert(),
            dict(ids=torch.randint(0, 10, (2, 3)),
                 y=torch.randint(0, 4, (2, 3))))
+    export("folds-warn", Warn(),
+           dict(x=torch.randn(2, 4), y=torch.tensor([0, 2])), reference=False)
     export("toplevel-ts", TopLevel(),
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 1, 1])), dynamo=False)
 

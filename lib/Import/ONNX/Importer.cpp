@@ -481,6 +481,8 @@ private:
                                                  StringRef initName);
   void addSplitParameters(GraphImporter &importer,
                           const ParameterProvenance &provenance);
+  /// Warns of two parameters that are each other's transpose bit for bit.
+  void warnTransposedCopies();
   /// Adds the bias the exporter dropped to the output of `node`.
   LogicalResult addDroppedBias(GraphImporter &importer,
                                const onnx::NodeProto &node,
@@ -1250,6 +1252,7 @@ void ModelImporter::reportSharedAndMissingParameters(
                              "transpose?); it trains under this name";
     }
   }
+  warnTransposedCopies();
   if (options.parameterNames)
     for (const std::string &listed : *options.parameterNames)
       if (!parameterIndex.count(listed))
@@ -1257,6 +1260,63 @@ void ModelImporter::reportSharedAndMissingParameters(
                             << "' of --parameters is no initializer of the "
                                "model (merged with an equal tensor or "
                                "folded by the exporter?)";
+}
+
+/// A tied weight folded into its transpose that nothing recovered (the
+/// TorchScript exporter's `onnx::MatMul_N` of GPT-2's or BERT's head, with
+/// no FX node to say it is tied): two parameters, which train apart after
+/// the first step. Their values say so, bit for bit (matrices whose
+/// elements are not all equal: zero-initialized ones prove nothing). The
+/// first row of one is the first column of the other: candidates are
+/// paired by that before comparing whole matrices.
+void ModelImporter::warnTransposedCopies() {
+  auto key = [](const npy::Array &value, bool column) {
+    size_t size = npy::getElementSize(value.dtype);
+    int64_t rows = value.shape[0], cols = value.shape[1];
+    std::string bytes;
+    for (int64_t i = 0, e = std::min<int64_t>(column ? rows : cols, 16); i < e;
+         ++i) {
+      int64_t at = column ? i * cols : i;
+      bytes.append(value.data.data() + at * size, size);
+    }
+    return bytes + "/" + std::to_string(column ? rows : cols) + "/" +
+           std::to_string(column ? cols : rows) + "/" +
+           std::to_string(int(value.dtype));
+  };
+  llvm::StringMap<SmallVector<const ImportedParameter *>> byFirstRow;
+  SmallVector<const ImportedParameter *> matrices;
+  for (const ImportedParameter &parameter : imported.parameters) {
+    const npy::Array &value = parameter.value;
+    if (value.shape.size() != 2 || value.getNumElements() < 2 ||
+        !parameterIndex.count(parameter.name))
+      continue;
+    size_t size = npy::getElementSize(value.dtype);
+    bool constant = true;
+    for (int64_t i = 1, e = value.getNumElements(); i < e && constant; ++i)
+      constant =
+          !std::memcmp(value.data.data(), value.data.data() + i * size, size);
+    if (constant)
+      continue;
+    matrices.push_back(&parameter);
+    byFirstRow[key(value, false)].push_back(&parameter);
+  }
+  for (const ImportedParameter *parameter : matrices) {
+    auto candidates = byFirstRow.find(key(parameter->value, true));
+    if (candidates == byFirstRow.end())
+      continue;
+    for (const ImportedParameter *other : candidates->second) {
+      // Each pair once, the earlier parameter first.
+      if (other <= parameter ||
+          transposeMatrix(parameter->value).data != other->value.data)
+        continue;
+      emitWarning(fileLoc)
+          << "parameters '" << parameter->name << "' and '" << other->name
+          << "' are each other's transpose bit for bit: a tied weight the "
+             "exporter folded into its transpose? They train as two tensors; "
+             "if the model ties them, export with dynamo=True or "
+             "do_constant_folding=False to keep one";
+    }
+  }
 }
 
 /// What onnx.checker refuses in a node whatever its op: an input name that

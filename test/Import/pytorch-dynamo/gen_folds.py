@@ -29,6 +29,10 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    norms), and a projection of an embedding table computed
                    from parameters alone (DeBERTa's pos_key_proj of its
                    relative embeddings, folded into one tensor);
+  tied-ts          the TorchScript exporter's (do_constant_folding=True) of
+                   a tied language model (F.linear(h, emb.weight)): the
+                   head's transpose folded into `onnx::MatMul_N`, which no
+                   FX node says is tied;
   toplevel-ts      the TorchScript exporter's, of a model with parameters
                    on the root module (`cls`, `pos`: timm's cls_token and
                    pos_embed), whose undotted names are state-dict names.
@@ -157,6 +161,18 @@ class Warn(nn.Module):
         return F.cross_entropy(h @ self.proj(self.rel.weight).T, y)
 
 
+class TiedLm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.mix = nn.Linear(6, 6)
+
+    def forward(self, ids, y):
+        h = torch.tanh(self.mix(self.emb(ids)))
+        return F.cross_entropy(F.linear(h, self.emb.weight).reshape(-1, 10),
+                               y.reshape(-1))
+
+
 class TopLevel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -217,6 +233,9 @@ def main():
                 y=torch.randint(0, 4, (2, 3))))
     export("folds-warn", Warn(),
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 2])), reference=False)
+    export("tied-ts", TiedLm(),
+           dict(ids=torch.randint(0, 10, (2, 3)),
+                y=torch.randint(0, 10, (2, 3))), dynamo=False, reference=False)
     export("toplevel-ts", TopLevel(),
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 1, 1])), dynamo=False)
 

@@ -1135,6 +1135,11 @@ void ModelImporter::addSplitParameters(GraphImporter &importer,
     });
     remark << (split.uses.size() > 1 ? " read" : " reads")
            << " it in the FX graph): imported as a parameter of its own";
+    if (split.source != split.initializer)
+      remark << ", in the layout of '" << split.initializer
+             << "', which the exporter folded from '" << split.source << "' ["
+             << llvm::interleaved(GraphImporter::getType(merged).getShape())
+             << "]";
     for (const RecoveredUse &use : split.uses)
       splitInputs[use.node].push_back({split.initializer, parameter});
   }

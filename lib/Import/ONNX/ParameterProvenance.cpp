@@ -348,7 +348,7 @@ struct Analysis {
       return "";
     return placeholderNames.lookup(argument.lower());
   }
-  void findSplits(const onnx::TensorProto &initializer);
+  void findSplits(const onnx::TensorProto &initializer, StringRef source);
   void findTranspose(const onnx::TensorProto &initializer);
   void findBroadcast(const onnx::TensorProto &initializer);
   void dropNamesClaimedTwice();
@@ -362,7 +362,8 @@ struct Analysis {
 /// else the reader's module and the tensor's leaf name, `weight`). A reader
 /// in the tensor's own module, or whose FX node reads the tensor's own
 /// placeholder (a tied weight), keeps the tensor.
-void Analysis::findSplits(const onnx::TensorProto &initializer) {
+void Analysis::findSplits(const onnx::TensorProto &initializer,
+                          StringRef source) {
   StringRef name = initializer.name();
   SmallVector<const onnx::NodeProto *> users;
   for (const onnx::NodeProto *node : readers.lookup(name))
@@ -377,10 +378,10 @@ void Analysis::findSplits(const onnx::TensorProto &initializer) {
         return hasScopeMetadata(*node);
       }))
     return;
-  auto [prefix, leaf] = name.rsplit('.');
+  auto [prefix, leaf] = source.rsplit('.');
   if (leaf.empty() || prefix.empty())
     return;
-  std::string own = getPlaceholder(name);
+  std::string own = getPlaceholder(source);
   MapVector<StringRef, SmallVector<RecoveredUse>> splits;
   std::string problem;
   bool ownReader = false;
@@ -408,7 +409,7 @@ void Analysis::findSplits(const onnx::TensorProto &initializer) {
       });
     if (read.size() == 1)
       candidate = read.front();
-    if (candidate == name || llvm::is_contained(placeholders, own)) {
+    if (candidate == source || llvm::is_contained(placeholders, own)) {
       ownReader = true;
       continue;
     }
@@ -433,13 +434,14 @@ void Analysis::findSplits(const onnx::TensorProto &initializer) {
         {node, module});
   }
   if (problem.empty() && !splits.empty() && !ownReader)
-    problem = "no reader is in the module of '" + name.str() + "' itself";
+    problem = "no reader is in the module of '" + source.str() + "' itself";
   if (!problem.empty()) {
     result.unrecovered.push_back({name.str(), "not split: " + problem});
     return;
   }
   for (auto &[splitName, uses] : splits)
-    result.splits.push_back({name.str(), splitName.str(), std::move(uses)});
+    result.splits.push_back(
+        {name.str(), splitName.str(), std::move(uses), source.str()});
 }
 
 /// A rank-2 initializer the user does not list, read only as the right
@@ -708,8 +710,20 @@ ParameterProvenance::analyze(const onnx::GraphProto &graph,
 
   for (const onnx::TensorProto &initializer : graph.initializer()) {
     if (analysis.listed.contains(initializer.name())) {
-      analysis.findSplits(initializer);
+      analysis.findSplits(initializer, initializer.name());
     } else {
+      // A tensor folded from one parameter the graph lacks (GroupNorm's
+      // weight unsqueezed to [C, 1, 1]), merged by value with others' folds:
+      // split along the FX nodes like the parameter itself.
+      auto folded = analysis.foldedFrom.find(initializer.name());
+      if (folded != analysis.foldedFrom.end()) {
+        SmallVector<StringRef> sources;
+        for (const std::string &from : folded->second)
+          if (analysis.listed.contains(from))
+            sources.push_back(from);
+        if (sources.size() == 1 && analysis.missing.contains(sources.front()))
+          analysis.findSplits(initializer, sources.front());
+      }
       analysis.findTranspose(initializer);
       analysis.findBroadcast(initializer);
     }

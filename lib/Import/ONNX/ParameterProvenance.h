@@ -97,6 +97,9 @@ struct ParameterSplit {
   std::string initializer;
   std::string name;
   llvm::SmallVector<RecoveredUse> uses;
+  /// The parameter `initializer` stands for: itself, or the one the
+  /// optimizer folded it from (then `name` takes the folded layout).
+  std::string source;
 };
 
 /// An initializer the exporter computed as the transpose of parameter

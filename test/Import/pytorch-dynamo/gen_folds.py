@@ -23,6 +23,9 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    lowercases), merged into it, a Linear on [B, T, D] (its
                    bias an Add reading the merged tensor) and GPT-2's
                    Conv1D (aten.addmm, its zero bias dropped from the Gemm);
+  folds-groupnorm  two fresh GroupNorms: their weights (ones) and biases
+                   (zeros) each unsqueezed to [C, 1, 1] by the exporter,
+                   folded, and the two folds merged into one tensor;
   folds-warn       what the import cannot undo, warned of: Gemma's norm
                    `x * (1 + weight)` with weights initialized alike
                    (merged, then folded into one `add`, read by both
@@ -41,18 +44,22 @@ Writes NAME.onnx, NAME.inputs/*.npy, NAME.grads/*.grad.npy (PyTorch's
 gradients of the loss, by state-dict name) and NAME.params.json (for
 ../pytorch/compare_grads.py: each parameter compared under its own name;
 folds-tied's LSTM weights, which the exporter reorders into tensors of its
-own, are left out) next to this script. Node
+own, are left out; folds-groupnorm's parameters that only a fold holds
+are compared under the folded tensor's name, from its folded_from) next to
+this script. Node
 annotations are stripped but for the FX node and the name scopes, which the
 import reads. To regenerate (from this directory):
 
     python3 -m venv venv && venv/bin/pip install torch onnxscript onnx==1.23.2
     venv/bin/python gen_folds.py
 """
+import ast
 import json
 import os
 import sys
 
 import numpy as np
+import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -138,6 +145,21 @@ class Bert(nn.Module):
         return F.cross_entropy(self.c_fc(h).reshape(-1, 4), y.reshape(-1))
 
 
+class GroupNorms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.n1 = nn.GroupNorm(2, 4)
+        self.c2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.n2 = nn.GroupNorm(2, 4)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        h = F.relu(self.n1(self.c1(x)))
+        h = F.relu(self.n2(self.c2(h)) + h)
+        return F.cross_entropy(self.fc(h.mean((2, 3))), y)
+
+
 class GemmaNorm(nn.Module):
     def __init__(self, d):
         super().__init__()
@@ -185,7 +207,8 @@ class TopLevel(nn.Module):
         return F.cross_entropy(self.head(torch.tanh(h)), y)
 
 
-def export(name, model, inputs, dynamo=True, unnamed=(), reference=True):
+def export(name, model, inputs, dynamo=True, unnamed=(), reference=True,
+           folded=False):
     model.train()
     model.zero_grad()
     model(*inputs.values()).backward()
@@ -203,6 +226,36 @@ def export(name, model, inputs, dynamo=True, unnamed=(), reference=True):
                       input_names=list(inputs), output_names=["loss"],
                       external_data=False, **kwargs)
     strip_node_annotations(path, KEEP)
+    if folded:
+        map_folded(name, path)
+
+
+def map_folded(name, path):
+    """Maps each parameter of NAME.params.json that no initializer holds to
+    the initializer the optimizer folded from it alone, if any."""
+    graph = onnx.load(path).graph
+    initializers = {i.name for i in graph.initializer}
+    folded = {}
+    for info in graph.value_info:
+        for prop in info.metadata_props:
+            if prop.key == "pkg.onnxscript.optimizer.folded_from":
+                sources = [v for v in ast.literal_eval(prop.value)
+                           if "." in v]
+                if len(sources) == 1 and info.name in initializers:
+                    folded[sources[0]] = info.name
+    json_path = os.path.join(HERE, name + ".params.json")
+    with open(json_path) as f:
+        mapping = json.load(f)
+    for param, parts in mapping.items():
+        if param and param not in initializers and param in folded:
+            parts[0][0] = folded[param]
+    write_mapping(json_path, mapping)
+
+
+def write_mapping(path, mapping):
+    with open(path, "w") as f:
+        f.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
+                                    for k, v in mapping.items()) + "\n}\n")
 
 
 def save_reference(name, model, unnamed):
@@ -214,9 +267,7 @@ def save_reference(name, model, unnamed):
         if not n.startswith(unnamed):
             mapping[n] = [[n, False]]
     mapping[""] = []
-    with open(os.path.join(HERE, name + ".params.json"), "w") as f:
-        f.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
-                                    for k, v in mapping.items()) + "\n}\n")
+    write_mapping(os.path.join(HERE, name + ".params.json"), mapping)
 
 
 def main():
@@ -231,6 +282,8 @@ def main():
     export("folds-bert", Bert(),
            dict(ids=torch.randint(0, 10, (2, 3)),
                 y=torch.randint(0, 4, (2, 3))))
+    export("folds-groupnorm", GroupNorms(),
+           dict(x=torch.randn(2, 3, 6, 6), y=torch.tensor([1, 0])), folded=True)
     export("folds-warn", Warn(),
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 2])), reference=False)
     export("tied-ts", TiedLm(),

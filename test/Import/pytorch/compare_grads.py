@@ -5,7 +5,8 @@ compare_grads.py OUT_DIR REF_DIR PARAMS_JSON
 For every PyTorch parameter P in PARAMS_JSON (see parameter_map in
 gen_models.py), sums OUT_DIR/NAME.grad.npy over the imported parameters NAME
 that make up P (transposing back those the exporter pre-transposed) and
-checks the sum against REF_DIR/P.grad.npy (numpy's allclose rule, rtol 1e-4,
+checks the sum against REF_DIR/P.grad.npy (an imported gradient of P's size
+but another shape, a folded layout, reshaped; numpy's allclose rule, rtol 1e-4,
 atol 1e-5). Prints one line per parameter made of several imported ones, and
 the largest absolute error and the largest relative error over all
 parameters; a parameter's relative error is its largest absolute error over
@@ -25,7 +26,12 @@ for param, parts in mapping.items():
     got = np.zeros_like(want)
     for name, transposed in parts:
         grad = np.load(f"{out_dir}/{name}.grad.npy").astype(np.float64)
-        got += grad.T if transposed else grad
+        grad = grad.T if transposed else grad
+        # A parameter the exporter folded into another layout of its
+        # elements (GroupNorm's [C] weight as [C, 1, 1]).
+        if grad.shape != want.shape and grad.size == want.size:
+            grad = grad.reshape(want.shape)
+        got += grad
     if len(parts) > 1:
         print(f"{param}: sum of " + " + ".join(
             f"{n}.grad" + (".T" if t else "") for n, t in parts))

@@ -370,6 +370,15 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
                : std::optional<std::string>("a buffer of the exported program");
   if (!getFoldedParameters(name).empty())
     return std::nullopt;
+  // Folded, in a graph whose signature lists the parameters, from values
+  // none of which is one: a table computed from constants (`eye(n).expand`,
+  // a causal mask), which PyTorch never trains. The optimizer's folded_from
+  // accumulates along chained folds, so a parameter anywhere upstream would
+  // be named.
+  if (!signatureParameters.empty() && foldedFrom.count(name))
+    return std::string("folded by the exporter from constants alone (its "
+                       "folded_from names no parameter of the exported "
+                       "program)");
   llvm::StringSet<> visiting;
   if (onlyMakesMasks(name, visiting))
     return std::string("only feeds comparisons (a mask)");

@@ -26,6 +26,9 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
   folds-groupnorm  two fresh GroupNorms: their weights (ones) and biases
                    (zeros) each unsqueezed to [C, 1, 1] by the exporter,
                    folded, and the two folds merged into one tensor;
+  folds-constant   a table computed from constants alone (torch.eye(4)
+                   expanded to the batch, read by a matmul), which the
+                   optimizer folds into `expand`: no parameter of PyTorch's;
   folds-warn       what the import cannot undo, warned of: Gemma's norm
                    `x * (1 + weight)` with weights initialized alike
                    (merged, then folded into one `add`, read by both
@@ -160,6 +163,16 @@ class GroupNorms(nn.Module):
         return F.cross_entropy(self.fc(h.mean((2, 3))), y)
 
 
+class ConstantTable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x, y):
+        mixed = torch.bmm(x, torch.eye(4).expand(x.shape[0], 4, 4))
+        return F.cross_entropy(self.lin(mixed.sum(1)), y)
+
+
 class GemmaNorm(nn.Module):
     def __init__(self, d):
         super().__init__()
@@ -284,6 +297,8 @@ def main():
                 y=torch.randint(0, 4, (2, 3))))
     export("folds-groupnorm", GroupNorms(),
            dict(x=torch.randn(2, 3, 6, 6), y=torch.tensor([1, 0])), folded=True)
+    export("folds-constant", ConstantTable(),
+           dict(x=torch.randn(2, 3, 4), y=torch.tensor([0, 2])))
     export("folds-warn", Warn(),
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 2])), reference=False)
     export("tied-ts", TiedLm(),

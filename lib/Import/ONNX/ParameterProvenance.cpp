@@ -294,7 +294,6 @@ tgc::onnx_import::getEmbeddingPaddingIdx(const onnx::NodeProto &node) {
   return row;
 }
 
-/// torch.export's placeholder for parameter `name`.
 /// torch.export's placeholder for parameter `name`, lowercased as
 /// torch.export writes it (`p_bert_embeddings_layernorm_weight` for
 /// `bert.embeddings.LayerNorm.weight`).
@@ -444,14 +443,16 @@ void Analysis::findSplits(const onnx::TensorProto &initializer,
         {name.str(), splitName.str(), std::move(uses), source.str()});
 }
 
-/// A rank-2 initializer the user does not list, read only as the right
-/// operand of one MatMul in module M where the user lists `M.weight` and
-/// the graph lacks it: the exporter folded the weight's transpose (a
-/// Linear computes x W^T). Certain when the dynamo exporter's FX node is
-/// `aten.linear` of M.weight's placeholder (and the optimizer's folded_from,
-/// when present, names M.weight), or when the TorchScript exporter named
-/// the initializer after its MatMul (`onnx::MatMul_N`) and the node after
-/// M.
+/// A rank-2 initializer the list does not name, read only as the right
+/// operand of MatMuls in module M (of one, without FX nodes) where the list
+/// names `M.weight` (or the weight argument of their FX node) and the graph
+/// lacks it: the exporter folded the weight's transpose (a Linear computes
+/// x W^T). Certain when the dynamo exporter's FX nodes are `aten.linear` of
+/// that placeholder (and the optimizer's folded_from, when present, names
+/// it alone), or when the TorchScript exporter named the initializer after
+/// its MatMul (`onnx::MatMul_N`) and the node after M. A weight the graph
+/// has is a tied one (F.linear(h, embedding.weight)), certain only with the
+/// FX node's word.
 void Analysis::findTranspose(const onnx::TensorProto &initializer) {
   StringRef name = initializer.name();
   ArrayRef<const onnx::NodeProto *> users = readers.lookup(name);

@@ -120,7 +120,9 @@ static cl::opt<std::string> parametersFile(
     "parameters",
     cl::desc("ONNX: the file of parameter names, one per line (e.g. from "
              "PyTorch's model.named_parameters()): the other float "
-             "initializers are buffers, imported as constants"),
+             "initializers are buffers, imported as constants; merged and "
+             "folded parameters are recovered against it (without it, "
+             "against a dynamo export's signature)"),
     cl::value_desc("FILE"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
     TGC_CAT);
 static cl::list<std::string> parameterGlobs(

@@ -1088,15 +1088,12 @@ bool ModelImporter::addFoldedBroadcast(GraphImporter &importer,
       (source.getNumElements() == 1 && value.getNumElements() > 1)) {
     emitWarning(fileLoc)
         << "initializer '" << broadcast.initializer << "' is parameter '"
-        << broadcast.name
-        << "' expanded by the exporter (its name and folded_from say so), "
+        << broadcast.name << "' expanded by the exporter, but "
         << (source.getNumElements() == 1
-                ? "but all its elements are equal, so the parameter's shape "
-                  "is unknown"
-                : "but its slices differ, so it is not that")
-        << ": it trains under its own name, each copy apart, where PyTorch "
-           "trains one tensor; export with optimize=False to keep the "
-           "expand in the graph";
+                ? "all its elements are equal (its shape is unknown)"
+                : "its slices differ")
+        << ": each copy trains apart; export with optimize=False to keep "
+           "one tensor";
     return false;
   }
   auto sourceType = RankedTensorType::get(source.shape, type.getElementType());

@@ -35,6 +35,10 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    norms), and a projection of an embedding table computed
                    from parameters alone (DeBERTa's pos_key_proj of its
                    relative embeddings, folded into one tensor);
+  folds-tokens     two tokens expanded to the batch: one the graph also
+                   reads as is (the fold is a view of that parameter), one
+                   zero-initialized (all elements equal: its shape is
+                   unknowable, warned of);
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -208,6 +212,20 @@ class TiedLm(nn.Module):
                                y.reshape(-1))
 
 
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = nn.Parameter(torch.randn(1, 1, 4))
+        self.zero = nn.Parameter(torch.zeros(1, 1, 4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        batch = x.shape[0]
+        h = (x + self.seen.expand(batch, -1, -1) + self.zero.expand(batch, -1, -1)
+             + x * self.seen)
+        return F.cross_entropy(self.head(h.mean(1)), y)
+
+
 class TopLevel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -308,5 +326,12 @@ def main():
            dict(x=torch.randn(2, 4), y=torch.tensor([0, 1, 1])), dynamo=False)
 
 
+def main_tokens():
+    # Last, so that the exports above keep their random values.
+    export("folds-tokens", Tokens(),
+           dict(x=torch.randn(2, 3, 4), y=torch.tensor([0, 1])), reference=False)
+
+
 if __name__ == "__main__":
     main()
+    main_tokens()

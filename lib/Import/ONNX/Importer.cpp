@@ -483,6 +483,9 @@ private:
                           const ParameterProvenance &provenance);
   /// Warns of two parameters that are each other's transpose bit for bit.
   void warnTransposedCopies();
+  /// Warns of the export's deviations, once per kind: at its first node,
+  /// the other nodes' modules in a note.
+  void warnExportDeviations();
   /// Adds the bias the exporter dropped to the output of `node`.
   LogicalResult addDroppedBias(GraphImporter &importer,
                                const onnx::NodeProto &node,
@@ -502,6 +505,9 @@ private:
        usesPreviewDomain = false;
   /// How many If, Loop and Scan bodies the node being imported is inside.
   unsigned branchDepth = 0;
+  /// Where the graph computes otherwise than the framework's code, in
+  /// node order.
+  SmallVector<std::pair<Location, ExportDeviation>> deviations;
   /// The nodes of every If, Loop and Scan body imported so far (each unrolled
   /// iteration again), against kMaxSubgraphNodes.
   int64_t subgraphNodes = 0;
@@ -1341,6 +1347,29 @@ static LogicalResult checkNodeStructure(const onnx::NodeProto &node,
   return success();
 }
 
+void ModelImporter::warnExportDeviations() {
+  llvm::MapVector<StringRef, SmallVector<unsigned>> kinds;
+  for (auto [i, deviation] : llvm::enumerate(deviations))
+    kinds[deviation.second.kind].push_back(i);
+  for (auto &[kind, indices] : kinds) {
+    auto &[loc, first] = deviations[indices.front()];
+    InFlightDiagnostic warning = emitWarning(loc) << first.message;
+    if (indices.size() == 1)
+      continue;
+    constexpr size_t kListed = 8;
+    std::string others;
+    for (unsigned i : ArrayRef(indices).drop_front().take_front(kListed)) {
+      const ExportDeviation &other = deviations[i].second;
+      others += (others.empty() ? "'" : ", '") +
+                (other.module.empty() ? std::string("?") : other.module) + "'";
+    }
+    if (indices.size() - 1 > kListed)
+      others += ", ...";
+    warning.attachNote(fileLoc)
+        << "and " << indices.size() - 1 << " more alike: " << others;
+  }
+}
+
 LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
                                          GraphImporter &importer) {
   for (const onnx::NodeProto &node : graph.node()) {
@@ -1351,8 +1380,8 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
                      NameLoc::get(builder.getStringAttr(label), fileLoc));
     // Once per model node (not again in an unrolled Loop's iterations).
     if (branchDepth == 0)
-      if (std::optional<std::string> deviation = getExportDeviation(node))
-        emitWarning(importer.getLoc()) << *deviation;
+      if (std::optional<ExportDeviation> deviation = getExportDeviation(node))
+        deviations.push_back({importer.getLoc(), std::move(*deviation)});
     bool trainingDomain = node.domain() == kTrainingDomain;
     bool previewDomain = node.domain() == kPreviewDomain;
     if (node.domain() != "" && node.domain() != "ai.onnx" && !trainingDomain &&
@@ -2160,9 +2189,11 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
                       tg::Role::Hyper, "dropout_seed");
     return dropoutSeed;
   };
-  if (failed(addArguments(graph, importer)) ||
-      failed(importNodes(graph, importer)) ||
-      failed(addResults(graph, importer)))
+  if (failed(addArguments(graph, importer)))
+    return failure();
+  LogicalResult nodes = importNodes(graph, importer);
+  warnExportDeviations();
+  if (failed(nodes) || failed(addResults(graph, importer)))
     return failure();
   func::ReturnOp::create(builder, fileLoc, results);
   function.setFunctionType(

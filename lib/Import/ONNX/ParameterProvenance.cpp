@@ -190,7 +190,7 @@ static std::optional<FxArguments> getFxArguments(const onnx::NodeProto &node) {
   return result;
 }
 
-std::optional<std::string>
+std::optional<ExportDeviation>
 tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
   std::optional<std::string> target = getFxTarget(node);
   std::optional<FxArguments> args = getFxArguments(node);
@@ -205,7 +205,22 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
   };
   std::string module = getModuleScope(node).value_or("");
   std::string where = module.empty() ? "" : " '" + module + "'";
+  auto deviation = [&](StringRef kind, std::string message) {
+    return ExportDeviation{kind.str(), module, std::move(message)};
+  };
   StringRef op = *target;
+  // The rewrite rules that made the node, comma-separated in the order
+  // applied (`RemoveOptionalBiasFromConv, FuseBatchNormIntoConv`).
+  std::string rule;
+  if (std::optional<std::string> rules =
+          getNodeMetadata(node, "pkg.onnxscript.rewriter.rule_name")) {
+    SmallVector<StringRef> names;
+    StringRef(*rules).split(names, ',');
+    for (StringRef name : names)
+      if (name.trim().starts_with("FuseBatchNormInto"))
+        rule = name.trim().str();
+  }
+  bool fused = !rule.empty() && node.op_type() != "BatchNormalization";
   // aten.batch_norm, native_batch_norm, _native_batch_norm_legit(_functional):
   // (input, weight, bias, running_mean, running_var, training, ...);
   // _batch_norm_with_update trains without the flag. Without running
@@ -214,9 +229,6 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
                   (argument(5, "training") == "True" ||
                    op.starts_with("aten._batch_norm_with_update"));
   if (training && argument(3, "running_mean") != "None") {
-    std::optional<std::string> rule =
-        getNodeMetadata(node, "pkg.onnxscript.rewriter.rule_name");
-    bool fused = rule && StringRef(*rule).starts_with("FuseBatchNormInto");
     bool trainingNode = false;
     for (const onnx::AttributeProto &attribute : node.attribute())
       trainingNode |= attribute.name() == "training_mode" && attribute.i();
@@ -229,16 +241,33 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
         " exported in inference mode (the dynamo exporter's way): it "
         "normalizes with the running statistics, not the batch's";
     if (fused)
-      text += "; folded into this " + node.op_type() + " by " + *rule;
-    return text + "; export with dynamo=False, "
-                  "training=TrainingMode.TRAINING to train as PyTorch does";
+      text += "; folded into this " + node.op_type() + " by " + rule;
+    return deviation(fused ? "train-bn-fused" : "train-bn",
+                     text + "; export with dynamo=False, "
+                            "training=TrainingMode.TRAINING to train as "
+                            "PyTorch does");
   }
+  // An eval-mode batch norm the optimizer folded into the Conv, ConvTranspose
+  // or Gemm before it (W * gamma / std, (b - mean) * gamma / std + beta):
+  // the same function, but what trains is the product, and the batch norm's
+  // weight and bias, which PyTorch trains in eval mode too, are gone. The
+  // file keeps neither factor, so the import cannot undo it.
+  if (fused && op.contains("batch_norm") && !op.contains("backward"))
+    return deviation(
+        "eval-bn-fused",
+        "batch norm" + where + " folded into this " + node.op_type() +
+            " by the exporter's optimizer (" + rule +
+            "): export with optimize=False to train as PyTorch does; here "
+            "its weight and bias do not train, and the " +
+            node.op_type() + " trains the folded weight");
   // aten.embedding(weight, indices, padding_idx, scale_grad_by_freq, ...).
   if (op.starts_with("aten.embedding.") && node.op_type() == "Gather" &&
       argument(3, "scale_grad_by_freq") == "True")
-    return "embedding" + where +
-           " has scale_grad_by_freq=True in PyTorch, which a Gather cannot "
-           "say: its gradient is not divided by the ids' counts here";
+    return deviation("embedding-freq",
+                     "embedding" + where +
+                         " has scale_grad_by_freq=True in PyTorch, which a "
+                         "Gather cannot say: its gradient is not divided by "
+                         "the ids' counts here");
   // aten.scaled_dot_product_attention(query, key, value, attn_mask,
   // dropout_p, is_causal, ...): decomposed into nodes that all record it
   // (warned at its Softmax), or ONNX's Attention; neither drops.
@@ -248,11 +277,13 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
     double value = 0;
     if (rate.empty() || StringRef(rate).getAsDouble(value) || value == 0)
       return std::nullopt;
-    return "scaled_dot_product_attention" + where + " has dropout_p " +
-           StringRef(rate).take_front(24).str() +
-           " in PyTorch, which the exporter dropped: this attention drops "
-           "nothing; export an attention written op by op (its softmax, a "
-           "Dropout, a matmul) to keep it";
+    return deviation(
+        "sdpa-dropout",
+        "scaled_dot_product_attention" + where + " has dropout_p " +
+            StringRef(rate).take_front(24).str() +
+            " in PyTorch, which the exporter dropped: this attention drops "
+            "nothing; export an attention written op by op (its softmax, a "
+            "Dropout, a matmul) to keep it");
   }
   // aten.cross_entropy_loss(self, target, weight, reduction, ignore_index,
   // label_smoothing): ONNX's loss ops have no smoothing.
@@ -264,11 +295,13 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
     if (smoothing.empty() || StringRef(smoothing).getAsDouble(value) ||
         value == 0)
       return std::nullopt;
-    return "cross-entropy" + where + " has label_smoothing " +
-           StringRef(smoothing).take_front(24).str() +
-           " in PyTorch, which the exporter dropped (" + node.op_type() +
-           " has none): this loss is unsmoothed; compute the smoothed loss "
-           "in the model's code to export it";
+    return deviation(
+        "label-smoothing",
+        "cross-entropy" + where + " has label_smoothing " +
+            StringRef(smoothing).take_front(24).str() +
+            " in PyTorch, which the exporter dropped (" + node.op_type() +
+            " has none): this loss is unsmoothed; compute the smoothed loss "
+            "in the model's code to export it");
   }
   return std::nullopt;
 }

@@ -73,9 +73,20 @@ bool readsParameterInFx(const onnx::NodeProto &node, llvm::StringRef name);
 /// statistics; its optimizer may have fused it into a Conv, ConvTranspose
 /// or Gemm, `pkg.onnxscript.rewriter.rule_name`), a cross-entropy whose
 /// label smoothing it dropped, an attention whose dropout it dropped, an
-/// embedding's scale_grad_by_freq. The message for a warning; std::nullopt
-/// when the node computes what its FX node does, or has no FX node.
-std::optional<std::string> getExportDeviation(const onnx::NodeProto &node);
+/// embedding's scale_grad_by_freq; and an eval-mode batch norm its optimizer
+/// folded into the Conv, ConvTranspose or Gemm before it, which then trains
+/// otherwise. std::nullopt when the node computes what its FX node does, or
+/// has no FX node.
+struct ExportDeviation {
+  /// The same for the nodes that deviate alike (`eval-bn-fused`), which the
+  /// import reports as one warning.
+  std::string kind;
+  /// The module of the node ('' when the metadata names none).
+  std::string module;
+  /// The warning's text.
+  std::string message;
+};
+std::optional<ExportDeviation> getExportDeviation(const onnx::NodeProto &node);
 
 /// The padding_idx of the `nn.Embedding` (aten.embedding) the dynamo
 /// exporter's FX node of `node` (a Gather) records: the row PyTorch gives no

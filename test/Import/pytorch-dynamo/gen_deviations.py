@@ -10,7 +10,10 @@ Linear, cross-entropy), exported
   bn-train-fused  in training mode, the exporter's default optimization,
                   which also folds that BatchNormalization into the Conv
                   (FuseBatchNormIntoConv);
-  bn-eval         in eval mode: the graph is the model's;
+  bn-eval         in eval mode, the exporter's default optimization: the
+                  loss is the model's, but the BatchNormalization is
+                  folded into the Conv, which then trains otherwise;
+  bn-eval-plain   in eval mode, optimize=False: the graph is the model's;
   smoothing       in eval mode with label_smoothing=0.1, which the
                   exporter drops;
 
@@ -18,6 +21,9 @@ Linear, cross-entropy), exported
                   training mode, which the exporter drops;
   embedding-freq  nn.Embedding(scale_grad_by_freq=True), which a Gather
                   cannot say;
+
+two-bn (two Conv2d and BatchNorm2d blocks, eval mode, the default
+optimization: both folded, warned once);
 
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
@@ -67,6 +73,17 @@ class Classifier(nn.Module):
         h = F.relu(self.bn(self.conv(x))).mean((2, 3))
         return F.cross_entropy(self.head(h), labels,
                                label_smoothing=self.smoothing)
+
+
+class TwoBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4))
+        self.second = nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4))
+
+    def forward(self, x, labels):
+        h = self.second(F.relu(self.first(x))).mean((2, 3))
+        return F.cross_entropy(h, labels)
 
 
 class Attention(nn.Module):
@@ -140,7 +157,9 @@ if __name__ == "__main__":
     export("bn-train", model, (x, labels), True, optimize=False)
     export("bn-train-fused", model, (x, labels), True)
     export("bn-eval", model, (x, labels), False)
+    export("bn-eval-plain", model, (x, labels), False, optimize=False)
     export("smoothing", Classifier(0.1), (x, labels), False)
+    export("two-bn", TwoBlocks(), (x, labels), False)
 
     torch.manual_seed(0)
     padded = Padded()

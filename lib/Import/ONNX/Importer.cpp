@@ -505,6 +505,9 @@ private:
        usesPreviewDomain = false;
   /// How many If, Loop and Scan bodies the node being imported is inside.
   unsigned branchDepth = 0;
+  /// The parameters the TorchScript exporter folded (`onnx::Conv_N`),
+  /// which a Conv or ConvTranspose may read as its weight.
+  llvm::StringSet<> foldedConvWeights;
   /// Where the graph computes otherwise than the framework's code, in
   /// node order.
   SmallVector<std::pair<Location, ExportDeviation>> deviations;
@@ -779,6 +782,8 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       }
     }
     if (trainable) {
+      if (roles->isTorchScriptFold(initName))
+        foldedConvWeights.insert(initName);
       addParameter(importer, decoded->type, initName,
                    std::move(decoded->value));
       continue;
@@ -795,19 +800,42 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     importer.define(viewName, build());
 
   // Exporters that deduplicate initializers by value put an Identity in
-  // front of the second one: the two were separate parameters in the
-  // framework, so they stay separate, each with its own value.
+  // front of the second one: the two were separate tensors in the
+  // framework, so they stay separate, each with its own value and role (a
+  // fresh norm's weight merged with a running variance, both ones: the
+  // weight trains, the variance does not).
   for (const auto &[output, input] : identityParameters) {
-    if (!parameterIndex.count(input) || importer.isDefined(output))
+    if (importer.isDefined(output))
       continue;
-    npy::Array value = imported.parameters[parameterIndex[input]].value;
-    Value original = importer.lookup(input);
-    emitRemark(fileLoc) << "parameter '" << output << "' was merged with '"
-                        << input
-                        << "' by the exporter (equal values behind an "
-                           "Identity); imported as a parameter of its own";
-    addParameter(importer, GraphImporter::getType(original), output,
-                 std::move(value));
+    std::optional<DecodedTensor> decoded = decodeInitializer(graph, input);
+    if (!decoded)
+      continue;
+    llvm::Expected<Tensor> value = toTensor(*decoded, input);
+    if (!value) {
+      llvm::consumeError(value.takeError());
+      continue;
+    }
+    std::optional<std::string> reason = roles->getBufferReason(output, *value);
+    bool parameter = parameterIndex.count(input);
+    if (unsigned statistic = roles->getRunningStatistic(output, opset);
+        statistic && reason) {
+      addRunningStatistic(importer, decoded->type, output,
+                          std::move(decoded->value), statistic == 2);
+    } else if (!reason && decoded->type.getRank() > 0) {
+      emitRemark(fileLoc) << "parameter '" << output << "' was merged with '"
+                          << input
+                          << "' by the exporter (equal values behind an "
+                             "Identity); imported as a parameter of its own";
+      addParameter(importer, decoded->type, output, std::move(decoded->value));
+    } else if (parameter && reason) {
+      emitRemark(fileLoc) << "initializer '" << output
+                          << "' was merged with parameter '" << input
+                          << "' by the exporter (equal values behind an "
+                             "Identity); imported as a constant: "
+                          << *reason;
+      imported.buffers.push_back({output.str(), *reason});
+      importer.define(output, importer.constant(std::move(*value)));
+    }
   }
   addSplitParameters(importer, provenance);
   droppedBiases = std::move(provenance.droppedBiases);
@@ -1379,9 +1407,25 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
     importer.setNode(&node,
                      NameLoc::get(builder.getStringAttr(label), fileLoc));
     // Once per model node (not again in an unrolled Loop's iterations).
-    if (branchDepth == 0)
+    if (branchDepth == 0) {
       if (std::optional<ExportDeviation> deviation = getExportDeviation(node))
         deviations.push_back({importer.getLoc(), std::move(*deviation)});
+      // The TorchScript exporter's eval-mode peephole folds a BatchNorm
+      // into the Conv before it (a weight and a bias it names
+      // `onnx::Conv_N`); constant folding, a weight computed from
+      // parameters (weight norm). Either way the fold trains in their place.
+      if ((node.op_type() == "Conv" || node.op_type() == "ConvTranspose") &&
+          node.input_size() > 1 && foldedConvWeights.contains(node.input(1)))
+        deviations.push_back(
+            {importer.getLoc(),
+             ExportDeviation{
+                 "torchscript-folded-conv", getModuleScope(node).value_or(""),
+                 node.op_type() + " weight '" + node.input(1) +
+                     "' was folded by the TorchScript exporter (export with "
+                     "do_constant_folding=False to avoid): the fold trains, "
+                     "not the parameters it came from (an eval-mode "
+                     "BatchNorm's, a computed weight's)"}});
+    }
     bool trainingDomain = node.domain() == kTrainingDomain;
     bool previewDomain = node.domain() == kPreviewDomain;
     if (node.domain() != "" && node.domain() != "ai.onnx" && !trainingDomain &&
@@ -1409,7 +1453,7 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
     // An Identity in front of a merged initializer was already resolved.
     if (node.op_type() == "Identity" && node.output_size() == 1 &&
         identityParameters.count(node.output(0)) &&
-        parameterIndex.count(node.output(0)))
+        importer.isDefined(node.output(0)))
       continue;
     if (trainingDomain) {
       NodeConverter convert = lookupTrainingOp(node.op_type());

@@ -53,7 +53,8 @@ public:
   bool feedsWeightOperand(llvm::StringRef name) const;
 
   /// Whether a BatchNormalization reads `name` as its mean or variance
-  /// (running statistics, never trained).
+  /// (running statistics, never trained), directly or through Identity
+  /// nodes, and nothing reads it otherwise.
   bool isBatchNormStatistic(llvm::StringRef name) const;
 
   /// Which running statistic of a training-mode BatchNormalization
@@ -97,6 +98,12 @@ public:
   /// The TorchScript exporter names its folded tensors `onnx::Mul_12`,
   /// `/model/Constant_output_0` or a number: an undotted name there is a
   /// top-level parameter's (timm's `cls_token`).
+  /// Whether `name` is a tensor the TorchScript exporter folded
+  /// (`onnx::Conv_12`: it names the framework's tensors by their
+  /// state-dict names).
+  bool isTorchScriptFold(llvm::StringRef name) const {
+    return torchScriptExport && name.starts_with("onnx::");
+  }
   bool isMadeUpName(llvm::StringRef name) const {
     if (torchScriptExport && !name.contains('/') &&
         !llvm::all_of(name, llvm::isDigit))

@@ -90,7 +90,8 @@ tgc::onnx_import::getModuleScope(const onnx::NodeProto &node) {
     return (*items)[items->size() - 2];
   }
   // `/model/layers.0/mlp/up_proj/MatMul`: the TorchScript exporter joins
-  // the module names of the scope with '/'.
+  // the module names of the scope with '/'. A called container's child is
+  // named after it (`/layer1/layer1.0/conv1/Conv`: `layer1.0.conv1`).
   StringRef name = node.name();
   if (!name.consume_front("/"))
     return std::nullopt;
@@ -101,7 +102,13 @@ tgc::onnx_import::getModuleScope(const onnx::NodeProto &node) {
         return p.empty() || p.contains(':');
       }))
     return std::nullopt;
-  return llvm::join(parts, ".");
+  SmallVector<StringRef> path;
+  for (StringRef part : parts) {
+    if (!path.empty() && part.starts_with(path.back().str() + "."))
+      path.pop_back();
+    path.push_back(part);
+  }
+  return llvm::join(path, ".");
 }
 
 /// The target of the FX node an ONNX node came from (`aten.linear.default`).
@@ -255,11 +262,11 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
   if (fused && op.contains("batch_norm") && !op.contains("backward"))
     return deviation(
         "eval-bn-fused",
-        "batch norm" + where + " folded into this " + node.op_type() +
-            " by the exporter's optimizer (" + rule +
-            "): export with optimize=False to train as PyTorch does; here "
-            "its weight and bias do not train, and the " +
-            node.op_type() + " trains the folded weight");
+        "batch norm" + where + " folded into this " + node.op_type() + " by " +
+            rule +
+            " (export with optimize=False to avoid): its weight and bias do "
+            "not train, the " +
+            node.op_type() + " trains their product");
   // aten.embedding(weight, indices, padding_idx, scale_grad_by_freq, ...).
   if (op.starts_with("aten.embedding.") && node.op_type() == "Gather" &&
       argument(3, "scale_grad_by_freq") == "True")

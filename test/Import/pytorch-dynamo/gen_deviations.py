@@ -23,7 +23,14 @@ Linear, cross-entropy), exported
                   cannot say;
 
 two-bn (two Conv2d and BatchNorm2d blocks, eval mode, the default
-optimization: both folded, warned once);
+optimization: both folded, warned once); two-bn-ts and two-bn-ts-plain, the
+same model exported by the TorchScript exporter (dynamo=False) with its
+default constant folding, whose eval-mode peephole folds each BatchNorm into
+its Conv (weights named `onnx::Conv_N`), and with do_constant_folding=False,
+which deduplicates the fresh norms' equal tensors behind Identity nodes
+(weights with running variances, biases with running means;
+two-bn-ts-plain.grads/ holds PyTorch's eval-mode gradients, .params.json
+their names);
 
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
@@ -159,7 +166,23 @@ if __name__ == "__main__":
     export("bn-eval", model, (x, labels), False)
     export("bn-eval-plain", model, (x, labels), False, optimize=False)
     export("smoothing", Classifier(0.1), (x, labels), False)
-    export("two-bn", TwoBlocks(), (x, labels), False)
+    two = TwoBlocks()
+    export("two-bn", two, (x, labels), False)
+    for name, folding in (("two-bn-ts", True), ("two-bn-ts-plain", False)):
+        torch.onnx.export(two, (x, labels), f"{name}.onnx", dynamo=False,
+                          opset_version=17, input_names=["x", "labels"],
+                          output_names=["loss"],
+                          do_constant_folding=folding)
+    two.eval()
+    two.zero_grad()
+    two(x, labels).backward()
+    os.makedirs("two-bn-ts-plain.grads", exist_ok=True)
+    for n, p in two.named_parameters():
+        np.save(f"two-bn-ts-plain.grads/{n}.grad.npy", p.grad.numpy())
+    with open("two-bn-ts-plain.params.json", "w") as f:
+        f.write("{\n" + ",\n".join(f' "{n}": [["{n}", false]]'
+                                    for n, _ in two.named_parameters())
+                + ',\n "": []\n}\n')
 
     torch.manual_seed(0)
     padded = Padded()

@@ -457,12 +457,15 @@ private:
   void addRunningStatistic(GraphImporter &importer, RankedTensorType type,
                            StringRef argName, npy::Array value,
                            bool isVariance);
-  /// Adds an argument of `role` named `argName` and defines the name.
+  /// Adds an argument of `role` named `argName` and defines the name; its
+  /// tg.name is `tgName` where given.
   Value addArgument(GraphImporter &importer, RankedTensorType type,
-                    tg::Role role, StringRef argName);
-  /// Adds a `param` argument named `argName` holding `value`.
+                    tg::Role role, StringRef argName, StringRef tgName = {});
+  /// Adds a `param` argument named `argName` (`tgName` in the module and the
+  /// parameters file, where given) holding `value`.
   Value addParameter(GraphImporter &importer, RankedTensorType type,
-                     StringRef argName, npy::Array value);
+                     StringRef argName, npy::Array value,
+                     StringRef tgName = {});
   bool addFoldedTranspose(GraphImporter &importer,
                           const onnx::GraphProto &graph,
                           const FoldedTranspose &transpose,
@@ -505,6 +508,9 @@ private:
        usesPreviewDomain = false;
   /// How many If, Loop and Scan bodies the node being imported is inside.
   unsigned branchDepth = 0;
+  /// The name each parameter took from its tie, by initializer (GPT-2's
+  /// `lm_head.weight` is `transformer.wte.weight`).
+  llvm::StringMap<std::string> tiedNames;
   /// The parameters the TorchScript exporter folded (`onnx::Conv_N`),
   /// which a Conv or ConvTranspose may read as its weight.
   llvm::StringSet<> foldedConvWeights;
@@ -718,6 +724,8 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
   else if (!roles->getSignatureParameters().empty())
     provenance = ParameterProvenance::analyze(
         graph, roles->getSignatureParameters(), identityParameters);
+  for (const TiedName &tie : provenance.tiedNames)
+    tiedNames[tie.initializer] = tie.name;
   // Initializers that are a view of another one (a tied head's transpose,
   // an expanded token): defined once every initializer is.
   Views views;
@@ -784,8 +792,14 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     if (trainable) {
       if (roles->isTorchScriptFold(initName))
         foldedConvWeights.insert(initName);
-      addParameter(importer, decoded->type, initName,
-                   std::move(decoded->value));
+      auto tie = tiedNames.find(initName);
+      if (tie != tiedNames.end())
+        emitRemark(fileLoc)
+            << "parameter '" << initName << "' is imported as '" << tie->second
+            << "', the first name of its tie (torch.export "
+               "reads both through one placeholder)";
+      addParameter(importer, decoded->type, initName, std::move(decoded->value),
+                   tie != tiedNames.end() ? StringRef(tie->second) : "");
       continue;
     }
     llvm::Expected<Tensor> tensor = toTensor(*decoded, initName);
@@ -850,13 +864,15 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
 }
 
 Value ModelImporter::addArgument(GraphImporter &importer, RankedTensorType type,
-                                 tg::Role role, StringRef argName) {
+                                 tg::Role role, StringRef argName,
+                                 StringRef tgName) {
   Value argument = body->addArgument(type, fileLoc);
   argumentTypes.push_back(type);
   argumentAttrs.push_back(builder.getDictionaryAttr(
       {tg::getRoleAttr(builder, role),
-       builder.getNamedAttr(tg::TGDialect::kNameAttrName,
-                            builder.getStringAttr(argName))}));
+       builder.getNamedAttr(
+           tg::TGDialect::kNameAttrName,
+           builder.getStringAttr(tgName.empty() ? argName : tgName))}));
   importer.define(argName, argument);
   importer.argumentDescriptions[argument] = {
       role == tg::Role::Input   ? "graph input"
@@ -890,10 +906,12 @@ void ModelImporter::addRunningStatistic(GraphImporter &importer,
 
 Value ModelImporter::addParameter(GraphImporter &importer,
                                   RankedTensorType type, StringRef argName,
-                                  npy::Array value) {
-  Value argument = addArgument(importer, type, tg::Role::Param, argName);
+                                  npy::Array value, StringRef tgName) {
+  Value argument =
+      addArgument(importer, type, tg::Role::Param, argName, tgName);
   parameterIndex[argName] = imported.parameters.size();
-  imported.parameters.push_back({argName.str(), std::move(value)});
+  imported.parameters.push_back(
+      {(tgName.empty() ? argName : tgName).str(), std::move(value)});
   return argument;
 }
 
@@ -1009,7 +1027,10 @@ bool ModelImporter::addTiedTranspose(GraphImporter &importer,
              type, importer.lookup(sourceName), ArrayRef<int64_t>{1, 0});
        }});
   emitRemark(fileLoc) << "initializer '" << transpose.initializer
-                      << "' is the transpose of '" << transpose.name
+                      << "' is the transpose of '"
+                      << (tiedNames.count(transpose.name)
+                              ? tiedNames.lookup(transpose.name)
+                              : transpose.name)
                       << "' folded by the exporter (" << transpose.evidence
                       << "; a tied weight): imported as its tg.transpose, so "
                          "the two train as one tensor";
@@ -1291,7 +1312,10 @@ void ModelImporter::reportSharedAndMissingParameters(
   warnTransposedCopies();
   if (options.parameterNames)
     for (const std::string &listed : *options.parameterNames)
-      if (!parameterIndex.count(listed))
+      if (!parameterIndex.count(listed) &&
+          llvm::none_of(tiedNames, [&](const auto &tie) {
+            return tie.getValue() == listed;
+          }))
         emitRemark(fileLoc) << "'" << listed
                             << "' of --parameters is no initializer of the "
                                "model (merged with an equal tensor or "

@@ -392,8 +392,63 @@ struct Analysis {
   void findBroadcast(const onnx::TensorProto &initializer);
   void dropNamesClaimedTwice();
   void findDroppedBiases();
+  void findTiedNames(ArrayRef<std::string> order);
+  /// The names a recovery found so far gives a tensor.
+  StringSet<> getClaimedNames() const {
+    StringSet<> claimed;
+    for (const ParameterSplit &split : result.splits)
+      claimed.insert(split.name);
+    for (const FoldedTranspose &transpose : result.transposes)
+      claimed.insert(transpose.name);
+    for (const FoldedBroadcast &broadcast : result.broadcasts)
+      claimed.insert(broadcast.name);
+    for (const DroppedBias &bias : result.droppedBiases)
+      claimed.insert(bias.name);
+    return claimed;
+  }
 };
 } // namespace
+
+/// torch.export gives parameters tied by module sharing one placeholder,
+/// named after one of them (GPT-2's `lm_head.weight` for the embedding
+/// `transformer.wte.weight` it is tied to; the other name stays in the
+/// signature, read by no FX node), and the exporter names the initializer
+/// after it. A node in module M whose FX node reads parameter I through I's
+/// placeholder, where `M.<I's last name>` is listed, missing and read by no
+/// FX node, shows that name to be I's tie: the parameter takes the first of
+/// its names in the list (named_parameters()'s, which checkpoints that
+/// store a tie once keep).
+void Analysis::findTiedNames(ArrayRef<std::string> order) {
+  StringSet<> claimed = getClaimedNames(), readInFx;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &placeholder : getFxParameterArguments(node))
+      readInFx.insert(placeholder);
+  StringMap<unsigned> position;
+  for (auto [i, name] : llvm::enumerate(order))
+    position.try_emplace(name, i);
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    StringRef name = initializer.name();
+    if (!listed.contains(name))
+      continue;
+    StringRef leaf = name.rsplit('.').second;
+    std::string first = name.str();
+    for (const onnx::NodeProto *node : readers.lookup(name)) {
+      std::optional<std::string> module = getModuleScope(*node);
+      if (leaf.empty() || !module || !readsParameterInFx(*node, name))
+        continue;
+      std::string tie = *module + "." + leaf.str();
+      if (tie == name || !missing.contains(tie) || claimed.contains(tie) ||
+          readInFx.contains(getPlaceholder(tie)))
+        continue;
+      if (position.lookup(tie) < position.lookup(first))
+        first = tie;
+    }
+    if (first != name) {
+      claimed.insert(first);
+      result.tiedNames.push_back({name.str(), first});
+    }
+  }
+}
 
 /// One tensor read in several modules whose parameters the list names but
 /// the graph lacks: each reader whose FX node reads such a parameter's
@@ -616,13 +671,7 @@ void Analysis::findBroadcast(const onnx::TensorProto &initializer) {
 /// ConvTranspose then has no bias input; a MatMul no other node of its FX
 /// node (the Add).
 void Analysis::findDroppedBiases() {
-  StringSet<> claimed;
-  for (const ParameterSplit &split : result.splits)
-    claimed.insert(split.name);
-  for (const FoldedTranspose &transpose : result.transposes)
-    claimed.insert(transpose.name);
-  for (const FoldedBroadcast &broadcast : result.broadcasts)
-    claimed.insert(broadcast.name);
+  StringSet<> claimed = getClaimedNames();
   // A MatMul whose FX node other nodes share kept its bias there (the Add
   // of a linear, reading a tensor merged with another).
   StringMap<unsigned> fxNodeUses;
@@ -771,6 +820,7 @@ ParameterProvenance::analyze(const onnx::GraphProto &graph,
   }
   analysis.dropNamesClaimedTwice();
   analysis.findDroppedBiases();
+  analysis.findTiedNames(listed);
   return std::move(analysis.result);
 }
 

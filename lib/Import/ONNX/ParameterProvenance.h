@@ -156,6 +156,15 @@ struct DroppedBias {
   bool lastDimension = false;
 };
 
+/// A parameter torch.export named after another name of its tie (GPT-2's
+/// embedding, tied to the LM head, exported as `lm_head.weight`): it is
+/// imported as `name`, the first of its names in the list
+/// (`transformer.wte.weight`).
+struct TiedName {
+  std::string initializer;
+  std::string name;
+};
+
 /// Why an initializer that looked like a lost parameter was left as it is.
 struct UnrecoveredParameter {
   std::string initializer;
@@ -178,6 +187,7 @@ public:
   llvm::SmallVector<FoldedBroadcast> broadcasts;
   llvm::SmallVector<DroppedBias> droppedBiases;
   llvm::SmallVector<UnrecoveredParameter> unrecovered;
+  llvm::SmallVector<TiedName> tiedNames;
 
   const FoldedTranspose *findTranspose(llvm::StringRef initializer) const;
   const FoldedBroadcast *findBroadcast(llvm::StringRef initializer) const;

@@ -39,6 +39,12 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    reads as is (the fold is a view of that parameter), one
                    zero-initialized (all elements equal: its shape is
                    unknowable, warned of);
+  folds-tiedhead   a language model whose head module shares the
+                   embedding's weight (`head.weight = emb.weight`, GPT-2's
+                   tie): torch.export reads both through one placeholder
+                   named after the head, and the initializer is named
+                   `head.weight`; the parameter takes `emb.weight`, its
+                   first name (generated after folds-tokens);
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -104,6 +110,19 @@ class TiedLstm(nn.Module):
     def forward(self, ids, y):
         h, _ = self.rnn(self.emb(ids))
         logits = F.linear(h, self.emb.weight)
+        return F.cross_entropy(logits.reshape(-1, 10), y.reshape(-1))
+
+
+class TiedHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.mix = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 10, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, ids, y):
+        logits = self.head(torch.tanh(self.mix(self.emb(ids))))
         return F.cross_entropy(logits.reshape(-1, 10), y.reshape(-1))
 
 
@@ -330,6 +349,9 @@ def main_tokens():
     # Last, so that the exports above keep their random values.
     export("folds-tokens", Tokens(),
            dict(x=torch.randn(2, 3, 4), y=torch.tensor([0, 1])), reference=False)
+    export("folds-tiedhead", TiedHead(),
+           dict(ids=torch.randint(0, 10, (2, 5)),
+                y=torch.randint(0, 10, (2, 5))))
 
 
 if __name__ == "__main__":

@@ -1203,6 +1203,9 @@ void ModelImporter::addSplitParameters(GraphImporter &importer,
 /// up (a folded transpose), and names of --parameters no initializer has.
 void ModelImporter::reportSharedAndMissingParameters(
     const onnx::GraphProto &graph, const InitializerRoles &roles) {
+  /// Parameters folded with a buffer: (parameter, source, buffer).
+  SmallVector<std::tuple<std::string, std::string, std::string>>
+      foldedWithBuffer;
   // Readers through which a gradient flows (not comparisons or shapes).
   static const llvm::StringSet<> noGradient = {
       "Equal",          "Less",  "LessOrEqual", "Greater",
@@ -1282,6 +1285,16 @@ void ModelImporter::reportSharedAndMissingParameters(
       // only rearranges them.
       bool computed =
           sources.size() > 1 && !StringRef(parameter.name).starts_with("val_");
+      // A parameter folded with a buffer: gathered at an index buffer
+      // (Swin's relative_position_bias_table[relative_position_index]: the
+      // entries one table row feeds train apart), or multiplied by a mask.
+      llvm::SmallVector<std::string> buffers =
+          roles.getFoldedBuffers(parameter.name);
+      if (!computed && !buffers.empty()) {
+        foldedWithBuffer.push_back(
+            {parameter.name, sources.front(), buffers.front()});
+        continue;
+      }
       if (computed) {
         InFlightDiagnostic warning = emitWarning(fileLoc);
         warning << "parameter '" << parameter.name
@@ -1307,6 +1320,23 @@ void ModelImporter::reportSharedAndMissingParameters(
                           << "' has no state-dict name: the exporter "
                              "computed it from a parameter (a folded "
                              "transpose?); it trains under this name";
+    }
+  }
+  if (!foldedWithBuffer.empty()) {
+    auto &[name, source, buffer] = foldedWithBuffer.front();
+    InFlightDiagnostic warning = emitWarning(fileLoc);
+    warning << "parameter '" << name << "' is the exporter's fold of '"
+            << source << "' with buffer '" << buffer
+            << "' (export with optimize=False to avoid): it trains in the "
+               "parameter's place, entries an index shares apart";
+    if (foldedWithBuffer.size() > 1) {
+      Diagnostic &note = warning.attachNote(fileLoc);
+      note << "and " << foldedWithBuffer.size() - 1 << " more alike: ";
+      llvm::interleaveComma(
+          ArrayRef(foldedWithBuffer).drop_front().take_front(8), note,
+          [&](const auto &other) { note << "'" << std::get<1>(other) << "'"; });
+      if (foldedWithBuffer.size() > 9)
+        note << ", ...";
     }
   }
   warnTransposedCopies();

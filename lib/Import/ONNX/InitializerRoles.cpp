@@ -429,6 +429,17 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
 }
 
 llvm::SmallVector<std::string>
+InitializerRoles::getFoldedBuffers(StringRef name) const {
+  llvm::SmallVector<std::string> buffers;
+  auto it = foldedFrom.find(name);
+  if (it != foldedFrom.end())
+    for (const std::string &source : it->second)
+      if (signatureBuffers.contains(source))
+        buffers.push_back(source);
+  return buffers;
+}
+
+llvm::SmallVector<std::string>
 InitializerRoles::getFoldedParameters(StringRef name) const {
   llvm::SmallVector<std::string> parameters;
   auto it = foldedFrom.find(name);

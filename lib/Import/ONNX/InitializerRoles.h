@@ -84,6 +84,9 @@ public:
   /// or when the graph does not say.
   llvm::SmallVector<std::string>
   getFoldedParameters(llvm::StringRef name) const;
+  /// The buffers of the exported program the optimizer's folded_from of
+  /// `name` names (an index buffer gathered from, a mask multiplied by).
+  llvm::SmallVector<std::string> getFoldedBuffers(llvm::StringRef name) const;
   /// Whether `name` is what the exported program's signature calls a
   /// parameter, a buffer (std::nullopt when it does not name it).
   std::optional<bool> isSignatureParameter(llvm::StringRef name) const;

@@ -45,6 +45,10 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    named after the head, and the initializer is named
                    `head.weight`; the parameter takes `emb.weight`, its
                    first name (generated after folds-tokens);
+  folds-relbias    Swin's relative position bias: a table gathered at an
+                   index buffer (`table[index]`), which the optimizer folds
+                   into one tensor per position pair (warned: the entries a
+                   table row feeds train apart; generated last);
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -124,6 +128,25 @@ class TiedHead(nn.Module):
     def forward(self, ids, y):
         logits = self.head(torch.tanh(self.mix(self.emb(ids))))
         return F.cross_entropy(logits.reshape(-1, 10), y.reshape(-1))
+
+
+class RelativeBias(nn.Module):
+    def __init__(self, window=2, heads=2):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn((2 * window - 1) ** 2, heads))
+        coords = torch.stack(torch.meshgrid(
+            torch.arange(window), torch.arange(window), indexing="ij")).flatten(1)
+        rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0) + window - 1
+        self.register_buffer("index", rel[..., 0] * (2 * window - 1) + rel[..., 1])
+        self.heads, self.n = heads, window * window
+        self.qk = nn.Linear(4, 2 * heads * 4)
+
+    def forward(self, x, y):
+        q, k = self.qk(x).view(x.shape[0], self.n, 2, self.heads, 4).unbind(2)
+        logits = torch.einsum("bqhd,bkhd->bhqk", q, k)
+        bias = self.table[self.index.view(-1)].view(self.n, self.n, -1)
+        logits = logits + bias.permute(2, 0, 1).unsqueeze(0)
+        return F.cross_entropy(logits.flatten(0, 2), y.flatten())
 
 
 class ZeroBias(nn.Module):
@@ -352,6 +375,9 @@ def main_tokens():
     export("folds-tiedhead", TiedHead(),
            dict(ids=torch.randint(0, 10, (2, 5)),
                 y=torch.randint(0, 10, (2, 5))))
+    export("folds-relbias", RelativeBias(),
+           dict(x=torch.randn(2, 4, 4), y=torch.randint(0, 4, (2, 2, 4))),
+           reference=False)
 
 
 if __name__ == "__main__":

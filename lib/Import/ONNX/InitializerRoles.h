@@ -95,18 +95,18 @@ public:
   llvm::ArrayRef<std::string> getSignatureParameters() const {
     return signatureParameterList;
   }
-  /// Whether `name` is one the exporter made up (undotted among state-dict
-  /// names: `val_12`, `unsqueeze_14`, `where`; not a top-level parameter
-  /// such as ViT's `cls_token`, which the signature or --parameters name).
-  /// The TorchScript exporter names its folded tensors `onnx::Mul_12`,
-  /// `/model/Constant_output_0` or a number: an undotted name there is a
-  /// top-level parameter's (timm's `cls_token`).
   /// Whether `name` is a tensor the TorchScript exporter folded
   /// (`onnx::Conv_12`: it names the framework's tensors by their
   /// state-dict names).
   bool isTorchScriptFold(llvm::StringRef name) const {
     return torchScriptExport && name.starts_with("onnx::");
   }
+  /// Whether `name` is one the exporter made up (undotted among state-dict
+  /// names: `val_12`, `unsqueeze_14`, `where`; not a top-level parameter
+  /// such as ViT's `cls_token`, which the signature or --parameters name).
+  /// The TorchScript exporter names its folded tensors `onnx::Mul_12`,
+  /// `/model/Constant_output_0` or a number: an undotted name there is a
+  /// top-level parameter's (timm's `cls_token`).
   bool isMadeUpName(llvm::StringRef name) const {
     if (torchScriptExport && !name.contains('/') &&
         !llvm::all_of(name, llvm::isDigit))

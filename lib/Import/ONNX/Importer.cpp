@@ -771,8 +771,12 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
                          << "': " << llvm::toString(value.takeError());
         return failure();
       }
-      std::optional<std::string> reason =
-          roles->getBufferReason(initName, *value);
+      // A tie is what its first name is (GPT-2's `lm_head.weight`, which a
+      // --parameters list of named_parameters() names as the embedding).
+      auto tie = tiedNames.find(initName);
+      std::optional<std::string> reason = roles->getBufferReason(
+          tie != tiedNames.end() ? StringRef(tie->second) : StringRef(initName),
+          *value);
       // A running statistic a training-mode BatchNormalization updates:
       // state the step returns anew (unless a glob made it a parameter).
       if (unsigned statistic = roles->getRunningStatistic(initName, opset);

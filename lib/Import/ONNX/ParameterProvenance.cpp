@@ -15,6 +15,8 @@
 
 #include <google/protobuf/unknown_field_set.h>
 
+#include <limits>
+
 using namespace llvm;
 using namespace tgc::onnx_import;
 
@@ -423,13 +425,19 @@ void Analysis::findTiedNames(ArrayRef<std::string> order) {
   for (const onnx::NodeProto &node : graph.node())
     for (const std::string &placeholder : getFxParameterArguments(node))
       readInFx.insert(placeholder);
+  // An unlisted name comes after every listed one (named_parameters()
+  // lists a tie once: GPT-2's `lm_head.weight` is not in a --parameters
+  // list of it).
   StringMap<unsigned> position;
   for (auto [i, name] : llvm::enumerate(order))
     position.try_emplace(name, i);
+  auto rank = [&](StringRef name) {
+    auto it = position.find(name);
+    return it == position.end() ? std::numeric_limits<unsigned>::max()
+                                : it->second;
+  };
   for (const onnx::TensorProto &initializer : graph.initializer()) {
     StringRef name = initializer.name();
-    if (!listed.contains(name))
-      continue;
     StringRef leaf = name.rsplit('.').second;
     std::string first = name.str();
     for (const onnx::NodeProto *node : readers.lookup(name)) {
@@ -440,7 +448,7 @@ void Analysis::findTiedNames(ArrayRef<std::string> order) {
       if (tie == name || !missing.contains(tie) || claimed.contains(tie) ||
           readInFx.contains(getPlaceholder(tie)))
         continue;
-      if (position.lookup(tie) < position.lookup(first))
+      if (rank(tie) < rank(first))
         first = tie;
     }
     if (first != name) {
@@ -783,6 +791,12 @@ ParameterProvenance::analyze(const onnx::GraphProto &graph,
     if (!inserted && entry->second != name)
       entry->second.clear();
   }
+  // The graph's own tensors a list leaves out are named by the FX node
+  // too: the head of a tie that named_parameters() lists once (GPT-2's
+  // `lm_head.weight`), whose folded transpose is then found tied.
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    analysis.placeholderNames.try_emplace(getPlaceholder(initializer.name()),
+                                          initializer.name());
   for (const onnx::NodeProto &node : graph.node())
     for (const std::string &input : node.input()) {
       SmallVector<const onnx::NodeProto *> &users = analysis.readers[input];

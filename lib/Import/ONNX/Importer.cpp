@@ -1347,8 +1347,11 @@ void ModelImporter::reportSharedAndMissingParameters(
   if (options.parameterNames)
     for (const std::string &listed : *options.parameterNames)
       if (!parameterIndex.count(listed) &&
-          llvm::none_of(tiedNames, [&](const auto &tie) {
-            return tie.getValue() == listed;
+          llvm::none_of(
+              tiedNames,
+              [&](const auto &tie) { return tie.getValue() == listed; }) &&
+          llvm::none_of(droppedBiases, [&](const DroppedBias &dropped) {
+            return dropped.name == listed;
           }))
         emitRemark(fileLoc) << "'" << listed
                             << "' of --parameters is no initializer of the "

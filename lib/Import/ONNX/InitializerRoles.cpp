@@ -382,6 +382,14 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   if (parameterNames) {
     if (parameterNames->contains(name))
       return std::nullopt;
+    // What the optimizer folded from listed parameters alone (GPT-2's
+    // position table gathered at arange(T)) trains in their place, as
+    // without a list.
+    llvm::SmallVector<std::string> folded = getFoldedParameters(name);
+    if (!folded.empty() && llvm::all_of(folded, [&](const std::string &source) {
+          return parameterNames->contains(source);
+        }))
+      return std::nullopt;
     return std::string("not in --parameters");
   }
   // What the exported program says (a dynamo export).

@@ -461,6 +461,11 @@ private:
   /// tg.name is `tgName` where given.
   Value addArgument(GraphImporter &importer, RankedTensorType type,
                     tg::Role role, StringRef argName, StringRef tgName = {});
+  /// The name parameter `initName` takes: its tie's first name, or its own.
+  StringRef getParameterName(StringRef initName) const {
+    auto tie = tiedNames.find(initName);
+    return tie != tiedNames.end() ? StringRef(tie->second) : initName;
+  }
   /// Adds a `param` argument named `argName` (`tgName` in the module and the
   /// parameters file, where given) holding `value`.
   Value addParameter(GraphImporter &importer, RankedTensorType type,
@@ -511,9 +516,9 @@ private:
   /// The name each parameter took from its tie, by initializer (GPT-2's
   /// `lm_head.weight` is `transformer.wte.weight`).
   llvm::StringMap<std::string> tiedNames;
-  /// The parameters the TorchScript exporter folded (`onnx::Conv_N`),
-  /// which a Conv or ConvTranspose may read as its weight.
-  llvm::StringSet<> foldedConvWeights;
+  /// The parameters the TorchScript exporter folded (`onnx::Conv_N`): as a
+  /// Conv's weight, a BatchNorm folded into it.
+  llvm::StringSet<> torchScriptFolds;
   /// Where the graph computes otherwise than the framework's code, in
   /// node order.
   SmallVector<std::pair<Location, ExportDeviation>> deviations;
@@ -773,10 +778,8 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       }
       // A tie is what its first name is (GPT-2's `lm_head.weight`, which a
       // --parameters list of named_parameters() names as the embedding).
-      auto tie = tiedNames.find(initName);
-      std::optional<std::string> reason = roles->getBufferReason(
-          tie != tiedNames.end() ? StringRef(tie->second) : StringRef(initName),
-          *value);
+      std::optional<std::string> reason =
+          roles->getBufferReason(getParameterName(initName), *value);
       // A running statistic a training-mode BatchNormalization updates:
       // state the step returns anew (unless a glob made it a parameter).
       if (unsigned statistic = roles->getRunningStatistic(initName, opset);
@@ -795,15 +798,15 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     }
     if (trainable) {
       if (roles->isTorchScriptFold(initName))
-        foldedConvWeights.insert(initName);
-      auto tie = tiedNames.find(initName);
-      if (tie != tiedNames.end())
+        torchScriptFolds.insert(initName);
+      StringRef name = getParameterName(initName);
+      if (name != initName)
         emitRemark(fileLoc)
-            << "parameter '" << initName << "' is imported as '" << tie->second
+            << "parameter '" << initName << "' is imported as '" << name
             << "', the first name of its tie (torch.export "
                "reads both through one placeholder)";
       addParameter(importer, decoded->type, initName, std::move(decoded->value),
-                   tie != tiedNames.end() ? StringRef(tie->second) : "");
+                   name);
       continue;
     }
     llvm::Expected<Tensor> tensor = toTensor(*decoded, initName);
@@ -1032,9 +1035,7 @@ bool ModelImporter::addTiedTranspose(GraphImporter &importer,
        }});
   emitRemark(fileLoc) << "initializer '" << transpose.initializer
                       << "' is the transpose of '"
-                      << (tiedNames.count(transpose.name)
-                              ? tiedNames.lookup(transpose.name)
-                              : transpose.name)
+                      << getParameterName(transpose.name)
                       << "' folded by the exporter (" << transpose.evidence
                       << "; a tied weight): imported as its tg.transpose, so "
                          "the two train as one tensor";
@@ -1201,13 +1202,31 @@ void ModelImporter::addSplitParameters(GraphImporter &importer,
   }
 }
 
+/// Attaches to `warning` a note naming the `others` that are alike (at most
+/// eight of them).
+static void noteOthersAlike(InFlightDiagnostic &warning, Location loc,
+                            ArrayRef<std::string> others) {
+  if (others.empty())
+    return;
+  constexpr size_t kListed = 8;
+  Diagnostic &note = warning.attachNote(loc);
+  note << "and " << others.size() << " more alike: ";
+  llvm::interleaveComma(others.take_front(kListed), note,
+                        [&](const std::string &other) {
+                          note << "'" << (other.empty() ? "?" : other) << "'";
+                        });
+  if (others.size() > kListed)
+    note << ", ...";
+}
+
 /// What the import cannot undo but the user should know: a parameter that
 /// several nodes read (a tied embedding, or equal tensors the dynamo
 /// exporter merged: they train as one), one with a name the exporter made
-/// up (a folded transpose), and names of --parameters no initializer has.
+/// up (a folded transpose), one folded with a buffer (an index), and names
+/// of --parameters no initializer has.
 void ModelImporter::reportSharedAndMissingParameters(
     const onnx::GraphProto &graph, const InitializerRoles &roles) {
-  /// Parameters folded with a buffer: (parameter, source, buffer).
+  // Parameters folded with a buffer: (parameter, source, buffer).
   SmallVector<std::tuple<std::string, std::string, std::string>>
       foldedWithBuffer;
   // Readers through which a gradient flows (not comparisons or shapes).
@@ -1333,15 +1352,10 @@ void ModelImporter::reportSharedAndMissingParameters(
             << source << "' with buffer '" << buffer
             << "' (export with optimize=False to avoid): it trains in the "
                "parameter's place, entries an index shares apart";
-    if (foldedWithBuffer.size() > 1) {
-      Diagnostic &note = warning.attachNote(fileLoc);
-      note << "and " << foldedWithBuffer.size() - 1 << " more alike: ";
-      llvm::interleaveComma(
-          ArrayRef(foldedWithBuffer).drop_front().take_front(8), note,
-          [&](const auto &other) { note << "'" << std::get<1>(other) << "'"; });
-      if (foldedWithBuffer.size() > 9)
-        note << ", ...";
-    }
+    SmallVector<std::string> others;
+    for (const auto &other : ArrayRef(foldedWithBuffer).drop_front())
+      others.push_back(std::get<1>(other));
+    noteOthersAlike(warning, fileLoc, others);
   }
   warnTransposedCopies();
   if (options.parameterNames)
@@ -1443,19 +1457,10 @@ void ModelImporter::warnExportDeviations() {
   for (auto &[kind, indices] : kinds) {
     auto &[loc, first] = deviations[indices.front()];
     InFlightDiagnostic warning = emitWarning(loc) << first.message;
-    if (indices.size() == 1)
-      continue;
-    constexpr size_t kListed = 8;
-    std::string others;
-    for (unsigned i : ArrayRef(indices).drop_front().take_front(kListed)) {
-      const ExportDeviation &other = deviations[i].second;
-      others += (others.empty() ? "'" : ", '") +
-                (other.module.empty() ? std::string("?") : other.module) + "'";
-    }
-    if (indices.size() - 1 > kListed)
-      others += ", ...";
-    warning.attachNote(fileLoc)
-        << "and " << indices.size() - 1 << " more alike: " << others;
+    SmallVector<std::string> others;
+    for (unsigned i : ArrayRef(indices).drop_front())
+      others.push_back(deviations[i].second.module);
+    noteOthersAlike(warning, fileLoc, others);
   }
 }
 
@@ -1476,7 +1481,7 @@ LogicalResult ModelImporter::importNodes(const onnx::GraphProto &graph,
       // `onnx::Conv_N`); constant folding, a weight computed from
       // parameters (weight norm). Either way the fold trains in their place.
       if ((node.op_type() == "Conv" || node.op_type() == "ConvTranspose") &&
-          node.input_size() > 1 && foldedConvWeights.contains(node.input(1)))
+          node.input_size() > 1 && torchScriptFolds.contains(node.input(1)))
         deviations.push_back(
             {importer.getLoc(),
              ExportDeviation{

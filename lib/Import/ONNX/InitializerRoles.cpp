@@ -233,24 +233,17 @@ bool InitializerRoles::isBatchNormStatistic(StringRef name) const {
   // Read as something else too (an exporter deduplicated a fresh norm's
   // weight with a running variance, both ones, behind an Identity): the
   // initializer is what its own readers make it, each Identity's output
-  // is decided on its own.
-  auto it = consumers.find(name);
-  if (it != consumers.end() &&
-      llvm::any_of(it->second, [&](const onnx::NodeProto *node) {
-        // An If, Loop or Scan: its subgraphs' nodes are readers too.
-        if (node->op_type() == "Identity" ||
-            llvm::none_of(node->input(), [&](const std::string &input) {
-              return input == name;
-            }))
+  // is decided on its own. (An If, Loop or Scan reads it in its
+  // subgraphs' nodes, which are consumers too.)
+  if (auto it = consumers.find(name); it != consumers.end())
+    for (const onnx::NodeProto *node : it->second) {
+      if (node->op_type() == "Identity")
+        continue;
+      bool batchNorm = node->op_type() == "BatchNormalization";
+      for (auto [i, input] : llvm::enumerate(node->input()))
+        if (input == name && !(batchNorm && (i == 3 || i == 4)))
           return false;
-        if (node->op_type() != "BatchNormalization")
-          return true;
-        for (auto [i, input] : llvm::enumerate(node->input()))
-          if (input == name && i != 3 && i != 4)
-            return true;
-        return false;
-      }))
-    return false;
+    }
   bool found = false;
   forEachBatchNormRead(consumers, name,
                        [&](const onnx::NodeProto &, int) { found = true; });

@@ -32,6 +32,12 @@ which deduplicates the fresh norms' equal tensors behind Identity nodes
 two-bn-ts-plain.grads/ holds PyTorch's eval-mode gradients, .params.json
 their names);
 
+two-bn-train-dedup, built by hand as the TorchScript exporter deduplicates
+(its training mode does not): two training-mode BatchNormalizations whose
+fresh weights, biases and running statistics are one initializer of ones
+and one of zeros behind Identity nodes (each statistic must be state the
+step updates, each weight and bias a parameter);
+
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
 whose Gather cannot say that row 1 gets no gradient, but whose FX node
@@ -154,6 +160,31 @@ def export(name, model, inputs, training, **options):
         f.write(f"{loss:.7g}\n")
 
 
+def dedup_training_norms():
+    from onnx import TensorProto, helper, numpy_helper
+    aliases = {"first.1.weight": ["first.1.running_var", "second.1.weight",
+                                  "second.1.running_var"],
+               "first.1.bias": ["first.1.running_mean", "second.1.bias",
+                                "second.1.running_mean"]}
+    nodes = [helper.make_node("Identity", [shared], [alias])
+             for shared, names in aliases.items() for alias in names]
+    for norm, x, y in (("first.1", "x", "h"), ("second.1", "h", "y")):
+        nodes.append(helper.make_node(
+            "BatchNormalization",
+            [x] + [f"{norm}.{n}" for n in
+                   ("weight", "bias", "running_mean", "running_var")],
+            [y, f"{norm}.mean_out", f"{norm}.var_out"], training_mode=1))
+    nodes.append(helper.make_node("ReduceSum", ["y"], ["loss"], keepdims=0))
+    graph = helper.make_graph(
+        nodes, "two_bn_train_dedup",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2, 3])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+        [numpy_helper.from_array(np.ones(2, np.float32), "first.1.weight"),
+         numpy_helper.from_array(np.zeros(2, np.float32), "first.1.bias")])
+    onnx.save(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), "two-bn-train-dedup.onnx")
+
+
 if __name__ == "__main__":
     os.chdir(HERE)
     torch.manual_seed(0)
@@ -203,3 +234,4 @@ if __name__ == "__main__":
     export_plain("sdpa-dropout", Attention().train(), (torch.randn(2, 3, 8),),
                  ["x"])
     export_plain("embedding-freq", Frequencies(), (ids,), ["ids"])
+    dedup_training_norms()

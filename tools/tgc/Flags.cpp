@@ -85,7 +85,8 @@ static cl::opt<std::string> entryName(
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("ONNX: the shape of graph input NAME, binding its symbolic "
-             "dimensions (e.g. ids=4x128)"),
+             "dimensions there and in every other input (e.g. ids=4x128; "
+             "repeatable, or comma-separated)"),
     cl::value_desc("NAME=DIMS"), TGC_MODEL_SUBS, cl::sub(cli::getRunCommand()),
     TGC_CAT);
 static cl::list<std::string> inputValues(

@@ -378,6 +378,18 @@ onnx_import::decodeTensorProto(MLIRContext &context,
 llvm::Error
 tgc::parseInputShape(StringRef spec,
                      llvm::StringMap<std::vector<int64_t>> &shapes) {
+  // Several at once, "ids=4x128,mask=4x128", as the other list flags take
+  // them; a name with a comma in it keeps its comma (a piece without '='
+  // stays in the one spec).
+  SmallVector<StringRef> pieces;
+  spec.split(pieces, ',');
+  if (pieces.size() > 1 &&
+      llvm::all_of(pieces, [](StringRef piece) { return piece.contains('='); })) {
+    for (StringRef piece : pieces)
+      if (llvm::Error error = parseInputShape(piece, shapes))
+        return error;
+    return llvm::Error::success();
+  }
   auto [name, shapeText] = spec.rsplit('=');
   if (name.empty() || !spec.contains('='))
     return makeError("--input-shape expects NAME=DIMS (e.g. ids=4x128), got '" +
@@ -418,6 +430,10 @@ private:
   InFlightDiagnostic emitModelError() { return emitError(fileLoc); }
   FailureOr<Type> getInputElementType(const onnx::ValueInfoProto &info);
   FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &info);
+  /// The sizes `--input-shape` gives the symbolic dimensions of the inputs
+  /// it names (`batch` of `ids=4x128`), into `symbolSizes`, so that the
+  /// other inputs with that dimension (`mask`, `labels`) get it too.
+  LogicalResult bindSymbols(const onnx::GraphProto &graph);
   LogicalResult addInputValue(const onnx::ValueInfoProto &info,
                               const npy::Array &value, GraphImporter &importer);
   LogicalResult addArguments(const onnx::GraphProto &graph,
@@ -516,6 +532,9 @@ private:
   /// The name each parameter took from its tie, by initializer (GPT-2's
   /// `lm_head.weight` is `transformer.wte.weight`).
   llvm::StringMap<std::string> tiedNames;
+  /// Symbolic dimensions bound by `--input-shape`: their size, and the
+  /// input whose shape gave it.
+  llvm::StringMap<std::pair<int64_t, std::string>> symbolSizes;
   /// The parameters the TorchScript exporter folded (`onnx::Conv_N`): as a
   /// Conv's weight, a BatchNorm folded into it.
   llvm::StringSet<> torchScriptFolds;
@@ -604,6 +623,12 @@ ModelImporter::getInputType(const onnx::ValueInfoProto &info) {
         shape.push_back(dim.dim_value());
         continue;
       }
+      auto symbol = dim.has_dim_param() ? symbolSizes.find(dim.dim_param())
+                                        : symbolSizes.end();
+      if (symbol != symbolSizes.end()) {
+        shape.push_back(symbol->second.first);
+        continue;
+      }
       InFlightDiagnostic diag = emitModelError()
                                 << "dimension " << i << " of graph input '"
                                 << inputName << "' is symbolic";
@@ -659,6 +684,42 @@ LogicalResult ModelImporter::addInputValue(const onnx::ValueInfoProto &info,
   return success();
 }
 
+LogicalResult ModelImporter::bindSymbols(const onnx::GraphProto &graph) {
+  llvm::StringSet<> inputNames;
+  for (const onnx::ValueInfoProto &info : graph.input())
+    inputNames.insert(info.name());
+  // A misspelt name is said first: before, the inputs it meant to bind
+  // said their dimension symbolic.
+  for (const auto &[inputName, shape] : options.inputShapes)
+    if (!inputNames.contains(inputName)) {
+      emitModelError() << "--input-shape names '" << inputName
+                       << "', which is no graph input";
+      return failure();
+    }
+  for (const onnx::ValueInfoProto &info : graph.input()) {
+    auto bound = options.inputShapes.find(info.name());
+    const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+    if (bound == options.inputShapes.end() || !tensorType.has_shape() ||
+        tensorType.shape().dim_size() != int(bound->second.size()))
+      continue; // getInputType says what is wrong
+    for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim())) {
+      if (!dim.has_dim_param() || dim.dim_param().empty())
+        continue;
+      int64_t size = bound->second[i];
+      auto [it, inserted] = symbolSizes.try_emplace(
+          dim.dim_param(), std::make_pair(size, info.name()));
+      if (!inserted && it->second.first != size) {
+        emitModelError() << "--input-shape gives dimension '"
+                         << dim.dim_param() << "' size " << it->second.first
+                         << " in '" << it->second.second << "' and " << size
+                         << " in '" << info.name() << "'";
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
 /// Graph inputs (that no initializer defines) become `input` arguments,
 /// float initializers `param` arguments, other initializers constants.
 LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
@@ -666,6 +727,8 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &initializer : graph.initializer())
     initializerNames.insert(initializer.name());
+  if (failed(bindSymbols(graph)))
+    return failure();
   for (const onnx::ValueInfoProto &info : graph.input()) {
     if (initializerNames.contains(info.name()))
       continue;
@@ -685,12 +748,6 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       return failure();
     addArgument(importer, *type, tg::Role::Input, info.name());
   }
-  for (const auto &[inputName, shape] : options.inputShapes)
-    if (!importer.isDefined(inputName)) {
-      emitModelError() << "--input-shape names '" << inputName
-                       << "', which is no graph input";
-      return failure();
-    }
   for (const auto &[inputName, value] : options.inputValues)
     if (!importer.isDefined(inputName)) {
       emitModelError() << "--input-value names '" << inputName

@@ -322,3 +322,18 @@ derived = model([helper.make_node("Add", ["n", "one"], ["n1"]),
                  tensor("w", np.array([4.0], np.float32))])
 onnx.save(derived, "reshape-derived-shape.onnx")
 np.save("n-2.npy", np.array([2], np.int64))
+
+# Inputs sharing symbolic dimensions, as exports with dynamic axes write
+# them (input_ids, attention_mask, labels): binding one input's shape
+# binds the others' (import.test, import-errors.test).
+shared = model([helper.make_node("Mul", ["x", "mask"], ["h"], name="mask"),
+                helper.make_node("MatMul", ["h", "w"], ["logits"], name="mm"),
+                helper.make_node("Transpose", ["logits"], ["t"],
+                                 perm=[0, 2, 1], name="classes"),
+                helper.make_node("SoftmaxCrossEntropyLoss", ["t", "labels"],
+                                 ["loss"], name="ce")],
+               [vi("x", F, ["batch", "seq", 4]), vi("mask", F, ["batch", "seq", 1]),
+                vi("labels", TensorProto.INT64, ["batch", "seq"])],
+               [vi("loss", F, [])],
+               [tensor("w", rng.standard_normal((4, 5)).astype(np.float32))])
+onnx.save(shared, "shared-symbols.onnx")

@@ -496,6 +496,15 @@ private:
   bool addTiedTranspose(GraphImporter &importer, const onnx::GraphProto &graph,
                         const FoldedTranspose &transpose,
                         const DecodedTensor &decoded, Views &views);
+  /// A parameter the exporter folded from one parameter whose slices are
+  /// copies along some dimensions (OPT's and Whisper's position rows,
+  /// gathered for each batch row): imported as one slice, [1, T, E], under
+  /// the fold's name, and the initializer as its tg.broadcast_in_dim, so
+  /// that the copies train as one tensor. False where no slices repeat (or
+  /// every element is equal: nothing to tell a copy by).
+  bool addFoldedCopies(GraphImporter &importer, StringRef initName,
+                       StringRef source, const DecodedTensor &decoded,
+                       Views &views);
   bool addFoldedBroadcast(GraphImporter &importer,
                           const onnx::GraphProto &graph,
                           const FoldedBroadcast &broadcast,
@@ -535,6 +544,8 @@ private:
   /// Symbolic dimensions bound by `--input-shape`: their size, and the
   /// input whose shape gave it.
   llvm::StringMap<std::pair<int64_t, std::string>> symbolSizes;
+  /// The folds imported as one slice and its broadcast (addFoldedCopies).
+  llvm::StringSet<> sliceFolds;
   /// The parameters the TorchScript exporter folded (`onnx::Conv_N`): as a
   /// Conv's weight, a BatchNorm folded into it.
   llvm::StringSet<> torchScriptFolds;
@@ -856,6 +867,13 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     if (trainable) {
       if (roles->isTorchScriptFold(initName))
         torchScriptFolds.insert(initName);
+      if (SmallVector<std::string> sources =
+              roles->getFoldedParameters(initName);
+          sources.size() == 1 && roles->getFoldedBuffers(initName).empty() &&
+          !roles->matchesGlob(initName) &&
+          addFoldedCopies(importer, initName, sources.front(), *decoded,
+                          views))
+        continue;
       StringRef name = getParameterName(initName);
       if (name != initName)
         emitRemark(fileLoc)
@@ -1146,6 +1164,19 @@ static npy::Array firstSlice(const npy::Array &value, size_t dim) {
   return result;
 }
 
+/// `value` reduced to size 1 along every dimension along which all its
+/// slices are equal: what broadcastArray expands back to `value`.
+static npy::Array collapseEqualSlices(npy::Array value) {
+  for (size_t d = 0; d < value.shape.size(); ++d) {
+    if (value.shape[d] == 1)
+      continue;
+    npy::Array slice = firstSlice(value, d);
+    if (broadcastArray(slice, value.shape).data == value.data)
+      value = std::move(slice);
+  }
+  return value;
+}
+
 /// A parameter the dynamo exporter's optimizer folded with aten.expand
 /// (ViT's class token expanded to the batch, `expand`): trained as folded,
 /// each batch row would be a copy of its own. It becomes the parameter's
@@ -1193,14 +1224,7 @@ bool ModelImporter::addFoldedBroadcast(GraphImporter &importer,
                            "tensor";
     return true;
   }
-  npy::Array source = value;
-  for (size_t d = 0; d < source.shape.size(); ++d) {
-    if (source.shape[d] == 1)
-      continue;
-    npy::Array slice = firstSlice(source, d);
-    if (broadcastArray(slice, source.shape).data == source.data)
-      source = std::move(slice);
-  }
+  npy::Array source = collapseEqualSlices(value);
   if (source.getNumElements() == value.getNumElements() ||
       (source.getNumElements() == 1 && value.getNumElements() > 1)) {
     emitWarning(fileLoc)
@@ -1224,6 +1248,36 @@ bool ModelImporter::addFoldedBroadcast(GraphImporter &importer,
             "imported as that parameter, [";
   llvm::interleaveComma(sourceShape, remark);
   remark << "], and its tg.broadcast_in_dim, so the copies train as one tensor";
+  return true;
+}
+
+bool ModelImporter::addFoldedCopies(GraphImporter &importer,
+                                    StringRef initName, StringRef source,
+                                    const DecodedTensor &decoded,
+                                    Views &views) {
+  npy::Array slice = collapseEqualSlices(decoded.value);
+  int64_t elements = decoded.value.getNumElements();
+  if (slice.getNumElements() == elements || slice.getNumElements() == 1)
+    return false;
+  std::vector<int64_t> shape = slice.shape;
+  auto type = RankedTensorType::get(shape, decoded.type.getElementType());
+  // The argument under a name no initializer has; tg.name is the fold's.
+  std::string argName = (initName + "#slice").str();
+  sliceFolds.insert(initName);
+  addParameter(importer, type, argName, std::move(slice), initName);
+  ArrayRef<int64_t> full = decoded.type.getShape();
+  views.push_back({initName.str(), [&importer, argName, full] {
+                     return importer.broadcastTo(importer.lookup(argName),
+                                                 full);
+                   }});
+  InFlightDiagnostic remark = emitRemark(fileLoc);
+  remark << "parameter '" << initName << "', folded by the exporter from '"
+         << source << "', is copies of one slice (its value [";
+  llvm::interleaveComma(full, remark);
+  remark << "] is [";
+  llvm::interleaveComma(shape, remark);
+  remark << "] broadcast): imported as that slice and its "
+            "tg.broadcast_in_dim, so the copies train as one tensor";
   return true;
 }
 
@@ -1276,6 +1330,30 @@ static void noteOthersAlike(InFlightDiagnostic &warning, Location loc,
     note << ", ...";
 }
 
+/// Attaches to `warning` a note naming the source (the second member) of
+/// each of `alike` but the first, which the warning is about.
+template <typename Tuple>
+static void noteSourcesAlike(InFlightDiagnostic &warning, Location loc,
+                             ArrayRef<Tuple> alike) {
+  SmallVector<std::string> others;
+  for (const Tuple &other : alike.drop_front())
+    others.push_back(std::get<1>(other));
+  noteOthersAlike(warning, loc, others);
+}
+
+/// The number of distinct values (bit patterns) among `value`'s elements,
+/// counted up to `limit` (past it, `limit + 1`).
+static int64_t countDistinctValues(const npy::Array &value, int64_t limit) {
+  size_t size = npy::getElementSize(value.dtype);
+  llvm::StringSet<> seen;
+  for (int64_t i = 0, e = value.getNumElements(); i < e; ++i) {
+    seen.insert(StringRef(value.data.data() + i * size, size));
+    if (int64_t(seen.size()) > limit)
+      break;
+  }
+  return seen.size();
+}
+
 /// What the import cannot undo but the user should know: a parameter that
 /// several nodes read (a tied embedding, or equal tensors the dynamo
 /// exporter merged: they train as one), one with a name the exporter made
@@ -1286,6 +1364,10 @@ void ModelImporter::reportSharedAndMissingParameters(
   // Parameters folded with a buffer: (parameter, source, buffer).
   SmallVector<std::tuple<std::string, std::string, std::string>>
       foldedWithBuffer;
+  // Folds that repeat their parameters' entries: (parameter, source,
+  // elements, distinct values).
+  SmallVector<std::tuple<std::string, std::string, int64_t, int64_t>>
+      foldedCopies;
   // Readers through which a gradient flows (not comparisons or shapes).
   static const llvm::StringSet<> noGradient = {
       "Equal",          "Less",  "LessOrEqual", "Greater",
@@ -1355,6 +1437,8 @@ void ModelImporter::reportSharedAndMissingParameters(
               << (node->name().empty() ? node->op_type() : node->name())
               << " is in module '" << *getModuleScope(*node) << "'";
     }
+    if (sliceFolds.contains(parameter.name))
+      continue; // said where it was imported
     if (llvm::SmallVector<std::string> sources =
             roles.getFoldedParameters(parameter.name);
         !sources.empty()) {
@@ -1374,6 +1458,22 @@ void ModelImporter::reportSharedAndMissingParameters(
         foldedWithBuffer.push_back(
             {parameter.name, sources.front(), buffers.front()});
         continue;
+      }
+      // A fold whose elements are mostly copies of one another (at most
+      // half of them distinct, not all equal: random or trained values
+      // almost never repeat): the exporter gathered the parameter at
+      // constant indices computed in the forward (T5's and WavLM's
+      // relative position buckets, rb(bucket(i - j))), and each copy of
+      // an entry trains apart. A reshape or a gather of distinct rows
+      // (GPT-2's position rows) keeps its values distinct.
+      if (!computed) {
+        int64_t elements = parameter.value.getNumElements();
+        int64_t distinct = countDistinctValues(parameter.value, elements / 2);
+        if (distinct > 1 && distinct <= elements / 2) {
+          foldedCopies.push_back(
+              {parameter.name, sources.front(), elements, distinct});
+          continue;
+        }
       }
       if (computed) {
         InFlightDiagnostic warning = emitWarning(fileLoc);
@@ -1409,10 +1509,17 @@ void ModelImporter::reportSharedAndMissingParameters(
             << source << "' with buffer '" << buffer
             << "' (export with optimize=False to avoid): it trains in the "
                "parameter's place, entries an index shares apart";
-    SmallVector<std::string> others;
-    for (const auto &other : ArrayRef(foldedWithBuffer).drop_front())
-      others.push_back(std::get<1>(other));
-    noteOthersAlike(warning, fileLoc, others);
+    noteSourcesAlike(warning, fileLoc, ArrayRef(foldedWithBuffer));
+  }
+  if (!foldedCopies.empty()) {
+    auto &[name, source, elements, distinct] = foldedCopies.front();
+    InFlightDiagnostic warning = emitWarning(fileLoc);
+    warning << "parameter '" << name << "' is the exporter's fold of '"
+            << source << "' with its entries copied (" << distinct
+            << " distinct values in " << elements
+            << "; export with optimize=False to avoid): each copy trains "
+               "apart, a gather at positions computed in the forward";
+    noteSourcesAlike(warning, fileLoc, ArrayRef(foldedCopies));
   }
   warnTransposedCopies();
   if (options.parameterNames)

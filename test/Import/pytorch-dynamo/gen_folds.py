@@ -49,6 +49,19 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    index buffer (`table[index]`), which the optimizer folds
                    into one tensor per position pair (warned: the entries a
                    table row feeds train apart; generated last);
+  folds-buckets    T5's relative attention bias: an embedding of buckets
+                   computed in the forward from the positions
+                   (`rel(bucket(j - i))`), which the optimizer folds into
+                   one tensor per position pair (warned: the values repeat,
+                   and the entries a bucket feeds train apart; generated
+                   after folds-relbias);
+  folds-batchpos   OPT's positions: an embedding gathered at positions
+                   computed per batch row from a mask of ones
+                   (`cumsum(mask, 1) - 1`), folded into one copy of the rows
+                   per batch row; imported as one slice and its broadcast,
+                   so the copies train as one (its reference gradient
+                   `pos.rows` is PyTorch's of the rows read; generated
+                   after folds-buckets);
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -147,6 +160,36 @@ class RelativeBias(nn.Module):
         bias = self.table[self.index.view(-1)].view(self.n, self.n, -1)
         logits = logits + bias.permute(2, 0, 1).unsqueeze(0)
         return F.cross_entropy(logits.flatten(0, 2), y.flatten())
+
+
+class Buckets(nn.Module):
+    def __init__(self, buckets=3, heads=2):
+        super().__init__()
+        self.rel = nn.Embedding(buckets, heads)
+        self.heads = heads
+        self.qk = nn.Linear(4, 2 * heads * 4)
+
+    def forward(self, x, y):
+        n = x.shape[1]
+        q, k = self.qk(x).view(x.shape[0], n, 2, self.heads, 4).unbind(2)
+        logits = torch.einsum("bqhd,bkhd->bhqk", q, k)
+        pos = torch.arange(n)
+        bucket = (pos[None, :] - pos[:, None]).clamp(-1, 1) + 1
+        logits = logits + self.rel(bucket).permute(2, 0, 1).unsqueeze(0)
+        return F.cross_entropy(logits.flatten(0, 2), y.flatten())
+
+
+class BatchPositions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.pos = nn.Embedding(8, 6)
+        self.head = nn.Linear(6, 10)
+
+    def forward(self, ids, y):
+        positions = torch.cumsum(torch.ones_like(ids), 1) - 1
+        h = torch.tanh(self.emb(ids) + self.pos(positions))
+        return F.cross_entropy(self.head(h).reshape(-1, 10), y.reshape(-1))
 
 
 class ZeroBias(nn.Module):
@@ -378,6 +421,27 @@ def main_tokens():
     export("folds-relbias", RelativeBias(),
            dict(x=torch.randn(2, 4, 4), y=torch.randint(0, 4, (2, 2, 4))),
            reference=False)
+    export("folds-buckets", Buckets(),
+           dict(x=torch.randn(2, 5, 4), y=torch.randint(0, 5, (2, 2, 5))),
+           reference=False)
+    positions = BatchPositions()
+    export("folds-batchpos", positions,
+           dict(ids=torch.randint(0, 10, (3, 5)),
+                y=torch.randint(0, 10, (3, 5))), unnamed=("pos.",))
+    # The rows the batch reads, compared with the fold's one slice.
+    np.save(os.path.join(HERE, "folds-batchpos.grads", "pos.rows.grad.npy"),
+            positions.pos.weight.grad[:5].numpy())
+    graph = onnx.load(os.path.join(HERE, "folds-batchpos.onnx")).graph
+    fold = next(info.name for info in graph.value_info
+                for prop in info.metadata_props
+                if prop.key == "pkg.onnxscript.optimizer.folded_from"
+                and [v for v in ast.literal_eval(prop.value) if "." in v]
+                == ["pos.weight"])
+    json_path = os.path.join(HERE, "folds-batchpos.params.json")
+    with open(json_path) as f:
+        mapping = json.load(f)
+    mapping["pos.rows"] = [[fold, False]]
+    write_mapping(json_path, mapping)
 
 
 if __name__ == "__main__":

@@ -867,10 +867,11 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
     if (trainable) {
       if (roles->isTorchScriptFold(initName))
         torchScriptFolds.insert(initName);
+      // Gathered at an index buffer too (ALBERT's token types at its
+      // token_type_ids buffer of zeros: every position reads row 0).
       if (SmallVector<std::string> sources =
               roles->getFoldedParameters(initName);
-          sources.size() == 1 && roles->getFoldedBuffers(initName).empty() &&
-          !roles->matchesGlob(initName) &&
+          sources.size() == 1 && !roles->matchesGlob(initName) &&
           addFoldedCopies(importer, initName, sources.front(), *decoded,
                           views))
         continue;
@@ -1354,6 +1355,27 @@ static int64_t countDistinctValues(const npy::Array &value, int64_t limit) {
   return seen.size();
 }
 
+/// Whether `value` is what a gather of distinct entries of a parameter
+/// gives (BERT's position rows at its `position_ids` buffer): its values
+/// distinct but for rare collisions (trained weights collide about once in
+/// thousands) and hardly any zeros (a mask's product has many).
+static bool looksLikeDistinctGather(const npy::Array &value) {
+  int64_t elements = value.getNumElements(), allowed = elements / 1024;
+  size_t size = npy::getElementSize(value.dtype);
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < elements && zeros <= allowed; ++i) {
+    const char *element = value.data.data() + i * size;
+    // +0 and -0: every bit but the sign bit (the last byte's top bit on
+    // this little-endian host) clear.
+    bool zero = (element[size - 1] & 0x7f) == 0 &&
+                std::all_of(element, element + size - 1,
+                            [](char byte) { return byte == 0; });
+    zeros += zero;
+  }
+  return zeros <= allowed &&
+         countDistinctValues(value, elements) >= elements - allowed;
+}
+
 /// What the import cannot undo but the user should know: a parameter that
 /// several nodes read (a tied embedding, or equal tensors the dynamo
 /// exporter merged: they train as one), one with a name the exporter made
@@ -1454,7 +1476,11 @@ void ModelImporter::reportSharedAndMissingParameters(
       // entries one table row feeds train apart), or multiplied by a mask.
       llvm::SmallVector<std::string> buffers =
           roles.getFoldedBuffers(parameter.name);
-      if (!computed && !buffers.empty()) {
+      // Not where the fold's values are all distinct, as rows gathered at
+      // distinct positions are (BERT's position embeddings at its
+      // position_ids buffer): each entry trains once, as in PyTorch.
+      if (!computed && !buffers.empty() &&
+          !looksLikeDistinctGather(parameter.value)) {
         foldedWithBuffer.push_back(
             {parameter.name, sources.front(), buffers.front()});
         continue;

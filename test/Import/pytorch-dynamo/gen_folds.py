@@ -62,6 +62,14 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    so the copies train as one (its reference gradient
                    `pos.rows` is PyTorch's of the rows read; generated
                    after folds-buckets);
+  folds-bertemb    BERT's embeddings: positions and token types read at
+                   buffers (`position_ids`, an arange, and `token_type_ids`,
+                   zeros), folded into the rows read: the positions' rows
+                   are distinct (a remark: each trains once, as in
+                   PyTorch), the token types' are copies of row 0 (imported
+                   as one slice and its broadcast); reference gradients
+                   `pos.rows` and `types.rows` (generated after
+                   folds-batchpos);
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -190,6 +198,24 @@ class BatchPositions(nn.Module):
         positions = torch.cumsum(torch.ones_like(ids), 1) - 1
         h = torch.tanh(self.emb(ids) + self.pos(positions))
         return F.cross_entropy(self.head(h).reshape(-1, 10), y.reshape(-1))
+
+
+class BertEmbeddings(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.pos = nn.Embedding(8, 6)
+        self.types = nn.Embedding(2, 6)
+        self.register_buffer("position_ids", torch.arange(8).unsqueeze(0))
+        self.register_buffer("token_type_ids", torch.zeros(1, 8, dtype=torch.long))
+        self.head = nn.Linear(6, 10)
+
+    def forward(self, ids, y):
+        n = ids.shape[1]
+        h = (self.emb(ids) + self.pos(self.position_ids[:, :n])
+             + self.types(self.token_type_ids[:, :n]))
+        return F.cross_entropy(self.head(torch.tanh(h)).reshape(-1, 10),
+                               y.reshape(-1))
 
 
 class ZeroBias(nn.Module):
@@ -429,18 +455,32 @@ def main_tokens():
            dict(ids=torch.randint(0, 10, (3, 5)),
                 y=torch.randint(0, 10, (3, 5))), unnamed=("pos.",))
     # The rows the batch reads, compared with the fold's one slice.
-    np.save(os.path.join(HERE, "folds-batchpos.grads", "pos.rows.grad.npy"),
-            positions.pos.weight.grad[:5].numpy())
-    graph = onnx.load(os.path.join(HERE, "folds-batchpos.onnx")).graph
-    fold = next(info.name for info in graph.value_info
-                for prop in info.metadata_props
-                if prop.key == "pkg.onnxscript.optimizer.folded_from"
-                and [v for v in ast.literal_eval(prop.value) if "." in v]
-                == ["pos.weight"])
-    json_path = os.path.join(HERE, "folds-batchpos.params.json")
+    map_rows("folds-batchpos", {"pos": positions.pos.weight.grad[:5]})
+    embeddings = BertEmbeddings()
+    export("folds-bertemb", embeddings,
+           dict(ids=torch.randint(0, 10, (3, 5)),
+                y=torch.randint(0, 10, (3, 5))), unnamed=("pos.", "types."))
+    map_rows("folds-bertemb", {"pos": embeddings.pos.weight.grad[:5],
+                               "types": embeddings.types.weight.grad[:1]})
+
+
+def map_rows(name, rows):
+    """Saves, for each module M of `rows`, the gradient of the rows of M's
+    weight the batch reads as M.rows, compared with the initializer the
+    optimizer folded from M.weight alone."""
+    graph = onnx.load(os.path.join(HERE, name + ".onnx")).graph
+    json_path = os.path.join(HERE, name + ".params.json")
     with open(json_path) as f:
         mapping = json.load(f)
-    mapping["pos.rows"] = [[fold, False]]
+    for module, grad in rows.items():
+        np.save(os.path.join(HERE, name + ".grads", module + ".rows.grad.npy"),
+                grad.numpy())
+        fold = next(info.name for info in graph.value_info
+                    for prop in info.metadata_props
+                    if prop.key == "pkg.onnxscript.optimizer.folded_from"
+                    and [v for v in ast.literal_eval(prop.value) if "." in v]
+                    == [module + ".weight"])
+        mapping[module + ".rows"] = [[fold, False]]
     write_mapping(json_path, mapping)
 
 

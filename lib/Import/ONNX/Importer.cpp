@@ -1386,6 +1386,10 @@ void ModelImporter::reportSharedAndMissingParameters(
   // Parameters folded with a buffer: (parameter, source, buffer).
   SmallVector<std::tuple<std::string, std::string, std::string>>
       foldedWithBuffer;
+  // Folds of one parameter by arithmetic (parameter, source, op): those
+  // the graph reads beside the parameter itself, and the others.
+  SmallVector<std::tuple<std::string, std::string, std::string>>
+      foldedBesideSource, foldedArithmetic;
   // Folds that repeat their parameters' entries: (parameter, source,
   // elements, distinct values).
   SmallVector<std::tuple<std::string, std::string, int64_t, int64_t>>
@@ -1471,6 +1475,36 @@ void ModelImporter::reportSharedAndMissingParameters(
       // only rearranges them.
       bool computed =
           sources.size() > 1 && !StringRef(parameter.name).starts_with("val_");
+      // One parameter folded by arithmetic (RWKV's `1 - time_mix`,
+      // `-exp(time_decay)`, Gemma's `1 + weight`): trained, the value
+      // takes the parameter's updates (Adam's, weight decay's) in its
+      // place; and where the graph still reads the parameter itself, the
+      // two train apart.
+      std::optional<std::string> arithmetic;
+      if (sources.size() == 1) {
+        static const llvm::StringSet<> kArithmetic = {
+            "add",  "sub",        "rsub",    "neg",   "mul",  "div",
+            "exp",  "log",        "pow",     "sqrt",  "rsqrt", "reciprocal",
+            "abs",  "sigmoid",    "tanh",    "softplus", "clamp", "square",
+            "sin",  "cos",        "log_softmax", "softmax", "exp2", "log1p",
+            "expm1", "relu",      "gelu",    "silu",  "erf",  "maximum",
+            "minimum", "where",   "masked_fill"};
+        // The fold's own op, the last of the value's computation: the
+        // others its folded_from names may compute an index (GPT-2's
+        // `add` of positions, WavLM's `abs` of distances).
+        SmallVector<std::string> ops = roles.getFoldedOps(parameter.name);
+        if (!ops.empty() && kArithmetic.contains(ops.front()))
+          arithmetic = ops.front();
+      }
+      bool readAsItself = sources.size() == 1 &&
+                          parameterIndex.count(sources.front()) &&
+                          sources.front() != parameter.name;
+      if (!computed && (arithmetic || readAsItself)) {
+        (readAsItself ? foldedBesideSource : foldedArithmetic)
+            .push_back({parameter.name, sources.front(),
+                        arithmetic.value_or("")});
+        continue;
+      }
       // A parameter folded with a buffer: gathered at an index buffer
       // (Swin's relative_position_bias_table[relative_position_index]: the
       // entries one table row feeds train apart), or multiplied by a mask.
@@ -1536,6 +1570,21 @@ void ModelImporter::reportSharedAndMissingParameters(
             << "' (export with optimize=False to avoid): it trains in the "
                "parameter's place, entries an index shares apart";
     noteSourcesAlike(warning, fileLoc, ArrayRef(foldedWithBuffer));
+  }
+  for (auto *folds : {&foldedBesideSource, &foldedArithmetic}) {
+    if (folds->empty())
+      continue;
+    auto &[name, source, op] = folds->front();
+    InFlightDiagnostic warning = emitWarning(fileLoc);
+    warning << "parameter '" << name << "' is the exporter's fold of "
+            << (op.empty() ? std::string() : "'" + op + "' of ")
+            << "parameter '" << source << "'"
+            << (folds == &foldedBesideSource
+                    ? ", which the graph also reads: the two train apart"
+                    : ": it trains in the parameter's place, not as "
+                      "PyTorch updates the parameter")
+            << "; export with optimize=False to train it";
+    noteSourcesAlike(warning, fileLoc, ArrayRef(*folds));
   }
   if (!foldedCopies.empty()) {
     auto &[name, source, elements, distinct] = foldedCopies.front();

@@ -441,6 +441,28 @@ InitializerRoles::getFoldedBuffers(StringRef name) const {
 }
 
 llvm::SmallVector<std::string>
+InitializerRoles::getFoldedOps(StringRef name) const {
+  llvm::SmallVector<std::string> ops;
+  auto it = foldedFrom.find(name);
+  if (it == foldedFrom.end())
+    return ops;
+  auto addOp = [&](StringRef value) {
+    if (value.starts_with("val_") || value.contains('.') ||
+        signatureParameters.contains(value) || signatureBuffers.contains(value))
+      return;
+    auto [stem, suffix] = value.rsplit('_');
+    ops.push_back((!suffix.empty() && llvm::all_of(suffix, llvm::isDigit)
+                       ? stem
+                       : value)
+                      .str());
+  };
+  addOp(name);
+  for (const std::string &source : it->second)
+    addOp(source);
+  return ops;
+}
+
+llvm::SmallVector<std::string>
 InitializerRoles::getFoldedParameters(StringRef name) const {
   llvm::SmallVector<std::string> parameters;
   auto it = foldedFrom.find(name);

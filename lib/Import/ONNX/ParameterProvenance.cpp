@@ -558,7 +558,9 @@ void Analysis::findSplits(const onnx::TensorProto &initializer,
 /// FX node's word.
 void Analysis::findTranspose(const onnx::TensorProto &initializer) {
   StringRef name = initializer.name();
-  ArrayRef<const onnx::NodeProto *> users = readers.lookup(name);
+  // A copy: lookup returns the list by value (an ArrayRef of it dangled,
+  // and a list past the inline size crashed the import of RWKV).
+  const SmallVector<const onnx::NodeProto *> users = readers.lookup(name);
   if (initializer.dims_size() != 2 || users.empty() ||
       graphOutputs.contains(name))
     return;

@@ -70,6 +70,13 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    as one slice and its broadcast); reference gradients
                    `pos.rows` and `types.rows` (generated after
                    folds-batchpos);
+  folds-mix        RWKV's time mix and decay: `x * mix + prev * (1 - mix)`,
+                   whose `1 - mix` the optimizer folds into `sub` while
+                   the graph still reads `mix` (warned: the two train
+                   apart), and `exp(-exp(decay))` folded into `exp_1`
+                   (warned: it trains in the parameter's place, Adam's and
+                   weight decay's updates on it); generated after
+                   folds-bertemb;
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -216,6 +223,20 @@ class BertEmbeddings(nn.Module):
              + self.types(self.token_type_ids[:, :n]))
         return F.cross_entropy(self.head(torch.tanh(h)).reshape(-1, 10),
                                y.reshape(-1))
+
+
+class TimeMix(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Parameter(torch.rand(4))
+        self.decay = nn.Parameter(torch.randn(4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        prev = F.pad(x, (0, 0, 1, -1))
+        h = x * self.mix + prev * (1 - self.mix)
+        h = h * torch.exp(-torch.exp(self.decay))
+        return F.cross_entropy(self.head(h.mean(1)), y)
 
 
 class ZeroBias(nn.Module):
@@ -462,6 +483,9 @@ def main_tokens():
                 y=torch.randint(0, 10, (3, 5))), unnamed=("pos.", "types."))
     map_rows("folds-bertemb", {"pos": embeddings.pos.weight.grad[:5],
                                "types": embeddings.types.weight.grad[:1]})
+    export("folds-mix", TimeMix(),
+           dict(x=torch.randn(2, 3, 4), y=torch.tensor([0, 1])),
+           reference=False)
 
 
 def map_rows(name, rows):

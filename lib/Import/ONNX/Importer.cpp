@@ -1492,9 +1492,9 @@ void ModelImporter::reportSharedAndMissingParameters(
         // The fold's own op, the last of the value's computation: the
         // others its folded_from names may compute an index (GPT-2's
         // `add` of positions, WavLM's `abs` of distances).
-        SmallVector<std::string> ops = roles.getFoldedOps(parameter.name);
-        if (!ops.empty() && kArithmetic.contains(ops.front()))
-          arithmetic = ops.front();
+        std::optional<std::string> op = roles.getFoldedOp(parameter.name);
+        if (op && kArithmetic.contains(*op))
+          arithmetic = op;
       }
       bool readAsItself = sources.size() == 1 &&
                           parameterIndex.count(sources.front()) &&

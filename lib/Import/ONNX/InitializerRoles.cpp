@@ -440,26 +440,14 @@ InitializerRoles::getFoldedBuffers(StringRef name) const {
   return buffers;
 }
 
-llvm::SmallVector<std::string>
-InitializerRoles::getFoldedOps(StringRef name) const {
-  llvm::SmallVector<std::string> ops;
-  auto it = foldedFrom.find(name);
-  if (it == foldedFrom.end())
-    return ops;
-  auto addOp = [&](StringRef value) {
-    if (value.starts_with("val_") || value.contains('.') ||
-        signatureParameters.contains(value) || signatureBuffers.contains(value))
-      return;
-    auto [stem, suffix] = value.rsplit('_');
-    ops.push_back((!suffix.empty() && llvm::all_of(suffix, llvm::isDigit)
-                       ? stem
-                       : value)
-                      .str());
-  };
-  addOp(name);
-  for (const std::string &source : it->second)
-    addOp(source);
-  return ops;
+std::optional<std::string>
+InitializerRoles::getFoldedOp(StringRef name) const {
+  if (!foldedFrom.count(name) || name.starts_with("val_") || name.contains('.'))
+    return std::nullopt;
+  auto [stem, suffix] = name.rsplit('_');
+  if (!suffix.empty() && llvm::all_of(suffix, llvm::isDigit))
+    return stem.str();
+  return name.str();
 }
 
 llvm::SmallVector<std::string>

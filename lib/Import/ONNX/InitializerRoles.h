@@ -84,11 +84,11 @@ public:
   /// or when the graph does not say.
   llvm::SmallVector<std::string>
   getFoldedParameters(llvm::StringRef name) const;
-  /// The FX nodes whose results the optimizer folded into `name` (its own
-  /// name and the folded_from entries that are neither parameters, buffers
-  /// nor the optimizer's `val_N`: `exp` of RWKV's `neg`, from
-  /// -exp(time_decay)), by op: the name without its `_N` suffix.
-  llvm::SmallVector<std::string> getFoldedOps(llvm::StringRef name) const;
+  /// The op of the FX node a folded initializer is named after (`neg` of
+  /// RWKV's `neg`, -exp(time_decay); `add` of `add_6`): its name without
+  /// the `_N` suffix. None for the optimizer's own `val_N`, a state-dict
+  /// name, or a value the optimizer did not fold.
+  std::optional<std::string> getFoldedOp(llvm::StringRef name) const;
   /// The buffers of the exported program the optimizer's folded_from of
   /// `name` names (an index buffer gathered from, a mask multiplied by).
   llvm::SmallVector<std::string> getFoldedBuffers(llvm::StringRef name) const;

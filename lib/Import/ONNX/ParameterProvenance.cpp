@@ -613,14 +613,29 @@ void Analysis::findTranspose(const onnx::TensorProto &initializer) {
   };
   const onnx::NodeProto &node = *users.front();
   if (hasScopeMetadata(node)) {
+    // `x @ weight.T` (Falcon's FalconLinear): aten.matmul of the FX node
+    // `permute` or `t` of the weight, which the optimizer folded, its
+    // folded_from naming the weight alone.
+    auto folded = foldedFrom.find(name);
+    auto [base, suffix] = name.rsplit('_');
+    StringRef stem =
+        !suffix.empty() && llvm::all_of(suffix, llvm::isDigit) ? base : name;
+    bool transposeFold = (stem == "permute" || stem == "t" ||
+                          stem == "transpose") &&
+                         folded != foldedFrom.end() &&
+                         folded->second.size() == 1 &&
+                         folded->second.front() == weight;
     for (const onnx::NodeProto *user : users) {
       std::optional<std::string> target = getFxTarget(*user);
-      if (!target || *target != "aten.linear.default")
+      bool linear = target && *target == "aten.linear.default";
+      bool matmul = target && (*target == "aten.matmul.default" ||
+                               *target == "aten.mm.default");
+      if (!linear && !(matmul && transposeFold))
         return refuse(
             "its MatMul " + describe(*user) + " comes from " +
             (target ? "'" + *target + "'" : std::string("no FX node")) +
             ", not aten.linear");
-      if (!readsParameterInFx(*user, weight))
+      if (linear && !readsParameterInFx(*user, weight))
         return refuse("its MatMul's FX node does not read '" +
                       getPlaceholder(weight) + "'");
     }
@@ -628,8 +643,9 @@ void Analysis::findTranspose(const onnx::TensorProto &initializer) {
                (users.size() > 1
                     ? " and " + std::to_string(users.size() - 1) + " more are"
                     : std::string(" is")) +
-               " aten.linear of it";
-    auto folded = foldedFrom.find(name);
+               (transposeFold && getFxTarget(node) != "aten.linear.default"
+                    ? " aten.matmul of its " + stem.str()
+                    : std::string(" aten.linear of it"));
     if (folded != foldedFrom.end()) {
       if (folded->second.size() != 1 || folded->second.front() != weight)
         return refuse("the optimizer's folded_from does not name it alone");

@@ -77,6 +77,11 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    (warned: it trains in the parameter's place, Adam's and
                    weight decay's updates on it); generated after
                    folds-bertemb;
+  folds-matmul-t   Falcon's FalconLinear, `x @ self.weight.T` (aten.matmul of
+                   the FX node `permute` of the weight, folded into
+                   `permute`): imported as the weight in its state-dict
+                   layout, as aten.linear's folded transposes are
+                   (generated after folds-mix);
   tied-ts          the TorchScript exporter's (do_constant_folding=True) of
                    a tied language model (F.linear(h, emb.weight)): the
                    head's transpose folded into `onnx::MatMul_N`, which no
@@ -237,6 +242,21 @@ class TimeMix(nn.Module):
         h = x * self.mix + prev * (1 - self.mix)
         h = h * torch.exp(-torch.exp(self.decay))
         return F.cross_entropy(self.head(h.mean(1)), y)
+
+
+class FalconLinear(nn.Linear):
+    def forward(self, x):
+        return x @ self.weight.T
+
+
+class MatmulT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = FalconLinear(4, 6, bias=False)
+        self.b = FalconLinear(6, 3, bias=False)
+
+    def forward(self, x, y):
+        return F.cross_entropy(self.b(torch.tanh(self.a(x))), y)
 
 
 class ZeroBias(nn.Module):
@@ -486,6 +506,8 @@ def main_tokens():
     export("folds-mix", TimeMix(),
            dict(x=torch.randn(2, 3, 4), y=torch.tensor([0, 1])),
            reference=False)
+    export("folds-matmul-t", MatmulT(),
+           dict(x=torch.randn(5, 4), y=torch.tensor([0, 1, 2, 1, 0])))
 
 
 def map_rows(name, rows):

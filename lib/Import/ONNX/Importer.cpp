@@ -1489,12 +1489,24 @@ void ModelImporter::reportSharedAndMissingParameters(
             "sin",  "cos",        "log_softmax", "softmax", "exp2", "log1p",
             "expm1", "relu",      "gelu",    "silu",  "erf",  "maximum",
             "minimum", "where",   "masked_fill"};
-        // The fold's own op, the last of the value's computation: the
-        // others its folded_from names may compute an index (GPT-2's
-        // `add` of positions, WavLM's `abs` of distances).
-        std::optional<std::string> op = roles.getFoldedOp(parameter.name);
-        if (op && kArithmetic.contains(*op))
-          arithmetic = op;
+        // The fold's own op, the last of the value's computation; the
+        // others its folded_from names only where nothing in it makes or
+        // reads an index, where they may compute the index instead of the
+        // value (GPT-2's `add` of positions from `arange`, WavLM's `abs`
+        // of distances read by `embedding`).
+        static const llvm::StringSet<> kIndexing = {
+            "arange",  "ones_like", "zeros_like", "full",      "full_like",
+            "ones",    "zeros",     "cumsum",     "new_ones",  "new_zeros",
+            "embedding", "index",   "gather",     "index_select"};
+        SmallVector<std::string> ops = roles.getFoldedOps(parameter.name);
+        bool indexed = llvm::any_of(ops, [](const std::string &op) {
+          return kIndexing.contains(op);
+        });
+        for (auto [i, op] : llvm::enumerate(ops))
+          if ((i == 0 || !indexed) && kArithmetic.contains(op)) {
+            arithmetic = op;
+            break;
+          }
       }
       bool readAsItself = sources.size() == 1 &&
                           parameterIndex.count(sources.front()) &&

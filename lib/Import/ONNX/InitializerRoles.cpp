@@ -440,14 +440,24 @@ InitializerRoles::getFoldedBuffers(StringRef name) const {
   return buffers;
 }
 
-std::optional<std::string>
-InitializerRoles::getFoldedOp(StringRef name) const {
-  if (!foldedFrom.count(name) || name.starts_with("val_") || name.contains('.'))
-    return std::nullopt;
-  auto [stem, suffix] = name.rsplit('_');
-  if (!suffix.empty() && llvm::all_of(suffix, llvm::isDigit))
-    return stem.str();
-  return name.str();
+llvm::SmallVector<std::string>
+InitializerRoles::getFoldedOps(StringRef name) const {
+  llvm::SmallVector<std::string> ops;
+  auto it = foldedFrom.find(name);
+  if (it == foldedFrom.end())
+    return ops;
+  auto add = [&](StringRef value) {
+    if (value.starts_with("val_") || value.contains('.') ||
+        signatureParameters.contains(value) || signatureBuffers.contains(value))
+      return;
+    auto [stem, suffix] = value.rsplit('_');
+    bool numbered = !suffix.empty() && llvm::all_of(suffix, llvm::isDigit);
+    ops.push_back((numbered ? stem : value).str());
+  };
+  add(name);
+  for (const std::string &source : it->second)
+    add(source);
+  return ops;
 }
 
 llvm::SmallVector<std::string>

@@ -84,11 +84,13 @@ public:
   /// or when the graph does not say.
   llvm::SmallVector<std::string>
   getFoldedParameters(llvm::StringRef name) const;
-  /// The op of the FX node a folded initializer is named after (`neg` of
-  /// RWKV's `neg`, -exp(time_decay); `add` of `add_6`): its name without
-  /// the `_N` suffix. None for the optimizer's own `val_N`, a state-dict
-  /// name, or a value the optimizer did not fold.
-  std::optional<std::string> getFoldedOp(llvm::StringRef name) const;
+  /// The ops of the FX nodes folded into initializer `name`: first the
+  /// one it is named after (`neg` of RWKV's `neg`, -exp(time_decay); `add`
+  /// of `add_6`), then those its folded_from names (`exp`, `neg` of
+  /// Mamba's `unsqueeze_3`, -exp(A_log) unsqueezed), each name without its
+  /// `_N` suffix. Not the optimizer's own `val_N`, state-dict names,
+  /// parameters or buffers; empty for a value the optimizer did not fold.
+  llvm::SmallVector<std::string> getFoldedOps(llvm::StringRef name) const;
   /// The buffers of the exported program the optimizer's folded_from of
   /// `name` names (an index buffer gathered from, a mask multiplied by).
   llvm::SmallVector<std::string> getFoldedBuffers(llvm::StringRef name) const;

@@ -75,7 +75,9 @@ otherwise than PyTorch, for test/Import/pytorch-dynamo-folds.test:
                    the graph still reads `mix` (warned: the two train
                    apart), and `exp(-exp(decay))` folded into `exp_1`
                    (warned: it trains in the parameter's place, Adam's and
-                   weight decay's updates on it); generated after
+                   weight decay's updates on it), and Mamba's
+                   `-exp(a_log)` unsqueezed (`unsqueeze`, its arithmetic in
+                   its folded_from); generated after
                    folds-bertemb;
   folds-matmul-t   Falcon's FalconLinear, `x @ self.weight.T` (aten.matmul of
                    the FX node `permute` of the weight, folded into
@@ -235,12 +237,14 @@ class TimeMix(nn.Module):
         super().__init__()
         self.mix = nn.Parameter(torch.rand(4))
         self.decay = nn.Parameter(torch.randn(4))
+        self.a_log = nn.Parameter(torch.randn(4))
         self.head = nn.Linear(4, 2)
 
     def forward(self, x, y):
         prev = F.pad(x, (0, 0, 1, -1))
         h = x * self.mix + prev * (1 - self.mix)
         h = h * torch.exp(-torch.exp(self.decay))
+        h = h * (-torch.exp(self.a_log)).unsqueeze(0)
         return F.cross_entropy(self.head(h.mean(1)), y)
 
 

@@ -20,6 +20,7 @@
 #include "tgc/Support/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
@@ -1346,13 +1347,24 @@ static void noteSourcesAlike(InFlightDiagnostic &warning, Location loc,
 /// counted up to `limit` (past it, `limit + 1`).
 static int64_t countDistinctValues(const npy::Array &value, int64_t limit) {
   size_t size = npy::getElementSize(value.dtype);
-  llvm::StringSet<> seen;
-  for (int64_t i = 0, e = value.getNumElements(); i < e; ++i) {
-    seen.insert(StringRef(value.data.data() + i * size, size));
-    if (int64_t(seen.size()) > limit)
-      break;
+  assert(size <= sizeof(uint64_t) && "a float element is at most 8 bytes");
+  // Each element's bits; DenseSet reserves ~0 and ~0 - 1 (two f64 NaNs),
+  // counted apart.
+  llvm::DenseSet<uint64_t> seen;
+  bool reserved[2] = {false, false};
+  auto count = [&] {
+    return int64_t(seen.size()) + reserved[0] + reserved[1];
+  };
+  for (int64_t i = 0, e = value.getNumElements(); i < e && count() <= limit;
+       ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, value.data.data() + i * size, size);
+    if (bits >= ~uint64_t(0) - 1)
+      reserved[~bits] = true;
+    else
+      seen.insert(bits);
   }
-  return seen.size();
+  return count();
 }
 
 /// Whether `value` is what a gather of distinct entries of a parameter

@@ -384,8 +384,9 @@ tgc::parseInputShape(StringRef spec,
   // stays in the one spec).
   SmallVector<StringRef> pieces;
   spec.split(pieces, ',');
-  if (pieces.size() > 1 &&
-      llvm::all_of(pieces, [](StringRef piece) { return piece.contains('='); })) {
+  if (pieces.size() > 1 && llvm::all_of(pieces, [](StringRef piece) {
+        return piece.contains('=');
+      })) {
     for (StringRef piece : pieces)
       if (llvm::Error error = parseInputShape(piece, shapes))
         return error;
@@ -721,10 +722,10 @@ LogicalResult ModelImporter::bindSymbols(const onnx::GraphProto &graph) {
       auto [it, inserted] = symbolSizes.try_emplace(
           dim.dim_param(), std::make_pair(size, info.name()));
       if (!inserted && it->second.first != size) {
-        emitModelError() << "--input-shape gives dimension '"
-                         << dim.dim_param() << "' size " << it->second.first
-                         << " in '" << it->second.second << "' and " << size
-                         << " in '" << info.name() << "'";
+        emitModelError() << "--input-shape gives dimension '" << dim.dim_param()
+                         << "' size " << it->second.first << " in '"
+                         << it->second.second << "' and " << size << " in '"
+                         << info.name() << "'";
         return failure();
       }
     }
@@ -873,8 +874,7 @@ LogicalResult ModelImporter::addArguments(const onnx::GraphProto &graph,
       if (SmallVector<std::string> sources =
               roles->getFoldedParameters(initName);
           sources.size() == 1 && !roles->matchesGlob(initName) &&
-          addFoldedCopies(importer, initName, sources.front(), *decoded,
-                          views))
+          addFoldedCopies(importer, initName, sources.front(), *decoded, views))
         continue;
       StringRef name = getParameterName(initName);
       if (name != initName)
@@ -1253,8 +1253,8 @@ bool ModelImporter::addFoldedBroadcast(GraphImporter &importer,
   return true;
 }
 
-bool ModelImporter::addFoldedCopies(GraphImporter &importer,
-                                    StringRef initName, StringRef source,
+bool ModelImporter::addFoldedCopies(GraphImporter &importer, StringRef initName,
+                                    StringRef source,
                                     const DecodedTensor &decoded,
                                     Views &views) {
   npy::Array slice = collapseEqualSlices(decoded.value);
@@ -1352,9 +1352,7 @@ static int64_t countDistinctValues(const npy::Array &value, int64_t limit) {
   // counted apart.
   llvm::DenseSet<uint64_t> seen;
   bool reserved[2] = {false, false};
-  auto count = [&] {
-    return int64_t(seen.size()) + reserved[0] + reserved[1];
-  };
+  auto count = [&] { return int64_t(seen.size()) + reserved[0] + reserved[1]; };
   for (int64_t i = 0, e = value.getNumElements(); i < e && count() <= limit;
        ++i) {
     uint64_t bits = 0;
@@ -1386,6 +1384,35 @@ static bool looksLikeDistinctGather(const npy::Array &value) {
   }
   return zeros <= allowed &&
          countDistinctValues(value, elements) >= elements - allowed;
+}
+
+/// The arithmetic op the optimizer folded into `name` (RWKV's `neg` of
+/// -exp(time_decay)): the fold's own op, the last of the value's
+/// computation, or one its folded_from names where nothing there makes or
+/// reads an index (there the arithmetic may compute the index instead of
+/// the value: GPT-2's `add` of positions from `arange`, WavLM's `abs` of
+/// distances read by `embedding`). None for a layout fold (a transpose, a
+/// gather of rows).
+static std::optional<std::string>
+getFoldArithmetic(const InitializerRoles &roles, StringRef name) {
+  static const llvm::StringSet<> kArithmetic = {
+      "add",     "sub",     "rsub",       "neg",         "mul",   "div",
+      "exp",     "log",     "pow",        "sqrt",        "rsqrt", "reciprocal",
+      "abs",     "sigmoid", "tanh",       "softplus",    "clamp", "square",
+      "sin",     "cos",     "softmax",    "log_softmax", "exp2",  "log1p",
+      "expm1",   "relu",    "gelu",       "silu",        "erf",   "maximum",
+      "minimum", "where",   "masked_fill"};
+  static const llvm::StringSet<> kIndexing = {
+      "arange",    "ones_like", "zeros_like", "full",        "full_like",
+      "ones",      "zeros",     "cumsum",     "new_ones",    "new_zeros",
+      "embedding", "index",     "gather",     "index_select"};
+  SmallVector<std::string> ops = roles.getFoldedOps(name);
+  bool indexed = llvm::any_of(
+      ops, [](const std::string &op) { return kIndexing.contains(op); });
+  for (auto [i, op] : llvm::enumerate(ops))
+    if ((i == 0 || !indexed) && kArithmetic.contains(op))
+      return op;
+  return std::nullopt;
 }
 
 /// What the import cannot undo but the user should know: a parameter that
@@ -1493,40 +1520,15 @@ void ModelImporter::reportSharedAndMissingParameters(
       // place; and where the graph still reads the parameter itself, the
       // two train apart.
       std::optional<std::string> arithmetic;
-      if (sources.size() == 1) {
-        static const llvm::StringSet<> kArithmetic = {
-            "add",  "sub",        "rsub",    "neg",   "mul",  "div",
-            "exp",  "log",        "pow",     "sqrt",  "rsqrt", "reciprocal",
-            "abs",  "sigmoid",    "tanh",    "softplus", "clamp", "square",
-            "sin",  "cos",        "log_softmax", "softmax", "exp2", "log1p",
-            "expm1", "relu",      "gelu",    "silu",  "erf",  "maximum",
-            "minimum", "where",   "masked_fill"};
-        // The fold's own op, the last of the value's computation; the
-        // others its folded_from names only where nothing in it makes or
-        // reads an index, where they may compute the index instead of the
-        // value (GPT-2's `add` of positions from `arange`, WavLM's `abs`
-        // of distances read by `embedding`).
-        static const llvm::StringSet<> kIndexing = {
-            "arange",  "ones_like", "zeros_like", "full",      "full_like",
-            "ones",    "zeros",     "cumsum",     "new_ones",  "new_zeros",
-            "embedding", "index",   "gather",     "index_select"};
-        SmallVector<std::string> ops = roles.getFoldedOps(parameter.name);
-        bool indexed = llvm::any_of(ops, [](const std::string &op) {
-          return kIndexing.contains(op);
-        });
-        for (auto [i, op] : llvm::enumerate(ops))
-          if ((i == 0 || !indexed) && kArithmetic.contains(op)) {
-            arithmetic = op;
-            break;
-          }
-      }
+      if (sources.size() == 1)
+        arithmetic = getFoldArithmetic(roles, parameter.name);
       bool readAsItself = sources.size() == 1 &&
                           parameterIndex.count(sources.front()) &&
                           sources.front() != parameter.name;
       if (!computed && (arithmetic || readAsItself)) {
         (readAsItself ? foldedBesideSource : foldedArithmetic)
-            .push_back({parameter.name, sources.front(),
-                        arithmetic.value_or("")});
+            .push_back(
+                {parameter.name, sources.front(), arithmetic.value_or("")});
         continue;
       }
       // A parameter folded with a buffer: gathered at an index buffer

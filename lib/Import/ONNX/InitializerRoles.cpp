@@ -450,9 +450,7 @@ InitializerRoles::getFoldedOps(StringRef name) const {
     if (value.starts_with("val_") || value.contains('.') ||
         signatureParameters.contains(value) || signatureBuffers.contains(value))
       return;
-    auto [stem, suffix] = value.rsplit('_');
-    bool numbered = !suffix.empty() && llvm::all_of(suffix, llvm::isDigit);
-    ops.push_back((numbered ? stem : value).str());
+    ops.push_back(getFxNodeOp(value).str());
   };
   add(name);
   for (const std::string &source : it->second)

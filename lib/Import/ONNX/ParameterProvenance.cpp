@@ -73,6 +73,11 @@ tgc::onnx_import::parseStringList(StringRef text) {
   return items;
 }
 
+StringRef tgc::onnx_import::getFxNodeOp(StringRef name) {
+  auto [base, suffix] = name.rsplit('_');
+  return !suffix.empty() && llvm::all_of(suffix, llvm::isDigit) ? base : name;
+}
+
 bool tgc::onnx_import::hasScopeMetadata(const onnx::NodeProto &node) {
   std::optional<std::string> scopes = getNodeMetadata(node, kNameScopes);
   if (!scopes)
@@ -617,14 +622,11 @@ void Analysis::findTranspose(const onnx::TensorProto &initializer) {
     // `permute` or `t` of the weight, which the optimizer folded, its
     // folded_from naming the weight alone.
     auto folded = foldedFrom.find(name);
-    auto [base, suffix] = name.rsplit('_');
-    StringRef stem =
-        !suffix.empty() && llvm::all_of(suffix, llvm::isDigit) ? base : name;
-    bool transposeFold = (stem == "permute" || stem == "t" ||
-                          stem == "transpose") &&
-                         folded != foldedFrom.end() &&
-                         folded->second.size() == 1 &&
-                         folded->second.front() == weight;
+    StringRef stem = getFxNodeOp(name);
+    bool transposeFold =
+        (stem == "permute" || stem == "t" || stem == "transpose") &&
+        folded != foldedFrom.end() && folded->second.size() == 1 &&
+        folded->second.front() == weight;
     for (const onnx::NodeProto *user : users) {
       std::optional<std::string> target = getFxTarget(*user);
       bool linear = target && *target == "aten.linear.default";
@@ -666,11 +668,7 @@ void Analysis::findTranspose(const onnx::TensorProto &initializer) {
 /// consumed (the expand's sizes), none of them an initializer.
 void Analysis::findBroadcast(const onnx::TensorProto &initializer) {
   StringRef name = initializer.name();
-  StringRef suffix = name;
-  if (!suffix.consume_front("expand") ||
-      (!suffix.empty() && (!suffix.consume_front("_") || suffix.empty() ||
-                           !llvm::all_of(suffix, llvm::isDigit))) ||
-      graphOutputs.contains(name))
+  if (getFxNodeOp(name) != "expand" || graphOutputs.contains(name))
     return;
   auto folded = foldedFrom.find(name);
   if (folded == foldedFrom.end())

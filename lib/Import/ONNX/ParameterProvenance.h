@@ -57,6 +57,10 @@ parseStringList(llvm::StringRef text);
 /// less its last component. std::nullopt when neither is there.
 std::optional<std::string> getModuleScope(const onnx::NodeProto &node);
 
+/// The op of the FX node a value is named after (`permute` of
+/// `permute_3`, `neg` of `neg`): `name` without its `_N` suffix.
+llvm::StringRef getFxNodeOp(llvm::StringRef name);
+
 /// Whether the module scope of `node` comes from the dynamo exporter's
 /// metadata (rather than a node name).
 bool hasScopeMetadata(const onnx::NodeProto &node);

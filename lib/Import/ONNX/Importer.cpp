@@ -1721,7 +1721,8 @@ void ModelImporter::warnExportDeviations() {
     kinds[deviation.second.kind].push_back(i);
   for (auto &[kind, indices] : kinds) {
     auto &[loc, first] = deviations[indices.front()];
-    InFlightDiagnostic warning = emitWarning(loc) << first.message;
+    InFlightDiagnostic warning =
+        (first.recovered ? emitRemark(loc) : emitWarning(loc)) << first.message;
     SmallVector<std::string> others;
     for (unsigned i : ArrayRef(indices).drop_front())
       others.push_back(deviations[i].second.module);

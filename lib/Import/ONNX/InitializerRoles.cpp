@@ -259,6 +259,9 @@ bool onnx_import::isTrainingBatchNorm(const onnx::NodeProto &node,
         return attribute.i();
     return defaultValue;
   };
+  // The dynamo exporter's inference-mode node of a training-mode batch norm.
+  if (getRecoveredBatchNormMomentum(node))
+    return true;
   if (opset >= 14)
     return intAttribute("training_mode", 0) != 0;
   if (opset >= 7)
@@ -271,9 +274,12 @@ unsigned InitializerRoles::getRunningStatistic(StringRef name,
   unsigned statistic = 0;
   forEachBatchNormRead(
       consumers, name, [&](const onnx::NodeProto &node, int input) {
+        // Updated when the node outputs its new value, or trains as its
+        // FX node says (which updates it without an output).
         int output = input - 2;
         if (!statistic && isTrainingBatchNorm(node, opset) &&
-            node.output_size() > output && !node.output(output).empty())
+            ((node.output_size() > output && !node.output(output).empty()) ||
+             getRecoveredBatchNormMomentum(node)))
           statistic = output;
       });
   return statistic;

@@ -26,7 +26,9 @@ namespace tgc::onnx_import {
 
 /// Whether the BatchNormalization `node` (of the default domain, `opset`)
 /// normalizes with the batch's statistics: `training_mode` from opset 14,
-/// more than one output from opset 7, `is_test = 0` before.
+/// more than one output from opset 7, `is_test = 0` before; or, whatever
+/// those say, when its FX node is a training-mode batch norm
+/// (getRecoveredBatchNormMomentum).
 bool isTrainingBatchNorm(const onnx::NodeProto &node, int64_t opset);
 
 /// The names the subgraphs of `node` (an If's branches) read from the

@@ -627,6 +627,10 @@ static Value normalize(Importer &g, Value x, Value mean, Value variance,
 // `momentum` are outputs 1 and 2; a training-mode node's evaluation uses
 // the given statistics (tg.mode_select). Training mode is `training_mode` from
 // opset 14, more than one output before, `is_test = 0` before opset 7.
+// A dynamo export's inference-mode node of a training-mode batch norm
+// trains as its FX node says, as PyTorch does: the running statistics are
+// updated without outputs, with PyTorch's momentum and the batch's unbiased
+// variance, each update from the one before when the module runs twice.
 static LogicalResult convertBatchNormalization(Importer &g) {
   ASSIGN_OR_FAIL(x, g.requireInput(0));
   if (failed(requireFloat(g, x)))
@@ -642,6 +646,7 @@ static LogicalResult convertBatchNormalization(Importer &g) {
   else if (g.opset < 7)
     g.getInt("is_test", 0);
   bool training = isTrainingBatchNorm(g.getNode(), g.opset);
+  std::optional<double> fxMomentum = getRecoveredBatchNormMomentum(g.getNode());
   // Before opset 14, training mode may also output the batch's mean and
   // (biased) variance it normalized with (PyTorch's training exports name
   // them).
@@ -709,29 +714,48 @@ static LogicalResult convertBatchNormalization(Importer &g) {
                                          {type.getDimSize(1)}),
                                xType));
   // The running statistics: input * momentum + batch * (1 - momentum).
-  double momentum = g.getFloat("momentum", 0.9f);
+  double momentum =
+      fxMomentum ? 1.0 - *fxMomentum : g.getFloat("momentum", 0.9f);
+  // PyTorch averages in the unbiased variance of the n values per channel.
+  int64_t perChannel = type.getNumElements() / type.getDimSize(1);
+  if (fxMomentum && perChannel < 2)
+    return g.fail("training-mode batch norm over " + Twine(perChannel) +
+                  " value per channel (PyTorch refuses it: the unbiased "
+                  "variance is undefined)");
   for (unsigned i = 1; i <= 2; ++i) {
-    if (!g.hasOutput(i))
+    if (!g.hasOutput(i) && !fxMomentum)
       continue;
     Value running = given[i + 1];
     if (!training) {
       g.setOutput(i, running);
       continue;
     }
+    // A module run twice: its second call averages into the first's update.
+    auto *earlier = llvm::find_if(g.stateUpdates, [&](const auto &update) {
+      return update.first == running;
+    });
+    bool chained = fxMomentum && earlier != g.stateUpdates.end();
+    Value from = chained ? earlier->second : running;
     RankedTensorType vector = Importer::getType(running);
     RankedTensorType wide = vector.clone(computeType);
     Value batch =
         g.reshape(i == 1 ? batchMean : batchVariance, vector.getShape());
+    if (fxMomentum && i == 2)
+      batch = buildBinary<tg::MulOp>(
+          g, batch, g.splat(wide, double(perChannel) / double(perChannel - 1)));
     Value next = g.convert(
         buildBinary<tg::AddOp>(
             g,
-            buildBinary<tg::MulOp>(g, g.convert(running, computeType),
+            buildBinary<tg::MulOp>(g, g.convert(from, computeType),
                                    g.splat(wide, momentum)),
             buildBinary<tg::MulOp>(g, batch, g.splat(wide, 1.0 - momentum))),
         vector.getElementType());
-    g.setOutput(i, next);
+    if (g.hasOutput(i))
+      g.setOutput(i, next);
     // A running statistic imported as state: the step's next value of it.
-    if (g.updatedState.contains(running))
+    if (chained)
+      earlier->second = next;
+    else if (g.updatedState.contains(running))
       g.stateUpdates.push_back({running, next});
   }
   return success();

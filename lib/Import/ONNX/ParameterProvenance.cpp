@@ -252,8 +252,27 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
       return std::nullopt;
     std::string text =
         "training-mode batch norm" + where +
-        " exported in inference mode (the dynamo exporter's way): it "
-        "normalizes with the running statistics, not the batch's";
+        " exported in inference mode (the dynamo exporter's way): ";
+    // A BatchNormalization of its own trains as the FX node says:
+    // (..., training, momentum, eps), or (..., momentum, eps) of
+    // _batch_norm_with_update.
+    std::string momentum = argument(
+        op.starts_with("aten._batch_norm_with_update") ? 5 : 6, "momentum");
+    double value = 0;
+    if (!fused && !StringRef(momentum).getAsDouble(value) && value >= 0 &&
+        value <= 1) {
+      ExportDeviation recovered =
+          deviation("train-bn-recovered",
+                    text +
+                        "trained as its FX node says (the batch's statistics; "
+                        "the running ones updated with momentum " +
+                        StringRef(momentum).take_front(24).str() +
+                        " and the unbiased variance, as PyTorch does)");
+      recovered.recovered = true;
+      recovered.momentum = value;
+      return recovered;
+    }
+    text += "it normalizes with the running statistics, not the batch's";
     if (fused)
       text += "; folded into this " + node.op_type() + " by " + rule;
     return deviation(fused ? "train-bn-fused" : "train-bn",
@@ -318,6 +337,16 @@ tgc::onnx_import::getExportDeviation(const onnx::NodeProto &node) {
             "in the model's code to export it");
   }
   return std::nullopt;
+}
+
+std::optional<double>
+tgc::onnx_import::getRecoveredBatchNormMomentum(const onnx::NodeProto &node) {
+  if (node.op_type() != "BatchNormalization")
+    return std::nullopt;
+  std::optional<ExportDeviation> deviation = getExportDeviation(node);
+  if (!deviation || !deviation->recovered)
+    return std::nullopt;
+  return deviation->momentum;
 }
 
 std::optional<int64_t>

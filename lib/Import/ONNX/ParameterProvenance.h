@@ -74,8 +74,9 @@ bool readsParameterInFx(const onnx::NodeProto &node, llvm::StringRef name);
 /// code that `node` came from, as its FX node (`pkg.torch.onnx.fx_node`)
 /// shows: a training-mode batch norm exported in inference mode (the
 /// exporter's BatchNormalization always normalizes with the running
-/// statistics; its optimizer may have fused it into a Conv, ConvTranspose
-/// or Gemm, `pkg.onnxscript.rewriter.rule_name`), a cross-entropy whose
+/// statistics; the import recovers it, `recovered`, unless its optimizer
+/// fused it into a Conv, ConvTranspose or Gemm,
+/// `pkg.onnxscript.rewriter.rule_name`), a cross-entropy whose
 /// label smoothing it dropped, an attention whose dropout it dropped, an
 /// embedding's scale_grad_by_freq; and an eval-mode batch norm its optimizer
 /// folded into the Conv, ConvTranspose or Gemm before it, which then trains
@@ -87,10 +88,25 @@ struct ExportDeviation {
   std::string kind;
   /// The module of the node ('' when the metadata names none).
   std::string module;
-  /// The warning's text.
+  /// The warning's text (a remark's, when recovered).
   std::string message;
+  /// Whether the import computes what PyTorch does all the same (a
+  /// training-mode BatchNormalization from the FX node's arguments).
+  bool recovered = false;
+  /// PyTorch's momentum of a recovered batch norm.
+  double momentum = 0;
 };
 std::optional<ExportDeviation> getExportDeviation(const onnx::NodeProto &node);
+
+/// The momentum (PyTorch's: `running = (1 - m) * running + m * batch`) of
+/// a training-mode batch norm with running statistics that the dynamo
+/// exporter wrote as an inference-mode BatchNormalization `node`: the import
+/// trains it as PyTorch does (the batch's statistics, the running ones
+/// updated with the unbiased variance). std::nullopt for any other node, a
+/// batch norm fused into another op, or an FX momentum that is not a number
+/// in [0, 1].
+std::optional<double>
+getRecoveredBatchNormMomentum(const onnx::NodeProto &node);
 
 /// The padding_idx of the `nn.Embedding` (aten.embedding) the dynamo
 /// exporter's FX node of `node` (a Gather) records: the row PyTorch gives no

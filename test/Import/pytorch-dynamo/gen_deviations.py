@@ -6,7 +6,10 @@ BatchNorm2d with running statistics away from 0 and 1, ReLU, mean pooling,
 Linear, cross-entropy), exported
 
   bn-train        in training mode, optimize=False: the exporter's
-                  BatchNormalization is in inference mode all the same;
+                  BatchNormalization is in inference mode all the same
+                  (the import trains it as its FX node says: PyTorch's
+                  gradients in bn-train.grads/, the running statistics one
+                  step leaves in bn-train.bn.running_*.npy);
   bn-train-fused  in training mode, the exporter's default optimization,
                   which also folds that BatchNormalization into the Conv
                   (FuseBatchNormIntoConv);
@@ -37,6 +40,10 @@ two-bn-train-dedup, built by hand as the TorchScript exporter deduplicates
 fresh weights, biases and running statistics are one initializer of ones
 and one of zeros behind Identity nodes (each statistic must be state the
 step updates, each weight and bias a parameter);
+
+bn-twice (optimize=False, input bn-twice.x.npy): one BatchNorm1d with
+momentum 0.3 run twice in training mode, its gradients and the running
+statistics one step leaves (both calls' updates) saved as bn-train's;
 
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
@@ -108,6 +115,45 @@ class Attention(nn.Module):
         q, k, v = self.qkv(x).view(2, 3, 3, 2, 4).permute(2, 0, 3, 1, 4)
         return F.scaled_dot_product_attention(q, k, v, dropout_p=0.1,
                                               is_causal=True).sum()
+
+
+class Twice(nn.Module):
+    """One BatchNorm1d run twice: its second call averages the batch's
+    statistics into the first call's update."""
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4, momentum=0.3)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1.0, 1.0)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        h = self.bn(torch.tanh(self.bn(x)) * 2)
+        return (h * torch.arange(5.0)).square().mean()
+
+
+def save_training_step(name, model, inputs):
+    """PyTorch's training step of `model` from its current state: the
+    gradients (NAME.grads/, their names in NAME.params.json) and the
+    running statistics one forward leaves (NAME.MODULE.running_mean.npy,
+    NAME.MODULE.running_var.npy); the state is restored after."""
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    model.train()
+    model.zero_grad()
+    model(*inputs).backward()
+    os.makedirs(f"{name}.grads", exist_ok=True)
+    for n, p in model.named_parameters():
+        np.save(f"{name}.grads/{n}.grad.npy", p.grad.numpy())
+    with open(f"{name}.params.json", "w") as f:
+        f.write("{\n" + ",\n".join(f' "{n}": [["{n}", false]]'
+                                    for n, _ in model.named_parameters())
+                + ',\n "": []\n}\n')
+    for n, b in model.named_buffers():
+        if n.endswith(("running_mean", "running_var")):
+            np.save(f"{name}.{n}.npy", b.numpy())
+    model.load_state_dict(state)
 
 
 class Frequencies(nn.Module):
@@ -235,3 +281,12 @@ if __name__ == "__main__":
                  ["x"])
     export_plain("embedding-freq", Frequencies(), (ids,), ["ids"])
     dedup_training_norms()
+
+    # The training-mode batch norms the import recovers from their FX nodes.
+    save_training_step("bn-train", model, (x, labels))
+    torch.manual_seed(0)
+    twice = Twice()
+    tx = torch.randn(3, 4, 5)
+    np.save("bn-twice.x.npy", tx.numpy())
+    save_training_step("bn-twice", twice, (tx,))
+    export_plain("bn-twice", twice.train(), (tx,), ["x"])

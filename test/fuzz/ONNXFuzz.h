@@ -122,7 +122,7 @@ public:
                                     "BitShift",
                                     "CausalConvWithState",
                                     "LinearAttention"};
-    switch (pick(7)) {
+    switch (pick(8)) {
     case 0: // An attribute's integers.
       if (graph->node_size()) {
         onnx::NodeProto *node = graph->mutable_node(pick(graph->node_size()));
@@ -193,10 +193,90 @@ public:
             ->mutable_tensor_type()
             ->set_elem_type(pick(17));
       break;
+    case 6: // The dynamo exporter's metadata of a node, or of the graph.
+      if (graph->node_size() && pick(4))
+        mutateMetadata(*graph->mutable_node(pick(graph->node_size())),
+                       kNodeMetadata, graph->node(pick(graph->node_size())));
+      else
+        mutateMetadata(*graph, kGraphMetadata, *graph);
+      break;
     default: // The opset.
       if (model.opset_import_size())
         model.mutable_opset_import(0)->set_version(interesting(13));
     }
+  }
+
+  /// The fields of NodeProto's and GraphProto's `metadata_props` (ONNX
+  /// 1.16), which Debian's older onnx.proto keeps as unknown fields: the
+  /// FX node, module scopes, folds and rewrite rules the importer reads.
+  static constexpr int kNodeMetadata = 9, kGraphMetadata = 16;
+
+  /// One of `message`'s metadata entries (field `field`): a number in its
+  /// value made interesting, its value's bytes mutated, its key made
+  /// another key the importer reads (the value then parsed as that), or an
+  /// entry of `donor` (another node) added: an FX node that disagrees with
+  /// the graph.
+  void mutateMetadata(google::protobuf::Message &message, int field,
+                      const google::protobuf::Message &donor) {
+    using google::protobuf::UnknownField;
+    auto entries = [&](const google::protobuf::UnknownFieldSet &set) {
+      std::vector<int> found;
+      for (int i = 0; i < set.field_count(); ++i)
+        if (set.field(i).number() == field &&
+            set.field(i).type() == UnknownField::TYPE_LENGTH_DELIMITED)
+          found.push_back(i);
+      return found;
+    };
+    google::protobuf::UnknownFieldSet *unknown =
+        message.GetReflection()->MutableUnknownFields(&message);
+    std::vector<int> own = entries(*unknown);
+    if (own.empty() || pick(5) == 0) {
+      const google::protobuf::UnknownFieldSet &given =
+          donor.GetReflection()->GetUnknownFields(donor);
+      std::vector<int> theirs = entries(given);
+      if (!theirs.empty() && &donor != &message)
+        unknown->AddLengthDelimited(
+            field, given.field(theirs[pick(theirs.size())]).length_delimited());
+      return;
+    }
+    std::string *bytes = unknown->mutable_field(own[pick(own.size())])
+                             ->mutable_length_delimited();
+    onnx::StringStringEntryProto entry;
+    if (!entry.ParseFromString(*bytes))
+      return;
+    std::string value = entry.value();
+    switch (pick(3)) {
+    case 0: { // A number (a dimension, an index, a momentum's digits).
+      std::vector<std::pair<size_t, size_t>> numbers;
+      for (size_t i = 0; i < value.size();) {
+        size_t j = i;
+        while (j < value.size() && value[j] >= '0' && value[j] <= '9')
+          ++j;
+        if (j > i)
+          numbers.push_back({i, j - i});
+        i = j + 1;
+      }
+      if (numbers.empty())
+        break;
+      auto [at, length] = numbers[pick(numbers.size())];
+      value.replace(at, length, std::to_string(interesting(1)));
+      break;
+    }
+    case 1:
+      value = mutateBytes(value);
+      break;
+    default: {
+      static const char *keys[] = {"pkg.torch.onnx.fx_node",
+                                   "pkg.torch.onnx.name_scopes",
+                                   "pkg.onnxscript.optimizer.folded_from",
+                                   "pkg.onnxscript.rewriter.rule_name",
+                                   "pkg.torch.export.ExportedProgram."
+                                   "graph_signature"};
+      entry.set_key(keys[pick(std::size(keys))]);
+    }
+    }
+    entry.set_value(value);
+    *bytes = entry.SerializeAsString();
   }
 
   /// One mutant of `bytes`: structural mutations of the parsed model two

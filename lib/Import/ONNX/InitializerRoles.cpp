@@ -348,7 +348,7 @@ bool InitializerRoles::feedsWeightOperand(StringRef name) const {
 
 /// The names PyTorch modules give their buffers (the last component of a
 /// state-dict name).
-static bool isBufferName(StringRef name, int64_t rank) {
+static bool isBufferName(StringRef name, const Tensor &value) {
   static const llvm::StringSet<> buffers = {
       "inv_freq",     "original_inv_freq", "cos_cached",         "sin_cached",
       "_cos_cached",  "_sin_cached",       "freqs_cis",          "masked_bias",
@@ -357,9 +357,18 @@ static bool isBufferName(StringRef name, int64_t rank) {
   StringRef last = name.rsplit('.').second;
   if (last.empty())
     last = name;
-  // GPT-2's attention mask is its `attn.bias`, a [1, 1, n, n] table; the
-  // bias of a layer has rank 1.
-  return buffers.contains(last) || (last == "bias" && rank >= 3);
+  // GPT-2's attention mask is its `attn.bias`, a [1, 1, n, n] table of
+  // ones and zeros; the bias of a layer has rank 1, or the shape it
+  // broadcasts in (ConvNeXt V2's GRN bias, [1, 1, 1, C]).
+  ArrayRef<int64_t> shape = value.getShape();
+  if (last == "bias" && shape.size() >= 3 && shape.end()[-1] > 1 &&
+      shape.end()[-1] == shape.end()[-2]) {
+    for (int64_t i = 0, e = value.getNumElements(); i < e; ++i)
+      if (double v = value.getAsDouble(i); v != 0 && v != 1)
+        return false;
+    return true;
+  }
+  return buffers.contains(last);
 }
 
 bool InitializerRoles::matchesGlob(StringRef name) const {
@@ -427,7 +436,7 @@ InitializerRoles::getBufferReason(StringRef name, const Tensor &value) const {
   if (isQuantizationScale(name))
     return std::string("read only as a quantization scale (observers set "
                        "it; no gradient reaches it through the integers)");
-  if (isBufferName(name, value.getShape().size()))
+  if (isBufferName(name, value))
     return std::string("named as a buffer");
   if (isMadeUpName(name) && !feedsWeightOperand(name))
     return std::string("no state-dict name (the exporter computed it) and "

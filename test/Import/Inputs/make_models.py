@@ -337,3 +337,20 @@ shared = model([helper.make_node("Mul", ["x", "mask"], ["h"], name="mask"),
                [vi("loss", F, [])],
                [tensor("w", rng.standard_normal((4, 5)).astype(np.float32))])
 onnx.save(shared, "shared-symbols.onnx")
+
+# Biases of rank 4: ConvNeXt V2's GRN bias [1, 1, 1, C] (zeros, as
+# initialized) is a layer's and trains; GPT-2's attn.bias, a [1, 1, n, n]
+# table of ones and zeros, is a mask (parameters-buffers.test).
+biases = model([helper.make_node("Mul", ["x", "grn.weight"], ["h"]),
+                helper.make_node("Add", ["h", "grn.bias"], ["g"]),
+                helper.make_node("Mul", ["z", "attn.bias"], ["m"]),
+                helper.make_node("ReduceSum", ["g"], ["s1"], keepdims=0),
+                helper.make_node("ReduceSum", ["m"], ["s2"], keepdims=0),
+                helper.make_node("Add", ["s1", "s2"], ["loss"])],
+               [vi("x", F, [2, 3, 3, 4]), vi("z", F, [2, 1, 3, 3])],
+               [vi("loss", F, [])],
+               [tensor("grn.weight", np.ones((1, 1, 1, 4), np.float32)),
+                tensor("grn.bias", np.zeros((1, 1, 1, 4), np.float32)),
+                tensor("attn.bias",
+                       np.tril(np.ones((3, 3), np.float32))[None, None])])
+onnx.save(biases, "rank4-biases.onnx")

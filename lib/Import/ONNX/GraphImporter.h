@@ -10,6 +10,8 @@
 #ifndef TGC_LIB_IMPORT_ONNX_GRAPHIMPORTER_H
 #define TGC_LIB_IMPORT_ONNX_GRAPHIMPORTER_H
 
+#include "ParameterProvenance.h"
+
 #include "tgc/Dialect/TG/TGOps.h"
 #include "tgc/Eval/Kernels.h"
 #include "tgc/Support/Diagnostics.h"
@@ -101,9 +103,14 @@ public:
   /// The `state` arguments a node updates (the running statistics of a
   /// training-mode BatchNormalization, `tg.buffer`), and the new values
   /// nodes computed for them, in order: the model importer returns the
-  /// first of each as the argument's next value.
+  /// first of each as the argument's next value (a batch norm recovered
+  /// from its FX node and run twice chains its updates into one entry).
   llvm::DenseSet<mlir::Value> updatedState;
   llvm::SmallVector<std::pair<mlir::Value, mlir::Value>> stateUpdates;
+  /// Where a converter followed a node's FX node rather than the graph
+  /// (ExportDeviation::recovered): the model importer remarks once per
+  /// kind, with the deviations of the export.
+  llvm::SmallVector<std::pair<mlir::Location, ExportDeviation>> followedFx;
   /// What each QuantizeLinear quantized (its float input, scale and zero
   /// point, axis and grid), by its integer result: a DequantizeLinear of
   /// that result with the same scale and zero point becomes one

@@ -2568,6 +2568,7 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
   if (failed(addArguments(graph, importer)))
     return failure();
   LogicalResult nodes = importNodes(graph, importer);
+  deviations.append(importer.followedFx.begin(), importer.followedFx.end());
   warnExportDeviations();
   if (failed(nodes) || failed(addResults(graph, importer)))
     return failure();

@@ -349,6 +349,24 @@ tgc::onnx_import::getRecoveredBatchNormMomentum(const onnx::NodeProto &node) {
   return deviation->momentum;
 }
 
+bool tgc::onnx_import::hasNoFxConvBias(const onnx::NodeProto &node) {
+  std::optional<std::string> target = getFxTarget(node);
+  if (!target || !(StringRef(*target).starts_with("aten.conv1d.") ||
+                   StringRef(*target).starts_with("aten.conv2d.") ||
+                   StringRef(*target).starts_with("aten.conv3d.") ||
+                   StringRef(*target).starts_with("aten.convolution.")))
+    return false;
+  // (input, weight, bias=None, stride, ...): the bias third, by position
+  // or name, None when not given.
+  std::optional<FxArguments> args = getFxArguments(node);
+  if (!args || args->positional.size() < 2)
+    return false;
+  auto keyword = args->keywords.find("bias");
+  if (keyword != args->keywords.end())
+    return keyword->second == "None";
+  return args->positional.size() == 2 || args->positional[2] == "None";
+}
+
 std::optional<int64_t>
 tgc::onnx_import::getEmbeddingPaddingIdx(const onnx::NodeProto &node) {
   std::optional<std::string> target = getFxTarget(node);

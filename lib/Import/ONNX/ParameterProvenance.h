@@ -108,6 +108,11 @@ std::optional<ExportDeviation> getExportDeviation(const onnx::NodeProto &node);
 std::optional<double>
 getRecoveredBatchNormMomentum(const onnx::NodeProto &node);
 
+/// Whether the FX node of `node` is a convolution (`aten.conv1d`, `conv2d`,
+/// `conv3d`, `convolution`) whose bias is None: PyTorch adds no bias,
+/// whatever zeros the exporter wrote for one.
+bool hasNoFxConvBias(const onnx::NodeProto &node);
+
 /// The padding_idx of the `nn.Embedding` (aten.embedding) the dynamo
 /// exporter's FX node of `node` (a Gather) records: the row PyTorch gives no
 /// gradient, which a Gather cannot say. std::nullopt when none (or no FX

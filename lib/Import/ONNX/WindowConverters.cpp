@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConverterUtils.h"
+#include "ParameterProvenance.h"
 
 #include "tgc/Eval/Kernels.h"
 
@@ -304,7 +305,31 @@ FailureOr<Value> onnx_import::convolve(Importer &g, Value x, Value weight,
 LogicalResult onnx_import::convertConv(Importer &g) {
   ASSIGN_OR_FAIL(x, requireImage(g, 0));
   ASSIGN_OR_FAIL(weight, g.requireInput(1));
-  ASSIGN_OR_FAIL(result, convolve(g, x, weight, g.input(2)));
+  // For a Conv3d without bias the dynamo exporter writes zeros of shape
+  // [M, 2] (torchlib expands 0 to Concat(Shape(W)[0:1], [2])), which ONNX
+  // rejects; where its FX node's bias is None, PyTorch adds nothing.
+  Value bias = g.input(2);
+  if (const Tensor *zeros = bias ? g.getConstant(bias) : nullptr;
+      zeros && zeros->getShape().size() == 2 &&
+      zeros->getShape()[0] == Importer::getType(weight).getDimSize(0) &&
+      hasNoFxConvBias(g.getNode())) {
+    bool allZero = true;
+    for (int64_t i = 0, e = zeros->getNumElements(); i < e && allZero; ++i)
+      allZero = zeros->getAsDouble(i) == 0;
+    if (allZero) {
+      ExportDeviation followed{
+          "conv-zero-bias", getModuleScope(g.getNode()).value_or(""),
+          "the dynamo exporter's zero bias of shape [" +
+              std::to_string(zeros->getShape()[0]) + ", " +
+              std::to_string(zeros->getShape()[1]) +
+              "] for a convolution without one (its FX node's bias is "
+              "None): no bias added, as in PyTorch"};
+      followed.recovered = true;
+      g.followedFx.push_back({g.getLoc(), std::move(followed)});
+      bias = {};
+    }
+  }
+  ASSIGN_OR_FAIL(result, convolve(g, x, weight, bias));
   g.setOutput(0, result);
   return success();
 }

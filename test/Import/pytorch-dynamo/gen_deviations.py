@@ -45,6 +45,11 @@ bn-twice (optimize=False, input bn-twice.x.npy): one BatchNorm1d with
 momentum 0.3 run twice in training mode, its gradients and the running
 statistics one step leaves (both calls' updates) saved as bn-train's;
 
+conv3d (optimize=False, input conv3d.x.npy): a Conv3d without bias, for
+which the exporter writes zeros of shape [M, 2] as the bias (ONNX wants
+[M]), its gradients saved as bn-train's (conv3d-bogus.onnx: its FX node
+edited to pass a bias);
+
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
 whose Gather cannot say that row 1 gets no gradient, but whose FX node
@@ -132,6 +137,17 @@ class Twice(nn.Module):
     def forward(self, x):
         h = self.bn(torch.tanh(self.bn(x)) * 2)
         return (h * torch.arange(5.0)).square().mean()
+
+
+class Video(nn.Module):
+    """A Conv3d without bias, for which the exporter writes zeros of shape
+    [M, 2] as the bias."""
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv3d(2, 3, 2, bias=False)
+
+    def forward(self, x):
+        return torch.tanh(self.c(x)).square().mean()
 
 
 def save_training_step(name, model, inputs):
@@ -290,3 +306,17 @@ if __name__ == "__main__":
     np.save("bn-twice.x.npy", tx.numpy())
     save_training_step("bn-twice", twice, (tx,))
     export_plain("bn-twice", twice.train(), (tx,), ["x"])
+
+    # A Conv3d's zero bias of the wrong shape, PyTorch adding none;
+    # conv3d-bogus: its FX node edited to pass a bias, so not followed.
+    video = Video()
+    vx = torch.randn(2, 2, 3, 4, 4)
+    np.save("conv3d.x.npy", vx.numpy())
+    save_training_step("conv3d", video, (vx,))
+    export_plain("conv3d", video, (vx,), ["x"])
+    bogus = onnx.load("conv3d.onnx")
+    for node in bogus.graph.node:
+        for prop in node.metadata_props:
+            if prop.key == "pkg.torch.onnx.fx_node" and "conv3d" in prop.value:
+                prop.value = prop.value.replace("%p_c_weight)", "%p_c_weight, %x)")
+    onnx.save(bogus, "conv3d-bogus.onnx")

@@ -150,6 +150,17 @@ class Video(nn.Module):
         return torch.tanh(self.c(x)).square().mean()
 
 
+def edit_fx_nodes(name, op, old, new):
+    """NAME-bogus.onnx: NAME.onnx with `old` replaced by `new` in the FX
+    nodes that mention `op` (metadata that disagrees with the graph)."""
+    bogus = onnx.load(f"{name}.onnx")
+    for node in bogus.graph.node:
+        for prop in node.metadata_props:
+            if prop.key == "pkg.torch.onnx.fx_node" and op in prop.value:
+                prop.value = prop.value.replace(old, new)
+    onnx.save(bogus, f"{name}-bogus.onnx")
+
+
 def save_training_step(name, model, inputs):
     """PyTorch's training step of `model` from its current state: the
     gradients (NAME.grads/, their names in NAME.params.json) and the
@@ -287,12 +298,7 @@ if __name__ == "__main__":
     np.save("padding.e.weight.grad.npy", padded.e.weight.grad.numpy())
     export_plain("padding", padded, (ids, targets), ["ids", "labels"])
     # Metadata that disagrees with the graph: a padding_idx past the table.
-    bogus = onnx.load("padding.onnx")
-    for node in bogus.graph.node:
-        for prop in node.metadata_props:
-            if prop.key == "pkg.torch.onnx.fx_node" and "embedding" in prop.value:
-                prop.value = prop.value.replace("%ids, 1)", "%ids, 9)")
-    onnx.save(bogus, "padding-bogus.onnx")
+    edit_fx_nodes("padding", "embedding", "%ids, 1)", "%ids, 9)")
     export_plain("sdpa-dropout", Attention().train(), (torch.randn(2, 3, 8),),
                  ["x"])
     export_plain("embedding-freq", Frequencies(), (ids,), ["ids"])
@@ -314,9 +320,4 @@ if __name__ == "__main__":
     np.save("conv3d.x.npy", vx.numpy())
     save_training_step("conv3d", video, (vx,))
     export_plain("conv3d", video, (vx,), ["x"])
-    bogus = onnx.load("conv3d.onnx")
-    for node in bogus.graph.node:
-        for prop in node.metadata_props:
-            if prop.key == "pkg.torch.onnx.fx_node" and "conv3d" in prop.value:
-                prop.value = prop.value.replace("%p_c_weight)", "%p_c_weight, %x)")
-    onnx.save(bogus, "conv3d-bogus.onnx")
+    edit_fx_nodes("conv3d", "conv3d", "%p_c_weight)", "%p_c_weight, %x)")

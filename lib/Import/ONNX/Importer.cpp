@@ -577,6 +577,9 @@ private:
   /// The zero biases the exporter dropped, and the nodes that lost them.
   SmallVector<DroppedBias> droppedBiases;
   llvm::DenseMap<const onnx::NodeProto *, size_t> droppedBiasOf;
+  /// What was said of each dropped bias added back, and its name: one
+  /// remark for them all (GPT-2's 48 Linear biases), the others in a note.
+  SmallVector<std::pair<std::string, std::string>> addedBiases;
 };
 } // namespace
 
@@ -1883,7 +1886,8 @@ LogicalResult ModelImporter::addDroppedBias(GraphImporter &importer,
     zeros.shape = {channels};
     zeros.data.assign(channels * npy::getElementSize(*dtype), 0);
     addParameter(importer, biasType, dropped.name, std::move(zeros));
-    InFlightDiagnostic remark = emitRemark(fileLoc);
+    std::string text;
+    llvm::raw_string_ostream remark(text);
     remark << "parameter '" << dropped.name << "' is the bias of "
            << node.op_type() << " '" << node.name() << "'";
     if (dropped.nodes.size() > 1)
@@ -1891,6 +1895,7 @@ LogicalResult ModelImporter::addDroppedBias(GraphImporter &importer,
     remark << " in the FX graph, which the exporter dropped as zero: "
               "imported as a zero parameter ["
            << channels << "] added to the result, so it trains";
+    addedBiases.push_back({std::move(text), dropped.name});
   }
   Value bias = importer.lookup(dropped.name);
   if (GraphImporter::getType(bias) != biasType)
@@ -2570,6 +2575,14 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
   LogicalResult nodes = importNodes(graph, importer);
   deviations.append(importer.followedFx.begin(), importer.followedFx.end());
   warnExportDeviations();
+  if (!addedBiases.empty()) {
+    InFlightDiagnostic remark = emitRemark(fileLoc)
+                                << addedBiases.front().first;
+    SmallVector<std::string> others;
+    for (auto &added : ArrayRef(addedBiases).drop_front())
+      others.push_back(added.second);
+    noteOthersAlike(remark, fileLoc, others);
+  }
   if (failed(nodes) || failed(addResults(graph, importer)))
     return failure();
   func::ReturnOp::create(builder, fileLoc, results);

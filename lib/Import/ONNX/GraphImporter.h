@@ -111,6 +111,9 @@ public:
   /// (ExportDeviation::recovered): the model importer remarks once per
   /// kind, with the deviations of the export.
   llvm::SmallVector<std::pair<mlir::Location, ExportDeviation>> followedFx;
+  /// The Where nodes filling a boolean attention mask with the lowest float
+  /// (findAttentionMaskFills), which fill with -inf as PyTorch masks.
+  llvm::DenseSet<const onnx::NodeProto *> attentionMaskFills;
   /// What each QuantizeLinear quantized (its float input, scale and zero
   /// point, axis and grid), by its integer result: a DequantizeLinear of
   /// that result with the same scale and zero point becomes one

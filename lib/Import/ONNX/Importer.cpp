@@ -2560,6 +2560,7 @@ FailureOr<ImportedModel> ModelImporter::import(const onnx::ModelProto &model) {
   builder.setInsertionPointToEnd(body);
   GraphImporter importer(builder, name, opset);
   importer.baseDirectory = baseDirectory;
+  importer.attentionMaskFills = findAttentionMaskFills(graph);
   // The seed of training-mode dropouts, drawn anew each step as tgc-zoo's
   // models' is.
   Value dropoutSeed;

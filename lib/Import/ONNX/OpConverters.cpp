@@ -256,6 +256,29 @@ static LogicalResult convertBitCast(Importer &g) {
   return success();
 }
 
+/// `fill`, or -inf where it is a scalar constant of the lowest float (the
+/// dynamo exporter's fill of a boolean attention mask: a query whose keys
+/// are all masked then averages every value, where PyTorch's masked
+/// softmax, as the decomposition's NaN guard given -inf, gives zeros).
+static Value maskWithInfinity(Importer &g, Value fill) {
+  const Tensor *value = g.getConstant(fill);
+  auto type = dyn_cast<FloatType>(Importer::getType(fill).getElementType());
+  if (!value || !type || value->getNumElements() != 1 ||
+      value->getAsDouble(0) !=
+          APFloat::getLargest(type.getFloatSemantics(), /*Negative=*/true)
+              .convertToDouble())
+    return fill;
+  ExportDeviation followed{
+      "attention-mask-fill", getModuleScope(g.getNode()).value_or(""),
+      "scaled_dot_product_attention's boolean mask, which the exporter fills "
+      "with the lowest float (a query with every key masked averages the "
+      "values): filled with -inf as in PyTorch, whose zeros the softmax's "
+      "NaN guard then gives"};
+  followed.recovered = true;
+  g.followedFx.push_back({g.getLoc(), std::move(followed)});
+  return g.splat(Importer::getType(fill), -INFINITY);
+}
+
 static LogicalResult convertWhere(Importer &g) {
   ASSIGN_OR_FAIL(cond, g.requireInput(0));
   ASSIGN_OR_FAIL(x, g.requireInput(1));
@@ -265,6 +288,10 @@ static LogicalResult convertWhere(Importer &g) {
   if (Importer::getType(x).getElementType() !=
       Importer::getType(y).getElementType())
     return g.fail("the two branches have different element types");
+  if (g.attentionMaskFills.contains(&g.getNode())) {
+    x = maskWithInfinity(g, x);
+    y = maskWithInfinity(g, y);
+  }
   ASSIGN_OR_FAIL(shape, g.broadcastShapes({cond, x, y}));
   g.setOutput(0, select(g, g.broadcastTo(cond, shape), g.broadcastTo(x, shape),
                         g.broadcastTo(y, shape)));

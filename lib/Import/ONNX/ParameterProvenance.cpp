@@ -349,6 +349,32 @@ tgc::onnx_import::getRecoveredBatchNormMomentum(const onnx::NodeProto &node) {
   return deviation->momentum;
 }
 
+llvm::DenseSet<const onnx::NodeProto *>
+tgc::onnx_import::findAttentionMaskFills(const onnx::GraphProto &graph) {
+  // The FX nodes (their text) of the attentions whose softmax is guarded.
+  llvm::StringSet<> guarded;
+  SmallVector<std::pair<const onnx::NodeProto *, std::string>> fills;
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (!node.domain().empty() ||
+        (node.op_type() != "IsNaN" && node.op_type() != "Where"))
+      continue;
+    std::optional<std::string> target = getFxTarget(node);
+    if (!target ||
+        !StringRef(*target).starts_with("aten.scaled_dot_product_attention"))
+      continue;
+    std::optional<std::string> fx = getNodeMetadata(node, kFxNode);
+    if (node.op_type() == "IsNaN")
+      guarded.insert(*fx);
+    else if (node.input_size() == 3)
+      fills.push_back({&node, *fx});
+  }
+  llvm::DenseSet<const onnx::NodeProto *> result;
+  for (auto &[node, fx] : fills)
+    if (guarded.contains(fx))
+      result.insert(node);
+  return result;
+}
+
 bool tgc::onnx_import::hasNoFxConvBias(const onnx::NodeProto &node) {
   std::optional<std::string> target = getFxTarget(node);
   if (!target || !(StringRef(*target).starts_with("aten.conv1d.") ||

@@ -20,6 +20,7 @@
 #define TGC_LIB_IMPORT_ONNX_PARAMETERPROVENANCE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -107,6 +108,15 @@ std::optional<ExportDeviation> getExportDeviation(const onnx::NodeProto &node);
 /// in [0, 1].
 std::optional<double>
 getRecoveredBatchNormMomentum(const onnx::NodeProto &node);
+
+/// The Where nodes that fill the masked scores of a dynamo export's
+/// `scaled_dot_product_attention` with a boolean mask (their FX node is that
+/// attention, and an IsNaN of the same FX node guards its softmax): onnxscript
+/// fills with the lowest float, so a query whose keys are all masked
+/// averages every value, where PyTorch gives zeros; filled with -inf, the
+/// guard gives PyTorch's zeros.
+llvm::DenseSet<const onnx::NodeProto *>
+findAttentionMaskFills(const onnx::GraphProto &graph);
 
 /// Whether the FX node of `node` is a convolution (`aten.conv1d`, `conv2d`,
 /// `conv3d`, `convolution`) whose bias is None: PyTorch adds no bias,

@@ -50,6 +50,12 @@ which the exporter writes zeros of shape [M, 2] as the bias (ONNX wants
 [M]), its gradients saved as bn-train's (conv3d-bogus.onnx: its FX node
 edited to pass a bias);
 
+sdpa-mask (optimize=False, inputs sdpa-mask.x.npy and .mask.npy):
+scaled_dot_product_attention with a boolean mask given at run time that
+hides every key of two queries, which the exporter fills with the lowest
+float (PyTorch gives those queries zeros), its gradients saved as
+bn-train's;
+
 and an embedding with nn.Embedding(padding_idx=1) (padding: Embedding,
 tanh, Linear, cross-entropy over a batch that reads row 1 three times),
 whose Gather cannot say that row 1 gets no gradient, but whose FX node
@@ -148,6 +154,20 @@ class Video(nn.Module):
 
     def forward(self, x):
         return torch.tanh(self.c(x)).square().mean()
+
+
+class MaskedAttention(nn.Module):
+    """scaled_dot_product_attention with a boolean mask given at run time,
+    which may hide every key of a query (a left-padded batch's first
+    positions under a causal mask)."""
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).unflatten(-1, (3, 2, 4)).permute(2, 0, 3, 1, 4)
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return o.square().sum()
 
 
 def edit_fx_nodes(name, op, old, new):
@@ -321,3 +341,16 @@ if __name__ == "__main__":
     save_training_step("conv3d", video, (vx,))
     export_plain("conv3d", video, (vx,), ["x"])
     edit_fx_nodes("conv3d", "conv3d", "%p_c_weight)", "%p_c_weight, %x)")
+
+    # A boolean attention mask hiding every key of some queries (a causal
+    # mask over a left-padded batch): PyTorch gives those queries zeros.
+    torch.manual_seed(0)
+    attention = MaskedAttention()
+    ax = torch.randn(2, 4, 8)
+    causal = torch.ones(4, 4, dtype=torch.bool).tril()
+    keep = torch.tensor([[True] * 4, [False, False, True, True]])
+    amask = (causal & keep[:, None, :])[:, None]
+    np.save("sdpa-mask.x.npy", ax.numpy())
+    np.save("sdpa-mask.mask.npy", amask.numpy())
+    save_training_step("sdpa-mask", attention, (ax, amask))
+    export_plain("sdpa-mask", attention, (ax, amask), ["x", "mask"])

@@ -1172,6 +1172,9 @@ static npy::Array firstSlice(const npy::Array &value, size_t dim) {
 /// `value` reduced to size 1 along every dimension along which all its
 /// slices are equal: what broadcastArray expands back to `value`.
 static npy::Array collapseEqualSlices(npy::Array value) {
+  // An empty value has no slice to keep (a hostile model's zero dimension).
+  if (value.getNumElements() == 0)
+    return value;
   for (size_t d = 0; d < value.shape.size(); ++d) {
     if (value.shape[d] == 1)
       continue;

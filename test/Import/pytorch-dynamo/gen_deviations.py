@@ -43,7 +43,8 @@ step updates, each weight and bias a parameter);
 
 bn-twice (optimize=False, input bn-twice.x.npy): one BatchNorm1d with
 momentum 0.3 run twice in training mode, its gradients and the running
-statistics one step leaves (both calls' updates) saved as bn-train's;
+statistics one step leaves (both calls' updates) saved as bn-train's
+(bn-one-value.onnx: its input cut to one value per channel);
 
 conv3d (optimize=False, input conv3d.x.npy): a Conv3d without bias, for
 which the exporter writes zeros of shape [M, 2] as the bias (ONNX wants
@@ -332,6 +333,13 @@ if __name__ == "__main__":
     np.save("bn-twice.x.npy", tx.numpy())
     save_training_step("bn-twice", twice, (tx,))
     export_plain("bn-twice", twice.train(), (tx,), ["x"])
+    # bn-one-value: its input cut to one value per channel, which PyTorch's
+    # training-mode batch norm refuses (export cannot write it).
+    one = onnx.load("bn-twice.onnx")
+    dims = one.graph.input[0].type.tensor_type.shape.dim
+    dims[0].dim_value, dims[2].dim_value = 1, 1
+    del one.graph.value_info[:]
+    onnx.save(one, "bn-one-value.onnx")
 
     # A Conv3d's zero bias of the wrong shape, PyTorch adding none;
     # conv3d-bogus: its FX node edited to pass a bias, so not followed.
